@@ -1,0 +1,68 @@
+// A Corpus is a dataset (and optionally one system's predictions) normalized under a profile: every
+// source is tokenized and stemmed once, every keyphrase carries its surface, token ids, stem ids and an
+// interned stem key, and present/absent is decided against the source. Metrics work on this.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kplab/io.h"
+#include "kplab/lexicon.h"
+#include "kplab/profile.h"
+#include "kplab/result.h"
+
+namespace kplab {
+
+struct Keyphrase {
+  std::string surface;          // after the profile's strip/lower/cleanup
+  std::vector<TokenId> tokens;  // token ids (lower-cased)
+  std::vector<TokenId> stems;   // stem ids, one per token
+  TokenId key = kNoToken;       // id of the stems joined by ' ' (the dedup / match key)
+  std::vector<TokenId> alt_keys;  // keys of alternative forms (references only; SemEval '+', KPTimes)
+  bool present = false;         // meaningful only if the document has text
+  bool after_peos = false;      // the generator placed it after its <peos> marker
+  double score = 0;             // optional confidence from a ranked-list file
+};
+
+// Present/Reordered/Mixed/Unseen (Boudin & Gallina 2021).
+enum class Prmu { kPresent, kReordered, kMixed, kUnseen };
+const char* PrmuName(Prmu p);
+
+struct Document {
+  std::string id;
+  bool has_text = false;
+  std::vector<TokenId> src_tokens;
+  std::vector<TokenId> src_stems;
+  std::vector<std::uint32_t> section_starts;  // start index of each section in src_* (title, body)
+  std::vector<Keyphrase> refs;
+  std::vector<Keyphrase> preds;
+  int n_pred_pieces = 0;  // prediction pieces in the file line before any filtering
+};
+
+class Corpus {
+ public:
+  Profile profile;
+  Lexicon lex;
+  std::vector<Document> docs;
+  std::string dataset_name, dataset_path, dataset_format, dataset_hash;
+  std::string predictions_path, predictions_hash;
+  bool has_predictions = false;
+
+  // Is the stem sequence a contiguous run inside the document's source (within one section unless the
+  // profile allows matches across sections)? Empty sequences are never present.
+  bool IsPresent(const Document& doc, const std::vector<TokenId>& stems) const;
+  Prmu Classify(const Document& doc, const Keyphrase& kp) const;
+  std::string_view Str(TokenId id) const { return lex.Str(id); }
+};
+
+// Normalizes a dataset and (optionally) aligned predictions under a profile. Predictions must already be
+// aligned (AlignPredictions). Errors: invalid profile options.
+Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* predictions,
+                           const Profile& profile);
+
+// Attaches source text to a dataset whose release has keyphrases only (KP20k): line i of the file
+// becomes the text of document i ("title <eos> abstract"); later documents stay without text.
+Status AttachSources(RawDataset& dataset, const std::string& path);
+
+}  // namespace kplab

@@ -1,0 +1,93 @@
+// Importers for the dataset and prediction formats keyphrase researchers have (shared/data/README.md).
+// Importers only parse: they keep strings as the file has them (no lower-casing, stripping or stemming)
+// so that each profile can apply its own conventions (see profile.h). A file that is wrong in any way
+// yields an Error "FILE:LINE: what is wrong (expected ...)" and nothing is imported.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kplab/result.h"
+
+namespace kplab {
+
+struct SourceLoc {
+  std::string file;
+  int line = 0;  // 1-based; 0 = whole file
+};
+
+struct RawDoc {
+  std::string id;     // from the file where it has one, else "1", "2", ... (line order)
+  std::string title;  // raw text before the title/body separator ("" if the format has none)
+  std::string body;   // raw text after it (abstract or full text)
+  // The separator found in a pre-tokenized source line ("<eos>", "[sep]"), or "" if none.
+  std::string separator;
+  bool pretokenized = false;  // Meng-2017, kg_one2set, KPEval: lower-cased, space-tokenized text
+  // False when the dataset ships references only (Meng-2017 kp20k has no *_context.txt): title and
+  // body are then empty and not the document's text, so presence cannot be decided.
+  bool has_text = true;
+  // Reference keyphrases in file order. For ';'-line formats, exactly the pieces of line.split(';')
+  // (unstripped, so profiles can apply their own strip/empty rules). Each reference is a list of
+  // alternatives; the first is the primary form (SemEval '+', KPTimes variant lists).
+  std::vector<std::vector<std::string>> refs;
+  bool refs_stemmed = false;  // references are released Porter-stemmed (SemEval *.stem.final)
+  SourceLoc loc;
+};
+
+struct RawDataset {
+  std::string path;    // as given by the user
+  std::string format;  // one of DatasetFormats()
+  std::string name;    // short name derived from the path (e.g. "inspec")
+  std::vector<RawDoc> docs;
+  // SHA-256 (hex) over the bytes of every file read, in a fixed order, with their relative names.
+  std::string content_hash;
+};
+
+struct RawPrediction {
+  // Keyphrases in rank order. For ';'-line files, exactly the pieces of line.split(';'), including a
+  // "<peos>" piece if the line has one and the pieces of an empty line ({""}).
+  std::vector<std::string> phrases;
+  std::vector<double> scores;  // optional per-phrase scores (JSONL), empty if none
+  std::string doc_id;          // JSONL "id" if present, else ""
+  SourceLoc loc;
+};
+
+struct RawPredictions {
+  std::string path;
+  std::string format;  // "lines" or "jsonl"
+  std::vector<RawPrediction> docs;
+  std::string content_hash;
+};
+
+// Dataset formats: "meng" (dir with *_context.txt + *_allkeywords.txt, or either file),
+// "one2set" (dir with *src.txt + *trg.txt), "kpeval" (JSONL source/target[/predictions]),
+// "hulth" (dir of <id>.abstr + <id>.uncontr / .contr), "semeval" (dir with <id>.txt.final texts + an
+// answer file), "kptimes" (JSONL title/abstract/keyword).
+const std::vector<std::string>& DatasetFormats();
+
+struct DatasetOptions {
+  std::string format;      // "" = auto-detect from the path
+  std::string hulth_keys;  // "uncontr" (default) or "contr" or "both"
+  std::string semeval_answers;  // answer file path or name ("combined" default, "author", "reader")
+};
+
+// Detects the dataset format from the path (directory contents, file names, first JSON line).
+Result<std::string> DetectDatasetFormat(const std::string& path);
+
+Result<RawDataset> ImportDataset(const std::string& path, const DatasetOptions& options = {});
+
+// Prediction formats: "lines" (one document a line, ';'-separated, aligned with the dataset),
+// "jsonl" (one JSON object a line: {"id"?: str, "predictions": [str | [str, score] | {"phrase","score"}]}),
+// "kpeval" (KPEval JSONL with a "predictions" field).
+Result<RawPredictions> ImportPredictions(const std::string& path, const std::string& format = "");
+
+// Checks that predictions line up with the dataset (same count, or same ids for JSONL with ids) and
+// reorders them to dataset order. Error names the prediction file and line.
+Result<RawPredictions> AlignPredictions(const RawDataset& dataset, RawPredictions predictions);
+
+// Hex SHA-256 of bytes (used for content hashes and plugin hashes).
+std::string Sha256Hex(std::string_view bytes);
+
+}  // namespace kplab

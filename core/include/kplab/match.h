@@ -1,0 +1,53 @@
+// Matching primitives over keyphrase lists: which predictions match a reference, under exact stem-key
+// matching, KPEval's character-substring approximate matching, and word-level approximate matching
+// after Zesch & Gurevych (2009). Plus the rank arithmetic metrics are built from. Pure functions.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "kplab/corpus.h"
+
+namespace kplab {
+
+using PhraseRefs = std::span<const Keyphrase* const>;
+
+// flags[i] = 1 if prediction i's key equals a reference's key or one of its alternative keys.
+std::vector<std::uint8_t> ExactMatch(PhraseRefs preds, PhraseRefs refs);
+
+// KPEval approximate matching: the stemmed joined string of the prediction is a character substring of
+// a reference's, or the reference's of the prediction's. An empty prediction matches every reference
+// when empty_matches (KPEval's behaviour), none otherwise.
+std::vector<std::uint8_t> SubstringMatch(const Lexicon& lex, PhraseRefs preds, PhraseRefs refs,
+                                         bool empty_matches);
+
+// Zesch & Gurevych (2009) on words: MORPH (equal stem sequences), INCLUDES (the reference's stems occur
+// contiguously in the prediction's), PARTOF (the prediction's occur contiguously in the reference's).
+// Empty predictions match nothing.
+std::vector<std::uint8_t> ZeschGurevychMatch(PhraseRefs preds, PhraseRefs refs);
+
+// Subtopic coverage for alpha-NDCG: cover[i * refs.size() + j] = 1 if prediction i covers reference j
+// by KPEval's substring rule.
+std::vector<std::uint8_t> SubstringCover(const Lexicon& lex, PhraseRefs preds, PhraseRefs refs,
+                                         bool empty_matches);
+
+// Number of flags set among the first k (k clipped to the size).
+int HitsAt(std::span<const std::uint8_t> flags, std::size_t k);
+// Sum over hits at rank i <= k of (hits in the first i) / i: the numerator of AP@k.
+double PrecisionSumAt(std::span<const std::uint8_t> flags, std::size_t k);
+// DCG@k = sum_{i<=k} rel_i / log2(i + 1), rel in {0, 1}.
+double DcgAt(std::span<const std::uint8_t> flags, std::size_t k);
+// DCG of n_relevant ones at the top, cut at k.
+double IdealDcgAt(std::size_t n_relevant, std::size_t k);
+// 1-based rank of the first hit, 0 if none.
+int FirstHit(std::span<const std::uint8_t> flags);
+
+// alpha-NDCG@k (Clarke et al. 2008) with references as subtopics: gain of rank i = sum over subtopics j
+// covered by i of (1 - alpha)^(times j was covered before i); discount log2(i + 1). The ideal ordering
+// is built greedily from the same predictions (the usual approximation). Returns 0 when the ideal
+// gain is 0.
+double AlphaNdcgAt(std::span<const std::uint8_t> cover, std::size_t n_preds, std::size_t n_refs,
+                   std::size_t k, double alpha);
+
+}  // namespace kplab

@@ -1,0 +1,93 @@
+// RunStore: every evaluation is a run stored in one SQLite file (WAL mode). A run is written in one
+// transaction: a failure leaves no rows. The schema carries a version; Open() migrates older files.
+// Per-document scores are stored one row per (run, metric) holding a column of float64 values in
+// document order (see docs/store.md): 20,000 documents x 150 metrics would otherwise be 3M rows and
+// dominate the run time.
+// Not thread-safe: use one RunStore per thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kplab/result.h"
+
+namespace kplab {
+
+struct PluginRecord {
+  std::string name;
+  std::string version;
+  std::string sha256;  // of the plugin file's bytes
+  std::string file;
+};
+
+struct RunRecord {
+  int64_t id = 0;  // assigned by SaveRun
+  std::string status = "ok";  // "ok" or "failed"
+  std::string error;          // for failed runs: "plugins/x.lua:12: message\ntraceback"
+  // Dataset
+  std::string dataset_name, dataset_path, dataset_format, dataset_hash;
+  std::vector<std::string> doc_ids;  // dataset document order
+  // System and its predictions
+  std::string system, predictions_path, predictions_hash;
+  // Evaluation
+  std::string profile;
+  std::string params_json;  // JSON object of metric params / options used
+  std::vector<PluginRecord> plugins;
+  std::string embedder_fingerprint;  // "" when no embedding model was used
+  std::string kplab_version;
+  std::string created_at;  // ISO 8601 UTC, filled by SaveRun if empty
+  double elapsed_seconds = 0;
+};
+
+struct AggregateValue {
+  std::string metric;
+  double value = 0;
+  std::optional<double> ci_low, ci_high;
+};
+
+// Per-document scores: columns[i] has one value per document (NaN = not defined for that document).
+struct ScoreColumns {
+  std::vector<std::string> metrics;
+  std::vector<std::vector<double>> columns;
+};
+
+struct RunSummary {
+  int64_t id;
+  std::string created_at, status, dataset_name, system, profile;
+  int64_t n_docs;
+};
+
+class RunStore {
+ public:
+  // Opens or creates the database at path (":memory:" allowed), enables WAL and migrates the schema.
+  static Result<RunStore> Open(const std::string& path);
+  // Default path: $KPLAB_DB if set, else "kplab.db".
+  static std::string DefaultPath();
+  static int CurrentSchemaVersion();
+
+  RunStore(RunStore&&) noexcept;
+  RunStore& operator=(RunStore&&) noexcept;
+  ~RunStore();
+
+  int schema_version() const;
+
+  // Writes run, its per-document scores and aggregates in one transaction; returns the new run id.
+  Result<int64_t> SaveRun(const RunRecord& run, const ScoreColumns& scores,
+                          const std::vector<AggregateValue>& aggregates);
+
+  Result<std::vector<RunSummary>> ListRuns();
+  Result<RunRecord> GetRun(int64_t id);
+  Result<std::vector<AggregateValue>> GetAggregates(int64_t id);
+  Result<ScoreColumns> GetScores(int64_t id);
+  Status DeleteRun(int64_t id);
+
+ private:
+  struct Impl;
+  explicit RunStore(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kplab

@@ -1,0 +1,11 @@
+#include "bindings.h"
+
+namespace kplab::host {
+
+// The one table of native modules installed into `kp`.
+const std::vector<ModuleInstaller>& AllModules() {
+  static const std::vector<ModuleInstaller> modules = {&InstallText, &InstallCorpus};
+  return modules;
+}
+
+}  // namespace kplab::host

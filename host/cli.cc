@@ -1,0 +1,864 @@
+#include "cli.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "bindings.h"
+#include "kplab/corpus.h"
+#include "kplab/io.h"
+#include "kplab/profile.h"
+#include "kplab/stem.h"
+#include "kplab/store.h"
+#include "kplab/text.h"
+#include "lua_util.h"
+#include "plugin.h"
+#include "runner.h"
+#include "sandbox.h"
+
+namespace kplab::host {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kDefaultMetrics = "exact,rank,rprec";
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Minimal argument cursor: options are taken by name; what is left are positionals.
+class Args {
+ public:
+  explicit Args(std::vector<std::string> v) : v_(std::move(v)) {}
+  std::optional<std::string> Take(const std::string& name) {
+    for (std::size_t i = 0; i < v_.size(); ++i) {
+      if (v_[i] == name) {
+        if (i + 1 >= v_.size()) throw UsageError(fmt::format("option {} needs a value", name));
+        std::string val = v_[i + 1];
+        v_.erase(v_.begin() + static_cast<std::ptrdiff_t>(i), v_.begin() + static_cast<std::ptrdiff_t>(i) + 2);
+        return val;
+      }
+      if (v_[i].starts_with(name + "=")) {
+        std::string val = v_[i].substr(name.size() + 1);
+        v_.erase(v_.begin() + static_cast<std::ptrdiff_t>(i));
+        return val;
+      }
+    }
+    return std::nullopt;
+  }
+  std::vector<std::string> TakeAll(const std::string& name) {
+    std::vector<std::string> out;
+    while (auto v = Take(name)) out.push_back(*v);
+    return out;
+  }
+  bool Flag(const std::string& name) {
+    auto it = std::find(v_.begin(), v_.end(), name);
+    if (it == v_.end()) return false;
+    v_.erase(it);
+    return true;
+  }
+  std::string Require(const std::string& name) {
+    auto v = Take(name);
+    if (!v) throw UsageError(fmt::format("missing required option {}", name));
+    return *v;
+  }
+  // Remaining arguments; unknown options are usage errors.
+  std::vector<std::string> Positionals(bool allow_dash = false) const {
+    for (const auto& a : v_) {
+      if (!allow_dash && a.size() > 1 && a[0] == '-' && a[1] == '-') {
+        throw UsageError(fmt::format("unknown option {}", a));
+      }
+    }
+    return v_;
+  }
+
+ private:
+  std::vector<std::string> v_;
+};
+
+std::string FormatNumber(double v) {
+  if (std::isnan(v)) return "null";
+  return fmt::format("{:.17g}", v);
+}
+
+std::string JsonString(std::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (c < 0x20) {
+          out += fmt::format("\\u{:04x}", c);
+        } else {
+          out.push_back(static_cast<char>(c));
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string CsvField(const std::string& s, char sep) {
+  if (s.find_first_of(std::string(1, sep) + "\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string NowIso() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// Pivot "subset.rest" names into rows (rest) x columns (all/present/absent); other names go to "all".
+void PrintAggregateTable(std::ostream& os, const std::vector<AggregateValue>& aggs) {
+  const std::vector<std::string> subsets = {"all", "present", "absent"};
+  std::vector<std::string> rows;
+  std::map<std::string, std::map<std::string, double>> cells;
+  for (const auto& a : aggs) {
+    std::string subset = "all", rest = a.metric;
+    for (const auto& s : subsets) {
+      if (a.metric.starts_with(s + ".")) {
+        subset = s;
+        rest = a.metric.substr(s.size() + 1);
+      }
+    }
+    if (!cells.count(rest)) rows.push_back(rest);
+    cells[rest][subset] = a.value;
+  }
+  std::size_t w = 6;
+  for (const auto& r : rows) w = std::max(w, r.size());
+  os << fmt::format("{:<{}}", "metric", w);
+  for (const auto& s : subsets) os << fmt::format("  {:>8}", s);
+  os << "\n";
+  for (const auto& r : rows) {
+    os << fmt::format("{:<{}}", r, w);
+    for (const auto& s : subsets) {
+      auto it = cells[r].find(s);
+      if (it == cells[r].end() || std::isnan(it->second)) {
+        os << fmt::format("  {:>8}", "-");
+      } else {
+        os << fmt::format("  {:>8.4f}", it->second);
+      }
+    }
+    os << "\n";
+  }
+}
+
+void PrintAggregates(std::ostream& os, const std::string& format, int64_t run_id, const RunRecord& run,
+                     const std::vector<AggregateValue>& aggs) {
+  if (format == "json") {
+    os << "{\"run_id\": " << run_id << ", \"dataset\": " << JsonString(run.dataset_name)
+       << ", \"system\": " << JsonString(run.system) << ", \"profile\": " << JsonString(run.profile)
+       << ", \"n_docs\": " << run.doc_ids.size() << ", \"aggregates\": {";
+    for (std::size_t i = 0; i < aggs.size(); ++i) {
+      os << (i ? ", " : "") << JsonString(aggs[i].metric) << ": " << FormatNumber(aggs[i].value);
+    }
+    os << "}}\n";
+  } else if (format == "csv" || format == "tsv") {
+    const char sep = format == "csv" ? ',' : '\t';
+    os << "metric" << sep << "value\n";
+    for (const auto& a : aggs) os << CsvField(a.metric, sep) << sep << FormatNumber(a.value) << "\n";
+  } else {
+    os << fmt::format("run {}  dataset {} ({} docs)  system {}  profile {}\n", run_id, run.dataset_name,
+                      run.doc_ids.size(), run.system, run.profile);
+    PrintAggregateTable(os, aggs);
+  }
+}
+
+void CheckOutputFormat(const std::string& f) {
+  if (f != "table" && f != "json" && f != "csv" && f != "tsv") {
+    throw UsageError(fmt::format("--output must be one of table, json, csv, tsv (got '{}')", f));
+  }
+}
+
+std::string DefaultSystemName(const std::string& path) {
+  const fs::path p(path);
+  std::string stem = p.stem().string();
+  if (stem.starts_with("pred") && p.has_parent_path() && p.parent_path().has_parent_path()) {
+    const auto gp = p.parent_path().parent_path().filename().string();
+    if (!gp.empty()) return gp;
+  }
+  return stem;
+}
+
+// Progress bar on stderr, only when stderr is a terminal and the work has taken more than a second.
+class ProgressBar {
+ public:
+  ProgressBar() : tty_(isatty(2) != 0), start_(std::chrono::steady_clock::now()) {}
+  ~ProgressBar() {
+    if (shown_) std::fputs("\r\033[K", stderr);
+  }
+  void operator()(const std::string& what, std::size_t done, std::size_t total) {
+    if (!tty_) return;
+    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (el < 1.0) return;
+    shown_ = true;
+    const int width = 30;
+    const int fill = total ? static_cast<int>(width * done / total) : width;
+    std::fprintf(stderr, "\r%-10s [%s%s] %zu/%zu", what.c_str(), std::string(fill, '#').c_str(),
+                 std::string(width - fill, ' ').c_str(), done, total);
+    std::fflush(stderr);
+  }
+
+ private:
+  bool tty_;
+  bool shown_ = false;
+  std::chrono::steady_clock::time_point start_;
+};
+
+Limits TakeLimits(Args& a) {
+  Limits limits;
+  if (auto m = a.Take("--memory-limit")) limits.memory_bytes = std::stoull(*m) << 20;
+  if (auto n = a.Take("--instruction-limit")) limits.instructions = std::stoull(*n);
+  return limits;
+}
+
+std::vector<std::string> SplitList(const std::string& s) {
+  std::vector<std::string> out;
+  for (auto part : SplitOn(s, ",")) {
+    auto t = Strip(part);
+    if (!t.empty()) out.emplace_back(t);
+  }
+  return out;
+}
+
+struct LoadedPlugins {
+  std::vector<MetricPlugin> plugins;
+};
+
+// Resolves metric names to plugin files and loads them into vm. Errors: unknown metric, bad plugin.
+Result<std::vector<MetricPlugin>> LoadMetrics(LuaVm& vm, const std::vector<std::string>& names,
+                                              const std::vector<std::string>& user_dirs,
+                                              const std::map<std::string, std::map<std::string, std::string>>& params) {
+  auto files = DiscoverPlugins(ShippedPluginDir(), user_dirs);
+  if (!files) return files.error();
+  std::vector<MetricPlugin> out;
+  for (const auto& name : names) {
+    auto it = std::find_if(files->begin(), files->end(), [&](const PluginFile& f) { return f.name == name; });
+    if (it == files->end()) {
+      std::string known;
+      for (const auto& f : *files) known += (known.empty() ? "" : ", ") + f.name;
+      return Error{fmt::format("unknown metric '{}' (expected one of: {})", name, known)};
+    }
+    auto plugin = LoadMetricPlugin(vm, *it);
+    if (!plugin) return plugin.error();
+    auto p = params.find(name);
+    if (p != params.end()) {
+      if (auto st = ApplyParams(*plugin, p->second); !st) return Error{st.message()};
+    }
+    out.push_back(std::move(*plugin));
+  }
+  for (const auto& [name, _] : params) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      return Error{fmt::format("--param for metric '{}' which is not selected by --metrics", name)};
+    }
+  }
+  return out;
+}
+
+void InstallAll(LuaVm& vm) {
+  for (const auto& m : AllModules()) vm.Install(m);
+}
+
+std::string ParamsJson(const std::vector<MetricPlugin>& plugins, const std::string& metrics) {
+  std::string out = "{\"metrics\": " + JsonString(metrics);
+  for (const auto& p : plugins) {
+    out += ", " + JsonString(p.name) + ": {";
+    bool first = true;
+    for (const auto& [k, v] : p.params) {
+      out += (first ? "" : ", ") + JsonString(k) + ": ";
+      first = false;
+      std::visit(
+          [&](const auto& x) {
+            using T = std::decay_t<decltype(x)>;
+            if constexpr (std::is_same_v<T, double>) {
+              out += FormatNumber(x);
+            } else if constexpr (std::is_same_v<T, bool>) {
+              out += x ? "true" : "false";
+            } else {
+              out += JsonString(x);
+            }
+          },
+          v);
+    }
+    out += "}";
+  }
+  return out + "}";
+}
+
+// ---- eval -------------------------------------------------------------------------------------------
+
+int CmdEval(Args a) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string dataset_path = a.Require("--dataset");
+  const std::string predictions_path = a.Require("--predictions");
+  DatasetOptions dopt;
+  if (auto f = a.Take("--dataset-format")) dopt.format = *f;
+  if (auto k = a.Take("--hulth-keys")) dopt.hulth_keys = *k;
+  if (auto s = a.Take("--semeval-answers")) dopt.semeval_answers = *s;
+  const std::string pred_format = a.Take("--predictions-format").value_or("");
+  const auto source = a.Take("--source");
+  const std::string system = a.Take("--system").value_or(DefaultSystemName(predictions_path));
+  const std::string profile_name = a.Take("--profile").value_or("kplab");
+  const std::string metrics = a.Take("--metrics").value_or(kDefaultMetrics);
+  const std::string db_path = a.Take("--db").value_or(RunStore::DefaultPath());
+  const std::string output = a.Take("--output").value_or("table");
+  const bool no_store = a.Flag("--no-store");
+  const auto plugin_dirs = a.TakeAll("--plugins");
+  std::map<std::string, std::map<std::string, std::string>> params;
+  for (const auto& p : a.TakeAll("--param")) {
+    const auto dot = p.find('.');
+    const auto eq = p.find('=');
+    if (dot == std::string::npos || eq == std::string::npos || dot > eq) {
+      throw UsageError(fmt::format("--param must be METRIC.NAME=VALUE (got '{}')", p));
+    }
+    params[p.substr(0, dot)][p.substr(dot + 1, eq - dot - 1)] = p.substr(eq + 1);
+  }
+  const Limits limits = TakeLimits(a);
+  CheckOutputFormat(output);
+  if (!a.Positionals().empty()) throw UsageError(fmt::format("unexpected argument '{}'", a.Positionals()[0]));
+
+  auto profile = FindProfile(profile_name);
+  if (!profile) {
+    std::string names;
+    for (const auto& n : ProfileNames()) names += (names.empty() ? "" : ", ") + n;
+    throw UsageError(fmt::format("unknown profile '{}' (expected one of: {}, kenchan+one2set)", profile_name, names));
+  }
+
+  auto dataset = ImportDataset(dataset_path, dopt);
+  if (!dataset) {
+    std::cerr << "kplab: " << dataset.error().message << "\n";
+    return kExitInput;
+  }
+  if (source) {
+    if (auto st = AttachSources(*dataset, *source); !st) {
+      std::cerr << "kplab: " << st.message() << "\n";
+      return kExitInput;
+    }
+  }
+  auto preds = ImportPredictions(predictions_path, pred_format);
+  if (!preds) {
+    std::cerr << "kplab: " << preds.error().message << "\n";
+    return kExitInput;
+  }
+  auto aligned = AlignPredictions(*dataset, std::move(*preds));
+  if (!aligned) {
+    std::cerr << "kplab: " << aligned.error().message << "\n";
+    return kExitInput;
+  }
+  auto corpus = BuildCorpus(*dataset, &*aligned, *profile);
+  if (!corpus) {
+    std::cerr << "kplab: " << corpus.error().message << "\n";
+    return kExitInput;
+  }
+  auto shared = std::make_shared<const Corpus>(std::move(*corpus));
+
+  LuaVm vm(limits);
+  InstallAll(vm);
+  auto plugins = LoadMetrics(vm, SplitList(metrics), plugin_dirs, params);
+  if (!plugins) {
+    std::cerr << "kplab: " << plugins.error().message << "\n";
+    return kExitScript;
+  }
+
+  RunRecord run;
+  run.dataset_name = dataset->name;
+  run.dataset_path = dataset_path;
+  run.dataset_format = dataset->format;
+  run.dataset_hash = dataset->content_hash;
+  for (const auto& d : dataset->docs) run.doc_ids.push_back(d.id);
+  run.system = system;
+  run.predictions_path = predictions_path;
+  run.predictions_hash = aligned->content_hash;
+  run.profile = profile->name;
+  run.params_json = ParamsJson(*plugins, metrics);
+  run.kplab_version = KPLAB_VERSION;
+  run.created_at = NowIso();
+  for (const auto& p : *plugins) run.plugins.push_back({p.name, p.version, p.file.sha256, p.file.path});
+
+  MetricRunner runner(vm, shared, {dataset->name, system});
+  ScoreColumns scores;
+  std::vector<AggregateValue> aggregates;
+  std::vector<ScriptError> errors;
+  {
+    ProgressBar bar;
+    for (const auto& plugin : *plugins) {
+      PluginOutcome o = runner.Run(plugin, std::ref(bar));
+      if (o.error) {
+        errors.push_back(*o.error);
+        continue;
+      }
+      for (std::size_t c = 0; c < o.columns.metrics.size(); ++c) {
+        scores.metrics.push_back(std::move(o.columns.metrics[c]));
+        scores.columns.push_back(std::move(o.columns.columns[c]));
+      }
+      for (auto& ag : o.aggregates) aggregates.push_back(std::move(ag));
+    }
+  }
+  run.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  int64_t run_id = 0;
+  if (!errors.empty()) {
+    for (const auto& e : errors) std::cerr << "kplab: " << e.Format() << "\n";
+    run.status = "failed";
+    for (const auto& e : errors) run.error += e.Format() + "\n";
+    scores = {};
+    if (!no_store) {
+      auto store = RunStore::Open(db_path);
+      if (store) {
+        auto id = store->SaveRun(run, scores, {});
+        if (id) std::cerr << fmt::format("kplab: run {} recorded as failed in {}\n", *id, db_path);
+      }
+    }
+    return kExitScript;
+  }
+  if (!no_store) {
+    auto store = RunStore::Open(db_path);
+    if (!store) {
+      std::cerr << "kplab: " << store.error().message << "\n";
+      return kExitStore;
+    }
+    auto id = store->SaveRun(run, scores, aggregates);
+    if (!id) {
+      std::cerr << "kplab: " << id.error().message << "\n";
+      return kExitStore;
+    }
+    run_id = *id;
+  }
+  PrintAggregates(std::cout, output, run_id, run, aggregates);
+  return kExitOk;
+}
+
+// ---- runs -------------------------------------------------------------------------------------------
+
+Result<RunStore> OpenStore(Args& a) { return RunStore::Open(a.Take("--db").value_or(RunStore::DefaultPath())); }
+
+int64_t ParseRunId(const std::string& s) {
+  char* end = nullptr;
+  const long long v = std::strtoll(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || v <= 0) throw UsageError(fmt::format("run id must be a positive integer (got '{}')", s));
+  return v;
+}
+
+int CmdRuns(Args a) {
+  auto pos0 = a.Positionals(true);
+  if (pos0.empty()) throw UsageError("runs needs a subcommand: list, show, compare, export, rm");
+  const std::string sub = pos0[0];
+  auto store = OpenStore(a);
+  const std::string output = a.Take("--output").value_or(sub == "export" ? "csv" : "table");
+  auto pos = a.Positionals();
+  if (!store) {
+    std::cerr << "kplab: " << store.error().message << "\n";
+    return kExitStore;
+  }
+  auto need = [&](std::size_t n) {
+    if (pos.size() != n + 1) throw UsageError(fmt::format("runs {} expects {} run id(s)", sub, n));
+  };
+  if (sub == "list") {
+    need(0);
+    auto runs = store->ListRuns();
+    if (!runs) {
+      std::cerr << "kplab: " << runs.error().message << "\n";
+      return kExitStore;
+    }
+    if (output == "json") {
+      std::cout << "[";
+      for (std::size_t i = 0; i < runs->size(); ++i) {
+        const auto& r = (*runs)[i];
+        std::cout << (i ? ", " : "") << "{\"id\": " << r.id << ", \"created_at\": " << JsonString(r.created_at)
+                  << ", \"status\": " << JsonString(r.status) << ", \"dataset\": " << JsonString(r.dataset_name)
+                  << ", \"system\": " << JsonString(r.system) << ", \"profile\": " << JsonString(r.profile)
+                  << ", \"n_docs\": " << r.n_docs << "}";
+      }
+      std::cout << "]\n";
+      return kExitOk;
+    }
+    std::cout << fmt::format("{:>4}  {:<20}  {:<6}  {:<16}  {:<20}  {:<16}  {:>6}\n", "id", "created", "status",
+                             "dataset", "system", "profile", "docs");
+    for (const auto& r : *runs) {
+      std::cout << fmt::format("{:>4}  {:<20}  {:<6}  {:<16}  {:<20}  {:<16}  {:>6}\n", r.id, r.created_at,
+                               r.status, r.dataset_name, r.system, r.profile, r.n_docs);
+    }
+    return kExitOk;
+  }
+  if (sub == "show") {
+    need(1);
+    const int64_t id = ParseRunId(pos[1]);
+    auto run = store->GetRun(id);
+    if (!run) {
+      std::cerr << "kplab: " << run.error().message << "\n";
+      return kExitStore;
+    }
+    auto aggs = store->GetAggregates(id);
+    if (!aggs) {
+      std::cerr << "kplab: " << aggs.error().message << "\n";
+      return kExitStore;
+    }
+    if (output == "table") {
+      std::cout << fmt::format("run {} ({})  created {}  kplab {}  {:.3f} s\n", id, run->status, run->created_at,
+                               run->kplab_version, run->elapsed_seconds);
+      std::cout << fmt::format("dataset  {} [{}] {}  sha256 {}\n", run->dataset_name, run->dataset_format,
+                               run->dataset_path, run->dataset_hash);
+      std::cout << fmt::format("system   {}  predictions {}  sha256 {}\n", run->system, run->predictions_path,
+                               run->predictions_hash);
+      std::cout << fmt::format("profile  {}  params {}\n", run->profile, run->params_json);
+      for (const auto& p : run->plugins) {
+        std::cout << fmt::format("plugin   {} {}  sha256 {}\n", p.name, p.version, p.sha256);
+      }
+      if (run->status != "ok") std::cout << "error    " << run->error << "\n";
+      if (!aggs->empty()) PrintAggregateTable(std::cout, *aggs);
+    } else {
+      PrintAggregates(std::cout, output, id, *run, *aggs);
+    }
+    return kExitOk;
+  }
+  if (sub == "compare") {
+    need(2);
+    const int64_t ida = ParseRunId(pos[1]), idb = ParseRunId(pos[2]);
+    auto aa = store->GetAggregates(ida);
+    auto ab = store->GetAggregates(idb);
+    if (!aa || !ab) {
+      std::cerr << "kplab: " << (!aa ? aa.error().message : ab.error().message) << "\n";
+      return kExitStore;
+    }
+    std::map<std::string, double> bmap;
+    for (const auto& x : *ab) bmap[x.metric] = x.value;
+    std::size_t w = 6;
+    for (const auto& x : *aa) w = std::max(w, x.metric.size());
+    const char sep = output == "tsv" ? '\t' : ',';
+    if (output == "csv" || output == "tsv") {
+      std::cout << "metric" << sep << "run" << ida << sep << "run" << idb << sep << "diff\n";
+    } else {
+      std::cout << fmt::format("{:<{}}  {:>10}  {:>10}  {:>10}\n", "metric", w, fmt::format("run {}", ida),
+                               fmt::format("run {}", idb), "B - A");
+    }
+    for (const auto& x : *aa) {
+      auto it = bmap.find(x.metric);
+      if (it == bmap.end()) continue;
+      if (output == "csv" || output == "tsv") {
+        std::cout << x.metric << sep << FormatNumber(x.value) << sep << FormatNumber(it->second) << sep
+                  << FormatNumber(it->second - x.value) << "\n";
+      } else {
+        std::cout << fmt::format("{:<{}}  {:>10.4f}  {:>10.4f}  {:>+10.4f}\n", x.metric, w, x.value, it->second,
+                                 it->second - x.value);
+      }
+    }
+    return kExitOk;
+  }
+  if (sub == "export") {
+    need(1);
+    const int64_t id = ParseRunId(pos[1]);
+    auto run = store->GetRun(id);
+    auto scores = store->GetScores(id);
+    if (!run || !scores) {
+      std::cerr << "kplab: " << (!run ? run.error().message : scores.error().message) << "\n";
+      return kExitStore;
+    }
+    if (output == "json" || output == "jsonl") {
+      for (std::size_t d = 0; d < run->doc_ids.size(); ++d) {
+        std::cout << "{\"doc_id\": " << JsonString(run->doc_ids[d]);
+        for (std::size_t c = 0; c < scores->metrics.size(); ++c) {
+          std::cout << ", " << JsonString(scores->metrics[c]) << ": " << FormatNumber(scores->columns[c][d]);
+        }
+        std::cout << "}\n";
+      }
+      return kExitOk;
+    }
+    const char sep = output == "tsv" ? '\t' : ',';
+    std::cout << "doc_id";
+    for (const auto& m : scores->metrics) std::cout << sep << CsvField(m, sep);
+    std::cout << "\n";
+    for (std::size_t d = 0; d < run->doc_ids.size(); ++d) {
+      std::cout << CsvField(run->doc_ids[d], sep);
+      for (const auto& col : scores->columns) {
+        std::cout << sep << (std::isnan(col[d]) ? std::string() : FormatNumber(col[d]));
+      }
+      std::cout << "\n";
+    }
+    return kExitOk;
+  }
+  if (sub == "rm") {
+    if (pos.size() < 2) throw UsageError("runs rm expects at least one run id");
+    for (std::size_t i = 1; i < pos.size(); ++i) {
+      const int64_t id = ParseRunId(pos[i]);
+      if (auto st = store->DeleteRun(id); !st) {
+        std::cerr << "kplab: " << st.message() << "\n";
+        return kExitStore;
+      }
+      std::cout << "removed run " << id << "\n";
+    }
+    return kExitOk;
+  }
+  throw UsageError(fmt::format("unknown runs subcommand '{}' (expected list, show, compare, export, rm)", sub));
+}
+
+// ---- profiles, stem ---------------------------------------------------------------------------------
+
+int CmdProfiles(Args a) {
+  auto pos = a.Positionals();
+  if (pos.empty()) {
+    for (const auto& n : ProfileNames()) {
+      auto p = FindProfile(n);
+      std::cout << fmt::format("{:<16} {}\n", n, p->description);
+    }
+    auto o = FindProfile("kenchan+one2set");
+    std::cout << fmt::format("{:<16} {}\n", o->name, o->description);
+    return kExitOk;
+  }
+  if (pos[0] == "show" && pos.size() == 2) {
+    auto p = FindProfile(pos[1]);
+    if (!p) throw UsageError(fmt::format("unknown profile '{}'", pos[1]));
+    std::cout << p->name << ": " << p->description << "\n";
+    for (const auto& [k, v] : p->Knobs()) std::cout << fmt::format("  {:<22} {}\n", k, v);
+    return kExitOk;
+  }
+  if (pos[0] == "diff" && pos.size() == 3) {
+    auto pa = FindProfile(pos[1]);
+    auto pb = FindProfile(pos[2]);
+    if (!pa) throw UsageError(fmt::format("unknown profile '{}'", pos[1]));
+    if (!pb) throw UsageError(fmt::format("unknown profile '{}'", pos[2]));
+    const auto ka = pa->Knobs(), kb = pb->Knobs();
+    std::size_t n = 0;
+    std::cout << fmt::format("{:<22} {:<40} {}\n", "knob", pa->name, pb->name);
+    for (std::size_t i = 0; i < ka.size(); ++i) {
+      if (ka[i].second == kb[i].second) continue;
+      ++n;
+      std::cout << fmt::format("{:<22} {:<40} {}\n", ka[i].first, ka[i].second, kb[i].second);
+    }
+    if (n == 0) std::cout << "(no differences)\n";
+    return kExitOk;
+  }
+  throw UsageError("usage: kplab profiles [show P | diff A B]");
+}
+
+int CmdStem(Args a) {
+  const std::string mode_name = a.Take("--mode").value_or("nltk");
+  const auto mode = ParsePorterMode(mode_name);
+  if (!mode) throw UsageError(fmt::format("--mode must be nltk, original or martin (got '{}')", mode_name));
+  if (!a.Positionals().empty()) throw UsageError("stem reads words from standard input");
+  StemCache cache(*mode);
+  std::string line, out;
+  std::size_t lineno = 0;
+  while (std::getline(std::cin, line)) {
+    ++lineno;
+    if (!ValidUtf8(line)) {
+      std::cerr << fmt::format("kplab: <stdin>:{}: invalid UTF-8 (expected UTF-8 text)\n", lineno);
+      return kExitInput;
+    }
+    out.clear();
+    bool first = true;
+    for (auto w : SplitWhitespace(line)) {
+      if (!first) out.push_back(' ');
+      first = false;
+      out += cache.Stem(w);
+    }
+    out.push_back('\n');
+    std::fwrite(out.data(), 1, out.size(), stdout);
+  }
+  return kExitOk;
+}
+
+// ---- run SCRIPT.lua ---------------------------------------------------------------------------------
+
+// kp.load{dataset=, predictions=, profile=, dataset_format=, predictions_format=, source=} -> Corpus.
+int LuaLoad(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  auto field = [&](const char* k) -> std::optional<std::string> {
+    lua_getfield(L, 1, k);
+    std::optional<std::string> v;
+    if (lua_isstring(L, -1)) v = lua_tostring(L, -1);
+    lua_pop(L, 1);
+    return v;
+  };
+  const auto dataset_path = field("dataset");
+  if (!dataset_path) return luaL_error(L, "kp.load: field 'dataset' must be a path string");
+  DatasetOptions dopt;
+  dopt.format = field("dataset_format").value_or("");
+  auto profile = FindProfile(field("profile").value_or("kplab"));
+  if (!profile) return luaL_error(L, "kp.load: unknown profile");
+  auto ds = ImportDataset(*dataset_path, dopt);
+  if (!ds) return luaL_error(L, "%s", ds.error().message.c_str());
+  if (auto src = field("source")) {
+    if (auto st = AttachSources(*ds, *src); !st) return luaL_error(L, "%s", st.message().c_str());
+  }
+  std::optional<RawPredictions> preds;
+  if (auto pp = field("predictions")) {
+    auto p = ImportPredictions(*pp, field("predictions_format").value_or(""));
+    if (!p) return luaL_error(L, "%s", p.error().message.c_str());
+    auto al = AlignPredictions(*ds, std::move(*p));
+    if (!al) return luaL_error(L, "%s", al.error().message.c_str());
+    preds = std::move(*al);
+  }
+  auto corpus = BuildCorpus(*ds, preds ? &*preds : nullptr, *profile);
+  if (!corpus) return luaL_error(L, "%s", corpus.error().message.c_str());
+  PushCorpus(L, std::make_shared<const Corpus>(std::move(*corpus)));
+  return 1;
+}
+
+int LuaPrint(lua_State* L) {
+  const int n = lua_gettop(L);
+  std::string out;
+  for (int i = 1; i <= n; ++i) {
+    if (i > 1) out.push_back('\t');
+    out += luaL_tolstring(L, i, nullptr);
+    lua_pop(L, 1);
+  }
+  out.push_back('\n');
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}
+
+int CmdRun(Args a) {
+  const Limits limits = TakeLimits(a);
+  auto pos = a.Positionals(true);
+  if (pos.empty()) throw UsageError("run needs a script path: kplab run SCRIPT.lua [args]");
+  const std::string path = pos[0];
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::cerr << fmt::format("kplab: {}: cannot open script\n", path);
+    return kExitInput;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  LuaVm vm(limits);
+  InstallAll(vm);
+  vm.Install([](lua_State* L) {
+    lua_pushcfunction(L, Safe<LuaLoad>);
+    lua_setfield(L, -2, "load");
+  });
+  lua_State* L = vm.state();
+  vm.PushSandboxEnv(path);  // [env]
+  // Scripts (unlike metric plugins) may print and receive their arguments.
+  lua_pushcfunction(L, LuaPrint);
+  lua_setfield(L, -2, "print");
+  lua_createtable(L, static_cast<int>(pos.size()), 0);
+  for (std::size_t i = 0; i < pos.size(); ++i) {
+    lua_pushstring(L, pos[i].c_str());
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i));
+  }
+  lua_setfield(L, -2, "arg");
+  if (auto err = vm.RunChunk(ss.str(), path, 0)) {
+    std::cerr << "kplab: " << err->Format() << "\n";
+    return kExitScript;
+  }
+  return kExitOk;
+}
+
+// ---- help -------------------------------------------------------------------------------------------
+
+const std::map<std::string, std::string>& HelpTexts() {
+  static const std::map<std::string, std::string> texts = {
+      {"eval",
+       "kplab eval --dataset PATH --predictions PATH [options]\n"
+       "  Scores a system's predictions on a dataset and stores the run.\n"
+       "  --dataset-format F      meng|one2set|kpeval|hulth|semeval|kptimes (default: detected)\n"
+       "  --predictions-format F  lines|jsonl|kpeval (default: detected from the extension)\n"
+       "  --source FILE           attach source texts (title <eos> abstract, a line each) to the first\n"
+       "                          documents of a keyphrase-only dataset (KP20k)\n"
+       "  --system NAME           system name (default: from the predictions path)\n"
+       "  --profile P             kplab (default), kpeval, kenchan, kenchan+one2set, exhird\n"
+       "  --metrics LIST          comma-separated plugin names (default: exact,rank,rprec)\n"
+       "  --param M.NAME=VALUE    override a plugin parameter (repeatable)\n"
+       "  --plugins DIR           user plugin directory (repeatable; overrides shipped plugins)\n"
+       "  --db FILE               run store (default: $KPLAB_DB or kplab.db)\n"
+       "  --no-store              do not store the run\n"
+       "  --output F              table (default), json, csv, tsv\n"
+       "  --memory-limit MiB      Lua memory cap per plugin VM (default 256)\n"
+       "  --instruction-limit N   Lua instruction budget per call (default 2e9)\n"},
+      {"runs",
+       "kplab runs list|show ID|compare A B|export ID|rm ID... [--db FILE] [--output table|json|csv|tsv]\n"
+       "  list: stored runs, newest first; show: a run's record and aggregates; compare: aggregates of\n"
+       "  two runs side by side with B - A; export: per-document scores (csv default, tsv, jsonl); rm.\n"},
+      {"profiles",
+       "kplab profiles [show P | diff A B]\n  Lists the profiles, shows one's conventions, or the knobs where two differ.\n"},
+      {"stem", "kplab stem [--mode nltk|original|martin]\n  Reads words on stdin (one line at a time), writes their Porter stems.\n"},
+      {"run", "kplab run SCRIPT.lua [args]\n  Runs a Lua script in the sandbox with the kp API, print and arg.\n"},
+      {"help", "kplab help [COMMAND]\n"},
+      {"version", "kplab version\n"},
+  };
+  return texts;
+}
+
+void PrintUsage(std::ostream& os) {
+  os << "usage: kplab <command> [options]\n\ncommands:\n"
+        "  eval       score predictions on a dataset and store the run\n"
+        "  runs       list, show, compare, export or remove stored runs\n"
+        "  profiles   list profiles or diff two\n"
+        "  stem       Porter-stem words from stdin\n"
+        "  run        run a Lua script\n"
+        "  help       help on a command\n"
+        "  version    print the version\n"
+        "\nexit codes: 0 ok, 1 usage, 2 bad input, 3 script error, 4 run store error, 5 internal error\n";
+}
+
+}  // namespace
+
+int Main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    PrintUsage(std::cerr);
+    return kExitUsage;
+  }
+  const std::string cmd = args[0];
+  args.erase(args.begin());
+  try {
+    if (cmd == "eval") return CmdEval(Args(args));
+    if (cmd == "runs") return CmdRuns(Args(args));
+    if (cmd == "profiles") return CmdProfiles(Args(args));
+    if (cmd == "stem") return CmdStem(Args(args));
+    if (cmd == "run") return CmdRun(Args(args));
+    if (cmd == "version" || cmd == "--version") {
+      std::cout << "kplab " << KPLAB_VERSION << "\n";
+      return kExitOk;
+    }
+    if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+      if (args.empty()) {
+        PrintUsage(std::cout);
+        return kExitOk;
+      }
+      auto it = HelpTexts().find(args[0]);
+      if (it == HelpTexts().end()) throw UsageError(fmt::format("no help for '{}'", args[0]));
+      std::cout << it->second;
+      return kExitOk;
+    }
+    throw UsageError(fmt::format("unknown command '{}'", cmd));
+  } catch (const UsageError& e) {
+    std::cerr << "kplab: " << e.what() << " (see 'kplab help')\n";
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::cerr << "kplab: internal error: " << e.what() << "\n";
+    return kExitInternal;
+  }
+}
+
+}  // namespace kplab::host

@@ -1,0 +1,416 @@
+// kp corpus types: Corpus, Document, KeyphraseList and Match userdata. Lists are views (pointers into the
+// corpus, which every userdata keeps alive); matching and rank arithmetic run in C++ on whole lists.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bindings.h"
+#include "kplab/match.h"
+#include "lua_util.h"
+
+namespace kplab::host {
+
+namespace {
+
+constexpr const char* kCorpusMeta = "kplab.Corpus";
+constexpr const char* kDocMeta = "kplab.Document";
+constexpr const char* kListMeta = "kplab.KeyphraseList";
+constexpr const char* kMatchMeta = "kplab.Match";
+
+struct CorpusUd {
+  std::shared_ptr<const Corpus> corpus;
+};
+struct DocUd {
+  std::shared_ptr<const Corpus> corpus;
+  const Document* doc;
+};
+struct ListUd {
+  std::shared_ptr<const Corpus> corpus;
+  const Document* doc;
+  std::vector<const Keyphrase*> items;
+};
+struct MatchUd {
+  std::vector<std::uint8_t> flags;
+};
+
+ListUd* CheckList(lua_State* L, int i) { return Check<ListUd>(L, i, kListMeta); }
+MatchUd* CheckMatch(lua_State* L, int i) { return Check<MatchUd>(L, i, kMatchMeta); }
+
+ListUd* PushList(lua_State* L, const std::shared_ptr<const Corpus>& c, const Document* d) {
+  return NewUserdata<ListUd>(L, kListMeta, ListUd{c, d, {}});
+}
+
+void PushStringArray(lua_State* L, const Corpus& c, const std::vector<TokenId>& ids) {
+  lua_createtable(L, static_cast<int>(ids.size()), 0);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const auto s = c.Str(ids[i]);
+    lua_pushlstring(L, s.data(), s.size());
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+}
+
+// A keyphrase as a plain table (for exploration; metrics use list methods).
+void PushKeyphrase(lua_State* L, const Corpus& c, const Keyphrase& kp) {
+  lua_createtable(L, 0, 6);
+  SetString(L, "surface", kp.surface);
+  SetString(L, "key", c.Str(kp.key));
+  PushStringArray(L, c, kp.tokens);
+  lua_setfield(L, -2, "tokens");
+  PushStringArray(L, c, kp.stems);
+  lua_setfield(L, -2, "stems");
+  lua_pushboolean(L, kp.present);
+  lua_setfield(L, -2, "present");
+  lua_pushboolean(L, kp.after_peos);
+  lua_setfield(L, -2, "after_peos");
+}
+
+// ---- KeyphraseList --------------------------------------------------------------------------------
+
+int ListLen(lua_State* L) {
+  lua_pushinteger(L, static_cast<lua_Integer>(CheckList(L, 1)->items.size()));
+  return 1;
+}
+
+int ListTop(lua_State* L) {
+  ListUd* l = CheckList(L, 1);
+  const lua_Integer k = luaL_checkinteger(L, 2);
+  luaL_argcheck(L, k >= 0, 2, "k must be >= 0");
+  ListUd* out = PushList(L, l->corpus, l->doc);
+  const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(k), l->items.size());
+  out->items.assign(l->items.begin(), l->items.begin() + static_cast<std::ptrdiff_t>(n));
+  return 1;
+}
+
+template <bool kWantPresent>
+int ListFilterPresent(lua_State* L) {
+  ListUd* l = CheckList(L, 1);
+  if (!l->doc->has_text) {
+    return luaL_error(L, "document '%s' has no source text: present/absent is undefined",
+                      l->doc->id.c_str());
+  }
+  ListUd* out = PushList(L, l->corpus, l->doc);
+  for (const Keyphrase* k : l->items) {
+    if (k->present == kWantPresent) out->items.push_back(k);
+  }
+  return 1;
+}
+
+int ListPresentFirst(lua_State* L) {
+  ListUd* l = CheckList(L, 1);
+  ListUd* out = PushList(L, l->corpus, l->doc);
+  out->items = l->items;
+  std::stable_partition(out->items.begin(), out->items.end(),
+                        [](const Keyphrase* k) { return k->present; });
+  return 1;
+}
+
+int ListSubset(lua_State* L) {
+  const std::string_view which = luaL_checkstring(L, 2);
+  if (which == "all") {
+    lua_settop(L, 1);
+    return 1;
+  }
+  if (which == "present") return ListFilterPresent<true>(L);
+  if (which == "absent") return ListFilterPresent<false>(L);
+  return luaL_argerror(L, 2, "expected 'all', 'present' or 'absent'");
+}
+
+int ListGet(lua_State* L) {
+  ListUd* l = CheckList(L, 1);
+  const lua_Integer i = luaL_checkinteger(L, 2);
+  if (i < 1 || static_cast<std::size_t>(i) > l->items.size()) {
+    lua_pushnil(L);
+    return 1;
+  }
+  PushKeyphrase(L, *l->corpus, *l->items[static_cast<std::size_t>(i - 1)]);
+  return 1;
+}
+
+int ListSurfaces(lua_State* L) {
+  ListUd* l = CheckList(L, 1);
+  lua_createtable(L, static_cast<int>(l->items.size()), 0);
+  for (std::size_t i = 0; i < l->items.size(); ++i) {
+    lua_pushlstring(L, l->items[i]->surface.data(), l->items[i]->surface.size());
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  return 1;
+}
+
+int ListKeys(lua_State* L) {
+  ListUd* l = CheckList(L, 1);
+  lua_createtable(L, static_cast<int>(l->items.size()), 0);
+  for (std::size_t i = 0; i < l->items.size(); ++i) {
+    const auto s = l->corpus->Str(l->items[i]->key);
+    lua_pushlstring(L, s.data(), s.size());
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  return 1;
+}
+
+int ListPrmu(lua_State* L) {
+  ListUd* l = CheckList(L, 1);
+  if (!l->doc->has_text) return luaL_error(L, "document '%s' has no source text", l->doc->id.c_str());
+  lua_createtable(L, static_cast<int>(l->items.size()), 0);
+  for (std::size_t i = 0; i < l->items.size(); ++i) {
+    lua_pushstring(L, PrmuName(l->corpus->Classify(*l->doc, *l->items[i])));
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  return 1;
+}
+
+// list:match(refs [, how]) -> Match; how = "exact" (default), "substr", "zg".
+int ListMatch(lua_State* L) {
+  ListUd* p = CheckList(L, 1);
+  ListUd* r = CheckList(L, 2);
+  const std::string_view how = luaL_optstring(L, 3, "exact");
+  std::vector<std::uint8_t> flags;
+  if (how == "exact") {
+    flags = ExactMatch(p->items, r->items);
+  } else if (how == "substr") {
+    flags = SubstringMatch(p->corpus->lex, p->items, r->items, p->corpus->profile.substr_empty_matches);
+  } else if (how == "zg") {
+    flags = ZeschGurevychMatch(p->items, r->items);
+  } else {
+    return luaL_argerror(L, 3, "expected 'exact', 'substr' or 'zg'");
+  }
+  NewUserdata<MatchUd>(L, kMatchMeta, MatchUd{std::move(flags)});
+  return 1;
+}
+
+// list:alpha_ndcg(refs, k, alpha) with KPEval's substring subtopic coverage.
+int ListAlphaNdcg(lua_State* L) {
+  ListUd* p = CheckList(L, 1);
+  ListUd* r = CheckList(L, 2);
+  const lua_Integer k = luaL_checkinteger(L, 3);
+  const double alpha = luaL_optnumber(L, 4, 0.5);
+  const auto cover =
+      SubstringCover(p->corpus->lex, p->items, r->items, p->corpus->profile.substr_empty_matches);
+  lua_pushnumber(L, AlphaNdcgAt(cover, p->items.size(), r->items.size(),
+                                static_cast<std::size_t>(std::max<lua_Integer>(k, 0)), alpha));
+  return 1;
+}
+
+int ListToString(lua_State* L) {
+  ListUd* l = CheckList(L, 1);
+  std::string s = "KeyphraseList(" + std::to_string(l->items.size()) + ") {";
+  for (std::size_t i = 0; i < l->items.size(); ++i) {
+    s += (i ? "; " : "") + l->items[i]->surface;
+    if (i == 9 && l->items.size() > 10) {
+      s += "; ...";
+      break;
+    }
+  }
+  s += "}";
+  lua_pushlstring(L, s.data(), s.size());
+  return 1;
+}
+
+int ListIndex(lua_State* L) {
+  if (lua_type(L, 2) == LUA_TNUMBER) return ListGet(L);
+  luaL_getmetatable(L, kListMeta);
+  lua_pushvalue(L, 2);
+  lua_rawget(L, -2);
+  return 1;
+}
+
+const luaL_Reg kListMethods[] = {
+    {"__len", Safe<ListLen>},
+    {"__tostring", Safe<ListToString>},
+    {"top", Safe<ListTop>},
+    {"present", Safe<ListFilterPresent<true>>},
+    {"absent", Safe<ListFilterPresent<false>>},
+    {"subset", Safe<ListSubset>},
+    {"present_first", Safe<ListPresentFirst>},
+    {"get", Safe<ListGet>},
+    {"surfaces", Safe<ListSurfaces>},
+    {"keys", Safe<ListKeys>},
+    {"prmu", Safe<ListPrmu>},
+    {"match", Safe<ListMatch>},
+    {"alpha_ndcg", Safe<ListAlphaNdcg>},
+    {nullptr, nullptr},
+};
+
+// ---- Match -----------------------------------------------------------------------------------------
+
+std::size_t CheckK(lua_State* L, int i) {
+  const lua_Integer k = luaL_checkinteger(L, i);
+  luaL_argcheck(L, k >= 0, i, "k must be >= 0");
+  return static_cast<std::size_t>(k);
+}
+
+int MatchLen(lua_State* L) {
+  lua_pushinteger(L, static_cast<lua_Integer>(CheckMatch(L, 1)->flags.size()));
+  return 1;
+}
+int MatchHits(lua_State* L) {
+  MatchUd* m = CheckMatch(L, 1);
+  const std::size_t k = lua_isnoneornil(L, 2) ? m->flags.size() : CheckK(L, 2);
+  lua_pushinteger(L, HitsAt(m->flags, k));
+  return 1;
+}
+int MatchPrecisionSum(lua_State* L) {
+  MatchUd* m = CheckMatch(L, 1);
+  lua_pushnumber(L, PrecisionSumAt(m->flags, CheckK(L, 2)));
+  return 1;
+}
+int MatchDcg(lua_State* L) {
+  MatchUd* m = CheckMatch(L, 1);
+  lua_pushnumber(L, DcgAt(m->flags, CheckK(L, 2)));
+  return 1;
+}
+int MatchFirstHit(lua_State* L) {
+  const int r = FirstHit(CheckMatch(L, 1)->flags);
+  if (r == 0) {
+    lua_pushnil(L);
+  } else {
+    lua_pushinteger(L, r);
+  }
+  return 1;
+}
+int MatchFlags(lua_State* L) {
+  MatchUd* m = CheckMatch(L, 1);
+  lua_createtable(L, static_cast<int>(m->flags.size()), 0);
+  for (std::size_t i = 0; i < m->flags.size(); ++i) {
+    lua_pushboolean(L, m->flags[i]);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  return 1;
+}
+// Ideal DCG of the own relevance vector sorted (KPEval's NDCG ideal): hits at the top, cut at k.
+int MatchOwnIdealDcg(lua_State* L) {
+  MatchUd* m = CheckMatch(L, 1);
+  const std::size_t k = CheckK(L, 2);
+  lua_pushnumber(L, IdealDcgAt(static_cast<std::size_t>(HitsAt(m->flags, m->flags.size())), k));
+  return 1;
+}
+int MatchToString(lua_State* L) {
+  MatchUd* m = CheckMatch(L, 1);
+  std::string s = "Match{";
+  for (auto f : m->flags) s += f ? '1' : '0';
+  s += "}";
+  lua_pushlstring(L, s.data(), s.size());
+  return 1;
+}
+
+const luaL_Reg kMatchMethods[] = {
+    {"__len", Safe<MatchLen>},
+    {"__tostring", Safe<MatchToString>},
+    {"hits", Safe<MatchHits>},
+    {"precision_sum", Safe<MatchPrecisionSum>},
+    {"dcg", Safe<MatchDcg>},
+    {"own_ideal_dcg", Safe<MatchOwnIdealDcg>},
+    {"first_hit", Safe<MatchFirstHit>},
+    {"flags", Safe<MatchFlags>},
+    {nullptr, nullptr},
+};
+
+// ---- Document --------------------------------------------------------------------------------------
+
+DocUd* CheckDoc(lua_State* L, int i) { return Check<DocUd>(L, i, kDocMeta); }
+
+void PushAll(lua_State* L, const DocUd* d, const std::vector<Keyphrase>& kps) {
+  ListUd* l = PushList(L, d->corpus, d->doc);
+  l->items.reserve(kps.size());
+  for (const auto& k : kps) l->items.push_back(&k);
+}
+
+int DocIndex(lua_State* L) {
+  DocUd* d = CheckDoc(L, 1);
+  const std::string_view key = luaL_checkstring(L, 2);
+  if (key == "preds") {
+    PushAll(L, d, d->doc->preds);
+  } else if (key == "refs") {
+    PushAll(L, d, d->doc->refs);
+  } else if (key == "id") {
+    lua_pushlstring(L, d->doc->id.data(), d->doc->id.size());
+  } else if (key == "has_text") {
+    lua_pushboolean(L, d->doc->has_text);
+  } else if (key == "source") {
+    if (!d->doc->has_text) {
+      lua_pushnil(L);
+    } else {
+      PushStringArray(L, *d->corpus, d->doc->src_tokens);
+    }
+  } else if (key == "n_pred_pieces") {
+    lua_pushinteger(L, d->doc->n_pred_pieces);
+  } else {
+    return luaL_error(L, "Document has no field '%s'", std::string(key).c_str());
+  }
+  return 1;
+}
+
+int DocToString(lua_State* L) {
+  DocUd* d = CheckDoc(L, 1);
+  lua_pushfstring(L, "Document(%s: %d refs, %d preds)", d->doc->id.c_str(),
+                  static_cast<int>(d->doc->refs.size()), static_cast<int>(d->doc->preds.size()));
+  return 1;
+}
+
+const luaL_Reg kDocMethods[] = {
+    {"__tostring", Safe<DocToString>},
+    {nullptr, nullptr},
+};
+
+// ---- Corpus ----------------------------------------------------------------------------------------
+
+CorpusUd* CheckCorpus(lua_State* L, int i) { return Check<CorpusUd>(L, i, kCorpusMeta); }
+
+int CorpusLen(lua_State* L) {
+  lua_pushinteger(L, static_cast<lua_Integer>(CheckCorpus(L, 1)->corpus->docs.size()));
+  return 1;
+}
+int CorpusDoc(lua_State* L) {
+  CorpusUd* c = CheckCorpus(L, 1);
+  const lua_Integer i = luaL_checkinteger(L, 2);
+  if (i < 1 || static_cast<std::size_t>(i) > c->corpus->docs.size()) {
+    return luaL_error(L, "document index %d out of range (expected 1..%d)", static_cast<int>(i),
+                      static_cast<int>(c->corpus->docs.size()));
+  }
+  PushDocument(L, c->corpus, static_cast<std::size_t>(i - 1));
+  return 1;
+}
+int CorpusToString(lua_State* L) {
+  CorpusUd* c = CheckCorpus(L, 1);
+  lua_pushfstring(L, "Corpus(%s: %d documents, profile %s)", c->corpus->dataset_name.c_str(),
+                  static_cast<int>(c->corpus->docs.size()), c->corpus->profile.name.c_str());
+  return 1;
+}
+
+const luaL_Reg kCorpusMethods[] = {
+    {"__len", Safe<CorpusLen>},
+    {"__tostring", Safe<CorpusToString>},
+    {"doc", Safe<CorpusDoc>},
+    {nullptr, nullptr},
+};
+
+int IdealDcg(lua_State* L) {
+  const std::size_t n = CheckK(L, 1);
+  const std::size_t k = CheckK(L, 2);
+  lua_pushnumber(L, IdealDcgAt(n, k));
+  return 1;
+}
+
+}  // namespace
+
+void PushDocument(lua_State* L, std::shared_ptr<const Corpus> corpus, std::size_t index) {
+  const Document* d = &corpus->docs[index];
+  NewUserdata<DocUd>(L, kDocMeta, DocUd{std::move(corpus), d});
+}
+
+void PushCorpus(lua_State* L, std::shared_ptr<const Corpus> corpus) {
+  NewUserdata<CorpusUd>(L, kCorpusMeta, CorpusUd{std::move(corpus)});
+}
+
+void InstallCorpus(lua_State* L) {
+  // [kp]
+  DefineType<ListUd>(L, kListMeta, kListMethods, &Safe<ListIndex>);
+  DefineType<MatchUd>(L, kMatchMeta, kMatchMethods);
+  DefineType<DocUd>(L, kDocMeta, kDocMethods, &Safe<DocIndex>);
+  DefineType<CorpusUd>(L, kCorpusMeta, kCorpusMethods);
+  lua_pushcfunction(L, Safe<IdealDcg>);
+  lua_setfield(L, -2, "ideal_dcg");
+}
+
+}  // namespace kplab::host

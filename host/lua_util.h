@@ -1,0 +1,86 @@
+// Helpers shared by the binding files.
+#pragma once
+
+#include <lua.hpp>
+
+#include <new>
+#include <string>
+#include <utility>
+
+namespace kplab::host {
+
+// Allocates a userdata holding a T constructed from args, with metatable `meta` (must exist) whose
+// __gc runs ~T. [-0, +1]
+template <class T, class... Args>
+T* NewUserdata(lua_State* L, const char* meta, Args&&... args) {
+  void* mem = lua_newuserdatauv(L, sizeof(T), 0);
+  T* obj = new (mem) T(std::forward<Args>(args)...);
+  luaL_setmetatable(L, meta);
+  return obj;
+}
+
+template <class T>
+int GcUserdata(lua_State* L) {
+  static_cast<T*>(lua_touserdata(L, 1))->~T();
+  return 0;
+}
+
+template <class T>
+T* Check(lua_State* L, int idx, const char* meta) {
+  return static_cast<T*>(luaL_checkudata(L, idx, meta));
+}
+
+// Creates metatable `meta` with the given methods (also reachable through __index unless the caller
+// sets its own __index) and __gc for T. [-0, +0]
+template <class T>
+void DefineType(lua_State* L, const char* meta, const luaL_Reg* methods, lua_CFunction index = nullptr) {
+  luaL_newmetatable(L, meta);  // [mt]
+  luaL_setfuncs(L, methods, 0);
+  lua_pushcfunction(L, &GcUserdata<T>);
+  lua_setfield(L, -2, "__gc");
+  if (index) {
+    lua_pushcfunction(L, index);
+  } else {
+    lua_pushvalue(L, -1);
+  }
+  lua_setfield(L, -2, "__index");
+  lua_pushstring(L, meta);
+  lua_setfield(L, -2, "__name");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");  // hide the metatable from scripts
+  lua_pop(L, 1);
+}
+
+inline void SetNumber(lua_State* L, const char* key, double v) {
+  lua_pushnumber(L, v);
+  lua_setfield(L, -2, key);
+}
+inline void SetString(lua_State* L, const char* key, std::string_view v) {
+  lua_pushlstring(L, v.data(), v.size());
+  lua_setfield(L, -2, key);
+}
+
+}  // namespace kplab::host
+
+#include <exception>
+
+namespace kplab::host {
+
+// Every lua_CFunction of the bindings goes through Safe<>: a std::exception thrown by core code is
+// caught inside this frame and raised as a Lua error (prefixed with luaL_where) after the C++ objects of
+// the call are gone. Lua's own errors (not std::exception) pass through untouched.
+template <lua_CFunction F>
+int Safe(lua_State* L) {
+  std::string message;
+  try {
+    return F(L);
+  } catch (const std::exception& e) {
+    message = e.what();
+  }
+  luaL_where(L, 1);
+  lua_pushlstring(L, message.data(), message.size());
+  lua_concat(L, 2);
+  return lua_error(L);
+}
+
+}  // namespace kplab::host

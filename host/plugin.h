@@ -1,0 +1,47 @@
+// Metric plugins: a Lua file with the header "-- kplab-api: 1" that returns kp.metric{...}.
+// The declaration is checked field by field; errors name the file and field exactly, e.g.
+// "plugins/semrp.lua: field 'params.k' must be a number, string or boolean".
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "kplab/result.h"
+#include "sandbox.h"
+
+namespace kplab::host {
+
+using ParamValue = std::variant<double, bool, std::string>;
+
+struct MetricPlugin {
+  PluginFile file;
+  std::string name;     // declared name (must equal the file stem)
+  std::string version;  // declared version string, e.g. "1.0.0"
+  std::string doc;      // optional doc string
+  std::map<std::string, ParamValue> params;  // declared defaults
+  std::vector<std::string> needs;            // e.g. {"source"}, {"embeddings"}
+  // Registry refs into the VM that loaded the plugin; they live until ReleaseMetricPlugin or the VM's
+  // end. An absent aggregate is LUA_NOREF (-2): test `ref >= 0` rather than comparing with -1.
+  int score_ref = -1;
+  int aggregate_ref = -1;  // optional
+  int env_ref = -1;        // the plugin's own _ENV
+};
+
+// Runs the plugin file in its own sandbox env inside vm and checks the returned declaration.
+// Required: name (string == file stem), version (string), score (function).
+// Optional: params (table of string -> number|boolean|string), needs (array of strings among
+// "source", "embeddings"), aggregate (function), doc (string). Unknown fields are errors.
+Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file);
+
+// Drops the plugin's registry refs (score, aggregate, env) so the VM can collect them; refs become
+// LUA_NOREF. Only needed when a VM outlives the plugins it loaded (REPL reloads).
+void ReleaseMetricPlugin(LuaVm& vm, MetricPlugin& plugin);
+
+// Overrides declared defaults with user values ("k=5" strings from the CLI); unknown names and
+// type mismatches are errors naming the plugin and parameter.
+Status ApplyParams(MetricPlugin& plugin, const std::map<std::string, std::string>& overrides);
+
+}  // namespace kplab::host

@@ -1,0 +1,356 @@
+#include "runner.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <cmath>
+#include <limits>
+#include <string_view>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "bindings.h"
+#include "lua_util.h"
+
+namespace kplab::host {
+
+namespace {
+
+constexpr const char* kColumnMeta = "kplab.Column";
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+struct ColumnUd {
+  const std::vector<double>* values;  // owned by the runner for the duration of aggregate()
+};
+
+const std::vector<double>& CheckColumn(lua_State* L, int i) {
+  return *Check<ColumnUd>(L, i, kColumnMeta)->values;
+}
+
+int ColumnLen(lua_State* L) {
+  lua_pushinteger(L, static_cast<lua_Integer>(CheckColumn(L, 1).size()));
+  return 1;
+}
+int ColumnSum(lua_State* L) {
+  double s = 0;
+  for (double v : CheckColumn(L, 1)) {
+    if (!std::isnan(v)) s += v;
+  }
+  lua_pushnumber(L, s);
+  return 1;
+}
+int ColumnCount(lua_State* L) {
+  lua_Integer n = 0;
+  for (double v : CheckColumn(L, 1)) n += !std::isnan(v);
+  lua_pushinteger(L, n);
+  return 1;
+}
+int ColumnMean(lua_State* L) {
+  double s = 0;
+  std::size_t n = 0;
+  for (double v : CheckColumn(L, 1)) {
+    if (std::isnan(v)) continue;
+    s += v;
+    ++n;
+  }
+  lua_pushnumber(L, n ? s / static_cast<double>(n) : kNaN);
+  return 1;
+}
+int ColumnGet(lua_State* L) {
+  const auto& c = CheckColumn(L, 1);
+  const lua_Integer i = luaL_checkinteger(L, 2);
+  if (i < 1 || static_cast<std::size_t>(i) > c.size()) {
+    lua_pushnil(L);
+  } else {
+    lua_pushnumber(L, c[static_cast<std::size_t>(i - 1)]);
+  }
+  return 1;
+}
+
+const luaL_Reg kColumnMethods[] = {
+    {"__len", Safe<ColumnLen>}, {"sum", Safe<ColumnSum>}, {"count", Safe<ColumnCount>},
+    {"mean", Safe<ColumnMean>}, {"get", Safe<ColumnGet>}, {nullptr, nullptr},
+};
+
+// Canonical order of metric names: subset (all, present, absent, other), then the order the plugin
+// first produced them in.
+int SubsetRank(std::string_view name) {
+  if (name.starts_with("all.")) return 0;
+  if (name.starts_with("present.")) return 1;
+  if (name.starts_with("absent.")) return 2;
+  return 3;
+}
+
+// Display order of metric names "subset.measure@k.avg": subset (all, present, absent, other), then
+// segments compared naturally (numbers numerically and before words), with p, r, f1 first among
+// measures and micro before macro.
+int SegmentRank(std::string_view seg) {
+  static const char* kFirst[] = {"p", "r", "f1", "micro", "macro", "macro_hm", "macro_doc"};
+  for (int i = 0; i < 7; ++i) {
+    if (seg == kFirst[i]) return i;
+  }
+  return 100;
+}
+
+bool MetricNameLess(std::string_view a, std::string_view b) {
+  const int ra = SubsetRank(a), rb = SubsetRank(b);
+  if (ra != rb) return ra < rb;
+  auto next = [](std::string_view& s) {
+    const auto pos = s.find_first_of(".@");
+    std::string_view seg = s.substr(0, pos);
+    s = pos == std::string_view::npos ? std::string_view() : s.substr(pos + 1);
+    return seg;
+  };
+  while (!a.empty() && !b.empty()) {
+    const std::string_view x = next(a), y = next(b);
+    if (x == y) continue;
+    const bool nx = !x.empty() && std::isdigit(static_cast<unsigned char>(x[0]));
+    const bool ny = !y.empty() && std::isdigit(static_cast<unsigned char>(y[0]));
+    if (nx && ny) return std::stoi(std::string(x)) < std::stoi(std::string(y));
+    if (nx != ny) return nx;
+    const int sx = SegmentRank(x), sy = SegmentRank(y);
+    if (sx != sy) return sx < sy;
+    return x < y;
+  }
+  return a.size() < b.size();
+}
+
+struct Columns {
+  std::vector<std::string> names;
+  std::vector<std::vector<double>> values;
+  std::unordered_map<std::string, std::size_t> index;
+  // Cache of Lua string pointers -> column; verified against the content on every hit because a
+  // collected string's address can be reused by another.
+  std::unordered_map<const char*, std::size_t> by_ptr;
+
+  std::size_t Find(const char* s, std::size_t len, std::size_t n_docs) {
+    auto it = by_ptr.find(s);
+    if (it != by_ptr.end() && names[it->second].size() == len &&
+        std::memcmp(names[it->second].data(), s, len) == 0) {
+      return it->second;
+    }
+    std::string name(s, len);
+    auto jt = index.find(name);
+    std::size_t col;
+    if (jt == index.end()) {
+      col = names.size();
+      names.push_back(name);
+      values.emplace_back(n_docs, kNaN);
+      index.emplace(std::move(name), col);
+    } else {
+      col = jt->second;
+    }
+    by_ptr[s] = col;
+    return col;
+  }
+};
+
+void PushParams(lua_State* L, const MetricPlugin& plugin) {
+  lua_createtable(L, 0, static_cast<int>(plugin.params.size()));
+  for (const auto& [name, value] : plugin.params) {
+    std::visit(
+        [&](const auto& v) {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, double>) {
+            if (std::floor(v) == v && std::abs(v) < 1e15) {
+              lua_pushinteger(L, static_cast<lua_Integer>(v));
+            } else {
+              lua_pushnumber(L, v);
+            }
+          } else if constexpr (std::is_same_v<T, bool>) {
+            lua_pushboolean(L, v);
+          } else {
+            lua_pushlstring(L, v.data(), v.size());
+          }
+        },
+        value);
+    lua_setfield(L, -2, name.c_str());
+  }
+}
+
+}  // namespace
+
+MetricRunner::MetricRunner(LuaVm& vm, std::shared_ptr<const Corpus> corpus, RunContext ctx)
+    : vm_(vm), corpus_(std::move(corpus)), rc_(std::move(ctx)) {
+  lua_State* L = vm_.state();
+  if (luaL_newmetatable(L, kColumnMeta)) {
+    luaL_setfuncs(L, kColumnMethods, 0);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -2, "__index");
+    lua_pushboolean(L, 0);
+    lua_setfield(L, -2, "__metatable");
+  }
+  lua_pop(L, 1);
+  const int n = static_cast<int>(corpus_->docs.size());
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; ++i) {
+    PushDocument(L, corpus_, static_cast<std::size_t>(i));
+    lua_rawseti(L, -2, i + 1);
+  }
+  docs_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+void MetricRunner::PushCtx() {
+  lua_State* L = vm_.state();
+  lua_createtable(L, 0, 4);
+  lua_createtable(L, 0, 24);
+  SetString(L, "name", corpus_->profile.name);
+  for (const auto& [knob, value] : corpus_->profile.Knobs()) {
+    if (value == "true" || value == "false") {
+      lua_pushboolean(L, value == "true");
+    } else {
+      lua_pushlstring(L, value.data(), value.size());
+    }
+    lua_setfield(L, -2, knob.c_str());
+  }
+  lua_setfield(L, -2, "profile");
+  lua_pushinteger(L, static_cast<lua_Integer>(corpus_->docs.size()));
+  lua_setfield(L, -2, "n_docs");
+  SetString(L, "dataset", rc_.dataset_name);
+  SetString(L, "system", rc_.system);
+}
+
+PluginOutcome MetricRunner::Run(const MetricPlugin& plugin, const Progress& progress) {
+  lua_State* L = vm_.state();
+  PluginOutcome out;
+  out.plugin = plugin.name;
+  const std::size_t n = corpus_->docs.size();
+  const int base = lua_gettop(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, docs_ref_);  // [docs]
+  PushParams(L, plugin);                          // [docs, params]
+  PushCtx();                                      // [docs, params, ctx]
+  const int docs_idx = base + 1, params_idx = base + 2, ctx_idx = base + 3;
+  Columns cols;
+  auto fail = [&](ScriptError e) {
+    out.error = std::move(e);
+    lua_settop(L, base);
+    return out;
+  };
+  std::size_t next_report = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, plugin.score_ref);
+    lua_rawgeti(L, docs_idx, static_cast<lua_Integer>(i + 1));
+    lua_pushvalue(L, params_idx);
+    lua_pushvalue(L, ctx_idx);
+    if (auto err = vm_.Call(3, 1, plugin.name)) return fail(std::move(*err));
+    if (!lua_istable(L, -1)) {
+      ScriptError e;
+      e.plugin = plugin.name;
+      e.file = plugin.file.display_name;
+      e.message = fmt::format("{}: score must return a table of numbers (got {}) for document '{}'",
+                              plugin.file.display_name, luaL_typename(L, -1), corpus_->docs[i].id);
+      return fail(std::move(e));
+    }
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {  // [.., result, key, value]
+      if (lua_type(L, -2) != LUA_TSTRING || !(lua_type(L, -1) == LUA_TNUMBER)) {
+        ScriptError e;
+        e.plugin = plugin.name;
+        e.file = plugin.file.display_name;
+        e.message = fmt::format(
+            "{}: score result for document '{}' must map metric names (strings) to numbers "
+            "(got {} -> {})",
+            plugin.file.display_name, corpus_->docs[i].id, luaL_typename(L, -2), luaL_typename(L, -1));
+        return fail(std::move(e));
+      }
+      std::size_t len = 0;
+      const char* key = lua_tolstring(L, -2, &len);
+      cols.values[cols.Find(key, len, n)][i] = lua_tonumber(L, -1);
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    if (progress && i >= next_report) {
+      progress(plugin.name, i + 1, n);
+      next_report = i + std::max<std::size_t>(n / 100, 1);
+    }
+  }
+  if (progress) progress(plugin.name, n, n);
+
+  // Column order: canonical subset order, then first appearance.
+  std::vector<std::size_t> order(cols.names.size());
+  for (std::size_t c = 0; c < order.size(); ++c) order[c] = c;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return MetricNameLess(cols.names[a], cols.names[b]);
+  });
+
+  std::vector<std::string> agg_names;
+  if (plugin.aggregate_ref >= 0) {
+    // aggregate(cols, params, ctx): cols maps every column name (internal '_' ones too) to a Column.
+    lua_rawgeti(L, LUA_REGISTRYINDEX, plugin.aggregate_ref);
+    lua_createtable(L, 0, static_cast<int>(cols.names.size()));
+    for (std::size_t c = 0; c < cols.names.size(); ++c) {
+      NewUserdata<ColumnUd>(L, kColumnMeta, ColumnUd{&cols.values[c]});
+      lua_setfield(L, -2, cols.names[c].c_str());
+    }
+    lua_pushvalue(L, params_idx);
+    lua_pushvalue(L, ctx_idx);
+    if (auto err = vm_.Call(3, 1, plugin.name)) return fail(std::move(*err));
+    if (!lua_istable(L, -1)) {
+      ScriptError e;
+      e.plugin = plugin.name;
+      e.file = plugin.file.display_name;
+      e.message = fmt::format("{}: aggregate must return a table of numbers (got {})",
+                              plugin.file.display_name, luaL_typename(L, -1));
+      return fail(std::move(e));
+    }
+    std::unordered_map<std::string, AggregateValue> got;
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+      if (lua_type(L, -2) != LUA_TSTRING ||
+          (lua_type(L, -1) != LUA_TNUMBER && lua_type(L, -1) != LUA_TTABLE)) {
+        ScriptError e;
+        e.plugin = plugin.name;
+        e.file = plugin.file.display_name;
+        e.message = fmt::format(
+            "{}: aggregate result must map metric names to numbers or {{value, ci_low, ci_high}} "
+            "(got {} -> {})",
+            plugin.file.display_name, luaL_typename(L, -2), luaL_typename(L, -1));
+        return fail(std::move(e));
+      }
+      AggregateValue a;
+      a.metric = lua_tostring(L, -2);
+      if (lua_type(L, -1) == LUA_TNUMBER) {
+        a.value = lua_tonumber(L, -1);
+      } else {
+        lua_getfield(L, -1, "value");
+        a.value = lua_tonumber(L, -1);
+        lua_getfield(L, -2, "ci_low");
+        if (lua_isnumber(L, -1)) a.ci_low = lua_tonumber(L, -1);
+        lua_getfield(L, -3, "ci_high");
+        if (lua_isnumber(L, -1)) a.ci_high = lua_tonumber(L, -1);
+        lua_pop(L, 3);
+      }
+      got[a.metric] = a;
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    std::vector<AggregateValue> aggs;
+    for (auto& [name, a] : got) aggs.push_back(a);
+    std::sort(aggs.begin(), aggs.end(), [](const AggregateValue& a, const AggregateValue& b) {
+      return MetricNameLess(a.metric, b.metric);
+    });
+    out.aggregates = std::move(aggs);
+  } else {
+    for (std::size_t c : order) {
+      if (cols.names[c].starts_with("_")) continue;
+      double s = 0;
+      std::size_t cnt = 0;
+      for (double v : cols.values[c]) {
+        if (std::isnan(v)) continue;
+        s += v;
+        ++cnt;
+      }
+      out.aggregates.push_back({cols.names[c], cnt ? s / static_cast<double>(cnt) : kNaN, {}, {}});
+    }
+  }
+  for (std::size_t c : order) {
+    if (cols.names[c].starts_with("_")) continue;
+    out.columns.metrics.push_back(cols.names[c]);
+    out.columns.columns.push_back(std::move(cols.values[c]));
+  }
+  lua_settop(L, base);
+  return out;
+}
+
+}  // namespace kplab::host

@@ -1,0 +1,106 @@
+// Lua sandbox for plugins and scripts. One LuaVm = one lua_State with a counting allocator (memory cap)
+// and an instruction budget. Each plugin gets its own _ENV built from an allow-list; the kp API tables
+// it sees are read-only proxies; reading or writing an unknown global is an error.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kplab/result.h"
+
+struct lua_State;
+
+namespace kplab::host {
+
+struct Limits {
+  std::size_t memory_bytes = 256u << 20;      // per VM; 0 = unlimited
+  std::uint64_t instructions = 2'000'000'000;  // per call into a plugin (score/aggregate/top level); 0 = unlimited
+};
+
+// A Lua error captured with its location, kept so a failed run can store it.
+struct ScriptError {
+  std::string plugin;     // plugin name or script path
+  std::string file;       // "plugins/x.lua"
+  int line = 0;
+  std::string message;    // "plugins/x.lua:12: attempt to ..."
+  std::string traceback;  // Lua traceback
+  std::string Format() const;  // message + "\n" + traceback
+};
+
+// Function that installs native modules into the `kp` table at the top of the stack
+// ([kp] on entry and exit). Bindings (lua_*.cc) register through this.
+using ModuleInstaller = std::function<void(lua_State* L)>;
+
+class LuaVm {
+ public:
+  explicit LuaVm(const Limits& limits = {});
+  ~LuaVm();
+  LuaVm(const LuaVm&) = delete;
+  LuaVm& operator=(const LuaVm&) = delete;
+
+  lua_State* state() const { return L_; }
+  const Limits& limits() const { return limits_; }
+
+  // Adds native modules to the shared `kp` API table (before any environment is created).
+  void Install(const ModuleInstaller& installer);
+
+  // Creates a fresh sandboxed environment table and pushes it: allow-listed base functions and
+  // libraries (string, table, math, utf8, coroutine — read-only proxies), `kp` (read-only proxy), and
+  // strict globals (reading or assigning an undeclared global raises "... undefined global 'x'").
+  // [-0, +1]
+  void PushSandboxEnv(const std::string& chunk_label);
+
+  // Loads `source` with chunkname "@" + display_name in the environment on top of the stack (popped)
+  // and runs it under the instruction budget; pushes its results (nresults, or LUA_MULTRET). On error
+  // returns the ScriptError and pushes nothing.
+  std::optional<ScriptError> RunChunk(const std::string& source, const std::string& display_name,
+                                      int nresults);
+
+  // Calls the function at stack[-(nargs+1)] with nargs arguments through the traceback handler under a
+  // fresh instruction budget. Like lua_pcall, but returns a ScriptError on failure (stack: results
+  // pushed on success, nothing on failure).
+  std::optional<ScriptError> Call(int nargs, int nresults, const std::string& plugin_label);
+
+  std::size_t memory_in_use() const;
+
+ private:
+  struct Alloc;
+  Limits limits_;
+  std::unique_ptr<Alloc> alloc_;
+  lua_State* L_ = nullptr;
+};
+
+// A plugin file found on disk.
+struct PluginFile {
+  std::string name;          // file stem: plugins/exact.lua -> "exact"
+  std::string path;          // path on disk
+  std::string display_name;  // used in error messages: "plugins/exact.lua" for shipped plugins, else path
+  std::string source;        // file bytes
+  std::string sha256;
+  int api_version = 0;       // from the header line "-- kplab-api: N"
+};
+
+constexpr int kApiVersion = 1;
+
+// Reads one plugin file and checks its header line (errors as for DiscoverPlugins). `display_name` is
+// what errors and chunk names use, e.g. "plugins/exact.lua".
+Result<PluginFile> ReadPluginFile(const std::string& path, const std::string& display_name);
+
+// Finds plugin files: shipped directory first, then each directory of $KPLAB_PLUGIN_PATH
+// (':'-separated), then `user_dirs` (--plugins DIR); a later file with the same name overrides an
+// earlier one. Errors: unreadable directory, missing/invalid API header
+// ("DIR/x.lua:1: missing API header (expected '-- kplab-api: 1' on the first line)"),
+// unsupported version.
+Result<std::vector<PluginFile>> DiscoverPlugins(const std::string& shipped_dir,
+                                                const std::vector<std::string>& user_dirs);
+
+// Directory of shipped plugins: $KPLAB_SHIPPED_PLUGINS if set, else next to the executable
+// (../share/kplab/plugins when installed), else the source tree's plugins/.
+std::string ShippedPluginDir();
+
+}  // namespace kplab::host

@@ -1,0 +1,64 @@
+-- kplab-api: 1
+-- Rank-aware metrics: AP@k (MAP), NDCG@k, alpha-NDCG@k for k in {5, 10, M}, and MRR.
+local SUBSETS = { "all", "present", "absent" }
+local KS = { 5, 10, "M" }
+local N = {}
+for _, s in ipairs(SUBSETS) do
+  N[s] = { mrr = s .. ".mrr" }
+  for _, k in ipairs(KS) do
+    N[s][k] = { ap = s .. ".ap@" .. k, ndcg = s .. ".ndcg@" .. k, andcg = s .. ".alpha_ndcg@" .. k,
+                map = s .. ".map@" .. k }
+  end
+end
+
+return kp.metric {
+  name = "rank",
+  version = "1.0.0",
+  doc = [[
+AP@k = sum over hits at rank i <= k of P@i, divided by min(#refs, k) (profile knob ap_denominator
+"min_refs_k"; "refs" divides by #refs as KPEval does). NDCG@k with binary relevance and a log2(i+1)
+discount; the ideal is min(#refs, k) hits at the top ("standard"), or the document's own relevance
+vector sorted ("own", KPEval: missed references do not lower it). alpha-NDCG@k with alpha = params.alpha,
+references as subtopics covered by character-substring matching, greedy ideal ordering. MRR = 1/rank of
+the first correct prediction (0 if none). Aggregates are means over documents: <s>.map@k, <s>.ndcg@k,
+<s>.alpha_ndcg@k, <s>.mrr.]],
+  params = { alpha = 0.5 },
+  score = function(doc, p, ctx)
+    local out = {}
+    local prof = ctx.profile
+    for _, s in ipairs(SUBSETS) do
+      if s == "all" or doc.has_text then
+        local preds, refs = doc.preds:subset(s), doc.refs:subset(s)
+        local m = preds:match(refs)
+        local n, r = #preds, #refs
+        for _, k in ipairs(KS) do
+          local kk = (k == "M") and n or k
+          local nm = N[s][k]
+          local den = prof.ap_denominator == "refs" and r or math.min(r, kk)
+          out[nm.ap] = den > 0 and m:precision_sum(kk) / den or 0
+          local ideal = prof.ndcg_ideal == "own" and m:own_ideal_dcg(kk) or kp.ideal_dcg(r, kk)
+          out[nm.ndcg] = ideal > 0 and m:dcg(kk) / ideal or 0
+          out[nm.andcg] = preds:alpha_ndcg(refs, kk, p.alpha)
+        end
+        local first = m:first_hit()
+        out[N[s].mrr] = first and 1 / first or 0
+      end
+    end
+    return out
+  end,
+  aggregate = function(cols)
+    local agg = {}
+    for _, s in ipairs(SUBSETS) do
+      for _, k in ipairs(KS) do
+        local nm = N[s][k]
+        if cols[nm.ap] and cols[nm.ap]:count() > 0 then
+          agg[nm.map] = cols[nm.ap]:mean()
+          agg[nm.ndcg] = cols[nm.ndcg]:mean()
+          agg[nm.andcg] = cols[nm.andcg]:mean()
+        end
+      end
+      if cols[N[s].mrr] and cols[N[s].mrr]:count() > 0 then agg[N[s].mrr] = cols[N[s].mrr]:mean() end
+    end
+    return agg
+  end,
+}
