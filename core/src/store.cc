@@ -1,0 +1,691 @@
+// RunStore on SQLiteCpp. Schema, blob encoding and migrations are described in docs/store.md; keep the
+// two in step.
+#include "kplab/store.h"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <bit>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <iterator>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace kplab {
+namespace {
+
+// One migration step: `sql` takes a database at version - 1 to `version`. Steps run in order inside one
+// IMMEDIATE transaction, so a failed step leaves the file at its old version. Append new steps here;
+// never edit a released one (files in the wild were created by it).
+struct Migration {
+  int version;
+  const char* sql;
+};
+
+constexpr const char kSchemaV1[] = R"sql(
+CREATE TABLE meta(
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+CREATE TABLE datasets(
+  id           INTEGER PRIMARY KEY,
+  name         TEXT NOT NULL,
+  path         TEXT NOT NULL,
+  format       TEXT NOT NULL,
+  content_hash TEXT NOT NULL,
+  n_docs       INTEGER NOT NULL,
+  UNIQUE(content_hash, path, format)
+);
+CREATE TABLE documents(
+  dataset_id INTEGER NOT NULL REFERENCES datasets(id) ON DELETE CASCADE,
+  idx        INTEGER NOT NULL,
+  doc_id     TEXT NOT NULL,
+  PRIMARY KEY(dataset_id, idx)
+) WITHOUT ROWID;
+CREATE TABLE systems(
+  id   INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE
+);
+CREATE TABLE runs(
+  id                   INTEGER PRIMARY KEY AUTOINCREMENT,
+  dataset_id           INTEGER NOT NULL REFERENCES datasets(id),
+  system_id            INTEGER NOT NULL REFERENCES systems(id),
+  predictions_path     TEXT NOT NULL,
+  predictions_hash     TEXT NOT NULL,
+  profile              TEXT NOT NULL,
+  params_json          TEXT NOT NULL,
+  embedder_fingerprint TEXT NOT NULL,
+  kplab_version        TEXT NOT NULL,
+  created_at           TEXT NOT NULL,
+  elapsed_seconds      REAL NOT NULL,
+  status               TEXT NOT NULL CHECK(status IN ('ok', 'failed')),
+  error                TEXT NOT NULL
+);
+CREATE INDEX runs_by_created_at ON runs(created_at, id);
+CREATE INDEX runs_by_dataset ON runs(dataset_id);
+CREATE INDEX runs_by_system ON runs(system_id);
+CREATE TABLE run_plugins(
+  run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  idx     INTEGER NOT NULL,
+  name    TEXT NOT NULL,
+  version TEXT NOT NULL,
+  sha256  TEXT NOT NULL,
+  file    TEXT NOT NULL,
+  PRIMARY KEY(run_id, idx)
+) WITHOUT ROWID;
+CREATE TABLE scores(
+  run_id      INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  idx         INTEGER NOT NULL,
+  metric      TEXT NOT NULL,
+  n           INTEGER NOT NULL,
+  values_f64le BLOB NOT NULL,
+  PRIMARY KEY(run_id, idx),
+  UNIQUE(run_id, metric)
+);
+CREATE TABLE aggregates(
+  run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  idx     INTEGER NOT NULL,
+  metric  TEXT NOT NULL,
+  value   REAL,
+  ci_low  REAL,
+  ci_high REAL,
+  PRIMARY KEY(run_id, idx),
+  UNIQUE(run_id, metric)
+) WITHOUT ROWID;
+)sql";
+
+constexpr Migration kMigrations[] = {
+    {1, kSchemaV1},
+};
+
+constexpr int kCurrentVersion = kMigrations[std::size(kMigrations) - 1].version;
+
+// Page size for new files. Score columns are 160 KB blobs for KP20k; 64 KiB pages cut the overflow
+// chain SQLite walks per blob by 16x compared with the 4 KiB default. Only takes effect before the
+// first table is created.
+constexpr int kPageSize = 65536;
+
+// A failure detected by kplab (not by SQLite) inside a transaction: thrown to unwind and roll back,
+// caught at the API boundary and turned into an Error with exactly this message.
+class StoreError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+bool IsMemoryPath(const std::string& path) { return path.empty() || path == ":memory:"; }
+
+// Version stored in meta; 0 for a database without any table (new or empty file). Throws StoreError
+// for a database that is someone else's.
+int ReadSchemaVersion(SQLite::Database& db, const std::string& path) {
+  SQLite::Statement has_meta(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'");
+  has_meta.executeStep();
+  if (has_meta.getColumn(0).getInt() == 0) {
+    SQLite::Statement tables(db, "SELECT count(*) FROM sqlite_master");
+    tables.executeStep();
+    if (tables.getColumn(0).getInt() != 0) {
+      // Never add kplab tables to an unrelated database the user pointed us at by mistake.
+      throw StoreError(fmt::format("{}: not a kplab database (it has tables but no meta table)", path));
+    }
+    return 0;
+  }
+  SQLite::Statement get(db, "SELECT value FROM meta WHERE key = 'schema_version'");
+  if (!get.executeStep()) {
+    throw StoreError(fmt::format("{}: not a kplab database (meta has no schema_version)", path));
+  }
+  const std::string text = get.getColumn(0).getString();
+  int version = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), version);
+  if (ec != std::errc() || end != text.data() + text.size() || version < 0) {
+    throw StoreError(
+        fmt::format("{}: not a kplab database (schema_version '{}' is not a version number)", path, text));
+  }
+  return version;
+}
+
+void CheckNotNewer(int version, const std::string& path) {
+  if (version > kCurrentVersion) {
+    throw StoreError(fmt::format("{}: schema version {} is newer than this kplab supports (expected <= {})",
+                                 path, version, kCurrentVersion));
+  }
+}
+
+// Brings the file to kCurrentVersion. Re-reads the version under the write lock so that two processes
+// opening a new file at once migrate it once.
+int Migrate(SQLite::Database& db, const std::string& path) {
+  SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
+  int version = ReadSchemaVersion(db, path);
+  CheckNotNewer(version, path);
+  const int from = version;
+  for (const Migration& m : kMigrations) {
+    if (m.version <= version) continue;
+    try {
+      db.exec(m.sql);
+    } catch (const SQLite::Exception& e) {
+      throw StoreError(fmt::format("{}: cannot migrate schema from version {} to {} ({})", path, from,
+                                   m.version, e.what()));
+    }
+    version = m.version;
+  }
+  if (version != from) {
+    SQLite::Statement set(db,
+                          "INSERT INTO meta(key, value) VALUES('schema_version', ?) "
+                          "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+    set.bind(1, std::to_string(version));
+    set.exec();
+  }
+  tx.commit();
+  return version;
+}
+
+std::string NowIsoUtc() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// "YYYY-MM-DDTHH:MM:SS[.fff]Z". ListRuns orders by this text, which is only chronological in this form.
+bool IsIsoUtc(std::string_view s) {
+  if (s.size() < 20 || s.back() != 'Z') return false;
+  constexpr std::string_view kShape = "dddd-dd-ddTdd:dd:dd";
+  for (size_t i = 0; i < kShape.size(); ++i) {
+    const bool digit = s[i] >= '0' && s[i] <= '9';
+    if (kShape[i] == 'd' ? !digit : s[i] != kShape[i]) return false;
+  }
+  std::string_view frac = s.substr(19, s.size() - 20);
+  if (frac.empty()) return true;
+  if (frac.size() < 2 || frac[0] != '.') return false;
+  for (char c : frac.substr(1)) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+// Blob encoding of a score column: n IEEE-754 binary64 values, little-endian, no header (n is its own
+// column). memcpy keeps NaN payloads; on little-endian hosts the vector's bytes are the blob.
+void EncodeF64Le(const std::vector<double>& values, std::vector<unsigned char>& out) {
+  out.resize(values.size() * sizeof(double));
+  if constexpr (std::endian::native == std::endian::little) {
+    if (!values.empty()) std::memcpy(out.data(), values.data(), out.size());
+  } else {
+    for (size_t i = 0; i < values.size(); ++i) {
+      uint64_t bits = std::bit_cast<uint64_t>(values[i]);
+      for (int b = 0; b < 8; ++b) out[i * 8 + b] = static_cast<unsigned char>(bits >> (8 * b));
+    }
+  }
+}
+
+std::vector<double> DecodeF64Le(const void* data, size_t n) {
+  std::vector<double> values(n);
+  if (n == 0) return values;
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(values.data(), data, n * sizeof(double));
+  } else {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t bits = 0;
+      for (int b = 0; b < 8; ++b) bits |= static_cast<uint64_t>(p[i * 8 + b]) << (8 * b);
+      values[i] = std::bit_cast<double>(bits);
+    }
+  }
+  return values;
+}
+
+// SQLite stores a bound NaN as NULL; NULL is read back as NaN for values and as "absent" for CI bounds.
+void BindDouble(SQLite::Statement& st, int index, double v) {
+  if (std::isnan(v)) {
+    st.bind(index);
+  } else {
+    st.bind(index, v);
+  }
+}
+void BindOptional(SQLite::Statement& st, int index, const std::optional<double>& v) {
+  if (v.has_value()) {
+    BindDouble(st, index, *v);
+  } else {
+    st.bind(index);
+  }
+}
+double ReadDouble(const SQLite::Column& c) {
+  return c.isNull() ? std::numeric_limits<double>::quiet_NaN() : c.getDouble();
+}
+std::optional<double> ReadOptional(const SQLite::Column& c) {
+  if (c.isNull()) return std::nullopt;
+  return c.getDouble();
+}
+
+// Checks everything that does not need the database, so most bad input fails before BEGIN.
+void ValidateRun(const RunRecord& run, const ScoreColumns& scores,
+                 const std::vector<AggregateValue>& aggregates) {
+  if (run.status != "ok" && run.status != "failed") {
+    throw StoreError(fmt::format("cannot save run: status '{}' is not 'ok' or 'failed'", run.status));
+  }
+  if (run.status == "failed") {
+    if (run.error.empty()) throw StoreError("cannot save run: a failed run needs an error message");
+    if (!scores.metrics.empty() || !scores.columns.empty() || !aggregates.empty()) {
+      throw StoreError("cannot save run: a failed run has no scores or aggregates");
+    }
+  }
+  if (!run.created_at.empty() && !IsIsoUtc(run.created_at)) {
+    throw StoreError(
+        fmt::format("cannot save run: created_at '{}' is not ISO 8601 UTC (expected YYYY-MM-DDTHH:MM:SSZ)",
+                    run.created_at));
+  }
+  if (!std::isfinite(run.elapsed_seconds)) {
+    throw StoreError("cannot save run: elapsed_seconds is not a finite number");
+  }
+  if (scores.metrics.size() != scores.columns.size()) {
+    throw StoreError(fmt::format("cannot save run: scores have {} metric names but {} columns",
+                                 scores.metrics.size(), scores.columns.size()));
+  }
+  std::unordered_set<std::string_view> seen;
+  for (size_t i = 0; i < scores.metrics.size(); ++i) {
+    const std::string& m = scores.metrics[i];
+    if (m.empty()) throw StoreError("cannot save run: scores have an empty metric name");
+    if (!seen.insert(m).second) {
+      throw StoreError(fmt::format("cannot save run: metric '{}' appears twice in scores", m));
+    }
+    if (scores.columns[i].size() != run.doc_ids.size()) {
+      throw StoreError(
+          fmt::format("cannot save run: score column '{}' has {} values (expected {}, one per document)", m,
+                      scores.columns[i].size(), run.doc_ids.size()));
+    }
+  }
+  seen.clear();
+  for (const AggregateValue& a : aggregates) {
+    if (a.metric.empty()) throw StoreError("cannot save run: aggregates have an empty metric name");
+    if (!seen.insert(a.metric).second) {
+      throw StoreError(fmt::format("cannot save run: metric '{}' appears twice in aggregates", a.metric));
+    }
+  }
+}
+
+}  // namespace
+
+struct RunStore::Impl {
+  Impl(const std::string& p, int flags) : path(p), db(p, flags) {}
+  std::string path;
+  SQLite::Database db;
+  int schema_version = 0;
+
+  // Dataset row for this run, inserting it and its documents on first sight. An existing row must hold
+  // the same documents: per-document scores are only meaningful in that order.
+  int64_t UpsertDataset(const RunRecord& run) {
+    SQLite::Statement find(
+        db, "SELECT id, n_docs FROM datasets WHERE content_hash = ? AND path = ? AND format = ?");
+    find.bind(1, run.dataset_hash);
+    find.bind(2, run.dataset_path);
+    find.bind(3, run.dataset_format);
+    if (find.executeStep()) {
+      const int64_t id = find.getColumn(0).getInt64();
+      const int64_t n = find.getColumn(1).getInt64();
+      if (n != static_cast<int64_t>(run.doc_ids.size())) {
+        throw StoreError(fmt::format(
+            "cannot save run: dataset {} (hash {}) is stored with {} documents but this run has {}",
+            run.dataset_path, run.dataset_hash, n, run.doc_ids.size()));
+      }
+      SQLite::Statement docs(db, "SELECT doc_id FROM documents WHERE dataset_id = ? ORDER BY idx");
+      docs.bind(1, id);
+      for (size_t i = 0; docs.executeStep(); ++i) {
+        const SQLite::Column c = docs.getColumn(0);
+        if (i >= run.doc_ids.size() ||
+            std::string_view(c.getText(), static_cast<size_t>(c.getBytes())) != run.doc_ids[i]) {
+          throw StoreError(fmt::format(
+              "cannot save run: dataset {} (hash {}) is stored with other document ids (document {} is '{}', "
+              "this run has '{}')",
+              run.dataset_path, run.dataset_hash, i + 1, c.getString(),
+              i < run.doc_ids.size() ? run.doc_ids[i] : std::string()));
+        }
+      }
+      return id;
+    }
+    SQLite::Statement ins(
+        db, "INSERT INTO datasets(name, path, format, content_hash, n_docs) VALUES(?, ?, ?, ?, ?)");
+    ins.bind(1, run.dataset_name);
+    ins.bind(2, run.dataset_path);
+    ins.bind(3, run.dataset_format);
+    ins.bind(4, run.dataset_hash);
+    ins.bind(5, static_cast<int64_t>(run.doc_ids.size()));
+    ins.exec();
+    const int64_t id = db.getLastInsertRowid();
+    SQLite::Statement doc(db, "INSERT INTO documents(dataset_id, idx, doc_id) VALUES(?, ?, ?)");
+    doc.bind(1, id);
+    for (size_t i = 0; i < run.doc_ids.size(); ++i) {
+      doc.bind(2, static_cast<int64_t>(i));
+      doc.bindNoCopy(3, run.doc_ids[i]);
+      doc.exec();
+      doc.reset();
+    }
+    return id;
+  }
+
+  int64_t UpsertSystem(const std::string& name) {
+    SQLite::Statement ins(db, "INSERT INTO systems(name) VALUES(?) ON CONFLICT(name) DO NOTHING");
+    ins.bind(1, name);
+    ins.exec();
+    SQLite::Statement get(db, "SELECT id FROM systems WHERE name = ?");
+    get.bind(1, name);
+    get.executeStep();
+    return get.getColumn(0).getInt64();
+  }
+
+  bool RunExists(int64_t id) {
+    SQLite::Statement st(db, "SELECT 1 FROM runs WHERE id = ?");
+    st.bind(1, id);
+    return st.executeStep();
+  }
+
+  Error DbError(const char* what_failed, const std::exception& e) const {
+    return Error{fmt::format("{}: {} ({})", path, what_failed, e.what())};
+  }
+};
+
+RunStore::RunStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+RunStore::RunStore(RunStore&&) noexcept = default;
+RunStore& RunStore::operator=(RunStore&&) noexcept = default;
+RunStore::~RunStore() = default;
+
+int RunStore::CurrentSchemaVersion() { return kCurrentVersion; }
+
+std::string RunStore::DefaultPath() {
+  const char* env = std::getenv("KPLAB_DB");
+  return env != nullptr && *env != '\0' ? std::string(env) : std::string("kplab.db");
+}
+
+int RunStore::schema_version() const { return impl_->schema_version; }
+
+Result<RunStore> RunStore::Open(const std::string& path) {
+  std::unique_ptr<Impl> impl;
+  try {
+    impl = std::make_unique<Impl>(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  } catch (const SQLite::Exception& e) {
+    return Error{fmt::format("{}: cannot open database ({})", path, e.what())};
+  }
+  SQLite::Database& db = impl->db;
+  try {
+    // A CLI and a REPL may share the file; wait for the other writer instead of failing at once.
+    db.setBusyTimeout(5000);
+    // The first read of the file is where SQLite notices that it is not a database.
+    const int version = ReadSchemaVersion(db, path);
+    CheckNotNewer(version, path);
+    if (!IsMemoryPath(path)) {
+      if (version == 0) db.exec(fmt::format("PRAGMA page_size = {}", kPageSize));
+      // WAL: readers (runs list, REPL) never block the writer; NORMAL is durable across application crashes
+      // and only loses the last commits on power loss, which for a re-runnable evaluation is fine.
+      db.exec("PRAGMA journal_mode = WAL");
+      db.exec("PRAGMA synchronous = NORMAL");
+    }
+    db.exec("PRAGMA foreign_keys = ON");
+    impl->schema_version = Migrate(db, path);
+  } catch (const StoreError& e) {
+    return Error{e.what()};
+  } catch (const SQLite::Exception& e) {
+    if (e.getErrorCode() == SQLITE_NOTADB) {
+      return Error{fmt::format("{}: not a kplab database ({})", path, e.what())};
+    }
+    return Error{fmt::format("{}: cannot open database ({})", path, e.what())};
+  }
+  return RunStore(std::move(impl));
+}
+
+Result<int64_t> RunStore::SaveRun(const RunRecord& run, const ScoreColumns& scores,
+                                  const std::vector<AggregateValue>& aggregates) {
+  SQLite::Database& db = impl_->db;
+  try {
+    ValidateRun(run, scores, aggregates);
+    if (!run.params_json.empty()) {
+      SQLite::Statement type(db, "SELECT CASE WHEN json_valid(?1) THEN json_type(?1) = 'object' ELSE 0 END");
+      type.bind(1, run.params_json);
+      type.executeStep();
+      if (type.getColumn(0).getInt() == 0)
+        throw StoreError("cannot save run: params_json is not a JSON object");
+    }
+
+    SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
+    const int64_t dataset_id = impl_->UpsertDataset(run);
+    const int64_t system_id = impl_->UpsertSystem(run.system);
+
+    SQLite::Statement ins(
+        db,
+        "INSERT INTO runs(dataset_id, system_id, predictions_path, predictions_hash, profile, "
+        "params_json, embedder_fingerprint, kplab_version, created_at, elapsed_seconds, status, "
+        "error) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    ins.bind(1, dataset_id);
+    ins.bind(2, system_id);
+    ins.bind(3, run.predictions_path);
+    ins.bind(4, run.predictions_hash);
+    ins.bind(5, run.profile);
+    ins.bind(6, run.params_json);
+    ins.bind(7, run.embedder_fingerprint);
+    ins.bind(8, run.kplab_version);
+    ins.bind(9, run.created_at.empty() ? NowIsoUtc() : run.created_at);
+    ins.bind(10, run.elapsed_seconds);
+    ins.bind(11, run.status);
+    ins.bind(12, run.error);
+    ins.exec();
+    const int64_t run_id = db.getLastInsertRowid();
+
+    SQLite::Statement plugin(db,
+                             "INSERT INTO run_plugins(run_id, idx, name, version, sha256, file) "
+                             "VALUES(?, ?, ?, ?, ?, ?)");
+    plugin.bind(1, run_id);
+    for (size_t i = 0; i < run.plugins.size(); ++i) {
+      const PluginRecord& p = run.plugins[i];
+      plugin.bind(2, static_cast<int64_t>(i));
+      plugin.bindNoCopy(3, p.name);
+      plugin.bindNoCopy(4, p.version);
+      plugin.bindNoCopy(5, p.sha256);
+      plugin.bindNoCopy(6, p.file);
+      plugin.exec();
+      plugin.reset();
+    }
+
+    SQLite::Statement score(db,
+                            "INSERT INTO scores(run_id, idx, metric, n, values_f64le) VALUES(?, ?, ?, ?, ?)");
+    score.bind(1, run_id);
+    std::vector<unsigned char> blob;
+    for (size_t i = 0; i < scores.metrics.size(); ++i) {
+      const std::vector<double>& column = scores.columns[i];
+      if (column.size() > static_cast<size_t>(std::numeric_limits<int>::max()) / sizeof(double)) {
+        throw StoreError(fmt::format("cannot save run: score column '{}' is too large", scores.metrics[i]));
+      }
+      const int bytes = static_cast<int>(column.size() * sizeof(double));
+      score.bind(2, static_cast<int64_t>(i));
+      score.bindNoCopy(3, scores.metrics[i]);
+      score.bind(4, static_cast<int64_t>(column.size()));
+      if constexpr (std::endian::native == std::endian::little) {
+        // An empty vector's data() may be null, which SQLite would store as NULL instead of an empty blob.
+        static const char kEmpty = 0;
+        score.bindNoCopy(5, column.empty() ? static_cast<const void*>(&kEmpty) : column.data(), bytes);
+      } else {
+        EncodeF64Le(column, blob);
+        score.bindNoCopy(5, blob.data(), bytes);
+      }
+      score.exec();
+      score.reset();
+    }
+
+    SQLite::Statement agg(db,
+                          "INSERT INTO aggregates(run_id, idx, metric, value, ci_low, ci_high) "
+                          "VALUES(?, ?, ?, ?, ?, ?)");
+    agg.bind(1, run_id);
+    for (size_t i = 0; i < aggregates.size(); ++i) {
+      const AggregateValue& a = aggregates[i];
+      agg.bind(2, static_cast<int64_t>(i));
+      agg.bindNoCopy(3, a.metric);
+      BindDouble(agg, 4, a.value);
+      BindOptional(agg, 5, a.ci_low);
+      BindOptional(agg, 6, a.ci_high);
+      agg.exec();
+      agg.reset();
+    }
+
+    tx.commit();
+    return run_id;
+  } catch (const StoreError& e) {
+    return Error{e.what()};
+  } catch (const SQLite::Exception& e) {
+    return impl_->DbError("cannot save run", e);
+  }
+}
+
+Result<std::vector<RunSummary>> RunStore::ListRuns() {
+  try {
+    SQLite::Statement st(
+        impl_->db,
+        "SELECT r.id, r.created_at, r.status, d.name, s.name, r.profile, d.n_docs "
+        "FROM runs r JOIN datasets d ON d.id = r.dataset_id JOIN systems s ON s.id = r.system_id "
+        "ORDER BY r.created_at DESC, r.id DESC");
+    std::vector<RunSummary> out;
+    while (st.executeStep()) {
+      out.push_back(RunSummary{st.getColumn(0).getInt64(), st.getColumn(1).getString(),
+                               st.getColumn(2).getString(), st.getColumn(3).getString(),
+                               st.getColumn(4).getString(), st.getColumn(5).getString(),
+                               st.getColumn(6).getInt64()});
+    }
+    return out;
+  } catch (const SQLite::Exception& e) {
+    return impl_->DbError("cannot list runs", e);
+  }
+}
+
+Result<RunRecord> RunStore::GetRun(int64_t id) {
+  SQLite::Database& db = impl_->db;
+  try {
+    // One read transaction, so that a concurrent DeleteRun cannot leave us half a run.
+    SQLite::Transaction tx(db);
+    SQLite::Statement st(
+        db,
+        "SELECT r.status, r.error, d.name, d.path, d.format, d.content_hash, s.name, "
+        "r.predictions_path, r.predictions_hash, r.profile, r.params_json, "
+        "r.embedder_fingerprint, r.kplab_version, r.created_at, r.elapsed_seconds, d.id "
+        "FROM runs r JOIN datasets d ON d.id = r.dataset_id JOIN systems s ON s.id = r.system_id "
+        "WHERE r.id = ?");
+    st.bind(1, id);
+    if (!st.executeStep()) return Error{fmt::format("run {} not found", id)};
+    RunRecord run;
+    run.id = id;
+    run.status = st.getColumn(0).getString();
+    run.error = st.getColumn(1).getString();
+    run.dataset_name = st.getColumn(2).getString();
+    run.dataset_path = st.getColumn(3).getString();
+    run.dataset_format = st.getColumn(4).getString();
+    run.dataset_hash = st.getColumn(5).getString();
+    run.system = st.getColumn(6).getString();
+    run.predictions_path = st.getColumn(7).getString();
+    run.predictions_hash = st.getColumn(8).getString();
+    run.profile = st.getColumn(9).getString();
+    run.params_json = st.getColumn(10).getString();
+    run.embedder_fingerprint = st.getColumn(11).getString();
+    run.kplab_version = st.getColumn(12).getString();
+    run.created_at = st.getColumn(13).getString();
+    run.elapsed_seconds = st.getColumn(14).getDouble();
+    const int64_t dataset_id = st.getColumn(15).getInt64();
+
+    SQLite::Statement docs(db, "SELECT doc_id FROM documents WHERE dataset_id = ? ORDER BY idx");
+    docs.bind(1, dataset_id);
+    while (docs.executeStep()) run.doc_ids.push_back(docs.getColumn(0).getString());
+
+    SQLite::Statement plugins(
+        db, "SELECT name, version, sha256, file FROM run_plugins WHERE run_id = ? ORDER BY idx");
+    plugins.bind(1, id);
+    while (plugins.executeStep()) {
+      run.plugins.push_back(PluginRecord{plugins.getColumn(0).getString(), plugins.getColumn(1).getString(),
+                                         plugins.getColumn(2).getString(), plugins.getColumn(3).getString()});
+    }
+    return run;
+  } catch (const SQLite::Exception& e) {
+    return impl_->DbError("cannot read run", e);
+  }
+}
+
+Result<std::vector<AggregateValue>> RunStore::GetAggregates(int64_t id) {
+  SQLite::Database& db = impl_->db;
+  try {
+    SQLite::Transaction tx(db);
+    if (!impl_->RunExists(id)) return Error{fmt::format("run {} not found", id)};
+    SQLite::Statement st(
+        db, "SELECT metric, value, ci_low, ci_high FROM aggregates WHERE run_id = ? ORDER BY idx");
+    st.bind(1, id);
+    std::vector<AggregateValue> out;
+    while (st.executeStep()) {
+      out.push_back(AggregateValue{st.getColumn(0).getString(), ReadDouble(st.getColumn(1)),
+                                   ReadOptional(st.getColumn(2)), ReadOptional(st.getColumn(3))});
+    }
+    return out;
+  } catch (const SQLite::Exception& e) {
+    return impl_->DbError("cannot read aggregates", e);
+  }
+}
+
+Result<ScoreColumns> RunStore::GetScores(int64_t id) {
+  SQLite::Database& db = impl_->db;
+  try {
+    SQLite::Transaction tx(db);
+    if (!impl_->RunExists(id)) return Error{fmt::format("run {} not found", id)};
+    SQLite::Statement st(db, "SELECT metric, n, values_f64le FROM scores WHERE run_id = ? ORDER BY idx");
+    st.bind(1, id);
+    ScoreColumns out;
+    while (st.executeStep()) {
+      std::string metric = st.getColumn(0).getString();
+      const int64_t n = st.getColumn(1).getInt64();
+      const SQLite::Column blob = st.getColumn(2);
+      const int64_t bytes = blob.getBytes();
+      if (n < 0 || bytes != n * static_cast<int64_t>(sizeof(double))) {
+        return Error{fmt::format("{}: run {}: scores of '{}' are corrupt ({} bytes for {} values)",
+                                 impl_->path, id, metric, bytes, n)};
+      }
+      out.columns.push_back(DecodeF64Le(blob.getBlob(), static_cast<size_t>(n)));
+      out.metrics.push_back(std::move(metric));
+    }
+    return out;
+  } catch (const SQLite::Exception& e) {
+    return impl_->DbError("cannot read scores", e);
+  }
+}
+
+Status RunStore::DeleteRun(int64_t id) {
+  SQLite::Database& db = impl_->db;
+  try {
+    SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
+    SQLite::Statement find(db, "SELECT dataset_id, system_id FROM runs WHERE id = ?");
+    find.bind(1, id);
+    if (!find.executeStep()) return Error{fmt::format("run {} not found", id)};
+    const int64_t dataset_id = find.getColumn(0).getInt64();
+    const int64_t system_id = find.getColumn(1).getInt64();
+    find.reset();
+    // Plugins, scores and aggregates go by ON DELETE CASCADE.
+    SQLite::Statement del(db, "DELETE FROM runs WHERE id = ?");
+    del.bind(1, id);
+    del.exec();
+    // A dataset or system no run refers to any more is part of this run only; its documents cascade.
+    SQLite::Statement ds(
+        db, "DELETE FROM datasets WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM runs WHERE dataset_id = ?1)");
+    ds.bind(1, dataset_id);
+    ds.exec();
+    SQLite::Statement sys(
+        db, "DELETE FROM systems WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM runs WHERE system_id = ?1)");
+    sys.bind(1, system_id);
+    sys.exec();
+    tx.commit();
+    return Status::Ok();
+  } catch (const SQLite::Exception& e) {
+    return impl_->DbError("cannot delete run", e);
+  }
+}
+
+}  // namespace kplab

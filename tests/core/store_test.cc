@@ -1,0 +1,492 @@
+#include "kplab/store.h"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kplab {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// A fresh directory per test, removed afterwards.
+class TempDir {
+ public:
+  TempDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ = fs::temp_directory_path() /
+            (std::string("kplab_store_") + info->name() + "_" + std::to_string(::getpid()));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string File(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  fs::path path_;
+};
+
+RunRecord MakeRun(const std::string& system = "one2set", const std::string& created_at = "") {
+  RunRecord run;
+  run.dataset_name = "inspec";
+  run.dataset_path = "data/inspec";
+  run.dataset_format = "hulth";
+  run.dataset_hash = "abc123";
+  run.doc_ids = {"d1", "d2", "d3"};
+  run.system = system;
+  run.predictions_path = "preds/" + system + ".txt";
+  run.predictions_hash = "def456";
+  run.profile = "kplab";
+  run.params_json = R"({"k":[5,10],"stemmer":"nltk"})";
+  run.plugins = {{"f1", "1.0.0", "aa11", "plugins/f1.lua"}, {"semrp", "1.2.0", "bb22", "plugins/semrp.lua"}};
+  run.embedder_fingerprint = "glove-6b-100d:0123";
+  run.kplab_version = "0.1.0";
+  run.created_at = created_at;
+  run.elapsed_seconds = 0.25;
+  return run;
+}
+
+ScoreColumns MakeScores() {
+  ScoreColumns s;
+  s.metrics = {"f1@5", "semrp"};
+  s.columns = {{0.5, 0.0, 1.0}, {kNaN, 0.125, -0.0}};
+  return s;
+}
+
+std::vector<AggregateValue> MakeAggregates() {
+  return {
+      {"f1@5", 0.5, 0.25, 0.75}, {"semrp", 0.0625, std::nullopt, std::nullopt}, {"undefined", kNaN, {}, {}}};
+}
+
+int64_t Count(SQLite::Database& db, const std::string& table) {
+  return db.execAndGet("SELECT count(*) FROM " + table).getInt64();
+}
+
+void ExpectAllEmpty(const std::string& path) {
+  SQLite::Database db(path, SQLite::OPEN_READONLY);
+  for (const char* table :
+       {"datasets", "documents", "systems", "runs", "run_plugins", "scores", "aggregates"}) {
+    EXPECT_EQ(Count(db, table), 0) << table;
+  }
+}
+
+void ExpectSameBits(const std::vector<double>& a, const std::vector<double>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(std::bit_cast<uint64_t>(a[i]), std::bit_cast<uint64_t>(b[i])) << i;
+  }
+}
+
+TEST(RunStoreTest, OpenMemory) {
+  auto store = RunStore::Open(":memory:");
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  EXPECT_EQ(store->schema_version(), RunStore::CurrentSchemaVersion());
+  EXPECT_EQ(RunStore::CurrentSchemaVersion(), 1);
+  auto runs = store->ListRuns();
+  ASSERT_TRUE(runs.ok());
+  EXPECT_TRUE(runs->empty());
+}
+
+TEST(RunStoreTest, RoundTripsEveryField) {
+  auto store = RunStore::Open(":memory:");
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  RunRecord in = MakeRun("one2set", "2024-05-01T10:00:00Z");
+  auto id = store->SaveRun(in, MakeScores(), MakeAggregates());
+  ASSERT_TRUE(id.ok()) << id.error().message;
+  EXPECT_GT(*id, 0);
+
+  auto out = store->GetRun(*id);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(out->id, *id);
+  EXPECT_EQ(out->status, "ok");
+  EXPECT_EQ(out->error, "");
+  EXPECT_EQ(out->dataset_name, in.dataset_name);
+  EXPECT_EQ(out->dataset_path, in.dataset_path);
+  EXPECT_EQ(out->dataset_format, in.dataset_format);
+  EXPECT_EQ(out->dataset_hash, in.dataset_hash);
+  EXPECT_EQ(out->doc_ids, in.doc_ids);
+  EXPECT_EQ(out->system, in.system);
+  EXPECT_EQ(out->predictions_path, in.predictions_path);
+  EXPECT_EQ(out->predictions_hash, in.predictions_hash);
+  EXPECT_EQ(out->profile, in.profile);
+  EXPECT_EQ(out->params_json, in.params_json);
+  ASSERT_EQ(out->plugins.size(), 2u);
+  EXPECT_EQ(out->plugins[1].name, "semrp");
+  EXPECT_EQ(out->plugins[1].version, "1.2.0");
+  EXPECT_EQ(out->plugins[1].sha256, "bb22");
+  EXPECT_EQ(out->plugins[1].file, "plugins/semrp.lua");
+  EXPECT_EQ(out->plugins[0].name, "f1");
+  EXPECT_EQ(out->embedder_fingerprint, in.embedder_fingerprint);
+  EXPECT_EQ(out->kplab_version, in.kplab_version);
+  EXPECT_EQ(out->created_at, "2024-05-01T10:00:00Z");
+  EXPECT_EQ(out->elapsed_seconds, 0.25);
+
+  auto scores = store->GetScores(*id);
+  ASSERT_TRUE(scores.ok()) << scores.error().message;
+  ScoreColumns expected = MakeScores();
+  EXPECT_EQ(scores->metrics, expected.metrics);
+  ASSERT_EQ(scores->columns.size(), 2u);
+  ExpectSameBits(scores->columns[0], expected.columns[0]);
+  ExpectSameBits(scores->columns[1], expected.columns[1]);  // NaN and -0.0 bit for bit
+  EXPECT_TRUE(std::isnan(scores->columns[1][0]));
+
+  auto aggs = store->GetAggregates(*id);
+  ASSERT_TRUE(aggs.ok()) << aggs.error().message;
+  ASSERT_EQ(aggs->size(), 3u);
+  EXPECT_EQ((*aggs)[0].metric, "f1@5");
+  EXPECT_EQ((*aggs)[0].value, 0.5);
+  EXPECT_EQ((*aggs)[0].ci_low, 0.25);
+  EXPECT_EQ((*aggs)[0].ci_high, 0.75);
+  EXPECT_EQ((*aggs)[1].metric, "semrp");
+  EXPECT_EQ((*aggs)[1].value, 0.0625);
+  EXPECT_FALSE((*aggs)[1].ci_low.has_value());
+  EXPECT_FALSE((*aggs)[1].ci_high.has_value());
+  EXPECT_EQ((*aggs)[2].metric, "undefined");
+  EXPECT_TRUE(std::isnan((*aggs)[2].value));
+}
+
+TEST(RunStoreTest, FillsCreatedAt) {
+  auto store = RunStore::Open(":memory:");
+  ASSERT_TRUE(store.ok());
+  auto id = store->SaveRun(MakeRun(), {}, {});
+  ASSERT_TRUE(id.ok()) << id.error().message;
+  auto run = store->GetRun(*id);
+  ASSERT_TRUE(run.ok());
+  ASSERT_EQ(run->created_at.size(), 20u) << run->created_at;
+  EXPECT_EQ(run->created_at[10], 'T');
+  EXPECT_EQ(run->created_at.back(), 'Z');
+}
+
+TEST(RunStoreTest, ListRunsNewestFirst) {
+  auto store = RunStore::Open(":memory:");
+  ASSERT_TRUE(store.ok());
+  auto a = store->SaveRun(MakeRun("a", "2024-05-01T10:00:00Z"), MakeScores(), {});
+  auto b = store->SaveRun(MakeRun("b", "2024-06-01T10:00:00Z"), MakeScores(), {});
+  auto c = store->SaveRun(MakeRun("c", "2024-03-01T10:00:00Z"), MakeScores(), {});
+  auto d = store->SaveRun(MakeRun("d", "2024-06-01T10:00:00Z"), MakeScores(), {});  // same time as b
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok() && d.ok());
+  auto runs = store->ListRuns();
+  ASSERT_TRUE(runs.ok()) << runs.error().message;
+  ASSERT_EQ(runs->size(), 4u);
+  EXPECT_EQ((*runs)[0].id, *d);  // ties: later id first
+  EXPECT_EQ((*runs)[1].id, *b);
+  EXPECT_EQ((*runs)[2].id, *a);
+  EXPECT_EQ((*runs)[3].id, *c);
+  EXPECT_EQ((*runs)[0].system, "d");
+  EXPECT_EQ((*runs)[0].created_at, "2024-06-01T10:00:00Z");
+  EXPECT_EQ((*runs)[0].status, "ok");
+  EXPECT_EQ((*runs)[0].dataset_name, "inspec");
+  EXPECT_EQ((*runs)[0].profile, "kplab");
+  EXPECT_EQ((*runs)[0].n_docs, 3);
+}
+
+TEST(RunStoreTest, FailedRunHasErrorAndNoScores) {
+  auto store = RunStore::Open(":memory:");
+  ASSERT_TRUE(store.ok());
+  RunRecord run = MakeRun();
+  run.status = "failed";
+  run.error = "plugins/semrp.lua:12: attempt to index a nil value\nstack traceback: ...";
+  auto id = store->SaveRun(run, {}, {});
+  ASSERT_TRUE(id.ok()) << id.error().message;
+  auto out = store->GetRun(*id);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->status, "failed");
+  EXPECT_EQ(out->error, run.error);
+  EXPECT_TRUE(store->GetScores(*id)->metrics.empty());
+  EXPECT_TRUE(store->GetAggregates(*id)->empty());
+
+  auto with_scores = store->SaveRun(run, MakeScores(), {});
+  ASSERT_FALSE(with_scores.ok());
+  EXPECT_EQ(with_scores.error().message, "cannot save run: a failed run has no scores or aggregates");
+  run.error.clear();
+  auto no_error = store->SaveRun(run, {}, {});
+  ASSERT_FALSE(no_error.ok());
+  EXPECT_EQ(no_error.error().message, "cannot save run: a failed run needs an error message");
+}
+
+TEST(RunStoreTest, RejectsBadInputWithExactMessages) {
+  auto store = RunStore::Open(":memory:");
+  ASSERT_TRUE(store.ok());
+  auto expect_error = [&](const RunRecord& run, const ScoreColumns& scores,
+                          const std::vector<AggregateValue>& aggs, const std::string& message) {
+    auto id = store->SaveRun(run, scores, aggs);
+    ASSERT_FALSE(id.ok());
+    EXPECT_EQ(id.error().message, message);
+  };
+  RunRecord run = MakeRun();
+  ScoreColumns scores = MakeScores();
+  scores.columns[1].pop_back();
+  expect_error(run, scores, {},
+               "cannot save run: score column 'semrp' has 2 values (expected 3, one per document)");
+  scores = MakeScores();
+  scores.metrics.pop_back();
+  expect_error(run, scores, {}, "cannot save run: scores have 1 metric names but 2 columns");
+  scores = MakeScores();
+  scores.metrics[1] = "f1@5";
+  expect_error(run, scores, {}, "cannot save run: metric 'f1@5' appears twice in scores");
+  expect_error(run, {}, {{"p", 1, {}, {}}, {"p", 2, {}, {}}},
+               "cannot save run: metric 'p' appears twice in aggregates");
+  RunRecord bad = run;
+  bad.status = "done";
+  expect_error(bad, {}, {}, "cannot save run: status 'done' is not 'ok' or 'failed'");
+  bad = run;
+  bad.created_at = "2024-05-01 10:00";
+  expect_error(
+      bad, {}, {},
+      "cannot save run: created_at '2024-05-01 10:00' is not ISO 8601 UTC (expected YYYY-MM-DDTHH:MM:SSZ)");
+  bad = run;
+  bad.params_json = "[1, 2]";
+  expect_error(bad, {}, {}, "cannot save run: params_json is not a JSON object");
+  bad.params_json = "{";
+  expect_error(bad, {}, {}, "cannot save run: params_json is not a JSON object");
+
+  auto runs = store->ListRuns();
+  ASSERT_TRUE(runs.ok());
+  EXPECT_TRUE(runs->empty());
+}
+
+TEST(RunStoreTest, BadColumnLengthLeavesNoRows) {
+  TempDir dir;
+  const std::string path = dir.File("kplab.db");
+  {
+    auto store = RunStore::Open(path);
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    ScoreColumns scores = MakeScores();
+    scores.columns[0].push_back(1.0);
+    auto id = store->SaveRun(MakeRun(), scores, MakeAggregates());
+    ASSERT_FALSE(id.ok());
+    EXPECT_EQ(id.error().message,
+              "cannot save run: score column 'f1@5' has 4 values (expected 3, one per document)");
+  }
+  ExpectAllEmpty(path);
+}
+
+TEST(RunStoreTest, FailureAfterPartialInsertsRollsBack) {
+  TempDir dir;
+  const std::string path = dir.File("kplab.db");
+  auto store = RunStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  {
+    // The aggregates are written last: by then dataset, documents, system, run, plugins and scores exist.
+    SQLite::Database db(path, SQLite::OPEN_READWRITE);
+    db.exec(
+        "CREATE TRIGGER fail_aggregates BEFORE INSERT ON aggregates BEGIN SELECT RAISE(ABORT, 'forced'); "
+        "END");
+  }
+  auto id = store->SaveRun(MakeRun(), MakeScores(), MakeAggregates());
+  ASSERT_FALSE(id.ok());
+  EXPECT_EQ(id.error().message, path + ": cannot save run (forced)");
+  ExpectAllEmpty(path);
+
+  {
+    SQLite::Database db(path, SQLite::OPEN_READWRITE);
+    db.exec("DROP TRIGGER fail_aggregates");
+  }
+  id = store->SaveRun(MakeRun(), MakeScores(), MakeAggregates());
+  ASSERT_TRUE(id.ok()) << id.error().message;
+  EXPECT_EQ(store->GetAggregates(*id)->size(), 3u);
+}
+
+TEST(RunStoreTest, DatasetIsSharedAndChecked) {
+  auto store = RunStore::Open(":memory:");
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE(store->SaveRun(MakeRun("a"), MakeScores(), {}).ok());
+  ASSERT_TRUE(store->SaveRun(MakeRun("b"), MakeScores(), {}).ok());
+
+  RunRecord other = MakeRun("c");
+  other.doc_ids = {"d1", "d2"};
+  auto id = store->SaveRun(other, {}, {});
+  ASSERT_FALSE(id.ok());
+  EXPECT_EQ(
+      id.error().message,
+      "cannot save run: dataset data/inspec (hash abc123) is stored with 3 documents but this run has 2");
+  other.doc_ids = {"d1", "dX", "d3"};
+  id = store->SaveRun(other, {}, {});
+  ASSERT_FALSE(id.ok());
+  EXPECT_EQ(
+      id.error().message,
+      "cannot save run: dataset data/inspec (hash abc123) is stored with other document ids (document 2 is "
+      "'d2', this run has 'dX')");
+}
+
+TEST(RunStoreTest, DeleteRunCascades) {
+  TempDir dir;
+  const std::string path = dir.File("kplab.db");
+  auto store = RunStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  auto a = store->SaveRun(MakeRun("a"), MakeScores(), MakeAggregates());
+  auto b = store->SaveRun(MakeRun("b"), MakeScores(), MakeAggregates());
+  ASSERT_TRUE(a.ok() && b.ok());
+
+  ASSERT_TRUE(store->DeleteRun(*a).ok());
+  {
+    SQLite::Database db(path, SQLite::OPEN_READONLY);
+    EXPECT_EQ(Count(db, "runs"), 1);
+    EXPECT_EQ(Count(db, "run_plugins"), 2);
+    EXPECT_EQ(Count(db, "scores"), 2);
+    EXPECT_EQ(Count(db, "aggregates"), 3);
+    EXPECT_EQ(Count(db, "systems"), 1);   // "a" is gone, "b" is in use
+    EXPECT_EQ(Count(db, "datasets"), 1);  // still used by run b
+    EXPECT_EQ(Count(db, "documents"), 3);
+  }
+  auto gone = store->GetRun(*a);
+  ASSERT_FALSE(gone.ok());
+  EXPECT_EQ(gone.error().message, "run " + std::to_string(*a) + " not found");
+  EXPECT_EQ(store->GetScores(*a).error().message, "run " + std::to_string(*a) + " not found");
+  EXPECT_EQ(store->GetAggregates(*a).error().message, "run " + std::to_string(*a) + " not found");
+  Status again = store->DeleteRun(*a);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.message(), "run " + std::to_string(*a) + " not found");
+
+  ASSERT_TRUE(store->DeleteRun(*b).ok());
+  ExpectAllEmpty(path);
+
+  // Ids are never reused, so "run 2" keeps meaning the deleted run.
+  auto c = store->SaveRun(MakeRun("c"), {}, {});
+  ASSERT_TRUE(c.ok());
+  EXPECT_GT(*c, *b);
+}
+
+TEST(RunStoreTest, ReopenPreservesRuns) {
+  TempDir dir;
+  const std::string path = dir.File("kplab.db");
+  int64_t id = 0;
+  {
+    auto store = RunStore::Open(path);
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    auto saved = store->SaveRun(MakeRun("one2set", "2024-05-01T10:00:00Z"), MakeScores(), MakeAggregates());
+    ASSERT_TRUE(saved.ok()) << saved.error().message;
+    id = *saved;
+  }
+  {
+    SQLite::Database db(path, SQLite::OPEN_READONLY);
+    EXPECT_EQ(db.execAndGet("PRAGMA journal_mode").getString(), "wal");
+    EXPECT_EQ(db.execAndGet("SELECT value FROM meta WHERE key = 'schema_version'").getString(), "1");
+  }
+  auto store = RunStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  EXPECT_EQ(store->schema_version(), 1);
+  auto runs = store->ListRuns();
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_EQ((*runs)[0].id, id);
+  auto run = store->GetRun(id);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->doc_ids, MakeRun().doc_ids);
+  EXPECT_EQ(run->plugins.size(), 2u);
+  auto scores = store->GetScores(id);
+  ASSERT_TRUE(scores.ok());
+  ExpectSameBits(scores->columns[1], MakeScores().columns[1]);
+  EXPECT_EQ((*store->GetAggregates(id))[0].ci_high, 0.75);
+}
+
+TEST(RunStoreTest, MigratesEmptyFile) {
+  TempDir dir;
+  const std::string path = dir.File("empty.db");
+  std::ofstream(path).close();  // zero bytes: SQLite treats it as an empty database (version 0)
+  auto store = RunStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  EXPECT_EQ(store->schema_version(), RunStore::CurrentSchemaVersion());
+  EXPECT_TRUE(store->SaveRun(MakeRun(), MakeScores(), MakeAggregates()).ok());
+}
+
+TEST(RunStoreTest, MigratesVersionZeroDatabase) {
+  TempDir dir;
+  const std::string path = dir.File("v0.db");
+  {
+    // A valid SQLite file without any table, as another tool may have created it.
+    SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    db.exec("PRAGMA user_version = 0; VACUUM");
+  }
+  ASSERT_GT(fs::file_size(path), 0u);
+  auto store = RunStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  EXPECT_EQ(store->schema_version(), 1);
+}
+
+TEST(RunStoreTest, NewerSchemaIsAnError) {
+  TempDir dir;
+  const std::string path = dir.File("kplab.db");
+  ASSERT_TRUE(RunStore::Open(path).ok());
+  {
+    SQLite::Database db(path, SQLite::OPEN_READWRITE);
+    db.exec("UPDATE meta SET value = '99' WHERE key = 'schema_version'");
+  }
+  auto store = RunStore::Open(path);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.error().message,
+            path + ": schema version 99 is newer than this kplab supports (expected <= 1)");
+}
+
+TEST(RunStoreTest, NotADatabase) {
+  TempDir dir;
+  const std::string path = dir.File("notes.txt");
+  std::ofstream(path) << "these are not the pages you are looking for, not even close to a SQLite header\n";
+  auto store = RunStore::Open(path);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.error().message, path + ": not a kplab database (file is not a database)");
+}
+
+TEST(RunStoreTest, ForeignDatabaseIsLeftAlone) {
+  TempDir dir;
+  const std::string path = dir.File("other.db");
+  {
+    SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    db.exec("CREATE TABLE notes(x)");
+  }
+  auto store = RunStore::Open(path);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.error().message, path + ": not a kplab database (it has tables but no meta table)");
+  SQLite::Database db(path, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM sqlite_master").getInt(), 1);
+}
+
+TEST(RunStoreTest, CannotOpenDirectory) {
+  TempDir dir;
+  const std::string path = dir.File("");
+  auto store = RunStore::Open(path);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.error().message, path + ": cannot open database (unable to open database file)");
+}
+
+TEST(RunStoreTest, DefaultPath) {
+  const char* old = std::getenv("KPLAB_DB");
+  const std::string saved = old != nullptr ? old : "";
+  ::unsetenv("KPLAB_DB");
+  EXPECT_EQ(RunStore::DefaultPath(), "kplab.db");
+  ::setenv("KPLAB_DB", "", 1);
+  EXPECT_EQ(RunStore::DefaultPath(), "kplab.db");
+  ::setenv("KPLAB_DB", "/tmp/runs.db", 1);
+  EXPECT_EQ(RunStore::DefaultPath(), "/tmp/runs.db");
+  if (old != nullptr) {
+    ::setenv("KPLAB_DB", saved.c_str(), 1);
+  } else {
+    ::unsetenv("KPLAB_DB");
+  }
+}
+
+TEST(RunStoreTest, MoveKeepsTheConnection) {
+  auto opened = RunStore::Open(":memory:");
+  ASSERT_TRUE(opened.ok());
+  RunStore store = std::move(opened).value();
+  auto id = store.SaveRun(MakeRun(), MakeScores(), {});
+  ASSERT_TRUE(id.ok());
+  RunStore other = std::move(store);
+  EXPECT_TRUE(other.GetRun(*id).ok());
+}
+
+}  // namespace
+}  // namespace kplab
