@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "bindings.h"
+#include "evaluate.h"
 #include "kplab/corpus.h"
 #include "kplab/io.h"
 #include "kplab/profile.h"
@@ -38,8 +39,6 @@ namespace kplab::host {
 namespace fs = std::filesystem;
 
 namespace {
-
-constexpr const char* kDefaultMetrics = "exact,rank,rprec";
 
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -97,7 +96,7 @@ class Args {
 
 std::string FormatNumber(double v) {
   if (std::isnan(v)) return "null";
-  return fmt::format("{:.17g}", v);
+  return fmt::format("{}", v);  // shortest representation that round-trips
 }
 
 std::string JsonString(std::string_view s) {
@@ -128,15 +127,6 @@ std::string CsvField(const std::string& s, char sep) {
     out += c;
   }
   return out + "\"";
-}
-
-std::string NowIso() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 // Pivot "subset.rest" names into rows (rest) x columns (all/present/absent); other names go to "all".
@@ -201,16 +191,6 @@ void CheckOutputFormat(const std::string& f) {
   }
 }
 
-std::string DefaultSystemName(const std::string& path) {
-  const fs::path p(path);
-  std::string stem = p.stem().string();
-  if (stem.starts_with("pred") && p.has_parent_path() && p.parent_path().has_parent_path()) {
-    const auto gp = p.parent_path().parent_path().filename().string();
-    if (!gp.empty()) return gp;
-  }
-  return stem;
-}
-
 // Progress bar on stderr, only when stderr is a terminal and the work has taken more than a second.
 class ProgressBar {
  public:
@@ -252,210 +232,79 @@ std::vector<std::string> SplitList(const std::string& s) {
   return out;
 }
 
-struct LoadedPlugins {
-  std::vector<MetricPlugin> plugins;
-};
-
-// Resolves metric names to plugin files and loads them into vm. Errors: unknown metric, bad plugin.
-Result<std::vector<MetricPlugin>> LoadMetrics(LuaVm& vm, const std::vector<std::string>& names,
-                                              const std::vector<std::string>& user_dirs,
-                                              const std::map<std::string, std::map<std::string, std::string>>& params) {
-  auto files = DiscoverPlugins(ShippedPluginDir(), user_dirs);
-  if (!files) return files.error();
-  std::vector<MetricPlugin> out;
-  for (const auto& name : names) {
-    auto it = std::find_if(files->begin(), files->end(), [&](const PluginFile& f) { return f.name == name; });
-    if (it == files->end()) {
-      std::string known;
-      for (const auto& f : *files) known += (known.empty() ? "" : ", ") + f.name;
-      return Error{fmt::format("unknown metric '{}' (expected one of: {})", name, known)};
-    }
-    auto plugin = LoadMetricPlugin(vm, *it);
-    if (!plugin) return plugin.error();
-    auto p = params.find(name);
-    if (p != params.end()) {
-      if (auto st = ApplyParams(*plugin, p->second); !st) return Error{st.message()};
-    }
-    out.push_back(std::move(*plugin));
-  }
-  for (const auto& [name, _] : params) {
-    if (std::find(names.begin(), names.end(), name) == names.end()) {
-      return Error{fmt::format("--param for metric '{}' which is not selected by --metrics", name)};
-    }
-  }
-  return out;
-}
-
-void InstallAll(LuaVm& vm) {
-  for (const auto& m : AllModules()) vm.Install(m);
-}
-
-std::string ParamsJson(const std::vector<MetricPlugin>& plugins, const std::string& metrics) {
-  std::string out = "{\"metrics\": " + JsonString(metrics);
-  for (const auto& p : plugins) {
-    out += ", " + JsonString(p.name) + ": {";
-    bool first = true;
-    for (const auto& [k, v] : p.params) {
-      out += (first ? "" : ", ") + JsonString(k) + ": ";
-      first = false;
-      std::visit(
-          [&](const auto& x) {
-            using T = std::decay_t<decltype(x)>;
-            if constexpr (std::is_same_v<T, double>) {
-              out += FormatNumber(x);
-            } else if constexpr (std::is_same_v<T, bool>) {
-              out += x ? "true" : "false";
-            } else {
-              out += JsonString(x);
-            }
-          },
-          v);
-    }
-    out += "}";
-  }
-  return out + "}";
-}
-
 // ---- eval -------------------------------------------------------------------------------------------
 
 int CmdEval(Args a) {
-  const auto start = std::chrono::steady_clock::now();
-  const std::string dataset_path = a.Require("--dataset");
-  const std::string predictions_path = a.Require("--predictions");
-  DatasetOptions dopt;
-  if (auto f = a.Take("--dataset-format")) dopt.format = *f;
-  if (auto k = a.Take("--hulth-keys")) dopt.hulth_keys = *k;
-  if (auto s = a.Take("--semeval-answers")) dopt.semeval_answers = *s;
-  const std::string pred_format = a.Take("--predictions-format").value_or("");
-  const auto source = a.Take("--source");
-  const std::string system = a.Take("--system").value_or(DefaultSystemName(predictions_path));
-  const std::string profile_name = a.Take("--profile").value_or("kplab");
-  const std::string metrics = a.Take("--metrics").value_or(kDefaultMetrics);
+  EvalRequest req;
+  req.dataset_path = a.Require("--dataset");
+  req.predictions_path = a.Require("--predictions");
+  if (auto f = a.Take("--dataset-format")) req.dataset_options.format = *f;
+  if (auto k = a.Take("--hulth-keys")) req.dataset_options.hulth_keys = *k;
+  if (auto s = a.Take("--semeval-answers")) req.dataset_options.semeval_answers = *s;
+  req.predictions_format = a.Take("--predictions-format").value_or("");
+  req.source_path = a.Take("--source");
+  req.system = a.Take("--system").value_or("");
+  req.profile = a.Take("--profile").value_or("kplab");
+  req.metrics = SplitList(a.Take("--metrics").value_or(kDefaultMetrics));
   const std::string db_path = a.Take("--db").value_or(RunStore::DefaultPath());
   const std::string output = a.Take("--output").value_or("table");
   const bool no_store = a.Flag("--no-store");
-  const auto plugin_dirs = a.TakeAll("--plugins");
-  std::map<std::string, std::map<std::string, std::string>> params;
+  req.plugin_dirs = a.TakeAll("--plugins");
   for (const auto& p : a.TakeAll("--param")) {
     const auto dot = p.find('.');
     const auto eq = p.find('=');
     if (dot == std::string::npos || eq == std::string::npos || dot > eq) {
       throw UsageError(fmt::format("--param must be METRIC.NAME=VALUE (got '{}')", p));
     }
-    params[p.substr(0, dot)][p.substr(dot + 1, eq - dot - 1)] = p.substr(eq + 1);
+    req.params[p.substr(0, dot)][p.substr(dot + 1, eq - dot - 1)] = p.substr(eq + 1);
   }
-  const Limits limits = TakeLimits(a);
+  req.limits = TakeLimits(a);
   CheckOutputFormat(output);
-  if (!a.Positionals().empty()) throw UsageError(fmt::format("unexpected argument '{}'", a.Positionals()[0]));
-
-  auto profile = FindProfile(profile_name);
-  if (!profile) {
-    std::string names;
-    for (const auto& n : ProfileNames()) names += (names.empty() ? "" : ", ") + n;
-    throw UsageError(fmt::format("unknown profile '{}' (expected one of: {}, kenchan+one2set)", profile_name, names));
+  if (!a.Positionals().empty()) {
+    throw UsageError(fmt::format("unexpected argument '{}'", a.Positionals()[0]));
   }
 
-  auto dataset = ImportDataset(dataset_path, dopt);
-  if (!dataset) {
-    std::cerr << "kplab: " << dataset.error().message << "\n";
-    return kExitInput;
-  }
-  if (source) {
-    if (auto st = AttachSources(*dataset, *source); !st) {
-      std::cerr << "kplab: " << st.message() << "\n";
-      return kExitInput;
-    }
-  }
-  auto preds = ImportPredictions(predictions_path, pred_format);
-  if (!preds) {
-    std::cerr << "kplab: " << preds.error().message << "\n";
-    return kExitInput;
-  }
-  auto aligned = AlignPredictions(*dataset, std::move(*preds));
-  if (!aligned) {
-    std::cerr << "kplab: " << aligned.error().message << "\n";
-    return kExitInput;
-  }
-  auto corpus = BuildCorpus(*dataset, &*aligned, *profile);
-  if (!corpus) {
-    std::cerr << "kplab: " << corpus.error().message << "\n";
-    return kExitInput;
-  }
-  auto shared = std::make_shared<const Corpus>(std::move(*corpus));
-
-  LuaVm vm(limits);
-  InstallAll(vm);
-  auto plugins = LoadMetrics(vm, SplitList(metrics), plugin_dirs, params);
-  if (!plugins) {
-    std::cerr << "kplab: " << plugins.error().message << "\n";
-    return kExitScript;
-  }
-
-  RunRecord run;
-  run.dataset_name = dataset->name;
-  run.dataset_path = dataset_path;
-  run.dataset_format = dataset->format;
-  run.dataset_hash = dataset->content_hash;
-  for (const auto& d : dataset->docs) run.doc_ids.push_back(d.id);
-  run.system = system;
-  run.predictions_path = predictions_path;
-  run.predictions_hash = aligned->content_hash;
-  run.profile = profile->name;
-  run.params_json = ParamsJson(*plugins, metrics);
-  run.kplab_version = KPLAB_VERSION;
-  run.created_at = NowIso();
-  for (const auto& p : *plugins) run.plugins.push_back({p.name, p.version, p.file.sha256, p.file.path});
-
-  MetricRunner runner(vm, shared, {dataset->name, system});
-  ScoreColumns scores;
-  std::vector<AggregateValue> aggregates;
-  std::vector<ScriptError> errors;
-  {
+  EvalFailure failure = EvalFailure::kNone;
+  Result<EvalResult> res = [&] {
     ProgressBar bar;
-    for (const auto& plugin : *plugins) {
-      PluginOutcome o = runner.Run(plugin, std::ref(bar));
-      if (o.error) {
-        errors.push_back(*o.error);
-        continue;
-      }
-      for (std::size_t c = 0; c < o.columns.metrics.size(); ++c) {
-        scores.metrics.push_back(std::move(o.columns.metrics[c]));
-        scores.columns.push_back(std::move(o.columns.columns[c]));
-      }
-      for (auto& ag : o.aggregates) aggregates.push_back(std::move(ag));
+    return Evaluate(req, &failure, std::ref(bar));
+  }();
+  if (!res) {
+    std::cerr << "kplab: " << res.error().message << "\n";
+    switch (failure) {
+      case EvalFailure::kUsage: return kExitUsage;
+      case EvalFailure::kScript: return kExitScript;
+      default: return kExitInput;
     }
   }
-  run.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-
-  int64_t run_id = 0;
-  if (!errors.empty()) {
-    for (const auto& e : errors) std::cerr << "kplab: " << e.Format() << "\n";
-    run.status = "failed";
-    for (const auto& e : errors) run.error += e.Format() + "\n";
-    scores = {};
+  RunRecord& run = res->run;
+  if (!res->errors.empty()) {
+    for (const auto& e : res->errors) std::cerr << "kplab: " << e.Format() << "\n";
     if (!no_store) {
       auto store = RunStore::Open(db_path);
       if (store) {
-        auto id = store->SaveRun(run, scores, {});
-        if (id) std::cerr << fmt::format("kplab: run {} recorded as failed in {}\n", *id, db_path);
+        if (auto id = store->SaveRun(run, {}, {})) {
+          std::cerr << fmt::format("kplab: run {} recorded as failed in {}\n", *id, db_path);
+        }
       }
     }
     return kExitScript;
   }
+  int64_t run_id = 0;
   if (!no_store) {
     auto store = RunStore::Open(db_path);
     if (!store) {
       std::cerr << "kplab: " << store.error().message << "\n";
       return kExitStore;
     }
-    auto id = store->SaveRun(run, scores, aggregates);
+    auto id = store->SaveRun(run, res->scores, res->aggregates);
     if (!id) {
       std::cerr << "kplab: " << id.error().message << "\n";
       return kExitStore;
     }
     run_id = *id;
   }
-  PrintAggregates(std::cout, output, run_id, run, aggregates);
+  PrintAggregates(std::cout, output, run_id, run, res->aggregates);
   return kExitOk;
 }
 
@@ -759,14 +608,17 @@ int CmdRun(Args a) {
   lua_State* L = vm.state();
   vm.PushSandboxEnv(path);  // [env]
   // Scripts (unlike metric plugins) may print and receive their arguments.
+  lua_pushstring(L, "print");
   lua_pushcfunction(L, LuaPrint);
-  lua_setfield(L, -2, "print");
+  lua_rawset(L, -3);
   lua_createtable(L, static_cast<int>(pos.size()), 0);
   for (std::size_t i = 0; i < pos.size(); ++i) {
     lua_pushstring(L, pos[i].c_str());
     lua_rawseti(L, -2, static_cast<lua_Integer>(i));
   }
-  lua_setfield(L, -2, "arg");
+  lua_pushstring(L, "arg");
+  lua_insert(L, -2);
+  lua_rawset(L, -3);
   if (auto err = vm.RunChunk(ss.str(), path, 0)) {
     std::cerr << "kplab: " << err->Format() << "\n";
     return kExitScript;

@@ -1,0 +1,191 @@
+#include "evaluate.h"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "bindings.h"
+#include "kplab/profile.h"
+#include "kplab/text.h"
+
+namespace kplab::host {
+
+namespace {
+
+std::string NowIso() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string JsonStr(std::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(static_cast<char>(c));
+    } else if (c < 0x20) {
+      out += fmt::format("\\u{:04x}", c);
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  return out + "\"";
+}
+
+std::string ParamsJson(const std::vector<MetricPlugin>& plugins) {
+  std::string out = "{";
+  bool first_plugin = true;
+  for (const auto& p : plugins) {
+    out += (first_plugin ? "" : ", ") + JsonStr(p.name) + ": {";
+    first_plugin = false;
+    bool first = true;
+    for (const auto& [k, v] : p.params) {
+      out += (first ? "" : ", ") + JsonStr(k) + ": ";
+      first = false;
+      std::visit(
+          [&](const auto& x) {
+            using T = std::decay_t<decltype(x)>;
+            if constexpr (std::is_same_v<T, double>) {
+              out += fmt::format("{:.17g}", x);
+            } else if constexpr (std::is_same_v<T, bool>) {
+              out += x ? "true" : "false";
+            } else {
+              out += JsonStr(x);
+            }
+          },
+          v);
+    }
+    out += "}";
+  }
+  return out + "}";
+}
+
+}  // namespace
+
+std::string DefaultSystemName(const std::string& path) {
+  const std::filesystem::path p(path);
+  std::string stem = p.stem().string();
+  if (stem.starts_with("pred") && p.has_parent_path() && p.parent_path().has_parent_path()) {
+    const auto gp = p.parent_path().parent_path().filename().string();
+    if (!gp.empty()) return gp;
+  }
+  return stem;
+}
+
+void InstallAll(LuaVm& vm) {
+  for (const auto& m : AllModules()) vm.Install(m);
+}
+
+Result<std::vector<MetricPlugin>> LoadMetrics(
+    LuaVm& vm, const std::vector<std::string>& names, const std::vector<std::string>& user_dirs,
+    const std::map<std::string, std::map<std::string, std::string>>& params) {
+  auto files = DiscoverPlugins(ShippedPluginDir(), user_dirs);
+  if (!files) return files.error();
+  for (const auto& [name, _] : params) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      return Error{fmt::format("--param for metric '{}' which is not selected by --metrics", name)};
+    }
+  }
+  std::vector<MetricPlugin> out;
+  for (const auto& name : names) {
+    auto it = std::find_if(files->begin(), files->end(),
+                           [&](const PluginFile& f) { return f.name == name; });
+    if (it == files->end()) {
+      std::string known;
+      for (const auto& f : *files) known += (known.empty() ? "" : ", ") + f.name;
+      return Error{fmt::format("unknown metric '{}' (expected one of: {})", name, known)};
+    }
+    auto plugin = LoadMetricPlugin(vm, *it);
+    if (!plugin) return plugin.error();
+    if (auto p = params.find(name); p != params.end()) {
+      if (auto st = ApplyParams(*plugin, p->second); !st) return Error{st.message()};
+    }
+    out.push_back(std::move(*plugin));
+  }
+  return out;
+}
+
+Result<EvalResult> Evaluate(const EvalRequest& req, EvalFailure* failure, const Progress& progress) {
+  const auto start = std::chrono::steady_clock::now();
+  auto fail = [&](EvalFailure f, std::string message) -> Result<EvalResult> {
+    if (failure) *failure = f;
+    return Error{std::move(message)};
+  };
+  if (failure) *failure = EvalFailure::kNone;
+  auto profile = FindProfile(req.profile);
+  if (!profile) {
+    std::string names;
+    for (const auto& n : ProfileNames()) names += n + ", ";
+    return fail(EvalFailure::kUsage,
+                fmt::format("unknown profile '{}' (expected one of: {}kenchan+one2set)", req.profile, names));
+  }
+  auto dataset = ImportDataset(req.dataset_path, req.dataset_options);
+  if (!dataset) return fail(EvalFailure::kInput, dataset.error().message);
+  if (req.source_path) {
+    if (auto st = AttachSources(*dataset, *req.source_path); !st) {
+      return fail(EvalFailure::kInput, st.message());
+    }
+  }
+  auto preds = ImportPredictions(req.predictions_path, req.predictions_format);
+  if (!preds) return fail(EvalFailure::kInput, preds.error().message);
+  auto aligned = AlignPredictions(*dataset, std::move(*preds));
+  if (!aligned) return fail(EvalFailure::kInput, aligned.error().message);
+  auto corpus = BuildCorpus(*dataset, &*aligned, *profile);
+  if (!corpus) return fail(EvalFailure::kInput, corpus.error().message);
+  auto shared = std::make_shared<const Corpus>(std::move(*corpus));
+
+  std::vector<std::string> metrics = req.metrics;
+  if (metrics.empty()) {
+    for (auto m : SplitOn(kDefaultMetrics, ",")) metrics.emplace_back(m);
+  }
+  LuaVm vm(req.limits);
+  InstallAll(vm);
+  auto plugins = LoadMetrics(vm, metrics, req.plugin_dirs, req.params);
+  if (!plugins) return fail(EvalFailure::kScript, plugins.error().message);
+
+  EvalResult res;
+  RunRecord& run = res.run;
+  run.dataset_name = dataset->name;
+  run.dataset_path = req.dataset_path;
+  run.dataset_format = dataset->format;
+  run.dataset_hash = dataset->content_hash;
+  run.doc_ids.reserve(dataset->docs.size());
+  for (const auto& d : dataset->docs) run.doc_ids.push_back(d.id);
+  run.system = req.system.empty() ? DefaultSystemName(req.predictions_path) : req.system;
+  run.predictions_path = req.predictions_path;
+  run.predictions_hash = aligned->content_hash;
+  run.profile = profile->name;
+  run.params_json = ParamsJson(*plugins);
+  run.kplab_version = KPLAB_VERSION;
+  run.created_at = NowIso();
+  for (const auto& p : *plugins) run.plugins.push_back({p.name, p.version, p.file.sha256, p.file.path});
+
+  MetricRunner runner(vm, shared, {dataset->name, run.system});
+  for (const auto& plugin : *plugins) {
+    PluginOutcome o = runner.Run(plugin, progress);
+    if (o.error) {
+      res.errors.push_back(*o.error);
+      continue;
+    }
+    for (std::size_t c = 0; c < o.columns.metrics.size(); ++c) {
+      res.scores.metrics.push_back(std::move(o.columns.metrics[c]));
+      res.scores.columns.push_back(std::move(o.columns.columns[c]));
+    }
+    for (auto& ag : o.aggregates) res.aggregates.push_back(std::move(ag));
+  }
+  if (!res.errors.empty()) {
+    run.status = "failed";
+    for (const auto& e : res.errors) run.error += e.Format() + "\n";
+  }
+  run.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return res;
+}
+
+}  // namespace kplab::host

@@ -1,0 +1,61 @@
+// One evaluation end to end (import, normalize, load plugins, score, aggregate), without storing it.
+// Used by `kplab eval`, the conformance tests and the library entry points.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kplab/corpus.h"
+#include "kplab/io.h"
+#include "kplab/result.h"
+#include "kplab/store.h"
+#include "plugin.h"
+#include "runner.h"
+#include "sandbox.h"
+
+namespace kplab::host {
+
+inline constexpr const char* kDefaultMetrics = "exact,rank,rprec";
+
+struct EvalRequest {
+  std::string dataset_path;
+  DatasetOptions dataset_options;
+  std::optional<std::string> source_path;  // --source
+  std::string predictions_path;
+  std::string predictions_format;
+  std::string system;  // "" = derived from the predictions path
+  std::string profile = "kplab";
+  std::vector<std::string> metrics;  // empty = kDefaultMetrics
+  std::vector<std::string> plugin_dirs;
+  std::map<std::string, std::map<std::string, std::string>> params;  // metric -> name -> value
+  Limits limits;
+};
+
+struct EvalResult {
+  RunRecord run;  // everything but id; status "failed" with error text when a plugin failed
+  ScoreColumns scores;
+  std::vector<AggregateValue> aggregates;
+  std::vector<ScriptError> errors;
+};
+
+enum class EvalFailure { kNone, kUsage, kInput, kScript };
+
+// Input and set-up errors (bad files, unknown profile or metric, bad plugin) come back as Error with
+// *failure set to kUsage/kInput/kScript; script errors while scoring come back inside EvalResult.errors.
+Result<EvalResult> Evaluate(const EvalRequest& request, EvalFailure* failure = nullptr,
+                            const Progress& progress = {});
+
+std::string DefaultSystemName(const std::string& predictions_path);
+
+// Resolves metric names to plugin files (shipped, $KPLAB_PLUGIN_PATH, user dirs) and loads them.
+Result<std::vector<MetricPlugin>> LoadMetrics(
+    LuaVm& vm, const std::vector<std::string>& names, const std::vector<std::string>& user_dirs,
+    const std::map<std::string, std::map<std::string, std::string>>& params);
+
+// Installs every native module into vm's kp table.
+void InstallAll(LuaVm& vm);
+
+}  // namespace kplab::host

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Set-up + main job on a fresh Debian 12 machine: installs the packages kplab builds and tests with,
+# builds it (Release) into build/, and evaluates the bundled example system, storing the run in kplab.db.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+
+PACKAGES=(
+  build-essential cmake pkg-config          # toolchain
+  liblua5.4-dev lua5.4                      # Lua 5.4 (the host links the C++ build, lua5.4-c++)
+  libsqlitecpp-dev libsqlite3-dev           # run store
+  libfmt-dev                                # formatting
+  libhnswlib-dev                            # nearest-phrase index
+  libsimdjson-dev                           # JSONL importers (fast, with error positions)
+  libicu-dev                                # Unicode lower-casing with Python's full mappings
+  zlib1g-dev                                # gzip golden files in the tests
+  libgtest-dev googletest libbenchmark-dev  # tests and benchmarks
+  python3 python3-nltk                      # the independent reference (benchmarks, golden regeneration)
+)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q "${missing[@]}"
+fi
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+cmake --build build -j"$(nproc)"
+
+./build/host/kplab eval --dataset examples/tiny --predictions examples/tiny/predictions.txt --system example

@@ -1,0 +1,229 @@
+// End-to-end tests of the kplab executable: exact output, exit codes, stored runs. Expected numbers
+// are worked out by hand in the comments from examples/tiny.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdio>
+#include <unistd.h>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Output {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("kplab_cli_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    db_ = (dir_ / "runs.db").string();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs kplab with args (a shell fragment), stdin from `input`.
+  Output Run(const std::string& args, const std::string& input = "") {
+    const fs::path in = dir_ / "stdin", out = dir_ / "stdout", err = dir_ / "stderr";
+    std::ofstream(in, std::ios::binary) << input;
+    const std::string cmd = std::string("cd ") + KPLAB_SOURCE_DIR + " && KPLAB_DB=" + db_ + " " + KPLAB_BINARY +
+                            " " + args + " <" + in.string() + " >" + out.string() + " 2>" + err.string();
+    const int status = std::system(cmd.c_str());
+    Output o;
+    o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    o.out = Slurp(out);
+    o.err = Slurp(err);
+    return o;
+  }
+
+  fs::path dir_;
+  std::string db_;
+};
+
+constexpr const char* kTiny =
+    "eval --dataset examples/tiny --predictions examples/tiny/predictions.txt --system example";
+
+// Per-document values from `runs export` as doc_id -> metric -> value text.
+std::map<std::string, std::map<std::string, double>> ParseCsv(const std::string& csv) {
+  std::map<std::string, std::map<std::string, double>> out;
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> header;
+  {
+    std::istringstream h(line);
+    std::string f;
+    while (std::getline(h, f, ',')) header.push_back(f);
+  }
+  while (std::getline(in, line)) {
+    std::istringstream r(line);
+    std::string f, id;
+    std::getline(r, id, ',');
+    for (std::size_t c = 1; std::getline(r, f, ','); ++c) {
+      if (!f.empty()) out[id][header[c]] = std::stod(f);
+    }
+  }
+  return out;
+}
+
+TEST_F(Cli, EvalTinyExampleMatchesHandCalculation) {
+  Output o = Run(std::string(kTiny) + " --output json");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out.rfind("{\"run_id\": 1, \"dataset\": \"tiny\", \"system\": \"example\", \"profile\": \"kplab\", "
+                        "\"n_docs\": 5, \"aggregates\": {",
+                        0),
+            0u)
+      << o.out;
+  Output e = Run("runs export 1");
+  ASSERT_EQ(e.code, 0) << e.err;
+  auto docs = ParseCsv(e.out);
+  // Document 1. References (kplab profile, nltk Porter): scheduling -> "schedul" (present: the source
+  // has "scheduler" -> "schedul"), batch jobs, interactive queries (present); preemption -> "preemption"
+  // (absent: step 4 needs m > 1 to drop -ion, and the source's "preempts" -> "preempt"), cluster
+  // computing (absent). Predictions after dropping <peos>: scheduler (hit: same
+  // stem key as "scheduling"), batch jobs (hit), interactive queries (hit), cluster, job length,
+  // cluster computing (hit), resource management: flags 1 1 1 0 0 1 0, n = 7, R = 5.
+  auto& d1 = docs["1"];
+  EXPECT_DOUBLE_EQ(d1["all.p@5"], 3.0 / 5);
+  EXPECT_DOUBLE_EQ(d1["all.r@5"], 3.0 / 5);
+  EXPECT_DOUBLE_EQ(d1["all.p@10"], 4.0 / 10);
+  EXPECT_DOUBLE_EQ(d1["all.r@10"], 4.0 / 5);
+  EXPECT_DOUBLE_EQ(d1["all.p@M"], 4.0 / 7);
+  EXPECT_DOUBLE_EQ(d1["all.f1@M"], 2 * (4.0 / 7) * (4.0 / 5) / (4.0 / 7 + 4.0 / 5));
+  // Present: predictions scheduler, batch jobs, interactive queries, cluster, job length (3 hits);
+  // 3 present references. Absent: cluster computing (hit), resource management; 2 absent references.
+  EXPECT_DOUBLE_EQ(d1["present.p@5"], 3.0 / 5);
+  EXPECT_DOUBLE_EQ(d1["present.r@5"], 1.0);
+  EXPECT_DOUBLE_EQ(d1["absent.p@5"], 1.0 / 5);
+  EXPECT_DOUBLE_EQ(d1["absent.r@5"], 1.0 / 2);
+  EXPECT_DOUBLE_EQ(d1["absent.p@M"], 1.0 / 2);
+  // AP@M: hits at ranks 1, 2, 3, 6 -> (1/1 + 2/2 + 3/3 + 4/6) / min(R=5, M=7).
+  EXPECT_DOUBLE_EQ(d1["all.ap@M"], (1 + 1 + 1 + 4.0 / 6) / 5);
+  EXPECT_DOUBLE_EQ(d1["all.mrr"], 1.0);
+  // NDCG@5: hits at 1, 2, 3 -> DCG = 1 + 1/log2(3) + 1/2; ideal = 5 hits at the top (5 references).
+  const double dcg = 1 + 1 / std::log2(3.0) + 0.5;
+  const double ideal = 1 + 1 / std::log2(3.0) + 0.5 + 1 / std::log2(5.0) + 1 / std::log2(6.0);
+  EXPECT_DOUBLE_EQ(d1["all.ndcg@5"], dcg / ideal);
+  // Document 2: references readability, patient leaflets, readability formulas, health literacy (all
+  // present). Predictions: patient information leaflets, readability formulas (hit), sentence length,
+  // readability (hit), health literacy (hit), medical communication: flags 0 1 0 1 1 0.
+  auto& d2 = docs["2"];
+  EXPECT_DOUBLE_EQ(d2["all.p@5"], 3.0 / 5);
+  EXPECT_DOUBLE_EQ(d2["all.r@5"], 3.0 / 4);
+  EXPECT_DOUBLE_EQ(d2["all.mrr"], 1.0 / 2);
+  // R-precision, R = 4: the first 4 predictions. substr: "patient inform leaflet" is no substring of
+  // a reference's stems nor contains one ("patient leaflet" is not contiguous in it); hits: readabl
+  // formula, readabl -> 2/4 (sentenc length matches nothing).
+  EXPECT_DOUBLE_EQ(d2["all.rprec_substr"], 2.0 / 4);
+  EXPECT_DOUBLE_EQ(d2["all.rprec_zg"], 2.0 / 4);
+}
+
+TEST_F(Cli, TableOutputAndRunsList) {
+  Output o = Run(kTiny);
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out.rfind("run 1  dataset tiny (5 docs)  system example  profile kplab\n", 0), 0u) << o.out;
+  EXPECT_NE(o.out.find("\nmetric"), std::string::npos);
+  Output l = Run("runs list");
+  ASSERT_EQ(l.code, 0) << l.err;
+  EXPECT_NE(l.out.find("ok      tiny              example               kplab"), std::string::npos) << l.out;
+  Output rm = Run("runs rm 1");
+  EXPECT_EQ(rm.code, 0);
+  EXPECT_EQ(rm.out, "removed run 1\n");
+  Output show = Run("runs show 1");
+  EXPECT_EQ(show.code, 4);
+}
+
+TEST_F(Cli, ScriptErrorReportsFileLineAndStoresFailedRun) {
+  Output o = Run(std::string(kTiny) + " --plugins tests/data/cli/failing --metrics boom");
+  EXPECT_EQ(o.code, 3);
+  EXPECT_NE(o.err.find("kplab: tests/data/cli/failing/boom.lua:4: no luck with document 3\n"), std::string::npos)
+      << o.err;
+  EXPECT_NE(o.err.find("stack traceback:"), std::string::npos) << o.err;
+  Output l = Run("runs list --output json");
+  EXPECT_NE(l.out.find("\"status\": \"failed\""), std::string::npos) << l.out;
+}
+
+TEST_F(Cli, UserPluginOverridesShippedOne) {
+  Output o = Run(std::string(kTiny) + " --plugins tests/data/cli/failing --metrics exact --output csv");
+  ASSERT_EQ(o.code, 0) << o.err;
+  // Mean number of deduplicated references over the 5 documents: (5 + 4 + 4 + 4 + 4) / 5.
+  EXPECT_EQ(o.out, "metric,value\nall.n_refs,4.2\n");
+}
+
+TEST_F(Cli, UsageErrors) {
+  Output o = Run("eval --dataset examples/tiny");
+  EXPECT_EQ(o.code, 1);
+  EXPECT_EQ(o.err, "kplab: missing required option --predictions (see 'kplab help')\n");
+  o = Run(std::string(kTiny) + " --profile nope");
+  EXPECT_EQ(o.code, 1);
+  EXPECT_EQ(o.err, "kplab: unknown profile 'nope' (expected one of: kplab, kpeval, kenchan, exhird, kenchan+one2set)\n");
+  o = Run(std::string(kTiny) + " --metrics nope");
+  EXPECT_EQ(o.code, 3);
+  EXPECT_EQ(o.err.rfind("kplab: unknown metric 'nope' (expected one of: ", 0), 0u) << o.err;
+  o = Run("frobnicate");
+  EXPECT_EQ(o.code, 1);
+  EXPECT_EQ(o.err, "kplab: unknown command 'frobnicate' (see 'kplab help')\n");
+}
+
+TEST_F(Cli, MisalignedPredictionsAreRejectedAndNothingIsStored) {
+  const fs::path bad = dir_ / "four_lines.txt";
+  std::ofstream(bad) << "a\nb\nc\nd\n";
+  Output o = Run("eval --dataset examples/tiny --predictions " + bad.string());
+  EXPECT_EQ(o.code, 2);
+  EXPECT_EQ(o.err.rfind("kplab: " + bad.string() + ":", 0), 0u) << o.err;
+  EXPECT_FALSE(fs::exists(db_));
+}
+
+TEST_F(Cli, StemReadsStdin) {
+  // nltk 3.8: PorterStemmer().stem: running -> run, skies -> sky (irregular form), dying -> die;
+  // ORIGINAL_ALGORITHM: skies -> ski.
+  Output o = Run("stem", "running\nskies dying\n");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out, "run\nsky die\n");
+  o = Run("stem --mode original", "skies\n");
+  EXPECT_EQ(o.out, "ski\n");
+}
+
+TEST_F(Cli, ProfilesDiff) {
+  Output o = Run("profiles diff kenchan kenchan+one2set");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("empty_line_is_none"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("max_predictions"), std::string::npos) << o.out;
+  Output l = Run("profiles");
+  EXPECT_NE(l.out.find("kplab "), std::string::npos);
+  EXPECT_NE(l.out.find("kenchan+one2set"), std::string::npos);
+}
+
+TEST_F(Cli, RunScript) {
+  const fs::path script = dir_ / "count.lua";
+  std::ofstream(script) << "local c = kp.load{dataset = 'examples/tiny', predictions = 'examples/tiny/predictions.txt'}\n"
+                           "print(#c, #c:doc(1).refs, arg[1])\n"
+                           "print(c:doc(1).refs:get(1).key)\n";
+  Output o = Run("run " + script.string() + " hello");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out, "5\t5\thello\nschedul\n");
+  std::ofstream(script) << "local x = 1\nreturn undefined_thing + x\n";
+  o = Run("run " + script.string());
+  EXPECT_EQ(o.code, 3);
+  EXPECT_NE(o.err.find(script.string() + ":2: undefined global 'undefined_thing'"), std::string::npos) << o.err;
+}
+
+}  // namespace
