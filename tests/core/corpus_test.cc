@@ -1,0 +1,130 @@
+// Corpus building under profiles: tokenizing, present/absent, dedup, filters, PRMU. Expected values
+// are worked out by hand (stems from nltk 3.8's PorterStemmer, noted where they matter).
+#include "kplab/corpus.h"
+
+#include <gtest/gtest.h>
+
+namespace kplab {
+namespace {
+
+RawDataset OneDoc(std::string title, std::string body, std::vector<std::string> refs) {
+  RawDataset ds;
+  ds.path = "mem";
+  ds.name = "mem";
+  RawDoc d;
+  d.id = "d1";
+  d.title = std::move(title);
+  d.body = std::move(body);
+  d.separator = "<eos>";
+  d.pretokenized = true;
+  d.has_text = true;
+  for (auto& r : refs) d.refs.push_back({r});
+  ds.docs.push_back(std::move(d));
+  return ds;
+}
+
+RawPredictions Preds(std::vector<std::string> pieces) {
+  RawPredictions p;
+  p.path = "preds";
+  RawPrediction rp;
+  rp.phrases = std::move(pieces);
+  p.docs.push_back(std::move(rp));
+  return p;
+}
+
+std::vector<std::string> Surfaces(const std::vector<Keyphrase>& kps) {
+  std::vector<std::string> out;
+  for (const auto& k : kps) out.push_back(k.surface);
+  return out;
+}
+
+TEST(Corpus, KplabProfileNormalizesAndDedups) {
+  // "Neural Networks" and "neural network" share the stem key "neural network" (nltk: networks ->
+  // network); the second is a duplicate. "<peos>" is a marker; "<unk> model" is dropped; empty pieces
+  // and the trailing ';' give nothing.
+  const auto ds = OneDoc("training neural networks .", "we train deep models .",
+                         {"Neural Networks", "neural network", "deep models", " "});
+  const auto preds = Preds({"neural networks", "<peos>", "<unk> model", "neural network", "", "deep learning", ""});
+  auto c = BuildCorpus(ds, &preds, *FindProfile("kplab"));
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  const Document& d = c->docs[0];
+  EXPECT_EQ(Surfaces(d.refs), (std::vector<std::string>{"neural networks", "deep models"}));
+  EXPECT_EQ(Surfaces(d.preds), (std::vector<std::string>{"neural networks", "deep learning"}));
+  EXPECT_TRUE(d.preds[0].present);
+  EXPECT_FALSE(d.preds[0].after_peos);
+  EXPECT_FALSE(d.preds[1].present);
+  EXPECT_TRUE(d.preds[1].after_peos);
+  EXPECT_EQ(c->Str(d.refs[0].key), "neural network");
+  EXPECT_EQ(d.n_pred_pieces, 7);
+}
+
+TEST(Corpus, KplabDoesNotMatchAcrossTitleAndBody) {
+  // "models we" spans the boundary only if the title's last token touches the body's first.
+  const auto ds = OneDoc("deep models", "we train", {"models we", "deep models"});
+  auto c = BuildCorpus(ds, nullptr, *FindProfile("kplab"));
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->docs[0].refs[0].present);
+  EXPECT_TRUE(c->docs[0].refs[1].present);
+  // The peers join title and body into one sequence, so the same phrase is present there.
+  auto k = BuildCorpus(ds, nullptr, *FindProfile("kenchan"));
+  ASSERT_TRUE(k.ok());
+  EXPECT_TRUE(k->docs[0].refs[0].present);
+}
+
+TEST(Corpus, PeerProfilesKeepEmptyAndPeosPieces) {
+  const auto ds = OneDoc("a b .", "c d", {"a b"});
+  const auto preds = Preds({"a b", "<peos>", ""});
+  auto c = BuildCorpus(ds, &preds, *FindProfile("kpeval"));
+  ASSERT_TRUE(c.ok());
+  // KPEval keeps "<peos>" as a keyphrase and the empty piece as an empty keyphrase (never present).
+  EXPECT_EQ(Surfaces(c->docs[0].preds), (std::vector<std::string>{"a b", "<peos>", ""}));
+  EXPECT_FALSE(c->docs[0].preds[2].present);
+}
+
+TEST(Corpus, OneToSetRuleAndCut) {
+  const auto ds = OneDoc("a", "b", {"a"});
+  const auto empty = Preds({""});
+  auto c = BuildCorpus(ds, &empty, *FindProfile("kenchan+one2set"));
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->docs[0].preds.empty());
+  std::vector<std::string> many;
+  for (int i = 0; i < 250; ++i) many.push_back("w" + std::to_string(i));
+  const auto lots = Preds(many);
+  c = BuildCorpus(ds, &lots, *FindProfile("kenchan+one2set"));
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->docs[0].preds.size(), 200u);
+}
+
+TEST(Corpus, PrmuLikeBoudin) {
+  // Source "keyphrase generation with neural models"; stems (nltk): keyphras gener with neural model.
+  const auto ds = OneDoc("keyphrase generation", "with neural models",
+                         {"keyphrase generation", "neural keyphrase", "neural summarization", "graph theory"});
+  auto c = BuildCorpus(ds, nullptr, *FindProfile("kplab"));
+  ASSERT_TRUE(c.ok());
+  const Document& d = c->docs[0];
+  EXPECT_EQ(c->Classify(d, d.refs[0]), Prmu::kPresent);
+  EXPECT_EQ(c->Classify(d, d.refs[1]), Prmu::kReordered);  // both words occur, not contiguously
+  EXPECT_EQ(c->Classify(d, d.refs[2]), Prmu::kMixed);      // "neural" occurs, "summarization" not
+  EXPECT_EQ(c->Classify(d, d.refs[3]), Prmu::kUnseen);
+}
+
+TEST(Corpus, ExhirdSplitsOnSlash) {
+  const auto ds = OneDoc("x", "y", {"input/output"});
+  const auto preds = Preds({"input/output"});
+  auto c = BuildCorpus(ds, &preds, *FindProfile("exhird"));
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(Surfaces(c->docs[0].refs), (std::vector<std::string>{"input", "output"}));
+  EXPECT_EQ(Surfaces(c->docs[0].preds), (std::vector<std::string>{"input", "output"}));
+}
+
+TEST(Corpus, MisalignedPredictionsAreAnError) {
+  const auto ds = OneDoc("x", "y", {"a"});
+  RawPredictions p = Preds({"a"});
+  p.docs.push_back(p.docs[0]);
+  auto c = BuildCorpus(ds, &p, *FindProfile("kplab"));
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message, "preds: 2 prediction lines for 1 documents of mem (expected one per document)");
+}
+
+}  // namespace
+}  // namespace kplab
