@@ -70,7 +70,10 @@ const std::vector<std::string>& DatasetFormats();
 struct DatasetOptions {
   std::string format;      // "" = auto-detect from the path
   std::string hulth_keys;  // "uncontr" (default) or "contr" or "both"
-  std::string semeval_answers;  // answer file path or name ("combined" default, "author", "reader")
+  // SemEval references: "combined" (default), "author" or "reader" (<split>_answer/<split>.<name>
+  // [.stem].final beside the text directory, the stemmed file preferred), "liaad" (liaad_keys/<id>.key
+  // beside it), or the path of an answer file or of a directory of <id>.key files. See docs/formats.md.
+  std::string semeval_answers;
 };
 
 // Detects the dataset format from the path (directory contents, file names, first JSON line).

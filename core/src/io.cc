@@ -1,0 +1,378 @@
+// Importer entry points: format detection, file reading and UTF-8 checks, content hashes,
+// prediction files and their alignment with a dataset. The format parsers live in io_text.cc and
+// io_json.cc.
+#include "kplab/io.h"
+
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "io_internal.h"
+
+namespace kplab {
+namespace io_internal {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Offset of the first byte that does not start or continue a well-formed UTF-8 sequence (no
+// overlongs, no surrogates, nothing above U+10FFFF). Only called once simdjson's fast check has
+// failed.
+std::size_t FirstBadUtf8(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const std::size_t n = s.size();
+  std::size_t i = 0;
+  while (i < n) {
+    const unsigned char c = p[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    int len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return i;
+    }
+    if (i + len > n || p[i + 1] < lo || p[i + 1] > hi) return i;
+    for (int k = 2; k < len; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80) return i;
+    }
+    i += len;
+  }
+  return n;
+}
+
+std::string FormatList() {
+  std::string out;
+  for (const auto& f : DatasetFormats()) {
+    if (!out.empty()) out += ", ";
+    out += f;
+  }
+  return out;
+}
+
+[[noreturn]] void FailUndetected(const std::string& path) {
+  Fail(path, 0, "cannot detect dataset format", "one of: " + FormatList());
+}
+
+std::string DetectOrThrow(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec || !fs::exists(st))
+    Fail(path, 0, "no such file or directory", "a dataset file or directory");
+  if (fs::is_regular_file(st)) {
+    const std::string name = fs::path(path).filename().string();
+    if (EndsWith(name, "_context.txt") || EndsWith(name, "_allkeywords.txt")) return "meng";
+    if (EndsWith(name, "src.txt") || EndsWith(name, "trg.txt")) return "one2set";
+    if (EndsWith(name, ".jsonl") || EndsWith(name, ".json")) {
+      std::string f = DetectJsonlFormat(path);
+      if (!f.empty()) return f;
+    }
+    FailUndetected(path);
+  }
+  if (!fs::is_directory(st)) FailUndetected(path);
+  bool meng = false, one2set = false, hulth = false, semeval = false;
+  std::vector<std::string> jsonl;
+  for (const auto& entry : fs::directory_iterator(path)) {
+    if (!entry.is_regular_file()) continue;
+    const std::string name = entry.path().filename().string();
+    meng |= EndsWith(name, "_context.txt") || EndsWith(name, "_allkeywords.txt");
+    one2set |= EndsWith(name, "src.txt") || EndsWith(name, "trg.txt");
+    hulth |= EndsWith(name, ".abstr");
+    semeval |= EndsWith(name, ".txt.final");
+    if (EndsWith(name, ".jsonl") || EndsWith(name, ".json")) jsonl.push_back(entry.path().string());
+  }
+  if (meng) return "meng";
+  if (one2set) return "one2set";
+  if (hulth) return "hulth";
+  if (semeval) return "semeval";
+  if (jsonl.size() == 1) {
+    std::string f = DetectJsonlFormat(jsonl[0]);
+    if (!f.empty()) return f;
+  }
+  FailUndetected(path);
+}
+
+// Split folder names that say which part of a corpus a directory holds rather than which corpus.
+bool IsSplitName(std::string name) {
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return name == "test" || name == "train" || name == "training" || name == "validation" ||
+         name == "valid" || name == "dev" || name == "trial";
+}
+
+std::string DatasetName(const std::string& path) {
+  fs::path p = fs::absolute(fs::path(path)).lexically_normal();
+  if (p.filename().empty()) p = p.parent_path();
+  if (fs::is_regular_file(p)) {
+    const std::string name = p.filename().string();
+    if (EndsWith(name, ".jsonl") || EndsWith(name, ".json")) return p.stem().string();
+    p = p.parent_path();
+  }
+  std::string name = p.filename().string();
+  if (IsSplitName(name) && !p.parent_path().filename().empty()) {
+    name = p.parent_path().filename().string() + "/" + name;
+  }
+  return name;
+}
+
+std::string Plural(std::size_t n, std::string_view word) {
+  return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
+}
+
+}  // namespace
+
+void Fail(std::string_view file, int line, std::string_view what, std::string_view expected) {
+  if (line > 0)
+    throw InputError{fmt::format("{}:{}: {} (expected {})", file, line, what, expected)};
+  throw InputError{fmt::format("{}: {} (expected {})", file, what, expected)};
+}
+
+void FailCount(std::string_view file, std::size_t got, int line, std::size_t expected,
+               std::string_view per) {
+  const std::string want = fmt::format("{}, one per {}", Plural(expected, "line"), per);
+  if (got > expected) Fail(file, line, "extra line", want);
+  if (got == 0) Fail(file, 0, "no lines", want);
+  Fail(file, line, "only " + Plural(got, "line"), want);
+}
+
+FileData ReadTextFile(const std::string& path, const std::string& rel_name) {
+  FileData file{path, rel_name, {}};
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) Fail(path, 0, "cannot open file", "a readable file");
+  std::fseek(f, 0, SEEK_END);
+  const long size = std::ftell(f);
+  std::fseek(f, 0, SEEK_SET);
+  if (size < 0) {
+    std::fclose(f);
+    Fail(path, 0, "cannot read file", "a readable regular file");
+  }
+  file.bytes.resize(static_cast<std::size_t>(size));
+  const std::size_t got = std::fread(file.bytes.data(), 1, file.bytes.size(), f);
+  std::fclose(f);
+  if (got != file.bytes.size()) Fail(path, 0, "cannot read file", "a readable regular file");
+  if (!simdjson::validate_utf8(file.bytes.data(), file.bytes.size())) {
+    const std::size_t bad = FirstBadUtf8(file.bytes);
+    const auto line = 1 + std::count(file.bytes.begin(), file.bytes.begin() + bad, '\n');
+    Fail(path, static_cast<int>(line), "invalid UTF-8", "UTF-8 text");
+  }
+  return file;
+}
+
+std::vector<std::string_view> SplitLines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  lines.reserve(std::count(text.begin(), text.end(), '\n') + 1);
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    const std::size_t next = end == std::string_view::npos ? text.size() : end + 1;
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    if (end < text.size() && !line.empty() && line.back() == '\r') line.remove_suffix(1);
+    lines.push_back(line);
+    start = next;
+  }
+  return lines;
+}
+
+void SplitChar(std::string_view s, char sep, std::vector<std::string_view>& out) {
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t pos = s.find(sep, start);
+    if (pos == std::string_view::npos) {
+      out.push_back(s.substr(start));
+      return;
+    }
+    out.push_back(s.substr(start, pos - start));
+    start = pos + 1;
+  }
+}
+
+std::string ContentHash(std::vector<const FileData*> files) {
+  std::sort(files.begin(), files.end(),
+            [](const FileData* a, const FileData* b) { return a->rel_name < b->rel_name; });
+  Sha256 hasher;
+  for (const FileData* f : files) {
+    hasher.Update(f->rel_name);
+    hasher.Update(std::string_view("\0", 1));
+    hasher.Update(std::to_string(f->bytes.size()));
+    hasher.Update(std::string_view("\0", 1));
+    hasher.Update(f->bytes);
+  }
+  return hasher.FinishHex();
+}
+
+}  // namespace io_internal
+
+using io_internal::Fail;
+using io_internal::InputError;
+
+const std::vector<std::string>& DatasetFormats() {
+  static const std::vector<std::string> kFormats = {"meng",  "one2set", "kpeval",
+                                                    "hulth", "semeval", "kptimes"};
+  return kFormats;
+}
+
+Result<std::string> DetectDatasetFormat(const std::string& path) {
+  try {
+    return io_internal::DetectOrThrow(path);
+  } catch (const InputError& e) {
+    return Error{e.message};
+  } catch (const std::filesystem::filesystem_error& e) {
+    return Error{path + ": " + e.what()};
+  }
+}
+
+Result<RawDataset> ImportDataset(const std::string& path, const DatasetOptions& options) {
+  try {
+    RawDataset out;
+    out.path = path;
+    out.format = options.format.empty() ? io_internal::DetectOrThrow(path) : options.format;
+    const auto& formats = DatasetFormats();
+    if (std::find(formats.begin(), formats.end(), out.format) == formats.end()) {
+      Fail(path, 0, fmt::format("unknown dataset format \"{}\"", out.format),
+           "one of: " + io_internal::FormatList());
+    }
+    std::vector<io_internal::FileData> files;
+    if (out.format == "meng") {
+      io_internal::ImportMeng(path, out, files);
+    } else if (out.format == "one2set") {
+      io_internal::ImportOne2Set(path, out, files);
+    } else if (out.format == "hulth") {
+      io_internal::ImportHulth(path, options, out, files);
+    } else if (out.format == "semeval") {
+      io_internal::ImportSemEval(path, options, out, files);
+    } else if (out.format == "kpeval") {
+      io_internal::ImportKpEval(path, out, files);
+    } else {
+      io_internal::ImportKpTimes(path, out, files);
+    }
+    out.name = io_internal::DatasetName(path);
+    std::vector<const io_internal::FileData*> read;
+    for (const auto& f : files) read.push_back(&f);
+    out.content_hash = io_internal::ContentHash(std::move(read));
+    return out;
+  } catch (const InputError& e) {
+    return Error{e.message};
+  } catch (const std::filesystem::filesystem_error& e) {
+    return Error{path + ": " + e.what()};
+  }
+}
+
+Result<RawPredictions> ImportPredictions(const std::string& path, const std::string& format) {
+  try {
+    namespace fs = std::filesystem;
+    RawPredictions out;
+    out.path = path;
+    std::string f = format;
+    if (f.empty()) {
+      f = io_internal::EndsWith(path, ".jsonl") || io_internal::EndsWith(path, ".json") ? "jsonl"
+                                                                                        : "lines";
+    }
+    if (f != "lines" && f != "jsonl" && f != "kpeval") {
+      Fail(path, 0, fmt::format("unknown prediction format \"{}\"", f),
+           "one of: lines, jsonl, kpeval");
+    }
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) {
+      Fail(path, 0, fs::exists(path, ec) ? "not a file" : "no such file", "a prediction file");
+    }
+    const io_internal::FileData file =
+        io_internal::ReadTextFile(path, fs::path(path).filename().string());
+    if (f == "lines") {
+      out.format = "lines";
+      const auto lines = io_internal::SplitLines(file.bytes);
+      out.docs.resize(lines.size());
+      std::vector<std::string_view> pieces;
+      for (std::size_t i = 0; i < lines.size(); ++i) {
+        RawPrediction& doc = out.docs[i];
+        pieces.clear();
+        io_internal::SplitChar(lines[i], ';', pieces);
+        doc.phrases.assign(pieces.begin(), pieces.end());
+        doc.loc = {path, static_cast<int>(i + 1)};
+      }
+    } else {
+      out.format = "jsonl";
+      io_internal::ParseJsonlPredictions(file, out);
+    }
+    out.content_hash = io_internal::ContentHash({&file});
+    return out;
+  } catch (const InputError& e) {
+    return Error{e.message};
+  }
+}
+
+Result<RawPredictions> AlignPredictions(const RawDataset& dataset, RawPredictions predictions) {
+  try {
+    const std::size_t n = predictions.docs.size(), m = dataset.docs.size();
+    const std::string per = "document of " + dataset.path;
+    const bool by_id = predictions.format == "jsonl" && n > 0 &&
+                       std::all_of(predictions.docs.begin(), predictions.docs.end(),
+                                   [](const RawPrediction& p) { return !p.doc_id.empty(); });
+    if (!by_id) {
+      if (n != m) {
+        const int line =
+            n < m ? (n == 0 ? 0 : predictions.docs.back().loc.line) : predictions.docs[m].loc.line;
+        io_internal::FailCount(predictions.path, n, line, m, per);
+      }
+      return predictions;
+    }
+    std::unordered_map<std::string_view, std::size_t> index;
+    index.reserve(m);
+    for (std::size_t j = 0; j < m; ++j) {
+      const RawDoc& d = dataset.docs[j];
+      if (!index.emplace(d.id, j).second) {
+        Fail(d.loc.file, d.loc.line, fmt::format("second document with id \"{}\"", d.id),
+             "unique document ids to align predictions by id");
+      }
+    }
+    constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+    std::vector<std::size_t> slot(m, kNone);
+    for (std::size_t i = 0; i < n; ++i) {
+      const RawPrediction& p = predictions.docs[i];
+      const auto it = index.find(p.doc_id);
+      if (it == index.end()) {
+        Fail(p.loc.file, p.loc.line, fmt::format("unknown document id \"{}\"", p.doc_id),
+             "an id of a document of " + dataset.path);
+      }
+      if (slot[it->second] != kNone) {
+        Fail(p.loc.file, p.loc.line, fmt::format("second prediction line for \"{}\"", p.doc_id),
+             "one line per " + per);
+      }
+      slot[it->second] = i;
+    }
+    for (std::size_t j = 0; j < m; ++j) {
+      if (slot[j] == kNone) {
+        Fail(predictions.path, 0,
+             fmt::format("no prediction line for document \"{}\"", dataset.docs[j].id),
+             "one line per " + per);
+      }
+    }
+    std::vector<RawPrediction> ordered;
+    ordered.reserve(m);
+    for (std::size_t j = 0; j < m; ++j) ordered.push_back(std::move(predictions.docs[slot[j]]));
+    predictions.docs = std::move(ordered);
+    return predictions;
+  } catch (const InputError& e) {
+    return Error{e.message};
+  }
+}
+
+}  // namespace kplab

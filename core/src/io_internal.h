@@ -1,0 +1,100 @@
+// Internals shared by the importers (io*.cc) and sha256.cc. Not installed; tests include it by
+// relative path to reach the SHA-256 block functions.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kplab/io.h"
+
+namespace kplab::io_internal {
+
+// Incremental SHA-256 (FIPS 180-4). Uses the x86 SHA extensions when the CPU has them.
+class Sha256 {
+ public:
+  Sha256();
+  void Update(std::string_view bytes);
+  std::array<std::uint8_t, 32> Finish();  // the object must not be used afterwards
+  std::string FinishHex();
+
+ private:
+  std::array<std::uint32_t, 8> state_;
+  std::array<std::uint8_t, 64> buffer_;
+  std::size_t buffered_ = 0;
+  std::uint64_t total_ = 0;
+};
+
+// Block functions, exposed so that tests can check the portable and the SHA-NI path against each
+// other.
+void Sha256BlocksPortable(std::uint32_t state[8], const std::uint8_t* data, std::size_t blocks);
+// Returns false (and does nothing) when the CPU has no SHA extensions.
+bool Sha256BlocksShaNi(std::uint32_t state[8], const std::uint8_t* data, std::size_t blocks);
+
+// Importers report bad input by throwing this; the public entry points turn it into Error. It never
+// leaves the io*.cc files.
+struct InputError {
+  std::string message;
+};
+
+// "FILE:LINE: what (expected ...)"; LINE is left out when line == 0 (a whole-file problem).
+[[noreturn]] void Fail(std::string_view file, int line, std::string_view what,
+                       std::string_view expected);
+
+// One file that an importer read. rel_name is the name that goes into the content hash.
+struct FileData {
+  std::string path;      // as shown in messages (the user's path joined with the file name)
+  std::string rel_name;  // relative to the dataset root, '/'-separated
+  std::string bytes;
+};
+
+// Reads a whole file and checks that it is UTF-8 (error names the line of the first bad byte).
+FileData ReadTextFile(const std::string& path, const std::string& rel_name);
+
+// Lines as Python's readlines() sees them, without the trailing "\n" or "\r\n". A final newline
+// does not start a further (empty) line, so "" has 0 lines and "a\n\n" has 2. Views point into
+// text.
+std::vector<std::string_view> SplitLines(std::string_view text);
+
+// Python s.split(sep) for a one-character separator; appends views into s to out.
+void SplitChar(std::string_view s, char sep, std::vector<std::string_view>& out);
+
+// SHA-256 hex over (rel_name, size, bytes) of each file, in rel_name order.
+std::string ContentHash(std::vector<const FileData*> files);
+
+// "FILE:N: only N lines (expected M lines, one per <per>)" or "FILE:M+1: extra line (...)".
+[[noreturn]] void FailCount(std::string_view file, std::size_t got, int last_line,
+                            std::size_t expected, std::string_view per);
+
+inline bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// Order of file stems as a person numbers them: digit runs compare as numbers ("C-3" < "C-14",
+// "193" < "1930"); ties fall back to plain string order so the order is total.
+bool NaturalLess(std::string_view a, std::string_view b);
+
+// Splits a pre-tokenized source at the separator found at pos (sep_len bytes) into doc.title and
+// doc.body, dropping one space on each side of it ("title . <eos> abstract"), and records
+// separator.
+void SplitTitleBody(std::string_view src, std::size_t pos, std::size_t sep_len,
+                    std::string_view separator, RawDoc& doc);
+
+// Format parsers (io_text.cc, io_json.cc). root is the directory that rel names are relative to.
+void ImportMeng(const std::string& path, RawDataset& out, std::vector<FileData>& files);
+void ImportOne2Set(const std::string& path, RawDataset& out, std::vector<FileData>& files);
+void ImportHulth(const std::string& path, const DatasetOptions& options, RawDataset& out,
+                 std::vector<FileData>& files);
+void ImportSemEval(const std::string& path, const DatasetOptions& options, RawDataset& out,
+                   std::vector<FileData>& files);
+void ImportKpEval(const std::string& path, RawDataset& out, std::vector<FileData>& files);
+void ImportKpTimes(const std::string& path, RawDataset& out, std::vector<FileData>& files);
+void ParseJsonlPredictions(const FileData& file, RawPredictions& out);
+
+// Returns "kpeval", "kptimes" or "" from the first non-blank line of a JSONL file.
+std::string DetectJsonlFormat(const std::string& path);
+
+}  // namespace kplab::io_internal
