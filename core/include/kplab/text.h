@@ -42,13 +42,14 @@ std::vector<std::string_view> SplitWhitespace(std::string_view s);
 // Python s.split(sep) for a non-empty separator string. Views point into s.
 std::vector<std::string_view> SplitOn(std::string_view s, std::string_view sep);
 
-// Word tokenizer for raw, untokenized text (Inspec .abstr, SemEval full text, KPTimes). Rules are
-// documented in docs/text.md: NLTK's Treebank word tokenizer rules (as nltk.word_tokenize applies them
-// with preserve_line=True), applied after a sentence-final period split. Returns owned tokens,
-// original case.
+// Word tokenizer for raw, untokenized text (Inspec .abstr, SemEval full text, KPTimes): splits
+// sentences after '.', '?' or '!' followed by whitespace, then applies nltk 3.8's
+// NLTKWordTokenizer rules to each sentence, exactly (docs/text.md). Returns owned tokens, original
+// case.
 std::vector<std::string> WordTokenize(std::string_view s);
 
-// Decodes one code point at s[i], advancing i. Input must be valid UTF-8.
+// Decodes one code point at s[i] (i < s.size()), advancing i. For valid UTF-8; an invalid or
+// truncated sequence gives U+FFFD and advances one byte, never reading past s.
 char32_t DecodeUtf8(std::string_view s, std::size_t& i);
 // Appends the UTF-8 encoding of cp.
 void AppendUtf8(std::string& out, char32_t cp);
