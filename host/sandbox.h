@@ -51,8 +51,11 @@ class LuaVm {
 
   // Creates a fresh sandboxed environment table and pushes it: allow-listed base functions and
   // libraries (string, table, math, utf8, coroutine — read-only proxies), `kp` (read-only proxy), and
-  // strict globals (reading or assigning an undeclared global raises "... undefined global 'x'").
-  // [-0, +1]
+  // strict globals (reading an undefined global raises "undefined global 'x'", creating one
+  // "assignment to undeclared global 'x'"). `kp.log` in this env prints "[chunk_label] ...".
+  // setmetatable refuses __gc (finalizers run without hooks); xpcall skips the script's handler once
+  // the budget is spent. Lua memory errors here are unprotected: the panic handler throws
+  // std::runtime_error. [-0, +1]
   void PushSandboxEnv(const std::string& chunk_label);
 
   // Loads `source` with chunkname "@" + display_name in the environment on top of the stack (popped)
@@ -63,7 +66,11 @@ class LuaVm {
 
   // Calls the function at stack[-(nargs+1)] with nargs arguments through the traceback handler under a
   // fresh instruction budget. Like lua_pcall, but returns a ScriptError on failure (stack: results
-  // pushed on success, nothing on failure).
+  // pushed on success, nothing on failure). Errors: runtime errors "FILE:LINE: msg" with traceback;
+  // "FILE: memory limit of N MiB exceeded" (no line, no traceback; the VM collects and stays usable);
+  // "FILE:LINE: instruction budget of N exceeded" (the first kill, whatever the script did after it).
+  // FILE is the called function's chunk. Not reentrant: a binding must not call Call while a Call runs
+  // (the budget is per outermost call); use lua_call inside bindings.
   std::optional<ScriptError> Call(int nargs, int nresults, const std::string& plugin_label);
 
   std::size_t memory_in_use() const;

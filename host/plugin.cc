@@ -1,0 +1,230 @@
+// Metric plugin loading: run the file in its own sandbox env, then check the returned declaration
+// field by field with raw accesses only, so validation never runs plugin code (no metamethods).
+#include "plugin.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <set>
+#include <utility>
+
+#include <lua.hpp>
+
+namespace kplab::host {
+namespace {
+
+constexpr const char* kKnownFields[] = {"name", "version", "doc", "params", "needs", "score",
+                                        "aggregate"};
+constexpr const char* kKnownNeeds[] = {"source", "embeddings"};
+
+// Describes a table key for messages: 'scroe' for strings, [1] for anything else.
+std::string KeyText(lua_State* L, int idx) {
+  if (lua_type(L, idx) == LUA_TSTRING) return "'" + std::string(lua_tostring(L, idx)) + "'";
+  if (lua_type(L, idx) == LUA_TNUMBER) {
+    lua_pushvalue(L, idx);  // lua_tostring would convert the key in place and break lua_next
+    std::string text = "[" + std::string(lua_tostring(L, -1)) + "]";
+    lua_pop(L, 1);
+    return text;
+  }
+  return std::string("[") + luaL_typename(L, idx) + "]";
+}
+
+// Checks the declaration table at `decl` (absolute index). Fills `plugin` except the registry refs.
+// Returns the error text without the "FILE: " prefix, or "" when the declaration is valid.
+std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, MetricPlugin& plugin) {
+  // Unknown fields first: a misspelt field ('scroe') is the likely cause of a missing required one.
+  {
+    std::set<std::string> unknown;
+    lua_pushnil(L);
+    while (lua_next(L, decl) != 0) {
+      lua_pop(L, 1);
+      bool known = false;
+      if (lua_type(L, -1) == LUA_TSTRING) {
+        const std::string key = lua_tostring(L, -1);
+        for (const char* field : kKnownFields) known = known || key == field;
+      }
+      if (!known) unknown.insert(KeyText(L, -1));
+    }
+    if (!unknown.empty()) return "unknown field " + *unknown.begin();
+  }
+
+  if (lua_getfield(L, decl, "name") != LUA_TSTRING) return "field 'name' must be a string";
+  plugin.name = lua_tostring(L, -1);
+  lua_pop(L, 1);
+  if (plugin.name != file.name) {
+    return "field 'name' is '" + plugin.name + "' but the file is " + file.name + ".lua (expected '" +
+           file.name + "')";
+  }
+  if (lua_getfield(L, decl, "version") != LUA_TSTRING) return "field 'version' must be a string";
+  plugin.version = lua_tostring(L, -1);
+  lua_pop(L, 1);
+
+  switch (lua_getfield(L, decl, "doc")) {
+    case LUA_TNIL: break;
+    case LUA_TSTRING: plugin.doc = lua_tostring(L, -1); break;
+    default: return "field 'doc' must be a string";
+  }
+  lua_pop(L, 1);
+
+  const int params_type = lua_getfield(L, decl, "params");  // [params]
+  if (params_type != LUA_TNIL) {
+    if (params_type != LUA_TTABLE) return "field 'params' must be a table";
+    const int params = lua_gettop(L);
+    std::string error;
+    lua_pushnil(L);
+    while (error.empty() && lua_next(L, params) != 0) {  // [params, k, v]
+      if (lua_type(L, -2) != LUA_TSTRING) {
+        error = "field 'params' has a key " + KeyText(L, -2) + " (parameter names must be strings)";
+      } else {
+        const std::string key = lua_tostring(L, -2);
+        switch (lua_type(L, -1)) {
+          case LUA_TNUMBER: plugin.params[key] = static_cast<double>(lua_tonumber(L, -1)); break;
+          case LUA_TBOOLEAN: plugin.params[key] = lua_toboolean(L, -1) != 0; break;
+          case LUA_TSTRING: plugin.params[key] = std::string(lua_tostring(L, -1)); break;
+          default: error = "field 'params." + key + "' must be a number, string or boolean";
+        }
+      }
+      lua_pop(L, 1);
+    }
+    if (!error.empty()) return error;
+  }
+  lua_pop(L, 1);
+
+  const int needs_type = lua_getfield(L, decl, "needs");  // [needs]
+  if (needs_type != LUA_TNIL) {
+    if (needs_type != LUA_TTABLE) return "field 'needs' must be a list of strings";
+    const int needs = lua_gettop(L);
+    const lua_Unsigned n = lua_rawlen(L, needs);
+    // Keys other than 1..n would be silently ignored by the loop below; refuse them.
+    lua_pushnil(L);
+    while (lua_next(L, needs) != 0) {
+      lua_pop(L, 1);
+      if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 ||
+          static_cast<lua_Unsigned>(lua_tointeger(L, -1)) > n) {
+        return "field 'needs' must be a list of strings";
+      }
+    }
+    std::string expected;
+    for (const char* need : kKnownNeeds) expected += (expected.empty() ? "" : ", ") + std::string(need);
+    for (lua_Unsigned i = 1; i <= n; ++i) {
+      lua_rawgeti(L, needs, static_cast<lua_Integer>(i));
+      bool known = false;
+      if (lua_type(L, -1) == LUA_TSTRING) {
+        const std::string need = lua_tostring(L, -1);
+        for (const char* k : kKnownNeeds) known = known || need == k;
+        if (known && std::find(plugin.needs.begin(), plugin.needs.end(), need) == plugin.needs.end()) {
+          plugin.needs.push_back(need);
+        }
+      }
+      lua_pop(L, 1);
+      if (!known) return "field 'needs[" + std::to_string(i) + "]' must be one of: " + expected;
+    }
+  }
+  lua_pop(L, 1);
+
+  if (lua_getfield(L, decl, "score") != LUA_TFUNCTION) return "field 'score' must be a function";
+  lua_pop(L, 1);
+  const int aggregate_type = lua_getfield(L, decl, "aggregate");
+  lua_pop(L, 1);
+  if (aggregate_type != LUA_TNIL && aggregate_type != LUA_TFUNCTION) {
+    return "field 'aggregate' must be a function";
+  }
+  return "";
+}
+
+}  // namespace
+
+Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
+  lua_State* L = vm.state();
+  const int top = lua_gettop(L);
+  vm.PushSandboxEnv(file.name);  // [env]
+  lua_pushvalue(L, -1);          // [env, env]
+  if (std::optional<ScriptError> err = vm.RunChunk(file.source, file.display_name, 1)) {
+    lua_settop(L, top);
+    return Error{err->Format()};
+  }
+  // [env, decl]
+  const int decl = lua_gettop(L);
+  if (lua_type(L, decl) != LUA_TTABLE) {
+    std::string got = luaL_typename(L, decl);
+    lua_settop(L, top);
+    return Error{file.display_name + ": must return kp.metric{...} (got " + got + ")"};
+  }
+  MetricPlugin plugin;
+  plugin.file = file;
+  // The checks use lua_getfield on a table the plugin built; a metatable on it could run code, so
+  // look at the raw table through a copy without metatable.
+  lua_newtable(L);  // [env, decl, raw]
+  lua_pushnil(L);
+  while (lua_next(L, decl) != 0) {
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, -4);
+  }
+  const int raw = lua_gettop(L);
+  const std::string error = CheckDeclaration(L, raw, file, plugin);
+  if (!error.empty()) {
+    lua_settop(L, top);
+    return Error{file.display_name + ": " + error};
+  }
+  lua_getfield(L, raw, "score");
+  plugin.score_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  if (lua_getfield(L, raw, "aggregate") == LUA_TNIL) {
+    lua_pop(L, 1);
+    plugin.aggregate_ref = LUA_NOREF;
+  } else {
+    plugin.aggregate_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
+  lua_pushvalue(L, decl - 1);
+  plugin.env_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_settop(L, top);
+  return plugin;
+}
+
+void ReleaseMetricPlugin(LuaVm& vm, MetricPlugin& plugin) {
+  for (int* ref : {&plugin.score_ref, &plugin.aggregate_ref, &plugin.env_ref}) {
+    if (*ref >= 0) luaL_unref(vm.state(), LUA_REGISTRYINDEX, *ref);
+    *ref = LUA_NOREF;
+  }
+}
+
+Status ApplyParams(MetricPlugin& plugin, const std::map<std::string, std::string>& overrides) {
+  // Checked on a copy so that a failing override leaves the plugin's parameters untouched.
+  std::map<std::string, ParamValue> params = plugin.params;
+  const std::string prefix = "plugin '" + plugin.name + "': ";
+  for (const auto& [key, text] : overrides) {
+    auto it = params.find(key);
+    if (it == params.end()) {
+      std::string expected;
+      for (const auto& [name, value] : params) expected += (expected.empty() ? "" : ", ") + name;
+      if (expected.empty()) {
+        return Error{prefix + "unknown parameter '" + key + "' (the plugin declares no parameters)"};
+      }
+      return Error{prefix + "unknown parameter '" + key + "' (expected one of: " + expected + ")"};
+    }
+    ParamValue& value = it->second;
+    if (std::holds_alternative<double>(value)) {
+      double d = 0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
+      if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(d)) {
+        return Error{prefix + "parameter '" + key + "' must be a number (got '" + text + "')"};
+      }
+      value = d;
+    } else if (std::holds_alternative<bool>(value)) {
+      if (text == "true" || text == "1") {
+        value = true;
+      } else if (text == "false" || text == "0") {
+        value = false;
+      } else {
+        return Error{prefix + "parameter '" + key + "' must be a boolean: true, false, 1 or 0 (got '" +
+                     text + "')"};
+      }
+    } else {
+      value = text;
+    }
+  }
+  plugin.params = std::move(params);
+  return Status::Ok();
+}
+
+}  // namespace kplab::host

@@ -1,0 +1,693 @@
+// The Lua sandbox: counting allocator, instruction budget, allow-listed environments with read-only
+// proxies, traceback handler and plugin discovery. Modelled on redis' script_lua.c (allow-list, strict
+// globals, re-arming kill hook) and lua.c (msghandler).
+#include "sandbox.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+#include <lua.hpp>
+
+#include "kplab/io.h"
+
+#ifndef KPLAB_SHIPPED_PLUGIN_DIR
+#define KPLAB_SHIPPED_PLUGIN_DIR "plugins"
+#endif
+
+namespace kplab::host {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The count hook fires every kHookEvery VM instructions; the budget is charged in these steps.
+constexpr int kHookEvery = 1000;
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+
+// Registry keys of the per-VM tables the sandbox builds.
+constexpr const char* kKpKey = "kplab.kp";            // the real kp table (bindings install into it)
+constexpr const char* kBaseKey = "kplab.base";        // name -> value copied into every env
+constexpr const char* kKpShadowKey = "kplab.kp.shadow";  // kp with sub-tables replaced by proxies
+constexpr const char* kStrictKey = "kplab.strict";    // metatable of every env
+
+// The allow-list of base functions (STYLE.md: redis scripting). Everything else in the base library
+// (load, dofile, print, rawget, rawset, collectgarbage, ...) stays out of reach.
+constexpr const char* kAllowedBase[] = {
+    "assert", "error",    "ipairs", "next",     "pairs",    "pcall",        "xpcall",      "rawequal",
+    "rawlen", "select",   "tonumber", "tostring", "type",   "setmetatable", "getmetatable",
+};
+constexpr const char* kAllowedLibs[] = {"string", "table", "math", "utf8", "coroutine"};
+
+std::string FormatMiB(std::size_t bytes) {
+  if (bytes % kMiB == 0) return std::to_string(bytes / kMiB);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(bytes) / static_cast<double>(kMiB));
+  return buf;
+}
+
+// "@plugins/x.lua" -> "plugins/x.lua"; other chunk names have no file.
+std::string FileOfSource(const char* source) {
+  if (source != nullptr && source[0] == '@') return source + 1;
+  return "";
+}
+
+// Splits "FILE:LINE: rest" into FILE and LINE; false when the message carries no position.
+bool ParsePosition(const std::string& message, std::string* file, int* line) {
+  for (std::size_t colon = message.find(':'); colon != std::string::npos;
+       colon = message.find(':', colon + 1)) {
+    std::size_t p = colon + 1;
+    while (p < message.size() && message[p] >= '0' && message[p] <= '9') ++p;
+    if (p > colon + 1 && p < message.size() && message[p] == ':' && colon > 0) {
+      *file = message.substr(0, colon);
+      *line = std::atoi(message.c_str() + colon + 1);
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+// Per-VM state reachable from the allocator, the hook and the message handler (the allocator's ud).
+struct LuaVm::Alloc {
+  // Memory.
+  std::size_t used = 0;
+  std::size_t limit = 0;  // 0 = unlimited
+  bool memory_hit = false;
+  // Instructions.
+  lua_State* main = nullptr;
+  std::uint64_t budget = 0;  // 0 = unlimited
+  int every = kHookEvery;
+  std::uint64_t spent = 0;
+  bool exhausted = false;
+  std::string kill_text;     // "instruction budget of N exceeded"
+  std::string kill_message;  // first kill of the current call, with its position
+  // Traceback of the last error that reached Call's handler.
+  std::string traceback;
+
+  static void* Allocate(void* ud, void* ptr, std::size_t osize, std::size_t nsize) {
+    auto* self = static_cast<Alloc*>(ud);
+    const std::size_t old = ptr != nullptr ? osize : 0;  // for new blocks osize is a type tag
+    if (nsize == 0) {
+      std::free(ptr);
+      self->used -= old;
+      return nullptr;
+    }
+    // Lua requires that shrinking never fails, so only growth is checked.
+    if (self->limit != 0 && nsize > old && self->used - old + nsize > self->limit) {
+      self->memory_hit = true;
+      return nullptr;
+    }
+    void* p = std::realloc(ptr, nsize);
+    if (p != nullptr) self->used = self->used - old + nsize;
+    return p;
+  }
+
+  // Count hook. Once the budget is spent, the hook is re-armed to fire on every instruction of this
+  // thread and of the main thread, so a `pcall` in the script can catch the error but cannot run a
+  // single further instruction without raising it again (redis: luaMaskCountHook).
+  static void Hook(lua_State* L, lua_Debug* /*ar*/) {
+    void* ud = nullptr;
+    lua_getallocf(L, &ud);
+    auto* self = static_cast<Alloc*>(ud);
+    if (!self->exhausted) {
+      if (lua_gethookcount(L) != self->every) {
+        // A coroutine still armed by a kill in an earlier call: back to normal counting.
+        lua_sethook(L, &Hook, LUA_MASKCOUNT, self->every);
+        return;
+      }
+      self->spent += static_cast<std::uint64_t>(self->every);
+      if (self->spent < self->budget) return;
+      self->exhausted = true;
+      lua_sethook(L, &Hook, LUA_MASKCOUNT, 1);
+      if (L != self->main) lua_sethook(self->main, &Hook, LUA_MASKCOUNT, 1);
+      luaL_where(L, 0);  // level 0: the Lua function being executed (hooks have no frame)
+      self->kill_message = std::string(lua_tostring(L, -1)) + self->kill_text;
+      lua_pop(L, 1);
+    }
+    luaL_where(L, 0);
+    lua_pushlstring(L, self->kill_text.data(), self->kill_text.size());
+    lua_concat(L, 2);
+    lua_error(L);
+  }
+
+  // Message handler of Call (lua.c: msghandler): keeps the traceback on the C++ side and returns the
+  // message, so ScriptError gets both apart.
+  static int MessageHandler(lua_State* L) {
+    auto* self = static_cast<Alloc*>(lua_touserdata(L, lua_upvalueindex(1)));
+    if (lua_type(L, 1) != LUA_TSTRING && lua_type(L, 1) != LUA_TNUMBER) {
+      if (!(luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)) {
+        lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+      }
+      lua_replace(L, 1);
+    }
+    lua_settop(L, 1);
+    luaL_traceback(L, L, nullptr, 1);
+    self->traceback = lua_tostring(L, -1);
+    lua_settop(L, 1);
+    return 1;
+  }
+};
+
+namespace {
+
+// Lua errors outside any protected call would abort the process; make them a C++ exception instead so
+// the host can report and drop the VM.
+int Panic(lua_State* L) {
+  const char* msg = lua_tostring(L, -1);
+  throw std::runtime_error(std::string("unprotected Lua error: ") + (msg ? msg : "?"));
+}
+
+int ReadOnlyNewIndex(lua_State* L) {
+  return luaL_error(L, "attempt to modify read-only table '%s'", lua_tostring(L, lua_upvalueindex(1)));
+}
+
+// Iterator of a proxy: walks the hidden shadow table (upvalue 1) without ever handing it out.
+int ProxyNext(lua_State* L) {
+  lua_settop(L, 2);  // [proxy, key]
+  if (lua_next(L, lua_upvalueindex(1)) != 0) return 2;
+  lua_pushnil(L);
+  return 1;
+}
+
+int ProxyPairs(lua_State* L) {
+  lua_pushvalue(L, lua_upvalueindex(1));  // the ProxyNext closure
+  lua_pushvalue(L, 1);
+  lua_pushnil(L);
+  return 3;
+}
+
+int ProxyLen(lua_State* L) {
+  lua_pushinteger(L, static_cast<lua_Integer>(lua_rawlen(L, lua_upvalueindex(1))));
+  return 1;
+}
+
+// Pushes an empty table that reads through to the table at `shadow` and refuses writes with
+// "attempt to modify read-only table '<name>'". pairs and # work; getmetatable returns false, so the
+// shadow is unreachable from scripts. [-0, +1]
+void PushProxy(lua_State* L, int shadow, const std::string& name) {
+  shadow = lua_absindex(L, shadow);
+  lua_newtable(L);                 // [proxy]
+  lua_createtable(L, 0, 5);        // [proxy, mt]
+  lua_pushvalue(L, shadow);
+  lua_setfield(L, -2, "__index");
+  lua_pushlstring(L, name.data(), name.size());
+  lua_pushcclosure(L, &ReadOnlyNewIndex, 1);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushvalue(L, shadow);
+  lua_pushcclosure(L, &ProxyNext, 1);
+  lua_pushcclosure(L, &ProxyPairs, 1);
+  lua_setfield(L, -2, "__pairs");
+  lua_pushvalue(L, shadow);
+  lua_pushcclosure(L, &ProxyLen, 1);
+  lua_setfield(L, -2, "__len");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
+  lua_setmetatable(L, -2);         // [proxy]
+}
+
+// Pushes a proxy of the table at `idx` whose sub-tables are proxies too ("kp.text"), so nothing
+// reachable from it is writable. `seen` maps already proxied tables (cycles, shared sub-tables).
+// [-0, +1]
+void PushDeepProxy(lua_State* L, int idx, const std::string& name, int seen) {
+  idx = lua_absindex(L, idx);
+  lua_pushvalue(L, idx);
+  if (lua_rawget(L, seen) != LUA_TNIL) return;  // [proxy]
+  lua_pop(L, 1);
+  lua_newtable(L);  // [shadow]
+  const int shadow = lua_gettop(L);
+  PushProxy(L, shadow, name);  // [shadow, proxy]
+  lua_pushvalue(L, idx);
+  lua_pushvalue(L, -2);
+  lua_rawset(L, seen);
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {  // [shadow, proxy, k, v]
+    if (lua_type(L, -1) == LUA_TTABLE) {
+      std::string sub = name;
+      if (lua_type(L, -2) == LUA_TSTRING) {
+        sub += ".";
+        sub += lua_tostring(L, -2);
+      }
+      PushDeepProxy(L, -1, sub, seen);  // [shadow, proxy, k, v, vproxy]
+      lua_replace(L, -2);
+    }
+    lua_pushvalue(L, -2);  // [shadow, proxy, k, v, k]
+    lua_insert(L, -2);     // [shadow, proxy, k, k, v]
+    lua_rawset(L, shadow);
+  }
+  lua_remove(L, shadow);  // [proxy]
+}
+
+int UndefinedGlobal(lua_State* L) {
+  return luaL_error(L, "undefined global '%s'", luaL_tolstring(L, 2, nullptr));
+}
+
+int UndeclaredAssignment(lua_State* L) {
+  return luaL_error(L, "assignment to undeclared global '%s'", luaL_tolstring(L, 2, nullptr));
+}
+
+// setmetatable without finalizers: Lua runs __gc with hooks off (lgc.c: GCTM), so a finalizer would
+// escape the instruction budget. Otherwise as luaB_setmetatable.
+int SandboxSetmetatable(lua_State* L) {
+  const int t = lua_type(L, 2);
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_argexpected(L, t == LUA_TNIL || t == LUA_TTABLE, 2, "nil or table");
+  if (t == LUA_TTABLE) {
+    lua_pushliteral(L, "__gc");
+    const bool has_gc = lua_rawget(L, 2) != LUA_TNIL;
+    lua_pop(L, 1);
+    if (has_gc) return luaL_error(L, "__gc metamethods are not allowed in the sandbox");
+  }
+  if (luaL_getmetafield(L, 1, "__metatable") != LUA_TNIL) {
+    return luaL_error(L, "cannot change a protected metatable");
+  }
+  lua_settop(L, 2);
+  lua_setmetatable(L, 1);
+  return 1;
+}
+
+// The message handler given to xpcall, guarded: after a kill, errors are raised from inside the count
+// hook, where Lua runs no hooks, so a looping Lua handler could never be stopped. Once the budget is
+// spent the script's handler is skipped and the message passes through unchanged.
+int GuardedHandler(lua_State* L) {
+  auto* exhausted = static_cast<const bool*>(lua_touserdata(L, lua_upvalueindex(2)));
+  if (*exhausted) {
+    lua_settop(L, 1);
+    return 1;
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
+}
+
+int FinishXpcall(lua_State* L, int status, lua_KContext extra) {
+  if (status != LUA_OK && status != LUA_YIELD) {
+    lua_pushboolean(L, 0);
+    lua_pushvalue(L, -2);
+    return 2;
+  }
+  return lua_gettop(L) - static_cast<int>(extra);
+}
+
+// xpcall(f, msgh, ...) as luaB_xpcall, with msgh wrapped in GuardedHandler. Upvalue 1: the VM's
+// `exhausted` flag.
+int SandboxXpcall(lua_State* L) {
+  const int n = lua_gettop(L);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  lua_pushvalue(L, 2);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_pushcclosure(L, &GuardedHandler, 2);
+  lua_replace(L, 2);
+  lua_pushboolean(L, 1);  // first result if no errors
+  lua_pushvalue(L, 1);    // function
+  lua_rotate(L, 3, 2);    // below the function's arguments
+  const int status = lua_pcallk(L, n - 2, LUA_MULTRET, 2, 2, &FinishXpcall);
+  return FinishXpcall(L, status, 2);
+}
+
+// kp.log(...): arguments converted like print's and joined by spaces, written to stderr as
+// "[label] message". The label is upvalue 1 in a sandbox env (the plugin name); the shared kp.log
+// derives it from the calling chunk ("@plugins/x.lua" -> "x").
+int Log(lua_State* L) {
+  const int n = lua_gettop(L);
+  std::string label;
+  if (lua_type(L, lua_upvalueindex(1)) == LUA_TSTRING) {
+    label = lua_tostring(L, lua_upvalueindex(1));
+  } else {
+    lua_Debug ar;
+    if (lua_getstack(L, 1, &ar) != 0 && lua_getinfo(L, "S", &ar) != 0) {
+      const std::string file = FileOfSource(ar.source);
+      label = file.empty() ? ar.short_src : fs::path(file).stem().string();
+    }
+  }
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (int i = 1; i <= n; ++i) {
+    if (i > 1) luaL_addchar(&b, ' ');
+    luaL_tolstring(L, i, nullptr);
+    luaL_addvalue(&b);
+  }
+  luaL_pushresult(&b);
+  std::string line = "[" + label + "] " + lua_tostring(L, -1) + "\n";
+  std::fputs(line.c_str(), stderr);
+  return 0;
+}
+
+// kp.metric{...}: the declaration is checked by the host after the chunk returns (LoadMetricPlugin),
+// so that errors name the file and field rather than a line inside kp.metric.
+int Metric(lua_State* L) {
+  lua_settop(L, 1);
+  return 1;
+}
+
+}  // namespace
+
+std::string ScriptError::Format() const {
+  if (traceback.empty()) return message;
+  return message + "\n" + traceback;
+}
+
+LuaVm::LuaVm(const Limits& limits) : limits_(limits), alloc_(std::make_unique<Alloc>()) {
+  // The limit applies once the VM is set up: the standard libraries are part of the host's cost.
+  L_ = lua_newstate(&Alloc::Allocate, alloc_.get());
+  if (L_ == nullptr) throw std::bad_alloc();
+  lua_atpanic(L_, &Panic);
+  alloc_->main = L_;
+  alloc_->budget = limits_.instructions;
+  if (alloc_->budget != 0 && alloc_->budget < static_cast<std::uint64_t>(kHookEvery)) {
+    alloc_->every = static_cast<int>(alloc_->budget);
+  }
+  alloc_->kill_text = "instruction budget of " + std::to_string(limits_.instructions) + " exceeded";
+
+  // Only the libraries the allow-list exposes are opened; io/os/package/debug never exist here.
+  static const luaL_Reg kLibs[] = {
+      {LUA_GNAME, luaopen_base},          {LUA_STRLIBNAME, luaopen_string},
+      {LUA_TABLIBNAME, luaopen_table},    {LUA_MATHLIBNAME, luaopen_math},
+      {LUA_UTF8LIBNAME, luaopen_utf8},    {LUA_COLIBNAME, luaopen_coroutine},
+  };
+  for (const luaL_Reg& lib : kLibs) {
+    luaL_requiref(L_, lib.name, lib.func, 1);
+    lua_pop(L_, 1);
+  }
+  // string.dump would hand out bytecode, and the real string table stays reachable as the __index of
+  // the string metatable; remove dump there, and hide that metatable (getmetatable("") -> false).
+  lua_getglobal(L_, LUA_STRLIBNAME);
+  lua_pushnil(L_);
+  lua_setfield(L_, -2, "dump");
+  lua_pop(L_, 1);
+  lua_pushliteral(L_, "");
+  lua_getmetatable(L_, -1);
+  lua_pushboolean(L_, 0);
+  lua_setfield(L_, -2, "__metatable");
+  lua_pop(L_, 2);
+
+  lua_newtable(L_);  // [kp]
+  lua_pushcfunction(L_, &Log);
+  lua_setfield(L_, -2, "log");
+  lua_pushcfunction(L_, &Metric);
+  lua_setfield(L_, -2, "metric");
+  lua_setfield(L_, LUA_REGISTRYINDEX, kKpKey);
+
+  alloc_->limit = limits_.memory_bytes;
+}
+
+LuaVm::~LuaVm() {
+  if (L_ != nullptr) lua_close(L_);
+}
+
+std::size_t LuaVm::memory_in_use() const { return alloc_->used; }
+
+void LuaVm::Install(const ModuleInstaller& installer) {
+  const int top = lua_gettop(L_);
+  lua_getfield(L_, LUA_REGISTRYINDEX, kKpKey);  // [kp]
+  installer(L_);
+  lua_settop(L_, top);
+  // Environments built from now on must see the new modules.
+  lua_pushnil(L_);
+  lua_setfield(L_, LUA_REGISTRYINDEX, kKpShadowKey);
+}
+
+void LuaVm::PushSandboxEnv(const std::string& chunk_label) {
+  lua_State* L = L_;
+  // Shared pieces, built once per VM: base allow-list with library proxies, kp shadow, strict metatable.
+  if (lua_getfield(L, LUA_REGISTRYINDEX, kBaseKey) == LUA_TNIL) {
+    lua_pop(L, 1);
+    lua_newtable(L);  // [base]
+    for (const char* name : kAllowedBase) {
+      lua_getglobal(L, name);
+      lua_setfield(L, -2, name);
+    }
+    lua_pushcfunction(L, &SandboxSetmetatable);
+    lua_setfield(L, -2, "setmetatable");
+    lua_pushlightuserdata(L, &alloc_->exhausted);
+    lua_pushcclosure(L, &SandboxXpcall, 1);
+    lua_setfield(L, -2, "xpcall");
+    lua_newtable(L);  // [base, seen]
+    for (const char* name : kAllowedLibs) {
+      lua_getglobal(L, name);
+      PushDeepProxy(L, -1, name, lua_gettop(L) - 1);
+      lua_setfield(L, -4, name);
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);  // [base]
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, kBaseKey);
+
+    lua_createtable(L, 0, 3);  // [base, strict]
+    lua_pushcfunction(L, &UndefinedGlobal);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, &UndeclaredAssignment);
+    lua_setfield(L, -2, "__newindex");
+    lua_pushboolean(L, 0);
+    lua_setfield(L, -2, "__metatable");
+    lua_setfield(L, LUA_REGISTRYINDEX, kStrictKey);
+  }
+  if (lua_getfield(L, LUA_REGISTRYINDEX, kKpShadowKey) == LUA_TNIL) {
+    lua_pop(L, 1);
+    // The shadow of kp: its entries, with every table replaced by a deep read-only proxy.
+    lua_newtable(L);  // [base, shadow]
+    lua_newtable(L);  // [base, shadow, seen]
+    lua_getfield(L, LUA_REGISTRYINDEX, kKpKey);  // [base, shadow, seen, kp]
+    lua_pushnil(L);
+    while (lua_next(L, -2) != 0) {  // [base, shadow, seen, kp, k, v]
+      if (lua_type(L, -1) == LUA_TTABLE) {
+        std::string name = "kp";
+        if (lua_type(L, -2) == LUA_TSTRING) name += std::string(".") + lua_tostring(L, -2);
+        PushDeepProxy(L, -1, name, lua_gettop(L) - 3);
+        lua_replace(L, -2);
+      }
+      lua_pushvalue(L, -2);
+      lua_insert(L, -2);
+      lua_rawset(L, -6);
+    }
+    lua_pop(L, 2);  // [base, shadow]
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, kKpShadowKey);
+  }
+  // [base, kpshadow]
+  lua_newtable(L);  // [base, kpshadow, env]
+  const int env = lua_gettop(L);
+  lua_pushnil(L);
+  while (lua_next(L, env - 2) != 0) {  // copy the allow-list
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, env);
+  }
+  // This env's own view of kp: the shared entries plus a kp.log bound to the chunk label.
+  lua_newtable(L);  // [base, kpshadow, env, shadow]
+  lua_pushnil(L);
+  while (lua_next(L, env - 1) != 0) {
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, -4);
+  }
+  lua_pushlstring(L, chunk_label.data(), chunk_label.size());
+  lua_pushcclosure(L, &Log, 1);
+  lua_setfield(L, -2, "log");
+  PushProxy(L, -1, "kp");  // [base, kpshadow, env, shadow, proxy]
+  lua_setfield(L, env, "kp");
+  lua_pop(L, 1);
+  lua_getfield(L, LUA_REGISTRYINDEX, kStrictKey);
+  lua_setmetatable(L, env);
+  lua_replace(L, env - 2);  // [env, kpshadow]
+  lua_pop(L, 1);           // [env]
+}
+
+std::optional<ScriptError> LuaVm::RunChunk(const std::string& source, const std::string& display_name,
+                                          int nresults) {
+  lua_State* L = L_;
+  const std::string chunkname = "@" + display_name;
+  // Text only: precompiled bytecode can break the VM's invariants.
+  alloc_->memory_hit = false;
+  const int status = luaL_loadbufferx(L, source.data(), source.size(), chunkname.c_str(), "t");
+  if (status != LUA_OK) {  // [env, msg]
+    ScriptError err;
+    err.plugin = display_name;
+    err.file = display_name;
+    if (status == LUA_ERRMEM && alloc_->memory_hit) {
+      err.message = display_name + ": memory limit of " + FormatMiB(limits_.memory_bytes) + " MiB exceeded";
+    } else {
+      const char* msg = lua_tostring(L, -1);
+      err.message = msg != nullptr ? msg : "(error object is not a string)";
+      ParsePosition(err.message, &err.file, &err.line);
+    }
+    lua_pop(L, 2);
+    lua_gc(L, LUA_GCCOLLECT, 0);
+    return err;
+  }
+  lua_insert(L, -2);  // [f, env]
+  if (lua_setupvalue(L, -2, 1) == nullptr) lua_pop(L, 1);  // _ENV is the main chunk's only upvalue
+  return Call(0, nresults, display_name);
+}
+
+std::optional<ScriptError> LuaVm::Call(int nargs, int nresults, const std::string& plugin_label) {
+  lua_State* L = L_;
+  const int base = lua_gettop(L) - nargs;  // index of the function
+  // Where the function lives, for errors that carry no position (memory, C++ exceptions).
+  std::string where_file;
+  {
+    lua_Debug ar;
+    lua_pushvalue(L, base);
+    if (lua_type(L, -1) == LUA_TFUNCTION && lua_getinfo(L, ">S", &ar) != 0) {
+      where_file = FileOfSource(ar.source);
+    } else {
+      lua_pop(L, 1);
+    }
+  }
+  const std::string where = where_file.empty() ? plugin_label : where_file;
+
+  lua_pushlightuserdata(L, alloc_.get());
+  lua_pushcclosure(L, &Alloc::MessageHandler, 1);
+  lua_insert(L, base);  // [handler, f, args...]
+
+  // A fresh budget per call.
+  alloc_->spent = 0;
+  alloc_->exhausted = false;
+  alloc_->kill_message.clear();
+  alloc_->memory_hit = false;
+  alloc_->traceback.clear();
+  if (alloc_->budget != 0) lua_sethook(L, &Alloc::Hook, LUA_MASKCOUNT, alloc_->every);
+
+  int status = LUA_OK;
+  std::string exception_text;
+  try {
+    status = lua_pcall(L, nargs, nresults, base);
+  } catch (const std::exception& e) {
+    // Lua built as C++ catches everything inside lua_pcall; this only guards against a throw outside
+    // its protected region. The stack is in an unknown state: drop everything from the function up.
+    exception_text = e.what();
+    lua_settop(L, base - 1);
+    status = -1;
+  }
+  lua_sethook(L, nullptr, 0, 0);  // host code between calls runs unmetered
+
+  if (status == LUA_OK) {
+    lua_remove(L, base);
+    return std::nullopt;
+  }
+  ScriptError err;
+  err.plugin = plugin_label;
+  err.file = where_file;
+  if (exception_text.empty()) {
+    const char* msg = lua_tostring(L, -1);
+    err.message = msg != nullptr ? msg : "";
+    lua_settop(L, base - 1);
+  }
+  if (alloc_->exhausted) {
+    // Whatever the script did after the kill (pcall, xpcall handlers), report the kill itself.
+    err.message = alloc_->kill_message;
+    err.traceback = alloc_->traceback;
+  } else if (status == LUA_ERRMEM || (alloc_->memory_hit && err.message == "not enough memory")) {
+    err.message = where + ": memory limit of " + FormatMiB(limits_.memory_bytes) + " MiB exceeded";
+  } else if (!exception_text.empty()) {
+    err.message = where + ": unexpected C++ exception: " + exception_text;
+  } else if (status != LUA_ERRRUN && status != LUA_ERRERR) {
+    // Lua's own catch(...) turned a foreign C++ exception into an unknown status; its text is lost.
+    err.message = where + ": a native function threw a C++ exception instead of raising a Lua error";
+  } else {
+    err.traceback = alloc_->traceback;
+  }
+  ParsePosition(err.message, &err.file, &err.line);
+  if (alloc_->memory_hit) lua_gc(L, LUA_GCCOLLECT, 0);  // give the memory back before the next call
+  return err;
+}
+
+Result<PluginFile> ReadPluginFile(const std::string& path, const std::string& display_name) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{display_name + ": cannot read plugin file (" + std::strerror(errno) + ")"};
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  PluginFile file;
+  file.name = fs::path(path).stem().string();
+  file.path = path;
+  file.display_name = display_name;
+  file.source = std::move(bytes).str();
+
+  std::string_view first(file.source);
+  first = first.substr(0, first.find('\n'));
+  if (!first.empty() && first.back() == '\r') first.remove_suffix(1);
+  constexpr std::string_view kPrefix = "-- kplab-api: ";
+  const std::string expected = "-- kplab-api: " + std::to_string(kApiVersion);
+  std::string_view digits = first.substr(std::min(first.size(), kPrefix.size()));
+  if (!first.starts_with(kPrefix) || digits.empty() || digits.size() > 6 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return Error{display_name + ":1: missing API header (expected '" + expected +
+                 "' on the first line)"};
+  }
+  file.api_version = std::stoi(std::string(digits));
+  if (file.api_version != kApiVersion) {
+    return Error{display_name + ":1: unsupported API version " + std::to_string(file.api_version) +
+                 " (expected '" + expected + "')"};
+  }
+  file.sha256 = Sha256Hex(file.source);
+  return file;
+}
+
+Result<std::vector<PluginFile>> DiscoverPlugins(const std::string& shipped_dir,
+                                                const std::vector<std::string>& user_dirs) {
+  // (directory, shipped?) in override order: later wins.
+  std::vector<std::pair<std::string, bool>> dirs = {{shipped_dir, true}};
+  if (const char* path = std::getenv("KPLAB_PLUGIN_PATH"); path != nullptr) {
+    std::stringstream ss(path);
+    for (std::string dir; std::getline(ss, dir, ':');) {
+      if (!dir.empty()) dirs.emplace_back(dir, false);
+    }
+  }
+  for (const std::string& dir : user_dirs) dirs.emplace_back(dir, false);
+
+  std::map<std::string, PluginFile> by_name;
+  for (const auto& [dir, shipped] : dirs) {
+    std::error_code ec;
+    std::vector<std::string> names;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      // Editor droppings (".#x.lua") and directories are not plugins.
+      if (name.size() > 4 && name.ends_with(".lua") && name[0] != '.' && !it->is_directory()) {
+        names.push_back(name);
+      }
+    }
+    if (ec) return Error{dir + ": cannot read plugin directory (" + ec.message() + ")"};
+    std::sort(names.begin(), names.end());
+    std::string prefix = dir;
+    while (prefix.size() > 1 && prefix.back() == '/') prefix.pop_back();
+    for (const std::string& name : names) {
+      const std::string path = prefix + "/" + name;
+      Result<PluginFile> file = ReadPluginFile(path, shipped ? "plugins/" + name : path);
+      if (!file) return file.error();
+      by_name[file->name] = std::move(file).value();
+    }
+  }
+  std::vector<PluginFile> out;
+  out.reserve(by_name.size());
+  for (auto& [name, file] : by_name) out.push_back(std::move(file));
+  return out;
+}
+
+std::string ShippedPluginDir() {
+  if (const char* dir = std::getenv("KPLAB_SHIPPED_PLUGINS"); dir != nullptr && *dir != '\0') {
+    return dir;
+  }
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path installed = (exe.parent_path() / ".." / "share" / "kplab" / "plugins").lexically_normal();
+    if (fs::is_directory(installed, ec)) return installed.string();
+  }
+  return KPLAB_SHIPPED_PLUGIN_DIR;
+}
+
+}  // namespace kplab::host

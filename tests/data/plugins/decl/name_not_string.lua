@@ -1,0 +1,5 @@
+-- kplab-api: 1
+return kp.metric {
+  name = 5, version = "1.0.0",
+  score = function() return {} end,
+}

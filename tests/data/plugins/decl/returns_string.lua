@@ -1,0 +1,2 @@
+-- kplab-api: 1
+return "returns_string"

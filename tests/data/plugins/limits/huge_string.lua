@@ -1,0 +1,3 @@
+-- kplab-api: 1
+local s = 'x'
+while true do s = s .. s end

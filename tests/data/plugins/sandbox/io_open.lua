@@ -1,0 +1,2 @@
+-- kplab-api: 1
+local f = io.open("/etc/passwd")

@@ -1,0 +1,2 @@
+-- kplab-api: 1
+kp.text.lower = nil

@@ -1,0 +1,2 @@
+-- kplab-api: 1
+rawset(kp, "x", 1)

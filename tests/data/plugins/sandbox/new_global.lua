@@ -1,0 +1,2 @@
+-- kplab-api: 1
+counter = 0

@@ -1,0 +1,3 @@
+-- kplab-api: 1
+local iter, t = pairs(string)
+t.upper = nil

@@ -1,0 +1,2 @@
+-- kplab-api: 1
+print("hello")

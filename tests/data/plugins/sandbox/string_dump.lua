@@ -1,0 +1,2 @@
+-- kplab-api: 1
+local bytes = string.dump(function() end)

@@ -1,0 +1,2 @@
+-- kplab-api: 1
+getmetatable("").__index = { upper = function() return "pwned" end }

@@ -1,0 +1,2 @@
+-- kplab-api: 1
+local n = undefined_thing + 1
