@@ -54,11 +54,11 @@ void PushStringArray(lua_State* L, const Corpus& c, const std::vector<TokenId>& 
 // A keyphrase as a plain table (for exploration; metrics use list methods).
 void PushKeyphrase(lua_State* L, const Corpus& c, const Keyphrase& kp) {
   lua_createtable(L, 0, 6);
-  SetString(L, "surface", kp.surface);
-  SetString(L, "key", c.Str(kp.key));
-  PushStringArray(L, c, kp.tokens);
+  SetString(L, "surface", kp.surface());
+  SetString(L, "key", c.Str(kp.key()));
+  PushStringArray(L, c, kp.tokens());
   lua_setfield(L, -2, "tokens");
-  PushStringArray(L, c, kp.stems);
+  PushStringArray(L, c, kp.stems());
   lua_setfield(L, -2, "stems");
   lua_pushboolean(L, kp.present);
   lua_setfield(L, -2, "present");
@@ -132,7 +132,7 @@ int ListSurfaces(lua_State* L) {
   ListUd* l = CheckList(L, 1);
   lua_createtable(L, static_cast<int>(l->items.size()), 0);
   for (std::size_t i = 0; i < l->items.size(); ++i) {
-    lua_pushlstring(L, l->items[i]->surface.data(), l->items[i]->surface.size());
+    lua_pushlstring(L, l->items[i]->surface().data(), l->items[i]->surface().size());
     lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
   }
   return 1;
@@ -142,7 +142,7 @@ int ListKeys(lua_State* L) {
   ListUd* l = CheckList(L, 1);
   lua_createtable(L, static_cast<int>(l->items.size()), 0);
   for (std::size_t i = 0; i < l->items.size(); ++i) {
-    const auto s = l->corpus->Str(l->items[i]->key);
+    const auto s = l->corpus->Str(l->items[i]->key());
     lua_pushlstring(L, s.data(), s.size());
     lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
   }
@@ -169,7 +169,7 @@ int ListMatch(lua_State* L) {
   if (how == "exact") {
     flags = ExactMatch(p->items, r->items);
   } else if (how == "substr") {
-    flags = SubstringMatch(p->corpus->lex, p->items, r->items, p->corpus->profile.substr_empty_matches);
+    flags = SubstringMatch(p->corpus->lex, p->items, r->items);
   } else if (how == "zg") {
     flags = ZeschGurevychMatch(p->items, r->items);
   } else {
@@ -179,16 +179,23 @@ int ListMatch(lua_State* L) {
   return 1;
 }
 
-// list:alpha_ndcg(refs, k, alpha) with KPEval's substring subtopic coverage.
+// list:alpha_ndcg(refs, k, alpha, kind): kind "word_pool" (kplab) or "substring" (KPEval).
 int ListAlphaNdcg(lua_State* L) {
   ListUd* p = CheckList(L, 1);
   ListUd* r = CheckList(L, 2);
   const lua_Integer k = luaL_checkinteger(L, 3);
+  luaL_argcheck(L, k >= 0, 3, "k must be >= 0");
   const double alpha = luaL_optnumber(L, 4, 0.5);
-  const auto cover =
-      SubstringCover(p->corpus->lex, p->items, r->items, p->corpus->profile.substr_empty_matches);
-  lua_pushnumber(L, AlphaNdcgAt(cover, p->items.size(), r->items.size(),
-                                static_cast<std::size_t>(std::max<lua_Integer>(k, 0)), alpha));
+  const std::string_view kind = luaL_optstring(L, 5, "word_pool");
+  const auto kk = static_cast<std::size_t>(k);
+  if (kind == "word_pool") {
+    lua_pushnumber(L, AlphaNdcgWordPool(p->items, r->items, kk, alpha));
+  } else if (kind == "substring") {
+    const auto cover = SubstringCover(p->corpus->lex, p->items, r->items);
+    lua_pushnumber(L, AlphaNdcgAt(cover, p->items.size(), r->items.size(), kk, alpha));
+  } else {
+    return luaL_argerror(L, 5, "expected 'word_pool' or 'substring'");
+  }
   return 1;
 }
 
@@ -196,7 +203,7 @@ int ListToString(lua_State* L) {
   ListUd* l = CheckList(L, 1);
   std::string s = "KeyphraseList(" + std::to_string(l->items.size()) + ") {";
   for (std::size_t i = 0; i < l->items.size(); ++i) {
-    s += (i ? "; " : "") + l->items[i]->surface;
+    s += (i ? "; " : "") + l->items[i]->surface();
     if (i == 9 && l->items.size() > 10) {
       s += "; ...";
       break;

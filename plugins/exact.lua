@@ -27,15 +27,15 @@ return kp.metric {
   version = "1.0.0",
   doc = [[
 Exact-match precision, recall and F1 at k in {5, 10, M, O} on subsets all/present/absent.
-P@k = hits in the first min(k, n) predictions / k (profile knob pk_denominator: "k", or "min" for
-min(k, n)); a document without predictions has P = R = F1 = 0 and adds nothing to the micro P
-denominator. R@k = hits / number of references (0 without references).
+P@k = hits in the first min(k, n) predictions / k; a document without predictions has P = R = F1 = 0
+and adds nothing to the micro P denominator (profile knob pk_denominator "k"), or k (ExHiRD's
+"k_always"). For M the denominator is n, for O the number of references. R@k = hits / number of references (0 without references).
 Aggregates: <s>.p@k.micro / .macro, <s>.r@k.micro / .macro, <s>.f1@k.micro (harmonic mean of micro P
 and R), <s>.f1@k.macro_hm (harmonic mean of macro P and macro R, as KPEval and kenchan0226 report),
 <s>.f1@k.macro_doc (mean of per-document F1).]],
   score = function(doc, _, ctx)
     local out = {}
-    local min_den = ctx.profile.pk_denominator == "min"
+    local always = ctx.profile.pk_denominator == "k_always"
     for _, s in ipairs(SUBSETS) do
       if s == "all" or doc.has_text then
         local preds, refs = doc.preds:subset(s), doc.refs:subset(s)
@@ -44,8 +44,7 @@ and R), <s>.f1@k.macro_hm (harmonic mean of macro P and macro R, as KPEval and k
         for _, k in ipairs(KS) do
           local kk = (k == "M" and n) or (k == "O" and r) or k
           local hits = m:hits(kk)
-          local pden = 0
-          if n > 0 then pden = min_den and math.min(kk, n) or kk end
+          local pden = (n > 0 or always) and kk or 0
           local P = pden > 0 and hits / pden or 0
           local R = r > 0 and hits / r or 0
           local nm = N[s][k]
@@ -56,7 +55,7 @@ and R), <s>.f1@k.macro_hm (harmonic mean of macro P and macro R, as KPEval and k
     end
     return out
   end,
-  aggregate = function(cols, _, ctx)
+  aggregate = function(cols)
     local agg = {}
     for _, s in ipairs(SUBSETS) do
       for _, k in ipairs(KS) do
@@ -67,9 +66,6 @@ and R), <s>.f1@k.macro_hm (harmonic mean of macro P and macro R, as KPEval and k
           agg[nm.f1 .. ".macro_hm"] = f1(mp, mr)
           agg[nm.f1 .. ".macro_doc"] = cols[nm.f1]:mean()
           local hits, pden, rden = cols[nm.hits]:sum(), cols[nm.pden]:sum(), cols[nm.rden]:sum()
-          if k == 5 and ctx.profile.micro_p5_denominator == "k_all_docs" then
-            pden = 5 * cols[nm.p]:count()  -- ExHiRD: every document counts 5, with or without predictions
-          end
           local up = pden > 0 and hits / pden or 0
           local ur = rden > 0 and hits / rden or 0
           agg[nm.p .. ".micro"], agg[nm.r .. ".micro"], agg[nm.f1 .. ".micro"] = up, ur, f1(up, ur)

@@ -18,8 +18,11 @@ return kp.metric {
 AP@k = sum over hits at rank i <= k of P@i, divided by min(#refs, k) (profile knob ap_denominator
 "min_refs_k"; "refs" divides by #refs as KPEval does). NDCG@k with binary relevance and a log2(i+1)
 discount; the ideal is min(#refs, k) hits at the top ("standard"), or the document's own relevance
-vector sorted ("own", KPEval: missed references do not lower it). alpha-NDCG@k with alpha = params.alpha,
-references as subtopics covered by character-substring matching, greedy ideal ordering. MRR = 1/rank of
+vector sorted ("own", KPEval: missed references do not lower it). alpha-NDCG@k with alpha = params.alpha and
+the references as subtopics: "word_pool" (kplab) covers a reference when the phrase's stems occur
+contiguously in it and builds the greedy ideal from the references and the predictions, so missed
+references count; "substring" (KPEval) covers by character substring and builds the ideal from the
+predictions only. MRR = 1/rank of
 the first correct prediction (0 if none). Aggregates are means over documents: <s>.map@k, <s>.ndcg@k,
 <s>.alpha_ndcg@k, <s>.mrr.]],
   params = { alpha = 0.5 },
@@ -38,7 +41,7 @@ the first correct prediction (0 if none). Aggregates are means over documents: <
           out[nm.ap] = den > 0 and m:precision_sum(kk) / den or 0
           local ideal = prof.ndcg_ideal == "own" and m:own_ideal_dcg(kk) or kp.ideal_dcg(r, kk)
           out[nm.ndcg] = ideal > 0 and m:dcg(kk) / ideal or 0
-          out[nm.andcg] = preds:alpha_ndcg(refs, kk, p.alpha)
+          out[nm.andcg] = preds:alpha_ndcg(refs, kk, p.alpha, prof.alpha_ndcg)
         end
         local first = m:first_hit()
         out[N[s].mrr] = first and 1 / first or 0

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <fstream>
-#include <sstream>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -26,28 +25,53 @@ namespace {
 
 constexpr std::string_view kPeos = "<peos>";
 
-// Interns tokens and memoizes their stems by token id.
+std::string ReplaceAll(std::string s, std::string_view from, std::string_view to) {
+  std::size_t pos = 0;
+  while ((pos = s.find(from, pos)) != std::string::npos) {
+    s.replace(pos, from.size(), to);
+    pos += to.size();
+  }
+  return s;
+}
+
+// ExHiRD's keyphrase-line markers: these split a piece further ...
+constexpr std::string_view kExhirdSplitters[] = {"/", "<p_start>", "<a_start>", "<p_end>", "<a_end>"};
+// ... and these are deleted.
+constexpr std::string_view kExhirdDeleted[] = {"<eokp>", "<blank>"};
+
+std::vector<std::string> ExhirdPieces(const std::vector<std::string>& pieces) {
+  std::vector<std::string> out;
+  for (std::string piece : pieces) {
+    for (auto marker : kExhirdSplitters) piece = ReplaceAll(std::move(piece), marker, ";");
+    for (auto marker : kExhirdDeleted) piece = ReplaceAll(std::move(piece), marker, "");
+    for (auto part : SplitOn(piece, ";")) {
+      const auto t = Strip(part);
+      if (t.empty() || t == "<absent_end>") continue;
+      out.emplace_back(t);
+    }
+  }
+  return out;
+}
+
+// Interns tokens, memoizes stems by token id and normalized phrases by raw piece.
 class Normalizer {
  public:
-  Normalizer(Corpus& corpus) : corpus_(corpus), stemmer_(corpus.profile.stem_mode) {}
+  explicit Normalizer(Corpus& corpus) : corpus_(corpus), stemmer_(corpus.profile.stem_mode) {}
 
   TokenId Token(std::string_view tok) { return corpus_.lex.Intern(tok); }
 
   TokenId StemOf(TokenId tok) {
     if (tok >= stem_of_.size()) stem_of_.resize(corpus_.lex.size() + 1024, kNoToken);
-    TokenId& s = stem_of_[tok];
-    if (s == kNoToken) {
-      // Copy: Intern may grow the lexicon's storage (string_views stay valid: deque storage).
-      const std::string stem = stemmer_.Stem(corpus_.lex.Str(tok));
-      const TokenId id = corpus_.lex.Intern(stem);
-      if (tok >= stem_of_.size()) stem_of_.resize(corpus_.lex.size() + 1024, kNoToken);
-      stem_of_[tok] = id;
-      return id;
-    }
-    return s;
+    if (stem_of_[tok] != kNoToken) return stem_of_[tok];
+    // The peers stem w.strip() (nltk lower-cases inside stem()); a token can only hold other
+    // whitespace when it came from split(' ').
+    const std::string stem = stemmer_.Stem(Strip(corpus_.lex.Str(tok)));
+    const TokenId id = corpus_.lex.Intern(stem);
+    if (tok >= stem_of_.size()) stem_of_.resize(corpus_.lex.size() + 1024, kNoToken);
+    stem_of_[tok] = id;
+    return id;
   }
 
-  // Source: tokens and stems, section starts.
   void Source(Document& doc, const RawDoc& raw) {
     const Profile& p = corpus_.profile;
     auto add_tokens = [&](const auto& toks) {
@@ -57,119 +81,142 @@ class Normalizer {
         doc.src_stems.push_back(StemOf(id));
       }
     };
-    const std::string title = Lower(raw.title);
-    const std::string body = Lower(raw.body);
-    if (!raw.pretokenized) {
-      doc.section_starts.push_back(0);
+    auto section = [&] { doc.section_starts.push_back(static_cast<std::uint32_t>(doc.src_tokens.size())); };
+    const std::string title = p.lowercase ? Lower(raw.title) : raw.title;
+    const std::string body = p.lowercase ? Lower(raw.body) : raw.body;
+    if (!raw.pretokenized) {  // raw text: kplab's word tokenizer, title and body as sections
+      section();
       add_tokens(WordTokenize(title));
-      doc.section_starts.push_back(static_cast<std::uint32_t>(doc.src_tokens.size()));
+      section();
       add_tokens(WordTokenize(body));
       return;
     }
     switch (p.source_split) {
-      case SourceSplit::kPySplitSections:
-        doc.section_starts.push_back(0);
+      case SourceSplit::kSections:
+        section();
         add_tokens(SplitWhitespace(title));
-        doc.section_starts.push_back(static_cast<std::uint32_t>(doc.src_tokens.size()));
+        section();
         add_tokens(SplitWhitespace(body));
         break;
-      case SourceSplit::kPySplitSpaceJoined:
-        // title.strip().split(' ') + body.strip().split(' '): one sequence, the separator dropped.
-        doc.section_starts.push_back(0);
+      case SourceSplit::kJoinedSplitSpace:
+        section();
         add_tokens(SplitSpace(Strip(title)));
         add_tokens(SplitSpace(Strip(body)));
         break;
+      case SourceSplit::kWholeLine: {
+        const std::string line =
+            raw.separator.empty() ? body : title + " " + raw.separator + " " + body;
+        section();
+        add_tokens(SplitWhitespace(line));
+        break;
+      }
     }
   }
 
-  // One keyphrase string -> Keyphrase. Returns false if it is dropped as empty.
-  bool Phrase(std::string_view piece, Keyphrase& kp) {
+  // One keyphrase piece -> its interned Phrase, or nullptr if the profile drops it as empty.
+  // Memoized on the raw piece (separately for unstemmed references).
+  const Phrase* Intern(std::string_view piece, bool stem) {
+    Memo& memo = memo_[stem ? 1 : 0];
+    const TokenId raw = memo.pieces.Intern(piece);
+    if (raw >= memo.phrases.size()) memo.phrases.resize(raw + 1, kUnset);
+    if (memo.phrases[raw] == kUnset) memo.phrases[raw] = Normalize(piece, stem);
+    return memo.phrases[raw];
+  }
+
+ private:
+  const Phrase* Normalize(std::string_view piece, bool stem) {
     const Profile& p = corpus_.profile;
-    std::string s(piece);
+    std::string s(Strip(piece));
+    if (p.lowercase) s = Lower(s);
     if (p.kpeval_cleanup) {
-      s = ReplaceAll(s, " ##", "");
-      s = ReplaceAll(s, "[ digit ]", "[digit]");
+      s = ReplaceAll(std::move(s), " ##", "");
+      s = ReplaceAll(std::move(s), "[ digit ]", "[digit]");
     }
-    s = Lower(Strip(s));
-    if (s.empty() && p.drop_empty) return false;
-    kp.tokens.clear();
-    kp.stems.clear();
-    std::string key;
+    if (s.empty() && p.drop_empty) return nullptr;
+    Phrase& ph = corpus_.phrases.emplace_back();
+    std::string key, dedup;
     auto add = [&](std::string_view t) {
       const TokenId id = Token(t);
-      kp.tokens.push_back(id);
-      const TokenId st = StemOf(id);
-      kp.stems.push_back(st);
-      if (kp.stems.size() > 1) key.push_back(' ');
-      key.append(corpus_.lex.Str(st));
+      ph.tokens.push_back(id);
+      const TokenId st = stem ? StemOf(id) : id;
+      ph.stems.push_back(st);
+      const std::string_view sv = corpus_.lex.Str(st);
+      if (!sv.empty()) ph.blank = false;
+      if (ph.stems.size() > 1) {
+        key.push_back(' ');
+        dedup.append(p.dedup_join);
+      }
+      key.append(sv);
+      dedup.append(sv);
     };
     if (p.keyphrase_split_space) {
       for (auto t : SplitSpace(s)) add(t);
     } else {
       for (auto t : SplitWhitespace(s)) add(t);
     }
-    kp.key = corpus_.lex.Intern(key);
-    kp.surface = std::move(s);
-    return true;
+    ph.key = corpus_.lex.Intern(key);
+    ph.dedup_key = p.dedup_join == " " ? ph.key : corpus_.lex.Intern(dedup);
+    ph.surface = std::move(s);
+    return &ph;
   }
 
-  static std::string ReplaceAll(std::string s, std::string_view from, std::string_view to) {
-    std::size_t pos = 0;
-    while ((pos = s.find(from, pos)) != std::string::npos) {
-      s.replace(pos, from.size(), to);
-      pos += to.size();
-    }
-    return s;
-  }
-
- private:
+  static inline const Phrase* const kUnset = reinterpret_cast<const Phrase*>(1);
+  struct Memo {
+    Lexicon pieces;
+    std::vector<const Phrase*> phrases;
+  };
   Corpus& corpus_;
   PorterStemmer stemmer_;
   std::vector<TokenId> stem_of_;
+  Memo memo_[2];
 };
 
-// Splits pieces further on '/' (ExHiRD).
-std::vector<std::string> SlashSplit(const std::vector<std::string>& pieces) {
-  std::vector<std::string> out;
-  for (const auto& piece : pieces) {
-    for (auto part : SplitOn(piece, "/")) out.emplace_back(part);
+bool IsInvalid(const Corpus& c, const Phrase& ph) {
+  const Profile& p = c.profile;
+  for (TokenId t : ph.stems) {
+    const auto s = c.lex.Str(t);
+    for (const auto& bad : p.invalid_tokens) {
+      if (s == bad) return true;
+    }
   }
-  return out;
+  return !p.invalid_substring.empty() &&
+         c.lex.Str(ph.key).find(p.invalid_substring) != std::string_view::npos;
+}
+
+std::string AsciiLower(std::string s) {
+  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
 }
 
 }  // namespace
 
 bool Corpus::IsPresent(const Document& doc, const std::vector<TokenId>& stems) const {
   if (stems.empty() || !doc.has_text) return false;
+  if (std::all_of(stems.begin(), stems.end(), [&](TokenId t) { return lex.Str(t).empty(); })) return false;
   const auto& src = doc.src_stems;
   const std::size_t n = stems.size();
   const bool cross = profile.match_across_sections || doc.section_starts.size() <= 1;
-  for (std::size_t s = 0; s < doc.section_starts.size(); ++s) {
-    const std::size_t begin = doc.section_starts[s];
-    const std::size_t end = (cross || s + 1 == doc.section_starts.size())
-                                ? src.size()
-                                : doc.section_starts[s + 1];
-    if (end < begin + n) {
-      if (cross) break;
-      continue;
-    }
+  const std::size_t n_sections = cross ? 1 : doc.section_starts.size();
+  for (std::size_t s = 0; s < n_sections; ++s) {
+    const std::size_t begin = cross ? 0 : doc.section_starts[s];
+    const std::size_t end = (cross || s + 1 == doc.section_starts.size()) ? src.size() : doc.section_starts[s + 1];
     for (std::size_t i = begin; i + n <= end; ++i) {
-      if (src[i] != stems[0]) continue;
-      if (std::equal(stems.begin(), stems.end(), src.begin() + i)) return true;
+      if (src[i] == stems[0] && std::equal(stems.begin(), stems.end(), src.begin() + static_cast<std::ptrdiff_t>(i))) {
+        return true;
+      }
     }
-    if (cross) break;
   }
   return false;
 }
 
 Prmu Corpus::Classify(const Document& doc, const Keyphrase& kp) const {
-  if (kp.stems.empty()) return Prmu::kPresent;  // boudinfl: an empty keyphrase counts as present
-  if (IsPresent(doc, kp.stems)) return Prmu::kPresent;
+  if (kp.phrase->blank) return Prmu::kPresent;  // boudinfl: an empty keyphrase counts as present
+  if (IsPresent(doc, kp.stems())) return Prmu::kPresent;
   std::size_t seen = 0;
-  for (TokenId s : kp.stems) {
+  for (TokenId s : kp.stems()) {
     if (std::find(doc.src_stems.begin(), doc.src_stems.end(), s) != doc.src_stems.end()) ++seen;
   }
-  if (seen == kp.stems.size()) return Prmu::kReordered;
+  if (seen == kp.stems().size()) return Prmu::kReordered;
   if (seen > 0) return Prmu::kMixed;
   return Prmu::kUnseen;
 }
@@ -192,6 +239,9 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
     corpus.predictions_path = predictions->path;
     corpus.predictions_hash = predictions->content_hash;
   }
+  // ExHiRD does not stem the references of a path containing "semeval": they are released stemmed.
+  const bool stem_refs = !(profile.semeval_refs_as_given &&
+                           AsciiLower(dataset.path + "/" + dataset.name).find("semeval") != std::string::npos);
   Normalizer norm(corpus);
   corpus.docs.resize(dataset.docs.size());
   std::unordered_set<TokenId> seen;
@@ -202,64 +252,57 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
     doc.has_text = raw.has_text;
     if (raw.has_text) norm.Source(doc, raw);
 
-    // References: dedup by key, first wins; alternatives add keys.
-    seen.clear();
-    std::vector<std::vector<std::string>> slash_refs;
-    if (profile.split_slash) {  // each '/'-part of a reference becomes a reference of its own
+    // References: each with its alternative forms; dedup by key, first wins.
+    std::vector<std::vector<std::string>> split_refs;
+    if (profile.exhird_markers) {  // each split part becomes a reference of its own
       for (const auto& alternatives : raw.refs) {
         if (alternatives.empty()) continue;
-        for (auto part : SplitOn(alternatives[0], "/")) slash_refs.push_back({std::string(part)});
+        for (auto& part : ExhirdPieces({alternatives[0]})) split_refs.push_back({std::move(part)});
       }
     }
-    for (const auto& alternatives : profile.split_slash ? slash_refs : raw.refs) {
+    seen.clear();
+    for (const auto& alternatives : profile.exhird_markers ? split_refs : raw.refs) {
       Keyphrase kp;
-      bool have = false;
-      for (std::size_t a = 0; a < alternatives.size(); ++a) {
-        Keyphrase alt;
-        if (!norm.Phrase(alternatives[a], alt)) continue;
-        if (!have) {
-          kp = std::move(alt);
-          have = true;
-        } else if (alt.key != kp.key) {
-          kp.alt_keys.push_back(alt.key);
+      for (const auto& form : alternatives) {
+        const Phrase* ph = norm.Intern(form, stem_refs);
+        if (!ph) continue;
+        if (!kp.phrase) {
+          kp.phrase = ph;
+        } else if (ph->key != kp.key() &&
+                   std::find(kp.alt_keys.begin(), kp.alt_keys.end(), ph->key) == kp.alt_keys.end()) {
+          kp.alt_keys.push_back(ph->key);
         }
       }
-      if (!have) continue;
-      if (!seen.insert(kp.key).second) continue;
-      kp.present = corpus.IsPresent(doc, kp.stems);
+      if (!kp.phrase || !seen.insert(kp.phrase->dedup_key).second) continue;
+      kp.present = corpus.IsPresent(doc, kp.stems());
       doc.refs.push_back(std::move(kp));
     }
 
     if (!predictions) continue;
     const RawPrediction& rp = predictions->docs[i];
+    doc.n_pred_pieces = static_cast<int>(rp.phrases.size());
     std::vector<std::string> pieces = rp.phrases;
-    doc.n_pred_pieces = static_cast<int>(pieces.size());
+    if (profile.max_pieces > 0 && pieces.size() > static_cast<std::size_t>(profile.max_pieces)) {
+      pieces.resize(static_cast<std::size_t>(profile.max_pieces));
+    }
     if (profile.empty_line_is_none && pieces.size() == 1 && Strip(pieces[0]).empty()) pieces.clear();
-    if (profile.split_slash) pieces = SlashSplit(pieces);
+    if (profile.exhird_markers) pieces = ExhirdPieces(pieces);
     bool after_peos = false;
-    int kept = 0;
     seen.clear();
-    std::unordered_set<TokenId> seen_absent;  // ExHiRD: dedup per present/absent part
     for (std::size_t j = 0; j < pieces.size(); ++j) {
-      if (!profile.keep_peos && Strip(pieces[j]) == kPeos) {
+      const Phrase* ph = norm.Intern(pieces[j], true);
+      if (!ph) continue;
+      if (!ph->stems.empty() && corpus.lex.Str(ph->stems[0]) == kPeos) {
         after_peos = true;
-        continue;
+        if (!profile.keep_peos) continue;
       }
-      if (profile.max_predictions > 0 && kept >= profile.max_predictions) break;
+      if (IsInvalid(corpus, *ph)) continue;
+      if (!seen.insert(ph->dedup_key).second) continue;
       Keyphrase kp;
-      if (!norm.Phrase(pieces[j], kp)) continue;
-      ++kept;
-      bool invalid = profile.invalid_drops_empty && kp.surface.empty();
-      for (TokenId t : kp.tokens) {
-        const auto tok = corpus.lex.Str(t);
-        for (const auto& bad : profile.invalid_tokens) invalid = invalid || tok == bad;
-      }
-      if (invalid) continue;
+      kp.phrase = ph;
       kp.after_peos = after_peos;
-      if (j < rp.scores.size()) kp.score = rp.scores[j];
-      kp.present = corpus.IsPresent(doc, kp.stems);
-      auto& dedup_set = (profile.dedup == Dedup::kStemKeyPerPart && !kp.present) ? seen_absent : seen;
-      if (!dedup_set.insert(kp.key).second) continue;
+      if (j < rp.scores.size() && !profile.exhird_markers) kp.score = rp.scores[j];
+      kp.present = corpus.IsPresent(doc, kp.stems());
       doc.preds.push_back(std::move(kp));
     }
   }
@@ -282,10 +325,18 @@ Status AttachSources(RawDataset& dataset, const std::string& path) {
       return Error{fmt::format("{}:{}: invalid UTF-8 at byte {} (expected UTF-8 text)", path, i + 1, bad + 1)};
     }
     RawDoc& d = dataset.docs[i];
+    // Same split as the line importers: at the first " <eos> ", one space dropped on each side.
     const auto pos = line.find("<eos>");
-    d.title = pos == std::string::npos ? std::string() : line.substr(0, pos);
-    d.body = pos == std::string::npos ? line : line.substr(pos + 5);
-    d.separator = pos == std::string::npos ? "" : "<eos>";
+    if (pos == std::string::npos) {
+      d.title.clear();
+      d.body = line;
+      d.separator.clear();
+    } else {
+      d.title = line.substr(0, pos > 0 && line[pos - 1] == ' ' ? pos - 1 : pos);
+      const std::size_t after = pos + 5 < line.size() && line[pos + 5] == ' ' ? pos + 6 : pos + 5;
+      d.body = line.substr(std::min(after, line.size()));
+      d.separator = "<eos>";
+    }
     d.pretokenized = true;
     d.has_text = true;
     ++i;

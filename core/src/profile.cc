@@ -8,27 +8,30 @@ std::vector<std::pair<std::string, std::string>> Profile::Knobs() const {
   auto b = [](bool v) { return std::string(v ? "true" : "false"); };
   std::string invalid;
   for (const auto& t : invalid_tokens) invalid += (invalid.empty() ? "" : " ") + t;
+  const char* split = source_split == SourceSplit::kSections        ? "sections"
+                      : source_split == SourceSplit::kJoinedSplitSpace ? "joined_split_space"
+                                                                       : "whole_line";
   return {
       {"stem_mode", PorterModeName(stem_mode)},
-      {"source_split", source_split == SourceSplit::kPySplitSections ? "sections: lower().split() per title/body"
-                                                                     : "joined: strip().split(' ') of title + body"},
+      {"source_split", split},
+      {"lowercase", b(lowercase)},
       {"match_across_sections", b(match_across_sections)},
-      {"split_slash", b(split_slash)},
+      {"exhird_markers", b(exhird_markers)},
       {"kpeval_cleanup", b(kpeval_cleanup)},
       {"keyphrase_split_space", b(keyphrase_split_space)},
       {"drop_empty", b(drop_empty)},
       {"empty_line_is_none", b(empty_line_is_none)},
       {"keep_peos", b(keep_peos)},
-      {"invalid_tokens", invalid.empty() ? "(none)" : invalid},
-      {"invalid_drops_empty", b(invalid_drops_empty)},
-      {"max_predictions", max_predictions == 0 ? "all" : std::to_string(max_predictions)},
-      {"dedup", dedup == Dedup::kStemKey ? "stem_key" : "stem_key_per_part"},
+      {"invalid_tokens", invalid.empty() ? "none" : invalid},
+      {"invalid_substring", invalid_substring.empty() ? "none" : invalid_substring},
+      {"max_pieces", max_pieces == 0 ? "all" : std::to_string(max_pieces)},
+      {"dedup_join", dedup_join == " " ? "space" : dedup_join},
+      {"semeval_refs_as_given", b(semeval_refs_as_given)},
       {"pk_denominator", pk_denominator},
-      {"micro_p5_denominator", micro_p5_denominator},
       {"ap_denominator", ap_denominator},
       {"ndcg_ideal", ndcg_ideal},
+      {"alpha_ndcg", alpha_ndcg},
       {"rprec_order", rprec_order},
-      {"substr_empty_matches", b(substr_empty_matches)},
   };
 }
 
@@ -41,48 +44,58 @@ Profile KplabProfile() {
   return p;
 }
 
-// Shared conventions of KPEval, kenchan0226 and kg_one2set (ANCHORS.md, docs/profiles.md).
+// Shared conventions of KPEval and kenchan0226 (docs/profiles.md §4-5).
 Profile PeerBase() {
   Profile p;
-  p.source_split = SourceSplit::kPySplitSpaceJoined;
+  p.source_split = SourceSplit::kJoinedSplitSpace;
   p.match_across_sections = true;
   p.keyphrase_split_space = true;
   p.drop_empty = false;
   p.empty_line_is_none = false;
-  p.keep_peos = true;
-  p.invalid_tokens = {};
+  p.dedup_join = "_";
   p.pk_denominator = "k";
   p.ap_denominator = "refs";
   p.ndcg_ideal = "own";
+  p.alpha_ndcg = "substring";
   return p;
 }
 
 Profile KpevalProfile() {
   Profile p = PeerBase();
   p.name = "kpeval";
-  p.description = "uclanlp/KPEval";
+  p.description = "uclanlp/KPEval (its unk filter is off: the flag lands in disable_valid_filter)";
   p.kpeval_cleanup = true;
+  p.keep_peos = true;
+  p.invalid_tokens = {};
   p.rprec_order = "present_first";
-  p.substr_empty_matches = true;
   return p;
 }
 
 Profile KenchanProfile() {
   Profile p = PeerBase();
   p.name = "kenchan";
-  p.description = "kenchan0226/keyphrase-generation-rl with -invalidate_unk -disable_extra_one_word_filter";
+  p.description =
+      "kenchan0226/keyphrase-generation-rl, -invalidate_unk -disable_extra_one_word_filter "
+      "-prediction_separated -num_preds 200";
   p.invalid_tokens = {"<unk>", ",", "."};
-  p.invalid_drops_empty = true;
+  p.max_pieces = 200;
   return p;
 }
 
 Profile ExhirdProfile() {
-  Profile p = PeerBase();
+  Profile p;
   p.name = "exhird";
-  p.description = "Chen-Wang-CUHK/ExHiRD-DKG";
-  p.split_slash = true;
-  p.dedup = Dedup::kStemKeyPerPart;
-  p.micro_p5_denominator = "k_all_docs";
+  p.description = "Chen-Wang-CUHK/ExHiRD-DKG evaluation_utils.py defaults";
+  p.source_split = SourceSplit::kWholeLine;
+  p.lowercase = false;
+  p.match_across_sections = true;
+  p.exhird_markers = true;
+  p.keep_peos = true;
+  p.invalid_tokens = {};
+  p.invalid_substring = "<unk>";
+  p.semeval_refs_as_given = true;
+  p.pk_denominator = "k_always";
+  p.ap_denominator = "refs";
   return p;
 }
 
@@ -111,11 +124,10 @@ std::optional<Profile> FindProfile(std::string_view spec) {
   if (plus != std::string_view::npos) {
     const std::string_view opt = spec.substr(plus + 1);
     if (name == "kenchan" && opt == "one2set") {
-      // kg_one2set: an empty prediction line is no keyphrase; only the first 200 predictions count.
+      // kg_one2set: an empty prediction line is no keyphrase (the 200 cut is kenchan's too).
       p.empty_line_is_none = true;
-      p.max_predictions = 200;
       p.name = "kenchan+one2set";
-      p.description += "; kg_one2set's empty-line rule and 200-prediction cut";
+      p.description = "jiacheng-ye/kg_one2set: kenchan, but an empty prediction line is no keyphrase";
     } else {
       return std::nullopt;
     }

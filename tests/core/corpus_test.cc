@@ -34,7 +34,7 @@ RawPredictions Preds(std::vector<std::string> pieces) {
 
 std::vector<std::string> Surfaces(const std::vector<Keyphrase>& kps) {
   std::vector<std::string> out;
-  for (const auto& k : kps) out.push_back(k.surface);
+  for (const auto& k : kps) out.push_back(k.surface());
   return out;
 }
 
@@ -54,7 +54,7 @@ TEST(Corpus, KplabProfileNormalizesAndDedups) {
   EXPECT_FALSE(d.preds[0].after_peos);
   EXPECT_FALSE(d.preds[1].present);
   EXPECT_TRUE(d.preds[1].after_peos);
-  EXPECT_EQ(c->Str(d.refs[0].key), "neural network");
+  EXPECT_EQ(c->Str(d.refs[0].key()), "neural network");
   EXPECT_EQ(d.n_pred_pieces, 7);
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -14,11 +15,24 @@
 
 namespace kplab {
 
-struct Keyphrase {
+// A distinct normalized phrase, interned once per corpus (Corpus::phrases): the same string in many
+// documents is tokenized and stemmed once.
+struct Phrase {
   std::string surface;          // after the profile's strip/lower/cleanup
   std::vector<TokenId> tokens;  // token ids (lower-cased)
   std::vector<TokenId> stems;   // stem ids, one per token
-  TokenId key = kNoToken;       // id of the stems joined by ' ' (the dedup / match key)
+  TokenId key = kNoToken;       // id of the stems joined by ' ' (the match key)
+  TokenId dedup_key = kNoToken;  // id of the stems joined by the profile's dedup_join
+  bool blank = true;            // no token or only empty tokens: never present
+};
+
+// One occurrence of a phrase in a document's reference or prediction list.
+struct Keyphrase {
+  const Phrase* phrase = nullptr;  // owned by the corpus
+  const std::string& surface() const { return phrase->surface; }
+  const std::vector<TokenId>& tokens() const { return phrase->tokens; }
+  const std::vector<TokenId>& stems() const { return phrase->stems; }
+  TokenId key() const { return phrase->key; }
   std::vector<TokenId> alt_keys;  // keys of alternative forms (references only; SemEval '+', KPTimes)
   bool present = false;         // meaningful only if the document has text
   bool after_peos = false;      // the generator placed it after its <peos> marker
@@ -44,6 +58,7 @@ class Corpus {
  public:
   Profile profile;
   Lexicon lex;
+  std::deque<Phrase> phrases;  // stable addresses
   std::vector<Document> docs;
   std::string dataset_name, dataset_path, dataset_format, dataset_hash;
   std::string predictions_path, predictions_hash;

@@ -17,20 +17,17 @@ using PhraseRefs = std::span<const Keyphrase* const>;
 std::vector<std::uint8_t> ExactMatch(PhraseRefs preds, PhraseRefs refs);
 
 // KPEval approximate matching: the stemmed joined string of the prediction is a character substring of
-// a reference's, or the reference's of the prediction's. An empty prediction matches every reference
-// when empty_matches (KPEval's behaviour), none otherwise.
-std::vector<std::uint8_t> SubstringMatch(const Lexicon& lex, PhraseRefs preds, PhraseRefs refs,
-                                         bool empty_matches);
+// a reference's, or the reference's of the prediction's (Python `in`: an empty prediction matches).
+std::vector<std::uint8_t> SubstringMatch(const Lexicon& lex, PhraseRefs preds, PhraseRefs refs);
 
 // Zesch & Gurevych (2009) on words: MORPH (equal stem sequences), INCLUDES (the reference's stems occur
 // contiguously in the prediction's), PARTOF (the prediction's occur contiguously in the reference's).
 // Empty predictions match nothing.
 std::vector<std::uint8_t> ZeschGurevychMatch(PhraseRefs preds, PhraseRefs refs);
 
-// Subtopic coverage for alpha-NDCG: cover[i * refs.size() + j] = 1 if prediction i covers reference j
-// by KPEval's substring rule.
-std::vector<std::uint8_t> SubstringCover(const Lexicon& lex, PhraseRefs preds, PhraseRefs refs,
-                                         bool empty_matches);
+// Subtopic coverage for KPEval's alpha-NDCG: cover[i * refs.size() + j] = 1 if prediction i's stemmed
+// string is a character substring of reference j's (one direction, Python `in`).
+std::vector<std::uint8_t> SubstringCover(const Lexicon& lex, PhraseRefs preds, PhraseRefs refs);
 
 // Number of flags set among the first k (k clipped to the size).
 int HitsAt(std::span<const std::uint8_t> flags, std::size_t k);
@@ -49,5 +46,11 @@ int FirstHit(std::span<const std::uint8_t> flags);
 // gain is 0.
 double AlphaNdcgAt(std::span<const std::uint8_t> cover, std::size_t n_preds, std::size_t n_refs,
                    std::size_t k, double alpha);
+
+// kplab's alpha-NDCG@k (docs/profiles.md §2): an item covers reference t when its stem sequence is
+// non-empty and occurs contiguously in t's. The ideal is built greedily (ties: lowest index) to depth
+// k from the pool "references, then the predictions that are not a reference", so references the
+// system missed lower the score. 0 without predictions or references.
+double AlphaNdcgWordPool(PhraseRefs preds, PhraseRefs refs, std::size_t k, double alpha);
 
 }  // namespace kplab

@@ -14,42 +14,39 @@
 namespace kplab {
 
 enum class SourceSplit {
-  kPySplitSpaceJoined,   // peers: lower(title + " " + body) split(' '); empty tokens kept; one sequence
-  kPySplitSections,      // kplab: lower(title).split() and lower(body).split() as separate sections
+  kSections,          // kplab: lower().split() of title and of body, as separate sections
+  kJoinedSplitSpace,  // KPEval/kenchan: title.strip().split(' ') + body.strip().split(' '), one sequence
+  kWholeLine,         // ExHiRD: the whole line .split(), the separator token kept
 };
 
-enum class Dedup {
-  kStemKey,         // first occurrence of each stem key wins
-  kStemKeyPerPart,  // ExHiRD: dedup within present and within absent predictions separately
-};
-
+// Every knob is documented with its peer source in docs/profiles.md.
 struct Profile {
   std::string name;
   std::string description;
   PorterMode stem_mode = PorterMode::kNltk;
 
   // Corpus building.
-  SourceSplit source_split = SourceSplit::kPySplitSections;
+  SourceSplit source_split = SourceSplit::kSections;
+  bool lowercase = true;               // lower-case source and keyphrases (ExHiRD: only nltk's own)
   bool match_across_sections = false;  // may a present match span the title/body boundary?
-  bool split_slash = false;            // ExHiRD: keyphrases also split on '/'
+  bool exhird_markers = false;         // ExHiRD: also split on '/', <p_start> ...; drop <eokp>, <blank>
   bool kpeval_cleanup = false;         // KPEval: ' ##' -> '', '[ digit ]' -> '[digit]' in keyphrases
-  bool keyphrase_split_space = false;  // tokens of a keyphrase by split(' ') (else split())
-  bool drop_empty = true;              // drop empty keyphrases (else they are kept, never present)
+  bool keyphrase_split_space = false;  // keyphrase tokens by split(' ') (else split())
+  bool drop_empty = true;              // drop empty keyphrases (else kept, never present)
   bool empty_line_is_none = true;      // an empty prediction line has no keyphrase at all
-  bool keep_peos = false;              // keep "<peos>" as a prediction (else: a marker, dropped)
-  std::vector<std::string> invalid_tokens = {"<unk>"};  // a prediction with any of these is dropped
-  bool invalid_drops_empty = false;    // the invalid filter also drops empty keyphrases
-  int max_predictions = 0;             // keep only the first N predictions (0 = all)
-  Dedup dedup = Dedup::kStemKey;
+  bool keep_peos = false;              // keep "<peos>" pieces as predictions (else dropped)
+  std::vector<std::string> invalid_tokens = {"<unk>"};  // drop a prediction with such a (stemmed) token
+  std::string invalid_substring;       // drop a prediction whose stemmed string contains this
+  int max_pieces = 0;                  // keep only the first N raw prediction pieces (0 = all)
+  std::string dedup_join = " ";        // stems joined with this form the dedup key (peers: "_")
+  bool semeval_refs_as_given = false;  // ExHiRD: references of a 'semeval' path are not stemmed
 
   // Scoring conventions (read by plugins through ctx.profile).
-  std::string pk_denominator = "k";       // "k": P@k = hits/k; "min": hits/min(k, n)
-  std::string micro_p5_denominator = "per_doc";  // "per_doc" or "k_all_docs" (ExHiRD: 5 x all docs)
-  std::string ap_denominator = "min_refs_k";     // "refs" or "min_refs_k"
-  std::string ndcg_ideal = "standard";           // "standard" or "own" (sorted own relevance)
-  std::string rprec_order = "model";             // "model" or "present_first"
-  bool substr_empty_matches = false;              // KPEval: an empty prediction matches everything
-  bool rank_on_filtered = true;
+  std::string pk_denominator = "k";            // "k": den k, 0 without predictions; "k_always"
+  std::string ap_denominator = "min_refs_k";   // "refs" or "min_refs_k"
+  std::string ndcg_ideal = "standard";         // "standard" or "own" (sorted own relevance)
+  std::string alpha_ndcg = "word_pool";        // "word_pool" or "substring" (KPEval)
+  std::string rprec_order = "model";           // "model" or "present_first"
 
   // (knob name, value) pairs in a fixed order, for `kplab profiles diff` and ctx.profile.
   std::vector<std::pair<std::string, std::string>> Knobs() const;
