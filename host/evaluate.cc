@@ -140,7 +140,23 @@ Result<EvalResult> Evaluate(const EvalRequest& req, EvalFailure* failure, const 
   auto corpus = BuildCorpus(*dataset, &*aligned, *profile);
   if (!corpus) return fail(EvalFailure::kInput, corpus.error().message);
   auto shared = std::make_shared<const Corpus>(std::move(*corpus));
+  auto res = EvaluateCorpus(shared, req, failure, progress);
+  if (res) {
+    res->run.dataset_path = req.dataset_path;
+    res->run.predictions_path = req.predictions_path;
+    res->run.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  return res;
+}
 
+Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const EvalRequest& req,
+                                  EvalFailure* failure, const Progress& progress) {
+  const auto start = std::chrono::steady_clock::now();
+  auto fail = [&](EvalFailure f, std::string message) -> Result<EvalResult> {
+    if (failure) *failure = f;
+    return Error{std::move(message)};
+  };
+  if (failure) *failure = EvalFailure::kNone;
   std::vector<std::string> metrics = req.metrics;
   if (metrics.empty()) {
     for (auto m : SplitOn(kDefaultMetrics, ",")) metrics.emplace_back(m);
@@ -152,22 +168,23 @@ Result<EvalResult> Evaluate(const EvalRequest& req, EvalFailure* failure, const 
 
   EvalResult res;
   RunRecord& run = res.run;
-  run.dataset_name = dataset->name;
-  run.dataset_path = req.dataset_path;
-  run.dataset_format = dataset->format;
-  run.dataset_hash = dataset->content_hash;
-  run.doc_ids.reserve(dataset->docs.size());
-  for (const auto& d : dataset->docs) run.doc_ids.push_back(d.id);
-  run.system = req.system.empty() ? DefaultSystemName(req.predictions_path) : req.system;
-  run.predictions_path = req.predictions_path;
-  run.predictions_hash = aligned->content_hash;
-  run.profile = profile->name;
+  const Corpus& corpus = *shared;
+  run.dataset_name = corpus.dataset_name;
+  run.dataset_path = corpus.dataset_path;
+  run.dataset_format = corpus.dataset_format;
+  run.dataset_hash = corpus.dataset_hash;
+  run.doc_ids.reserve(corpus.docs.size());
+  for (const auto& d : corpus.docs) run.doc_ids.push_back(d.id);
+  run.system = req.system.empty() ? DefaultSystemName(corpus.predictions_path) : req.system;
+  run.predictions_path = corpus.predictions_path;
+  run.predictions_hash = corpus.predictions_hash;
+  run.profile = corpus.profile.name;
   run.params_json = ParamsJson(*plugins);
   run.kplab_version = KPLAB_VERSION;
   run.created_at = NowIso();
   for (const auto& p : *plugins) run.plugins.push_back({p.name, p.version, p.file.sha256, p.file.path});
 
-  MetricRunner runner(vm, shared, {dataset->name, run.system});
+  MetricRunner runner(vm, shared, {corpus.dataset_name, run.system});
   for (const auto& plugin : *plugins) {
     PluginOutcome o = runner.Run(plugin, progress);
     if (o.error) {

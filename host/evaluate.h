@@ -48,6 +48,11 @@ enum class EvalFailure { kNone, kUsage, kInput, kScript };
 Result<EvalResult> Evaluate(const EvalRequest& request, EvalFailure* failure = nullptr,
                             const Progress& progress = {});
 
+// Scores an already built corpus with the named metric plugins (the second half of Evaluate).
+// Fills everything of the result's run record that the corpus and plugins know.
+Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> corpus, const EvalRequest& request,
+                                  EvalFailure* failure = nullptr, const Progress& progress = {});
+
 std::string DefaultSystemName(const std::string& predictions_path);
 
 // Resolves metric names to plugin files (shipped, $KPLAB_PLUGIN_PATH, user dirs) and loads them.
