@@ -259,6 +259,7 @@ int CmdEval(Args a) {
     req.params[p.substr(0, dot)][p.substr(dot + 1, eq - dot - 1)] = p.substr(eq + 1);
   }
   req.limits = TakeLimits(a);
+  if (auto t = a.Take("--threads")) req.threads = std::stoi(*t);
   CheckOutputFormat(output);
   if (!a.Positionals().empty()) {
     throw UsageError(fmt::format("unexpected argument '{}'", a.Positionals()[0]));
@@ -646,7 +647,8 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  --no-store              do not store the run\n"
        "  --output F              table (default), json, csv, tsv\n"
        "  --memory-limit MiB      Lua memory cap per plugin VM (default 256)\n"
-       "  --instruction-limit N   Lua instruction budget per call (default 2e9)\n"},
+       "  --instruction-limit N   Lua instruction budget per call (default 2e9)\n"
+       "  --threads N             scoring threads (default: one per core for 2,000+ documents)\n"},
       {"runs",
        "kplab runs list|show ID|compare A B|export ID|rm ID... [--db FILE] [--output table|json|csv|tsv]\n"
        "  list: stored runs, newest first; show: a run's record and aggregates; compare: aggregates of\n"

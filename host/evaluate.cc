@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <thread>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -161,10 +162,21 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
   if (metrics.empty()) {
     for (auto m : SplitOn(kDefaultMetrics, ",")) metrics.emplace_back(m);
   }
-  LuaVm vm(req.limits);
-  InstallAll(vm);
-  auto plugins = LoadMetrics(vm, metrics, req.plugin_dirs, req.params);
-  if (!plugins) return fail(EvalFailure::kScript, plugins.error().message);
+  // One Lua VM per scoring lane, each with its own copy of the plugins.
+  std::size_t lanes = req.threads > 0 ? static_cast<std::size_t>(req.threads)
+                                      : std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
+  if (req.threads <= 0 && shared->docs.size() < 2000) lanes = 1;
+  lanes = std::max<std::size_t>(1, std::min(lanes, std::max<std::size_t>(shared->docs.size(), 1)));
+  std::vector<std::unique_ptr<LuaVm>> vms;
+  std::vector<std::vector<MetricPlugin>> lane_plugins;
+  for (std::size_t l = 0; l < lanes; ++l) {
+    vms.push_back(std::make_unique<LuaVm>(req.limits));
+    InstallAll(*vms.back());
+    auto loaded = LoadMetrics(*vms.back(), metrics, req.plugin_dirs, req.params);
+    if (!loaded) return fail(EvalFailure::kScript, loaded.error().message);
+    lane_plugins.push_back(std::move(*loaded));
+  }
+  const std::vector<MetricPlugin>* plugins = &lane_plugins[0];
 
   EvalResult res;
   RunRecord& run = res.run;
@@ -184,9 +196,15 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
   run.created_at = NowIso();
   for (const auto& p : *plugins) run.plugins.push_back({p.name, p.version, p.file.sha256, p.file.path});
 
-  MetricRunner runner(vm, shared, {corpus.dataset_name, run.system});
-  for (const auto& plugin : *plugins) {
-    PluginOutcome o = runner.Run(plugin, progress);
+  std::vector<Lane> lane_list;
+  for (std::size_t l = 0; l < lanes; ++l) {
+    Lane lane{vms[l].get(), {}};
+    for (const auto& p : lane_plugins[l]) lane.plugins.push_back(&p);
+    lane_list.push_back(std::move(lane));
+  }
+  MetricRunner runner(std::move(lane_list), shared, {corpus.dataset_name, run.system});
+  for (std::size_t pi = 0; pi < plugins->size(); ++pi) {
+    PluginOutcome o = runner.Run(pi, progress);
     if (o.error) {
       res.errors.push_back(*o.error);
       continue;

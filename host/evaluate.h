@@ -32,6 +32,7 @@ struct EvalRequest {
   std::vector<std::string> plugin_dirs;
   std::map<std::string, std::map<std::string, std::string>> params;  // metric -> name -> value
   Limits limits;
+  int threads = 0;  // scoring lanes; 0 = one per core (at most 8), one for small corpora
 };
 
 struct EvalResult {

@@ -35,6 +35,12 @@ struct MatchUd {
   std::vector<std::uint8_t> flags;
 };
 
+std::size_t CheckK(lua_State* L, int i) {
+  const lua_Integer k = luaL_checkinteger(L, i);
+  luaL_argcheck(L, k >= 0, i, "k must be >= 0");
+  return static_cast<std::size_t>(k);
+}
+
 ListUd* CheckList(lua_State* L, int i) { return Check<ListUd>(L, i, kListMeta); }
 MatchUd* CheckMatch(lua_State* L, int i) { return Check<MatchUd>(L, i, kMatchMeta); }
 
@@ -179,24 +185,37 @@ int ListMatch(lua_State* L) {
   return 1;
 }
 
-// list:alpha_ndcg(refs, k, alpha, kind): kind "word_pool" (kplab) or "substring" (KPEval).
+// list:alpha_ndcg(refs, ks, alpha, kind) -> one value per k (ks: an integer or an array of integers);
+// kind "word_pool" (kplab, default) or "substring" (KPEval).
 int ListAlphaNdcg(lua_State* L) {
   ListUd* p = CheckList(L, 1);
   ListUd* r = CheckList(L, 2);
-  const lua_Integer k = luaL_checkinteger(L, 3);
-  luaL_argcheck(L, k >= 0, 3, "k must be >= 0");
+  std::vector<std::size_t> ks;
+  if (lua_istable(L, 3)) {
+    const lua_Integer n = luaL_len(L, 3);
+    for (lua_Integer i = 1; i <= n; ++i) {
+      lua_rawgeti(L, 3, i);
+      const lua_Integer k = luaL_checkinteger(L, -1);
+      luaL_argcheck(L, k >= 0, 3, "k must be >= 0");
+      ks.push_back(static_cast<std::size_t>(k));
+      lua_pop(L, 1);
+    }
+  } else {
+    ks.push_back(CheckK(L, 3));
+  }
   const double alpha = luaL_optnumber(L, 4, 0.5);
   const std::string_view kind = luaL_optstring(L, 5, "word_pool");
-  const auto kk = static_cast<std::size_t>(k);
+  std::vector<double> values;
   if (kind == "word_pool") {
-    lua_pushnumber(L, AlphaNdcgWordPool(p->items, r->items, kk, alpha));
+    values = AlphaNdcgWordPool(p->items, r->items, ks, alpha);
   } else if (kind == "substring") {
-    const auto cover = SubstringCover(p->corpus->lex, p->items, r->items);
-    lua_pushnumber(L, AlphaNdcgAt(cover, p->items.size(), r->items.size(), kk, alpha));
+    values = AlphaNdcgSubstring(p->corpus->lex, p->items, r->items, ks, alpha);
   } else {
     return luaL_argerror(L, 5, "expected 'word_pool' or 'substring'");
   }
-  return 1;
+  luaL_checkstack(L, static_cast<int>(values.size()), "too many cut-offs");
+  for (double v : values) lua_pushnumber(L, v);
+  return static_cast<int>(values.size());
 }
 
 int ListToString(lua_State* L) {
@@ -240,12 +259,6 @@ const luaL_Reg kListMethods[] = {
 };
 
 // ---- Match -----------------------------------------------------------------------------------------
-
-std::size_t CheckK(lua_State* L, int i) {
-  const lua_Integer k = luaL_checkinteger(L, i);
-  luaL_argcheck(L, k >= 0, i, "k must be >= 0");
-  return static_cast<std::size_t>(k);
-}
 
 int MatchLen(lua_State* L) {
   lua_pushinteger(L, static_cast<lua_Integer>(CheckMatch(L, 1)->flags.size()));

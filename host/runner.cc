@@ -5,6 +5,8 @@
 #include <cstring>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <thread>
 #include <string_view>
 #include <unordered_map>
 
@@ -171,28 +173,35 @@ void PushParams(lua_State* L, const MetricPlugin& plugin) {
 
 }  // namespace
 
-MetricRunner::MetricRunner(LuaVm& vm, std::shared_ptr<const Corpus> corpus, RunContext ctx)
-    : vm_(vm), corpus_(std::move(corpus)), rc_(std::move(ctx)) {
-  lua_State* L = vm_.state();
-  if (luaL_newmetatable(L, kColumnMeta)) {
-    luaL_setfuncs(L, kColumnMethods, 0);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, -2, "__index");
-    lua_pushboolean(L, 0);
-    lua_setfield(L, -2, "__metatable");
+struct MetricRunner::Partial {
+  Columns cols;
+  std::optional<ScriptError> error;
+};
+
+MetricRunner::MetricRunner(std::vector<Lane> lanes, std::shared_ptr<const Corpus> corpus, RunContext ctx)
+    : lanes_(std::move(lanes)), corpus_(std::move(corpus)), rc_(std::move(ctx)) {
+  const std::size_t n = corpus_->docs.size();
+  for (std::size_t l = 0; l <= lanes_.size(); ++l) bounds_.push_back(n * l / lanes_.size());
+  for (std::size_t l = 0; l < lanes_.size(); ++l) {
+    lua_State* L = lanes_[l].vm->state();
+    if (luaL_newmetatable(L, kColumnMeta)) {
+      luaL_setfuncs(L, kColumnMethods, 0);
+      lua_pushvalue(L, -1);
+      lua_setfield(L, -2, "__index");
+      lua_pushboolean(L, 0);
+      lua_setfield(L, -2, "__metatable");
+    }
+    lua_pop(L, 1);
+    lua_createtable(L, static_cast<int>(bounds_[l + 1] - bounds_[l]), 0);
+    for (std::size_t i = bounds_[l]; i < bounds_[l + 1]; ++i) {
+      PushDocument(L, corpus_, i);
+      lua_rawseti(L, -2, static_cast<lua_Integer>(i - bounds_[l] + 1));
+    }
+    docs_refs_.push_back(luaL_ref(L, LUA_REGISTRYINDEX));
   }
-  lua_pop(L, 1);
-  const int n = static_cast<int>(corpus_->docs.size());
-  lua_createtable(L, n, 0);
-  for (int i = 0; i < n; ++i) {
-    PushDocument(L, corpus_, static_cast<std::size_t>(i));
-    lua_rawseti(L, -2, i + 1);
-  }
-  docs_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
-void MetricRunner::PushCtx() {
-  lua_State* L = vm_.state();
+void MetricRunner::PushCtx(lua_State* L) {
   lua_createtable(L, 0, 4);
   lua_createtable(L, 0, 24);
   SetString(L, "name", corpus_->profile.name);
@@ -211,71 +220,119 @@ void MetricRunner::PushCtx() {
   SetString(L, "system", rc_.system);
 }
 
-PluginOutcome MetricRunner::Run(const MetricPlugin& plugin, const Progress& progress) {
-  lua_State* L = vm_.state();
-  PluginOutcome out;
-  out.plugin = plugin.name;
-  const std::size_t n = corpus_->docs.size();
+namespace {
+
+ScriptError PluginError(const MetricPlugin& plugin, std::string message) {
+  ScriptError e;
+  e.plugin = plugin.name;
+  e.file = plugin.file.display_name;
+  e.message = std::move(message);
+  return e;
+}
+
+}  // namespace
+
+// Scores the lane's documents: score(doc, params, ctx, out) where `out` is one table reused for every
+// document (cleared after each is read), so a plugin that fills and returns it allocates nothing.
+void MetricRunner::Score(std::size_t lane, std::size_t index, Partial& part, const Progress* progress) {
+  LuaVm& vm = *lanes_[lane].vm;
+  const MetricPlugin& plugin = *lanes_[lane].plugins[index];
+  lua_State* L = vm.state();
   const int base = lua_gettop(L);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, docs_ref_);  // [docs]
-  PushParams(L, plugin);                          // [docs, params]
-  PushCtx();                                      // [docs, params, ctx]
-  const int docs_idx = base + 1, params_idx = base + 2, ctx_idx = base + 3;
-  Columns cols;
-  auto fail = [&](ScriptError e) {
-    out.error = std::move(e);
-    lua_settop(L, base);
-    return out;
-  };
+  const std::size_t begin = bounds_[lane], end = bounds_[lane + 1], n = end - begin;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, docs_refs_[lane]);  // [docs]
+  PushParams(L, plugin);                                 // [docs, params]
+  PushCtx(L);                                            // [docs, params, ctx]
+  lua_createtable(L, 0, 64);                             // [docs, params, ctx, out]
+  const int docs_idx = base + 1, params_idx = base + 2, ctx_idx = base + 3, out_idx = base + 4;
   std::size_t next_report = 0;
   for (std::size_t i = 0; i < n; ++i) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, plugin.score_ref);
     lua_rawgeti(L, docs_idx, static_cast<lua_Integer>(i + 1));
     lua_pushvalue(L, params_idx);
     lua_pushvalue(L, ctx_idx);
-    if (auto err = vm_.Call(3, 1, plugin.name)) return fail(std::move(*err));
-    if (!lua_istable(L, -1)) {
-      ScriptError e;
-      e.plugin = plugin.name;
-      e.file = plugin.file.display_name;
-      e.message = fmt::format("{}: score must return a table of numbers (got {}) for document '{}'",
-                              plugin.file.display_name, luaL_typename(L, -1), corpus_->docs[i].id);
-      return fail(std::move(e));
+    lua_pushvalue(L, out_idx);
+    if (auto err = vm.Call(4, 1, plugin.name)) {
+      part.error = std::move(*err);
+      break;
     }
+    const std::string& doc_id = corpus_->docs[begin + i].id;
+    if (!lua_istable(L, -1)) {
+      part.error = PluginError(plugin, fmt::format("{}: score must return a table of numbers (got {}) for document '{}'",
+                                                   plugin.file.display_name, luaL_typename(L, -1), doc_id));
+      break;
+    }
+    const bool reused = lua_rawequal(L, -1, out_idx);
     lua_pushnil(L);
     while (lua_next(L, -2)) {  // [.., result, key, value]
-      if (lua_type(L, -2) != LUA_TSTRING || !(lua_type(L, -1) == LUA_TNUMBER)) {
-        ScriptError e;
-        e.plugin = plugin.name;
-        e.file = plugin.file.display_name;
-        e.message = fmt::format(
-            "{}: score result for document '{}' must map metric names (strings) to numbers "
-            "(got {} -> {})",
-            plugin.file.display_name, corpus_->docs[i].id, luaL_typename(L, -2), luaL_typename(L, -1));
-        return fail(std::move(e));
+      if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TNUMBER) {
+        part.error = PluginError(
+            plugin, fmt::format("{}: score result for document '{}' must map metric names (strings) to numbers "
+                                "(got {} -> {})",
+                                plugin.file.display_name, doc_id, luaL_typename(L, -2), luaL_typename(L, -1)));
+        break;
       }
       std::size_t len = 0;
       const char* key = lua_tolstring(L, -2, &len);
-      cols.values[cols.Find(key, len, n)][i] = lua_tonumber(L, -1);
+      part.cols.values[part.cols.Find(key, len, n)][i] = lua_tonumber(L, -1);
       lua_pop(L, 1);
+      if (reused) {  // clear the entry: assigning nil to an existing field is allowed during traversal
+        lua_pushvalue(L, -1);
+        lua_pushnil(L);
+        lua_rawset(L, -4);
+      }
     }
+    if (part.error) break;
     lua_pop(L, 1);
-    if (progress && i >= next_report) {
-      progress(plugin.name, i + 1, n);
+    if (progress && *progress && i >= next_report) {
+      (*progress)(plugin.name, (i + 1) * lanes_.size(), corpus_->docs.size());
       next_report = i + std::max<std::size_t>(n / 100, 1);
     }
   }
-  if (progress) progress(plugin.name, n, n);
+  lua_settop(L, base);
+}
 
-  // Column order: canonical subset order, then first appearance.
+PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
+  const MetricPlugin& plugin = *lanes_[0].plugins[index];
+  PluginOutcome out;
+  out.plugin = plugin.name;
+  const std::size_t n = corpus_->docs.size();
+  std::vector<Partial> parts(lanes_.size());
+  {
+    std::vector<std::thread> threads;
+    for (std::size_t l = 1; l < lanes_.size(); ++l) {
+      threads.emplace_back([&, l] { Score(l, index, parts[l], nullptr); });
+    }
+    Score(0, index, parts[0], &progress);
+    for (auto& t : threads) t.join();
+  }
+  for (auto& p : parts) {
+    if (p.error) {
+      out.error = std::move(p.error);
+      return out;
+    }
+  }
+  if (progress) progress(plugin.name, n, n);
+  // Merge the lanes' columns in document order.
+  Columns cols;
+  for (std::size_t l = 0; l < lanes_.size(); ++l) {
+    const Columns& pc = parts[l].cols;
+    for (std::size_t c = 0; c < pc.names.size(); ++c) {
+      const std::size_t col = cols.Find(pc.names[c].data(), pc.names[c].size(), n);
+      std::copy(pc.values[c].begin(), pc.values[c].end(), cols.values[col].begin() + static_cast<std::ptrdiff_t>(bounds_[l]));
+    }
+  }
+
   std::vector<std::size_t> order(cols.names.size());
   for (std::size_t c = 0; c < order.size(); ++c) order[c] = c;
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     return MetricNameLess(cols.names[a], cols.names[b]);
   });
 
-  std::vector<std::string> agg_names;
   if (plugin.aggregate_ref >= 0) {
+    LuaVm& vm = *lanes_[0].vm;
+    lua_State* L = vm.state();
+    const int base = lua_gettop(L);
     // aggregate(cols, params, ctx): cols maps every column name (internal '_' ones too) to a Column.
     lua_rawgeti(L, LUA_REGISTRYINDEX, plugin.aggregate_ref);
     lua_createtable(L, 0, static_cast<int>(cols.names.size()));
@@ -283,30 +340,30 @@ PluginOutcome MetricRunner::Run(const MetricPlugin& plugin, const Progress& prog
       NewUserdata<ColumnUd>(L, kColumnMeta, ColumnUd{&cols.values[c]});
       lua_setfield(L, -2, cols.names[c].c_str());
     }
-    lua_pushvalue(L, params_idx);
-    lua_pushvalue(L, ctx_idx);
-    if (auto err = vm_.Call(3, 1, plugin.name)) return fail(std::move(*err));
-    if (!lua_istable(L, -1)) {
-      ScriptError e;
-      e.plugin = plugin.name;
-      e.file = plugin.file.display_name;
-      e.message = fmt::format("{}: aggregate must return a table of numbers (got {})",
-                              plugin.file.display_name, luaL_typename(L, -1));
-      return fail(std::move(e));
+    PushParams(L, plugin);
+    PushCtx(L);
+    if (auto err = vm.Call(3, 1, plugin.name)) {
+      out.error = std::move(*err);
+      lua_settop(L, base);
+      return out;
     }
-    std::unordered_map<std::string, AggregateValue> got;
+    if (!lua_istable(L, -1)) {
+      out.error = PluginError(plugin, fmt::format("{}: aggregate must return a table of numbers (got {})",
+                                                  plugin.file.display_name, luaL_typename(L, -1)));
+      lua_settop(L, base);
+      return out;
+    }
+    std::vector<AggregateValue> aggs;
     lua_pushnil(L);
     while (lua_next(L, -2)) {
       if (lua_type(L, -2) != LUA_TSTRING ||
           (lua_type(L, -1) != LUA_TNUMBER && lua_type(L, -1) != LUA_TTABLE)) {
-        ScriptError e;
-        e.plugin = plugin.name;
-        e.file = plugin.file.display_name;
-        e.message = fmt::format(
-            "{}: aggregate result must map metric names to numbers or {{value, ci_low, ci_high}} "
-            "(got {} -> {})",
-            plugin.file.display_name, luaL_typename(L, -2), luaL_typename(L, -1));
-        return fail(std::move(e));
+        out.error = PluginError(
+            plugin, fmt::format("{}: aggregate result must map metric names to numbers or {{value, ci_low, ci_high}} "
+                                "(got {} -> {})",
+                                plugin.file.display_name, luaL_typename(L, -2), luaL_typename(L, -1)));
+        lua_settop(L, base);
+        return out;
       }
       AggregateValue a;
       a.metric = lua_tostring(L, -2);
@@ -314,19 +371,17 @@ PluginOutcome MetricRunner::Run(const MetricPlugin& plugin, const Progress& prog
         a.value = lua_tonumber(L, -1);
       } else {
         lua_getfield(L, -1, "value");
-        a.value = lua_tonumber(L, -1);
+        a.value = lua_isnumber(L, -1) ? lua_tonumber(L, -1) : kNaN;
         lua_getfield(L, -2, "ci_low");
         if (lua_isnumber(L, -1)) a.ci_low = lua_tonumber(L, -1);
         lua_getfield(L, -3, "ci_high");
         if (lua_isnumber(L, -1)) a.ci_high = lua_tonumber(L, -1);
         lua_pop(L, 3);
       }
-      got[a.metric] = a;
+      aggs.push_back(std::move(a));
       lua_pop(L, 1);
     }
-    lua_pop(L, 1);
-    std::vector<AggregateValue> aggs;
-    for (auto& [name, a] : got) aggs.push_back(a);
+    lua_settop(L, base);
     std::sort(aggs.begin(), aggs.end(), [](const AggregateValue& a, const AggregateValue& b) {
       return MetricNameLess(a.metric, b.metric);
     });
@@ -349,7 +404,6 @@ PluginOutcome MetricRunner::Run(const MetricPlugin& plugin, const Progress& prog
     out.columns.metrics.push_back(cols.names[c]);
     out.columns.columns.push_back(std::move(cols.values[c]));
   }
-  lua_settop(L, base);
   return out;
 }
 

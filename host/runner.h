@@ -30,19 +30,31 @@ struct RunContext {
 // Progress callback: (done, total) documents of the current plugin.
 using Progress = std::function<void(const std::string& plugin, std::size_t done, std::size_t total)>;
 
+// One scoring lane: a VM and the plugins loaded into it (same order in every lane).
+struct Lane {
+  LuaVm* vm;
+  std::vector<const MetricPlugin*> plugins;
+};
+
+// Scores documents in parallel lanes (one thread and one Lua VM each; documents split into contiguous
+// ranges), then aggregates in the first lane. Results do not depend on the number of lanes: each
+// document is scored by the same code, and columns are merged in document order.
 class MetricRunner {
  public:
-  MetricRunner(LuaVm& vm, std::shared_ptr<const Corpus> corpus, RunContext ctx);
-  // Scores the corpus with the plugin; never throws for script errors (they land in outcome.error).
-  PluginOutcome Run(const MetricPlugin& plugin, const Progress& progress = {});
+  MetricRunner(std::vector<Lane> lanes, std::shared_ptr<const Corpus> corpus, RunContext ctx);
+  // Scores the corpus with plugin number `index` of every lane; never throws for script errors
+  // (they land in outcome.error).
+  PluginOutcome Run(std::size_t index, const Progress& progress = {});
 
  private:
-  void PushCtx();
-  LuaVm& vm_;
+  struct Partial;
+  void Score(std::size_t lane, std::size_t index, Partial& out, const Progress* progress);
+  void PushCtx(lua_State* L);
+  std::vector<Lane> lanes_;
+  std::vector<std::size_t> bounds_;  // lane i scores documents [bounds_[i], bounds_[i + 1])
+  std::vector<int> docs_refs_;       // per lane: registry table of its Document userdata
   std::shared_ptr<const Corpus> corpus_;
   RunContext rc_;
-  int docs_ref_ = -1;  // registry table of Document userdata, built once
-  int ctx_ref_ = -1;
 };
 
 }  // namespace kplab::host

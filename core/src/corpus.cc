@@ -34,16 +34,16 @@ std::string ReplaceAll(std::string s, std::string_view from, std::string_view to
   return s;
 }
 
-// ExHiRD's keyphrase-line markers: these split a piece further ...
-constexpr std::string_view kExhirdSplitters[] = {"/", "<p_start>", "<a_start>", "<p_end>", "<a_end>"};
-// ... and these are deleted.
-constexpr std::string_view kExhirdDeleted[] = {"<eokp>", "<blank>"};
+// ExHiRD's keyphrase-line markers, replaced in its order (a deletion can create a later marker):
+// split points become ';', <eokp> and <blank> are deleted.
+constexpr std::pair<std::string_view, std::string_view> kExhirdReplacements[] = {
+    {"/", ";"}, {"<eokp>", ""}, {"<p_start>", ";"}, {"<a_start>", ";"},
+    {"<blank>", ""}, {"<p_end>", ";"}, {"<a_end>", ";"}};
 
 std::vector<std::string> ExhirdPieces(const std::vector<std::string>& pieces) {
   std::vector<std::string> out;
   for (std::string piece : pieces) {
-    for (auto marker : kExhirdSplitters) piece = ReplaceAll(std::move(piece), marker, ";");
-    for (auto marker : kExhirdDeleted) piece = ReplaceAll(std::move(piece), marker, "");
+    for (const auto& [marker, with] : kExhirdReplacements) piece = ReplaceAll(std::move(piece), marker, with);
     for (auto part : SplitOn(piece, ";")) {
       const auto t = Strip(part);
       if (t.empty() || t == "<absent_end>") continue;
@@ -56,7 +56,10 @@ std::vector<std::string> ExhirdPieces(const std::vector<std::string>& pieces) {
 // Interns tokens, memoizes stems by token id and normalized phrases by raw piece.
 class Normalizer {
  public:
-  explicit Normalizer(Corpus& corpus) : corpus_(corpus), stemmer_(corpus.profile.stem_mode) {}
+  // raw_text: the dataset is untokenized text, so keyphrases go through the same word tokenizer as
+  // the source (as boudinfl's PRMU does), or "children's" could never match "children 's".
+  Normalizer(Corpus& corpus, bool raw_text)
+      : corpus_(corpus), stemmer_(corpus.profile.stem_mode), raw_text_(raw_text) {}
 
   TokenId Token(std::string_view tok) { return corpus_.lex.Intern(tok); }
 
@@ -149,7 +152,9 @@ class Normalizer {
       key.append(sv);
       dedup.append(sv);
     };
-    if (p.keyphrase_split_space) {
+    if (raw_text_) {
+      for (const auto& t : WordTokenize(s)) add(t);
+    } else if (p.keyphrase_split_space) {
       for (auto t : SplitSpace(s)) add(t);
     } else {
       for (auto t : SplitWhitespace(s)) add(t);
@@ -167,6 +172,7 @@ class Normalizer {
   };
   Corpus& corpus_;
   PorterStemmer stemmer_;
+  bool raw_text_;
   std::vector<TokenId> stem_of_;
   Memo memo_[2];
 };
@@ -239,10 +245,18 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
     corpus.predictions_path = predictions->path;
     corpus.predictions_hash = predictions->content_hash;
   }
-  // ExHiRD does not stem the references of a path containing "semeval": they are released stemmed.
-  const bool stem_refs = !(profile.semeval_refs_as_given &&
-                           AsciiLower(dataset.path + "/" + dataset.name).find("semeval") != std::string::npos);
-  Normalizer norm(corpus);
+  // ExHiRD does not stem the references when the keywords file's path contains "semeval" (they are
+  // released stemmed).
+  bool stem_refs = true;
+  if (profile.semeval_refs_as_given) {
+    for (const auto& f : dataset.files) {
+      const std::string lower = AsciiLower(f);
+      if (lower.find("semeval") != std::string::npos && lower.find("keyword") != std::string::npos) stem_refs = false;
+    }
+  }
+  const bool raw_text = std::any_of(dataset.docs.begin(), dataset.docs.end(),
+                                    [](const RawDoc& d) { return d.has_text && !d.pretokenized; });
+  Normalizer norm(corpus, raw_text);
   corpus.docs.resize(dataset.docs.size());
   std::unordered_set<TokenId> seen;
   for (std::size_t i = 0; i < dataset.docs.size(); ++i) {
@@ -292,9 +306,10 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
     for (std::size_t j = 0; j < pieces.size(); ++j) {
       const Phrase* ph = norm.Intern(pieces[j], true);
       if (!ph) continue;
-      if (!ph->stems.empty() && corpus.lex.Str(ph->stems[0]) == kPeos) {
-        after_peos = true;
-        if (!profile.keep_peos) continue;
+      if (ph->surface == kPeos || (!ph->stems.empty() && corpus.lex.Str(ph->stems[0]) == kPeos)) {
+        const bool exact = ph->surface == kPeos;
+        if (exact) after_peos = true;
+        if (profile.peos == "first_token" || (profile.peos == "piece" && exact)) continue;
       }
       if (IsInvalid(corpus, *ph)) continue;
       if (!seen.insert(ph->dedup_key).second) continue;
@@ -304,6 +319,16 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
       if (j < rp.scores.size() && !profile.exhird_markers) kp.score = rp.scores[j];
       kp.present = corpus.IsPresent(doc, kp.stems());
       doc.preds.push_back(std::move(kp));
+    }
+  }
+  for (Document& doc : corpus.docs) {
+    for (const Keyphrase& k : doc.preds) {
+      doc.pred_view[0].push_back(&k);
+      doc.pred_view[k.present ? 1 : 2].push_back(&k);
+    }
+    for (const Keyphrase& k : doc.refs) {
+      doc.ref_view[0].push_back(&k);
+      doc.ref_view[k.present ? 1 : 2].push_back(&k);
     }
   }
   return corpus;

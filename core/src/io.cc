@@ -266,7 +266,10 @@ Result<RawDataset> ImportDataset(const std::string& path, const DatasetOptions& 
     }
     out.name = io_internal::DatasetName(path);
     std::vector<const io_internal::FileData*> read;
-    for (const auto& f : files) read.push_back(&f);
+    for (const auto& f : files) {
+      read.push_back(&f);
+      out.files.push_back(f.path);
+    }
     out.content_hash = io_internal::ContentHash(std::move(read));
     return out;
   } catch (const InputError& e) {

@@ -124,71 +124,148 @@ int FirstHit(std::span<const std::uint8_t> flags) {
 
 namespace {
 
-double Log2Discount(std::size_t rank0) { return std::log2(static_cast<double>(rank0) + 2.0); }
-
-// Gains of `order` (rows of cover) in sequence.
-double AlphaDcg(const std::vector<std::vector<std::size_t>>& covers, std::size_t cut, std::size_t n_refs,
-                double alpha) {
-  std::vector<int> seen(n_refs, 0);
-  double dcg = 0;
-  for (std::size_t i = 0; i < cut && i < covers.size(); ++i) {
-    double g = 0;
-    for (std::size_t t : covers[i]) g += std::pow(1.0 - alpha, seen[t]);
-    for (std::size_t t : covers[i]) ++seen[t];
-    dcg += g / Log2Discount(i);
-  }
-  return dcg;
+// log2(i + 2) for rank i (0-based), cached. Gains are divided by it, as the usual definition writes.
+double Log2Rank(std::size_t rank0) {
+  static const std::vector<double> table = [] {
+    std::vector<double> t(512);
+    for (std::size_t i = 0; i < t.size(); ++i) t[i] = std::log2(static_cast<double>(i) + 2.0);
+    return t;
+  }();
+  return rank0 < table.size() ? table[rank0] : std::log2(static_cast<double>(rank0) + 2.0);
 }
 
-// Greedy ideal alpha-DCG over a candidate pool, `depth` picks, ties to the lowest index.
-double GreedyIdealAlphaDcg(const std::vector<std::vector<std::size_t>>& pool, std::size_t depth,
-                           std::size_t cut, std::size_t n_refs, double alpha) {
-  std::vector<int> seen(n_refs, 0);
+// Covered references of each item, as a flat list with offsets.
+struct Covers {
+  std::vector<std::uint32_t> refs;
+  std::vector<std::uint32_t> begin = {0};
+  std::size_t size() const { return begin.size() - 1; }
+  void EndItem() { begin.push_back(static_cast<std::uint32_t>(refs.size())); }
+};
+
+class AlphaGain {
+ public:
+  AlphaGain(std::size_t n_refs, double alpha) : seen_(n_refs, 0), alpha_(alpha) {}
+  double Gain(const Covers& c, std::size_t item) const {
+    double g = 0;
+    for (std::uint32_t k = c.begin[item]; k < c.begin[item + 1]; ++k) g += Pow(seen_[c.refs[k]]);
+    return g;
+  }
+  void Take(const Covers& c, std::size_t item) {
+    for (std::uint32_t k = c.begin[item]; k < c.begin[item + 1]; ++k) ++seen_[c.refs[k]];
+  }
+
+ private:
+  // (1 - alpha)^times with std::pow, as the reference computes it (repeated multiplication could
+  // differ in the last bit), cached per exponent.
+  double Pow(int times) const {
+    while (pow_.size() <= static_cast<std::size_t>(times)) {
+      pow_.push_back(std::pow(1.0 - alpha_, static_cast<double>(pow_.size())));
+    }
+    return pow_[static_cast<std::size_t>(times)];
+  }
+  std::vector<int> seen_;
+  double alpha_;
+  mutable std::vector<double> pow_ = {1.0};
+};
+
+// Cumulative alpha-DCG of the items in order: out[i] = DCG of the first i items.
+std::vector<double> CumulativeDcg(const Covers& c, std::size_t n_refs, double alpha) {
+  AlphaGain g(n_refs, alpha);
+  std::vector<double> out(c.size() + 1, 0.0);
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    out[i + 1] = out[i] + g.Gain(c, i) / Log2Rank(i);
+    g.Take(c, i);
+  }
+  return out;
+}
+
+// Cumulative greedy-ideal alpha-DCG over a pool, up to `depth` picks (ties: lowest index).
+std::vector<double> CumulativeGreedyIdeal(const Covers& pool, std::size_t n_refs, std::size_t depth,
+                                          double alpha) {
+  AlphaGain g(n_refs, alpha);
+  depth = std::min(depth, pool.size());
   std::vector<std::uint8_t> used(pool.size(), 0);
-  double ideal = 0;
-  for (std::size_t r = 0; r < std::min(depth, pool.size()); ++r) {
+  std::vector<double> out(depth + 1, 0.0);
+  for (std::size_t r = 0; r < depth; ++r) {
     double best = -1;
     std::size_t best_i = 0;
     for (std::size_t i = 0; i < pool.size(); ++i) {
       if (used[i]) continue;
-      double g = 0;
-      for (std::size_t t : pool[i]) g += std::pow(1.0 - alpha, seen[t]);
-      if (g > best) {
-        best = g;
+      const double v = g.Gain(pool, i);
+      if (v > best) {
+        best = v;
         best_i = i;
       }
     }
     used[best_i] = 1;
-    for (std::size_t t : pool[best_i]) ++seen[t];
-    if (r < cut) ideal += best / Log2Discount(r);
+    g.Take(pool, best_i);
+    out[r + 1] = out[r] + best / Log2Rank(r);
   }
-  return ideal;
+  return out;
+}
+
+double At(const std::vector<double>& cumulative, std::size_t k) {
+  return cumulative[std::min(k, cumulative.size() - 1)];
 }
 
 }  // namespace
 
-double AlphaNdcgWordPool(PhraseRefs preds, PhraseRefs refs, std::size_t k, double alpha) {
-  if (preds.empty() || refs.empty()) return 0;
-  auto covered = [&](const Keyphrase& item) {
-    std::vector<std::size_t> out;
-    if (item.phrase->blank) return out;
-    for (std::size_t t = 0; t < refs.size(); ++t) {
-      if (ContainsRun(refs[t]->stems(), item.stems())) out.push_back(t);
+std::vector<double> AlphaNdcgWordPool(PhraseRefs preds, PhraseRefs refs, std::span<const std::size_t> ks,
+                                      double alpha) {
+  std::vector<double> out(ks.size(), 0.0);
+  if (preds.empty() || refs.empty()) return out;
+  Covers pred_covers, pool;
+  auto add = [&](Covers& c, const Keyphrase& item) {
+    if (!item.phrase->blank) {
+      for (std::size_t t = 0; t < refs.size(); ++t) {
+        if (ContainsRun(refs[t]->stems(), item.stems())) c.refs.push_back(static_cast<std::uint32_t>(t));
+      }
     }
-    return out;
+    c.EndItem();
   };
-  std::vector<std::vector<std::size_t>> pred_covers, pool;
-  for (const Keyphrase* p : preds) pred_covers.push_back(covered(*p));
-  for (const Keyphrase* r : refs) pool.push_back(covered(*r));
-  for (std::size_t i = 0; i < preds.size(); ++i) {
+  for (const Keyphrase* p : preds) add(pred_covers, *p);
+  for (const Keyphrase* r : refs) add(pool, *r);
+  for (const Keyphrase* p : preds) {
     const bool is_ref = std::any_of(refs.begin(), refs.end(),
-                                    [&](const Keyphrase* r) { return r->stems() == preds[i]->stems(); });
-    if (!is_ref) pool.push_back(pred_covers[i]);
+                                    [&](const Keyphrase* r) { return r->stems() == p->stems(); });
+    if (!is_ref) add(pool, *p);
   }
-  const std::size_t cut = std::min(k, preds.size());
-  const double dcg = AlphaDcg(pred_covers, cut, refs.size(), alpha);
-  const double ideal = GreedyIdealAlphaDcg(pool, k, k, refs.size(), alpha);
-  return ideal > 0 ? dcg / ideal : 0;
+  std::size_t max_k = 0;
+  for (std::size_t k : ks) max_k = std::max(max_k, k);
+  const auto dcg = CumulativeDcg(pred_covers, refs.size(), alpha);
+  const auto ideal = CumulativeGreedyIdeal(pool, refs.size(), max_k, alpha);
+  for (std::size_t i = 0; i < ks.size(); ++i) {
+    const double id = At(ideal, ks[i]);
+    out[i] = id > 0 ? At(dcg, ks[i]) / id : 0;
+  }
+  return out;
+}
+
+double AlphaNdcgWordPool(PhraseRefs preds, PhraseRefs refs, std::size_t k, double alpha) {
+  const std::size_t ks[] = {k};
+  return AlphaNdcgWordPool(preds, refs, ks, alpha)[0];
+}
+
+std::vector<double> AlphaNdcgSubstring(const Lexicon& lex, PhraseRefs preds, PhraseRefs refs,
+                                       std::span<const std::size_t> ks, double alpha) {
+  std::vector<double> out(ks.size(), 0.0);
+  if (preds.empty() || refs.empty()) return out;
+  Covers covers;
+  for (const Keyphrase* p : preds) {
+    const std::string_view a = lex.Str(p->key());
+    for (std::size_t t = 0; t < refs.size(); ++t) {
+      if (In(a, lex.Str(refs[t]->key()))) covers.refs.push_back(static_cast<std::uint32_t>(t));
+    }
+    covers.EndItem();
+  }
+  const auto dcg = CumulativeDcg(covers, refs.size(), alpha);
+  const auto ideal = CumulativeGreedyIdeal(covers, refs.size(), preds.size(), alpha);
+  for (std::size_t i = 0; i < ks.size(); ++i) {
+    const std::size_t cut = std::min(ks[i], preds.size());
+    const double id = At(ideal, cut);
+    out[i] = id > 0 ? At(dcg, cut) / id : 0;
+  }
+  return out;
 }
 
 double AlphaNdcgAt(std::span<const std::uint8_t> cover, std::size_t n_preds, std::size_t n_refs,

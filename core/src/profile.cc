@@ -21,7 +21,7 @@ std::vector<std::pair<std::string, std::string>> Profile::Knobs() const {
       {"keyphrase_split_space", b(keyphrase_split_space)},
       {"drop_empty", b(drop_empty)},
       {"empty_line_is_none", b(empty_line_is_none)},
-      {"keep_peos", b(keep_peos)},
+      {"peos", peos},
       {"invalid_tokens", invalid.empty() ? "none" : invalid},
       {"invalid_substring", invalid_substring.empty() ? "none" : invalid_substring},
       {"max_pieces", max_pieces == 0 ? "all" : std::to_string(max_pieces)},
@@ -65,7 +65,7 @@ Profile KpevalProfile() {
   p.name = "kpeval";
   p.description = "uclanlp/KPEval (its unk filter is off: the flag lands in disable_valid_filter)";
   p.kpeval_cleanup = true;
-  p.keep_peos = true;
+  p.peos = "keep";
   p.invalid_tokens = {};
   p.rprec_order = "present_first";
   return p;
@@ -78,6 +78,7 @@ Profile KenchanProfile() {
       "kenchan0226/keyphrase-generation-rl, -invalidate_unk -disable_extra_one_word_filter "
       "-prediction_separated -num_preds 200";
   p.invalid_tokens = {"<unk>", ",", "."};
+  p.peos = "first_token";
   p.max_pieces = 200;
   return p;
 }
@@ -90,7 +91,7 @@ Profile ExhirdProfile() {
   p.lowercase = false;
   p.match_across_sections = true;
   p.exhird_markers = true;
-  p.keep_peos = true;
+  p.peos = "keep";
   p.invalid_tokens = {};
   p.invalid_substring = "<unk>";
   p.semeval_refs_as_given = true;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -29,6 +30,9 @@ struct Case {
   std::string profile, system, dataset, dataset_path, predictions, format, options, expected;
 };
 
+// gtest prints a failing case's parameter with this (instead of a byte dump).
+void PrintTo(const Case& c, std::ostream* os) { *os << c.expected; }
+
 std::vector<std::string> SplitTabs(const std::string& line) {
   std::vector<std::string> out;
   std::string field;
@@ -37,9 +41,9 @@ std::vector<std::string> SplitTabs(const std::string& line) {
   return out;
 }
 
-std::vector<Case> ReadManifest() {
+std::vector<Case> ReadManifest(const std::string& path) {
   std::vector<Case> cases;
-  std::ifstream in(std::string(KPLAB_SOURCE_DIR) + "/tests/conformance/expected/manifest.tsv");
+  std::ifstream in(path);
   std::string line;
   std::getline(in, line);  // header
   while (std::getline(in, line)) {
@@ -62,10 +66,9 @@ std::map<std::string, double> ReadExpected(const std::string& path) {
 
 class Conformance : public ::testing::TestWithParam<Case> {};
 
-TEST_P(Conformance, MatchesReference) {
-  const Case& c = GetParam();
-  const std::string shared = KPLAB_SHARED_DATA;
-  if (!fs::exists(shared + "/" + c.dataset_path)) GTEST_SKIP() << "shared data not found at " << shared;
+// Runs one manifest case: dataset, predictions and dataset_path relative to data_root, expected JSON
+// relative to expected_root.
+void RunCase(const Case& c, const std::string& shared, const std::string& expected_root) {
   DatasetOptions opt;
   opt.format = c.format;
   auto ds = ImportDataset(shared + "/" + c.dataset_path, opt);
@@ -97,7 +100,7 @@ TEST_P(Conformance, MatchesReference) {
 
   std::map<std::string, double> got;
   for (const auto& a : res->aggregates) got[a.metric] = a.value;
-  const auto expected = ReadExpected(std::string(KPLAB_SOURCE_DIR) + "/tests/conformance/expected/" + c.expected);
+  const auto expected = ReadExpected(expected_root + "/" + c.expected);
   ASSERT_FALSE(expected.empty());
   int mismatches = 0;
   for (const auto& [name, want] : expected) {
@@ -116,6 +119,25 @@ TEST_P(Conformance, MatchesReference) {
   EXPECT_EQ(mismatches, 0);
 }
 
+TEST_P(Conformance, MatchesReference) {
+  const Case& c = GetParam();
+  const std::string shared = KPLAB_SHARED_DATA;
+  if (!fs::exists(shared + "/" + c.dataset_path)) GTEST_SKIP() << "shared data not found at " << shared;
+  RunCase(c, shared, std::string(KPLAB_SOURCE_DIR) + "/tests/conformance/expected");
+}
+
+// Edge cases the real data never exercises (empty prediction lines, trailing ';', double spaces,
+// KPEval's ' ##' / '[ digit ]' cleanup, <unk>, ',' and '.' tokens, <peos> pieces, ExHiRD's '/' and
+// markers, upper case, stem duplicates, title/body spans, documents without references or predictions,
+// more than 200 predictions, a 'semeval' keywords path): hand-written datasets in tests/data/edge
+// (README.md there lists what each line tests), expected values from the same Python reference
+// (tests/reference/make_expected_edge.py). Paths in the manifest are relative to KPLAB_TEST_DATA.
+class ConformanceEdge : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ConformanceEdge, MatchesReference) {
+  RunCase(GetParam(), KPLAB_TEST_DATA, std::string(KPLAB_SOURCE_DIR) + "/tests/conformance/expected_edge");
+}
+
 std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
   std::string name = info.param.expected;  // "<profile>/<system>__<dataset>.json", unique
   name = name.substr(0, name.size() - 5);
@@ -126,7 +148,87 @@ std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
   return name;
 }
 
-INSTANTIATE_TEST_SUITE_P(Shared, Conformance, ::testing::ValuesIn(ReadManifest()), CaseName);
+INSTANTIATE_TEST_SUITE_P(
+    Shared, Conformance,
+    ::testing::ValuesIn(ReadManifest(std::string(KPLAB_SOURCE_DIR) + "/tests/conformance/expected/manifest.tsv")),
+    CaseName);
+INSTANTIATE_TEST_SUITE_P(
+    Edge, ConformanceEdge,
+    ::testing::ValuesIn(ReadManifest(std::string(KPLAB_SOURCE_DIR) + "/tests/conformance/expected_edge/manifest.tsv")),
+    CaseName);
+
+// PRMU (Boudin & Gallina 2021; boudinfl/redefining-absent-keyphrases src/trec_to_prmu.py::pmru_uw) of
+// every reference of Inspec (Hulth 2003) Test, .uncontr keys, under the kplab profile, against the
+// independent reference tests/reference/prmu_ref.py (tests/conformance/expected_prmu/
+// inspec_test_uncontr.tsv). kplab deduplicates references by stem key (first occurrence wins); the TSV
+// is deduplicated the same way (first occurrence of each stem key), so both hold one row per distinct
+// reference of a document and are compared by (doc id, lower-cased stripped keyphrase).
+TEST(Prmu, InspecTestUncontrMatchesReference) {
+  const std::string dir = std::string(KPLAB_SHARED_DATA) + "/inspec_hulth2003/Test";
+  if (!fs::exists(dir)) GTEST_SKIP() << "shared data not found at " << dir;
+  std::map<std::pair<std::string, std::string>, std::string> want;
+  {
+    std::ifstream in(std::string(KPLAB_SOURCE_DIR) + "/tests/conformance/expected_prmu/inspec_test_uncontr.tsv");
+    ASSERT_TRUE(in) << "missing expected_prmu/inspec_test_uncontr.tsv";
+    std::string line;
+    bool header = true;
+    while (std::getline(in, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      if (header) {
+        header = false;
+        continue;
+      }
+      const auto f = SplitTabs(line);
+      ASSERT_EQ(f.size(), 3u) << line;
+      ASSERT_TRUE(want.emplace(std::make_pair(f[0], f[1]), f[2]).second) << "duplicate row " << line;
+    }
+  }
+  ASSERT_FALSE(want.empty());
+
+  DatasetOptions opt;
+  opt.format = "hulth";
+  auto ds = ImportDataset(dir, opt);
+  ASSERT_TRUE(ds.ok()) << ds.error().message;
+  auto profile = FindProfile("kplab");
+  ASSERT_TRUE(profile.has_value());
+  auto corpus = BuildCorpus(*ds, nullptr, *profile);
+  ASSERT_TRUE(corpus.ok()) << corpus.error().message;
+
+  std::map<char, int> totals;
+  int compared = 0, mismatches = 0, extra = 0;
+  std::map<std::pair<std::string, std::string>, bool> found;
+  for (const Document& doc : corpus->docs) {
+    for (const Keyphrase& kp : doc.refs) {
+      const std::string got = PrmuName(corpus->Classify(doc, kp));
+      ++totals[got[0]];
+      const auto key = std::make_pair(doc.id, kp.surface());
+      auto it = want.find(key);
+      if (it == want.end()) {
+        if (++extra <= 20) ADD_FAILURE() << "doc " << doc.id << ": reference \"" << kp.surface() << "\" not in the TSV";
+        continue;
+      }
+      found[key] = true;
+      ++compared;
+      if (got != it->second && ++mismatches <= 40) {
+        ADD_FAILURE() << "doc " << doc.id << " \"" << kp.surface() << "\": kplab " << got << ", reference "
+                      << it->second;
+      }
+    }
+  }
+  int missing = 0;
+  for (const auto& [key, cat] : want) {
+    if (!found.count(key) && ++missing <= 20) {
+      ADD_FAILURE() << "doc " << key.first << ": reference \"" << key.second << "\" (" << cat
+                    << ") not among kplab's references";
+    }
+  }
+  std::cout << "PRMU kplab: P=" << totals['P'] << " R=" << totals['R'] << " M=" << totals['M']
+            << " U=" << totals['U'] << "; compared " << compared << ", mismatches " << mismatches
+            << ", kplab-only " << extra << ", reference-only " << missing << "\n";
+  EXPECT_EQ(mismatches, 0);
+  EXPECT_EQ(extra, 0);
+  EXPECT_EQ(missing, 0);
+}
 
 }  // namespace
 }  // namespace kplab::host

@@ -52,6 +52,8 @@ struct Document {
   std::vector<Keyphrase> refs;
   std::vector<Keyphrase> preds;
   int n_pred_pieces = 0;  // prediction pieces in the file line before any filtering
+  // Pointers into preds / refs, in order: [0] all, [1] present, [2] absent (for zero-copy list views).
+  std::vector<const Keyphrase*> pred_view[3], ref_view[3];
 };
 
 class Corpus {

@@ -43,6 +43,7 @@ struct RawDataset {
   std::vector<RawDoc> docs;
   // SHA-256 (hex) over the bytes of every file read, in a fixed order, with their relative names.
   std::string content_hash;
+  std::vector<std::string> files;  // paths of the files read, as shown in messages
 };
 
 struct RawPrediction {

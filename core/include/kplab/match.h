@@ -53,4 +53,11 @@ double AlphaNdcgAt(std::span<const std::uint8_t> cover, std::size_t n_preds, std
 // system missed lower the score. 0 without predictions or references.
 double AlphaNdcgWordPool(PhraseRefs preds, PhraseRefs refs, std::size_t k, double alpha);
 
+// Both alpha-NDCG forms at several cut-offs at once (the coverage and the greedy ideal are computed
+// once): result[i] is the value at ks[i].
+std::vector<double> AlphaNdcgWordPool(PhraseRefs preds, PhraseRefs refs, std::span<const std::size_t> ks,
+                                      double alpha);
+std::vector<double> AlphaNdcgSubstring(const Lexicon& lex, PhraseRefs preds, PhraseRefs refs,
+                                       std::span<const std::size_t> ks, double alpha);
+
 }  // namespace kplab

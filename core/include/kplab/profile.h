@@ -34,12 +34,16 @@ struct Profile {
   bool keyphrase_split_space = false;  // keyphrase tokens by split(' ') (else split())
   bool drop_empty = true;              // drop empty keyphrases (else kept, never present)
   bool empty_line_is_none = true;      // an empty prediction line has no keyphrase at all
-  bool keep_peos = false;              // keep "<peos>" pieces as predictions (else dropped)
+  // "<peos>" in a prediction line: "piece" drops a piece equal to it (kplab), "first_token" drops
+  // every piece whose first token is it (kenchan's -prediction_separated), "keep" keeps it as an
+  // ordinary keyphrase (KPEval, ExHiRD).
+  std::string peos = "piece";
   std::vector<std::string> invalid_tokens = {"<unk>"};  // drop a prediction with such a (stemmed) token
   std::string invalid_substring;       // drop a prediction whose stemmed string contains this
   int max_pieces = 0;                  // keep only the first N raw prediction pieces (0 = all)
   std::string dedup_join = " ";        // stems joined with this form the dedup key (peers: "_")
-  bool semeval_refs_as_given = false;  // ExHiRD: references of a 'semeval' path are not stemmed
+  bool semeval_refs_as_given = false;  // ExHiRD: references are not stemmed when the keywords file's
+                                       // path contains 'semeval' (released stemmed)
 
   // Scoring conventions (read by plugins through ctx.profile).
   std::string pk_denominator = "k";            // "k": den k, 0 without predictions; "k_always"
