@@ -1,6 +1,7 @@
 -- kplab-api: 1
 -- Exact matching: P/R/F1 at 5, 10, M (= number of predictions) and O (= number of references), on
 -- all, present and absent keyphrases. A prediction is correct when its stem key equals a reference's.
+local ipairs = ipairs
 local SUBSETS = { "all", "present", "absent" }
 local KS = { 5, 10, "M", "O" }
 

@@ -1,5 +1,6 @@
 -- kplab-api: 1
 -- Rank-aware metrics: AP@k (MAP), NDCG@k, alpha-NDCG@k for k in {5, 10, M}, and MRR.
+local ipairs, min, ideal_dcg = ipairs, math.min, kp.ideal_dcg
 local SUBSETS = { "all", "present", "absent" }
 local KS = { 5, 10, "M" }
 local N = {}
@@ -34,14 +35,15 @@ the first correct prediction (0 if none). Aggregates are means over documents: <
         local preds, refs = doc.preds:subset(s), doc.refs:subset(s)
         local m = preds:match(refs)
         local n, r = #preds, #refs
-        for _, k in ipairs(KS) do
+        local alpha = { preds:alpha_ndcg(refs, { 5, 10, n }, p.alpha, prof.alpha_ndcg) }
+        for i, k in ipairs(KS) do
           local kk = (k == "M") and n or k
           local nm = N[s][k]
-          local den = prof.ap_denominator == "refs" and r or math.min(r, kk)
+          local den = prof.ap_denominator == "refs" and r or min(r, kk)
           out[nm.ap] = den > 0 and m:precision_sum(kk) / den or 0
-          local ideal = prof.ndcg_ideal == "own" and m:own_ideal_dcg(kk) or kp.ideal_dcg(r, kk)
+          local ideal = prof.ndcg_ideal == "own" and m:own_ideal_dcg(kk) or ideal_dcg(r, kk)
           out[nm.ndcg] = ideal > 0 and m:dcg(kk) / ideal or 0
-          out[nm.andcg] = preds:alpha_ndcg(refs, kk, p.alpha, prof.alpha_ndcg)
+          out[nm.andcg] = alpha[i]
         end
         local first = m:first_hit()
         out[N[s].mrr] = first and 1 / first or 0

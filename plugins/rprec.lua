@@ -2,6 +2,7 @@
 -- R-precision with approximate matching, two kinds:
 --   rprec_substr: KPEval's character-substring matching on stemmed, joined strings;
 --   rprec_zg: word-level matching after Zesch & Gurevych (2009): MORPH, INCLUDES, PARTOF.
+local ipairs = ipairs
 local SUBSETS = { "all", "present", "absent" }
 local N = {}
 for _, s in ipairs(SUBSETS) do N[s] = { substr = s .. ".rprec_substr", zg = s .. ".rprec_zg" } end
