@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <thread>
 #include <filesystem>
@@ -127,7 +129,18 @@ Result<EvalResult> Evaluate(const EvalRequest& req, EvalFailure* failure, const 
     return fail(EvalFailure::kUsage,
                 fmt::format("unknown profile '{}' (expected one of: {}kenchan+one2set)", req.profile, names));
   }
+  // KPLAB_TIMING=1 prints the time of each phase on stderr.
+  const bool timing = std::getenv("KPLAB_TIMING") != nullptr;
+  auto phase_start = start;
+  auto phase = [&](const char* name) {
+    if (!timing) return;
+    const auto now = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "[timing] %-12s %8.1f ms\n", name,
+                 std::chrono::duration<double, std::milli>(now - phase_start).count());
+    phase_start = now;
+  };
   auto dataset = ImportDataset(req.dataset_path, req.dataset_options);
+  phase("dataset");
   if (!dataset) return fail(EvalFailure::kInput, dataset.error().message);
   if (req.source_path) {
     if (auto st = AttachSources(*dataset, *req.source_path); !st) {
@@ -138,8 +151,10 @@ Result<EvalResult> Evaluate(const EvalRequest& req, EvalFailure* failure, const 
   if (!preds) return fail(EvalFailure::kInput, preds.error().message);
   auto aligned = AlignPredictions(*dataset, std::move(*preds));
   if (!aligned) return fail(EvalFailure::kInput, aligned.error().message);
+  phase("predictions");
   auto corpus = BuildCorpus(*dataset, &*aligned, *profile);
   if (!corpus) return fail(EvalFailure::kInput, corpus.error().message);
+  phase("corpus");
   auto shared = std::make_shared<const Corpus>(std::move(*corpus));
   auto res = EvaluateCorpus(shared, req, failure, progress);
   if (res) {
@@ -177,6 +192,16 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
     lane_plugins.push_back(std::move(*loaded));
   }
   const std::vector<MetricPlugin>* plugins = &lane_plugins[0];
+  const bool timing = std::getenv("KPLAB_TIMING") != nullptr;
+  auto phase_start = std::chrono::steady_clock::now();
+  auto phase = [&](const std::string& name) {
+    if (!timing) return;
+    const auto now = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "[timing] %-12s %8.1f ms\n", name.c_str(),
+                 std::chrono::duration<double, std::milli>(now - phase_start).count());
+    phase_start = now;
+  };
+  phase("lua setup");
 
   EvalResult res;
   RunRecord& run = res.run;
@@ -205,6 +230,7 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
   MetricRunner runner(std::move(lane_list), shared, {corpus.dataset_name, run.system});
   for (std::size_t pi = 0; pi < plugins->size(); ++pi) {
     PluginOutcome o = runner.Run(pi, progress);
+    phase((*plugins)[pi].name);
     if (o.error) {
       res.errors.push_back(*o.error);
       continue;
@@ -215,6 +241,16 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
     }
     for (auto& ag : o.aggregates) res.aggregates.push_back(std::move(ag));
   }
+  struct Resources {
+    std::shared_ptr<const Corpus> corpus;
+    std::vector<std::vector<MetricPlugin>> plugins;
+    std::vector<std::unique_ptr<LuaVm>> vms;
+  };
+  auto resources = std::make_shared<Resources>();
+  resources->corpus = shared;
+  resources->vms = std::move(vms);
+  resources->plugins = std::move(lane_plugins);
+  res.resources = resources;
   if (!res.errors.empty()) {
     run.status = "failed";
     for (const auto& e : res.errors) run.error += e.Format() + "\n";

@@ -40,6 +40,9 @@ struct EvalResult {
   ScoreColumns scores;
   std::vector<AggregateValue> aggregates;
   std::vector<ScriptError> errors;
+  // The corpus and Lua VMs the run used. A caller about to exit may leak this on purpose instead of
+  // freeing a large corpus object by object (kplab eval does).
+  std::shared_ptr<void> resources;
 };
 
 enum class EvalFailure { kNone, kUsage, kInput, kScript };

@@ -12,6 +12,7 @@ PACKAGES=(
   build-essential cmake pkg-config          # toolchain
   liblua5.4-dev lua5.4                      # Lua 5.4 (the host links the C++ build, lua5.4-c++)
   libsqlitecpp-dev libsqlite3-dev           # run store
+  libmimalloc-dev                           # allocator for the kplab executable (faster corpus build)
   libfmt-dev                                # formatting
   libhnswlib-dev                            # nearest-phrase index
   libsimdjson-dev                           # JSONL importers (fast, with error positions)

@@ -258,7 +258,16 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
                                     [](const RawDoc& d) { return d.has_text && !d.pretokenized; });
   Normalizer norm(corpus, raw_text);
   corpus.docs.resize(dataset.docs.size());
-  std::unordered_set<TokenId> seen;
+  // Dedup sets are small (tens of keyphrases): a vector scan beats hashing.
+  struct SmallSet {
+    std::vector<TokenId> items;
+    void clear() { items.clear(); }
+    bool insert(TokenId t) {
+      if (std::find(items.begin(), items.end(), t) != items.end()) return false;
+      items.push_back(t);
+      return true;
+    }
+  } seen;
   for (std::size_t i = 0; i < dataset.docs.size(); ++i) {
     const RawDoc& raw = dataset.docs[i];
     Document& doc = corpus.docs[i];
@@ -287,7 +296,7 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
           kp.alt_keys.push_back(ph->key);
         }
       }
-      if (!kp.phrase || !seen.insert(kp.phrase->dedup_key).second) continue;
+      if (!kp.phrase || !seen.insert(kp.phrase->dedup_key)) continue;
       kp.present = corpus.IsPresent(doc, kp.stems());
       doc.refs.push_back(std::move(kp));
     }
@@ -295,15 +304,18 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
     if (!predictions) continue;
     const RawPrediction& rp = predictions->docs[i];
     doc.n_pred_pieces = static_cast<int>(rp.phrases.size());
-    std::vector<std::string> pieces = rp.phrases;
-    if (profile.max_pieces > 0 && pieces.size() > static_cast<std::size_t>(profile.max_pieces)) {
-      pieces.resize(static_cast<std::size_t>(profile.max_pieces));
+    std::size_t n_pieces = rp.phrases.size();
+    if (profile.max_pieces > 0) n_pieces = std::min(n_pieces, static_cast<std::size_t>(profile.max_pieces));
+    if (profile.empty_line_is_none && n_pieces == 1 && Strip(rp.phrases[0]).empty()) n_pieces = 0;
+    std::vector<std::string> exhird_pieces;
+    if (profile.exhird_markers) {
+      exhird_pieces = ExhirdPieces({rp.phrases.begin(), rp.phrases.begin() + static_cast<std::ptrdiff_t>(n_pieces)});
+      n_pieces = exhird_pieces.size();
     }
-    if (profile.empty_line_is_none && pieces.size() == 1 && Strip(pieces[0]).empty()) pieces.clear();
-    if (profile.exhird_markers) pieces = ExhirdPieces(pieces);
+    const std::vector<std::string>& pieces = profile.exhird_markers ? exhird_pieces : rp.phrases;
     bool after_peos = false;
     seen.clear();
-    for (std::size_t j = 0; j < pieces.size(); ++j) {
+    for (std::size_t j = 0; j < n_pieces; ++j) {
       const Phrase* ph = norm.Intern(pieces[j], true);
       if (!ph) continue;
       if (ph->surface == kPeos || (!ph->stems.empty() && corpus.lex.Str(ph->stems[0]) == kPeos)) {
@@ -312,7 +324,7 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
         if (profile.peos == "first_token" || (profile.peos == "piece" && exact)) continue;
       }
       if (IsInvalid(corpus, *ph)) continue;
-      if (!seen.insert(ph->dedup_key).second) continue;
+      if (!seen.insert(ph->dedup_key)) continue;
       Keyphrase kp;
       kp.phrase = ph;
       kp.after_peos = after_peos;

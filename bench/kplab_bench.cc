@@ -1,0 +1,138 @@
+// kplab_bench: in-process benchmarks of the stemmer (issue 2 item 10 (i)). A plain std::chrono loop;
+// scripts/bench.sh runs it next to the Python peer and computes the ratios.
+//
+//   kplab_bench --tokens FILE [--min-seconds S]
+//
+// FILE holds the benchmark token stream, one token a line (bench/peer_stem.py --write-tokens makes it).
+// Prints one line per benchmark, key=value fields, e.g.
+//   stem_cold tokens=577506 passes=22 seconds=0.0464 tokens_per_s=1.24e+07 best_tokens_per_s=1.3e+07
+//   stem_warm tokens=577506 distinct=27191 passes=140 seconds=0.00715 tokens_per_s=8.08e+07 best_...
+// `seconds` is the median time of one pass over the whole stream; tokens_per_s = tokens / seconds;
+// best_tokens_per_s uses the fastest pass (less sensitive to other load on the machine).
+//
+// stem_cold: kplab::PorterStemmer::Stem on every token (no memo), as the peer scripts call nltk.
+// stem_warm: kplab::StemCache, every token stemmed once before timing (so every distinct word is
+//            cached), then whole passes over the stream are timed (hash look-ups only).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kplab/stem.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+volatile std::size_t g_sink = 0;  // keeps the stemming work observable
+
+double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Runs pass() until at least min_seconds have elapsed and at least min_passes passes were made;
+// returns the per-pass times.
+template <class F>
+std::vector<double> Repeat(F&& pass, double min_seconds, int min_passes) {
+  std::vector<double> times;
+  double total = 0;
+  while (total < min_seconds || static_cast<int>(times.size()) < min_passes) {
+    const auto t0 = Clock::now();
+    pass();
+    const double dt = Seconds(t0, Clock::now());
+    times.push_back(dt);
+    total += dt;
+  }
+  return times;
+}
+
+void Report(const char* name, std::size_t tokens, const std::vector<double>& times, const std::string& extra) {
+  const double med = Median(times);
+  const double best = *std::min_element(times.begin(), times.end());
+  std::printf("%s tokens=%zu%s passes=%zu seconds=%.9g tokens_per_s=%.6g best_tokens_per_s=%.6g\n", name, tokens,
+              extra.c_str(), times.size(), med, static_cast<double>(tokens) / med, static_cast<double>(tokens) / best);
+  std::fflush(stdout);
+}
+
+[[noreturn]] void Usage() {
+  std::fprintf(stderr, "usage: kplab_bench --tokens FILE [--min-seconds S]\n");
+  std::exit(1);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string tokens_path;
+  double min_seconds = 1.0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--tokens" && i + 1 < argc) {
+      tokens_path = argv[++i];
+    } else if (arg == "--min-seconds" && i + 1 < argc) {
+      min_seconds = std::atof(argv[++i]);
+    } else {
+      Usage();
+    }
+  }
+  if (tokens_path.empty()) Usage();
+
+  std::ifstream in(tokens_path, std::ios::binary);
+  if (!in) {
+    std::fprintf(stderr, "kplab_bench: cannot read %s\n", tokens_path.c_str());
+    return 2;
+  }
+  std::vector<std::string> tokens;
+  for (std::string line; std::getline(in, line);) tokens.push_back(std::move(line));
+  if (tokens.empty()) {
+    std::fprintf(stderr, "kplab_bench: %s: no tokens\n", tokens_path.c_str());
+    return 2;
+  }
+  // The stream as string_views into one contiguous buffer, as a tokenizer would hand them over.
+  std::string arena;
+  for (const auto& t : tokens) arena += t;
+  std::vector<std::string_view> views;
+  views.reserve(tokens.size());
+  {
+    std::size_t off = 0;
+    for (const auto& t : tokens) {
+      views.emplace_back(arena.data() + off, t.size());
+      off += t.size();
+    }
+  }
+
+  // Cold: the stemmer itself, every token, no memo.
+  {
+    const kplab::PorterStemmer stemmer(kplab::PorterMode::kNltk);
+    auto pass = [&] {
+      std::size_t s = 0;
+      for (auto w : views) s += stemmer.Stem(w).size();
+      g_sink = g_sink + s;
+    };
+    Report("stem_cold", views.size(), Repeat(pass, min_seconds, 3), "");
+  }
+
+  // Warm: StemCache after one untimed pass over the whole stream.
+  {
+    kplab::StemCache cache(kplab::PorterMode::kNltk);
+    std::size_t s = 0;
+    for (auto w : views) s += cache.Stem(w).size();
+    g_sink = g_sink + s;
+    auto pass = [&] {
+      std::size_t s2 = 0;
+      for (auto w : views) s2 += cache.Stem(w).size();
+      g_sink = g_sink + s2;
+    };
+    Report("stem_warm", views.size(), Repeat(pass, min_seconds, 5), " distinct=" + std::to_string(cache.size()));
+  }
+  return 0;
+}
