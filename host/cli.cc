@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -521,15 +522,20 @@ int CmdStem(Args a) {
   if (!mode) throw UsageError(fmt::format("--mode must be nltk, original or martin (got '{}')", mode_name));
   if (!a.Positionals().empty()) throw UsageError("stem reads words from standard input");
   StemCache cache(*mode);
-  std::string line, out;
+  // Whole input at once, one output buffer: per-line stream I/O would cost more than the stemming.
+  std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  std::string out;
+  out.reserve(input.size());
   std::size_t lineno = 0;
-  while (std::getline(std::cin, line)) {
+  for (std::size_t pos = 0; pos < input.size();) {
+    std::size_t end = input.find('\n', pos);
+    if (end == std::string::npos) end = input.size();
+    const std::string_view line(input.data() + pos, end - pos);
     ++lineno;
     if (!ValidUtf8(line)) {
       std::cerr << fmt::format("kplab: <stdin>:{}: invalid UTF-8 (expected UTF-8 text)\n", lineno);
       return kExitInput;
     }
-    out.clear();
     bool first = true;
     for (auto w : SplitWhitespace(line)) {
       if (!first) out.push_back(' ');
@@ -537,8 +543,9 @@ int CmdStem(Args a) {
       out += cache.Stem(w);
     }
     out.push_back('\n');
-    std::fwrite(out.data(), 1, out.size(), stdout);
+    pos = end + 1;
   }
+  std::fwrite(out.data(), 1, out.size(), stdout);
   return kExitOk;
 }
 

@@ -136,6 +136,20 @@ TEST_F(Cli, EvalTinyExampleMatchesHandCalculation) {
   EXPECT_DOUBLE_EQ(d2["all.rprec_zg"], 2.0 / 4);
 }
 
+TEST_F(Cli, PrmuPluginOnTinyExample) {
+  Output o = Run(std::string(kTiny) + " --metrics prmu --output json");
+  ASSERT_EQ(o.code, 0) << o.err;
+  auto docs = ParseCsv(Run("runs export 1").out);
+  // Document 1's references against its source: scheduling, batch jobs, interactive queries occur
+  // (Present); "preemption" (stem preemption) does not, and no other word of it (Unseen); "cluster
+  // computing": "cluster" occurs, "computing" does not (Mixed). So P 3/5, R 0, M 1/5, U 1/5.
+  auto& d1 = docs["1"];
+  EXPECT_DOUBLE_EQ(d1["refs.prmu_P"], 3.0 / 5);
+  EXPECT_DOUBLE_EQ(d1["refs.prmu_R"], 0.0);
+  EXPECT_DOUBLE_EQ(d1["refs.prmu_M"], 1.0 / 5);
+  EXPECT_DOUBLE_EQ(d1["refs.prmu_U"], 1.0 / 5);
+}
+
 TEST_F(Cli, TableOutputAndRunsList) {
   Output o = Run(kTiny);
   ASSERT_EQ(o.code, 0) << o.err;
