@@ -150,6 +150,26 @@ TEST_F(Cli, PrmuPluginOnTinyExample) {
   EXPECT_DOUBLE_EQ(d1["refs.prmu_U"], 1.0 / 5);
 }
 
+// The plugin shown in README.md ("Writing a metric") works as shown.
+TEST_F(Cli, ReadmePluginSnippetRuns) {
+  const std::string readme = Slurp(fs::path(KPLAB_SOURCE_DIR) / "README.md");
+  const auto section = readme.find("## Writing a metric");
+  ASSERT_NE(section, std::string::npos);
+  const auto begin = readme.find("```lua\n", section);
+  const auto end = readme.find("```", begin + 7);
+  ASSERT_NE(begin, std::string::npos);
+  fs::create_directories(dir_ / "mydir");
+  std::ofstream(dir_ / "mydir" / "hits3.lua") << readme.substr(begin + 7, end - begin - 7);
+  Output o = Run(std::string(kTiny) + " --plugins " + (dir_ / "mydir").string() + " --metrics hits3 --output csv");
+  ASSERT_EQ(o.code, 0) << o.err;
+  // Hits in the first 3 predictions (hand count, see EvalTinyExampleMatchesHandCalculation and
+  // examples/tiny): doc 1: 3; doc 2: readability formulas -> 1; doc 3: graph neural network,
+  // traffic speed, road network vs references graph neural networks, traffic speed prediction ... -> 1;
+  // doc 4: soil moisture, low cost radar, scattering model -> 2; doc 5: code review, review comments,
+  // open source projects -> 2. Mean (3 + 1 + 1 + 2 + 2) / 5.
+  EXPECT_EQ(o.out, "metric,value\nall.hits@3,1.8\n");
+}
+
 TEST_F(Cli, TableOutputAndRunsList) {
   Output o = Run(kTiny);
   ASSERT_EQ(o.code, 0) << o.err;
