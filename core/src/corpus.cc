@@ -349,9 +349,11 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
 Status AttachSources(RawDataset& dataset, const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error{fmt::format("{}: cannot open (expected a source file, one document a line)", path)};
-  std::string line;
+  std::string line, bytes;
   std::size_t i = 0;
   while (std::getline(in, line)) {
+    bytes += line;
+    bytes.push_back('\n');
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (i >= dataset.docs.size()) {
       return Error{fmt::format("{}:{}: more source lines than the {} documents of {} (expected at most {})",
@@ -378,6 +380,9 @@ Status AttachSources(RawDataset& dataset, const std::string& path) {
     d.has_text = true;
     ++i;
   }
+  // The attached text is part of what was evaluated: it enters the dataset's content hash.
+  dataset.content_hash = Sha256Hex(dataset.content_hash + "\nsource:" + Sha256Hex(bytes));
+  dataset.files.push_back(path);
   return Status::Ok();
 }
 
