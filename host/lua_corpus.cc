@@ -264,21 +264,28 @@ int MatchLen(lua_State* L) {
   lua_pushinteger(L, static_cast<lua_Integer>(CheckMatch(L, 1)->flags.size()));
   return 1;
 }
-int MatchHits(lua_State* L) {
+// The Match methods below take one or more cut-offs and return one value per cut-off, so a metric
+// can ask for @5, @10 and @M in one call.
+template <class F>
+int PerK(lua_State* L, F f) {
   MatchUd* m = CheckMatch(L, 1);
-  const std::size_t k = lua_isnoneornil(L, 2) ? m->flags.size() : CheckK(L, 2);
-  lua_pushinteger(L, HitsAt(m->flags, k));
-  return 1;
+  const int nk = lua_gettop(L) - 1;
+  if (nk <= 0) {  // no cut-off: the whole list
+    f(L, *m, m->flags.size());
+    return 1;
+  }
+  for (int i = 0; i < nk; ++i) f(L, *m, CheckK(L, 2 + i));
+  return nk;
+}
+
+int MatchHits(lua_State* L) {
+  return PerK(L, [](lua_State* L, MatchUd& m, std::size_t k) { lua_pushinteger(L, HitsAt(m.flags, k)); });
 }
 int MatchPrecisionSum(lua_State* L) {
-  MatchUd* m = CheckMatch(L, 1);
-  lua_pushnumber(L, PrecisionSumAt(m->flags, CheckK(L, 2)));
-  return 1;
+  return PerK(L, [](lua_State* L, MatchUd& m, std::size_t k) { lua_pushnumber(L, PrecisionSumAt(m.flags, k)); });
 }
 int MatchDcg(lua_State* L) {
-  MatchUd* m = CheckMatch(L, 1);
-  lua_pushnumber(L, DcgAt(m->flags, CheckK(L, 2)));
-  return 1;
+  return PerK(L, [](lua_State* L, MatchUd& m, std::size_t k) { lua_pushnumber(L, DcgAt(m.flags, k)); });
 }
 int MatchFirstHit(lua_State* L) {
   const int r = FirstHit(CheckMatch(L, 1)->flags);
@@ -298,12 +305,11 @@ int MatchFlags(lua_State* L) {
   }
   return 1;
 }
-// Ideal DCG of the own relevance vector sorted (KPEval's NDCG ideal): hits at the top, cut at k.
+// Ideal DCG of the own relevance vector sorted (KPEval's NDCG ideal): the hits at the top, cut at k.
 int MatchOwnIdealDcg(lua_State* L) {
-  MatchUd* m = CheckMatch(L, 1);
-  const std::size_t k = CheckK(L, 2);
-  lua_pushnumber(L, IdealDcgAt(static_cast<std::size_t>(HitsAt(m->flags, m->flags.size())), k));
-  return 1;
+  return PerK(L, [](lua_State* L, MatchUd& m, std::size_t k) {
+    lua_pushnumber(L, IdealDcgAt(static_cast<std::size_t>(HitsAt(m.flags, m.flags.size())), k));
+  });
 }
 int MatchToString(lua_State* L) {
   MatchUd* m = CheckMatch(L, 1);
@@ -405,11 +411,13 @@ const luaL_Reg kCorpusMethods[] = {
     {nullptr, nullptr},
 };
 
+// kp.ideal_dcg(n_relevant, k, ...) -> one value per k.
 int IdealDcg(lua_State* L) {
   const std::size_t n = CheckK(L, 1);
-  const std::size_t k = CheckK(L, 2);
-  lua_pushnumber(L, IdealDcgAt(n, k));
-  return 1;
+  const int nk = lua_gettop(L) - 1;
+  luaL_argcheck(L, nk >= 1, 2, "expected at least one cut-off");
+  for (int i = 0; i < nk; ++i) lua_pushnumber(L, IdealDcgAt(n, CheckK(L, 2 + i)));
+  return nk;
 }
 
 }  // namespace

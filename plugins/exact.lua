@@ -34,23 +34,23 @@ and adds nothing to the micro P denominator (profile knob pk_denominator "k"), o
 Aggregates: <s>.p@k.micro / .macro, <s>.r@k.micro / .macro, <s>.f1@k.micro (harmonic mean of micro P
 and R), <s>.f1@k.macro_hm (harmonic mean of macro P and macro R, as KPEval and kenchan0226 report),
 <s>.f1@k.macro_doc (mean of per-document F1).]],
-  score = function(doc, _, ctx)
-    local out = {}
+  score = function(doc, _, ctx, out)
     local always = ctx.profile.pk_denominator == "k_always"
+    local all_preds, all_refs = doc.preds, doc.refs
     for _, s in ipairs(SUBSETS) do
       if s == "all" or doc.has_text then
-        local preds, refs = doc.preds:subset(s), doc.refs:subset(s)
-        local m = preds:match(refs)
+        local preds, refs = all_preds, all_refs
+        if s ~= "all" then preds, refs = all_preds:subset(s), all_refs:subset(s) end
         local n, r = #preds, #refs
-        for _, k in ipairs(KS) do
+        local hits = { preds:match(refs):hits(5, 10, n, r) }
+        for i, k in ipairs(KS) do
           local kk = (k == "M" and n) or (k == "O" and r) or k
-          local hits = m:hits(kk)
           local pden = (n > 0 or always) and kk or 0
-          local P = pden > 0 and hits / pden or 0
-          local R = r > 0 and hits / r or 0
+          local P = pden > 0 and hits[i] / pden or 0
+          local R = r > 0 and hits[i] / r or 0
           local nm = N[s][k]
           out[nm.p], out[nm.r], out[nm.f1] = P, R, f1(P, R)
-          out[nm.hits], out[nm.pden], out[nm.rden] = hits, pden, r
+          out[nm.hits], out[nm.pden], out[nm.rden] = hits[i], pden, r
         end
       end
     end

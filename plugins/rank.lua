@@ -27,22 +27,26 @@ predictions only. MRR = 1/rank of
 the first correct prediction (0 if none). Aggregates are means over documents: <s>.map@k, <s>.ndcg@k,
 <s>.alpha_ndcg@k, <s>.mrr.]],
   params = { alpha = 0.5 },
-  score = function(doc, p, ctx)
-    local out = {}
+  score = function(doc, p, ctx, out)
     local prof = ctx.profile
+    local own_ideal, ap_refs = prof.ndcg_ideal == "own", prof.ap_denominator == "refs"
+    local all_preds, all_refs = doc.preds, doc.refs
     for _, s in ipairs(SUBSETS) do
       if s == "all" or doc.has_text then
-        local preds, refs = doc.preds:subset(s), doc.refs:subset(s)
+        local preds, refs = all_preds, all_refs
+        if s ~= "all" then preds, refs = all_preds:subset(s), all_refs:subset(s) end
         local m = preds:match(refs)
         local n, r = #preds, #refs
+        local psum = { m:precision_sum(5, 10, n) }
+        local dcg = { m:dcg(5, 10, n) }
+        local ideal = own_ideal and { m:own_ideal_dcg(5, 10, n) } or { ideal_dcg(r, 5, 10, n) }
         local alpha = { preds:alpha_ndcg(refs, { 5, 10, n }, p.alpha, prof.alpha_ndcg) }
         for i, k in ipairs(KS) do
           local kk = (k == "M") and n or k
           local nm = N[s][k]
-          local den = prof.ap_denominator == "refs" and r or min(r, kk)
-          out[nm.ap] = den > 0 and m:precision_sum(kk) / den or 0
-          local ideal = prof.ndcg_ideal == "own" and m:own_ideal_dcg(kk) or ideal_dcg(r, kk)
-          out[nm.ndcg] = ideal > 0 and m:dcg(kk) / ideal or 0
+          local den = ap_refs and r or min(r, kk)
+          out[nm.ap] = den > 0 and psum[i] / den or 0
+          out[nm.ndcg] = ideal[i] > 0 and dcg[i] / ideal[i] or 0
           out[nm.andcg] = alpha[i]
         end
         local first = m:first_hit()

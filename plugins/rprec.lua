@@ -17,18 +17,22 @@ or present-first when the profile's rprec_order is "present_first" (KPEval).
 substr: a prediction matches when its stemmed string is a substring of a reference's or vice versa
 (an empty prediction matches everything under KPEval's profile). zg: its stem sequence equals a
 reference's (MORPH), contains it contiguously (INCLUDES) or is contained in it (PARTOF).]],
-  score = function(doc, _, ctx)
-    local out = {}
+  score = function(doc, _, ctx, out)
+    local present_first = ctx.profile.rprec_order == "present_first"
+    local all_preds, all_refs = doc.preds, doc.refs
     for _, s in ipairs(SUBSETS) do
       if s == "all" or doc.has_text then
-        local preds, refs = doc.preds:subset(s), doc.refs:subset(s)
-        if s == "all" and doc.has_text and ctx.profile.rprec_order == "present_first" then
-          preds = preds:present_first()
-        end
+        local preds, refs = all_preds, all_refs
+        if s ~= "all" then preds, refs = all_preds:subset(s), all_refs:subset(s) end
+        if s == "all" and doc.has_text and present_first then preds = preds:present_first() end
         local R = #refs
-        local top = preds:top(R)
-        out[N[s].substr] = R > 0 and top:match(refs, "substr"):hits() / R or 0
-        out[N[s].zg] = R > 0 and top:match(refs, "zg"):hits() / R or 0
+        if R > 0 then
+          local top = preds:top(R)
+          out[N[s].substr] = top:match(refs, "substr"):hits() / R
+          out[N[s].zg] = top:match(refs, "zg"):hits() / R
+        else
+          out[N[s].substr], out[N[s].zg] = 0, 0
+        end
       end
     end
     return out

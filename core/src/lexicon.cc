@@ -6,7 +6,7 @@ namespace kplab {
 
 namespace {
 
-// FNV-1a is too slow per byte for long strings; this is a simple 64-bit multiply-mix over 8-byte words.
+// A 64-bit multiply-mix over 8-byte words; good enough to make 64-bit equality a near-certain match.
 inline std::uint64_t HashBytes(std::string_view s) {
   std::uint64_t h = 0x9E3779B97F4A7C15ull ^ (s.size() * 0xC2B2AE3D27D4EB4Full);
   const char* p = s.data();
@@ -30,14 +30,21 @@ inline std::uint64_t HashBytes(std::string_view s) {
 
 }  // namespace
 
-// Open addressing with linear probing; slots hold (hash, id).
+// Open addressing with linear probing. A slot carries the hash, the string's address and length, so a
+// probe touches the slot and, on a hash match, the bytes — not a side table of views.
 struct Lexicon::Table {
   struct Slot {
     std::uint64_t hash = 0;
+    const char* data = nullptr;
+    std::uint32_t size = 0;
     TokenId id = kNoToken;
   };
   std::vector<Slot> slots = std::vector<Slot>(1024);
   std::size_t used = 0;
+
+  static bool Same(const Slot& slot, std::uint64_t h, std::string_view s) {
+    return slot.hash == h && slot.size == s.size() && std::memcmp(slot.data, s.data(), s.size()) == 0;
+  }
 };
 
 Lexicon::Lexicon() : table_(std::make_unique<Table>()) {}
@@ -51,7 +58,7 @@ std::optional<TokenId> Lexicon::Find(std::string_view s) const {
   for (std::size_t i = h & mask;; i = (i + 1) & mask) {
     const auto& slot = table_->slots[i];
     if (slot.id == kNoToken) return std::nullopt;
-    if (slot.hash == h && strings_[slot.id] == s) return slot.id;
+    if (Table::Same(slot, h, s)) return slot.id;
   }
 }
 
@@ -63,12 +70,23 @@ TokenId Lexicon::Intern(std::string_view s) {
   for (;; i = (i + 1) & mask) {
     const auto& slot = slots[i];
     if (slot.id == kNoToken) break;
-    if (slot.hash == h && strings_[slot.id] == s) return slot.id;
+    if (Table::Same(slot, h, s)) return slot.id;
   }
   const TokenId id = static_cast<TokenId>(strings_.size());
-  storage_.emplace_back(s);
-  strings_.push_back(storage_.back());
-  slots[i] = {h, id};
+  // Strings live in large chunks (stable addresses, one allocation per 64 KiB).
+  if (chunk_left_ < s.size() + 1) {
+    const std::size_t size = std::max<std::size_t>(64 * 1024, s.size() + 1);
+    chunks_.push_back(std::make_unique<char[]>(size));
+    chunk_pos_ = chunks_.back().get();
+    chunk_left_ = size;
+  }
+  char* dst = chunk_pos_;
+  std::memcpy(dst, s.data(), s.size());
+  dst[s.size()] = '\0';
+  chunk_pos_ += s.size() + 1;
+  chunk_left_ -= s.size() + 1;
+  strings_.emplace_back(dst, s.size());
+  slots[i] = {h, dst, static_cast<std::uint32_t>(s.size()), id};
   if (++table_->used * 2 > slots.size()) {
     std::vector<Table::Slot> bigger(slots.size() * 2);
     mask = bigger.size() - 1;

@@ -31,7 +31,9 @@ class Lexicon {
  private:
   struct Table;
   std::unique_ptr<Table> table_;
-  std::deque<std::string> storage_;  // stable addresses
+  std::vector<std::unique_ptr<char[]>> chunks_;  // string bytes, stable addresses
+  char* chunk_pos_ = nullptr;
+  std::size_t chunk_left_ = 0;
   std::vector<std::string_view> strings_;
 };
 
