@@ -2,6 +2,7 @@
 // scripts/bench.sh runs it next to the Python peer and computes the ratios.
 //
 //   kplab_bench --tokens FILE [--min-seconds S]
+//   kplab_bench --corpus DATASET PREDICTIONS [--source FILE] [--min-seconds S]
 //
 // FILE holds the benchmark token stream, one token a line (bench/peer_stem.py --write-tokens makes it).
 // Prints one line per benchmark, key=value fields, e.g.
@@ -13,6 +14,8 @@
 // stem_cold: kplab::PorterStemmer::Stem on every token (no memo), as the peer scripts call nltk.
 // stem_warm: kplab::StemCache, every token stemmed once before timing (so every distinct word is
 //            cached), then whole passes over the stream are timed (hash look-ups only).
+// corpus:    kplab::BuildCorpus (profile kplab) of an imported dataset + predictions, timed alone
+//            (import excluded): the normalization a `kplab eval` does before scoring.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -24,6 +27,9 @@
 #include <string_view>
 #include <vector>
 
+#include "kplab/corpus.h"
+#include "kplab/io.h"
+#include "kplab/profile.h"
 #include "kplab/stem.h"
 
 namespace {
@@ -65,24 +71,58 @@ void Report(const char* name, std::size_t tokens, const std::vector<double>& tim
 }
 
 [[noreturn]] void Usage() {
-  std::fprintf(stderr, "usage: kplab_bench --tokens FILE [--min-seconds S]\n");
+  std::fprintf(stderr,
+               "usage: kplab_bench --tokens FILE [--min-seconds S]\n"
+               "       kplab_bench --corpus DATASET PREDICTIONS [--source FILE] [--min-seconds S]\n");
   std::exit(1);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string tokens_path;
+  std::string tokens_path, dataset_path, predictions_path, source_path;
   double min_seconds = 1.0;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--tokens" && i + 1 < argc) {
       tokens_path = argv[++i];
+    } else if (arg == "--corpus" && i + 2 < argc) {
+      dataset_path = argv[++i];
+      predictions_path = argv[++i];
+    } else if (arg == "--source" && i + 1 < argc) {
+      source_path = argv[++i];
     } else if (arg == "--min-seconds" && i + 1 < argc) {
       min_seconds = std::atof(argv[++i]);
     } else {
       Usage();
     }
+  }
+  if (!dataset_path.empty()) {
+    auto ds = kplab::ImportDataset(dataset_path);
+    if (ds && !source_path.empty()) {
+      if (auto st = kplab::AttachSources(*ds, source_path); !st) {
+        std::fprintf(stderr, "kplab_bench: %s\n", st.message().c_str());
+        return 2;
+      }
+    }
+    auto preds = ds ? kplab::ImportPredictions(predictions_path) : kplab::Result<kplab::RawPredictions>(ds.error());
+    auto aligned = preds ? kplab::AlignPredictions(*ds, std::move(*preds)) : preds;
+    if (!aligned) {
+      std::fprintf(stderr, "kplab_bench: %s\n", aligned.error().message.c_str());
+      return 2;
+    }
+    const auto profile = *kplab::FindProfile("kplab");
+    std::size_t pieces = 0;
+    for (const auto& d : aligned->docs) pieces += d.phrases.size();
+    for (const auto& d : ds->docs) pieces += d.refs.size();
+    auto pass = [&] {
+      auto c = kplab::BuildCorpus(*ds, &*aligned, profile);
+      g_sink = g_sink + c->phrases.size();
+    };
+    const auto times = Repeat(pass, min_seconds, 3);
+    std::printf("corpus docs=%zu pieces=%zu passes=%zu seconds=%.6g best_seconds=%.6g\n", ds->docs.size(), pieces,
+                times.size(), Median(times), *std::min_element(times.begin(), times.end()));
+    return 0;
   }
   if (tokens_path.empty()) Usage();
 

@@ -129,15 +129,27 @@ class Normalizer {
  private:
   const Phrase* Normalize(std::string_view piece, bool stem) {
     const Profile& p = corpus_.profile;
-    std::string s(Strip(piece));
-    if (p.lowercase) s = Lower(s);
+    const std::string_view stripped = Strip(piece);
+    std::string s;
+    if (p.lowercase && !IsAscii(stripped)) {
+      s = Lower(stripped);
+    } else {
+      s.assign(stripped);
+      if (p.lowercase) {
+        for (char& ch : s) {
+          if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+        }
+      }
+    }
     if (p.kpeval_cleanup) {
       s = ReplaceAll(std::move(s), " ##", "");
       s = ReplaceAll(std::move(s), "[ digit ]", "[digit]");
     }
     if (s.empty() && p.drop_empty) return nullptr;
     Phrase& ph = corpus_.phrases.emplace_back();
-    std::string key, dedup;
+    const bool same_join = p.dedup_join == " ";
+    key_.clear();
+    dedup_.clear();
     auto add = [&](std::string_view t) {
       const TokenId id = Token(t);
       ph.tokens.push_back(id);
@@ -146,21 +158,27 @@ class Normalizer {
       const std::string_view sv = corpus_.lex.Str(st);
       if (!sv.empty()) ph.blank = false;
       if (ph.stems.size() > 1) {
-        key.push_back(' ');
-        dedup.append(p.dedup_join);
+        key_.push_back(' ');
+        if (!same_join) dedup_.append(p.dedup_join);
       }
-      key.append(sv);
-      dedup.append(sv);
+      key_.append(sv);
+      if (!same_join) dedup_.append(sv);
     };
     if (raw_text_) {
       for (const auto& t : WordTokenize(s)) add(t);
-    } else if (p.keyphrase_split_space) {
-      for (auto t : SplitSpace(s)) add(t);
     } else {
-      for (auto t : SplitWhitespace(s)) add(t);
+      tokens_.clear();
+      if (p.keyphrase_split_space) {
+        for (auto t : SplitSpace(s)) tokens_.push_back(t);
+      } else {
+        for (auto t : SplitWhitespace(s)) tokens_.push_back(t);
+      }
+      ph.tokens.reserve(tokens_.size());
+      ph.stems.reserve(tokens_.size());
+      for (auto t : tokens_) add(t);
     }
-    ph.key = corpus_.lex.Intern(key);
-    ph.dedup_key = p.dedup_join == " " ? ph.key : corpus_.lex.Intern(dedup);
+    ph.key = corpus_.lex.Intern(key_);
+    ph.dedup_key = same_join ? ph.key : corpus_.lex.Intern(dedup_);
     ph.surface = std::move(s);
     return &ph;
   }
@@ -173,6 +191,8 @@ class Normalizer {
   Corpus& corpus_;
   PorterStemmer stemmer_;
   bool raw_text_;
+  std::string key_, dedup_;                // scratch buffers of Normalize
+  std::vector<std::string_view> tokens_;
   std::vector<TokenId> stem_of_;
   Memo memo_[2];
 };

@@ -233,6 +233,16 @@ std::vector<std::string_view> SplitSpace(std::string_view s) {
 std::vector<std::string_view> SplitWhitespace(std::string_view s) {
   std::vector<std::string_view> out;
   const std::size_t n = s.size();
+  if (IsAscii(s)) {  // the common case: no decoding, Python's ASCII whitespace is \t\n\v\f\r, space, \x1c-\x1f
+    std::size_t i = 0;
+    while (i < n) {
+      while (i < n && IsAsciiSpace(static_cast<unsigned char>(s[i]))) ++i;
+      const std::size_t start = i;
+      while (i < n && !IsAsciiSpace(static_cast<unsigned char>(s[i]))) ++i;
+      if (i > start) out.push_back(s.substr(start, i - start));
+    }
+    return out;
+  }
   std::size_t i = 0;
   std::size_t tok = std::string_view::npos;  // start of the current token, if any
   while (i < n) {
