@@ -342,10 +342,33 @@ void PushAll(lua_State* L, const DocUd* d, const std::vector<Keyphrase>& kps) {
   for (const auto& k : kps) l->items.push_back(&k);
 }
 
+// doc:subset(s) -> preds, refs of subset s ("all", "present", "absent"), or nothing when s needs the
+// source text and the document has none. Views into the corpus, no copies.
+int DocSubset(lua_State* L) {
+  DocUd* d = CheckDoc(L, 1);
+  const std::string_view which = luaL_checkstring(L, 2);
+  int view;
+  if (which == "all") {
+    view = 0;
+  } else if (which == "present") {
+    view = 1;
+  } else if (which == "absent") {
+    view = 2;
+  } else {
+    return luaL_argerror(L, 2, "expected 'all', 'present' or 'absent'");
+  }
+  if (view > 0 && !d->doc->has_text) return 0;
+  PushList(L, d->corpus, d->doc)->items = d->doc->pred_view[view];
+  PushList(L, d->corpus, d->doc)->items = d->doc->ref_view[view];
+  return 2;
+}
+
 int DocIndex(lua_State* L) {
   DocUd* d = CheckDoc(L, 1);
   const std::string_view key = luaL_checkstring(L, 2);
-  if (key == "preds") {
+  if (key == "subset") {
+    lua_pushcfunction(L, Safe<DocSubset>);
+  } else if (key == "preds") {
     PushAll(L, d, d->doc->preds);
   } else if (key == "refs") {
     PushAll(L, d, d->doc->refs);

@@ -36,11 +36,9 @@ and R), <s>.f1@k.macro_hm (harmonic mean of macro P and macro R, as KPEval and k
 <s>.f1@k.macro_doc (mean of per-document F1).]],
   score = function(doc, _, ctx, out)
     local always = ctx.profile.pk_denominator == "k_always"
-    local all_preds, all_refs = doc.preds, doc.refs
     for _, s in ipairs(SUBSETS) do
-      if s == "all" or doc.has_text then
-        local preds, refs = all_preds, all_refs
-        if s ~= "all" then preds, refs = all_preds:subset(s), all_refs:subset(s) end
+      local preds, refs = doc:subset(s)  -- nothing for present/absent of a document without text
+      if preds then
         local n, r = #preds, #refs
         local hits = { preds:match(refs):hits(5, 10, n, r) }
         for i, k in ipairs(KS) do

@@ -30,11 +30,9 @@ the first correct prediction (0 if none). Aggregates are means over documents: <
   score = function(doc, p, ctx, out)
     local prof = ctx.profile
     local own_ideal, ap_refs = prof.ndcg_ideal == "own", prof.ap_denominator == "refs"
-    local all_preds, all_refs = doc.preds, doc.refs
     for _, s in ipairs(SUBSETS) do
-      if s == "all" or doc.has_text then
-        local preds, refs = all_preds, all_refs
-        if s ~= "all" then preds, refs = all_preds:subset(s), all_refs:subset(s) end
+      local preds, refs = doc:subset(s)  -- nothing for present/absent of a document without text
+      if preds then
         local m = preds:match(refs)
         local n, r = #preds, #refs
         local psum = { m:precision_sum(5, 10, n) }

@@ -19,11 +19,9 @@ substr: a prediction matches when its stemmed string is a substring of a referen
 reference's (MORPH), contains it contiguously (INCLUDES) or is contained in it (PARTOF).]],
   score = function(doc, _, ctx, out)
     local present_first = ctx.profile.rprec_order == "present_first"
-    local all_preds, all_refs = doc.preds, doc.refs
     for _, s in ipairs(SUBSETS) do
-      if s == "all" or doc.has_text then
-        local preds, refs = all_preds, all_refs
-        if s ~= "all" then preds, refs = all_preds:subset(s), all_refs:subset(s) end
+      local preds, refs = doc:subset(s)  -- nothing for present/absent of a document without text
+      if preds then
         if s == "all" and doc.has_text and present_first then preds = preds:present_first() end
         local R = #refs
         if R > 0 then
