@@ -35,6 +35,7 @@ word_tokenize tokens differ from Python .split() (what kplab uses for raw-text k
 import argparse
 import collections
 import importlib.util
+import hashlib
 import os
 import re
 import sys
@@ -155,7 +156,9 @@ def main():
             n_kp_dedup += 1
             n_split_differs_dedup += differs
             totals[cat] += 1
-            rows.append((doc_id, piece.lower(), cat))
+            # The keyphrase is stored as the first 16 hex digits of the SHA-256 of its lower-cased text,
+            # so no benchmark text is copied into the repository.
+            rows.append((doc_id, hashlib.sha256(piece.lower().encode("utf-8")).hexdigest()[:16], cat))
             if differs:
                 # what a classification with .split() keyphrase tokens would give
                 cat_split = prmu(title, text, lowercase_and_stem(split_toks))
@@ -168,7 +171,7 @@ def main():
     with open(a.out, "w", encoding="utf-8", newline="\n") as f:
         f.write("# PRMU of the deduplicated references (tests/reference/prmu_ref.py on %s, .%s)\n"
                 % ("inspec_hulth2003/" + os.path.basename(os.path.normpath(a.data)), a.keys))
-        f.write("doc_id\tkeyphrase\tcategory\n")
+        f.write("doc_id\tkeyphrase_sha256_16\tcategory\n")
         for r in rows:
             assert "\t" not in r[1] and "\n" not in r[1]
             f.write("\t".join(r) + "\n")
