@@ -537,22 +537,19 @@ std::optional<ScriptError> LuaVm::RunChunk(const std::string& source, const std:
 std::optional<ScriptError> LuaVm::Call(int nargs, int nresults, const std::string& plugin_label) {
   lua_State* L = L_;
   const int base = lua_gettop(L) - nargs;  // index of the function
-  // Where the function lives, for errors that carry no position (memory, C++ exceptions).
-  std::string where_file;
-  {
-    lua_Debug ar;
-    lua_pushvalue(L, base);
-    if (lua_type(L, -1) == LUA_TFUNCTION && lua_getinfo(L, ">S", &ar) != 0) {
-      where_file = FileOfSource(ar.source);
-    } else {
-      lua_pop(L, 1);
-    }
+  // The message handler is made once per VM; the function's file is only looked up on an error (a
+  // copy of the function is kept below the handler for that). Calls are per document: no allocation
+  // on the success path.
+  if (handler_ref_ == LUA_NOREF) {
+    lua_pushlightuserdata(L, alloc_.get());
+    lua_pushcclosure(L, &Alloc::MessageHandler, 1);
+    handler_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
   }
-  const std::string where = where_file.empty() ? plugin_label : where_file;
-
-  lua_pushlightuserdata(L, alloc_.get());
-  lua_pushcclosure(L, &Alloc::MessageHandler, 1);
-  lua_insert(L, base);  // [handler, f, args...]
+  lua_pushvalue(L, base);  // [f, args..., f]
+  lua_insert(L, base);     // [f', f, args...]
+  lua_rawgeti(L, LUA_REGISTRYINDEX, handler_ref_);
+  lua_insert(L, base + 1);  // [f', handler, f, args...]
+  const int handler = base + 1;
 
   // A fresh budget per call.
   alloc_->spent = 0;
@@ -565,28 +562,41 @@ std::optional<ScriptError> LuaVm::Call(int nargs, int nresults, const std::strin
   int status = LUA_OK;
   std::string exception_text;
   try {
-    status = lua_pcall(L, nargs, nresults, base);
+    status = lua_pcall(L, nargs, nresults, handler);
   } catch (const std::exception& e) {
     // Lua built as C++ catches everything inside lua_pcall; this only guards against a throw outside
     // its protected region. The stack is in an unknown state: drop everything from the function up.
     exception_text = e.what();
-    lua_settop(L, base - 1);
+    lua_settop(L, base);  // keep f'
     status = -1;
   }
   lua_sethook(L, nullptr, 0, 0);  // host code between calls runs unmetered
 
   if (status == LUA_OK) {
+    lua_remove(L, handler);
     lua_remove(L, base);
     return std::nullopt;
   }
+  // Where the function lives, for errors that carry no position (memory, C++ exceptions).
+  std::string where_file;
+  {
+    lua_Debug ar;
+    lua_pushvalue(L, base);
+    if (lua_type(L, -1) == LUA_TFUNCTION && lua_getinfo(L, ">S", &ar) != 0) {
+      where_file = FileOfSource(ar.source);
+    } else {
+      lua_pop(L, 1);
+    }
+  }
+  const std::string where = where_file.empty() ? plugin_label : where_file;
   ScriptError err;
   err.plugin = plugin_label;
   err.file = where_file;
   if (exception_text.empty()) {
     const char* msg = lua_tostring(L, -1);
     err.message = msg != nullptr ? msg : "";
-    lua_settop(L, base - 1);
   }
+  lua_settop(L, base - 1);
   if (alloc_->exhausted) {
     // Whatever the script did after the kill (pcall, xpcall handlers), report the kill itself.
     err.message = alloc_->kill_message;

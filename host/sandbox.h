@@ -80,6 +80,7 @@ class LuaVm {
   Limits limits_;
   std::unique_ptr<Alloc> alloc_;
   lua_State* L_ = nullptr;
+  int handler_ref_ = -2;  // LUA_NOREF until the first Call
 };
 
 // A plugin file found on disk.
