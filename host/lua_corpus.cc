@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,10 +27,19 @@ struct DocUd {
   std::shared_ptr<const Corpus> corpus;
   const Document* doc;
 };
+// A list is a view: `items` points into the corpus (a document's pred/ref views, kept alive by
+// `corpus`) or into `owned` for lists that had to be built (filtered from a derived list, reordered).
 struct ListUd {
   std::shared_ptr<const Corpus> corpus;
   const Document* doc;
-  std::vector<const Keyphrase*> items;
+  std::vector<const Keyphrase*> owned;
+  std::span<const Keyphrase* const> items;
+  bool is_view = true;  // items points into the corpus
+  void Own(std::vector<const Keyphrase*> v) {
+    owned = std::move(v);
+    items = owned;
+    is_view = false;
+  }
 };
 struct MatchUd {
   std::vector<std::uint8_t> flags;
@@ -45,7 +55,7 @@ ListUd* CheckList(lua_State* L, int i) { return Check<ListUd>(L, i, kListMeta); 
 MatchUd* CheckMatch(lua_State* L, int i) { return Check<MatchUd>(L, i, kMatchMeta); }
 
 ListUd* PushList(lua_State* L, const std::shared_ptr<const Corpus>& c, const Document* d) {
-  return NewUserdata<ListUd>(L, kListMeta, ListUd{c, d, {}});
+  return NewUserdata<ListUd>(L, kListMeta, ListUd{c, d, {}, {}, true});
 }
 
 void PushStringArray(lua_State* L, const Corpus& c, const std::vector<TokenId>& ids) {
@@ -83,9 +93,15 @@ int ListTop(lua_State* L) {
   ListUd* l = CheckList(L, 1);
   const lua_Integer k = luaL_checkinteger(L, 2);
   luaL_argcheck(L, k >= 0, 2, "k must be >= 0");
-  ListUd* out = PushList(L, l->corpus, l->doc);
   const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(k), l->items.size());
-  out->items.assign(l->items.begin(), l->items.begin() + static_cast<std::ptrdiff_t>(n));
+  const auto prefix = l->items.first(n);
+  const bool view = l->is_view;
+  ListUd* out = PushList(L, l->corpus, l->doc);
+  if (view) {
+    out->items = prefix;  // a prefix of corpus storage
+  } else {
+    out->Own({prefix.begin(), prefix.end()});  // the parent's storage may be collected first
+  }
   return 1;
 }
 
@@ -96,19 +112,35 @@ int ListFilterPresent(lua_State* L) {
     return luaL_error(L, "document '%s' has no source text: present/absent is undefined",
                       l->doc->id.c_str());
   }
+  const int view = kWantPresent ? 1 : 2;
+  const auto& preds = l->doc->pred_view;
+  const auto& refs = l->doc->ref_view;
+  auto same = [&](const std::vector<const Keyphrase*>& v) {
+    return l->is_view && l->items.data() == v.data() && l->items.size() == v.size();
+  };
+  std::vector<const Keyphrase*> filtered;
+  if (!same(preds[0]) && !same(refs[0])) {
+    for (const Keyphrase* k : l->items) {
+      if (k->present == kWantPresent) filtered.push_back(k);
+    }
+  }
+  const bool from_preds = same(preds[0]), from_refs = same(refs[0]);
   ListUd* out = PushList(L, l->corpus, l->doc);
-  for (const Keyphrase* k : l->items) {
-    if (k->present == kWantPresent) out->items.push_back(k);
+  if (from_preds) {
+    out->items = preds[view];
+  } else if (from_refs) {
+    out->items = refs[view];
+  } else {
+    out->Own(std::move(filtered));
   }
   return 1;
 }
 
 int ListPresentFirst(lua_State* L) {
   ListUd* l = CheckList(L, 1);
-  ListUd* out = PushList(L, l->corpus, l->doc);
-  out->items = l->items;
-  std::stable_partition(out->items.begin(), out->items.end(),
-                        [](const Keyphrase* k) { return k->present; });
+  std::vector<const Keyphrase*> v(l->items.begin(), l->items.end());
+  std::stable_partition(v.begin(), v.end(), [](const Keyphrase* k) { return k->present; });
+  PushList(L, l->corpus, l->doc)->Own(std::move(v));
   return 1;
 }
 
@@ -336,10 +368,8 @@ const luaL_Reg kMatchMethods[] = {
 
 DocUd* CheckDoc(lua_State* L, int i) { return Check<DocUd>(L, i, kDocMeta); }
 
-void PushAll(lua_State* L, const DocUd* d, const std::vector<Keyphrase>& kps) {
-  ListUd* l = PushList(L, d->corpus, d->doc);
-  l->items.reserve(kps.size());
-  for (const auto& k : kps) l->items.push_back(&k);
+void PushAll(lua_State* L, const DocUd* d, const std::vector<const Keyphrase*>& view) {
+  PushList(L, d->corpus, d->doc)->items = view;
 }
 
 // doc:subset(s) -> preds, refs of subset s ("all", "present", "absent"), or nothing when s needs the
@@ -369,9 +399,9 @@ int DocIndex(lua_State* L) {
   if (key == "subset") {
     lua_pushcfunction(L, Safe<DocSubset>);
   } else if (key == "preds") {
-    PushAll(L, d, d->doc->preds);
+    PushAll(L, d, d->doc->pred_view[0]);
   } else if (key == "refs") {
-    PushAll(L, d, d->doc->refs);
+    PushAll(L, d, d->doc->ref_view[0]);
   } else if (key == "id") {
     lua_pushlstring(L, d->doc->id.data(), d->doc->id.size());
   } else if (key == "has_text") {

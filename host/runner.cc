@@ -185,6 +185,7 @@ MetricRunner::MetricRunner(std::vector<Lane> lanes, std::shared_ptr<const Corpus
   for (std::size_t l = 0; l < lanes_.size(); ++l) {
     lua_State* L = lanes_[l].vm->state();
     if (luaL_newmetatable(L, kColumnMeta)) {
+      RegisterMetatableAddress(L, kColumnMeta);
       luaL_setfuncs(L, kColumnMethods, 0);
       lua_pushvalue(L, -1);
       lua_setfield(L, -2, "__index");
