@@ -170,6 +170,17 @@ TEST_F(Cli, ReadmePluginSnippetRuns) {
   EXPECT_EQ(o.out, "metric,value\nall.hits@3,1.8\n");
 }
 
+// The same predictions as JSONL ranked lists with scores, keyed by document id in reverse order, give
+// the same numbers as the line file (alignment by id).
+TEST_F(Cli, JsonlPredictionsAlignById) {
+  const std::string base = "eval --dataset examples/tiny --no-store --output json --system x --predictions ";
+  Output a = Run(base + "examples/tiny/predictions.txt");
+  Output b = Run(base + "tests/data/cli/tiny_ranked_reversed.jsonl");
+  ASSERT_EQ(a.code, 0) << a.err;
+  ASSERT_EQ(b.code, 0) << b.err;
+  EXPECT_EQ(a.out, b.out);
+}
+
 TEST_F(Cli, TableOutputAndRunsList) {
   Output o = Run(kTiny);
   ASSERT_EQ(o.code, 0) << o.err;
