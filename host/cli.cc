@@ -10,7 +10,10 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <charconv>
+#include <cstdint>
 #include <iostream>
+#include <limits>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -95,9 +98,28 @@ class Args {
   std::vector<std::string> v_;
 };
 
+// JSON number: the shortest representation that round-trips; NaN and infinities (not JSON) as null.
 std::string FormatNumber(double v) {
-  if (std::isnan(v)) return "null";
-  return fmt::format("{}", v);  // shortest representation that round-trips
+  if (!std::isfinite(v)) return "null";
+  return fmt::format("{}", v);
+}
+
+// CSV/TSV number: empty for NaN, "inf"/"-inf" for infinities.
+std::string FormatCsvNumber(double v) {
+  if (std::isnan(v)) return "";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return fmt::format("{}", v);
+}
+
+// A whole non-negative integer option value in [lo, hi], else a usage error naming the option.
+std::uint64_t ParseCount(const std::string& option, const std::string& value, std::uint64_t lo, std::uint64_t hi) {
+  std::uint64_t v = 0;
+  const char* end = value.data() + value.size();
+  const auto [ptr, ec] = std::from_chars(value.data(), end, v);
+  if (value.empty() || ec != std::errc() || ptr != end || v < lo || v > hi) {
+    throw UsageError(fmt::format("{} must be an integer from {} to {} (got '{}')", option, lo, hi, value));
+  }
+  return v;
 }
 
 std::string JsonString(std::string_view s) {
@@ -178,7 +200,7 @@ void PrintAggregates(std::ostream& os, const std::string& format, int64_t run_id
   } else if (format == "csv" || format == "tsv") {
     const char sep = format == "csv" ? ',' : '\t';
     os << "metric" << sep << "value\n";
-    for (const auto& a : aggs) os << CsvField(a.metric, sep) << sep << FormatNumber(a.value) << "\n";
+    for (const auto& a : aggs) os << CsvField(a.metric, sep) << sep << FormatCsvNumber(a.value) << "\n";
   } else {
     os << fmt::format("run {}  dataset {} ({} docs)  system {}  profile {}\n", run_id, run.dataset_name,
                       run.doc_ids.size(), run.system, run.profile);
@@ -219,8 +241,11 @@ class ProgressBar {
 
 Limits TakeLimits(Args& a) {
   Limits limits;
-  if (auto m = a.Take("--memory-limit")) limits.memory_bytes = std::stoull(*m) << 20;
-  if (auto n = a.Take("--instruction-limit")) limits.instructions = std::stoull(*n);
+  // 0 means unlimited for both.
+  if (auto m = a.Take("--memory-limit")) limits.memory_bytes = ParseCount("--memory-limit", *m, 0, 1u << 20) << 20;
+  if (auto n = a.Take("--instruction-limit")) {
+    limits.instructions = ParseCount("--instruction-limit", *n, 0, std::uint64_t{1} << 62);
+  }
   return limits;
 }
 
@@ -247,6 +272,7 @@ int CmdEval(Args a) {
   req.system = a.Take("--system").value_or("");
   req.profile = a.Take("--profile").value_or("kplab");
   req.metrics = SplitList(a.Take("--metrics").value_or(kDefaultMetrics));
+  if (req.metrics.empty()) throw UsageError("--metrics names no metric");
   const std::string db_path = a.Take("--db").value_or(RunStore::DefaultPath());
   const std::string output = a.Take("--output").value_or("table");
   const bool no_store = a.Flag("--no-store");
@@ -260,7 +286,7 @@ int CmdEval(Args a) {
     req.params[p.substr(0, dot)][p.substr(dot + 1, eq - dot - 1)] = p.substr(eq + 1);
   }
   req.limits = TakeLimits(a);
-  if (auto t = a.Take("--threads")) req.threads = std::stoi(*t);
+  if (auto t = a.Take("--threads")) req.threads = static_cast<int>(ParseCount("--threads", *t, 1, kMaxThreads));
   CheckOutputFormat(output);
   if (!a.Positionals().empty()) {
     throw UsageError(fmt::format("unexpected argument '{}'", a.Positionals()[0]));
@@ -319,10 +345,7 @@ int CmdEval(Args a) {
 Result<RunStore> OpenStore(Args& a) { return RunStore::Open(a.Take("--db").value_or(RunStore::DefaultPath())); }
 
 int64_t ParseRunId(const std::string& s) {
-  char* end = nullptr;
-  const long long v = std::strtoll(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || v <= 0) throw UsageError(fmt::format("run id must be a positive integer (got '{}')", s));
-  return v;
+  return static_cast<int64_t>(ParseCount("run id", s, 1, std::numeric_limits<int64_t>::max()));
 }
 
 int CmdRuns(Args a) {
@@ -421,8 +444,8 @@ int CmdRuns(Args a) {
       auto it = bmap.find(x.metric);
       if (it == bmap.end()) continue;
       if (output == "csv" || output == "tsv") {
-        std::cout << x.metric << sep << FormatNumber(x.value) << sep << FormatNumber(it->second) << sep
-                  << FormatNumber(it->second - x.value) << "\n";
+        std::cout << x.metric << sep << FormatCsvNumber(x.value) << sep << FormatCsvNumber(it->second) << sep
+                  << FormatCsvNumber(it->second - x.value) << "\n";
       } else {
         std::cout << fmt::format("{:<{}}  {:>10.4f}  {:>10.4f}  {:>+10.4f}\n", x.metric, w, x.value, it->second,
                                  it->second - x.value);
@@ -456,7 +479,7 @@ int CmdRuns(Args a) {
     for (std::size_t d = 0; d < run->doc_ids.size(); ++d) {
       std::cout << CsvField(run->doc_ids[d], sep);
       for (const auto& col : scores->columns) {
-        std::cout << sep << (std::isnan(col[d]) ? std::string() : FormatNumber(col[d]));
+        std::cout << sep << FormatCsvNumber(col[d]);
       }
       std::cout << "\n";
     }

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <thread>
 #include <filesystem>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -177,8 +178,14 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
   if (metrics.empty()) {
     for (auto m : SplitOn(kDefaultMetrics, ",")) metrics.emplace_back(m);
   }
+  for (std::size_t i = 0; i < metrics.size(); ++i) {
+    if (std::find(metrics.begin(), metrics.begin() + static_cast<std::ptrdiff_t>(i), metrics[i]) !=
+        metrics.begin() + static_cast<std::ptrdiff_t>(i)) {
+      return fail(EvalFailure::kUsage, fmt::format("metric '{}' is listed twice", metrics[i]));
+    }
+  }
   // One Lua VM per scoring lane, each with its own copy of the plugins.
-  std::size_t lanes = req.threads > 0 ? static_cast<std::size_t>(req.threads)
+  std::size_t lanes = req.threads > 0 ? static_cast<std::size_t>(std::min(req.threads, kMaxThreads))
                                       : std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
   if (req.threads <= 0 && shared->docs.size() < 2000) lanes = 1;
   lanes = std::max<std::size_t>(1, std::min(lanes, std::max<std::size_t>(shared->docs.size(), 1)));
@@ -228,6 +235,7 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
     lane_list.push_back(std::move(lane));
   }
   MetricRunner runner(std::move(lane_list), shared, {corpus.dataset_name, run.system});
+  std::map<std::string, std::string> owner;  // metric name (aggregates prefixed '=') -> plugin
   for (std::size_t pi = 0; pi < plugins->size(); ++pi) {
     PluginOutcome o = runner.Run(pi, progress);
     phase((*plugins)[pi].name);
@@ -235,6 +243,26 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
       res.errors.push_back(*o.error);
       continue;
     }
+    // Two plugins may not produce the same name: the run could not say which value is which.
+    std::string clash;
+    for (const auto& m : o.columns.metrics) {
+      if (owner.count(m)) clash = m;
+    }
+    for (const auto& a : o.aggregates) {
+      if (owner.count("=" + a.metric)) clash = a.metric;
+    }
+    if (!clash.empty()) {
+      ScriptError e;
+      e.plugin = o.plugin;
+      e.file = (*plugins)[pi].file.display_name;
+      const auto it = owner.count(clash) ? owner.find(clash) : owner.find("=" + clash);
+      e.message = fmt::format("{}: metric '{}' is also produced by plugin '{}' (expected distinct names)",
+                              e.file, clash, it->second);
+      res.errors.push_back(std::move(e));
+      continue;
+    }
+    for (const auto& m : o.columns.metrics) owner[m] = o.plugin;
+    for (const auto& a : o.aggregates) owner["=" + a.metric] = o.plugin;
     for (std::size_t c = 0; c < o.columns.metrics.size(); ++c) {
       res.scores.metrics.push_back(std::move(o.columns.metrics[c]));
       res.scores.columns.push_back(std::move(o.columns.columns[c]));

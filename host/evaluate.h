@@ -19,6 +19,7 @@
 namespace kplab::host {
 
 inline constexpr const char* kDefaultMetrics = "exact,rank,rprec";
+inline constexpr int kMaxThreads = 64;
 
 struct EvalRequest {
   std::string dataset_path;

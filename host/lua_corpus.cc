@@ -306,6 +306,7 @@ int PerK(lua_State* L, F f) {
     f(L, *m, m->flags.size());
     return 1;
   }
+  luaL_checkstack(L, nk, "too many cut-offs");
   for (int i = 0; i < nk; ++i) f(L, *m, CheckK(L, 2 + i));
   return nk;
 }
@@ -467,8 +468,11 @@ const luaL_Reg kCorpusMethods[] = {
 // kp.ideal_dcg(n_relevant, k, ...) -> one value per k.
 int IdealDcg(lua_State* L) {
   const std::size_t n = CheckK(L, 1);
+  // IdealDcgAt loops min(n, k) times in C, outside the instruction budget: bound it.
+  luaL_argcheck(L, n <= (1u << 24), 1, "n_relevant must be <= 16777216");
   const int nk = lua_gettop(L) - 1;
   luaL_argcheck(L, nk >= 1, 2, "expected at least one cut-off");
+  luaL_checkstack(L, nk, "too many cut-offs");
   for (int i = 0; i < nk; ++i) lua_pushnumber(L, IdealDcgAt(n, CheckK(L, 2 + i)));
   return nk;
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <system_error>
 #include <thread>
 #include <string_view>
 #include <unordered_map>
@@ -95,9 +96,22 @@ int SegmentRank(std::string_view seg) {
   return 100;
 }
 
+// Compares digit strings by value without converting (any length): fewer significant digits first.
+int CompareDigits(std::string_view x, std::string_view y) {
+  while (x.size() > 1 && x[0] == '0') x.remove_prefix(1);
+  while (y.size() > 1 && y[0] == '0') y.remove_prefix(1);
+  if (x.size() != y.size()) return x.size() < y.size() ? -1 : 1;
+  return x.compare(y);
+}
+
+bool IsDigits(std::string_view x) {
+  return !x.empty() && std::all_of(x.begin(), x.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 bool MetricNameLess(std::string_view a, std::string_view b) {
   const int ra = SubsetRank(a), rb = SubsetRank(b);
   if (ra != rb) return ra < rb;
+  const std::string_view full_a = a, full_b = b;
   auto next = [](std::string_view& s) {
     const auto pos = s.find_first_of(".@");
     std::string_view seg = s.substr(0, pos);
@@ -107,15 +121,17 @@ bool MetricNameLess(std::string_view a, std::string_view b) {
   while (!a.empty() && !b.empty()) {
     const std::string_view x = next(a), y = next(b);
     if (x == y) continue;
-    const bool nx = !x.empty() && std::isdigit(static_cast<unsigned char>(x[0]));
-    const bool ny = !y.empty() && std::isdigit(static_cast<unsigned char>(y[0]));
-    if (nx && ny) return std::stoi(std::string(x)) < std::stoi(std::string(y));
+    const bool nx = IsDigits(x), ny = IsDigits(y);
+    if (nx && ny) {
+      if (const int c = CompareDigits(x, y); c != 0) return c < 0;
+      break;  // "5" vs "05": equal values, fall back to the plain order below
+    }
     if (nx != ny) return nx;
     const int sx = SegmentRank(x), sy = SegmentRank(y);
     if (sx != sy) return sx < sy;
     return x < y;
   }
-  return a.size() < b.size();
+  return full_a < full_b;  // a total order: names that compare equal above are ordered as strings
 }
 
 struct Columns {
@@ -275,6 +291,12 @@ void MetricRunner::Score(std::size_t lane, std::size_t index, Partial& part, con
       }
       std::size_t len = 0;
       const char* key = lua_tolstring(L, -2, &len);
+      if (len == 0 || std::memchr(key, '\0', len) != nullptr) {
+        part.error = PluginError(plugin, fmt::format("{}: score result for document '{}' has an empty metric name "
+                                                     "or one containing a NUL byte",
+                                                     plugin.file.display_name, doc_id));
+        break;
+      }
       part.cols.values[part.cols.Find(key, len, n)][i] = lua_tonumber(L, -1);
       lua_pop(L, 1);
       if (reused) {  // clear the entry: assigning nil to an existing field is allowed during traversal
@@ -299,14 +321,29 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
   out.plugin = plugin.name;
   const std::size_t n = corpus_->docs.size();
   std::vector<Partial> parts(lanes_.size());
-  {
-    std::vector<std::thread> threads;
-    for (std::size_t l = 1; l < lanes_.size(); ++l) {
-      threads.emplace_back([&, l] { Score(l, index, parts[l], nullptr); });
+  // A lane that throws (e.g. std::bad_alloc) reports it as its error; every started thread is joined
+  // before anything else happens, and a lane whose thread cannot be started runs on this one.
+  auto lane = [&](std::size_t l, const Progress* pr) {
+    try {
+      Score(l, index, parts[l], pr);
+    } catch (const std::exception& e) {
+      parts[l].error = PluginError(plugin, fmt::format("{}: internal error while scoring: {}",
+                                                       plugin.file.display_name, e.what()));
     }
-    Score(0, index, parts[0], &progress);
-    for (auto& t : threads) t.join();
-  }
+  };
+  {
+    std::vector<std::jthread> threads;
+    std::vector<std::size_t> inline_lanes;
+    for (std::size_t l = 1; l < lanes_.size(); ++l) {
+      try {
+        threads.emplace_back(lane, l, nullptr);
+      } catch (const std::system_error&) {
+        inline_lanes.push_back(l);
+      }
+    }
+    lane(0, &progress);
+    for (std::size_t l : inline_lanes) lane(l, nullptr);
+  }  // jthreads join here
   for (auto& p : parts) {
     if (p.error) {
       out.error = std::move(p.error);
@@ -367,16 +404,30 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
         return out;
       }
       AggregateValue a;
-      a.metric = lua_tostring(L, -2);
+      std::size_t len = 0;
+      const char* name = lua_tolstring(L, -2, &len);
+      a.metric.assign(name, len);
+      if (len == 0 || a.metric.find('\0') != std::string::npos) {
+        out.error = PluginError(plugin, fmt::format("{}: aggregate result has an empty metric name or one "
+                                                    "containing a NUL byte",
+                                                    plugin.file.display_name));
+        lua_settop(L, base);
+        return out;
+      }
       if (lua_type(L, -1) == LUA_TNUMBER) {
         a.value = lua_tonumber(L, -1);
       } else {
-        lua_getfield(L, -1, "value");
-        a.value = lua_isnumber(L, -1) ? lua_tonumber(L, -1) : kNaN;
-        lua_getfield(L, -2, "ci_low");
-        if (lua_isnumber(L, -1)) a.ci_low = lua_tonumber(L, -1);
-        lua_getfield(L, -3, "ci_high");
-        if (lua_isnumber(L, -1)) a.ci_high = lua_tonumber(L, -1);
+        // Raw reads: the host is outside the protected call here, so no metamethod may run.
+        auto raw = [&](const char* field, int table) {
+          lua_pushstring(L, field);
+          lua_rawget(L, table);
+        };
+        raw("value", -2);
+        a.value = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : kNaN;
+        raw("ci_low", -3);
+        if (lua_type(L, -1) == LUA_TNUMBER) a.ci_low = lua_tonumber(L, -1);
+        raw("ci_high", -4);
+        if (lua_type(L, -1) == LUA_TNUMBER) a.ci_high = lua_tonumber(L, -1);
         lua_pop(L, 3);
       }
       aggs.push_back(std::move(a));

@@ -86,6 +86,9 @@ struct LuaVm::Alloc {
   // Memory.
   std::size_t used = 0;
   std::size_t limit = 0;  // 0 = unlimited
+  // The cap applies while a script runs (inside Call); the host's own tables (documents, params,
+  // results) are built unmetered, so the cap can never fire outside a protected call.
+  bool metered = false;
   bool memory_hit = false;
   // Instructions.
   lua_State* main = nullptr;
@@ -107,7 +110,7 @@ struct LuaVm::Alloc {
       return nullptr;
     }
     // Lua requires that shrinking never fails, so only growth is checked.
-    if (self->limit != 0 && nsize > old && self->used - old + nsize > self->limit) {
+    if (self->metered && self->limit != 0 && nsize > old && self->used - old + nsize > self->limit) {
       self->memory_hit = true;
       return nullptr;
     }
@@ -562,10 +565,13 @@ std::optional<ScriptError> LuaVm::Call(int nargs, int nresults, const std::strin
   int status = LUA_OK;
   std::string exception_text;
   try {
+    alloc_->metered = true;
     status = lua_pcall(L, nargs, nresults, handler);
+    alloc_->metered = false;
   } catch (const std::exception& e) {
     // Lua built as C++ catches everything inside lua_pcall; this only guards against a throw outside
     // its protected region. The stack is in an unknown state: drop everything from the function up.
+    alloc_->metered = false;
     exception_text = e.what();
     lua_settop(L, base);  // keep f'
     status = -1;

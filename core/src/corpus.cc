@@ -278,14 +278,23 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
                                     [](const RawDoc& d) { return d.has_text && !d.pretokenized; });
   Normalizer norm(corpus, raw_text);
   corpus.docs.resize(dataset.docs.size());
-  // Dedup sets are small (tens of keyphrases): a vector scan beats hashing.
+  // Dedup sets are usually small (tens of keyphrases): a vector scan beats hashing; a hash set takes
+  // over for long lists so a line with thousands of predictions stays linear.
   struct SmallSet {
     std::vector<TokenId> items;
-    void clear() { items.clear(); }
+    std::unordered_set<TokenId> big;
+    void clear() {
+      items.clear();
+      big.clear();
+    }
     bool insert(TokenId t) {
-      if (std::find(items.begin(), items.end(), t) != items.end()) return false;
-      items.push_back(t);
-      return true;
+      if (items.size() < 64) {
+        if (std::find(items.begin(), items.end(), t) != items.end()) return false;
+        items.push_back(t);
+        if (items.size() == 64) big.insert(items.begin(), items.end());
+        return true;
+      }
+      return big.insert(t).second;
     }
   } seen;
   for (std::size_t i = 0; i < dataset.docs.size(); ++i) {

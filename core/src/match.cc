@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace kplab {
 
@@ -180,26 +181,37 @@ std::vector<double> CumulativeDcg(const Covers& c, std::size_t n_refs, double al
 }
 
 // Cumulative greedy-ideal alpha-DCG over a pool, up to `depth` picks (ties: lowest index).
+// Lazy greedy: an item's gain can only shrink as references get covered, so a max-heap of stale gains
+// (largest first, then lowest index) is re-checked only at its top; an item whose recomputed gain still
+// equals its stored one beats every other (their true gains are at most their stored ones, and equal
+// stored gains come later in index order). Same picks as the plain O(depth * pool) scan.
 std::vector<double> CumulativeGreedyIdeal(const Covers& pool, std::size_t n_refs, std::size_t depth,
                                           double alpha) {
   AlphaGain g(n_refs, alpha);
   depth = std::min(depth, pool.size());
-  std::vector<std::uint8_t> used(pool.size(), 0);
   std::vector<double> out(depth + 1, 0.0);
-  for (std::size_t r = 0; r < depth; ++r) {
-    double best = -1;
-    std::size_t best_i = 0;
-    for (std::size_t i = 0; i < pool.size(); ++i) {
-      if (used[i]) continue;
-      const double v = g.Gain(pool, i);
-      if (v > best) {
-        best = v;
-        best_i = i;
-      }
+  struct Entry {
+    double gain;
+    std::size_t index;
+    bool operator<(const Entry& o) const { return gain < o.gain || (gain == o.gain && index > o.index); }
+  };
+  std::vector<Entry> heap;
+  heap.reserve(pool.size());
+  for (std::size_t i = 0; i < pool.size(); ++i) heap.push_back({g.Gain(pool, i), i});
+  std::make_heap(heap.begin(), heap.end());
+  for (std::size_t r = 0; r < depth;) {
+    std::pop_heap(heap.begin(), heap.end());
+    Entry top = heap.back();
+    heap.pop_back();
+    const double now = g.Gain(pool, top.index);
+    if (now != top.gain) {  // stale: put it back with its current gain
+      heap.push_back({now, top.index});
+      std::push_heap(heap.begin(), heap.end());
+      continue;
     }
-    used[best_i] = 1;
-    g.Take(pool, best_i);
-    out[r + 1] = out[r] + best / Log2Rank(r);
+    g.Take(pool, top.index);
+    out[r + 1] = out[r] + now / Log2Rank(r);
+    ++r;
   }
   return out;
 }
@@ -226,8 +238,10 @@ std::vector<double> AlphaNdcgWordPool(PhraseRefs preds, PhraseRefs refs, std::sp
   for (const Keyphrase* p : preds) add(pred_covers, *p);
   for (const Keyphrase* r : refs) add(pool, *r);
   for (const Keyphrase* p : preds) {
-    const bool is_ref = std::any_of(refs.begin(), refs.end(),
-                                    [&](const Keyphrase* r) { return r->stems() == p->stems(); });
+    // A prediction that is a reference (or one of its alternative forms) is already in the pool.
+    const bool is_ref = std::any_of(refs.begin(), refs.end(), [&](const Keyphrase* r) {
+      return r->stems() == p->stems() || KeyMatches(*p, *r);
+    });
     if (!is_ref) add(pool, *p);
   }
   std::size_t max_k = 0;

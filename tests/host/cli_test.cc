@@ -181,6 +181,35 @@ TEST_F(Cli, JsonlPredictionsAlignById) {
   EXPECT_EQ(a.out, b.out);
 }
 
+// Hostile plugins and options found in review: each gives a clear error and a documented exit code.
+TEST_F(Cli, HostileInputsFailCleanly) {
+  const std::string plugins = " --plugins tests/data/cli/hostile --no-store";
+  Output o = Run(std::string(kTiny) + plugins + " --metrics hog --memory-limit 1 --threads 2");
+  EXPECT_EQ(o.code, 3) << o.err;
+  EXPECT_NE(o.err.find("tests/data/cli/hostile/hog.lua: memory limit of 1 MiB exceeded"), std::string::npos) << o.err;
+  o = Run(std::string(kTiny) + plugins + " --metrics bigdcg");
+  EXPECT_EQ(o.code, 3) << o.err;
+  EXPECT_NE(o.err.find("n_relevant must be <= 16777216"), std::string::npos) << o.err;
+  // Huge numbers in names sort; infinities are null in JSON; the aggregate's metatable never runs
+  // (its value is not a number: null).
+  o = Run(std::string(kTiny) + plugins + " --metrics oddnames --output json");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("\"aggregates\": {\"all.inf\": null, \"all.meta\": null, \"all.x@5\": 2}"),
+            std::string::npos)
+      << o.out;
+  o = Run(std::string(kTiny) + " --threads abc");
+  EXPECT_EQ(o.code, 1);
+  EXPECT_EQ(o.err, "kplab: --threads must be an integer from 1 to 64 (got 'abc') (see 'kplab help')\n");
+  o = Run(std::string(kTiny) + " --memory-limit -5");
+  EXPECT_EQ(o.code, 1);
+  EXPECT_EQ(o.err, "kplab: --memory-limit must be an integer from 0 to 1048576 (got '-5') (see 'kplab help')\n");
+  o = Run(std::string(kTiny) + " --metrics exact,exact");
+  EXPECT_EQ(o.code, 1);
+  EXPECT_EQ(o.err, "kplab: metric 'exact' is listed twice\n");
+  o = Run("runs show 99999999999999999999");
+  EXPECT_EQ(o.code, 1);
+}
+
 TEST_F(Cli, TableOutputAndRunsList) {
   Output o = Run(kTiny);
   ASSERT_EQ(o.code, 0) << o.err;
