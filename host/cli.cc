@@ -27,6 +27,7 @@
 
 #include "bindings.h"
 #include "evaluate.h"
+#include "json.h"
 #include "kplab/corpus.h"
 #include "kplab/io.h"
 #include "kplab/profile.h"
@@ -98,12 +99,6 @@ class Args {
   std::vector<std::string> v_;
 };
 
-// JSON number: the shortest representation that round-trips; NaN and infinities (not JSON) as null.
-std::string FormatNumber(double v) {
-  if (!std::isfinite(v)) return "null";
-  return fmt::format("{}", v);
-}
-
 // CSV/TSV number: empty for NaN, "inf"/"-inf" for infinities.
 std::string FormatCsvNumber(double v) {
   if (std::isnan(v)) return "";
@@ -120,26 +115,6 @@ std::uint64_t ParseCount(const std::string& option, const std::string& value, st
     throw UsageError(fmt::format("{} must be an integer from {} to {} (got '{}')", option, lo, hi, value));
   }
   return v;
-}
-
-std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (c < 0x20) {
-          out += fmt::format("\\u{:04x}", c);
-        } else {
-          out.push_back(static_cast<char>(c));
-        }
-    }
-  }
-  return out + "\"";
 }
 
 std::string CsvField(const std::string& s, char sep) {
@@ -194,7 +169,7 @@ void PrintAggregates(std::ostream& os, const std::string& format, int64_t run_id
        << ", \"system\": " << JsonString(run.system) << ", \"profile\": " << JsonString(run.profile)
        << ", \"n_docs\": " << run.doc_ids.size() << ", \"aggregates\": {";
     for (std::size_t i = 0; i < aggs.size(); ++i) {
-      os << (i ? ", " : "") << JsonString(aggs[i].metric) << ": " << FormatNumber(aggs[i].value);
+      os << (i ? ", " : "") << JsonString(aggs[i].metric) << ": " << JsonNumber(aggs[i].value);
     }
     os << "}}\n";
   } else if (format == "csv" || format == "tsv") {
@@ -466,7 +441,7 @@ int CmdRuns(Args a) {
       for (std::size_t d = 0; d < run->doc_ids.size(); ++d) {
         std::cout << "{\"doc_id\": " << JsonString(run->doc_ids[d]);
         for (std::size_t c = 0; c < scores->metrics.size(); ++c) {
-          std::cout << ", " << JsonString(scores->metrics[c]) << ": " << FormatNumber(scores->columns[c][d]);
+          std::cout << ", " << JsonString(scores->metrics[c]) << ": " << JsonNumber(scores->columns[c][d]);
         }
         std::cout << "}\n";
       }

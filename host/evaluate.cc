@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "bindings.h"
+#include "json.h"
 #include "kplab/profile.h"
 #include "kplab/text.h"
 
@@ -28,40 +29,42 @@ std::string NowIso() {
   return buf;
 }
 
-std::string JsonStr(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(static_cast<char>(c));
-    } else if (c < 0x20) {
-      out += fmt::format("\\u{:04x}", c);
-    } else {
-      out.push_back(static_cast<char>(c));
-    }
+// KPLAB_TIMING=1 prints the wall time of each phase of an evaluation on stderr.
+class PhaseTimer {
+ public:
+  PhaseTimer() : on_(std::getenv("KPLAB_TIMING") != nullptr), start_(std::chrono::steady_clock::now()) {}
+  void Done(const std::string& phase) {
+    if (!on_) return;
+    const auto now = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "[timing] %-12s %8.1f ms\n", phase.c_str(),
+                 std::chrono::duration<double, std::milli>(now - start_).count());
+    start_ = now;
   }
-  return out + "\"";
-}
+
+ private:
+  bool on_;
+  std::chrono::steady_clock::time_point start_;
+};
 
 std::string ParamsJson(const std::vector<MetricPlugin>& plugins) {
   std::string out = "{";
   bool first_plugin = true;
   for (const auto& p : plugins) {
-    out += (first_plugin ? "" : ", ") + JsonStr(p.name) + ": {";
+    out += (first_plugin ? "" : ", ") + JsonString(p.name) + ": {";
     first_plugin = false;
     bool first = true;
     for (const auto& [k, v] : p.params) {
-      out += (first ? "" : ", ") + JsonStr(k) + ": ";
+      out += (first ? "" : ", ") + JsonString(k) + ": ";
       first = false;
       std::visit(
           [&](const auto& x) {
             using T = std::decay_t<decltype(x)>;
             if constexpr (std::is_same_v<T, double>) {
-              out += fmt::format("{:.17g}", x);
+              out += JsonNumber(x);
             } else if constexpr (std::is_same_v<T, bool>) {
               out += x ? "true" : "false";
             } else {
-              out += JsonStr(x);
+              out += JsonString(x);
             }
           },
           v);
@@ -130,18 +133,9 @@ Result<EvalResult> Evaluate(const EvalRequest& req, EvalFailure* failure, const 
     return fail(EvalFailure::kUsage,
                 fmt::format("unknown profile '{}' (expected one of: {}kenchan+one2set)", req.profile, names));
   }
-  // KPLAB_TIMING=1 prints the time of each phase on stderr.
-  const bool timing = std::getenv("KPLAB_TIMING") != nullptr;
-  auto phase_start = start;
-  auto phase = [&](const char* name) {
-    if (!timing) return;
-    const auto now = std::chrono::steady_clock::now();
-    std::fprintf(stderr, "[timing] %-12s %8.1f ms\n", name,
-                 std::chrono::duration<double, std::milli>(now - phase_start).count());
-    phase_start = now;
-  };
+  PhaseTimer timer;
   auto dataset = ImportDataset(req.dataset_path, req.dataset_options);
-  phase("dataset");
+  timer.Done("dataset");
   if (!dataset) return fail(EvalFailure::kInput, dataset.error().message);
   if (req.source_path) {
     if (auto st = AttachSources(*dataset, *req.source_path); !st) {
@@ -152,10 +146,10 @@ Result<EvalResult> Evaluate(const EvalRequest& req, EvalFailure* failure, const 
   if (!preds) return fail(EvalFailure::kInput, preds.error().message);
   auto aligned = AlignPredictions(*dataset, std::move(*preds));
   if (!aligned) return fail(EvalFailure::kInput, aligned.error().message);
-  phase("predictions");
+  timer.Done("predictions");
   auto corpus = BuildCorpus(*dataset, &*aligned, *profile);
   if (!corpus) return fail(EvalFailure::kInput, corpus.error().message);
-  phase("corpus");
+  timer.Done("corpus");
   auto shared = std::make_shared<const Corpus>(std::move(*corpus));
   auto res = EvaluateCorpus(shared, req, failure, progress);
   if (res) {
@@ -169,6 +163,7 @@ Result<EvalResult> Evaluate(const EvalRequest& req, EvalFailure* failure, const 
 Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const EvalRequest& req,
                                   EvalFailure* failure, const Progress& progress) {
   const auto start = std::chrono::steady_clock::now();
+  PhaseTimer timer;
   auto fail = [&](EvalFailure f, std::string message) -> Result<EvalResult> {
     if (failure) *failure = f;
     return Error{std::move(message)};
@@ -199,16 +194,7 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
     lane_plugins.push_back(std::move(*loaded));
   }
   const std::vector<MetricPlugin>* plugins = &lane_plugins[0];
-  const bool timing = std::getenv("KPLAB_TIMING") != nullptr;
-  auto phase_start = std::chrono::steady_clock::now();
-  auto phase = [&](const std::string& name) {
-    if (!timing) return;
-    const auto now = std::chrono::steady_clock::now();
-    std::fprintf(stderr, "[timing] %-12s %8.1f ms\n", name.c_str(),
-                 std::chrono::duration<double, std::milli>(now - phase_start).count());
-    phase_start = now;
-  };
-  phase("lua setup");
+  timer.Done("lua setup");
 
   EvalResult res;
   RunRecord& run = res.run;
@@ -238,7 +224,7 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
   std::map<std::string, std::string> owner;  // metric name (aggregates prefixed '=') -> plugin
   for (std::size_t pi = 0; pi < plugins->size(); ++pi) {
     PluginOutcome o = runner.Run(pi, progress);
-    phase((*plugins)[pi].name);
+    timer.Done((*plugins)[pi].name);
     if (o.error) {
       res.errors.push_back(*o.error);
       continue;

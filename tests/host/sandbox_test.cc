@@ -36,15 +36,15 @@ std::string ErrorOf(LuaVm& vm, const std::string& rel) {
   return err ? err->message : "(no error)";
 }
 
-int LowerStub(lua_State* L) {
+int LowerFixture(lua_State* L) {
   lua_pushstring(L, "lower");
   return 1;
 }
 
 // A module as bindings install them: kp.text = { lower = ... }.
-void InstallTextStub(lua_State* L) {
+void InstallTextFixture(lua_State* L) {
   lua_newtable(L);
-  lua_pushcfunction(L, &LowerStub);
+  lua_pushcfunction(L, &LowerFixture);
   lua_setfield(L, -2, "lower");
   lua_setfield(L, -2, "text");
 }
@@ -78,7 +78,7 @@ TEST(SandboxTest, StrictGlobals) {
 
 TEST(SandboxTest, ApiTablesAreReadOnly) {
   LuaVm vm;
-  vm.Install(&InstallTextStub);
+  vm.Install(&InstallTextFixture);
   EXPECT_EQ(ErrorOf(vm, "sandbox/kp_assign.lua"),
             "sandbox/kp_assign.lua:2: attempt to modify read-only table 'kp'");
   EXPECT_EQ(ErrorOf(vm, "sandbox/kp_nested_assign.lua"),
@@ -95,7 +95,7 @@ TEST(SandboxTest, ApiTablesAreReadOnly) {
 
 TEST(SandboxTest, AllowListWorksAndStringMethodsStayReal) {
   LuaVm vm;
-  vm.Install(&InstallTextStub);
+  vm.Install(&InstallTextFixture);
   ASSERT_EQ(ErrorOf(vm, "sandbox/string_meta.lua"),
             "sandbox/string_meta.lua:2: attempt to index a boolean value");
   lua_State* L = vm.state();
