@@ -20,6 +20,7 @@ PACKAGES=(
   zlib1g-dev                                # gzip golden files in the tests
   libgtest-dev googletest libbenchmark-dev  # tests and benchmarks
   python3 python3-nltk                      # the independent reference (benchmarks, golden regeneration)
+  time                                      # /usr/bin/time for whole-process benchmark timings
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
