@@ -1,0 +1,66 @@
+// Hugging Face tokenizers (tokenizer.json), the subset that Model2Vec models use, reimplemented so
+// kplab needs no Rust or Python at run time. Encode() gives the ids that the reference library
+// gives for encode(text, add_special_tokens=False):
+//   1. added tokens (e.g. "[CLS]") found in the raw text keep their ids (leftmost-longest match,
+//      with their single_word / lstrip / rstrip flags; "normalized" ones are looked for in the
+//      normalized text); the text between them goes on. As in the reference, an added token's id
+//      is its id in the model's vocabulary, or a new id after it: the "id" in the file is unused;
+//   2. normalizer: BertNormalizer, Lowercase, Strip, StripAccents, NFC/NFD/NFKC/NFKD, Nmt, Prepend,
+//      Replace (a string, or the regex \s+ or " +"), or a Sequence of these;
+//   3. pre-tokenizer: BertPreTokenizer, Whitespace, WhitespaceSplit, Metaspace, Punctuation,
+//      Digits, or a Sequence of these;
+//   4. model: WordPiece (greedy longest-match-first), Unigram (Viterbi over piece scores; unknown
+//      characters fused into one unknown piece; byte_fallback) or WordLevel.
+// A component outside this list is a load error naming the file and the component, never a silently
+// different tokenization. Character classes (punctuation, whitespace, marks, case, normal forms)
+// come from ICU. Text that is not valid UTF-8 is read with U+FFFD for each bad sequence.
+//
+// A "truncation" in the file applies (as in the reference's encode()); a "padding" is a load error.
+// Checked against the reference library (tokenizers 0.23.2) under 23 configurations of the
+// Model2Vec fixtures' tokenizers (tests/data/model2vec/tokenizer_oracle.txt). The object is
+// immutable after Load(): Encode() is thread-safe.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kplab/result.h"
+
+namespace kplab {
+
+class HfTokenizer {
+ public:
+  // Reads and parses tokenizer.json; errors name the file and the field.
+  static Result<HfTokenizer> Load(const std::string& path);
+  // Parses the JSON text; path is only used in messages.
+  static Result<HfTokenizer> Parse(std::string_view json, const std::string& path);
+
+  HfTokenizer(HfTokenizer&&) noexcept;
+  HfTokenizer& operator=(HfTokenizer&&) noexcept;
+  ~HfTokenizer();
+
+  // Token ids of text, without special tokens added around it.
+  std::vector<int> Encode(std::string_view text) const;
+  // The same into ids (cleared first), to reuse its storage.
+  void Encode(std::string_view text, std::vector<int>& ids) const;
+
+  std::string_view model_type() const;  // "WordPiece", "Unigram" or "WordLevel"
+  // The model's unknown-token id (WordPiece/WordLevel: the id of unk_token; Unigram: unk_id), or
+  // -1.
+  int unk_id() const;
+  // Highest token id + 1 (vocabulary and added tokens).
+  int vocab_size() const;
+  // -1 when token is neither in the vocabulary nor an added token.
+  int TokenToId(std::string_view token) const;
+  // Every distinct token string (vocabulary and added tokens), as get_vocab() lists them.
+  std::vector<std::string_view> Tokens() const;
+
+ private:
+  struct Impl;
+  explicit HfTokenizer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kplab
