@@ -1,0 +1,426 @@
+#include "kplab/registry.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include "io_internal.h"
+#include "kplab/model2vec.h"
+#include "kplab/vecfile.h"
+
+namespace fs = std::filesystem;
+
+namespace kplab {
+namespace {
+
+constexpr const char* kManifest = "model.json";
+constexpr const char* kVectors = "vectors.kvec";
+
+std::string Esc(std::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (c < 0x20) {
+          out += fmt::format("\\u{:04x}", c);
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string NowIso() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+bool ValidName(const std::string& name) {
+  if (name.empty() || name.size() > 100 || name[0] == '.') return false;
+  for (char c : name) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) return false;
+  }
+  return true;
+}
+
+Status CheckName(const std::string& name) {
+  if (!ValidName(name)) {
+    return Error{fmt::format("invalid model name '{}' (expected letters, digits, '-', '_' or '.')",
+                             name)};
+  }
+  return Status::Ok();
+}
+
+std::string ManifestJson(const ModelInfo& m) {
+  return fmt::format(
+      "{{\n  \"kplab_model\": 1,\n  \"name\": {},\n  \"backend\": {},\n  \"fingerprint\": {},\n"
+      "  \"weights_sha256\": {},\n  \"config\": {},\n  \"dims\": {},\n  \"rows\": {},\n"
+      "  \"source\": {},\n  \"created_at\": {}\n}}\n",
+      Esc(m.name), Esc(m.backend), Esc(m.fingerprint), Esc(m.weights_sha256), m.config_json, m.dims,
+      m.rows, Esc(m.source), Esc(m.created_at));
+}
+
+Status WriteFile(const fs::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) return Error{fmt::format("{}: cannot write", p.string())};
+  return Status::Ok();
+}
+
+// A staging directory beside the final one; Commit renames it into place.
+class Staging {
+ public:
+  static Result<Staging> Begin(const std::string& models_dir, const std::string& name, bool replace) {
+    Status st = CheckName(name);
+    if (!st.ok()) return Error{st.message()};
+    std::error_code ec;
+    fs::create_directories(models_dir, ec);
+    if (ec) return Error{fmt::format("{}: cannot create: {}", models_dir, ec.message())};
+    Staging s;
+    s.final_ = fs::path(models_dir) / name;
+    if (fs::exists(s.final_ / kManifest) && !replace) {
+      return Error{fmt::format("model '{}' is already installed in {} (remove it with `kplab model rm "
+                               "{}` or pass --replace)",
+                               name, models_dir, name)};
+    }
+    s.tmp_ = fs::path(models_dir) / fmt::format(".{}.tmp{}", name, ::getpid());
+    fs::remove_all(s.tmp_, ec);
+    fs::create_directories(s.tmp_, ec);
+    if (ec) return Error{fmt::format("{}: cannot create: {}", s.tmp_.string(), ec.message())};
+    return s;
+  }
+  Staging() = default;
+  Staging(Staging&& o) noexcept : final_(std::move(o.final_)), tmp_(std::move(o.tmp_)) { o.tmp_.clear(); }
+  ~Staging() {
+    std::error_code ec;
+    if (!tmp_.empty()) fs::remove_all(tmp_, ec);
+  }
+  const fs::path& dir() const { return tmp_; }
+  Status Commit(ModelInfo& info) {
+    info.dir = final_.string();
+    Status st = WriteFile(tmp_ / kManifest, ManifestJson(info));
+    if (!st.ok()) return st;
+    std::error_code ec;
+    fs::path old = final_;
+    old += ".old";
+    fs::remove_all(old, ec);
+    if (fs::exists(final_)) fs::rename(final_, old, ec);
+    fs::rename(tmp_, final_, ec);
+    if (ec) return Error{fmt::format("{}: cannot install: {}", final_.string(), ec.message())};
+    tmp_.clear();
+    fs::remove_all(old, ec);
+    return Status::Ok();
+  }
+
+ private:
+  fs::path final_, tmp_;
+};
+
+Result<ModelInfo> ParseManifest(const fs::path& path) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  if (auto err = parser.load(path.string()).get(doc); err) {
+    return Error{fmt::format("{}: cannot read the model manifest: {}", path.string(),
+                             simdjson::error_message(err))};
+  }
+  ModelInfo m;
+  auto str = [&](const char* key, std::string& out) -> Status {
+    std::string_view v;
+    if (doc[key].get_string().get(v) != simdjson::SUCCESS) {
+      return Error{fmt::format("{}: missing or non-string \"{}\" (expected a kplab model manifest)",
+                               path.string(), key)};
+    }
+    out = std::string(v);
+    return Status::Ok();
+  };
+  for (auto [key, out] : {std::pair{"name", &m.name}, {"backend", &m.backend},
+                          {"fingerprint", &m.fingerprint}, {"weights_sha256", &m.weights_sha256},
+                          {"source", &m.source}, {"created_at", &m.created_at}}) {
+    Status st = str(key, *out);
+    if (!st.ok()) return Error{st.message()};
+  }
+  int64_t dims = 0, rows = 0;
+  simdjson::dom::object cfg;
+  if (doc["dims"].get_int64().get(dims) || doc["rows"].get_int64().get(rows) ||
+      doc["config"].get_object().get(cfg) || dims < 1) {
+    return Error{fmt::format("{}: missing \"dims\", \"rows\" or \"config\" (expected a kplab model "
+                             "manifest)",
+                             path.string())};
+  }
+  m.dims = static_cast<int>(dims);
+  m.rows = static_cast<std::size_t>(rows);
+  m.config_json = simdjson::minify(cfg);
+  m.dir = path.parent_path().string();
+  if (ModelFingerprint(m.backend, m.weights_sha256, m.config_json) != m.fingerprint) {
+    return Error{fmt::format("{}: the fingerprint does not match the weights hash and configuration "
+                             "(edited manifest?)",
+                             path.string())};
+  }
+  return m;
+}
+
+std::string WordVecConfigJson(const WordVecConfig& c) {
+  return fmt::format("{{\"lowercase\":{},\"sif_a\":{}}}", c.lowercase ? "true" : "false", c.sif_a);
+}
+
+Result<WordVecConfig> ParseWordVecConfig(const ModelInfo& m) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  WordVecConfig c;
+  if (parser.parse(m.config_json).get(doc) || doc["lowercase"].get_bool().get(c.lowercase) ||
+      doc["sif_a"].get_double().get(c.sif_a) || !(c.sif_a >= 0)) {
+    return Error{fmt::format("{}/{}: bad wordvec config {} (expected lowercase and sif_a >= 0)",
+                             m.dir, kManifest, m.config_json)};
+  }
+  return c;
+}
+
+Result<ModelInfo> FinishVectors(Staging& stage, const std::string& name, const std::string& backend,
+                                const ImportStats& stats, const std::string& config_json,
+                                const std::string& source) {
+  ModelInfo info;
+  info.name = name;
+  info.backend = backend;
+  info.weights_sha256 = stats.weights_sha256;
+  info.config_json = config_json;
+  info.fingerprint = ModelFingerprint(backend, stats.weights_sha256, config_json);
+  info.dims = stats.dims;
+  info.rows = stats.rows;
+  info.source = source;
+  info.created_at = NowIso();
+  Status st = stage.Commit(info);
+  if (!st.ok()) return Error{st.message()};
+  return info;
+}
+
+// Model2Vec file hash as recorded by the loader: the embedder's own fingerprint.
+Result<std::shared_ptr<const Embedder>> LoadModel2VecChecked(const ModelInfo& info);
+
+// Forwards to a backend embedder under the registry's fingerprint.
+class Fingerprinted final : public Embedder {
+ public:
+  Fingerprinted(std::shared_ptr<const Embedder> inner, std::string fp)
+      : inner_(std::move(inner)), fp_(std::move(fp)) {}
+  std::string_view backend() const override { return inner_->backend(); }
+  int dims() const override { return inner_->dims(); }
+  const std::string& fingerprint() const override { return fp_; }
+  Status Embed(const std::vector<std::string_view>& p, float* out, std::uint8_t* has) const override {
+    return inner_->Embed(p, out, has);
+  }
+
+ private:
+  std::shared_ptr<const Embedder> inner_;
+  std::string fp_;
+};
+
+Result<std::shared_ptr<const Embedder>> LoadModel2VecChecked(const ModelInfo& info) {
+  auto m = LoadModel2Vec(info.dir);
+  if (!m.ok()) return m.error();
+  std::shared_ptr<const Embedder> inner = std::move(*m);
+  if (inner->fingerprint() != info.weights_sha256) {
+    return Error{fmt::format("{}: the model files do not match the model's fingerprint (changed since "
+                             "import; import it again)",
+                             info.dir)};
+  }
+  if (inner->dims() != info.dims) {
+    return Error{fmt::format("{}: the model has {} dimensions, its manifest says {}", info.dir,
+                             inner->dims(), info.dims)};
+  }
+  return std::shared_ptr<const Embedder>(std::make_shared<Fingerprinted>(inner, info.fingerprint));
+}
+
+}  // namespace
+
+std::string ModelFingerprint(const std::string& backend, const std::string& weights_sha256,
+                             const std::string& config_json) {
+  return Sha256Hex(fmt::format("kplab-model/1\n{}\n{}\n{}", backend, weights_sha256, config_json));
+}
+
+std::string ModelsDir() {
+  auto env = [](const char* k) -> std::string {
+    const char* v = std::getenv(k);
+    return v != nullptr ? v : "";
+  };
+  if (!env("KPLAB_MODELS").empty()) return env("KPLAB_MODELS");
+  if (!env("KPLAB_HOME").empty()) return env("KPLAB_HOME") + "/models";
+  if (!env("XDG_DATA_HOME").empty()) return env("XDG_DATA_HOME") + "/kplab/models";
+  std::string home = env("HOME");
+  if (home.empty()) home = ".";
+  return home + "/.local/share/kplab/models";
+}
+
+std::string DefaultModelName() {
+  const char* v = std::getenv("KPLAB_MODEL");
+  return v != nullptr && *v != '\0' ? v : kDefaultModel;
+}
+
+Result<std::vector<ModelInfo>> ListModels(const std::string& models_dir) {
+  std::vector<ModelInfo> out;
+  std::error_code ec;
+  if (!fs::exists(models_dir, ec)) return out;
+  for (const auto& e : fs::directory_iterator(models_dir, ec)) {
+    std::string n = e.path().filename().string();
+    if (!e.is_directory() || n.empty() || n[0] == '.' || !fs::exists(e.path() / kManifest)) continue;
+    auto m = ParseManifest(e.path() / kManifest);
+    if (!m.ok()) return m.error();
+    out.push_back(std::move(*m));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const ModelInfo& a, const ModelInfo& b) { return a.name < b.name; });
+  return out;
+}
+
+Result<ModelInfo> GetModel(const std::string& models_dir, const std::string& name) {
+  Status st = CheckName(name);
+  if (!st.ok()) return Error{st.message()};
+  fs::path p = fs::path(models_dir) / name / kManifest;
+  if (!fs::exists(p)) {
+    std::string hint = name == kDefaultModel
+                           ? fmt::format("install it with `kplab model install {}` (scripts/setup.sh "
+                                         "does this)",
+                                         name)
+                           : "import it with `kplab model import`";
+    return Error{fmt::format("model '{}' is not installed in {} ({})", name, models_dir, hint)};
+  }
+  return ParseManifest(p);
+}
+
+Status RemoveModel(const std::string& models_dir, const std::string& name) {
+  auto m = GetModel(models_dir, name);
+  if (!m.ok()) return Error{m.error().message};
+  std::error_code ec;
+  fs::remove_all(m->dir, ec);
+  if (ec) return Error{fmt::format("{}: cannot remove: {}", m->dir, ec.message())};
+  return Status::Ok();
+}
+
+Result<std::shared_ptr<const Embedder>> LoadEmbedder(const ModelInfo& info) {
+  if (info.backend == "model2vec") return LoadModel2VecChecked(info);
+  if (info.backend != "wordvec" && info.backend != "precomputed") {
+    return Error{fmt::format("{}/{}: unknown backend '{}' (expected wordvec, model2vec or precomputed)",
+                             info.dir, kManifest, info.backend)};
+  }
+  std::string path = (fs::path(info.dir) / kVectors).string();
+  auto vf = VecFile::Open(path);
+  if (!vf.ok()) return vf.error();
+  if (vf->weights_sha256() != info.weights_sha256 || vf->dims() != info.dims ||
+      vf->size() != info.rows) {
+    return Error{fmt::format("{}: the vectors do not match the model's fingerprint (weights {} with "
+                             "{} x {}, manifest says {} with {} x {})",
+                             path, vf->weights_sha256().substr(0, 12), vf->size(), vf->dims(),
+                             info.weights_sha256.substr(0, 12), info.rows, info.dims)};
+  }
+  auto shared = std::make_shared<const VecFile>(std::move(*vf));
+  if (info.backend == "precomputed") {
+    if (shared->kind() != VecKind::kPhrases) {
+      return Error{fmt::format("{}: a word-vector file where a phrase table was expected", path)};
+    }
+    return std::shared_ptr<const Embedder>(MakePrecomputedEmbedder(shared, info.fingerprint));
+  }
+  auto cfg = ParseWordVecConfig(info);
+  if (!cfg.ok()) return cfg.error();
+  return std::shared_ptr<const Embedder>(MakeWordVecEmbedder(shared, *cfg, info.fingerprint));
+}
+
+Status VerifyModel(const ModelInfo& info) {
+  if (info.backend == "model2vec") {
+    auto e = LoadModel2VecChecked(info);
+    return e.ok() ? Status::Ok() : Status(e.error());
+  }
+  auto vf = VecFile::Open((fs::path(info.dir) / kVectors).string());
+  if (!vf.ok()) return vf.error();
+  Status st = vf->VerifySha256();
+  if (!st.ok()) return st;
+  if (vf->weights_sha256() != info.weights_sha256) {
+    return Error{fmt::format("{}: the vectors do not match the model's fingerprint", vf->path())};
+  }
+  return Status::Ok();
+}
+
+Result<ModelInfo> ImportWordVecText(const std::string& models_dir, const std::string& name,
+                                    const std::string& path, const WordVecConfig& cfg,
+                                    const ImportOptions& opt) {
+  if (!(cfg.sif_a >= 0)) return Error{"--sif must be >= 0"};
+  auto stage = Staging::Begin(models_dir, name, opt.replace);
+  if (!stage.ok()) return stage.error();
+  auto stats = ConvertWordVecText(path, (stage->dir() / kVectors).string());
+  if (!stats.ok()) return stats.error();
+  return FinishVectors(*stage, name, "wordvec", *stats, WordVecConfigJson(cfg),
+                       opt.source.empty() ? path : opt.source);
+}
+
+Result<ModelInfo> ImportWinkJson(const std::string& models_dir, const std::string& name,
+                                 const std::string& json_path,
+                                 const std::vector<std::string>& notice_files,
+                                 const ImportOptions& opt) {
+  auto stage = Staging::Begin(models_dir, name, opt.replace);
+  if (!stage.ok()) return stage.error();
+  auto stats = ConvertWinkJson(json_path, (stage->dir() / kVectors).string());
+  if (!stats.ok()) return stats.error();
+  for (const std::string& f : notice_files) {
+    std::error_code ec;
+    fs::copy_file(f, stage->dir() / fs::path(f).filename(), fs::copy_options::overwrite_existing, ec);
+    if (ec) return Error{fmt::format("{}: cannot copy: {}", f, ec.message())};
+  }
+  return FinishVectors(*stage, name, "wordvec", *stats, WordVecConfigJson(WordVecConfig{}),
+                       opt.source.empty() ? json_path : opt.source);
+}
+
+Result<ModelInfo> ImportModel2Vec(const std::string& models_dir, const std::string& name,
+                                  const std::string& dir, const ImportOptions& opt) {
+  auto probe = LoadModel2Vec(dir);  // validates the files before anything is copied
+  if (!probe.ok()) return probe.error();
+  auto stage = Staging::Begin(models_dir, name, opt.replace);
+  if (!stage.ok()) return stage.error();
+  for (const char* f : {"model.safetensors", "tokenizer.json", "config.json",
+                        "config_sentence_transformers.json", "modules.json", "README.md", "LICENSE"}) {
+    fs::path src = fs::path(dir) / f;
+    if (!fs::exists(src)) continue;
+    std::error_code ec;
+    fs::copy_file(src, stage->dir() / f, ec);
+    if (ec) return Error{fmt::format("{}: cannot copy: {}", src.string(), ec.message())};
+  }
+  auto copied = LoadModel2Vec(stage->dir().string());
+  if (!copied.ok()) return copied.error();
+  ModelInfo info;
+  info.name = name;
+  info.backend = "model2vec";
+  info.weights_sha256 = (*copied)->fingerprint();
+  info.config_json = "{}";
+  info.fingerprint = ModelFingerprint(info.backend, info.weights_sha256, info.config_json);
+  info.dims = (*copied)->dims();
+  info.source = opt.source.empty() ? dir : opt.source;
+  info.created_at = NowIso();
+  Status st = stage->Commit(info);
+  if (!st.ok()) return Error{st.message()};
+  return info;
+}
+
+Result<ModelInfo> ImportPrecomputed(const std::string& models_dir, const std::string& name,
+                                    const std::string& path, const std::string& format,
+                                    const std::string& phrases_path, const ImportOptions& opt) {
+  auto stage = Staging::Begin(models_dir, name, opt.replace);
+  if (!stage.ok()) return stage.error();
+  auto stats = ConvertPhraseTable(path, format, phrases_path, (stage->dir() / kVectors).string());
+  if (!stats.ok()) return stats.error();
+  return FinishVectors(*stage, name, "precomputed", *stats, "{}", opt.source.empty() ? path : opt.source);
+}
+
+}  // namespace kplab
