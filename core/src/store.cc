@@ -1,6 +1,7 @@
 // RunStore on SQLiteCpp. Schema, blob encoding and migrations are described in docs/store.md; keep the
 // two in step.
 #include "kplab/store.h"
+#include "store_internal.h"
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <fmt/format.h>
@@ -106,8 +107,29 @@ CREATE TABLE aggregates(
 ) WITHOUT ROWID;
 )sql";
 
+// Version 2: the phrase cache (docs/embeddings.md). A model is known by its fingerprint; a phrase's
+// vector is stored as it was embedded (float32 little-endian), NULL when the model has none for it.
+// Rowids of phrase_vectors are the labels of the model's HNSW index.
+constexpr const char kSchemaV2[] = R"sql(
+CREATE TABLE embed_models(
+  id          INTEGER PRIMARY KEY,
+  fingerprint TEXT NOT NULL UNIQUE,
+  name        TEXT NOT NULL,
+  backend     TEXT NOT NULL,
+  dims        INTEGER NOT NULL
+);
+CREATE TABLE phrase_vectors(
+  id       INTEGER PRIMARY KEY,
+  model_id INTEGER NOT NULL REFERENCES embed_models(id),
+  phrase   TEXT NOT NULL,
+  vec      BLOB,
+  UNIQUE(model_id, phrase)
+);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, kSchemaV1},
+    {2, kSchemaV2},
 };
 
 constexpr int kCurrentVersion = kMigrations[std::size(kMigrations) - 1].version;
@@ -408,14 +430,9 @@ std::string RunStore::DefaultPath() {
 
 int RunStore::schema_version() const { return impl_->schema_version; }
 
-Result<RunStore> RunStore::Open(const std::string& path) {
-  std::unique_ptr<Impl> impl;
-  try {
-    impl = std::make_unique<Impl>(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-  } catch (const SQLite::Exception& e) {
-    return Error{fmt::format("{}: cannot open database ({})", path, e.what())};
-  }
-  SQLite::Database& db = impl->db;
+namespace store_internal {
+
+Result<int> PrepareDatabase(SQLite::Database& db, const std::string& path) {
   try {
     // A CLI and a REPL may share the file; wait for the other writer instead of failing at once.
     db.setBusyTimeout(5000);
@@ -430,7 +447,7 @@ Result<RunStore> RunStore::Open(const std::string& path) {
       db.exec("PRAGMA synchronous = NORMAL");
     }
     db.exec("PRAGMA foreign_keys = ON");
-    impl->schema_version = Migrate(db, path);
+    return Migrate(db, path);
   } catch (const StoreError& e) {
     return Error{e.what()};
   } catch (const SQLite::Exception& e) {
@@ -439,6 +456,20 @@ Result<RunStore> RunStore::Open(const std::string& path) {
     }
     return Error{fmt::format("{}: cannot open database ({})", path, e.what())};
   }
+}
+
+}  // namespace store_internal
+
+Result<RunStore> RunStore::Open(const std::string& path) {
+  std::unique_ptr<Impl> impl;
+  try {
+    impl = std::make_unique<Impl>(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  } catch (const SQLite::Exception& e) {
+    return Error{fmt::format("{}: cannot open database ({})", path, e.what())};
+  }
+  auto version = store_internal::PrepareDatabase(impl->db, path);
+  if (!version.ok()) return version.error();
+  impl->schema_version = *version;
   return RunStore(std::move(impl));
 }
 

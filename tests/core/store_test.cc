@@ -94,7 +94,7 @@ TEST(RunStoreTest, OpenMemory) {
   auto store = RunStore::Open(":memory:");
   ASSERT_TRUE(store.ok()) << store.error().message;
   EXPECT_EQ(store->schema_version(), RunStore::CurrentSchemaVersion());
-  EXPECT_EQ(RunStore::CurrentSchemaVersion(), 1);
+  EXPECT_EQ(RunStore::CurrentSchemaVersion(), 2);
   auto runs = store->ListRuns();
   ASSERT_TRUE(runs.ok());
   EXPECT_TRUE(runs->empty());
@@ -374,11 +374,11 @@ TEST(RunStoreTest, ReopenPreservesRuns) {
   {
     SQLite::Database db(path, SQLite::OPEN_READONLY);
     EXPECT_EQ(db.execAndGet("PRAGMA journal_mode").getString(), "wal");
-    EXPECT_EQ(db.execAndGet("SELECT value FROM meta WHERE key = 'schema_version'").getString(), "1");
+    EXPECT_EQ(db.execAndGet("SELECT value FROM meta WHERE key = 'schema_version'").getString(), "2");
   }
   auto store = RunStore::Open(path);
   ASSERT_TRUE(store.ok()) << store.error().message;
-  EXPECT_EQ(store->schema_version(), 1);
+  EXPECT_EQ(store->schema_version(), 2);
   auto runs = store->ListRuns();
   ASSERT_TRUE(runs.ok());
   ASSERT_EQ(runs->size(), 1u);
@@ -414,7 +414,30 @@ TEST(RunStoreTest, MigratesVersionZeroDatabase) {
   ASSERT_GT(fs::file_size(path), 0u);
   auto store = RunStore::Open(path);
   ASSERT_TRUE(store.ok()) << store.error().message;
-  EXPECT_EQ(store->schema_version(), 1);
+  EXPECT_EQ(store->schema_version(), 2);
+}
+
+TEST(RunStoreTest, MigratesVersionOneToTwoKeepingRuns) {
+  TempDir dir;
+  const std::string path = dir.File("v1.db");
+  int64_t id = 0;
+  {
+    auto store = RunStore::Open(path);
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    id = *store->SaveRun(MakeRun(), MakeScores(), MakeAggregates());
+  }
+  {
+    // Turn it back into a version-1 file: version 2 only added the phrase-cache tables.
+    SQLite::Database db(path, SQLite::OPEN_READWRITE);
+    db.exec("DROP TABLE phrase_vectors; DROP TABLE embed_models; "
+            "UPDATE meta SET value = '1' WHERE key = 'schema_version'");
+  }
+  auto store = RunStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  EXPECT_EQ(store->schema_version(), 2);
+  EXPECT_TRUE(store->GetRun(id).ok());
+  SQLite::Database db(path, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM sqlite_master WHERE name = 'phrase_vectors'").getInt(), 1);
 }
 
 TEST(RunStoreTest, NewerSchemaIsAnError) {
@@ -428,7 +451,7 @@ TEST(RunStoreTest, NewerSchemaIsAnError) {
   auto store = RunStore::Open(path);
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.error().message,
-            path + ": schema version 99 is newer than this kplab supports (expected <= 1)");
+            path + ": schema version 99 is newer than this kplab supports (expected <= 2)");
 }
 
 TEST(RunStoreTest, NotADatabase) {

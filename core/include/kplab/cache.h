@@ -1,0 +1,74 @@
+// The phrase cache: every phrase a model has embedded, stored in the run store's SQLite file
+// (tables embed_models and phrase_vectors, schema version 2) keyed by (model fingerprint, phrase as
+// embedded), so each distinct phrase is embedded once per model across runs and processes. Beside
+// the database, one HNSW index per model (<db>.hnsw/<fingerprint>.hnsw, kplab's own header) answers
+// nearest-phrase queries; it is brought up to date with the table when opened, and rebuilt when it
+// does not match it. Not thread-safe: one PhraseCache per thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "kplab/ann.h"
+#include "kplab/embed.h"
+#include "kplab/result.h"
+
+namespace kplab {
+
+struct CacheStats {
+  std::size_t requested = 0;  // distinct phrases asked for
+  std::size_t hits = 0;       // found in the cache
+  std::size_t embedded = 0;   // embedded now and stored
+  std::size_t no_vector = 0;  // of requested, phrases the model has no vector for
+  double lookup_seconds = 0, embed_seconds = 0, store_seconds = 0;
+};
+
+struct IndexStats {
+  std::size_t size = 0;      // vectors in the index
+  std::size_t added = 0;     // added to a loaded index to catch up with the table
+  bool rebuilt = false;      // built from scratch (missing, stale or mismatching file)
+  std::string rebuild_reason;
+  double seconds = 0;
+};
+
+class PhraseCache {
+ public:
+  // Opens (and migrates) the database at db_path; ":memory:" keeps everything in memory.
+  static Result<PhraseCache> Open(const std::string& db_path);
+  PhraseCache(PhraseCache&&) noexcept;
+  PhraseCache& operator=(PhraseCache&&) noexcept;
+  ~PhraseCache();
+
+  // Vectors for phrases (distinct strings), as the model embeds them: out gets phrases.size() * dims
+  // floats, has[i] = 1 when phrase i has a vector. Cache misses are embedded in batches (on up to
+  // `threads` threads) and stored, one transaction per batch.
+  Result<CacheStats> Get(const Embedder& model, const std::string& model_name,
+                         const std::vector<std::string_view>& phrases, float* out, std::uint8_t* has,
+                         int threads = 0);
+
+  // Number of phrases cached for a model (with or without a vector).
+  Result<std::size_t> Count(const std::string& fingerprint);
+
+  // The model's nearest-phrase index over every cached phrase that has a vector.
+  Result<std::shared_ptr<AnnIndex>> Index(const Embedder& model, IndexStats* stats = nullptr);
+  // Phrase text of index labels (phrase_vectors ids); unknown ids give "".
+  Result<std::vector<std::string>> Phrases(const std::vector<std::int64_t>& ids);
+
+  // Every cached phrase of a model that has a vector, as (label, phrase).
+  Result<std::vector<std::pair<std::int64_t, std::string>>> AllPhrases(const std::string& fingerprint);
+
+  // Where the model's index file lives ("" for an in-memory database).
+  std::string IndexPath(const std::string& fingerprint) const;
+  const std::string& db_path() const;
+
+ private:
+  struct Impl;
+  explicit PhraseCache(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kplab

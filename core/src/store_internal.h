@@ -1,0 +1,16 @@
+// Shared by the run store and the phrase cache, which live in the same SQLite file.
+#pragma once
+
+#include <string>
+
+#include <SQLiteCpp/Database.h>
+
+#include "kplab/result.h"
+
+namespace kplab::store_internal {
+
+// Sets the connection up (busy timeout, WAL, foreign keys) and migrates the schema to the current
+// version; returns that version. Errors name the path.
+Result<int> PrepareDatabase(SQLite::Database& db, const std::string& path);
+
+}  // namespace kplab::store_internal
