@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "kplab/corpus.h"
@@ -21,6 +22,18 @@ void InstallCorpus(lua_State* L);  // lua_corpus.cc: Document, KeyphraseList, Ma
 
 // Pushes a Document userdata for corpus->docs[index] (keeps corpus alive).
 void PushDocument(lua_State* L, std::shared_ptr<const Corpus> corpus, std::size_t index);
+// If the value at idx is a KeyphraseList, sets *items (and *corpus) and returns true.
+bool ToKeyphraseList(lua_State* L, int idx, std::span<const Keyphrase* const>* items,
+                     const Corpus** corpus);
+
+void InstallEmbed(lua_State* L);   // lua_embed.cc: Matrix; kp.neighbors, kp.matrix
+struct EmbeddingSpace;
+// Makes `space` the one kp.neighbors and the ctx functions of this VM use (nullptr: none).
+void SetEmbeddingSpace(lua_State* L, std::shared_ptr<const EmbeddingSpace> space);
+// Adds ctx.cosine, ctx.embedding and ctx.model to the table on top of the stack when the VM has a
+// space. [-0, +0]
+void AddEmbeddingCtx(lua_State* L);
+
 // Pushes a Corpus userdata.
 void PushCorpus(lua_State* L, std::shared_ptr<const Corpus> corpus);
 

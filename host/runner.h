@@ -22,9 +22,13 @@ struct PluginOutcome {
   std::optional<ScriptError> error;
 };
 
+struct EmbeddingSpace;
+
 struct RunContext {
   std::string dataset_name;
   std::string system;
+  // Vectors planned for the run (plugins that declare needs = {"embeddings"}); null otherwise.
+  std::shared_ptr<const EmbeddingSpace> space;
 };
 
 // Progress callback: (done, total) documents of the current plugin.

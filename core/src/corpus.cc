@@ -147,6 +147,7 @@ class Normalizer {
     }
     if (s.empty() && p.drop_empty) return nullptr;
     Phrase& ph = corpus_.phrases.emplace_back();
+    ph.id = static_cast<std::uint32_t>(corpus_.phrases.size() - 1);
     const bool same_join = p.dedup_join == " ";
     key_.clear();
     dedup_.clear();

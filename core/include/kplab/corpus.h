@@ -24,6 +24,7 @@ struct Phrase {
   TokenId key = kNoToken;       // id of the stems joined by ' ' (the match key)
   TokenId dedup_key = kNoToken;  // id of the stems joined by the profile's dedup_join
   bool blank = true;            // no token or only empty tokens: never present
+  std::uint32_t id = 0;         // index in Corpus::phrases
 };
 
 // One occurrence of a phrase in a document's reference or prediction list.

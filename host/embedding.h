@@ -1,0 +1,68 @@
+// The plan phase of a run with semantic metrics: every distinct phrase the plugins may ask about is
+// looked up in the phrase cache, the misses are embedded in batches and stored, and the vectors are
+// kept in one read-only EmbeddingSpace that every scoring lane shares. Scoring never calls the model
+// per document (DESIGN.md, "Plan").
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "kplab/ann.h"
+#include "kplab/cache.h"
+#include "kplab/corpus.h"
+#include "kplab/embed.h"
+#include "kplab/registry.h"
+#include "kplab/sim.h"
+
+namespace kplab::host {
+
+// The strings a phrase is embedded as: its normalized surface, or its stems joined by spaces (the
+// KPEval fork of SemR-p embeds stemmed strings).
+enum class EmbedForm { kSurface = 0, kStems = 1 };
+inline constexpr int kEmbedForms = 2;
+
+struct EmbeddingSpace {
+  ModelInfo model;
+  std::shared_ptr<const Embedder> embedder;
+  int dims = 0;
+  std::vector<float> vecs;         // row-major, as embedded
+  std::vector<std::uint8_t> has;   // per row: has a vector
+  std::vector<std::int32_t> row_of[kEmbedForms];  // [form][Phrase::id] -> row, -1 = not planned
+  std::unordered_map<std::string, std::int32_t> row_by_text;
+  CacheStats cache;
+  std::size_t no_vector = 0;  // planned strings without a vector
+  // Nearest-phrase search (plugins that declare needs = {"neighbors"}).
+  std::shared_ptr<AnnIndex> index;
+  std::unordered_map<std::int64_t, std::string> label_text;
+
+  // Row of a corpus phrase in a form, or -1.
+  std::int32_t Row(const Phrase& p, EmbedForm f) const {
+    const auto& v = row_of[static_cast<int>(f)];
+    return p.id < v.size() ? v[p.id] : -1;
+  }
+  // Vector for any string: planned rows are read, others embedded now (not cached). has=false when
+  // the model has no vector. Thread-safe.
+  Status Lookup(std::string_view text, std::vector<float>& out, bool& has_vec) const;
+};
+
+struct PlanRequest {
+  std::string model_name;  // "" = DefaultModelName()
+  std::string db_path;     // run store / phrase cache database
+  bool forms[kEmbedForms] = {true, false};
+  bool neighbors = false;
+  int threads = 0;
+};
+
+std::string FormText(const Corpus& c, const Phrase& p, EmbedForm f);
+
+Result<std::shared_ptr<EmbeddingSpace>> PlanEmbeddings(const Corpus& corpus, const PlanRequest& req);
+
+// Nearest phrases to a query vector in the space's index: (phrase, cosine), best first.
+std::vector<std::pair<std::string, double>> Neighbors(const EmbeddingSpace& s, const float* q, int k,
+                                                      std::string_view exclude);
+
+}  // namespace kplab::host
