@@ -37,7 +37,7 @@ trap 'rm -rf "$TMP"' EXIT
 if [ ! -f "$BUILD/CMakeCache.txt" ]; then
   cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
 fi
-if ! cmake --build "$BUILD" -j"$(nproc)" --target kplab kplab_bench >"$TMP/build.log" 2>&1; then
+if ! cmake --build "$BUILD" -j"$(nproc)" --target kplab kplab_bench kplab_embed_bench >"$TMP/build.log" 2>&1; then
   tail -n 30 "$TMP/build.log" >&2
   echo "bench.sh: build failed (is add_subdirectory(bench) in CMakeLists.txt and KPLAB_BUILD_BENCHMARKS on?)" >&2
   exit 1
@@ -95,6 +95,7 @@ done
 cut -d' ' -f1-3 /proc/loadavg >"$TMP/load.end"
 
 # ---- report ------------------------------------------------------------------------------------------
+set +e
 "$PY" - "$TMP" <<'EOF'
 import json, os, re, statistics, sys
 tmp = sys.argv[1]
@@ -173,3 +174,52 @@ print("  peer stem whole process %.2f s (nltk loop alone %.2f s); kplab stem %.3
 bad = [c for c in checks if c[1] != "OK"]
 sys.exit(1 if bad else 0)
 EOF
+status=$?
+set -e
+
+# ---- (iii) embeddings (issue 3) -----------------------------------------------------------------------
+# Needs the default model (scripts/setup.sh installs it). No peer can run here: KPEval embeds with
+# sentence-transformers (PyTorch and a Hugging Face download), so these are kplab's own numbers.
+echo "[embeddings] backends, phrase cache, HNSW (kplab_embed_bench)" >&2
+KP20K_SETS=(--dataset "$DATA/kpg_testsets_meng2017/kp20k")
+for s in 1234 5678 9527; do KP20K_SETS+=(--predictions "$DATA/predictions/catSeqTG-2RF1/kp20k/seed$s.txt"); done
+"$BUILD/bench/kplab_embed_bench" "${KP20K_SETS[@]}" --db "$TMP/embed.db" \
+  --model2vec "$DATA/../models/model2vec-fixtures/test-model-float32" >"$TMP/embed.out"
+# Whole processes: `kplab cache add` of KP20k gold + catSeqTG-2RF1 seed 1234 on an empty database, then
+# again from a new process (every phrase found in the cache).
+CACHE_ARGS=(cache add "$DATA/kpg_testsets_meng2017/kp20k" "$DATA/predictions/catSeqTG-2RF1/kp20k/seed1234.txt"
+  --db "$TMP/cache.db")
+: >"$TMP/cache_cold.time"; : >"$TMP/cache_warm.time"
+for _ in $(seq "$RUNS"); do
+  rm -rf "$TMP/cache.db" "$TMP/cache.db-wal" "$TMP/cache.db-shm"
+  timed "$TMP/cache_cold.time" "$KPLAB" "${CACHE_ARGS[@]}" >"$TMP/cache_cold.out"
+  timed "$TMP/cache_warm.time" "$KPLAB" "${CACHE_ARGS[@]}" >"$TMP/cache_warm.out"
+done
+"$PY" - "$TMP" <<'EOF'
+import os, statistics, sys
+tmp = sys.argv[1]
+def med(name):
+    return statistics.median(float(l.split()[0]) for l in open(os.path.join(tmp, name)) if l.strip())
+rows = {}
+for l in open(os.path.join(tmp, "embed.out")):
+    k, *kv = l.split()
+    rows.setdefault(k, []).append(dict(x.split("=", 1) for x in kv))
+print()
+print("embeddings (GloVe 6B 100d unless said):")
+print("  distinct phrases of KP20k gold + catSeqTG-2RF1 seeds 1234/5678/9527: %s" % rows["phrases"][0]["distinct"])
+print("  model load (mmap + checksum): %s ms median (target < 100 ms: %s)"
+      % (rows["load"][0]["ms"], "yes" if float(rows["load"][0]["ms"]) < 100 else "NO"))
+for r in rows["embed"]:
+    print("  embed %-12s %10.0f phrases/s (one thread)" % (r["backend"], float(r["phrases_per_s"])))
+c, w = rows["cache_cold"][0], rows["cache_warm"][0]
+print("  phrase cache in-process: cold %.3f s (embed %s s + store %s s), warm %.3f s -> %.1fx"
+      % (float(c["seconds"]), c["embed_s"], c["store_s"], float(w["seconds"]), float(c["seconds"]) / float(w["seconds"])))
+cold, warm = med("cache_cold.time"), med("cache_warm.time")
+print("  `kplab cache add` KP20k + seed 1234, whole process: cold %.2f s, warm (new process) %.2f s" % (cold, warm))
+print("    " + open(os.path.join(tmp, "cache_warm.out")).read().strip())
+b, q = rows["hnsw_build"][0], rows["hnsw_query"][0]
+print("  HNSW build %s vectors in %s s; load %s s; recall@10 %s vs exact search (target >= 0.99: %s); %s queries/s (ef_search %s)"
+      % (b["vectors"], b["seconds"], rows["hnsw_load"][0]["seconds"], q["recall_at_10"],
+         "yes" if float(q["recall_at_10"]) >= 0.99 else "NO", q["queries_per_s"], q["ef_search"]))
+EOF
+exit "$status"
