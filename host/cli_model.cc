@@ -79,8 +79,10 @@ int RunProgram(const std::vector<std::string>& argv, const std::string& dir) {
                                  argv[0], std::strerror(rc)));
   }
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  pid_t w;
+  while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
   }
+  if (w < 0) throw InputError(fmt::format("cannot wait for {}: {}", argv[0], std::strerror(errno)));
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -138,6 +140,7 @@ int ModelInstall(Args& a) {
   }
   std::error_code ec;
   fs::create_directories(dir, ec);
+  RemoveStaleWork(dir);
   fs::path work = fs::path(dir) / fmt::format(".download-{}", ::getpid());
   fs::remove_all(work, ec);
   fs::create_directories(work, ec);

@@ -1,5 +1,7 @@
 #include "embedding.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 namespace kplab::host {
@@ -20,7 +22,9 @@ Status EmbeddingSpace::Lookup(std::string_view text, std::vector<float>& out, bo
   }
   std::uint8_t h = 0;
   Status st = embedder->Embed({text}, out.data(), &h);
-  has_vec = h != 0;
+  double n2 = 0;
+  for (float x : out) n2 += static_cast<double>(x) * x;
+  has_vec = h != 0 && n2 > 0 && std::isfinite(n2);  // the cache's rule: a zero vector is no vector
   return st;
 }
 

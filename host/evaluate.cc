@@ -216,16 +216,17 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
   std::shared_ptr<const EmbeddingSpace> space;
   {
     PlanRequest plan;
+    plan.forms[0] = plan.forms[1] = false;  // only the forms some plugin declared
+    plan.threads = req.threads;
     bool any = false;
     for (const auto& p : *plugins) {
       for (const auto& need : p.needs) {
         if (need == "embeddings") plan.forms[0] = any = true;
         if (need == "embeddings:stems") plan.forms[1] = any = true;
-        if (need == "neighbors") plan.neighbors = any = true;
+        if (need == "neighbors") plan.neighbors = plan.forms[0] = any = true;
       }
     }
     if (any) {
-      if (!plan.forms[1]) plan.forms[0] = true;
       plan.model_name = req.model;
       plan.db_path = req.cache_db.empty() ? RunStore::DefaultPath() : req.cache_db;
       const auto t0 = std::chrono::steady_clock::now();

@@ -18,7 +18,7 @@ PACKAGES=(
   libsimdjson-dev                           # JSONL importers (fast, with error positions)
   libicu-dev                                # Unicode lower-casing with Python's full mappings
   zlib1g-dev                                # gzip golden files in the tests
-  libgtest-dev googletest libbenchmark-dev  # tests and benchmarks
+  libgtest-dev libgmock-dev googletest libbenchmark-dev  # tests (GoogleTest + matchers) and benchmarks
   python3 python3-nltk                      # the independent reference (benchmarks, golden regeneration)
   time                                      # /usr/bin/time for whole-process benchmark timings
   ca-certificates tar gzip                  # fetching and unpacking the default embedding model

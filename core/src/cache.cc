@@ -32,6 +32,7 @@ bool IsMemory(const std::string& p) { return p.empty() || p == ":memory:"; }
 struct PhraseCache::Impl {
   std::string path;
   SQLite::Database db;
+  std::string db_id;  // random id of this database file (meta 'db_id'), part of index file names
   Impl(const std::string& p, int flags) : path(p), db(p, flags) {}
 
   Error DbError(const std::exception& e) const {
@@ -80,13 +81,15 @@ struct PhraseCache::Impl {
                                            phrase, col.getBytes(), dims * 4));
     }
     std::memcpy(dst, col.getBlob(), static_cast<std::size_t>(dims) * 4);
+    double n2 = 0;
     for (int j = 0; j < dims; ++j) {
       if (!std::isfinite(dst[j])) {
         throw std::runtime_error(fmt::format("the cached vector of '{}' is not finite; corrupt cache",
                                              phrase));
       }
+      n2 += static_cast<double>(dst[j]) * dst[j];
     }
-    *has = 1;
+    *has = n2 > 0;
   }
 };
 
@@ -111,6 +114,11 @@ Result<PhraseCache> PhraseCache::Open(const std::string& db_path) {
     // pread, and keep enough pages that index lookups do not re-read them.
     impl->db.exec("PRAGMA mmap_size = 1073741824");
     impl->db.exec("PRAGMA cache_size = -65536");
+    // Index files live beside the database and outlive it when it is deleted; a new database must not
+    // pick up an old index whose labels (rowids) meant other phrases. Each database gets a random id,
+    // and index file names carry it.
+    impl->db.exec("INSERT OR IGNORE INTO meta(key, value) VALUES('db_id', lower(hex(randomblob(8))))");
+    impl->db_id = impl->db.execAndGet("SELECT value FROM meta WHERE key = 'db_id'").getString();
   } catch (const std::exception& e) {
     return impl->DbError(e);
   }
@@ -119,7 +127,7 @@ Result<PhraseCache> PhraseCache::Open(const std::string& db_path) {
 
 std::string PhraseCache::IndexPath(const std::string& fingerprint) const {
   if (IsMemory(impl_->path)) return "";
-  return impl_->path + ".hnsw/" + fingerprint + ".hnsw";
+  return impl_->path + ".hnsw/" + fingerprint + "-" + impl_->db_id + ".hnsw";
 }
 
 Result<std::size_t> PhraseCache::Count(const std::string& fingerprint) {
@@ -174,7 +182,7 @@ Result<CacheStats> PhraseCache::Get(const Embedder& model, const std::string& mo
       SQLite::Statement get(db, "SELECT vec FROM phrase_vectors WHERE model_id = ? AND phrase = ?");
       get.bind(1, model_id);
       for (std::size_t i = 0; i < phrases.size(); ++i) {
-        get.bind(2, phrases[i].data(), static_cast<int>(phrases[i].size()));
+        get.bind(2, std::string(phrases[i]));  // as TEXT (a pointer + size would bind a BLOB)
         if (get.executeStep()) {
           impl_->ReadVec(get.getColumn(0), d, out + i * d, has + i, phrases[i]);
           found[i] = 1;
@@ -224,11 +232,16 @@ Result<CacheStats> PhraseCache::Get(const Embedder& model, const std::string& mo
       if (!st.ok()) return Error{st.message()};
     }
     for (std::size_t k = 0; k < batch.size(); ++k) {
+      double n2 = 0;
       for (int j = 0; j < d && hv[k]; ++j) {
-        if (!std::isfinite(vecs[k * d + j])) {
+        const float x = vecs[k * d + j];
+        if (!std::isfinite(x)) {
           return Error{fmt::format("model {}: the vector of '{}' is not finite", model_name, batch[k])};
         }
+        n2 += static_cast<double>(x) * x;
       }
+      // One rule for every backend: a zero vector is no vector (cosine 0, not in the index).
+      if (hv[k] && n2 == 0) hv[k] = 0;
     }
     stats.embed_seconds += Since(te);
     auto ts = std::chrono::steady_clock::now();
@@ -237,7 +250,7 @@ Result<CacheStats> PhraseCache::Get(const Embedder& model, const std::string& mo
       SQLite::Statement ins(db, "INSERT OR IGNORE INTO phrase_vectors(model_id, phrase, vec) VALUES(?,?,?)");
       ins.bind(1, model_id);
       for (std::size_t k = 0; k < batch.size(); ++k) {
-        ins.bind(2, batch[k].data(), static_cast<int>(batch[k].size()));
+        ins.bind(2, std::string(batch[k]));
         if (hv[k]) {
           ins.bind(3, vecs.data() + k * d, d * 4);
         } else {
@@ -324,6 +337,10 @@ Result<std::shared_ptr<AnnIndex>> PhraseCache::Index(const Embedder& model, Inde
         labels.push_back(rows.getColumn(0).getInt64());
         vecs.resize(labels.size() * d);
         impl_->ReadVec(rows.getColumn(1), d, vecs.data() + (labels.size() - 1) * d, &has, "(index)");
+        if (!has) {  // a zero vector stored by an older kplab: never in the index
+          labels.pop_back();
+          vecs.resize(labels.size() * d);
+        }
       }
       Status st = index->AddBatch(labels, vecs.data());
       if (!st.ok()) return Error{st.message()};

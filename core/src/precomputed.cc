@@ -1,4 +1,5 @@
 // Phrase tables made elsewhere (e.g. sentence-transformers in Python) -> .kvec phrase files.
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -150,6 +151,11 @@ Result<ImportStats> FromNpy(const std::string& path, const std::string& phrases_
     return Error{fmt::format("{}: unsupported .npy version {} (expected 1, 2 or 3)", path, major)};
   }
   if (hstart + hlen > data.size()) return Error{fmt::format("{}: truncated .npy header", path)};
+  // numpy's own reader refuses headers over 10,000 bytes; so does kplab (the regexes below recurse
+  // per character).
+  if (hlen > 10000) {
+    return Error{fmt::format("{}: .npy header of {} bytes (expected at most 10000)", path, hlen)};
+  }
   std::string header = data.substr(hstart, hlen);
   std::smatch m;
   std::string descr;
@@ -160,8 +166,12 @@ Result<ImportStats> FromNpy(const std::string& path, const std::string& phrases_
     fortran = m[1] == "True";
   }
   if (std::regex_search(header, m, std::regex(R"('shape'\s*:\s*\(\s*(\d+)\s*,\s*(\d+)\s*,?\s*\))"))) {
-    rows = std::stoull(m[1]);
-    cols = std::stoull(m[2]);
+    const std::string a = m[1], b = m[2];
+    auto ra = std::from_chars(a.data(), a.data() + a.size(), rows);
+    auto rb = std::from_chars(b.data(), b.data() + b.size(), cols);
+    if (ra.ec != std::errc() || rb.ec != std::errc()) {
+      return Error{fmt::format("{}: .npy shape ({}, {}) is too large", path, a, b)};
+    }
   } else {
     return Error{fmt::format("{}: .npy shape is not 2-D (expected (phrases, dims))", path)};
   }
@@ -233,7 +243,7 @@ Result<ImportStats> ConvertPhraseTable(const std::string& path, const std::strin
   if (fmt_name == "jsonl") return FromJsonl(path, out_path);
   if (fmt_name == "tsv") return FromTsv(path, out_path);
   if (fmt_name == "npy") return FromNpy(path, phrases_path, out_path);
-  return Error{fmt::format("unknown phrase-table format '{}' (expected jsonl, tsv or npy)", format)};
+  return Error{fmt::format("{}: unknown phrase-table format '{}' (expected jsonl, tsv or npy)", path, format)};
 }
 
 }  // namespace kplab

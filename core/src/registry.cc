@@ -1,5 +1,7 @@
 #include "kplab/registry.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -84,6 +86,29 @@ Status WriteFile(const fs::path& p, const std::string& text) {
   return Status::Ok();
 }
 
+}  // namespace
+
+// Removes hidden work directories (.NAME.tmpPID, .NAME.oldPID, .download-PID) left by an install or
+// import that was killed: their process no longer exists.
+void RemoveStaleWork(const std::string& models_dir) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(models_dir, ec)) {
+    const std::string n = e.path().filename().string();
+    if (n.empty() || n[0] != '.' || !e.is_directory()) continue;
+    std::size_t i = n.size();
+    while (i > 0 && std::isdigit(static_cast<unsigned char>(n[i - 1]))) --i;
+    if (i == n.size()) continue;
+    const std::string stem = n.substr(0, i);
+    if (!(stem.ends_with(".tmp") || stem.ends_with(".old") || stem == ".download-")) continue;
+    const std::string pid = n.substr(i);
+    if (pid == std::to_string(::getpid()) || fs::exists("/proc/" + pid)) continue;
+    std::error_code ec2;
+    fs::remove_all(e.path(), ec2);
+  }
+}
+
+namespace {
+
 // A staging directory beside the final one; Commit renames it into place.
 class Staging {
  public:
@@ -93,6 +118,7 @@ class Staging {
     std::error_code ec;
     fs::create_directories(models_dir, ec);
     if (ec) return Error{fmt::format("{}: cannot create: {}", models_dir, ec.message())};
+    RemoveStaleWork(models_dir);
     Staging s;
     s.final_ = fs::path(models_dir) / name;
     if (fs::exists(s.final_ / kManifest) && !replace) {
@@ -118,12 +144,21 @@ class Staging {
     Status st = WriteFile(tmp_ / kManifest, ManifestJson(info));
     if (!st.ok()) return st;
     std::error_code ec;
-    fs::path old = final_;
-    old += ".old";
+    // The previous version (with --replace) is moved to a hidden name first and put back if the new
+    // one cannot be moved into place.
+    fs::path old = final_.parent_path() / fmt::format(".{}.old{}", final_.filename().string(), ::getpid());
     fs::remove_all(old, ec);
-    if (fs::exists(final_)) fs::rename(final_, old, ec);
+    const bool had_old = fs::exists(final_);
+    if (had_old) {
+      fs::rename(final_, old, ec);
+      if (ec) return Error{fmt::format("{}: cannot replace: {}", final_.string(), ec.message())};
+    }
     fs::rename(tmp_, final_, ec);
-    if (ec) return Error{fmt::format("{}: cannot install: {}", final_.string(), ec.message())};
+    if (ec) {
+      std::error_code ec2;
+      if (had_old) fs::rename(old, final_, ec2);
+      return Error{fmt::format("{}: cannot install: {}", final_.string(), ec.message())};
+    }
     tmp_.clear();
     fs::remove_all(old, ec);
     return Status::Ok();
@@ -199,8 +234,15 @@ Result<ModelInfo> FinishVectors(Staging& stage, const std::string& name, const s
   info.name = name;
   info.backend = backend;
   info.weights_sha256 = stats.weights_sha256;
-  info.config_json = config_json;
-  info.fingerprint = ModelFingerprint(backend, stats.weights_sha256, config_json);
+  // The fingerprint is computed from the configuration exactly as a manifest reader will see it
+  // (simdjson's minified form), so number formatting can never make a model unloadable.
+  {
+    simdjson::dom::parser parser;
+    simdjson::dom::element cfg;
+    if (parser.parse(config_json).get(cfg)) return Error{"internal: bad model configuration JSON"};
+    info.config_json = simdjson::minify(cfg);
+  }
+  info.fingerprint = ModelFingerprint(backend, stats.weights_sha256, info.config_json);
   info.dims = stats.dims;
   info.rows = stats.rows;
   info.source = source;
@@ -303,11 +345,16 @@ Result<ModelInfo> GetModel(const std::string& models_dir, const std::string& nam
 }
 
 Status RemoveModel(const std::string& models_dir, const std::string& name) {
-  auto m = GetModel(models_dir, name);
-  if (!m.ok()) return Error{m.error().message};
+  Status st = CheckName(name);
+  if (!st.ok()) return st;
+  // A model whose manifest no longer parses can still be removed.
+  const fs::path dir = fs::path(models_dir) / name;
+  if (!fs::exists(dir / kManifest)) {
+    return Error{fmt::format("model '{}' is not installed in {}", name, models_dir)};
+  }
   std::error_code ec;
-  fs::remove_all(m->dir, ec);
-  if (ec) return Error{fmt::format("{}: cannot remove: {}", m->dir, ec.message())};
+  fs::remove_all(dir, ec);
+  if (ec) return Error{fmt::format("{}: cannot remove: {}", dir.string(), ec.message())};
   return Status::Ok();
 }
 
@@ -333,6 +380,9 @@ Result<std::shared_ptr<const Embedder>> LoadEmbedder(const ModelInfo& info) {
       return Error{fmt::format("{}: a word-vector file where a phrase table was expected", path)};
     }
     return std::shared_ptr<const Embedder>(MakePrecomputedEmbedder(shared, info.fingerprint));
+  }
+  if (shared->kind() != VecKind::kWords) {
+    return Error{fmt::format("{}: a phrase table where word vectors were expected", path)};
   }
   auto cfg = ParseWordVecConfig(info);
   if (!cfg.ok()) return cfg.error();

@@ -112,6 +112,9 @@ void VecFileWriter::Grow() {
 }
 
 Status VecFileWriter::Add(std::string_view text, const float* values, std::string_view where) {
+  if (dims_ < 1 || dims_ > 65536) {
+    return Error{fmt::format("{}: {} dimensions (expected 1..65536)", where, dims_)};
+  }
   for (int j = 0; j < dims_; ++j) {
     if (!std::isfinite(values[j])) {
       return Error{fmt::format("{}: value {} of the vector for '{}' is not finite (expected a finite "

@@ -56,9 +56,11 @@ Result<ImportStats> ConvertWinkJson(const std::string& json_path, const std::str
       } else if (key == "size") {
         size = field.value().get_int64();
       } else if (key == "words") {
+        if (!words.empty()) return Error{fmt::format("{}: \"words\" appears twice", json_path)};
         for (auto w : field.value().get_array()) words.emplace_back(std::string_view(w.get_string()));
         for (std::size_t i = 0; i < words.size(); ++i) word_row.emplace(words[i], i);
       } else if (key == "vectors") {
+        if (!matrix.empty()) return Error{fmt::format("{}: \"vectors\" appears twice", json_path)};
         if (dims < 1 || dims > 65536 || norm_at != dims || index_at != dims + 1 || words.empty()) {
           return Error{fmt::format(
               "{}: \"vectors\" before a valid header (expected dimensions, l2NormIndex = dimensions, "
@@ -116,7 +118,7 @@ Result<ImportStats> ConvertWinkJson(const std::string& json_path, const std::str
   } catch (const simdjson::simdjson_error& e) {
     return Error{fmt::format("{}: malformed JSON: {}", JsonWhere(json_path, doc, json), e.what())};
   }
-  if (words.empty() || matrix.empty()) {
+  if (words.empty() || matrix.empty() || matrix.size() != words.size() * static_cast<std::size_t>(dims)) {
     return Error{fmt::format("{}: no \"words\" or \"vectors\" (expected a wink-embeddings JSON file)",
                              json_path)};
   }
@@ -191,6 +193,10 @@ Result<ImportStats> ConvertWordVecText(const std::string& text_path, const std::
     if (dims < 0) {
       if (fields.size() < 2) {
         return Error{fmt::format("{}:{}: expected a word followed by its vector", text_path, lineno)};
+      }
+      if (fields.size() - 1 > 65536) {
+        return Error{fmt::format("{}:{}: {} numbers (expected at most 65536 dimensions)", text_path,
+                                 lineno, fields.size() - 1)};
       }
       dims = static_cast<int>(fields.size() - 1);
     }
@@ -308,8 +314,12 @@ class WordVecEmbedder final : public Embedder {
         wsum += w;
       }
       float* dst = out + i * d;
-      has[i] = wsum > 0;
-      for (int j = 0; j < d; ++j) dst[j] = wsum > 0 ? static_cast<float>(acc[j] / wsum) : 0.0f;
+      double n2 = 0;
+      for (int j = 0; j < d; ++j) {
+        dst[j] = wsum > 0 ? static_cast<float>(acc[j] / wsum) : 0.0f;
+        n2 += static_cast<double>(dst[j]) * dst[j];
+      }
+      has[i] = n2 > 0;  // all words unknown, or vectors that cancel out: no vector
     }
     return Status::Ok();
   }

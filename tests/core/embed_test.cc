@@ -245,6 +245,15 @@ TEST(PhraseTableTest, BadTablesNameFileAndLine) {
   r = ConvertPhraseTable(dir.File("bad.npy"), "npy", "", dir.File("x.kvec"));
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.error().message, HasSubstr("needs --phrases"));
+  // A hostile header (version 2: 32-bit length) is refused before it is parsed, as numpy does.
+  std::string big = std::string("\x93NUMPY\x02\x00", 8);
+  const std::uint32_t len = 50000;
+  big.append(reinterpret_cast<const char*>(&len), 4);
+  big += "{'descr': '" + std::string(len - 13, 'x') + "'}";  // exactly len bytes
+  std::ofstream(dir.File("big.npy"), std::ios::binary) << big;
+  r = ConvertPhraseTable(dir.File("big.npy"), "npy", dir.File("p.txt"), dir.File("x.kvec"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.error().message, HasSubstr("big.npy: .npy header of 50000 bytes (expected at most 10000)"));
 }
 
 TEST(RegistryTest, ImportListLoadRemove) {
@@ -266,6 +275,14 @@ TEST(RegistryTest, ImportListLoadRemove) {
   auto again = ImportWordVecText(models, "tiny", kData + "tiny.txt", WordVecConfig{});
   ASSERT_FALSE(again.ok());
   EXPECT_THAT(again.error().message, HasSubstr("already installed"));
+
+  // A model whose name ends in ".old" is not mistaken for a backup by a --replace of another.
+  ASSERT_TRUE(ImportWordVecText(models, "tiny-sif.old", kData + "tiny.txt", WordVecConfig{}).ok());
+  ImportOptions replace;
+  replace.replace = true;
+  ASSERT_TRUE(ImportWordVecText(models, "tiny-sif", kData + "tiny.txt", sif, replace).ok());
+  EXPECT_TRUE(GetModel(models, "tiny-sif.old").ok());
+  ASSERT_TRUE(RemoveModel(models, "tiny-sif.old").ok());
 
   auto list = ListModels(models);
   ASSERT_TRUE(list.ok());

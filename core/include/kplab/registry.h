@@ -42,6 +42,8 @@ Result<std::vector<ModelInfo>> ListModels(const std::string& models_dir);
 // Reads a model's manifest. A missing model is an error that says how to install or import it.
 Result<ModelInfo> GetModel(const std::string& models_dir, const std::string& name);
 Status RemoveModel(const std::string& models_dir, const std::string& name);
+// Removes work directories of installs/imports whose process died (called by every import).
+void RemoveStaleWork(const std::string& models_dir);
 
 // Loads the embedder (memory-maps vectors, reads tokenizers) after checking its files.
 Result<std::shared_ptr<const Embedder>> LoadEmbedder(const ModelInfo& info);
