@@ -28,7 +28,7 @@
 #include "bindings.h"
 #include "cli_args.h"
 #include "evaluate.h"
-#include "json.h"
+#include "kplab/json.h"
 #include "kplab/corpus.h"
 #include "kplab/io.h"
 #include "kplab/profile.h"

@@ -16,7 +16,7 @@
 #include "cli_args.h"
 #include "embedding.h"
 #include "evaluate.h"
-#include "json.h"
+#include "kplab/json.h"
 #include "kplab/cache.h"
 #include "kplab/io.h"
 #include "kplab/registry.h"

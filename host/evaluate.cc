@@ -13,7 +13,7 @@
 
 #include "bindings.h"
 #include "embedding.h"
-#include "json.h"
+#include "kplab/json.h"
 #include "kplab/profile.h"
 #include "kplab/text.h"
 

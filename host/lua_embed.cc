@@ -113,11 +113,7 @@ int MRowMax(lua_State* L) {
 int MColMax(lua_State* L) {
   const Matrix& m = CheckMatrix(L, 1)->m;
   const int c = CheckIndex(L, 2, m.cols, "column");
-  int best = -1;
-  for (int r = 0; r < m.rows; ++r) {
-    const double x = m.at(r, c);
-    if (best < 0 || x > m.at(best, c) || (std::isnan(x) && !std::isnan(m.at(best, c)))) best = r;
-  }
+  const int best = ColArgmax(m)[c];  // same tie and NaN rules as RowTopK / RowArgmax
   if (best < 0) {
     lua_pushnil(L);
     lua_pushnil(L);

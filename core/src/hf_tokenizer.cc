@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 #include <simdjson.h>
+
+#include "json_internal.h"
 #include <unicode/normalizer2.h>
 #include <unicode/uchar.h>
 #include <unicode/unistr.h>
@@ -236,25 +238,7 @@ U32 Normalize(const U32& s, NormalForm form) {
 // ---------------------------------------------------------------------------------------------
 // JSON helpers: every error names the file and the field.
 
-const char* TypeName(const element& e) {
-  switch (e.type()) {
-    case element_type::ARRAY:
-      return "an array";
-    case element_type::OBJECT:
-      return "an object";
-    case element_type::INT64:
-    case element_type::UINT64:
-    case element_type::DOUBLE:
-      return "a number";
-    case element_type::STRING:
-      return "a string";
-    case element_type::BOOL:
-      return "a boolean";
-    case element_type::NULL_VALUE:
-      return "null";
-  }
-  return "a value";
-}
+using json_internal::TypeName;
 
 struct Json {
   const std::string& path;

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include "json_internal.h"
+
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -25,25 +27,7 @@ simdjson::dom::array Arr(const element& e) { return e.get_array().value_unsafe()
 
 constexpr std::string_view kOneObject = "one JSON object a line";
 
-const char* TypeName(const element& e) {
-  switch (e.type()) {
-    case element_type::ARRAY:
-      return "an array";
-    case element_type::OBJECT:
-      return "an object";
-    case element_type::INT64:
-    case element_type::UINT64:
-    case element_type::DOUBLE:
-      return "a number";
-    case element_type::STRING:
-      return "a string";
-    case element_type::BOOL:
-      return "a boolean";
-    case element_type::NULL_VALUE:
-      return "null";
-  }
-  return "a value";
-}
+using json_internal::TypeName;
 
 bool IsBlankLine(std::string_view line) {
   return line.find_first_not_of(" \t\r") == std::string_view::npos;

@@ -17,14 +17,7 @@ namespace {
 
 Result<ImportStats> Finish(VecFileWriter& w, const std::string& path, const std::string& out_path) {
   if (w.size() == 0) return Error{fmt::format("{}: no vectors", path)};
-  ImportStats s;
-  s.rows = w.size();
-  s.duplicates = w.duplicates();
-  s.dims = w.dims();
-  auto sha = w.Write(out_path);
-  if (!sha.ok()) return sha.error();
-  s.weights_sha256 = *sha;
-  return s;
+  return w.Finish(out_path);
 }
 
 Result<ImportStats> FromJsonl(const std::string& path, const std::string& out_path) {

@@ -13,6 +13,8 @@
 #include <simdjson.h>
 
 #include "io_internal.h"
+#include "store_internal.h"
+#include "kplab/json.h"
 #include "kplab/model2vec.h"
 #include "kplab/vecfile.h"
 
@@ -23,35 +25,6 @@ namespace {
 
 constexpr const char* kManifest = "model.json";
 constexpr const char* kVectors = "vectors.kvec";
-
-std::string Esc(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (c < 0x20) {
-          out += fmt::format("\\u{:04x}", c);
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
-
-std::string NowIso() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 bool ValidName(const std::string& name) {
   if (name.empty() || name.size() > 100 || name[0] == '.') return false;
@@ -74,8 +47,8 @@ std::string ManifestJson(const ModelInfo& m) {
       "{{\n  \"kplab_model\": 1,\n  \"name\": {},\n  \"backend\": {},\n  \"fingerprint\": {},\n"
       "  \"weights_sha256\": {},\n  \"config\": {},\n  \"dims\": {},\n  \"rows\": {},\n"
       "  \"source\": {},\n  \"created_at\": {}\n}}\n",
-      Esc(m.name), Esc(m.backend), Esc(m.fingerprint), Esc(m.weights_sha256), m.config_json, m.dims,
-      m.rows, Esc(m.source), Esc(m.created_at));
+      JsonString(m.name), JsonString(m.backend), JsonString(m.fingerprint), JsonString(m.weights_sha256), m.config_json, m.dims,
+      m.rows, JsonString(m.source), JsonString(m.created_at));
 }
 
 Status WriteFile(const fs::path& p, const std::string& text) {
@@ -246,7 +219,7 @@ Result<ModelInfo> FinishVectors(Staging& stage, const std::string& name, const s
   info.dims = stats.dims;
   info.rows = stats.rows;
   info.source = source;
-  info.created_at = NowIso();
+  info.created_at = store_internal::NowIsoUtc();
   Status st = stage.Commit(info);
   if (!st.ok()) return Error{st.message()};
   return info;
@@ -457,7 +430,7 @@ Result<ModelInfo> ImportModel2Vec(const std::string& models_dir, const std::stri
   info.fingerprint = ModelFingerprint(info.backend, info.weights_sha256, info.config_json);
   info.dims = (*copied)->dims();
   info.source = opt.source.empty() ? dir : opt.source;
-  info.created_at = NowIso();
+  info.created_at = store_internal::NowIsoUtc();
   Status st = stage->Commit(info);
   if (!st.ok()) return Error{st.message()};
   return info;

@@ -211,14 +211,6 @@ int Migrate(SQLite::Database& db, const std::string& path) {
   return version;
 }
 
-std::string NowIsoUtc() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 // "YYYY-MM-DDTHH:MM:SS[.fff]Z". ListRuns orders by this text, which is only chronological in this form.
 bool IsIsoUtc(std::string_view s) {
@@ -432,6 +424,15 @@ int RunStore::schema_version() const { return impl_->schema_version; }
 
 namespace store_internal {
 
+std::string NowIsoUtc() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
 Result<int> PrepareDatabase(SQLite::Database& db, const std::string& path) {
   try {
     // A CLI and a REPL may share the file; wait for the other writer instead of failing at once.
@@ -503,7 +504,7 @@ Result<int64_t> RunStore::SaveRun(const RunRecord& run, const ScoreColumns& scor
     ins.bind(6, run.params_json);
     ins.bind(7, run.embedder_fingerprint);
     ins.bind(8, run.kplab_version);
-    ins.bind(9, run.created_at.empty() ? NowIsoUtc() : run.created_at);
+    ins.bind(9, run.created_at.empty() ? store_internal::NowIsoUtc() : run.created_at);
     ins.bind(10, run.elapsed_seconds);
     ins.bind(11, run.status);
     ins.bind(12, run.error);

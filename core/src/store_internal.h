@@ -13,4 +13,7 @@ namespace kplab::store_internal {
 // version; returns that version. Errors name the path.
 Result<int> PrepareDatabase(SQLite::Database& db, const std::string& path);
 
+// The current time as ISO 8601 UTC ("2026-11-22T10:00:00Z").
+std::string NowIsoUtc();
+
 }  // namespace kplab::store_internal

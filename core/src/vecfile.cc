@@ -194,6 +194,17 @@ Result<std::string> VecFileWriter::Write(const std::string& path) const {
   return hex;
 }
 
+Result<ImportStats> VecFileWriter::Finish(const std::string& path) const {
+  auto sha = Write(path);
+  if (!sha.ok()) return sha.error();
+  ImportStats stats;
+  stats.rows = count_;
+  stats.duplicates = duplicates_;
+  stats.dims = dims_;
+  stats.weights_sha256 = *sha;
+  return stats;
+}
+
 // ---- reader ---------------------------------------------------------------------------------------
 
 VecFile::VecFile(VecFile&& o) noexcept { *this = std::move(o); }

@@ -139,14 +139,7 @@ Result<ImportStats> ConvertWinkJson(const std::string& json_path, const std::str
     Status st = writer.Add(words[i], &matrix[i * dims], json_path);
     if (!st.ok()) return Error{st.message()};
   }
-  ImportStats stats;
-  stats.rows = writer.size();
-  stats.duplicates = writer.duplicates();
-  stats.dims = static_cast<int>(dims);
-  auto sha = writer.Write(out_path);
-  if (!sha.ok()) return sha.error();
-  stats.weights_sha256 = *sha;
-  return stats;
+  return writer.Finish(out_path);
 }
 
 Result<ImportStats> ConvertWordVecText(const std::string& text_path, const std::string& out_path) {
@@ -242,14 +235,7 @@ Result<ImportStats> ConvertWordVecText(const std::string& text_path, const std::
     return Error{fmt::format("{}: header says {} rows but the file has {} (truncated?)", text_path,
                              declared_rows, writer->size() + writer->duplicates())};
   }
-  ImportStats stats;
-  stats.rows = writer->size();
-  stats.duplicates = writer->duplicates();
-  stats.dims = dims;
-  auto sha = writer->Write(out_path);
-  if (!sha.ok()) return sha.error();
-  stats.weights_sha256 = *sha;
-  return stats;
+  return writer->Finish(out_path);
 }
 
 // ---- pooling --------------------------------------------------------------------------------------

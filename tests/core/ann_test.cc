@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "../../core/src/io_internal.h"
+#include "temp_dir.h"
 
 namespace kplab {
 namespace {
@@ -35,22 +36,7 @@ const std::string kModel = "0123456789abcdef0123456789abcdef0123456789abcdef0123
 const std::string kOtherModel = "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210";
 constexpr std::size_t kHeaderSize = 136;  // kplab header; hnswlib's payload follows
 
-// A fresh directory per test, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            (std::string("kplab_ann_") + info->name() + "_" + std::to_string(::getpid()));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string File(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
+using test::TempDir;
 
 // n Gaussian vectors normalized to unit length (uniform on the sphere), row-major.
 std::vector<float> RandomUnitRows(std::size_t n, int dims, std::uint32_t seed) {

@@ -10,6 +10,7 @@
 
 #include "kplab/cache.h"
 #include "kplab/registry.h"
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
@@ -20,17 +21,14 @@ namespace {
 class CacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/kplab-cache-XXXXXX";
-    dir_ = ::mkdtemp(tmpl);
-    auto m = ImportWordVecText(dir_ + "/models", "zero", std::string(KPLAB_TEST_DATA) + "/embed/zero.txt",
+    auto m = ImportWordVecText(tmp_.File("models"), "zero", std::string(KPLAB_TEST_DATA) + "/embed/zero.txt",
                                WordVecConfig{});
     ASSERT_TRUE(m.ok()) << m.error().message;
     auto e = LoadEmbedder(*m);
     ASSERT_TRUE(e.ok()) << e.error().message;
     model_ = *e;
-    db_ = dir_ + "/c.db";
+    db_ = tmp_.File("c.db");
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   CacheStats Get(PhraseCache& c, const std::vector<std::string_view>& p, std::vector<float>* out = nullptr,
                  std::vector<std::uint8_t>* has = nullptr) {
@@ -43,7 +41,8 @@ class CacheTest : public ::testing::Test {
     return s.ok() ? *s : CacheStats{};
   }
 
-  std::string dir_, db_;
+  test::TempDir tmp_;
+  std::string db_;
   std::shared_ptr<const Embedder> model_;
 };
 

@@ -11,6 +11,7 @@
 #include "kplab/registry.h"
 #include "kplab/vecfile.h"
 #include "kplab/wordvec.h"
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
@@ -20,19 +21,7 @@ namespace {
 
 const std::string kData = std::string(KPLAB_TEST_DATA) + "/embed/";
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/kplab-embed-XXXXXX";
-    path_ = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using test::TempDir;
 
 std::vector<float> Embed1(const Embedder& e, std::string_view phrase, bool* has = nullptr) {
   std::vector<float> v(e.dims());

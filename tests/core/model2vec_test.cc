@@ -29,6 +29,7 @@
 #include "kplab/hf_tokenizer.h"
 #include "kplab/io.h"
 #include "kplab/safetensors.h"
+#include "temp_dir.h"
 
 namespace kplab {
 namespace {
@@ -43,21 +44,7 @@ const std::string kI8 = kFixtures + "test-model-int8";
 const std::string kSt = kFixtures + "test-model-sentence-transformers";
 const std::string kVq = kFixtures + "test-model-vocab-quantized";
 
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = fs::temp_directory_path() /
-            ("kplab-m2v-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string path() const { return path_.string(); }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
+using test::TempDir;
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

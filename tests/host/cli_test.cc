@@ -12,21 +12,14 @@
 #include <sstream>
 #include <string>
 
+#include "cli_harness.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Output {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using kplab::test::Output;
+using kplab::test::Slurp;
 
 class Cli : public ::testing::Test {
  protected:
@@ -42,16 +35,7 @@ class Cli : public ::testing::Test {
 
   // Runs kplab with args (a shell fragment), stdin from `input`.
   Output Run(const std::string& args, const std::string& input = "") {
-    const fs::path in = dir_ / "stdin", out = dir_ / "stdout", err = dir_ / "stderr";
-    std::ofstream(in, std::ios::binary) << input;
-    const std::string cmd = std::string("cd ") + KPLAB_SOURCE_DIR + " && KPLAB_DB=" + db_ + " " + KPLAB_BINARY +
-                            " " + args + " <" + in.string() + " >" + out.string() + " 2>" + err.string();
-    const int status = std::system(cmd.c_str());
-    Output o;
-    o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    o.out = Slurp(out);
-    o.err = Slurp(err);
-    return o;
+    return kplab::test::RunKplab(dir_, "KPLAB_DB=" + db_, args, input);
   }
 
   fs::path dir_;

@@ -18,21 +18,13 @@
 #include <sstream>
 #include <string>
 
+#include "cli_harness.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Output {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using kplab::test::Output;
 
 class EmbedCli : public ::testing::Test {
  protected:
@@ -48,16 +40,8 @@ class EmbedCli : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   Output Run(const std::string& args) {
-    const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
-    const std::string cmd = std::string("cd ") + KPLAB_SOURCE_DIR + " && KPLAB_DB=" + db_ +
-                            " KPLAB_MODELS=" + models_ + " KPLAB_MODEL=tiny " + KPLAB_BINARY + " " +
-                            args + " >" + out.string() + " 2>" + err.string();
-    const int status = std::system(cmd.c_str());
-    Output o;
-    o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    o.out = Slurp(out);
-    o.err = Slurp(err);
-    return o;
+    return kplab::test::RunKplab(dir_, "KPLAB_DB=" + db_ + " KPLAB_MODELS=" + models_ + " KPLAB_MODEL=tiny",
+                                 args);
   }
 
   void ImportTiny() {

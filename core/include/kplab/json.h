@@ -1,4 +1,5 @@
-// Small JSON writing helpers shared by the CLI and the run record (no JSON library needed for output).
+// Small JSON writing helpers shared by the CLI, run records and model manifests (no JSON library
+// needed for output).
 #pragma once
 
 #include <cmath>
@@ -7,7 +8,7 @@
 
 #include <fmt/format.h>
 
-namespace kplab::host {
+namespace kplab {
 
 // A JSON string literal with the required escapes.
 inline std::string JsonString(std::string_view s) {
@@ -36,4 +37,4 @@ inline std::string JsonNumber(double v) {
   return fmt::format("{}", v);
 }
 
-}  // namespace kplab::host
+}  // namespace kplab
