@@ -435,7 +435,7 @@ int CmdCacheImpl(Args a) {
   if (pos[0] != "add") throw UsageError(fmt::format("unknown cache subcommand '{}' (expected add, info)", pos[0]));
   EvalRequest req;
   req.profile = a.Take("--profile").value_or("kplab");
-  auto source = a.Take("--source");
+  req.source_path = a.Take("--source");
   const bool stems = a.Flag("--stems");
   const bool index = a.Flag("--index");
   auto rest = a.Positionals();
@@ -443,15 +443,15 @@ int CmdCacheImpl(Args a) {
     throw UsageError("usage: kplab cache add DATASET [PREDICTIONS] [--model M] [--profile P] [--stems] "
                      "[--index] [--db PATH]");
   }
-  std::optional<Profile> profile = FindProfile(req.profile);
-  if (!profile) throw UsageError(fmt::format("unknown profile '{}'", req.profile));
-  RawDataset ds = Must(ImportDataset(rest[1], {}));
-  if (source) MustOk(AttachSources(ds, *source));
-  std::optional<RawPredictions> preds;
-  if (rest.size() == 3) {
-    preds = Must(AlignPredictions(ds, Must(ImportPredictions(rest[2], ""))));
+  req.dataset_path = rest[1];
+  if (rest.size() == 3) req.predictions_path = rest[2];
+  EvalFailure failure = EvalFailure::kNone;
+  auto loaded = LoadCorpus(req, &failure);
+  if (!loaded) {
+    if (failure == EvalFailure::kUsage) throw UsageError(loaded.error().message);
+    throw InputError(loaded.error().message);
   }
-  Corpus corpus = Must(BuildCorpus(ds, preds ? &*preds : nullptr, *profile));
+  const Corpus& corpus = *loaded;
   PlanRequest plan;
   plan.model_name = model_name;
   plan.db_path = db_path;

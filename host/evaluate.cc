@@ -120,9 +120,10 @@ Result<std::vector<MetricPlugin>> LoadMetrics(
   return out;
 }
 
-Result<EvalResult> Evaluate(const EvalRequest& req, EvalFailure* failure, const Progress& progress) {
-  const auto start = std::chrono::steady_clock::now();
-  auto fail = [&](EvalFailure f, std::string message) -> Result<EvalResult> {
+namespace {
+
+Result<Corpus> LoadCorpusTimed(const EvalRequest& req, EvalFailure* failure, PhaseTimer& timer) {
+  auto fail = [&](EvalFailure f, std::string message) -> Result<Corpus> {
     if (failure) *failure = f;
     return Error{std::move(message)};
   };
@@ -134,7 +135,6 @@ Result<EvalResult> Evaluate(const EvalRequest& req, EvalFailure* failure, const 
     return fail(EvalFailure::kUsage,
                 fmt::format("unknown profile '{}' (expected one of: {}kenchan+one2set)", req.profile, names));
   }
-  PhaseTimer timer;
   auto dataset = ImportDataset(req.dataset_path, req.dataset_options);
   timer.Done("dataset");
   if (!dataset) return fail(EvalFailure::kInput, dataset.error().message);
@@ -143,14 +143,37 @@ Result<EvalResult> Evaluate(const EvalRequest& req, EvalFailure* failure, const 
       return fail(EvalFailure::kInput, st.message());
     }
   }
-  auto preds = ImportPredictions(req.predictions_path, req.predictions_format);
-  if (!preds) return fail(EvalFailure::kInput, preds.error().message);
-  auto aligned = AlignPredictions(*dataset, std::move(*preds));
-  if (!aligned) return fail(EvalFailure::kInput, aligned.error().message);
-  timer.Done("predictions");
-  auto corpus = BuildCorpus(*dataset, &*aligned, *profile);
+  std::optional<RawPredictions> aligned;
+  if (!req.predictions_path.empty()) {
+    auto preds = ImportPredictions(req.predictions_path, req.predictions_format);
+    if (!preds) return fail(EvalFailure::kInput, preds.error().message);
+    auto a = AlignPredictions(*dataset, std::move(*preds));
+    if (!a) return fail(EvalFailure::kInput, a.error().message);
+    aligned = std::move(*a);
+    timer.Done("predictions");
+  }
+  auto corpus = BuildCorpus(*dataset, aligned ? &*aligned : nullptr, *profile);
   if (!corpus) return fail(EvalFailure::kInput, corpus.error().message);
   timer.Done("corpus");
+  return corpus;
+}
+
+}  // namespace
+
+Result<Corpus> LoadCorpus(const EvalRequest& req, EvalFailure* failure) {
+  PhaseTimer timer;
+  return LoadCorpusTimed(req, failure, timer);
+}
+
+Result<EvalResult> Evaluate(const EvalRequest& req, EvalFailure* failure, const Progress& progress) {
+  const auto start = std::chrono::steady_clock::now();
+  if (req.predictions_path.empty()) {
+    if (failure) *failure = EvalFailure::kUsage;
+    return Error{"no predictions file to evaluate"};
+  }
+  PhaseTimer timer;
+  auto corpus = LoadCorpusTimed(req, failure, timer);
+  if (!corpus) return corpus.error();
   auto shared = std::make_shared<const Corpus>(std::move(*corpus));
   auto res = EvaluateCorpus(shared, req, failure, progress);
   if (res) {

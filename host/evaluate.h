@@ -63,6 +63,10 @@ enum class EvalFailure { kNone, kUsage, kInput, kScript };
 Result<EvalResult> Evaluate(const EvalRequest& request, EvalFailure* failure = nullptr,
                             const Progress& progress = {});
 
+// Imports the request's dataset (and its predictions, when predictions_path is not empty) and
+// normalizes them under its profile: the first half of Evaluate.
+Result<Corpus> LoadCorpus(const EvalRequest& request, EvalFailure* failure = nullptr);
+
 // Scores an already built corpus with the named metric plugins (the second half of Evaluate).
 // Fills everything of the result's run record that the corpus and plugins know.
 Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> corpus, const EvalRequest& request,
