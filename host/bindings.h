@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kplab/corpus.h"
+#include "kplab/sim.h"
 #include "sandbox.h"
 
 struct lua_State;
@@ -33,6 +34,9 @@ void SetEmbeddingSpace(lua_State* L, std::shared_ptr<const EmbeddingSpace> space
 // Adds ctx.cosine, ctx.embedding and ctx.model to the table on top of the stack when the VM has a
 // space. [-0, +0]
 void AddEmbeddingCtx(lua_State* L);
+
+// Pushes a Matrix userdata (lua_embed.cc) holding `m`.
+void PushMatrix(lua_State* L, Matrix m);
 
 // Pushes a Corpus userdata.
 void PushCorpus(lua_State* L, std::shared_ptr<const Corpus> corpus);

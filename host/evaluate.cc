@@ -217,6 +217,12 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
     if (!loaded) return fail(EvalFailure::kScript, loaded.error().message);
     lane_plugins.push_back(std::move(*loaded));
   }
+  // needs = function(profile, params): resolved once, in the first lane (only the plan reads needs).
+  for (auto& p : lane_plugins[0]) {
+    if (Status st = ResolveNeeds(*vms[0], p, shared->profile); !st.ok()) {
+      return fail(EvalFailure::kScript, st.message());
+    }
+  }
   const std::vector<MetricPlugin>* plugins = &lane_plugins[0];
   timer.Done("lua setup");
 

@@ -198,6 +198,18 @@ int ListPrmu(lua_State* L) {
   return 1;
 }
 
+// list:match_pairs(refs) -> Matrix (#list x #refs) with 1 where prediction i's stem key equals
+// reference j's key or one of its alternatives, else 0.
+int ListMatchPairs(lua_State* L) {
+  ListUd* p = CheckList(L, 1);
+  ListUd* r = CheckList(L, 2);
+  const std::vector<std::uint8_t> cells = ExactMatchPairs(p->items, r->items);
+  Matrix m(static_cast<int>(p->items.size()), static_cast<int>(r->items.size()));
+  for (std::size_t i = 0; i < cells.size(); ++i) m.v[i] = cells[i];
+  PushMatrix(L, std::move(m));
+  return 1;
+}
+
 // list:match(refs [, how]) -> Match; how = "exact" (default), "substr", "zg".
 int ListMatch(lua_State* L) {
   ListUd* p = CheckList(L, 1);
@@ -286,6 +298,7 @@ const luaL_Reg kListMethods[] = {
     {"keys", Safe<ListKeys>},
     {"prmu", Safe<ListPrmu>},
     {"match", Safe<ListMatch>},
+    {"match_pairs", Safe<ListMatchPairs>},
     {"alpha_ndcg", Safe<ListAlphaNdcg>},
     {nullptr, nullptr},
 };
@@ -403,6 +416,8 @@ int DocIndex(lua_State* L) {
     PushAll(L, d, d->doc->pred_view[0]);
   } else if (key == "refs") {
     PushAll(L, d, d->doc->ref_view[0]);
+  } else if (key == "preds_with_duplicates") {
+    PushAll(L, d, d->doc->pred_view_dups.empty() ? d->doc->pred_view[0] : d->doc->pred_view_dups);
   } else if (key == "id") {
     lua_pushlstring(L, d->doc->id.data(), d->doc->id.size());
   } else if (key == "has_text") {

@@ -1,5 +1,6 @@
 // Semantic primitives for plugins: the Matrix userdata (similarities kept in C++ memory) and the
 // functions that reach the run's EmbeddingSpace: ctx.cosine, ctx.embedding, ctx.model, kp.neighbors.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -195,6 +196,60 @@ int MTransposed(lua_State* L) {
   NewUserdata<MatrixUd>(L, kMatrixMeta, MatrixUd{Transposed(m)});
   return 1;
 }
+// S:maximum(T) -> a new matrix, the element-wise maximum (same shape). With T a 0/1 match matrix
+// (list:match_pairs), exact matches weigh 1 and the rest keep their cosine.
+int MMaximum(lua_State* L) {
+  const Matrix& a = CheckMatrix(L, 1)->m;
+  const Matrix& b = CheckMatrix(L, 2)->m;
+  if (a.rows != b.rows || a.cols != b.cols) {
+    return luaL_error(L, "maximum needs matrices of the same shape (got %dx%d and %dx%d)", a.rows, a.cols,
+                      b.rows, b.cols);
+  }
+  Matrix out = a;
+  for (std::size_t i = 0; i < out.v.size(); ++i) out.v[i] = std::fmax(a.v[i], b.v[i]);
+  PushMatrix(L, std::move(out));
+  return 1;
+}
+// S:clamp(lo, hi) -> a new matrix with every entry clamped to [lo, hi] (NaN stays NaN).
+int MClamp(lua_State* L) {
+  const Matrix& a = CheckMatrix(L, 1)->m;
+  const double lo = luaL_checknumber(L, 2), hi = luaL_checknumber(L, 3);
+  luaL_argcheck(L, lo <= hi, 3, "hi must be >= lo");
+  Matrix out = a;
+  for (double& x : out.v) {
+    if (!std::isnan(x)) x = std::clamp(x, lo, hi);
+  }
+  PushMatrix(L, std::move(out));
+  return 1;
+}
+// S:row_topk_means(k) -> {mean of row 1's min(k, cols) largest entries, ...} (nil entries never: an
+// empty row gives NaN).
+int MRowTopKMeans(lua_State* L) {
+  const Matrix& m = CheckMatrix(L, 1)->m;
+  const lua_Integer k = luaL_checkinteger(L, 2);
+  luaL_argcheck(L, k >= 1, 2, "k must be >= 1");
+  const int kk = static_cast<int>(std::min<lua_Integer>(k, m.cols + 1));
+  lua_createtable(L, m.rows, 0);
+  for (int r = 0; r < m.rows; ++r) {
+    lua_pushnumber(L, RowTopKMean(m, r, kk));
+    lua_rawseti(L, -2, r + 1);
+  }
+  return 1;
+}
+// S:norm([skip_diagonal]) -> Frobenius norm (of the off-diagonal entries when skip_diagonal is true).
+int MNorm(lua_State* L) {
+  const Matrix& m = CheckMatrix(L, 1)->m;
+  const bool skip = lua_toboolean(L, 2) != 0;
+  double s = 0;
+  for (int r = 0; r < m.rows; ++r) {
+    for (int c = 0; c < m.cols; ++c) {
+      if (skip && r == c) continue;
+      s += m.at(r, c) * m.at(r, c);
+    }
+  }
+  lua_pushnumber(L, std::sqrt(s));
+  return 1;
+}
 int MToString(lua_State* L) {
   const Matrix& m = CheckMatrix(L, 1)->m;
   std::string s = fmt::format("Matrix {}x{}", m.rows, m.cols);
@@ -228,6 +283,10 @@ const luaL_Reg kMatrixMethods[] = {
     {"sum", Safe<MSum>},
     {"mean_upper", Safe<MMeanUpper>},
     {"t", Safe<MTransposed>},
+    {"maximum", Safe<MMaximum>},
+    {"clamp", Safe<MClamp>},
+    {"row_topk_means", Safe<MRowTopKMeans>},
+    {"norm", Safe<MNorm>},
     {nullptr, nullptr},
 };
 
@@ -382,6 +441,8 @@ int KpMatrix(lua_State* L) {
 }
 
 }  // namespace
+
+void PushMatrix(lua_State* L, Matrix m) { NewUserdata<MatrixUd>(L, kMatrixMeta, MatrixUd{std::move(m)}); }
 
 void SetEmbeddingSpace(lua_State* L, std::shared_ptr<const EmbeddingSpace> space) {
   if (!space) {

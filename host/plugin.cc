@@ -9,6 +9,8 @@
 #include <utility>
 
 #include <lua.hpp>
+#include <type_traits>
+#include <variant>
 
 namespace kplab::host {
 namespace {
@@ -27,6 +29,37 @@ std::string KeyText(lua_State* L, int idx) {
     return text;
   }
   return std::string("[") + luaL_typename(L, idx) + "]";
+}
+
+// Reads a needs list at `idx` (absolute) into `needs`; returns "" or the error without the "field "
+// prefix ("'needs' must be a list of strings", "'needs[2]' must be one of: ...").
+std::string ReadNeeds(lua_State* L, int idx, std::vector<std::string>& needs) {
+  if (lua_type(L, idx) != LUA_TTABLE) return "'needs' must be a list of strings";
+  const lua_Unsigned n = lua_rawlen(L, idx);
+  // Keys other than 1..n would be silently ignored by the loop below; refuse them.
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {
+    lua_pop(L, 1);
+    if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 ||
+        static_cast<lua_Unsigned>(lua_tointeger(L, -1)) > n) {
+      lua_pop(L, 1);
+      return "'needs' must be a list of strings";
+    }
+  }
+  std::string expected;
+  for (const char* need : kKnownNeeds) expected += (expected.empty() ? "" : ", ") + std::string(need);
+  for (lua_Unsigned i = 1; i <= n; ++i) {
+    lua_rawgeti(L, idx, static_cast<lua_Integer>(i));
+    bool known = false;
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      const std::string need = lua_tostring(L, -1);
+      for (const char* k : kKnownNeeds) known = known || need == k;
+      if (known && std::find(needs.begin(), needs.end(), need) == needs.end()) needs.push_back(need);
+    }
+    lua_pop(L, 1);
+    if (!known) return "'needs[" + std::to_string(i) + "]' must be one of: " + expected;
+  }
+  return "";
 }
 
 // Checks the declaration table at `decl` (absolute index). Fills `plugin` except the registry refs.
@@ -91,34 +124,11 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
   lua_pop(L, 1);
 
   const int needs_type = lua_getfield(L, decl, "needs");  // [needs]
-  if (needs_type != LUA_TNIL) {
-    if (needs_type != LUA_TTABLE) return "field 'needs' must be a list of strings";
-    const int needs = lua_gettop(L);
-    const lua_Unsigned n = lua_rawlen(L, needs);
-    // Keys other than 1..n would be silently ignored by the loop below; refuse them.
-    lua_pushnil(L);
-    while (lua_next(L, needs) != 0) {
-      lua_pop(L, 1);
-      if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 ||
-          static_cast<lua_Unsigned>(lua_tointeger(L, -1)) > n) {
-        return "field 'needs' must be a list of strings";
-      }
-    }
-    std::string expected;
-    for (const char* need : kKnownNeeds) expected += (expected.empty() ? "" : ", ") + std::string(need);
-    for (lua_Unsigned i = 1; i <= n; ++i) {
-      lua_rawgeti(L, needs, static_cast<lua_Integer>(i));
-      bool known = false;
-      if (lua_type(L, -1) == LUA_TSTRING) {
-        const std::string need = lua_tostring(L, -1);
-        for (const char* k : kKnownNeeds) known = known || need == k;
-        if (known && std::find(plugin.needs.begin(), plugin.needs.end(), need) == plugin.needs.end()) {
-          plugin.needs.push_back(need);
-        }
-      }
-      lua_pop(L, 1);
-      if (!known) return "field 'needs[" + std::to_string(i) + "]' must be one of: " + expected;
-    }
+  if (needs_type == LUA_TFUNCTION) {
+    plugin.needs_is_function = true;  // resolved per run by ResolveNeeds (profile and params known)
+  } else if (needs_type != LUA_TNIL) {
+    const std::string error = ReadNeeds(L, lua_gettop(L), plugin.needs);
+    if (!error.empty()) return "field " + error;
   }
   lua_pop(L, 1);
 
@@ -133,6 +143,60 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
 }
 
 }  // namespace
+
+void PushParams(lua_State* L, const MetricPlugin& plugin) {
+  lua_createtable(L, 0, static_cast<int>(plugin.params.size()));
+  for (const auto& [name, value] : plugin.params) {
+    std::visit(
+        [&](const auto& v) {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, double>) {
+            if (std::floor(v) == v && std::abs(v) < 1e15) {
+              lua_pushinteger(L, static_cast<lua_Integer>(v));
+            } else {
+              lua_pushnumber(L, v);
+            }
+          } else if constexpr (std::is_same_v<T, bool>) {
+            lua_pushboolean(L, v);
+          } else {
+            lua_pushlstring(L, v.data(), v.size());
+          }
+        },
+        value);
+    lua_setfield(L, -2, name.c_str());
+  }
+}
+
+
+void PushProfile(lua_State* L, const Profile& profile) {
+  lua_createtable(L, 0, 24);
+  lua_pushlstring(L, profile.name.data(), profile.name.size());
+  lua_setfield(L, -2, "name");
+  for (const auto& [knob, value] : profile.Knobs()) {
+    if (value == "true" || value == "false") {
+      lua_pushboolean(L, value == "true");
+    } else {
+      lua_pushlstring(L, value.data(), value.size());
+    }
+    lua_setfield(L, -2, knob.c_str());
+  }
+}
+
+Status ResolveNeeds(LuaVm& vm, MetricPlugin& plugin, const Profile& profile) {
+  if (!plugin.needs_is_function) return Status::Ok();
+  lua_State* L = vm.state();
+  const int top = lua_gettop(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, plugin.needs_ref);
+  PushProfile(L, profile);
+  PushParams(L, plugin);
+  if (std::optional<ScriptError> err = vm.Call(2, 1, plugin.name)) return Error{err->Format()};
+  std::vector<std::string> needs;
+  const std::string error = ReadNeeds(L, lua_gettop(L), needs);
+  lua_settop(L, top);
+  if (!error.empty()) return Error{plugin.file.display_name + ": needs() returned a bad list: " + error};
+  plugin.needs = std::move(needs);
+  return Status::Ok();
+}
 
 Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
   lua_State* L = vm.state();
@@ -175,6 +239,10 @@ Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
   } else {
     plugin.aggregate_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   }
+  if (plugin.needs_is_function) {
+    lua_getfield(L, raw, "needs");
+    plugin.needs_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
   lua_pushvalue(L, decl - 1);
   plugin.env_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_settop(L, top);
@@ -182,7 +250,7 @@ Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
 }
 
 void ReleaseMetricPlugin(LuaVm& vm, MetricPlugin& plugin) {
-  for (int* ref : {&plugin.score_ref, &plugin.aggregate_ref, &plugin.env_ref}) {
+  for (int* ref : {&plugin.score_ref, &plugin.aggregate_ref, &plugin.env_ref, &plugin.needs_ref}) {
     if (*ref >= 0) luaL_unref(vm.state(), LUA_REGISTRYINDEX, *ref);
     *ref = LUA_NOREF;
   }

@@ -9,8 +9,11 @@
 #include <variant>
 #include <vector>
 
+#include "kplab/profile.h"
 #include "kplab/result.h"
 #include "sandbox.h"
+
+struct lua_State;
 
 namespace kplab::host {
 
@@ -23,6 +26,10 @@ struct MetricPlugin {
   std::string doc;      // optional doc string
   std::map<std::string, ParamValue> params;  // declared defaults
   std::vector<std::string> needs;            // e.g. {"source"}, {"embeddings"}
+  // `needs` may be a function(profile, params) returning the list, called once per run after the
+  // parameters are applied (ResolveNeeds), so a plugin embeds only the forms its profile uses.
+  bool needs_is_function = false;
+  int needs_ref = -2;  // LUA_NOREF unless needs_is_function
   // Registry refs into the VM that loaded the plugin; they live until ReleaseMetricPlugin or the VM's
   // end. An absent aggregate is LUA_NOREF (-2): test `ref >= 0` rather than comparing with -1.
   int score_ref = -1;
@@ -35,6 +42,17 @@ struct MetricPlugin {
 // Optional: params (table of string -> number|boolean|string), needs (array of strings among
 // "source", "embeddings", "embeddings:stems", "neighbors"), aggregate (function), doc (string). Unknown fields are errors.
 Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file);
+
+// For a plugin whose `needs` is a function: calls needs(profile, params) in `vm` (the VM that loaded it)
+// under the instruction budget and replaces plugin.needs with the checked result. Errors name the
+// plugin file ("plugins/x.lua:3: ..." with traceback, or "plugins/x.lua: needs() returned ..."). A
+// plugin with a plain list is left as it is.
+Status ResolveNeeds(LuaVm& vm, MetricPlugin& plugin, const Profile& profile);
+
+// Pushes the plugin's parameters as a table (integral numbers as Lua integers). [-0, +1]
+void PushParams(lua_State* L, const MetricPlugin& plugin);
+// Pushes the profile as a table: name and every knob (booleans as booleans). [-0, +1]
+void PushProfile(lua_State* L, const Profile& profile);
 
 // Drops the plugin's registry refs (score, aggregate, env) so the VM can collect them; refs become
 // LUA_NOREF. Only needed when a VM outlives the plugins it loaded (REPL reloads).

@@ -164,29 +164,6 @@ struct Columns {
   }
 };
 
-void PushParams(lua_State* L, const MetricPlugin& plugin) {
-  lua_createtable(L, 0, static_cast<int>(plugin.params.size()));
-  for (const auto& [name, value] : plugin.params) {
-    std::visit(
-        [&](const auto& v) {
-          using T = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<T, double>) {
-            if (std::floor(v) == v && std::abs(v) < 1e15) {
-              lua_pushinteger(L, static_cast<lua_Integer>(v));
-            } else {
-              lua_pushnumber(L, v);
-            }
-          } else if constexpr (std::is_same_v<T, bool>) {
-            lua_pushboolean(L, v);
-          } else {
-            lua_pushlstring(L, v.data(), v.size());
-          }
-        },
-        value);
-    lua_setfield(L, -2, name.c_str());
-  }
-}
-
 }  // namespace
 
 struct MetricRunner::Partial {
@@ -221,16 +198,7 @@ MetricRunner::MetricRunner(std::vector<Lane> lanes, std::shared_ptr<const Corpus
 
 void MetricRunner::PushCtx(lua_State* L) {
   lua_createtable(L, 0, 4);
-  lua_createtable(L, 0, 24);
-  SetString(L, "name", corpus_->profile.name);
-  for (const auto& [knob, value] : corpus_->profile.Knobs()) {
-    if (value == "true" || value == "false") {
-      lua_pushboolean(L, value == "true");
-    } else {
-      lua_pushlstring(L, value.data(), value.size());
-    }
-    lua_setfield(L, -2, knob.c_str());
-  }
+  PushProfile(L, corpus_->profile);
   lua_setfield(L, -2, "profile");
   lua_pushinteger(L, static_cast<lua_Integer>(corpus_->docs.size()));
   lua_setfield(L, -2, "n_docs");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <unordered_map>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -298,6 +299,8 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
       return big.insert(t).second;
     }
   } seen;
+  std::vector<std::uint32_t> dup_index;  // per kept prediction piece: its index in doc.preds
+  std::unordered_map<std::size_t, std::vector<std::uint32_t>> dup_indices;  // docs with repeats
   for (std::size_t i = 0; i < dataset.docs.size(); ++i) {
     const RawDoc& raw = dataset.docs[i];
     Document& doc = corpus.docs[i];
@@ -326,7 +329,7 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
           kp.alt_keys.push_back(ph->key);
         }
       }
-      if (!kp.phrase || !seen.insert(kp.phrase->dedup_key)) continue;
+      if (!kp.phrase || (profile.dedup && !seen.insert(kp.phrase->dedup_key))) continue;
       kp.present = corpus.IsPresent(doc, kp.stems());
       doc.refs.push_back(std::move(kp));
     }
@@ -345,6 +348,8 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
     const std::vector<std::string>& pieces = profile.exhird_markers ? exhird_pieces : rp.phrases;
     bool after_peos = false;
     seen.clear();
+    dup_index.clear();
+    bool any_dup = false;
     for (std::size_t j = 0; j < n_pieces; ++j) {
       const Phrase* ph = norm.Intern(pieces[j], true);
       if (!ph) continue;
@@ -354,7 +359,17 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
         if (profile.peos == "first_token" || (profile.peos == "piece" && exact)) continue;
       }
       if (IsInvalid(corpus, *ph)) continue;
-      if (!seen.insert(ph->dedup_key)) continue;
+      if (profile.dedup && !seen.insert(ph->dedup_key)) {
+        for (std::size_t f = 0; f < doc.preds.size(); ++f) {
+          if (doc.preds[f].phrase->dedup_key == ph->dedup_key) {
+            dup_index.push_back(static_cast<std::uint32_t>(f));
+            break;
+          }
+        }
+        any_dup = true;
+        continue;
+      }
+      dup_index.push_back(static_cast<std::uint32_t>(doc.preds.size()));
       Keyphrase kp;
       kp.phrase = ph;
       kp.after_peos = after_peos;
@@ -362,6 +377,12 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
       kp.present = corpus.IsPresent(doc, kp.stems());
       doc.preds.push_back(std::move(kp));
     }
+    if (any_dup) dup_indices[i] = dup_index;
+  }
+  for (auto& [i, indices] : dup_indices) {
+    Document& doc = corpus.docs[i];
+    doc.pred_view_dups.reserve(indices.size());
+    for (std::uint32_t f : indices) doc.pred_view_dups.push_back(&doc.preds[f]);
   }
   for (Document& doc : corpus.docs) {
     for (const Keyphrase& k : doc.preds) {

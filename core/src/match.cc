@@ -42,6 +42,14 @@ std::vector<std::uint8_t> ExactMatch(PhraseRefs preds, PhraseRefs refs) {
   return flags;
 }
 
+std::vector<std::uint8_t> ExactMatchPairs(PhraseRefs preds, PhraseRefs refs) {
+  std::vector<std::uint8_t> cells(preds.size() * refs.size(), 0);
+  for (std::size_t i = 0; i < preds.size(); ++i) {
+    for (std::size_t j = 0; j < refs.size(); ++j) cells[i * refs.size() + j] = KeyMatches(*preds[i], *refs[j]);
+  }
+  return cells;
+}
+
 std::vector<std::uint8_t> SubstringMatch(const Lexicon& lex, PhraseRefs preds, PhraseRefs refs) {
   std::vector<std::uint8_t> flags(preds.size(), 0);
   for (std::size_t i = 0; i < preds.size(); ++i) {

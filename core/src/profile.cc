@@ -26,12 +26,16 @@ std::vector<std::pair<std::string, std::string>> Profile::Knobs() const {
       {"invalid_substring", invalid_substring.empty() ? "none" : invalid_substring},
       {"max_pieces", max_pieces == 0 ? "all" : std::to_string(max_pieces)},
       {"dedup_join", dedup_join == " " ? "space" : dedup_join},
+      {"dedup", b(dedup)},
       {"semeval_refs_as_given", b(semeval_refs_as_given)},
       {"pk_denominator", pk_denominator},
       {"ap_denominator", ap_denominator},
       {"ndcg_ideal", ndcg_ideal},
       {"alpha_ndcg", alpha_ndcg},
       {"rprec_order", rprec_order},
+      {"semrp_denominator", semrp_denominator},
+      {"semrp_embed", semrp_embed},
+      {"semr_exact", semr_exact},
   };
 }
 
@@ -68,6 +72,8 @@ Profile KpevalProfile() {
   p.peos = "keep";
   p.invalid_tokens = {};
   p.rprec_order = "present_first";
+  p.semrp_embed = "stems";  // the KPEval-SemR-p fork embeds stemmed strings
+  p.semr_exact = "cosine";  // sem_matching_metric.py L92
   return p;
 }
 
@@ -100,10 +106,26 @@ Profile ExhirdProfile() {
   return p;
 }
 
+// shamira-venturini/semantic-r-precision (calculate_sem_r_p): keyphrases as given (original case kept
+// for embedding, stems from lower().split()), no dedup of predictions or references, and SemR-p
+// divided by min(#predictions, R).
+Profile SemrpStandaloneProfile() {
+  Profile p;
+  p.name = "semrp-standalone";
+  p.description = "shamira-venturini/semantic-r-precision: no dedup, original case embedded, / min(#preds, R)";
+  p.lowercase = false;
+  p.keyphrase_split_space = false;
+  p.dedup = false;
+  p.invalid_tokens = {};
+  p.peos = "keep";
+  p.semrp_denominator = "min_preds_refs";
+  return p;
+}
+
 }  // namespace
 
 const std::vector<std::string>& ProfileNames() {
-  static const std::vector<std::string> names = {"kplab", "kpeval", "kenchan", "exhird"};
+  static const std::vector<std::string> names = {"kplab", "kpeval", "kenchan", "exhird", "semrp-standalone"};
   return names;
 }
 
@@ -119,6 +141,8 @@ std::optional<Profile> FindProfile(std::string_view spec) {
     p = KenchanProfile();
   } else if (name == "exhird") {
     p = ExhirdProfile();
+  } else if (name == "semrp-standalone") {
+    p = SemrpStandaloneProfile();
   } else {
     return std::nullopt;
   }

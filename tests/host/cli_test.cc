@@ -232,7 +232,7 @@ TEST_F(Cli, UsageErrors) {
   EXPECT_EQ(o.err, "kplab: missing required option --predictions (see 'kplab help')\n");
   o = Run(std::string(kTiny) + " --profile nope");
   EXPECT_EQ(o.code, 1);
-  EXPECT_EQ(o.err, "kplab: unknown profile 'nope' (expected one of: kplab, kpeval, kenchan, exhird, kenchan+one2set)\n");
+  EXPECT_EQ(o.err, "kplab: unknown profile 'nope' (expected one of: kplab, kpeval, kenchan, exhird, semrp-standalone, kenchan+one2set)\n");
   o = Run(std::string(kTiny) + " --metrics nope");
   EXPECT_EQ(o.code, 3);
   EXPECT_EQ(o.err.rfind("kplab: unknown metric 'nope' (expected one of: ", 0), 0u) << o.err;

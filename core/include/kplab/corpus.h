@@ -55,6 +55,10 @@ struct Document {
   int n_pred_pieces = 0;  // prediction pieces in the file line before any filtering
   // Pointers into preds / refs, in order: [0] all, [1] present, [2] absent (for zero-copy list views).
   std::vector<const Keyphrase*> pred_view[3], ref_view[3];
+  // The predictions before dedup (after every other filter), a repeat pointing at its first
+  // occurrence in preds; empty when the line had no repeat (then it equals pred_view[0]). Diversity
+  // metrics count repeats (KPEval's diversity_metric.py does not dedup).
+  std::vector<const Keyphrase*> pred_view_dups;
 };
 
 class Corpus {

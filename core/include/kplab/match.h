@@ -13,6 +13,10 @@ namespace kplab {
 
 using PhraseRefs = std::span<const Keyphrase* const>;
 
+// Row-major preds.size() x refs.size(): cell (i, j) = 1 if prediction i's key equals reference j's key
+// or one of its alternative keys (which references a prediction matches, for one-to-one matching).
+std::vector<std::uint8_t> ExactMatchPairs(PhraseRefs preds, PhraseRefs refs);
+
 // flags[i] = 1 if prediction i's key equals a reference's key or one of its alternative keys.
 std::vector<std::uint8_t> ExactMatch(PhraseRefs preds, PhraseRefs refs);
 

@@ -42,6 +42,7 @@ struct Profile {
   std::string invalid_substring;       // drop a prediction whose stemmed string contains this
   int max_pieces = 0;                  // keep only the first N raw prediction pieces (0 = all)
   std::string dedup_join = " ";        // stems joined with this form the dedup key (peers: "_")
+  bool dedup = true;                   // drop repeated keyphrases (same dedup key), first wins
   bool semeval_refs_as_given = false;  // ExHiRD: references are not stemmed when the keywords file's
                                        // path contains 'semeval' (released stemmed)
 
@@ -51,12 +52,20 @@ struct Profile {
   std::string ndcg_ideal = "standard";         // "standard" or "own" (sorted own relevance)
   std::string alpha_ndcg = "word_pool";        // "word_pool" or "substring" (KPEval)
   std::string rprec_order = "model";           // "model" or "present_first"
+  // Semantic R-Precision (plugins/semrp.lua): divide by "refs" (R, the paper's Eq. 2) or by
+  // "min_preds_refs" (the standalone code); embed the "surface" or the "stems" form (KPEval fork).
+  std::string semrp_denominator = "refs";
+  std::string semrp_embed = "surface";
+  // SemR (plugins/semantic.lua): a reference matched exactly by a prediction scores "one" (kplab), or
+  // its best cosine ("cosine": KPEval L92 tests the whole stemmed list against the predictions, so
+  // the exact-match branch never fires).
+  std::string semr_exact = "one";
 
   // (knob name, value) pairs in a fixed order, for `kplab profiles diff` and ctx.profile.
   std::vector<std::pair<std::string, std::string>> Knobs() const;
 };
 
-// Built-in profiles: kplab (default), kpeval, kenchan, exhird. A profile name may carry options after
+// Built-in profiles: kplab (default), kpeval, kenchan, exhird, semrp-standalone. A profile name may carry options after
 // '+', e.g. "kenchan+one2set" (kg_one2set's empty-line rule and 200-prediction cut).
 const std::vector<std::string>& ProfileNames();
 std::optional<Profile> FindProfile(std::string_view name);
