@@ -4,7 +4,8 @@ namespace kplab::host {
 
 // The one table of native modules installed into `kp`.
 const std::vector<ModuleInstaller>& AllModules() {
-  static const std::vector<ModuleInstaller> modules = {&InstallText, &InstallCorpus, &InstallEmbed, &InstallStats};
+  static const std::vector<ModuleInstaller> modules = {&InstallText, &InstallCorpus, &InstallEmbed, &InstallPlot,
+                                                        &InstallStats};
   return modules;
 }
 

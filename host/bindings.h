@@ -28,6 +28,7 @@ bool ToKeyphraseList(lua_State* L, int idx, std::span<const Keyphrase* const>* i
                      const Corpus** corpus);
 
 void InstallEmbed(lua_State* L);   // lua_embed.cc: Matrix; kp.neighbors, kp.matrix
+void InstallPlot(lua_State* L);    // lua_plot.cc: kp.plot.boxplot, histogram, heatmap, bars, lines (SVG)
 void InstallStats(lua_State* L);   // lua_stats.cc: kp.stats (tests, correlations, bootstrap, factor analysis)
 struct EmbeddingSpace;
 // Makes `space` the one kp.neighbors and the ctx functions of this VM use (nullptr: none).

