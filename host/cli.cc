@@ -27,6 +27,7 @@
 
 #include "bindings.h"
 #include "cli_args.h"
+#include "compare.h"
 #include "evaluate.h"
 #include "kplab/json.h"
 #include "kplab/corpus.h"
@@ -35,6 +36,7 @@
 #include "kplab/stem.h"
 #include "kplab/store.h"
 #include "kplab/text.h"
+#include "lua_script.h"
 #include "lua_util.h"
 #include "plugin.h"
 #include "runner.h"
@@ -267,12 +269,69 @@ int64_t ParseRunId(const std::string& s) {
   return static_cast<int64_t>(ParseCount("run id", s, 1, std::numeric_limits<int64_t>::max()));
 }
 
+// runs compare: every aggregate of both runs with B - A; for aggregates that are means of a
+// per-document column, the paired mean difference over the shared documents, its bootstrap
+// percentile CI, the approximate-randomization p-value and its Holm adjustment over those metrics.
+void PrintComparison(std::ostream& os, const std::string& output, const Comparison& c, const CompareOptions& o) {
+  const int pct = static_cast<int>(std::lround(o.confidence * 100));
+  if (output == "json") {
+    os << "{\"a\": " << c.a << ", \"b\": " << c.b << ", \"shared_docs\": " << c.shared_docs
+       << ", \"resamples\": " << o.resamples << ", \"confidence\": " << JsonNumber(o.confidence) << ", \"metrics\": [";
+    for (std::size_t i = 0; i < c.rows.size(); ++i) {
+      const CompareRow& r = c.rows[i];
+      os << (i ? ", " : "") << "{\"metric\": " << JsonString(r.metric) << ", \"a\": " << JsonNumber(r.a)
+         << ", \"b\": " << JsonNumber(r.b) << ", \"diff\": " << JsonNumber(r.b - r.a);
+      if (r.paired) {
+        os << ", \"n\": " << r.n << ", \"mean_diff\": " << JsonNumber(r.mean_diff) << ", \"ci_low\": "
+           << JsonNumber(r.ci_low) << ", \"ci_high\": " << JsonNumber(r.ci_high) << ", \"p\": " << JsonNumber(r.p)
+           << ", \"p_holm\": " << JsonNumber(r.p_holm);
+      }
+      os << "}";
+    }
+    os << "]}\n";
+    return;
+  }
+  if (output == "csv" || output == "tsv") {
+    const char sep = output == "tsv" ? '\t' : ',';
+    os << "metric" << sep << "run" << c.a << sep << "run" << c.b << sep << "diff" << sep << "n" << sep << "ci_low"
+       << sep << "ci_high" << sep << "p" << sep << "p_holm\n";
+    for (const CompareRow& r : c.rows) {
+      os << CsvField(r.metric, sep) << sep << FormatCsvNumber(r.a) << sep << FormatCsvNumber(r.b) << sep
+         << FormatCsvNumber(r.b - r.a);
+      if (r.paired) {
+        os << sep << r.n << sep << FormatCsvNumber(r.ci_low) << sep << FormatCsvNumber(r.ci_high) << sep
+           << FormatCsvNumber(r.p) << sep << FormatCsvNumber(r.p_holm);
+      } else {
+        os << sep << sep << sep << sep << sep;
+      }
+      os << "\n";
+    }
+    return;
+  }
+  std::size_t w = 6;
+  for (const auto& r : c.rows) w = std::max(w, r.metric.size());
+  os << fmt::format("run {} (A) vs run {} (B): {} shared documents; paired tests over those where both define the "
+                    "metric ({} bootstrap resamples, {} random sign flips)\n",
+                    c.a, c.b, c.shared_docs, o.resamples, o.resamples);
+  os << fmt::format("{:<{}}  {:>9}  {:>9}  {:>9}  {:>21}  {:>8}  {:>8}\n", "metric", w, fmt::format("run {}", c.a),
+                    fmt::format("run {}", c.b), "B - A", fmt::format("{}% CI of B - A", pct), "p", "p Holm");
+  for (const CompareRow& r : c.rows) {
+    std::string line = fmt::format("{:<{}}  {:>9.4f}  {:>9.4f}  {:>+9.4f}", r.metric, w, r.a, r.b, r.b - r.a);
+    if (r.paired) {
+      line += fmt::format("  {:>21}  {:>8.4f}  {:>8.4f}", fmt::format("[{:+.4f}, {:+.4f}]", r.ci_low, r.ci_high), r.p,
+                          r.p_holm);
+    }
+    os << line << "\n";
+  }
+}
+
 int CmdRuns(Args a) {
   auto pos0 = a.Positionals(true);
   if (pos0.empty()) throw UsageError("runs needs a subcommand: list, show, compare, export, rm");
   const std::string sub = pos0[0];
   auto store = OpenStore(a);
   const std::string output = a.Take("--output").value_or(sub == "export" ? "csv" : "table");
+  const std::optional<std::string> resamples = a.Take("--resamples"), seed = a.Take("--seed");
   auto pos = a.Positionals();
   if (!store) {
     std::cerr << "kplab: " << store.error().message << "\n";
@@ -345,34 +404,15 @@ int CmdRuns(Args a) {
   if (sub == "compare") {
     need(2);
     const int64_t ida = ParseRunId(pos[1]), idb = ParseRunId(pos[2]);
-    auto aa = store->GetAggregates(ida);
-    auto ab = store->GetAggregates(idb);
-    if (!aa || !ab) {
-      std::cerr << "kplab: " << (!aa ? aa.error().message : ab.error().message) << "\n";
+    CompareOptions copt;
+    if (auto v = resamples) copt.resamples = static_cast<int>(ParseCount("--resamples", *v, 100, 1000000));
+    if (auto v = seed) copt.seed = ParseCount("--seed", *v, 0, std::numeric_limits<int64_t>::max());
+    auto cmp = CompareRuns(*store, ida, idb, copt);
+    if (!cmp) {
+      std::cerr << "kplab: " << cmp.error().message << "\n";
       return kExitStore;
     }
-    std::map<std::string, double> bmap;
-    for (const auto& x : *ab) bmap[x.metric] = x.value;
-    std::size_t w = 6;
-    for (const auto& x : *aa) w = std::max(w, x.metric.size());
-    const char sep = output == "tsv" ? '\t' : ',';
-    if (output == "csv" || output == "tsv") {
-      std::cout << "metric" << sep << "run" << ida << sep << "run" << idb << sep << "diff\n";
-    } else {
-      std::cout << fmt::format("{:<{}}  {:>10}  {:>10}  {:>10}\n", "metric", w, fmt::format("run {}", ida),
-                               fmt::format("run {}", idb), "B - A");
-    }
-    for (const auto& x : *aa) {
-      auto it = bmap.find(x.metric);
-      if (it == bmap.end()) continue;
-      if (output == "csv" || output == "tsv") {
-        std::cout << x.metric << sep << FormatCsvNumber(x.value) << sep << FormatCsvNumber(it->second) << sep
-                  << FormatCsvNumber(it->second - x.value) << "\n";
-      } else {
-        std::cout << fmt::format("{:<{}}  {:>10.4f}  {:>10.4f}  {:>+10.4f}\n", x.metric, w, x.value, it->second,
-                                 it->second - x.value);
-      }
-    }
+    PrintComparison(std::cout, output, *cmp, copt);
     return kExitOk;
   }
   if (sub == "export") {
@@ -496,41 +536,6 @@ int CmdStem(Args a) {
 
 // ---- run SCRIPT.lua ---------------------------------------------------------------------------------
 
-// kp.load{dataset=, predictions=, profile=, dataset_format=, predictions_format=, source=} -> Corpus.
-int LuaLoad(lua_State* L) {
-  luaL_checktype(L, 1, LUA_TTABLE);
-  auto field = [&](const char* k) -> std::optional<std::string> {
-    lua_getfield(L, 1, k);
-    std::optional<std::string> v;
-    if (lua_isstring(L, -1)) v = lua_tostring(L, -1);
-    lua_pop(L, 1);
-    return v;
-  };
-  const auto dataset_path = field("dataset");
-  if (!dataset_path) return luaL_error(L, "kp.load: field 'dataset' must be a path string");
-  DatasetOptions dopt;
-  dopt.format = field("dataset_format").value_or("");
-  auto profile = FindProfile(field("profile").value_or("kplab"));
-  if (!profile) return luaL_error(L, "kp.load: unknown profile");
-  auto ds = ImportDataset(*dataset_path, dopt);
-  if (!ds) return luaL_error(L, "%s", ds.error().message.c_str());
-  if (auto src = field("source")) {
-    if (auto st = AttachSources(*ds, *src); !st) return luaL_error(L, "%s", st.message().c_str());
-  }
-  std::optional<RawPredictions> preds;
-  if (auto pp = field("predictions")) {
-    auto p = ImportPredictions(*pp, field("predictions_format").value_or(""));
-    if (!p) return luaL_error(L, "%s", p.error().message.c_str());
-    auto al = AlignPredictions(*ds, std::move(*p));
-    if (!al) return luaL_error(L, "%s", al.error().message.c_str());
-    preds = std::move(*al);
-  }
-  auto corpus = BuildCorpus(*ds, preds ? &*preds : nullptr, *profile);
-  if (!corpus) return luaL_error(L, "%s", corpus.error().message.c_str());
-  PushCorpus(L, std::make_shared<const Corpus>(std::move(*corpus)));
-  return 1;
-}
-
 int LuaPrint(lua_State* L) {
   const int n = lua_gettop(L);
   std::string out;
@@ -558,12 +563,10 @@ int CmdRun(Args a) {
   ss << in.rdbuf();
   LuaVm vm(limits);
   InstallAll(vm);
-  vm.Install([](lua_State* L) {
-    lua_pushcfunction(L, Safe<LuaLoad>);
-    lua_setfield(L, -2, "load");
-  });
+  InstallScriptApi(vm, path);
   lua_State* L = vm.state();
   vm.PushSandboxEnv(path);  // [env]
+  SetScriptEnv(L);
   // Scripts (unlike metric plugins) may print and receive their arguments.
   lua_pushstring(L, "print");
   lua_pushcfunction(L, LuaPrint);
@@ -635,7 +638,11 @@ const std::map<std::string, std::string>& HelpTexts() {
       {"runs",
        "kplab runs list|show ID|compare A B|export ID|rm ID... [--db FILE] [--output table|json|csv|tsv]\n"
        "  list: stored runs, newest first; show: a run's record and aggregates; compare: aggregates of\n"
-       "  two runs side by side with B - A; export: per-document scores (csv default, tsv, jsonl); rm.\n"},
+       "  two runs side by side with B - A; export: per-document scores (csv default, tsv, jsonl); rm.\n"
+       "  compare also tests every metric that is a mean of per-document scores, over the documents both\n"
+       "  runs share (matched by id): the mean paired difference B - A, its 95% bootstrap percentile CI,\n"
+       "  the approximate-randomization p-value (two-sided, sign flips) and Holm's adjustment over the\n"
+       "  tested metrics. --resamples N (default 1000, each) --seed N (default 1).\n"},
       {"profiles",
        "kplab profiles [show P | diff A B]\n  Lists the profiles, shows one's conventions, or the knobs where two differ.\n"},
       {"stem", "kplab stem [--mode nltk|original|martin]\n  Reads words on stdin (one line at a time), writes their Porter stems.\n"},
