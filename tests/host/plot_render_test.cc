@@ -25,6 +25,7 @@
 #include <lua.hpp>
 
 #include "bindings.h"
+#include "chromium.h"
 #include "sandbox.h"
 
 namespace kplab::host {
@@ -73,18 +74,6 @@ std::string Slurp(const fs::path& p) {
   return ss.str();
 }
 
-// The chromium executable on PATH, or "".
-std::string FindChromium() {
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    if (dir.empty()) continue;
-    const fs::path p = fs::path(dir) / "chromium";
-    if (::access(p.c_str(), X_OK) == 0 && fs::is_regular_file(p)) return p.string();
-  }
-  return "";
-}
-
 struct Chart {
   std::string name;
   std::string svg;
@@ -112,12 +101,8 @@ std::pair<int, int> PngSize(const std::string& png) {
 class PlotRender : public ::testing::Test {
  protected:
   void SetUp() override {
-    chromium_ = FindChromium();
-    if (chromium_.empty()) {
-      GTEST_FAIL() << "chromium is not installed (no `chromium` on PATH); the kp.plot charts are rendered in "
-                      "headless Chromium. Run scripts/setup.sh, or `apt-get install chromium` (Debian package "
-                      "chromium).";
-    }
+    chromium_ = kplab::test::FindChromium();
+    if (chromium_.empty()) GTEST_FAIL() << kplab::test::kChromiumMissing;
     std::string tmpl = (fs::temp_directory_path() / "kplab-plot-XXXXXX").string();
     ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
     dir_ = tmpl;

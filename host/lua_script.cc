@@ -1,0 +1,264 @@
+// What `kplab run SCRIPT.lua` adds to the plugin API (analysis scripts, not metrics): kp.load (a corpus),
+// kp.runs (the run store), kp.write / kp.read (files, written whole or not at all) and kp.include
+// (another Lua file of the script's directory, run in the script's own environment). Metric plugins
+// never see these: their results must depend on the documents only.
+#include "lua_script.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include "bindings.h"
+#include "kplab/corpus.h"
+#include "kplab/io.h"
+#include "kplab/profile.h"
+#include "kplab/store.h"
+#include "lua_util.h"
+
+namespace kplab::host {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const char kEnvKey = 0;  // registry key (by address) of the script's environment table
+const char kDirKey = 0;  // registry key of the script's directory (string)
+
+// kp.load{dataset=, predictions=, profile=, dataset_format=, predictions_format=, source=} -> Corpus.
+int LuaLoad(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  auto field = [&](const char* k) -> std::optional<std::string> {
+    lua_getfield(L, 1, k);
+    std::optional<std::string> v;
+    if (lua_isstring(L, -1)) v = lua_tostring(L, -1);
+    lua_pop(L, 1);
+    return v;
+  };
+  const auto dataset_path = field("dataset");
+  if (!dataset_path) return luaL_error(L, "kp.load: field 'dataset' must be a path string");
+  DatasetOptions dopt;
+  dopt.format = field("dataset_format").value_or("");
+  const std::string profile_name = field("profile").value_or("kplab");
+  auto profile = FindProfile(profile_name);
+  if (!profile) return luaL_error(L, "kp.load: unknown profile '%s'", profile_name.c_str());
+  auto ds = ImportDataset(*dataset_path, dopt);
+  if (!ds) return luaL_error(L, "%s", ds.error().message.c_str());
+  if (auto src = field("source")) {
+    if (auto st = AttachSources(*ds, *src); !st) return luaL_error(L, "%s", st.message().c_str());
+  }
+  std::optional<RawPredictions> preds;
+  if (auto pp = field("predictions")) {
+    auto p = ImportPredictions(*pp, field("predictions_format").value_or(""));
+    if (!p) return luaL_error(L, "%s", p.error().message.c_str());
+    auto al = AlignPredictions(*ds, std::move(*p));
+    if (!al) return luaL_error(L, "%s", al.error().message.c_str());
+    preds = std::move(*al);
+  }
+  auto corpus = BuildCorpus(*ds, preds ? &*preds : nullptr, *profile);
+  if (!corpus) return luaL_error(L, "%s", corpus.error().message.c_str());
+  PushCorpus(L, std::make_shared<const Corpus>(std::move(*corpus)));
+  return 1;
+}
+
+RunStore OpenStore(lua_State* L, int arg, const char* fn) {
+  const std::string path = luaL_optstring(L, arg, RunStore::DefaultPath().c_str());
+  if (path != ":memory:" && !fs::exists(path)) {
+    luaL_error(L, "%s: %s: no such run store (expected a kplab database; see `kplab runs list --db FILE`)", fn,
+               path.c_str());
+  }
+  auto store = RunStore::Open(path);
+  if (!store) luaL_error(L, "%s: %s", fn, store.error().message.c_str());
+  return std::move(*store);
+}
+
+// kp.runs.list([db]) -> {{id=, created_at=, status=, dataset=, system=, profile=, n_docs=}, ...}, newest first.
+int RunsList(lua_State* L) {
+  RunStore store = OpenStore(L, 1, "kp.runs.list");
+  auto runs = store.ListRuns();
+  if (!runs) return luaL_error(L, "kp.runs.list: %s", runs.error().message.c_str());
+  lua_createtable(L, static_cast<int>(runs->size()), 0);
+  for (std::size_t i = 0; i < runs->size(); ++i) {
+    const RunSummary& r = (*runs)[i];
+    lua_createtable(L, 0, 7);
+    lua_pushinteger(L, r.id);
+    lua_setfield(L, -2, "id");
+    SetString(L, "created_at", r.created_at);
+    SetString(L, "status", r.status);
+    SetString(L, "dataset", r.dataset_name);
+    SetString(L, "system", r.system);
+    SetString(L, "profile", r.profile);
+    lua_pushinteger(L, r.n_docs);
+    lua_setfield(L, -2, "n_docs");
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  return 1;
+}
+
+// kp.runs.get(id [, db [, metrics]]) -> the run's record: id, status, dataset, dataset_path,
+// dataset_format, system, predictions_path, profile, params_json, embedder, created_at, doc_ids = {...},
+// aggregates = {name = value}, scores = {name = {value per document, NaN where undefined}} (only the
+// names in `metrics`, a list, when given).
+int RunsGet(lua_State* L) {
+  const lua_Integer id = luaL_checkinteger(L, 1);
+  RunStore store = OpenStore(L, 2, "kp.runs.get");
+  std::optional<std::vector<std::string>> only;
+  if (!lua_isnoneornil(L, 3)) {
+    luaL_checktype(L, 3, LUA_TTABLE);
+    only.emplace();
+    const lua_Integer n = luaL_len(L, 3);
+    for (lua_Integer i = 1; i <= n; ++i) {
+      lua_rawgeti(L, 3, i);
+      if (!lua_isstring(L, -1)) return luaL_error(L, "kp.runs.get: metrics[%d] must be a string", static_cast<int>(i));
+      only->push_back(lua_tostring(L, -1));
+      lua_pop(L, 1);
+    }
+  }
+  auto run = store.GetRun(id);
+  if (!run) return luaL_error(L, "kp.runs.get: %s", run.error().message.c_str());
+  auto aggs = store.GetAggregates(id);
+  if (!aggs) return luaL_error(L, "kp.runs.get: %s", aggs.error().message.c_str());
+  auto scores = store.GetScores(id);
+  if (!scores) return luaL_error(L, "kp.runs.get: %s", scores.error().message.c_str());
+  lua_createtable(L, 0, 16);
+  lua_pushinteger(L, run->id);
+  lua_setfield(L, -2, "id");
+  SetString(L, "status", run->status);
+  SetString(L, "dataset", run->dataset_name);
+  SetString(L, "dataset_path", run->dataset_path);
+  SetString(L, "dataset_format", run->dataset_format);
+  SetString(L, "system", run->system);
+  SetString(L, "predictions_path", run->predictions_path);
+  SetString(L, "profile", run->profile);
+  SetString(L, "params_json", run->params_json);
+  SetString(L, "embedder", run->embedder_fingerprint);
+  SetString(L, "created_at", run->created_at);
+  lua_createtable(L, static_cast<int>(run->doc_ids.size()), 0);
+  for (std::size_t i = 0; i < run->doc_ids.size(); ++i) {
+    lua_pushlstring(L, run->doc_ids[i].data(), run->doc_ids[i].size());
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_setfield(L, -2, "doc_ids");
+  lua_createtable(L, 0, static_cast<int>(aggs->size()));
+  for (const AggregateValue& a : *aggs) SetNumber(L, a.metric.c_str(), a.value);
+  lua_setfield(L, -2, "aggregates");
+  lua_createtable(L, 0, static_cast<int>(scores->metrics.size()));
+  for (std::size_t m = 0; m < scores->metrics.size(); ++m) {
+    const std::string& name = scores->metrics[m];
+    if (only && std::find(only->begin(), only->end(), name) == only->end()) continue;
+    const std::vector<double>& col = scores->columns[m];
+    lua_createtable(L, static_cast<int>(col.size()), 0);
+    for (std::size_t i = 0; i < col.size(); ++i) {
+      lua_pushnumber(L, col[i]);
+      lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+    }
+    lua_setfield(L, -2, name.c_str());
+  }
+  lua_setfield(L, -2, "scores");
+  return 1;
+}
+
+// kp.write(path, text): writes the whole text to a temporary file beside path, then renames it over
+// path, so a reader never sees half a file; missing parent directories are created.
+int Write(lua_State* L) {
+  const fs::path path = luaL_checkstring(L, 1);
+  std::size_t n = 0;
+  const char* text = luaL_checklstring(L, 2, &n);
+  std::error_code ec;
+  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+  if (ec) return luaL_error(L, "kp.write: %s: cannot create directory (%s)", path.parent_path().c_str(), ec.message().c_str());
+  const fs::path tmp = path.string() + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return luaL_error(L, "kp.write: %s: cannot open for writing (%s)", tmp.c_str(), std::strerror(errno));
+    out.write(text, static_cast<std::streamsize>(n));
+    out.close();
+    if (!out) {
+      fs::remove(tmp, ec);
+      return luaL_error(L, "kp.write: %s: write failed", path.c_str());
+    }
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    return luaL_error(L, "kp.write: %s: cannot rename into place", path.c_str());
+  }
+  return 0;
+}
+
+// kp.read(path) -> the file's bytes, or nil and a message.
+int Read(lua_State* L) {
+  const char* path = luaL_checkstring(L, 1);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "%s: cannot open (%s)", path, std::strerror(errno));
+    return 2;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string s = ss.str();
+  lua_pushlstring(L, s.data(), s.size());
+  return 1;
+}
+
+// kp.include(name) -> what the Lua file `name` (relative to the running script's directory) returns;
+// it runs in the script's own environment, with errors as "dir/name.lua:LINE: ...".
+int Include(lua_State* L) {
+  const std::string name = luaL_checkstring(L, 1);
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &kDirKey);
+  const fs::path dir = lua_isstring(L, -1) ? lua_tostring(L, -1) : ".";
+  lua_pop(L, 1);
+  const fs::path path = fs::path(name).is_absolute() ? fs::path(name) : dir / name;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return luaL_error(L, "kp.include: %s: cannot open", path.c_str());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string src = ss.str();
+  const std::string chunk = "@" + path.lexically_normal().string();
+  if (luaL_loadbufferx(L, src.data(), src.size(), chunk.c_str(), "t") != LUA_OK) return lua_error(L);
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &kEnvKey);
+  if (!lua_setupvalue(L, -2, 1)) lua_pop(L, 1);  // the chunk's _ENV
+  lua_call(L, 0, 1);
+  return 1;
+}
+
+}  // namespace
+
+void InstallScriptApi(LuaVm& vm, const std::string& script_path) {
+  lua_State* L = vm.state();
+  const std::string dir = fs::path(script_path).parent_path().string();
+  lua_pushstring(L, dir.empty() ? "." : dir.c_str());
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &kDirKey);
+  vm.Install([](lua_State* L) {
+    lua_pushcfunction(L, Safe<LuaLoad>);
+    lua_setfield(L, -2, "load");
+    lua_pushcfunction(L, Safe<Write>);
+    lua_setfield(L, -2, "write");
+    lua_pushcfunction(L, Safe<Read>);
+    lua_setfield(L, -2, "read");
+    lua_pushcfunction(L, Safe<Include>);
+    lua_setfield(L, -2, "include");
+    lua_createtable(L, 0, 2);
+    lua_pushcfunction(L, Safe<RunsList>);
+    lua_setfield(L, -2, "list");
+    lua_pushcfunction(L, Safe<RunsGet>);
+    lua_setfield(L, -2, "get");
+    lua_setfield(L, -2, "runs");
+  });
+}
+
+void SetScriptEnv(lua_State* L) {
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &kEnvKey);
+}
+
+}  // namespace kplab::host

@@ -1,0 +1,100 @@
+-- Exploratory factor analysis of per-document metric scores (the SemR-p paper's section 5.4):
+-- Spearman correlations between the metrics (heat map), Horn's parallel analysis for the number of
+-- factors, then minres extraction with varimax rotation of the standardised scores (loadings table
+-- and heat map). Documents of every selected run are pooled; a document enters when all metrics are
+-- defined for it.
+-- kplab run scripts/analysis/factor_analysis.lua [--db FILE] [--runs LIST] [--out DIR]
+--   [--metrics LIST] [--factors N] [--method minres|pa] [--seed N]
+-- Factors retained: observed eigenvalues above the 95th percentile of the random ones (the mean rule
+-- over-extracts on noise; both counts are printed).
+local C = kp.include("common.lua")
+local S = kp.stats
+
+local DEFAULT = "all.f1@M,all.ndcg@M,all.ap@M,all.mrr,all.rprec_substr,all.semp,all.semr,all.semf1,all.semrp," ..
+                "all.semrp_div"
+local o = C.parse_args(arg, { metrics = DEFAULT, factors = "auto", method = "minres", seed = "42" },
+  "kplab run scripts/analysis/factor_analysis.lua [options]\n" ..
+  "  --metrics LIST   comma-separated per-document metrics (default " .. DEFAULT .. ")\n" ..
+  "  --factors N      number of factors (default: Horn's parallel analysis)\n" ..
+  "  --method M       minres (default) or pa (principal axis)\n" ..
+  "  --seed N         seed of the parallel analysis' random data (default 42)")
+if not o then return end
+local metrics = {}
+for m in o.metrics:gmatch("[^,]+") do metrics[#metrics + 1] = m end
+local runs = C.load_runs(o, metrics)
+for _, r in ipairs(runs) do
+  for _, m in ipairs(metrics) do
+    if not r.scores[m] then error("run " .. r.id .. " has no column " .. m .. " (choose --metrics)", 0) end
+  end
+end
+local rows = C.rows(runs, metrics)
+-- Constant columns (e.g. a metric that is 0 everywhere) have no correlation: drop them, saying so.
+local keep, dropped = {}, {}
+for j, m in ipairs(metrics) do
+  local x = C.column(rows, j)
+  if S.sd(x) > 0 then keep[#keep + 1] = j else dropped[#dropped + 1] = m end
+end
+local names, data = {}, {}
+for i, j in ipairs(keep) do names[i] = metrics[j] end
+for r, row in ipairs(rows) do
+  data[r] = {}
+  for i, j in ipairs(keep) do data[r][i] = row[j] end
+end
+
+local rep = C.report(o, "factor_analysis", "Factor analysis of per-document metric scores")
+rep:add("Runs:\n\n" .. C.runs_table(runs))
+rep:add(string.format("%d documents with every metric defined; %d metrics.%s\n", #data, #names,
+  #dropped > 0 and (" Constant, left out: " .. table.concat(dropped, ", ") .. ".") or ""))
+
+-- Correlation heat map (Spearman).
+local cols = {}
+for i = 1, #names do cols[i] = C.column(data, i) end
+local corr = {}
+for a = 1, #names do
+  corr[a] = {}
+  for b = 1, #names do corr[a][b] = a == b and 1 or S.spearman(cols[a], cols[b]) end
+end
+rep:figure("metric_correlations.svg", kp.plot.heatmap {
+  title = "Spearman correlation of per-document scores", rows = names, cols = names, values = corr,
+  min = -1, max = 1, digits = 2,
+}, "Spearman correlations between the metrics over " .. #data .. " documents")
+
+-- Number of factors.
+local pa = S.parallel_analysis(data, { iter = 100, seed = tonumber(o.seed) })
+local prow = {}
+for i = 1, #names do prow[i] = { tostring(i), pa.observed[i], pa.random_mean[i], pa.random_p95[i] } end
+rep:add("Horn's parallel analysis (eigenvalues of the correlation matrix vs. random normal data of the same shape, 100 draws): " ..
+        pa.factors_p95 .. " factor(s) exceed the random 95th percentile (retained), " .. pa.factors ..
+        " the random mean.\n\n" ..
+        C.md_table({ "component", "observed", "random mean", "random 95th pct" }, prow))
+local nf = o.factors == "auto" and math.max(1, pa.factors_p95) or tonumber(o.factors)
+if not nf or nf < 1 or nf >= #names then error("--factors must be between 1 and " .. (#names - 1), 0) end
+
+local fa = S.factor_analysis(data, { factors = nf, method = o.method, rotate = "varimax" })
+local header, lrows, heat, flabels = { "metric" }, {}, {}, {}
+for f = 1, nf do header[#header + 1] = "F" .. f; flabels[f] = "F" .. f end
+header[#header + 1] = "communality"
+for i, m in ipairs(names) do
+  local row = { m }
+  heat[i] = {}
+  for f = 1, nf do row[#row + 1], heat[i][f] = fa.loadings[i][f], fa.loadings[i][f] end
+  row[#row + 1] = fa.communalities[i]
+  lrows[i] = row
+end
+local vrow = { "proportion of variance" }
+for f = 1, nf do vrow[#vrow + 1] = fa.proportion[f] end
+lrows[#lrows + 1] = vrow
+rep:add(string.format("Loadings (%s extraction, varimax rotation, %d factor(s)):\n\n", o.method, nf) ..
+        C.md_table(header, lrows))
+local heywood = {}
+for i, m in ipairs(names) do if fa.communalities[i] > 1 then heywood[#heywood + 1] = m end end
+if #heywood > 0 then
+  rep:add("Heywood case: communality above 1 for " .. table.concat(heywood, ", ") .. " — the solution is " ..
+          "improper (usually near-duplicate metrics or too many factors); read those loadings with care, or " ..
+          "drop a near-duplicate with --metrics / fix --factors.\n")
+end
+rep:figure("factor_loadings.svg", kp.plot.heatmap {
+  title = "Factor loadings (" .. o.method .. ", varimax)", rows = names, cols = flabels, values = heat,
+  min = -1, max = 1, digits = 2,
+}, "Loadings of each metric on the " .. nf .. " factor(s)")
+rep:finish()

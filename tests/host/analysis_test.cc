@@ -1,0 +1,130 @@
+// The analysis scripts: the script-only API (kp.runs, kp.write, kp.read, kp.include) on hand-made runs,
+// and scripts/paper_analyses.sh end to end on the real systems in ../shared/data with the default
+// embedding model (installed by scripts/setup.sh), every figure it writes opened in headless Chromium.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "chromium.h"
+#include "cli_harness.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using kplab::test::Output;
+using kplab::test::Slurp;
+
+class Scripts : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("kplab_scripts_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    env_ = "KPLAB_DB=" + (dir_ / "runs.db").string();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  Output Run(const std::string& args) { return kplab::test::RunKplab(dir_, env_, args); }
+  fs::path Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name, std::ios::binary) << text;
+    return dir_ / name;
+  }
+  fs::path dir_;
+  std::string env_;
+};
+
+TEST_F(Scripts, RunsWriteReadInclude) {
+  ASSERT_EQ(Run("eval --dataset tests/data/semrp --predictions tests/data/semrp/predictions.txt --metrics exact "
+                "--system sysA").code, 0);
+  Write("helper.lua", "local M = {}\nfunction M.twice(x) return 2 * x end\nreturn M\n");
+  const fs::path out = dir_ / "deep" / "er" / "out.txt";
+  const fs::path script = Write("s.lua",
+      "local H = kp.include('helper.lua')\n"
+      "local runs = kp.runs.list()\n"
+      "local r = kp.runs.get(runs[1].id, nil, {'all.p@5'})\n"
+      "local col = r.scores['all.p@5']\n"
+      "kp.write('" + out.string() + "', r.system .. ' ' .. #r.doc_ids .. ' ' .. #col .. ' ' .. H.twice(col[1]))\n"
+      "print(kp.read('" + out.string() + "'))\n"
+      "print(r.scores['all.r@5'] == nil, r.aggregates['all.p@5.macro'] ~= nil, r.dataset, r.profile)\n");
+  Output o = Run("run " + script.string());
+  ASSERT_EQ(o.code, 0) << o.err;
+  // Document 1 of tests/data/semrp: 5 predictions, one of them (machine translation) a reference: P@5 = 1/5.
+  EXPECT_EQ(o.out, "sysA 7 7 0.4\ntrue\ttrue\tsemrp\tkplab\n");
+  EXPECT_EQ(Slurp(out), "sysA 7 7 0.4");
+  // Nothing half-written is left beside the file.
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(out.parent_path())) files += e.is_regular_file();
+  EXPECT_EQ(files, 1);
+}
+
+TEST_F(Scripts, ErrorsNameFileAndLine) {
+  Write("bad.lua", "local M = {}\nM.x = nil + 1\nreturn M\n");
+  const fs::path script = Write("s.lua", "local x = 1\nlocal B = kp.include('bad.lua')\n");
+  Output o = Run("run " + script.string());
+  EXPECT_EQ(o.code, 3);
+  EXPECT_NE(o.err.find("bad.lua:2:"), std::string::npos) << o.err;
+  const fs::path s2 = Write("s2.lua", "local r = kp.runs.get(99)\n");
+  o = Run("run " + s2.string());
+  EXPECT_EQ(o.code, 3);
+  EXPECT_NE(o.err.find("s2.lua:1:"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("kp.runs.get"), std::string::npos) << o.err;
+  const fs::path s3 = Write("s3.lua", "kp.runs.list('" + (dir_ / "nope.db").string() + "')\n");
+  o = Run("run " + s3.string());
+  EXPECT_EQ(o.code, 3);
+  EXPECT_NE(o.err.find("no such run store"), std::string::npos) << o.err;
+  // An analysis script with a bad option says what it expects.
+  o = Run("run scripts/analysis/anova.lua --nope 1");
+  EXPECT_EQ(o.code, 3);
+  EXPECT_NE(o.err.find("unknown option --nope"), std::string::npos) << o.err;
+}
+
+TEST_F(Scripts, PaperAnalysesOnTheSharedSystems) {
+  const std::string chromium = kplab::test::FindChromium();
+  if (chromium.empty()) GTEST_FAIL() << kplab::test::kChromiumMissing;
+  const fs::path report = dir_ / "report";
+  const std::string cmd = std::string("cd ") + KPLAB_SOURCE_DIR + " && KPLAB=" + KPLAB_BINARY +
+                          " KPLAB_SHARED_DATA=" + KPLAB_SHARED_DATA + " bash scripts/paper_analyses.sh " +
+                          report.string() + " >" + (dir_ / "log").string() + " 2>&1";
+  const int st = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
+      << Slurp(dir_ / "log") << "\n(the default model is installed by scripts/setup.sh: kplab model install glove-6b-100d)";
+  const std::string kab = Slurp(report / "k_ablation.md");
+  for (const char* want : {"## semeval", "## inspec", "## krapivin", "| k = 3 |", "Wilcoxon", "Cliff's delta",
+                           "rho (k=1)"}) {
+    EXPECT_NE(kab.find(want), std::string::npos) << want;
+  }
+  // 18 runs: catSeqTG-2RF1 x 3 seeds, catSeq, catSeq-RL on all three datasets; catSeq-GAN on SemEval;
+  // catSeq-run2 on SemEval and Inspec.
+  EXPECT_NE(kab.find("| 18 | catSeq-RL | krapivin | kplab | 400 |"), std::string::npos) << kab.substr(0, 2000);
+  EXPECT_NE(Slurp(report / "anova.md").find("| system x dataset |"), std::string::npos);
+  EXPECT_NE(Slurp(report / "ranking_agreement.md").find("Spearman's rho between the system ranking"), std::string::npos);
+  EXPECT_NE(Slurp(report / "factor_analysis.md").find("Loadings (minres extraction, varimax rotation"), std::string::npos);
+  EXPECT_NE(Slurp(report / "contrast_cases.md").find("- references:"), std::string::npos);
+  EXPECT_NE(Slurp(report / "README.md").find("[factor_analysis](factor_analysis.md)"), std::string::npos);
+  // Every figure parses and builds an SVG document in the browser.
+  int n_svg = 0;
+  for (const auto& e : fs::directory_iterator(report)) {
+    if (e.path().extension() != ".svg") continue;
+    ++n_svg;
+    const fs::path dom = dir_ / (e.path().stem().string() + ".dom");
+    const std::string c = kplab::test::DumpDomCommand(chromium, dir_ / "profile", e.path()) + " >" + dom.string() +
+                          " 2>>" + (dir_ / "chromium.log").string();
+    ASSERT_EQ(std::system(c.c_str()), 0) << Slurp(dir_ / "chromium.log");
+    const std::string d = Slurp(dom);
+    EXPECT_EQ(d.find("parsererror"), std::string::npos) << e.path();
+    EXPECT_NE(d.find("<svg"), std::string::npos) << e.path();
+    EXPECT_NE(d.find("<rect"), std::string::npos) << e.path();
+  }
+  // A box plot and a Spearman heat map per dataset, a ranking heat map per dataset, the metric
+  // correlation heat map and the factor loadings.
+  EXPECT_EQ(n_svg, 3 + 3 + 3 + 2);
+}
+
+}  // namespace
