@@ -2,14 +2,24 @@
 -- every metric, then Spearman's rho between the system rankings of the focus metric (default
 -- all.semrp) and of each other metric, and the whole metric x metric matrix as a heat map.
 -- kplab run scripts/analysis/ranking_agreement.lua [--db FILE] [--runs LIST] [--out DIR] [--metric M]
+--   [--metrics LIST]
 local C = kp.include("common.lua")
 local S = kp.stats
 
-local o = C.parse_args(arg, { metric = "all.semrp" },
-  "kplab run scripts/analysis/ranking_agreement.lua [options]\n  --metric M       focus metric (default all.semrp)")
+local DEFAULT = "all.f1@M,all.f1@5,all.ndcg@M,all.ap@M,all.mrr,all.rprec_substr,all.semp,all.semr,all.semf1," ..
+                "all.semrp,all.semrp_div,all.semrp_ak,all.semrp_dk"
+local o = C.parse_args(arg, { metric = "all.semrp", metrics = DEFAULT },
+  "kplab run scripts/analysis/ranking_agreement.lua [options]\n  --metric M       focus metric (default all.semrp)\n" ..
+  "  --metrics LIST   metrics compared (default " .. DEFAULT .. "; 'all' = every all.* metric)")
 if not o then return end
 local runs = C.load_runs(o)
-local metrics = C.common_metrics(runs, function(m) return m:match("^all%.") ~= nil end)
+local wanted
+if o.metrics ~= "all" then
+  wanted = {}
+  for m in o.metrics:gmatch("[^,]+") do wanted[m] = true end
+  wanted[o.metric] = true
+end
+local metrics = C.common_metrics(runs, function(m) return m:match("^all%.") ~= nil and (not wanted or wanted[m]) end)
 local focus
 for i, m in ipairs(metrics) do if m == o.metric then focus = i end end
 if not focus then error("metric " .. o.metric .. " is not in every selected run", 0) end
