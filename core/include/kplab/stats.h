@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "kplab/result.h"
+#include "kplab/sim.h"
 
 namespace kplab::stats {
 
@@ -224,18 +225,8 @@ Result<std::vector<double>> Holm(std::span<const double> p);
 
 // ---- Linear algebra and factor analysis --------------------------------------------------------------------------
 
-// A dense row-major matrix.
-struct DenseMatrix {
-  int rows = 0;
-  int cols = 0;
-  std::vector<double> v;
-
-  DenseMatrix() = default;
-  DenseMatrix(int r, int c, double fill = 0.0)
-      : rows(r), cols(c), v(static_cast<std::size_t>(r) * c, fill) {}
-  double at(int r, int c) const { return v[static_cast<std::size_t>(r) * cols + c]; }
-  double& at(int r, int c) { return v[static_cast<std::size_t>(r) * cols + c]; }
-};
+// A dense row-major matrix: the Matrix of sim.h (rows, cols, v, at(r, c)).
+using DenseMatrix = ::kplab::Matrix;
 
 struct SymmetricEigen {
   std::vector<double> values;  // descending
