@@ -193,7 +193,7 @@ int MMeanUpper(lua_State* L) {
 }
 int MTransposed(lua_State* L) {
   const Matrix& m = CheckMatrix(L, 1)->m;
-  NewUserdata<MatrixUd>(L, kMatrixMeta, MatrixUd{Transposed(m)});
+  PushMatrix(L, Transposed(m));
   return 1;
 }
 // S:maximum(T) -> a new matrix, the element-wise maximum (same shape). With T a 0/1 match matrix
@@ -358,7 +358,7 @@ int CtxCosine(lua_State* L) {
   Matrix m = self ? CosineMatrix(va.data(), ha.data(), na, va.data(), ha.data(), na, s.dims)
                   : CosineMatrix(va.data(), ha.data(), na, vb.data(), hb.data(),
                                  static_cast<int>(hb.size()), s.dims);
-  NewUserdata<MatrixUd>(L, kMatrixMeta, MatrixUd{std::move(m)});
+  PushMatrix(L, std::move(m));
   return 1;
 }
 
@@ -436,7 +436,7 @@ int KpMatrix(lua_State* L) {
     }
     lua_pop(L, 1);
   }
-  NewUserdata<MatrixUd>(L, kMatrixMeta, MatrixUd{std::move(m)});
+  PushMatrix(L, std::move(m));
   return 1;
 }
 

@@ -4,14 +4,17 @@ local ipairs, min, max, ceil, floor = ipairs, math.min, math.max, math.ceil, mat
 local tonumber, gmatch = tonumber, string.gmatch
 local SUBSETS = { "all", "present", "absent" }
 
--- "1,2,3" -> {1, 2, 3}
+-- "1,2,3" -> {1, 2, 3}, parsed once per distinct text (a pure memo, not state between documents)
+local parsed = {}
 local function parse_ks(text)
+  if parsed[text] then return parsed[text] end
   local ks = {}
   for d in gmatch(text, "[^,%s]+") do
     local k = tonumber(d)
     if not k or k < 1 or k ~= floor(k) then error("parameter 'ks' must list integers >= 1 (got '" .. d .. "')") end
     ks[#ks + 1] = k
   end
+  parsed[text] = ks
   return ks
 end
 

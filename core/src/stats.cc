@@ -52,6 +52,8 @@ double PairwiseSum(const double* x, std::size_t n) {
   return PairwiseSum(x, half) + PairwiseSum(x + half, n - half);
 }
 
+}  // namespace internal
+
 double QuantileSorted(std::span<const double> s, double q) {
   const std::size_t n = s.size();
   const double h = static_cast<double>(n - 1) * q;  // numpy: (n - 1) * quantiles
@@ -66,12 +68,9 @@ double QuantileSorted(std::span<const double> s, double q) {
   return g >= 0.5 ? b - diff * (1 - g) : a + diff * g;
 }
 
-}  // namespace internal
-
 using internal::CheckNoNaN;
 using internal::CheckSameLength;
 using internal::PairwiseSum;
-using internal::QuantileSorted;
 
 namespace {
 

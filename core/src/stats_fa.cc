@@ -480,7 +480,7 @@ Result<ParallelResult> ParallelAnalysis(const DenseMatrix& data, const ParallelO
   for (int k = 0; k < p; ++k) {
     std::sort(rand[k].begin(), rand[k].end());
     out.random_mean.push_back(internal::PairwiseSum(rand[k].data(), rand[k].size()) / options.iterations);
-    out.random_p95.push_back(internal::QuantileSorted(rand[k], 0.95));
+    out.random_p95.push_back(QuantileSorted(rand[k], 0.95));
   }
   while (out.factors < p && out.observed[out.factors] > out.random_mean[out.factors]) ++out.factors;
   while (out.factors_p95 < p && out.observed[out.factors_p95] > out.random_p95[out.factors_p95]) {

@@ -16,7 +16,5 @@ std::optional<Error> CheckSameLength(std::span<const double> x, std::span<const 
                                      std::string_view fn);
 // Pairwise (cascade) summation.
 double PairwiseSum(const double* x, std::size_t n);
-// numpy.quantile(s, q, method='linear') of an ascending, non-empty sample.
-double QuantileSorted(std::span<const double> s, double q);
 
 }  // namespace kplab::stats::internal

@@ -1,5 +1,7 @@
 #include "kplab/svg.h"
 
+#include "kplab/stats.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -546,27 +548,14 @@ Axis NiceAxis(double lo, double hi, int target) {
 
 Range NiceRange(double lo, double hi, int target) { return NiceAxis(lo, hi, target).range; }
 
-double Quantile(std::span<const double> sorted, double q) {
-  const std::size_t n = sorted.size();
-  const double virt = static_cast<double>(n - 1) * q;
-  const double prev_f = std::floor(virt);
-  const std::size_t prev = std::min(static_cast<std::size_t>(std::max(0.0, prev_f)), n - 1);
-  const std::size_t next = std::min(prev + 1, n - 1);
-  const double gamma = virt - prev_f;
-  const double a = sorted[prev], b = sorted[next];
-  // numpy's _lerp: a + (b - a) * t, or b - (b - a) * (1 - t) for t >= 0.5.
-  const double diff = b - a;
-  return gamma >= 0.5 ? b - diff * (1 - gamma) : a + diff * gamma;
-}
-
 BoxStats ComputeBoxStats(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   BoxStats s;
   s.n = values.size();
   if (values.empty()) return s;
-  s.q1 = Quantile(values, 0.25);
-  s.median = Quantile(values, 0.5);
-  s.q3 = Quantile(values, 0.75);
+  s.q1 = stats::QuantileSorted(values, 0.25);
+  s.median = stats::QuantileSorted(values, 0.5);
+  s.q3 = stats::QuantileSorted(values, 0.75);
   const double iqr = s.q3 - s.q1;
   const double lo = s.q1 - 1.5 * iqr, hi = s.q3 + 1.5 * iqr;
   // matplotlib's rule: the whisker reaches the most extreme value inside the fence, but never into the box.
@@ -753,7 +742,7 @@ Result<std::string> Histogram(const HistogramSpec& s) {
     if (s.mark_median) {
       std::vector<double> sorted = s.groups[g].values;
       std::sort(sorted.begin(), sorted.end());
-      medians[g] = Quantile(sorted, 0.5);
+      medians[g] = stats::QuantileSorted(sorted, 0.5);
     }
   }
   const Axis ya = NiceAxis(0, top > 0 ? top : 1);

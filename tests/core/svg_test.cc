@@ -4,6 +4,7 @@
 // Layout facts the geometry tests rely on: without a title the plot area starts 14 px from the top;
 // without an x label, the area below it is 8 + 18 px (straight category/tick labels); so a chart of
 // height 240 has a plot area of height 200. Coordinates are written with at most two decimals.
+#include "kplab/stats.h"
 #include "kplab/svg.h"
 
 #include <gmock/gmock.h>
@@ -121,15 +122,15 @@ TEST(SvgTicks, NiceRangeWidensToTicks) {
 
 TEST(SvgStats, QuantilesAreNumpyLinear) {
   const std::vector<double> a = {1, 2, 3, 4};
-  EXPECT_EQ(Quantile(a, 0.25), 1.75);  // numpy.quantile([1,2,3,4], .25)
-  EXPECT_EQ(Quantile(a, 0.5), 2.5);
-  EXPECT_EQ(Quantile(a, 0.75), 3.25);
-  EXPECT_EQ(Quantile(a, 0), 1);
-  EXPECT_EQ(Quantile(a, 1), 4);
+  EXPECT_EQ(kplab::stats::QuantileSorted(a, 0.25), 1.75);  // numpy.quantile([1,2,3,4], .25)
+  EXPECT_EQ(kplab::stats::QuantileSorted(a, 0.5), 2.5);
+  EXPECT_EQ(kplab::stats::QuantileSorted(a, 0.75), 3.25);
+  EXPECT_EQ(kplab::stats::QuantileSorted(a, 0), 1);
+  EXPECT_EQ(kplab::stats::QuantileSorted(a, 1), 4);
   const std::vector<double> b = {0.1, 0.5, 0.7, 0.9, 1.3};
-  EXPECT_DOUBLE_EQ(Quantile(b, 0.3), 0.54);  // index 1.2
+  EXPECT_DOUBLE_EQ(kplab::stats::QuantileSorted(b, 0.3), 0.54);  // index 1.2
   const std::vector<double> one = {7};
-  EXPECT_EQ(Quantile(one, 0.25), 7);
+  EXPECT_EQ(kplab::stats::QuantileSorted(one, 0.25), 7);
 }
 
 TEST(SvgStats, BoxStatsWhiskersAndOutliers) {

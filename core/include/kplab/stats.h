@@ -39,6 +39,9 @@ Result<double> Mean(std::span<const double> x);
 Result<double> Quantile(std::span<const double> x, double q);
 // Several quantiles of one sample (sorted once). Every q must be in [0, 1].
 Result<std::vector<double>> Quantiles(std::span<const double> x, std::span<const double> qs);
+// The same quantile of an ascending, non-empty, NaN-free sample, without checks (for callers that
+// sort once, e.g. box plots).
+double QuantileSorted(std::span<const double> sorted, double q);
 // Quantile(x, 0.5); numpy.median.
 Result<double> Median(std::span<const double> x);
 

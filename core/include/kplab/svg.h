@@ -149,9 +149,7 @@ struct Axis {
 Axis NiceAxis(double lo, double hi, int target = 5);
 Range NiceRange(double lo, double hi, int target = 5);  // NiceAxis(lo, hi, target).range
 
-// numpy.quantile(values, q) with the default 'linear' method, `sorted` ascending and non-empty.
-double Quantile(std::span<const double> sorted, double q);
-
+// Box statistics: quartiles by stats::QuantileSorted (numpy's linear method).
 struct BoxStats {
   std::size_t n = 0;
   double q1 = 0, median = 0, q3 = 0;
