@@ -646,7 +646,16 @@ const std::map<std::string, std::string>& HelpTexts() {
       {"profiles",
        "kplab profiles [show P | diff A B]\n  Lists the profiles, shows one's conventions, or the knobs where two differ.\n"},
       {"stem", "kplab stem [--mode nltk|original|martin]\n  Reads words on stdin (one line at a time), writes their Porter stems.\n"},
-      {"run", "kplab run SCRIPT.lua [args]\n  Runs a Lua script in the sandbox with the kp API, print and arg.\n"},
+      {"run",
+       "kplab run SCRIPT.lua [args]\n"
+       "  Runs a Lua script in the sandbox with the kp API (the plugins' API plus the script API:\n"
+       "  kp.load, kp.runs.list/get, kp.read, kp.write, kp.include; see docs/scripts.md), print, and\n"
+       "  arg (arg[0] = the script path, arg[1..] = its arguments). Errors are reported as\n"
+       "  SCRIPT.lua:LINE with a traceback (exit 3). The shipped analyses take --help:\n"
+       "  kplab run scripts/analysis/k_ablation.lua --help\n"
+       "  kp.runs.* read $KPLAB_DB (default kplab.db) unless given a database path.\n"
+       "  --memory-limit MiB, --instruction-limit N (before SCRIPT.lua): Lua limits (default 256, 2e9;\n"
+       "  0 = none).\n"},
       {"help", "kplab help [COMMAND]\n"},
       {"version", "kplab version\n"},
   };
@@ -676,8 +685,17 @@ int Main(int argc, char** argv) {
     PrintUsage(std::cerr);
     return kExitUsage;
   }
-  const std::string cmd = args[0];
+  std::string cmd = args[0];
   args.erase(args.begin());
+  // `kplab COMMAND --help` (or -h) is `kplab help COMMAND [SUBCOMMAND]`.
+  // Not for `kplab run SCRIPT ... --help`: that flag belongs to the script.
+  if (cmd != "help" && !args.empty() && (args.back() == "--help" || args.back() == "-h") &&
+      HelpTexts().count(cmd) && !(cmd == "run" && args.size() > 1)) {
+    args.pop_back();
+    args.insert(args.begin(), cmd);
+    if (args.size() > 2) args.resize(2);
+    cmd = "help";
+  }
   try {
     if (cmd == "eval") return CmdEval(Args(args));
     if (cmd == "runs") return CmdRuns(Args(args));
@@ -696,7 +714,9 @@ int Main(int argc, char** argv) {
         PrintUsage(std::cout);
         return kExitOk;
       }
-      auto it = HelpTexts().find(args[0]);
+      // `kplab help runs compare` prints the subcommand's own text when it has one, else the command's.
+      auto it = args.size() > 1 ? HelpTexts().find(args[0] + " " + args[1]) : HelpTexts().end();
+      if (it == HelpTexts().end()) it = HelpTexts().find(args[0]);
       if (it == HelpTexts().end()) throw UsageError(fmt::format("no help for '{}'", args[0]));
       std::cout << it->second;
       return kExitOk;
