@@ -30,13 +30,18 @@ Status EmbeddingSpace::Lookup(std::string_view text, std::vector<float>& out, bo
 
 Result<std::shared_ptr<EmbeddingSpace>> PlanEmbeddings(const Corpus& corpus, const PlanRequest& req) {
   const std::string name = req.model_name.empty() ? DefaultModelName() : req.model_name;
-  auto info = GetModel(ModelsDir(), name);
-  if (!info.ok()) return info.error();
-  auto embedder = LoadEmbedder(*info);
-  if (!embedder.ok()) return embedder.error();
   auto space = std::make_shared<EmbeddingSpace>();
-  space->model = *info;
-  space->embedder = *embedder;
+  // A model registered at run time (e.g. a Python callable) shadows an installed one of that name.
+  if (auto runtime = FindRuntimeModel(name, &space->model)) {
+    space->embedder = std::move(runtime);
+  } else {
+    auto info = GetModel(ModelsDir(), name);
+    if (!info.ok()) return info.error();
+    auto embedder = LoadEmbedder(*info);
+    if (!embedder.ok()) return embedder.error();
+    space->model = *info;
+    space->embedder = *embedder;
+  }
   space->dims = space->embedder->dims();
 
   // Distinct strings over every phrase of the corpus (references and all predictions) in each

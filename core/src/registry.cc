@@ -7,6 +7,8 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -444,6 +446,64 @@ Result<ModelInfo> ImportPrecomputed(const std::string& models_dir, const std::st
   auto stats = ConvertPhraseTable(path, format, phrases_path, (stage->dir() / kVectors).string());
   if (!stats.ok()) return stats.error();
   return FinishVectors(*stage, name, "precomputed", *stats, "{}", opt.source.empty() ? path : opt.source);
+}
+
+// Runtime models (registry.h). A function-local static, so that registration works from any static
+// initialization order; the map is never destroyed before its users.
+namespace {
+struct RuntimeRegistry {
+  std::mutex mu;
+  std::map<std::string, std::pair<ModelInfo, std::shared_ptr<const Embedder>>> models;
+};
+RuntimeRegistry& Runtime() {
+  static auto* r = new RuntimeRegistry();  // leaked on purpose: embedders may outlive static destructors
+  return *r;
+}
+}  // namespace
+
+Status RegisterRuntimeModel(const ModelInfo& info, std::shared_ptr<const Embedder> embedder) {
+  Status st = CheckName(info.name);
+  if (!st.ok()) return st;
+  if (!embedder) return Error{fmt::format("model '{}': no embedder", info.name)};
+  if (info.dims <= 0 || info.dims != embedder->dims()) {
+    return Error{fmt::format("model '{}': {} dimensions (expected a positive number equal to the embedder's {})",
+                             info.name, info.dims, embedder->dims())};
+  }
+  if (info.fingerprint != embedder->fingerprint()) {
+    return Error{fmt::format("model '{}': the info's fingerprint differs from the embedder's", info.name)};
+  }
+  RuntimeRegistry& r = Runtime();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.models[info.name] = {info, std::move(embedder)};
+  return Status::Ok();
+}
+
+bool UnregisterRuntimeModel(const std::string& name) {
+  RuntimeRegistry& r = Runtime();
+  std::shared_ptr<const Embedder> dropped;  // released after the lock
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.models.find(name);
+  if (it == r.models.end()) return false;
+  dropped = std::move(it->second.second);
+  r.models.erase(it);
+  return true;
+}
+
+std::shared_ptr<const Embedder> FindRuntimeModel(const std::string& name, ModelInfo* info) {
+  RuntimeRegistry& r = Runtime();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.models.find(name);
+  if (it == r.models.end()) return nullptr;
+  if (info != nullptr) *info = it->second.first;
+  return it->second.second;
+}
+
+std::vector<ModelInfo> RuntimeModels() {
+  RuntimeRegistry& r = Runtime();
+  std::lock_guard<std::mutex> lock(r.mu);
+  std::vector<ModelInfo> out;
+  for (const auto& [name, m] : r.models) out.push_back(m.first);
+  return out;
 }
 
 }  // namespace kplab

@@ -53,6 +53,17 @@ Status VerifyModel(const ModelInfo& info);
 std::string ModelFingerprint(const std::string& backend, const std::string& weights_sha256,
                              const std::string& config_json);
 
+// Models registered at run time by the embedding program (the Python module's register_embedder):
+// an Embedder object with its ModelInfo (dir empty), known to this process only. A runtime model
+// takes precedence over an installed model of the same name wherever a model is resolved by name for
+// a run (host PlanEmbeddings). Thread-safe.
+Status RegisterRuntimeModel(const ModelInfo& info, std::shared_ptr<const Embedder> embedder);
+// Returns false when no runtime model has that name.
+bool UnregisterRuntimeModel(const std::string& name);
+// The runtime model of that name (and its info), or nullptr.
+std::shared_ptr<const Embedder> FindRuntimeModel(const std::string& name, ModelInfo* info = nullptr);
+std::vector<ModelInfo> RuntimeModels();
+
 // Importers. Each writes into <models_dir>/<name>/ through a temporary directory renamed at the end,
 // so a failed import leaves nothing behind. An existing model of that name is an error unless replace.
 struct ImportOptions {
