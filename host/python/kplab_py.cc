@@ -1,0 +1,788 @@
+// The Python module `kplab` (pybind11): evaluate documents and predictions held in Python lists and
+// dicts, read the run store, and register any Python callable (list of strings -> vectors) as an
+// embedding model that fills kplab's phrase cache and drives the semantic metrics. See docs/python.md.
+//
+// Threads and the GIL: evaluate() releases the GIL while kplab works (corpus building, Lua scoring,
+// storing); the plan phase may call a registered Python embedder from kplab's own threads, and
+// PyEmbedder::Embed takes the GIL for the call. Python objects are touched only with the GIL held.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "evaluate.h"
+#include "kplab/corpus.h"
+#include "kplab/embed.h"
+#include "kplab/io.h"
+#include "kplab/io_memory.h"
+#include "kplab/profile.h"
+#include "kplab/registry.h"
+#include "kplab/store.h"
+
+namespace py = pybind11;
+
+namespace kplab::python {
+namespace {
+
+// Exception classes, created in module init: Error(Exception); InputError(Error, ValueError) for bad
+// input, unknown names and options; ScriptError(Error) for metric plugins that fail; StoreError(Error)
+// for the run store.
+PyObject* g_error = nullptr;
+PyObject* g_input_error = nullptr;
+PyObject* g_script_error = nullptr;
+PyObject* g_store_error = nullptr;
+
+[[noreturn]] void Raise(PyObject* type, const std::string& message) {
+  PyErr_SetString(type, message.c_str());
+  throw py::error_already_set();
+}
+
+bool NumpyAvailable() {
+  static const bool available = [] {
+    try {
+      py::module_::import("numpy");
+      return true;
+    } catch (py::error_already_set&) {
+      return false;
+    }
+  }();
+  return available;
+}
+
+std::string TypeName(const py::handle& h) { return py::str(py::type::handle_of(h).attr("__name__")); }
+
+// ---------------------------------------------------------------------------------------------------
+// Python embedders.
+
+// A Python callable as an Embedder. Its fingerprint is
+//   SHA-256("kplab-python-embedder/1\n" + name + "\n" + version + "\n" + dims)
+// so vectors cached under it are reused by later processes that register the same name, version and
+// dimension; the user changes `version` whenever the callable would return different vectors.
+class PyEmbedder final : public Embedder {
+ public:
+  PyEmbedder(std::string name, py::object fn, int dims, std::string fingerprint)
+      : name_(std::move(name)), fn_(std::move(fn)), dims_(dims), fingerprint_(std::move(fingerprint)) {}
+
+  ~PyEmbedder() override {
+    // The last reference may go away on a kplab thread (GIL not held) or after the interpreter ended.
+    if (Py_IsInitialized()) {
+      py::gil_scoped_acquire gil;
+      fn_ = py::object();
+    } else {
+      fn_.release();
+    }
+  }
+
+  std::string_view backend() const override { return "python"; }
+  int dims() const override { return dims_; }
+  const std::string& fingerprint() const override { return fingerprint_; }
+
+  Status Embed(const std::vector<std::string_view>& phrases, float* out, std::uint8_t* has) const override {
+    py::gil_scoped_acquire gil;
+    try {
+      py::list batch(phrases.size());
+      for (std::size_t i = 0; i < phrases.size(); ++i) {
+        batch[i] = py::str(phrases[i].data(), phrases[i].size());
+      }
+      py::object result = fn_(batch);
+      std::string err = Fill(result, phrases.size(), out, has);
+      if (!err.empty()) return Error{fmt::format("embedder '{}': {}", name_, err)};
+      return Status::Ok();
+    } catch (py::error_already_set& e) {
+      return Error{fmt::format("embedder '{}' raised {}", name_, e.what())};
+    } catch (const std::exception& e) {
+      return Error{fmt::format("embedder '{}': {}", name_, e.what())};
+    }
+  }
+
+  // Converts the callable's result for n phrases into rows of out. Accepted: a 2-D numpy array (any
+  // real dtype, any strides) or anything numpy turns into one (torch tensors on the CPU, lists), or
+  // without numpy a sequence of n rows; a row may be None (the phrase has no vector). Returns an error
+  // text, "" when fine.
+  std::string Fill(const py::object& result, std::size_t n, float* out, std::uint8_t* has) const {
+    const std::string want = fmt::format("{} rows of {} numbers, one per phrase", n, dims_);
+    const bool is_list = py::isinstance<py::list>(result) || py::isinstance<py::tuple>(result);
+    if (!is_list && NumpyAvailable()) {
+      auto arr = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(result);
+      if (!arr) {
+        PyErr_Clear();
+        return fmt::format("returned a {} that numpy cannot read as numbers (expected {})", TypeName(result), want);
+      }
+      if (arr.ndim() != 2 || static_cast<std::size_t>(arr.shape(0)) != n || arr.shape(1) != dims_) {
+        std::string shape;
+        for (py::ssize_t d = 0; d < arr.ndim(); ++d) shape += fmt::format("{}{}", d ? ", " : "", arr.shape(d));
+        return fmt::format("returned an array of shape ({}) for {} phrases (expected ({}, {}))", shape, n, n, dims_);
+      }
+      std::memcpy(out, arr.data(), n * static_cast<std::size_t>(dims_) * sizeof(float));
+      std::memset(has, 1, n);
+      return "";
+    }
+    if (!py::isinstance<py::sequence>(result) || py::isinstance<py::str>(result)) {
+      return fmt::format("returned a {} (expected {})", TypeName(result), want);
+    }
+    py::sequence rows = result.cast<py::sequence>();
+    if (rows.size() != n) return fmt::format("returned {} rows for {} phrases (expected {})", rows.size(), n, want);
+    for (std::size_t i = 0; i < n; ++i) {
+      py::object row = rows[i];
+      float* dst = out + i * static_cast<std::size_t>(dims_);
+      if (row.is_none()) {
+        std::fill(dst, dst + dims_, 0.0f);
+        has[i] = 0;
+        continue;
+      }
+      if (!py::isinstance<py::sequence>(row) && NumpyAvailable()) {
+        row = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(row);
+        if (!row) PyErr_Clear();
+      }
+      if (!row || !py::isinstance<py::sequence>(row)) {
+        return fmt::format("row {} is a {} (expected {} numbers or None)", i, TypeName(rows[i]), dims_);
+      }
+      py::sequence values = row.cast<py::sequence>();
+      if (static_cast<int>(values.size()) != dims_) {
+        return fmt::format("row {} has {} numbers (expected {})", i, values.size(), dims_);
+      }
+      for (int j = 0; j < dims_; ++j) {
+        py::object v = values[static_cast<std::size_t>(j)];
+        double x = PyFloat_AsDouble(v.ptr());
+        if (x == -1.0 && PyErr_Occurred()) {
+          PyErr_Clear();
+          return fmt::format("row {} item {} is a {} (expected a number)", i, j, TypeName(v));
+        }
+        dst[j] = static_cast<float>(x);
+      }
+      has[i] = 1;
+    }
+    return "";
+  }
+
+ private:
+  std::string name_;
+  py::object fn_;
+  int dims_;
+  std::string fingerprint_;
+};
+
+// Dimension of a callable's vectors: it embeds one probe phrase.
+int ProbeDims(const std::string& name, const py::object& fn) {
+  py::list probe;
+  probe.append("keyphrase");
+  py::object r = fn(probe);
+  if (NumpyAvailable() && !py::isinstance<py::list>(r) && !py::isinstance<py::tuple>(r)) {
+    auto arr = py::array::ensure(r);
+    if (arr && arr.ndim() == 2 && arr.shape(0) == 1) return static_cast<int>(arr.shape(1));
+    PyErr_Clear();
+  } else if (py::isinstance<py::sequence>(r) && py::len(r) == 1) {
+    py::object row = r.cast<py::sequence>()[0];
+    if (py::isinstance<py::sequence>(row)) return static_cast<int>(py::len(row));
+  }
+  Raise(g_input_error, fmt::format("register_embedder('{}'): the callable returned a {} for one phrase "
+                                   "(expected one row of numbers; or pass dims=)",
+                                   name, TypeName(r)));
+}
+
+void RegisterEmbedder(const std::string& name, py::object fn, std::optional<int> dims,
+                      const std::string& version) {
+  if (!PyCallable_Check(fn.ptr())) {
+    Raise(PyExc_TypeError, fmt::format("register_embedder('{}'): a {} is not callable (expected a function "
+                                       "mapping a list of strings to vectors)",
+                                       name, TypeName(fn)));
+  }
+  const int d = dims ? *dims : ProbeDims(name, fn);
+  if (d <= 0) Raise(g_input_error, fmt::format("register_embedder('{}'): dims={} (expected a positive number)", name, d));
+  ModelInfo info;
+  info.name = name;
+  info.backend = "python";
+  info.dims = d;
+  info.config_json = fmt::format("{{\"dims\":{},\"version\":\"{}\"}}", d, version);
+  info.fingerprint = Sha256Hex(fmt::format("kplab-python-embedder/1\n{}\n{}\n{}", name, version, d));
+  info.weights_sha256 = info.fingerprint;
+  info.source = fmt::format("python: {}", std::string(py::repr(fn)));
+  auto embedder = std::make_shared<PyEmbedder>(name, std::move(fn), d, info.fingerprint);
+  Status st = RegisterRuntimeModel(info, std::move(embedder));
+  if (!st.ok()) Raise(g_input_error, "register_embedder: " + st.message());
+}
+
+py::dict ModelDict(const ModelInfo& m) {
+  py::dict d;
+  d["name"] = m.name;
+  d["backend"] = m.backend;
+  d["fingerprint"] = m.fingerprint;
+  d["dims"] = m.dims;
+  d["config"] = m.config_json;
+  d["source"] = m.source;
+  return d;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Input conversion.
+
+std::string Str(const py::handle& h, const std::string& where) {
+  if (py::isinstance<py::str>(h)) {
+    Py_ssize_t size = 0;
+    const char* utf8 = PyUnicode_AsUTF8AndSize(h.ptr(), &size);
+    if (utf8 == nullptr) {  // a lone surrogate (e.g. from surrogateescape decoding)
+      PyErr_Clear();
+      Raise(g_input_error, fmt::format("{}: a string that is not valid Unicode (invalid UTF-8: expected UTF-8 text)", where));
+    }
+    return std::string(utf8, static_cast<std::size_t>(size));
+  }
+  Raise(g_input_error, fmt::format("{}: a {} (expected a string)", where, TypeName(h)));
+}
+
+std::string IdStr(const py::handle& h, const std::string& where) {
+  if (py::isinstance<py::str>(h)) return Str(h, where);
+  if (py::isinstance<py::int_>(h) && !py::isinstance<py::bool_>(h)) return py::str(h).cast<std::string>();
+  Raise(g_input_error, fmt::format("{}: a {} (expected a string or an integer id)", where, TypeName(h)));
+}
+
+bool IsStrSequence(const py::handle& h) {
+  return (py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h));
+}
+
+// References: "a;b;c" (split on ';' as the line formats), [str, ...], or [[alternative, ...], ...].
+void AddRefs(const py::handle& v, const std::string& where, RawDoc& doc) {
+  if (py::isinstance<py::str>(v)) {
+    const std::string s = Str(v, where);
+    std::size_t start = 0;
+    for (;;) {
+      const std::size_t semi = s.find(';', start);
+      doc.refs.push_back({s.substr(start, semi == std::string::npos ? std::string::npos : semi - start)});
+      if (semi == std::string::npos) break;
+      start = semi + 1;
+    }
+    return;
+  }
+  if (!IsStrSequence(v)) {
+    Raise(g_input_error, fmt::format("{}: a {} (expected a ';'-joined string or a list of strings or of lists "
+                                     "of alternatives)",
+                                     where, TypeName(v)));
+  }
+  std::size_t i = 0;
+  for (py::handle item : v) {
+    const std::string w = fmt::format("{}[{}]", where, i++);
+    if (py::isinstance<py::str>(item)) {
+      doc.refs.push_back({Str(item, w)});
+    } else if (IsStrSequence(item)) {
+      std::vector<std::string> alts;
+      std::size_t k = 0;
+      for (py::handle a : item) alts.push_back(Str(a, fmt::format("{}[{}]", w, k++)));
+      doc.refs.push_back(std::move(alts));
+    } else {
+      Raise(g_input_error, fmt::format("{}: a {} (expected a string or a list of alternatives)", w, TypeName(item)));
+    }
+  }
+}
+
+// Splits a pre-tokenized source "title [sep] body" (KPEval) or "title <eos> body" (Meng 2017).
+void SplitSource(const std::string& src, RawDoc& doc) {
+  for (const char* sep : {"[sep]", "<eos>"}) {
+    std::string lower = src;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::size_t at = lower.find(sep);
+    if (at == std::string::npos) continue;
+    doc.title = src.substr(0, at);
+    doc.body = src.substr(at + std::strlen(sep));
+    doc.separator = src.substr(at, std::strlen(sep));
+    return;
+  }
+  doc.body = src;
+}
+
+constexpr const char* kTextKeys[] = {"text", "abstract", "body", "document", "context"};
+constexpr const char* kSourceKeys[] = {"source", "src"};
+constexpr const char* kRefKeys[] = {"keyphrases", "keywords", "keyword", "target", "trg", "references", "refs"};
+
+RawDoc ConvertDoc(const py::handle& h, std::size_t i, std::optional<bool> pretokenized) {
+  const std::string where = fmt::format("documents[{}]", i);
+  RawDoc doc;
+  if (!py::isinstance<py::dict>(h)) {
+    Raise(g_input_error, fmt::format("{}: a {} (expected a dict with \"id\", \"title\", \"abstract\" or \"text\" and "
+                                     "\"keyphrases\")",
+                                     where, TypeName(h)));
+  }
+  py::dict d = py::reinterpret_borrow<py::dict>(h);
+  for (const char* k : {"id", "doc_id"}) {
+    if (d.contains(k) && !d[k].is_none()) {
+      doc.id = IdStr(d[k], fmt::format("{}[\"{}\"]", where, k));
+      break;
+    }
+  }
+  bool have_text = false, tokens = false;
+  for (const char* k : kSourceKeys) {
+    if (!d.contains(k)) continue;
+    SplitSource(Str(d[k], fmt::format("{}[\"{}\"]", where, k)), doc);
+    have_text = tokens = true;
+    break;
+  }
+  if (!have_text) {
+    for (const char* k : kTextKeys) {
+      if (!d.contains(k)) continue;
+      py::handle v = d[k];
+      if (IsStrSequence(v)) {  // a token list (DeepKPG / Hugging Face midas datasets)
+        std::size_t t = 0;
+        for (py::handle tok : v) {
+          doc.body += (t ? " " : "") + Str(tok, fmt::format("{}[\"{}\"][{}]", where, k, t));
+          ++t;
+        }
+        tokens = true;
+      } else {
+        doc.body = Str(v, fmt::format("{}[\"{}\"]", where, k));
+      }
+      have_text = true;
+      break;
+    }
+    if (d.contains("title")) {
+      doc.title = Str(d["title"], where + "[\"title\"]");
+      have_text = true;
+    }
+  }
+  doc.has_text = have_text;
+  doc.pretokenized = have_text && (pretokenized ? *pretokenized : tokens);
+  bool have_refs = false;
+  for (const char* k : kRefKeys) {
+    if (!d.contains(k)) continue;
+    AddRefs(d[k], fmt::format("{}[\"{}\"]", where, k), doc);
+    have_refs = true;
+    break;
+  }
+  if (!have_refs) {
+    for (const char* k : {"extractive_keyphrases", "abstractive_keyphrases"}) {
+      if (!d.contains(k)) continue;
+      AddRefs(d[k], fmt::format("{}[\"{}\"]", where, k), doc);
+      have_refs = true;
+    }
+  }
+  if (!have_refs) {
+    Raise(g_input_error, fmt::format("{}: no reference keyphrases (expected a field \"keyphrases\", \"keywords\", "
+                                     "\"target\" or \"extractive_keyphrases\"/\"abstractive_keyphrases\")",
+                                     where));
+  }
+  return doc;
+}
+
+// One system output: "a;b;c" (a prediction line, '<peos>' allowed), or [phrase | (phrase, score), ...].
+RawPrediction ConvertPrediction(const py::handle& v, const std::string& where) {
+  RawPrediction p;
+  if (py::isinstance<py::str>(v)) {
+    const std::string s = Str(v, where);
+    std::size_t start = 0;
+    for (;;) {
+      const std::size_t semi = s.find(';', start);
+      p.phrases.push_back(s.substr(start, semi == std::string::npos ? std::string::npos : semi - start));
+      if (semi == std::string::npos) break;
+      start = semi + 1;
+    }
+    return p;
+  }
+  if (!IsStrSequence(v) && !(NumpyAvailable() && py::isinstance<py::array>(v))) {
+    Raise(g_input_error, fmt::format("{}: a {} (expected a ranked list of strings or of (phrase, score) pairs, or a "
+                                     "';'-joined string)",
+                                     where, TypeName(v)));
+  }
+  std::size_t i = 0;
+  std::vector<bool> scored;
+  for (py::handle item : v) {
+    const std::string w = fmt::format("{}[{}]", where, i++);
+    if (py::isinstance<py::str>(item)) {
+      p.phrases.push_back(Str(item, w));
+      scored.push_back(false);
+    } else if (IsStrSequence(item) && py::len(item) == 2) {
+      py::sequence pair = py::reinterpret_borrow<py::sequence>(item);
+      p.phrases.push_back(Str(pair[0], w + "[0]"));
+      double s = PyFloat_AsDouble(pair[1].ptr());
+      if (s == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        Raise(g_input_error, fmt::format("{}[1]: a {} (expected a number)", w, TypeName(pair[1])));
+      }
+      p.scores.push_back(s);
+      scored.push_back(true);
+    } else {
+      Raise(g_input_error, fmt::format("{}: a {} (expected a string or a (phrase, score) pair)", w, TypeName(item)));
+    }
+    if (scored.back() != scored.front()) {
+      Raise(g_input_error, fmt::format("{}: {} (expected scores for all predictions of a list or for none)", w,
+                                       scored.back() ? "has a score" : "has no score"));
+    }
+  }
+  return p;
+}
+
+std::string ParamValue(const py::handle& v) {
+  if (py::isinstance<py::bool_>(v)) return v.cast<bool>() ? "true" : "false";
+  if (py::isinstance<py::str>(v)) return Str(v, "params value");
+  if (IsStrSequence(v)) {
+    std::string out;
+    for (py::handle x : v) out += (out.empty() ? "" : ",") + ParamValue(x);
+    return out;
+  }
+  return py::str(v).cast<std::string>();
+}
+
+// params: {"semrp": {"k": 2}} or {"semrp.k": 2}.
+std::map<std::string, std::map<std::string, std::string>> ConvertParams(const py::object& params) {
+  std::map<std::string, std::map<std::string, std::string>> out;
+  if (params.is_none()) return out;
+  if (!py::isinstance<py::dict>(params)) {
+    Raise(g_input_error, fmt::format("params: a {} (expected a dict such as {{\"semrp\": {{\"k\": 2}}}} or "
+                                     "{{\"semrp.k\": 2}})",
+                                     TypeName(params)));
+  }
+  for (auto [k, v] : params.cast<py::dict>()) {
+    const std::string key = Str(k, "params key");
+    if (py::isinstance<py::dict>(v)) {
+      for (auto [pk, pv] : v.cast<py::dict>()) out[key][Str(pk, fmt::format("params[\"{}\"] key", key))] = ParamValue(pv);
+      continue;
+    }
+    const std::size_t dot = key.find('.');
+    if (dot == std::string::npos || dot == 0 || dot + 1 == key.size()) {
+      Raise(g_input_error, fmt::format("params: key \"{}\" (expected METRIC.NAME, e.g. \"semrp.k\")", key));
+    }
+    out[key.substr(0, dot)][key.substr(dot + 1)] = ParamValue(v);
+  }
+  return out;
+}
+
+std::vector<std::string> StrList(const py::object& v, const std::string& what) {
+  std::vector<std::string> out;
+  if (v.is_none()) return out;
+  if (py::isinstance<py::str>(v)) {
+    const std::string s = Str(v, what);
+    std::size_t start = 0;
+    for (;;) {
+      const std::size_t c = s.find(',', start);
+      std::string piece = s.substr(start, c == std::string::npos ? std::string::npos : c - start);
+      if (!piece.empty()) out.push_back(piece);
+      if (c == std::string::npos) break;
+      start = c + 1;
+    }
+    return out;
+  }
+  if (!IsStrSequence(v)) Raise(g_input_error, fmt::format("{}: a {} (expected a list of strings)", what, TypeName(v)));
+  std::size_t i = 0;
+  for (py::handle x : v) out.push_back(Str(x, fmt::format("{}[{}]", what, i++)));
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Output conversion.
+
+py::object Column(const std::vector<double>& values) {
+  if (NumpyAvailable()) {
+    py::array_t<double> a(static_cast<py::ssize_t>(values.size()));
+    if (!values.empty()) std::memcpy(a.mutable_data(), values.data(), values.size() * sizeof(double));
+    return py::object(std::move(a));
+  }
+  return py::cast(values);
+}
+
+py::object ParseJson(const std::string& text) {
+  if (text.empty()) return py::dict();
+  return py::module_::import("json").attr("loads")(text);
+}
+
+py::dict RunDict(const RunRecord& run, const std::vector<AggregateValue>& aggregates, const ScoreColumns& scores) {
+  py::dict d;
+  d["run_id"] = run.id > 0 ? py::object(py::int_(run.id)) : py::object(py::none());
+  d["status"] = run.status;
+  if (!run.error.empty()) d["error"] = run.error;
+  d["dataset"] = run.dataset_name;
+  d["dataset_hash"] = run.dataset_hash;
+  d["system"] = run.system;
+  d["profile"] = run.profile;
+  d["n_docs"] = run.doc_ids.size();
+  d["doc_ids"] = run.doc_ids;
+  d["params"] = ParseJson(run.params_json);
+  py::list plugins;
+  for (const auto& p : run.plugins) {
+    py::dict pd;
+    pd["name"] = p.name;
+    pd["version"] = p.version;
+    pd["sha256"] = p.sha256;
+    plugins.append(pd);
+  }
+  d["plugins"] = plugins;
+  d["embedder_fingerprint"] = run.embedder_fingerprint;
+  d["kplab_version"] = run.kplab_version;
+  d["created_at"] = run.created_at;
+  d["elapsed_seconds"] = run.elapsed_seconds;
+  py::dict agg, ci;
+  for (const auto& a : aggregates) {
+    agg[py::str(a.metric)] = a.value;
+    if (a.ci_low && a.ci_high) ci[py::str(a.metric)] = py::make_tuple(*a.ci_low, *a.ci_high);
+  }
+  d["aggregates"] = agg;
+  d["ci"] = ci;
+  py::dict per;
+  for (std::size_t i = 0; i < scores.metrics.size(); ++i) per[py::str(scores.metrics[i])] = Column(scores.columns[i]);
+  d["per_document"] = per;
+  return d;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The run store.
+
+class Store {
+ public:
+  explicit Store(std::optional<std::string> path) : path_(path ? *path : RunStore::DefaultPath()) {
+    auto s = RunStore::Open(path_);
+    if (!s.ok()) Raise(g_store_error, s.error().message);
+    store_.emplace(std::move(*s));
+  }
+  const std::string& path() const { return path_; }
+  RunStore& Get() {
+    if (!store_) Raise(g_store_error, fmt::format("{}: the store is closed", path_));
+    return *store_;
+  }
+  void Close() { store_.reset(); }
+
+  py::list Runs() {
+    auto runs = Get().ListRuns();
+    if (!runs.ok()) Raise(g_store_error, runs.error().message);
+    py::list out;
+    for (const auto& r : *runs) {
+      py::dict d;
+      d["run_id"] = r.id;
+      d["created_at"] = r.created_at;
+      d["status"] = r.status;
+      d["dataset"] = r.dataset_name;
+      d["system"] = r.system;
+      d["profile"] = r.profile;
+      d["n_docs"] = r.n_docs;
+      out.append(d);
+    }
+    return out;
+  }
+
+  py::dict Run(std::int64_t id) {
+    RunStore& s = Get();
+    auto run = s.GetRun(id);
+    if (!run.ok()) Raise(g_store_error, run.error().message);
+    auto agg = s.GetAggregates(id);
+    if (!agg.ok()) Raise(g_store_error, agg.error().message);
+    auto scores = s.GetScores(id);
+    if (!scores.ok()) Raise(g_store_error, scores.error().message);
+    return RunDict(*run, *agg, *scores);
+  }
+
+  void Delete(std::int64_t id) {
+    Status st = Get().DeleteRun(id);
+    if (!st.ok()) Raise(g_store_error, st.message());
+  }
+
+ private:
+  std::string path_;
+  std::optional<RunStore> store_;
+};
+
+std::optional<std::string> PathArg(const py::object& v, const std::string& what) {
+  if (v.is_none()) return std::nullopt;
+  if (py::isinstance<py::str>(v)) return Str(v, what);
+  if (py::hasattr(v, "__fspath__")) return py::str(v.attr("__fspath__")()).cast<std::string>();
+  Raise(g_input_error, fmt::format("{}: a {} (expected a path)", what, TypeName(v)));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// evaluate().
+
+py::dict Evaluate(const py::object& documents, const py::object& predictions, const py::object& metrics,
+                  const std::string& profile, const py::object& params, const py::object& model,
+                  const py::object& store, const py::object& system, const std::string& dataset,
+                  const py::object& plugins, std::optional<bool> pretokenized, int threads,
+                  const py::object& cache) {
+  const auto start = std::chrono::steady_clock::now();
+  // Documents and predictions into raw records (with the GIL: they are Python objects).
+  if (py::isinstance<py::str>(documents) || !py::isinstance<py::iterable>(documents)) {
+    Raise(g_input_error, fmt::format("documents: a {} (expected a list of dicts)", TypeName(documents)));
+  }
+  std::vector<RawDoc> docs;
+  for (py::handle h : documents) docs.push_back(ConvertDoc(h, docs.size(), pretokenized));
+  if (docs.empty()) Raise(g_input_error, "documents: an empty list (expected at least one document)");
+  auto raw = DatasetFromRecords(dataset, std::move(docs));
+  if (!raw.ok()) Raise(g_input_error, raw.error().message);
+
+  std::vector<RawPrediction> preds;
+  bool by_id = false;
+  if (py::isinstance<py::dict>(predictions)) {
+    by_id = true;
+    for (auto [k, v] : predictions.cast<py::dict>()) {
+      const std::string id = IdStr(k, "predictions key");
+      const std::string where = fmt::format("predictions[\"{}\"]", id);
+      RawPrediction p = ConvertPrediction(v, where);
+      p.doc_id = id;
+      p.loc = {where, 0};
+      preds.push_back(std::move(p));
+    }
+  } else if (!py::isinstance<py::str>(predictions) && py::isinstance<py::iterable>(predictions)) {
+    for (py::handle h : predictions) preds.push_back(ConvertPrediction(h, fmt::format("predictions[{}]", preds.size())));
+  } else {
+    Raise(g_input_error, fmt::format("predictions: a {} (expected a list of ranked lists, one per document, or a "
+                                     "dict {{document id: ranked list}})",
+                                     TypeName(predictions)));
+  }
+  auto raw_preds = PredictionsFromRecords(*raw, system.is_none() ? "predictions" : Str(system, "system"),
+                                          std::move(preds), by_id);
+  if (!raw_preds.ok()) Raise(g_input_error, raw_preds.error().message);
+
+  host::EvalRequest req;
+  req.profile = profile;
+  req.metrics = StrList(metrics, "metrics");
+  req.plugin_dirs = StrList(plugins, "plugins");
+  req.params = ConvertParams(params);
+  req.threads = threads;
+  req.system = system.is_none() ? "python" : Str(system, "system");
+  if (!model.is_none()) req.model = Str(model, "model");
+  Store* store_obj = nullptr;
+  std::optional<Store> own_store;
+  if (!store.is_none() && !(py::isinstance<py::bool_>(store) && !store.cast<bool>())) {
+    if (py::isinstance<Store>(store)) {
+      store_obj = store.cast<Store*>();
+    } else if (py::isinstance<py::bool_>(store)) {  // store=True: the default store
+      own_store.emplace(std::nullopt);
+      store_obj = &*own_store;
+    } else {
+      own_store.emplace(PathArg(store, "store"));
+      store_obj = &*own_store;
+    }
+    store_obj->Get();  // a closed store is an error before any work
+  }
+  // The phrase cache lives in a run store's database: the one given, else the store's, else the default.
+  if (auto c = PathArg(cache, "cache")) {
+    req.cache_db = *c;
+  } else if (store_obj != nullptr) {
+    req.cache_db = store_obj->path();
+  }
+  auto prof = FindProfile(profile);
+  if (!prof) {
+    std::string names;
+    for (const auto& n : ProfileNames()) names += n + ", ";
+    Raise(g_input_error, fmt::format("unknown profile '{}' (expected one of: {}kenchan+one2set)", profile, names));
+  }
+
+  // kplab's work, without the GIL (a Python embedder takes it back for its calls).
+  std::string error;
+  PyObject* error_type = nullptr;
+  Result<host::EvalResult> res = Error{""};
+  {
+    py::gil_scoped_release release;
+    auto corpus = BuildCorpus(*raw, &*raw_preds, *prof);
+    if (!corpus.ok()) {
+      error = corpus.error().message;
+      error_type = g_input_error;
+    } else {
+      auto shared = std::make_shared<const Corpus>(std::move(*corpus));
+      host::EvalFailure failure = host::EvalFailure::kNone;
+      res = host::EvaluateCorpus(shared, req, &failure);
+      if (!res.ok()) {
+        error = res.error().message;
+        error_type = failure == host::EvalFailure::kScript ? g_script_error : g_input_error;
+      } else {
+        res->run.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (!res->errors.empty()) {
+          for (const auto& e : res->errors) error += (error.empty() ? "" : "\n") + e.Format();
+          error_type = g_script_error;
+        }
+      }
+    }
+  }
+  // Stored with the GIL held: a Store is used by one Python thread at a time.
+  if (res.ok() && store_obj != nullptr) {
+    // A failed run is recorded as failed, without scores (as `kplab eval` does).
+    auto id = res->errors.empty() ? store_obj->Get().SaveRun(res->run, res->scores, res->aggregates)
+                                  : store_obj->Get().SaveRun(res->run, {}, {});
+    if (id.ok()) {
+      res->run.id = *id;
+      if (!res->errors.empty()) error += fmt::format("\nrun {} recorded as failed in {}", *id, store_obj->path());
+    } else if (error_type == nullptr) {
+      error = id.error().message;
+      error_type = g_store_error;
+    }
+  }
+  if (error_type != nullptr) Raise(error_type, error);
+  py::dict out = RunDict(res->run, res->aggregates, res->scores);
+  if (store_obj != nullptr) out["store"] = store_obj->path();
+  if (res->embeddings) {
+    py::dict e;
+    e["model"] = res->embeddings->model;
+    e["fingerprint"] = res->embeddings->fingerprint;
+    e["phrases"] = res->embeddings->phrases;
+    e["hits"] = res->embeddings->hits;
+    e["embedded"] = res->embeddings->embedded;
+    e["no_vector"] = res->embeddings->no_vector;
+    out["embeddings"] = e;
+  } else {
+    out["embeddings"] = py::none();
+  }
+  {
+    // The corpus and Lua VMs are freed without the GIL (a Python embedder's last reference may go).
+    py::gil_scoped_release release;
+    res->resources.reset();
+  }
+  return out;
+}
+
+}  // namespace
+}  // namespace kplab::python
+
+PYBIND11_MODULE(kplab, m) {
+  using namespace kplab::python;
+  namespace kp = kplab;
+  m.doc() = "kplab: keyphrase evaluation (see docs/python.md)";
+  m.attr("__version__") = KPLAB_VERSION;
+
+  g_error = PyErr_NewException("kplab.Error", PyExc_Exception, nullptr);
+  py::tuple input_bases = py::make_tuple(py::handle(g_error), py::handle(PyExc_ValueError));
+  g_input_error = PyErr_NewException("kplab.InputError", input_bases.ptr(), nullptr);
+  g_script_error = PyErr_NewException("kplab.ScriptError", g_error, nullptr);
+  g_store_error = PyErr_NewException("kplab.StoreError", g_error, nullptr);
+  m.attr("Error") = py::handle(g_error);
+  m.attr("InputError") = py::handle(g_input_error);
+  m.attr("ScriptError") = py::handle(g_script_error);
+  m.attr("StoreError") = py::handle(g_store_error);
+
+  m.def("evaluate", &Evaluate, py::arg("documents"), py::arg("predictions"), py::kw_only(),
+        py::arg("metrics") = py::none(), py::arg("profile") = "kplab", py::arg("params") = py::none(),
+        py::arg("model") = py::none(), py::arg("store") = py::none(), py::arg("system") = py::none(),
+        py::arg("dataset") = "python", py::arg("plugins") = py::none(), py::arg("pretokenized") = py::none(),
+        py::arg("threads") = 0, py::arg("cache") = py::none(),
+        "Evaluates predictions against documents; returns a dict with 'aggregates' and 'per_document'.");
+
+  py::class_<Store>(m, "Store")
+      .def(py::init([](const py::object& path) { return std::make_unique<Store>(PathArg(path, "path")); }),
+           py::arg("path") = py::none())
+      .def_property_readonly("path", &Store::path)
+      .def("runs", &Store::Runs, "Summaries of every stored run, newest first.")
+      .def("run", &Store::Run, py::arg("run_id"), "One run: its record, aggregates and per-document scores.")
+      .def("delete", &Store::Delete, py::arg("run_id"))
+      .def("close", &Store::Close)
+      .def("__enter__", [](Store& s) -> Store& { return s; }, py::return_value_policy::reference)
+      .def("__exit__", [](Store& s, py::args) { s.Close(); })
+      .def("__repr__", [](const Store& s) { return fmt::format("kplab.Store('{}')", s.path()); });
+
+  m.def("register_embedder", &RegisterEmbedder, py::arg("name"), py::arg("fn"), py::kw_only(),
+        py::arg("dims") = py::none(), py::arg("version") = "",
+        "Registers fn (list of str -> 2-D array of floats) as the embedding model `name`.");
+  m.def("unregister_embedder", [](const std::string& name) { return kp::UnregisterRuntimeModel(name); },
+        py::arg("name"));
+  m.def("embedders", [] {
+    py::list out;
+    for (const auto& info : kp::RuntimeModels()) out.append(ModelDict(info));
+    return out;
+  });
+  m.def("profiles", [] { return kp::ProfileNames(); });
+
+  // Python embedders hold Python objects: drop them while the interpreter still runs.
+  py::module_::import("atexit").attr("register")(py::cpp_function([] {
+    for (const auto& info : kp::RuntimeModels()) {
+      if (info.backend == "python") kp::UnregisterRuntimeModel(info.name);
+    }
+  }));
+}

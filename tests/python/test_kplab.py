@@ -1,0 +1,325 @@
+"""Tests of the Python module `kplab` (host/python/kplab_py.cc), run by ctest with Debian's python3 and
+PYTHONPATH set to the module's build directory. Expected values are hand calculations written out in
+the comments, never values copied from kplab's output."""
+
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import kplab
+
+try:
+    import numpy as np
+except ImportError:  # the module works without numpy; the numpy cases are skipped
+    np = None
+
+SOURCE_DIR = os.environ.get("KPLAB_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+
+# Two raw-text documents (title + text), references as plain lists.
+DOCS = [
+    {"id": "a", "title": "Graph neural networks for traffic",
+     "text": "We train graph neural networks for traffic speed prediction from road sensors.",
+     "keyphrases": ["graph neural network", "traffic speed prediction", "road sensor"]},
+    {"id": "b", "title": "Evaluating keyphrase extraction",
+     "text": "We study the evaluation of keyphrase extraction.",
+     "keyphrases": ["keyphrase extraction", "evaluation"]},
+]
+PREDS = [
+    ["graph neural networks", "traffic forecasting", "road sensors", "deep learning"],
+    ["evaluation", "metrics"],
+]
+# Matching is by Porter stem key: "graph neural networks" -> "graph neural network" and "road sensors"
+# -> "road sensor" match references of document a; "evaluation" matches in document b.
+#   a: 2 hits, 4 predictions, 3 references: P@M = 1/2, R@M = 2/3, F1 = 2(1/2)(2/3)/(1/2 + 2/3) = 4/7
+#   b: 1 hit, 2 predictions, 2 references:  P@M = 1/2, R@M = 1/2, F1 = 1/2
+# micro: P = 3/6, R = 3/5, F1 = 2(1/2)(3/5)/(1/2 + 3/5) = 6/11
+# macro_hm: mean P = 1/2, mean R = (2/3 + 1/2)/2 = 7/12, F1 = 2(1/2)(7/12)/(1/2 + 7/12) = 7/13
+# macro_doc: (4/7 + 1/2)/2 = 15/28
+F1_DOC = [4 / 7, 1 / 2]
+F1_MICRO, F1_MACRO_HM, F1_MACRO_DOC = 6 / 11, 7 / 13, 15 / 28
+
+# Hand-made 3-d vectors with known cosines: apple and banana are orthogonal; cherry is at 45 degrees to
+# both (cos 1/sqrt 2); date is at 60 degrees to apple (cos 1/2) and orthogonal to banana.
+VECTORS = {
+    "apple": [1.0, 0.0, 0.0],
+    "banana": [0.0, 1.0, 0.0],
+    "cherry": [1.0, 1.0, 0.0],
+    "date": [1.0, 0.0, math.sqrt(3.0)],
+}
+SEM_DOCS = [
+    {"id": "s1", "text": "apple banana cherry date", "keyphrases": ["apple", "banana"]},
+    {"id": "s2", "text": "apple cherry", "keyphrases": ["apple"]},
+]
+SEM_PREDS = [["cherry", "date"], ["apple", "cherry"]]
+# SemR-p (docs/metrics.md; k = 3, R = number of references, min(k, R) largest cosines):
+#   s1: R = 2; cherry: mean(1/sqrt2, 1/sqrt2) = 0.70710678; date: mean(1/2, 0) = 0.25
+#       SemR-p = (0.70710678 + 0.25) / 2 = 0.47855339
+#       SemR-p-Div: best one-to-one assignment: cherry-banana (1/sqrt2) + date-apple (1/2) = 1.20710678,
+#       / 2 = 0.60355339
+#   s2: R = 1; the top-1 prediction "apple" matches a reference exactly: 1
+#   aggregate (macro mean): (0.47855339 + 1) / 2 = 0.73927670
+SEMRP_DOC = [(1 / math.sqrt(2) + 0.25) / 2, 1.0]
+SEMRP_DIV_S1 = (1 / math.sqrt(2) + 0.5) / 2
+# SemP/SemR (KPEval; threshold 0), document s1: SemP = mean over predictions of the best cosine to a
+# reference = (1/sqrt2 + 1/2)/2; SemR = mean over references of the best cosine to a prediction =
+# (max(1/sqrt2, 1/2) + max(1/sqrt2, 0))/2 = 1/sqrt2; SemF1 = 2PR/(P+R).
+SEMP_S1 = (1 / math.sqrt(2) + 0.5) / 2
+SEMR_S1 = 1 / math.sqrt(2)
+SEMF1_S1 = 2 * SEMP_S1 * SEMR_S1 / (SEMP_S1 + SEMR_S1)
+
+
+class Counter:
+    """A plain-callable embedder over VECTORS that counts its calls and the phrases it was given."""
+
+    def __init__(self, as_numpy=False, fortran=False):
+        self.calls = 0
+        self.phrases = []
+        self.as_numpy = as_numpy
+        self.fortran = fortran
+
+    def __call__(self, phrases):
+        self.calls += 1
+        self.phrases.extend(phrases)
+        rows = [VECTORS.get(p) for p in phrases]
+        if not self.as_numpy:
+            return rows  # None = no vector
+        arr = np.array([r if r is not None else [0.0, 0.0, 0.0] for r in rows], dtype=np.float64)
+        return np.asfortranarray(arr) if self.fortran else arr
+
+
+def values(column):
+    return [float(x) for x in column]
+
+
+class TempDirTest(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory()
+        self.tmp = self._tmp.name
+        self.db = os.path.join(self.tmp, "runs.db")
+        # No installed model is used: every semantic test registers its own embedder.
+        os.environ["KPLAB_MODELS"] = os.path.join(self.tmp, "models")
+
+    def tearDown(self):
+        for e in kplab.embedders():
+            kplab.unregister_embedder(e["name"])
+        self._tmp.cleanup()
+
+
+class EvaluateTest(TempDirTest):
+    def test_exact_metrics_by_hand(self):
+        r = kplab.evaluate(DOCS, PREDS, metrics=["exact"])
+        agg = r["aggregates"]
+        self.assertAlmostEqual(agg["all.f1@M.micro"], F1_MICRO, places=12)
+        self.assertAlmostEqual(agg["all.f1@M.macro_hm"], F1_MACRO_HM, places=12)
+        self.assertAlmostEqual(agg["all.f1@M.macro_doc"], F1_MACRO_DOC, places=12)
+        for got, want in zip(values(r["per_document"]["all.f1@M"]), F1_DOC):
+            self.assertAlmostEqual(got, want, places=12)
+        self.assertEqual(r["doc_ids"], ["a", "b"])
+        self.assertEqual(r["n_docs"], 2)
+        self.assertIsNone(r["run_id"])  # not stored unless store= is given
+        self.assertEqual(r["profile"], "kplab")
+
+    def test_prediction_shapes_agree(self):
+        base = kplab.evaluate(DOCS, PREDS, metrics="exact")["aggregates"]
+        by_id = kplab.evaluate(DOCS, {"b": PREDS[1], "a": PREDS[0]}, metrics="exact")["aggregates"]
+        lines = kplab.evaluate(DOCS, [";".join(p) for p in PREDS], metrics="exact")["aggregates"]
+        scored = kplab.evaluate(DOCS, [[(p, 1.0 / (i + 1)) for i, p in enumerate(ps)] for ps in PREDS],
+                                metrics="exact")["aggregates"]
+        refs_joined = [dict(d, keyphrases=";".join(d["keyphrases"])) for d in DOCS]
+        joined = kplab.evaluate(refs_joined, PREDS, metrics="exact")["aggregates"]
+        for other in (by_id, lines, scored, joined):
+            self.assertEqual(other["all.f1@M.micro"], base["all.f1@M.micro"])
+            self.assertEqual(other["all.f1@5.macro_hm"], base["all.f1@5.macro_hm"])
+
+    def test_kpeval_source_and_token_lists(self):
+        # KPEval JSONL shape: pre-tokenized "title [sep] abstract" with "target"; DeepKPG / Hugging Face
+        # shape: "document" as a token list with extractive/abstractive keyphrases. Document a's text
+        # contains "graph neural networks" and "road sensors"; "traffic speed prediction" too.
+        kpeval_docs = [{"id": "a", "source": "graph neural networks [sep] we use road sensors for traffic "
+                        "speed prediction .", "target": DOCS[0]["keyphrases"]}]
+        r = kplab.evaluate(kpeval_docs, [PREDS[0]], metrics="exact", profile="kpeval")
+        # 2 hits of 4 predictions, 3 references: F1@M = 4/7; all three references are present.
+        self.assertAlmostEqual(values(r["per_document"]["all.f1@M"])[0], 4 / 7, places=12)
+        deepkpg = [{"id": "a", "document": "we use road sensors for traffic speed prediction".split(),
+                    "extractive_keyphrases": ["traffic speed prediction", "road sensor"],
+                    "abstractive_keyphrases": ["graph neural network"]}]
+        r2 = kplab.evaluate(deepkpg, [PREDS[0]], metrics="exact")
+        self.assertAlmostEqual(values(r2["per_document"]["all.f1@M"])[0], 4 / 7, places=12)
+        # Present references: "traffic speed prediction" and "road sensor" are in the text, "graph neural
+        # network" is not. Present predictions: only "road sensors", which matches: present R@M = 1/2.
+        self.assertAlmostEqual(values(r2["per_document"]["present.r@M"])[0], 1 / 2, places=12)
+
+    def test_params_and_profile(self):
+        r = kplab.evaluate(DOCS, PREDS, metrics=["rank"], params={"rank.alpha": 0.7})
+        self.assertIn("all.map@M", r["aggregates"])
+        self.assertIn("kpeval", kplab.profiles())
+
+    def test_errors_name_the_record(self):
+        bad = [DOCS[0], {"id": "x", "text": "no references here"}]
+        with self.assertRaisesRegex(kplab.InputError, r"documents\[1\]: no reference keyphrases"):
+            kplab.evaluate(bad, PREDS)
+        with self.assertRaisesRegex(ValueError, r'documents\[1\]: second document with id "a"'):
+            kplab.evaluate([DOCS[0], dict(DOCS[1], id="a")], PREDS)
+        with self.assertRaisesRegex(kplab.InputError, r"1 prediction lists for 2 documents"):
+            kplab.evaluate(DOCS, PREDS[:1])
+        with self.assertRaisesRegex(kplab.InputError, r'predictions\["zz"\]: unknown document id "zz"'):
+            kplab.evaluate(DOCS, {"a": PREDS[0], "zz": PREDS[1]})
+        with self.assertRaisesRegex(kplab.InputError, r"predictions\[0\]\[1\]: a int"):
+            kplab.evaluate(DOCS, [["x", 3], ["y"]])
+        with self.assertRaisesRegex(kplab.InputError, r"documents: an empty list"):
+            kplab.evaluate([], [])
+        with self.assertRaisesRegex(kplab.InputError, r"documents\[0\]: reference 0 is an empty list"):
+            kplab.evaluate([{"text": "x", "keyphrases": [[]]}], [["x"]])
+        with self.assertRaisesRegex(kplab.InputError, r"unknown profile 'nope'"):
+            kplab.evaluate(DOCS, PREDS, profile="nope")
+        with self.assertRaisesRegex(kplab.Error, r"unknown metric 'nope'"):
+            kplab.evaluate(DOCS, PREDS, metrics=["nope"])
+        with self.assertRaisesRegex(kplab.InputError, r"invalid UTF-8"):
+            kplab.evaluate([dict(DOCS[0], text="caf\udce9")], [PREDS[0]])
+
+    def test_script_error_is_reported_with_file_line(self):
+        plugdir = os.path.join(self.tmp, "plugins")
+        os.mkdir(plugdir)
+        with open(os.path.join(plugdir, "boom.lua"), "w") as f:
+            f.write('-- kplab-api: 1\nreturn kp.metric {\n  name = "boom", version = "1",\n'
+                    '  score = function(doc, p, ctx)\n    error("kaput")\n  end,\n}\n')
+        with self.assertRaisesRegex(kplab.ScriptError, r"boom\.lua:5: kaput"):
+            kplab.evaluate(DOCS, PREDS, metrics=["boom"], plugins=[plugdir], store=self.db)
+        runs = kplab.Store(self.db).runs()
+        self.assertEqual([r["status"] for r in runs], ["failed"])
+
+
+class StoreTest(TempDirTest):
+    def test_store_round_trip(self):
+        r = kplab.evaluate(DOCS, PREDS, metrics=["exact"], store=self.db, system="sys1")
+        self.assertIsInstance(r["run_id"], int)
+        with kplab.Store(self.db) as store:
+            runs = store.runs()
+            self.assertEqual(len(runs), 1)
+            self.assertEqual(runs[0]["run_id"], r["run_id"])
+            self.assertEqual(runs[0]["system"], "sys1")
+            self.assertEqual(runs[0]["n_docs"], 2)
+            got = store.run(r["run_id"])
+            self.assertAlmostEqual(got["aggregates"]["all.f1@M.micro"], F1_MICRO, places=12)
+            for a, b in zip(values(got["per_document"]["all.f1@M"]), F1_DOC):
+                self.assertAlmostEqual(a, b, places=12)
+            self.assertEqual(got["doc_ids"], ["a", "b"])
+            # The same records give the same dataset hash in a second run.
+            r2 = kplab.evaluate(DOCS, PREDS, metrics=["exact"], store=store)
+            self.assertEqual(store.run(r2["run_id"])["dataset_hash"], got["dataset_hash"])
+            store.delete(r["run_id"])
+            self.assertEqual([x["run_id"] for x in store.runs()], [r2["run_id"]])
+            with self.assertRaises(kplab.StoreError):
+                store.run(r["run_id"])
+
+    def test_bad_store_path(self):
+        with self.assertRaises(kplab.StoreError):
+            kplab.Store(os.path.join(self.tmp, "no", "such", "dir", "x.db"))
+
+
+class EmbedderTest(TempDirTest):
+    def check_semrp(self, r):
+        semrp = values(r["per_document"]["all.semrp"])
+        for got, want in zip(semrp, SEMRP_DOC):
+            self.assertAlmostEqual(got, want, places=6)  # float32 vectors
+        self.assertAlmostEqual(values(r["per_document"]["all.semrp_div"])[0], SEMRP_DIV_S1, places=6)
+        self.assertAlmostEqual(r["aggregates"]["all.semrp"], sum(SEMRP_DOC) / 2, places=6)
+
+    def test_semrp_and_cache_hits(self):
+        fn = Counter()
+        kplab.register_embedder("toy", fn, dims=3, version="1")
+        r = kplab.evaluate(SEM_DOCS, SEM_PREDS, metrics=["semrp", "semantic"], model="toy", cache=self.db)
+        self.check_semrp(r)
+        self.assertAlmostEqual(values(r["per_document"]["all.semp"])[0], SEMP_S1, places=6)
+        self.assertAlmostEqual(values(r["per_document"]["all.semr"])[0], SEMR_S1, places=6)
+        self.assertAlmostEqual(values(r["per_document"]["all.semf1"])[0], SEMF1_S1, places=6)
+        self.assertEqual(fn.calls, 1)  # four distinct phrases, one batch
+        self.assertEqual(sorted(fn.phrases), ["apple", "banana", "cherry", "date"])
+        self.assertEqual(r["embeddings"]["embedded"], 4)
+        self.assertEqual(r["embeddings"]["model"], "toy")
+        # Second evaluation: every phrase comes from the phrase cache, the callable is not called.
+        r2 = kplab.evaluate(SEM_DOCS, SEM_PREDS, metrics=["semrp"], model="toy", cache=self.db)
+        self.assertEqual(fn.calls, 1)
+        self.assertEqual(r2["embeddings"]["hits"], 4)
+        self.check_semrp(r2)
+        # A new version is a new fingerprint: embedded again.
+        kplab.register_embedder("toy", fn, dims=3, version="2")
+        r3 = kplab.evaluate(SEM_DOCS, SEM_PREDS, metrics=["semrp"], model="toy", cache=self.db)
+        self.assertEqual(fn.calls, 2)
+        self.assertNotEqual(r3["embeddings"]["fingerprint"], r["embeddings"]["fingerprint"])
+        # The run record keeps the fingerprint.
+        stored = kplab.evaluate(SEM_DOCS, SEM_PREDS, metrics=["semrp"], model="toy", store=self.db)
+        self.assertEqual(kplab.Store(self.db).run(stored["run_id"])["embedder_fingerprint"],
+                         r3["embeddings"]["fingerprint"])
+
+    @unittest.skipIf(np is None, "numpy is not installed")
+    def test_numpy_float64_fortran_order_and_dims_probe(self):
+        fn = Counter(as_numpy=True, fortran=True)
+        kplab.register_embedder("toy_np", fn)  # dims probed with one phrase
+        self.assertEqual(fn.calls, 1)
+        self.assertEqual([e["dims"] for e in kplab.embedders() if e["name"] == "toy_np"], [3])
+        r = kplab.evaluate(SEM_DOCS, SEM_PREDS, metrics=["semrp"], model="toy_np", cache=self.db)
+        self.check_semrp(r)
+        self.assertIsInstance(r["per_document"]["all.semrp"], np.ndarray)
+        self.assertEqual(r["per_document"]["all.semrp"].dtype, np.float64)
+
+    def test_phrase_without_vector_has_cosine_zero(self):
+        # "date" has no vector (None row): its cosines are 0, so s1's SemR-p is (1/sqrt2 + 0)/2.
+        table = dict(VECTORS)
+        del table["date"]
+        kplab.register_embedder("toy_gap", lambda ps: [table.get(p) for p in ps], dims=3)
+        r = kplab.evaluate(SEM_DOCS, SEM_PREDS, metrics=["semrp"], model="toy_gap", cache=self.db)
+        self.assertAlmostEqual(values(r["per_document"]["all.semrp"])[0], (1 / math.sqrt(2)) / 2, places=6)
+        self.assertEqual(r["embeddings"]["no_vector"], 1)
+
+    def test_embedder_errors(self):
+        kplab.register_embedder("short", lambda ps: [[1.0, 2.0]] * len(ps), dims=3)
+        with self.assertRaisesRegex(kplab.Error, r"embedder 'short': row 0 has 2 numbers \(expected 3\)"):
+            kplab.evaluate(SEM_DOCS, SEM_PREDS, metrics=["semrp"], model="short", cache=self.db)
+
+        def boom(ps):
+            raise RuntimeError("model exploded")
+        kplab.register_embedder("boom", boom, dims=3)
+        with self.assertRaisesRegex(kplab.Error, r"embedder 'boom' raised RuntimeError: model exploded"):
+            kplab.evaluate(SEM_DOCS, SEM_PREDS, metrics=["semrp"], model="boom", cache=self.db)
+        with self.assertRaises(TypeError):
+            kplab.register_embedder("x", 42, dims=3)
+        if np is not None:
+            kplab.register_embedder("shape", lambda ps: np.zeros((len(ps), 2)), dims=3)
+            with self.assertRaisesRegex(kplab.Error, r"shape \(4, 2\) for 4 phrases \(expected \(4, 3\)\)"):
+                kplab.evaluate(SEM_DOCS, SEM_PREDS, metrics=["semrp"], model="shape", cache=self.db)
+        # Nothing was cached for the failing models, and a later good run still works.
+        kplab.register_embedder("toy", Counter(), dims=3)
+        self.check_semrp(kplab.evaluate(SEM_DOCS, SEM_PREDS, metrics=["semrp"], model="toy", cache=self.db))
+
+    def test_threads(self):
+        # Several scoring lanes and Python callbacks from kplab's threads: same numbers.
+        fn = Counter()
+        kplab.register_embedder("toy", fn, dims=3)
+        docs = SEM_DOCS * 50
+        docs = [dict(d, id=str(i)) for i, d in enumerate(docs)]
+        r = kplab.evaluate(docs, SEM_PREDS * 50, metrics=["semrp"], model="toy", cache=self.db, threads=4)
+        self.assertAlmostEqual(r["aggregates"]["all.semrp"], sum(SEMRP_DOC) / 2, places=6)
+
+
+class ExampleTest(unittest.TestCase):
+    def test_example_runs(self):
+        example = os.path.join(SOURCE_DIR, "examples", "python", "kpeval_loop.py")
+        with tempfile.TemporaryDirectory() as tmp:
+            env = dict(os.environ, KPLAB_DB=os.path.join(tmp, "kplab.db"))
+            out = subprocess.run([sys.executable, example, "--toy-embedder"], env=env, cwd=tmp,
+                                 capture_output=True, text=True, timeout=300)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            self.assertIn("all.f1@5.macro_hm", out.stdout)
+            try:
+                import nltk  # noqa: F401  (the example's hand-written loop stems with it)
+                self.assertIn("loop and kplab agree", out.stdout)
+            except ImportError:
+                self.assertIn("hand-written loop skipped", out.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
