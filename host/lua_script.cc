@@ -238,22 +238,24 @@ void InstallScriptApi(LuaVm& vm, const std::string& script_path) {
   const std::string dir = fs::path(script_path).parent_path().string();
   lua_pushstring(L, dir.empty() ? "." : dir.c_str());
   lua_rawsetp(L, LUA_REGISTRYINDEX, &kDirKey);
-  vm.Install([](lua_State* L) {
-    lua_pushcfunction(L, Safe<LuaLoad>);
-    lua_setfield(L, -2, "load");
-    lua_pushcfunction(L, Safe<Write>);
-    lua_setfield(L, -2, "write");
-    lua_pushcfunction(L, Safe<Read>);
-    lua_setfield(L, -2, "read");
-    lua_pushcfunction(L, Safe<Include>);
-    lua_setfield(L, -2, "include");
-    lua_createtable(L, 0, 2);
-    lua_pushcfunction(L, Safe<RunsList>);
-    lua_setfield(L, -2, "list");
-    lua_pushcfunction(L, Safe<RunsGet>);
-    lua_setfield(L, -2, "get");
-    lua_setfield(L, -2, "runs");
-  });
+  vm.Install(&InstallScriptModule);
+}
+
+void InstallScriptModule(lua_State* L) {  // [kp]
+  lua_pushcfunction(L, Safe<LuaLoad>);
+  lua_setfield(L, -2, "load");
+  lua_pushcfunction(L, Safe<Write>);
+  lua_setfield(L, -2, "write");
+  lua_pushcfunction(L, Safe<Read>);
+  lua_setfield(L, -2, "read");
+  lua_pushcfunction(L, Safe<Include>);
+  lua_setfield(L, -2, "include");
+  lua_createtable(L, 0, 2);
+  lua_pushcfunction(L, Safe<RunsList>);
+  lua_setfield(L, -2, "list");
+  lua_pushcfunction(L, Safe<RunsGet>);
+  lua_setfield(L, -2, "get");
+  lua_setfield(L, -2, "runs");
 }
 
 void SetScriptEnv(lua_State* L) {

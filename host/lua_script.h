@@ -12,6 +12,9 @@ namespace kplab::host {
 
 // Adds the script API to the VM's kp table; kp.include resolves names against script_path's directory.
 void InstallScriptApi(LuaVm& vm, const std::string& script_path);
+// The functions InstallScriptApi adds (kp.load, kp.runs, kp.write, kp.read, kp.include), for the kp
+// table on top of the stack of any lua_State (the Lua module). [-0, +0]
+void InstallScriptModule(lua_State* L);
 // Records the environment table on top of the stack as the one kp.include runs files in. [-0, +0]
 void SetScriptEnv(lua_State* L);
 

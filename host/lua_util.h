@@ -88,15 +88,17 @@ namespace kplab::host {
 // the call are gone. Lua's own errors (not std::exception) pass through untouched.
 template <lua_CFunction F>
 int Safe(lua_State* L) {
-  std::string message;
-  try {
-    return F(L);
-  } catch (const std::exception& e) {
-    message = e.what();
-  }
-  luaL_where(L, 1);
-  lua_pushlstring(L, message.data(), message.size());
-  lua_concat(L, 2);
+  {
+    std::string message;
+    try {
+      return F(L);
+    } catch (const std::exception& e) {
+      message = e.what();
+    }
+    luaL_where(L, 1);
+    lua_pushlstring(L, message.data(), message.size());
+    lua_concat(L, 2);
+  }  // message is gone before lua_error: in the Lua module (C Lua) lua_error longjmps past destructors
   return lua_error(L);
 }
 

@@ -3,6 +3,7 @@
 // globals, re-arming kill hook) and lua.c (msghandler).
 #include "sandbox.h"
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,6 +25,9 @@
 
 #include "kplab/io.h"
 
+#ifndef KPLAB_INSTALLED_PLUGIN_DIRS
+#define KPLAB_INSTALLED_PLUGIN_DIRS "../share/kplab/plugins"
+#endif
 #ifndef KPLAB_SHIPPED_PLUGIN_DIR
 #define KPLAB_SHIPPED_PLUGIN_DIR "plugins"
 #endif
@@ -359,6 +363,13 @@ int Metric(lua_State* L) {
 
 }  // namespace
 
+void InstallKpBase(lua_State* L) {
+  lua_pushcfunction(L, &Log);
+  lua_setfield(L, -2, "log");
+  lua_pushcfunction(L, &Metric);
+  lua_setfield(L, -2, "metric");
+}
+
 std::string ScriptError::Format() const {
   if (traceback.empty()) return message;
   return message + "\n" + traceback;
@@ -399,10 +410,7 @@ LuaVm::LuaVm(const Limits& limits) : limits_(limits), alloc_(std::make_unique<Al
   lua_pop(L_, 2);
 
   lua_newtable(L_);  // [kp]
-  lua_pushcfunction(L_, &Log);
-  lua_setfield(L_, -2, "log");
-  lua_pushcfunction(L_, &Metric);
-  lua_setfield(L_, -2, "metric");
+  InstallKpBase(L_);
   lua_setfield(L_, LUA_REGISTRYINDEX, kKpKey);
 
   alloc_->limit = limits_.memory_bytes;
@@ -697,11 +705,23 @@ std::string ShippedPluginDir() {
   if (const char* dir = std::getenv("KPLAB_SHIPPED_PLUGINS"); dir != nullptr && *dir != '\0') {
     return dir;
   }
+  // Installed: relative to the binary holding this code (bin/kplab, lib/libkplab_c.so, the Lua module
+  // in lib/lua/5.4), then to the running executable (a program linking the static kplab::host).
+  std::vector<fs::path> bases;
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&ShippedPluginDir), &info) != 0 && info.dli_fname != nullptr &&
+      info.dli_fname[0] == '/') {
+    bases.push_back(fs::path(info.dli_fname).parent_path());
+  }
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const fs::path installed = (exe.parent_path() / ".." / "share" / "kplab" / "plugins").lexically_normal();
-    if (fs::is_directory(installed, ec)) return installed.string();
+  if (!ec) bases.push_back(exe.parent_path());
+  for (const fs::path& base : bases) {
+    std::stringstream rels(KPLAB_INSTALLED_PLUGIN_DIRS);
+    for (std::string rel; std::getline(rels, rel, ':');) {
+      const fs::path installed = (base / rel).lexically_normal();
+      if (fs::is_directory(installed, ec)) return installed.string();
+    }
   }
   return KPLAB_SHIPPED_PLUGIN_DIR;
 }

@@ -107,8 +107,13 @@ Result<PluginFile> ReadPluginFile(const std::string& path, const std::string& di
 Result<std::vector<PluginFile>> DiscoverPlugins(const std::string& shipped_dir,
                                                 const std::vector<std::string>& user_dirs);
 
-// Directory of shipped plugins: $KPLAB_SHIPPED_PLUGINS if set, else next to the executable
-// (../share/kplab/plugins when installed), else the source tree's plugins/.
+// Adds kp.log and kp.metric to the kp table on top of the stack (every VM has them; so does the Lua
+// module). [-0, +0]
+void InstallKpBase(lua_State* L);
+
+// Directory of shipped plugins: $KPLAB_SHIPPED_PLUGINS if set, else share/kplab/plugins of the install
+// tree, found relative to the binary holding this code or to the executable, else the source tree's
+// plugins/.
 std::string ShippedPluginDir();
 
 }  // namespace kplab::host
