@@ -1,0 +1,32 @@
+# `cmake --install BUILD [--prefix P]`: the kplab executable, shipped plugins, the libraries with their
+# headers and a CMake package (find_package(kplab) -> kplab::core, kplab::host, kplab::c), and the Lua
+# module. See docs/library.md.
+include(CMakePackageConfigHelpers)
+
+install(TARGETS kplab RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/plugins/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kplab/plugins
+  FILES_MATCHING PATTERN "*.lua")
+
+install(TARGETS kplab_core kplab_host kplab_c EXPORT kplabTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/kplab/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kplab
+  FILES_MATCHING PATTERN "*.h")
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/host/include/kplab/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kplab
+  FILES_MATCHING PATTERN "*.h")
+# The host headers include each other by plain name ("plugin.h"), so they stay together in one directory.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/host/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kplab/host
+  FILES_MATCHING PATTERN "*.h" PATTERN "include" EXCLUDE PATTERN "python" EXCLUDE)
+
+install(TARGETS kplab_lua LIBRARY DESTINATION ${KPLAB_LUA_CMOD_DIR})
+
+set(KPLAB_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/kplab)
+install(EXPORT kplabTargets NAMESPACE kplab:: DESTINATION ${KPLAB_CMAKE_DIR})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/kplabConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/kplabConfig.cmake INSTALL_DESTINATION ${KPLAB_CMAKE_DIR}
+  PATH_VARS CMAKE_INSTALL_DATADIR)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/kplabConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/kplabConfig.cmake ${PROJECT_BINARY_DIR}/kplabConfigVersion.cmake
+  DESTINATION ${KPLAB_CMAKE_DIR})

@@ -1,0 +1,179 @@
+// The C ABI (include/kplab/c.h) over the C++ host: kplab::host::LoadCorpus / EvaluateCorpus and
+// kplab::RunStore. Every entry point catches everything, so no C++ exception reaches a C caller.
+#include "kplab/c.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <utility>
+
+#include "evaluate.h"
+#include "kplab/json.h"
+#include "kplab/store.h"
+
+struct kplab_store {
+  std::string path;
+  kplab::RunStore store;
+};
+
+struct kplab_data {
+  kplab::host::EvalRequest request;  // dataset, predictions and profile it was loaded with
+  std::shared_ptr<const kplab::Corpus> corpus;
+};
+
+namespace {
+
+char* CopyString(const std::string& s) {
+  char* p = static_cast<char*>(std::malloc(s.size() + 1));
+  if (p != nullptr) std::memcpy(p, s.c_str(), s.size() + 1);
+  return p;
+}
+
+void SetError(char** errptr, const std::string& message) {
+  if (errptr == nullptr) return;
+  std::free(*errptr);
+  *errptr = CopyString(message);
+}
+
+// Runs f, turning any C++ exception into an error message; returns `failed` then.
+template <class F, class R>
+R Guard(char** errptr, R failed, F&& f) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    SetError(errptr, std::string("kplab: internal error: ") + e.what());
+  } catch (...) {
+    SetError(errptr, "kplab: internal error");
+  }
+  return failed;
+}
+
+std::vector<std::string> Split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, sep);) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* kplab_version(void) { return KPLAB_VERSION; }
+
+void kplab_free(void* p) { std::free(p); }
+
+kplab_store* kplab_store_open(const char* path, char** errptr) {
+  return Guard(errptr, static_cast<kplab_store*>(nullptr), [&]() -> kplab_store* {
+    const std::string p = path != nullptr ? path : kplab::RunStore::DefaultPath();
+    auto store = kplab::RunStore::Open(p);
+    if (!store) {
+      SetError(errptr, store.error().message);
+      return nullptr;
+    }
+    return new kplab_store{p, std::move(*store)};
+  });
+}
+
+void kplab_store_close(kplab_store* store) { delete store; }
+
+kplab_data* kplab_load(const char* dataset_path, const char* predictions_path, const char* profile,
+                       char** errptr) {
+  return Guard(errptr, static_cast<kplab_data*>(nullptr), [&]() -> kplab_data* {
+    if (dataset_path == nullptr || predictions_path == nullptr) {
+      SetError(errptr, "kplab_load: dataset_path and predictions_path are required");
+      return nullptr;
+    }
+    auto data = std::make_unique<kplab_data>();
+    data->request.dataset_path = dataset_path;
+    data->request.predictions_path = predictions_path;
+    if (profile != nullptr) data->request.profile = profile;
+    auto corpus = kplab::host::LoadCorpus(data->request);
+    if (!corpus) {
+      SetError(errptr, corpus.error().message);
+      return nullptr;
+    }
+    data->corpus = std::make_shared<const kplab::Corpus>(std::move(*corpus));
+    return data.release();
+  });
+}
+
+size_t kplab_data_num_docs(const kplab_data* data) { return data != nullptr ? data->corpus->docs.size() : 0; }
+
+void kplab_data_free(kplab_data* data) { delete data; }
+
+char* kplab_evaluate(const kplab_data* data, const char* metrics, const char* params, const char* system,
+                     kplab_store* store, char** errptr) {
+  return Guard(errptr, static_cast<char*>(nullptr), [&]() -> char* {
+    if (data == nullptr) {
+      SetError(errptr, "kplab_evaluate: data is NULL");
+      return nullptr;
+    }
+    kplab::host::EvalRequest req = data->request;
+    req.metrics = Split(metrics != nullptr ? metrics : kplab::host::kDefaultMetrics, ',');
+    if (req.metrics.empty()) {
+      SetError(errptr, "kplab_evaluate: metrics names no metric");
+      return nullptr;
+    }
+    for (const std::string& p : Split(params != nullptr ? params : "", ';')) {
+      const auto dot = p.find('.');
+      const auto eq = p.find('=');
+      if (dot == std::string::npos || eq == std::string::npos || dot > eq) {
+        SetError(errptr, "kplab_evaluate: a parameter must be METRIC.NAME=VALUE (got '" + p + "')");
+        return nullptr;
+      }
+      req.params[p.substr(0, dot)][p.substr(dot + 1, eq - dot - 1)] = p.substr(eq + 1);
+    }
+    if (system != nullptr) req.system = system;
+    req.cache_db = store != nullptr ? store->path : kplab::RunStore::DefaultPath();
+
+    auto res = kplab::host::EvaluateCorpus(data->corpus, req);
+    if (!res) {
+      SetError(errptr, res.error().message);
+      return nullptr;
+    }
+    kplab::RunRecord& run = res->run;
+    run.dataset_path = req.dataset_path;
+    run.predictions_path = req.predictions_path;
+    if (!res->errors.empty()) {
+      std::string message;
+      for (const auto& e : res->errors) message += (message.empty() ? "" : "\n") + e.Format();
+      if (store != nullptr) {
+        if (auto id = store->store.SaveRun(run, {}, {})) {
+          message += "\nkplab: run " + std::to_string(*id) + " recorded as failed in " + store->path;
+        }
+      }
+      SetError(errptr, message);
+      return nullptr;
+    }
+    int64_t run_id = 0;
+    if (store != nullptr) {
+      auto id = store->store.SaveRun(run, res->scores, res->aggregates);
+      if (!id) {
+        SetError(errptr, id.error().message);
+        return nullptr;
+      }
+      run_id = *id;
+    }
+    // The object `kplab eval --output json` prints (host/cli.cc PrintAggregates).
+    std::string out = "{\"run_id\": " + std::to_string(run_id) + ", \"dataset\": " +
+                      kplab::JsonString(run.dataset_name) + ", \"system\": " + kplab::JsonString(run.system) +
+                      ", \"profile\": " + kplab::JsonString(run.profile) +
+                      ", \"n_docs\": " + std::to_string(run.doc_ids.size()) + ", \"aggregates\": {";
+    for (std::size_t i = 0; i < res->aggregates.size(); ++i) {
+      out += (i ? ", " : "") + kplab::JsonString(res->aggregates[i].metric) + ": " +
+             kplab::JsonNumber(res->aggregates[i].value);
+    }
+    out += "}}";
+    char* result = CopyString(out);
+    if (result == nullptr) SetError(errptr, "kplab_evaluate: out of memory");
+    return result;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,64 @@
+/* kplab C ABI (library kplab_c, CMake target kplab::c). See docs/library.md.
+ *
+ * Conventions (as LevelDB's C API):
+ *  - Handles are opaque; each *_open / kplab_load result is released by its *_close / *_free.
+ *  - A function that can fail takes `char** errptr` last. On failure it returns NULL (or 0) and sets
+ *    *errptr to a malloc'd message (freeing a message already there); on success *errptr is left
+ *    unchanged. Messages name FILE:LINE for bad input, as the kplab command does. errptr may be NULL
+ *    when the caller does not want the message.
+ *  - Strings returned by kplab are malloc'd: release them with kplab_free.
+ *  - A handle may be used by one thread at a time; different handles are independent.
+ */
+#ifndef KPLAB_C_H_
+#define KPLAB_C_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define KPLAB_C_EXPORT __attribute__((visibility("default")))
+#else
+#define KPLAB_C_EXPORT
+#endif
+
+typedef struct kplab_store kplab_store; /* a run store (SQLite file) */
+typedef struct kplab_data kplab_data;   /* a dataset with a system's predictions, normalized */
+
+/* The library's version, "MAJOR.MINOR.PATCH" (static storage; do not free). */
+KPLAB_C_EXPORT const char* kplab_version(void);
+
+/* Frees a string returned by kplab (NULL is allowed). */
+KPLAB_C_EXPORT void kplab_free(void* p);
+
+/* Opens or creates the run store at `path` (":memory:" for a temporary one; NULL for the default,
+ * $KPLAB_DB or kplab.db). */
+KPLAB_C_EXPORT kplab_store* kplab_store_open(const char* path, char** errptr);
+KPLAB_C_EXPORT void kplab_store_close(kplab_store* store);
+
+/* Imports a dataset (format detected from the path, as `kplab eval --dataset`) and a predictions file
+ * aligned with it, normalized under `profile` (NULL = "kplab"). */
+KPLAB_C_EXPORT kplab_data* kplab_load(const char* dataset_path, const char* predictions_path,
+                                      const char* profile, char** errptr);
+KPLAB_C_EXPORT size_t kplab_data_num_docs(const kplab_data* data);
+KPLAB_C_EXPORT void kplab_data_free(kplab_data* data);
+
+/* Scores `data` with the comma-separated metric plugins in `metrics` (NULL = "exact,rank,rprec").
+ * `params` is NULL or a ';'-separated list of METRIC.NAME=VALUE (as --param). `system` names the
+ * system (NULL = derived from the predictions path). When `store` is not NULL the run is stored there
+ * (a run whose metric script fails is recorded as failed, and NULL is returned).
+ * Returns the JSON object `kplab eval --output json` prints:
+ *   {"run_id": N (0 when not stored), "dataset": ..., "system": ..., "profile": ..., "n_docs": N,
+ *    "aggregates": {"all.f1@5.micro": 0.4, ...}}   (NaN as null)
+ * to be freed with kplab_free. */
+KPLAB_C_EXPORT char* kplab_evaluate(const kplab_data* data, const char* metrics, const char* params,
+                                    const char* system, kplab_store* store, char** errptr);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KPLAB_C_H_ */

@@ -1,0 +1,132 @@
+/* The C ABI (kplab/c.h) from C: open a store, load examples/tiny with its predictions, evaluate
+ * "exact,rank" into JSON, check values against a hand calculation, and check error messages.
+ * Usage: c_api_test DATASET_DIR [MARKER_METRIC]
+ *   MARKER_METRIC: a plugin installed only in the install tree (tests/install/run_consumer.sh), whose
+ *   all.n_refs is the mean number of references per document; it proves the library found its plugins.
+ *
+ * Hand calculation on examples/tiny (Porter stems, exact matching, <peos> dropped):
+ *   hits in the top 5 predictions per document: 3, 3, 2, 2, 2 = 12 (tests/lua_module/api.lua lists
+ *   each prediction); every document has at least 5 predictions, so 5 * 5 = 25 are counted;
+ *   references: 5 + 4 + 4 + 4 + 4 = 21.
+ *   all.p@5.micro  = 12 / 25 = 0.48
+ *   all.r@5.micro  = 12 / 21 = 0.571428...
+ *   all.f1@5.micro = 2PR / (P + R) = 2 * 12 / (25 + 21) = 24 / 46 = 0.521739...
+ *   all.mrr: first correct prediction at ranks 1, 2 ("patient information leaflets" misses), 1, 1, 1
+ *            -> (1 + 1/2 + 1 + 1 + 1) / 5 = 0.9
+ *   all.n_refs (marker) = 21 / 5 = 4.2
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kplab/c.h>
+
+static int failures = 0;
+
+#define CHECK(cond, ...)                                     \
+  do {                                                       \
+    if (!(cond)) {                                           \
+      fprintf(stderr, "%s:%d: FAIL: ", __FILE__, __LINE__);  \
+      fprintf(stderr, __VA_ARGS__);                          \
+      fprintf(stderr, "\n");                                 \
+      ++failures;                                            \
+    }                                                        \
+  } while (0)
+
+/* The number after "KEY": in json, or NAN. */
+static double JsonValue(const char* json, const char* key) {
+  char pattern[128];
+  snprintf(pattern, sizeof pattern, "\"%s\": ", key);
+  const char* p = strstr(json, pattern);
+  return p != NULL ? strtod(p + strlen(pattern), NULL) : NAN;
+}
+
+static void CheckValue(const char* json, const char* key, double expected) {
+  const double v = JsonValue(json, key);
+  CHECK(fabs(v - expected) < 1e-12, "%s = %.17g, expected %.17g", key, v, expected);
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s DATASET_DIR [MARKER_METRIC]\n", argv[0]);
+    return 2;
+  }
+  const char* dir = argv[1];
+  char preds[4096], readme[4096];
+  snprintf(preds, sizeof preds, "%s/predictions.txt", dir);
+  snprintf(readme, sizeof readme, "%s/README.md", dir);
+  char* err = NULL;
+
+  printf("kplab %s\n", kplab_version());
+  kplab_store* store = kplab_store_open(":memory:", &err);
+  CHECK(store != NULL && err == NULL, "store_open: %s", err ? err : "?");
+
+  kplab_data* data = kplab_load(dir, preds, NULL, &err);
+  CHECK(data != NULL && err == NULL, "load: %s", err ? err : "?");
+  if (data == NULL) return 1;
+  CHECK(kplab_data_num_docs(data) == 5, "num_docs = %zu", kplab_data_num_docs(data));
+
+  char* json = kplab_evaluate(data, "exact,rank", NULL, "tiny-system", store, &err);
+  CHECK(json != NULL && err == NULL, "evaluate: %s", err ? err : "?");
+  if (json != NULL) {
+    printf("%.160s ...\n", json);
+    CheckValue(json, "run_id", 1); /* the first run of a fresh store */
+    CheckValue(json, "n_docs", 5);
+    CHECK(strstr(json, "\"system\": \"tiny-system\"") != NULL, "system name not in %s", json);
+    CheckValue(json, "all.p@5.micro", 12.0 / 25.0);
+    CheckValue(json, "all.r@5.micro", 12.0 / 21.0);
+    CheckValue(json, "all.f1@5.micro", 24.0 / 46.0);
+    CheckValue(json, "all.mrr", 0.9);
+    kplab_free(json);
+  }
+  /* Not stored: run_id 0. */
+  json = kplab_evaluate(data, "exact", NULL, NULL, NULL, &err);
+  CHECK(json != NULL && err == NULL, "evaluate without store: %s", err ? err : "?");
+  if (json != NULL) {
+    CheckValue(json, "run_id", 0);
+    CheckValue(json, "all.p@5.micro", 12.0 / 25.0);
+    kplab_free(json);
+  }
+
+  /* Errors: NULL result, *errptr set; a second error replaces (and frees) the first. */
+  kplab_data* missing = kplab_load("/nonexistent/kplab-dataset", preds, NULL, &err);
+  CHECK(missing == NULL, "loading a missing dataset succeeded");
+  CHECK(err != NULL && strstr(err, "/nonexistent/kplab-dataset") != NULL, "missing file: '%s'", err ? err : "(none)");
+  if (err) printf("error: %s\n", err);
+  kplab_data* bad = kplab_load(dir, readme, NULL, &err);
+  CHECK(bad == NULL, "loading README.md as predictions succeeded");
+  CHECK(err != NULL && strstr(err, "README.md:6:") != NULL, "bad predictions: '%s'", err ? err : "(none)");
+  if (err) printf("error: %s\n", err);
+  json = kplab_evaluate(data, "exact,no_such_metric", NULL, NULL, store, &err);
+  CHECK(json == NULL, "an unknown metric evaluated");
+  CHECK(err != NULL && strstr(err, "unknown metric 'no_such_metric'") != NULL, "unknown metric: '%s'",
+        err ? err : "(none)");
+  if (err) printf("error: %s\n", err);
+  json = kplab_evaluate(data, "rank", "rank.alpha", NULL, NULL, &err);
+  CHECK(json == NULL && err != NULL && strstr(err, "METRIC.NAME=VALUE") != NULL, "bad param: '%s'",
+        err ? err : "(none)");
+  kplab_free(err);
+  err = NULL;
+  CHECK(kplab_load(dir, readme, NULL, NULL) == NULL, "errptr NULL: load succeeded");
+
+  if (argc > 2) {
+    json = kplab_evaluate(data, argv[2], NULL, NULL, NULL, &err);
+    CHECK(json != NULL, "marker metric %s: %s", argv[2], err ? err : "?");
+    if (json != NULL) {
+      printf("%s\n", json);
+      CheckValue(json, "all.n_refs", 21.0 / 5.0);
+      kplab_free(json);
+    }
+  }
+
+  kplab_data_free(data);
+  kplab_store_close(store);
+  kplab_free(err);
+  if (failures != 0) {
+    fprintf(stderr, "%d check(s) failed\n", failures);
+    return 1;
+  }
+  printf("ok\n");
+  return 0;
+}

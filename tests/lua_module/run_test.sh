@@ -1,0 +1,21 @@
+#!/bin/sh
+# `require "kplab"` from Debian's stock lua5.4 (C Lua): runs tests/lua_module/api.lua with the module
+# and under `kplab run`, and requires the same output; checks the module links no liblua.
+# Usage: run_test.sh LUA MODULE_DIR KPLAB SOURCE_DIR
+set -eu
+lua=$1 moddir=$2 kplab=$3 src=$4
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+if readelf -d "$moddir/kplab.so" | grep -i 'NEEDED.*liblua'; then
+  echo "FAIL: $moddir/kplab.so links a liblua (it must use the interpreter's)" >&2
+  exit 1
+fi
+LUA_CPATH="$moddir/?.so" "$lua" "$src/tests/lua_module/api.lua" "$src/examples/tiny" >"$tmp/module.txt"
+"$kplab" run "$src/tests/lua_module/api.lua" "$src/examples/tiny" >"$tmp/host.txt"
+if ! diff -u "$tmp/host.txt" "$tmp/module.txt"; then
+  echo "FAIL: the module's kp differs from kplab run's (diff above: - host, + module)" >&2
+  exit 1
+fi
+grep -q '^kp.load function$' "$tmp/module.txt" || { echo "FAIL: kp.load missing" >&2; exit 1; }
+echo "ok: $(wc -l <"$tmp/module.txt") lines identical"
