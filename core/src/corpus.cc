@@ -337,6 +337,10 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
     if (!predictions) continue;
     const RawPrediction& rp = predictions->docs[i];
     doc.n_pred_pieces = static_cast<int>(rp.phrases.size());
+    doc.one2set = rp.one2set;
+    // Token probabilities follow their piece; ExHiRD's marker splitting re-cuts the pieces, so they
+    // cannot be attached then (as scores).
+    const bool with_probs = !rp.token_probs.empty() && !profile.exhird_markers;
     std::size_t n_pieces = rp.phrases.size();
     if (profile.max_pieces > 0) n_pieces = std::min(n_pieces, static_cast<std::size_t>(profile.max_pieces));
     if (profile.empty_line_is_none && n_pieces == 1 && Strip(rp.phrases[0]).empty()) n_pieces = 0;
@@ -376,6 +380,7 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
       if (j < rp.scores.size() && !profile.exhird_markers) kp.score = rp.scores[j];
       kp.present = corpus.IsPresent(doc, kp.stems());
       doc.preds.push_back(std::move(kp));
+      if (with_probs) doc.pred_probs.push_back(rp.token_probs[j]);
     }
     if (any_dup) dup_indices[i] = dup_index;
   }
@@ -385,6 +390,9 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
     for (std::uint32_t f : indices) doc.pred_view_dups.push_back(&doc.preds[f]);
   }
   for (Document& doc : corpus.docs) {
+    if (!doc.pred_probs.empty() && doc.pred_probs.size() == doc.preds.size()) {
+      for (std::size_t j = 0; j < doc.preds.size(); ++j) doc.preds[j].probs = &doc.pred_probs[j];
+    }
     for (const Keyphrase& k : doc.preds) {
       doc.pred_view[0].push_back(&k);
       doc.pred_view[k.present ? 1 : 2].push_back(&k);

@@ -289,9 +289,9 @@ Result<RawPredictions> ImportPredictions(const std::string& path, const std::str
       f = io_internal::EndsWith(path, ".jsonl") || io_internal::EndsWith(path, ".json") ? "jsonl"
                                                                                         : "lines";
     }
-    if (f != "lines" && f != "jsonl" && f != "kpeval") {
+    if (f != "lines" && f != "jsonl" && f != "kpeval" && f != "tokens") {
       Fail(path, 0, fmt::format("unknown prediction format \"{}\"", f),
-           "one of: lines, jsonl, kpeval");
+           "one of: lines, jsonl, kpeval, tokens");
     }
     std::error_code ec;
     if (!fs::is_regular_file(path, ec)) {
@@ -299,7 +299,13 @@ Result<RawPredictions> ImportPredictions(const std::string& path, const std::str
     }
     const io_internal::FileData file =
         io_internal::ReadTextFile(path, fs::path(path).filename().string());
-    if (f == "lines") {
+    // A detected JSONL file whose first object has "logprobs" holds generated tokens
+    // (docs/calibration.md).
+    if (format.empty() && f == "jsonl" && io_internal::IsTokenPredictionFile(file)) f = "tokens";
+    if (f == "tokens") {
+      out.format = "tokens";
+      io_internal::ParseTokenPredictions(file, out);
+    } else if (f == "lines") {
       out.format = "lines";
       const auto lines = io_internal::SplitLines(file.bytes);
       out.docs.resize(lines.size());
@@ -326,7 +332,7 @@ Result<RawPredictions> AlignPredictions(const RawDataset& dataset, RawPrediction
   try {
     const std::size_t n = predictions.docs.size(), m = dataset.docs.size();
     const std::string per = "document of " + dataset.path;
-    const bool by_id = predictions.format == "jsonl" && n > 0 &&
+    const bool by_id = (predictions.format == "jsonl" || predictions.format == "tokens") && n > 0 &&
                        std::all_of(predictions.docs.begin(), predictions.docs.end(),
                                    [](const RawPrediction& p) { return !p.doc_id.empty(); });
     if (!by_id) {

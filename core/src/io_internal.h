@@ -93,6 +93,10 @@ void ImportSemEval(const std::string& path, const DatasetOptions& options, RawDa
 void ImportKpEval(const std::string& path, RawDataset& out, std::vector<FileData>& files);
 void ImportKpTimes(const std::string& path, RawDataset& out, std::vector<FileData>& files);
 void ParseJsonlPredictions(const FileData& file, RawPredictions& out);
+// The "tokens" prediction format (io_tokens.cc, docs/calibration.md).
+void ParseTokenPredictions(const FileData& file, RawPredictions& out);
+// Whether the first non-blank line of a JSONL file is an object with "logprobs" (the "tokens" format).
+bool IsTokenPredictionFile(const FileData& file);
 
 // Returns "kpeval", "kptimes" or "" from the first non-blank line of a JSONL file.
 std::string DetectJsonlFormat(const std::string& path);

@@ -424,7 +424,7 @@ TEST(IoPredictionsTest, Errors) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message, kData +
                                      "preds_lines.txt: unknown prediction format \"csv\" "
-                                     "(expected one of: lines, jsonl, kpeval)");
+                                     "(expected one of: lines, jsonl, kpeval, tokens)");
 }
 
 TEST(IoAlignTest, CountsAndIds) {

@@ -38,6 +38,9 @@ struct Keyphrase {
   bool present = false;         // meaningful only if the document has text
   bool after_peos = false;      // the generator placed it after its <peos> marker
   double score = 0;             // optional confidence from a ranked-list file
+  // Predictions from a "tokens" file: the generated tokens and their log-probabilities (points into
+  // Document::pred_probs); nullptr otherwise.
+  const TokenProbs* probs = nullptr;
 };
 
 // Present/Reordered/Mixed/Unseen (Boudin & Gallina 2021).
@@ -59,6 +62,9 @@ struct Document {
   // occurrence in preds; empty when the line had no repeat (then it equals pred_view[0]). Diversity
   // metrics count repeats (KPEval's diversity_metric.py does not dedup).
   std::vector<const Keyphrase*> pred_view_dups;
+  // Token probabilities of the predictions (a "tokens" file), aligned with preds; empty otherwise.
+  std::vector<TokenProbs> pred_probs;
+  bool one2set = false;  // the predictions were decoded set-style (One2Set)
 };
 
 class Corpus {

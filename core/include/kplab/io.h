@@ -46,6 +46,15 @@ struct RawDataset {
   std::vector<std::string> files;  // paths of the files read, as shown in messages
 };
 
+// Token-level probabilities of one generated keyphrase (prediction format "tokens",
+// docs/calibration.md): the tokens between two delimiters, without the delimiter or end tokens.
+struct TokenProbs {
+  std::vector<std::string> tokens;        // as generated, subword markers kept
+  std::vector<double> logprobs;           // ln p(token | source, everything generated before it)
+  std::vector<std::uint8_t> word_start;   // 1 where a token begins a word (from the subword markers)
+  int words = 0;                          // words of the detokenized keyphrase, split on spaces
+};
+
 struct RawPrediction {
   // Keyphrases in rank order. For ';'-line files, exactly the pieces of line.split(';'), including a
   // "<peos>" piece if the line has one and the pieces of an empty line ({""}).
@@ -53,11 +62,15 @@ struct RawPrediction {
   std::vector<double> scores;  // optional per-phrase scores (JSONL), empty if none
   std::string doc_id;          // JSONL "id" if present, else ""
   SourceLoc loc;
+  // Format "tokens" only: one entry per phrase (same order), and whether the decoder was set-style
+  // (One2Set: each keyphrase decoded from its own control code, conditioned on no other keyphrase).
+  std::vector<TokenProbs> token_probs;
+  bool one2set = false;
 };
 
 struct RawPredictions {
   std::string path;
-  std::string format;  // "lines" or "jsonl"
+  std::string format;  // "lines", "jsonl" or "tokens"
   std::vector<RawPrediction> docs;
   std::string content_hash;
 };
@@ -84,7 +97,8 @@ Result<RawDataset> ImportDataset(const std::string& path, const DatasetOptions& 
 
 // Prediction formats: "lines" (one document a line, ';'-separated, aligned with the dataset),
 // "jsonl" (one JSON object a line: {"id"?: str, "predictions": [str | [str, score] | {"phrase","score"}]}),
-// "kpeval" (KPEval JSONL with a "predictions" field).
+// "kpeval" (KPEval JSONL with a "predictions" field), "tokens" (JSONL with generated tokens and their
+// log-probabilities, docs/calibration.md; detected from a *.jsonl file whose first object has "logprobs").
 Result<RawPredictions> ImportPredictions(const std::string& path, const std::string& format = "");
 
 // Checks that predictions line up with the dataset (same count, or same ids for JSONL with ids) and

@@ -1,0 +1,107 @@
+// Calibration of keyphrase generators (seed 001: "Deep Seq2Seq Keyphrase Generation: Model Calibration
+// and Uncertainty"): keyphrase perplexity (KPP, Eq. 2-3), its word-normalised form (KPP-s, Eq. 7),
+// expected calibration error over equal-width confidence bins (Eq. 9), and the positional analysis of
+// §5.5 (where in the source a present keyphrase first occurs). Also the detokenization of subword
+// tokens that the "tokens" prediction format needs to count words. No Lua here; host/lua_calib.cc
+// exposes it as kp.calib.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kplab/corpus.h"
+#include "kplab/result.h"
+
+namespace kplab::calib {
+
+// ---- Keyphrase perplexity ----------------------------------------------------------------------------
+
+// Eq. 2 (and Eq. 3 for One2Set, where the same product runs over one slot's tokens):
+// KPP = (prod_i p_i)^(-1/m) = exp(-(sum_i ln p_i) / m), m = number of tokens. NaN for no tokens.
+double Kpp(std::span<const double> logprobs);
+
+// Eq. 7: KPP-s = (prod_i p_i)^(-1/wc), wc = words of the detokenized keyphrase. NaN when words <= 0.
+double KppWords(std::span<const double> logprobs, int words);
+
+// How the paper's KPP is taken: "tokens" (Eq. 2/3, per token) or "words" (Eq. 7, KPP-s).
+enum class KppNorm { kTokens, kWords };
+Result<KppNorm> ParseKppNorm(std::string_view s);
+double KeyphraseKpp(const TokenProbs& t, KppNorm norm);
+
+// The probability of each word of a keyphrase: the product of the conditional probabilities of its
+// tokens (word boundaries from TokenProbs::word_start). For word-level models, the token probabilities.
+std::vector<double> WordProbs(const TokenProbs& t);
+
+// ---- Expected calibration error ----------------------------------------------------------------------
+
+// The 0-based bin of a confidence among `bins` equal-width bins of [0, 1]. Bin i holds (i/k, (i+1)/k], as
+// Guo et al. (2017) bin (lower bound open); 0 goes to the first bin and values above 1 to the last.
+int BinIndex(double confidence, int bins);
+
+struct ReliabilityBin {
+  double lo = 0, hi = 0;     // confidence range (lo, hi]
+  std::size_t count = 0;     // |B_i|
+  std::size_t correct = 0;   // keyphrases of the bin that match a reference
+  double confidence_sum = 0;
+  double accuracy() const;    // acc(B_i) = correct / count; NaN for an empty bin
+  double confidence() const;  // confid(B_i) = mean confidence; NaN for an empty bin
+};
+
+struct Reliability {
+  std::vector<ReliabilityBin> bins;
+  std::size_t n = 0;  // keyphrases binned
+  double ece = 0;     // Eq. 9: sum_i |B_i|/n * |acc(B_i) - confid(B_i)|; NaN when n == 0
+};
+
+// Bins keyphrases by confidence (1/KPP) and computes Eq. 9. confidence and correct have one entry per
+// keyphrase. Errors: different lengths, bins < 1, a confidence that is not finite or is negative.
+Result<Reliability> ComputeReliability(std::span<const double> confidence,
+                                       std::span<const std::uint8_t> correct, int bins);
+
+// ---- Positional analysis (§5.5) -----------------------------------------------------------------------
+
+// Where a keyphrase first occurs in a document's source: the 0-based index of the first source token of
+// its first contiguous stem match (within one section unless the profile matches across sections, as
+// Corpus::IsPresent decides presence), or nullopt when it does not occur.
+std::optional<std::size_t> FirstOccurrence(const Corpus& corpus, const Document& doc,
+                                           const std::vector<TokenId>& stems);
+
+// The source as characters: the document's tokens joined by single spaces (title then body). Returns
+// the character (Unicode code point) offset of token `index` in that string and its total length.
+struct CharPosition {
+  std::size_t offset = 0;
+  std::size_t length = 0;
+  double relative() const { return length == 0 ? 0.0 : static_cast<double>(offset) / length; }
+  // The section of `bins` equal sections: floor(offset * bins / length) in integers, so that an offset
+  // exactly on a boundary is not moved by rounding; clipped to [0, bins - 1].
+  int Section(int bins) const;
+};
+CharPosition TokenCharPosition(const Corpus& corpus, const Document& doc, std::size_t index);
+
+// The section (0-based) of `bins` equal sections of the source that a relative position in [0, 1)
+// falls in: floor(relative * bins), clipped to [0, bins - 1].
+int PositionBin(double relative, int bins);
+
+// ---- Detokenization (the "tokens" prediction format) ---------------------------------------------------
+
+// Subword schemes by their word markers: "none" (word-level: every token a word), "sentencepiece"
+// ("▁" starts a word: T5, mT5, ...), "wordpiece" ("##" continues a word: BERT), "bpe" (byte-level BPE
+// with "Ġ" starting a word: GPT-2, BART, RoBERTa).
+enum class Subword { kNone, kSentencePiece, kWordPiece, kByteBpe };
+Result<Subword> ParseSubword(std::string_view s);
+
+// The text of a keyphrase from its tokens under a scheme, with surrounding spaces stripped; fills
+// word_start (one flag per token). Errors (byte-level BPE only): a character outside the GPT-2 byte
+// alphabet, or bytes that are not UTF-8 once decoded.
+Result<std::string> Detokenize(std::span<const std::string> tokens, Subword scheme,
+                               std::vector<std::uint8_t>* word_start);
+
+// Words of a string split on spaces (empty pieces, from repeated spaces, are not words).
+int CountWords(std::string_view s);
+
+}  // namespace kplab::calib

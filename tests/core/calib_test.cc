@@ -1,0 +1,256 @@
+// Calibration core (kplab/calib.h) and the "tokens" prediction format. Expected values come from the
+// paper's worked example (seed 001, Eq. 4-8), from hand calculations written out next to each check, and
+// from the fixtures in tests/data/calib/ (made for these tests; their probabilities are chosen so the
+// arithmetic is easy to do by hand).
+#include "kplab/calib.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "kplab/corpus.h"
+#include "kplab/io.h"
+#include "kplab/profile.h"
+#include "temp_dir.h"
+
+namespace kplab::calib {
+namespace {
+
+const std::string kData = std::string(KPLAB_TEST_DATA) + "/calib/";
+
+// The geothermal example (§4.1): p(geothermal) = 0.5 as one word-level token gives KPP = 0.5^-1 = 2
+// (Eq. 4); as the subwords ('geo', 'thermal') with p = 0.625 and 0.8 (product 0.5, Eq. 5) KPP =
+// 0.5^(-1/2) = sqrt(2) = 1.41 (Eq. 6); normalised by its one word, KPP-s = 0.5^-1 = 2 (Eq. 8).
+TEST(CalibKpp, PaperGeothermalExample) {
+  const std::vector<double> word = {std::log(0.5)};
+  const std::vector<double> subwords = {std::log(0.625), std::log(0.8)};
+  EXPECT_NEAR(Kpp(word), 2.0, 1e-12);                    // Eq. 4
+  EXPECT_NEAR(Kpp(subwords), 1.41, 0.005);               // Eq. 6 as printed (two decimals)
+  EXPECT_NEAR(Kpp(subwords), std::sqrt(2.0), 1e-12);     // the same, exactly
+  EXPECT_NEAR(KppWords(subwords, 1), 2.0, 1e-12);        // Eq. 8
+  EXPECT_NEAR(KppWords(word, 1), Kpp(word), 1e-15);      // word-level: KPP-s = KPP
+  EXPECT_TRUE(std::isnan(Kpp({})));
+  EXPECT_TRUE(std::isnan(KppWords(subwords, 0)));
+}
+
+TEST(CalibKpp, WordProbsMultiplySubwords) {
+  TokenProbs t;
+  t.logprobs = {std::log(0.625), std::log(0.8), std::log(0.3)};  // geo thermal ▁energy
+  t.word_start = {1, 0, 1};
+  const auto w = WordProbs(t);
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_NEAR(w[0], 0.5, 1e-12);  // 0.625 * 0.8
+  EXPECT_NEAR(w[1], 0.3, 1e-12);
+}
+
+// Bins are (i/10, (i+1)/10]; 0 goes to the first bin, 1 to the last.
+TEST(CalibEce, BinBoundaries) {
+  EXPECT_EQ(BinIndex(0.0, 10), 0);
+  EXPECT_EQ(BinIndex(0.05, 10), 0);
+  EXPECT_EQ(BinIndex(0.1, 10), 0);
+  EXPECT_EQ(BinIndex(0.1000001, 10), 1);
+  EXPECT_EQ(BinIndex(0.3, 10), 2);
+  EXPECT_EQ(BinIndex(0.7, 10), 6);
+  EXPECT_EQ(BinIndex(0.95, 10), 9);
+  EXPECT_EQ(BinIndex(1.0, 10), 9);
+  EXPECT_EQ(BinIndex(1.5, 10), 9);
+  EXPECT_EQ(BinIndex(0.5, 1), 0);
+}
+
+// By hand, 10 bins:
+//   bin (0.1, 0.2]: 0.15 (wrong), 0.18 (right)          acc 1/2, conf 0.165, |0.5 - 0.165| = 0.335
+//   bin (0.5, 0.6]: 0.55 (right), 0.58 (wrong), 0.52 (right)  acc 2/3, conf 0.55, |2/3 - 0.55| = 0.35/3
+//   bin (0.9, 1.0]: 0.95 (right)                         acc 1, conf 0.95, |1 - 0.95| = 0.05
+//   ECE = 2/6 * 0.335 + 3/6 * 0.35/3 + 1/6 * 0.05 = (0.67 + 0.35 + 0.05) / 6 = 1.07 / 6
+TEST(CalibEce, HandComputed) {
+  const std::vector<double> conf = {0.15, 0.18, 0.55, 0.58, 0.52, 0.95};
+  const std::vector<std::uint8_t> correct = {0, 1, 1, 0, 1, 1};
+  auto r = ComputeReliability(conf, correct, 10);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->n, 6u);
+  EXPECT_NEAR(r->ece, 1.07 / 6, 1e-12);
+  ASSERT_EQ(r->bins.size(), 10u);
+  EXPECT_EQ(r->bins[1].count, 2u);
+  EXPECT_NEAR(r->bins[1].accuracy(), 0.5, 1e-15);
+  EXPECT_NEAR(r->bins[1].confidence(), 0.165, 1e-15);
+  EXPECT_EQ(r->bins[5].count, 3u);
+  EXPECT_NEAR(r->bins[5].accuracy(), 2.0 / 3, 1e-15);
+  EXPECT_NEAR(r->bins[5].confidence(), 0.55, 1e-15);
+  EXPECT_EQ(r->bins[9].count, 1u);
+  EXPECT_EQ(r->bins[0].count, 0u);
+  EXPECT_TRUE(std::isnan(r->bins[0].accuracy()));
+  EXPECT_DOUBLE_EQ(r->bins[5].lo, 0.5);
+  EXPECT_DOUBLE_EQ(r->bins[5].hi, 0.6);
+  // One bin: |mean accuracy - mean confidence| = |4/6 - 2.93/6| = 1.07/6 as well.
+  EXPECT_NEAR(ComputeReliability(conf, correct, 1)->ece, 1.07 / 6, 1e-12);
+}
+
+TEST(CalibEce, Errors) {
+  const std::vector<double> conf = {0.5, 0.2};
+  const std::vector<std::uint8_t> one = {1};
+  EXPECT_NE(ComputeReliability(conf, one, 10).error().message.find("2 confidences and 1"), std::string::npos);
+  const std::vector<std::uint8_t> two = {1, 0};
+  EXPECT_NE(ComputeReliability(conf, two, 0).error().message.find("bins must be >= 1"), std::string::npos);
+  const std::vector<double> bad = {0.5, NAN};
+  EXPECT_NE(ComputeReliability(bad, two, 10).error().message.find("confidence 2 is nan"), std::string::npos);
+  auto empty = ComputeReliability({}, {}, 10);
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(std::isnan(empty->ece));
+}
+
+TEST(CalibDetokenize, Schemes) {
+  std::vector<std::uint8_t> starts;
+  const std::vector<std::string> sp = {"\xE2\x96\x81geo", "thermal", "\xE2\x96\x81heat"};
+  EXPECT_EQ(*Detokenize(sp, Subword::kSentencePiece, &starts), "geothermal heat");
+  EXPECT_EQ(starts, (std::vector<std::uint8_t>{1, 0, 1}));
+  const std::vector<std::string> wp = {"geo", "##thermal", "heat"};
+  EXPECT_EQ(*Detokenize(wp, Subword::kWordPiece, &starts), "geothermal heat");
+  EXPECT_EQ(starts, (std::vector<std::uint8_t>{1, 0, 1}));
+  // Byte-level BPE: U+0120 'Ġ' is the byte 0x20 (a space); "Ã©" is U+00C3 U+00A9, the bytes C3 A9 =
+  // UTF-8 "é" (both bytes are printable Latin-1, so they stand for themselves in GPT-2's alphabet).
+  const std::vector<std::string> bpe = {"caf\xC3\x83\xC2\xA9", "\xC4\xA0" "au", "\xC4\xA0" "lait"};
+  EXPECT_EQ(*Detokenize(bpe, Subword::kByteBpe, &starts), "caf\xC3\xA9 au lait");
+  EXPECT_EQ(starts, (std::vector<std::uint8_t>{1, 1, 1}));
+  const std::vector<std::string> words = {"heat", "pump"};
+  EXPECT_EQ(*Detokenize(words, Subword::kNone, &starts), "heat pump");
+  // U+0100 stands for byte 0x00 in GPT-2's alphabet, U+4E00 for nothing.
+  const std::vector<std::string> bad = {"\xE4\xB8\x80"};
+  EXPECT_NE(Detokenize(bad, Subword::kByteBpe, nullptr).error().message.find("U+4E00"), std::string::npos);
+  const std::vector<std::string> half = {"\xC3\x83"};  // the lone byte C3: not UTF-8
+  EXPECT_NE(Detokenize(half, Subword::kByteBpe, nullptr).error().message.find("not UTF-8"), std::string::npos);
+  EXPECT_EQ(CountWords("geothermal heat  pump "), 3);
+  EXPECT_EQ(CountWords(""), 0);
+}
+
+RawPredictions Import(const std::string& path) {
+  auto r = ImportPredictions(path);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+  return r.ok() ? std::move(r).value() : RawPredictions{};
+}
+
+TEST(CalibTokensFormat, ImportsSequenceFixture) {
+  const RawPredictions p = Import(kData + "tokens.jsonl");
+  EXPECT_EQ(p.format, "tokens");
+  ASSERT_EQ(p.docs.size(), 2u);
+  const RawPrediction& d1 = p.docs[0];
+  EXPECT_EQ(d1.doc_id, "d1");
+  EXPECT_FALSE(d1.one2set);
+  EXPECT_EQ(d1.phrases, (std::vector<std::string>{"geothermal energy", "heat pump", "solar power"}));
+  ASSERT_EQ(d1.token_probs.size(), 3u);
+  EXPECT_EQ(d1.token_probs[0].tokens.size(), 3u);  // ▁geo thermal ▁energy; ';' excluded
+  EXPECT_EQ(d1.token_probs[0].words, 2);
+  // 0.625 * 0.8 * 0.605 = 0.3025 over 2 words: KPP-s = 0.3025^(-1/2) = 1/0.55.
+  EXPECT_NEAR(KppWords(d1.token_probs[0].logprobs, d1.token_probs[0].words), 1 / 0.55, 1e-12);
+  // d2 ends with "</s>" and "<pad>", both special: three keyphrases.
+  EXPECT_EQ(p.docs[1].phrases, (std::vector<std::string>{"keyphrase generation", "neural network", "deep learning"}));
+}
+
+TEST(CalibTokensFormat, ImportsOne2SetFixture) {
+  const RawPredictions p = Import(kData + "one2set.jsonl");
+  ASSERT_EQ(p.docs.size(), 2u);
+  EXPECT_TRUE(p.docs[0].one2set);
+  // Null slots give no keyphrase.
+  EXPECT_EQ(p.docs[0].phrases, (std::vector<std::string>{"keyphrase generation", "neural network"}));
+  EXPECT_EQ(p.docs[1].phrases, (std::vector<std::string>{"geothermal"}));
+  // ge ot her mal: 0.5 * 0.5 * 0.8 * 0.5 = 0.1; KPP (Eq. 3) = 0.1^(-1/4); one word: KPP-s = 10.
+  const TokenProbs& g = p.docs[1].token_probs[0];
+  EXPECT_NEAR(Kpp(g.logprobs), std::pow(0.1, -0.25), 1e-12);
+  EXPECT_NEAR(KppWords(g.logprobs, g.words), 10.0, 1e-12);
+}
+
+// Each bad line yields FILE:LINE and what was expected.
+TEST(CalibTokensFormat, Errors) {
+  test::TempDir dir;
+  auto error_of = [&](const std::string& second_line) {
+    const std::string path = dir / "p.jsonl";
+    std::ofstream(path) << R"({"tokens": ["a"], "logprobs": [-0.1]})" << "\n" << second_line << "\n";
+    auto r = ImportPredictions(path);
+    EXPECT_FALSE(r.ok()) << second_line;
+    return r.ok() ? std::string() : r.error().message;
+  };
+  const std::string at = dir / "p.jsonl:2: ";
+  EXPECT_EQ(error_of(R"({"tokens": ["a", "b"], "logprobs": [-0.1]})"),
+            at + "2 tokens and 1 log-probabilities (expected one log-probability per token)");
+  EXPECT_EQ(error_of(R"({"tokens": ["a"], "logprobs": [0.5]})").rfind(at + "field \"logprobs\"[0] is 0.5 (expected a natural-log", 0), 0u);
+  EXPECT_EQ(error_of(R"({"tokens": ["a"], "logprobs": ["x"]})"),
+            at + "field \"logprobs\"[0] is a string (expected a log-probability (a number <= 0))");
+  EXPECT_EQ(error_of(R"({"tokens": ["a"]})"),
+            at + "missing field \"logprobs\" (expected a JSON object with \"tokens\" and \"logprobs\" (docs/calibration.md))");
+  EXPECT_EQ(error_of(R"({"tokens": ["a"], "logprobs": [-1], "subword": "spm"})"),
+            at + "field \"subword\" is \"spm\" (expected \"none\", \"sentencepiece\", \"wordpiece\" or \"bpe\")");
+  EXPECT_EQ(error_of(R"({"tokens": ["a"], "logprobs": [-1], "decoding": "greedy"})"),
+            at + "field \"decoding\" is \"greedy\" (expected \"one2seq\" or \"one2set\")");
+  EXPECT_EQ(error_of(R"({"tokens": ["a"], "logprobs": [-1], "specials": []})"),
+            at + "unknown field \"specials\" (expected only id, decoding, subword, special, tokens, logprobs)");
+  EXPECT_EQ(error_of(R"({"decoding": "one2set", "special": [";"], "tokens": [["a", ";", "b"]], "logprobs": [[-1, -1, -1]]})"),
+            at + "slot 0 has 2 keyphrases (runs of tokens between \"special\" tokens) (expected at most one keyphrase per One2Set slot)");
+  EXPECT_EQ(error_of(R"({"decoding": "one2set", "tokens": ["a"], "logprobs": [-1]})"),
+            at + "\"tokens\"[0] is a string (expected an array of strings)");
+  EXPECT_EQ(error_of(R"({"subword": "bpe", "tokens": ["\u4e00"], "logprobs": [-1]})"),
+            at + "\"tokens\" tokens 0..0: token \"\xE4\xB8\x80\" has U+4E00, which is not in the byte-level BPE alphabet "
+                 "(expected tokens of the declared \"subword\" scheme)");
+  EXPECT_EQ(error_of("[1, 2]"), at + "line is an array (expected a JSON object with \"tokens\" and \"logprobs\" (docs/calibration.md))");
+  EXPECT_EQ(error_of("{\"tokens\": "), at + "malformed JSON (expected a JSON object with \"tokens\" and \"logprobs\" (docs/calibration.md))");
+}
+
+Corpus Build(const std::string& preds_file) {
+  auto ds = ImportDataset(kData + "dataset.jsonl");
+  EXPECT_TRUE(ds.ok()) << (ds.ok() ? "" : ds.error().message);
+  auto p = ImportPredictions(kData + preds_file);
+  EXPECT_TRUE(p.ok());
+  auto a = AlignPredictions(*ds, std::move(*p));
+  EXPECT_TRUE(a.ok()) << (a.ok() ? "" : a.error().message);
+  auto c = BuildCorpus(*ds, &*a, *FindProfile("kplab"));
+  EXPECT_TRUE(c.ok());
+  return std::move(c).value();
+}
+
+TEST(CalibCorpus, PredictionsCarryTokenProbabilities) {
+  const Corpus c = Build("one2set.jsonl");  // lines in the order d2, d1: aligned by id
+  ASSERT_EQ(c.docs.size(), 2u);
+  const Document& d1 = c.docs[0];
+  EXPECT_EQ(d1.id, "d1");
+  EXPECT_TRUE(d1.one2set);
+  ASSERT_EQ(d1.preds.size(), 1u);
+  ASSERT_NE(d1.preds[0].probs, nullptr);
+  EXPECT_EQ(d1.preds[0].probs->tokens.size(), 4u);
+  EXPECT_NEAR(KeyphraseKpp(*d1.preds[0].probs, KppNorm::kWords), 10.0, 1e-12);
+  const Document& d2 = c.docs[1];
+  ASSERT_EQ(d2.preds.size(), 2u);
+  EXPECT_EQ(d2.preds[1].surface(), "neural network");
+  // 0.65 * 0.65 over two tokens (the end token excluded): KPP = 1/0.65.
+  EXPECT_NEAR(KeyphraseKpp(*d2.preds[1].probs, KppNorm::kTokens), 1 / 0.65, 1e-12);
+}
+
+// Source of d1 (kplab profile: title and body tokens joined by spaces):
+//   "geothermal heat pumps for buildings we study geothermal energy and heat pumps in cold climates ."
+// 96 characters. Python: s.find("geothermal energy") = 45 (the title's "geothermal" is followed by
+// "heat"); s.find("heat pumps") = 11. 45/96 = 0.46875 -> section 2 of 5 (0-based; 40-60%), 11/96 ->
+// section 0.
+TEST(CalibPosition, FirstOccurrenceInCharacters) {
+  const Corpus c = Build("tokens.jsonl");
+  const Document& d1 = c.docs[0];
+  ASSERT_EQ(d1.refs.size(), 3u);
+  const auto geo = FirstOccurrence(c, d1, d1.refs[0].stems());
+  ASSERT_TRUE(geo.has_value());
+  EXPECT_EQ(*geo, 7u);
+  const CharPosition p = TokenCharPosition(c, d1, *geo);
+  EXPECT_EQ(p.offset, 45u);
+  EXPECT_EQ(p.length, 96u);
+  EXPECT_EQ(p.Section(5), 2);
+  EXPECT_DOUBLE_EQ(p.relative(), 0.46875);
+  const CharPosition heat = TokenCharPosition(c, d1, *FirstOccurrence(c, d1, d1.refs[1].stems()));
+  EXPECT_EQ(heat.offset, 11u);
+  EXPECT_EQ(heat.Section(5), 0);
+  EXPECT_FALSE(FirstOccurrence(c, d1, d1.refs[2].stems()).has_value());  // "climate change"
+  EXPECT_EQ(PositionBin(0.46875, 5), 2);
+  EXPECT_EQ(PositionBin(1.0, 5), 4);
+  // An offset exactly on a boundary: 48 of 96 characters with 4 sections = 2.
+  EXPECT_EQ((CharPosition{48, 96}.Section(4)), 2);
+}
+
+}  // namespace
+}  // namespace kplab::calib
