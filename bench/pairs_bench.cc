@@ -1,0 +1,109 @@
+// kplab_pairs_bench: pair mining for the homogeneity study (issue 5 item 7). scripts/bench.sh runs it;
+// bench/README.md reports the numbers.
+//
+//   kplab_pairs_bench --dataset DIR [--theta T] [--min-seconds S]
+//
+// The sets are the dataset's gold keyphrase keys (profile kplab: stemmed, one interned id per distinct
+// stem key; KP20k: 20,000 sets). Both miners run in the same process on the same sets, each repeated
+// until at least --min-seconds have passed (the naive loop runs at least once); the median run is
+// reported. The program exits 1 if the two results differ. One line of key=value fields:
+//   pairs  sets=... theta=... pairs=... naive_candidates=... join_candidates=... naive_s=... join_s=...
+//          ratio=... same=yes
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "kplab/corpus.h"
+#include "kplab/homog.h"
+#include "kplab/io.h"
+#include "kplab/profile.h"
+
+using Clock = std::chrono::steady_clock;
+using namespace kplab;
+
+namespace {
+
+double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+template <class T>
+T Must(Result<T> r, const char* what) {
+  if (!r.ok()) {
+    std::cerr << "kplab_pairs_bench: " << what << ": " << r.error().message << "\n";
+    std::exit(1);
+  }
+  return std::move(*r);
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+template <class Fn>
+double Time(Fn fn, double min_seconds, int min_runs) {
+  std::vector<double> runs;
+  const auto start = Clock::now();
+  while (static_cast<int>(runs.size()) < min_runs || Since(start) < min_seconds) {
+    const auto t0 = Clock::now();
+    fn();
+    runs.push_back(Since(t0));
+  }
+  return Median(runs);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string dataset;
+  double theta = 0.5, min_seconds = 3;
+  for (int i = 1; i < argc; ++i) {
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::cerr << "kplab_pairs_bench: " << argv[i] << " needs a value\n";
+        std::exit(1);
+      }
+      return argv[++i];
+    };
+    if (!std::strcmp(argv[i], "--dataset")) {
+      dataset = value();
+    } else if (!std::strcmp(argv[i], "--theta")) {
+      theta = std::stod(value());
+    } else if (!std::strcmp(argv[i], "--min-seconds")) {
+      min_seconds = std::stod(value());
+    } else {
+      std::cerr << "usage: kplab_pairs_bench --dataset DIR [--theta T] [--min-seconds S]\n";
+      return 1;
+    }
+  }
+  if (dataset.empty()) {
+    std::cerr << "usage: kplab_pairs_bench --dataset DIR [--theta T] [--min-seconds S]\n";
+    return 1;
+  }
+  const RawDataset ds = Must(ImportDataset(dataset), "dataset");
+  const Corpus corpus = Must(BuildCorpus(ds, nullptr, *FindProfile("kplab")), "corpus");
+  std::vector<std::vector<std::uint32_t>> sets;
+  for (const auto& d : corpus.docs) {
+    std::vector<std::uint32_t> s;
+    for (const auto& r : d.refs) {
+      if (!r.phrase->blank) s.push_back(r.key());
+    }
+    sets.push_back(std::move(s));
+  }
+
+  homog::MineStats ns, js;
+  std::vector<homog::DocPair> naive, join;
+  const double naive_s = Time([&] { naive = Must(homog::MinePairsNaive(sets, theta, &ns), "naive"); },
+                              min_seconds, 1);
+  const double join_s = Time([&] { join = Must(homog::MinePairs(sets, theta, &js), "join"); }, min_seconds, 5);
+  const bool same = naive == join;
+  std::printf("pairs sets=%zu theta=%g pairs=%zu naive_candidates=%zu join_candidates=%zu naive_s=%.4f "
+              "join_s=%.6f ratio=%.0f same=%s\n",
+              ns.sets, theta, join.size(), ns.candidates, js.candidates, naive_s, join_s, naive_s / join_s,
+              same ? "yes" : "NO");
+  return same ? 0 : 1;
+}
