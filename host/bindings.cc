@@ -5,7 +5,7 @@ namespace kplab::host {
 // The one table of native modules installed into `kp`.
 const std::vector<ModuleInstaller>& AllModules() {
   static const std::vector<ModuleInstaller> modules = {&InstallText, &InstallCorpus, &InstallEmbed, &InstallPlot,
-                                                        &InstallStats};
+                                                        &InstallStats, &InstallCalib, &InstallHomog};
   return modules;
 }
 

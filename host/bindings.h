@@ -26,10 +26,28 @@ void PushDocument(lua_State* L, std::shared_ptr<const Corpus> corpus, std::size_
 // If the value at idx is a KeyphraseList, sets *items (and *corpus) and returns true.
 bool ToKeyphraseList(lua_State* L, int idx, std::span<const Keyphrase* const>* items,
                      const Corpus** corpus);
+// The same, also giving the document the list belongs to.
+bool ToKeyphraseListDoc(lua_State* L, int idx, std::span<const Keyphrase* const>* items,
+                        const Corpus** corpus, const Document** doc);
 
 void InstallEmbed(lua_State* L);   // lua_embed.cc: Matrix; kp.neighbors, kp.matrix
 void InstallPlot(lua_State* L);    // lua_plot.cc: kp.plot.boxplot, histogram, heatmap, bars, lines (SVG)
 void InstallStats(lua_State* L);   // lua_stats.cc: kp.stats (tests, correlations, bootstrap, factor analysis)
+void InstallCalib(lua_State* L);   // lua_calib.cc: kp.calib (keyphrase perplexity, ECE, positions)
+void InstallHomog(lua_State* L);   // lua_homog.cc: kp.homog (consistency of a pair, pair mining, reformulations)
+// Pairs of documents whose gold sets have Jaccard >= the plugin's `theta` parameter (default 0.5), per
+// document, for metric plugins that declare needs = {"pairs"} (parameters mine_stem, keep_identical:
+// docs/homogeneity.md); with vocabulary = "gold" and a space, also an HNSW index over the gold
+// keyphrases' vectors (lua_homog.cc).
+struct PairIndex;
+struct MetricPlugin;
+struct EmbeddingSpace;
+Result<std::shared_ptr<const PairIndex>> MineCorpusPairs(const Corpus& corpus, const MetricPlugin& plugin,
+                                                         std::shared_ptr<const EmbeddingSpace> space);
+// Adds ctx.partners(doc) and ctx.pairs = {theta, n [, normalize]} to the table on top of the stack.
+// [-0, +0]
+void AddPairsCtx(lua_State* L, const std::shared_ptr<const Corpus>& corpus,
+                 const std::shared_ptr<const PairIndex>& pairs);
 struct EmbeddingSpace;
 // Makes `space` the one kp.neighbors and the ctx functions of this VM use (nullptr: none).
 void SetEmbeddingSpace(lua_State* L, std::shared_ptr<const EmbeddingSpace> space);

@@ -80,6 +80,16 @@ void PushKeyphrase(lua_State* L, const Corpus& c, const Keyphrase& kp) {
   lua_setfield(L, -2, "present");
   lua_pushboolean(L, kp.after_peos);
   lua_setfield(L, -2, "after_peos");
+  if (kp.probs != nullptr) {  // predictions from a "tokens" file (docs/calibration.md)
+    lua_createtable(L, static_cast<int>(kp.probs->logprobs.size()), 0);
+    for (std::size_t i = 0; i < kp.probs->logprobs.size(); ++i) {
+      lua_pushnumber(L, kp.probs->logprobs[i]);
+      lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+    }
+    lua_setfield(L, -2, "logprobs");
+    lua_pushinteger(L, kp.probs->words);
+    lua_setfield(L, -2, "words");
+  }
 }
 
 // ---- KeyphraseList --------------------------------------------------------------------------------
@@ -514,6 +524,13 @@ bool ToKeyphraseList(lua_State* L, int idx, std::span<const Keyphrase* const>* i
   auto* l = static_cast<ListUd*>(p);
   *items = l->items;
   if (corpus != nullptr) *corpus = l->corpus.get();
+  return true;
+}
+
+bool ToKeyphraseListDoc(lua_State* L, int idx, std::span<const Keyphrase* const>* items,
+                        const Corpus** corpus, const Document** doc) {
+  if (!ToKeyphraseList(L, idx, items, corpus)) return false;
+  *doc = static_cast<ListUd*>(lua_touserdata(L, idx))->doc;
   return true;
 }
 

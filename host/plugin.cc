@@ -17,7 +17,7 @@ namespace {
 
 constexpr const char* kKnownFields[] = {"name", "version", "doc", "params", "needs", "score",
                                         "aggregate"};
-constexpr const char* kKnownNeeds[] = {"source", "embeddings", "embeddings:stems", "neighbors"};
+constexpr const char* kKnownNeeds[] = {"source", "embeddings", "embeddings:stems", "neighbors", "pairs"};
 
 // Describes a table key for messages: 'scroe' for strings, [1] for anything else.
 std::string KeyText(lua_State* L, int idx) {

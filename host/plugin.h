@@ -40,7 +40,7 @@ struct MetricPlugin {
 // Runs the plugin file in its own sandbox env inside vm and checks the returned declaration.
 // Required: name (string == file stem), version (string), score (function).
 // Optional: params (table of string -> number|boolean|string), needs (array of strings among
-// "source", "embeddings", "embeddings:stems", "neighbors"), aggregate (function), doc (string). Unknown fields are errors.
+// "source", "embeddings", "embeddings:stems", "neighbors", "pairs"), aggregate (function), doc (string). Unknown fields are errors.
 Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file);
 
 // For a plugin whose `needs` is a function: calls needs(profile, params) in `vm` (the VM that loaded it)

@@ -205,6 +205,7 @@ void MetricRunner::PushCtx(lua_State* L) {
   SetString(L, "dataset", rc_.dataset_name);
   SetString(L, "system", rc_.system);
   AddEmbeddingCtx(L);
+  if (pairs_) AddPairsCtx(L, corpus_, pairs_);
 }
 
 namespace {
@@ -290,6 +291,15 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
   PluginOutcome out;
   out.plugin = plugin.name;
   const std::size_t n = corpus_->docs.size();
+  pairs_.reset();
+  if (std::find(plugin.needs.begin(), plugin.needs.end(), "pairs") != plugin.needs.end()) {
+    auto mined = MineCorpusPairs(*corpus_, plugin, rc_.space);
+    if (!mined.ok()) {
+      out.error = PluginError(plugin, fmt::format("{}: {}", plugin.file.display_name, mined.error().message));
+      return out;
+    }
+    pairs_ = *mined;
+  }
   std::vector<Partial> parts(lanes_.size());
   // A lane that throws (e.g. std::bad_alloc) reports it as its error; every started thread is joined
   // before anything else happens, and a lane whose thread cannot be started runs on this one.

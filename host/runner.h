@@ -23,6 +23,7 @@ struct PluginOutcome {
 };
 
 struct EmbeddingSpace;
+struct PairIndex;
 
 struct RunContext {
   std::string dataset_name;
@@ -59,6 +60,9 @@ class MetricRunner {
   std::vector<int> docs_refs_;       // per lane: registry table of its Document userdata
   std::shared_ptr<const Corpus> corpus_;
   RunContext rc_;
+  // Gold-similar document pairs for the plugin being run, when it declares needs = {"pairs"}
+  // (MineCorpusPairs; read-only while lanes score).
+  std::shared_ptr<const PairIndex> pairs_;
 };
 
 }  // namespace kplab::host

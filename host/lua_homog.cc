@@ -1,0 +1,772 @@
+// kp.homog: homogeneity of keyphrase predictors across similar documents (kplab/homog.h,
+// docs/homogeneity.md). Pure functions (no file access, so plugins may use them too):
+//   kp.homog.cp(a, b [, {stem=true, denominator="union"|"max"|"mean"}]) -> hooper, rodgers
+//       a, b: KeyphraseLists or arrays of phrase strings (lower-cased, split on whitespace, stemmed
+//       with nltk's Porter stemmer when stem is true)
+//   kp.homog.mine_pairs(corpus | sets, {theta=0.5, method="join"|"naive", stem=true})
+//       -> {{a=, b=, shared=, union=, jaccard=}, ...} (1-based, a < b, sorted), {sets=, candidates=, pairs=}
+//       sets: an array of arrays of strings (one set per document)
+//   kp.homog.genericity(corpus, pairs [, {stem=true}]) -> {collection={distinct=, mean_df=, mean_words=}, shared={...},
+//       pair_docs=, pairs=}
+//   kp.homog.wer(hyp, ref), kp.homog.rouge1(hyp, ref): strings (split on whitespace) or arrays of words
+//   kp.homog.system_stats(corpus [, docs]) -> {docs=, docs_with_text=, preds=, absent=, absent_share=,
+//       prmu={P=, R=, M=, U=} (shares), prmu_counts={...}}
+//   kp.homog.reformulations(text, name [, {profile=, predictions_original={lines},
+//       predictions_reformulation={lines}, tolerance=0.1}]) -> {original=Corpus, reformulation=Corpus,
+//       pairs={{id=, method=, line=, words_original=, words_reformulation=, wer=, rouge1=, keep=,
+//       keyphrases_ok=, length_ok=, lost=}, ...}}
+// and, for metric plugins that declare needs = {"pairs"}, ctx.partners(doc) and ctx.pairs.
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "bindings.h"
+#include "embedding.h"
+#include "kplab/ann.h"
+#include "kplab/corpus.h"
+#include "kplab/homog.h"
+#include "kplab/io.h"
+#include "kplab/profile.h"
+#include "kplab/stem.h"
+#include "kplab/text.h"
+#include "lua_util.h"
+#include "plugin.h"
+
+namespace kplab::host {
+
+// The pairs of a run's gold, per document: the partners with a higher index (so that every pair is
+// scored once, by its first document) and the Jaccard of each.
+struct PairIndex {
+  double theta = 0.5;
+  std::size_t n_pairs = 0;
+  std::vector<std::vector<std::pair<std::uint32_t, double>>> partners;
+  // Vocabulary normalisation (plugin parameter vocabulary = "gold"): an HNSW index over the surface
+  // vectors of the run's distinct gold keyphrases, labelled by Phrase::id.
+  std::shared_ptr<const EmbeddingSpace> space;
+  std::unique_ptr<AnnIndex> vocab;
+  std::size_t vocab_size = 0;
+};
+
+namespace {
+
+constexpr const char* kPairsMeta = "kplab.PairIndex";
+
+struct PairsUd {
+  std::shared_ptr<const Corpus> corpus;
+  std::shared_ptr<const PairIndex> pairs;
+};
+
+[[noreturn]] void Fail(lua_State* L, const char* fn, const std::string& what) {
+  luaL_error(L, "kp.homog.%s: %s", fn, what.c_str());
+  std::abort();  // unreachable
+}
+
+// Checks that the options table at idx (may be none/nil) has only the given keys.
+void CheckOptions(lua_State* L, int idx, const char* fn, std::initializer_list<const char*> keys) {
+  if (lua_isnoneornil(L, idx)) return;
+  if (!lua_istable(L, idx)) Fail(L, fn, fmt::format("options must be a table (got {})", luaL_typename(L, idx)));
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    const char* k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : nullptr;
+    bool known = false;
+    std::string list;
+    for (const char* key : keys) {
+      known = known || (k && std::strcmp(k, key) == 0);
+      list += (list.empty() ? "" : ", ") + std::string(key);
+    }
+    if (!known) {
+      const std::string name = k ? k : luaL_typename(L, -1);
+      lua_pop(L, 1);
+      Fail(L, fn, fmt::format("unknown option '{}' (expected one of: {})", name, list));
+    }
+  }
+}
+
+// Pushes option `key` of the table at idx (nil when idx is none/nil). [-0, +1]
+int GetOption(lua_State* L, int idx, const char* key) {
+  if (lua_isnoneornil(L, idx)) {
+    lua_pushnil(L);
+    return LUA_TNIL;
+  }
+  return lua_getfield(L, idx, key);
+}
+
+bool OptBool(lua_State* L, int idx, const char* fn, const char* key, bool def) {
+  const int t = GetOption(L, idx, key);
+  bool v = def;
+  if (t == LUA_TBOOLEAN) {
+    v = lua_toboolean(L, -1) != 0;
+  } else if (t != LUA_TNIL) {
+    Fail(L, fn, fmt::format("option '{}' must be a boolean (got {})", key, luaL_typename(L, -1)));
+  }
+  lua_pop(L, 1);
+  return v;
+}
+
+double OptNumber(lua_State* L, int idx, const char* fn, const char* key, double def) {
+  const int t = GetOption(L, idx, key);
+  double v = def;
+  if (t == LUA_TNUMBER) {
+    v = lua_tonumber(L, -1);
+  } else if (t != LUA_TNIL) {
+    Fail(L, fn, fmt::format("option '{}' must be a number (got {})", key, luaL_typename(L, -1)));
+  }
+  lua_pop(L, 1);
+  return v;
+}
+
+std::string OptString(lua_State* L, int idx, const char* fn, const char* key, const char* def) {
+  const int t = GetOption(L, idx, key);
+  std::string v = def;
+  if (t == LUA_TSTRING) {
+    v = lua_tostring(L, -1);
+  } else if (t != LUA_TNIL) {
+    Fail(L, fn, fmt::format("option '{}' must be a string (got {})", key, luaL_typename(L, -1)));
+  }
+  lua_pop(L, 1);
+  return v;
+}
+
+homog::Denominator OptDenominator(lua_State* L, int idx, const char* fn) {
+  const std::string name = OptString(L, idx, fn, "denominator", "union");
+  homog::Denominator d;
+  if (!homog::ParseDenominator(name, &d)) {
+    Fail(L, fn, fmt::format("option 'denominator' is '{}' (expected union, max or mean)", name));
+  }
+  return d;
+}
+
+// The corpus behind a Corpus userdata, reached through its public methods (corpus:doc(1).refs is a
+// KeyphraseList, which knows its corpus) so that this file needs nothing private of lua_corpus.cc.
+// nullptr for an empty corpus. Raises a Lua error when the value is not a Corpus.
+const Corpus* ToCorpus(lua_State* L, int idx, const char* fn) {
+  idx = lua_absindex(L, idx);
+  if (lua_type(L, idx) != LUA_TUSERDATA) {
+    Fail(L, fn, fmt::format("expected a Corpus (got {})", luaL_typename(L, idx)));
+  }
+  lua_getfield(L, idx, "doc");  // a non-Corpus userdata raises its own error here
+  if (!lua_isfunction(L, -1)) Fail(L, fn, "expected a Corpus");
+  lua_len(L, idx);
+  const lua_Integer n = lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  if (n == 0) {
+    lua_pop(L, 1);
+    return nullptr;
+  }
+  lua_pushvalue(L, idx);
+  lua_pushinteger(L, 1);
+  lua_call(L, 2, 1);            // [doc]
+  lua_getfield(L, -1, "refs");  // [doc, refs]
+  std::span<const Keyphrase* const> items;
+  const Corpus* c = nullptr;
+  if (!ToKeyphraseList(L, -1, &items, &c)) Fail(L, fn, "expected a Corpus");
+  lua_pop(L, 2);
+  return c;
+}
+
+// One list of keyphrases as word lists. `strings` owns the words of string inputs.
+std::vector<homog::Words> ListWords(lua_State* L, int idx, bool stem, std::vector<std::string>& strings,
+                                    const char* fn) {
+  std::vector<homog::Words> out;
+  std::span<const Keyphrase* const> items;
+  const Corpus* c = nullptr;
+  if (ToKeyphraseList(L, idx, &items, &c)) {
+    for (const Keyphrase* k : items) {
+      homog::Words w;
+      for (TokenId t : stem ? k->stems() : k->tokens()) w.push_back(c->Str(t));
+      out.push_back(std::move(w));
+    }
+    return out;
+  }
+  if (!lua_istable(L, idx)) {
+    Fail(L, fn, fmt::format("argument #{} must be a KeyphraseList or an array of strings (got {})", idx,
+                            luaL_typename(L, idx)));
+  }
+  static const PorterStemmer stemmer(PorterMode::kNltk);
+  const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, idx));
+  std::vector<std::vector<std::size_t>> spans;  // indices into strings, filled first (strings may grow)
+  for (lua_Integer i = 1; i <= n; ++i) {
+    lua_rawgeti(L, idx, i);
+    if (lua_type(L, -1) != LUA_TSTRING) {
+      Fail(L, fn, fmt::format("argument #{}[{}] must be a string (got {})", idx, i, luaL_typename(L, -1)));
+    }
+    std::size_t len = 0;
+    const char* s = lua_tolstring(L, -1, &len);
+    const std::string_view text(s, len);
+    if (!ValidUtf8(text)) Fail(L, fn, fmt::format("argument #{}[{}] is not valid UTF-8", idx, i));
+    const std::string lower = Lower(text);
+    std::vector<std::size_t> ids;
+    for (std::string_view w : SplitWhitespace(lower)) {
+      strings.push_back(stem ? stemmer.Stem(w) : std::string(w));
+      ids.push_back(strings.size() - 1);
+    }
+    spans.push_back(std::move(ids));
+    lua_pop(L, 1);
+  }
+  for (const auto& ids : spans) {
+    homog::Words w;
+    for (std::size_t i : ids) w.push_back(strings[i]);
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+int Cp(lua_State* L) {
+  const char* fn = "cp";
+  CheckOptions(L, 3, fn, {"stem", "denominator"});
+  const bool stem = OptBool(L, 3, fn, "stem", true);
+  const homog::Denominator d = OptDenominator(L, 3, fn);
+  std::vector<std::string> sa, sb;
+  sa.reserve(1024);
+  sb.reserve(1024);
+  const auto a = ListWords(L, 1, stem, sa, fn);
+  const auto b = ListWords(L, 2, stem, sb, fn);
+  const homog::Cp cp = homog::Consistency(a, b, d);
+  lua_pushnumber(L, cp.hooper);
+  lua_pushnumber(L, cp.rodgers);
+  return 2;
+}
+
+// The gold sets of a corpus: each document's references (primary forms) as stem keys, or, without
+// stemming, as normalized phrases (Phrase::id: one id per distinct normalized surface).
+std::vector<std::vector<std::uint32_t>> GoldSets(const Corpus& c, bool stem = true) {
+  std::vector<std::vector<std::uint32_t>> sets(c.docs.size());
+  for (std::size_t i = 0; i < c.docs.size(); ++i) {
+    for (const Keyphrase& r : c.docs[i].refs) {
+      if (!r.phrase->blank) sets[i].push_back(stem ? r.key() : r.phrase->id);
+    }
+  }
+  return sets;
+}
+
+int MinePairsLua(lua_State* L) {
+  const char* fn = "mine_pairs";
+  CheckOptions(L, 2, fn, {"theta", "method", "stem"});
+  const double theta = OptNumber(L, 2, fn, "theta", 0.5);
+  const bool stem = OptBool(L, 2, fn, "stem", true);
+  const std::string method = OptString(L, 2, fn, "method", "join");
+  if (method != "join" && method != "naive") {
+    Fail(L, fn, fmt::format("option 'method' is '{}' (expected join or naive)", method));
+  }
+  std::vector<std::vector<std::uint32_t>> sets;
+  if (lua_type(L, 1) == LUA_TTABLE) {
+    std::unordered_map<std::string, std::uint32_t> ids;
+    const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, 1));
+    for (lua_Integer i = 1; i <= n; ++i) {
+      lua_rawgeti(L, 1, i);
+      if (!lua_istable(L, -1)) Fail(L, fn, fmt::format("sets[{}] must be an array of strings", i));
+      std::vector<std::uint32_t> s;
+      const lua_Integer m = static_cast<lua_Integer>(lua_rawlen(L, -1));
+      for (lua_Integer j = 1; j <= m; ++j) {
+        lua_rawgeti(L, -1, j);
+        if (lua_type(L, -1) != LUA_TSTRING) Fail(L, fn, fmt::format("sets[{}][{}] must be a string", i, j));
+        auto [it, _] = ids.emplace(lua_tostring(L, -1), static_cast<std::uint32_t>(ids.size()));
+        s.push_back(it->second);
+        lua_pop(L, 1);
+      }
+      sets.push_back(std::move(s));
+      lua_pop(L, 1);
+    }
+  } else {
+    const Corpus* c = ToCorpus(L, 1, fn);
+    if (c) sets = GoldSets(*c, stem);
+  }
+  homog::MineStats stats;
+  auto pairs = method == "join" ? homog::MinePairs(sets, theta, &stats) : homog::MinePairsNaive(sets, theta, &stats);
+  if (!pairs.ok()) Fail(L, fn, pairs.error().message);
+  lua_createtable(L, static_cast<int>(pairs->size()), 0);
+  for (std::size_t i = 0; i < pairs->size(); ++i) {
+    const homog::DocPair& p = (*pairs)[i];
+    lua_createtable(L, 0, 5);
+    lua_pushinteger(L, p.a + 1);
+    lua_setfield(L, -2, "a");
+    lua_pushinteger(L, p.b + 1);
+    lua_setfield(L, -2, "b");
+    lua_pushinteger(L, p.shared);
+    lua_setfield(L, -2, "shared");
+    lua_pushinteger(L, p.uni);
+    lua_setfield(L, -2, "union");
+    SetNumber(L, "jaccard", p.jaccard);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_createtable(L, 0, 3);
+  lua_pushinteger(L, static_cast<lua_Integer>(stats.sets));
+  lua_setfield(L, -2, "sets");
+  lua_pushinteger(L, static_cast<lua_Integer>(stats.candidates));
+  lua_setfield(L, -2, "candidates");
+  lua_pushinteger(L, static_cast<lua_Integer>(stats.pairs));
+  lua_setfield(L, -2, "pairs");
+  return 2;
+}
+
+// Reads the pairs array at idx ({a=, b=}, 1-based) into 0-based DocPairs, checking the range.
+std::vector<homog::DocPair> CheckPairs(lua_State* L, int idx, std::size_t n_docs, const char* fn) {
+  luaL_checktype(L, idx, LUA_TTABLE);
+  std::vector<homog::DocPair> out;
+  const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, idx));
+  for (lua_Integer i = 1; i <= n; ++i) {
+    lua_rawgeti(L, idx, i);
+    if (!lua_istable(L, -1)) Fail(L, fn, fmt::format("pairs[{}] must be a table {{a=, b=}}", i));
+    homog::DocPair p;
+    for (const char* k : {"a", "b"}) {
+      lua_getfield(L, -1, k);
+      int ok = 0;
+      const lua_Integer v = lua_tointegerx(L, -1, &ok);
+      if (!ok || v < 1 || static_cast<std::size_t>(v) > n_docs) {
+        Fail(L, fn, fmt::format("pairs[{}].{} must be a document index in 1..{}", i, k, n_docs));
+      }
+      (k[0] == 'a' ? p.a : p.b) = static_cast<std::uint32_t>(v - 1);
+      lua_pop(L, 1);
+    }
+    out.push_back(p);
+    lua_pop(L, 1);
+  }
+  return out;
+}
+
+void PushGenericity(lua_State* L, const homog::Genericity& g) {
+  lua_createtable(L, 0, 3);
+  lua_pushinteger(L, static_cast<lua_Integer>(g.distinct));
+  lua_setfield(L, -2, "distinct");
+  SetNumber(L, "mean_df", g.mean_df);
+  SetNumber(L, "mean_words", g.mean_words);
+}
+
+int GenericityLua(lua_State* L) {
+  const char* fn = "genericity";
+  const Corpus* c = ToCorpus(L, 1, fn);
+  if (!c) Fail(L, fn, "the corpus has no documents");
+  const auto pairs = CheckPairs(L, 2, c->docs.size(), fn);
+  CheckOptions(L, 3, fn, {"stem"});
+  const bool stem = OptBool(L, 3, fn, "stem", true);
+  const auto sets = GoldSets(*c, stem);
+  std::unordered_map<std::uint32_t, std::size_t> words;  // key -> words of its first phrase
+  for (const auto& d : c->docs) {
+    for (const Keyphrase& r : d.refs) words.emplace(stem ? r.key() : r.phrase->id, r.stems().size());
+  }
+  const homog::GenericityReport g =
+      homog::ComputeGenericity(sets, pairs, [&](std::uint32_t key) { return words.at(key); });
+  lua_createtable(L, 0, 4);
+  PushGenericity(L, g.collection);
+  lua_setfield(L, -2, "collection");
+  PushGenericity(L, g.shared);
+  lua_setfield(L, -2, "shared");
+  lua_pushinteger(L, static_cast<lua_Integer>(g.pair_docs));
+  lua_setfield(L, -2, "pair_docs");
+  lua_pushinteger(L, static_cast<lua_Integer>(g.pairs));
+  lua_setfield(L, -2, "pairs");
+  return 1;
+}
+
+// A text argument as words: a string split on whitespace, or an array of strings.
+std::vector<std::string_view> TextWords(lua_State* L, int idx, const char* fn) {
+  std::vector<std::string_view> out;
+  if (lua_type(L, idx) == LUA_TSTRING) {
+    std::size_t len = 0;
+    const char* s = lua_tolstring(L, idx, &len);
+    return SplitWhitespace(std::string_view(s, len));
+  }
+  if (!lua_istable(L, idx)) {
+    Fail(L, fn, fmt::format("argument #{} must be a string or an array of words (got {})", idx,
+                            luaL_typename(L, idx)));
+  }
+  const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, idx));
+  for (lua_Integer i = 1; i <= n; ++i) {
+    lua_rawgeti(L, idx, i);
+    if (lua_type(L, -1) != LUA_TSTRING) Fail(L, fn, fmt::format("argument #{}[{}] must be a string", idx, i));
+    std::size_t len = 0;
+    const char* s = lua_tolstring(L, -1, &len);
+    out.emplace_back(s, len);  // the string stays alive: it is referenced by the table
+    lua_pop(L, 1);
+  }
+  return out;
+}
+
+int WerLua(lua_State* L) {
+  const auto hyp = TextWords(L, 1, "wer");
+  const auto ref = TextWords(L, 2, "wer");
+  lua_pushnumber(L, homog::Wer(hyp, ref));
+  return 1;
+}
+
+int Rouge1Lua(lua_State* L) {
+  const auto hyp = TextWords(L, 1, "rouge1");
+  const auto ref = TextWords(L, 2, "rouge1");
+  lua_pushnumber(L, homog::Rouge1Recall(hyp, ref));
+  return 1;
+}
+
+int SystemStats(lua_State* L) {
+  const char* fn = "system_stats";
+  const Corpus* c = ToCorpus(L, 1, fn);
+  std::vector<std::size_t> docs;
+  const std::size_t n_docs = c ? c->docs.size() : 0;
+  if (lua_isnoneornil(L, 2)) {
+    for (std::size_t i = 0; i < n_docs; ++i) docs.push_back(i);
+  } else {
+    luaL_checktype(L, 2, LUA_TTABLE);
+    const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, 2));
+    for (lua_Integer i = 1; i <= n; ++i) {
+      lua_rawgeti(L, 2, i);
+      int ok = 0;
+      const lua_Integer v = lua_tointegerx(L, -1, &ok);
+      if (!ok || v < 1 || static_cast<std::size_t>(v) > n_docs) {
+        Fail(L, fn, fmt::format("docs[{}] must be a document index in 1..{}", i, n_docs));
+      }
+      docs.push_back(static_cast<std::size_t>(v - 1));
+      lua_pop(L, 1);
+    }
+  }
+  std::size_t with_text = 0, preds = 0, absent = 0;
+  std::size_t prmu[4] = {0, 0, 0, 0};
+  for (std::size_t i : docs) {
+    const Document& d = c->docs[i];
+    if (!d.has_text) continue;  // present/absent is undefined without the source
+    ++with_text;
+    for (const Keyphrase& k : d.preds) {
+      ++preds;
+      absent += !k.present;
+      ++prmu[static_cast<int>(c->Classify(d, k))];
+    }
+  }
+  const double np = static_cast<double>(preds);
+  lua_createtable(L, 0, 7);
+  lua_pushinteger(L, static_cast<lua_Integer>(docs.size()));
+  lua_setfield(L, -2, "docs");
+  lua_pushinteger(L, static_cast<lua_Integer>(with_text));
+  lua_setfield(L, -2, "docs_with_text");
+  lua_pushinteger(L, static_cast<lua_Integer>(preds));
+  lua_setfield(L, -2, "preds");
+  lua_pushinteger(L, static_cast<lua_Integer>(absent));
+  lua_setfield(L, -2, "absent");
+  SetNumber(L, "absent_share", static_cast<double>(absent) / np);  // NaN without predictions
+  const char* names[] = {"P", "R", "M", "U"};
+  lua_createtable(L, 0, 4);
+  for (int k = 0; k < 4; ++k) SetNumber(L, names[k], static_cast<double>(prmu[k]) / np);
+  lua_setfield(L, -2, "prmu");
+  lua_createtable(L, 0, 4);
+  for (int k = 0; k < 4; ++k) {
+    lua_pushinteger(L, static_cast<lua_Integer>(prmu[k]));
+    lua_setfield(L, -2, names[k]);
+  }
+  lua_setfield(L, -2, "prmu_counts");
+  return 1;
+}
+
+// Predictions given as an array of ';' lines (one per pair), named `name` line by line.
+RawPredictions LinesPredictions(lua_State* L, int opts, const char* key, const std::string& name,
+                                const char* fn) {
+  RawPredictions p;
+  p.path = name;
+  p.format = "lines";
+  lua_getfield(L, opts, key);
+  if (!lua_istable(L, -1)) Fail(L, fn, fmt::format("option '{}' must be an array of ';' lines", key));
+  const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
+  std::string all;
+  for (lua_Integer i = 1; i <= n; ++i) {
+    lua_rawgeti(L, -1, i);
+    if (lua_type(L, -1) != LUA_TSTRING) Fail(L, fn, fmt::format("{}[{}] must be a string", key, i));
+    std::size_t len = 0;
+    const char* s = lua_tolstring(L, -1, &len);
+    std::string_view line(s, len);
+    if (!ValidUtf8(line)) Fail(L, fn, fmt::format("{}:{}: invalid UTF-8 (expected UTF-8 text)", name, i));
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    RawPrediction rp;
+    for (std::string_view piece : SplitOn(line, ";")) rp.phrases.emplace_back(piece);
+    rp.loc = {name, static_cast<int>(i)};
+    p.docs.push_back(std::move(rp));
+    all.append(line);
+    all.push_back('\n');
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  p.content_hash = Sha256Hex(all);
+  return p;
+}
+
+bool IsWord(std::string_view tok) {
+  return std::any_of(tok.begin(), tok.end(), [](char ch) {
+    const auto u = static_cast<unsigned char>(ch);
+    return u >= 0x80 || std::isalnum(u);
+  });
+}
+
+int Reformulations(lua_State* L) {
+  const char* fn = "reformulations";
+  std::size_t len = 0;
+  const char* text = luaL_checklstring(L, 1, &len);
+  const std::string name = luaL_checkstring(L, 2);
+  CheckOptions(L, 3, fn, {"profile", "predictions_original", "predictions_reformulation", "tolerance"});
+  const std::string profile_name = OptString(L, 3, fn, "profile", "kplab");
+  const double tolerance = OptNumber(L, 3, fn, "tolerance", 0.10);
+  if (!(tolerance >= 0)) Fail(L, fn, "option 'tolerance' must be >= 0");
+  auto profile = FindProfile(profile_name);
+  if (!profile) Fail(L, fn, fmt::format("unknown profile '{}'", profile_name));
+  auto pairs = homog::ParseReformulations(std::string_view(text, len), name);
+  if (!pairs.ok()) return luaL_error(L, "%s", pairs.error().message.c_str());
+
+  // Two datasets with the same gold: the originals and their reformulations, document i = pair i.
+  RawDataset ds[2];
+  for (int side = 0; side < 2; ++side) {
+    ds[side].path = name;
+    ds[side].format = "reformulations";
+    ds[side].name = side == 0 ? "original" : "reformulation";
+    std::string all;
+    for (const auto& p : *pairs) {
+      RawDoc d;
+      d.id = p.id;
+      d.body = side == 0 ? p.original : p.reformulation;
+      for (const auto& k : p.keyphrases) d.refs.push_back({k});
+      d.loc = {name, p.line};
+      all += d.id + '\t' + d.body + '\n';
+      ds[side].docs.push_back(std::move(d));
+    }
+    ds[side].content_hash = Sha256Hex(all);
+    ds[side].files = {name};
+  }
+  std::shared_ptr<const Corpus> corpora[2];
+  const char* pred_keys[2] = {"predictions_original", "predictions_reformulation"};
+  for (int side = 0; side < 2; ++side) {
+    std::optional<RawPredictions> preds;
+    int has = LUA_TNIL;
+    if (!lua_isnoneornil(L, 3)) {
+      has = lua_getfield(L, 3, pred_keys[side]);
+      lua_pop(L, 1);
+    }
+    if (has != LUA_TNIL) {
+      auto al = AlignPredictions(ds[side], LinesPredictions(L, 3, pred_keys[side], pred_keys[side], fn));
+      if (!al.ok()) return luaL_error(L, "%s", al.error().message.c_str());
+      preds = std::move(*al);
+    }
+    auto c = BuildCorpus(ds[side], preds ? &*preds : nullptr, *profile);
+    if (!c.ok()) return luaL_error(L, "%s", c.error().message.c_str());
+    corpora[side] = std::make_shared<const Corpus>(std::move(*c));
+  }
+  const Corpus& orig = *corpora[0];
+  const Corpus& ref = *corpora[1];
+  lua_createtable(L, 0, 3);
+  PushCorpus(L, corpora[0]);
+  lua_setfield(L, -2, "original");
+  PushCorpus(L, corpora[1]);
+  lua_setfield(L, -2, "reformulation");
+  lua_createtable(L, static_cast<int>(pairs->size()), 0);
+  for (std::size_t i = 0; i < pairs->size(); ++i) {
+    const Document& a = orig.docs[i];
+    const Document& b = ref.docs[i];
+    // Same gold strings under the same profile: the reference lists align one to one.
+    if (a.refs.size() != b.refs.size()) Fail(L, fn, "internal error: reference lists differ");
+    std::vector<bool> kept;
+    for (std::size_t j = 0; j < a.refs.size(); ++j) {
+      if (!a.refs[j].present) continue;
+      const Prmu cls = ref.Classify(b, b.refs[j]);
+      kept.push_back(cls == Prmu::kPresent || cls == Prmu::kReordered);
+    }
+    // Words: the profile's source tokens with a letter or digit (punctuation is not a word).
+    std::vector<std::string_view> wa, wb;
+    for (TokenId t : a.src_tokens) {
+      if (IsWord(orig.Str(t))) wa.push_back(orig.Str(t));
+    }
+    for (TokenId t : b.src_tokens) {
+      if (IsWord(ref.Str(t))) wb.push_back(ref.Str(t));
+    }
+    std::unique_ptr<bool[]> kept_arr(new bool[kept.size() + 1]);
+    for (std::size_t k = 0; k < kept.size(); ++k) kept_arr[k] = kept[k];
+    const homog::FilterVerdict v = homog::FilterReformulation(
+        std::span<const bool>(kept_arr.get(), kept.size()), wa.size(), wb.size(), tolerance);
+    const auto& p = (*pairs)[i];
+    lua_createtable(L, 0, 11);
+    SetString(L, "id", p.id);
+    SetString(L, "method", p.method);
+    lua_pushinteger(L, p.line);
+    lua_setfield(L, -2, "line");
+    lua_pushinteger(L, static_cast<lua_Integer>(wa.size()));
+    lua_setfield(L, -2, "words_original");
+    lua_pushinteger(L, static_cast<lua_Integer>(wb.size()));
+    lua_setfield(L, -2, "words_reformulation");
+    SetNumber(L, "wer", homog::Wer(wb, wa));
+    SetNumber(L, "rouge1", homog::Rouge1Recall(wb, wa));
+    lua_pushboolean(L, v.keep);
+    lua_setfield(L, -2, "keep");
+    lua_pushboolean(L, v.keyphrases_ok);
+    lua_setfield(L, -2, "keyphrases_ok");
+    lua_pushboolean(L, v.length_ok);
+    lua_setfield(L, -2, "length_ok");
+    lua_pushinteger(L, static_cast<lua_Integer>(v.lost_keyphrases));
+    lua_setfield(L, -2, "lost");
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_setfield(L, -2, "pairs");
+  return 1;
+}
+
+// ---- ctx.partners for plugins with needs = {"pairs"} --------------------------------------------------
+
+// ctx.partners(doc) -> {{doc = Document, jaccard = j}, ...}: the documents paired with doc whose index
+// is higher (each pair once), in index order.
+int CtxPartners(lua_State* L) {
+  auto* ud = Check<PairsUd>(L, lua_upvalueindex(1), kPairsMeta);
+  if (lua_type(L, 1) != LUA_TUSERDATA) return luaL_error(L, "ctx.partners: expected a Document");
+  lua_getfield(L, 1, "refs");
+  std::span<const Keyphrase* const> items;
+  const Corpus* c = nullptr;
+  const Document* d = nullptr;
+  if (!ToKeyphraseListDoc(L, -1, &items, &c, &d) || c != ud->corpus.get() || d == nullptr) {
+    return luaL_error(L, "ctx.partners: expected a Document of the run");
+  }
+  lua_pop(L, 1);
+  const auto i = static_cast<std::size_t>(d - c->docs.data());
+  const auto& list = ud->pairs->partners.at(i);
+  lua_createtable(L, static_cast<int>(list.size()), 0);
+  for (std::size_t k = 0; k < list.size(); ++k) {
+    lua_createtable(L, 0, 3);
+    PushDocument(L, ud->corpus, list[k].first);
+    lua_setfield(L, -2, "doc");
+    SetNumber(L, "jaccard", list[k].second);
+    lua_pushinteger(L, static_cast<lua_Integer>(list[k].first + 1));
+    lua_setfield(L, -2, "index");
+    lua_rawseti(L, -2, static_cast<lua_Integer>(k + 1));
+  }
+  return 1;
+}
+
+// ctx.pairs.normalize(list) -> array of strings: each keyphrase of the list replaced by its nearest
+// gold keyphrase of the run (cosine of surface vectors, HNSW search); a keyphrase without a vector
+// stays as it is.
+int CtxNormalize(lua_State* L) {
+  auto* ud = Check<PairsUd>(L, lua_upvalueindex(1), kPairsMeta);
+  const PairIndex& px = *ud->pairs;
+  std::span<const Keyphrase* const> items;
+  const Corpus* c = nullptr;
+  if (!ToKeyphraseList(L, 1, &items, &c) || c != ud->corpus.get()) {
+    return luaL_error(L, "ctx.pairs.normalize: expected a KeyphraseList of the run");
+  }
+  const EmbeddingSpace& s = *px.space;
+  lua_createtable(L, static_cast<int>(items.size()), 0);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const Keyphrase& k = *items[i];
+    std::string_view out = k.surface();
+    const std::int32_t row = s.Row(*k.phrase, EmbedForm::kSurface);
+    if (row >= 0 && s.has[row]) {
+      const auto hit = px.vocab->Search(s.vecs.data() + static_cast<std::size_t>(row) * s.dims, 1);
+      if (!hit.empty()) out = c->phrases[static_cast<std::size_t>(hit[0].first)].surface;
+    }
+    lua_pushlstring(L, out.data(), out.size());
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  return 1;
+}
+
+const luaL_Reg kFunctions[] = {
+    {"cp", Safe<Cp>},
+    {"mine_pairs", Safe<MinePairsLua>},
+    {"genericity", Safe<GenericityLua>},
+    {"wer", Safe<WerLua>},
+    {"rouge1", Safe<Rouge1Lua>},
+    {"system_stats", Safe<SystemStats>},
+    {"reformulations", Safe<Reformulations>},
+    {nullptr, nullptr},
+};
+
+}  // namespace
+
+Result<std::shared_ptr<const PairIndex>> MineCorpusPairs(const Corpus& corpus, const MetricPlugin& plugin,
+                                                         std::shared_ptr<const EmbeddingSpace> space) {
+  double theta = 0.5;
+  bool mine_stem = false, keep_identical = false;
+  std::string vocabulary;
+  if (auto it = plugin.params.find("theta"); it != plugin.params.end()) {
+    const double* t = std::get_if<double>(&it->second);
+    if (!t) return Error{"parameter 'theta' must be a number"};
+    theta = *t;
+  }
+  for (auto [name, flag] : {std::pair{"mine_stem", &mine_stem}, std::pair{"keep_identical", &keep_identical}}) {
+    if (auto it = plugin.params.find(name); it != plugin.params.end()) {
+      const bool* b = std::get_if<bool>(&it->second);
+      if (!b) return Error{fmt::format("parameter '{}' must be a boolean", name)};
+      *flag = *b;
+    }
+  }
+  if (auto it = plugin.params.find("vocabulary"); it != plugin.params.end()) {
+    const std::string* v = std::get_if<std::string>(&it->second);
+    if (!v || (!v->empty() && *v != "gold")) {
+      return Error{"parameter 'vocabulary' must be \"gold\" or \"\" (none)"};
+    }
+    vocabulary = *v;
+  }
+  auto pairs = homog::MinePairs(GoldSets(corpus, mine_stem), theta);
+  if (!pairs.ok()) return pairs.error();
+  auto index = std::make_shared<PairIndex>();
+  index->theta = theta;
+  index->partners.resize(corpus.docs.size());
+  for (const auto& p : *pairs) {
+    // Identical gold sets: in KP20k almost always the same record twice (docs/homogeneity.md).
+    if (p.shared == p.uni && !keep_identical) continue;
+    index->partners[p.a].emplace_back(p.b, p.jaccard);
+    ++index->n_pairs;
+  }
+  if (vocabulary == "gold") {
+    if (!space) return Error{"vocabulary = \"gold\" needs embeddings: declare needs = {\"pairs\", \"embeddings\"}"};
+    // One entry per distinct surface vector of a gold keyphrase (the first phrase that has it).
+    std::vector<std::int64_t> labels;
+    std::vector<float> rows;
+    std::vector<std::uint8_t> seen(space->has.size(), 0);
+    for (const Document& d : corpus.docs) {
+      for (const Keyphrase& r : d.refs) {
+        const std::int32_t row = space->Row(*r.phrase, EmbedForm::kSurface);
+        if (row < 0 || !space->has[row] || seen[row]) continue;
+        seen[row] = 1;
+        labels.push_back(r.phrase->id);
+        const float* v = space->vecs.data() + static_cast<std::size_t>(row) * space->dims;
+        rows.insert(rows.end(), v, v + space->dims);
+      }
+    }
+    AnnIndex::Options opt;
+    opt.ef_construction = 100;  // build time matters here (one index per run); recall is checked in ann_test
+    opt.ef_search = 200;
+    auto ann = std::make_unique<AnnIndex>(AnnIndex::Create(space->dims, space->model.fingerprint, opt));
+    if (Status st = ann->AddBatch(labels, rows.data(), 2); !st.ok()) return Error{st.message()};
+    index->vocab = std::move(ann);
+    index->vocab_size = labels.size();
+    index->space = std::move(space);
+  }
+  return std::shared_ptr<const PairIndex>(std::move(index));
+}
+
+void AddPairsCtx(lua_State* L, const std::shared_ptr<const Corpus>& corpus,
+                 const std::shared_ptr<const PairIndex>& pairs) {
+  // [ctx]
+  NewUserdata<PairsUd>(L, kPairsMeta, PairsUd{corpus, pairs});
+  lua_pushcclosure(L, Safe<CtxPartners>, 1);
+  lua_setfield(L, -2, "partners");
+  lua_createtable(L, 0, 4);
+  SetNumber(L, "theta", pairs->theta);
+  lua_pushinteger(L, static_cast<lua_Integer>(pairs->n_pairs));
+  lua_setfield(L, -2, "n");
+  if (pairs->vocab) {
+    lua_pushinteger(L, static_cast<lua_Integer>(pairs->vocab_size));
+    lua_setfield(L, -2, "vocabulary_size");
+    NewUserdata<PairsUd>(L, kPairsMeta, PairsUd{corpus, pairs});
+    lua_pushcclosure(L, Safe<CtxNormalize>, 1);
+    lua_setfield(L, -2, "normalize");
+  }
+  lua_setfield(L, -2, "pairs");
+}
+
+void InstallHomog(lua_State* L) {
+  // [kp]
+  static const luaL_Reg kNone[] = {{nullptr, nullptr}};
+  DefineType<PairsUd>(L, kPairsMeta, kNone);
+  luaL_newlib(L, kFunctions);  // [kp, homog]
+  lua_setfield(L, -2, "homog");
+}
+
+}  // namespace kplab::host
