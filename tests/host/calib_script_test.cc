@@ -1,0 +1,123 @@
+// The calibration and positional analysis scripts (scripts/analysis/calibration.lua, positional.lua)
+// end to end through `kplab run`, their figures opened in headless Chromium (tests/host/chromium.h).
+// calibration.lua runs on the fixture tests/data/calib/ (hand-computed values in tests/host/calib_test.cc);
+// positional.lua runs on the real data in ../shared/data and must give exactly the counts of the
+// independent Python reference tests/reference/positional_ref.py (skipped without the data).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "../core/temp_dir.h"
+#include "chromium.h"
+#include "cli_harness.h"
+
+namespace kplab::test {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kFixture = std::string(KPLAB_TEST_DATA) + "/calib/";
+
+// Opens each SVG in Chromium: the DOM must parse (no <parsererror>), keep the chart's title and plot
+// area, and the screenshot must be far larger than that of a blank page of the same size.
+void ExpectRenders(const fs::path& dir, const std::vector<std::string>& files, const std::string& title_part) {
+  const std::string chromium = FindChromium();
+  if (chromium.empty()) GTEST_FAIL() << kChromiumMissing;
+  const fs::path blank = dir / "blank.svg";
+  std::ofstream(blank) << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" height=\"400\" "
+                          "viewBox=\"0 0 640 400\"><rect width=\"640\" height=\"400\" fill=\"#ffffff\"/></svg>\n";
+  auto screenshot = [&](const fs::path& svg) {
+    const fs::path png = dir / (svg.stem().string() + ".png");
+    const std::string cmd = "timeout 60 " + chromium +
+                            " --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run --user-data-dir=" +
+                            (dir / "profile").string() + " --window-size=640,400 --screenshot=" + png.string() +
+                            " file://" + svg.string() + " 2>>" + (dir / "chromium.log").string();
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << Slurp(dir / "chromium.log");
+    return Slurp(png);
+  };
+  const std::string blank_png = screenshot(blank);
+  ASSERT_GT(blank_png.size(), 0u);
+  for (const std::string& f : files) {
+    SCOPED_TRACE(f);
+    const fs::path svg = dir / f;
+    ASSERT_TRUE(fs::exists(svg));
+    const fs::path dom = dir / (f + ".dom");
+    const std::string cmd = DumpDomCommand(chromium, dir / "profile", svg) + " >" + dom.string() + " 2>>" +
+                            (dir / "chromium.log").string();
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << Slurp(dir / "chromium.log");
+    const std::string d = Slurp(dom);
+    EXPECT_EQ(d.find("parsererror"), std::string::npos) << d.substr(0, 1000);
+    EXPECT_EQ(d.rfind("<svg", 0), 0u) << d.substr(0, 200);
+    EXPECT_NE(d.find("class=\"plot\""), std::string::npos);
+    EXPECT_NE(d.find(title_part), std::string::npos) << d.substr(0, 1000);
+    EXPECT_GT(screenshot(svg).size(), 4 * blank_png.size());
+  }
+}
+
+TEST(CalibScripts, CalibrationReportOnFixture) {
+  TempDir dir;
+  const Output o = RunKplab(dir.path(), "", "run scripts/analysis/calibration.lua --dataset " + kFixture +
+                                                "dataset.jsonl --predictions " + kFixture +
+                                                "tokens.jsonl --system fixture --out " + dir.path());
+  ASSERT_EQ(o.code, 0) << o.err;
+  const std::string md = Slurp(fs::path(dir.path()) / "calibration.md");
+  // Rows: n, accuracy, mean confidence, median KPP, mean KPP, ECE (4 decimals); values from the hand
+  // calculation in tests/host/calib_test.cc. Median KPP of all six: the mean of the 3rd and 4th smallest
+  // KPP-s, 1/0.65 = 1.5385 and 1/0.55 = 1.8182 -> 1.6783; present: (1/0.75 + 1/0.55)/2 = 1.5758.
+  EXPECT_NE(md.find("| all | 6 | 0.6667 | 0.6207 | 1.6783 | 1.7847 | 0.4126 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| present | 4 | 0.7500 | 0.6811 | 1.5758 | 1.5781 | 0.4439 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| absent | 2 | 0.5000 | 0.5000 | 2.1978 | 2.1978 | 0.3500 |"), std::string::npos) << md;
+  // Token positions: first tokens 0.625, 0.95, 0.35, 0.5, 0.65, 0.75 -> mean 0.6375; second 0.8, 0.95,
+  // 0.35, 0.9, 0.65, 0.75 -> 0.7333; third (two keyphrases): 0.605, 0.5 -> 0.5525.
+  EXPECT_NE(md.find("| 1 | 6 | 0.6375 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 2 | 6 | 0.7333 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 3 | 2 | 0.5525 |"), std::string::npos) << md;
+  // By word (--positions words): a word's probability is the product of its subwords'. First words:
+  // geothermal 0.625 * 0.8 = 0.5, heat 0.95, solar 0.35, keyphrase 0.5 * 0.9 = 0.45, neural 0.65, deep
+  // 0.75 -> 3.65 / 6 = 0.6083; second words: 0.605, 0.95, 0.35, 0.5, 0.65, 0.75 -> 3.805 / 6 = 0.6342.
+  const Output w = RunKplab(dir.path(), "", "run scripts/analysis/calibration.lua --dataset " + kFixture +
+                                                "dataset.jsonl --predictions " + kFixture + "tokens.jsonl --positions words");
+  ASSERT_EQ(w.code, 0) << w.err;
+  EXPECT_NE(w.out.find("| 1 | 6 | 0.6083 |"), std::string::npos) << w.out;
+  EXPECT_NE(w.out.find("| 2 | 6 | 0.6342 |"), std::string::npos) << w.out;
+  ExpectRenders(dir.path(), {"reliability.svg", "kpp_hist.svg", "token_position.svg"}, "fixture");
+  const std::string rel = Slurp(fs::path(dir.path()) / "reliability.svg");
+  EXPECT_NE(rel.find("class=\"diagonal\""), std::string::npos);
+  EXPECT_NE(Slurp(fs::path(dir.path()) / "kpp_hist.svg").find("class=\"median\""), std::string::npos);
+}
+
+TEST(CalibScripts, CalibrationNeedsTokenProbabilities) {
+  TempDir dir;
+  const std::string lines = dir / "p.txt";
+  std::ofstream(lines) << "geothermal energy\nneural network\n";
+  const Output o = RunKplab(dir.path(), "", "run scripts/analysis/calibration.lua --dataset " + kFixture +
+                                                "dataset.jsonl --predictions " + lines);
+  EXPECT_NE(o.code, 0);
+  EXPECT_NE(o.err.find("2 documents have predictions without token probabilities"), std::string::npos) << o.err;
+}
+
+TEST(CalibScripts, PositionalMatchesPythonReferenceOnSharedData) {
+  const std::string data = KPLAB_SHARED_DATA;
+  if (!fs::exists(data + "/kpg_testsets_meng2017/inspec")) GTEST_SKIP() << "no " << data;
+  TempDir dir;
+  const Output o = RunKplab(dir.path(), "", "run scripts/analysis/positional.lua --data " + data + " --out " + dir.path());
+  ASSERT_EQ(o.code, 0) << o.err;
+  const std::string ref = dir / "ref.tsv";
+  const std::string cmd = "/usr/bin/python3 " + std::string(KPLAB_SOURCE_DIR) +
+                          "/tests/reference/positional_ref.py " + data +
+                          " catSeqTG-2RF1 seed1234.txt 5 inspec krapivin semeval kp20k >" + ref + " 2>" + (dir / "py.err");
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << Slurp(dir / "py.err");
+  const std::string ours = Slurp(fs::path(dir.path()) / "positional.tsv");
+  EXPECT_EQ(ours, Slurp(ref));
+  EXPECT_EQ(std::count(ours.begin(), ours.end(), '\n'), 1 + 4 * 5);  // header + 4 datasets x 5 sections
+  EXPECT_NE(o.out.find("| inspec | 500 |"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("| kp20k | 1000 |"), std::string::npos) << o.out;
+  ExpectRenders(dir.path(), {"positional_counts.svg", "positional_accuracy.svg"}, "position");
+}
+
+}  // namespace
+}  // namespace kplab::test
