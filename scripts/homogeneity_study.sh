@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The homogeneity study (Houbre, Boudin & Daille; docs/homogeneity.md) on the real data in
+# ../shared/data: mines the KP20k test gold (20,000 documents) for pairs with Jaccard >= THETA, then
+# evaluates every system that has KP20k predictions there (predictions/<system>/kp20k/*.txt, one row
+# per file) and prints the paper's tables (Markdown). Source texts for % absent / PRMU come from
+# kp20k_test_first1000 (the only KP20k documents with text in the shared data).
+#   bash scripts/homogeneity_study.sh [THETA (default 0.5)] [extra options for homogeneity.lua...]
+# Environment: KPLAB (default build/host/kplab), KPLAB_SHARED_DATA (default ../shared/data).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+KPLAB=${KPLAB:-build/host/kplab}
+DATA=${KPLAB_SHARED_DATA:-../shared/data}
+THETA=${1:-0.5}
+shift || true
+[ -d "$DATA/kpg_testsets_meng2017/kp20k" ] || { echo "homogeneity_study.sh: no KP20k gold under $DATA" >&2; exit 1; }
+args=()
+for f in "$DATA"/predictions/*/kp20k/*.txt; do
+  [ -f "$f" ] || continue
+  sys=$(basename "$(dirname "$(dirname "$f")")")
+  run=$(basename "$f" .txt)
+  if [ "$run" = predictions ]; then name=$sys; else name="$sys ($run)"; fi
+  args+=(--system "$name=$f")
+done
+[ ${#args[@]} -gt 0 ] || { echo "homogeneity_study.sh: no KP20k predictions under $DATA/predictions" >&2; exit 1; }
+source_args=()
+if [ -f "$DATA/kp20k_test_first1000/test_src.txt" ]; then
+  source_args=(--source "$DATA/kp20k_test_first1000/test_src.txt")
+fi
+exec "$KPLAB" run scripts/analysis/homogeneity.lua --dataset "$DATA/kpg_testsets_meng2017/kp20k" \
+  "${source_args[@]}" --theta "$THETA" "${args[@]}" "$@"
