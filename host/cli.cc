@@ -39,6 +39,7 @@
 #include "lua_script.h"
 #include "lua_util.h"
 #include "plugin.h"
+#include "repl.h"
 #include "runner.h"
 #include "sandbox.h"
 
@@ -586,6 +587,21 @@ int CmdRun(Args a) {
   return kExitOk;
 }
 
+// ---- repl -------------------------------------------------------------------------------------------
+
+int CmdRepl(Args a) {
+  ReplOptions o;
+  if (auto m = a.Take("--memory-limit")) o.limits.memory_bytes = ParseCount("--memory-limit", *m, 0, 1u << 20) << 20;
+  if (auto n = a.Take("--instruction-limit")) {
+    o.limits.instructions = ParseCount("--instruction-limit", *n, 0, std::uint64_t{1} << 62);
+  }
+  o.plugin_dirs = a.TakeAll("--plugins");
+  o.db = a.Take("--db").value_or("");
+  o.history_path = a.Take("--history").value_or("");
+  if (!a.Positionals().empty()) throw UsageError(fmt::format("unexpected argument '{}'", a.Positionals()[0]));
+  return RunRepl(o);
+}
+
 // ---- help -------------------------------------------------------------------------------------------
 
 const std::map<std::string, std::string>& HelpTexts() {
@@ -657,6 +673,13 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  kp.runs.* read $KPLAB_DB (default kplab.db) unless given a database path.\n"
        "  --memory-limit MiB, --instruction-limit N (before SCRIPT.lua): Lua limits (default 256, 2e9;\n"
        "  0 = none).\n"},
+      {"repl",
+       "kplab repl [--plugins DIR] [--db FILE] [--history FILE] [--memory-limit MiB] [--instruction-limit N]\n"
+       "  Interactive Lua with the kp API and the script API (docs/repl.md): an expression prints its\n"
+       "  value, help(x) documents x, TAB completes, Ctrl-C interrupts a computation. Commands:\n"
+       "  :load DATASET [PREDICTIONS], :metrics, :runs [DB], :help, :quit. History: --history, else\n"
+       "  $KPLAB_HISTORY, $XDG_STATE_HOME/kplab/history or ~/.local/state/kplab/history. Without a\n"
+       "  terminal, lines are read from stdin plainly (exit status 3 if any failed).\n"},
       {"help", "kplab help [COMMAND]\n"},
       {"version", "kplab version\n"},
   };
@@ -673,6 +696,7 @@ void PrintUsage(std::ostream& os) {
         "  neighbors  nearest phrases to a phrase under an embedding model\n"
         "  cache      fill or inspect the phrase-embedding cache\n"
         "  run        run a Lua script\n"
+        "  repl       interactive Lua prompt with the kp API\n"
         "  help       help on a command\n"
         "  version    print the version\n"
         "\nexit codes: 0 ok, 1 usage, 2 bad input, 3 script error, 4 run store error, 5 internal error\n";
@@ -703,6 +727,7 @@ int Main(int argc, char** argv) {
     if (cmd == "profiles") return CmdProfiles(Args(args));
     if (cmd == "stem") return CmdStem(Args(args));
     if (cmd == "run") return CmdRun(Args(args));
+    if (cmd == "repl") return CmdRepl(Args(args));
     if (cmd == "model") return CmdModel(args);
     if (cmd == "neighbors") return CmdNeighbors(args);
     if (cmd == "cache") return CmdCache(args);

@@ -1,0 +1,699 @@
+---@meta kp
+-- LuaLS definitions of the kplab Lua API (https://luals.github.io/wiki/definition-files/).
+-- Point your editor's Lua language server at docs/lua/ ("workspace.library") to get completion and
+-- type checks for plugins and scripts. This file is also the one source of the REPL's help(x): it is
+-- embedded into the kplab binary at build time, and tests/host/stubs_test.cc fails when a kp function
+-- or userdata method has no entry here, or an entry names something that no longer exists.
+-- Functions marked "(scripts)" exist in `kplab run` scripts and the REPL, not in metric plugins.
+
+---The kplab API table. Read-only in the sandbox: assigning to it or its sub-tables is an error.
+---@class kp
+---@field stats kp.stats Statistics (scripts and plugins).
+---@field plot kp.plot SVG charts.
+---@field runs kp.runs The run store (scripts).
+---@field calib kp.calib Keyphrase perplexity and calibration.
+---@field homog kp.homog Homogeneity across similar documents.
+kp = {}
+
+-- ---- text -----------------------------------------------------------------------------------------
+
+---Lower-cases a string the way Python's str.lower() does (Unicode-aware), as the peers' scripts do
+---before matching.
+---@param s string UTF-8 text
+---@return string
+function kp.lower(s) end
+
+---Splits a string into words: "whitespace" (default) is Python's s.split() (runs of any whitespace,
+---no empty pieces); "space" is s.split(' ') (single spaces, empty pieces kept).
+---@param s string
+---@param how? "whitespace"|"space"
+---@return string[]
+function kp.split(s, how) end
+
+---Tokenizes text exactly as nltk.word_tokenize (Treebank rules with the Punkt-free sentence split the
+---peers use), e.g. "don't stop." -> {"do", "n't", "stop", "."}.
+---@param s string UTF-8 text
+---@return string[]
+function kp.word_tokenize(s) end
+
+---Porter stem of one word. mode "nltk" (default) is nltk's PorterStemmer in NLTK_EXTENSIONS mode (what
+---the evaluation scripts use), "original" Porter's 1980 algorithm, "martin" Martin Porter's own
+---revised C version.
+---@param word string
+---@param mode? "nltk"|"original"|"martin"
+---@return string
+function kp.stem(word, mode) end
+
+-- ---- plugins --------------------------------------------------------------------------------------
+
+---Declares a metric plugin; a plugin file returns its result. The host checks the table after the chunk
+---returns: name (= file stem), version and score are required; doc, params, needs and aggregate are
+---optional. See docs/plugins.md.
+---@param decl {name: string, version: string, doc?: string, params?: table<string, number|string|boolean>, needs?: string[]|fun(profile: table, params: table): string[], score: fun(doc: Document, params: table, ctx: Ctx, out: table): table, aggregate?: fun(cols: table<string, Column>, params: table, ctx: Ctx): table}
+---@return table decl the same table
+function kp.metric(decl) end
+
+---Writes its arguments, converted like print's and separated by spaces, to stderr as "[label] ...",
+---where label is the plugin's name (or the script's). Use it instead of print in plugins.
+---@param ... any
+function kp.log(...) end
+
+---Ideal DCG with n_relevant relevant items: sum over i = 1..min(n_relevant, k) of 1/log2(i+1). One
+---value per cut-off given.
+---@param n_relevant integer
+---@param k integer
+---@param ... integer more cut-offs
+---@return number ...
+function kp.ideal_dcg(n_relevant, k, ...) end
+
+-- ---- embeddings -----------------------------------------------------------------------------------
+
+---Nearest cached phrases of the run's embedding model (HNSW index), best first, the phrase itself left
+---out. Plugins must declare needs = {"neighbors"}; scripts need a model with a cache.
+---@param phrase string
+---@param k integer
+---@return {phrase: string, cosine: number}[]
+function kp.neighbors(phrase, k) end
+
+---Builds a Matrix from an array of rows (arrays of numbers, all the same length); for tests and
+---hand-made examples.
+---@param rows number[][]
+---@return Matrix
+function kp.matrix(rows) end
+
+-- ---- script API -----------------------------------------------------------------------------------
+
+---(scripts) Imports a dataset (and optionally a system's predictions) and normalizes it under a profile,
+---returning a Corpus whose documents are what plugins see. Bad files raise "FILE:LINE: ...".
+---@param opts {dataset: string, predictions?: string, profile?: string, dataset_format?: string, predictions_format?: string, source?: string}
+---@return Corpus
+function kp.load(opts) end
+
+---(scripts) Writes the whole text to path through a temporary file and a rename, so a reader never
+---sees half a file; missing parent directories are created.
+---@param path string
+---@param text string
+function kp.write(path, text) end
+
+---(scripts) Reads a whole file.
+---@param path string
+---@return string|nil bytes the file's bytes, or nil
+---@return string? message why it could not be read
+function kp.read(path) end
+
+---(scripts) Runs another Lua file (relative to the running script's directory) in the script's own
+---environment and returns what it returns; errors name "dir/name.lua:LINE".
+---@param name string
+---@return any
+function kp.include(name) end
+
+---(scripts) The run store: runs written by `kplab eval`.
+---@class kp.runs
+kp.runs = {}
+
+---(scripts) The stored runs, newest first. db defaults to $KPLAB_DB, else kplab.db; a missing store
+---is an error naming the path.
+---@param db? string
+---@return {id: integer, created_at: string, status: string, dataset: string, system: string, profile: string, n_docs: integer}[]
+function kp.runs.list(db) end
+
+---(scripts) One stored run: id, status, dataset, dataset_path, dataset_format, system,
+---predictions_path, profile, params_json, embedder, created_at, doc_ids, aggregates (name -> value)
+---and scores (name -> one number per document, NaN where undefined; only the names in `metrics` when
+---given).
+---@param id integer
+---@param db? string
+---@param metrics? string[]
+---@return table
+function kp.runs.get(id, db, metrics) end
+
+-- ---- statistics -----------------------------------------------------------------------------------
+
+---Statistics on Lua arrays of numbers (NaN is an error naming the argument and index). Each routine
+---reproduces a named reference (numpy, scipy 1.10, statsmodels, R psych); see docs/scripts.md.
+---@class kp.stats
+kp.stats = {}
+
+---Arithmetic mean.
+---@param x number[]
+---@return number
+function kp.stats.mean(x) end
+
+---Median (numpy.median).
+---@param x number[]
+---@return number
+function kp.stats.median(x) end
+
+---Quantiles with numpy's linear interpolation; one number for a number q, an array for an array.
+---@param x number[]
+---@param q number|number[] in [0, 1]
+---@return number|number[]
+function kp.stats.quantile(x, q) end
+
+---Variance with ddof degrees of freedom removed (default 1, the sample variance).
+---@param x number[]
+---@param ddof? integer
+---@return number
+function kp.stats.var(x, ddof) end
+
+---Standard deviation with ddof degrees of freedom removed (default 1).
+---@param x number[]
+---@param ddof? integer
+---@return number
+function kp.stats.sd(x, ddof) end
+
+---Pearson correlation and its two-sided p-value (scipy.stats.pearsonr).
+---@param x number[]
+---@param y number[]
+---@return number r
+---@return number p
+function kp.stats.pearson(x, y) end
+
+---Spearman rank correlation (average ranks for ties) and its two-sided p-value (scipy.stats.spearmanr).
+---@param x number[]
+---@param y number[]
+---@return number rho
+---@return number p
+function kp.stats.spearman(x, y) end
+
+---Kendall's tau-b and its p-value (scipy 1.10's rule for the exact p).
+---@param x number[]
+---@param y number[]
+---@param method? "auto"|"exact"|"asymptotic"
+---@return number tau
+---@return number p
+function kp.stats.kendall(x, y, method) end
+
+---Wilcoxon signed-rank test of x - y (or of x when y is nil), as scipy 1.10: W = min(W+, W-), the
+---p-value and, when the normal approximation was used, z.
+---@param x number[]
+---@param y number[]|nil
+---@param opts? {zero_method?: "wilcox"|"pratt", correction?: boolean, method?: "auto"|"exact"|"approx"}
+---@return number w
+---@return number p
+---@return number? z
+function kp.stats.wilcoxon(x, y, opts) end
+
+---Cliff's delta: (#(x > y) - #(x < y)) / (n m) over all pairs.
+---@param x number[]
+---@param y number[]
+---@return number
+function kp.stats.cliffs_delta(x, y) end
+
+---Two-way ANOVA with interaction, Type II sums of squares (statsmodels anova_lm(typ=2)); rows for A,
+---B, A:B and Residual with ss, df, ms, f, p, eta2 and partial_eta2. Levels are integers or strings.
+---@param y number[]
+---@param a (integer|string)[]
+---@param b (integer|string)[]
+---@return {source: string, ss: number, df: number, ms: number, f: number, p: number, eta2: number, partial_eta2: number}[]
+function kp.stats.anova2(y, a, b) end
+
+---Percentile bootstrap confidence interval of the mean (xoshiro256** stream seeded by splitmix64).
+---@param x number[]
+---@param opts? {n?: integer, confidence?: number, seed?: integer}
+---@return number low
+---@return number high
+function kp.stats.bootstrap_ci(x, opts) end
+
+---Percentile bootstrap confidence interval of the mean of x - y (paired).
+---@param x number[]
+---@param y number[]
+---@param opts? {n?: integer, confidence?: number, seed?: integer}
+---@return number low
+---@return number high
+function kp.stats.paired_bootstrap_ci(x, y, opts) end
+
+---Approximate randomization test of mean(x - y) = 0 by random sign flips: two-sided p =
+---(1 + hits) / (1 + n).
+---@param x number[]
+---@param y number[]
+---@param opts? {n?: integer, seed?: integer}
+---@return number p
+function kp.stats.approx_randomization(x, y, opts) end
+
+---Holm's step-down adjustment of p-values (same order as given).
+---@param ps number[]
+---@return number[]
+function kp.stats.holm(ps) end
+
+---Exploratory factor analysis of a rows x variables table (R psych::fa): minres or principal axis,
+---varimax or no rotation.
+---@param rows number[][]
+---@param opts? {factors?: integer, method?: "minres"|"pa", rotate?: "varimax"|"none"}
+---@return {loadings: number[][], communalities: number[], uniquenesses: number[], ss_loadings: number[], proportion: number[]}
+function kp.stats.factor_analysis(rows, opts) end
+
+---Horn's parallel analysis: how many factors have observed eigenvalues above those of random data
+---(mean and 95th percentile).
+---@param rows number[][]
+---@param opts? {iter?: integer, seed?: integer}
+---@return {factors: integer, factors_p95: integer, observed: number[], random_mean: number[], random_p95: number[]}
+function kp.stats.parallel_analysis(rows, opts) end
+
+-- ---- plots ----------------------------------------------------------------------------------------
+
+---SVG charts returned as strings (write them with kp.write). Common fields: title, xlabel, ylabel,
+---width, height. See docs/plots.md for every field.
+---@class kp.plot
+kp.plot = {}
+
+---Box plot, one box per group: groups = {{label=, values={...}}, ...}; range, mark_median, digits,
+---max_outliers, show_n.
+---@param spec table
+---@return string svg
+function kp.plot.boxplot(spec) end
+
+---Histogram of one or more groups: groups, bins (20), range, layout ("overlay"|"side"), density,
+---mark_median, digits.
+---@param spec table
+---@return string svg
+function kp.plot.histogram(spec) end
+
+---Annotated heat map: rows, cols (labels), values (one row of numbers per row label; NaN = no value),
+---min, max, palette ("diverging"|"sequential"), digits, annotate, cell, legend.
+---@param spec table
+---@return string svg
+function kp.plot.heatmap(spec) end
+
+---Grouped bar chart: categories (labels) and series = {{label=, values={...}}, ...}, one value per
+---category.
+---@param spec table
+---@return string svg
+function kp.plot.bars(spec) end
+
+---Line chart: series of x/y points with optional xrange, yrange and a diagonal reference line.
+---@param spec table
+---@return string svg
+function kp.plot.lines(spec) end
+
+-- ---- calibration ----------------------------------------------------------------------------------
+
+---Keyphrase perplexity, expected calibration error and positional analysis (docs/calibration.md).
+---Functions taking a KeyphraseList read its token probabilities and source positions in C++ and return
+---one entry per keyphrase.
+---@class kp.calib
+kp.calib = {}
+
+---Keyphrase perplexity of one keyphrase from its token log-probabilities (natural log): KPP = exp(-sum /
+---m) over its m tokens (Eq. 2/3), or KPP-s = exp(-sum / words) with the number of words of the
+---detokenized keyphrase (Eq. 7). NaN without tokens (or words <= 0).
+---@param logprobs number[]
+---@param words? integer
+---@return number
+function kp.calib.kpp(logprobs, words) end
+
+---KPP-s (default, "words") or KPP ("tokens") of every keyphrase of the list; NaN without token data.
+---@param list KeyphraseList
+---@param level? "words"|"tokens"
+---@return number[]
+function kp.calib.kpps(list, level) end
+
+---Per keyphrase, the probability of each of its tokens ({} without token data).
+---@param list KeyphraseList
+---@return number[][]
+function kp.calib.token_probs(list) end
+
+---Per keyphrase, the probability of each of its words.
+---@param list KeyphraseList
+---@return number[][]
+function kp.calib.word_probs(list) end
+
+---How many keyphrases of the list carry token probabilities.
+---@param list KeyphraseList
+---@return integer
+function kp.calib.count_probs(list) end
+
+---The 1-based equal-width bin (lo, hi] of a confidence in [0, 1].
+---@param confidence number
+---@param bins integer
+---@return integer
+function kp.calib.bin(confidence, bins) end
+
+---Reliability table and expected calibration error of confidences against 0/1 correctness:
+---{ece=, n=, bins={{lo=, hi=, count=, correct=, accuracy=, confidence=}, ...}} (accuracy and
+---confidence NaN for empty bins).
+---@param conf number[]
+---@param correct (boolean|integer)[]
+---@param bins integer
+---@return {ece: number, n: integer, bins: {lo: number, hi: number, count: integer, correct: integer, accuracy: number, confidence: number}[]}
+function kp.calib.reliability(conf, correct, bins) end
+
+---The relative character position of each keyphrase's first occurrence in its document's source (NaN
+---when absent) and its 1-based section out of `bins` (default 10; false when absent).
+---@param list KeyphraseList
+---@param bins? integer
+---@return number[] relative
+---@return (integer|false)[] section
+function kp.calib.positions(list, bins) end
+
+---The 1-based section of a relative position in [0, 1] out of `bins`.
+---@param relative number
+---@param bins integer
+---@return integer
+function kp.calib.position_bin(relative, bins) end
+
+-- ---- homogeneity ----------------------------------------------------------------------------------
+
+---Homogeneity of keyphrase predictors across similar documents (docs/homogeneity.md). Pure functions:
+---plugins may use them too.
+---@class kp.homog
+kp.homog = {}
+
+---Hooper's and Rodgers' consistency of two keyphrase sets (KeyphraseLists or arrays of phrase strings,
+---lower-cased, split on whitespace and Porter-stemmed when stem is true).
+---@param a KeyphraseList|string[]
+---@param b KeyphraseList|string[]
+---@param opts? {stem?: boolean, denominator?: "union"|"max"|"mean"}
+---@return number hooper
+---@return number rodgers
+function kp.homog.cp(a, b, opts) end
+
+---The pairs of documents whose gold sets have a Jaccard similarity of at least theta: {{a=, b=,
+---shared=, union=, jaccard=}, ...} (1-based, a < b, sorted) and counts {sets=, candidates=, pairs=}.
+---@param corpus_or_sets Corpus|string[][]
+---@param opts? {theta?: number, method?: "join"|"naive"}
+---@return {a: integer, b: integer, shared: integer, union: integer, jaccard: number}[] pairs
+---@return {sets: integer, candidates: integer, pairs: integer} counts
+function kp.homog.mine_pairs(corpus_or_sets, opts) end
+
+---How generic the shared keyphrases of the pairs are: {collection={distinct=, mean_df=, mean_words=},
+---shared={...}, pair_docs=, pairs=}.
+---@param corpus Corpus
+---@param pairs {a: integer, b: integer}[]
+---@return table
+function kp.homog.genericity(corpus, pairs) end
+
+---Word error rate of hyp against ref (strings split on whitespace, or arrays of words).
+---@param hyp string|string[]
+---@param ref string|string[]
+---@return number
+function kp.homog.wer(hyp, ref) end
+
+---ROUGE-1 recall of hyp against ref: shared unigrams (clipped counts) / words of ref (strings split
+---on whitespace, or arrays of words).
+---@param hyp string|string[]
+---@param ref string|string[]
+---@return number
+function kp.homog.rouge1(hyp, ref) end
+
+---A system's prediction statistics over the corpus (or the given documents): {docs=, docs_with_text=,
+---preds=, absent=, absent_share=, prmu={P=, R=, M=, U=} (shares), prmu_counts={...}}.
+---@param corpus Corpus
+---@param docs? integer[]
+---@return table
+function kp.homog.system_stats(corpus, docs) end
+
+---Reads a reformulation file (text, named `name` in messages) into two corpora, original and
+---reformulation, with per-pair word error rate, ROUGE-1 and the keep/keyphrases_ok/length_ok checks:
+---{original=Corpus, reformulation=Corpus, pairs={{id=, method=, line=, words_original=,
+---words_reformulation=, wer=, rouge1=, keep=, keyphrases_ok=, length_ok=, lost=}, ...}}.
+---@param text string
+---@param name string
+---@param opts? {profile?: string, predictions_original?: string[], predictions_reformulation?: string[], tolerance?: number}
+---@return table
+function kp.homog.reformulations(text, name, opts) end
+
+-- ---- userdata -------------------------------------------------------------------------------------
+
+---A loaded dataset (kp.load): #corpus documents.
+---@class Corpus
+local Corpus = {}
+
+---The i-th document (1-based); an error outside 1..#corpus.
+---@param i integer
+---@return Document
+function Corpus:doc(i) end
+
+---One document as a metric sees it, after the profile's filtering and dedup.
+---@class Document
+---@field id string the document's id
+---@field has_text boolean whether the source text is known (present/absent need it)
+---@field preds KeyphraseList predictions in rank order
+---@field refs KeyphraseList references in file order
+---@field preds_with_duplicates KeyphraseList predictions after every filter but dedup
+---@field source string[]|nil the source tokens
+---@field n_pred_pieces integer pieces on the prediction line before any filtering
+local Document = {}
+
+---The predictions and references of a subset: "all", "present" or "absent" (nothing for present and
+---absent when the document has no source text). Views, no copies.
+---@param s "all"|"present"|"absent"
+---@return KeyphraseList preds
+---@return KeyphraseList refs
+function Document:subset(s) end
+
+---A ranked list of keyphrases: a view into the corpus. #list, and list[i] is list:get(i).
+---@class KeyphraseList
+local KeyphraseList = {}
+
+---The first k phrases.
+---@param k integer
+---@return KeyphraseList
+function KeyphraseList:top(k) end
+
+---The phrases that occur in the document's source (an error without source text).
+---@return KeyphraseList
+function KeyphraseList:present() end
+
+---The phrases that do not occur in the document's source (an error without source text).
+---@return KeyphraseList
+function KeyphraseList:absent() end
+
+---The list itself ("all"), or its present or absent phrases.
+---@param s "all"|"present"|"absent"
+---@return KeyphraseList
+function KeyphraseList:subset(s) end
+
+---The same phrases with the present ones first (stable).
+---@return KeyphraseList
+function KeyphraseList:present_first() end
+
+---The i-th phrase as a table, or nil outside 1..#list.
+---@param i integer
+---@return {surface: string, key: string, tokens: string[], stems: string[], present: boolean, after_peos: boolean}|nil
+function KeyphraseList:get(i) end
+
+---The phrases' surface forms.
+---@return string[]
+function KeyphraseList:surfaces() end
+
+---The phrases' stem keys (the stems joined by spaces: what exact matching compares).
+---@return string[]
+function KeyphraseList:keys() end
+
+---PRMU category of each phrase (Boudin & Gallina 2021): "P" present, "R" reordered, "M" mixed, "U"
+---unseen. Needs the source text.
+---@return string[]
+function KeyphraseList:prmu() end
+
+---Matches this list against references: "exact" (stem keys, reference alternatives included; default),
+---"substr" (KPEval's character-substring matching) or "zg" (Zesch & Gurevych's word-level matching).
+---@param refs KeyphraseList
+---@param how? "exact"|"substr"|"zg"
+---@return Match
+function KeyphraseList:match(refs, how) end
+
+---A #list x #refs 0/1 Matrix: 1 where phrase i's key equals reference j's key or one of its
+---alternatives.
+---@param refs KeyphraseList
+---@return Matrix
+function KeyphraseList:match_pairs(refs) end
+
+---alpha-NDCG at each cut-off: kind "word_pool" (kplab, default) or "substring" (KPEval).
+---@param refs KeyphraseList
+---@param ks integer|integer[]
+---@param alpha? number default 0.5
+---@param kind? "word_pool"|"substring"
+---@return number ...
+function KeyphraseList:alpha_ndcg(refs, ks, alpha, kind) end
+
+---The result of list:match(refs): one hit flag per prediction. #m is the number of predictions. The
+---methods take any number of cut-offs and return one value per cut-off (the whole list without one).
+---@class Match
+local Match = {}
+
+---Hits among the first k predictions.
+---@param k? integer
+---@return integer ...
+function Match:hits(k) end
+
+---Sum of precision@i over the hits at ranks i <= k (the numerator of average precision).
+---@param k? integer
+---@return number ...
+function Match:precision_sum(k) end
+
+---DCG of the hit flags: sum over hits at rank i <= k of 1/log2(i+1).
+---@param k? integer
+---@return number ...
+function Match:dcg(k) end
+
+---Ideal DCG of the own hit flags sorted (KPEval's NDCG ideal): all hits at the top, cut at k.
+---@param k? integer
+---@return number ...
+function Match:own_ideal_dcg(k) end
+
+---Rank (1-based) of the first hit, or nil when there is none.
+---@return integer|nil
+function Match:first_hit() end
+
+---The hit flags as booleans.
+---@return boolean[]
+function Match:flags() end
+
+---A dense matrix of numbers kept in C++ memory (similarities from ctx.cosine, list:match_pairs,
+---kp.matrix). #M is the number of rows. Indices are 1-based.
+---@class Matrix
+local Matrix = {}
+
+---Number of rows.
+---@return integer
+function Matrix:rows() end
+
+---Number of columns.
+---@return integer
+function Matrix:cols() end
+
+---Rows and columns.
+---@return integer rows
+---@return integer cols
+function Matrix:size() end
+
+---Entry (r, c).
+---@param r integer
+---@param c integer
+---@return number
+function Matrix:get(r, c) end
+
+---Sets entry (r, c) to v.
+---@param r integer
+---@param c integer
+---@param v number
+function Matrix:set(r, c, v) end
+
+---Largest entry of row r and its column (nil, nil for a matrix without columns).
+---@param r integer
+---@return number|nil value
+---@return integer|nil col
+function Matrix:row_max(r) end
+
+---Largest entry of column c and its row (nil, nil when there is none).
+---@param c integer
+---@return number|nil value
+---@return integer|nil row
+function Matrix:col_max(c) end
+
+---Every row's maximum and its column (0 for an empty row).
+---@return number[] values
+---@return integer[] cols
+function Matrix:row_maxes() end
+
+---Every column's maximum and its row (0 for an empty column).
+---@return number[] values
+---@return integer[] rows
+function Matrix:col_maxes() end
+
+---The k largest entries of row r, best first, and their columns.
+---@param r integer
+---@param k integer
+---@return number[] values
+---@return integer[] cols
+function Matrix:row_topk(r, k) end
+
+---Mean of the min(k, cols) largest entries of row r.
+---@param r integer
+---@param k integer
+---@return number
+function Matrix:row_topk_mean(r, k) end
+
+---Row topk means for every row.
+---@param k integer
+---@return number[]
+function Matrix:row_topk_means(k) end
+
+---Maximum-weight one-to-one assignment of rows to columns: the total weight and
+---each row's column (0 when unassigned).
+---@return number total
+---@return integer[] row_to_col
+function Matrix:assign() end
+
+---Sum of all entries.
+---@return number
+function Matrix:sum() end
+
+---Mean of the entries above the diagonal of a square matrix (mean pairwise similarity of a list with
+---itself); nil with fewer than two rows.
+---@return number|nil
+function Matrix:mean_upper() end
+
+---The transposed matrix (a new one).
+---@return Matrix
+function Matrix:t() end
+
+---Element-wise maximum with a matrix of the same shape (a new one); with a 0/1 match matrix, exact
+---matches weigh 1 and the rest keep their cosine.
+---@param other Matrix
+---@return Matrix
+function Matrix:maximum(other) end
+
+---Every entry clamped to [lo, hi] (a new matrix; NaN stays NaN).
+---@param lo number
+---@param hi number
+---@return Matrix
+function Matrix:clamp(lo, hi) end
+
+---Frobenius norm (of the off-diagonal entries when skip_diagonal is true).
+---@param skip_diagonal? boolean
+---@return number
+function Matrix:norm(skip_diagonal) end
+
+---One per-document score column in aggregate(cols, ...): #col documents; NaN entries are undefined
+---scores.
+---@class Column
+local Column = {}
+
+---Sum of the defined values.
+---@return number
+function Column:sum() end
+
+---Number of defined values.
+---@return integer
+function Column:count() end
+
+---Mean of the defined values (NaN when there are none).
+---@return number
+function Column:mean() end
+
+---The i-th value (nil outside 1..#col).
+---@param i integer
+---@return number|nil
+function Column:get(i) end
+
+---The run context passed to score and aggregate.
+---@class Ctx
+---@field profile table the profile's name and knobs (docs/profiles.md)
+---@field n_docs integer documents in the run
+---@field dataset string dataset name
+---@field system string system name
+---@field model {name: string, backend: string, fingerprint: string, dims: integer}|nil the embedding model (plugins with needs = {"embeddings"})
+---@field pairs {normalize: fun(list: KeyphraseList): string[]}|nil plugins with needs = {"pairs"}: normalize replaces each keyphrase by its nearest gold keyphrase of the run
+local Ctx = {}
+
+---Cosine similarities between the phrases of a and b (KeyphraseLists or arrays of strings) as a Matrix
+---(rows a, columns b; b defaults to a). form "surface" (default) or "stems". Needs embeddings.
+---@param a KeyphraseList|string[]
+---@param b? KeyphraseList|string[]
+---@param form? "surface"|"stems"
+---@return Matrix
+function Ctx.cosine(a, b, form) end
+
+---The model's vector of a phrase (a string or a one-phrase KeyphraseList), or nil without a vector.
+---@param phrase string|KeyphraseList
+---@param form? "surface"|"stems"
+---@return number[]|nil
+function Ctx.embedding(phrase, form) end
+
+---The documents paired with doc (plugins with needs = {"pairs"}) whose index is higher, so each pair
+---is seen once, in index order.
+---@param doc Document
+---@return {doc: Document, jaccard: number}[]
+function Ctx.partners(doc) end

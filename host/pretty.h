@@ -1,0 +1,21 @@
+// How the REPL shows values: nested tables (bounded depth and width), arrays of records as aligned
+// tables (kp.runs.list()), and kplab userdata by type: a KeyphraseList numbered with present/absent
+// marks, a Matrix as aligned columns, a Document with its references and predictions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+struct lua_State;
+
+namespace kplab::host {
+
+// The value at idx formatted for the REPL. Runs protected: an error inside a __tostring or a method
+// gives "<error: ...>" instead. [-0, +0]
+std::string PrettyValue(lua_State* L, int idx);
+
+// Left-aligned columns under a header and a rule; cells wider than 60 characters are cut with "...".
+std::string FormatTable(const std::vector<std::string>& header,
+                        const std::vector<std::vector<std::string>>& rows);
+
+}  // namespace kplab::host

@@ -1,0 +1,49 @@
+// `kplab repl`: an interactive Lua prompt with the script API (docs/repl.md). Line editing, history and
+// completion come from libedit (BSD-licensed) when stdin and stdout are terminals; otherwise lines are
+// read plainly, so scripts can be piped in.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sandbox.h"
+
+namespace kplab::host {
+
+struct ReplOptions {
+  // The REPL has no instruction budget by default: Ctrl-C interrupts a long computation instead.
+  Limits limits{.memory_bytes = 256u << 20, .instructions = 0};
+  std::vector<std::string> plugin_dirs;  // --plugins DIR (as for eval)
+  std::string db;                        // run store for :runs; "" = RunStore::DefaultPath()
+  std::string history_path;              // "" = DefaultHistoryPath()
+};
+
+// Runs the prompt until :quit or end of input; returns the process exit code.
+int RunRepl(const ReplOptions& options);
+
+// $KPLAB_HISTORY, else $XDG_STATE_HOME/kplab/history, else ~/.local/state/kplab/history.
+std::string DefaultHistoryPath();
+
+// The LuaLS stub file docs/lua/kp.lua, embedded at build time (the one source of the API's docs).
+std::string_view KpStubs();
+
+// One documented name of the stub file: "kp.stem", "kp.stats.mean", "KeyphraseList:match",
+// "Ctx.cosine" (functions) or "Document", "kp.stats" (classes).
+struct StubEntry {
+  std::string name;
+  bool is_class = false;
+  std::string signature;  // "kp.stem(word, mode)"; the class name for classes
+  std::string text;       // the --- lines without the leading "---" (annotations included)
+  int line = 0;           // line of the declaration in docs/lua/kp.lua
+};
+
+// Parses a LuaLS stub file: each `function NAME(ARGS) end` and each `---@class NAME` with the ---
+// comment block above it (class blocks include their ---@field lines).
+std::map<std::string, StubEntry> ParseStubs(std::string_view text);
+
+// Human-readable help of one entry: signature, description, parameters, returns (fields for classes).
+std::string FormatStub(const StubEntry& entry);
+
+}  // namespace kplab::host
