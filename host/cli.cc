@@ -537,19 +537,6 @@ int CmdStem(Args a) {
 
 // ---- run SCRIPT.lua ---------------------------------------------------------------------------------
 
-int LuaPrint(lua_State* L) {
-  const int n = lua_gettop(L);
-  std::string out;
-  for (int i = 1; i <= n; ++i) {
-    if (i > 1) out.push_back('\t');
-    out += luaL_tolstring(L, i, nullptr);
-    lua_pop(L, 1);
-  }
-  out.push_back('\n');
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  return 0;
-}
-
 int CmdRun(Args a) {
   const Limits limits = TakeLimits(a);
   auto pos = a.Positionals(true);

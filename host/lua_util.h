@@ -3,6 +3,7 @@
 
 #include <lua.hpp>
 
+#include <cstdio>
 #include <new>
 #include <string>
 #include <utility>
@@ -100,6 +101,20 @@ int Safe(lua_State* L) {
     lua_concat(L, 2);
   }  // message is gone before lua_error: in the Lua module (C Lua) lua_error longjmps past destructors
   return lua_error(L);
+}
+
+// Lua's print for scripts and the REPL: arguments through tostring, tab-separated, one write to stdout.
+inline int LuaPrint(lua_State* L) {
+  const int n = lua_gettop(L);
+  std::string out;
+  for (int i = 1; i <= n; ++i) {
+    if (i > 1) out.push_back('\t');
+    out += luaL_tolstring(L, i, nullptr);
+    lua_pop(L, 1);
+  }
+  out.push_back('\n');
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
 }
 
 }  // namespace kplab::host

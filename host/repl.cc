@@ -31,6 +31,7 @@
 #include "evaluate.h"
 #include "kplab/store.h"
 #include "lua_script.h"
+#include "lua_util.h"
 #include "plugin.h"
 #include "pretty.h"
 
@@ -278,16 +279,9 @@ std::string CommonPrefix(const std::vector<std::string>& v) {
   return p;
 }
 
+// print, flushed at once: the REPL's output interleaves with the prompt.
 int ReplPrint(lua_State* L) {
-  const int n = lua_gettop(L);
-  std::string out;
-  for (int i = 1; i <= n; ++i) {
-    if (i > 1) out.push_back('\t');
-    out += luaL_tolstring(L, i, nullptr);
-    lua_pop(L, 1);
-  }
-  out.push_back('\n');
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  LuaPrint(L);
   std::fflush(stdout);
   return 0;
 }
