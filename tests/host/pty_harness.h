@@ -11,7 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <cstdlib>
 #include <string>
 #include <utility>
@@ -28,6 +30,7 @@ class PtySession {
     ws.ws_row = 30;
     ws.ws_col = 100;
     pid_ = forkpty(&master_, nullptr, nullptr, &ws);
+    if (pid_ < 0) start_error_ = std::string("forkpty: ") + std::strerror(errno) + " (is /dev/pts mounted?)";
     if (pid_ == 0) {
       if (chdir(cwd.c_str()) != 0) _exit(126);
       for (const std::string& e : env) {
@@ -59,6 +62,8 @@ class PtySession {
   PtySession& operator=(const PtySession&) = delete;
 
   bool started() const { return pid_ > 0 && master_ >= 0; }
+  // Why the session did not start ("" when it did).
+  const std::string& start_error() const { return start_error_; }
 
   void Send(const std::string& keys) {
     std::size_t off = 0;
@@ -167,6 +172,7 @@ class PtySession {
 
   pid_t pid_ = -1;
   int master_ = -1;
+  std::string start_error_;
   std::string raw_;
   std::size_t cursor_ = 0;
   bool exited_ = false;

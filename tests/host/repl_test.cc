@@ -61,7 +61,7 @@ class ReplTest : public ::testing::Test {
 
 TEST_F(ReplTest, ExpressionIsPrintedAndQuitEndsTheSession) {
   Repl r(home_, db_);
-  ASSERT_TRUE(r.s().started());
+  ASSERT_TRUE(r.s().started()) << r.s().start_error();
   ASSERT_TRUE(r.s().WaitFor(kPrompt)) << r.s().Text();
   // lua.c's convention: the line is tried as `return 1+1` first.
   ASSERT_TRUE(r.Line("1+1", "\n2\n")) << r.s().Text();
