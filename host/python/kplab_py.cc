@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "compare.h"
 #include "evaluate.h"
 #include "kplab/corpus.h"
 #include "kplab/embed.h"
@@ -578,6 +579,43 @@ class Store {
     if (!st.ok()) Raise(g_store_error, st.message());
   }
 
+  // `kplab runs compare A B`: per metric, both aggregates and, for a metric with per-document scores in
+  // both runs, the paired difference B - A over the shared documents with its bootstrap CI, the
+  // approximate-randomization p and Holm's adjustment (host/compare.h).
+  py::dict Compare(std::int64_t a, std::int64_t b, int resamples, std::uint64_t seed) {
+    if (resamples < 1) Raise(g_input_error, fmt::format("compare: resamples = {} (expected >= 1)", resamples));
+    kplab::host::CompareOptions opt;
+    opt.resamples = resamples;
+    opt.seed = seed;
+    RunStore& store = Get();
+    Result<kplab::host::Comparison> c = [&] {
+      py::gil_scoped_release release;
+      return kplab::host::CompareRuns(store, a, b, opt);
+    }();
+    if (!c.ok()) Raise(g_store_error, c.error().message);
+    py::dict out;
+    out["a"] = c->a;
+    out["b"] = c->b;
+    out["shared_docs"] = c->shared_docs;
+    py::dict rows;
+    for (const auto& r : c->rows) {
+      py::dict row;
+      row["a"] = r.a;
+      row["b"] = r.b;
+      row["paired"] = r.paired;
+      if (r.paired) {
+        row["n"] = r.n;
+        row["mean_diff"] = r.mean_diff;
+        row["ci"] = py::make_tuple(r.ci_low, r.ci_high);
+        row["p"] = r.p;
+        row["p_holm"] = r.p_holm;
+      }
+      rows[py::str(r.metric)] = row;
+    }
+    out["metrics"] = rows;
+    return out;
+  }
+
  private:
   std::string path_;
   std::optional<RunStore> store_;
@@ -762,6 +800,10 @@ PYBIND11_MODULE(kplab, m) {
       .def("runs", &Store::Runs, "Summaries of every stored run, newest first.")
       .def("run", &Store::Run, py::arg("run_id"), "One run: its record, aggregates and per-document scores.")
       .def("delete", &Store::Delete, py::arg("run_id"))
+      .def("compare", &Store::Compare, py::arg("a"), py::arg("b"), py::kw_only(), py::arg("resamples") = 1000,
+           py::arg("seed") = 1,
+           "Run B against run A, as `kplab runs compare`: {'a', 'b', 'shared_docs', 'metrics': {name: {'a', "
+           "'b', 'paired', and when paired 'n', 'mean_diff', 'ci', 'p', 'p_holm'}}}.")
       .def("close", &Store::Close)
       .def("__enter__", [](Store& s) -> Store& { return s; }, py::return_value_policy::reference)
       .def("__exit__", [](Store& s, py::args) { s.Close(); })

@@ -215,6 +215,31 @@ class StoreTest(TempDirTest):
             with self.assertRaises(kplab.StoreError):
                 store.run(r["run_id"])
 
+    def test_compare(self):
+        # Seven documents with one reference each. Run A predicts a wrong phrase everywhere, run B the
+        # reference: per document all.p@M goes 0 -> 1, so the paired difference is exactly 1 on each,
+        # every bootstrap mean is 1 (CI [1, 1]), and only the two all-same-sign flips of seven reach
+        # |mean| >= 1: the randomization p is about 2/2^7 = 0.016.
+        docs = [{"id": f"d{i}", "title": f"topic {i}", "text": "x", "keyphrases": [f"alpha{i} beta"]}
+                for i in range(7)]
+        a = kplab.evaluate(docs, [["gamma delta"]] * 7, metrics=["exact"], store=self.db)["run_id"]
+        b = kplab.evaluate(docs, [[f"alpha{i} beta"] for i in range(7)], metrics=["exact"],
+                           store=self.db)["run_id"]
+        with kplab.Store(self.db) as store:
+            c = store.compare(a, b, resamples=2000, seed=7)
+            self.assertEqual((c["a"], c["b"], c["shared_docs"]), (a, b, 7))
+            row = c["metrics"]["all.p@M.macro"]
+            self.assertTrue(row["paired"])
+            self.assertEqual(row["n"], 7)
+            self.assertEqual((row["a"], row["b"], row["mean_diff"]), (0.0, 1.0, 1.0))
+            self.assertEqual(row["ci"], (1.0, 1.0))
+            self.assertLess(row["p"], 0.05)
+            self.assertGreaterEqual(row["p_holm"], row["p"])
+            with self.assertRaises(kplab.StoreError):
+                store.compare(a, 999)
+            with self.assertRaises(kplab.InputError):
+                store.compare(a, b, resamples=0)
+
     def test_bad_store_path(self):
         with self.assertRaises(kplab.StoreError):
             kplab.Store(os.path.join(self.tmp, "no", "such", "dir", "x.db"))
