@@ -26,6 +26,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "bench_util.h"
 #include "kplab/ann.h"
 #include "kplab/cache.h"
 #include "kplab/corpus.h"
@@ -35,21 +36,11 @@
 #include "kplab/registry.h"
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
+using namespace kplab::bench;
 using namespace kplab;
 
 namespace {
 
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-template <class T>
-T Must(Result<T> r, const char* what) {
-  if (!r.ok()) {
-    std::cerr << "kplab_embed_bench: " << what << ": " << r.error().message << "\n";
-    std::exit(1);
-  }
-  return std::move(*r);
-}
 
 double EmbedRate(const Embedder& e, const std::vector<std::string_view>& phrases, double min_seconds) {
   std::vector<float> out(4096 * static_cast<std::size_t>(e.dims()));

@@ -27,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bench_util.h"
 #include "kplab/corpus.h"
 #include "kplab/io.h"
 #include "kplab/profile.h"
@@ -34,17 +35,12 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using namespace kplab::bench;
 
 volatile std::size_t g_sink = 0;  // keeps the stemming work observable
 
 double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // Runs pass() until at least min_seconds have elapsed and at least min_passes passes were made;
 // returns the per-pass times.

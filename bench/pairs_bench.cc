@@ -18,31 +18,18 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "kplab/corpus.h"
 #include "kplab/homog.h"
 #include "kplab/io.h"
 #include "kplab/profile.h"
 
-using Clock = std::chrono::steady_clock;
+using namespace kplab::bench;
 using namespace kplab;
 
 namespace {
 
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-template <class T>
-T Must(Result<T> r, const char* what) {
-  if (!r.ok()) {
-    std::cerr << "kplab_pairs_bench: " << what << ": " << r.error().message << "\n";
-    std::exit(1);
-  }
-  return std::move(*r);
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
 
 template <class Fn>
 double Time(Fn fn, double min_seconds, int min_runs) {
