@@ -69,6 +69,8 @@ struct PairsUd {
   std::abort();  // unreachable
 }
 
+using Opt = OptionReader<&Fail>;
+
 // Checks that the options table at idx (may be none/nil) has only the given keys.
 void CheckOptions(lua_State* L, int idx, const char* fn, std::initializer_list<const char*> keys) {
   if (lua_isnoneornil(L, idx)) return;
@@ -91,53 +93,8 @@ void CheckOptions(lua_State* L, int idx, const char* fn, std::initializer_list<c
   }
 }
 
-// Pushes option `key` of the table at idx (nil when idx is none/nil). [-0, +1]
-int GetOption(lua_State* L, int idx, const char* key) {
-  if (lua_isnoneornil(L, idx)) {
-    lua_pushnil(L);
-    return LUA_TNIL;
-  }
-  return lua_getfield(L, idx, key);
-}
-
-bool OptBool(lua_State* L, int idx, const char* fn, const char* key, bool def) {
-  const int t = GetOption(L, idx, key);
-  bool v = def;
-  if (t == LUA_TBOOLEAN) {
-    v = lua_toboolean(L, -1) != 0;
-  } else if (t != LUA_TNIL) {
-    Fail(L, fn, fmt::format("option '{}' must be a boolean (got {})", key, luaL_typename(L, -1)));
-  }
-  lua_pop(L, 1);
-  return v;
-}
-
-double OptNumber(lua_State* L, int idx, const char* fn, const char* key, double def) {
-  const int t = GetOption(L, idx, key);
-  double v = def;
-  if (t == LUA_TNUMBER) {
-    v = lua_tonumber(L, -1);
-  } else if (t != LUA_TNIL) {
-    Fail(L, fn, fmt::format("option '{}' must be a number (got {})", key, luaL_typename(L, -1)));
-  }
-  lua_pop(L, 1);
-  return v;
-}
-
-std::string OptString(lua_State* L, int idx, const char* fn, const char* key, const char* def) {
-  const int t = GetOption(L, idx, key);
-  std::string v = def;
-  if (t == LUA_TSTRING) {
-    v = lua_tostring(L, -1);
-  } else if (t != LUA_TNIL) {
-    Fail(L, fn, fmt::format("option '{}' must be a string (got {})", key, luaL_typename(L, -1)));
-  }
-  lua_pop(L, 1);
-  return v;
-}
-
 homog::Denominator OptDenominator(lua_State* L, int idx, const char* fn) {
-  const std::string name = OptString(L, idx, fn, "denominator", "union");
+  const std::string name = Opt::String(L, idx, fn, "denominator", "union");
   homog::Denominator d;
   if (!homog::ParseDenominator(name, &d)) {
     Fail(L, fn, fmt::format("option 'denominator' is '{}' (expected union, max or mean)", name));
@@ -223,7 +180,7 @@ std::vector<homog::Words> ListWords(lua_State* L, int idx, bool stem, std::vecto
 int Cp(lua_State* L) {
   const char* fn = "cp";
   CheckOptions(L, 3, fn, {"stem", "denominator"});
-  const bool stem = OptBool(L, 3, fn, "stem", true);
+  const bool stem = Opt::Bool(L, 3, fn, "stem", true);
   const homog::Denominator d = OptDenominator(L, 3, fn);
   std::vector<std::string> sa, sb;
   sa.reserve(1024);
@@ -251,9 +208,9 @@ std::vector<std::vector<std::uint32_t>> GoldSets(const Corpus& c, bool stem = tr
 int MinePairsLua(lua_State* L) {
   const char* fn = "mine_pairs";
   CheckOptions(L, 2, fn, {"theta", "method", "stem"});
-  const double theta = OptNumber(L, 2, fn, "theta", 0.5);
-  const bool stem = OptBool(L, 2, fn, "stem", true);
-  const std::string method = OptString(L, 2, fn, "method", "join");
+  const double theta = Opt::Number(L, 2, fn, "theta", 0.5);
+  const bool stem = Opt::Bool(L, 2, fn, "stem", true);
+  const std::string method = Opt::String(L, 2, fn, "method", "join");
   if (method != "join" && method != "naive") {
     Fail(L, fn, fmt::format("option 'method' is '{}' (expected join or naive)", method));
   }
@@ -347,7 +304,7 @@ int GenericityLua(lua_State* L) {
   if (!c) Fail(L, fn, "the corpus has no documents");
   const auto pairs = CheckPairs(L, 2, c->docs.size(), fn);
   CheckOptions(L, 3, fn, {"stem"});
-  const bool stem = OptBool(L, 3, fn, "stem", true);
+  const bool stem = Opt::Bool(L, 3, fn, "stem", true);
   const auto sets = GoldSets(*c, stem);
   std::unordered_map<std::uint32_t, std::size_t> words;  // key -> words of its first phrase
   for (const auto& d : c->docs) {
@@ -506,8 +463,8 @@ int Reformulations(lua_State* L) {
   const char* text = luaL_checklstring(L, 1, &len);
   const std::string name = luaL_checkstring(L, 2);
   CheckOptions(L, 3, fn, {"profile", "predictions_original", "predictions_reformulation", "tolerance"});
-  const std::string profile_name = OptString(L, 3, fn, "profile", "kplab");
-  const double tolerance = OptNumber(L, 3, fn, "tolerance", 0.10);
+  const std::string profile_name = Opt::String(L, 3, fn, "profile", "kplab");
+  const double tolerance = Opt::Number(L, 3, fn, "tolerance", 0.10);
   if (!(tolerance >= 0)) Fail(L, fn, "option 'tolerance' must be >= 0");
   auto profile = FindProfile(profile_name);
   if (!profile) Fail(L, fn, fmt::format("unknown profile '{}'", profile_name));

@@ -46,6 +46,8 @@ namespace st = kplab::stats;
   std::abort();  // unreachable: luaL_error does not return
 }
 
+using Opt = OptionReader<&Fail>;
+
 // Raises a core Error under the Lua name: "pearson: x and y ..." -> "kp.stats.pearson: x and y ...".
 [[noreturn]] void FailCore(lua_State* L, const char* fn, const Error& e) {
   const std::string& m = e.message;
@@ -117,50 +119,8 @@ void CheckOptions(lua_State* L, int arg, const char* fn, std::initializer_list<c
   }
 }
 
-// Pushes options[key] (nil when there are no options). [-0, +1]
-int GetOption(lua_State* L, int arg, const char* key) {
-  if (lua_isnoneornil(L, arg)) {
-    lua_pushnil(L);
-    return LUA_TNIL;
-  }
-  return lua_getfield(L, arg, key);
-}
-
-double OptNumber(lua_State* L, int arg, const char* fn, const char* key, double def) {
-  const int t = GetOption(L, arg, key);
-  if (t == LUA_TNIL) {
-    lua_pop(L, 1);
-    return def;
-  }
-  if (t != LUA_TNUMBER) {
-    const std::string got = TypeName(L, -1);
-    lua_pop(L, 1);
-    Fail(L, fn, std::string("option '") + key + "' must be a number (got " + got + ")");
-  }
-  const double v = lua_tonumber(L, -1);
-  lua_pop(L, 1);
-  return v;
-}
-
-lua_Integer OptInteger(lua_State* L, int arg, const char* fn, const char* key, lua_Integer def) {
-  const int t = GetOption(L, arg, key);
-  if (t == LUA_TNIL) {
-    lua_pop(L, 1);
-    return def;
-  }
-  int isint = 0;
-  const lua_Integer v = lua_tointegerx(L, -1, &isint);
-  if (t != LUA_TNUMBER || !isint) {
-    const std::string got = t == LUA_TNUMBER ? "a non-integer number" : TypeName(L, -1);
-    lua_pop(L, 1);
-    Fail(L, fn, std::string("option '") + key + "' must be an integer (got " + got + ")");
-  }
-  lua_pop(L, 1);
-  return v;
-}
-
 int OptCount(lua_State* L, int arg, const char* fn, const char* key, int def) {
-  const lua_Integer v = OptInteger(L, arg, fn, key, def);
+  const lua_Integer v = Opt::Integer(L, arg, fn, key, def);
   if (v < 1 || v > 1000000000) {
     Fail(L, fn, std::string("option '") + key + "' must be between 1 and 1000000000 (got " +
                     std::to_string(v) + ")");
@@ -168,26 +128,10 @@ int OptCount(lua_State* L, int arg, const char* fn, const char* key, int def) {
   return static_cast<int>(v);
 }
 
-bool OptBool(lua_State* L, int arg, const char* fn, const char* key, bool def) {
-  const int t = GetOption(L, arg, key);
-  if (t == LUA_TNIL) {
-    lua_pop(L, 1);
-    return def;
-  }
-  if (t != LUA_TBOOLEAN) {
-    const std::string got = TypeName(L, -1);
-    lua_pop(L, 1);
-    Fail(L, fn, std::string("option '") + key + "' must be a boolean (got " + got + ")");
-  }
-  const bool v = lua_toboolean(L, -1) != 0;
-  lua_pop(L, 1);
-  return v;
-}
-
 // options[key] as one of `choices` (index into it), or `def` when absent.
 int OptChoice(lua_State* L, int arg, const char* fn, const char* key, std::initializer_list<const char*> choices,
               int def) {
-  const int t = GetOption(L, arg, key);
+  const int t = Opt::Get(L, arg, key);
   if (t == LUA_TNIL) {
     lua_pop(L, 1);
     return def;
@@ -387,7 +331,7 @@ int Wilcoxon(lua_State* L) {
   st::WilcoxonOptions o;
   o.zero_method = OptChoice(L, 3, fn, "zero_method", {"wilcox", "pratt"}, 0) == 0 ? st::ZeroMethod::kWilcox
                                                                                   : st::ZeroMethod::kPratt;
-  o.correction = OptBool(L, 3, fn, "correction", false);
+  o.correction = Opt::Bool(L, 3, fn, "correction", false);
   const int m = OptChoice(L, 3, fn, "method", {"auto", "exact", "approx"}, 0);
   o.method = m == 0 ? st::WilcoxonMethod::kAuto : (m == 1 ? st::WilcoxonMethod::kExact : st::WilcoxonMethod::kApprox);
   const st::WilcoxonResult r = Unwrap(L, fn, paired ? st::Wilcoxon(x, y, o) : st::Wilcoxon(x, o));
@@ -432,8 +376,8 @@ st::BootstrapOptions BootOptions(lua_State* L, int arg, const char* fn) {
   CheckOptions(L, arg, fn, {"n", "confidence", "seed"});
   st::BootstrapOptions o;
   o.n_resamples = OptCount(L, arg, fn, "n", 10000);
-  o.confidence = OptNumber(L, arg, fn, "confidence", 0.95);
-  o.seed = static_cast<std::uint64_t>(OptInteger(L, arg, fn, "seed", 0));
+  o.confidence = Opt::Number(L, arg, fn, "confidence", 0.95);
+  o.seed = static_cast<std::uint64_t>(Opt::Integer(L, arg, fn, "seed", 0));
   return o;
 }
 
@@ -464,7 +408,7 @@ int ApproxRandomization(lua_State* L) {
   CheckOptions(L, 3, fn, {"n", "seed"});
   st::RandomizationOptions o;
   o.n_resamples = OptCount(L, 3, fn, "n", 10000);
-  o.seed = static_cast<std::uint64_t>(OptInteger(L, 3, fn, "seed", 0));
+  o.seed = static_cast<std::uint64_t>(Opt::Integer(L, 3, fn, "seed", 0));
   lua_pushnumber(L, Unwrap(L, fn, st::ApproximateRandomization(x, y, o)));
   return 1;
 }
@@ -516,7 +460,7 @@ int ParallelAnalysis(lua_State* L) {
   CheckOptions(L, 2, fn, {"iter", "seed"});
   st::ParallelOptions o;
   o.iterations = OptCount(L, 2, fn, "iter", 100);
-  o.seed = static_cast<std::uint64_t>(OptInteger(L, 2, fn, "seed", 0));
+  o.seed = static_cast<std::uint64_t>(Opt::Integer(L, 2, fn, "seed", 0));
   CheckColumnsVary(L, data, fn);
   const st::ParallelResult r = Unwrap(L, fn, st::ParallelAnalysis(data, o));
   lua_createtable(L, 0, 5);

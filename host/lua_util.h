@@ -4,6 +4,7 @@
 #include <lua.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <new>
 #include <string>
 #include <utility>
@@ -116,5 +117,58 @@ inline int LuaPrint(lua_State* L) {
   std::fwrite(out.data(), 1, out.size(), stdout);
   return 0;
 }
+
+// Typed readers of an options table at stack index idx (none or nil = no options: every read gives its
+// default). A value of the wrong type is reported through the module's Fail(L, fn, message), which
+// names the function ("kp.stats.bootstrap_ci: option 'n' must be an integer (got string)").
+template <void (*Fail)(lua_State*, const char*, const std::string&)>
+struct OptionReader {
+  // Pushes options[key], nil when there are no options; returns its type. [-0, +1]
+  static int Get(lua_State* L, int idx, const char* key) {
+    if (lua_isnoneornil(L, idx)) {
+      lua_pushnil(L);
+      return LUA_TNIL;
+    }
+    return lua_getfield(L, idx, key);
+  }
+  static double Number(lua_State* L, int idx, const char* fn, const char* key, double def) {
+    const int t = Get(L, idx, key);
+    if (t != LUA_TNIL && t != LUA_TNUMBER) WrongType(L, fn, key, "a number", luaL_typename(L, -1));
+    const double v = t == LUA_TNIL ? def : lua_tonumber(L, -1);
+    lua_pop(L, 1);
+    return v;
+  }
+  static lua_Integer Integer(lua_State* L, int idx, const char* fn, const char* key, lua_Integer def) {
+    const int t = Get(L, idx, key);
+    int isint = 1;
+    const lua_Integer v = t == LUA_TNIL ? def : lua_tointegerx(L, -1, &isint);
+    if (t != LUA_TNIL && (t != LUA_TNUMBER || !isint)) {
+      WrongType(L, fn, key, "an integer", t == LUA_TNUMBER ? "a non-integer number" : luaL_typename(L, -1));
+    }
+    lua_pop(L, 1);
+    return v;
+  }
+  static bool Bool(lua_State* L, int idx, const char* fn, const char* key, bool def) {
+    const int t = Get(L, idx, key);
+    if (t != LUA_TNIL && t != LUA_TBOOLEAN) WrongType(L, fn, key, "a boolean", luaL_typename(L, -1));
+    const bool v = t == LUA_TNIL ? def : lua_toboolean(L, -1) != 0;
+    lua_pop(L, 1);
+    return v;
+  }
+  static std::string String(lua_State* L, int idx, const char* fn, const char* key, const char* def) {
+    const int t = Get(L, idx, key);
+    if (t != LUA_TNIL && t != LUA_TSTRING) WrongType(L, fn, key, "a string", luaL_typename(L, -1));
+    std::string v = t == LUA_TNIL ? def : lua_tostring(L, -1);
+    lua_pop(L, 1);
+    return v;
+  }
+
+ private:
+  [[noreturn]] static void WrongType(lua_State* L, const char* fn, const char* key, const char* expected,
+                                     const char* got) {
+    Fail(L, fn, std::string("option '") + key + "' must be " + expected + " (got " + got + ")");
+    std::abort();  // unreachable: Fail raises a Lua error
+  }
+};
 
 }  // namespace kplab::host
