@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -331,17 +332,7 @@ GenericityReport ComputeGenericity(std::span<const std::vector<std::uint32_t>> s
     docs.insert(p.b);
     const auto& x = s.at(p.a);
     const auto& y = s.at(p.b);
-    std::size_t i = 0, j = 0;
-    while (i < x.size() && j < y.size()) {
-      if (x[i] < y[j]) {
-        ++i;
-      } else if (y[j] < x[i]) {
-        ++j;
-      } else {
-        shared_set.insert(x[i]);
-        ++i, ++j;
-      }
-    }
+    std::set_intersection(x.begin(), x.end(), y.begin(), y.end(), std::inserter(shared_set, shared_set.end()));
   }
   std::vector<std::uint32_t> shared(shared_set.begin(), shared_set.end());
   std::sort(shared.begin(), shared.end());
