@@ -173,22 +173,7 @@ Result<Reliability> ComputeReliability(std::span<const double> confidence,
 
 std::optional<std::size_t> FirstOccurrence(const Corpus& corpus, const Document& doc,
                                            const std::vector<TokenId>& stems) {
-  if (stems.empty() || !doc.has_text) return std::nullopt;
-  const auto& src = doc.src_stems;
-  const std::size_t n = stems.size();
-  const bool cross = corpus.profile.match_across_sections || doc.section_starts.size() <= 1;
-  // The earliest start over all sections: sections are in source order, so the first section with a
-  // match has the earliest one.
-  const std::size_t n_sections = cross ? 1 : doc.section_starts.size();
-  for (std::size_t s = 0; s < n_sections; ++s) {
-    const std::size_t begin = cross ? 0 : doc.section_starts[s];
-    const std::size_t end =
-        (cross || s + 1 == doc.section_starts.size()) ? src.size() : doc.section_starts[s + 1];
-    for (std::size_t i = begin; i + n <= end; ++i) {
-      if (std::equal(stems.begin(), stems.end(), src.begin() + static_cast<std::ptrdiff_t>(i))) return i;
-    }
-  }
-  return std::nullopt;
+  return corpus.FirstOccurrence(doc, stems);
 }
 
 CharPosition TokenCharPosition(const Corpus& corpus, const Document& doc, std::size_t index) {

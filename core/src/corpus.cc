@@ -218,23 +218,24 @@ std::string AsciiLower(std::string s) {
 
 }  // namespace
 
-bool Corpus::IsPresent(const Document& doc, const std::vector<TokenId>& stems) const {
-  if (stems.empty() || !doc.has_text) return false;
-  if (std::all_of(stems.begin(), stems.end(), [&](TokenId t) { return lex.Str(t).empty(); })) return false;
+std::optional<std::size_t> Corpus::FirstOccurrence(const Document& doc, const std::vector<TokenId>& stems) const {
+  if (stems.empty() || !doc.has_text) return std::nullopt;
+  if (std::all_of(stems.begin(), stems.end(), [&](TokenId t) { return lex.Str(t).empty(); })) return std::nullopt;
   const auto& src = doc.src_stems;
   const std::size_t n = stems.size();
   const bool cross = profile.match_across_sections || doc.section_starts.size() <= 1;
+  // Sections are in source order, so the first section with a match has the earliest one.
   const std::size_t n_sections = cross ? 1 : doc.section_starts.size();
   for (std::size_t s = 0; s < n_sections; ++s) {
     const std::size_t begin = cross ? 0 : doc.section_starts[s];
     const std::size_t end = (cross || s + 1 == doc.section_starts.size()) ? src.size() : doc.section_starts[s + 1];
     for (std::size_t i = begin; i + n <= end; ++i) {
       if (src[i] == stems[0] && std::equal(stems.begin(), stems.end(), src.begin() + static_cast<std::ptrdiff_t>(i))) {
-        return true;
+        return i;
       }
     }
   }
-  return false;
+  return std::nullopt;
 }
 
 Prmu Corpus::Classify(const Document& doc, const Keyphrase& kp) const {

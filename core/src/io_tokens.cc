@@ -63,10 +63,12 @@ std::vector<double> Logprobs(const LineCtx& ctx, const element& e, const std::st
   std::size_t i = 0;
   for (element item : Arr(e)) {
     double v = 0;
-    const std::string at = fmt::format("{}[{}]", what, i);
-    if (item.get_double().get(v) != simdjson::SUCCESS) ctx.WrongType(at, item, "a log-probability (a number <= 0)");
+    // The "what[i]" label is built only for an error: this loop runs once per generated token.
+    if (item.get_double().get(v) != simdjson::SUCCESS) {
+      ctx.WrongType(fmt::format("{}[{}]", what, i), item, "a log-probability (a number <= 0)");
+    }
     if (!std::isfinite(v) || v > kMaxLogprob) {
-      ctx.Fail(fmt::format("{} is {}", at, v),
+      ctx.Fail(fmt::format("{}[{}] is {}", what, i, v),
                "a natural-log probability: finite and <= 0 (a token with probability 0 cannot have been generated)");
     }
     out.push_back(v);

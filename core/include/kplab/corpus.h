@@ -79,7 +79,11 @@ class Corpus {
 
   // Is the stem sequence a contiguous run inside the document's source (within one section unless the
   // profile allows matches across sections)? Empty sequences are never present.
-  bool IsPresent(const Document& doc, const std::vector<TokenId>& stems) const;
+  bool IsPresent(const Document& doc, const std::vector<TokenId>& stems) const {
+    return FirstOccurrence(doc, stems).has_value();
+  }
+  // The source token index where the earliest such run starts (std::nullopt when not present).
+  std::optional<std::size_t> FirstOccurrence(const Document& doc, const std::vector<TokenId>& stems) const;
   Prmu Classify(const Document& doc, const Keyphrase& kp) const;
   std::string_view Str(TokenId id) const { return lex.Str(id); }
 };
