@@ -183,8 +183,6 @@ int Cp(lua_State* L) {
   const bool stem = Opt::Bool(L, 3, fn, "stem", true);
   const homog::Denominator d = OptDenominator(L, 3, fn);
   std::vector<std::string> sa, sb;
-  sa.reserve(1024);
-  sb.reserve(1024);
   const auto a = ListWords(L, 1, stem, sa, fn);
   const auto b = ListWords(L, 2, stem, sb, fn);
   const homog::Cp cp = homog::Consistency(a, b, d);
@@ -451,10 +449,13 @@ RawPredictions LinesPredictions(lua_State* L, int opts, const char* key, const s
 }
 
 bool IsWord(std::string_view tok) {
-  return std::any_of(tok.begin(), tok.end(), [](char ch) {
-    const auto u = static_cast<unsigned char>(ch);
-    return u >= 0x80 || std::isalnum(u);
-  });
+  // Python's str.isalnum() for some character (the reference, tests/data/homog/peer_reformulations.py):
+  // \w without '_'. Non-ASCII punctuation such as “ or — is not a word.
+  for (std::size_t i = 0; i < tok.size();) {
+    const char32_t cp = DecodeUtf8(tok, i);
+    if (cp != U'_' && IsPyWordChar(cp)) return true;
+  }
+  return false;
 }
 
 int Reformulations(lua_State* L) {
@@ -690,7 +691,8 @@ Result<std::shared_ptr<const PairIndex>> MineCorpusPairs(const Corpus& corpus, c
     opt.ef_construction = 100;  // build time matters here (one index per run); recall is checked in ann_test
     opt.ef_search = 200;
     auto ann = std::make_unique<AnnIndex>(AnnIndex::Create(space->dims, space->model.fingerprint, opt));
-    if (Status st = ann->AddBatch(labels, rows.data(), 2); !st.ok()) return Error{st.message()};
+    // One thread: a multi-threaded HNSW build depends on thread timing (ann.h), and a run's scores must not.
+    if (Status st = ann->AddBatch(labels, rows.data(), 1); !st.ok()) return Error{st.message()};
     index->vocab = std::move(ann);
     index->vocab_size = labels.size();
     index->space = std::move(space);
