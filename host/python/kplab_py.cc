@@ -24,6 +24,7 @@
 #include "kplab/corpus.h"
 #include "kplab/embed.h"
 #include "kplab/io.h"
+#include "kplab/json.h"
 #include "kplab/io_memory.h"
 #include "kplab/profile.h"
 #include "kplab/registry.h"
@@ -203,7 +204,7 @@ void RegisterEmbedder(const std::string& name, py::object fn, std::optional<int>
   info.name = name;
   info.backend = "python";
   info.dims = d;
-  info.config_json = fmt::format("{{\"dims\":{},\"version\":\"{}\"}}", d, version);
+  info.config_json = fmt::format("{{\"dims\":{},\"version\":{}}}", d, kplab::JsonString(version));
   info.fingerprint = Sha256Hex(fmt::format("kplab-python-embedder/1\n{}\n{}\n{}", name, version, d));
   info.weights_sha256 = info.fingerprint;
   info.source = fmt::format("python: {}", std::string(py::repr(fn)));
