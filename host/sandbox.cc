@@ -24,6 +24,7 @@
 #include <lua.hpp>
 
 #include "kplab/io.h"
+#include "lua_util.h"
 
 #ifndef KPLAB_INSTALLED_PLUGIN_DIRS
 #define KPLAB_INSTALLED_PLUGIN_DIRS "../share/kplab/plugins"
@@ -364,9 +365,11 @@ int Metric(lua_State* L) {
 }  // namespace
 
 void InstallKpBase(lua_State* L) {
-  lua_pushcfunction(L, &Log);
+  // Through Safe<>, as every other binding: in the Lua module (C Lua) a C++ exception must not cross
+  // Lua's C frames.
+  lua_pushcfunction(L, Safe<Log>);
   lua_setfield(L, -2, "log");
-  lua_pushcfunction(L, &Metric);
+  lua_pushcfunction(L, Safe<Metric>);
   lua_setfield(L, -2, "metric");
 }
 
