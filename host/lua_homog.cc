@@ -34,6 +34,7 @@
 #include "kplab/corpus.h"
 #include "kplab/homog.h"
 #include "kplab/io.h"
+#include "kplab/io_memory.h"
 #include "kplab/profile.h"
 #include "kplab/stem.h"
 #include "kplab/text.h"
@@ -473,22 +474,23 @@ int Reformulations(lua_State* L) {
   if (!pairs.ok()) return luaL_error(L, "%s", pairs.error().message.c_str());
 
   // Two datasets with the same gold: the originals and their reformulations, document i = pair i.
+  // DatasetFromRecords checks them and hashes every field (ids, texts and gold), as for Python's records.
   RawDataset ds[2];
   for (int side = 0; side < 2; ++side) {
-    ds[side].path = name;
-    ds[side].format = "reformulations";
-    ds[side].name = side == 0 ? "original" : "reformulation";
-    std::string all;
+    std::vector<RawDoc> docs;
     for (const auto& p : *pairs) {
       RawDoc d;
       d.id = p.id;
       d.body = side == 0 ? p.original : p.reformulation;
       for (const auto& k : p.keyphrases) d.refs.push_back({k});
       d.loc = {name, p.line};
-      all += d.id + '\t' + d.body + '\n';
-      ds[side].docs.push_back(std::move(d));
+      docs.push_back(std::move(d));
     }
-    ds[side].content_hash = Sha256Hex(all);
+    auto built = DatasetFromRecords(name, std::move(docs));
+    if (!built.ok()) return luaL_error(L, "%s", built.error().message.c_str());
+    ds[side] = std::move(*built);
+    ds[side].format = "reformulations";
+    ds[side].name = side == 0 ? "original" : "reformulation";
     ds[side].files = {name};
   }
   std::shared_ptr<const Corpus> corpora[2];
