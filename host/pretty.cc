@@ -13,6 +13,14 @@
 
 namespace kplab::host {
 
+bool IsIdentifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return std::find(std::begin(kLuaKeywords), std::end(kLuaKeywords), s) == std::end(kLuaKeywords);
+}
+
 namespace {
 
 constexpr int kMaxDepth = 3;         // nested tables deeper than this print as {...}
@@ -243,9 +251,7 @@ bool RenderRecords(lua_State* L, int idx, std::string* out) {
 std::string KeyText(lua_State* L, int idx) {
   if (lua_type(L, idx) == LUA_TSTRING) {
     const std::string k = lua_tostring(L, idx);
-    bool ident = !k.empty() && !std::isdigit(static_cast<unsigned char>(k[0]));
-    for (char c : k) ident = ident && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
-    return ident ? k : "[" + Quote(k) + "]";
+    return IsIdentifier(k) ? k : "[" + Quote(k) + "]";
   }
   return "[" + ToString(L, idx) + "]";
 }

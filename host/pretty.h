@@ -14,6 +14,15 @@ namespace kplab::host {
 // gives "<error: ...>" instead. [-0, +0]
 std::string PrettyValue(lua_State* L, int idx);
 
+// Lua's reserved words (not names; offered by the REPL's completion).
+inline constexpr const char* kLuaKeywords[] = {"and",   "break", "do",    "else",     "elseif", "end",
+                                               "false", "for",   "function", "goto", "if",     "in",
+                                               "local", "nil",   "not",   "or",       "repeat", "return",
+                                               "then",  "true",  "until", "while"};
+
+// A Lua name (letters, digits, '_', not starting with a digit) that is not a keyword.
+bool IsIdentifier(const std::string& s);
+
 // Left-aligned columns under a header and a rule; cells wider than 60 characters are cut with "...".
 std::string FormatTable(const std::vector<std::string>& header,
                         const std::vector<std::vector<std::string>>& rows);

@@ -236,10 +236,6 @@ constexpr const char* kReplKey = "kplab.repl";  // registry: lightuserdata of th
 
 constexpr const char* kCommands[] = {":load", ":metrics", ":runs", ":help", ":quit"};
 
-constexpr const char* kLuaKeywords[] = {"and",   "break", "do",     "else", "elseif", "end",
-                                        "false", "for",   "function", "goto", "if",   "in",
-                                        "local", "nil",   "not",    "or",   "repeat", "return",
-                                        "then",  "true",  "until",  "while"};
 
 constexpr const char* kReplHelp =
     "kplab repl: Lua with the kp API (help(kp) lists it; help(x) documents x).\n"
@@ -253,13 +249,6 @@ constexpr const char* kReplHelp =
     "  TAB completes names (kp.st<TAB>, globals, methods of a value, :commands, paths after :load);\n"
     "  Ctrl-C interrupts a running computation; history is kept in the file of DefaultHistoryPath.\n";
 
-bool IsIdentifier(const std::string& s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  for (char c : s) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
-  }
-  return std::find(std::begin(kLuaKeywords), std::end(kLuaKeywords), s) == std::end(kLuaKeywords);
-}
 
 std::vector<std::string> SplitWords(const std::string& s) {
   std::vector<std::string> out;
