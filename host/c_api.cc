@@ -84,6 +84,11 @@ void kplab_store_close(kplab_store* store) { delete store; }
 
 kplab_data* kplab_load(const char* dataset_path, const char* predictions_path, const char* profile,
                        char** errptr) {
+  return kplab_load_ex(dataset_path, predictions_path, profile, nullptr, errptr);
+}
+
+kplab_data* kplab_load_ex(const char* dataset_path, const char* predictions_path, const char* profile,
+                          const char* options, char** errptr) {
   return Guard(errptr, static_cast<kplab_data*>(nullptr), [&]() -> kplab_data* {
     if (dataset_path == nullptr || predictions_path == nullptr) {
       SetError(errptr, "kplab_load: dataset_path and predictions_path are required");
@@ -93,6 +98,25 @@ kplab_data* kplab_load(const char* dataset_path, const char* predictions_path, c
     data->request.dataset_path = dataset_path;
     data->request.predictions_path = predictions_path;
     if (profile != nullptr) data->request.profile = profile;
+    for (const std::string& opt : Split(options != nullptr ? options : "", ';')) {
+      const auto eq = opt.find('=');
+      const std::string name = opt.substr(0, eq), value = eq == std::string::npos ? "" : opt.substr(eq + 1);
+      if (name == "refs_stemmed" && (eq == std::string::npos || value == "1" || value == "true")) {
+        data->request.dataset_options.refs_stemmed = true;
+      } else if (name == "refs_stemmed" && (value == "0" || value == "false")) {
+        data->request.dataset_options.refs_stemmed = false;
+      } else if (name == "dataset_format" && eq != std::string::npos) {
+        data->request.dataset_options.format = value;
+      } else if (name == "predictions_format" && eq != std::string::npos) {
+        data->request.predictions_format = value;
+      } else if (name == "source" && eq != std::string::npos) {
+        data->request.source_path = value;
+      } else {
+        SetError(errptr, "kplab_load_ex: unknown option '" + opt +
+                             "' (expected refs_stemmed, dataset_format=F, predictions_format=F or source=PATH)");
+        return nullptr;
+      }
+    }
     auto corpus = kplab::host::LoadCorpus(data->request);
     if (!corpus) {
       SetError(errptr, corpus.error().message);

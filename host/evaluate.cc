@@ -214,8 +214,20 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
     vms.push_back(std::make_unique<LuaVm>(req.limits));
     InstallAll(*vms.back());
     auto loaded = LoadMetrics(*vms.back(), metrics, req.plugin_dirs, req.params);
-    if (!loaded) return fail(EvalFailure::kScript, loaded.error().message);
+    if (!loaded) {
+      // A misspelt metric or parameter (LoadMetrics, ApplyParams) is a usage error, a bad file a script one.
+      const std::string& m = loaded.error().message;
+      const bool usage = m.starts_with("plugin '") || m.starts_with("unknown metric '") || m.starts_with("--param ");
+      return fail(usage ? EvalFailure::kUsage : EvalFailure::kScript, loaded.error().message);
+    }
     lane_plugins.push_back(std::move(*loaded));
+  }
+  // check(params, profile): parameter values the declaration's types cannot express (e.g. exact.ks).
+  for (auto& p : lane_plugins[0]) {
+    bool usage = false;
+    if (Status st = CheckParams(*vms[0], p, shared->profile, &usage); !st.ok()) {
+      return fail(usage ? EvalFailure::kUsage : EvalFailure::kScript, st.message());
+    }
   }
   // needs = function(profile, params): resolved once, in the first lane (only the plan reads needs).
   for (auto& p : lane_plugins[0]) {
@@ -240,6 +252,11 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
   run.predictions_hash = corpus.predictions_hash;
   run.profile = corpus.profile.name;
   run.params_json = ParamsJson(*plugins);
+  res.warnings = corpus.warnings;
+  if (corpus.refs_stemmed) {  // matched as given: part of what the numbers mean
+    run.params_json.pop_back();
+    run.params_json += std::string(run.params_json.size() > 1 ? ", " : "") + "\"_dataset\": {\"refs_stemmed\": true}}";
+  }
 
   // Plan: embed every distinct phrase once (cache first) before any document is scored.
   std::shared_ptr<const EmbeddingSpace> space;

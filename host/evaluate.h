@@ -51,6 +51,7 @@ struct EvalResult {
   std::vector<AggregateValue> aggregates;
   std::vector<ScriptError> errors;
   std::optional<EmbeddingReport> embeddings;
+  std::vector<std::string> warnings;  // one line each, for stderr (the corpus's, e.g. stemmed SemEval gold)
   // The corpus and Lua VMs the run used. A caller about to exit may leak this on purpose instead of
   // freeing a large corpus object by object (kplab eval does).
   std::shared_ptr<void> resources;

@@ -88,9 +88,14 @@ class Normalizer {
     auto section = [&] { doc.section_starts.push_back(static_cast<std::uint32_t>(doc.src_tokens.size())); };
     const std::string title = p.lowercase ? Lower(raw.title) : raw.title;
     const std::string body = p.lowercase ? Lower(raw.body) : raw.body;
+    auto mark_title = [&](std::size_t skip) {
+      doc.title_end = static_cast<std::uint32_t>(doc.src_tokens.size());
+      doc.body_start = doc.title_end + static_cast<std::uint32_t>(skip);
+    };
     if (!raw.pretokenized) {  // raw text: kplab's word tokenizer, title and body as sections
       section();
       add_tokens(WordTokenize(title));
+      mark_title(0);
       section();
       add_tokens(WordTokenize(body));
       return;
@@ -99,19 +104,30 @@ class Normalizer {
       case SourceSplit::kSections:
         section();
         add_tokens(SplitWhitespace(title));
+        mark_title(0);
         section();
         add_tokens(SplitWhitespace(body));
         break;
-      case SourceSplit::kJoinedSplitSpace:
+      case SourceSplit::kJoinedSplitSpace: {
         section();
-        add_tokens(SplitSpace(Strip(title)));
+        const auto title_tokens = SplitSpace(Strip(title));
+        add_tokens(title_tokens);
+        // split(' ') of an empty title is one empty token: a token of the sequence, not a title.
+        if (Strip(title).empty()) doc.title_end = 0, doc.body_start = static_cast<std::uint32_t>(doc.src_tokens.size());
+        else mark_title(0);
         add_tokens(SplitSpace(Strip(body)));
         break;
+      }
       case SourceSplit::kWholeLine: {
-        const std::string line =
-            raw.separator.empty() ? body : title + " " + raw.separator + " " + body;
         section();
-        add_tokens(SplitWhitespace(line));
+        if (raw.separator.empty()) {
+          mark_title(0);
+          add_tokens(SplitWhitespace(body));
+        } else {  // the line "title SEP body", split as one: the separator stays a token
+          add_tokens(SplitWhitespace(title));
+          mark_title(1);
+          add_tokens(SplitWhitespace(raw.separator + " " + body));
+        }
         break;
       }
     }
@@ -277,6 +293,20 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
       if (lower.find("semeval") != std::string::npos && lower.find("keyword") != std::string::npos) stem_refs = false;
     }
   }
+  // References released stemmed (RawDoc::refs_stemmed: SemEval *.stem.final, --refs-stemmed) are
+  // matched as given: stemming "databas" again gives "databa" and a correct prediction stops matching.
+  corpus.refs_stemmed = std::any_of(dataset.docs.begin(), dataset.docs.end(),
+                                    [](const RawDoc& d) { return d.refs_stemmed; });
+  if (stem_refs && !corpus.refs_stemmed && dataset.format == "meng") {
+    bool semeval = AsciiLower(dataset.name).find("semeval") != std::string::npos;
+    for (const auto& f : dataset.files) semeval = semeval || AsciiLower(f).find("semeval") != std::string::npos;
+    if (semeval) {
+      corpus.warnings.push_back(
+          "warning: Meng-2017's SemEval gold is released Porter-stemmed and stemming it again changes some "
+          "references ('databas' -> 'databa'), so correct predictions stop matching; add --refs-stemmed "
+          "(kenchan0226's -target_already_stemmed) to match the references as given");
+    }
+  }
   const bool raw_text = std::any_of(dataset.docs.begin(), dataset.docs.end(),
                                     [](const RawDoc& d) { return d.has_text && !d.pretokenized; });
   Normalizer norm(corpus, raw_text);
@@ -321,7 +351,7 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
     for (const auto& alternatives : profile.exhird_markers ? split_refs : raw.refs) {
       Keyphrase kp;
       for (const auto& form : alternatives) {
-        const Phrase* ph = norm.Intern(form, stem_refs);
+        const Phrase* ph = norm.Intern(form, stem_refs && !raw.refs_stemmed);
         if (!ph) continue;
         if (!kp.phrase) {
           kp.phrase = ph;
@@ -361,7 +391,10 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
       if (ph->surface == kPeos || (!ph->stems.empty() && corpus.lex.Str(ph->stems[0]) == kPeos)) {
         const bool exact = ph->surface == kPeos;
         if (exact) after_peos = true;
-        if (profile.peos == "first_token" || (profile.peos == "piece" && exact)) continue;
+        if (profile.peos == "first_token" || (profile.peos == "piece" && exact) ||
+            (profile.peos == "piece_in_lines" && exact && rp.from_line)) {
+          continue;
+        }
       }
       if (IsInvalid(corpus, *ph)) continue;
       if (profile.dedup && !seen.insert(ph->dedup_key)) {

@@ -250,6 +250,12 @@ Result<RawDataset> ImportDataset(const std::string& path, const DatasetOptions& 
       Fail(path, 0, fmt::format("unknown dataset format \"{}\"", out.format),
            "one of: " + io_internal::FormatList());
     }
+    if (options.refs_stemmed && out.format == "semeval") {
+      Fail(path, 0,
+           "--refs-stemmed given for format \"semeval\", which reads it from the answer file's name "
+           "(*.stem.final answers are stemmed)",
+           "--refs-stemmed only with meng, one2set, kpeval, hulth or kptimes");
+    }
     std::vector<io_internal::FileData> files;
     if (out.format == "meng") {
       io_internal::ImportMeng(path, out, files);
@@ -265,6 +271,9 @@ Result<RawDataset> ImportDataset(const std::string& path, const DatasetOptions& 
       io_internal::ImportKpTimes(path, out, files);
     }
     out.name = io_internal::DatasetName(path);
+    if (options.refs_stemmed) {
+      for (auto& d : out.docs) d.refs_stemmed = true;
+    }
     std::vector<const io_internal::FileData*> read;
     for (const auto& f : files) {
       read.push_back(&f);
@@ -315,6 +324,7 @@ Result<RawPredictions> ImportPredictions(const std::string& path, const std::str
         pieces.clear();
         io_internal::SplitChar(lines[i], ';', pieces);
         doc.phrases.assign(pieces.begin(), pieces.end());
+        doc.from_line = true;
         doc.loc = {path, static_cast<int>(i + 1)};
       }
     } else {

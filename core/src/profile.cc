@@ -69,7 +69,7 @@ Profile KpevalProfile() {
   p.name = "kpeval";
   p.description = "uclanlp/KPEval (its unk filter is off: the flag lands in disable_valid_filter)";
   p.kpeval_cleanup = true;
-  p.peos = "keep";
+  p.peos = "piece_in_lines";
   p.invalid_tokens = {};
   p.rprec_order = "present_first";
   p.semrp_embed = "stems";  // the KPEval-SemR-p fork embeds stemmed strings
@@ -117,7 +117,7 @@ Profile SemrpStandaloneProfile() {
   p.keyphrase_split_space = false;
   p.dedup = false;
   p.invalid_tokens = {};
-  p.peos = "keep";
+  p.peos = "piece_in_lines";
   p.semrp_denominator = "min_preds_refs";
   return p;
 }

@@ -29,6 +29,7 @@
 #include "kplab/profile.h"
 #include "kplab/registry.h"
 #include "kplab/store.h"
+#include "kplab/text.h"
 
 namespace py = pybind11;
 
@@ -383,6 +384,7 @@ RawPrediction ConvertPrediction(const py::handle& v, const std::string& where) {
       if (semi == std::string::npos) break;
       start = semi + 1;
     }
+    p.from_line = true;
     return p;
   }
   if (!IsStrSequence(v) && !(NumpyAvailable() && py::isinstance<py::array>(v))) {
@@ -583,21 +585,36 @@ class Store {
   // `kplab runs compare A B`: per metric, both aggregates and, for a metric with per-document scores in
   // both runs, the paired difference B - A over the shared documents with its bootstrap CI, the
   // approximate-randomization p and Holm's adjustment (host/compare.h).
-  py::dict Compare(std::int64_t a, std::int64_t b, int resamples, std::uint64_t seed) {
-    if (resamples < 1) Raise(g_input_error, fmt::format("compare: resamples = {} (expected >= 1)", resamples));
+  py::dict Compare(std::int64_t a, std::int64_t b, int resamples, std::uint64_t seed, const py::object& metrics,
+                   bool force) {
+    if (resamples < 0) Raise(g_input_error, fmt::format("compare: resamples = {} (expected >= 0; 0 = auto)", resamples));
     kplab::host::CompareOptions opt;
     opt.resamples = resamples;
     opt.seed = seed;
+    opt.force = force;
+    if (py::isinstance<py::str>(metrics)) {
+      const std::string joined = Str(metrics, "metrics");
+      for (auto part : SplitOn(joined, ",")) {
+        if (!Strip(part).empty()) opt.metrics.emplace_back(Strip(part));
+      }
+    } else {
+      opt.metrics = StrList(metrics, "metrics");
+    }
     RunStore& store = Get();
     Result<kplab::host::Comparison> c = [&] {
       py::gil_scoped_release release;
       return kplab::host::CompareRuns(store, a, b, opt);
     }();
     if (!c.ok()) Raise(g_store_error, c.error().message);
+    for (const auto& w : c->warnings) {
+      if (PyErr_WarnEx(PyExc_UserWarning, w.c_str(), 1) != 0) throw py::error_already_set();
+    }
     py::dict out;
-    out["a"] = c->a;
-    out["b"] = c->b;
+    out["a"] = c->a.id;
+    out["b"] = c->b.id;
     out["shared_docs"] = c->shared_docs;
+    out["family"] = c->family;
+    out["resamples"] = c->resamples;
     py::dict rows;
     for (const auto& r : c->rows) {
       py::dict row;
@@ -610,6 +627,7 @@ class Store {
         row["ci"] = py::make_tuple(r.ci_low, r.ci_high);
         row["p"] = r.p;
         row["p_holm"] = r.p_holm;
+        if (!r.same_as.empty()) row["same_as"] = r.same_as;
       }
       rows[py::str(r.metric)] = row;
     }
@@ -636,7 +654,7 @@ py::dict Evaluate(const py::object& documents, const py::object& predictions, co
                   const std::string& profile, const py::object& params, const py::object& model,
                   const py::object& store, const py::object& system, const std::string& dataset,
                   const py::object& plugins, std::optional<bool> pretokenized, int threads,
-                  const py::object& cache) {
+                  const py::object& cache, bool refs_stemmed) {
   const auto start = std::chrono::steady_clock::now();
   // Documents and predictions into raw records (with the GIL: they are Python objects).
   if (py::isinstance<py::str>(documents) || !py::isinstance<py::iterable>(documents)) {
@@ -644,6 +662,7 @@ py::dict Evaluate(const py::object& documents, const py::object& predictions, co
   }
   std::vector<RawDoc> docs;
   for (py::handle h : documents) docs.push_back(ConvertDoc(h, docs.size(), pretokenized));
+  for (auto& d : docs) d.refs_stemmed = d.refs_stemmed || refs_stemmed;
   if (docs.empty()) Raise(g_input_error, "documents: an empty list (expected at least one document)");
   auto raw = DatasetFromRecords(dataset, std::move(docs));
   if (!raw.ok()) Raise(g_input_error, raw.error().message);
@@ -746,6 +765,9 @@ py::dict Evaluate(const py::object& documents, const py::object& predictions, co
     }
   }
   if (error_type != nullptr) Raise(error_type, error);
+  for (const auto& w : res->warnings) {
+    if (PyErr_WarnEx(PyExc_UserWarning, w.c_str(), 1) != 0) throw py::error_already_set();
+  }
   py::dict out = RunDict(res->run, res->aggregates, res->scores);
   if (store_obj != nullptr) out["store"] = store_obj->path();
   if (res->embeddings) {
@@ -791,7 +813,7 @@ PYBIND11_MODULE(kplab, m) {
         py::arg("metrics") = py::none(), py::arg("profile") = "kplab", py::arg("params") = py::none(),
         py::arg("model") = py::none(), py::arg("store") = py::none(), py::arg("system") = py::none(),
         py::arg("dataset") = "python", py::arg("plugins") = py::none(), py::arg("pretokenized") = py::none(),
-        py::arg("threads") = 0, py::arg("cache") = py::none(),
+        py::arg("threads") = 0, py::arg("cache") = py::none(), py::arg("refs_stemmed") = false,
         "Evaluates predictions against documents; returns a dict with 'aggregates' and 'per_document'.");
 
   py::class_<Store>(m, "Store")
@@ -801,10 +823,12 @@ PYBIND11_MODULE(kplab, m) {
       .def("runs", &Store::Runs, "Summaries of every stored run, newest first.")
       .def("run", &Store::Run, py::arg("run_id"), "One run: its record, aggregates and per-document scores.")
       .def("delete", &Store::Delete, py::arg("run_id"))
-      .def("compare", &Store::Compare, py::arg("a"), py::arg("b"), py::kw_only(), py::arg("resamples") = 1000,
-           py::arg("seed") = 1,
-           "Run B against run A, as `kplab runs compare`: {'a', 'b', 'shared_docs', 'metrics': {name: {'a', "
-           "'b', 'paired', and when paired 'n', 'mean_diff', 'ci', 'p', 'p_holm'}}}.")
+      .def("compare", &Store::Compare, py::arg("a"), py::arg("b"), py::kw_only(), py::arg("resamples") = 0,
+           py::arg("seed") = 1, py::arg("metrics") = py::none(), py::arg("force") = false,
+           "Run B against run A, as `kplab runs compare`: {'a', 'b', 'shared_docs', 'family', 'resamples', "
+           "'metrics': {name: {'a', 'b', 'paired', and when paired 'n', 'mean_diff', 'ci', 'p', 'p_holm', "
+           "'same_as' for a column identical to an earlier one}}}. metrics: glob patterns (list or "
+           "','-joined); resamples 0 = enough for Holm over the shown family to reach 0.05.")
       .def("close", &Store::Close)
       .def("__enter__", [](Store& s) -> Store& { return s; }, py::return_value_policy::reference)
       .def("__exit__", [](Store& s, py::args) { s.Close(); })

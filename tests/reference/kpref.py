@@ -33,7 +33,12 @@ _stemmer = PorterStemmer()
 _stem_cache = {}
 
 
+_no_stem = [False]   # references released stemmed (--refs-stemmed): matched as given
+
+
 def stem(word):
+    if _no_stem[0]:
+        return word
     s = _stem_cache.get(word)
     if s is None:
         s = _stemmer.stem(word)
@@ -101,10 +106,20 @@ class Profile:
     alpha_standard = False     # alpha-NDCG word-level relevance + ideal over refs+preds pool
     rprec_present_first = False
 
-    def __init__(self, fmt, one2set=False, keywords_path=""):
+    def __init__(self, fmt, one2set=False, keywords_path="", refs_stemmed=False):
         self.fmt = fmt
         self.one2set = one2set
         self.keywords_path = keywords_path
+        self.refs_stemmed = refs_stemmed
+
+    def refs(self, line):
+        """references(line), with stemming off when they are released stemmed (kenchan0226's
+        -target_already_stemmed: the target tokens are used as split, everything else as usual)."""
+        _no_stem[0] = self.refs_stemmed
+        try:
+            return self.references(line)
+        finally:
+            _no_stem[0] = False
 
     # returns list of fields (each a list of stemmed tokens); a match may not span fields
     def source(self, line):
@@ -194,8 +209,10 @@ class KpevalProfile(Profile):
         return items
 
     def predictions(self, line):
+        # KPEval reads JSONL; a user converting a one2seq line file to it drops the generator's
+        # present/absent marker '<peos>' (it is not a keyphrase). Line files only reach this reference.
         # KPEval passes invalidate_unk=True into disable_valid_filter: no validity filter.
-        return dedup(self._kps(line))
+        return dedup([kp for kp in self._kps(line) if kp.s != "<peos>"])
 
     def references(self, line):
         return dedup(self._kps(line))
@@ -452,6 +469,13 @@ def score_subset(prof, preds, refs, rprec_order):
     else:
         out["rprec_substr"] = sum(1 for p in top if any(substr_match(p, g) for g in refs)) / R
         out["rprec_zg"] = sum(1 for p in top if any(zg_match(p, g) for g in refs)) / R
+
+    # ---- KPEval's substring precision / recall / F1 (approx_matching_metric.py::evaluate_single_example)
+    sp = sum(1 for p in preds if any(substr_match(p, g) for g in refs)) / n if n else 0.0
+    sr = sum(1 for g in refs if any(substr_match(p, g) for p in preds)) / R if R else 0.0
+    out["substr_precision"] = sp
+    out["substr_recall"] = sr
+    out["substr_f1"] = 2 * sp * sr / (sp + sr) if sp * sr != 0 else 0.0
     return out, cnt
 
 
@@ -467,7 +491,7 @@ def evaluate(prof, ctx_lines, kw_lines, pred_lines):
     per = {s: [] for s in SUBSETS}   # list of (out, cnt)
     for i in range(len(kw_lines)):
         preds = prof.predictions(pred_lines[i])
-        refs = prof.references(kw_lines[i])
+        refs = prof.refs(kw_lines[i])
         if ctx_lines is None:
             per["all"].append(score_subset(prof, preds, refs, preds))
             continue
@@ -518,6 +542,8 @@ def aggregate(per):
         agg["%s.mrr" % s] = mean("mrr")
         agg["%s.rprec_substr" % s] = mean("rprec_substr")
         agg["%s.rprec_zg" % s] = mean("rprec_zg")
+        for m in ("substr_precision", "substr_recall", "substr_f1"):
+            agg["%s.%s" % (s, m)] = mean(m)
     return agg
 
 
@@ -563,8 +589,8 @@ def self_test():
     v = _run("kpeval", ["t <eos> u"], ["x y"], [""])
     assert close(v["all.rprec_substr"], 1.0) and close(v["all.rprec_zg"], 0.0)
     assert close(v["all.p@5.macro"], 0.0)
-    # 4. <peos>: dropped by kplab and kenchan, an absent keyphrase for kpeval/exhird
-    for prof, m in (("kplab", 2), ("kenchan", 2), ("kpeval", 3), ("exhird", 3)):
+    # 4. <peos> in a line file: dropped by kplab, kenchan and kpeval, an absent keyphrase for exhird
+    for prof, m in (("kplab", 2), ("kenchan", 2), ("kpeval", 2), ("exhird", 3)):
         r = _run(prof, ["a b <eos> c"], ["a;zz"], ["a;<peos>;zz"])
         assert close(r["all.p@M.macro"], 2 / m), prof
     # 5. alpha-NDCG: peer substring coverage, greedy ideal over predictions
@@ -600,6 +626,8 @@ def main(argv=None):
     ap.add_argument("--no-text", action="store_true", help="no source text: only the 'all' subset")
     ap.add_argument("--max-docs", type=int, default=None,
                     help="use only the first N lines of every input file")
+    ap.add_argument("--refs-stemmed", action="store_true",
+                    help="references are released stemmed: matched as given (not stemmed again)")
     ap.add_argument("--self-test", action="store_true", help="run the hand-computed checks")
     if argv is None and "--self-test" in sys.argv[1:]:
         self_test()
@@ -624,11 +652,12 @@ def main(argv=None):
         sys.exit("line counts differ: keywords %d, predictions %d, context %s"
                  % (len(kw), len(pr), "-" if ctx is None else len(ctx)))
 
-    prof = PROFILES[a.profile](a.dataset_format, one2set=a.one2set, keywords_path=a.keywords)
+    prof = PROFILES[a.profile](a.dataset_format, one2set=a.one2set, keywords_path=a.keywords,
+                               refs_stemmed=a.refs_stemmed)
     per = evaluate(prof, ctx, kw, pr)
     result = {
         "profile": a.profile,
-        "options": {"one2set": a.one2set, "dataset_format": a.dataset_format,
+        "options": {"one2set": a.one2set, "dataset_format": a.dataset_format, "refs_stemmed": a.refs_stemmed,
                     "no_text": ctx is None, "max_docs": a.max_docs},
         "n_docs": len(kw),
         "n_docs_with_text": 0 if ctx is None else len(ctx),

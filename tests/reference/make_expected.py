@@ -42,6 +42,9 @@ DATASETS = {
               MENG + "/kp20k/word_kp20k_testing_allkeywords.txt", "meng", None, "kp20k"),
     "kp20k_first1000": ("kp20k_test_first1000", "kp20k_test_first1000/test_src.txt",
                         "kp20k_test_first1000/test_trg.txt", "one2set", 1000, "kp20k"),
+    # The same SemEval files with the references matched as released (Porter-stemmed): --refs-stemmed.
+    "semeval_refs_stemmed": (MENG + "/semeval", MENG + "/semeval/word_semeval_testing_context.txt",
+                             MENG + "/semeval/word_semeval_testing_allkeywords.txt", "meng", None, "semeval"),
 }
 
 
@@ -57,6 +60,10 @@ def runs():
     out.append(("catSeq-GAN", "semeval", "predictions/catSeq-GAN/semeval/predictions.txt"))
     out.append(("catSeq-run2", "semeval", "predictions/catSeq-run2/semeval/predictions.txt"))
     out.append(("catSeq-run2", "inspec", "predictions/catSeq-run2/inspec/predictions.txt"))
+    for seed in (1234, 5678, 9527):
+        out.append(("catSeqTG-2RF1-seed%d" % seed, "semeval_refs_stemmed",
+                    "predictions/catSeqTG-2RF1/semeval/seed%d.txt" % seed))
+    out.append(("catSeq", "semeval_refs_stemmed", "predictions/catSeq/semeval/predictions.txt"))
     return out
 
 
@@ -70,6 +77,8 @@ def job_list(data, outdir):
                 opts.append("no-text")
             if max_docs is not None:
                 opts.append("max_docs=%d" % max_docs)
+            if ds.endswith("_refs_stemmed"):
+                opts.append("refs_stemmed")
             cmd = [PY, os.path.join(HERE, "kpref.py"), "--profile", profile,
                    "--dataset-format", fmt, "--keywords", os.path.join(data, kw),
                    "--predictions", os.path.join(data, pred)]
@@ -81,6 +90,8 @@ def job_list(data, outdir):
                 cmd += ["--context", os.path.join(data, ctx)]
             if max_docs is not None:
                 cmd += ["--max-docs", str(max_docs)]
+            if ds.endswith("_refs_stemmed"):
+                cmd.append("--refs-stemmed")
             rel_json = "%s/%s__%s.json" % (pdir, system, ds)
             row = [profile, system, ds, dsdir, ctx or "-", kw, pred, fmt,
                    ",".join(opts) if opts else "-", rel_json]

@@ -53,6 +53,10 @@ struct Document {
   std::vector<TokenId> src_tokens;
   std::vector<TokenId> src_stems;
   std::vector<std::uint32_t> section_starts;  // start index of each section in src_* (title, body)
+  // The title is src_*[0, title_end) and the body src_*[body_start, end), as the profile tokenized them
+  // (a separator token kept in the source, ExHiRD's "<eos>", belongs to neither). An empty title is an
+  // empty range even where the profile gives it a token (KPEval's split(' ') of "").
+  std::uint32_t title_end = 0, body_start = 0;
   std::vector<Keyphrase> refs;
   std::vector<Keyphrase> preds;
   int n_pred_pieces = 0;  // prediction pieces in the file line before any filtering
@@ -76,6 +80,8 @@ class Corpus {
   std::string dataset_name, dataset_path, dataset_format, dataset_hash;
   std::string predictions_path, predictions_hash;
   bool has_predictions = false;
+  bool refs_stemmed = false;           // some document's references were matched as given
+  std::vector<std::string> warnings;   // one line each, for the user (e.g. stemmed SemEval gold)
 
   // Is the stem sequence a contiguous run inside the document's source (within one section unless the
   // profile allows matches across sections)? Empty sequences are never present.

@@ -62,6 +62,10 @@ struct RawPrediction {
   std::vector<double> scores;  // optional per-phrase scores (JSONL), empty if none
   std::string doc_id;          // JSONL "id" if present, else ""
   SourceLoc loc;
+  // The phrases are the pieces of a ';'-joined prediction line (format "lines", or a line given to a
+  // library entry point), as opposed to a list the user wrote out (JSONL). Profiles whose peer never
+  // reads such lines itself drop their "<peos>" marker (docs/profiles.md, peos "piece_in_lines").
+  bool from_line = false;
   // Format "tokens" only: one entry per phrase (same order), and whether the decoder was set-style
   // (One2Set: each keyphrase decoded from its own control code, conditioned on no other keyphrase).
   std::vector<TokenProbs> token_probs;
@@ -88,6 +92,10 @@ struct DatasetOptions {
   // [.stem].final beside the text directory, the stemmed file preferred), "liaad" (liaad_keys/<id>.key
   // beside it), or the path of an answer file or of a directory of <id>.key files. See docs/formats.md.
   std::string semeval_answers;
+  // The references are released Porter-stemmed (Meng-2017's SemEval gold): match them as given, stem
+  // only predictions and source (kenchan0226's -target_already_stemmed). Sets RawDoc::refs_stemmed on
+  // every document; an error for "semeval", whose importer knows it from the answer file's name.
+  bool refs_stemmed = false;
 };
 
 // Detects the dataset format from the path (directory contents, file names, first JSON line).

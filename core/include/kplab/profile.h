@@ -34,9 +34,11 @@ struct Profile {
   bool keyphrase_split_space = false;  // keyphrase tokens by split(' ') (else split())
   bool drop_empty = true;              // drop empty keyphrases (else kept, never present)
   bool empty_line_is_none = true;      // an empty prediction line has no keyphrase at all
-  // "<peos>" in a prediction line: "piece" drops a piece equal to it (kplab), "first_token" drops
-  // every piece whose first token is it (kenchan's -prediction_separated), "keep" keeps it as an
-  // ordinary keyphrase (KPEval, ExHiRD).
+  // "<peos>" in a prediction line: "piece" drops a piece equal to it wherever it comes from (kplab),
+  // "piece_in_lines" drops it from ';'-line prediction files only and keeps a JSONL list verbatim
+  // (KPEval, semrp-standalone: their users convert line files and drop the marker; a list in KPEval's
+  // own JSONL is the user's data), "first_token" drops every piece whose first token is it (kenchan's
+  // -prediction_separated), "keep" keeps it as an ordinary keyphrase (ExHiRD reads line files itself).
   std::string peos = "piece";
   std::vector<std::string> invalid_tokens = {"<unk>"};  // drop a prediction with such a (stemmed) token
   std::string invalid_substring;       // drop a prediction whose stemmed string contains this

@@ -43,6 +43,11 @@ KPLAB_C_EXPORT void kplab_store_close(kplab_store* store);
  * aligned with it, normalized under `profile` (NULL = "kplab"). */
 KPLAB_C_EXPORT kplab_data* kplab_load(const char* dataset_path, const char* predictions_path,
                                       const char* profile, char** errptr);
+/* As kplab_load, with `options` NULL or a ';'-separated list of NAME or NAME=VALUE, as the same
+ * options of `kplab eval`: "refs_stemmed" (references released Porter-stemmed, matched as given),
+ * "dataset_format=F", "predictions_format=F", "source=PATH". An unknown name is an error. */
+KPLAB_C_EXPORT kplab_data* kplab_load_ex(const char* dataset_path, const char* predictions_path,
+                                         const char* profile, const char* options, char** errptr);
 KPLAB_C_EXPORT size_t kplab_data_num_docs(const kplab_data* data);
 KPLAB_C_EXPORT void kplab_data_free(kplab_data* data);
 
