@@ -66,8 +66,26 @@ std::string CsvField(const std::string& s, char sep) {
   return out + "\"";
 }
 
+// Documents behind each subset column: the most defined values of any per-document column of that
+// subset (present/absent have fewer than all when only some documents have source text).
+std::map<std::string, std::size_t> SubsetDocCounts(const ScoreColumns& scores) {
+  std::map<std::string, std::size_t> n;
+  for (std::size_t c = 0; c < scores.metrics.size(); ++c) {
+    const auto dot = scores.metrics[c].find('.');
+    if (dot == std::string::npos) continue;
+    const std::string subset = scores.metrics[c].substr(0, dot);
+    if (subset != "all" && subset != "present" && subset != "absent") continue;
+    std::size_t defined = 0;
+    for (double v : scores.columns[c]) defined += !std::isnan(v);
+    n[subset] = std::max(n[subset], defined);
+  }
+  return n;
+}
+
 // Pivot "subset.rest" names into rows (rest) x columns (all/present/absent); other names go to "all".
-void PrintAggregateTable(std::ostream& os, const std::vector<AggregateValue>& aggs) {
+// `docs` (optional): documents behind each column, printed under the header.
+void PrintAggregateTable(std::ostream& os, const std::vector<AggregateValue>& aggs,
+                         const std::map<std::string, std::size_t>& docs = {}) {
   const std::vector<std::string> subsets = {"all", "present", "absent"};
   std::vector<std::string> rows;
   std::map<std::string, std::map<std::string, double>> cells;
@@ -87,6 +105,14 @@ void PrintAggregateTable(std::ostream& os, const std::vector<AggregateValue>& ag
   os << fmt::format("{:<{}}", "metric", w);
   for (const auto& s : subsets) os << fmt::format("  {:>8}", s);
   os << "\n";
+  if (!docs.empty()) {
+    os << fmt::format("{:<{}}", "(documents)", w);
+    for (const auto& s : subsets) {
+      auto it = docs.find(s);
+      os << fmt::format("  {:>8}", it == docs.end() ? std::string("-") : std::to_string(it->second));
+    }
+    os << "\n";
+  }
   for (const auto& r : rows) {
     os << fmt::format("{:<{}}", r, w);
     for (const auto& s : subsets) {
@@ -102,11 +128,17 @@ void PrintAggregateTable(std::ostream& os, const std::vector<AggregateValue>& ag
 }
 
 void PrintAggregates(std::ostream& os, const std::string& format, int64_t run_id, const RunRecord& run,
-                     const std::vector<AggregateValue>& aggs) {
+                     const std::vector<AggregateValue>& aggs, const std::map<std::string, std::size_t>& docs) {
   if (format == "json") {
     os << "{\"run_id\": " << run_id << ", \"dataset\": " << JsonString(run.dataset_name)
        << ", \"system\": " << JsonString(run.system) << ", \"profile\": " << JsonString(run.profile)
-       << ", \"n_docs\": " << run.doc_ids.size() << ", \"aggregates\": {";
+       << ", \"n_docs\": " << run.doc_ids.size() << ", \"n_docs_by_subset\": {";
+    bool first = true;
+    for (const auto& [subset, n] : docs) {
+      os << (first ? "" : ", ") << JsonString(subset) << ": " << n;
+      first = false;
+    }
+    os << "}, \"aggregates\": {";
     for (std::size_t i = 0; i < aggs.size(); ++i) {
       os << (i ? ", " : "") << JsonString(aggs[i].metric) << ": " << JsonNumber(aggs[i].value);
     }
@@ -118,14 +150,15 @@ void PrintAggregates(std::ostream& os, const std::string& format, int64_t run_id
   } else {
     os << fmt::format("run {}  dataset {} ({} docs)  system {}  profile {}\n", run_id, run.dataset_name,
                       run.doc_ids.size(), run.system, run.profile);
-    PrintAggregateTable(os, aggs);
+    PrintAggregateTable(os, aggs, docs);
   }
 }
 
-void CheckOutputFormat(const std::string& f) {
-  if (f != "table" && f != "json" && f != "csv" && f != "tsv") {
-    throw UsageError(fmt::format("--output must be one of table, json, csv, tsv (got '{}')", f));
-  }
+void CheckOutputFormat(const std::string& f, const std::vector<std::string>& allowed = {"table", "json", "csv", "tsv"}) {
+  if (std::find(allowed.begin(), allowed.end(), f) != allowed.end()) return;
+  std::string list;
+  for (const auto& x : allowed) list += (list.empty() ? "" : ", ") + x;
+  throw UsageError(fmt::format("--output must be one of {} (got '{}')", list, f));
 }
 
 // Progress bar on stderr, only when stderr is a terminal and the work has taken more than a second.
@@ -181,6 +214,7 @@ int CmdEval(Args a) {
   if (auto f = a.Take("--dataset-format")) req.dataset_options.format = *f;
   if (auto k = a.Take("--hulth-keys")) req.dataset_options.hulth_keys = *k;
   if (auto s = a.Take("--semeval-answers")) req.dataset_options.semeval_answers = *s;
+  req.dataset_options.refs_stemmed = a.Flag("--refs-stemmed");
   req.predictions_format = a.Take("--predictions-format").value_or("");
   req.source_path = a.Take("--source");
   req.system = a.Take("--system").value_or("");
@@ -226,6 +260,7 @@ int CmdEval(Args a) {
   static auto* leaked = new std::vector<std::shared_ptr<void>>();
   leaked->push_back(std::move(res->resources));
   RunRecord& run = res->run;
+  for (const auto& w : res->warnings) std::cerr << "kplab: " << w << "\n";
   if (res->embeddings) {
     const EmbeddingReport& e = *res->embeddings;
     std::cerr << fmt::format("embeddings: model '{}': {} distinct phrases, {} from the cache, {} embedded now "
@@ -258,7 +293,7 @@ int CmdEval(Args a) {
     }
     run_id = *id;
   }
-  PrintAggregates(std::cout, output, run_id, run, res->aggregates);
+  PrintAggregates(std::cout, output, run_id, run, res->aggregates, SubsetDocCounts(res->scores));
   return kExitOk;
 }
 
@@ -270,14 +305,19 @@ int64_t ParseRunId(const std::string& s) {
   return static_cast<int64_t>(ParseCount("run id", s, 1, std::numeric_limits<int64_t>::max()));
 }
 
-// runs compare: every aggregate of both runs with B - A; for aggregates that are means of a
-// per-document column, the paired mean difference over the shared documents, its bootstrap
-// percentile CI, the approximate-randomization p-value and its Holm adjustment over those metrics.
+// runs compare: the selected aggregates of both runs with B - A; for aggregates that are means of a
+// per-document column, the paired mean difference over the shared documents, its bootstrap percentile
+// CI, the approximate-randomization p-value and its Holm adjustment over the distinct tests shown.
 void PrintComparison(std::ostream& os, const std::string& output, const Comparison& c, const CompareOptions& o) {
   const int pct = static_cast<int>(std::lround(o.confidence * 100));
+  auto run_json = [](const RunRecord& r) {
+    return fmt::format("{{\"id\": {}, \"system\": {}, \"dataset\": {}, \"profile\": {}}}", r.id,
+                       JsonString(r.system), JsonString(r.dataset_name), JsonString(r.profile));
+  };
   if (output == "json") {
-    os << "{\"a\": " << c.a << ", \"b\": " << c.b << ", \"shared_docs\": " << c.shared_docs
-       << ", \"resamples\": " << o.resamples << ", \"confidence\": " << JsonNumber(o.confidence) << ", \"metrics\": [";
+    os << "{\"a\": " << run_json(c.a) << ", \"b\": " << run_json(c.b) << ", \"shared_docs\": " << c.shared_docs
+       << ", \"resamples\": " << c.resamples << ", \"ci_resamples\": " << c.ci_resamples
+       << ", \"family\": " << c.family << ", \"confidence\": " << JsonNumber(o.confidence) << ", \"metrics\": [";
     for (std::size_t i = 0; i < c.rows.size(); ++i) {
       const CompareRow& r = c.rows[i];
       os << (i ? ", " : "") << "{\"metric\": " << JsonString(r.metric) << ", \"a\": " << JsonNumber(r.a)
@@ -286,6 +326,7 @@ void PrintComparison(std::ostream& os, const std::string& output, const Comparis
         os << ", \"n\": " << r.n << ", \"mean_diff\": " << JsonNumber(r.mean_diff) << ", \"ci_low\": "
            << JsonNumber(r.ci_low) << ", \"ci_high\": " << JsonNumber(r.ci_high) << ", \"p\": " << JsonNumber(r.p)
            << ", \"p_holm\": " << JsonNumber(r.p_holm);
+        if (!r.same_as.empty()) os << ", \"same_as\": " << JsonString(r.same_as);
       }
       os << "}";
     }
@@ -294,16 +335,16 @@ void PrintComparison(std::ostream& os, const std::string& output, const Comparis
   }
   if (output == "csv" || output == "tsv") {
     const char sep = output == "tsv" ? '\t' : ',';
-    os << "metric" << sep << "run" << c.a << sep << "run" << c.b << sep << "diff" << sep << "n" << sep << "ci_low"
-       << sep << "ci_high" << sep << "p" << sep << "p_holm\n";
+    os << "metric" << sep << "run" << c.a.id << sep << "run" << c.b.id << sep << "diff" << sep << "n" << sep
+       << "ci_low" << sep << "ci_high" << sep << "p" << sep << "p_holm" << sep << "same_as\n";
     for (const CompareRow& r : c.rows) {
       os << CsvField(r.metric, sep) << sep << FormatCsvNumber(r.a) << sep << FormatCsvNumber(r.b) << sep
          << FormatCsvNumber(r.b - r.a);
       if (r.paired) {
         os << sep << r.n << sep << FormatCsvNumber(r.ci_low) << sep << FormatCsvNumber(r.ci_high) << sep
-           << FormatCsvNumber(r.p) << sep << FormatCsvNumber(r.p_holm);
+           << FormatCsvNumber(r.p) << sep << FormatCsvNumber(r.p_holm) << sep << CsvField(r.same_as, sep);
       } else {
-        os << sep << sep << sep << sep << sep;
+        os << sep << sep << sep << sep << sep << sep;
       }
       os << "\n";
     }
@@ -311,18 +352,56 @@ void PrintComparison(std::ostream& os, const std::string& output, const Comparis
   }
   std::size_t w = 6;
   for (const auto& r : c.rows) w = std::max(w, r.metric.size());
-  os << fmt::format("run {} (A) vs run {} (B): {} shared documents; paired tests over those where both define the "
-                    "metric ({} bootstrap resamples, {} random sign flips)\n",
-                    c.a, c.b, c.shared_docs, o.resamples, o.resamples);
-  os << fmt::format("{:<{}}  {:>9}  {:>9}  {:>9}  {:>21}  {:>8}  {:>8}\n", "metric", w, fmt::format("run {}", c.a),
-                    fmt::format("run {}", c.b), "B - A", fmt::format("{}% CI of B - A", pct), "p", "p Holm");
+  for (const auto* r : {&c.a, &c.b}) {
+    os << fmt::format("{}: run {}  system {}  dataset {} ({} docs)  profile {}\n", r == &c.a ? "A" : "B", r->id,
+                      r->system, r->dataset_name, r->doc_ids.size(), r->profile);
+  }
+  os << fmt::format("{} shared documents; paired tests over those where both define the metric: {} distinct "
+                    "test(s) in Holm's family, up to {} random sign flips each (sequential stop after 50 "
+                    "exceedances), {} bootstrap resamples for the {}% CI\n",
+                    c.shared_docs, c.family, c.resamples, c.ci_resamples, pct);
+  os << fmt::format("{:<{}}  {:>9}  {:>9}  {:>9}  {:>21}  {:>8}  {:>8}\n", "metric", w, fmt::format("run {}", c.a.id),
+                    fmt::format("run {}", c.b.id), "B - A", fmt::format("{}% CI of B - A", pct), "p", "p Holm");
   for (const CompareRow& r : c.rows) {
     std::string line = fmt::format("{:<{}}  {:>9.4f}  {:>9.4f}  {:>+9.4f}", r.metric, w, r.a, r.b, r.b - r.a);
     if (r.paired) {
       line += fmt::format("  {:>21}  {:>8.4f}  {:>8.4f}", fmt::format("[{:+.4f}, {:+.4f}]", r.ci_low, r.ci_high), r.p,
                           r.p_holm);
+      if (!r.same_as.empty()) line += "  (same test as " + r.same_as + ")";
     }
     os << line << "\n";
+  }
+}
+
+void PrintRunList(std::ostream& os, const std::string& output, const std::vector<RunSummary>& runs) {
+  if (output == "json") {
+    os << "[";
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      const auto& r = runs[i];
+      os << (i ? ", " : "") << "{\"id\": " << r.id << ", \"created_at\": " << JsonString(r.created_at)
+         << ", \"status\": " << JsonString(r.status) << ", \"dataset\": " << JsonString(r.dataset_name)
+         << ", \"system\": " << JsonString(r.system) << ", \"profile\": " << JsonString(r.profile)
+         << ", \"n_docs\": " << r.n_docs << "}";
+    }
+    os << "]\n";
+    return;
+  }
+  if (output == "csv" || output == "tsv") {
+    const char sep = output == "tsv" ? '\t' : ',';
+    os << "id" << sep << "created_at" << sep << "status" << sep << "dataset" << sep << "system" << sep << "profile"
+       << sep << "n_docs\n";
+    for (const auto& r : runs) {
+      os << r.id << sep << CsvField(r.created_at, sep) << sep << CsvField(r.status, sep) << sep
+         << CsvField(r.dataset_name, sep) << sep << CsvField(r.system, sep) << sep << CsvField(r.profile, sep) << sep
+         << r.n_docs << "\n";
+    }
+    return;
+  }
+  os << fmt::format("{:>4}  {:<20}  {:<6}  {:<16}  {:<20}  {:<16}  {:>6}\n", "id", "created", "status", "dataset",
+                    "system", "profile", "docs");
+  for (const auto& r : runs) {
+    os << fmt::format("{:>4}  {:<20}  {:<6}  {:<16}  {:<20}  {:<16}  {:>6}\n", r.id, r.created_at, r.status,
+                      r.dataset_name, r.system, r.profile, r.n_docs);
   }
 }
 
@@ -330,47 +409,61 @@ int CmdRuns(Args a) {
   auto pos0 = a.Positionals(true);
   if (pos0.empty()) throw UsageError("runs needs a subcommand: list, show, compare, export, rm");
   const std::string sub = pos0[0];
-  auto store = OpenStore(a);
-  const std::string output = a.Take("--output").value_or(sub == "export" ? "csv" : "table");
-  const std::optional<std::string> resamples = a.Take("--resamples"), seed = a.Take("--seed");
+  const std::map<std::string, std::vector<std::string>> outputs = {
+      {"list", {"table", "json", "csv", "tsv"}},
+      {"show", {"table", "json", "csv", "tsv"}},
+      {"compare", {"table", "json", "csv", "tsv"}},
+      {"export", {"csv", "tsv", "json", "jsonl"}},
+      {"rm", {}},
+  };
+  const auto out_it = outputs.find(sub);
+  if (out_it == outputs.end()) {
+    throw UsageError(fmt::format("unknown runs subcommand '{}' (expected list, show, compare, export, rm)", sub));
+  }
+  const std::string db_path = a.Take("--db").value_or(RunStore::DefaultPath());
+  const std::optional<std::string> output_opt = a.Take("--output");
+  const std::string output = output_opt.value_or(sub == "export" ? "csv" : "table");
+  if (output_opt && out_it->second.empty()) throw UsageError("runs rm takes no --output");
+  if (!out_it->second.empty()) CheckOutputFormat(output, out_it->second);
+  CompareOptions copt;
+  if (sub == "compare") {
+    if (auto v = a.Take("--resamples")) copt.resamples = static_cast<int>(ParseCount("--resamples", *v, 100, 10000000));
+    if (auto v = a.Take("--ci-resamples")) {
+      copt.ci_resamples = static_cast<int>(ParseCount("--ci-resamples", *v, 100, 1000000));
+    }
+    if (auto v = a.Take("--seed")) copt.seed = ParseCount("--seed", *v, 0, std::numeric_limits<int64_t>::max());
+    if (auto v = a.Take("--metrics")) {
+      copt.metrics = SplitList(*v);
+      if (copt.metrics.empty()) throw UsageError("--metrics names no metric pattern");
+    }
+    copt.force = a.Flag("--force");
+  }
   auto pos = a.Positionals();
+  auto need = [&](std::size_t n) {
+    if (pos.size() != n + 1) throw UsageError(fmt::format("runs {} expects {} run id(s)", sub, n));
+  };
+  if (sub == "list") need(0);
+  if (sub == "show" || sub == "export") need(1);
+  if (sub == "compare") need(2);
+  if (sub == "rm" && pos.size() < 2) throw UsageError("runs rm expects at least one run id");
+  std::vector<int64_t> ids;
+  for (std::size_t i = 1; i < pos.size(); ++i) ids.push_back(ParseRunId(pos[i]));
+  auto store = RunStore::Open(db_path);
   if (!store) {
     std::cerr << "kplab: " << store.error().message << "\n";
     return kExitStore;
   }
-  auto need = [&](std::size_t n) {
-    if (pos.size() != n + 1) throw UsageError(fmt::format("runs {} expects {} run id(s)", sub, n));
-  };
   if (sub == "list") {
-    need(0);
     auto runs = store->ListRuns();
     if (!runs) {
       std::cerr << "kplab: " << runs.error().message << "\n";
       return kExitStore;
     }
-    if (output == "json") {
-      std::cout << "[";
-      for (std::size_t i = 0; i < runs->size(); ++i) {
-        const auto& r = (*runs)[i];
-        std::cout << (i ? ", " : "") << "{\"id\": " << r.id << ", \"created_at\": " << JsonString(r.created_at)
-                  << ", \"status\": " << JsonString(r.status) << ", \"dataset\": " << JsonString(r.dataset_name)
-                  << ", \"system\": " << JsonString(r.system) << ", \"profile\": " << JsonString(r.profile)
-                  << ", \"n_docs\": " << r.n_docs << "}";
-      }
-      std::cout << "]\n";
-      return kExitOk;
-    }
-    std::cout << fmt::format("{:>4}  {:<20}  {:<6}  {:<16}  {:<20}  {:<16}  {:>6}\n", "id", "created", "status",
-                             "dataset", "system", "profile", "docs");
-    for (const auto& r : *runs) {
-      std::cout << fmt::format("{:>4}  {:<20}  {:<6}  {:<16}  {:<20}  {:<16}  {:>6}\n", r.id, r.created_at,
-                               r.status, r.dataset_name, r.system, r.profile, r.n_docs);
-    }
+    PrintRunList(std::cout, output, *runs);
     return kExitOk;
   }
   if (sub == "show") {
-    need(1);
-    const int64_t id = ParseRunId(pos[1]);
+    const int64_t id = ids[0];
     auto run = store->GetRun(id);
     if (!run) {
       std::cerr << "kplab: " << run.error().message << "\n";
@@ -381,6 +474,8 @@ int CmdRuns(Args a) {
       std::cerr << "kplab: " << aggs.error().message << "\n";
       return kExitStore;
     }
+    auto scores = store->GetScores(id);
+    const auto docs = scores ? SubsetDocCounts(*scores) : std::map<std::string, std::size_t>{};
     if (output == "table") {
       std::cout << fmt::format("run {} ({})  created {}  kplab {}  {:.3f} s\n", id, run->status, run->created_at,
                                run->kplab_version, run->elapsed_seconds);
@@ -396,29 +491,27 @@ int CmdRuns(Args a) {
         std::cout << fmt::format("plugin   {} {}  sha256 {}\n", p.name, p.version, p.sha256);
       }
       if (run->status != "ok") std::cout << "error    " << run->error << "\n";
-      if (!aggs->empty()) PrintAggregateTable(std::cout, *aggs);
+      if (!aggs->empty()) PrintAggregateTable(std::cout, *aggs, docs);
     } else {
-      PrintAggregates(std::cout, output, id, *run, *aggs);
+      PrintAggregates(std::cout, output, id, *run, *aggs, docs);
     }
     return kExitOk;
   }
   if (sub == "compare") {
-    need(2);
-    const int64_t ida = ParseRunId(pos[1]), idb = ParseRunId(pos[2]);
-    CompareOptions copt;
-    if (auto v = resamples) copt.resamples = static_cast<int>(ParseCount("--resamples", *v, 100, 1000000));
-    if (auto v = seed) copt.seed = ParseCount("--seed", *v, 0, std::numeric_limits<int64_t>::max());
-    auto cmp = CompareRuns(*store, ida, idb, copt);
+    auto cmp = CompareRuns(*store, ids[0], ids[1], copt);
     if (!cmp) {
       std::cerr << "kplab: " << cmp.error().message << "\n";
-      return kExitStore;
+      return cmp.error().message.find("--force") != std::string::npos ||
+                     cmp.error().message.starts_with("--metrics")
+                 ? kExitUsage
+                 : kExitStore;
     }
+    for (const auto& w : cmp->warnings) std::cerr << "kplab: " << w << "\n";
     PrintComparison(std::cout, output, *cmp, copt);
     return kExitOk;
   }
   if (sub == "export") {
-    need(1);
-    const int64_t id = ParseRunId(pos[1]);
+    const int64_t id = ids[0];
     auto run = store->GetRun(id);
     auto scores = store->GetScores(id);
     if (!run || !scores) {
@@ -448,19 +541,15 @@ int CmdRuns(Args a) {
     }
     return kExitOk;
   }
-  if (sub == "rm") {
-    if (pos.size() < 2) throw UsageError("runs rm expects at least one run id");
-    for (std::size_t i = 1; i < pos.size(); ++i) {
-      const int64_t id = ParseRunId(pos[i]);
-      if (auto st = store->DeleteRun(id); !st) {
-        std::cerr << "kplab: " << st.message() << "\n";
-        return kExitStore;
-      }
-      std::cout << "removed run " << id << "\n";
+  // rm
+  for (int64_t id : ids) {
+    if (auto st = store->DeleteRun(id); !st) {
+      std::cerr << "kplab: " << st.message() << "\n";
+      return kExitStore;
     }
-    return kExitOk;
+    std::cout << "removed run " << id << "\n";
   }
-  throw UsageError(fmt::format("unknown runs subcommand '{}' (expected list, show, compare, export, rm)", sub));
+  return kExitOk;
 }
 
 // ---- profiles, stem ---------------------------------------------------------------------------------
@@ -599,6 +688,8 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  --dataset-format F      meng|one2set|kpeval|hulth|semeval|kptimes (default: detected)\n"
        "  --predictions-format F  lines|jsonl|kpeval|tokens (default: detected from the extension and,\n"
        "                          for JSONL, a \"logprobs\" field: tokens, docs/calibration.md)\n"
+       "  --refs-stemmed          the references are released Porter-stemmed (Meng-2017 SemEval): match\n"
+       "                          them as given (kenchan0226's -target_already_stemmed)\n"
        "  --source FILE           attach source texts (title <eos> abstract, a line each) to the first\n"
        "                          documents of a keyphrase-only dataset (KP20k)\n"
        "  --system NAME           system name (default: from the predictions path)\n"
@@ -640,13 +731,20 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  add: embeds every distinct phrase of a dataset (and predictions) into the phrase cache;\n"
        "  --stems also their stemmed forms, --index brings the model's HNSW index up to date.\n"},
       {"runs",
-       "kplab runs list|show ID|compare A B|export ID|rm ID... [--db FILE] [--output table|json|csv|tsv]\n"
-       "  list: stored runs, newest first; show: a run's record and aggregates; compare: aggregates of\n"
-       "  two runs side by side with B - A; export: per-document scores (csv default, tsv, jsonl); rm.\n"
-       "  compare also tests every metric that is a mean of per-document scores, over the documents both\n"
-       "  runs share (matched by id): the mean paired difference B - A, its 95% bootstrap percentile CI,\n"
-       "  the approximate-randomization p-value (two-sided, sign flips) and Holm's adjustment over the\n"
-       "  tested metrics. --resamples N (default 1000, each) --seed N (default 1).\n"},
+       "kplab runs list|show ID|compare A B|export ID|rm ID... [--db FILE] [--output F]\n"
+       "  list: stored runs, newest first (--output table, json, csv, tsv); show: a run's record and\n"
+       "  aggregates, with the documents behind each subset column (table, json, csv, tsv); compare:\n"
+       "  aggregates of two runs side by side with B - A (table, json, csv, tsv); export: per-document\n"
+       "  scores (csv default, tsv, json, jsonl); rm.\n"
+       "  compare tests every shown metric that is a mean of per-document scores, over the documents both\n"
+       "  runs share: the mean paired difference B - A, its 95% bootstrap percentile CI, the approximate-\n"
+       "  randomization p-value (two-sided, sign flips) and Holm's adjustment over the distinct tests\n"
+       "  shown (a column identical to an earlier one is the same test). Runs on different datasets are\n"
+       "  refused (--force pairs their documents by id anyway); different profiles get a warning.\n"
+       "  --metrics PATTERN[,PATTERN...] glob patterns over the aggregate names (default: all)\n"
+       "  --resamples N    sign flips (default: max(9999, 40 x tests), so Holm can reach 0.05)\n"
+       "  --ci-resamples N bootstrap resamples of the CI (default 1000)\n"
+       "  --seed N (default 1)  --force\n"},
       {"profiles",
        "kplab profiles [show P | diff A B]\n  Lists the profiles, shows one's conventions, or the knobs where two differ.\n"},
       {"stem", "kplab stem [--mode nltk|original|martin]\n  Reads words on stdin (one line at a time), writes their Porter stems.\n"},

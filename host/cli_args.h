@@ -21,7 +21,52 @@ struct UsageError : std::runtime_error {
 class Args {
  public:
   explicit Args(std::vector<std::string> v) : v_(std::move(v)) {}
+  // The value of an option given once ("--x V" or "--x=V"); given twice is a usage error.
   std::optional<std::string> Take(const std::string& name) {
+    auto v = TakeOne(name);
+    if (v && Has(name)) throw UsageError(fmt::format("option {} is repeated", name));
+    return v;
+  }
+  // Every value of a repeatable option, in order.
+  std::vector<std::string> TakeAll(const std::string& name) {
+    std::vector<std::string> out;
+    while (auto v = TakeOne(name)) out.push_back(*v);
+    return out;
+  }
+  bool Flag(const std::string& name) {
+    auto it = std::find(v_.begin(), v_.end(), name);
+    if (it == v_.end()) return false;
+    v_.erase(it);
+    if (std::find(v_.begin(), v_.end(), name) != v_.end()) {
+      throw UsageError(fmt::format("option {} is repeated", name));
+    }
+    return true;
+  }
+  // A required option. A missing one is reported by Positionals(), after any unknown option: a
+  // misspelt "--datset" is the likely cause of a missing "--dataset".
+  std::string Require(const std::string& name) {
+    auto v = Take(name);
+    if (!v) {
+      missing_.push_back(name);
+      return "";
+    }
+    return *v;
+  }
+  // Remaining arguments; unknown options are usage errors, then missing required ones.
+  std::vector<std::string> Positionals(bool allow_dash = false) const {
+    for (const auto& a : v_) {
+      if (!allow_dash && a.size() > 1 && a[0] == '-' && a[1] == '-') {
+        throw UsageError(fmt::format("unknown option {}", a));
+      }
+    }
+    if (!allow_dash && !missing_.empty()) {
+      throw UsageError(fmt::format("missing required option {}", missing_.front()));
+    }
+    return v_;
+  }
+
+ private:
+  std::optional<std::string> TakeOne(const std::string& name) {
     for (std::size_t i = 0; i < v_.size(); ++i) {
       if (v_[i] == name) {
         if (i + 1 >= v_.size()) throw UsageError(fmt::format("option {} needs a value", name));
@@ -37,34 +82,11 @@ class Args {
     }
     return std::nullopt;
   }
-  std::vector<std::string> TakeAll(const std::string& name) {
-    std::vector<std::string> out;
-    while (auto v = Take(name)) out.push_back(*v);
-    return out;
+  bool Has(const std::string& name) const {
+    return std::any_of(v_.begin(), v_.end(), [&](const std::string& a) { return a == name || a.starts_with(name + "="); });
   }
-  bool Flag(const std::string& name) {
-    auto it = std::find(v_.begin(), v_.end(), name);
-    if (it == v_.end()) return false;
-    v_.erase(it);
-    return true;
-  }
-  std::string Require(const std::string& name) {
-    auto v = Take(name);
-    if (!v) throw UsageError(fmt::format("missing required option {}", name));
-    return *v;
-  }
-  // Remaining arguments; unknown options are usage errors.
-  std::vector<std::string> Positionals(bool allow_dash = false) const {
-    for (const auto& a : v_) {
-      if (!allow_dash && a.size() > 1 && a[0] == '-' && a[1] == '-') {
-        throw UsageError(fmt::format("unknown option {}", a));
-      }
-    }
-    return v_;
-  }
-
- private:
   std::vector<std::string> v_;
+  std::vector<std::string> missing_;
 };
 
 // A whole non-negative integer option value in [lo, hi], else a usage error naming the option.

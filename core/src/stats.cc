@@ -972,7 +972,9 @@ Result<double> ApproximateRandomization(std::span<const double> x, std::span<con
       }
     }
     const double s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    if (std::fabs(s) >= threshold) ++hits;
+    if (std::fabs(s) >= threshold && ++hits == o.stop_after_hits) {
+      return static_cast<double>(hits) / static_cast<double>(r + 1);
+    }
   }
   return (1.0 + static_cast<double>(hits)) / (1.0 + o.n_resamples);
 }

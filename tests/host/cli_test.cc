@@ -72,7 +72,8 @@ TEST_F(Cli, EvalTinyExampleMatchesHandCalculation) {
   Output o = Run(std::string(kTiny) + " --output json");
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_EQ(o.out.rfind("{\"run_id\": 1, \"dataset\": \"tiny\", \"system\": \"example\", \"profile\": \"kplab\", "
-                        "\"n_docs\": 5, \"aggregates\": {",
+                        "\"n_docs\": 5, \"n_docs_by_subset\": {\"absent\": 5, \"all\": 5, \"present\": 5}, "
+                        "\"aggregates\": {",
                         0),
             0u)
       << o.out;
@@ -212,7 +213,10 @@ TEST_F(Cli, TableOutputAndRunsList) {
 TEST_F(Cli, ScriptErrorReportsFileLineAndStoresFailedRun) {
   Output o = Run(std::string(kTiny) + " --plugins tests/data/cli/failing --metrics boom");
   EXPECT_EQ(o.code, 3);
-  EXPECT_NE(o.err.find("kplab: tests/data/cli/failing/boom.lua:4: no luck with document 3\n"), std::string::npos)
+  // The message names the document the plugin failed on.
+  EXPECT_NE(o.err.find("kplab: tests/data/cli/failing/boom.lua:4: no luck with document 3 (while scoring document "
+                       "'3')\n"),
+            std::string::npos)
       << o.err;
   EXPECT_NE(o.err.find("stack traceback:"), std::string::npos) << o.err;
   Output l = Run("runs list --output json");
@@ -234,7 +238,7 @@ TEST_F(Cli, UsageErrors) {
   EXPECT_EQ(o.code, 1);
   EXPECT_EQ(o.err, "kplab: unknown profile 'nope' (expected one of: kplab, kpeval, kenchan, exhird, semrp-standalone, kenchan+one2set)\n");
   o = Run(std::string(kTiny) + " --metrics nope");
-  EXPECT_EQ(o.code, 3);
+  EXPECT_EQ(o.code, 1);  // a misspelt metric is a usage error
   EXPECT_EQ(o.err.rfind("kplab: unknown metric 'nope' (expected one of: ", 0), 0u) << o.err;
   o = Run("frobnicate");
   EXPECT_EQ(o.code, 1);

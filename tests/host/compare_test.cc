@@ -62,11 +62,11 @@ TEST(RunsCompare, PairedDifferenceCiAndRandomizationP) {
   EXPECT_GE(p, 0.003);
   EXPECT_LE(p, 0.035);
   EXPECT_GE(p_holm, p);
-  EXPECT_EQ(line_of("all.p@5.micro"), "all.p@5.micro,0,0.2,0.2,,,,,") << o.out;
+  EXPECT_EQ(line_of("all.p@5.micro"), "all.p@5.micro,0,0.2,0.2,,,,,,") << o.out;
   // A run compared with itself: no difference, p = 1 (every flip ties).
   o = kplab::test::RunKplab(dir, env, "runs compare 1 1 --output csv");
   ASSERT_EQ(o.code, 0) << o.err;
-  const auto self = o.out.find("\nall.p@5.macro,0,0,0,7,0,0,1,1\n");
+  const auto self = o.out.find("\nall.p@5.macro,0,0,0,7,0,0,1,1,\n");
   EXPECT_NE(self, std::string::npos) << o.out;
   fs::remove_all(dir);
 }

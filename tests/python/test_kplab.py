@@ -157,6 +157,24 @@ class EvaluateTest(TempDirTest):
         self.assertIn("all.map@M", r["aggregates"])
         self.assertIn("kpeval", kplab.profiles())
 
+    def test_refs_stemmed(self):
+        # A reference released Porter-stemmed ("databas", as Meng-2017's SemEval gold): nltk stems it
+        # again to "databa", so the prediction "database" (stem "databas") only matches it as given.
+        docs = [{"id": "d1", "title": "a database", "text": "x", "keyphrases": ["databas"]}]
+        plain = kplab.evaluate(docs, [["database"]], metrics=["exact"])
+        given = kplab.evaluate(docs, [["database"]], metrics=["exact"], refs_stemmed=True)
+        self.assertEqual(plain["aggregates"]["all.p@M.macro"], 0.0)
+        self.assertEqual(given["aggregates"]["all.p@M.macro"], 1.0)
+
+    def test_peos_in_a_line_is_a_marker(self):
+        # A ';'-joined prediction line drops its '<peos>' marker under kpeval (users convert line files
+        # and drop it); a list is the user's data and stays verbatim: one more (wrong) prediction.
+        docs = [{"id": "d1", "title": "neural networks", "text": "x", "keyphrases": ["neural networks"]}]
+        line = kplab.evaluate(docs, ["neural networks;<peos>"], metrics=["exact"], profile="kpeval")
+        listed = kplab.evaluate(docs, [["neural networks", "<peos>"]], metrics=["exact"], profile="kpeval")
+        self.assertEqual(line["aggregates"]["all.p@M.macro"], 1.0)
+        self.assertEqual(listed["aggregates"]["all.p@M.macro"], 0.5)
+
     def test_errors_name_the_record(self):
         bad = [DOCS[0], {"id": "x", "text": "no references here"}]
         with self.assertRaisesRegex(kplab.InputError, r"documents\[1\]: no reference keyphrases"):
@@ -238,7 +256,15 @@ class StoreTest(TempDirTest):
             with self.assertRaises(kplab.StoreError):
                 store.compare(a, 999)
             with self.assertRaises(kplab.InputError):
-                store.compare(a, b, resamples=0)
+                store.compare(a, b, resamples=-1)
+            # The selected metrics only; duplicate columns (p@M = p@O = r@M here: one prediction, one
+            # reference per document) are one test in Holm's family.
+            c = store.compare(a, b, metrics="all.p@M.macro,all.r@M.macro,all.p@5.macro")
+            self.assertEqual(sorted(c["metrics"]), ["all.p@5.macro", "all.p@M.macro", "all.r@M.macro"])
+            self.assertEqual(c["family"], 2)
+            self.assertEqual(c["metrics"]["all.r@M.macro"]["same_as"], "all.p@M.macro")
+            with self.assertRaises(kplab.StoreError):
+                store.compare(a, b, metrics="nosuch.*")
 
     def test_bad_store_path(self):
         with self.assertRaises(kplab.StoreError):
