@@ -7,8 +7,11 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "bindings.h"
 #include "kplab/match.h"
+#include "kplab/text.h"
 #include "lua_util.h"
 
 namespace kplab::host {
@@ -58,7 +61,7 @@ ListUd* PushList(lua_State* L, const std::shared_ptr<const Corpus>& c, const Doc
   return NewUserdata<ListUd>(L, kListMeta, ListUd{c, d, {}, {}, true});
 }
 
-void PushStringArray(lua_State* L, const Corpus& c, const std::vector<TokenId>& ids) {
+void PushStringArray(lua_State* L, const Corpus& c, std::span<const TokenId> ids) {
   lua_createtable(L, static_cast<int>(ids.size()), 0);
   for (std::size_t i = 0; i < ids.size(); ++i) {
     const auto s = c.Str(ids[i]);
@@ -438,6 +441,19 @@ int DocIndex(lua_State* L) {
     } else {
       PushStringArray(L, *d->corpus, d->doc->src_tokens);
     }
+  } else if (key == "title" || key == "body" || key == "title_stems" || key == "body_stems") {
+    // The document's parts as the profile tokenized them (stems: one per token); nil without text.
+    const Document& doc = *d->doc;
+    if (!doc.has_text) {
+      lua_pushnil(L);
+    } else {
+      const bool stems = key.ends_with("_stems");
+      const std::vector<TokenId>& all = stems ? doc.src_stems : doc.src_tokens;
+      const std::span<const TokenId> part =
+          key.starts_with("title") ? std::span<const TokenId>(all).first(std::min<std::size_t>(doc.title_end, all.size()))
+                                   : std::span<const TokenId>(all).subspan(std::min<std::size_t>(doc.body_start, all.size()));
+      PushStringArray(L, *d->corpus, part);
+    }
   } else if (key == "n_pred_pieces") {
     lua_pushinteger(L, d->doc->n_pred_pieces);
   } else {
@@ -502,6 +518,55 @@ int IdealDcg(lua_State* L) {
   return nk;
 }
 
+// kp.cutoffs("5,10,M,O") -> {5, 10, "M", "O"}, or nil and a message naming the bad item. Cut-offs are
+// integers from 1 to 100000 (written in decimal), "M" (number of predictions) or "O" (of references),
+// each once, in the order given.
+int Cutoffs(lua_State* L) {
+  std::size_t len = 0;
+  const char* s = luaL_checklstring(L, 1, &len);
+  const std::string_view spec(s, len);
+  auto fail = [&](const std::string& message) {
+    lua_pushnil(L);
+    lua_pushlstring(L, message.data(), message.size());
+    return 2;
+  };
+  constexpr const char* kExpected = "expected integers from 1 to 100000, M or O, comma-separated, e.g. 1,3,5,10,M,O";
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = spec.find(',', start);
+    items.emplace_back(Strip(spec.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  if (items.size() == 1 && items[0].empty()) return fail(fmt::format("no cut-off in '' ({})", kExpected));
+  lua_createtable(L, static_cast<int>(items.size()), 0);
+  std::vector<std::string> seen;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const std::string& t = items[i];
+    std::string shown = t.size() > 40 ? t.substr(0, 37) + "..." : t;
+    bool ok = t == "M" || t == "O";
+    long value = 0;
+    if (!ok && !t.empty() && t.size() <= 6 && std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      value = std::stol(t);
+      ok = value >= 1 && value <= 100000;
+    }
+    if (!ok) return fail(fmt::format("'{}' is not a cut-off ({})", shown, kExpected));
+    const std::string canon = value > 0 ? std::to_string(value) : t;
+    if (std::find(seen.begin(), seen.end(), canon) != seen.end()) {
+      return fail(fmt::format("'{}' is listed twice ({})", canon, kExpected));
+    }
+    seen.push_back(canon);
+    if (value > 0) {
+      lua_pushinteger(L, value);
+    } else {
+      lua_pushlstring(L, t.data(), t.size());
+    }
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  return 1;
+}
+
 }  // namespace
 
 void PushDocument(lua_State* L, std::shared_ptr<const Corpus> corpus, std::size_t index) {
@@ -542,6 +607,8 @@ void InstallCorpus(lua_State* L) {
   DefineType<CorpusUd>(L, kCorpusMeta, kCorpusMethods);
   lua_pushcfunction(L, Safe<IdealDcg>);
   lua_setfield(L, -2, "ideal_dcg");
+  lua_pushcfunction(L, Safe<Cutoffs>);
+  lua_setfield(L, -2, "cutoffs");
 }
 
 }  // namespace kplab::host

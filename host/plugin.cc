@@ -8,6 +8,7 @@
 #include <set>
 #include <utility>
 
+#include <fmt/format.h>
 #include <lua.hpp>
 #include <type_traits>
 #include <variant>
@@ -15,7 +16,7 @@
 namespace kplab::host {
 namespace {
 
-constexpr const char* kKnownFields[] = {"name", "version", "doc", "params", "needs", "score",
+constexpr const char* kKnownFields[] = {"name", "version", "doc", "params", "needs", "check", "score",
                                         "aggregate"};
 constexpr const char* kKnownNeeds[] = {"source", "embeddings", "embeddings:stems", "neighbors", "pairs"};
 
@@ -132,6 +133,10 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
   }
   lua_pop(L, 1);
 
+  const int check_type = lua_getfield(L, decl, "check");
+  lua_pop(L, 1);
+  if (check_type != LUA_TNIL && check_type != LUA_TFUNCTION) return "field 'check' must be a function";
+
   if (lua_getfield(L, decl, "score") != LUA_TFUNCTION) return "field 'score' must be a function";
   lua_pop(L, 1);
   const int aggregate_type = lua_getfield(L, decl, "aggregate");
@@ -198,6 +203,27 @@ Status ResolveNeeds(LuaVm& vm, MetricPlugin& plugin, const Profile& profile) {
   return Status::Ok();
 }
 
+Status CheckParams(LuaVm& vm, const MetricPlugin& plugin, const Profile& profile, bool* usage) {
+  if (usage) *usage = false;
+  if (plugin.check_ref < 0) return Status::Ok();
+  lua_State* L = vm.state();
+  const int top = lua_gettop(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, plugin.check_ref);
+  PushParams(L, plugin);
+  PushProfile(L, profile);
+  if (std::optional<ScriptError> err = vm.Call(2, 1, plugin.name)) return Error{err->Format()};
+  const int type = lua_type(L, -1);
+  std::string message = type == LUA_TSTRING ? lua_tostring(L, -1) : "";
+  lua_settop(L, top);
+  if (type == LUA_TNIL) return Status::Ok();
+  if (type != LUA_TSTRING) {
+    return Error{fmt::format("{}: check() must return nil or a message string (got {})", plugin.file.display_name,
+                             lua_typename(L, type))};
+  }
+  if (usage) *usage = true;
+  return Error{fmt::format("plugin '{}': {}", plugin.name, message)};
+}
+
 Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
   lua_State* L = vm.state();
   const int top = lua_gettop(L);
@@ -243,6 +269,11 @@ Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
     lua_getfield(L, raw, "needs");
     plugin.needs_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   }
+  if (lua_getfield(L, raw, "check") == LUA_TNIL) {
+    lua_pop(L, 1);
+  } else {
+    plugin.check_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
   lua_pushvalue(L, decl - 1);
   plugin.env_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_settop(L, top);
@@ -250,7 +281,7 @@ Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
 }
 
 void ReleaseMetricPlugin(LuaVm& vm, MetricPlugin& plugin) {
-  for (int* ref : {&plugin.score_ref, &plugin.aggregate_ref, &plugin.env_ref, &plugin.needs_ref}) {
+  for (int* ref : {&plugin.score_ref, &plugin.aggregate_ref, &plugin.env_ref, &plugin.needs_ref, &plugin.check_ref}) {
     if (*ref >= 0) luaL_unref(vm.state(), LUA_REGISTRYINDEX, *ref);
     *ref = LUA_NOREF;
   }

@@ -35,6 +35,7 @@ struct MetricPlugin {
   int score_ref = -1;
   int aggregate_ref = -1;  // optional
   int env_ref = -1;        // the plugin's own _ENV
+  int check_ref = -2;      // optional check(params, profile) -> nil | message (LUA_NOREF if none)
 };
 
 // Runs the plugin file in its own sandbox env inside vm and checks the returned declaration.
@@ -48,6 +49,11 @@ Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file);
 // plugin file ("plugins/x.lua:3: ..." with traceback, or "plugins/x.lua: needs() returned ..."). A
 // plugin with a plain list is left as it is.
 Status ResolveNeeds(LuaVm& vm, MetricPlugin& plugin, const Profile& profile);
+
+// Calls the plugin's optional check(params, profile) once per run, after ApplyParams: nil means the
+// parameters are fine; a string is a usage error "plugin 'x': MESSAGE" (*usage set); a Lua error is a
+// script error with its traceback.
+Status CheckParams(LuaVm& vm, const MetricPlugin& plugin, const Profile& profile, bool* usage);
 
 // Pushes the plugin's parameters as a table (integral numbers as Lua integers). [-0, +1]
 void PushParams(lua_State* L, const MetricPlugin& plugin);

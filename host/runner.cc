@@ -240,11 +240,12 @@ void MetricRunner::Score(std::size_t lane, std::size_t index, Partial& part, con
     lua_pushvalue(L, params_idx);
     lua_pushvalue(L, ctx_idx);
     lua_pushvalue(L, out_idx);
+    const std::string& doc_id = corpus_->docs[begin + i].id;
     if (auto err = vm.Call(4, 1, plugin.name)) {
+      err->message += fmt::format(" (while scoring document '{}')", doc_id);
       part.error = std::move(*err);
       break;
     }
-    const std::string& doc_id = corpus_->docs[begin + i].id;
     if (!lua_istable(L, -1)) {
       part.error = PluginError(plugin, fmt::format("{}: score must return a table of numbers (got {}) for document '{}'",
                                                    plugin.file.display_name, luaL_typename(L, -1), doc_id));
@@ -253,11 +254,19 @@ void MetricRunner::Score(std::size_t lane, std::size_t index, Partial& part, con
     const bool reused = lua_rawequal(L, -1, out_idx);
     lua_pushnil(L);
     while (lua_next(L, -2)) {  // [.., result, key, value]
-      if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TNUMBER) {
+      if (lua_type(L, -2) != LUA_TSTRING) {
         part.error = PluginError(
             plugin, fmt::format("{}: score result for document '{}' must map metric names (strings) to numbers "
-                                "(got {} -> {})",
-                                plugin.file.display_name, doc_id, luaL_typename(L, -2), luaL_typename(L, -1)));
+                                "(got a {} key)",
+                                plugin.file.display_name, doc_id, luaL_typename(L, -2)));
+        break;
+      }
+      if (lua_type(L, -1) != LUA_TNUMBER) {
+        std::string name = lua_tostring(L, -2);
+        if (name.size() > 80) name = name.substr(0, 77) + "...";
+        part.error = PluginError(
+            plugin, fmt::format("{}: score result for document '{}': metric '{}' is a {} (expected a number)",
+                                plugin.file.display_name, doc_id, name, luaL_typename(L, -1)));
         break;
       }
       std::size_t len = 0;

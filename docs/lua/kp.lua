@@ -49,7 +49,7 @@ function kp.stem(word, mode) end
 ---Declares a metric plugin; a plugin file returns its result. The host checks the table after the chunk
 ---returns: name (= file stem), version and score are required; doc, params, needs and aggregate are
 ---optional. See docs/plugins.md.
----@param decl {name: string, version: string, doc?: string, params?: table<string, number|string|boolean>, needs?: string[]|fun(profile: table, params: table): string[], score: fun(doc: Document, params: table, ctx: Ctx, out: table): table, aggregate?: fun(cols: table<string, Column>, params: table, ctx: Ctx): table}
+---@param decl {name: string, version: string, doc?: string, params?: table<string, number|string|boolean>, needs?: string[]|fun(profile: table, params: table): string[], check?: fun(params: table, profile: table): string|nil, score: fun(doc: Document, params: table, ctx: Ctx, out: table): table, aggregate?: fun(cols: table<string, Column>, params: table, ctx: Ctx): table}
 ---@return table decl the same table
 function kp.metric(decl) end
 
@@ -65,6 +65,14 @@ function kp.log(...) end
 ---@param ... integer more cut-offs
 ---@return number ...
 function kp.ideal_dcg(n_relevant, k, ...) end
+
+---Parses a cut-off list such as "1,3,5,10,M,O": integers from 1 to 100000, "M" (the number of
+---predictions) or "O" (the number of references), each once, in the order given. Returns nil and a
+---message naming the bad item otherwise (plugins' check() returns that message).
+---@param spec string
+---@return (integer|string)[]|nil cutoffs
+---@return string? message
+function kp.cutoffs(spec) end
 
 -- ---- embeddings -----------------------------------------------------------------------------------
 
@@ -433,6 +441,10 @@ function Corpus:doc(i) end
 ---@field preds_with_duplicates KeyphraseList predictions after every filter but dedup
 ---@field source string[]|nil the source tokens
 ---@field n_pred_pieces integer pieces on the prediction line before any filtering
+---@field title string[]|nil the title's tokens as the profile tokenized them ({} where the format has no title; nil without text)
+---@field body string[]|nil the body's tokens (nil without text)
+---@field title_stems string[]|nil the title's stems, one per token
+---@field body_stems string[]|nil the body's stems, one per token
 local Document = {}
 
 ---The predictions and references of a subset: "all", "present" or "absent" (nothing for present and

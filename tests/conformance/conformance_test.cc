@@ -71,12 +71,14 @@ class Conformance : public ::testing::TestWithParam<Case> {};
 void RunCase(const Case& c, const std::string& shared, const std::string& expected_root) {
   DatasetOptions opt;
   opt.format = c.format;
+  opt.refs_stemmed = ("," + c.options + ",").find(",refs_stemmed,") != std::string::npos;
   auto ds = ImportDataset(shared + "/" + c.dataset_path, opt);
   ASSERT_TRUE(ds.ok()) << ds.error().message;
   auto preds = ImportPredictions(shared + "/" + c.predictions);
   ASSERT_TRUE(preds.ok()) << preds.error().message;
   // Options: comma-separated "one2set" (the kenchan+one2set profile), "max_docs=N" (first N lines of
-  // every file), "no-text" (the dataset has no text: nothing to do, the importer knows).
+  // every file), "no-text" (the dataset has no text: nothing to do, the importer knows), "refs_stemmed"
+  // (references matched as given: --refs-stemmed).
   std::string profile_name = c.profile;
   std::istringstream opts(c.options);
   for (std::string o; std::getline(opts, o, ',');) {
@@ -230,6 +232,93 @@ TEST(Prmu, InspecTestUncontrMatchesReference) {
   EXPECT_EQ(extra, 0);
   EXPECT_EQ(missing, 0);
 }
+
+// The peers' OWN scripts (not our reading of them): numbers printed by uclanlp/KPEval and kenchan0226's
+// evaluate_prediction.py, run unmodified on the shared catSeqTG-2RF1 outputs
+// (tests/conformance/peers/peer_outputs.tsv; how they were made: tests/reference/import_peer_outputs.py).
+// kplab under the matching profile and options must give every one of them to 1e-9.
+struct PeerCase {
+  std::string peer, profile, dataset, dataset_path, format, predictions, options, params;
+  std::map<std::string, double> values;
+};
+
+void PrintTo(const PeerCase& c, std::ostream* os) {
+  *os << c.peer << " " << c.dataset << " " << c.predictions << " " << c.options;
+}
+
+std::vector<PeerCase> ReadPeerOutputs() {
+  std::map<std::string, PeerCase> by_key;
+  std::vector<std::string> order;
+  std::ifstream in(std::string(KPLAB_SOURCE_DIR) + "/tests/conformance/peers/peer_outputs.tsv");
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    const auto f = SplitTabs(line);
+    if (f.size() != 10) continue;
+    const std::string key = f[0] + "|" + f[2] + "|" + f[5] + "|" + f[6];
+    auto [it, fresh] = by_key.try_emplace(key, PeerCase{f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], {}});
+    if (fresh) order.push_back(key);
+    it->second.values[f[8]] = std::stod(f[9]);
+  }
+  std::vector<PeerCase> out;
+  for (const auto& k : order) out.push_back(by_key[k]);
+  return out;
+}
+
+class PeerOutputs : public ::testing::TestWithParam<PeerCase> {};
+
+TEST_P(PeerOutputs, MatchThePeersOwnScript) {
+  const PeerCase& c = GetParam();
+  const std::string shared = KPLAB_SHARED_DATA;
+  if (!fs::exists(shared + "/" + c.dataset_path)) GTEST_SKIP() << "shared data not found at " << shared;
+  DatasetOptions opt;
+  opt.format = c.format;
+  opt.refs_stemmed = c.options == "refs_stemmed";
+  auto ds = ImportDataset(shared + "/" + c.dataset_path, opt);
+  ASSERT_TRUE(ds.ok()) << ds.error().message;
+  auto preds = ImportPredictions(shared + "/" + c.predictions);
+  ASSERT_TRUE(preds.ok()) << preds.error().message;
+  if (c.options.starts_with("max_docs=")) {
+    const std::size_t n = std::stoul(c.options.substr(9));
+    ds->docs.resize(n);
+    preds->docs.resize(n);
+  }
+  auto aligned = AlignPredictions(*ds, std::move(*preds));
+  ASSERT_TRUE(aligned.ok()) << aligned.error().message;
+  auto corpus = BuildCorpus(*ds, &*aligned, *FindProfile(c.profile));
+  ASSERT_TRUE(corpus.ok()) << corpus.error().message;
+  EvalRequest req;
+  std::istringstream params(c.params);
+  for (std::string p; std::getline(params, p, ';');) {
+    const auto dot = p.find('.'), eq = p.find('=');
+    req.params[p.substr(0, dot)][p.substr(dot + 1, eq - dot - 1)] = p.substr(eq + 1);
+  }
+  auto res = EvaluateCorpus(std::make_shared<const Corpus>(std::move(*corpus)), req);
+  ASSERT_TRUE(res.ok()) << res.error().message;
+  ASSERT_TRUE(res->errors.empty()) << res->errors[0].Format();
+  std::map<std::string, double> got;
+  for (const auto& a : res->aggregates) got[a.metric] = a.value;
+  int mismatches = 0;
+  for (const auto& [name, want] : c.values) {
+    auto it = got.find(name);
+    if (it == got.end()) {
+      ADD_FAILURE() << "kplab has no " << name;
+    } else if (std::abs(it->second - want) > 1e-9 && ++mismatches <= 12) {
+      ADD_FAILURE() << name << ": kplab " << it->second << ", " << c.peer << " " << want;
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Peers, PeerOutputs, ::testing::ValuesIn(ReadPeerOutputs()),
+                         [](const ::testing::TestParamInfo<PeerCase>& info) {
+                           std::string name = info.param.peer + "_" + info.param.dataset + "_" +
+                                              info.param.predictions + "_" + info.param.options;
+                           for (char& ch : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           }
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace kplab::host
