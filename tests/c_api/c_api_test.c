@@ -110,6 +110,28 @@ int main(int argc, char** argv) {
   err = NULL;
   CHECK(kplab_load(dir, readme, NULL, NULL) == NULL, "errptr NULL: load succeeded");
 
+  /* kplab_load_ex: options as `kplab eval` flags. examples/tiny's references are plain text, so
+   * matching them as given (refs_stemmed) loses the hits that need stemming ("scheduling" vs the
+   * prediction "scheduler": stem "schedul"): P@5 falls below the 0.48 of the stemmed run. */
+  kplab_data* given = kplab_load_ex(dir, preds, NULL, "refs_stemmed", &err);
+  CHECK(given != NULL && err == NULL, "load_ex: %s", err ? err : "?");
+  if (given != NULL) {
+    json = kplab_evaluate(given, "exact", NULL, NULL, NULL, &err);
+    CHECK(json != NULL, "evaluate refs_stemmed: %s", err ? err : "?");
+    if (json != NULL) {
+      const char* at = strstr(json, "\"all.p@5.micro\": ");
+      CHECK(at != NULL && strtod(at + strlen("\"all.p@5.micro\": "), NULL) < 0.48, "refs_stemmed: %s", json);
+      kplab_free(json);
+    }
+    kplab_data_free(given);
+  }
+  CHECK(kplab_load_ex(dir, preds, NULL, "refs_stemed", &err) == NULL, "load_ex accepted an unknown option");
+  CHECK(err != NULL && strcmp(err, "kplab_load_ex: unknown option 'refs_stemed' (expected refs_stemmed, "
+                                   "dataset_format=F, predictions_format=F or source=PATH)") == 0,
+        "unknown option: '%s'", err ? err : "(none)");
+  kplab_free(err);
+  err = NULL;
+
   if (argc > 2) {
     json = kplab_evaluate(data, argv[2], NULL, NULL, NULL, &err);
     CHECK(json != NULL, "marker metric %s: %s", argv[2], err ? err : "?");
