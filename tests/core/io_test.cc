@@ -16,6 +16,12 @@
 namespace kplab {
 namespace {
 
+DatasetOptions WithFormat(const std::string& format) {
+  DatasetOptions o;
+  o.format = format;
+  return o;
+}
+
 const std::string kData = std::string(KPLAB_TEST_DATA) + "/io/";
 const std::string kShared = std::string(KPLAB_SHARED_DATA) + "/";
 
@@ -252,7 +258,7 @@ TEST(IoKpEvalTest, Errors) {
                 "kpeval_wrong_item.jsonl:1: \"target\"[1] is a number (expected a string or "
                 "an array of strings)");
   EXPECT_EQ(
-      ImportError(kData + "kpeval_array_line.jsonl", {.format = "kpeval"}),
+      ImportError(kData + "kpeval_array_line.jsonl", WithFormat("kpeval")),
       kData + "kpeval_array_line.jsonl:1: line is an array (expected one JSON object a line)");
   DatasetOptions kpeval;
   kpeval.format = "kpeval";
@@ -273,7 +279,7 @@ TEST(IoKpTimesTest, FixtureAndErrors) {
   EXPECT_EQ(ds.docs[0].refs, (Refs{{"Elections"}, {"New York City", "NYC"}}));
   EXPECT_EQ(ds.docs[1].id, "2");
   EXPECT_EQ(ds.docs[1].refs, (Refs{{"Politics"}, {"Budget"}}));
-  EXPECT_EQ(ImportError(kData + "kptimes_missing_title.jsonl", {.format = "kptimes"}),
+  EXPECT_EQ(ImportError(kData + "kptimes_missing_title.jsonl", WithFormat("kptimes")),
             kData +
                 "kptimes_missing_title.jsonl:1: missing field \"title\" (expected a JSON "
                 "object with \"title\", \"abstract\" and \"keyword\")");
@@ -476,17 +482,13 @@ TEST(IoRealDataTest, MengInspec) {
   EXPECT_EQ(ds.docs[0].refs[5][0], "acquisition");
 }
 
-TEST(IoRealDataTest, Kp20kKeysOnlyIsFast) {
-  const auto start = std::chrono::steady_clock::now();
+// Import speed is measured by bench/ (kplab_bench), not asserted here.
+TEST(IoRealDataTest, Kp20kKeysOnly) {
   const RawDataset ds = Import(kShared + "kpg_testsets_meng2017/kp20k");
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   ASSERT_EQ(ds.docs.size(), 20000u);
   EXPECT_FALSE(ds.docs[0].has_text);
   EXPECT_EQ(ds.docs[0].refs,
             (Refs{{"feedback vertex set"}, {"<digit> degenerate graphs"}, {"decycling set"}}));
-  // Generous bound for loaded CI machines; typical is well under this.
-  EXPECT_LT(ms, 250.0);
 
   const RawPredictions p = Preds(kShared + "predictions/catSeqTG-2RF1/kp20k/seed1234.txt");
   EXPECT_TRUE(AlignPredictions(ds, p).ok());

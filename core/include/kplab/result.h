@@ -13,7 +13,7 @@ struct Error {
 };
 
 template <class T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
   Result(Error error) : v_(std::move(error)) {}  // NOLINT
@@ -32,7 +32,7 @@ class Result {
   std::variant<T, Error> v_;
 };
 
-class Status {
+class [[nodiscard]] Status {
  public:
   Status() = default;
   Status(Error error) : error_(std::move(error.message)), ok_(false) {}  // NOLINT
