@@ -105,7 +105,10 @@ int LuaLoad(lua_State* L) {
     lua_getfield(L, 1, k);
     std::optional<std::string> v;
     std::size_t n = 0;
-    if (lua_isstring(L, -1)) v = std::string(lua_tolstring(L, -1, &n), n);
+    if (lua_isstring(L, -1)) {
+      const char* s = lua_tolstring(L, -1, &n);
+      v = std::string(s, n);
+    }
     lua_pop(L, 1);
     return v;
   };

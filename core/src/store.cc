@@ -494,8 +494,13 @@ Result<int> PrepareDatabase(SQLite::Database& db, const std::string& path) {
         // WAL: readers (runs list, REPL) never block the writer; NORMAL is durable across application
         // crashes and only loses the last commits on power loss, which for a re-runnable evaluation is
         // fine. The switch needs the file to itself; only the first opener makes it.
-        if (db.execAndGet("PRAGMA journal_mode").getString() != "wal" &&
-            db.execAndGet("PRAGMA journal_mode = WAL").getString() != "wal") {
+        // Each statement finished before the next (an unfinished one is an open read transaction).
+        auto journal_mode = [&](const char* sql) {
+          SQLite::Statement st(db, sql);
+          st.executeStep();
+          return st.getColumn(0).getString();
+        };
+        if (journal_mode("PRAGMA journal_mode") != "wal" && journal_mode("PRAGMA journal_mode = WAL") != "wal") {
           throw SQLite::Exception("could not switch to WAL (another connection holds the file)", SQLITE_BUSY);
         }
         db.exec("PRAGMA synchronous = NORMAL");
