@@ -274,7 +274,9 @@ const std::vector<std::string>& DatasetFormats() {
 }
 
 Result<std::string> ReadRegularFile(const std::string& path, std::string_view expected) {
-  auto fail = [&](std::string_view what) { return Error{fmt::format("{}: {} (expected {})", path, what, expected)}; };
+  // A NUL would cut the name for the system anyway; the message shows what comes before it.
+  const std::string_view shown = std::string_view(path).substr(0, path.find('\0'));
+  auto fail = [&](std::string_view what) { return Error{fmt::format("{}: {} (expected {})", shown, what, expected)}; };
   if (path.find('\0') != std::string::npos) return fail("path contains a NUL byte");
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) return fail(io_internal::OpenProblem(errno, "no such file"));
