@@ -389,10 +389,10 @@ void ImportSemEval(const std::string& path, const DatasetOptions& options, RawDa
   } else if (opt == "liaad") {
     key_dir = parent / "liaad_keys";
     RequireDirectory(key_dir.string(), key_dir, "a directory of <id>.key files");
-  } else if (fs::is_directory(opt)) {
+  } else if (std::error_code ec; fs::is_directory(opt, ec)) {
     key_dir = opt;
-  } else if (fs::is_regular_file(opt)) {
-    answer_file = opt;
+  } else if (Present(opt)) {
+    answer_file = opt;  // read below: a FIFO, device or link loop is refused there with its own message
   } else {
     Fail(opt, 0, "no such file or directory",
          "an answer file, a directory of <id>.key files, or one of: combined, author, reader, "

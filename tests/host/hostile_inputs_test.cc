@@ -134,6 +134,13 @@ TEST_F(Hostile, DatasetsThatAreNotWhatTheyClaimAreRefused) {
   Fifo("hulth/2.abstr");
   ExpectEvalRefused("eval --dataset " + Path("hulth") + " --predictions " + Write("two.txt", "body\nx\n"),
                     "kplab: " + Path("hulth") + "/2.abstr: a FIFO, not a regular file (expected a UTF-8 text file)\n");
+  // --semeval-answers FILE that is a FIFO or a link loop.
+  const std::string answers = Fifo("answers.fifo"), answers_loop = Loop("answers.loop");
+  const std::string semeval = "eval --dataset " + std::string(KPLAB_SHARED_DATA) + "/semeval2010/test" + preds;
+  ExpectEvalRefused(semeval + " --semeval-answers " + answers,
+                    "kplab: " + answers + ": a FIFO, not a regular file (expected a UTF-8 text file)\n");
+  ExpectEvalRefused(semeval + " --semeval-answers " + answers_loop,
+                    "kplab: " + answers_loop + ": symbolic link loop (expected a UTF-8 text file)\n");
   // A link loop named like a dataset file in a Meng directory is named, not a filesystem exception.
   fs::create_directories(dir_ / "meng");
   fs::copy_file(kSrc + "/examples/tiny/tiny_allkeywords.txt", dir_ / "meng/tiny_allkeywords.txt");
