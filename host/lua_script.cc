@@ -303,7 +303,9 @@ int Include(lua_State* L) {
   // The script's own directory is readable for its includes even when it is not granted.
   Result<fs::path> resolved = Resolve(path.native());
   Result<fs::path> own_dir = Resolve(dir.native());
-  if (!resolved || !own_dir || !Within(*resolved, own_dir->native())) CheckAccess(L, "kp.include", path.native(), false);
+  if (!resolved || !own_dir || !Within(*resolved, own_dir->native())) {
+    CheckAccess(L, "kp.include", path.native(), false);
+  }
   Result<std::string> bytes = ReadRegularFile(path, "a Lua file");
   if (!bytes) throw std::runtime_error("kp.include: " + bytes.error().message);
   const std::string& src = *bytes;

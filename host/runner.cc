@@ -376,9 +376,9 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
     while (lua_next(L, -2)) {
       if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) != LUA_TNUMBER && lua_type(L, -1) != LUA_TTABLE) {
         // Named, so that the plugin's author finds the line ({["all.x"] = "0.5"} used to be stored as NaN).
-        out.error = PluginError(plugin, fmt::format("{}: aggregate '{}' must be a number or {{value, ci_low, ci_high}} "
-                                                    "(got {})",
-                                                    plugin.file.display_name, lua_tostring(L, -2), luaL_typename(L, -1)));
+        out.error = PluginError(
+            plugin, fmt::format("{}: aggregate '{}' must be a number or {{value, ci_low, ci_high}} (got {})",
+                                plugin.file.display_name, lua_tostring(L, -2), luaL_typename(L, -1)));
         lua_settop(L, base);
         return out;
       }
