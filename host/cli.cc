@@ -299,8 +299,6 @@ int CmdEval(Args a) {
 
 // ---- runs -------------------------------------------------------------------------------------------
 
-Result<RunStore> OpenStore(Args& a) { return RunStore::Open(a.Take("--db").value_or(RunStore::DefaultPath())); }
-
 int64_t ParseRunId(const std::string& s) {
   return static_cast<int64_t>(ParseCount("run id", s, 1, std::numeric_limits<int64_t>::max()));
 }
@@ -448,7 +446,8 @@ int CmdRuns(Args a) {
   if (sub == "rm" && pos.size() < 2) throw UsageError("runs rm expects at least one run id");
   std::vector<int64_t> ids;
   for (std::size_t i = 1; i < pos.size(); ++i) ids.push_back(ParseRunId(pos[i]));
-  auto store = RunStore::Open(db_path);
+  // Every subcommand but rm only reads: a write-protected file, directory or filesystem serves it.
+  auto store = RunStore::Open(db_path, sub == "rm" ? RunStore::Mode::kReadWrite : RunStore::Mode::kRead);
   if (!store) {
     std::cerr << "kplab: " << store.error().message << "\n";
     return kExitStore;
@@ -626,21 +625,28 @@ int CmdStem(Args a) {
 
 // ---- run SCRIPT.lua ---------------------------------------------------------------------------------
 
+// --allow-read DIR / --allow-write DIR (repeatable) and the current directory: where a script's kp.read,
+// kp.write, kp.load and kp.runs reach (docs/scripts.md).
+FileGrants TakeFileGrants(Args& a) {
+  const auto read = a.TakeAll("--allow-read"), write = a.TakeAll("--allow-write");
+  auto grants = MakeFileGrants(read, write);
+  if (!grants) throw UsageError(grants.error().message);
+  return std::move(grants).value();
+}
+
 int CmdRun(Args a) {
   const Limits limits = TakeLimits(a);
+  const FileGrants grants = TakeFileGrants(a);
   auto pos = a.Positionals(true);
   if (pos.empty()) throw UsageError("run needs a script path: kplab run SCRIPT.lua [args]");
   const std::string path = pos[0];
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::cerr << fmt::format("kplab: {}: cannot open script\n", path);
-    return kExitInput;
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
+  // A directory, FIFO or device is not a script (a directory used to run as an empty one, exit 0): a
+  // usage error, as is a missing script.
+  Result<std::string> source = ReadRegularFile(path, "a Lua script file");
+  if (!source) throw UsageError(source.error().message);
   LuaVm vm(limits);
   InstallAll(vm);
-  InstallScriptApi(vm, path);
+  InstallScriptApi(vm, path, grants);
   lua_State* L = vm.state();
   vm.PushSandboxEnv(path);  // [env]
   SetScriptEnv(L);
@@ -656,7 +662,7 @@ int CmdRun(Args a) {
   lua_pushstring(L, "arg");
   lua_insert(L, -2);
   lua_rawset(L, -3);
-  if (auto err = vm.RunChunk(ss.str(), path, 0)) {
+  if (auto err = vm.RunChunk(*source, path, 0)) {
     std::cerr << "kplab: " << err->Format() << "\n";
     return kExitScript;
   }
@@ -674,6 +680,7 @@ int CmdRepl(Args a) {
   o.plugin_dirs = a.TakeAll("--plugins");
   o.db = a.Take("--db").value_or("");
   o.history_path = a.Take("--history").value_or("");
+  o.grants = TakeFileGrants(a);
   if (!a.Positionals().empty()) throw UsageError(fmt::format("unexpected argument '{}'", a.Positionals()[0]));
   return RunRepl(o);
 }
@@ -757,9 +764,12 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  kplab run scripts/analysis/k_ablation.lua --help\n"
        "  kp.runs.* read $KPLAB_DB (default kplab.db) unless given a database path.\n"
        "  --memory-limit MiB, --instruction-limit N (before SCRIPT.lua): Lua limits (default 256, 2e9;\n"
-       "  0 = none).\n"},
+       "  0 = none).\n"
+       "  --allow-read DIR, --allow-write DIR (repeatable): besides the current directory, where kp.read,\n"
+       "  kp.load and kp.runs may read and kp.write may write (docs/scripts.md).\n"},
       {"repl",
        "kplab repl [--plugins DIR] [--db FILE] [--history FILE] [--memory-limit MiB] [--instruction-limit N]\n"
+       "           [--allow-read DIR] [--allow-write DIR]\n"
        "  Interactive Lua with the kp API and the script API (docs/repl.md): an expression prints its\n"
        "  value, help(x) documents x, TAB completes, Ctrl-C interrupts a computation. Commands:\n"
        "  :load DATASET [PREDICTIONS], :metrics, :runs [DB], :help, :quit. History: --history, else\n"

@@ -94,7 +94,8 @@ void InstallAll(LuaVm& vm) {
 Result<std::vector<MetricPlugin>> LoadMetrics(
     LuaVm& vm, const std::vector<std::string>& names, const std::vector<std::string>& user_dirs,
     const std::map<std::string, std::map<std::string, std::string>>& params) {
-  auto files = DiscoverPlugins(ShippedPluginDir(), user_dirs);
+  // Listed, not read: only the selected plugins' files are opened.
+  auto files = ListPlugins(ShippedPluginDir(), user_dirs);
   if (!files) return files.error();
   for (const auto& [name, _] : params) {
     if (std::find(names.begin(), names.end(), name) == names.end()) {
@@ -110,7 +111,9 @@ Result<std::vector<MetricPlugin>> LoadMetrics(
       for (const auto& f : *files) known += (known.empty() ? "" : ", ") + f.name;
       return Error{fmt::format("unknown metric '{}' (expected one of: {})", name, known)};
     }
-    auto plugin = LoadMetricPlugin(vm, *it);
+    auto file = ReadPluginFile(it->path, it->display_name);
+    if (!file) return file.error();
+    auto plugin = LoadMetricPlugin(vm, *file);
     if (!plugin) return plugin.error();
     if (auto p = params.find(name); p != params.end()) {
       if (auto st = ApplyParams(*plugin, p->second); !st) return Error{st.message()};

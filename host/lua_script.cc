@@ -9,13 +9,17 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "bindings.h"
 #include "kplab/corpus.h"
@@ -30,8 +34,69 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char kEnvKey = 0;  // registry key (by address) of the script's environment table
-const char kDirKey = 0;  // registry key of the script's directory (string)
+const char kEnvKey = 0;     // registry key (by address) of the script's environment table
+const char kDirKey = 0;     // registry key of the script's directory (string)
+const char kGrantsKey = 0;  // registry key of {read = {dir, ...}, write = {dir, ...}}; absent = unconfined
+
+// Absolute, symbolic links resolved as far as the path exists, "." and ".." removed: what the path
+// names now. Errors: "path contains a NUL byte", "empty path", "symbolic link loop", ...
+Result<fs::path> Resolve(std::string_view path) {
+  if (path.find('\0') != std::string_view::npos) return Error{"path contains a NUL byte"};
+  if (path.empty()) return Error{"empty path"};
+  std::error_code ec;
+  const fs::path abs = fs::absolute(fs::path(path), ec);
+  if (ec) return Error{ec.message()};
+  fs::path canonical = fs::weakly_canonical(abs, ec);
+  if (ec == std::errc::too_many_symbolic_link_levels) return Error{"symbolic link loop"};
+  if (ec) return Error{ec.message()};
+  return canonical;
+}
+
+bool Within(const fs::path& path, const std::string& dir) {
+  const fs::path rel = path.lexically_relative(dir);
+  return !rel.empty() && *rel.begin() != "..";
+}
+
+// Whether the path may be read (or written), per the grants recorded in L; throws (for Safe<> to raise
+// as "SCRIPT:LINE: ...") "WHAT: PATH: outside the directories scripts may read (...)" otherwise.
+// `what` starts the message ("kp.load: field 'dataset'").
+void CheckAccess(lua_State* L, const std::string& what, std::string_view path, bool write) {
+  const std::string shown(path.substr(0, path.find('\0')));
+  Result<fs::path> resolved = Resolve(path);
+  if (!resolved) throw std::runtime_error(what + ": " + shown + ": " + resolved.error().message);
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kGrantsKey) != LUA_TTABLE) {  // [grants]
+    lua_pop(L, 1);
+    return;
+  }
+  bool allowed = false;
+  for (const char* key : {"write", "read"}) {
+    if (!write || std::string_view(key) == "write") {
+      lua_getfield(L, -1, key);  // [grants, dirs]
+      const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
+      for (lua_Integer i = 1; i <= n && !allowed; ++i) {
+        lua_rawgeti(L, -1, i);
+        allowed = Within(*resolved, lua_tostring(L, -1));
+        lua_pop(L, 1);
+      }
+      lua_pop(L, 1);
+    }
+  }
+  lua_pop(L, 1);
+  if (!allowed) {
+    throw std::runtime_error(
+        what + ": " + shown +
+        (write ? ": outside the directories scripts may write (the current directory and --allow-write DIR)"
+               : ": outside the directories scripts may read (the current directory, --allow-read DIR and "
+                 "--allow-write DIR)"));
+  }
+}
+
+// The string argument at idx, NUL bytes kept (luaL_checkstring would cut the name at the first one).
+std::string_view PathArg(lua_State* L, int idx) {
+  std::size_t n = 0;
+  const char* s = luaL_checklstring(L, idx, &n);
+  return {s, n};
+}
 
 // kp.load{dataset=, predictions=, profile=, dataset_format=, predictions_format=, source=} -> Corpus.
 int LuaLoad(lua_State* L) {
@@ -39,10 +104,18 @@ int LuaLoad(lua_State* L) {
   auto field = [&](const char* k) -> std::optional<std::string> {
     lua_getfield(L, 1, k);
     std::optional<std::string> v;
-    if (lua_isstring(L, -1)) v = lua_tostring(L, -1);
+    std::size_t n = 0;
+    if (lua_isstring(L, -1)) {
+      const char* s = lua_tolstring(L, -1, &n);
+      v = std::string(s, n);
+    }
     lua_pop(L, 1);
     return v;
   };
+  // Every file kp.load reads is under the grants: the paths given, checked before reading...
+  for (const char* k : {"dataset", "predictions", "source"}) {
+    if (auto path = field(k)) CheckAccess(L, std::string("kp.load: field '") + k + "'", *path, false);
+  }
   const auto dataset_path = field("dataset");
   if (!dataset_path) return luaL_error(L, "kp.load: field 'dataset' must be a path string");
   DatasetOptions dopt;
@@ -52,6 +125,9 @@ int LuaLoad(lua_State* L) {
   if (!profile) return luaL_error(L, "kp.load: unknown profile '%s'", profile_name.c_str());
   auto ds = ImportDataset(*dataset_path, dopt);
   if (!ds) return luaL_error(L, "%s", ds.error().message.c_str());
+  // ...and the files a dataset directory led to (a symbolic link in it may point anywhere), before any
+  // of their content reaches the script.
+  for (const std::string& file : ds->files) CheckAccess(L, "kp.load: dataset file", file, false);
   if (auto src = field("source")) {
     if (auto st = AttachSources(*ds, *src); !st) return luaL_error(L, "%s", st.message().c_str());
   }
@@ -70,12 +146,17 @@ int LuaLoad(lua_State* L) {
 }
 
 RunStore OpenStore(lua_State* L, int arg, const char* fn) {
-  const std::string path = luaL_optstring(L, arg, RunStore::DefaultPath().c_str());
+  std::size_t n = 0;
+  const std::string default_path = RunStore::DefaultPath();
+  const char* p = luaL_optlstring(L, arg, default_path.c_str(), &n);
+  const std::string path(p, n);
+  if (path != ":memory:") CheckAccess(L, fn, path, false);
   if (path != ":memory:" && !fs::exists(path)) {
     luaL_error(L, "%s: %s: no such run store (expected a kplab database; see `kplab runs list --db FILE`)", fn,
                path.c_str());
   }
-  auto store = RunStore::Open(path);
+  // Scripts only read the store: read-only, so a write-protected file or directory serves them too.
+  auto store = RunStore::Open(path, RunStore::Mode::kReadOnly);
   if (!store) luaL_error(L, "%s: %s", fn, store.error().message.c_str());
   return std::move(*store);
 }
@@ -169,9 +250,11 @@ int RunsGet(lua_State* L) {
 // kp.write(path, text): writes the whole text to a temporary file beside path, then renames it over
 // path, so a reader never sees half a file; missing parent directories are created.
 int Write(lua_State* L) {
-  const fs::path path = luaL_checkstring(L, 1);
+  const std::string_view name = PathArg(L, 1);
   std::size_t n = 0;
   const char* text = luaL_checklstring(L, 2, &n);
+  CheckAccess(L, "kp.write", name, true);
+  const fs::path path(name);
   std::error_code ec;
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
   if (ec) return luaL_error(L, "kp.write: %s: cannot create directory (%s)", path.parent_path().c_str(), ec.message().c_str());
@@ -194,35 +277,38 @@ int Write(lua_State* L) {
   return 0;
 }
 
-// kp.read(path) -> the file's bytes, or nil and a message.
+// kp.read(path) -> the file's bytes, or nil and a message (no such file, not a regular file, ...).
+// A path outside the grants is an error, not a nil.
 int Read(lua_State* L) {
-  const char* path = luaL_checkstring(L, 1);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  const std::string path(PathArg(L, 1));
+  CheckAccess(L, "kp.read", path, false);
+  Result<std::string> bytes = ReadRegularFile(path, "a readable regular file");
+  if (!bytes) {
     lua_pushnil(L);
-    lua_pushfstring(L, "%s: cannot open (%s)", path, std::strerror(errno));
+    lua_pushstring(L, bytes.error().message.c_str());
     return 2;
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string s = ss.str();
-  lua_pushlstring(L, s.data(), s.size());
+  lua_pushlstring(L, bytes->data(), bytes->size());
   return 1;
 }
 
 // kp.include(name) -> what the Lua file `name` (relative to the running script's directory) returns;
 // it runs in the script's own environment, with errors as "dir/name.lua:LINE: ...".
 int Include(lua_State* L) {
-  const std::string name = luaL_checkstring(L, 1);
+  const std::string name(PathArg(L, 1));
   lua_rawgetp(L, LUA_REGISTRYINDEX, &kDirKey);
   const fs::path dir = lua_isstring(L, -1) ? lua_tostring(L, -1) : ".";
   lua_pop(L, 1);
   const fs::path path = fs::path(name).is_absolute() ? fs::path(name) : dir / name;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return luaL_error(L, "kp.include: %s: cannot open", path.c_str());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string src = ss.str();
+  // The script's own directory is readable for its includes even when it is not granted.
+  Result<fs::path> resolved = Resolve(path.native());
+  Result<fs::path> own_dir = Resolve(dir.native());
+  if (!resolved || !own_dir || !Within(*resolved, own_dir->native())) {
+    CheckAccess(L, "kp.include", path.native(), false);
+  }
+  Result<std::string> bytes = ReadRegularFile(path, "a Lua file");
+  if (!bytes) throw std::runtime_error("kp.include: " + bytes.error().message);
+  const std::string& src = *bytes;
   const std::string chunk = "@" + path.lexically_normal().string();
   if (luaL_loadbufferx(L, src.data(), src.size(), chunk.c_str(), "t") != LUA_OK) return lua_error(L);
   lua_rawgetp(L, LUA_REGISTRYINDEX, &kEnvKey);
@@ -233,11 +319,46 @@ int Include(lua_State* L) {
 
 }  // namespace
 
-void InstallScriptApi(LuaVm& vm, const std::string& script_path) {
+Result<FileGrants> MakeFileGrants(const std::vector<std::string>& allow_read,
+                                  const std::vector<std::string>& allow_write) {
+  FileGrants grants;
+  auto add = [](const std::string& option, const std::string& path, std::vector<std::string>& to) -> Status {
+    Result<fs::path> resolved = Resolve(path);
+    if (!resolved) return Error{option + ": " + path.substr(0, path.find('\0')) + ": " + resolved.error().message};
+    to.push_back(resolved->native());
+    return Status::Ok();
+  };
+  if (Status st = add("current directory", ".", grants.write); !st) return Error{st.message()};
+  for (const auto& dir : allow_read) {
+    if (Status st = add("--allow-read", dir, grants.read); !st) return Error{st.message()};
+  }
+  for (const auto& dir : allow_write) {
+    if (Status st = add("--allow-write", dir, grants.write); !st) return Error{st.message()};
+  }
+  // The user named this store in the environment: kp.runs.* may read it wherever it is.
+  if (const char* db = std::getenv("KPLAB_DB"); db != nullptr && *db != '\0' && std::string_view(db) != ":memory:") {
+    if (Status st = add("$KPLAB_DB", db, grants.read); !st) return Error{st.message()};
+  }
+  return grants;
+}
+
+void InstallScriptApi(LuaVm& vm, const std::string& script_path, const FileGrants& grants) {
   lua_State* L = vm.state();
   const std::string dir = fs::path(script_path).parent_path().string();
   lua_pushstring(L, dir.empty() ? "." : dir.c_str());
   lua_rawsetp(L, LUA_REGISTRYINDEX, &kDirKey);
+  if (grants.confined) {
+    lua_createtable(L, 0, 2);
+    for (const auto& [key, dirs] : {std::pair{"read", &grants.read}, std::pair{"write", &grants.write}}) {
+      lua_createtable(L, static_cast<int>(dirs->size()), 0);
+      for (std::size_t i = 0; i < dirs->size(); ++i) {
+        lua_pushlstring(L, (*dirs)[i].data(), (*dirs)[i].size());
+        lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+      }
+      lua_setfield(L, -2, key);
+    }
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &kGrantsKey);
+  }
   vm.Install(&InstallScriptModule);
 }
 

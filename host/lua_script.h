@@ -3,17 +3,38 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "kplab/result.h"
 #include "sandbox.h"
 
 struct lua_State;
 
 namespace kplab::host {
 
-// Adds the script API to the VM's kp table; kp.include resolves names against script_path's directory.
-void InstallScriptApi(LuaVm& vm, const std::string& script_path);
+// Where a script's kp.read, kp.write, kp.load, kp.runs and kp.include may reach (docs/scripts.md):
+// canonical absolute directories (symbolic links resolved, no "." or ".."). Reading is allowed under
+// `read` and `write`, writing under `write`; a path is checked after resolving it the same way, so
+// neither ".." nor a symbolic link leads out. Unconfined (the Lua module, where io.* exists anyway)
+// checks nothing.
+struct FileGrants {
+  bool confined = true;
+  std::vector<std::string> read, write;
+  static FileGrants Unconfined() { return FileGrants{.confined = false, .read = {}, .write = {}}; }
+};
+
+// The grants of `kplab run` and the REPL: the current directory (read and write), every --allow-read
+// DIR (read) and --allow-write DIR (read and write), and the run store $KPLAB_DB names (read and
+// write). Errors name the option: "--allow-read: a\0b: path contains a NUL byte".
+Result<FileGrants> MakeFileGrants(const std::vector<std::string>& allow_read,
+                                  const std::vector<std::string>& allow_write);
+
+// Adds the script API to the VM's kp table; kp.include resolves names against script_path's directory
+// (which kp.include, and only it, may read besides the grants).
+void InstallScriptApi(LuaVm& vm, const std::string& script_path, const FileGrants& grants);
 // The functions InstallScriptApi adds (kp.load, kp.runs, kp.write, kp.read, kp.include), for the kp
-// table on top of the stack of any lua_State (the Lua module). [-0, +0]
+// table on top of the stack of any lua_State (the Lua module: unconfined unless grants were recorded
+// in that state by InstallScriptApi). [-0, +0]
 void InstallScriptModule(lua_State* L);
 // Records the environment table on top of the stack as the one kp.include runs files in. [-0, +0]
 void SetScriptEnv(lua_State* L);

@@ -383,7 +383,7 @@ int LoadHelper(lua_State* L, const char* src, const char* name) {
 
 void Repl::SetUpVm() {
   InstallAll(vm_);
-  InstallScriptApi(vm_, "./repl");  // kp.include resolves against the working directory
+  InstallScriptApi(vm_, "./repl", options_.grants);  // kp.include resolves against the working directory
   lua_State* L = vm_.state();
   lua_pushlightuserdata(L, this);
   lua_setfield(L, LUA_REGISTRYINDEX, kReplKey);
@@ -646,14 +646,20 @@ std::string Summary(const std::string& text) {
 }
 
 void Repl::CmdMetrics() {
-  auto files = DiscoverPlugins(ShippedPluginDir(), options_.plugin_dirs);
+  auto files = ListPlugins(ShippedPluginDir(), options_.plugin_dirs);
   if (!files) {
     had_error_ = true;
     PrintError(files.error().message);
     return;
   }
   std::vector<std::vector<std::string>> rows;
-  for (const PluginFile& f : *files) {
+  for (const PluginFile& listed : *files) {
+    auto read = ReadPluginFile(listed.path, listed.display_name);  // one unreadable file is one row
+    if (!read) {
+      rows.push_back({listed.name, "?", listed.display_name, "error: " + read.error().message});
+      continue;
+    }
+    const PluginFile& f = *read;
     auto p = LoadMetricPlugin(vm_, f);
     if (!p) {
       rows.push_back({f.name, "?", f.display_name, "error: " + p.error().message});
@@ -674,7 +680,7 @@ void Repl::CmdRuns(const std::vector<std::string>& words) {
     PrintError(fmt::format("{}: no such run store (expected a kplab database; `kplab eval` creates one)", db));
     return;
   }
-  auto store = RunStore::Open(db);
+  auto store = RunStore::Open(db, RunStore::Mode::kRead);
   if (!store) {
     had_error_ = true;
     PrintError(fmt::format("{}: {}", db, store.error().message));
@@ -754,10 +760,13 @@ std::string Repl::Members(const std::string& prefix) {
 }
 
 std::string Repl::PluginHelp(const std::string& name) {
-  auto files = DiscoverPlugins(ShippedPluginDir(), options_.plugin_dirs);
+  auto files = ListPlugins(ShippedPluginDir(), options_.plugin_dirs);
   if (!files) return files.error().message;
-  for (const PluginFile& f : *files) {
-    if (f.name != name) continue;
+  for (const PluginFile& listed : *files) {
+    if (listed.name != name) continue;
+    auto read = ReadPluginFile(listed.path, listed.display_name);
+    if (!read) return read.error().message;
+    const PluginFile& f = *read;
     auto p = LoadMetricPlugin(vm_, f);
     if (!p) return p.error().message;
     std::string s = fmt::format("metric plugin {} {} ({})\n", p->name, p->version, f.display_name);
@@ -856,7 +865,7 @@ int Repl::Help(lua_State* L) {
 
 std::vector<std::string> Repl::PluginNames() {
   std::vector<std::string> out;
-  if (auto files = DiscoverPlugins(ShippedPluginDir(), options_.plugin_dirs)) {
+  if (auto files = ListPlugins(ShippedPluginDir(), options_.plugin_dirs)) {
     for (const auto& f : *files) out.push_back(f.name);
   }
   return out;
@@ -952,7 +961,7 @@ std::vector<std::string> Repl::Candidates(const std::string& before, std::string
     const std::string db = options_.db.empty() ? RunStore::DefaultPath() : options_.db;
     std::error_code ec;
     if (fs::exists(db, ec)) {
-      if (auto store = RunStore::Open(db)) {
+      if (auto store = RunStore::Open(db, RunStore::Mode::kRead)) {
         if (auto runs = store->ListRuns()) {
           std::set<std::string> seen;
           for (const auto& r : *runs) {

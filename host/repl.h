@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lua_script.h"
 #include "sandbox.h"
 
 namespace kplab::host {
@@ -18,6 +19,7 @@ struct ReplOptions {
   std::vector<std::string> plugin_dirs;  // --plugins DIR (as for eval)
   std::string db;                        // run store for :runs; "" = RunStore::DefaultPath()
   std::string history_path;              // "" = DefaultHistoryPath()
+  FileGrants grants;                     // where kp.read/write/load/runs reach (MakeFileGrants)
 };
 
 // Runs the prompt until :quit or end of input; returns the process exit code.

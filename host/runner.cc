@@ -383,6 +383,14 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
     std::vector<AggregateValue> aggs;
     lua_pushnil(L);
     while (lua_next(L, -2)) {
+      if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) != LUA_TNUMBER && lua_type(L, -1) != LUA_TTABLE) {
+        // Named, so that the plugin's author finds the line ({["all.x"] = "0.5"} used to be stored as NaN).
+        out.error = PluginError(
+            plugin, fmt::format("{}: aggregate '{}' must be a number or {{value, ci_low, ci_high}} (got {})",
+                                plugin.file.display_name, lua_tostring(L, -2), luaL_typename(L, -1)));
+        lua_settop(L, base);
+        return out;
+      }
       if (lua_type(L, -2) != LUA_TSTRING ||
           (lua_type(L, -1) != LUA_TNUMBER && lua_type(L, -1) != LUA_TTABLE)) {
         out.error = PluginError(
@@ -412,10 +420,21 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
           lua_rawget(L, table);
         };
         raw("value", -2);
-        a.value = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : kNaN;
         raw("ci_low", -3);
-        if (lua_type(L, -1) == LUA_TNUMBER) a.ci_low = lua_tonumber(L, -1);
-        raw("ci_high", -4);
+        raw("ci_high", -4);  // [..., name, t, value, ci_low, ci_high]
+        // Absent is undefined (NaN, no bound); anything but a number is the plugin's bug, not a NaN to store.
+        const char* fields[] = {"value", "ci_low", "ci_high"};
+        for (int f = 0; f < 3; ++f) {
+          const int type = lua_type(L, -3 + f);
+          if (type == LUA_TNIL || type == LUA_TNUMBER) continue;
+          out.error = PluginError(plugin, fmt::format("{}: aggregate '{}': field '{}' must be a number (got {})",
+                                                      plugin.file.display_name, a.metric, fields[f],
+                                                      lua_typename(L, type)));
+          lua_settop(L, base);
+          return out;
+        }
+        a.value = lua_type(L, -3) == LUA_TNUMBER ? lua_tonumber(L, -3) : kNaN;
+        if (lua_type(L, -2) == LUA_TNUMBER) a.ci_low = lua_tonumber(L, -2);
         if (lua_type(L, -1) == LUA_TNUMBER) a.ci_high = lua_tonumber(L, -1);
         lua_pop(L, 3);
       }

@@ -634,15 +634,14 @@ std::optional<ScriptError> LuaVm::Call(int nargs, int nresults, const std::strin
 }
 
 Result<PluginFile> ReadPluginFile(const std::string& path, const std::string& display_name) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{display_name + ": cannot read plugin file (" + std::strerror(errno) + ")"};
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
+  // Regular files only: a FIFO or /dev/zero named x.lua must not hang or exhaust the host.
+  Result<std::string> bytes = ReadRegularFile(path, "a Lua plugin file");
+  if (!bytes) return Error{display_name + bytes.error().message.substr(path.size())};  // "PATH: ..."
   PluginFile file;
   file.name = fs::path(path).stem().string();
   file.path = path;
   file.display_name = display_name;
-  file.source = std::move(bytes).str();
+  file.source = std::move(bytes).value();
 
   std::string_view first(file.source);
   first = first.substr(0, first.find('\n'));
@@ -664,8 +663,7 @@ Result<PluginFile> ReadPluginFile(const std::string& path, const std::string& di
   return file;
 }
 
-Result<std::vector<PluginFile>> DiscoverPlugins(const std::string& shipped_dir,
-                                                const std::vector<std::string>& user_dirs) {
+Result<std::vector<PluginFile>> ListPlugins(const std::string& shipped_dir, const std::vector<std::string>& user_dirs) {
   // (directory, shipped?) in override order: later wins.
   std::vector<std::pair<std::string, bool>> dirs = {{shipped_dir, true}};
   if (const char* path = std::getenv("KPLAB_PLUGIN_PATH"); path != nullptr) {
@@ -682,25 +680,41 @@ Result<std::vector<PluginFile>> DiscoverPlugins(const std::string& shipped_dir,
     std::vector<std::string> names;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
       const std::string name = it->path().filename().string();
-      // Editor droppings (".#x.lua") and directories are not plugins.
-      if (name.size() > 4 && name.ends_with(".lua") && name[0] != '.' && !it->is_directory()) {
+      // Editor droppings (".#x.lua") and directories are not plugins. Nothing else is looked at here
+      // (a link loop or FIFO is only an error once selected and read).
+      std::error_code type_ec;
+      if (name.size() > 4 && name.ends_with(".lua") && name[0] != '.' && !it->is_directory(type_ec)) {
         names.push_back(name);
       }
     }
     if (ec) return Error{dir + ": cannot read plugin directory (" + ec.message() + ")"};
-    std::sort(names.begin(), names.end());
     std::string prefix = dir;
     while (prefix.size() > 1 && prefix.back() == '/') prefix.pop_back();
     for (const std::string& name : names) {
-      const std::string path = prefix + "/" + name;
-      Result<PluginFile> file = ReadPluginFile(path, shipped ? "plugins/" + name : path);
-      if (!file) return file.error();
-      by_name[file->name] = std::move(file).value();
+      PluginFile file;
+      file.path = prefix + "/" + name;
+      file.name = fs::path(name).stem().string();
+      file.display_name = shipped ? "plugins/" + name : file.path;
+      by_name[file.name] = std::move(file);
     }
   }
   std::vector<PluginFile> out;
   out.reserve(by_name.size());
   for (auto& [name, file] : by_name) out.push_back(std::move(file));
+  return out;
+}
+
+Result<std::vector<PluginFile>> DiscoverPlugins(const std::string& shipped_dir,
+                                                const std::vector<std::string>& user_dirs) {
+  auto listed = ListPlugins(shipped_dir, user_dirs);
+  if (!listed) return listed.error();
+  std::vector<PluginFile> out;
+  out.reserve(listed->size());
+  for (const PluginFile& entry : *listed) {
+    Result<PluginFile> file = ReadPluginFile(entry.path, entry.display_name);
+    if (!file) return file.error();
+    out.push_back(std::move(file).value());
+  }
   return out;
 }
 

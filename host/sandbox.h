@@ -99,9 +99,17 @@ constexpr int kApiVersion = 1;
 // what errors and chunk names use, e.g. "plugins/exact.lua".
 Result<PluginFile> ReadPluginFile(const std::string& path, const std::string& display_name);
 
-// Finds plugin files: shipped directory first, then each directory of $KPLAB_PLUGIN_PATH
-// (':'-separated), then `user_dirs` (--plugins DIR); a later file with the same name overrides an
-// earlier one. Errors: unreadable directory, missing/invalid API header
+// The plugin files that DiscoverPlugins would read, by name, with name, path and display_name only
+// (source empty, nothing opened): a directory lists its *.lua entries and no file is read until it
+// is selected, so an unselected FIFO or /dev/zero named x.lua cannot hang an evaluation. Same order,
+// overrides and directory errors as DiscoverPlugins.
+Result<std::vector<PluginFile>> ListPlugins(const std::string& shipped_dir,
+                                            const std::vector<std::string>& user_dirs);
+
+// Finds plugin files and reads every one that is not overridden: shipped directory first, then each
+// directory of $KPLAB_PLUGIN_PATH (':'-separated), then `user_dirs` (--plugins DIR); a later file with
+// the same name overrides an earlier one. Errors: what ReadPluginFile refuses (not a regular file),
+// unreadable directory, missing/invalid API header
 // ("DIR/x.lua:1: missing API header (expected '-- kplab-api: 1' on the first line)"),
 // unsupported version.
 Result<std::vector<PluginFile>> DiscoverPlugins(const std::string& shipped_dir,

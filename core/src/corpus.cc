@@ -440,14 +440,27 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
 }
 
 Status AttachSources(RawDataset& dataset, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("{}: cannot open (expected a source file, one document a line)", path)};
-  std::string line, bytes;
+  constexpr std::string_view kExpected = "a source file, one document a line";
+  // A directory, FIFO or /dev/zero is refused before it is read (it used to attach nothing, or never end).
+  Result<std::string> read = ReadRegularFile(path, kExpected);
+  if (!read) return Error{read.error().message};
+  const std::string& file = *read;
+  std::string_view text = file;
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // as the importers do (docs/formats.md)
+  if (text.empty()) return Error{fmt::format("{}: no source lines (expected {})", path, kExpected)};
+  std::string line;
   std::size_t i = 0;
-  while (std::getline(in, line)) {
-    bytes += line;
-    bytes.push_back('\n');
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+  for (std::size_t start = 0; start < text.size(); ++i) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    line.assign(text.substr(start, end - start));
+    start = end + 1;
+    if (!line.empty() && line.back() == '\r' && end < text.size()) line.pop_back();
+    if (line.find('\r') != std::string::npos) {
+      return Error{fmt::format("{}:{}: carriage return (CR) without a line feed after it (expected LF or CRLF "
+                               "line ends; convert CR-only files with `tr '\\r' '\\n'`)",
+                               path, i + 1)};
+    }
     if (i >= dataset.docs.size()) {
       return Error{fmt::format("{}:{}: more source lines than the {} documents of {} (expected at most {})",
                                path, i + 1, dataset.docs.size(), dataset.path, dataset.docs.size())};
@@ -471,10 +484,11 @@ Status AttachSources(RawDataset& dataset, const std::string& path) {
     }
     d.pretokenized = true;
     d.has_text = true;
-    ++i;
   }
-  // The attached text is part of what was evaluated: it enters the dataset's content hash.
-  dataset.content_hash = Sha256Hex(dataset.content_hash + "\nsource:" + Sha256Hex(bytes));
+  // The attached text is part of what was evaluated: it enters the dataset's content hash (the file's
+  // bytes with a final newline, as when it was read line by line).
+  const std::string hashed = file.ends_with('\n') ? file : file + '\n';
+  dataset.content_hash = Sha256Hex(dataset.content_hash + "\nsource:" + Sha256Hex(hashed));
   dataset.files.push_back(path);
   return Status::Ok();
 }

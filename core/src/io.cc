@@ -3,11 +3,16 @@
 // io_json.cc.
 #include "kplab/io.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <simdjson.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -21,6 +26,26 @@ namespace io_internal {
 namespace {
 
 namespace fs = std::filesystem;
+
+// "a FIFO", "a directory", ...: what a path is when it is not a regular file.
+std::string KindOf(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "a special file";
+}
+
+// What stat or open failing with err means to a user: "no such file", "symbolic link loop", ...
+std::string OpenProblem(int err, std::string_view missing) {
+  switch (err) {
+    case ENOENT:
+    case ENOTDIR: return std::string(missing);
+    case ELOOP: return "symbolic link loop";
+    default: return fmt::format("cannot open ({})", std::strerror(err));
+  }
+}
 
 // Offset of the first byte that does not start or continue a well-formed UTF-8 sequence (no
 // overlongs, no surrogates, nothing above U+10FFFF). Only called once simdjson's fast check has
@@ -73,10 +98,9 @@ std::string FormatList() {
 }
 
 std::string DetectOrThrow(const std::string& path) {
+  RequireFileOrDirectory(path, "a dataset file or directory");
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
-  if (ec || !fs::exists(st))
-    Fail(path, 0, "no such file or directory", "a dataset file or directory");
   if (fs::is_regular_file(st)) {
     const std::string name = fs::path(path).filename().string();
     if (EndsWith(name, "_context.txt") || EndsWith(name, "_allkeywords.txt")) return "meng";
@@ -87,11 +111,12 @@ std::string DetectOrThrow(const std::string& path) {
     }
     FailUndetected(path);
   }
-  if (!fs::is_directory(st)) FailUndetected(path);
   bool meng = false, one2set = false, hulth = false, semeval = false;
   std::vector<std::string> jsonl;
   for (const auto& entry : fs::directory_iterator(path)) {
-    if (!entry.is_regular_file()) continue;
+    // Not is_regular_file(): a FIFO or link loop under a dataset's name must reach the importer and be
+    // refused there, not be skipped.
+    if (entry.is_directory(ec)) continue;
     const std::string name = entry.path().filename().string();
     meng |= EndsWith(name, "_context.txt") || EndsWith(name, "_allkeywords.txt");
     one2set |= EndsWith(name, "src.txt") || EndsWith(name, "trg.txt");
@@ -155,25 +180,40 @@ void FailCount(std::string_view file, std::size_t got, int line, std::size_t exp
 
 FileData ReadTextFile(const std::string& path, const std::string& rel_name) {
   FileData file{path, rel_name, {}};
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) Fail(path, 0, "cannot open file", "a readable file");
-  std::fseek(f, 0, SEEK_END);
-  const long size = std::ftell(f);
-  std::fseek(f, 0, SEEK_SET);
-  if (size < 0) {
-    std::fclose(f);
-    Fail(path, 0, "cannot read file", "a readable regular file");
+  Result<std::string> bytes = ReadRegularFile(path, "a UTF-8 text file");
+  if (!bytes) throw InputError{bytes.error().message};
+  file.bytes = std::move(bytes).value();
+  // Windows editors start UTF-8 files with U+FEFF; glued to the first reference or id it would make
+  // that one silently different (docs/formats.md).
+  if (file.bytes.starts_with("\xEF\xBB\xBF")) {
+    file.bytes.erase(0, 3);
+    file.bom = true;
   }
-  file.bytes.resize(static_cast<std::size_t>(size));
-  const std::size_t got = std::fread(file.bytes.data(), 1, file.bytes.size(), f);
-  std::fclose(f);
-  if (got != file.bytes.size()) Fail(path, 0, "cannot read file", "a readable regular file");
   if (!simdjson::validate_utf8(file.bytes.data(), file.bytes.size())) {
     const std::size_t bad = FirstBadUtf8(file.bytes);
     const auto line = 1 + std::count(file.bytes.begin(), file.bytes.begin() + bad, '\n');
     Fail(path, static_cast<int>(line), "invalid UTF-8", "UTF-8 text");
   }
+  for (std::size_t cr = file.bytes.find('\r'); cr != std::string::npos; cr = file.bytes.find('\r', cr + 1)) {
+    if (cr + 1 < file.bytes.size() && file.bytes[cr + 1] == '\n') continue;
+    const auto line = 1 + std::count(file.bytes.begin(), file.bytes.begin() + static_cast<std::ptrdiff_t>(cr), '\n');
+    Fail(path, static_cast<int>(line), "carriage return (CR) without a line feed after it",
+         "LF or CRLF line ends; convert CR-only files with `tr '\\r' '\\n'`");
+  }
   return file;
+}
+
+bool Present(const std::string& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+void RequireFileOrDirectory(const std::string& path, std::string_view expected) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) Fail(path, 0, OpenProblem(errno, "no such file or directory"), expected);
+  if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    Fail(path, 0, KindOf(st.st_mode) + ", not a regular file or directory", expected);
+  }
 }
 
 std::vector<std::string_view> SplitLines(std::string_view text) {
@@ -210,10 +250,13 @@ std::string ContentHash(std::vector<const FileData*> files) {
             [](const FileData* a, const FileData* b) { return a->rel_name < b->rel_name; });
   Sha256 hasher;
   for (const FileData* f : files) {
+    // The file as it is on disk: a stripped byte order mark still counts.
+    const std::string_view bom = f->bom ? "\xEF\xBB\xBF" : "";
     hasher.Update(f->rel_name);
     hasher.Update(std::string_view("\0", 1));
-    hasher.Update(std::to_string(f->bytes.size()));
+    hasher.Update(std::to_string(bom.size() + f->bytes.size()));
     hasher.Update(std::string_view("\0", 1));
+    hasher.Update(bom);
     hasher.Update(f->bytes);
   }
   return hasher.FinishHex();
@@ -230,6 +273,41 @@ const std::vector<std::string>& DatasetFormats() {
   return kFormats;
 }
 
+Result<std::string> ReadRegularFile(const std::string& path, std::string_view expected) {
+  // A NUL would cut the name for the system anyway; the message shows what comes before it.
+  const std::string_view shown = std::string_view(path).substr(0, path.find('\0'));
+  auto fail = [&](std::string_view what) { return Error{fmt::format("{}: {} (expected {})", shown, what, expected)}; };
+  if (path.find('\0') != std::string::npos) return fail("path contains a NUL byte");
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return fail(io_internal::OpenProblem(errno, "no such file"));
+  if (!S_ISREG(st.st_mode)) return fail(io_internal::KindOf(st.st_mode) + ", not a regular file");
+  // O_NONBLOCK: should the path have become a FIFO since the stat, open returns instead of waiting
+  // for a writer, and fstat below refuses it.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return fail(io_internal::OpenProblem(errno, "no such file"));
+  std::string bytes;
+  int read_errno = 0;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return fail("not a regular file");
+  }
+  // The size is a hint: a file may grow or shrink while being read (and /proc files report 0).
+  bytes.resize(static_cast<std::size_t>(st.st_size));
+  std::size_t got = 0;
+  while (true) {
+    if (got == bytes.size()) bytes.resize(std::max<std::size_t>(bytes.size() * 2, 4096));
+    const ssize_t r = ::read(fd, bytes.data() + got, bytes.size() - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) read_errno = errno;
+    if (r <= 0) break;
+    got += static_cast<std::size_t>(r);
+  }
+  ::close(fd);
+  if (read_errno != 0) return fail(fmt::format("cannot read ({})", std::strerror(read_errno)));
+  bytes.resize(got);
+  return bytes;
+}
+
 Result<std::string> DetectDatasetFormat(const std::string& path) {
   try {
     return io_internal::DetectOrThrow(path);
@@ -244,6 +322,7 @@ Result<RawDataset> ImportDataset(const std::string& path, const DatasetOptions& 
   try {
     RawDataset out;
     out.path = path;
+    io_internal::RequireFileOrDirectory(path, "a dataset file or directory");
     out.format = options.format.empty() ? io_internal::DetectOrThrow(path) : options.format;
     const auto& formats = DatasetFormats();
     if (std::find(formats.begin(), formats.end(), out.format) == formats.end()) {
@@ -270,6 +349,8 @@ Result<RawDataset> ImportDataset(const std::string& path, const DatasetOptions& 
     } else {
       io_internal::ImportKpTimes(path, out, files);
     }
+    // A run over no documents would be stored with every aggregate undefined.
+    if (out.docs.empty()) Fail(path, 0, "no documents", "a dataset with at least one document");
     out.name = io_internal::DatasetName(path);
     if (options.refs_stemmed) {
       for (auto& d : out.docs) d.refs_stemmed = true;
@@ -302,10 +383,6 @@ Result<RawPredictions> ImportPredictions(const std::string& path, const std::str
       Fail(path, 0, fmt::format("unknown prediction format \"{}\"", f),
            "one of: lines, jsonl, kpeval, tokens");
     }
-    std::error_code ec;
-    if (!fs::is_regular_file(path, ec)) {
-      Fail(path, 0, fs::exists(path, ec) ? "not a file" : "no such file", "a prediction file");
-    }
     const io_internal::FileData file =
         io_internal::ReadTextFile(path, fs::path(path).filename().string());
     // A detected JSONL file whose first object has "logprobs" holds generated tokens
@@ -331,6 +408,7 @@ Result<RawPredictions> ImportPredictions(const std::string& path, const std::str
       out.format = "jsonl";
       io_internal::ParseJsonlPredictions(file, out);
     }
+    if (out.docs.empty()) Fail(path, 0, "no prediction lines", "one line per document");
     out.content_hash = io_internal::ContentHash({&file});
     return out;
   } catch (const InputError& e) {
@@ -342,6 +420,16 @@ Result<RawPredictions> AlignPredictions(const RawDataset& dataset, RawPrediction
   try {
     const std::size_t n = predictions.docs.size(), m = dataset.docs.size();
     const std::string per = "document of " + dataset.path;
+    // Ids on some lines only: aligning by line order would pair the rest with the wrong documents.
+    for (std::size_t i = 1; i < n; ++i) {
+      const RawPrediction& first = predictions.docs[0];
+      const RawPrediction& p = predictions.docs[i];
+      if (first.doc_id.empty() == p.doc_id.empty()) continue;
+      const std::string what = first.doc_id.empty() ? "an \"id\" field, but line {} has none"
+                                                     : "no \"id\" field, but line {} has one";
+      Fail(p.loc.file, p.loc.line, fmt::format(fmt::runtime(what), first.loc.line),
+           "\"id\" on every line or on none");
+    }
     const bool by_id = (predictions.format == "jsonl" || predictions.format == "tokens") && n > 0 &&
                        std::all_of(predictions.docs.begin(), predictions.docs.end(),
                                    [](const RawPrediction& p) { return !p.doc_id.empty(); });

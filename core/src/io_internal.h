@@ -48,11 +48,24 @@ struct InputError {
 struct FileData {
   std::string path;      // as shown in messages (the user's path joined with the file name)
   std::string rel_name;  // relative to the dataset root, '/'-separated
-  std::string bytes;
+  std::string bytes;     // without a leading UTF-8 byte order mark
+  bool bom = false;      // the file started with one (it still counts in the content hash)
 };
 
-// Reads a whole file and checks that it is UTF-8 (error names the line of the first bad byte).
+// Reads a whole regular file (ReadRegularFile: directories, FIFOs and devices are refused before they
+// are opened), strips a UTF-8 byte order mark at its start and checks that it is UTF-8 (the error
+// names the line of the first bad byte) with LF or CRLF line ends: a CR not followed by LF (classic
+// Mac OS line ends) is an error naming its line, since every reader splits lines at LF only.
 FileData ReadTextFile(const std::string& path, const std::string& rel_name);
+
+// Whether anything (even a dangling symbolic link) is at path. Listing code uses it rather than
+// fs::is_regular_file so that a FIFO, device or link loop under an expected name is read, and
+// refused with its own message, instead of being skipped without a word.
+bool Present(const std::string& path);
+
+// Throws InputError unless path names a regular file or a directory: "PATH: no such file or
+// directory", "PATH: symbolic link loop", "PATH: a FIFO, not a regular file or directory".
+void RequireFileOrDirectory(const std::string& path, std::string_view expected);
 
 // Lines as Python's readlines() sees them, without the trailing "\n" or "\r\n". A final newline
 // does not start a further (empty) line, so "" has 0 lines and "a\n\n" has 2. Views point into

@@ -157,9 +157,11 @@ std::size_t FindSep(std::string_view s, std::size_t from) {
 std::string ResolveJsonlFile(const std::string& path) {
   if (!fs::is_directory(path)) return path;
   std::vector<std::string> found;
+  std::error_code ec;
   for (const auto& entry : fs::directory_iterator(path)) {
     const std::string name = entry.path().filename().string();
-    if (entry.is_regular_file() && (EndsWith(name, ".jsonl") || EndsWith(name, ".json"))) {
+    // Not is_regular_file(): a FIFO or link loop named *.jsonl is read and refused, not skipped.
+    if (!entry.is_directory(ec) && (EndsWith(name, ".jsonl") || EndsWith(name, ".json"))) {
       found.push_back(entry.path().string());
     }
   }

@@ -46,21 +46,22 @@ FilePair ResolvePair(const std::string& path, std::string_view text_suffix,
     const fs::path dir = p.parent_path();
     if (EndsWith(name, text_suffix)) {
       const fs::path keys = dir / Partner(name, text_suffix, keys_suffix);
-      if (!fs::is_regular_file(keys)) {
+      if (!Present(keys.string())) {
         Fail(path, 0, "no matching reference file", fmt::format("{} next to it", keys.string()));
       }
       return {p.string(), keys.string()};
     }
     if (EndsWith(name, keys_suffix)) {
       const fs::path text = dir / Partner(name, keys_suffix, text_suffix);
-      return {fs::is_regular_file(text) ? text.string() : "", p.string()};
+      return {Present(text.string()) ? text.string() : "", p.string()};
     }
     Fail(path, 0, "unexpected file name",
          fmt::format("a name ending in {} or {}", text_suffix, keys_suffix));
   }
   std::vector<std::string> texts, keys;
+  std::error_code ec;
   for (const auto& entry : fs::directory_iterator(p)) {
-    if (!entry.is_regular_file()) continue;
+    if (entry.is_directory(ec)) continue;  // a FIFO or link loop under a dataset name is read and refused
     const std::string name = entry.path().filename().string();
     if (EndsWith(name, text_suffix)) texts.push_back(name);
     if (EndsWith(name, keys_suffix)) keys.push_back(name);
@@ -160,8 +161,9 @@ std::vector<std::string> HulthLogicalLines(std::string_view text) {
 // Stems of the files in dir whose names end in suffix, in natural order.
 std::vector<std::string> StemsWithSuffix(const fs::path& dir, std::string_view suffix) {
   std::vector<std::string> stems;
+  std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir)) {
-    if (!entry.is_regular_file()) continue;
+    if (entry.is_directory(ec)) continue;  // a FIFO or link loop under a document's name is read and refused
     const std::string name = entry.path().filename().string();
     if (EndsWith(name, suffix) && name.size() > suffix.size()) {
       stems.push_back(name.substr(0, name.size() - suffix.size()));
@@ -304,7 +306,7 @@ void ImportHulth(const std::string& path, const DatasetOptions& options, RawData
     const std::string abstr_path = (dir / (id + ".abstr")).string();
     for (const std::string& ext : key_exts) {
       const fs::path key_path = dir / (id + ext);
-      if (!fs::is_regular_file(key_path)) {
+      if (!Present(key_path.string())) {
         Fail(abstr_path, 0, "no key file", key_path.string());
       }
     }
@@ -374,7 +376,7 @@ void ImportSemEval(const std::string& path, const DatasetOptions& options, RawDa
     // The stemmed file is the one the official scorer uses and the only one released for test.
     for (const std::string& name :
          {split + "." + kind + ".stem.final", split + "." + kind + ".final"}) {
-      if (fs::is_regular_file(answer_dir / name)) {
+      if (Present((answer_dir / name).string())) {
         answer_file = answer_dir / name;
         break;
       }
@@ -387,10 +389,10 @@ void ImportSemEval(const std::string& path, const DatasetOptions& options, RawDa
   } else if (opt == "liaad") {
     key_dir = parent / "liaad_keys";
     RequireDirectory(key_dir.string(), key_dir, "a directory of <id>.key files");
-  } else if (fs::is_directory(opt)) {
+  } else if (std::error_code ec; fs::is_directory(opt, ec)) {
     key_dir = opt;
-  } else if (fs::is_regular_file(opt)) {
-    answer_file = opt;
+  } else if (Present(opt)) {
+    answer_file = opt;  // read below: a FIFO, device or link loop is refused there with its own message
   } else {
     Fail(opt, 0, "no such file or directory",
          "an answer file, a directory of <id>.key files, or one of: combined, author, reader, "
@@ -405,7 +407,7 @@ void ImportSemEval(const std::string& path, const DatasetOptions& options, RawDa
   }
   for (RawDoc& doc : out.docs) {
     const fs::path key_path = key_dir / (doc.id + ".key");
-    if (!fs::is_regular_file(key_path)) Fail(doc.loc.file, 0, "no key file", key_path.string());
+    if (!Present(key_path.string())) Fail(doc.loc.file, 0, "no key file", key_path.string());
     const std::string rel = RelativeName(key_path, abs_dir);
     files.push_back(ReadTextFile(key_path.string(), rel));
     for (std::string_view line : SplitLines(files.back().bytes)) {

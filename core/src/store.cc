@@ -7,8 +7,13 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <unistd.h>
+
 #include <bit>
 #include <charconv>
+#include <chrono>
+#include <filesystem>
+#include <thread>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -148,6 +153,24 @@ class StoreError : public std::runtime_error {
 
 bool IsMemoryPath(const std::string& path) { return path.empty() || path == ":memory:"; }
 
+// The first n bytes of s, shortened to a UTF-8 character boundary.
+std::string_view CutUtf8(std::string_view s, std::size_t n) {
+  if (s.size() <= n) return s;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n);
+}
+
+constexpr std::size_t kMaxErrorText = RunStore::kMaxErrorText;
+
+// How long a connection waits for another one's lock, per statement (sqlite3_busy_timeout), and how long
+// the set-up of a file (WAL switch, schema) keeps retrying as a whole.
+constexpr int kBusyTimeoutMs = 30000;
+
+bool IsBusy(const SQLite::Exception& e) {
+  const int code = e.getErrorCode() & 0xFF;
+  return code == SQLITE_BUSY || code == SQLITE_LOCKED;
+}
+
 // Version stored in meta; 0 for a database without any table (new or empty file). Throws StoreError
 // for a database that is someone else's.
 int ReadSchemaVersion(SQLite::Database& db, const std::string& path) {
@@ -186,6 +209,8 @@ void CheckNotNewer(int version, const std::string& path) {
 // Brings the file to kCurrentVersion. Re-reads the version under the write lock so that two processes
 // opening a new file at once migrate it once.
 int Migrate(SQLite::Database& db, const std::string& path) {
+  // Up to date (every open but the first): no write lock, so that many openers do not queue for it.
+  if (const int current = ReadSchemaVersion(db, path); current == kCurrentVersion) return current;
   SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
   int version = ReadSchemaVersion(db, path);
   CheckNotNewer(version, path);
@@ -282,9 +307,28 @@ std::optional<double> ReadOptional(const SQLite::Column& c) {
   return c.getDouble();
 }
 
-// Checks everything that does not need the database, so most bad input fails before BEGIN.
+// Checks everything that does not need the database, so most bad input fails before BEGIN. The bounds
+// (docs/store.md) keep one misbehaving plugin from filling the file: a metric name is an identifier,
+// not a payload, and no metric set comes near 10,000 columns.
 void ValidateRun(const RunRecord& run, const ScoreColumns& scores,
                  const std::vector<AggregateValue>& aggregates) {
+  if (scores.metrics.size() > RunStore::kMaxColumns) {
+    throw StoreError(fmt::format("cannot save run: {} score columns (expected at most {})", scores.metrics.size(),
+                                 RunStore::kMaxColumns));
+  }
+  if (aggregates.size() > RunStore::kMaxColumns) {
+    throw StoreError(fmt::format("cannot save run: {} aggregates (expected at most {})", aggregates.size(),
+                                 RunStore::kMaxColumns));
+  }
+  auto check_name = [](const std::string& name, const char* where) {
+    if (name.size() > RunStore::kMaxMetricName) {
+      throw StoreError(fmt::format("cannot save run: a metric name in {} has {} bytes, starting '{}...' (expected "
+                                   "at most {})",
+                                   where, name.size(), name.substr(0, 40), RunStore::kMaxMetricName));
+    }
+  };
+  for (const std::string& m : scores.metrics) check_name(m, "scores");
+  for (const AggregateValue& a : aggregates) check_name(a.metric, "aggregates");
   if (run.status != "ok" && run.status != "failed") {
     throw StoreError(fmt::format("cannot save run: status '{}' is not 'ok' or 'failed'", run.status));
   }
@@ -434,42 +478,131 @@ std::string NowIsoUtc() {
 }
 
 Result<int> PrepareDatabase(SQLite::Database& db, const std::string& path) {
+  // A CLI and a REPL may share the file; wait for the other writer instead of failing at once.
+  db.setBusyTimeout(kBusyTimeoutMs);
+  // Every step is idempotent, so the whole set-up is retried when a step meets another connection's
+  // lock in a way SQLite does not wait for (it returns SQLITE_BUSY at once where waiting could
+  // deadlock, e.g. a journal-mode switch racing another opener's).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+  for (int attempt = 0;; ++attempt) {
+    try {
+      // The first read of the file is where SQLite notices that it is not a database.
+      const int version = ReadSchemaVersion(db, path);
+      CheckNotNewer(version, path);
+      if (!IsMemoryPath(path)) {
+        if (version == 0) db.exec(fmt::format("PRAGMA page_size = {}", kPageSize));
+        // WAL: readers (runs list, REPL) never block the writer; NORMAL is durable across application
+        // crashes and only loses the last commits on power loss, which for a re-runnable evaluation is
+        // fine. The switch needs the file to itself; only the first opener makes it.
+        // Each statement finished before the next (an unfinished one is an open read transaction).
+        auto journal_mode = [&](const char* sql) {
+          SQLite::Statement st(db, sql);
+          st.executeStep();
+          return st.getColumn(0).getString();
+        };
+        if (journal_mode("PRAGMA journal_mode") != "wal" && journal_mode("PRAGMA journal_mode = WAL") != "wal") {
+          throw SQLite::Exception("could not switch to WAL (another connection holds the file)", SQLITE_BUSY);
+        }
+        db.exec("PRAGMA synchronous = NORMAL");
+      }
+      db.exec("PRAGMA foreign_keys = ON");
+      return Migrate(db, path);
+    } catch (const StoreError& e) {
+      return Error{e.what()};
+    } catch (const SQLite::Exception& e) {
+      if (IsBusy(e) && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5 + (attempt * 7 + ::getpid()) % 40));
+        continue;
+      }
+      if (e.getErrorCode() == SQLITE_NOTADB) {
+        return Error{fmt::format("{}: not a kplab database ({})", path, e.what())};
+      }
+      return Error{fmt::format("{}: cannot open database ({})", path, e.what())};
+    }
+  }
+}
+
+// Read-only set-up: no WAL switch, no migration; any version from 1 to the current one is read.
+Result<int> PrepareReadOnly(SQLite::Database& db, const std::string& path) {
   try {
-    // A CLI and a REPL may share the file; wait for the other writer instead of failing at once.
-    db.setBusyTimeout(5000);
-    // The first read of the file is where SQLite notices that it is not a database.
+    db.setBusyTimeout(kBusyTimeoutMs);
     const int version = ReadSchemaVersion(db, path);
     CheckNotNewer(version, path);
-    if (!IsMemoryPath(path)) {
-      if (version == 0) db.exec(fmt::format("PRAGMA page_size = {}", kPageSize));
-      // WAL: readers (runs list, REPL) never block the writer; NORMAL is durable across application crashes
-      // and only loses the last commits on power loss, which for a re-runnable evaluation is fine.
-      db.exec("PRAGMA journal_mode = WAL");
-      db.exec("PRAGMA synchronous = NORMAL");
-    }
-    db.exec("PRAGMA foreign_keys = ON");
-    return Migrate(db, path);
+    if (version == 0) return Error{fmt::format("{}: not a kplab database (it has no tables)", path)};
+    return version;
   } catch (const StoreError& e) {
     return Error{e.what()};
   } catch (const SQLite::Exception& e) {
-    if (e.getErrorCode() == SQLITE_NOTADB) {
-      return Error{fmt::format("{}: not a kplab database ({})", path, e.what())};
-    }
-    return Error{fmt::format("{}: cannot open database ({})", path, e.what())};
+    if (e.getErrorCode() == SQLITE_NOTADB) return Error{fmt::format("{}: not a kplab database ({})", path, e.what())};
+    return Error{fmt::format("{}: cannot open database read-only ({})", path, e.what())};
   }
 }
 
 }  // namespace store_internal
 
-Result<RunStore> RunStore::Open(const std::string& path) {
+namespace {
+
+// "file:" URI for a path: the characters URIs give a meaning percent-encoded.
+std::string FileUri(const std::string& path, const char* query) {
+  std::string uri = "file:";
+  for (const char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      uri += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+    } else {
+      uri += c;
+    }
+  }
+  return uri + query;
+}
+
+}  // namespace
+
+Result<RunStore> RunStore::Open(const std::string& path, Mode mode) {
+  if (mode == Mode::kReadOnly && !IsMemoryPath(path)) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) {
+      return Error{fmt::format("{}: no such run store (expected a kplab database; `kplab eval` creates one)", path)};
+    }
+    std::string first_error;
+    for (const char* query : {"?mode=ro", "?immutable=1"}) {
+      if (std::string_view(query) == "?immutable=1") {
+        // Immutable skips the WAL: only safe when it holds nothing.
+        const auto wal = std::filesystem::file_size(path + "-wal", ec);
+        if (!ec && wal > 0) break;
+      }
+      try {
+        auto impl = std::make_unique<Impl>(FileUri(path, query), SQLite::OPEN_READONLY | SQLite::OPEN_URI);
+        impl->path = path;
+        auto version = store_internal::PrepareReadOnly(impl->db, path);
+        if (!version) {
+          if (first_error.empty()) first_error = version.error().message;
+          continue;
+        }
+        impl->schema_version = *version;
+        return RunStore(std::move(impl));
+      } catch (const SQLite::Exception& e) {
+        if (first_error.empty()) first_error = fmt::format("{}: cannot open database read-only ({})", path, e.what());
+      }
+    }
+    return Error{first_error};
+  }
   std::unique_ptr<Impl> impl;
   try {
     impl = std::make_unique<Impl>(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
   } catch (const SQLite::Exception& e) {
+    if (mode == Mode::kRead) return Open(path, Mode::kReadOnly);
     return Error{fmt::format("{}: cannot open database ({})", path, e.what())};
   }
   auto version = store_internal::PrepareDatabase(impl->db, path);
-  if (!version.ok()) return version.error();
+  if (!version.ok()) {
+    std::error_code ec;
+    // Not writable (file, directory or filesystem): the reading commands still read it.
+    if (mode == Mode::kRead && std::filesystem::exists(path, ec)) {
+      impl.reset();
+      if (auto ro = Open(path, Mode::kReadOnly)) return ro;
+    }
+    return version.error();
+  }
   impl->schema_version = *version;
   return RunStore(std::move(impl));
 }
@@ -507,7 +640,14 @@ Result<int64_t> RunStore::SaveRun(const RunRecord& run, const ScoreColumns& scor
     ins.bind(9, run.created_at.empty() ? store_internal::NowIsoUtc() : run.created_at);
     ins.bind(10, run.elapsed_seconds);
     ins.bind(11, run.status);
-    ins.bind(12, run.error);
+    // A failed run is still recorded when its message is huge (a plugin's error(string.rep(...))):
+    // cut, saying so, rather than refused.
+    if (run.error.size() > kMaxErrorText) {
+      ins.bind(12, fmt::format("{} ... (error text cut at {} of {} bytes)", CutUtf8(run.error, kMaxErrorText),
+                               kMaxErrorText, run.error.size()));
+    } else {
+      ins.bind(12, run.error);
+    }
     ins.exec();
     const int64_t run_id = db.getLastInsertRowid();
 

@@ -53,7 +53,7 @@ TEST_F(Scripts, RunsWriteReadInclude) {
       "kp.write('" + out.string() + "', r.system .. ' ' .. #r.doc_ids .. ' ' .. #col .. ' ' .. H.twice(col[1]))\n"
       "print(kp.read('" + out.string() + "'))\n"
       "print(r.scores['all.r@5'] == nil, r.aggregates['all.p@5.macro'] ~= nil, r.dataset, r.profile)\n");
-  Output o = Run("run " + script.string());
+  Output o = Run("run --allow-write " + dir_.string() + " " + script.string());
   ASSERT_EQ(o.code, 0) << o.err;
   // Document 1 of tests/data/semrp: 5 predictions, one of them (machine translation) a reference: P@5 = 1/5.
   EXPECT_EQ(o.out, "sysA 7 7 0.4\ntrue\ttrue\tsemrp\tkplab\n");
@@ -67,16 +67,16 @@ TEST_F(Scripts, RunsWriteReadInclude) {
 TEST_F(Scripts, ErrorsNameFileAndLine) {
   Write("bad.lua", "local M = {}\nM.x = nil + 1\nreturn M\n");
   const fs::path script = Write("s.lua", "local x = 1\nlocal B = kp.include('bad.lua')\n");
-  Output o = Run("run " + script.string());
+  Output o = Run("run --allow-write " + dir_.string() + " " + script.string());
   EXPECT_EQ(o.code, 3);
   EXPECT_NE(o.err.find("bad.lua:2:"), std::string::npos) << o.err;
   const fs::path s2 = Write("s2.lua", "local r = kp.runs.get(99)\n");
-  o = Run("run " + s2.string());
+  o = Run("run --allow-write " + dir_.string() + " " + s2.string());
   EXPECT_EQ(o.code, 3);
   EXPECT_NE(o.err.find("s2.lua:1:"), std::string::npos) << o.err;
   EXPECT_NE(o.err.find("kp.runs.get"), std::string::npos) << o.err;
   const fs::path s3 = Write("s3.lua", "kp.runs.list('" + (dir_ / "nope.db").string() + "')\n");
-  o = Run("run " + s3.string());
+  o = Run("run --allow-write " + dir_.string() + " " + s3.string());
   EXPECT_EQ(o.code, 3);
   EXPECT_NE(o.err.find("no such run store"), std::string::npos) << o.err;
   // An analysis script with a bad option says what it expects.

@@ -60,7 +60,7 @@ void ExpectRenders(const fs::path& dir, const std::vector<std::string>& files, c
 
 TEST(CalibScripts, CalibrationReportOnFixture) {
   TempDir dir;
-  const Output o = RunKplab(dir.path(), "", "run scripts/analysis/calibration.lua --dataset " + kFixture +
+  const Output o = RunKplab(dir.path(), "", "run --allow-write " + dir.path() + " scripts/analysis/calibration.lua --dataset " + kFixture +
                                                 "dataset.jsonl --predictions " + kFixture +
                                                 "tokens.jsonl --system fixture --out " + dir.path());
   ASSERT_EQ(o.code, 0) << o.err;
@@ -79,7 +79,7 @@ TEST(CalibScripts, CalibrationReportOnFixture) {
   // By word (--positions words): a word's probability is the product of its subwords'. First words:
   // geothermal 0.625 * 0.8 = 0.5, heat 0.95, solar 0.35, keyphrase 0.5 * 0.9 = 0.45, neural 0.65, deep
   // 0.75 -> 3.65 / 6 = 0.6083; second words: 0.605, 0.95, 0.35, 0.5, 0.65, 0.75 -> 3.805 / 6 = 0.6342.
-  const Output w = RunKplab(dir.path(), "", "run scripts/analysis/calibration.lua --dataset " + kFixture +
+  const Output w = RunKplab(dir.path(), "", "run --allow-write " + dir.path() + " scripts/analysis/calibration.lua --dataset " + kFixture +
                                                 "dataset.jsonl --predictions " + kFixture + "tokens.jsonl --positions words");
   ASSERT_EQ(w.code, 0) << w.err;
   EXPECT_NE(w.out.find("| 1 | 6 | 0.6083 |"), std::string::npos) << w.out;
@@ -94,7 +94,7 @@ TEST(CalibScripts, CalibrationNeedsTokenProbabilities) {
   TempDir dir;
   const std::string lines = dir / "p.txt";
   std::ofstream(lines) << "geothermal energy\nneural network\n";
-  const Output o = RunKplab(dir.path(), "", "run scripts/analysis/calibration.lua --dataset " + kFixture +
+  const Output o = RunKplab(dir.path(), "", "run --allow-write " + dir.path() + " scripts/analysis/calibration.lua --dataset " + kFixture +
                                                 "dataset.jsonl --predictions " + lines);
   EXPECT_NE(o.code, 0);
   EXPECT_NE(o.err.find("2 documents have predictions without token probabilities"), std::string::npos) << o.err;
@@ -104,7 +104,7 @@ TEST(CalibScripts, PositionalMatchesPythonReferenceOnSharedData) {
   const std::string data = KPLAB_SHARED_DATA;
   if (!fs::exists(data + "/kpg_testsets_meng2017/inspec")) GTEST_SKIP() << "no " << data;
   TempDir dir;
-  const Output o = RunKplab(dir.path(), "", "run scripts/analysis/positional.lua --data " + data + " --out " + dir.path());
+  const Output o = RunKplab(dir.path(), "", "run --allow-write " + dir.path() + " --allow-read " + data + " scripts/analysis/positional.lua --data " + data + " --out " + dir.path());
   ASSERT_EQ(o.code, 0) << o.err;
   const std::string ref = dir / "ref.tsv";
   const std::string cmd = "/usr/bin/python3 " + std::string(KPLAB_SOURCE_DIR) +

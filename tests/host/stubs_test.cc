@@ -39,7 +39,7 @@ class StubsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     InstallAll(vm_);
-    InstallScriptApi(vm_, "stubs_test.lua");
+    InstallScriptApi(vm_, "stubs_test.lua", FileGrants::Unconfined());
     EvalRequest req;
     req.dataset_path = std::string(KPLAB_SOURCE_DIR) + "/examples/tiny";
     req.predictions_path = std::string(KPLAB_SOURCE_DIR) + "/examples/tiny/predictions.txt";

@@ -90,7 +90,10 @@ def main():
     prefix = os.path.join(scratch, "prefix")
     work = os.path.join(scratch, "work")
     os.makedirs(work)
-    for d in ("examples", "scripts", "plugins"):
+    # examples/ is copied: scripts may read the working directory only, and a symbolic link out of it
+    # does not count as inside (docs/scripts.md).
+    shutil.copytree(os.path.join(source, "examples"), os.path.join(work, "examples"))
+    for d in ("scripts", "plugins"):
         os.symlink(os.path.join(source, d), os.path.join(work, d))
     r = subprocess.run(["cmake", "--install", build, "--prefix", prefix], capture_output=True, text=True)
     if r.returncode != 0:

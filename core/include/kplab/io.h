@@ -113,6 +113,14 @@ Result<RawPredictions> ImportPredictions(const std::string& path, const std::str
 // reorders them to dataset order. Error names the prediction file and line.
 Result<RawPredictions> AlignPredictions(const RawDataset& dataset, RawPredictions predictions);
 
+// The bytes of a regular file (symbolic links followed). Anything else (a directory, FIFO, socket, or a
+// device such as /dev/zero) is refused from its status before it is opened for reading, so that no
+// reader can block on a FIFO or read without end: "PATH: a FIFO, not a regular file (expected
+// EXPECTED)". Other failures: "PATH: no such file (expected ...)", "PATH: symbolic link loop
+// (expected ...)", "PATH: cannot open (Permission denied) (expected ...)", "PATH: path contains a NUL
+// byte (expected ...)".
+Result<std::string> ReadRegularFile(const std::string& path, std::string_view expected);
+
 // Hex SHA-256 of bytes (used for content hashes and plugin hashes).
 std::string Sha256Hex(std::string_view bytes);
 

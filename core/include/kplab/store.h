@@ -62,8 +62,29 @@ struct RunSummary {
 
 class RunStore {
  public:
+  enum class Mode {
+    kReadWrite,  // create the file if missing, enable WAL, migrate the schema
+    // Reading commands: kReadWrite when the file and its directory can be written (so behaviour is
+    // as before), else kReadOnly on an existing file (a chmod 444 file, a read-only directory or
+    // filesystem).
+    kRead,
+    // Never writes: the file must exist and be a kplab database of a version this kplab reads (older
+    // versions are read without migrating). On a read-only directory where SQLite cannot create the
+    // WAL index (-shm), the file is opened as immutable, unless a non-empty -wal file holds commits
+    // that an immutable open would not see (then an error).
+    kReadOnly,
+  };
   // Opens or creates the database at path (":memory:" allowed), enables WAL and migrates the schema.
-  static Result<RunStore> Open(const std::string& path);
+  // Concurrent first opens of one new file all succeed (set-up retried while another opener holds
+  // the lock, within the busy timeout).
+  static Result<RunStore> Open(const std::string& path, Mode mode = Mode::kReadWrite);
+  // Bounds of what SaveRun stores (docs/store.md): more columns or aggregates, or a longer metric name
+  // (bytes), is an error naming the bound; a longer error text of a failed run is cut to this many
+  // bytes with a note of its full length.
+  static constexpr std::size_t kMaxColumns = 10000;
+  static constexpr std::size_t kMaxMetricName = 1024;
+  static constexpr std::size_t kMaxErrorText = 65536;
+
   // Default path: $KPLAB_DB if set, else "kplab.db".
   static std::string DefaultPath();
   static int CurrentSchemaVersion();
