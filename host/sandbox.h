@@ -17,10 +17,26 @@ struct lua_State;
 
 namespace kplab::host {
 
+// What a script may spend (docs/plugins.md, Limits). 0 means unlimited for every field. Native work
+// done for a script (kp.stats resampling, WER, tokenizers, pattern matching) is charged to the same
+// instruction budgets in "steps" before it is done (ChargeNative), and native buffers are checked
+// against the memory cap before they are allocated (ReserveNative).
 struct Limits {
-  std::size_t memory_bytes = 256u << 20;      // per VM; 0 = unlimited
-  std::uint64_t instructions = 2'000'000'000;  // per call into a plugin (score/aggregate/top level); 0 = unlimited
+  std::size_t memory_bytes = 256u << 20;  // per VM
+  // Per call into a plugin (score/aggregate/top level) or script. 1e8 instructions stop `while true
+  // do end` in ~0.3 s of CPU (docs/plugins.md); a document's score takes ~1e3-1e5.
+  std::uint64_t instructions = 100'000'000;
+  double seconds = 10;  // wall clock per call: bounds what instructions cannot see (big copies)
+  // Per plugin and run: every call (top level, each document, aggregate) of one plugin, all lanes.
+  std::uint64_t run_instructions = 20'000'000'000;
+  double run_seconds = 600;
 };
+
+// The per-run account of one plugin, shared by the VMs (lanes) that run it. Thread-safe.
+struct RunBudget;
+
+void ChargeNative(lua_State* L, double steps);
+void ReserveNative(lua_State* L, double bytes, const char* what);
 
 // A Lua error captured with its location, kept so a failed run can store it.
 struct ScriptError {
@@ -75,13 +91,39 @@ class LuaVm {
 
   std::size_t memory_in_use() const;
 
+  // Charges every Call of this VM, until EndRun, also to `run` (shared by lanes). Starts the run's
+  // clock when it is the first VM to begin it.
+  void BeginRun(const std::shared_ptr<RunBudget>& run);
+  void EndRun();
+  static std::shared_ptr<RunBudget> NewRunBudget(const Limits& limits);
+
  private:
   struct Alloc;
+  static Alloc* AllocOf(lua_State* L);  // null when L's allocator is not a LuaVm's (the Lua module)
+  friend void ChargeNative(lua_State* L, double steps);
+  friend void ReserveNative(lua_State* L, double bytes, const char* what);
   Limits limits_;
   std::unique_ptr<Alloc> alloc_;
   lua_State* L_ = nullptr;
   int handler_ref_ = -2;  // LUA_NOREF until the first Call
 };
+
+// Asks every running Call in the process to stop with "interrupted!" (the REPL's Ctrl-C). Async-
+// signal-safe. The flag holds until ClearInterrupt. The kill works like a spent budget: pcall and
+// xpcall cannot catch it for good.
+void RequestInterrupt();
+void ClearInterrupt();
+
+// For bindings, before native work done on a script's behalf: charges `steps` (about one inner-loop
+// iteration each) to the instruction budgets and checks the deadlines and Ctrl-C; raises the kill error
+// ("FILE:LINE: instruction budget of N exceeded", "... time limit of S s exceeded", "interrupted!")
+// when one is spent. Outside a sandboxed VM (the Lua module) nothing is checked. [-0, +0, v]
+void ChargeNative(lua_State* L, double steps);
+
+// For bindings, before allocating `bytes` natively for a script: raises "memory limit of N MiB
+// exceeded (WHAT needs X MiB)" when they do not fit in what is left of the VM's memory cap. The bytes
+// are not kept charged (native buffers are temporary or owned by userdata the cap does not see). [-0, +0, v]
+void ReserveNative(lua_State* L, double bytes, const char* what);
 
 // A plugin file found on disk.
 struct PluginFile {
