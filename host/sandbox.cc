@@ -26,6 +26,7 @@
 
 #include <lua.hpp>
 
+#include "bindings.h"
 #include "kplab/io.h"
 #include "lua_util.h"
 
@@ -96,6 +97,7 @@ static_assert(std::atomic<bool>::is_always_lock_free, "RequestInterrupt runs in 
 // Allocations at least this large check the deadlines: a loop of big copies (quadratic concatenation)
 // runs few instructions per byte moved.
 constexpr std::size_t kLargeAllocation = std::size_t{1} << 20;
+constexpr std::size_t kBytesPerStep = 16;  // a copy moves ~16 bytes in the time of one VM instruction
 
 Clock::time_point DeadlineAfter(Clock::time_point start, double seconds) {
   if (seconds <= 0) return Clock::time_point::max();
@@ -156,11 +158,15 @@ struct LuaVm::Alloc {
       self->memory_hit = true;
       return nullptr;
     }
-    // No Lua error can be raised here: a failed allocation becomes a memory error, which Call reports
-    // as the kill (and the re-armed hook keeps pcall from going on).
+    // A large block is filled by a copy the count hook does not see (s = s .. t in a loop copies
+    // quadratically): it is charged one step per kBytesPerStep bytes. No Lua error can be raised
+    // here: a refused allocation becomes a memory error, which Call reports as the kill (and the
+    // re-armed hook keeps pcall from going on).
     if (self->metered && nsize >= kLargeAllocation && nsize > old) {
       if (self->exhausted) return nullptr;
-      if (const std::string* why = self->Expired(); why != nullptr) {
+      const std::string* why = self->Charge(nsize / kBytesPerStep);
+      if (why == nullptr) why = self->Expired();
+      if (why != nullptr) {
         self->Kill(self->main, *why, /*where=*/false);
         return nullptr;
       }
@@ -278,6 +284,27 @@ struct LuaVm::Alloc {
 };
 
 namespace {
+
+// A switch between coroutines costs the time of ~130 VM instructions but counts as a handful, so a
+// resume/yield loop ran ~20x longer than its budget: each resume is charged this many steps.
+constexpr double kResumeSteps = 200;
+
+// coroutine.resume, and the functions coroutine.wrap returns: the original (upvalue 1), charged.
+int ChargedResume(lua_State* L) {
+  ChargeNative(L, kResumeSteps);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+int ChargedWrap(lua_State* L) {
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);  // [wrapped]
+  lua_pushcclosure(L, &ChargedResume, 1);
+  return 1;
+}
 
 // Lua errors outside any protected call would abort the process; make them a C++ exception instead so
 // the host can report and drop the VM.
@@ -513,6 +540,15 @@ LuaVm::LuaVm(const Limits& limits) : limits_(limits), alloc_(std::make_unique<Al
   lua_getglobal(L_, LUA_STRLIBNAME);
   lua_pushnil(L_);
   lua_setfield(L_, -2, "dump");
+  // Lua's pattern matcher runs without hooks (a pattern can backtrack for hours); these charge it.
+  InstallBudgetedPatterns(L_);
+  lua_pop(L_, 1);
+  lua_getglobal(L_, LUA_COLIBNAME);
+  for (const auto& [name, fn] : {std::pair{"resume", &ChargedResume}, std::pair{"wrap", &ChargedWrap}}) {
+    lua_getfield(L_, -1, name);
+    lua_pushcclosure(L_, fn, 1);
+    lua_setfield(L_, -2, name);
+  }
   lua_pop(L_, 1);
   lua_pushliteral(L_, "");
   lua_getmetatable(L_, -1);
