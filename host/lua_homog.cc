@@ -354,7 +354,7 @@ int WerLua(lua_State* L) {
   const auto ref = TextWords(L, 2, "wer");
   // Edit distance: one step per (hyp word, ref word) cell, charged before it runs (sandbox.h).
   ChargeNative(L, static_cast<double>(hyp.size() + 1) * static_cast<double>(ref.size() + 1));
-  lua_pushnumber(L, homog::Wer(hyp, ref));
+  lua_pushnumber(L, homog::Wer(hyp, ref, [L](double cells) { CheckNative(L, cells); }));
   return 1;
 }
 

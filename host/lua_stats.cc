@@ -388,11 +388,16 @@ void ChargeResampling(lua_State* L, double resamples, std::size_t values, const 
   if (buffer != nullptr) ReserveNative(L, resamples * sizeof(double), buffer);
 }
 
+// Inside the loops: Ctrl-C and the deadlines (their work was charged before they started).
+st::Checkpoint Checkpoint(lua_State* L) {
+  return [L](double steps) { CheckNative(L, steps); };
+}
+
 int BootstrapCi(lua_State* L) {
   const std::vector<double> x = CheckNumbers(L, 1, "bootstrap_ci", "x");
   const st::BootstrapOptions o = BootOptions(L, 2, "bootstrap_ci");
   ChargeResampling(L, o.n_resamples, x.size(), "kp.stats.bootstrap_ci's resamples");
-  const st::Interval ci = Unwrap(L, "bootstrap_ci", st::BootstrapMeanCI(x, o));
+  const st::Interval ci = Unwrap(L, "bootstrap_ci", st::BootstrapMeanCI(x, o, Checkpoint(L)));
   lua_pushnumber(L, ci.low);
   lua_pushnumber(L, ci.high);
   return 2;
@@ -404,7 +409,7 @@ int PairedBootstrapCi(lua_State* L) {
   const std::vector<double> y = CheckNumbers(L, 2, fn, "y");
   const st::BootstrapOptions o = BootOptions(L, 3, fn);
   ChargeResampling(L, o.n_resamples, x.size(), "kp.stats.paired_bootstrap_ci's resamples");
-  const st::Interval ci = Unwrap(L, fn, st::PairedBootstrapMeanCI(x, y, o));
+  const st::Interval ci = Unwrap(L, fn, st::PairedBootstrapMeanCI(x, y, o, Checkpoint(L)));
   lua_pushnumber(L, ci.low);
   lua_pushnumber(L, ci.high);
   return 2;
@@ -419,7 +424,7 @@ int ApproxRandomization(lua_State* L) {
   o.n_resamples = OptCount(L, 3, fn, "n", 10000);
   o.seed = static_cast<std::uint64_t>(Opt::Integer(L, 3, fn, "seed", 0));
   ChargeResampling(L, o.n_resamples, x.size(), nullptr);
-  lua_pushnumber(L, Unwrap(L, fn, st::ApproximateRandomization(x, y, o)));
+  lua_pushnumber(L, Unwrap(L, fn, st::ApproximateRandomization(x, y, o, Checkpoint(L))));
   return 1;
 }
 
@@ -479,7 +484,7 @@ int ParallelAnalysis(lua_State* L) {
   const double rows = data.rows, cols = data.cols;
   ChargeNative(L, (o.iterations + 1.0) * (rows * cols * cols + cols * cols * cols));
   ReserveNative(L, (o.iterations + 1.0) * (rows + cols) * cols * sizeof(double), "kp.stats.parallel_analysis");
-  const st::ParallelResult r = Unwrap(L, fn, st::ParallelAnalysis(data, o));
+  const st::ParallelResult r = Unwrap(L, fn, st::ParallelAnalysis(data, o, Checkpoint(L)));
   lua_createtable(L, 0, 5);
   lua_pushinteger(L, r.factors);
   lua_setfield(L, -2, "factors");

@@ -704,17 +704,20 @@ std::string Repl::FunctionName(int idx) {
   if (lua_pcall(L, 2, 1, 0) == LUA_OK && lua_type(L, -1) == LUA_TSTRING) name = lua_tostring(L, -1);
   lua_pop(L, 1);
   if (!name.empty()) return name;
-  // Methods live in the kplab.* metatables of the registry.
+  // Methods live in the "kplab.TYPE.methods" tables of the registry (lua_util.h: DefineMetatable).
   lua_pushnil(L);
-  while (name.empty() && lua_next(L, LUA_REGISTRYINDEX) != 0) {  // [k, mt]
+  while (name.empty() && lua_next(L, LUA_REGISTRYINDEX) != 0) {  // [k, methods]
     if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TTABLE) {
-      const std::string key = lua_tostring(L, -2);
-      if (key.starts_with("kplab.") && key.find('.', 6) == std::string::npos) {
+      constexpr std::string_view kPrefix = "kplab.", kSuffix = ".methods";
+      const std::string_view key = lua_tostring(L, -2);
+      const std::string type = key.starts_with(kPrefix) && key.ends_with(kSuffix)
+                                   ? std::string(key.substr(kPrefix.size(), key.size() - kPrefix.size() - kSuffix.size()))
+                                   : std::string();
+      if (!type.empty() && type.find('.') == std::string::npos) {
         lua_pushnil(L);
-        while (lua_next(L, -2) != 0) {  // [k, mt, mk, mv]
+        while (lua_next(L, -2) != 0) {  // [k, methods, mk, mv]
           if (lua_type(L, -2) == LUA_TSTRING && lua_rawequal(L, -1, idx)) {
-            const std::string method = lua_tostring(L, -2);
-            if (!method.starts_with("__")) name = key.substr(6) + ":" + method;
+            name = type + ":" + lua_tostring(L, -2);
           }
           lua_pop(L, 1);
         }

@@ -242,12 +242,13 @@ struct LuaVm::Alloc {
     lua_error(L);
   }
 
-  // ChargeNative: as the hook, from inside a C function (level 1 is its caller).
-  void ChargeNativeSteps(lua_State* L, double steps) {
+  // ChargeNative (charge = true) and CheckNative: as the hook, from inside a C function (level 1 is
+  // its caller).
+  void ChargeNativeSteps(lua_State* L, double steps, bool charge = true) {
     if (!metered) return;
     if (!exhausted) {
       const double capped = std::min(steps, 9.0e18);
-      const std::string* why = Charge(static_cast<std::uint64_t>(std::max(0.0, capped)));
+      const std::string* why = charge ? Charge(static_cast<std::uint64_t>(std::max(0.0, capped))) : nullptr;
       native_since_clock += steps;
       if (why == nullptr && native_since_clock >= 4096) why = Expired();
       if (why == nullptr && g_interrupt.load(std::memory_order_relaxed)) why = Expired();
@@ -595,6 +596,10 @@ LuaVm::Alloc* LuaVm::AllocOf(lua_State* L) {
 
 void ChargeNative(lua_State* L, double steps) {
   if (LuaVm::Alloc* self = LuaVm::AllocOf(L); self != nullptr) self->ChargeNativeSteps(L, steps);
+}
+
+void CheckNative(lua_State* L, double steps_done) {
+  if (LuaVm::Alloc* self = LuaVm::AllocOf(L); self != nullptr) self->ChargeNativeSteps(L, steps_done, false);
 }
 
 void ReserveNative(lua_State* L, double bytes, const char* what) {

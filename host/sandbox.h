@@ -37,6 +37,7 @@ struct RunBudget;
 
 void ChargeNative(lua_State* L, double steps);
 void ReserveNative(lua_State* L, double bytes, const char* what);
+void CheckNative(lua_State* L, double steps_done);
 
 // A Lua error captured with its location, kept so a failed run can store it.
 struct ScriptError {
@@ -102,6 +103,7 @@ class LuaVm {
   static Alloc* AllocOf(lua_State* L);  // null when L's allocator is not a LuaVm's (the Lua module)
   friend void ChargeNative(lua_State* L, double steps);
   friend void ReserveNative(lua_State* L, double bytes, const char* what);
+  friend void CheckNative(lua_State* L, double steps_done);
   Limits limits_;
   std::unique_ptr<Alloc> alloc_;
   lua_State* L_ = nullptr;
@@ -119,6 +121,11 @@ void ClearInterrupt();
 // ("FILE:LINE: instruction budget of N exceeded", "... time limit of S s exceeded", "interrupted!")
 // when one is spent. Outside a sandboxed VM (the Lua module) nothing is checked. [-0, +0, v]
 void ChargeNative(lua_State* L, double steps);
+
+// For long native loops whose work was charged before they started: checks Ctrl-C and (every few
+// thousand steps) the deadlines, raising the kill error as ChargeNative does. Called from inside the
+// loop (through a core checkpoint callback), so the Lua error unwinds the loop's C++ frames. [-0, +0, v]
+void CheckNative(lua_State* L, double steps_done);
 
 // For bindings, before allocating `bytes` natively for a script: raises "memory limit of N MiB
 // exceeded (WHAT needs X MiB)" when they do not fit in what is left of the VM's memory cap. The bytes

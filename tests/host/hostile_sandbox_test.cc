@@ -371,6 +371,9 @@ TEST_F(HostileReplTest, CtrlCStopsLoopsThatCatchErrorsAndLongNativeCalls) {
            "local ok = xpcall(function() while true do end end, function() return 'fine' end) print('swallowed', ok)",
            "local co = coroutine.wrap(function() while true do coroutine.yield() end end) while true do co() end",
            "while true do pcall(string.find, string.rep('a', 20000), '.-.-.-b') end",
+           // Long native loops whose charge fits the REPL's budget (~9e9 steps): Ctrl-C stops them inside.
+           "local x = {} for i = 1, 10000 do x[i] = i end while true do pcall(kp.stats.bootstrap_ci, x, {n = 900000}) end",
+           "local s = string.rep('w ', 90000) while true do pcall(kp.homog.wer, s, s) end",
        }) {
     ++n;
     s.Send(std::string("print('go" + std::to_string(n) + "') ") + loop + "\r");
