@@ -199,6 +199,22 @@ TEST_F(HostileTest, KillHoldsThroughPcallXpcallAndCoroutines) {
                std::string(":1: ") + kBudget);
 }
 
+// Finalizers run without hooks, so none can be planted; a looping __close runs under the budget.
+TEST_F(HostileTest, NoFinalizerLoopsAndCloseHandlersAreBudgeted) {
+  ExpectKilled("setmetatable({}, {__gc = function() while true do end end})\n",
+               ":1: __gc metamethods are not allowed in the sandbox");
+  // A __gc added after setmetatable does not mark the table for finalization (Lua 5.4 manual §2.5.3):
+  // the loop never runs, even when the state closes.
+  const Timed t = Run("local mt = {}\nlocal t = setmetatable({}, mt)\n"
+                      "mt.__gc = function() while true do end end\nt = nil\nprint('done')\n");
+  EXPECT_EQ(t.o.code, 0) << t.o.err;
+  EXPECT_EQ(t.o.out, "done\n");
+  EXPECT_LT(t.seconds, kFinishes);
+  ExpectKilled("do local x <close> = setmetatable({}, {__close = function() while true do end end})\n"
+               "error('boom') end\n",
+               std::string(":1: ") + kBudget);
+}
+
 // Work done outside the VM's instructions is charged too: big copies, pattern matching, kp natives.
 TEST_F(HostileTest, NativeWorkIsChargedToTheBudget) {
   // Quadratic concatenation: few instructions, ~1e12 bytes copied.
@@ -214,6 +230,8 @@ TEST_F(HostileTest, NativeWorkIsChargedToTheBudget) {
   ExpectKilled("kp.stats.approx_randomization({1, 2, 3}, {2, 3, 4}, {n = 1000000000})\n",
                std::string(":1: ") + kBudget);
   ExpectKilled("local s = string.rep('w ', 200000)\nkp.homog.wer(s, s)\n", std::string(":2: ") + kBudget);
+  ExpectKilled("kp.stats.parallel_analysis({{1, 2}, {2, 1}, {3, 5}, {4, 3}, {5, 4}}, {iter = 1000000000})\n",
+               std::string(":1: ") + kBudget);
   // The same calls at a sane size work and give the hand-computed values.
   const Timed ok = Run("print(string.find(string.rep('a', 20) .. 'b', '.-.-.-b'))\n"
                        "print(kp.homog.wer('a b c d', 'a x c d'))\n"
