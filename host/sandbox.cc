@@ -90,7 +90,8 @@ bool ParsePosition(const std::string& message, std::string* file, int* line) {
 
 using Clock = std::chrono::steady_clock;
 
-// Ctrl-C in the REPL: one flag for every VM of the process (kp.eval runs plugins in VMs of its own).
+// Ctrl-C in the REPL: one flag for every VM of the process (a command may run plugins in VMs of their
+// own).
 std::atomic<bool> g_interrupt{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "RequestInterrupt runs in a signal handler");
 
