@@ -115,6 +115,10 @@ inline void SetString(lua_State* L, const char* key, std::string_view v) {
 
 namespace kplab::host {
 
+// sandbox.cc: after a binding returns, raises the kill if the call's deadline passed meanwhile or
+// Ctrl-C came (a loop of slow native calls runs few instructions between two count hooks).
+void AfterNative(lua_State* L);
+
 // Every lua_CFunction of the bindings goes through Safe<>: a std::exception thrown by core code is
 // caught inside this frame and raised as a Lua error (prefixed with luaL_where) after the C++ objects of
 // the call are gone. Lua's own errors (not std::exception) pass through untouched.
@@ -123,7 +127,9 @@ int Safe(lua_State* L) {
   {
     std::string message;
     try {
-      return F(L);
+      const int n = F(L);
+      AfterNative(L);
+      return n;
     } catch (const std::bad_alloc&) {
       // Native memory ran out (the process's, not the VM's cap): a clear error, and the run fails.
       message = "out of memory (a native allocation failed)";

@@ -4,6 +4,7 @@
 #include "sandbox.h"
 
 #include <dlfcn.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -254,15 +255,25 @@ struct LuaVm::Alloc {
       if (why == nullptr && native_since_clock >= 4096) why = Expired();
       if (why == nullptr && g_interrupt.load(std::memory_order_relaxed)) why = Expired();
       if (why == nullptr) return;
-      Kill(L, *why, /*where=*/false);
-      luaL_where(L, 1);
-      kill_message = lua_tostring(L, -1) + kill_text;
-      lua_pop(L, 1);
+      KillFromNative(L, *why);
     }
     luaL_where(L, 1);
     lua_pushlstring(L, kill_text.data(), kill_text.size());
     lua_concat(L, 2);
     lua_error(L);
+  }
+
+  // Kills the call from inside a C function (level 1 is its caller) and raises the kill.
+  [[noreturn]] void KillFromNative(lua_State* L, const std::string& why) {
+    Kill(L, why, /*where=*/false);
+    luaL_where(L, 1);
+    kill_message = lua_tostring(L, -1) + kill_text;
+    lua_pop(L, 1);
+    luaL_where(L, 1);
+    lua_pushlstring(L, kill_text.data(), kill_text.size());
+    lua_concat(L, 2);
+    lua_error(L);
+    std::abort();  // unreachable: lua_error does not return
   }
 
   std::string run_text;
@@ -597,6 +608,23 @@ LuaVm::Alloc* LuaVm::AllocOf(lua_State* L) {
 
 void ChargeNative(lua_State* L, double steps) {
   if (LuaVm::Alloc* self = LuaVm::AllocOf(L); self != nullptr) self->ChargeNativeSteps(L, steps);
+}
+
+void AfterNative(lua_State* L) {
+  LuaVm::Alloc* self = LuaVm::AllocOf(L);
+  if (self == nullptr || !self->metered || self->exhausted) return;
+  // The coarse clock (vDSO, a few ns, ticks of a few ms) keeps this cheap on every binding call; it
+  // shares CLOCK_MONOTONIC's (steady_clock's) origin.
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  const auto now = Clock::time_point(std::chrono::duration_cast<Clock::duration>(
+      std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec)));
+  const bool run_over = self->run != nullptr &&
+                        now.time_since_epoch().count() >= self->run->deadline.load(std::memory_order_relaxed);
+  // The coarse clock lags the precise one, so when it says a deadline passed, it did.
+  if (g_interrupt.load(std::memory_order_relaxed) || now >= self->deadline || run_over) {
+    if (const std::string* why = self->Expired(); why != nullptr) self->KillFromNative(L, *why);
+  }
 }
 
 void CheckNative(lua_State* L, double steps_done) {

@@ -38,6 +38,7 @@ struct RunBudget;
 void ChargeNative(lua_State* L, double steps);
 void ReserveNative(lua_State* L, double bytes, const char* what);
 void CheckNative(lua_State* L, double steps_done);
+void AfterNative(lua_State* L);  // lua_util.h: Safe<> calls it when a binding returns
 
 // A Lua error captured with its location, kept so a failed run can store it.
 struct ScriptError {
@@ -104,6 +105,7 @@ class LuaVm {
   friend void ChargeNative(lua_State* L, double steps);
   friend void ReserveNative(lua_State* L, double bytes, const char* what);
   friend void CheckNative(lua_State* L, double steps_done);
+  friend void AfterNative(lua_State* L);
   Limits limits_;
   std::unique_ptr<Alloc> alloc_;
   lua_State* L_ = nullptr;

@@ -274,6 +274,16 @@ TEST_F(HostileTest, DeadlinesStopWhatInstructionsDoNot) {
                "--instruction-limit 0 --time-limit 1");
 }
 
+// A loop of slow native calls that are not charged (kp.load of KP20k, ~0.3 s each) runs a handful of
+// instructions per call, so the count hook alone would notice the deadline only after ~100 calls;
+// every binding checks it when it returns.
+TEST_F(HostileTest, SlowNativeCallsInALoopStopAtTheDeadline) {
+  const std::string kp20k = std::string(KPLAB_SHARED_DATA) + "/kpg_testsets_meng2017/kp20k";
+  if (!fs::exists(kp20k)) GTEST_SKIP() << "no " << kp20k;
+  ExpectKilled("while true do kp.load{dataset = '" + kp20k + "'} end\n", ":1: time limit of 1 s exceeded",
+               "--time-limit 1");
+}
+
 // The run budget covers all of a plugin's calls: the 5 documents of examples/tiny at ~2e7 instructions
 // each pass the per-call budget (1e8) one by one, but not the run's 5e7.
 TEST_F(HostileTest, PerRunBudgetSpansAllDocuments) {
