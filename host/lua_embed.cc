@@ -23,6 +23,7 @@ const char kSpaceKey = 0;  // registry key (by address) of the VM's space holder
 
 struct MatrixUd {
   Matrix m;
+  HeldMemory held;  // m's cells, counted in the VM's memory cap while the Matrix lives
 };
 struct SpaceHolder {
   std::shared_ptr<const EmbeddingSpace> space;
@@ -450,7 +451,10 @@ int KpMatrix(lua_State* L) {
 
 }  // namespace
 
-void PushMatrix(lua_State* L, Matrix m) { NewUserdata<MatrixUd>(L, kMatrixMeta, MatrixUd{std::move(m)}); }
+void PushMatrix(lua_State* L, Matrix m) {
+  HeldMemory held = HoldNative(L, m.v.capacity() * sizeof(double), "the Matrix");
+  NewUserdata<MatrixUd>(L, kMatrixMeta, MatrixUd{std::move(m), std::move(held)});
+}
 
 void SetEmbeddingSpace(lua_State* L, std::shared_ptr<const EmbeddingSpace> space) {
   if (!space) {

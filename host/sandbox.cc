@@ -627,6 +627,19 @@ void AfterNative(lua_State* L) {
   }
 }
 
+HeldMemory HoldNative(lua_State* L, std::size_t bytes, const char* what) {
+  HeldMemory held;
+  LuaVm::Alloc* self = LuaVm::AllocOf(L);
+  if (self == nullptr) return held;
+  if (self->metered && self->limit != 0 && self->used + bytes > self->limit) {
+    ReserveNative(L, static_cast<double>(bytes), what);  // collects, then raises if they still do not fit
+  }
+  self->used += bytes;
+  held.used_ = &self->used;
+  held.bytes_ = bytes;
+  return held;
+}
+
 void CheckNative(lua_State* L, double steps_done) {
   if (LuaVm::Alloc* self = LuaVm::AllocOf(L); self != nullptr) self->ChargeNativeSteps(L, steps_done, false);
 }
@@ -634,8 +647,10 @@ void CheckNative(lua_State* L, double steps_done) {
 void ReserveNative(lua_State* L, double bytes, const char* what) {
   LuaVm::Alloc* self = LuaVm::AllocOf(L);
   if (self == nullptr || !self->metered || self->limit == 0) return;
-  const double room = self->used >= self->limit ? 0.0 : static_cast<double>(self->limit - self->used);
-  if (bytes <= room) return;
+  auto room = [self] { return self->used >= self->limit ? 0.0 : static_cast<double>(self->limit - self->used); };
+  if (bytes <= room()) return;
+  lua_gc(L, LUA_GCCOLLECT, 0);  // userdata the script dropped give back what they held (HeldMemory)
+  if (bytes <= room()) return;
   luaL_where(L, 1);
   char need[64];
   std::snprintf(need, sizeof need, "%.0f", std::ceil(bytes / static_cast<double>(kMiB)));

@@ -54,6 +54,28 @@ struct ScriptError {
 // ([kp] on entry and exit). Bindings (lua_*.cc) register through this.
 using ModuleInstaller = std::function<void(lua_State* L)>;
 
+// Native memory that a userdata keeps alive (a Matrix's cells), counted in its VM's memory cap for as
+// long as the token lives (the userdata holds it; its __gc releases it). Move-only.
+class HeldMemory {
+ public:
+  HeldMemory() = default;
+  HeldMemory(HeldMemory&& o) noexcept : used_(o.used_), bytes_(o.bytes_) { o.used_ = nullptr; }
+  HeldMemory& operator=(HeldMemory&&) = delete;
+  ~HeldMemory() {
+    if (used_ != nullptr) *used_ -= bytes_;
+  }
+
+ private:
+  friend HeldMemory HoldNative(lua_State* L, std::size_t bytes, const char* what);
+  std::size_t* used_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// Counts `bytes` of native memory held by a new userdata in the VM's memory cap. During a call, when
+// they do not fit even after a full collection, raises "memory limit of N MiB exceeded (WHAT needs X
+// MiB)". Outside a LuaVm (the Lua module) nothing is counted. [-0, +0, v]
+HeldMemory HoldNative(lua_State* L, std::size_t bytes, const char* what);
+
 class LuaVm {
  public:
   explicit LuaVm(const Limits& limits = {});
@@ -106,6 +128,7 @@ class LuaVm {
   friend void ReserveNative(lua_State* L, double bytes, const char* what);
   friend void CheckNative(lua_State* L, double steps_done);
   friend void AfterNative(lua_State* L);
+  friend HeldMemory HoldNative(lua_State* L, std::size_t bytes, const char* what);
   Limits limits_;
   std::unique_ptr<Alloc> alloc_;
   lua_State* L_ = nullptr;

@@ -251,6 +251,13 @@ TEST_F(HostileTest, NativeAllocationsAreRefusedBeforeTheyAreMade) {
                ":2: memory limit of 256 MiB exceeded (kp.matrix needs 19074 MiB)");
   ExpectKilled(len3e9 + "kp.calib.reliability(big, {})\n",
                ":2: memory limit of 256 MiB exceeded (the array of numbers needs 22889 MiB)");
+  // A Matrix's cells count in the cap while it lives: keeping 8 MiB matrices fails at the cap; dropping
+  // them does not (a collection gives their cells back).
+  const std::string rows = "local rows = {} for i = 1, 1024 do local r = {} for j = 1, 1024 do r[j] = 0 end rows[i] = r end\n";
+  ExpectKilled(rows + "local keep = {}\nfor i = 1, 100 do keep[i] = kp.matrix(rows) end\n",
+               ":3: memory limit of 256 MiB exceeded (kp.matrix needs 8 MiB)");
+  const Timed dropped = Run(rows + "for i = 1, 100 do local m = kp.matrix(rows) end\nprint('ok')\n");
+  EXPECT_EQ(dropped.o.out, "ok\n") << dropped.o.err;
   ExpectKilled("kp.split(string.rep('a ', 1 << 25))\n", ":1: memory limit of 256 MiB exceeded (kp.split needs 1024 MiB)");
   ExpectKilled("kp.word_tokenize(string.rep('a ', 1 << 23))\n",
                ":1: memory limit of 256 MiB exceeded (kp.word_tokenize needs 512 MiB)");
