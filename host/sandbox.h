@@ -105,10 +105,13 @@ class LuaVm {
                                       int nresults);
 
   // Calls the function at stack[-(nargs+1)] with nargs arguments through the traceback handler under a
-  // fresh instruction budget. Like lua_pcall, but returns a ScriptError on failure (stack: results
+  // fresh instruction budget and deadline. Like lua_pcall, but returns a ScriptError on failure (stack: results
   // pushed on success, nothing on failure). Errors: runtime errors "FILE:LINE: msg" with traceback;
   // "FILE: memory limit of N MiB exceeded" (no line, no traceback; the VM collects and stays usable);
-  // "FILE:LINE: instruction budget of N exceeded" (the first kill, whatever the script did after it).
+  // "FILE:LINE: instruction budget of N exceeded", "FILE:LINE: time limit of S s exceeded", the run's
+  // "run instruction budget of N exceeded (all calls of this plugin)" / "run time limit of S s
+  // exceeded (...)" (while BeginRun is in effect) and "FILE:LINE: interrupted!" (RequestInterrupt): the
+  // first kill, whatever the script did after it; a kill outside Lua code (an allocation) has no LINE.
   // FILE is the called function's chunk. Not reentrant: a binding must not call Call while a Call runs
   // (the budget is per outermost call); use lua_call inside bindings.
   std::optional<ScriptError> Call(int nargs, int nresults, const std::string& plugin_label);
