@@ -108,10 +108,11 @@ class LuaVm {
   // fresh instruction budget and deadline. Like lua_pcall, but returns a ScriptError on failure (stack: results
   // pushed on success, nothing on failure). Errors: runtime errors "FILE:LINE: msg" with traceback;
   // "FILE: memory limit of N MiB exceeded" (no line, no traceback; the VM collects and stays usable);
-  // "FILE:LINE: instruction budget of N exceeded", "FILE:LINE: time limit of S s exceeded", the run's
-  // "run instruction budget of N exceeded (all calls of this plugin)" / "run time limit of S s
-  // exceeded (...)" (while BeginRun is in effect) and "FILE:LINE: interrupted!" (RequestInterrupt): the
-  // first kill, whatever the script did after it; a kill outside Lua code (an allocation) has no LINE.
+  // the kills "FILE:LINE: instruction budget of N exceeded", "FILE:LINE: time limit of S s exceeded",
+  // "FILE:LINE: run instruction budget of N exceeded (all calls of this plugin)", "FILE:LINE: run time
+  // limit of S s exceeded (all calls of this plugin)" (while BeginRun is in effect) and
+  // "FILE:LINE: interrupted!" (RequestInterrupt): the first kill, whatever the script did after it; a
+  // kill raised by an allocation has no LINE.
   // FILE is the called function's chunk. Not reentrant: a binding must not call Call while a Call runs
   // (the budget is per outermost call); use lua_call inside bindings.
   std::optional<ScriptError> Call(int nargs, int nresults, const std::string& plugin_label);
