@@ -186,13 +186,28 @@ class ProgressBar {
   std::chrono::steady_clock::time_point start_;
 };
 
-Limits TakeLimits(Args& a) {
-  Limits limits;
-  // 0 means unlimited for both.
+// Seconds as a decimal number in [0, 1e6], else a usage error naming the option.
+double ParseSeconds(const std::string& option, const std::string& value) {
+  double v = -1;
+  const char* end = value.data() + value.size();
+  const auto [ptr, ec] = std::from_chars(value.data(), end, v);
+  if (value.empty() || ec != std::errc() || ptr != end || !(v >= 0 && v <= 1e6)) {
+    throw UsageError(fmt::format("{} must be a number of seconds from 0 to 1000000 (got '{}')", option, value));
+  }
+  return v;
+}
+
+// The sandbox limits (docs/plugins.md, Limits) over `limits`' defaults; 0 means unlimited for each.
+Limits TakeLimits(Args& a, Limits limits = {}) {
   if (auto m = a.Take("--memory-limit")) limits.memory_bytes = ParseCount("--memory-limit", *m, 0, 1u << 20) << 20;
   if (auto n = a.Take("--instruction-limit")) {
     limits.instructions = ParseCount("--instruction-limit", *n, 0, std::uint64_t{1} << 62);
   }
+  if (auto t = a.Take("--time-limit")) limits.seconds = ParseSeconds("--time-limit", *t);
+  if (auto n = a.Take("--run-instruction-limit")) {
+    limits.run_instructions = ParseCount("--run-instruction-limit", *n, 0, std::uint64_t{1} << 62);
+  }
+  if (auto t = a.Take("--run-time-limit")) limits.run_seconds = ParseSeconds("--run-time-limit", *t);
   return limits;
 }
 
@@ -673,10 +688,7 @@ int CmdRun(Args a) {
 
 int CmdRepl(Args a) {
   ReplOptions o;
-  if (auto m = a.Take("--memory-limit")) o.limits.memory_bytes = ParseCount("--memory-limit", *m, 0, 1u << 20) << 20;
-  if (auto n = a.Take("--instruction-limit")) {
-    o.limits.instructions = ParseCount("--instruction-limit", *n, 0, std::uint64_t{1} << 62);
-  }
+  o.limits = TakeLimits(a, o.limits);
   o.plugin_dirs = a.TakeAll("--plugins");
   o.db = a.Take("--db").value_or("");
   o.history_path = a.Take("--history").value_or("");
@@ -708,7 +720,10 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  --no-store              do not store the run\n"
        "  --output F              table (default), json, csv, tsv\n"
        "  --memory-limit MiB      Lua memory cap per plugin VM (default 256)\n"
-       "  --instruction-limit N   Lua instruction budget per call (default 2e9)\n"
+       "  --instruction-limit N   Lua instruction budget per call (default 1e8)\n"
+       "  --time-limit S          wall-clock seconds per call (default 10)\n"
+       "  --run-instruction-limit N, --run-time-limit S\n"
+       "                          per plugin over the whole run (default 2e10, 600 s); 0 = none\n"
        "  --threads N             scoring threads (default: one per core for 2,000+ documents)\n"
        "  --model NAME            embedding model for semantic metrics (default: $KPLAB_MODEL or\n"
        "                          glove-6b-100d); see `kplab model list`\n"},
@@ -763,12 +778,13 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  SCRIPT.lua:LINE with a traceback (exit 3). The shipped analyses take --help:\n"
        "  kplab run scripts/analysis/k_ablation.lua --help\n"
        "  kp.runs.* read $KPLAB_DB (default kplab.db) unless given a database path.\n"
-       "  --memory-limit MiB, --instruction-limit N (before SCRIPT.lua): Lua limits (default 256, 2e9;\n"
-       "  0 = none).\n"
+       "  --memory-limit MiB, --instruction-limit N, --time-limit S (before SCRIPT.lua): Lua limits\n"
+       "  (default 256, 1e8, 10; 0 = none).\n"
        "  --allow-read DIR, --allow-write DIR (repeatable): besides the current directory, where kp.read,\n"
        "  kp.load and kp.runs may read and kp.write may write (docs/scripts.md).\n"},
       {"repl",
        "kplab repl [--plugins DIR] [--db FILE] [--history FILE] [--memory-limit MiB] [--instruction-limit N]\n"
+       "           [--time-limit S]   (per line typed; defaults 256, 1e10, 300; 0 = none)\n"
        "           [--allow-read DIR] [--allow-write DIR]\n"
        "  Interactive Lua with the kp API and the script API (docs/repl.md): an expression prints its\n"
        "  value, help(x) documents x, TAB completes, Ctrl-C interrupts a computation. Commands:\n"

@@ -46,7 +46,9 @@ ListArg CheckListArg(lua_State* L, int i, const char* fn) {
 
 std::vector<double> CheckNumbers(lua_State* L, int arg, const char* fn, const char* name) {
   luaL_checktype(L, arg, LUA_TTABLE);
-  const lua_Integer n = luaL_len(L, arg);
+  const lua_Integer n = luaL_len(L, arg);  // __len may lie: size checked before reserving
+  if (n < 0) luaL_error(L, "kp.calib.%s: %s has a negative length", fn, name);
+  ReserveNative(L, static_cast<double>(n) * sizeof(double), "the array of numbers");
   std::vector<double> out;
   out.reserve(static_cast<std::size_t>(n));
   for (lua_Integer i = 1; i <= n; ++i) {

@@ -292,9 +292,7 @@ int ListToString(lua_State* L) {
 
 int ListIndex(lua_State* L) {
   if (lua_type(L, 2) == LUA_TNUMBER) return ListGet(L);
-  luaL_getmetatable(L, kListMeta);
-  lua_pushvalue(L, 2);
-  lua_rawget(L, -2);
+  PushMethod(L, kListMeta, 2);
   return 1;
 }
 

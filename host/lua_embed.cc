@@ -23,6 +23,7 @@ const char kSpaceKey = 0;  // registry key (by address) of the VM's space holder
 
 struct MatrixUd {
   Matrix m;
+  HeldMemory held;  // m's cells, counted in the VM's memory cap while the Matrix lives
 };
 struct SpaceHolder {
   std::shared_ptr<const EmbeddingSpace> space;
@@ -325,7 +326,9 @@ void Gather(lua_State* L, const EmbeddingSpace& s, int arg, EmbedForm form, std:
     return;
   }
   luaL_argexpected(L, lua_istable(L, arg), arg, "KeyphraseList or array of strings");
-  const lua_Integer n = luaL_len(L, arg);
+  const lua_Integer n = luaL_len(L, arg);  // __len may lie: size checked before allocating
+  luaL_argcheck(L, n >= 0, arg, "negative length");
+  ReserveNative(L, static_cast<double>(n) * static_cast<double>(d) * sizeof(float), "the phrase vectors");
   vecs.resize(static_cast<std::size_t>(n) * d);
   has.resize(static_cast<std::size_t>(n));
   std::vector<float> v;
@@ -419,12 +422,18 @@ int KpNeighbors(lua_State* L) {
 int KpMatrix(lua_State* L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   const lua_Integer nr = luaL_len(L, 1);
+  // __len may lie (a table with __len returning 3e9): sizes are checked before the allocation.
+  if (nr < 0 || nr > INT_MAX) return luaL_error(L, "kp.matrix: %I rows (expected 0 to %d)", nr, INT_MAX);
   Matrix m;
   for (lua_Integer r = 1; r <= nr; ++r) {
     lua_rawgeti(L, 1, r);
     if (!lua_istable(L, -1)) return luaL_error(L, "kp.matrix: row %d is not a table", static_cast<int>(r));
     const lua_Integer nc = luaL_len(L, -1);
-    if (r == 1) m = Matrix(static_cast<int>(nr), static_cast<int>(nc));
+    if (r == 1) {
+      if (nc < 0 || nc > INT_MAX) return luaL_error(L, "kp.matrix: %I columns (expected 0 to %d)", nc, INT_MAX);
+      ReserveNative(L, static_cast<double>(nr) * static_cast<double>(nc) * sizeof(double), "kp.matrix");
+      m = Matrix(static_cast<int>(nr), static_cast<int>(nc));
+    }
     if (nc != m.cols) return luaL_error(L, "kp.matrix: row %d has %d columns (expected %d)", static_cast<int>(r), static_cast<int>(nc), m.cols);
     for (lua_Integer c = 1; c <= nc; ++c) {
       lua_rawgeti(L, -1, c);
@@ -442,7 +451,10 @@ int KpMatrix(lua_State* L) {
 
 }  // namespace
 
-void PushMatrix(lua_State* L, Matrix m) { NewUserdata<MatrixUd>(L, kMatrixMeta, MatrixUd{std::move(m)}); }
+void PushMatrix(lua_State* L, Matrix m) {
+  HeldMemory held = HoldNative(L, m.v.capacity() * sizeof(double), "the Matrix");
+  NewUserdata<MatrixUd>(L, kMatrixMeta, MatrixUd{std::move(m), std::move(held)});
+}
 
 void SetEmbeddingSpace(lua_State* L, std::shared_ptr<const EmbeddingSpace> space) {
   if (!space) {

@@ -329,6 +329,8 @@ std::vector<std::string_view> TextWords(lua_State* L, int idx, const char* fn) {
   if (lua_type(L, idx) == LUA_TSTRING) {
     std::size_t len = 0;
     const char* s = lua_tolstring(L, idx, &len);
+    ChargeNative(L, static_cast<double>(len));  // at most one word per two bytes
+    ReserveNative(L, static_cast<double>(len) / 2 * sizeof(std::string_view), fn);
     return SplitWhitespace(std::string_view(s, len));
   }
   if (!lua_istable(L, idx)) {
@@ -350,13 +352,16 @@ std::vector<std::string_view> TextWords(lua_State* L, int idx, const char* fn) {
 int WerLua(lua_State* L) {
   const auto hyp = TextWords(L, 1, "wer");
   const auto ref = TextWords(L, 2, "wer");
-  lua_pushnumber(L, homog::Wer(hyp, ref));
+  // Edit distance: one step per (hyp word, ref word) cell, charged before it runs (sandbox.h).
+  ChargeNative(L, static_cast<double>(hyp.size() + 1) * static_cast<double>(ref.size() + 1));
+  lua_pushnumber(L, homog::Wer(hyp, ref, [L](double cells) { CheckNative(L, cells); }));
   return 1;
 }
 
 int Rouge1Lua(lua_State* L) {
   const auto hyp = TextWords(L, 1, "rouge1");
   const auto ref = TextWords(L, 2, "rouge1");
+  ChargeNative(L, static_cast<double>(hyp.size() + ref.size()));
   lua_pushnumber(L, homog::Rouge1Recall(hyp, ref));
   return 1;
 }

@@ -381,10 +381,23 @@ st::BootstrapOptions BootOptions(lua_State* L, int arg, const char* fn) {
   return o;
 }
 
+// Resampling runs natively, out of the count hook's sight: its work (one step per value drawn) and its
+// buffer (one mean per resample) are charged to the script's limits before it starts (sandbox.h).
+void ChargeResampling(lua_State* L, double resamples, std::size_t values, const char* buffer) {
+  ChargeNative(L, resamples * static_cast<double>(values + 1));
+  if (buffer != nullptr) ReserveNative(L, resamples * sizeof(double), buffer);
+}
+
+// Inside the loops: Ctrl-C and the deadlines (their work was charged before they started).
+st::Checkpoint Checkpoint(lua_State* L) {
+  return [L](double steps) { CheckNative(L, steps); };
+}
+
 int BootstrapCi(lua_State* L) {
   const std::vector<double> x = CheckNumbers(L, 1, "bootstrap_ci", "x");
   const st::BootstrapOptions o = BootOptions(L, 2, "bootstrap_ci");
-  const st::Interval ci = Unwrap(L, "bootstrap_ci", st::BootstrapMeanCI(x, o));
+  ChargeResampling(L, o.n_resamples, x.size(), "kp.stats.bootstrap_ci's resamples");
+  const st::Interval ci = Unwrap(L, "bootstrap_ci", st::BootstrapMeanCI(x, o, Checkpoint(L)));
   lua_pushnumber(L, ci.low);
   lua_pushnumber(L, ci.high);
   return 2;
@@ -395,7 +408,8 @@ int PairedBootstrapCi(lua_State* L) {
   const std::vector<double> x = CheckNumbers(L, 1, fn, "x");
   const std::vector<double> y = CheckNumbers(L, 2, fn, "y");
   const st::BootstrapOptions o = BootOptions(L, 3, fn);
-  const st::Interval ci = Unwrap(L, fn, st::PairedBootstrapMeanCI(x, y, o));
+  ChargeResampling(L, o.n_resamples, x.size(), "kp.stats.paired_bootstrap_ci's resamples");
+  const st::Interval ci = Unwrap(L, fn, st::PairedBootstrapMeanCI(x, y, o, Checkpoint(L)));
   lua_pushnumber(L, ci.low);
   lua_pushnumber(L, ci.high);
   return 2;
@@ -409,7 +423,8 @@ int ApproxRandomization(lua_State* L) {
   st::RandomizationOptions o;
   o.n_resamples = OptCount(L, 3, fn, "n", 10000);
   o.seed = static_cast<std::uint64_t>(Opt::Integer(L, 3, fn, "seed", 0));
-  lua_pushnumber(L, Unwrap(L, fn, st::ApproximateRandomization(x, y, o)));
+  ChargeResampling(L, o.n_resamples, x.size(), nullptr);
+  lua_pushnumber(L, Unwrap(L, fn, st::ApproximateRandomization(x, y, o, Checkpoint(L))));
   return 1;
 }
 
@@ -431,6 +446,9 @@ int FactorAnalysis(lua_State* L) {
   o.rotation = OptChoice(L, 2, fn, "rotate", {"varimax", "none"}, 0) == 0 ? st::Rotation::kVarimax
                                                                           : st::Rotation::kNone;
   CheckColumnsVary(L, data, fn);
+  // Correlation matrix and iterated eigen-decompositions: ~rows*cols^2 + 100*cols^3 steps.
+  const double rows = data.rows, cols = data.cols;
+  ChargeNative(L, rows * cols * cols + 100 * cols * cols * cols);
   const st::FactorResult r = Unwrap(L, fn, st::FactorAnalysis(data, o));
   lua_createtable(L, 0, 5);
   lua_createtable(L, r.loadings.rows, 0);
@@ -462,7 +480,11 @@ int ParallelAnalysis(lua_State* L) {
   o.iterations = OptCount(L, 2, fn, "iter", 100);
   o.seed = static_cast<std::uint64_t>(Opt::Integer(L, 2, fn, "seed", 0));
   CheckColumnsVary(L, data, fn);
-  const st::ParallelResult r = Unwrap(L, fn, st::ParallelAnalysis(data, o));
+  // Each iteration draws a random data set and decomposes its correlation matrix.
+  const double rows = data.rows, cols = data.cols;
+  ChargeNative(L, (o.iterations + 1.0) * (rows * cols * cols + cols * cols * cols));
+  ReserveNative(L, (o.iterations + 1.0) * (rows + cols) * cols * sizeof(double), "kp.stats.parallel_analysis");
+  const st::ParallelResult r = Unwrap(L, fn, st::ParallelAnalysis(data, o, Checkpoint(L)));
   lua_createtable(L, 0, 5);
   lua_pushinteger(L, r.factors);
   lua_setfield(L, -2, "factors");

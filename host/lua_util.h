@@ -48,26 +48,56 @@ T* Check(lua_State* L, int idx, const char* meta) {
   return static_cast<T*>(luaL_checkudata(L, idx, meta));  // raises the standard message
 }
 
-// Creates metatable `meta` with the given methods (also reachable through __index unless the caller
-// sets its own __index) and __gc for T. [-0, +0]
-template <class T>
-void DefineType(lua_State* L, const char* meta, const luaL_Reg* methods, lua_CFunction index = nullptr) {
+// Registry field of a type's method table ("kplab.Match.methods").
+inline std::string MethodsKey(const char* meta) { return std::string(meta) + ".methods"; }
+
+// Creates metatable `meta` from `methods`: entries named "__x" are metamethods, the others methods.
+// Methods live in a table of their own, never handed to scripts: __index is that table (or `index`,
+// which finds methods through PushMethod), so `x.__gc`, `x.__index` and the metatable stay out of
+// reach, and no script can replace a method another plugin calls. `gc` (may be null) is __gc.
+// [-0, +0]
+inline void DefineMetatable(lua_State* L, const char* meta, const luaL_Reg* methods, lua_CFunction index,
+                            lua_CFunction gc) {
   luaL_newmetatable(L, meta);  // [mt]
   RegisterMetatableAddress(L, meta);
-  luaL_setfuncs(L, methods, 0);
-  lua_pushcfunction(L, &GcUserdata<T>);
-  lua_setfield(L, -2, "__gc");
-  if (index) {
-    lua_pushcfunction(L, index);
-  } else {
-    lua_pushvalue(L, -1);
+  lua_newtable(L);  // [mt, methods]
+  for (const luaL_Reg* r = methods; r->name != nullptr; ++r) {
+    const bool meta_method = r->name[0] == '_' && r->name[1] == '_';
+    lua_pushcfunction(L, r->func);
+    lua_setfield(L, meta_method ? -3 : -2, r->name);
   }
-  lua_setfield(L, -2, "__index");
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, MethodsKey(meta).c_str());
+  if (index != nullptr) {
+    lua_pop(L, 1);
+    lua_pushcfunction(L, index);
+  }
+  lua_setfield(L, -2, "__index");  // [mt]
+  if (gc != nullptr) {
+    lua_pushcfunction(L, gc);
+    lua_setfield(L, -2, "__gc");
+  }
   lua_pushstring(L, meta);
   lua_setfield(L, -2, "__name");
   lua_pushboolean(L, 0);
-  lua_setfield(L, -2, "__metatable");  // hide the metatable from scripts
+  lua_setfield(L, -2, "__metatable");  // getmetatable(x) -> false; setmetatable refuses
   lua_pop(L, 1);
+}
+
+// Creates metatable `meta` (see DefineMetatable) with __gc running ~T. [-0, +0]
+template <class T>
+void DefineType(lua_State* L, const char* meta, const luaL_Reg* methods, lua_CFunction index = nullptr) {
+  DefineMetatable(L, meta, methods, index, &GcUserdata<T>);
+}
+
+// For a custom __index: pushes the method named by the value at `key` (nil when there is none; never
+// a metamethod). [-0, +1]
+inline void PushMethod(lua_State* L, const char* meta, int key) {
+  key = lua_absindex(L, key);
+  lua_getfield(L, LUA_REGISTRYINDEX, MethodsKey(meta).c_str());
+  lua_pushvalue(L, key);
+  lua_rawget(L, -2);
+  lua_remove(L, -2);
 }
 
 inline void SetNumber(lua_State* L, const char* key, double v) {
@@ -85,6 +115,10 @@ inline void SetString(lua_State* L, const char* key, std::string_view v) {
 
 namespace kplab::host {
 
+// sandbox.cc: after a binding returns, raises the kill if the call's deadline passed meanwhile or
+// Ctrl-C came (a loop of slow native calls runs few instructions between two count hooks).
+void AfterNative(lua_State* L);
+
 // Every lua_CFunction of the bindings goes through Safe<>: a std::exception thrown by core code is
 // caught inside this frame and raised as a Lua error (prefixed with luaL_where) after the C++ objects of
 // the call are gone. Lua's own errors (not std::exception) pass through untouched.
@@ -93,7 +127,12 @@ int Safe(lua_State* L) {
   {
     std::string message;
     try {
-      return F(L);
+      const int n = F(L);
+      AfterNative(L);
+      return n;
+    } catch (const std::bad_alloc&) {
+      // Native memory ran out (the process's, not the VM's cap): a clear error, and the run fails.
+      message = "out of memory (a native allocation failed)";
     } catch (const std::exception& e) {
       message = e.what();
     }

@@ -1,7 +1,7 @@
 // `kplab repl`. Follows lua.c's conventions: a line is first tried as `return <line>` (so `1+1` prints
 // 2), an incomplete chunk asks for continuation lines (">> "), errors print with their traceback, and
-// Ctrl-C during a computation sets a hook that raises "interrupted!" at the next VM instruction, call
-// or return (lua.c: laction), which brings the prompt back. Values print through pretty.cc.
+// Ctrl-C during a computation makes the VM raise "interrupted!" (sandbox.h: RequestInterrupt), which
+// brings the prompt back. Values print through pretty.cc.
 #include "repl.h"
 
 #include <fcntl.h>
@@ -151,14 +151,10 @@ namespace {
 
 // ---- Ctrl-C -----------------------------------------------------------------------------------------
 
-// The state that SIGINT touches: written by the handler, read by the loop (lua.c: globalL).
-lua_State* volatile g_running = nullptr;  // set while a chunk runs
+// Written by the handler, read by the prompt loop. A running chunk is stopped by RequestInterrupt
+// (sandbox.h): the VM's count hook, which is always armed, and ChargeNative in long native calls see
+// it, and the kill holds through pcall, xpcall handlers and coroutines like a spent budget.
 volatile sig_atomic_t g_sigint = 0;
-
-void InterruptHook(lua_State* L, lua_Debug* /*ar*/) {
-  lua_sethook(L, nullptr, 0, 0);
-  luaL_error(L, "interrupted!");
-}
 
 // Self-pipe: the handler writes a byte that the prompt's read loop polls for, so a Ctrl-C is never lost
 // while libedit is busy between two reads.
@@ -171,10 +167,7 @@ void OnSigint(int /*sig*/) {
     [[maybe_unused]] const ssize_t n = write(g_sigpipe[1], "i", 1);
     errno = saved;
   }
-  // lua_sethook is async-signal-safe (lua.h documents it for this use).
-  if (lua_State* L = g_running; L != nullptr) {
-    lua_sethook(L, &InterruptHook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
-  }
+  RequestInterrupt();  // a lock-free atomic store
 }
 
 void DrainSigpipe() {
@@ -481,12 +474,10 @@ void Repl::AddHistory(const std::string& line) {
 int Repl::CallInterruptible(int nargs, const std::string& label) {
   lua_State* L = vm_.state();
   const int base = lua_gettop(L) - nargs;  // the function
-  lua_sethook(L, nullptr, 0, 0);           // a Ctrl-C that came after the last run is stale
+  ClearInterrupt();  // a Ctrl-C that came after the last run is stale
   g_sigint = 0;
-  g_running = L;
   std::optional<ScriptError> err = vm_.Call(nargs, LUA_MULTRET, label);
-  g_running = nullptr;
-  lua_sethook(L, nullptr, 0, 0);
+  ClearInterrupt();
   if (err) {
     had_error_ = true;
     // A command's error is about its input (a bad file): the traceback would only show the binding.
@@ -719,17 +710,20 @@ std::string Repl::FunctionName(int idx) {
   if (lua_pcall(L, 2, 1, 0) == LUA_OK && lua_type(L, -1) == LUA_TSTRING) name = lua_tostring(L, -1);
   lua_pop(L, 1);
   if (!name.empty()) return name;
-  // Methods live in the kplab.* metatables of the registry.
+  // Methods live in the "kplab.TYPE.methods" tables of the registry (lua_util.h: DefineMetatable).
   lua_pushnil(L);
-  while (name.empty() && lua_next(L, LUA_REGISTRYINDEX) != 0) {  // [k, mt]
+  while (name.empty() && lua_next(L, LUA_REGISTRYINDEX) != 0) {  // [k, methods]
     if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TTABLE) {
-      const std::string key = lua_tostring(L, -2);
-      if (key.starts_with("kplab.") && key.find('.', 6) == std::string::npos) {
+      constexpr std::string_view kPrefix = "kplab.", kSuffix = ".methods";
+      const std::string_view key = lua_tostring(L, -2);
+      const std::string type = key.starts_with(kPrefix) && key.ends_with(kSuffix)
+                                   ? std::string(key.substr(kPrefix.size(), key.size() - kPrefix.size() - kSuffix.size()))
+                                   : std::string();
+      if (!type.empty() && type.find('.') == std::string::npos) {
         lua_pushnil(L);
-        while (lua_next(L, -2) != 0) {  // [k, mt, mk, mv]
+        while (lua_next(L, -2) != 0) {  // [k, methods, mk, mv]
           if (lua_type(L, -2) == LUA_TSTRING && lua_rawequal(L, -1, idx)) {
-            const std::string method = lua_tostring(L, -2);
-            if (!method.starts_with("__")) name = key.substr(6) + ":" + method;
+            name = type + ":" + lua_tostring(L, -2);
           }
           lua_pop(L, 1);
         }

@@ -14,8 +14,13 @@
 namespace kplab::host {
 
 struct ReplOptions {
-  // The REPL has no instruction budget by default: Ctrl-C interrupts a long computation instead.
-  Limits limits{.memory_bytes = 256u << 20, .instructions = 0};
+  // Per line typed: larger than a plugin's (interactive analyses run whole-corpus loops in Lua), and
+  // Ctrl-C stops anything sooner. No run limits: a session is not a run.
+  Limits limits{.memory_bytes = 256u << 20,
+                .instructions = 10'000'000'000,
+                .seconds = 300,
+                .run_instructions = 0,
+                .run_seconds = 0};
   std::vector<std::string> plugin_dirs;  // --plugins DIR (as for eval)
   std::string db;                        // run store for :runs; "" = RunStore::DefaultPath()
   std::string history_path;              // "" = DefaultHistoryPath()

@@ -177,13 +177,8 @@ MetricRunner::MetricRunner(std::vector<Lane> lanes, std::shared_ptr<const Corpus
   for (std::size_t l = 0; l <= lanes_.size(); ++l) bounds_.push_back(n * l / lanes_.size());
   for (std::size_t l = 0; l < lanes_.size(); ++l) {
     lua_State* L = lanes_[l].vm->state();
-    if (luaL_newmetatable(L, kColumnMeta)) {
-      RegisterMetatableAddress(L, kColumnMeta);
-      luaL_setfuncs(L, kColumnMethods, 0);
-      lua_pushvalue(L, -1);
-      lua_setfield(L, -2, "__index");
-      lua_pushboolean(L, 0);
-      lua_setfield(L, -2, "__metatable");
+    if (luaL_getmetatable(L, kColumnMeta) == LUA_TNIL) {
+      DefineMetatable(L, kColumnMeta, kColumnMethods, nullptr, nullptr);
     }
     lua_pop(L, 1);
     lua_createtable(L, static_cast<int>(bounds_[l + 1] - bounds_[l]), 0);
@@ -309,6 +304,15 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
     }
     pairs_ = *mined;
   }
+  // One account for all of this plugin's calls in every lane (docs/plugins.md, Limits: per run).
+  const std::shared_ptr<RunBudget> run_budget = LuaVm::NewRunBudget(lanes_[0].vm->limits());
+  for (Lane& ln : lanes_) ln.vm->BeginRun(run_budget);
+  struct EndRuns {
+    std::vector<Lane>& lanes;
+    ~EndRuns() {
+      for (Lane& ln : lanes) ln.vm->EndRun();
+    }
+  } end_runs{lanes_};
   std::vector<Partial> parts(lanes_.size());
   // A lane that throws (e.g. std::bad_alloc) reports it as its error; every started thread is joined
   // before anything else happens, and a lane whose thread cannot be started runs on this one.

@@ -4,10 +4,14 @@
 #include "sandbox.h"
 
 #include <dlfcn.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,6 +27,7 @@
 
 #include <lua.hpp>
 
+#include "bindings.h"
 #include "kplab/io.h"
 #include "lua_util.h"
 
@@ -84,7 +89,38 @@ bool ParsePosition(const std::string& message, std::string* file, int* line) {
   return false;
 }
 
+using Clock = std::chrono::steady_clock;
+
+// Ctrl-C in the REPL: one flag for every VM of the process (a command may run plugins in VMs of their
+// own).
+std::atomic<bool> g_interrupt{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "RequestInterrupt runs in a signal handler");
+
+// Allocations at least this large check the deadlines: a loop of big copies (quadratic concatenation)
+// runs few instructions per byte moved.
+constexpr std::size_t kLargeAllocation = std::size_t{1} << 20;
+constexpr std::size_t kBytesPerStep = 16;  // a copy moves ~16 bytes in the time of one VM instruction
+
+Clock::time_point DeadlineAfter(Clock::time_point start, double seconds) {
+  if (seconds <= 0) return Clock::time_point::max();
+  return start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+std::string FormatSeconds(double s) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
+}
+
 }  // namespace
+
+struct RunBudget {
+  std::uint64_t limit = 0;  // instructions; 0 = unlimited
+  double seconds = 0;
+  std::atomic<std::uint64_t> spent{0};
+  std::atomic<bool> started{false};
+  std::atomic<Clock::rep> deadline{Clock::time_point::max().time_since_epoch().count()};
+};
 
 // Per-VM state reachable from the allocator, the hook and the message handler (the allocator's ud).
 struct LuaVm::Alloc {
@@ -101,8 +137,13 @@ struct LuaVm::Alloc {
   int every = kHookEvery;
   std::uint64_t spent = 0;
   bool exhausted = false;
-  std::string kill_text;     // "instruction budget of N exceeded"
+  std::string kill_text;     // "instruction budget of N exceeded", set when a limit kills the call
   std::string kill_message;  // first kill of the current call, with its position
+  std::string budget_text;   // "instruction budget of N exceeded"
+  std::string seconds_text;  // "time limit of S s exceeded"
+  Clock::time_point deadline = Clock::time_point::max();
+  std::shared_ptr<RunBudget> run;
+  double native_since_clock = 0;  // native steps charged since the clock was last read
   // Traceback of the last error that reached Call's handler.
   std::string traceback;
 
@@ -119,14 +160,69 @@ struct LuaVm::Alloc {
       self->memory_hit = true;
       return nullptr;
     }
+    // A large block is filled by a copy the count hook does not see (s = s .. t in a loop copies
+    // quadratically): it is charged one step per kBytesPerStep bytes. No Lua error can be raised
+    // here: a refused allocation becomes a memory error, which Call reports as the kill (and the
+    // re-armed hook keeps pcall from going on).
+    if (self->metered && nsize >= kLargeAllocation && nsize > old) {
+      if (self->exhausted) return nullptr;
+      const std::string* why = self->Charge(nsize / kBytesPerStep);
+      if (why == nullptr) why = self->Expired();
+      if (why != nullptr) {
+        self->Kill(self->main, *why, /*where=*/false);
+        return nullptr;
+      }
+    }
     void* p = std::realloc(ptr, nsize);
     if (p != nullptr) self->used = self->used - old + nsize;
     return p;
   }
 
-  // Count hook. Once the budget is spent, the hook is re-armed to fire on every instruction of this
-  // thread and of the main thread, so a `pcall` in the script can catch the error but cannot run a
-  // single further instruction without raising it again (redis: luaMaskCountHook).
+  // The limit that has run out, if any (Ctrl-C, the call's or the run's deadline); reads the clock.
+  const std::string* Expired() {
+    static const std::string kInterrupted = "interrupted!";
+    if (g_interrupt.load(std::memory_order_relaxed)) return &kInterrupted;
+    native_since_clock = 0;
+    const Clock::time_point now = Clock::now();
+    if (now >= deadline) return &seconds_text;
+    if (run != nullptr && now.time_since_epoch().count() >= run->deadline.load(std::memory_order_relaxed)) {
+      run_text = "run time limit of " + FormatSeconds(run->seconds) + " s exceeded (all calls of this plugin)";
+      return &run_text;
+    }
+    return nullptr;
+  }
+
+  // Charges `n` instructions (or native steps) to the call's and the run's budgets.
+  const std::string* Charge(std::uint64_t n) {
+    spent += n;
+    if (budget != 0 && spent >= budget) return &budget_text;
+    if (run != nullptr && run->limit != 0 &&
+        run->spent.fetch_add(n, std::memory_order_relaxed) + n >= run->limit) {
+      run_text = "run instruction budget of " + std::to_string(run->limit) +
+                 " exceeded (all calls of this plugin)";
+      return &run_text;
+    }
+    return nullptr;
+  }
+
+  // Marks the call killed: from now on the hook fires on every instruction of this thread and of the
+  // main thread and raises the kill again, so a `pcall` in the script can catch the error but cannot
+  // run a single further instruction without raising it again (redis: luaMaskCountHook).
+  // lua_sethook is async-signal-safe and allowed inside the allocator.
+  void Kill(lua_State* L, const std::string& why, bool where) {
+    exhausted = true;
+    kill_text = why;
+    lua_sethook(L, &Hook, LUA_MASKCOUNT, 1);
+    if (L != main) lua_sethook(main, &Hook, LUA_MASKCOUNT, 1);
+    kill_message.clear();
+    if (where) {
+      luaL_where(L, 0);  // level 0: the Lua function being executed (hooks have no frame)
+      kill_message = lua_tostring(L, -1);
+      lua_pop(L, 1);
+    }
+    kill_message += kill_text;
+  }
+
   static void Hook(lua_State* L, lua_Debug* /*ar*/) {
     void* ud = nullptr;
     lua_getallocf(L, &ud);
@@ -137,20 +233,50 @@ struct LuaVm::Alloc {
         lua_sethook(L, &Hook, LUA_MASKCOUNT, self->every);
         return;
       }
-      self->spent += static_cast<std::uint64_t>(self->every);
-      if (self->spent < self->budget) return;
-      self->exhausted = true;
-      lua_sethook(L, &Hook, LUA_MASKCOUNT, 1);
-      if (L != self->main) lua_sethook(self->main, &Hook, LUA_MASKCOUNT, 1);
-      luaL_where(L, 0);  // level 0: the Lua function being executed (hooks have no frame)
-      self->kill_message = std::string(lua_tostring(L, -1)) + self->kill_text;
-      lua_pop(L, 1);
+      const std::string* why = self->Charge(static_cast<std::uint64_t>(self->every));
+      if (why == nullptr) why = self->Expired();
+      if (why == nullptr) return;
+      self->Kill(L, *why, /*where=*/true);
     }
     luaL_where(L, 0);
     lua_pushlstring(L, self->kill_text.data(), self->kill_text.size());
     lua_concat(L, 2);
     lua_error(L);
   }
+
+  // ChargeNative (charge = true) and CheckNative: as the hook, from inside a C function (level 1 is
+  // its caller).
+  void ChargeNativeSteps(lua_State* L, double steps, bool charge = true) {
+    if (!metered) return;
+    if (!exhausted) {
+      const double capped = std::min(steps, 9.0e18);
+      const std::string* why = charge ? Charge(static_cast<std::uint64_t>(std::max(0.0, capped))) : nullptr;
+      native_since_clock += steps;
+      if (why == nullptr && native_since_clock >= 4096) why = Expired();
+      if (why == nullptr && g_interrupt.load(std::memory_order_relaxed)) why = Expired();
+      if (why == nullptr) return;
+      KillFromNative(L, *why);
+    }
+    luaL_where(L, 1);
+    lua_pushlstring(L, kill_text.data(), kill_text.size());
+    lua_concat(L, 2);
+    lua_error(L);
+  }
+
+  // Kills the call from inside a C function (level 1 is its caller) and raises the kill.
+  [[noreturn]] void KillFromNative(lua_State* L, const std::string& why) {
+    Kill(L, why, /*where=*/false);
+    luaL_where(L, 1);
+    kill_message = lua_tostring(L, -1) + kill_text;
+    lua_pop(L, 1);
+    luaL_where(L, 1);
+    lua_pushlstring(L, kill_text.data(), kill_text.size());
+    lua_concat(L, 2);
+    lua_error(L);
+    std::abort();  // unreachable: lua_error does not return
+  }
+
+  std::string run_text;
 
   // Message handler of Call (lua.c: msghandler): keeps the traceback on the C++ side and returns the
   // message, so ScriptError gets both apart.
@@ -171,6 +297,27 @@ struct LuaVm::Alloc {
 };
 
 namespace {
+
+// A switch between coroutines costs the time of ~130 VM instructions but counts as a handful, so a
+// resume/yield loop ran ~20x longer than its budget: each resume is charged this many steps.
+constexpr double kResumeSteps = 200;
+
+// coroutine.resume, and the functions coroutine.wrap returns: the original (upvalue 1), charged.
+int ChargedResume(lua_State* L) {
+  ChargeNative(L, kResumeSteps);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+int ChargedWrap(lua_State* L) {
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);  // [wrapped]
+  lua_pushcclosure(L, &ChargedResume, 1);
+  return 1;
+}
 
 // Lua errors outside any protected call would abort the process; make them a C++ exception instead so
 // the host can report and drop the VM.
@@ -388,7 +535,8 @@ LuaVm::LuaVm(const Limits& limits) : limits_(limits), alloc_(std::make_unique<Al
   if (alloc_->budget != 0 && alloc_->budget < static_cast<std::uint64_t>(kHookEvery)) {
     alloc_->every = static_cast<int>(alloc_->budget);
   }
-  alloc_->kill_text = "instruction budget of " + std::to_string(limits_.instructions) + " exceeded";
+  alloc_->budget_text = "instruction budget of " + std::to_string(limits_.instructions) + " exceeded";
+  alloc_->seconds_text = "time limit of " + FormatSeconds(limits_.seconds) + " s exceeded";
 
   // Only the libraries the allow-list exposes are opened; io/os/package/debug never exist here.
   static const luaL_Reg kLibs[] = {
@@ -405,6 +553,15 @@ LuaVm::LuaVm(const Limits& limits) : limits_(limits), alloc_(std::make_unique<Al
   lua_getglobal(L_, LUA_STRLIBNAME);
   lua_pushnil(L_);
   lua_setfield(L_, -2, "dump");
+  // Lua's pattern matcher runs without hooks (a pattern can backtrack for hours); these charge it.
+  InstallBudgetedPatterns(L_);
+  lua_pop(L_, 1);
+  lua_getglobal(L_, LUA_COLIBNAME);
+  for (const auto& [name, fn] : {std::pair{"resume", &ChargedResume}, std::pair{"wrap", &ChargedWrap}}) {
+    lua_getfield(L_, -1, name);
+    lua_pushcclosure(L_, fn, 1);
+    lua_setfield(L_, -2, name);
+  }
   lua_pop(L_, 1);
   lua_pushliteral(L_, "");
   lua_getmetatable(L_, -1);
@@ -424,6 +581,85 @@ LuaVm::~LuaVm() {
 }
 
 std::size_t LuaVm::memory_in_use() const { return alloc_->used; }
+
+std::shared_ptr<RunBudget> LuaVm::NewRunBudget(const Limits& limits) {
+  auto run = std::make_shared<RunBudget>();
+  run->limit = limits.run_instructions;
+  run->seconds = limits.run_seconds;
+  return run;
+}
+
+void LuaVm::BeginRun(const std::shared_ptr<RunBudget>& run) {
+  if (run != nullptr && !run->started.exchange(true)) {
+    run->deadline.store(DeadlineAfter(Clock::now(), run->seconds).time_since_epoch().count());
+  }
+  alloc_->run = run;
+}
+
+void LuaVm::EndRun() { alloc_->run.reset(); }
+
+void RequestInterrupt() { g_interrupt.store(true, std::memory_order_relaxed); }
+void ClearInterrupt() { g_interrupt.store(false, std::memory_order_relaxed); }
+
+LuaVm::Alloc* LuaVm::AllocOf(lua_State* L) {
+  void* ud = nullptr;
+  return lua_getallocf(L, &ud) == &Alloc::Allocate ? static_cast<Alloc*>(ud) : nullptr;
+}
+
+void ChargeNative(lua_State* L, double steps) {
+  if (LuaVm::Alloc* self = LuaVm::AllocOf(L); self != nullptr) self->ChargeNativeSteps(L, steps);
+}
+
+void AfterNative(lua_State* L) {
+  LuaVm::Alloc* self = LuaVm::AllocOf(L);
+  if (self == nullptr || !self->metered || self->exhausted) return;
+  // The coarse clock (vDSO, a few ns, ticks of a few ms) keeps this cheap on every binding call; it
+  // shares CLOCK_MONOTONIC's (steady_clock's) origin.
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  const auto now = Clock::time_point(std::chrono::duration_cast<Clock::duration>(
+      std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec)));
+  const bool run_over = self->run != nullptr &&
+                        now.time_since_epoch().count() >= self->run->deadline.load(std::memory_order_relaxed);
+  // The coarse clock lags the precise one, so when it says a deadline passed, it did.
+  if (g_interrupt.load(std::memory_order_relaxed) || now >= self->deadline || run_over) {
+    if (const std::string* why = self->Expired(); why != nullptr) self->KillFromNative(L, *why);
+  }
+}
+
+HeldMemory HoldNative(lua_State* L, std::size_t bytes, const char* what) {
+  HeldMemory held;
+  LuaVm::Alloc* self = LuaVm::AllocOf(L);
+  if (self == nullptr) return held;
+  if (self->metered && self->limit != 0 && self->used + bytes > self->limit) {
+    ReserveNative(L, static_cast<double>(bytes), what);  // collects, then raises if they still do not fit
+  }
+  self->used += bytes;
+  held.used_ = &self->used;
+  held.bytes_ = bytes;
+  return held;
+}
+
+void CheckNative(lua_State* L, double steps_done) {
+  if (LuaVm::Alloc* self = LuaVm::AllocOf(L); self != nullptr) self->ChargeNativeSteps(L, steps_done, false);
+}
+
+void ReserveNative(lua_State* L, double bytes, const char* what) {
+  LuaVm::Alloc* self = LuaVm::AllocOf(L);
+  if (self == nullptr || !self->metered || self->limit == 0) return;
+  auto room = [self] { return self->used >= self->limit ? 0.0 : static_cast<double>(self->limit - self->used); };
+  if (bytes <= room()) return;
+  lua_gc(L, LUA_GCCOLLECT, 0);  // userdata the script dropped give back what they held (HeldMemory)
+  if (bytes <= room()) return;
+  luaL_where(L, 1);
+  char need[64];
+  std::snprintf(need, sizeof need, "%.0f", std::ceil(bytes / static_cast<double>(kMiB)));
+  const std::string text =
+      "memory limit of " + FormatMiB(self->limit) + " MiB exceeded (" + what + " needs " + need + " MiB)";
+  lua_pushlstring(L, text.data(), text.size());
+  lua_concat(L, 2);
+  lua_error(L);
+}
 
 void LuaVm::Install(const ModuleInstaller& installer) {
   const int top = lua_gettop(L_);
@@ -447,7 +683,7 @@ void LuaVm::PushSandboxEnv(const std::string& chunk_label) {
     }
     lua_pushcfunction(L, &SandboxSetmetatable);
     lua_setfield(L, -2, "setmetatable");
-    lua_pushlightuserdata(L, &alloc_->exhausted);
+      lua_pushlightuserdata(L, &alloc_->exhausted);
     lua_pushcclosure(L, &SandboxXpcall, 1);
     lua_setfield(L, -2, "xpcall");
     lua_newtable(L);  // [base, seen]
@@ -565,13 +801,16 @@ std::optional<ScriptError> LuaVm::Call(int nargs, int nresults, const std::strin
   lua_insert(L, base + 1);  // [f', handler, f, args...]
   const int handler = base + 1;
 
-  // A fresh budget per call.
+  // A fresh budget and deadline per call. The hook is armed whatever the budget: it also watches the
+  // clocks and Ctrl-C.
   alloc_->spent = 0;
   alloc_->exhausted = false;
   alloc_->kill_message.clear();
   alloc_->memory_hit = false;
   alloc_->traceback.clear();
-  if (alloc_->budget != 0) lua_sethook(L, &Alloc::Hook, LUA_MASKCOUNT, alloc_->every);
+  alloc_->native_since_clock = 0;
+  alloc_->deadline = DeadlineAfter(Clock::now(), limits_.seconds);
+  lua_sethook(L, &Alloc::Hook, LUA_MASKCOUNT, alloc_->every);
 
   int status = LUA_OK;
   std::string exception_text;
@@ -617,6 +856,7 @@ std::optional<ScriptError> LuaVm::Call(int nargs, int nresults, const std::strin
   if (alloc_->exhausted) {
     // Whatever the script did after the kill (pcall, xpcall handlers), report the kill itself.
     err.message = alloc_->kill_message;
+    if (err.message == alloc_->kill_text) err.message = where + ": " + alloc_->kill_text;  // no position
     err.traceback = alloc_->traceback;
   } else if (status == LUA_ERRMEM || (alloc_->memory_hit && err.message == "not enough memory")) {
     err.message = where + ": memory limit of " + FormatMiB(limits_.memory_bytes) + " MiB exceeded";

@@ -17,10 +17,28 @@ struct lua_State;
 
 namespace kplab::host {
 
+// What a script may spend (docs/plugins.md, Limits). 0 means unlimited for every field. Native work
+// done for a script (kp.stats resampling, WER, tokenizers, pattern matching) is charged to the same
+// instruction budgets in "steps" before it is done (ChargeNative), and native buffers are checked
+// against the memory cap before they are allocated (ReserveNative).
 struct Limits {
-  std::size_t memory_bytes = 256u << 20;      // per VM; 0 = unlimited
-  std::uint64_t instructions = 2'000'000'000;  // per call into a plugin (score/aggregate/top level); 0 = unlimited
+  std::size_t memory_bytes = 256u << 20;  // per VM
+  // Per call into a plugin (score/aggregate/top level) or script. 1e8 instructions stop `while true
+  // do end` in ~0.3 s of CPU (docs/plugins.md); a document's score takes ~1e3-1e5.
+  std::uint64_t instructions = 100'000'000;
+  double seconds = 10;  // wall clock per call: bounds what instructions cannot see (big copies)
+  // Per plugin and run: every call (top level, each document, aggregate) of one plugin, all lanes.
+  std::uint64_t run_instructions = 20'000'000'000;
+  double run_seconds = 600;
 };
+
+// The per-run account of one plugin, shared by the VMs (lanes) that run it. Thread-safe.
+struct RunBudget;
+
+void ChargeNative(lua_State* L, double steps);
+void ReserveNative(lua_State* L, double bytes, const char* what);
+void CheckNative(lua_State* L, double steps_done);
+void AfterNative(lua_State* L);  // lua_util.h: Safe<> calls it when a binding returns
 
 // A Lua error captured with its location, kept so a failed run can store it.
 struct ScriptError {
@@ -35,6 +53,28 @@ struct ScriptError {
 // Function that installs native modules into the `kp` table at the top of the stack
 // ([kp] on entry and exit). Bindings (lua_*.cc) register through this.
 using ModuleInstaller = std::function<void(lua_State* L)>;
+
+// Native memory that a userdata keeps alive (a Matrix's cells), counted in its VM's memory cap for as
+// long as the token lives (the userdata holds it; its __gc releases it). Move-only.
+class HeldMemory {
+ public:
+  HeldMemory() = default;
+  HeldMemory(HeldMemory&& o) noexcept : used_(o.used_), bytes_(o.bytes_) { o.used_ = nullptr; }
+  HeldMemory& operator=(HeldMemory&&) = delete;
+  ~HeldMemory() {
+    if (used_ != nullptr) *used_ -= bytes_;
+  }
+
+ private:
+  friend HeldMemory HoldNative(lua_State* L, std::size_t bytes, const char* what);
+  std::size_t* used_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// Counts `bytes` of native memory held by a new userdata in the VM's memory cap. During a call, when
+// they do not fit even after a full collection, raises "memory limit of N MiB exceeded (WHAT needs X
+// MiB)". Outside a LuaVm (the Lua module) nothing is counted. [-0, +0, v]
+HeldMemory HoldNative(lua_State* L, std::size_t bytes, const char* what);
 
 class LuaVm {
  public:
@@ -65,23 +105,61 @@ class LuaVm {
                                       int nresults);
 
   // Calls the function at stack[-(nargs+1)] with nargs arguments through the traceback handler under a
-  // fresh instruction budget. Like lua_pcall, but returns a ScriptError on failure (stack: results
+  // fresh instruction budget and deadline. Like lua_pcall, but returns a ScriptError on failure (stack: results
   // pushed on success, nothing on failure). Errors: runtime errors "FILE:LINE: msg" with traceback;
   // "FILE: memory limit of N MiB exceeded" (no line, no traceback; the VM collects and stays usable);
-  // "FILE:LINE: instruction budget of N exceeded" (the first kill, whatever the script did after it).
+  // the kills "FILE:LINE: instruction budget of N exceeded", "FILE:LINE: time limit of S s exceeded",
+  // "FILE:LINE: run instruction budget of N exceeded (all calls of this plugin)", "FILE:LINE: run time
+  // limit of S s exceeded (all calls of this plugin)" (while BeginRun is in effect) and
+  // "FILE:LINE: interrupted!" (RequestInterrupt): the first kill, whatever the script did after it; a
+  // kill raised by an allocation has no LINE.
   // FILE is the called function's chunk. Not reentrant: a binding must not call Call while a Call runs
   // (the budget is per outermost call); use lua_call inside bindings.
   std::optional<ScriptError> Call(int nargs, int nresults, const std::string& plugin_label);
 
   std::size_t memory_in_use() const;
 
+  // Charges every Call of this VM, until EndRun, also to `run` (shared by lanes). Starts the run's
+  // clock when it is the first VM to begin it.
+  void BeginRun(const std::shared_ptr<RunBudget>& run);
+  void EndRun();
+  static std::shared_ptr<RunBudget> NewRunBudget(const Limits& limits);
+
  private:
   struct Alloc;
+  static Alloc* AllocOf(lua_State* L);  // null when L's allocator is not a LuaVm's (the Lua module)
+  friend void ChargeNative(lua_State* L, double steps);
+  friend void ReserveNative(lua_State* L, double bytes, const char* what);
+  friend void CheckNative(lua_State* L, double steps_done);
+  friend void AfterNative(lua_State* L);
+  friend HeldMemory HoldNative(lua_State* L, std::size_t bytes, const char* what);
   Limits limits_;
   std::unique_ptr<Alloc> alloc_;
   lua_State* L_ = nullptr;
   int handler_ref_ = -2;  // LUA_NOREF until the first Call
 };
+
+// Asks every running Call in the process to stop with "interrupted!" (the REPL's Ctrl-C). Async-
+// signal-safe. The flag holds until ClearInterrupt. The kill works like a spent budget: pcall and
+// xpcall cannot catch it for good.
+void RequestInterrupt();
+void ClearInterrupt();
+
+// For bindings, before native work done on a script's behalf: charges `steps` (about one inner-loop
+// iteration each) to the instruction budgets and checks the deadlines and Ctrl-C; raises the kill error
+// ("FILE:LINE: instruction budget of N exceeded", "... time limit of S s exceeded", "interrupted!")
+// when one is spent. Outside a sandboxed VM (the Lua module) nothing is checked. [-0, +0, v]
+void ChargeNative(lua_State* L, double steps);
+
+// For long native loops whose work was charged before they started: checks Ctrl-C and (every few
+// thousand steps) the deadlines, raising the kill error as ChargeNative does. Called from inside the
+// loop (through a core checkpoint callback), so the Lua error unwinds the loop's C++ frames. [-0, +0, v]
+void CheckNative(lua_State* L, double steps_done);
+
+// For bindings, before allocating `bytes` natively for a script: raises "memory limit of N MiB
+// exceeded (WHAT needs X MiB)" when they do not fit in what is left of the VM's memory cap. The bytes
+// are not kept charged (native buffers are temporary or owned by userdata the cap does not see). [-0, +0, v]
+void ReserveNative(lua_State* L, double bytes, const char* what);
 
 // A plugin file found on disk.
 struct PluginFile {

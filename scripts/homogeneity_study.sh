@@ -28,5 +28,5 @@ if [ -f "$DATA/kp20k_test_first1000/test_src.txt" ]; then
 fi
 # The data is outside the working directory: granted to the script for reading (docs/scripts.md); an
 # --out outside it needs --allow-write DIR among the arguments.
-exec "$KPLAB" run --allow-read "$DATA" scripts/analysis/homogeneity.lua --dataset "$DATA/kpg_testsets_meng2017/kp20k" \
+exec "$KPLAB" run --instruction-limit 0 --time-limit 3600 --allow-read "$DATA" scripts/analysis/homogeneity.lua --dataset "$DATA/kpg_testsets_meng2017/kp20k" \
   "${source_args[@]}" --theta "$THETA" "${args[@]}" "$@"

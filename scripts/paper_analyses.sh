@@ -33,7 +33,7 @@ done
 
 # Scripts reach only granted directories (docs/scripts.md): the report, the store and the data it scored.
 run() {
-  "$KPLAB" run --allow-write "$OUT" --allow-read "$DB" --allow-read "$DATA" "scripts/analysis/$1.lua" \
+  "$KPLAB" run --instruction-limit 0 --time-limit 3600 --allow-write "$OUT" --allow-read "$DB" --allow-read "$DATA" "scripts/analysis/$1.lua" \
     --db "$DB" --out "$OUT" "${@:2}" >/dev/null
   echo "wrote $OUT/$1.md"
 }

@@ -345,11 +345,17 @@ GenericityReport ComputeGenericity(std::span<const std::vector<std::uint32_t>> s
 }
 
 double Wer(std::span<const std::string_view> hyp, std::span<const std::string_view> ref) {
+  return Wer(hyp, ref, {});
+}
+
+double Wer(std::span<const std::string_view> hyp, std::span<const std::string_view> ref,
+           const std::function<void(double)>& checkpoint) {
   if (ref.empty()) return kNaN;
   // Two rows of the Levenshtein table: prev[j] = distance(hyp[0, i), ref[0, j)).
   std::vector<std::size_t> prev(ref.size() + 1), cur(ref.size() + 1);
   std::iota(prev.begin(), prev.end(), std::size_t{0});
   for (std::size_t i = 1; i <= hyp.size(); ++i) {
+    if (checkpoint && (i & 63) == 0) checkpoint(64.0 * static_cast<double>(ref.size()));
     cur[0] = i;
     for (std::size_t j = 1; j <= ref.size(); ++j) {
       const std::size_t sub = prev[j - 1] + (hyp[i - 1] == ref[j - 1] ? 0 : 1);

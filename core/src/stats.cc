@@ -894,7 +894,8 @@ class BufferedBelow {
   std::size_t pos_ = kWords * 2;
 };
 
-Result<Interval> BootstrapImpl(std::span<const double> x, const BootstrapOptions& o, std::string_view fn) {
+Result<Interval> BootstrapImpl(std::span<const double> x, const BootstrapOptions& o, std::string_view fn,
+                               const Checkpoint& checkpoint) {
   if (x.empty()) return Error{fmt::format("{}: needs at least 1 observation (got 0)", fn)};
   if (x.size() >= (std::size_t{1} << 32)) return Error{fmt::format("{}: too many observations", fn)};
   if (o.n_resamples < 1) {
@@ -908,7 +909,9 @@ Result<Interval> BootstrapImpl(std::span<const double> x, const BootstrapOptions
   BufferedBelow below(rng);
   std::vector<double> means(static_cast<std::size_t>(o.n_resamples));
   const double* data = x.data();
+  std::size_t done = 0;
   for (double& m : means) {
+    if (checkpoint && (++done & 63) == 0) checkpoint(64.0 * n);
     // Four partial sums break the floating-point add dependency chain.
     double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
     std::uint32_t k = 0;
@@ -927,20 +930,21 @@ Result<Interval> BootstrapImpl(std::span<const double> x, const BootstrapOptions
 
 }  // namespace
 
-Result<Interval> BootstrapMeanCI(std::span<const double> x, const BootstrapOptions& options) {
+Result<Interval> BootstrapMeanCI(std::span<const double> x, const BootstrapOptions& options,
+                                 const Checkpoint& checkpoint) {
   if (auto e = CheckNoNaN(x, "bootstrap_ci", "x")) return *e;
-  return BootstrapImpl(x, options, "bootstrap_ci");
+  return BootstrapImpl(x, options, "bootstrap_ci", checkpoint);
 }
 
 Result<Interval> PairedBootstrapMeanCI(std::span<const double> x, std::span<const double> y,
-                                       const BootstrapOptions& options) {
+                                       const BootstrapOptions& options, const Checkpoint& checkpoint) {
   auto d = Differences(x, y, "paired_bootstrap_ci");
   if (!d) return d.error();
-  return BootstrapImpl(*d, options, "paired_bootstrap_ci");
+  return BootstrapImpl(*d, options, "paired_bootstrap_ci", checkpoint);
 }
 
 Result<double> ApproximateRandomization(std::span<const double> x, std::span<const double> y,
-                                        const RandomizationOptions& o) {
+                                        const RandomizationOptions& o, const Checkpoint& checkpoint) {
   constexpr std::string_view fn = "approx_randomization";
   auto dr = Differences(x, y, fn);
   if (!dr) return dr.error();
@@ -961,6 +965,7 @@ Result<double> ApproximateRandomization(std::span<const double> x, std::span<con
   Rng rng(o.seed);
   std::int64_t hits = 0;
   for (int r = 0; r < o.n_resamples; ++r) {
+    if (checkpoint && (r & 63) == 63) checkpoint(64.0 * static_cast<double>(n));
     double acc[4] = {0, 0, 0, 0};
     for (std::size_t base = 0; base < n; base += 64) {
       const std::uint64_t w = rng.Next();

@@ -454,7 +454,8 @@ Result<FactorResult> FactorAnalysis(const DenseMatrix& data, const FactorOptions
   return FactorAnalysisFromCorrelation(*r, options);
 }
 
-Result<ParallelResult> ParallelAnalysis(const DenseMatrix& data, const ParallelOptions& options) {
+Result<ParallelResult> ParallelAnalysis(const DenseMatrix& data, const ParallelOptions& options,
+                                        const Checkpoint& checkpoint) {
   if (options.iterations < 1) {
     return Error{fmt::format("parallel_analysis: iterations must be >= 1 (got {})", options.iterations)};
   }
@@ -470,6 +471,7 @@ Result<ParallelResult> ParallelAnalysis(const DenseMatrix& data, const ParallelO
   Rng rng(options.seed);
   DenseMatrix noise(n, p);
   for (int it = 0; it < options.iterations; ++it) {
+    if (checkpoint) checkpoint(static_cast<double>(noise.v.size()) * p);
     for (double& v : noise.v) v = rng.Normal();
     auto rr = CorrelationMatrix(noise);
     if (!rr) return Error{"parallel_analysis: " + rr.error().message};

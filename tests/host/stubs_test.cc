@@ -96,7 +96,8 @@ class StubsTest : public ::testing::Test {
         lua_getfield(L, -1, "__name");
         const bool is_type = key.starts_with("kplab.") && lua_type(L, -1) == LUA_TSTRING && key == lua_tostring(L, -1);
         lua_pop(L, 1);
-        if (is_type) {
+        // Methods live in a table of their own beside the metatable (lua_util.h: DefineMetatable).
+        if (is_type && lua_getfield(L, LUA_REGISTRYINDEX, (key + ".methods").c_str()) == LUA_TTABLE) {
           lua_pushnil(L);
           while (lua_next(L, -2) != 0) {
             if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TFUNCTION) {
@@ -106,6 +107,7 @@ class StubsTest : public ::testing::Test {
             lua_pop(L, 1);
           }
         }
+        if (is_type) lua_pop(L, 1);
       }
       lua_pop(L, 1);
     }
@@ -155,7 +157,7 @@ class StubsTest : public ::testing::Test {
       if (lua_pcall(L, 2, 1, 0) == LUA_OK) {
         ok = want_function ? lua_type(L, -1) == LUA_TFUNCTION : !lua_isnil(L, -1) || name == "source";
       }
-    } else if (lua_getfield(L, LUA_REGISTRYINDEX, ("kplab." + type).c_str()) == LUA_TTABLE) {
+    } else if (lua_getfield(L, LUA_REGISTRYINDEX, ("kplab." + type + ".methods").c_str()) == LUA_TTABLE) {
       lua_getfield(L, -1, name.c_str());
       ok = lua_type(L, -1) == LUA_TFUNCTION;
     }

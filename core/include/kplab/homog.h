@@ -121,6 +121,10 @@ GenericityReport ComputeGenericity(std::span<const std::vector<std::uint32_t>> s
 // Levenshtein distance (insertions, deletions and substitutions, each costing 1) divided by the number
 // of reference words. An empty reference: NaN.
 double Wer(std::span<const std::string_view> hypothesis, std::span<const std::string_view> reference);
+// As Wer, calling checkpoint(cells) now and then with the table cells filled since the last call (it may
+// throw to cancel: the Lua host checks its deadline and Ctrl-C there).
+double Wer(std::span<const std::string_view> hypothesis, std::span<const std::string_view> reference,
+           const std::function<void(double)>& checkpoint);
 
 // ROUGE-1 recall: the clipped unigram overlap sum_w min(count_ref(w), count_hyp(w)) over the number of
 // reference words (Lin 2004). An empty reference: NaN.

@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -185,6 +186,11 @@ class Rng {
 
 // ---- Bootstrap and randomization ----------------------------------------------------------------------------
 
+// Called now and then by the long resampling loops below with the amount of work (values drawn) done
+// since the last call; it may throw to cancel (the Lua host checks its deadline and Ctrl-C there). It
+// does not change the results.
+using Checkpoint = std::function<void(double)>;
+
 struct BootstrapOptions {
   int n_resamples = 10000;
   double confidence = 0.95;  // in (0, 1)
@@ -200,10 +206,11 @@ struct Interval {
 // n indices i_k = rng.Below(n), k = 0 .. n - 1, in order, from one Rng(seed), and takes the mean of
 // x[i_k]; the interval is Quantile(means, (1 - confidence) / 2) and Quantile(means, (1 + confidence) / 2)
 // (numpy.percentile 'linear'). Needs n >= 1 (n < 2^32).
-Result<Interval> BootstrapMeanCI(std::span<const double> x, const BootstrapOptions& options = {});
+Result<Interval> BootstrapMeanCI(std::span<const double> x, const BootstrapOptions& options = {},
+                                 const Checkpoint& checkpoint = {});
 // The same for the mean of the paired differences x - y (documents resampled with replacement).
 Result<Interval> PairedBootstrapMeanCI(std::span<const double> x, std::span<const double> y,
-                                       const BootstrapOptions& options = {});
+                                       const BootstrapOptions& options = {}, const Checkpoint& checkpoint = {});
 
 struct RandomizationOptions {
   int n_resamples = 10000;
@@ -221,7 +228,8 @@ struct RandomizationOptions {
 // tol = 1e-9 * sum |d_i| absorbing rounding (flips that reach |s_obs| exactly in real arithmetic
 // count). Needs n >= 1.
 Result<double> ApproximateRandomization(std::span<const double> x, std::span<const double> y,
-                                        const RandomizationOptions& options = {});
+                                        const RandomizationOptions& options = {},
+                                        const Checkpoint& checkpoint = {});
 
 // ---- Multiple comparisons --------------------------------------------------------------------------------------
 
@@ -322,7 +330,8 @@ struct ParallelResult {
 // percentile. The mean criterion is Horn's original; it over-extracts on pure noise about a quarter of
 // the time (n = 300, p = 10: 0 factors 54%, 1 20%, 2 or more 26%, by simulation), the 95th percentile
 // rarely (0 factors 94%, 1 6%). Errors: as CorrelationMatrix; iterations < 1.
-Result<ParallelResult> ParallelAnalysis(const DenseMatrix& data, const ParallelOptions& options = {});
+Result<ParallelResult> ParallelAnalysis(const DenseMatrix& data, const ParallelOptions& options = {},
+                                        const Checkpoint& checkpoint = {});
 
 // ---- Distributions (exposed for tests and reuse) -------------------------------------------------------------------
 
