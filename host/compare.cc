@@ -47,14 +47,16 @@ Result<Comparison> CompareRuns(RunStore& store, std::int64_t ida, std::int64_t i
   for (const RunRecord* r : {&*ra, &*rb}) {
     if (r->status != "ok") {
       return Error{fmt::format("run {} failed ({}), so it has no scores to compare (expected two runs with status ok)",
-                               r->id, r->error.substr(0, r->error.find('\n')))};
+                               r->id, r->error.substr(0, r->error.find('\n'))),
+                   ErrorKind::kStore};
     }
   }
   if (ra->dataset_hash != rb->dataset_hash && !opt.force) {
     return Error{fmt::format(
         "runs {} and {} are on different datasets ({} sha256 {}... vs {} sha256 {}...), so their documents "
         "cannot be paired (expected two runs of one dataset; --force pairs documents by id anyway)",
-        ida, idb, ra->dataset_name, Short(ra->dataset_hash), rb->dataset_name, Short(rb->dataset_hash))};
+        ida, idb, ra->dataset_name, Short(ra->dataset_hash), rb->dataset_name, Short(rb->dataset_hash)),
+                 ErrorKind::kUsage};
   }
   auto aa = store.GetAggregates(ida);
   if (!aa) return aa.error();
@@ -84,7 +86,8 @@ Result<Comparison> CompareRuns(RunStore& store, std::int64_t ida, std::int64_t i
   }
   cmp.shared_docs = pairs.size();
   if (pairs.empty()) {
-    return Error{fmt::format("runs {} and {} share no document id (expected runs on the same documents)", ida, idb)};
+    return Error{fmt::format("runs {} and {} share no document id (expected runs on the same documents)", ida, idb),
+                 ErrorKind::kUsage};
   }
 
   std::map<std::string, double> bagg;
@@ -141,7 +144,8 @@ Result<Comparison> CompareRuns(RunStore& store, std::int64_t ida, std::int64_t i
     if (!pattern_used[k]) {
       return Error{fmt::format("--metrics pattern '{}' matches no metric both runs have (expected a glob over the "
                                "aggregate names, e.g. 'all.f1@*.macro_hm')",
-                               opt.metrics[k])};
+                               opt.metrics[k]),
+                   ErrorKind::kUsage};
     }
   }
 
@@ -205,7 +209,7 @@ Result<Comparison> CompareRuns(RunStore& store, std::int64_t ida, std::int64_t i
   work(0, n_threads);
   for (auto& th : pool) th.join();
   for (std::size_t r = 0; r < errors.size(); ++r) {
-    if (!errors[r].empty()) return Error{fmt::format("{}: {}", cmp.rows[r].metric, errors[r])};
+    if (!errors[r].empty()) return Error{fmt::format("{}: {}", cmp.rows[r].metric, errors[r]), ErrorKind::kInternal};
   }
   // Holm over the distinct tests of the shown metrics; a duplicate row takes its original's values.
   std::vector<double> ps;

@@ -95,11 +95,12 @@ Result<std::vector<MetricPlugin>> LoadMetrics(
     LuaVm& vm, const std::vector<std::string>& names, const std::vector<std::string>& user_dirs,
     const std::map<std::string, std::map<std::string, std::string>>& params) {
   // Listed, not read: only the selected plugins' files are opened.
+  // A plugin that cannot be listed, read or loaded is a script failure (exit 3), as a bad one is.
   auto files = ListPlugins(ShippedPluginDir(), user_dirs);
-  if (!files) return files.error();
+  if (!files) return Error{files.error().message, ErrorKind::kScript};
   for (const auto& [name, _] : params) {
     if (std::find(names.begin(), names.end(), name) == names.end()) {
-      return Error{fmt::format("--param for metric '{}' which is not selected by --metrics", name)};
+      return Error{fmt::format("--param for metric '{}' which is not selected by --metrics", name), ErrorKind::kUsage};
     }
   }
   std::vector<MetricPlugin> out;
@@ -109,14 +110,14 @@ Result<std::vector<MetricPlugin>> LoadMetrics(
     if (it == files->end()) {
       std::string known;
       for (const auto& f : *files) known += (known.empty() ? "" : ", ") + f.name;
-      return Error{fmt::format("unknown metric '{}' (expected one of: {})", name, known)};
+      return Error{fmt::format("unknown metric '{}' (expected one of: {})", name, known), ErrorKind::kUsage};
     }
     auto file = ReadPluginFile(it->path, it->display_name);
-    if (!file) return file.error();
+    if (!file) return Error{file.error().message, ErrorKind::kScript};
     auto plugin = LoadMetricPlugin(vm, *file);
-    if (!plugin) return plugin.error();
+    if (!plugin) return Error{plugin.error().message, ErrorKind::kScript};
     if (auto p = params.find(name); p != params.end()) {
-      if (auto st = ApplyParams(*plugin, p->second); !st) return Error{st.message()};
+      if (auto st = ApplyParams(*plugin, p->second); !st) return Error{st.message(), ErrorKind::kUsage};
     }
     out.push_back(std::move(*plugin));
   }
@@ -125,60 +126,57 @@ Result<std::vector<MetricPlugin>> LoadMetrics(
 
 namespace {
 
-Result<Corpus> LoadCorpusTimed(const EvalRequest& req, EvalFailure* failure, PhaseTimer& timer) {
-  auto fail = [&](EvalFailure f, std::string message) -> Result<Corpus> {
-    if (failure) *failure = f;
-    return Error{std::move(message)};
+Result<Corpus> LoadCorpusTimed(const EvalRequest& req, PhaseTimer& timer) {
+  auto fail = [&](ErrorKind f, std::string message) -> Result<Corpus> {
+    return Error{std::move(message), f};
   };
-  if (failure) *failure = EvalFailure::kNone;
   auto profile = FindProfile(req.profile);
   if (!profile) {
     std::string names;
     for (const auto& n : ProfileNames()) names += n + ", ";
-    return fail(EvalFailure::kUsage,
+    return fail(ErrorKind::kUsage,
                 fmt::format("unknown profile '{}' (expected one of: {}kenchan+one2set)", req.profile, names));
   }
   auto dataset = ImportDataset(req.dataset_path, req.dataset_options);
   timer.Done("dataset");
-  if (!dataset) return fail(EvalFailure::kInput, dataset.error().message);
+  if (!dataset) return fail(ErrorKind::kInput, dataset.error().message);
   if (req.source_path) {
     if (auto st = AttachSources(*dataset, *req.source_path); !st) {
-      return fail(EvalFailure::kInput, st.message());
+      return fail(ErrorKind::kInput, st.message());
     }
   }
   std::optional<RawPredictions> aligned;
   if (!req.predictions_path.empty()) {
     auto preds = ImportPredictions(req.predictions_path, req.predictions_format);
-    if (!preds) return fail(EvalFailure::kInput, preds.error().message);
+    if (!preds) return fail(ErrorKind::kInput, preds.error().message);
     auto a = AlignPredictions(*dataset, std::move(*preds));
-    if (!a) return fail(EvalFailure::kInput, a.error().message);
+    if (!a) return fail(ErrorKind::kInput, a.error().message);
     aligned = std::move(*a);
     timer.Done("predictions");
   }
   auto corpus = BuildCorpus(*dataset, aligned ? &*aligned : nullptr, *profile);
-  if (!corpus) return fail(EvalFailure::kInput, corpus.error().message);
+  if (!corpus) return fail(ErrorKind::kInput, corpus.error().message);
   timer.Done("corpus");
   return corpus;
 }
 
 }  // namespace
 
-Result<Corpus> LoadCorpus(const EvalRequest& req, EvalFailure* failure) {
+Result<Corpus> LoadCorpus(const EvalRequest& req) {
   PhaseTimer timer;
-  return LoadCorpusTimed(req, failure, timer);
+  return LoadCorpusTimed(req, timer);
 }
 
-Result<EvalResult> Evaluate(const EvalRequest& req, EvalFailure* failure, const Progress& progress) {
+Result<EvalResult> Evaluate(const EvalRequest& req, const Progress& progress) {
   const auto start = std::chrono::steady_clock::now();
   if (req.predictions_path.empty()) {
-    if (failure) *failure = EvalFailure::kUsage;
-    return Error{"no predictions file to evaluate"};
+    return Error{"no predictions file to evaluate", ErrorKind::kUsage};
   }
   PhaseTimer timer;
-  auto corpus = LoadCorpusTimed(req, failure, timer);
+  auto corpus = LoadCorpusTimed(req, timer);
   if (!corpus) return corpus.error();
   auto shared = std::make_shared<const Corpus>(std::move(*corpus));
-  auto res = EvaluateCorpus(shared, req, failure, progress);
+  auto res = EvaluateCorpus(shared, req, progress);
   if (res) {
     res->run.dataset_path = req.dataset_path;
     res->run.predictions_path = req.predictions_path;
@@ -188,14 +186,12 @@ Result<EvalResult> Evaluate(const EvalRequest& req, EvalFailure* failure, const 
 }
 
 Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const EvalRequest& req,
-                                  EvalFailure* failure, const Progress& progress) {
+                                  const Progress& progress) {
   const auto start = std::chrono::steady_clock::now();
   PhaseTimer timer;
-  auto fail = [&](EvalFailure f, std::string message) -> Result<EvalResult> {
-    if (failure) *failure = f;
-    return Error{std::move(message)};
+  auto fail = [&](ErrorKind f, std::string message) -> Result<EvalResult> {
+    return Error{std::move(message), f};
   };
-  if (failure) *failure = EvalFailure::kNone;
   std::vector<std::string> metrics = req.metrics;
   if (metrics.empty()) {
     for (auto m : SplitOn(kDefaultMetrics, ",")) metrics.emplace_back(m);
@@ -203,7 +199,7 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
   for (std::size_t i = 0; i < metrics.size(); ++i) {
     if (std::find(metrics.begin(), metrics.begin() + static_cast<std::ptrdiff_t>(i), metrics[i]) !=
         metrics.begin() + static_cast<std::ptrdiff_t>(i)) {
-      return fail(EvalFailure::kUsage, fmt::format("metric '{}' is listed twice", metrics[i]));
+      return fail(ErrorKind::kUsage, fmt::format("metric '{}' is listed twice", metrics[i]));
     }
   }
   // One Lua VM per scoring lane, each with its own copy of the plugins.
@@ -217,25 +213,17 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
     vms.push_back(std::make_unique<LuaVm>(req.limits));
     InstallAll(*vms.back());
     auto loaded = LoadMetrics(*vms.back(), metrics, req.plugin_dirs, req.params);
-    if (!loaded) {
-      // A misspelt metric or parameter (LoadMetrics, ApplyParams) is a usage error, a bad file a script one.
-      const std::string& m = loaded.error().message;
-      const bool usage = m.starts_with("plugin '") || m.starts_with("unknown metric '") || m.starts_with("--param ");
-      return fail(usage ? EvalFailure::kUsage : EvalFailure::kScript, loaded.error().message);
-    }
+    if (!loaded) return loaded.error();  // usage: a misspelt metric or parameter; script: a bad file
     lane_plugins.push_back(std::move(*loaded));
   }
   // check(params, profile): parameter values the declaration's types cannot express (e.g. exact.ks).
   for (auto& p : lane_plugins[0]) {
-    bool usage = false;
-    if (Status st = CheckParams(*vms[0], p, shared->profile, &usage); !st.ok()) {
-      return fail(usage ? EvalFailure::kUsage : EvalFailure::kScript, st.message());
-    }
+    if (Status st = CheckParams(*vms[0], p, shared->profile); !st.ok()) return st.error();
   }
   // needs = function(profile, params): resolved once, in the first lane (only the plan reads needs).
   for (auto& p : lane_plugins[0]) {
     if (Status st = ResolveNeeds(*vms[0], p, shared->profile); !st.ok()) {
-      return fail(EvalFailure::kScript, st.message());
+      return fail(ErrorKind::kScript, st.message());
     }
   }
   const std::vector<MetricPlugin>* plugins = &lane_plugins[0];
@@ -280,7 +268,7 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
       plan.db_path = req.cache_db.empty() ? RunStore::DefaultPath() : req.cache_db;
       const auto t0 = std::chrono::steady_clock::now();
       auto planned = PlanEmbeddings(corpus, plan);
-      if (!planned.ok()) return fail(EvalFailure::kInput, planned.error().message);
+      if (!planned.ok()) return fail(ErrorKind::kInput, planned.error().message);
       space = *planned;
       EmbeddingReport rep;
       rep.model = space->model.name;

@@ -57,21 +57,19 @@ struct EvalResult {
   std::shared_ptr<void> resources;
 };
 
-enum class EvalFailure { kNone, kUsage, kInput, kScript };
-
-// Input and set-up errors (bad files, unknown profile or metric, bad plugin) come back as Error with
-// *failure set to kUsage/kInput/kScript; script errors while scoring come back inside EvalResult.errors.
-Result<EvalResult> Evaluate(const EvalRequest& request, EvalFailure* failure = nullptr,
-                            const Progress& progress = {});
+// Errors carry their kind: kUsage (unknown profile or metric, bad parameter), kInput (bad files),
+// kScript (a plugin that does not load or check()s its parameters with a Lua error). Script errors while
+// scoring come back inside EvalResult.errors instead (the run is recorded as failed).
+Result<EvalResult> Evaluate(const EvalRequest& request, const Progress& progress = {});
 
 // Imports the request's dataset (and its predictions, when predictions_path is not empty) and
 // normalizes them under its profile: the first half of Evaluate.
-Result<Corpus> LoadCorpus(const EvalRequest& request, EvalFailure* failure = nullptr);
+Result<Corpus> LoadCorpus(const EvalRequest& request);
 
 // Scores an already built corpus with the named metric plugins (the second half of Evaluate).
 // Fills everything of the result's run record that the corpus and plugins know.
 Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> corpus, const EvalRequest& request,
-                                  EvalFailure* failure = nullptr, const Progress& progress = {});
+                                  const Progress& progress = {});
 
 std::string DefaultSystemName(const std::string& predictions_path);
 

@@ -699,7 +699,7 @@ Result<std::shared_ptr<const PairIndex>> MineCorpusPairs(const Corpus& corpus, c
     opt.ef_search = 200;
     auto ann = std::make_unique<AnnIndex>(AnnIndex::Create(space->dims, space->model.fingerprint, opt));
     // One thread: a multi-threaded HNSW build depends on thread timing (ann.h), and a run's scores must not.
-    if (Status st = ann->AddBatch(labels, rows.data(), 1); !st.ok()) return Error{st.message()};
+    if (Status st = ann->AddBatch(labels, rows.data(), 1); !st.ok()) return st.error();
     index->vocab = std::move(ann);
     index->vocab_size = labels.size();
     index->space = std::move(space);

@@ -328,16 +328,16 @@ Result<FileGrants> MakeFileGrants(const std::vector<std::string>& allow_read,
     to.push_back(resolved->native());
     return Status::Ok();
   };
-  if (Status st = add("current directory", ".", grants.write); !st) return Error{st.message()};
+  if (Status st = add("current directory", ".", grants.write); !st) return st.error();
   for (const auto& dir : allow_read) {
-    if (Status st = add("--allow-read", dir, grants.read); !st) return Error{st.message()};
+    if (Status st = add("--allow-read", dir, grants.read); !st) return st.error();
   }
   for (const auto& dir : allow_write) {
-    if (Status st = add("--allow-write", dir, grants.write); !st) return Error{st.message()};
+    if (Status st = add("--allow-write", dir, grants.write); !st) return st.error();
   }
   // The user named this store in the environment: kp.runs.* may read it wherever it is.
   if (const char* db = std::getenv("KPLAB_DB"); db != nullptr && *db != '\0' && std::string_view(db) != ":memory:") {
-    if (Status st = add("$KPLAB_DB", db, grants.read); !st) return Error{st.message()};
+    if (Status st = add("$KPLAB_DB", db, grants.read); !st) return st.error();
   }
   return grants;
 }

@@ -203,25 +203,24 @@ Status ResolveNeeds(LuaVm& vm, MetricPlugin& plugin, const Profile& profile) {
   return Status::Ok();
 }
 
-Status CheckParams(LuaVm& vm, const MetricPlugin& plugin, const Profile& profile, bool* usage) {
-  if (usage) *usage = false;
+Status CheckParams(LuaVm& vm, const MetricPlugin& plugin, const Profile& profile) {
   if (plugin.check_ref < 0) return Status::Ok();
   lua_State* L = vm.state();
   const int top = lua_gettop(L);
   lua_rawgeti(L, LUA_REGISTRYINDEX, plugin.check_ref);
   PushParams(L, plugin);
   PushProfile(L, profile);
-  if (std::optional<ScriptError> err = vm.Call(2, 1, plugin.name)) return Error{err->Format()};
+  if (std::optional<ScriptError> err = vm.Call(2, 1, plugin.name)) return Error{err->Format(), ErrorKind::kScript};
   const int type = lua_type(L, -1);
   std::string message = type == LUA_TSTRING ? lua_tostring(L, -1) : "";
   lua_settop(L, top);
   if (type == LUA_TNIL) return Status::Ok();
   if (type != LUA_TSTRING) {
     return Error{fmt::format("{}: check() must return nil or a message string (got {})", plugin.file.display_name,
-                             lua_typename(L, type))};
+                             lua_typename(L, type)),
+                 ErrorKind::kScript};
   }
-  if (usage) *usage = true;
-  return Error{fmt::format("plugin '{}': {}", plugin.name, message)};
+  return Error{fmt::format("plugin '{}': {}", plugin.name, message), ErrorKind::kUsage};
 }
 
 Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {

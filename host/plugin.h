@@ -51,9 +51,9 @@ Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file);
 Status ResolveNeeds(LuaVm& vm, MetricPlugin& plugin, const Profile& profile);
 
 // Calls the plugin's optional check(params, profile) once per run, after ApplyParams: nil means the
-// parameters are fine; a string is a usage error "plugin 'x': MESSAGE" (*usage set); a Lua error is a
-// script error with its traceback.
-Status CheckParams(LuaVm& vm, const MetricPlugin& plugin, const Profile& profile, bool* usage);
+// parameters are fine; a string is the usage error "plugin 'x': MESSAGE"; a Lua error is a script error
+// with its traceback.
+Status CheckParams(LuaVm& vm, const MetricPlugin& plugin, const Profile& profile);
 
 // Pushes the plugin's parameters as a table (integral numbers as Lua integers). [-0, +1]
 void PushParams(lua_State* L, const MetricPlugin& plugin);

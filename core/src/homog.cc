@@ -158,7 +158,7 @@ Cp Consistency(std::span<const Words> a, std::span<const Words> b, Denominator d
 
 Result<std::vector<DocPair>> MinePairsNaive(std::span<const std::vector<std::uint32_t>> sets, double theta,
                                             MineStats* stats) {
-  if (Status st = CheckTheta(theta); !st.ok()) return Error{st.message()};
+  if (Status st = CheckTheta(theta); !st.ok()) return st.error();
   const auto s = SortedUnique(sets);
   std::vector<DocPair> out;
   MineStats ms;
@@ -183,7 +183,7 @@ Result<std::vector<DocPair>> MinePairsNaive(std::span<const std::vector<std::uin
 
 Result<std::vector<DocPair>> MinePairs(std::span<const std::vector<std::uint32_t>> sets, double theta,
                                        MineStats* stats) {
-  if (Status st = CheckTheta(theta); !st.ok()) return Error{st.message()};
+  if (Status st = CheckTheta(theta); !st.ok()) return st.error();
   auto s = SortedUnique(sets);
   MineStats ms;
 

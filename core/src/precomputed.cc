@@ -61,7 +61,7 @@ Result<ImportStats> FromJsonl(const std::string& path, const std::string& out_pa
                                v.size(), w->dims())};
     }
     Status st = w->Add(phrase, v.data(), where);
-    if (!st.ok()) return Error{st.message()};
+    if (!st.ok()) return st.error();
   }
   if (!w) return Error{fmt::format("{}: no vectors", path)};
   return Finish(*w, path, out_path);
@@ -110,7 +110,7 @@ Result<ImportStats> FromTsv(const std::string& path, const std::string& out_path
                                w->dims())};
     }
     Status st = w->Add(phrase, v.data(), where);
-    if (!st.ok()) return Error{st.message()};
+    if (!st.ok()) return st.error();
   }
   if (!w) return Error{fmt::format("{}: no vectors", path)};
   return Finish(*w, path, out_path);
@@ -216,7 +216,7 @@ Result<ImportStats> FromNpy(const std::string& path, const std::string& phrases_
       }
     }
     Status st = w.Add(phrases[r], v.data(), fmt::format("{} row {} ({}:{})", path, r, phrases_path, r + 1));
-    if (!st.ok()) return Error{st.message()};
+    if (!st.ok()) return st.error();
   }
   return Finish(w, path, out_path);
 }

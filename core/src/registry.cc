@@ -89,7 +89,7 @@ class Staging {
  public:
   static Result<Staging> Begin(const std::string& models_dir, const std::string& name, bool replace) {
     Status st = CheckName(name);
-    if (!st.ok()) return Error{st.message()};
+    if (!st.ok()) return st.error();
     std::error_code ec;
     fs::create_directories(models_dir, ec);
     if (ec) return Error{fmt::format("{}: cannot create: {}", models_dir, ec.message())};
@@ -164,7 +164,7 @@ Result<ModelInfo> ParseManifest(const fs::path& path) {
                           {"fingerprint", &m.fingerprint}, {"weights_sha256", &m.weights_sha256},
                           {"source", &m.source}, {"created_at", &m.created_at}}) {
     Status st = str(key, *out);
-    if (!st.ok()) return Error{st.message()};
+    if (!st.ok()) return st.error();
   }
   int64_t dims = 0, rows = 0;
   simdjson::dom::object cfg;
@@ -223,7 +223,7 @@ Result<ModelInfo> FinishVectors(Staging& stage, const std::string& name, const s
   info.source = source;
   info.created_at = store_internal::NowIsoUtc();
   Status st = stage.Commit(info);
-  if (!st.ok()) return Error{st.message()};
+  if (!st.ok()) return st.error();
   return info;
 }
 
@@ -306,7 +306,7 @@ Result<std::vector<ModelInfo>> ListModels(const std::string& models_dir) {
 
 Result<ModelInfo> GetModel(const std::string& models_dir, const std::string& name) {
   Status st = CheckName(name);
-  if (!st.ok()) return Error{st.message()};
+  if (!st.ok()) return st.error();
   fs::path p = fs::path(models_dir) / name / kManifest;
   if (!fs::exists(p)) {
     std::string hint = name == kDefaultModel
@@ -434,7 +434,7 @@ Result<ModelInfo> ImportModel2Vec(const std::string& models_dir, const std::stri
   info.source = opt.source.empty() ? dir : opt.source;
   info.created_at = store_internal::NowIsoUtc();
   Status st = stage->Commit(info);
-  if (!st.ok()) return Error{st.message()};
+  if (!st.ok()) return st.error();
   return info;
 }
 

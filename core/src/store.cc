@@ -32,6 +32,9 @@
 namespace kplab {
 namespace {
 
+// Every failure of the run store is a store error (the CLI's exit 4).
+Error StoreFail(std::string message) { return Error{std::move(message), ErrorKind::kStore}; }
+
 // One migration step: `sql` takes a database at version - 1 to `version`. Steps run in order inside one
 // IMMEDIATE transaction, so a failed step leaves the file at its old version. Append new steps here;
 // never edit a released one (files in the wild were created by it).
@@ -448,7 +451,7 @@ struct RunStore::Impl {
   }
 
   Error DbError(const char* what_failed, const std::exception& e) const {
-    return Error{fmt::format("{}: {} ({})", path, what_failed, e.what())};
+    return StoreFail(fmt::format("{}: {} ({})", path, what_failed, e.what()));
   }
 };
 
@@ -508,16 +511,16 @@ Result<int> PrepareDatabase(SQLite::Database& db, const std::string& path) {
       db.exec("PRAGMA foreign_keys = ON");
       return Migrate(db, path);
     } catch (const StoreError& e) {
-      return Error{e.what()};
+      return StoreFail(e.what());
     } catch (const SQLite::Exception& e) {
       if (IsBusy(e) && std::chrono::steady_clock::now() < deadline) {
         std::this_thread::sleep_for(std::chrono::milliseconds(5 + (attempt * 7 + ::getpid()) % 40));
         continue;
       }
       if (e.getErrorCode() == SQLITE_NOTADB) {
-        return Error{fmt::format("{}: not a kplab database ({})", path, e.what())};
+        return StoreFail(fmt::format("{}: not a kplab database ({})", path, e.what()));
       }
-      return Error{fmt::format("{}: cannot open database ({})", path, e.what())};
+      return StoreFail(fmt::format("{}: cannot open database ({})", path, e.what()));
     }
   }
 }
@@ -528,13 +531,13 @@ Result<int> PrepareReadOnly(SQLite::Database& db, const std::string& path) {
     db.setBusyTimeout(kBusyTimeoutMs);
     const int version = ReadSchemaVersion(db, path);
     CheckNotNewer(version, path);
-    if (version == 0) return Error{fmt::format("{}: not a kplab database (it has no tables)", path)};
+    if (version == 0) return StoreFail(fmt::format("{}: not a kplab database (it has no tables)", path));
     return version;
   } catch (const StoreError& e) {
-    return Error{e.what()};
+    return StoreFail(e.what());
   } catch (const SQLite::Exception& e) {
-    if (e.getErrorCode() == SQLITE_NOTADB) return Error{fmt::format("{}: not a kplab database ({})", path, e.what())};
-    return Error{fmt::format("{}: cannot open database read-only ({})", path, e.what())};
+    if (e.getErrorCode() == SQLITE_NOTADB) return StoreFail(fmt::format("{}: not a kplab database ({})", path, e.what()));
+    return StoreFail(fmt::format("{}: cannot open database read-only ({})", path, e.what()));
   }
 }
 
@@ -561,7 +564,7 @@ Result<RunStore> RunStore::Open(const std::string& path, Mode mode) {
   if (mode == Mode::kReadOnly && !IsMemoryPath(path)) {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) {
-      return Error{fmt::format("{}: no such run store (expected a kplab database; `kplab eval` creates one)", path)};
+      return StoreFail(fmt::format("{}: no such run store (expected a kplab database; `kplab eval` creates one)", path));
     }
     std::string first_error;
     for (const char* query : {"?mode=ro", "?immutable=1"}) {
@@ -584,14 +587,14 @@ Result<RunStore> RunStore::Open(const std::string& path, Mode mode) {
         if (first_error.empty()) first_error = fmt::format("{}: cannot open database read-only ({})", path, e.what());
       }
     }
-    return Error{first_error};
+    return StoreFail(first_error);
   }
   std::unique_ptr<Impl> impl;
   try {
     impl = std::make_unique<Impl>(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
   } catch (const SQLite::Exception& e) {
     if (mode == Mode::kRead) return Open(path, Mode::kReadOnly);
-    return Error{fmt::format("{}: cannot open database ({})", path, e.what())};
+    return StoreFail(fmt::format("{}: cannot open database ({})", path, e.what()));
   }
   auto version = store_internal::PrepareDatabase(impl->db, path);
   if (!version.ok()) {
@@ -709,7 +712,7 @@ Result<int64_t> RunStore::SaveRun(const RunRecord& run, const ScoreColumns& scor
     tx.commit();
     return run_id;
   } catch (const StoreError& e) {
-    return Error{e.what()};
+    return StoreFail(e.what());
   } catch (const SQLite::Exception& e) {
     return impl_->DbError("cannot save run", e);
   }
@@ -748,7 +751,7 @@ Result<RunRecord> RunStore::GetRun(int64_t id) {
         "FROM runs r JOIN datasets d ON d.id = r.dataset_id JOIN systems s ON s.id = r.system_id "
         "WHERE r.id = ?");
     st.bind(1, id);
-    if (!st.executeStep()) return Error{fmt::format("run {} not found", id)};
+    if (!st.executeStep()) return StoreFail(fmt::format("run {} not found", id));
     RunRecord run;
     run.id = id;
     run.status = st.getColumn(0).getString();
@@ -789,7 +792,7 @@ Result<std::vector<AggregateValue>> RunStore::GetAggregates(int64_t id) {
   SQLite::Database& db = impl_->db;
   try {
     SQLite::Transaction tx(db);
-    if (!impl_->RunExists(id)) return Error{fmt::format("run {} not found", id)};
+    if (!impl_->RunExists(id)) return StoreFail(fmt::format("run {} not found", id));
     SQLite::Statement st(
         db, "SELECT metric, value, ci_low, ci_high FROM aggregates WHERE run_id = ? ORDER BY idx");
     st.bind(1, id);
@@ -808,7 +811,7 @@ Result<ScoreColumns> RunStore::GetScores(int64_t id) {
   SQLite::Database& db = impl_->db;
   try {
     SQLite::Transaction tx(db);
-    if (!impl_->RunExists(id)) return Error{fmt::format("run {} not found", id)};
+    if (!impl_->RunExists(id)) return StoreFail(fmt::format("run {} not found", id));
     SQLite::Statement st(db, "SELECT metric, n, values_f64le FROM scores WHERE run_id = ? ORDER BY idx");
     st.bind(1, id);
     ScoreColumns out;
@@ -818,8 +821,8 @@ Result<ScoreColumns> RunStore::GetScores(int64_t id) {
       const SQLite::Column blob = st.getColumn(2);
       const int64_t bytes = blob.getBytes();
       if (n < 0 || bytes != n * static_cast<int64_t>(sizeof(double))) {
-        return Error{fmt::format("{}: run {}: scores of '{}' are corrupt ({} bytes for {} values)",
-                                 impl_->path, id, metric, bytes, n)};
+        return StoreFail(fmt::format("{}: run {}: scores of '{}' are corrupt ({} bytes for {} values)",
+                                 impl_->path, id, metric, bytes, n));
       }
       out.columns.push_back(DecodeF64Le(blob.getBlob(), static_cast<size_t>(n)));
       out.metrics.push_back(std::move(metric));
@@ -836,7 +839,7 @@ Status RunStore::DeleteRun(int64_t id) {
     SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
     SQLite::Statement find(db, "SELECT dataset_id, system_id FROM runs WHERE id = ?");
     find.bind(1, id);
-    if (!find.executeStep()) return Error{fmt::format("run {} not found", id)};
+    if (!find.executeStep()) return StoreFail(fmt::format("run {} not found", id));
     const int64_t dataset_id = find.getColumn(0).getInt64();
     const int64_t system_id = find.getColumn(1).getInt64();
     find.reset();

@@ -137,7 +137,7 @@ Result<ImportStats> ConvertWinkJson(const std::string& json_path, const std::str
   VecFileWriter writer(static_cast<int>(dims), VecKind::kWords);
   for (std::size_t i = 0; i < words.size(); ++i) {
     Status st = writer.Add(words[i], &matrix[i * dims], json_path);
-    if (!st.ok()) return Error{st.message()};
+    if (!st.ok()) return st.error();
   }
   return writer.Finish(out_path);
 }
@@ -225,7 +225,7 @@ Result<ImportStats> ConvertWordVecText(const std::string& text_path, const std::
       }
     }
     Status st = writer->Add(word, values.data(), fmt::format("{}:{}", text_path, lineno));
-    if (!st.ok()) return Error{st.message()};
+    if (!st.ok()) return st.error();
   }
   if (!writer || writer->size() == 0) {
     return Error{fmt::format("{}: no vectors (expected lines of 'word v1 ... vd')", text_path)};

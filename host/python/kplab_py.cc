@@ -605,7 +605,7 @@ class Store {
       py::gil_scoped_release release;
       return kplab::host::CompareRuns(store, a, b, opt);
     }();
-    if (!c.ok()) Raise(g_store_error, c.error().message);
+    if (!c.ok()) Raise(c.error().IsUsage() ? g_input_error : g_store_error, c.error().message);
     for (const auto& w : c->warnings) {
       if (PyErr_WarnEx(PyExc_UserWarning, w.c_str(), 1) != 0) throw py::error_already_set();
     }
@@ -737,11 +737,12 @@ py::dict Evaluate(const py::object& documents, const py::object& predictions, co
       error_type = g_input_error;
     } else {
       auto shared = std::make_shared<const Corpus>(std::move(*corpus));
-      host::EvalFailure failure = host::EvalFailure::kNone;
-      res = host::EvaluateCorpus(shared, req, &failure);
+      res = host::EvaluateCorpus(shared, req);
       if (!res.ok()) {
         error = res.error().message;
-        error_type = failure == host::EvalFailure::kScript ? g_script_error : g_input_error;
+        error_type = res.error().IsScript() ? g_script_error
+                     : res.error().IsStore() ? g_store_error
+                                             : g_input_error;
       } else {
         res->run.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         if (!res->errors.empty()) {

@@ -263,7 +263,7 @@ class StoreTest(TempDirTest):
             self.assertEqual(sorted(c["metrics"]), ["all.p@5.macro", "all.p@M.macro", "all.r@M.macro"])
             self.assertEqual(c["family"], 2)
             self.assertEqual(c["metrics"]["all.r@M.macro"]["same_as"], "all.p@M.macro")
-            with self.assertRaises(kplab.StoreError):
+            with self.assertRaises(kplab.InputError):
                 store.compare(a, b, metrics="nosuch.*")
 
     def test_bad_store_path(self):

@@ -8,9 +8,39 @@
 
 namespace kplab {
 
+// What kind of failure an Error is, so that callers branch on it (the CLI's exit code, the Python
+// exception class) instead of on message text (leveldb's Status::IsNotFound() style).
+enum class ErrorKind {
+  kInput,     // bad input data or files: "FILE:LINE: what (expected ...)"
+  kUsage,     // a request that cannot mean anything: unknown metric, profile or parameter, bad value
+  kScript,    // a Lua script or plugin failed
+  kStore,     // the run store (SQLite) failed
+  kLimit,     // a limit was reached: memory cap, instruction budget, deadline
+  kInternal,  // a bug
+};
+
 struct Error {
   std::string message;
+  ErrorKind kind = ErrorKind::kInput;
+  bool IsInput() const { return kind == ErrorKind::kInput; }
+  bool IsUsage() const { return kind == ErrorKind::kUsage; }
+  bool IsScript() const { return kind == ErrorKind::kScript; }
+  bool IsStore() const { return kind == ErrorKind::kStore; }
+  bool IsLimit() const { return kind == ErrorKind::kLimit; }
+  bool IsInternal() const { return kind == ErrorKind::kInternal; }
 };
+
+inline const char* ErrorKindName(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kInput: return "input";
+    case ErrorKind::kUsage: return "usage";
+    case ErrorKind::kScript: return "script";
+    case ErrorKind::kStore: return "store";
+    case ErrorKind::kLimit: return "limit";
+    case ErrorKind::kInternal: return "internal";
+  }
+  return "internal";
+}
 
 template <class T>
 class [[nodiscard]] Result {
@@ -35,14 +65,17 @@ class [[nodiscard]] Result {
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(Error error) : error_(std::move(error.message)), ok_(false) {}  // NOLINT
+  Status(Error error) : error_(std::move(error.message)), kind_(error.kind), ok_(false) {}  // NOLINT
   static Status Ok() { return Status(); }
   bool ok() const { return ok_; }
   explicit operator bool() const { return ok_; }
   const std::string& message() const { return error_; }
+  ErrorKind kind() const { return kind_; }  // meaningful when !ok()
+  Error error() const { return Error{error_, kind_}; }
 
  private:
   std::string error_;
+  ErrorKind kind_ = ErrorKind::kInput;
   bool ok_ = true;
 };
 
