@@ -58,6 +58,9 @@ TEST(CalibEce, BinBoundaries) {
   EXPECT_EQ(BinIndex(1.0, 10), 9);
   EXPECT_EQ(BinIndex(1.5, 10), 9);
   EXPECT_EQ(BinIndex(0.5, 1), 0);
+  // Far above 1 (found by fuzz_lua_api: kp.calib.bin(2^63) overflowed the int conversion): last bin.
+  EXPECT_EQ(BinIndex(9.2233720368547758e18, 10), 9);
+  EXPECT_EQ(BinIndex(1e308, 1000), 999);
 }
 
 // By hand, 10 bins:
