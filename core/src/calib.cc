@@ -194,8 +194,9 @@ int CharPosition::Section(int bins) const {
 }
 
 int PositionBin(double relative, int bins) {
-  const int b = static_cast<int>(std::floor(relative * bins));
-  return std::clamp(b, 0, bins - 1);
+  // Clamped as a double: a position far outside 0..1 (a script's -2^31) must not overflow the int.
+  const double b = std::floor(relative * bins);
+  return !(b > 0) ? 0 : b >= bins - 1 ? bins - 1 : static_cast<int>(b);
 }
 
 Result<Subword> ParseSubword(std::string_view s) {

@@ -302,16 +302,18 @@ class Generator {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  // Relative paths (kp.load's, kplab.db of kp.neighbors) land in a private directory, not the checkout.
+  // Whatever the API may create on its own (the run store kp.neighbors opens, model and cache
+  // directories under HOME) goes to a private directory, not the checkout or the user's home. The
+  // working directory stays: libFuzzer reads its inputs and writes its artifacts relative to it.
   char tmpl[] = "/tmp/kplab-fuzz-lua-XXXXXX";
-  if (mkdtemp(tmpl) == nullptr || chdir(tmpl) != 0) {
+  if (mkdtemp(tmpl) == nullptr) {
     std::perror("fuzz_lua_api: temporary directory");
     std::abort();
   }
   setenv("HOME", tmpl, 1);
   setenv("XDG_DATA_HOME", tmpl, 1);
   setenv("XDG_CACHE_HOME", tmpl, 1);
-  unsetenv("KPLAB_DB");
+  setenv("KPLAB_DB", (std::string(tmpl) + "/kplab.db").c_str(), 1);
   unsetenv("KPLAB_PLUGIN_PATH");
   GetApi();
   return 0;
