@@ -27,13 +27,14 @@ fail() {  # file:line of this script, then the message
   exit 1
 }
 
+mkdir -p "$dir"
 CC=clang CXX=clang++ cmake -S "$src" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKPLAB_FUZZ=ON \
-  -DKPLAB_BUILD_TESTS=OFF -DKPLAB_BUILD_BENCHMARKS=OFF -DKPLAB_BUILD_PYTHON=OFF >"$dir.configure.log" 2>&1 ||
-  { cat "$dir.configure.log"; fail "configuring the clang fuzz build failed (log above)"; }
+  -DKPLAB_BUILD_TESTS=OFF -DKPLAB_BUILD_BENCHMARKS=OFF -DKPLAB_BUILD_PYTHON=OFF >"$dir/smoke-configure.log" 2>&1 ||
+  { cat "$dir/smoke-configure.log"; fail "configuring the clang fuzz build failed (log above)"; }
 targets=()
 for h in "${harnesses[@]}"; do targets+=(--target "fuzz_$h"); done
-cmake --build "$dir" -j"$(nproc)" "${targets[@]}" >"$dir.build.log" 2>&1 ||
-  { tail -n 60 "$dir.build.log"; fail "building the fuzz harnesses failed (log: $dir.build.log)"; }
+cmake --build "$dir" -j"$(nproc)" "${targets[@]}" >"$dir/smoke-build.log" 2>&1 ||
+  { tail -n 60 "$dir/smoke-build.log"; fail "building the fuzz harnesses failed (log: $dir/smoke-build.log)"; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/kplab-fuzz-smoke-XXXXXX")
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
