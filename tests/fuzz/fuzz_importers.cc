@@ -52,6 +52,10 @@ const fs::path& Root() {
       std::perror("mkdtemp");
       std::abort();
     }
+    std::atexit([] {
+      std::error_code ec;
+      fs::remove_all(Root(), ec);
+    });
     return fs::path(tmpl);
   }();
   return root;

@@ -311,11 +311,15 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   // Whatever the API may create on its own (the run store kp.neighbors opens, model and cache
   // directories under HOME) goes to a private directory, not the checkout or the user's home. The
   // working directory stays: libFuzzer reads its inputs and writes its artifacts relative to it.
-  char tmpl[] = "/tmp/kplab-fuzz-lua-XXXXXX";
+  static char tmpl[] = "/tmp/kplab-fuzz-lua-XXXXXX";
   if (mkdtemp(tmpl) == nullptr) {
     std::perror("fuzz_lua_api: temporary directory");
     std::abort();
   }
+  std::atexit([] {
+    std::error_code ec;
+    std::filesystem::remove_all(tmpl, ec);
+  });
   setenv("HOME", tmpl, 1);
   setenv("XDG_DATA_HOME", tmpl, 1);
   setenv("XDG_CACHE_HOME", tmpl, 1);
