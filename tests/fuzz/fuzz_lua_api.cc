@@ -203,7 +203,9 @@ class Generator {
     if (b < 230) return "TINY";
     // Long strings: what makes natives run long or allocate.
     static const char* kUnits[] = {"'a'", "'ab '", "'neural network '", "'\\0'", "'\\xff'"};
-    static const char* kCounts[] = {"100", "10000", "100000", "1000000"};
+    // Up to 100,000: enough to expose a quadratic native (1e10 steps), while a linear one stays well
+    // inside the 10 s timeout under ASan (a few 1,000,000-byte tokenizations made false timeouts).
+    static const char* kCounts[] = {"100", "1000", "10000", "100000"};
     return "string.rep(" + std::string(kUnits[Byte() % 5]) + ", " + kCounts[Byte() % 4] + ")";
   }
 
@@ -226,7 +228,7 @@ class Generator {
         for (int i = 0; i < n % 5; ++i) t += "[" + LuaQuote(Pick(api_.keys)) + "] = " + Value(depth + 1) + ",";
         return t + "}";
       case 5: {  // a big array built in Lua
-        static const char* kSizes[] = {"1000", "100000", "1000000"};
+        static const char* kSizes[] = {"1000", "10000", "100000"};
         return "(function() local t = {} for i = 1, " + std::string(kSizes[Byte() % 3]) +
                " do t[i] = i % 7 end return t end)()";
       }
