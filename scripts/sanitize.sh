@@ -22,14 +22,20 @@ cmake --build "$dir" -j"$jobs"
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 status=0
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
+LSAN_OPTIONS=suppressions=$PWD/scripts/sanitize.lsan.supp:print_suppressions=0 \
   ctest --test-dir "$dir" --output-on-failure -j"$jobs" -LE 'library|python|fuzz' "$@" || status=1
 
 cxx=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$dir/CMakeCache.txt")
 asan_rt=$("$cxx" -print-file-name=libasan.so)
-if [ ! -e "$asan_rt" ]; then
-  echo "scripts/sanitize.sh:$LINENO: no ASan runtime from $cxx -print-file-name=libasan.so" >&2
-  exit 1
-fi
-LD_PRELOAD=$asan_rt ASAN_OPTIONS=detect_leaks=0 \
+# libstdc++ too: a C interpreter loads it only with kplab's module, after ASan has looked for the
+# __cxa_throw it intercepts ("CHECK failed: ... real___cxa_throw").
+cxx_rt=$("$cxx" -print-file-name=libstdc++.so)
+for rt in "$asan_rt" "$cxx_rt"; do
+  if [ ! -e "$rt" ]; then
+    echo "scripts/sanitize.sh:$LINENO: runtime $rt not found (from $cxx -print-file-name)" >&2
+    exit 1
+  fi
+done
+LD_PRELOAD="$asan_rt $cxx_rt" ASAN_OPTIONS=detect_leaks=0 \
   ctest --test-dir "$dir" --output-on-failure -j"$jobs" -L 'library|python' "$@" || status=1
 exit $status
