@@ -67,7 +67,7 @@ std::vector<double> CheckNumbers(lua_State* L, int arg, const char* fn, const ch
 
 int CheckBins(lua_State* L, int arg, const char* fn) {
   const lua_Integer b = luaL_optinteger(L, arg, 10);
-  if (b < 1 || b > 100000) luaL_error(L, "kp.calib.%s: bins must be in 1..100000 (got %d)", fn, static_cast<int>(b));
+  if (b < 1 || b > 100000) luaL_error(L, "kp.calib.%s: bins must be in 1..100000 (got %I)", fn, static_cast<LUAI_UACINT>(b));
   return static_cast<int>(b);
 }
 

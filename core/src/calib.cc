@@ -119,8 +119,9 @@ std::vector<double> WordProbs(const TokenProbs& t) {
 int BinIndex(double confidence, int bins) {
   // (i/k, (i+1)/k]: ceil(c*k) - 1. Computed as the count of upper bounds below c so that a confidence
   // exactly on a bound (0.3 with k = 10) lands where the decimal bound says, not where c*k rounds.
-  int i = static_cast<int>(std::ceil(confidence * bins)) - 1;
-  i = std::clamp(i, 0, bins - 1);
+  // Clamped as a double: a confidence far above 1 (a script's 2^63) must not overflow the int.
+  const double scaled = std::ceil(confidence * bins) - 1;
+  int i = !(scaled > 0) ? 0 : scaled >= bins - 1 ? bins - 1 : static_cast<int>(scaled);
   // Correct a rounding step of c*k against the exact bound i/k computed the way the bins are reported.
   if (i > 0 && confidence <= static_cast<double>(i) / bins) --i;
   if (i + 1 < bins && confidence > static_cast<double>(i + 1) / bins) ++i;
@@ -193,8 +194,9 @@ int CharPosition::Section(int bins) const {
 }
 
 int PositionBin(double relative, int bins) {
-  const int b = static_cast<int>(std::floor(relative * bins));
-  return std::clamp(b, 0, bins - 1);
+  // Clamped as a double: a position far outside 0..1 (a script's -2^31) must not overflow the int.
+  const double b = std::floor(relative * bins);
+  return !(b > 0) ? 0 : b >= bins - 1 ? bins - 1 : static_cast<int>(b);
 }
 
 Result<Subword> ParseSubword(std::string_view s) {

@@ -58,6 +58,9 @@ TEST(CalibEce, BinBoundaries) {
   EXPECT_EQ(BinIndex(1.0, 10), 9);
   EXPECT_EQ(BinIndex(1.5, 10), 9);
   EXPECT_EQ(BinIndex(0.5, 1), 0);
+  // Far above 1 (found by fuzz_lua_api: kp.calib.bin(2^63) overflowed the int conversion): last bin.
+  EXPECT_EQ(BinIndex(9.2233720368547758e18, 10), 9);
+  EXPECT_EQ(BinIndex(1e308, 1000), 999);
 }
 
 // By hand, 10 bins:
@@ -248,6 +251,10 @@ TEST(CalibPosition, FirstOccurrenceInCharacters) {
   EXPECT_FALSE(FirstOccurrence(c, d1, d1.refs[2].stems()).has_value());  // "climate change"
   EXPECT_EQ(PositionBin(0.46875, 5), 2);
   EXPECT_EQ(PositionBin(1.0, 5), 4);
+  // Far outside 0..1 (found by fuzz_lua_api: kp.calib.position_bin(-2^31, 10) overflowed the int
+  // conversion): the first or last bin.
+  EXPECT_EQ(PositionBin(-2147483648.0 * 10, 10), 0);
+  EXPECT_EQ(PositionBin(1e300, 10), 9);
   // An offset exactly on a boundary: 48 of 96 characters with 4 sections = 2.
   EXPECT_EQ((CharPosition{48, 96}.Section(4)), 2);
 }
