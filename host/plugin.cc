@@ -12,6 +12,7 @@
 #include <lua.hpp>
 #include <type_traits>
 #include <variant>
+#include <vector>
 
 namespace kplab::host {
 namespace {
@@ -149,6 +150,77 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
 
 }  // namespace
 
+namespace {
+
+// Strict read-only views of a plugin's params and ctx.profile: reading a name that is not there is an
+// error at the plugin's line ("plugins/x.lua:7: unknown parameter 'thershold' (expected one of: k,
+// threshold)"), so a misspelt knob cannot read nil and change a number silently; writing is an error;
+// pairs() iterates. Upvalues of __index: [1] the data table, [2] "parameter" or "profile knob".
+std::string KnownKeys(lua_State* L, int table) {
+  std::vector<std::string> keys;
+  lua_pushnil(L);
+  while (lua_next(L, table) != 0) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) == LUA_TSTRING) keys.emplace_back(lua_tostring(L, -1));
+  }
+  std::sort(keys.begin(), keys.end());
+  std::string out;
+  for (const auto& k : keys) out += (out.empty() ? "" : ", ") + k;
+  return out.empty() ? "none" : out;
+}
+
+int StrictIndex(lua_State* L) {
+  lua_pushvalue(L, 2);
+  if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
+  const std::string what = lua_tostring(L, lua_upvalueindex(2));
+  const std::string key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : luaL_typename(L, 2);
+  const std::string known = KnownKeys(L, lua_upvalueindex(1));
+  return luaL_error(L, "unknown %s '%s' (expected one of: %s)", what.c_str(), key.c_str(), known.c_str());
+}
+
+int StrictNewIndex(lua_State* L) {
+  const std::string key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : luaL_typename(L, 2);
+  return luaL_error(L, "attempt to modify read-only table '%s' (field '%s')", lua_tostring(L, lua_upvalueindex(1)),
+                    key.c_str());
+}
+
+int StrictNext(lua_State* L) {  // iterator(proxy, key) over the data table in upvalue 1
+  lua_settop(L, 2);
+  if (lua_next(L, lua_upvalueindex(1)) != 0) return 2;
+  lua_pushnil(L);
+  return 1;
+}
+
+int StrictPairs(lua_State* L) {
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_pushcclosure(L, StrictNext, 1);
+  lua_pushvalue(L, 1);
+  lua_pushnil(L);
+  return 3;
+}
+
+// Replaces the table on top of the stack by its strict read-only view. [-1, +1]
+void MakeStrict(lua_State* L, const char* what, const char* table_name) {
+  lua_createtable(L, 0, 0);  // [data, proxy]
+  lua_createtable(L, 0, 4);  // [data, proxy, mt]
+  lua_pushvalue(L, -3);
+  lua_pushstring(L, what);
+  lua_pushcclosure(L, StrictIndex, 2);
+  lua_setfield(L, -2, "__index");
+  lua_pushstring(L, table_name);
+  lua_pushcclosure(L, StrictNewIndex, 1);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushvalue(L, -3);
+  lua_pushcclosure(L, StrictPairs, 1);
+  lua_setfield(L, -2, "__pairs");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
+  lua_setmetatable(L, -2);  // [data, proxy]
+  lua_remove(L, -2);        // [proxy]
+}
+
+}  // namespace
+
 void PushParams(lua_State* L, const MetricPlugin& plugin) {
   lua_createtable(L, 0, static_cast<int>(plugin.params.size()));
   for (const auto& [name, value] : plugin.params) {
@@ -170,6 +242,7 @@ void PushParams(lua_State* L, const MetricPlugin& plugin) {
         value);
     lua_setfield(L, -2, name.c_str());
   }
+  MakeStrict(L, "parameter", "params");
 }
 
 
@@ -185,6 +258,7 @@ void PushProfile(lua_State* L, const Profile& profile) {
     }
     lua_setfield(L, -2, knob.c_str());
   }
+  MakeStrict(L, "profile knob", "profile");
 }
 
 Status ResolveNeeds(LuaVm& vm, MetricPlugin& plugin, const Profile& profile) {
