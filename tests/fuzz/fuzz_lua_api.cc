@@ -342,7 +342,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   limits.instructions = 20'000'000;
   kplab::host::LuaVm vm(limits);
   kplab::host::InstallAll(vm);
-  kplab::host::InstallScriptApi(vm, "fuzz.lua");
+  // Confined with no grant at all: a fuzzed path can neither read nor write anything.
+  kplab::host::InstallScriptApi(vm, "fuzz.lua", kplab::host::FileGrants{});
   vm.PushSandboxEnv("fuzz.lua");
   // A Lua error of the whole chunk (budget, memory cap) is a normal outcome; only crashes count.
   (void)vm.RunChunk(src, "fuzz.lua", 0);
