@@ -34,7 +34,7 @@
 // Included after the standard headers it relies on without including them.
 #include <hnswlib/hnswlib.h>
 
-#include "io_internal.h"
+#include "io/io_internal.h"
 
 namespace kplab {
 namespace {

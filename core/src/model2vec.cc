@@ -13,7 +13,7 @@
 #include <sstream>
 #include <utility>
 
-#include "io_internal.h"
+#include "io/io_internal.h"
 #include "kplab/hf_tokenizer.h"
 #include "kplab/safetensors.h"
 

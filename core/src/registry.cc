@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include "io_internal.h"
+#include "io/io_internal.h"
 #include "store_internal.h"
 #include "kplab/json.h"
 #include "kplab/model2vec.h"

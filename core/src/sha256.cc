@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "io_internal.h"
+#include "io/io_internal.h"
 #include "kplab/io.h"
 
 #if defined(__x86_64__) || defined(__i386__)

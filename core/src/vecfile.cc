@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "io_internal.h"
+#include "io/io_internal.h"
 
 namespace kplab {
 namespace {

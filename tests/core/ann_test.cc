@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "../../core/src/io_internal.h"
+#include "../../core/src/io/io_internal.h"
 #include "temp_dir.h"
 
 namespace kplab {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "../../core/src/io_internal.h"
+#include "../../core/src/io/io_internal.h"
 
 namespace kplab {
 namespace {

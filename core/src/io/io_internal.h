@@ -1,4 +1,4 @@
-// Internals shared by the importers (io*.cc) and sha256.cc. Not installed; tests include it by
+// Internals shared by the importers (io/*.cc) and sha256.cc. Not installed; tests include it by
 // relative path to reach the SHA-256 block functions.
 #pragma once
 

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "io_internal.h"
+#include "io/io_internal.h"
 #include "kplab/io.h"
 
 namespace kplab::io_internal {

@@ -19,7 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "io_internal.h"
+#include "io/io_internal.h"
 
 namespace kplab {
 namespace io_internal {

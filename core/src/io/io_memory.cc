@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "io_internal.h"
+#include "io/io_internal.h"
 #include "kplab/text.h"
 
 namespace kplab {

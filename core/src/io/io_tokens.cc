@@ -12,7 +12,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "io_internal.h"
+#include "io/io_internal.h"
 #include "json_internal.h"
 #include "kplab/calib.h"
 #include "kplab/io.h"
