@@ -15,7 +15,7 @@
 #include <simdjson.h>
 
 #include "io/io_internal.h"
-#include "store_internal.h"
+#include "store/store_internal.h"
 #include "kplab/json.h"
 #include "kplab/model2vec.h"
 #include "kplab/vecfile.h"

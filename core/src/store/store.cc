@@ -1,7 +1,7 @@
 // RunStore on SQLiteCpp. Schema, blob encoding and migrations are described in docs/store.md; keep the
 // two in step.
 #include "kplab/store.h"
-#include "store_internal.h"
+#include "store/store_internal.h"
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <fmt/format.h>
