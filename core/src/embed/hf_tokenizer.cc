@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include "json_internal.h"
+#include "util/json_internal.h"
 #include <unicode/normalizer2.h>
 #include <unicode/uchar.h>
 #include <unicode/unistr.h>

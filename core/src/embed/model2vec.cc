@@ -13,9 +13,9 @@
 #include <sstream>
 #include <utility>
 
-#include "io/io_internal.h"
 #include "kplab/hf_tokenizer.h"
 #include "kplab/safetensors.h"
+#include "kplab/sha256.h"
 
 namespace kplab {
 namespace {
@@ -39,7 +39,7 @@ struct NamedBytes {
 std::string FilesHash(std::vector<NamedBytes> files) {
   std::sort(files.begin(), files.end(),
             [](const NamedBytes& a, const NamedBytes& b) { return a.name < b.name; });
-  io_internal::Sha256 h;
+  Sha256 h;
   for (const NamedBytes& f : files) {
     h.Update(f.name);
     h.Update(std::string_view("\0", 1));

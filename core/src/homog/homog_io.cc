@@ -12,7 +12,7 @@
 #include <simdjson.h>
 
 #include "io/io_internal.h"
-#include "json_internal.h"
+#include "util/json_internal.h"
 #include "kplab/homog.h"
 #include "kplab/text.h"
 

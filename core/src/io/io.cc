@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "io/io_internal.h"
+#include "kplab/sha256.h"
 
 namespace kplab {
 namespace io_internal {

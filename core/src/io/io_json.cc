@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include "json_internal.h"
+#include "util/json_internal.h"
 
 #include <filesystem>
 #include <string>

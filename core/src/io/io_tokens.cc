@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "io/io_internal.h"
-#include "json_internal.h"
+#include "util/json_internal.h"
 #include "kplab/calib.h"
 #include "kplab/io.h"
 
