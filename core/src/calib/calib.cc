@@ -9,19 +9,13 @@
 #include <numeric>
 
 #include "kplab/text.h"
+#include "kplab/utf8.h"
 
 namespace kplab::calib {
 
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-// Code points in a UTF-8 string (continuation bytes are not counted).
-std::size_t CodePoints(std::string_view s) {
-  std::size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
 
 // GPT-2's byte-level alphabet: bytes that are printable Latin-1 stand for themselves; the other 68
 // bytes, in increasing order, are shifted to U+0100.. so that every token is printable text. This
@@ -42,16 +36,6 @@ const std::array<int, 256 + 68>& ByteOfCodePoint() {
     return t;
   }();
   return table;
-}
-
-// Decodes one UTF-8 code point at s[i], advancing i. The input is known to be valid UTF-8.
-std::uint32_t NextCodePoint(std::string_view s, std::size_t& i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  int len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-  std::uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
-  for (int k = 1; k < len && i + k < s.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-  i += len;
-  return cp;
 }
 
 std::string_view StripSpaces(std::string_view s) {
@@ -181,7 +165,7 @@ CharPosition TokenCharPosition(const Corpus& corpus, const Document& doc, std::s
   const auto& toks = doc.src_tokens;
   for (std::size_t i = 0; i < toks.size(); ++i) {
     if (i == index) p.offset = p.length + (i > 0 ? 1 : 0);
-    p.length += CodePoints(corpus.Str(toks[i])) + (i > 0 ? 1 : 0);
+    p.length += Utf8Length(corpus.Str(toks[i])) + (i > 0 ? 1 : 0);
   }
   return p;
 }
@@ -242,7 +226,7 @@ Result<std::string> Detokenize(std::span<const std::string> tokens, Subword sche
         starts[i] = i == 0 || tokens[i].starts_with(kBpeMarker);
         const std::string& t = tokens[i];
         for (std::size_t k = 0; k < t.size();) {
-          const std::uint32_t cp = NextCodePoint(t, k);
+          const std::uint32_t cp = DecodeUtf8(t, k);  // tokens come from JSON: valid UTF-8
           const int byte = cp < table.size() ? table[cp] : -1;
           if (byte < 0) {
             return Error{fmt::format("token \"{}\" has U+{:04X}, which is not in the byte-level BPE alphabet", t, cp)};
