@@ -14,8 +14,8 @@
 
 #include "io/io_internal.h"
 #include "util/json_internal.h"
-#include "kplab/calib.h"
 #include "kplab/io.h"
+#include "kplab/subword.h"
 
 namespace kplab::io_internal {
 namespace {
