@@ -1,17 +1,19 @@
 # `cmake --install BUILD [--prefix P]`: the kplab executable, shipped plugins, the libraries with their
-# headers and a CMake package (find_package(kplab) -> kplab::core, kplab::host, kplab::c), and the Lua
-# module. See docs/library.md.
+# headers and a CMake package (find_package(kplab) -> kplab::core, kplab::plot, kplab::host, kplab::c),
+# and the Lua module. See docs/library.md.
 include(CMakePackageConfigHelpers)
 
 install(TARGETS kplab RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/plugins/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kplab/plugins
   FILES_MATCHING PATTERN "*.lua")
 
-install(TARGETS kplab_core kplab_host kplab_c EXPORT kplabTargets
+install(TARGETS kplab_core kplab_plot kplab_host kplab_c EXPORT kplabTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/kplab/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kplab
+  FILES_MATCHING PATTERN "*.h")
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/plot/include/kplab/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kplab
   FILES_MATCHING PATTERN "*.h")
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/host/include/kplab/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kplab
   FILES_MATCHING PATTERN "*.h")

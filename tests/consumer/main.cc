@@ -1,5 +1,5 @@
-// Uses the installed kplab::core and kplab::host: Porter stemming, loading and normalizing a dataset
-// with its predictions, exact matching, and a full evaluation with the shipped plugins.
+// Uses the installed kplab::core, kplab::host and kplab::plot: Porter stemming, loading and normalizing a
+// dataset with its predictions, exact matching, a full evaluation with the shipped plugins, and a chart.
 // Usage: consumer DATASET_DIR (examples/tiny). Exits 1 if a hand-checked value differs.
 // Built with KPLAB_CONSUMER_CORE_ONLY by tests/consumer_subdir (kplab added with add_subdirectory).
 //
@@ -12,6 +12,7 @@
 #include <kplab/corpus.h>
 #ifndef KPLAB_CONSUMER_CORE_ONLY
 #include <kplab/host/evaluate.h>
+#include <kplab/svg.h>
 #endif
 #include <kplab/io.h>
 #include <kplab/match.h>
@@ -78,6 +79,18 @@ int main(int argc, char** argv) {
   }
   Check(found, "all.p@5.micro computed");
   std::printf("plugins from %s\n", kplab::host::ShippedPluginDir().c_str());
+
+  // kplab::plot: the median of {1, 2, 4} is 2, written with one decimal beside the box.
+  kplab::svg::BoxplotSpec box;
+  box.groups = {{"g", {1, 2, 4}, ""}};
+  box.mark_median = true;
+  box.digits = 1;
+  auto chart = kplab::svg::Boxplot(box);
+  if (!chart) return std::fprintf(stderr, "%s\n", chart.error().message.c_str()), 1;
+  const std::size_t medians = chart->find("class=\"median-values\"");
+  Check(chart->starts_with("<svg") && medians != std::string::npos &&
+            chart->find(">2.0</text>", medians) != std::string::npos,
+        "box plot with its median");
 #endif
   if (failures != 0) return 1;
   std::printf("ok\n");

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "../../core/src/io_internal.h"
+#include "kplab/sha256.h"
 #include "temp_dir.h"
 
 namespace kplab {
@@ -86,7 +86,7 @@ void Put(std::string& b, std::size_t off, T v) {
 // would, so that the payload checks behind the checksum get exercised.
 void Reseal(std::string& b) {
   Put<std::uint64_t>(b, 96, b.size() - kHeaderSize);
-  io_internal::Sha256 sha;
+  Sha256 sha;
   sha.Update(std::string_view(b).substr(kHeaderSize));
   const auto digest = sha.Finish();
   std::memcpy(b.data() + 104, digest.data(), 32);

@@ -11,7 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "../../core/src/io_internal.h"
+#include "../../core/src/io/io_internal.h"
+#include "../../core/src/util/sha256_internal.h"
 
 namespace kplab {
 namespace {
@@ -83,7 +84,7 @@ TEST(Sha256Test, IncrementalEqualsOneShotAcrossBlockBoundaries) {
   std::mt19937 rng(7);
   for (char& c : data) c = static_cast<char>(rng());
   for (std::size_t split : {0, 1, 55, 56, 63, 64, 65, 127, 128, 999}) {
-    io_internal::Sha256 h;
+    Sha256 h;
     h.Update(std::string_view(data).substr(0, split));
     h.Update(std::string_view(data).substr(split));
     EXPECT_EQ(h.FinishHex(), Sha256Hex(data)) << split;
@@ -99,8 +100,8 @@ TEST(Sha256Test, ShaNiBlocksAgreeWithPortable) {
   std::uint32_t b[8];
   std::copy(a, a + 8, b);
   const auto* p = reinterpret_cast<const std::uint8_t*>(data.data());
-  io_internal::Sha256BlocksPortable(a, p, 300);
-  if (!io_internal::Sha256BlocksShaNi(b, p, 300)) GTEST_SKIP() << "CPU has no SHA extensions";
+  sha256_internal::Sha256BlocksPortable(a, p, 300);
+  if (!sha256_internal::Sha256BlocksShaNi(b, p, 300)) GTEST_SKIP() << "CPU has no SHA extensions";
   for (int i = 0; i < 8; ++i) EXPECT_EQ(a[i], b[i]) << i;
 }
 

@@ -28,7 +28,7 @@ LUA
   -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/configure.log" || { cat "$tmp/configure.log"; exit 1; }
 "$cmake" --build "$tmp/consumer" -j2 >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; exit 1; }
 
-echo "== C++ consumer (kplab::core, kplab::host)"
+echo "== C++ consumer (kplab::core, kplab::host, kplab::plot)"
 "$tmp/consumer/consumer" "$tiny"
 echo "== C ABI (kplab::c)"
 "$tmp/consumer/c_api_test" "$tiny" installed_marker

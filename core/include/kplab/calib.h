@@ -1,9 +1,9 @@
 // Calibration of keyphrase generators (seed 001: "Deep Seq2Seq Keyphrase Generation: Model Calibration
 // and Uncertainty"): keyphrase perplexity (KPP, Eq. 2-3), its word-normalised form (KPP-s, Eq. 7),
 // expected calibration error over equal-width confidence bins (Eq. 9), and the positional analysis of
-// §5.5 (where in the source a present keyphrase first occurs). Also the detokenization of subword
-// tokens that the "tokens" prediction format needs to count words. No Lua here; host/lua_calib.cc
-// exposes it as kp.calib.
+// §5.5 (where in the source a present keyphrase first occurs). The detokenization of subword tokens
+// that the "tokens" prediction format needs to count words is in subword.h (included here). No Lua
+// here; host/lua_calib.cc exposes it as kp.calib.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +16,7 @@
 
 #include "kplab/corpus.h"
 #include "kplab/result.h"
+#include "kplab/subword.h"  // Subword, Detokenize, CountWords (declared here before subword.h)
 
 namespace kplab::calib {
 
@@ -86,22 +87,5 @@ CharPosition TokenCharPosition(const Corpus& corpus, const Document& doc, std::s
 // The section (0-based) of `bins` equal sections of the source that a relative position in [0, 1)
 // falls in: floor(relative * bins), clipped to [0, bins - 1].
 int PositionBin(double relative, int bins);
-
-// ---- Detokenization (the "tokens" prediction format) ---------------------------------------------------
-
-// Subword schemes by their word markers: "none" (word-level: every token a word), "sentencepiece"
-// ("▁" starts a word: T5, mT5, ...), "wordpiece" ("##" continues a word: BERT), "bpe" (byte-level BPE
-// with "Ġ" starting a word: GPT-2, BART, RoBERTa).
-enum class Subword { kNone, kSentencePiece, kWordPiece, kByteBpe };
-Result<Subword> ParseSubword(std::string_view s);
-
-// The text of a keyphrase from its tokens under a scheme, with surrounding spaces stripped; fills
-// word_start (one flag per token). Errors (byte-level BPE only): a character outside the GPT-2 byte
-// alphabet, or bytes that are not UTF-8 once decoded.
-Result<std::string> Detokenize(std::span<const std::string> tokens, Subword scheme,
-                               std::vector<std::uint8_t>* word_start);
-
-// Words of a string split on spaces (empty pieces, from repeated spaces, are not words).
-int CountWords(std::string_view s);
 
 }  // namespace kplab::calib

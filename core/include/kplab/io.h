@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kplab/result.h"
+#include "kplab/sha256.h"  // Sha256Hex, declared here before sha256.h existed
 
 namespace kplab {
 
@@ -120,8 +121,5 @@ Result<RawPredictions> AlignPredictions(const RawDataset& dataset, RawPrediction
 // (expected ...)", "PATH: cannot open (Permission denied) (expected ...)", "PATH: path contains a NUL
 // byte (expected ...)".
 Result<std::string> ReadRegularFile(const std::string& path, std::string_view expected);
-
-// Hex SHA-256 of bytes (used for content hashes and plugin hashes).
-std::string Sha256Hex(std::string_view bytes);
 
 }  // namespace kplab

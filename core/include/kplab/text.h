@@ -8,11 +8,9 @@
 #include <string_view>
 #include <vector>
 
-namespace kplab {
+#include "kplab/utf8.h"  // ValidUtf8, DecodeUtf8, AppendUtf8 (declared here before utf8.h existed)
 
-// True if s is well-formed UTF-8 (no overlongs, no surrogates, <= U+10FFFF). On failure, *bad_offset
-// (if given) is the byte offset of the first invalid sequence.
-bool ValidUtf8(std::string_view s, std::size_t* bad_offset = nullptr);
+namespace kplab {
 
 // Python str.lower(): full Unicode lower-case mapping (SpecialCasing, e.g. U+0130 -> "i\u0307") and
 // the final-sigma rule. ASCII input takes a fast path. Input must be valid UTF-8.
@@ -47,11 +45,5 @@ std::vector<std::string_view> SplitOn(std::string_view s, std::string_view sep);
 // NLTKWordTokenizer rules to each sentence, exactly (docs/text.md). Returns owned tokens, original
 // case.
 std::vector<std::string> WordTokenize(std::string_view s);
-
-// Decodes one code point at s[i] (i < s.size()), advancing i. For valid UTF-8; an invalid or
-// truncated sequence gives U+FFFD and advances one byte, never reading past s.
-char32_t DecodeUtf8(std::string_view s, std::size_t& i);
-// Appends the UTF-8 encoding of cp.
-void AppendUtf8(std::string& out, char32_t cp);
 
 }  // namespace kplab

@@ -7,7 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "io_internal.h"
+#include "io/io_internal.h"
+#include "kplab/sha256.h"
 #include "kplab/text.h"
 
 namespace kplab {
@@ -29,7 +30,7 @@ class Hasher {
   std::string Hex() { return sha_.FinishHex(); }
 
  private:
-  io_internal::Sha256 sha_;
+  Sha256 sha_;
 };
 
 void CheckUtf8(const std::string& where, std::string_view field, std::string_view s) {

@@ -19,7 +19,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "io_internal.h"
+#include "io/io_internal.h"
+#include "kplab/sha256.h"
+#include "kplab/utf8.h"
 
 namespace kplab {
 namespace io_internal {
@@ -45,43 +47,6 @@ std::string OpenProblem(int err, std::string_view missing) {
     case ELOOP: return "symbolic link loop";
     default: return fmt::format("cannot open ({})", std::strerror(err));
   }
-}
-
-// Offset of the first byte that does not start or continue a well-formed UTF-8 sequence (no
-// overlongs, no surrogates, nothing above U+10FFFF). Only called once simdjson's fast check has
-// failed.
-std::size_t FirstBadUtf8(std::string_view s) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  const std::size_t n = s.size();
-  std::size_t i = 0;
-  while (i < n) {
-    const unsigned char c = p[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    int len = 0;
-    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    } else {
-      return i;
-    }
-    if (i + len > n || p[i + 1] < lo || p[i + 1] > hi) return i;
-    for (int k = 2; k < len; ++k) {
-      if ((p[i + k] & 0xC0) != 0x80) return i;
-    }
-    i += len;
-  }
-  return n;
 }
 
 std::string FormatList() {
@@ -190,7 +155,9 @@ FileData ReadTextFile(const std::string& path, const std::string& rel_name) {
     file.bom = true;
   }
   if (!simdjson::validate_utf8(file.bytes.data(), file.bytes.size())) {
-    const std::size_t bad = FirstBadUtf8(file.bytes);
+    // simdjson's check is the fast one; the codec names the first bad byte.
+    std::size_t bad = file.bytes.size();
+    ValidUtf8(file.bytes, &bad);
     const auto line = 1 + std::count(file.bytes.begin(), file.bytes.begin() + bad, '\n');
     Fail(path, static_cast<int>(line), "invalid UTF-8", "UTF-8 text");
   }

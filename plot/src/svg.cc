@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "kplab/text.h"
+#include "kplab/utf8.h"
 
 namespace kplab::svg {
 
@@ -53,7 +54,7 @@ double TextWidth(std::string_view s, double size) {
   double em = 0;
   for (std::size_t i = 0; i < s.size();) {
     const auto b = static_cast<unsigned char>(s[i]);
-    std::size_t len = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+    const std::size_t len = Utf8SequenceLength(b);  // labels are checked to be valid UTF-8
     bool wide = len == 4;
     if (len == 3 && i + 1 < s.size()) {
       const unsigned cp = ((b & 0x0Fu) << 12) | ((static_cast<unsigned char>(s[i + 1]) & 0x3Fu) << 6);

@@ -11,7 +11,7 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <fmt/format.h>
 
-#include "store_internal.h"
+#include "store/store_internal.h"
 
 namespace fs = std::filesystem;
 

@@ -1,5 +1,5 @@
-// Internals shared by the importers (io*.cc) and sha256.cc. Not installed; tests include it by
-// relative path to reach the SHA-256 block functions.
+// Internals shared by the importers (io/*.cc) and the reformulation-pair reader (homog/homog_io.cc).
+// Not installed; tests include it by relative path.
 #pragma once
 
 #include <array>
@@ -12,27 +12,6 @@
 #include "kplab/io.h"
 
 namespace kplab::io_internal {
-
-// Incremental SHA-256 (FIPS 180-4). Uses the x86 SHA extensions when the CPU has them.
-class Sha256 {
- public:
-  Sha256();
-  void Update(std::string_view bytes);
-  std::array<std::uint8_t, 32> Finish();  // the object must not be used afterwards
-  std::string FinishHex();
-
- private:
-  std::array<std::uint32_t, 8> state_;
-  std::array<std::uint8_t, 64> buffer_;
-  std::size_t buffered_ = 0;
-  std::uint64_t total_ = 0;
-};
-
-// Block functions, exposed so that tests can check the portable and the SHA-NI path against each
-// other.
-void Sha256BlocksPortable(std::uint32_t state[8], const std::uint8_t* data, std::size_t blocks);
-// Returns false (and does nothing) when the CPU has no SHA extensions.
-bool Sha256BlocksShaNi(std::uint32_t state[8], const std::uint8_t* data, std::size_t blocks);
 
 // Importers report bad input by throwing this; the public entry points turn it into Error. It never
 // leaves the io*.cc files.

@@ -1,7 +1,8 @@
 // RunStore on SQLiteCpp. Schema, blob encoding and migrations are described in docs/store.md; keep the
 // two in step.
 #include "kplab/store.h"
-#include "store_internal.h"
+#include "kplab/utf8.h"
+#include "store/store_internal.h"
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <fmt/format.h>
@@ -159,7 +160,7 @@ bool IsMemoryPath(const std::string& path) { return path.empty() || path == ":me
 // The first n bytes of s, shortened to a UTF-8 character boundary.
 std::string_view CutUtf8(std::string_view s, std::size_t n) {
   if (s.size() <= n) return s;
-  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  while (n > 0 && IsUtf8Continuation(static_cast<unsigned char>(s[n]))) --n;
   return s.substr(0, n);
 }
 

@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include "io_internal.h"
-#include "json_internal.h"
+#include "io/io_internal.h"
+#include "util/json_internal.h"
 #include "kplab/homog.h"
 #include "kplab/text.h"
 

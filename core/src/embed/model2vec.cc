@@ -13,9 +13,10 @@
 #include <sstream>
 #include <utility>
 
-#include "io_internal.h"
 #include "kplab/hf_tokenizer.h"
 #include "kplab/safetensors.h"
+#include "kplab/sha256.h"
+#include "kplab/utf8.h"
 
 namespace kplab {
 namespace {
@@ -39,7 +40,7 @@ struct NamedBytes {
 std::string FilesHash(std::vector<NamedBytes> files) {
   std::sort(files.begin(), files.end(),
             [](const NamedBytes& a, const NamedBytes& b) { return a.name < b.name; });
-  io_internal::Sha256 h;
+  Sha256 h;
   for (const NamedBytes& f : files) {
     h.Update(f.name);
     h.Update(std::string_view("\0", 1));
@@ -106,9 +107,7 @@ Result<bool> ModulesNormalize(const fs::path& p, const std::string& bytes) {
 std::size_t MedianTokenLength(const HfTokenizer& tok) {
   std::vector<std::size_t> lens;
   for (std::string_view t : tok.Tokens()) {
-    std::size_t n = 0;
-    for (unsigned char c : t) n += (c & 0xC0) != 0x80;
-    lens.push_back(n);
+    lens.push_back(Utf8Length(t));
   }
   if (lens.empty()) return 0;
   std::sort(lens.begin(), lens.end());
@@ -223,7 +222,7 @@ class Model2VecEmbedder final : public Embedder {
     if (s.size() <= max_chars_) return s;
     std::size_t chars = 0;
     for (std::size_t i = 0; i < s.size(); ++i) {
-      if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
+      if (!IsUtf8Continuation(static_cast<unsigned char>(s[i]))) {
         if (chars == max_chars_) return s.substr(0, i);
         ++chars;
       }

@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "io_internal.h"
+#include "io/io_internal.h"
 #include "kplab/io.h"
 
 namespace kplab::io_internal {

@@ -18,111 +18,15 @@ inline bool IsAsciiSpace(unsigned char c) {
   return c == ' ' || (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x1F);
 }
 
-// Length of the UTF-8 sequence starting with lead byte c (0 for a continuation or invalid byte).
-inline int SeqLen(unsigned char c) {
-  if (c < 0x80) return 1;
-  if (c < 0xC2) return 0;
-  if (c < 0xE0) return 2;
-  if (c < 0xF0) return 3;
-  if (c < 0xF5) return 4;
-  return 0;
-}
-
 // Decodes the code point before byte offset end (end > 0), returning its start in *start.
 char32_t DecodeBefore(std::string_view s, std::size_t end, std::size_t* start) {
   std::size_t b = end - 1;
-  while (b > 0 && (static_cast<unsigned char>(s[b]) & 0xC0) == 0x80) --b;
+  while (b > 0 && IsUtf8Continuation(static_cast<unsigned char>(s[b]))) --b;
   *start = b;
   return DecodeUtf8(s, b);
 }
 
 }  // namespace
-
-bool ValidUtf8(std::string_view s, std::size_t* bad_offset) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  const std::size_t n = s.size();
-  std::size_t i = 0;
-  while (i < n) {
-    // Eight ASCII bytes at a time.
-    if (i + 8 <= n) {
-      std::uint64_t w;
-      __builtin_memcpy(&w, p + i, 8);
-      if ((w & 0x8080808080808080ULL) == 0) {
-        i += 8;
-        continue;
-      }
-    }
-    unsigned char c = p[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    int len = SeqLen(c);
-    bool ok = len > 0 && i + len <= n;
-    if (ok) {
-      for (int k = 1; k < len; ++k) ok = ok && (p[i + k] & 0xC0) == 0x80;
-    }
-    if (ok && len == 3) {
-      // No overlongs (E0 80..9F) and no surrogates (ED A0..BF).
-      if (c == 0xE0 && p[i + 1] < 0xA0) ok = false;
-      if (c == 0xED && p[i + 1] > 0x9F) ok = false;
-    }
-    if (ok && len == 4) {
-      // No overlongs (F0 80..8F) and nothing above U+10FFFF (F4 90..).
-      if (c == 0xF0 && p[i + 1] < 0x90) ok = false;
-      if (c == 0xF4 && p[i + 1] > 0x8F) ok = false;
-    }
-    if (!ok) {
-      if (bad_offset != nullptr) *bad_offset = i;
-      return false;
-    }
-    i += len;
-  }
-  return true;
-}
-
-char32_t DecodeUtf8(std::string_view s, std::size_t& i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  if (c < 0x80) {
-    ++i;
-    return c;
-  }
-  // Callers promise valid UTF-8; a bad or truncated sequence still never reads past s.
-  const int len = SeqLen(c);
-  if (len == 0 || i + len > s.size()) {
-    ++i;
-    return 0xFFFD;
-  }
-  char32_t cp = c & (0x7Fu >> len);
-  for (int k = 1; k < len; ++k) {
-    const auto b = static_cast<unsigned char>(s[i + k]);
-    if ((b & 0xC0) != 0x80) {
-      ++i;
-      return 0xFFFD;
-    }
-    cp = (cp << 6) | (b & 0x3Fu);
-  }
-  i += len;
-  return cp;
-}
-
-void AppendUtf8(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
 
 bool IsAscii(std::string_view s) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());

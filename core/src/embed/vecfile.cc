@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "io_internal.h"
+#include "kplab/sha256.h"
 
 namespace kplab {
 namespace {
@@ -173,7 +173,7 @@ Result<std::string> VecFileWriter::Write(const std::string& path) const {
   const std::uint8_t* payload = buf.data() + kHeaderSize;
   std::size_t payload_len = h.file_size - kHeaderSize;
   h.checksum = FastChecksum(payload, payload_len);
-  io_internal::Sha256 sha;
+  Sha256 sha;
   sha.Update(std::string_view(reinterpret_cast<const char*>(payload), payload_len));
   std::string hex = sha.FinishHex();
   std::memcpy(h.sha256, hex.data(), 64);
@@ -325,7 +325,7 @@ std::int64_t VecFile::Find(std::string_view s) const {
 }
 
 Status VecFile::VerifySha256() const {
-  io_internal::Sha256 sha;
+  Sha256 sha;
   sha.Update(std::string_view(reinterpret_cast<const char*>(base_ + payload_off_), payload_len_));
   std::string got = sha.FinishHex();
   if (got != sha256_) {

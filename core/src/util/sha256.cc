@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "io_internal.h"
-#include "kplab/io.h"
+#include "kplab/sha256.h"
+#include "util/sha256_internal.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -18,7 +18,7 @@
 #endif
 
 namespace kplab {
-namespace io_internal {
+namespace sha256_internal {
 namespace {
 
 constexpr std::uint32_t kRoundConstants[64] = {
@@ -151,7 +151,13 @@ bool Sha256BlocksShaNi(std::uint32_t state[8], const std::uint8_t* data, std::si
 #endif
 }
 
-Sha256::Sha256() { std::memcpy(state_.data(), kInitialState, sizeof(kInitialState)); }
+}  // namespace sha256_internal
+
+using sha256_internal::Blocks;
+
+Sha256::Sha256() {
+  std::memcpy(state_.data(), sha256_internal::kInitialState, sizeof(sha256_internal::kInitialState));
+}
 
 void Sha256::Update(std::string_view bytes) {
   const auto* p = reinterpret_cast<const std::uint8_t*>(bytes.data());
@@ -203,10 +209,8 @@ std::string Sha256::FinishHex() {
   return hex;
 }
 
-}  // namespace io_internal
-
 std::string Sha256Hex(std::string_view bytes) {
-  io_internal::Sha256 hasher;
+  Sha256 hasher;
   hasher.Update(bytes);
   return hasher.FinishHex();
 }

@@ -34,7 +34,7 @@
 // Included after the standard headers it relies on without including them.
 #include <hnswlib/hnswlib.h>
 
-#include "io_internal.h"
+#include "kplab/sha256.h"
 
 namespace kplab {
 namespace {
@@ -530,7 +530,7 @@ Status AnnIndex::Save(const std::string& path) const {
   header.count = h.cur_element_count;
   header.max_label = max_label_;
   header.payload_len = payload_len;
-  io_internal::Sha256 sha;
+  Sha256 sha;
   sha.Update(std::string_view(reinterpret_cast<const char*>(payload.data()), payload_len));
   const auto digest = sha.Finish();
   std::memcpy(header.sha256, digest.data(), 32);
@@ -645,7 +645,7 @@ Result<AnnIndex> AnnIndex::Load(const std::string& path, int expected_dims,
   Mapping file(fd, size);
   if (file.data() == nullptr) return bad(fmt::format("cannot map: {}", std::strerror(errno)));
   const std::uint8_t* payload = file.data() + sizeof(header);
-  io_internal::Sha256 sha;
+  Sha256 sha;
   sha.Update(std::string_view(reinterpret_cast<const char*>(payload), header.payload_len));
   const auto digest = sha.Finish();
   if (std::memcmp(digest.data(), header.sha256, 32) != 0) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kplab/text.h"
+#include "kplab/utf8.h"
 
 namespace kplab {
 
@@ -339,9 +340,7 @@ std::string PorterStemmer::Stem(std::string_view word) const {
   // Non-ASCII words are never in the (ASCII) pool; len() counts code points.
   std::string lower = Lower(word);
   if (mode_ != PorterMode::kOriginal) {
-    std::size_t code_points = 0;
-    for (char c : word) code_points += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-    if (code_points <= 2) return lower;
+    if (Utf8Length(word) <= 2) return lower;
   }
   std::u32string w;
   w.reserve(lower.size());

@@ -12,10 +12,10 @@
 #include <unordered_set>
 #include <vector>
 
-#include "io_internal.h"
-#include "json_internal.h"
-#include "kplab/calib.h"
+#include "io/io_internal.h"
+#include "util/json_internal.h"
 #include "kplab/io.h"
+#include "kplab/subword.h"
 
 namespace kplab::io_internal {
 namespace {

@@ -3,14 +3,14 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include "json_internal.h"
+#include "util/json_internal.h"
 
 #include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "io_internal.h"
+#include "io/io_internal.h"
 #include "kplab/io.h"
 
 namespace kplab::io_internal {

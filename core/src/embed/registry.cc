@@ -14,11 +14,11 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include "io_internal.h"
-#include "store_internal.h"
 #include "kplab/json.h"
 #include "kplab/model2vec.h"
+#include "kplab/sha256.h"
 #include "kplab/vecfile.h"
+#include "store/store_internal.h"
 
 namespace fs = std::filesystem;
 

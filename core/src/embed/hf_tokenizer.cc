@@ -7,7 +7,8 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include "json_internal.h"
+#include "kplab/utf8.h"
+#include "util/json_internal.h"
 #include <unicode/normalizer2.h>
 #include <unicode/uchar.h>
 #include <unicode/unistr.h>
@@ -38,85 +39,15 @@ struct Failure {
 // ---------------------------------------------------------------------------------------------
 // UTF-8
 
-// Appends the code points of s; each maximal ill-formed subsequence becomes U+FFFD.
-void DecodeUtf8(std::string_view s, U32& out) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  const std::size_t n = s.size();
-  std::size_t i = 0;
-  while (i < n) {
-    const unsigned char c = p[i];
-    if (c < 0x80) {
-      out.push_back(c);
-      ++i;
-      continue;
-    }
-    int len = 0;
-    unsigned char lo = 0x80, hi = 0xBF;
-    char32_t cp = 0;
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-      cp = c & 0x1F;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      cp = c & 0x0F;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      cp = c & 0x07;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    } else {
-      out.push_back(0xFFFD);
-      ++i;
-      continue;
-    }
-    std::size_t k = 1;
-    bool ok = true;
-    for (; k < static_cast<std::size_t>(len); ++k) {
-      if (i + k >= n) {
-        ok = false;
-        break;
-      }
-      const unsigned char b = p[i + k];
-      const unsigned char blo = k == 1 ? lo : 0x80, bhi = k == 1 ? hi : 0xBF;
-      if (b < blo || b > bhi) {
-        ok = false;
-        break;
-      }
-      cp = (cp << 6) | (b & 0x3F);
-    }
-    if (!ok) {
-      out.push_back(0xFFFD);
-      i += k;  // the valid prefix is one bad sequence
-      continue;
-    }
-    out.push_back(cp);
-    i += len;
-  }
-}
-
-void AppendUtf8(char32_t c, std::string& out) {
-  if (c < 0x80) {
-    out.push_back(static_cast<char>(c));
-  } else if (c < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (c >> 6)));
-    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  } else if (c < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (c >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (c >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  }
-}
-
+// The code points of s; each maximal ill-formed subpart becomes U+FFFD (Rust's from_utf8_lossy).
 U32 FromUtf8(std::string_view s) {
   U32 out;
-  DecodeUtf8(s, out);
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const Utf8Char d = DecodeUtf8Char(s, i);
+    out.push_back(d.cp);
+    i += d.size;
+  }
   return out;
 }
 
@@ -791,9 +722,7 @@ struct HfTokenizer::Impl {
 };
 
 void HfTokenizer::Impl::WordPiece(std::string_view w, std::vector<int>& ids) const {
-  std::size_t chars = 0;
-  for (unsigned char c : w) chars += (c & 0xC0) != 0x80;
-  if (chars > max_chars) {
+  if (Utf8Length(w) > max_chars) {
     if (unk >= 0) ids.push_back(unk);
     return;
   }
@@ -808,7 +737,7 @@ void HfTokenizer::Impl::WordPiece(std::string_view w, std::vector<int>& ids) con
       if (id >= 0) break;
       do {
         --end;  // back over the last character
-      } while (end > start && (static_cast<unsigned char>(w[end]) & 0xC0) == 0x80);
+      } while (end > start && IsUtf8Continuation(static_cast<unsigned char>(w[end])));
     }
     if (id < 0) {
       ids.resize(first);
@@ -830,9 +759,7 @@ void HfTokenizer::Impl::Unigram(std::string_view w, std::vector<int>& ids) const
   };
   std::vector<Node> best(n + 1);
   auto char_len = [&](std::size_t i) {
-    const auto c = static_cast<unsigned char>(w[i]);
-    std::size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-    return std::min(len, n - i);
+    return std::min(Utf8SequenceLength(static_cast<unsigned char>(w[i])), n - i);
   };
   std::size_t pos = 0;
   while (pos < n) {
@@ -900,7 +827,7 @@ void HfTokenizer::Impl::Unigram(std::string_view w, std::vector<int>& ids) const
 
 void HfTokenizer::Impl::EncodeWord(const U32& word, std::vector<int>& ids, std::string& buf) const {
   buf.clear();
-  for (char32_t c : word) AppendUtf8(c, buf);
+  for (char32_t c : word) AppendUtf8(buf, c);
   switch (model) {
     case Model::kWordPiece:
       WordPiece(buf, ids);
@@ -1283,9 +1210,7 @@ std::vector<int> HfTokenizer::Encode(std::string_view text) const {
 void HfTokenizer::Encode(std::string_view text, std::vector<int>& ids) const {
   const Impl& im = *impl_;
   ids.clear();
-  U32 input;
-  input.reserve(text.size());
-  DecodeUtf8(text, input);
+  U32 input = FromUtf8(text);
 
   std::vector<AddedMatcher::Span> raw_spans, norm_spans;
   std::vector<Piece> pieces;
