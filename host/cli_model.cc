@@ -87,6 +87,7 @@ int RunProgram(const std::vector<std::string>& argv, const std::string& dir) {
 }
 
 std::string FileSha256(const std::string& path) {
+  if (Status st = CheckRegularFile(path, "a model file"); !st.ok()) throw ModelInputError(st.message());
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ModelInputError(fmt::format("{}: cannot open", path));
   std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -122,4 +122,9 @@ Result<RawPredictions> AlignPredictions(const RawDataset& dataset, RawPrediction
 // byte (expected ...)".
 Result<std::string> ReadRegularFile(const std::string& path, std::string_view expected);
 
+// The same checks without reading, for readers that stream a large file themselves (embedding models):
+// a directory, FIFO, device, socket, link loop or missing file is refused with ReadRegularFile's
+// messages before anything opens it (a FIFO would block the open, /dev/zero never end).
+Status CheckRegularFile(const std::string& path, std::string_view expected);
+
 }  // namespace kplab

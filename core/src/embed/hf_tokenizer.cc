@@ -3,6 +3,7 @@
 // vocabularies are UTF-8 strings). Every step mirrors the reference library's semantics, including
 // its order of operations and tie-breaking, because a different token id is a different vector.
 #include "kplab/hf_tokenizer.h"
+#include "kplab/io.h"
 
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -1030,6 +1031,7 @@ HfTokenizer& HfTokenizer::operator=(HfTokenizer&&) noexcept = default;
 HfTokenizer::~HfTokenizer() = default;
 
 Result<HfTokenizer> HfTokenizer::Load(const std::string& path) {
+  if (Status st = CheckRegularFile(path, "a tokenizer.json file"); !st.ok()) return st.error();
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error{fmt::format("{}: cannot open (expected a tokenizer.json file)", path)};
   std::ostringstream ss;

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "kplab/hf_tokenizer.h"
+#include "kplab/io.h"
 #include "kplab/safetensors.h"
 #include "kplab/sha256.h"
 #include "kplab/utf8.h"
@@ -52,6 +53,7 @@ std::string FilesHash(std::vector<NamedBytes> files) {
 }
 
 Result<std::string> ReadFile(const fs::path& p) {
+  if (Status st = CheckRegularFile(p.string(), "a model file"); !st.ok()) return st.error();
   std::ifstream in(p, std::ios::binary);
   if (!in) return Error{fmt::format("{}: cannot open", p.string())};
   std::ostringstream ss;

@@ -9,6 +9,7 @@
 #include <simdjson.h>
 
 #include "kplab/registry.h"
+#include "kplab/io.h"
 #include "kplab/text.h"
 #include "kplab/vecfile.h"
 
@@ -21,6 +22,7 @@ Result<ImportStats> Finish(VecFileWriter& w, const std::string& path, const std:
 }
 
 Result<ImportStats> FromJsonl(const std::string& path, const std::string& out_path) {
+  if (Status st = CheckRegularFile(path, "a JSONL table of phrase vectors"); !st.ok()) return st.error();
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error{fmt::format("{}: cannot open", path)};
   simdjson::dom::parser parser;
@@ -68,6 +70,7 @@ Result<ImportStats> FromJsonl(const std::string& path, const std::string& out_pa
 }
 
 Result<ImportStats> FromTsv(const std::string& path, const std::string& out_path) {
+  if (Status st = CheckRegularFile(path, "a TSV table of phrase vectors"); !st.ok()) return st.error();
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error{fmt::format("{}: cannot open", path)};
   std::unique_ptr<VecFileWriter> w;
@@ -123,6 +126,7 @@ Result<ImportStats> FromNpy(const std::string& path, const std::string& phrases_
                              "line i)",
                              path)};
   }
+  if (Status st = CheckRegularFile(path, "a .npy file"); !st.ok()) return st.error();
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error{fmt::format("{}: cannot open", path)};
   std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -186,6 +190,7 @@ Result<ImportStats> FromNpy(const std::string& path, const std::string& phrases_
     return Error{fmt::format("{}: {} bytes of data for shape ({}, {}) (truncated or corrupt)", path,
                              data.size() - off, rows, cols)};
   }
+  if (Status st = CheckRegularFile(phrases_path, "a phrases file, one a line"); !st.ok()) return st.error();
   std::ifstream pin(phrases_path, std::ios::binary);
   if (!pin) return Error{fmt::format("{}: cannot open", phrases_path)};
   std::vector<std::string> phrases;

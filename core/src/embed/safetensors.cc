@@ -1,5 +1,6 @@
 // safetensors reader: layout checks on open, checked conversions to float / double / int64.
 #include "kplab/safetensors.h"
+#include "kplab/io.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -105,6 +106,7 @@ std::int64_t SafetensorInfo::elements() const {
 }
 
 Result<Safetensors> Safetensors::Open(const std::string& path) {
+  if (Status st = CheckRegularFile(path, kLayout); !st.ok()) return st.error();
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return Error{fmt::format("{}: cannot open (expected {})", path, kLayout)};
   const std::streamoff size = in.tellg();

@@ -1,4 +1,5 @@
 #include "kplab/wordvec.h"
+#include "kplab/io.h"
 
 #include <charconv>
 #include <cmath>
@@ -143,6 +144,7 @@ Result<ImportStats> ConvertWinkJson(const std::string& json_path, const std::str
 }
 
 Result<ImportStats> ConvertWordVecText(const std::string& text_path, const std::string& out_path) {
+  if (Status st = CheckRegularFile(text_path, "a word-vector text file"); !st.ok()) return st.error();
   std::ifstream in(text_path, std::ios::binary);
   if (!in) return Error{fmt::format("{}: cannot open", text_path)};
   std::string line;

@@ -275,6 +275,16 @@ Result<std::string> ReadRegularFile(const std::string& path, std::string_view ex
   return bytes;
 }
 
+Status CheckRegularFile(const std::string& path, std::string_view expected) {
+  const std::string_view shown = std::string_view(path).substr(0, path.find('\0'));
+  auto fail = [&](std::string_view what) { return Error{fmt::format("{}: {} (expected {})", shown, what, expected)}; };
+  if (path.find('\0') != std::string::npos) return fail("path contains a NUL byte");
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return fail(io_internal::OpenProblem(errno, "no such file"));
+  if (!S_ISREG(st.st_mode)) return fail(io_internal::KindOf(st.st_mode) + ", not a regular file");
+  return Status::Ok();
+}
+
 Result<std::string> DetectDatasetFormat(const std::string& path) {
   try {
     return io_internal::DetectOrThrow(path);
