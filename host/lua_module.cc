@@ -43,19 +43,6 @@ class ModuleLuaError : public std::runtime_error {
 }  // namespace
 }  // namespace kplab::host
 
-// Replaces the interpreter's luaL_error for the code linked into kplab.so (see the file comment). The
-// message is formatted by lua_pushvfstring, as luaL_error does; Safe<> prefixes the same luaL_where(L, 1)
-// luaL_error would have.
-extern "C" int luaL_error(lua_State* L, const char* fmt, ...) {
-  va_list args;
-  va_start(args, fmt);
-  const char* text = lua_pushvfstring(L, fmt, args);
-  va_end(args);
-  std::string message = text != nullptr ? text : "";
-  lua_pop(L, 1);
-  throw kplab::host::ModuleLuaError(message);
-}
-
 // The argument checks of lauxlib, for the same reason: the interpreter's raise by longjmp, skipping the
 // destructors of the binding that called them (100,000 failing alpha_ndcg calls grew the process by
 // 50 MB). These module-local versions follow the reference manual's description of each function and
@@ -64,17 +51,33 @@ extern "C" int luaL_error(lua_State* L, const char* fmt, ...) {
 // (Inside the C++ host, Lua is built as C++ and its errors unwind C++ frames anyway.)
 namespace {
 
+// Formats like luaL_error (lua_pushvfstring), for a message thrown as ModuleLuaError; Safe<> prefixes
+// the same luaL_where(L, 1) luaL_error would have.
+std::string VFormat(lua_State* L, const char* fmt, va_list args) {
+  const char* text = lua_pushvfstring(L, fmt, args);
+  std::string message = text != nullptr ? text : "";
+  lua_pop(L, 1);
+  return message;
+}
+
 [[noreturn]] void ThrowLua(lua_State* L, const char* fmt, ...) {
   va_list args;
   va_start(args, fmt);
-  const char* text = lua_pushvfstring(L, fmt, args);
+  std::string message = VFormat(L, fmt, args);
   va_end(args);
-  std::string message = text != nullptr ? text : "";
-  lua_pop(L, 1);
   throw kplab::host::ModuleLuaError(message);
 }
 
 }  // namespace
+
+// Replaces the interpreter's luaL_error for the code linked into kplab.so (see the file comment).
+extern "C" int luaL_error(lua_State* L, const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  std::string message = VFormat(L, fmt, args);
+  va_end(args);
+  throw kplab::host::ModuleLuaError(message);
+}
 
 extern "C" int luaL_argerror(lua_State* L, int arg, const char* extramsg) {
   lua_Debug ar;

@@ -240,7 +240,7 @@ const std::vector<std::string>& DatasetFormats() {
   return kFormats;
 }
 
-Result<std::string> ReadRegularFile(const std::string& path, std::string_view expected) {
+Status CheckRegularFile(const std::string& path, std::string_view expected) {
   // A NUL would cut the name for the system anyway; the message shows what comes before it.
   const std::string_view shown = std::string_view(path).substr(0, path.find('\0'));
   auto fail = [&](std::string_view what) { return Error{fmt::format("{}: {} (expected {})", shown, what, expected)}; };
@@ -248,6 +248,13 @@ Result<std::string> ReadRegularFile(const std::string& path, std::string_view ex
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) return fail(io_internal::OpenProblem(errno, "no such file"));
   if (!S_ISREG(st.st_mode)) return fail(io_internal::KindOf(st.st_mode) + ", not a regular file");
+  return Status::Ok();
+}
+
+Result<std::string> ReadRegularFile(const std::string& path, std::string_view expected) {
+  if (Status st = CheckRegularFile(path, expected); !st.ok()) return st.error();
+  auto fail = [&](std::string_view what) { return Error{fmt::format("{}: {} (expected {})", path, what, expected)}; };
+  struct stat st;
   // O_NONBLOCK: should the path have become a FIFO since the stat, open returns instead of waiting
   // for a writer, and fstat below refuses it.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
@@ -273,16 +280,6 @@ Result<std::string> ReadRegularFile(const std::string& path, std::string_view ex
   if (read_errno != 0) return fail(fmt::format("cannot read ({})", std::strerror(read_errno)));
   bytes.resize(got);
   return bytes;
-}
-
-Status CheckRegularFile(const std::string& path, std::string_view expected) {
-  const std::string_view shown = std::string_view(path).substr(0, path.find('\0'));
-  auto fail = [&](std::string_view what) { return Error{fmt::format("{}: {} (expected {})", shown, what, expected)}; };
-  if (path.find('\0') != std::string::npos) return fail("path contains a NUL byte");
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return fail(io_internal::OpenProblem(errno, "no such file"));
-  if (!S_ISREG(st.st_mode)) return fail(io_internal::KindOf(st.st_mode) + ", not a regular file");
-  return Status::Ok();
 }
 
 Result<std::string> DetectDatasetFormat(const std::string& path) {
