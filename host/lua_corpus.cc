@@ -5,6 +5,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include <fmt/format.h>
@@ -539,7 +540,7 @@ int Cutoffs(lua_State* L) {
   }
   if (items.size() == 1 && items[0].empty()) return fail(fmt::format("no cut-off in '' ({})", kExpected));
   lua_createtable(L, static_cast<int>(items.size()), 0);
-  std::vector<std::string> seen;
+  std::unordered_set<std::string> seen;  // a list of 100,000 cut-offs must stay linear
   for (std::size_t i = 0; i < items.size(); ++i) {
     const std::string& t = items[i];
     std::string shown = t.size() > 40 ? t.substr(0, 37) + "..." : t;
@@ -551,10 +552,7 @@ int Cutoffs(lua_State* L) {
     }
     if (!ok) return fail(fmt::format("'{}' is not a cut-off ({})", shown, kExpected));
     const std::string canon = value > 0 ? std::to_string(value) : t;
-    if (std::find(seen.begin(), seen.end(), canon) != seen.end()) {
-      return fail(fmt::format("'{}' is listed twice ({})", canon, kExpected));
-    }
-    seen.push_back(canon);
+    if (!seen.insert(canon).second) return fail(fmt::format("'{}' is listed twice ({})", canon, kExpected));
     if (value > 0) {
       lua_pushinteger(L, value);
     } else {

@@ -176,6 +176,11 @@ TEST_F(Fidelity, BadCutoffsAreUsageErrorsAndNothingIsStored) {
       {"exact.ks=5,05", "kplab: plugin 'exact': parameter 'ks': '5' is listed twice" + expected},
       {"rank.ks=1000001", "kplab: plugin 'rank': parameter 'ks': '1000001' is not a cut-off" + expected},
       {"rank.ks=", "kplab: plugin 'rank': parameter 'ks': no cut-off in ''" + expected},
+      // Hostile: a number past every integer type, a float, a lower-case m, a NUL-free control char.
+      {"exact.ks=99999999999999999999", "kplab: plugin 'exact': parameter 'ks': '99999999999999999999' is not a "
+                                        "cut-off" + expected},
+      {"exact.ks=5.0", "kplab: plugin 'exact': parameter 'ks': '5.0' is not a cut-off" + expected},
+      {"exact.ks=m", "kplab: plugin 'exact': parameter 'ks': 'm' is not a cut-off" + expected},
   };
   for (const auto& [param, message] : cases) {
     Output o = Run(std::string(kTiny) + " --param " + param);
@@ -183,6 +188,14 @@ TEST_F(Fidelity, BadCutoffsAreUsageErrorsAndNothingIsStored) {
     EXPECT_EQ(o.err, message) << param;
   }
   EXPECT_EQ(RunCount(), 0);
+  // Hostile: 100,000 distinct cut-offs parse (the duplicate check stays linear); one repeat at the end
+  // is found.
+  std::ofstream(dir_ / "many.lua") << "local t = {} for i = 1, 100000 do t[i] = i end\n"
+                                      "print(#kp.cutoffs(table.concat(t, ',')))\n"
+                                      "t[100001] = 7 print(select(2, kp.cutoffs(table.concat(t, ','))))\n";
+  Output many = Run("run --allow-read " + dir_.string() + " " + P("many.lua"));
+  EXPECT_EQ(many.code, 0) << many.err;
+  EXPECT_EQ(many.out, "100000\n'7' is listed twice" + expected) << many.err;
 }
 
 TEST_F(Fidelity, RunsCompareRefusesDifferentDatasetsAndSelectsMetrics) {
