@@ -5,7 +5,8 @@ namespace kplab::host {
 // The one table of native modules installed into `kp`.
 const std::vector<ModuleInstaller>& AllModules() {
   static const std::vector<ModuleInstaller> modules = {&InstallText, &InstallCorpus, &InstallEmbed, &InstallPlot,
-                                                        &InstallStats, &InstallCalib, &InstallHomog};
+                                                        &InstallStats, &InstallCalib, &InstallHomog,
+                                                        &InstallParams};
   return modules;
 }
 

@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "kplab/corpus.h"
+#include "kplab/match.h"
 #include "kplab/sim.h"
+#include "params.h"
 #include "sandbox.h"
 
 struct lua_State;
@@ -21,6 +23,12 @@ const std::vector<ModuleInstaller>& AllModules();
 void InstallText(lua_State* L);    // lua_text.cc: kp.lower, kp.split, kp.stem, kp.word_tokenize
 void InstallCorpus(lua_State* L);  // lua_corpus.cc: Document, KeyphraseList, Match; kp.ideal_dcg, ...
 
+// Pushes {5, 10, "M"} for parsed cut-offs (kp.cutoffs' result). [-0, +1]
+void PushCutoffs(lua_State* L, const std::vector<Cutoff>& ks);
+// Pushes the predictions and references of subset `view` (0 all, 1 present, 2 absent) of the Document
+// at `doc`, as doc:subset does; returns 2, or 0 (nothing pushed) for present/absent of a document
+// without text.
+int PushDocSubset(lua_State* L, int doc, int view);
 // Pushes a Document userdata for corpus->docs[index] (keeps corpus alive).
 void PushDocument(lua_State* L, std::shared_ptr<const Corpus> corpus, std::size_t index);
 // If the value at idx is a KeyphraseList, sets *items (and *corpus) and returns true.
@@ -29,6 +37,16 @@ bool ToKeyphraseList(lua_State* L, int idx, std::span<const Keyphrase* const>* i
 // The same, also giving the document the list belongs to.
 bool ToKeyphraseListDoc(lua_State* L, int idx, std::span<const Keyphrase* const>* items,
                         const Corpus** corpus, const Document** doc);
+
+// lua_params.cc: kp.int, kp.number, kp.bool, kp.string{...} (and kp.cutoffs{...} through lua_corpus.cc's
+// kp.cutoffs): parameter declarations of plugin API 2.
+void InstallParams(lua_State* L);
+int DeclareCutoffsParam(lua_State* L);
+// Pushes the description table kp.int{...} etc. return. [-0, +1]
+void PushParamSpec(lua_State* L, const ParamSpec& spec);
+// Reads a description table at idx with raw accesses (no plugin code runs); "" or the error text
+// ("must be declared with kp.int, ...", "field 'default' must be an integer >= 1 (got 0)").
+std::string ReadParamSpec(lua_State* L, int idx, ParamSpec* spec);
 
 void InstallEmbed(lua_State* L);   // lua_embed.cc: Matrix; kp.neighbors, kp.matrix
 void InstallPlot(lua_State* L);    // lua_plot.cc: kp.plot.boxplot, histogram, heatmap, bars, lines (SVG)

@@ -521,49 +521,40 @@ int IdealDcg(lua_State* L) {
 // integers from 1 to 100000 (written in decimal), "M" (number of predictions) or "O" (of references),
 // each once, in the order given.
 int Cutoffs(lua_State* L) {
+  if (lua_type(L, 1) == LUA_TTABLE) return DeclareCutoffsParam(L);  // a parameter declaration (plugin API 2)
   std::size_t len = 0;
   const char* s = luaL_checklstring(L, 1, &len);
-  const std::string_view spec(s, len);
-  auto fail = [&](const std::string& message) {
+  Result<std::vector<Cutoff>> ks = ParseCutoffs(std::string_view(s, len));
+  if (!ks) {
     lua_pushnil(L);
-    lua_pushlstring(L, message.data(), message.size());
+    lua_pushlstring(L, ks.error().message.data(), ks.error().message.size());
     return 2;
-  };
-  constexpr const char* kExpected = "expected integers from 1 to 100000, M or O, comma-separated, e.g. 1,3,5,10,M,O";
-  std::vector<std::string> items;
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t comma = spec.find(',', start);
-    items.emplace_back(Strip(spec.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
   }
-  if (items.size() == 1 && items[0].empty()) return fail(fmt::format("no cut-off in '' ({})", kExpected));
-  lua_createtable(L, static_cast<int>(items.size()), 0);
-  std::unordered_set<std::string> seen;  // a list of 100,000 cut-offs must stay linear
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    const std::string& t = items[i];
-    std::string shown = t.size() > 40 ? t.substr(0, 37) + "..." : t;
-    bool ok = t == "M" || t == "O";
-    long value = 0;
-    if (!ok && !t.empty() && t.size() <= 6 && std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      value = std::stol(t);
-      ok = value >= 1 && value <= 100000;
-    }
-    if (!ok) return fail(fmt::format("'{}' is not a cut-off ({})", shown, kExpected));
-    const std::string canon = value > 0 ? std::to_string(value) : t;
-    if (!seen.insert(canon).second) return fail(fmt::format("'{}' is listed twice ({})", canon, kExpected));
-    if (value > 0) {
-      lua_pushinteger(L, value);
-    } else {
-      lua_pushlstring(L, t.data(), t.size());
-    }
-    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
-  }
+  PushCutoffs(L, *ks);
   return 1;
 }
 
 }  // namespace
+
+void PushCutoffs(lua_State* L, const std::vector<Cutoff>& ks) {
+  lua_createtable(L, static_cast<int>(ks.size()), 0);
+  for (std::size_t i = 0; i < ks.size(); ++i) {
+    if (ks[i].k > 0) {
+      lua_pushinteger(L, ks[i].k);
+    } else {
+      lua_pushlstring(L, &ks[i].symbol, 1);
+    }
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+}
+
+int PushDocSubset(lua_State* L, int doc, int view) {
+  DocUd* d = CheckDoc(L, doc);
+  if (view > 0 && !d->doc->has_text) return 0;
+  PushList(L, d->corpus, d->doc)->items = d->doc->pred_view[view];
+  PushList(L, d->corpus, d->doc)->items = d->doc->ref_view[view];
+  return 2;
+}
 
 void PushDocument(lua_State* L, std::shared_ptr<const Corpus> corpus, std::size_t index) {
   const Document* d = &corpus->docs[index];

@@ -5,11 +5,14 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <set>
 #include <utility>
 
 #include <fmt/format.h>
 #include <lua.hpp>
+
+#include "bindings.h"
 #include <type_traits>
 #include <variant>
 #include <vector>
@@ -19,6 +22,9 @@ namespace {
 
 constexpr const char* kKnownFields[] = {"name", "version", "doc", "params", "needs", "check", "score",
                                         "aggregate"};
+constexpr const char* kKnownFieldsV2[] = {"name", "version", "doc", "params", "needs", "check", "subsets",
+                                          "columns", "score"};
+constexpr const char* kSubsets[] = {"all", "present", "absent"};
 constexpr const char* kKnownNeeds[] = {"source", "embeddings", "embeddings:stems", "neighbors", "pairs"};
 
 // Describes a table key for messages: 'scroe' for strings, [1] for anything else.
@@ -76,11 +82,21 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
       bool known = false;
       if (lua_type(L, -1) == LUA_TSTRING) {
         const std::string key = lua_tostring(L, -1);
-        for (const char* field : kKnownFields) known = known || key == field;
+        if (file.api_version >= 2) {
+          for (const char* field : kKnownFieldsV2) known = known || key == field;
+        } else {
+          for (const char* field : kKnownFields) known = known || key == field;
+        }
       }
       if (!known) unknown.insert(KeyText(L, -1));
     }
-    if (!unknown.empty()) return "unknown field " + *unknown.begin();
+    if (!unknown.empty()) {
+      if (file.api_version >= 2 && *unknown.begin() == "'aggregate'") {
+        return "unknown field 'aggregate' (plugin API 2 declares aggregates in columns(c, params): c:mean, c:sum, "
+               "c:ratio, c:custom; docs/plugins.md)";
+      }
+      return "unknown field " + *unknown.begin();
+    }
   }
 
   if (lua_getfield(L, decl, "name") != LUA_TSTRING) return "field 'name' must be a string";
@@ -112,6 +128,17 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
         error = "field 'params' has a key " + KeyText(L, -2) + " (parameter names must be strings)";
       } else {
         const std::string key = lua_tostring(L, -2);
+        if (file.api_version >= 2) {
+          ParamSpec spec;
+          if (std::string e = ReadParamSpec(L, -1, &spec); !e.empty()) {
+            error = "field 'params." + key + "' " + e;
+          } else {
+            plugin.params[key] = spec.default_value;
+            plugin.param_specs[key] = std::move(spec);
+          }
+          lua_pop(L, 1);
+          continue;
+        }
         switch (lua_type(L, -1)) {
           case LUA_TNUMBER: plugin.params[key] = static_cast<double>(lua_tonumber(L, -1)); break;
           case LUA_TBOOLEAN: plugin.params[key] = lua_toboolean(L, -1) != 0; break;
@@ -140,6 +167,60 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
 
   if (lua_getfield(L, decl, "score") != LUA_TFUNCTION) return "field 'score' must be a function";
   lua_pop(L, 1);
+  if (file.api_version >= 2) {
+    const int subsets_type = lua_getfield(L, decl, "subsets");
+    if (subsets_type != LUA_TNIL) {
+      const std::string bad = "field 'subsets' must be a list of distinct names among: all, present, absent";
+      if (subsets_type != LUA_TTABLE) return bad;
+      const int list = lua_gettop(L);
+      const lua_Unsigned n = lua_rawlen(L, list);
+      lua_Unsigned keys = 0;
+      lua_pushnil(L);
+      while (lua_next(L, list) != 0) {
+        lua_pop(L, 1);
+        ++keys;
+      }
+      if (n == 0 || keys != n) return bad;
+      for (lua_Unsigned i = 1; i <= n; ++i) {
+        std::string name;
+        if (lua_rawgeti(L, list, static_cast<lua_Integer>(i)) == LUA_TSTRING) name = lua_tostring(L, -1);
+        lua_pop(L, 1);
+        bool known = false;
+        for (const char* k : kSubsets) known = known || name == k;
+        if (!known || std::find(plugin.subsets.begin(), plugin.subsets.end(), name) != plugin.subsets.end()) return bad;
+        plugin.subsets.push_back(name);
+      }
+    }
+    lua_pop(L, 1);
+    const std::string bad_columns =
+        "field 'columns' must be a function columns(c, params) or a list of distinct column names (plugin API 2)";
+    const int columns_type = lua_getfield(L, decl, "columns");
+    if (columns_type == LUA_TTABLE) {
+      const int list = lua_gettop(L);
+      const lua_Unsigned n = lua_rawlen(L, list);
+      lua_Unsigned keys = 0;
+      lua_pushnil(L);
+      while (lua_next(L, list) != 0) {
+        lua_pop(L, 1);
+        ++keys;
+      }
+      if (n == 0 || keys != n) return bad_columns;
+      std::set<std::string> names;
+      for (lua_Unsigned i = 1; i <= n; ++i) {
+        std::size_t len = 0;
+        const bool ok = lua_rawgeti(L, list, static_cast<lua_Integer>(i)) == LUA_TSTRING;
+        const char* name = ok ? lua_tolstring(L, -1, &len) : nullptr;
+        const bool good = ok && len > 0 && len <= 1024 && std::memchr(name, '\0', len) == nullptr &&
+                          names.insert(std::string(name, len)).second;
+        lua_pop(L, 1);
+        if (!good) return bad_columns;
+      }
+    } else if (columns_type != LUA_TFUNCTION) {
+      return bad_columns;
+    }
+    lua_pop(L, 1);
+    return "";
+  }
   const int aggregate_type = lua_getfield(L, decl, "aggregate");
   lua_pop(L, 1);
   if (aggregate_type != LUA_TNIL && aggregate_type != LUA_TFUNCTION) {
@@ -224,6 +305,16 @@ void MakeStrict(lua_State* L, const char* what, const char* table_name) {
 void PushParams(lua_State* L, const MetricPlugin& plugin) {
   lua_createtable(L, 0, static_cast<int>(plugin.params.size()));
   for (const auto& [name, value] : plugin.params) {
+    if (auto spec = plugin.param_specs.find(name);
+        spec != plugin.param_specs.end() && spec->second.type == ParamType::kCutoffs) {
+      // Checked when declared and applied: a read-only list {5, 10, "M"}.
+      Result<std::vector<Cutoff>> ks = ParseCutoffs(std::get<std::string>(value));
+      PushCutoffs(L, ks ? *ks : std::vector<Cutoff>{});
+      PushReadOnlyProxy(L, -1, "params." + name);
+      lua_remove(L, -2);
+      lua_setfield(L, -2, name.c_str());
+      continue;
+    }
     std::visit(
         [&](const auto& v) {
           using T = std::decay_t<decltype(v)>;
@@ -315,6 +406,7 @@ Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
   }
   MetricPlugin plugin;
   plugin.file = file;
+  plugin.api = file.api_version;
   // The checks use lua_getfield on a table the plugin built; a metatable on it could run code, so
   // look at the raw table through a copy without metatable.
   lua_newtable(L);  // [env, decl, raw]
@@ -347,6 +439,21 @@ Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
   } else {
     plugin.check_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   }
+  if (plugin.api >= 2) {
+    lua_getfield(L, raw, "columns");
+    plugin.columns_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    // Nothing may carry values from one document to the next: freeze what the functions can reach.
+    lua_createtable(L, 4, 0);  // [env, decl, raw, fns]
+    int n = 0;
+    for (const char* f : {"score", "columns", "check", "needs"}) {
+      if (lua_getfield(L, raw, f) == LUA_TFUNCTION) {
+        lua_rawseti(L, -2, ++n);
+      } else {
+        lua_pop(L, 1);
+      }
+    }
+    plugin.state_ref = vm.FreezeState(decl - 1, lua_gettop(L), file.display_name);
+  }
   lua_pushvalue(L, decl - 1);
   plugin.env_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_settop(L, top);
@@ -354,7 +461,8 @@ Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
 }
 
 void ReleaseMetricPlugin(LuaVm& vm, MetricPlugin& plugin) {
-  for (int* ref : {&plugin.score_ref, &plugin.aggregate_ref, &plugin.env_ref, &plugin.needs_ref, &plugin.check_ref}) {
+  for (int* ref : {&plugin.score_ref, &plugin.aggregate_ref, &plugin.env_ref, &plugin.needs_ref, &plugin.check_ref,
+                   &plugin.columns_ref, &plugin.state_ref}) {
     if (*ref >= 0) luaL_unref(vm.state(), LUA_REGISTRYINDEX, *ref);
     *ref = LUA_NOREF;
   }
@@ -375,6 +483,12 @@ Status ApplyParams(MetricPlugin& plugin, const std::map<std::string, std::string
       return Error{prefix + "unknown parameter '" + key + "' (expected one of: " + expected + ")"};
     }
     ParamValue& value = it->second;
+    if (auto spec = plugin.param_specs.find(key); spec != plugin.param_specs.end()) {
+      Result<ParamValue> parsed = ParseParamText(spec->second, text);
+      if (!parsed) return Error{prefix + "parameter '" + key + "' " + parsed.error().message, ErrorKind::kUsage};
+      value = *std::move(parsed);
+      continue;
+    }
     if (std::holds_alternative<double>(value)) {
       double d = 0;
       const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), d);

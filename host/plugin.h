@@ -1,4 +1,5 @@
-// Metric plugins: a Lua file with the header "-- kplab-api: 1" that returns kp.metric{...}.
+// Metric plugins: a Lua file with the header "-- kplab-api: 2" (or 1) that returns kp.metric{...}
+// (docs/plugins.md).
 // The declaration is checked field by field; errors name the file and field exactly, e.g.
 // "plugins/semrp.lua: field 'params.k' must be a number, string or boolean".
 #pragma once
@@ -11,20 +12,27 @@
 
 #include "kplab/profile.h"
 #include "kplab/result.h"
+#include "params.h"
 #include "sandbox.h"
 
 struct lua_State;
 
 namespace kplab::host {
 
-using ParamValue = std::variant<double, bool, std::string>;
-
 struct MetricPlugin {
   PluginFile file;
   std::string name;     // declared name (must equal the file stem)
   std::string version;  // declared version string, e.g. "1.0.0"
   std::string doc;      // optional doc string
-  std::map<std::string, ParamValue> params;  // declared defaults
+  int api = 1;          // the file's "-- kplab-api: N"
+  std::map<std::string, ParamValue> params;  // declared defaults, then the run's values (ApplyParams)
+  // API 2: every parameter's declared type, range and doc (same keys as params).
+  std::map<std::string, ParamSpec> param_specs;
+  // API 2: subsets the host iterates ("all", "present", "absent"); empty: score is called once per
+  // document with full column names.
+  std::vector<std::string> subsets;
+  int columns_ref = -2;  // API 2: columns(c, params) (LUA_NOREF for API 1)
+  int state_ref = -2;    // API 2: the record of frozen upvalues (LuaVm::FreezeState)
   std::vector<std::string> needs;            // e.g. {"source"}, {"embeddings"}
   // `needs` may be a function(profile, params) returning the list, called once per run after the
   // parameters are applied (ResolveNeeds), so a plugin embeds only the forms its profile uses.
@@ -39,9 +47,12 @@ struct MetricPlugin {
 };
 
 // Runs the plugin file in its own sandbox env inside vm and checks the returned declaration.
-// Required: name (string == file stem), version (string), score (function).
-// Optional: params (table of string -> number|boolean|string), needs (array of strings among
-// "source", "embeddings", "embeddings:stems", "neighbors", "pairs"), aggregate (function), doc (string). Unknown fields are errors.
+// Required: name (string == file stem), version (string), score (function); API 2 also columns
+// (function). Optional: params (API 1: table of string -> number|boolean|string; API 2: kp.int{...} etc.),
+// needs (array of strings among "source", "embeddings", "embeddings:stems", "neighbors", "pairs", or a
+// function), check (function), doc (string); API 1: aggregate (function); API 2: subsets (list of
+// "all", "present", "absent"). Unknown fields are errors. An API 2 plugin's state is frozen after load
+// (LuaVm::FreezeState).
 Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file);
 
 // For a plugin whose `needs` is a function: calls needs(profile, params) in `vm` (the VM that loaded it)
@@ -55,7 +66,8 @@ Status ResolveNeeds(LuaVm& vm, MetricPlugin& plugin, const Profile& profile);
 // with its traceback.
 Status CheckParams(LuaVm& vm, const MetricPlugin& plugin, const Profile& profile);
 
-// Pushes the plugin's parameters as a table (integral numbers as Lua integers). [-0, +1]
+// Pushes the plugin's parameters as a strict read-only table (integral numbers as Lua integers; API 2
+// cut-off lists as read-only lists {5, 10, "M"}). [-0, +1]
 void PushParams(lua_State* L, const MetricPlugin& plugin);
 // Pushes the profile as a table: name and every knob (booleans as booleans). [-0, +1]
 void PushProfile(lua_State* L, const Profile& profile);

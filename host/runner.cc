@@ -14,67 +14,14 @@
 #include <fmt/format.h>
 
 #include "bindings.h"
+#include "columns.h"
 #include "lua_util.h"
 
 namespace kplab::host {
 
 namespace {
 
-constexpr const char* kColumnMeta = "kplab.Column";
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-struct ColumnUd {
-  const std::vector<double>* values;  // owned by the runner for the duration of aggregate()
-};
-
-const std::vector<double>& CheckColumn(lua_State* L, int i) {
-  return *Check<ColumnUd>(L, i, kColumnMeta)->values;
-}
-
-int ColumnLen(lua_State* L) {
-  lua_pushinteger(L, static_cast<lua_Integer>(CheckColumn(L, 1).size()));
-  return 1;
-}
-int ColumnSum(lua_State* L) {
-  double s = 0;
-  for (double v : CheckColumn(L, 1)) {
-    if (!std::isnan(v)) s += v;
-  }
-  lua_pushnumber(L, s);
-  return 1;
-}
-int ColumnCount(lua_State* L) {
-  lua_Integer n = 0;
-  for (double v : CheckColumn(L, 1)) n += !std::isnan(v);
-  lua_pushinteger(L, n);
-  return 1;
-}
-int ColumnMean(lua_State* L) {
-  double s = 0;
-  std::size_t n = 0;
-  for (double v : CheckColumn(L, 1)) {
-    if (std::isnan(v)) continue;
-    s += v;
-    ++n;
-  }
-  lua_pushnumber(L, n ? s / static_cast<double>(n) : kNaN);
-  return 1;
-}
-int ColumnGet(lua_State* L) {
-  const auto& c = CheckColumn(L, 1);
-  const lua_Integer i = luaL_checkinteger(L, 2);
-  if (i < 1 || static_cast<std::size_t>(i) > c.size()) {
-    lua_pushnil(L);
-  } else {
-    lua_pushnumber(L, c[static_cast<std::size_t>(i - 1)]);
-  }
-  return 1;
-}
-
-const luaL_Reg kColumnMethods[] = {
-    {"__len", Safe<ColumnLen>}, {"sum", Safe<ColumnSum>}, {"count", Safe<ColumnCount>},
-    {"mean", Safe<ColumnMean>}, {"get", Safe<ColumnGet>}, {nullptr, nullptr},
-};
 
 // Canonical order of metric names: subset (all, present, absent, other), then the order the plugin
 // first produced them in.
@@ -168,6 +115,8 @@ struct Columns {
 
 struct MetricRunner::Partial {
   Columns cols;
+  // API 2: v2[s][j][i] = slot j + 1 of subset s for the lane's document i (NaN = none).
+  std::vector<std::vector<std::vector<double>>> v2;
   std::optional<ScriptError> error;
 };
 
@@ -177,10 +126,6 @@ MetricRunner::MetricRunner(std::vector<Lane> lanes, std::shared_ptr<const Corpus
   for (std::size_t l = 0; l <= lanes_.size(); ++l) bounds_.push_back(n * l / lanes_.size());
   for (std::size_t l = 0; l < lanes_.size(); ++l) {
     lua_State* L = lanes_[l].vm->state();
-    if (luaL_getmetatable(L, kColumnMeta) == LUA_TNIL) {
-      DefineMetatable(L, kColumnMeta, kColumnMethods, nullptr, nullptr);
-    }
-    lua_pop(L, 1);
     lua_createtable(L, static_cast<int>(bounds_[l + 1] - bounds_[l]), 0);
     for (std::size_t i = bounds_[l]; i < bounds_[l + 1]; ++i) {
       PushDocument(L, corpus_, i);
@@ -290,6 +235,117 @@ void MetricRunner::Score(std::size_t lane, std::size_t index, Partial& part, con
   lua_settop(L, base);
 }
 
+namespace {
+
+int SubsetView(const std::string& name) { return name == "all" ? 0 : name == "present" ? 1 : 2; }
+
+}  // namespace
+
+// API 2: score(preds, refs, doc, params, ctx, out) once per declared subset of a document (ctx.subset
+// names it; a document without text has no present/absent subset), or score(doc, params, ctx, out)
+// without subsets. `out` is one table reused for every call; the plugin writes numbers by slot
+// (out[slot] = v) or by declared name; whatever it does not write has no value.
+void MetricRunner::ScoreV2(std::size_t lane, std::size_t index, const DeclaredColumns& decl, int slots_ref,
+                           Partial& part, const Progress* progress) {
+  LuaVm& vm = *lanes_[lane].vm;
+  const MetricPlugin& plugin = *lanes_[lane].plugins[index];
+  lua_State* L = vm.state();
+  const int base = lua_gettop(L);
+  const std::size_t begin = bounds_[lane], end = bounds_[lane + 1], n = end - begin;
+  const std::size_t n_sub = plugin.subsets.empty() ? 1 : plugin.subsets.size();
+  const std::size_t n_slots = decl.slots.size();
+  part.v2.assign(n_sub, std::vector<std::vector<double>>(n_slots, std::vector<double>(n, kNaN)));
+  std::vector<int> views;
+  for (const auto& sname : plugin.subsets) views.push_back(SubsetView(sname));
+  lua_rawgeti(L, LUA_REGISTRYINDEX, docs_refs_[lane]);  // [docs]
+  PushParams(L, plugin);                                 // [docs, params]
+  PushCtx(L);                                            // [docs, params, ctxdata]
+  lua_rawgeti(L, LUA_REGISTRYINDEX, slots_ref);
+  lua_setfield(L, -2, "slots");
+  PushReadOnlyProxy(L, -1, "ctx");                       // [docs, params, ctxdata, ctx]
+  lua_createtable(L, static_cast<int>(n_slots), 0);      // [docs, params, ctxdata, ctx, out]
+  const int docs_idx = base + 1, params_idx = base + 2, data_idx = base + 3, ctx_idx = base + 4, out_idx = base + 5;
+  std::size_t next_report = 0;
+  auto fail = [&](std::string message) { part.error = PluginError(plugin, std::move(message)); };
+  for (std::size_t i = 0; i < n && !part.error; ++i) {
+    lua_rawgeti(L, docs_idx, static_cast<lua_Integer>(i + 1));  // [.., doc]
+    const int doc_idx = lua_gettop(L);
+    const std::string& doc_id = corpus_->docs[begin + i].id;
+    for (std::size_t s = 0; s < n_sub && !part.error; ++s) {
+      lua_rawgeti(L, LUA_REGISTRYINDEX, plugin.score_ref);
+      int nargs = 4;
+      std::string where = fmt::format("document '{}'", doc_id);
+      if (!plugin.subsets.empty()) {
+        lua_pushstring(L, plugin.subsets[s].c_str());
+        lua_setfield(L, data_idx, "subset");
+        if (PushDocSubset(L, doc_idx, views[s]) == 0) {
+          lua_pop(L, 1);
+          continue;
+        }
+        nargs = 6;
+        where += fmt::format(", subset '{}'", plugin.subsets[s]);
+      }
+      lua_pushvalue(L, doc_idx);
+      lua_pushvalue(L, params_idx);
+      lua_pushvalue(L, ctx_idx);
+      lua_pushvalue(L, out_idx);
+      if (auto err = vm.Call(nargs, 0, plugin.name)) {
+        err->message += fmt::format(" (while scoring {})", where);
+        part.error = std::move(*err);
+        break;
+      }
+      auto& cols = part.v2[s];
+      auto store = [&](std::size_t slot0, const std::string& shown) {
+        if (lua_type(L, -1) != LUA_TNUMBER) {
+          fail(fmt::format("{}: score wrote column '{}' = a {} for {} (expected a number)", plugin.file.display_name,
+                           shown, luaL_typename(L, -1), where));
+          return;
+        }
+        cols[slot0][i] = lua_tonumber(L, -1);
+      };
+      for (std::size_t j = 1; j <= n_slots && !part.error; ++j) {
+        if (lua_rawgeti(L, out_idx, static_cast<lua_Integer>(j)) != LUA_TNIL) {
+          store(j - 1, decl.slots[j - 1].name);
+          lua_pushnil(L);
+          lua_rawseti(L, out_idx, static_cast<lua_Integer>(j));
+        }
+        lua_pop(L, 1);
+      }
+      // Anything else in out: a declared name, or the plugin's mistake.
+      lua_pushnil(L);
+      while (!part.error && lua_next(L, out_idx) != 0) {  // [.., key, value]
+        std::size_t len = 0;
+        const char* key = lua_type(L, -2) == LUA_TSTRING ? lua_tolstring(L, -2, &len) : nullptr;
+        auto it = key ? decl.slot_of.find(std::string(key, len)) : decl.slot_of.end();
+        if (it == decl.slot_of.end()) {
+          std::string shown = key ? std::string(key, len) : luaL_tolstring(L, -2, nullptr);
+          if (!key) lua_pop(L, 1);
+          if (shown.size() > 80) shown = shown.substr(0, 77) + "...";
+          fail(fmt::format("{}: score wrote out[{}] for {}, which is not a declared column (write out[slot] with a "
+                           "slot from c:column / c:hidden, or a declared name)",
+                           plugin.file.display_name, key ? "'" + shown + "'" : shown, where));
+          lua_pop(L, 2);
+          break;
+        }
+        store(static_cast<std::size_t>(it->second - 1), it->first);
+        lua_pop(L, 1);
+        lua_pushvalue(L, -1);
+        lua_pushnil(L);
+        lua_rawset(L, out_idx);  // clearing an existing field is allowed during traversal
+      }
+    }
+    lua_settop(L, out_idx);
+    if (progress && *progress && i >= next_report) {
+      (*progress)(plugin.name, (i + 1) * lanes_.size(), corpus_->docs.size());
+      next_report = i + std::max<std::size_t>(n / 100, 1);
+    }
+  }
+  if (!part.error) {
+    if (std::string state = vm.CheckState(plugin.state_ref); !state.empty()) fail(state);
+  }
+  lua_settop(L, base);
+}
+
 PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
   const MetricPlugin& plugin = *lanes_[0].plugins[index];
   PluginOutcome out;
@@ -313,12 +369,48 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
       for (Lane& ln : lanes) ln.vm->EndRun();
     }
   } end_runs{lanes_};
+  // API 2: every lane declares its columns (the same ones: columns() sees params only).
+  std::vector<DeclaredColumns> decls;
+  std::vector<int> slots_refs;
+  struct Unref {
+    std::vector<Lane>& lanes;
+    std::vector<DeclaredColumns>& decls;
+    std::vector<int>& refs;
+    ~Unref() {
+      for (std::size_t l = 0; l < refs.size(); ++l) luaL_unref(lanes[l].vm->state(), LUA_REGISTRYINDEX, refs[l]);
+      for (std::size_t l = 0; l < decls.size(); ++l) {
+        luaL_unref(lanes[l].vm->state(), LUA_REGISTRYINDEX, decls[l].customs_ref);
+      }
+    }
+  } unref{lanes_, decls, slots_refs};
+  if (plugin.api >= 2) {
+    for (Lane& ln : lanes_) {
+      DeclaredColumns d;
+      Status st = DeclareColumns(*ln.vm, *ln.plugins[index], d);
+      if (!st.ok()) {
+        out.error = PluginError(plugin, st.error().message);
+        return out;
+      }
+      slots_refs.push_back(luaL_ref(ln.vm->state(), LUA_REGISTRYINDEX));
+      decls.push_back(std::move(d));
+      if (!SameDeclaration(decls.front(), decls.back())) {
+        out.error = PluginError(plugin, fmt::format("{}: columns(c, params) declared different columns in two lanes "
+                                                    "(it may depend on params only)",
+                                                    plugin.file.display_name));
+        return out;
+      }
+    }
+  }
   std::vector<Partial> parts(lanes_.size());
   // A lane that throws (e.g. std::bad_alloc) reports it as its error; every started thread is joined
   // before anything else happens, and a lane whose thread cannot be started runs on this one.
   auto lane = [&](std::size_t l, const Progress* pr) {
     try {
-      Score(l, index, parts[l], pr);
+      if (plugin.api >= 2) {
+        ScoreV2(l, index, decls[l], slots_refs[l], parts[l], pr);
+      } else {
+        Score(l, index, parts[l], pr);
+      }
     } catch (const std::exception& e) {
       parts[l].error = PluginError(plugin, fmt::format("{}: internal error while scoring: {}",
                                                        plugin.file.display_name, e.what()));
@@ -344,6 +436,7 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
     }
   }
   if (progress) progress(plugin.name, n, n);
+  if (plugin.api >= 2) return FinishV2(plugin, decls.front(), parts, std::move(out));
   // Merge the lanes' columns in document order.
   Columns cols;
   for (std::size_t l = 0; l < lanes_.size(); ++l) {
@@ -368,7 +461,7 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, plugin.aggregate_ref);
     lua_createtable(L, 0, static_cast<int>(cols.names.size()));
     for (std::size_t c = 0; c < cols.names.size(); ++c) {
-      NewUserdata<ColumnUd>(L, kColumnMeta, ColumnUd{&cols.values[c]});
+      PushColumn(L, &cols.values[c]);
       lua_setfield(L, -2, cols.names[c].c_str());
     }
     PushParams(L, plugin);
@@ -467,6 +560,44 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
     if (cols.names[c].starts_with("_")) continue;
     out.columns.metrics.push_back(cols.names[c]);
     out.columns.columns.push_back(std::move(cols.values[c]));
+  }
+  return out;
+}
+
+PluginOutcome MetricRunner::FinishV2(const MetricPlugin& plugin, const DeclaredColumns& decl,
+                                    std::vector<Partial>& parts, PluginOutcome out) {
+  const std::size_t n = corpus_->docs.size();
+  const std::size_t n_sub = plugin.subsets.empty() ? 1 : plugin.subsets.size();
+  std::vector<std::vector<std::vector<double>>> values(n_sub, std::vector<std::vector<double>>(decl.slots.size()));
+  for (std::size_t s = 0; s < n_sub; ++s) {
+    for (std::size_t j = 0; j < decl.slots.size(); ++j) {
+      auto& col = values[s][j];
+      col.reserve(n);
+      for (auto& p : parts) col.insert(col.end(), p.v2[s][j].begin(), p.v2[s][j].end());
+    }
+  }
+  Status st = ComputeAggregates(*lanes_[0].vm, plugin, decl, values, [this](lua_State* L) { PushCtx(L); },
+                                &out.aggregates);
+  if (!st.ok()) {
+    out.error = PluginError(plugin, st.error().message);
+    return out;
+  }
+  std::sort(out.aggregates.begin(), out.aggregates.end(),
+            [](const AggregateValue& a, const AggregateValue& b) { return MetricNameLess(a.metric, b.metric); });
+  // Public columns a document wrote, in display order.
+  std::vector<std::pair<std::string, std::vector<double>*>> cols;
+  for (std::size_t s = 0; s < n_sub; ++s) {
+    for (std::size_t j = 0; j < decl.slots.size(); ++j) {
+      if (decl.slots[j].hidden) continue;
+      auto& col = values[s][j];
+      if (std::all_of(col.begin(), col.end(), [](double v) { return std::isnan(v); })) continue;
+      cols.emplace_back(plugin.subsets.empty() ? decl.slots[j].name : plugin.subsets[s] + "." + decl.slots[j].name, &col);
+    }
+  }
+  std::sort(cols.begin(), cols.end(), [](const auto& a, const auto& b) { return MetricNameLess(a.first, b.first); });
+  for (auto& [name, col] : cols) {
+    out.columns.metrics.push_back(name);
+    out.columns.columns.push_back(std::move(*col));
   }
   return out;
 }

@@ -24,6 +24,7 @@ struct PluginOutcome {
 
 struct EmbeddingSpace;
 struct PairIndex;
+struct DeclaredColumns;
 
 struct RunContext {
   std::string dataset_name;
@@ -54,6 +55,10 @@ class MetricRunner {
  private:
   struct Partial;
   void Score(std::size_t lane, std::size_t index, Partial& out, const Progress* progress);
+  void ScoreV2(std::size_t lane, std::size_t index, const DeclaredColumns& decl, int slots_ref, Partial& out,
+               const Progress* progress);
+  PluginOutcome FinishV2(const MetricPlugin& plugin, const DeclaredColumns& decl, std::vector<Partial>& parts,
+                         PluginOutcome out);
   void PushCtx(lua_State* L);
   std::vector<Lane> lanes_;
   std::vector<std::size_t> bounds_;  // lane i scores documents [bounds_[i], bounds_[i + 1])

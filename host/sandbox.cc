@@ -23,6 +23,8 @@
 #include <stdexcept>
 #include <string_view>
 #include <system_error>
+
+#include <fmt/format.h>
 #include <utility>
 
 #include <lua.hpp>
@@ -353,7 +355,9 @@ int ProxyLen(lua_State* L) {
 // Pushes an empty table that reads through to the table at `shadow` and refuses writes with
 // "attempt to modify read-only table '<name>'". pairs and # work; getmetatable returns false, so the
 // shadow is unreachable from scripts. [-0, +1]
-void PushProxy(lua_State* L, int shadow, const std::string& name) {
+}  // namespace
+
+void PushReadOnlyProxy(lua_State* L, int shadow, const std::string& name) {
   shadow = lua_absindex(L, shadow);
   lua_newtable(L);                 // [proxy]
   lua_createtable(L, 0, 5);        // [proxy, mt]
@@ -373,6 +377,10 @@ void PushProxy(lua_State* L, int shadow, const std::string& name) {
   lua_setfield(L, -2, "__metatable");
   lua_setmetatable(L, -2);         // [proxy]
 }
+
+namespace {
+
+void PushProxy(lua_State* L, int shadow, const std::string& name) { PushReadOnlyProxy(L, shadow, name); }
 
 // Pushes a proxy of the table at `idx` whose sub-tables are proxies too ("kp.text"), so nothing
 // reachable from it is writable. `seen` maps already proxied tables (cycles, shared sub-tables).
@@ -784,6 +792,179 @@ std::optional<ScriptError> LuaVm::RunChunk(const std::string& source, const std:
   return Call(0, nresults, display_name);
 }
 
+namespace {
+
+// Calls f for every function reachable from the table at `t` (absolute), tables followed once.
+template <class F>
+void ForEachFunctionIn(lua_State* L, int t, int visited, F&& f) {
+  lua_pushvalue(L, t);
+  if (lua_rawget(L, visited) != LUA_TNIL) {
+    lua_pop(L, 1);
+    return;
+  }
+  lua_pop(L, 1);
+  lua_pushvalue(L, t);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, visited);
+  lua_pushnil(L);
+  while (lua_next(L, t) != 0) {  // [k, v]
+    if (lua_type(L, -1) == LUA_TFUNCTION) {
+      f(lua_gettop(L));
+    } else if (lua_type(L, -1) == LUA_TTABLE && !lua_getmetatable(L, -1)) {
+      ForEachFunctionIn(L, lua_gettop(L), visited, f);
+    } else if (lua_type(L, -1) == LUA_TTABLE) {
+      lua_pop(L, 1);  // the metatable
+    }
+    lua_pop(L, 1);
+  }
+}
+
+// Freezes the upvalues of the Lua function at `fn` (absolute) and of every function reachable from them.
+// `seen` maps tables to their proxies (PushDeepProxy), `visited` marks functions and tables done,
+// `record` receives {fn, i, value} triples.
+void FreezeFunction(lua_State* L, int fn, int seen, int visited, int record, const std::string& file) {
+  if (lua_iscfunction(L, fn)) return;
+  lua_pushvalue(L, fn);
+  if (lua_rawget(L, visited) != LUA_TNIL) {
+    lua_pop(L, 1);
+    return;
+  }
+  lua_pop(L, 1);
+  lua_pushvalue(L, fn);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, visited);
+  for (int i = 1;; ++i) {
+    const char* name = lua_getupvalue(L, fn, i);  // [v]
+    if (name == nullptr) break;
+    const std::string up = name;
+    if (up == "_ENV") {
+      lua_pop(L, 1);
+      continue;
+    }
+    const int v = lua_gettop(L);
+    if (lua_type(L, v) == LUA_TFUNCTION) {
+      FreezeFunction(L, v, seen, visited, record, file);
+    } else if (lua_type(L, v) == LUA_TTABLE) {
+      if (lua_getmetatable(L, v)) {
+        lua_pop(L, 1);  // a proxy already (kp, string, ...) or the plugin's own object: left as it is
+      } else {
+        ForEachFunctionIn(L, v, visited, [&](int f) { FreezeFunction(L, f, seen, visited, record, file); });
+        PushDeepProxy(L, v, "upvalue '" + up + "' of " + file + " (plugin API 2: state is read-only after load)", seen);
+        lua_setupvalue(L, fn, i);
+      }
+    }
+    lua_pop(L, 1);
+  }
+  // Record every upvalue (after freezing) to detect reassignment.
+  for (int i = 1;; ++i) {
+    if (lua_getupvalue(L, fn, i) == nullptr) break;  // [v]
+    const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, record));
+    lua_pushvalue(L, fn);
+    lua_rawseti(L, record, n + 1);
+    lua_pushinteger(L, i);
+    lua_rawseti(L, record, n + 2);
+    lua_rawseti(L, record, n + 3);  // pops v
+  }
+}
+
+}  // namespace
+
+void PushDeepReadOnly(lua_State* L, int idx, const std::string& name) {
+  idx = lua_absindex(L, idx);
+  if (lua_type(L, idx) != LUA_TTABLE || lua_getmetatable(L, idx)) {
+    if (lua_type(L, idx) == LUA_TTABLE) lua_pop(L, 1);
+    lua_pushvalue(L, idx);  // not a table, or one with a metatable: as it is
+    return;
+  }
+  lua_newtable(L);  // [seen]
+  PushDeepProxy(L, idx, name, lua_gettop(L));
+  lua_remove(L, -2);
+}
+
+int LuaVm::FreezeState(int env, int fns, const std::string& plugin_file) {
+  lua_State* L = L_;
+  env = lua_absindex(L, env);
+  fns = lua_absindex(L, fns);
+  // The environment: its entries move to a shadow read through __index; the env itself stays empty and
+  // refuses writes, so `ipairs = f` or a global counter cannot carry anything between documents.
+  lua_newtable(L);  // [shadow]
+  const int shadow = lua_gettop(L);
+  lua_pushnil(L);
+  while (lua_next(L, env) != 0) {
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, shadow);
+  }
+  lua_pushnil(L);
+  while (lua_next(L, shadow) != 0) {
+    lua_pop(L, 1);
+    lua_pushvalue(L, -1);
+    lua_pushnil(L);
+    lua_rawset(L, env);
+  }
+  if (lua_getmetatable(L, env)) lua_setmetatable(L, shadow);  // the strict one: undefined globals still raise
+  lua_createtable(L, 0, 3);  // [shadow, mt]
+  lua_pushvalue(L, shadow);
+  lua_setfield(L, -2, "__index");
+  const std::string what = "the globals of " + plugin_file + " (plugin API 2: state is read-only after load)";
+  lua_pushlstring(L, what.data(), what.size());
+  lua_pushcclosure(L, &ReadOnlyNewIndex, 1);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
+  lua_setmetatable(L, env);
+  lua_pop(L, 1);  // []
+
+  lua_newtable(L);  // [seen]
+  lua_newtable(L);  // [seen, visited]
+  lua_newtable(L);  // [seen, visited, record]
+  const int record = lua_gettop(L), visited = record - 1, seen = record - 2;
+  const lua_Unsigned n = lua_rawlen(L, fns);
+  for (lua_Unsigned i = 1; i <= n; ++i) {
+    if (lua_rawgeti(L, fns, static_cast<lua_Integer>(i)) == LUA_TFUNCTION) {
+      FreezeFunction(L, lua_gettop(L), seen, visited, record, plugin_file);
+    }
+    lua_pop(L, 1);
+  }
+  const int ref = luaL_ref(L, LUA_REGISTRYINDEX);  // pops record
+  lua_pop(L, 2);
+  return ref;
+}
+
+std::string LuaVm::CheckState(int record_ref) const {
+  lua_State* L = L_;
+  if (record_ref < 0) return "";
+  lua_rawgeti(L, LUA_REGISTRYINDEX, record_ref);  // [record]
+  const int record = lua_gettop(L);
+  const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, record));
+  std::string error;
+  for (lua_Integer k = 1; k + 2 <= n && error.empty(); k += 3) {
+    lua_rawgeti(L, record, k);      // [fn]
+    lua_rawgeti(L, record, k + 1);  // [fn, i]
+    const int i = static_cast<int>(lua_tointeger(L, -1));
+    lua_pop(L, 1);
+    const char* name = lua_getupvalue(L, -1, i);  // [fn, now]
+    lua_rawgeti(L, record, k + 2);                // [fn, now, then]
+    bool same = lua_rawequal(L, -1, -2);
+    if (!same && lua_type(L, -1) == LUA_TNUMBER && lua_type(L, -2) == LUA_TNUMBER) {
+      same = std::isnan(lua_tonumber(L, -1)) && std::isnan(lua_tonumber(L, -2));
+    }
+    if (!same) {
+      lua_Debug ar;
+      lua_pushvalue(L, -3);
+      lua_getinfo(L, ">S", &ar);
+      std::string src = ar.short_src;
+      error = fmt::format("{}:{}: upvalue '{}' of this function changed between documents (plugin API 2 refuses "
+                          "state kept across documents: results would depend on how documents are split among "
+                          "lanes; keep values per document, or declare an aggregate)",
+                          src, ar.linedefined, name != nullptr ? name : "?");
+    }
+    lua_pop(L, 3);
+  }
+  lua_pop(L, 1);
+  return error;
+}
+
 std::optional<ScriptError> LuaVm::Call(int nargs, int nresults, const std::string& plugin_label) {
   lua_State* L = L_;
   const int base = lua_gettop(L) - nargs;  // index of the function
@@ -895,9 +1076,9 @@ Result<PluginFile> ReadPluginFile(const std::string& path, const std::string& di
                  "' on the first line)"};
   }
   file.api_version = std::stoi(std::string(digits));
-  if (file.api_version != kApiVersion) {
+  if (file.api_version < kOldestApiVersion || file.api_version > kApiVersion) {
     return Error{display_name + ":1: unsupported API version " + std::to_string(file.api_version) +
-                 " (expected '" + expected + "')"};
+                 " (expected '" + expected + "', or 1 for plugins written before API 2)"};
   }
   file.sha256 = Sha256Hex(file.source);
   return file;

@@ -117,6 +117,17 @@ class LuaVm {
   // (the budget is per outermost call); use lua_call inside bindings.
   std::optional<ScriptError> Call(int nargs, int nresults, const std::string& plugin_label);
 
+  // Plugin API 2 refuses state kept from one document to the next (results would depend on how the
+  // documents are split into lanes). FreezeState makes the plugin's environment `env` (absolute index)
+  // read-only and replaces every plain table reachable from the upvalues of the functions in the list
+  // `fns` (absolute index; Lua functions, followed through upvalues and tables) by a deep read-only
+  // proxy, then records every upvalue's value; returns a registry ref to that record. Tables with a
+  // metatable are left as they are (their upvalue's identity is still recorded). [-0, +0]
+  int FreezeState(int env, int fns, const std::string& plugin_file);
+  // "" if no recorded upvalue changed since FreezeState, else "upvalue 'n' of the function at
+  // plugins/x.lua:12 changed while scoring: ...". [-0, +0]
+  std::string CheckState(int record_ref) const;
+
   std::size_t memory_in_use() const;
 
   // Charges every Call of this VM, until EndRun, also to `run` (shared by lanes). Starts the run's
@@ -171,7 +182,17 @@ struct PluginFile {
   int api_version = 0;       // from the header line "-- kplab-api: N"
 };
 
-constexpr int kApiVersion = 1;
+// Pushes a read-only proxy of the table at `shadow`: reads, #, pairs and ipairs see its entries, writes
+// raise "attempt to modify read-only table 'NAME'", the metatable is protected. [-0, +1]
+void PushReadOnlyProxy(lua_State* L, int shadow, const std::string& name);
+
+// Pushes a deep read-only proxy of the table at idx (every table reachable from it proxied too); a
+// non-table or a table with a metatable is pushed as it is. [-0, +1]
+void PushDeepReadOnly(lua_State* L, int idx, const std::string& name);
+
+// The newest plugin API (docs/plugins.md); files declaring 1 keep working.
+constexpr int kApiVersion = 2;
+constexpr int kOldestApiVersion = 1;
 
 // Reads one plugin file and checks its header line (errors as for DiscoverPlugins). `display_name` is
 // what errors and chunk names use, e.g. "plugins/exact.lua".

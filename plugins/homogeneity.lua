@@ -1,13 +1,12 @@
--- kplab-api: 1
+-- kplab-api: 2
 -- Homogeneity of a system across similar documents (Houbre, Boudin & Daille): Hooper's and Rodgers'
 -- consistency of a pair (CP) between the predictions for two documents whose gold keyphrase sets have
 -- Jaccard >= theta. docs/homogeneity.md.
-local ipairs = ipairs
-local NaN = 0 / 0
+local ipairs, NaN = ipairs, 0 / 0
 
 return kp.metric {
   name = "homogeneity",
-  version = "1.0.0",
+  version = "2.0.0",
   doc = [[
 The run's gold is mined for every document pair with Jaccard(gold A, gold B) >= theta (exact join;
 gold keyphrases compared as normalized strings, or as stem keys with mine_stem = true; pairs with
@@ -18,8 +17,18 @@ words; denominator = "max" or "mean" replaces the union by max(|A|, |B|) or (|A|
 is scored by its first document: all.cp_hooper / all.cp_rodgers per document = the mean over the pairs
 it opens (undefined when none); the run's values are the means over pairs, all.cp_pairs their number.
 Pairs where both lists are empty are left out.]],
-  params = { theta = 0.5, mine_stem = false, keep_identical = false, stem = true, denominator = "union" },
+  params = { theta = kp.number { default = 0.5, min = 0, max = 1 }, mine_stem = kp.bool { default = false },
+             keep_identical = kp.bool { default = false }, stem = kp.bool { default = true },
+             denominator = kp.string { default = "union", one_of = { "union", "max", "mean" } } },
   needs = { "pairs" },
+  columns = function(c)
+    local s = { hooper = c:column("all.cp_hooper"), rodgers = c:column("all.cp_rodgers"),
+                n = c:hidden("pairs"), h = c:hidden("hooper_sum"), r = c:hidden("rodgers_sum") }
+    c:ratio("all.cp_hooper", s.h, s.n, NaN)
+    c:ratio("all.cp_rodgers", s.r, s.n, NaN)
+    c:sum("all.cp_pairs", s.n)
+    return s
+  end,
   score = function(doc, p, ctx, out)
     local opts = { stem = p.stem, denominator = p.denominator }
     local n, h, r = 0, 0, 0
@@ -29,17 +38,7 @@ Pairs where both lists are empty are left out.]],
         n, h, r = n + 1, h + hooper, r + rodgers
       end
     end
-    out["_cp.n"], out["_cp.hooper"], out["_cp.rodgers"] = n, h, r
-    out["all.cp_hooper"] = n > 0 and h / n or NaN
-    out["all.cp_rodgers"] = n > 0 and r / n or NaN
-    return out
-  end,
-  aggregate = function(cols, p, ctx)
-    local n = cols["_cp.n"]:sum()
-    return {
-      ["all.cp_hooper"] = n > 0 and cols["_cp.hooper"]:sum() / n or NaN,
-      ["all.cp_rodgers"] = n > 0 and cols["_cp.rodgers"]:sum() / n or NaN,
-      ["all.cp_pairs"] = n,
-    }
+    out.pairs, out.hooper_sum, out.rodgers_sum = n, h, r
+    if n > 0 then out["all.cp_hooper"], out["all.cp_rodgers"] = h / n, r / n end  -- else undefined
   end,
 }

@@ -1,8 +1,7 @@
--- kplab-api: 1
+-- kplab-api: 2
 -- Semantic homogeneity (beyond the paper): Hooper's CP with keyphrases of the two documents matched
 -- one to one when their cosine >= tau (an exact stem-key match always counts). docs/homogeneity.md.
-local ipairs = ipairs
-local NaN = 0 / 0
+local ipairs, floor, min, NaN = ipairs, math.floor, math.min, 0 / 0
 
 -- Number of distinct stem keys of a list.
 local function distinct(list)
@@ -23,13 +22,12 @@ local function matches(a, b, ctx, tau)
       S:set(i, j, (E:get(i, j) == 1 or S:get(i, j) >= tau) and 1 or 0)
     end
   end
-  local total = S:assign()
-  return math.floor(total + 0.5)
+  return floor(S:assign() + 0.5)
 end
 
 return kp.metric {
   name = "homogeneity_sem",
-  version = "1.0.0",
+  version = "2.0.0",
   doc = [[
 Soft Hooper's CP over the pairs of documents whose gold keyphrase sets have Jaccard >= theta: m / (|A| +
 |B| - m), where |A|, |B| are the numbers of distinct predicted stem keys and m the size of the largest
@@ -37,28 +35,26 @@ one-to-one matching of the two prediction lists in which a matched pair has cosi
 vectors of the run's model) or equal stem keys. With tau > 1 only exact matches count and the value is
 Hooper's CP (plugin homogeneity with stem = true). Columns as in homogeneity: all.semcp_hooper per
 document (mean over the pairs it opens), the run's value the mean over pairs, all.semcp_pairs.]],
-  params = { theta = 0.5, mine_stem = false, keep_identical = false, tau = 0.8 },
+  params = { theta = kp.number { default = 0.5, min = 0, max = 1 }, mine_stem = kp.bool { default = false },
+             keep_identical = kp.bool { default = false }, tau = kp.number { default = 0.8 } },
   needs = { "pairs", "embeddings" },
+  columns = function(c)
+    local s = { hooper = c:column("all.semcp_hooper"), n = c:hidden("pairs"), h = c:hidden("hooper_sum") }
+    c:ratio("all.semcp_hooper", s.h, s.n, NaN)
+    c:sum("all.semcp_pairs", s.n)
+    return s
+  end,
   score = function(doc, p, ctx, out)
     local n, h = 0, 0
     local na = distinct(doc.preds)
     for _, q in ipairs(ctx.partners(doc)) do
       local nb = distinct(q.doc.preds)
       if na + nb > 0 then
-        local m = matches(doc.preds, q.doc.preds, ctx, p.tau)
-        m = math.min(m, na, nb)  -- repeated keys in a list cannot match more than once
+        local m = min(matches(doc.preds, q.doc.preds, ctx, p.tau), na, nb)  -- a repeated key matches once
         n, h = n + 1, h + m / (na + nb - m)
       end
     end
-    out["_semcp.n"], out["_semcp.hooper"] = n, h
-    out["all.semcp_hooper"] = n > 0 and h / n or NaN
-    return out
-  end,
-  aggregate = function(cols, p, ctx)
-    local n = cols["_semcp.n"]:sum()
-    return {
-      ["all.semcp_hooper"] = n > 0 and cols["_semcp.hooper"]:sum() / n or NaN,
-      ["all.semcp_pairs"] = n,
-    }
+    out.pairs, out.hooper_sum = n, h
+    if n > 0 then out["all.semcp_hooper"] = h / n end  -- else undefined
   end,
 }

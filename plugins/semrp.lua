@@ -1,22 +1,6 @@
--- kplab-api: 1
+-- kplab-api: 2
 -- Semantic R-Precision (Venturini et al., seed 002) with its one-to-one (Div) and adaptive-k variants.
 local ipairs, min, max, ceil, floor = ipairs, math.min, math.max, math.ceil, math.floor
-local tonumber, gmatch = tonumber, string.gmatch
-local SUBSETS = { "all", "present", "absent" }
-
--- "1,2,3" -> {1, 2, 3}, parsed once per distinct text (a pure memo, not state between documents)
-local parsed = {}
-local function parse_ks(text)
-  if parsed[text] then return parsed[text] end
-  local ks = {}
-  for d in gmatch(text, "[^,%s]+") do
-    local k = tonumber(d)
-    if not k or k < 1 or k ~= floor(k) then error("parameter 'ks' must list integers >= 1 (got '" .. d .. "')") end
-    ks[#ks + 1] = k
-  end
-  parsed[text] = ks
-  return ks
-end
 
 -- Sum over the top predictions: 1 for a stem match, else the mean of its k largest cosines.
 local function semrp_sum(means, flags)
@@ -27,7 +11,7 @@ end
 
 return kp.metric {
   name = "semrp",
-  version = "1.0.0",
+  version = "2.0.0",
   doc = [[
 SemR-p (paper Eq. 1-2): R = #references; the top R predictions are scored one by one: 1 if the
 prediction's stem key equals a reference's (alternatives included), else the mean of its min(k, R)
@@ -47,49 +31,61 @@ Columns, for <s> in all, present, absent:
                  k = 1 for mutually dissimilar references (a prediction is judged against its one closest
                  concept), up to R for a dense, redundant reference set.
   <s>.semrp_k<j> one column per j in params.ks (e.g. ks="1,2,3" for the paper's k ablation).]],
-  params = { k = 3, clamp = false, alpha = 0.5, ks = "" },
+  params = {
+    k = kp.int { default = 3, min = 1, doc = "number of largest cosines averaged per prediction" },
+    clamp = kp.bool { default = false, doc = "clamp cosines to [0, 1]" },
+    alpha = kp.number { default = 0.5, min = 0, doc = "adaptive k = ceil(alpha * R)" },
+    ks = kp.string { default = "", doc = "extra k values, comma-separated integers >= 1 (a semrp_k<j> column each)" },
+  },
+  check = function(p)
+    local ks, message = kp.cutoffs(p.ks == "" and "1" or p.ks)
+    if not ks then return "parameter 'ks': " .. message end
+    for _, k in ipairs(ks) do
+      if type(k) == "string" then return "parameter 'ks' must list integers >= 1 (got '" .. k .. "')" end
+    end
+  end,
   needs = function(profile)
     return { profile.semrp_embed == "stems" and "embeddings:stems" or "embeddings" }
   end,
-  score = function(doc, p, ctx, out)
-    local prof = ctx.profile
-    local form = prof.semrp_embed
-    local by_min = prof.semrp_denominator == "min_preds_refs"
-    local present_first = prof.rprec_order == "present_first"
-    if p.k < 1 or p.k ~= floor(p.k) then error("parameter 'k' must be an integer >= 1 (got " .. p.k .. ")") end
-    local ks = parse_ks(p.ks)
-    for _, s in ipairs(SUBSETS) do
-      local preds, refs = doc:subset(s)  -- nothing for present/absent of a document without text
-      if preds then
-        if s == "all" and doc.has_text and present_first then preds = preds:present_first() end
-        local R = #refs
-        local top = preds:top(R)
-        local n = #top
-        local pre = s .. ".semrp"
-        if R == 0 or n == 0 then
-          out[pre], out[pre .. "_div"], out[pre .. "_ak"], out[pre .. "_dk"] = 0, 0, 0, 0
-          for _, k in ipairs(ks) do out[pre .. "_k" .. k] = 0 end
-        else
-          local den = by_min and min(n, R) or R
-          local S = ctx.cosine(top, refs, form)
-          if p.clamp then S = S:clamp(0, 1) end
-          local flags = top:match(refs):flags()
-          out[pre] = semrp_sum(S:row_topk_means(p.k), flags) / den
-          out[pre .. "_div"] = S:maximum(top:match_pairs(refs)):assign() / den
-          local ak = max(1, min(R, ceil(p.alpha * R)))
-          out[pre .. "_ak"] = semrp_sum(S:row_topk_means(ak), flags) / den
-          local d = 0
-          if R >= 2 then
-            local RR = ctx.cosine(refs, refs, form)
-            if p.clamp then RR = RR:clamp(0, 1) end
-            d = RR:mean_upper()
-          end
-          local dk = max(1, min(R, floor(1 + max(d, 0) * (R - 1) + 0.5)))
-          out[pre .. "_dk"] = semrp_sum(S:row_topk_means(dk), flags) / den
-          for _, k in ipairs(ks) do out[pre .. "_k" .. k] = semrp_sum(S:row_topk_means(k), flags) / den end
-        end
-      end
+  subsets = { "all", "present", "absent" },
+  columns = function(c, p)
+    local s = { semrp = c:column("semrp", "mean"), div = c:column("semrp_div", "mean"), k = {},
+                ak = c:column("semrp_ak", "mean"), dk = c:column("semrp_dk", "mean") }
+    for i, k in ipairs(p.ks ~= "" and kp.cutoffs(p.ks) or {}) do
+      s.k[i] = { k = k, slot = c:column("semrp_k" .. k, "mean") }
     end
-    return out
+    return s
+  end,
+  score = function(preds, refs, doc, p, ctx, out)
+    local prof, s = ctx.profile, ctx.slots
+    if ctx.subset == "all" and doc.has_text and prof.rprec_order == "present_first" then
+      preds = preds:present_first()
+    end
+    local R = #refs
+    local top = preds:top(R)
+    local n = #top
+    if n == 0 then
+      out[s.semrp], out[s.div], out[s.ak], out[s.dk] = 0, 0, 0, 0
+      for _, e in ipairs(s.k) do out[e.slot] = 0 end
+      return
+    end
+    local form = prof.semrp_embed
+    local den = prof.semrp_denominator == "min_preds_refs" and min(n, R) or R
+    local S = ctx.cosine(top, refs, form)
+    if p.clamp then S = S:clamp(0, 1) end
+    local flags = top:match(refs):flags()
+    out[s.semrp] = semrp_sum(S:row_topk_means(p.k), flags) / den
+    out[s.div] = S:maximum(top:match_pairs(refs)):assign() / den
+    local ak = max(1, min(R, ceil(p.alpha * R)))
+    out[s.ak] = semrp_sum(S:row_topk_means(ak), flags) / den
+    local d = 0
+    if R >= 2 then
+      local RR = ctx.cosine(refs, refs, form)
+      if p.clamp then RR = RR:clamp(0, 1) end
+      d = RR:mean_upper()
+    end
+    local dk = max(1, min(R, floor(1 + max(d, 0) * (R - 1) + 0.5)))
+    out[s.dk] = semrp_sum(S:row_topk_means(dk), flags) / den
+    for _, e in ipairs(s.k) do out[e.slot] = semrp_sum(S:row_topk_means(e.k), flags) / den end
   end,
 }

@@ -5,9 +5,12 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "kplab/corpus.h"
+#include "kplab/result.h"
 
 namespace kplab {
 
@@ -32,6 +35,20 @@ std::vector<std::uint8_t> ZeschGurevychMatch(PhraseRefs preds, PhraseRefs refs);
 // Subtopic coverage for KPEval's alpha-NDCG: cover[i * refs.size() + j] = 1 if prediction i's stemmed
 // string is a character substring of reference j's (one direction, Python `in`).
 std::vector<std::uint8_t> SubstringCover(const Lexicon& lex, PhraseRefs preds, PhraseRefs refs);
+
+// A cut-off of a metric "@k": a number k >= 1, or 'M' (the number of predictions) or 'O' (of references).
+struct Cutoff {
+  int k = 0;         // 1..100000, or 0 for a symbolic cut-off
+  char symbol = 0;   // 'M' or 'O' when k == 0
+  std::string Text() const { return k > 0 ? std::to_string(k) : std::string(1, symbol); }
+  // The cut-off for a list of n_preds predictions and n_refs references.
+  std::size_t Resolve(std::size_t n_preds, std::size_t n_refs) const {
+    return k > 0 ? static_cast<std::size_t>(k) : (symbol == 'M' ? n_preds : n_refs);
+  }
+};
+// Parses "5,10,M,O" (items trimmed of spaces; integers 1..100000 in decimal, M, O; each once, in the
+// order given). The error (ErrorKind::kUsage) names the bad item: "'x' is not a cut-off (expected ...)".
+Result<std::vector<Cutoff>> ParseCutoffs(std::string_view spec);
 
 // Number of flags set among the first k (k clipped to the size).
 int HitsAt(std::span<const std::uint8_t> flags, std::size_t k);

@@ -2,7 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_set>
 #include <vector>
+
+#include <fmt/format.h>
+
+#include "kplab/text.h"
 
 namespace kplab {
 
@@ -327,6 +332,40 @@ double AlphaNdcgAt(std::span<const std::uint8_t> cover, std::size_t n_preds, std
     for (std::size_t j = 0; j < n_refs; ++j) seen[j] += cover[best_i * n_refs + j];
   }
   return ideal > 0 ? dcg / ideal : 0;
+}
+
+Result<std::vector<Cutoff>> ParseCutoffs(std::string_view spec) {
+  constexpr const char* kExpected = "expected integers from 1 to 100000, M or O, comma-separated, e.g. 1,3,5,10,M,O";
+  std::vector<std::string_view> items;
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = spec.find(',', start);
+    items.push_back(Strip(spec.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  if (items.size() == 1 && items[0].empty()) {
+    return Error{fmt::format("no cut-off in '' ({})", kExpected), ErrorKind::kUsage};
+  }
+  std::vector<Cutoff> out;
+  out.reserve(items.size());
+  std::unordered_set<std::string> seen;  // a list of 100,000 cut-offs must stay linear
+  for (std::string_view t : items) {
+    const std::string shown = t.size() > 40 ? std::string(t.substr(0, 37)) + "..." : std::string(t);
+    Cutoff c;
+    if (t == "M" || t == "O") {
+      c.symbol = t[0];
+    } else if (!t.empty() && t.size() <= 6 && std::all_of(t.begin(), t.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
+      c.k = std::stoi(std::string(t));
+    }
+    if (c.symbol == 0 && (c.k < 1 || c.k > 100000)) {
+      return Error{fmt::format("'{}' is not a cut-off ({})", shown, kExpected), ErrorKind::kUsage};
+    }
+    if (!seen.insert(c.Text()).second) {
+      return Error{fmt::format("'{}' is listed twice ({})", c.Text(), kExpected), ErrorKind::kUsage};
+    }
+    out.push_back(c);
+  }
+  return out;
 }
 
 }  // namespace kplab

@@ -1,0 +1,62 @@
+// Declared result columns of a plugin of API 2 (docs/plugins.md): the plugin's columns(c, params)
+// names its per-document slots once per run, and says how each run-level value is computed from them
+// (mean, sum, ratio of sums, or a custom function), so the host collects and aggregates by slot.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "kplab/result.h"
+#include "kplab/store.h"
+#include "plugin.h"
+#include "sandbox.h"
+
+struct lua_State;
+
+namespace kplab::host {
+
+struct DeclaredColumns {
+  struct Slot {
+    std::string name;  // relative to the subset ("p@5"), or full ("all.cp_hooper") without subsets
+    bool hidden = false;  // c:hidden: summed for aggregates, not a per-document column
+  };
+  enum class Kind { kMean, kSum, kRatio, kCustom };
+  struct Aggregate {
+    std::string name;
+    Kind kind = Kind::kMean;
+    int a = 0, b = 0;                // slots (1-based): mean/sum of a; ratio a / b
+    std::optional<double> if_zero;   // ratio: the value when the sum of b is 0 (absent: no value)
+    int custom = 0;                  // index into the customs table
+  };
+  std::vector<Slot> slots;  // slot j is slots[j - 1]
+  std::unordered_map<std::string, int> slot_of;
+  std::vector<Aggregate> aggregates;
+  int customs_ref = -2;  // registry: list of the custom functions, in the VM that declared them
+  bool open = true;      // the builder refuses use once columns() has returned
+};
+
+// Calls plugin.columns(c, params) in `vm` (the VM that loaded the plugin) and fills `out`. On success
+// pushes what columns() returned, made deep read-only (the score function finds it as ctx.slots).
+// Errors name the plugin file. [-0, +1 | +0 on error]
+Status DeclareColumns(LuaVm& vm, const MetricPlugin& plugin, DeclaredColumns& out);
+
+// True when two lanes declared the same columns (columns() may depend on params only).
+bool SameDeclaration(const DeclaredColumns& a, const DeclaredColumns& b);
+
+// The run-level values of an API 2 plugin. values[s][j] is slot j+1 of subset s (one subset, unnamed,
+// when the plugin declares none), one value per document, NaN = none. A subset no document wrote any
+// value for has no aggregates. Custom functions are called as fn(a, cols, params, ctx) in `vm` with
+// `a` the subset's aggregates so far and `cols` its columns (Column objects) by relative name;
+// push_ctx pushes ctx. Names are "subset.name" (or the name alone without subsets).
+Status ComputeAggregates(LuaVm& vm, const MetricPlugin& plugin, const DeclaredColumns& cols,
+                         const std::vector<std::vector<std::vector<double>>>& values,
+                         const std::function<void(lua_State*)>& push_ctx, std::vector<AggregateValue>* out);
+
+// Pushes a Column object (sum, mean, count, get, #) over `values`, which must outlive it. [-0, +1]
+void PushColumn(lua_State* L, const std::vector<double>* values);
+
+}  // namespace kplab::host
