@@ -197,17 +197,21 @@ std::string JoinName(const std::string& subset, const std::string& name) {
 
 }  // namespace
 
-void PushColumn(lua_State* L, const std::vector<double>* values) {
+void DefineColumnTypes(lua_State* L) {
   if (luaL_getmetatable(L, kColumnMeta) == LUA_TNIL) DefineMetatable(L, kColumnMeta, kColumnMethods, nullptr, nullptr);
-  lua_pop(L, 1);
+  if (luaL_getmetatable(L, kBuilderMeta) == LUA_TNIL) DefineType<BuilderUd>(L, kBuilderMeta, kBuilderMethods);
+  lua_pop(L, 2);
+}
+
+void PushColumn(lua_State* L, const std::vector<double>* values) {
+  DefineColumnTypes(L);
   NewUserdata<ColumnUd>(L, kColumnMeta, ColumnUd{values});
 }
 
 Status DeclareColumns(LuaVm& vm, const MetricPlugin& plugin, DeclaredColumns& out) {
   lua_State* L = vm.state();
   const int top = lua_gettop(L);
-  if (luaL_getmetatable(L, kBuilderMeta) == LUA_TNIL) DefineType<BuilderUd>(L, kBuilderMeta, kBuilderMethods);
-  lua_pop(L, 1);
+  DefineColumnTypes(L);
   auto cols = std::make_shared<DeclaredColumns>();
   lua_newtable(L);
   cols->customs_ref = luaL_ref(L, LUA_REGISTRYINDEX);

@@ -56,6 +56,9 @@ Status ComputeAggregates(LuaVm& vm, const MetricPlugin& plugin, const DeclaredCo
                          const std::vector<std::vector<std::vector<double>>>& values,
                          const std::function<void(lua_State*)>& push_ctx, std::vector<AggregateValue>* out);
 
+// Defines the Column and ColumnBuilder userdata types in L (once per VM; MetricRunner does it). [-0, +0]
+void DefineColumnTypes(lua_State* L);
+
 // Pushes a Column object (sum, mean, count, get, #) over `values`, which must outlive it. [-0, +1]
 void PushColumn(lua_State* L, const std::vector<double>* values);
 

@@ -106,7 +106,7 @@ std::string ReadFields(lua_State* L, int idx, ParamType type, ParamSpec* spec) {
   }
   lua_pop(L, 1);
   if (std::string message = CheckParamValue(*spec, spec->default_value); !message.empty()) {
-    return "field 'default' " + message;
+    return ParamError("field 'default'", message);
   }
   return "";
 }

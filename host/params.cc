@@ -74,7 +74,7 @@ std::string CheckParamValue(const ParamSpec& spec, const ParamValue& value) {
       const std::string* s = std::get_if<std::string>(&value);
       if (s == nullptr) return fail;
       Result<std::vector<Cutoff>> ks = ParseCutoffs(*s);
-      return ks ? "" : "must be a cut-off list: " + ks.error().message;
+      return ks ? "" : ks.error().message;
     }
     case ParamType::kNumber:
     case ParamType::kInt: {
@@ -86,6 +86,10 @@ std::string CheckParamValue(const ParamSpec& spec, const ParamValue& value) {
     }
   }
   return fail;
+}
+
+std::string ParamError(const std::string& what, const std::string& message) {
+  return what + (message.starts_with("must ") ? " " : ": ") + message;
 }
 
 Result<ParamValue> ParseParamText(const ParamSpec& spec, const std::string& text) {

@@ -29,8 +29,11 @@ struct ParamSpec {
 const char* ParamTypeName(ParamType type);
 // "an integer >= 1", "a number from 0 to 1", "one of: union, max, mean", ...: what a value must be.
 std::string ParamExpectation(const ParamSpec& spec);
-// "" when value fits spec, else "must be an integer >= 1 (got 0)".
+// "" when value fits spec, else "must be an integer >= 1 (got 0)", or for a cut-off list the parser's
+// message ("'0' is not a cut-off (...)"). Join with ParamError.
 std::string CheckParamValue(const ParamSpec& spec, const ParamValue& value);
+// "parameter 'k' must be ..." / "parameter 'ks': '0' is not a cut-off ...".
+std::string ParamError(const std::string& what, const std::string& message);
 // Parses a command-line / library value ("5", "true", "5,10,M") for spec; the error is the same
 // "must be ..." text as CheckParamValue's.
 Result<ParamValue> ParseParamText(const ParamSpec& spec, const std::string& text);

@@ -131,7 +131,7 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
         if (file.api_version >= 2) {
           ParamSpec spec;
           if (std::string e = ReadParamSpec(L, -1, &spec); !e.empty()) {
-            error = "field 'params." + key + "' " + e;
+            error = ParamError("field 'params." + key + "'", e);
           } else {
             plugin.params[key] = spec.default_value;
             plugin.param_specs[key] = std::move(spec);
@@ -485,7 +485,7 @@ Status ApplyParams(MetricPlugin& plugin, const std::map<std::string, std::string
     ParamValue& value = it->second;
     if (auto spec = plugin.param_specs.find(key); spec != plugin.param_specs.end()) {
       Result<ParamValue> parsed = ParseParamText(spec->second, text);
-      if (!parsed) return Error{prefix + "parameter '" + key + "' " + parsed.error().message, ErrorKind::kUsage};
+      if (!parsed) return Error{prefix + ParamError("parameter '" + key + "'", parsed.error().message), ErrorKind::kUsage};
       value = *std::move(parsed);
       continue;
     }

@@ -126,6 +126,7 @@ MetricRunner::MetricRunner(std::vector<Lane> lanes, std::shared_ptr<const Corpus
   for (std::size_t l = 0; l <= lanes_.size(); ++l) bounds_.push_back(n * l / lanes_.size());
   for (std::size_t l = 0; l < lanes_.size(); ++l) {
     lua_State* L = lanes_[l].vm->state();
+    DefineColumnTypes(L);
     lua_createtable(L, static_cast<int>(bounds_[l + 1] - bounds_[l]), 0);
     for (std::size_t i = bounds_[l]; i < bounds_[l + 1]; ++i) {
       PushDocument(L, corpus_, i);

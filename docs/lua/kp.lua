@@ -47,11 +47,38 @@ function kp.stem(word, mode) end
 -- ---- plugins --------------------------------------------------------------------------------------
 
 ---Declares a metric plugin; a plugin file returns its result. The host checks the table after the chunk
----returns: name (= file stem), version and score are required; doc, params, needs and aggregate are
----optional. See docs/plugins.md.
----@param decl {name: string, version: string, doc?: string, params?: table<string, number|string|boolean>, needs?: string[]|fun(profile: table, params: table): string[], check?: fun(params: table, profile: table): string|nil, score: fun(doc: Document, params: table, ctx: Ctx, out: table): table, aggregate?: fun(cols: table<string, Column>, params: table, ctx: Ctx): table}
+---returns. API 2 (header `-- kplab-api: 2`): name (= file stem), version, columns and score are
+---required; doc, params (declared with kp.int, kp.number, kp.bool, kp.string, kp.cutoffs), needs,
+---check and subsets are optional. With subsets, score(preds, refs, doc, params, ctx, out) is called
+---once per subset of a document (ctx.subset names it); without, score(doc, params, ctx, out). score
+---writes numbers into out by slot (out[slot] = v) or by declared name; its return value is ignored.
+---API 1 plugins (score returns a table of named numbers, optional aggregate) keep working.
+---See docs/plugins.md.
+---@param decl {name: string, version: string, doc?: string, params?: table<string, table>, needs?: string[]|fun(profile: table, params: table): string[], check?: fun(params: table, profile: table): string|nil, subsets?: ("all"|"present"|"absent")[], columns: string[]|fun(c: ColumnBuilder, params: table): any, score: function}
 ---@return table decl the same table
 function kp.metric(decl) end
+
+---Declares an integer parameter (plugin API 2): `params = { k = kp.int{default = 3, min = 1} }`. The
+---value (--param plugin.k=V, or the library's params) is checked against the type and the inclusive
+---bounds once per run, before any document is scored.
+---@param spec {default: integer, min?: number, max?: number, doc?: string}
+---@return table spec
+function kp.int(spec) end
+
+---Declares a number parameter (plugin API 2) with optional inclusive bounds.
+---@param spec {default: number, min?: number, max?: number, doc?: string}
+---@return table spec
+function kp.number(spec) end
+
+---Declares a boolean parameter (plugin API 2); on the command line true, false, 1 or 0.
+---@param spec {default: boolean, doc?: string}
+---@return table spec
+function kp.bool(spec) end
+
+---Declares a string parameter (plugin API 2), optionally restricted to the values of one_of.
+---@param spec {default: string, one_of?: string[], doc?: string}
+---@return table spec
+function kp.string(spec) end
 
 ---Writes its arguments, converted like print's and separated by spaces, to stderr as "[label] ...",
 ---where label is the plugin's name (or the script's). Use it instead of print in plugins.
@@ -68,8 +95,10 @@ function kp.ideal_dcg(n_relevant, k, ...) end
 
 ---Parses a cut-off list such as "1,3,5,10,M,O": integers from 1 to 100000, "M" (the number of
 ---predictions) or "O" (the number of references), each once, in the order given. Returns nil and a
----message naming the bad item otherwise (plugins' check() returns that message).
----@param spec string
+---message naming the bad item otherwise (plugins' check() returns that message). Given a table
+---{default = "5,10,M", doc = "..."}, declares a cut-off list parameter instead (plugin API 2): the
+---plugin then reads params.ks as the parsed, read-only list.
+---@param spec string|{default: string, doc?: string}
 ---@return (integer|string)[]|nil cutoffs
 ---@return string? message
 function kp.cutoffs(spec) end
@@ -658,8 +687,52 @@ function Matrix:clamp(lo, hi) end
 ---@return number
 function Matrix:norm(skip_diagonal) end
 
----One per-document score column in aggregate(cols, ...): #col documents; NaN entries are undefined
----scores.
+---What columns(c, params) receives (plugin API 2): it declares the plugin's per-document columns
+---(slots) and how each run-level value is computed. Column and aggregate names are relative to the
+---subset ("p@5" becomes "all.p@5", ...) when the plugin declares subsets. Usable only while columns runs.
+---@class ColumnBuilder
+local ColumnBuilder = {}
+
+---Declares a per-document column and returns its slot (out[slot] = value in score). With "mean" or
+---"sum", also the run-level value of the same name: the mean (or sum) over the documents with a value.
+---@param name string
+---@param aggregate? "mean"|"sum"
+---@return integer slot
+function ColumnBuilder:column(name, aggregate) end
+
+---Declares a per-document quantity that is not shown as a column, for run-level sums and ratios
+---(micro averages: hits and denominators). Returns its slot.
+---@param name string
+---@return integer slot
+function ColumnBuilder:hidden(name) end
+
+---Run-level value `name` = mean over documents of the slot's values (absent when no document has one).
+---@param name string
+---@param slot integer
+function ColumnBuilder:mean(name, slot) end
+
+---Run-level value `name` = sum over documents of the slot's values.
+---@param name string
+---@param slot integer
+function ColumnBuilder:sum(name, slot) end
+
+---Run-level value `name` = sum of numerator slot / sum of denominator slot (a micro average); when the
+---denominator sums to 0 the value is if_zero, or absent without it.
+---@param name string
+---@param numerator integer
+---@param denominator integer
+---@param if_zero? number
+function ColumnBuilder:ratio(name, numerator, denominator, if_zero) end
+
+---Run-level value `name` = fn(a, cols, params, ctx), called after the values declared before it: a holds
+---this subset's run-level values so far by name, cols its columns (Column) by name, hidden ones too.
+---fn returns a number, or nil for no value.
+---@param name string
+---@param fn fun(a: table<string, number>, cols: table<string, Column>, params: table, ctx: Ctx): number|nil
+function ColumnBuilder:custom(name, fn) end
+
+---One per-document score column in aggregate(cols, ...) (API 1) and custom aggregates (API 2): #col
+---documents; NaN entries are undefined scores.
 ---@class Column
 local Column = {}
 
@@ -680,8 +753,10 @@ function Column:mean() end
 ---@return number|nil
 function Column:get(i) end
 
----The run context passed to score and aggregate.
+---The run context passed to score and aggregate (read-only under plugin API 2).
 ---@class Ctx
+---@field subset "all"|"present"|"absent"|nil API 2 with subsets: the subset being scored
+---@field slots any API 2: what columns(c, params) returned (read-only)
 ---@field profile table the profile's name and knobs (docs/profiles.md)
 ---@field n_docs integer documents in the run
 ---@field dataset string dataset name

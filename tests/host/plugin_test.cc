@@ -109,18 +109,19 @@ TEST_F(PluginTest, HeaderErrors) {
   Result<std::vector<PluginFile>> files = DiscoverPlugins(kData + "/header/missing", {});
   ASSERT_FALSE(files);
   EXPECT_EQ(files.error().message,
-            "plugins/nohead.lua:1: missing API header (expected '-- kplab-api: 1' on the first line)");
+            "plugins/nohead.lua:1: missing API header (expected '-- kplab-api: 2' on the first line)");
 
   files = DiscoverPlugins(kData + "/shipped", {kData + "/header/missing"});
   ASSERT_FALSE(files);
   EXPECT_EQ(files.error().message, kData +
                                        "/header/missing/nohead.lua:1: missing API header (expected "
-                                       "'-- kplab-api: 1' on the first line)");
+                                       "'-- kplab-api: 2' on the first line)");
 
   files = DiscoverPlugins(kData + "/header/version", {});
   ASSERT_FALSE(files);
   EXPECT_EQ(files.error().message,
-            "plugins/future.lua:1: unsupported API version 2 (expected '-- kplab-api: 1')");
+            "plugins/future.lua:1: unsupported API version 3 (expected '-- kplab-api: 2', or 1 for plugins written "
+            "before API 2)");
 }
 
 TEST_F(PluginTest, ShippedPluginDir) {
