@@ -822,7 +822,8 @@ void ForEachFunctionIn(lua_State* L, int t, int visited, F&& f) {
 // Freezes the upvalues of the Lua function at `fn` (absolute) and of every function reachable from them.
 // `seen` maps tables to their proxies (PushDeepProxy), `visited` marks functions and tables done,
 // `record` receives {fn, i, value} triples.
-void FreezeFunction(lua_State* L, int fn, int seen, int visited, int record, const std::string& file) {
+void FreezeFunction(lua_State* L, int fn, int seen, int visited, int record, lua_Integer* n,
+                    const std::string& file) {
   if (lua_iscfunction(L, fn)) return;
   lua_pushvalue(L, fn);
   if (lua_rawget(L, visited) != LUA_TNIL) {
@@ -843,27 +844,28 @@ void FreezeFunction(lua_State* L, int fn, int seen, int visited, int record, con
     }
     const int v = lua_gettop(L);
     if (lua_type(L, v) == LUA_TFUNCTION) {
-      FreezeFunction(L, v, seen, visited, record, file);
+      FreezeFunction(L, v, seen, visited, record, n, file);
     } else if (lua_type(L, v) == LUA_TTABLE) {
       if (lua_getmetatable(L, v)) {
         lua_pop(L, 1);  // a proxy already (kp, string, ...) or the plugin's own object: left as it is
       } else {
-        ForEachFunctionIn(L, v, visited, [&](int f) { FreezeFunction(L, f, seen, visited, record, file); });
+        ForEachFunctionIn(L, v, visited, [&](int f) { FreezeFunction(L, f, seen, visited, record, n, file); });
         PushDeepProxy(L, v, "upvalue '" + up + "' of " + file + " (plugin API 2: state is read-only after load)", seen);
         lua_setupvalue(L, fn, i);
       }
     }
     lua_pop(L, 1);
   }
-  // Record every upvalue (after freezing) to detect reassignment.
+  // Record every upvalue (after freezing) to detect reassignment. Values may be nil, so the count is
+  // kept apart (record.n), not taken from the table's border.
   for (int i = 1;; ++i) {
     if (lua_getupvalue(L, fn, i) == nullptr) break;  // [v]
-    const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, record));
     lua_pushvalue(L, fn);
-    lua_rawseti(L, record, n + 1);
+    lua_rawseti(L, record, *n + 1);
     lua_pushinteger(L, i);
-    lua_rawseti(L, record, n + 2);
-    lua_rawseti(L, record, n + 3);  // pops v
+    lua_rawseti(L, record, *n + 2);
+    lua_rawseti(L, record, *n + 3);  // pops v
+    *n += 3;
   }
 }
 
@@ -919,13 +921,16 @@ int LuaVm::FreezeState(int env, int fns, const std::string& plugin_file) {
   lua_newtable(L);  // [seen, visited]
   lua_newtable(L);  // [seen, visited, record]
   const int record = lua_gettop(L), visited = record - 1, seen = record - 2;
-  const lua_Unsigned n = lua_rawlen(L, fns);
-  for (lua_Unsigned i = 1; i <= n; ++i) {
+  const lua_Unsigned n_fns = lua_rawlen(L, fns);
+  lua_Integer n = 0;
+  for (lua_Unsigned i = 1; i <= n_fns; ++i) {
     if (lua_rawgeti(L, fns, static_cast<lua_Integer>(i)) == LUA_TFUNCTION) {
-      FreezeFunction(L, lua_gettop(L), seen, visited, record, plugin_file);
+      FreezeFunction(L, lua_gettop(L), seen, visited, record, &n, plugin_file);
     }
     lua_pop(L, 1);
   }
+  lua_pushinteger(L, n);
+  lua_setfield(L, record, "n");
   const int ref = luaL_ref(L, LUA_REGISTRYINDEX);  // pops record
   lua_pop(L, 2);
   return ref;
@@ -936,7 +941,9 @@ std::string LuaVm::CheckState(int record_ref) const {
   if (record_ref < 0) return "";
   lua_rawgeti(L, LUA_REGISTRYINDEX, record_ref);  // [record]
   const int record = lua_gettop(L);
-  const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, record));
+  lua_getfield(L, record, "n");
+  const lua_Integer n = lua_tointeger(L, -1);
+  lua_pop(L, 1);
   std::string error;
   for (lua_Integer k = 1; k + 2 <= n && error.empty(); k += 3) {
     lua_rawgeti(L, record, k);      // [fn]
