@@ -225,3 +225,24 @@ TEST_F(PluginV2, ColumnsMayDependOnParamsOnly) {
 }
 
 }  // namespace
+
+namespace {
+
+// The plugin at the top of docs/plugins.md works as shown (P@5 micro and macro: 12 / 25, see the hand
+// calculation at the top of this file).
+TEST_F(PluginV2, DocsExampleRuns) {
+  std::ifstream in(fs::path(KPLAB_SOURCE_DIR) / "docs" / "plugins.md");
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto begin = doc.find("```lua\n");
+  const auto end = doc.find("```", begin + 7);
+  ASSERT_NE(begin, std::string::npos);
+  std::ofstream(dir_ / "pl" / "mymetric.lua") << doc.substr(begin + 7, end - begin - 7);
+  auto o = kplab::test::RunKplab(dir_, "", "eval --dataset examples/tiny --predictions examples/tiny/predictions.txt "
+                                           "--no-store --output csv --metrics mymetric --plugins " + (dir_ / "pl").string());
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_TRUE(Has(o, "all.p@5.micro,0.48")) << o.out;
+  EXPECT_TRUE(Has(o, "all.p@5.macro,0.48")) << o.out;
+  EXPECT_NE(o.out.find("present.f1@5.micro,"), std::string::npos) << o.out;
+}
+
+}  // namespace
