@@ -776,7 +776,13 @@ std::string Repl::PluginHelp(const std::string& name) {
               else return "\"" + x + "\"";
             },
             v);
-        s += fmt::format("  {} = {}\n", k, val);
+        auto spec = p->param_specs.find(k);
+        if (spec == p->param_specs.end()) {
+          s += fmt::format("  {} = {}\n", k, val);
+        } else {  // API 2: the declared type, range and doc
+          s += fmt::format("  {} = {}  ({}){}\n", k, val, ParamExpectation(spec->second),
+                           spec->second.doc.empty() ? "" : "  " + spec->second.doc);
+        }
       }
     }
     if (!p->needs.empty() || p->needs_is_function) {

@@ -255,6 +255,10 @@ TEST_F(ReplTest, HelpComesFromTheStubFile) {
   // A metric plugin's doc string, by name.
   ASSERT_TRUE(r.Line("help('exact')", "metric plugin exact")) << r.s().Text();
   ASSERT_TRUE(r.s().WaitFor("Exact-match precision")) << r.s().Text();
+  // API 2: a parameter's declared type and doc.
+  ASSERT_TRUE(r.s().WaitFor("  ks = \"5,10,M,O\"  (a cut-off list (integers from 1 to 100000, M or O, comma-separated))  "
+                            "integers >= 1, M (#predictions), O (#references)"))
+      << r.s().Text();
   ASSERT_TRUE(r.s().WaitFor(kPrompt));
   // A module lists its members.
   ASSERT_TRUE(r.Line("help(kp.stats)", "kp.stats.wilcoxon(x, y, opts)")) << r.s().Text();
