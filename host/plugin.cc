@@ -452,7 +452,13 @@ Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
         lua_pop(L, 1);
       }
     }
-    plugin.state_ref = vm.FreezeState(decl - 1, lua_gettop(L), file.display_name);
+    Result<int> frozen = vm.FreezeState(decl - 1, lua_gettop(L), file.display_name);
+    if (!frozen) {
+      ReleaseMetricPlugin(vm, plugin);
+      lua_settop(L, top);
+      return Error{frozen.error().message, ErrorKind::kScript};
+    }
+    plugin.state_ref = *frozen;
   }
   lua_pushvalue(L, decl - 1);
   plugin.env_ref = luaL_ref(L, LUA_REGISTRYINDEX);

@@ -823,7 +823,7 @@ void ForEachFunctionIn(lua_State* L, int t, int visited, F&& f) {
 // `seen` maps tables to their proxies (PushDeepProxy), `visited` marks functions and tables done,
 // `record` receives {fn, i, value} triples.
 void FreezeFunction(lua_State* L, int fn, int seen, int visited, int record, lua_Integer* n,
-                    const std::string& file) {
+                    const std::string& file, std::string* error) {
   if (lua_iscfunction(L, fn)) return;
   lua_pushvalue(L, fn);
   if (lua_rawget(L, visited) != LUA_TNIL) {
@@ -844,12 +844,26 @@ void FreezeFunction(lua_State* L, int fn, int seen, int visited, int record, lua
     }
     const int v = lua_gettop(L);
     if (lua_type(L, v) == LUA_TFUNCTION) {
-      FreezeFunction(L, v, seen, visited, record, n, file);
+      FreezeFunction(L, v, seen, visited, record, n, file, error);
     } else if (lua_type(L, v) == LUA_TTABLE) {
       if (lua_getmetatable(L, v)) {
-        lua_pop(L, 1);  // a proxy already (kp, string, ...) or the plugin's own object: left as it is
+        // A protected metatable: a proxy already (kp, string, a frozen table). Anything else is the
+        // plugin's own object, whose metamethods the freeze cannot see through: refused.
+        lua_pushliteral(L, "__metatable");
+        const bool is_protected = lua_rawget(L, -2) != LUA_TNIL;
+        lua_pop(L, 2);
+        if (!is_protected && error->empty()) {
+          lua_Debug ar;
+          lua_pushvalue(L, fn);
+          lua_getinfo(L, ">S", &ar);
+          *error = fmt::format("{}:{}: upvalue '{}' is a table with a metatable, which plugin API 2 cannot make "
+                               "read-only (state kept across documents is refused); build it inside the call, or "
+                               "keep plain tables",
+                               ar.short_src, ar.linedefined, up);
+        }
       } else {
-        ForEachFunctionIn(L, v, visited, [&](int f) { FreezeFunction(L, f, seen, visited, record, n, file); });
+        ForEachFunctionIn(L, v, visited,
+                          [&](int f) { FreezeFunction(L, f, seen, visited, record, n, file, error); });
         PushDeepProxy(L, v, "upvalue '" + up + "' of " + file + " (plugin API 2: state is read-only after load)", seen);
         lua_setupvalue(L, fn, i);
       }
@@ -883,7 +897,7 @@ void PushDeepReadOnly(lua_State* L, int idx, const std::string& name) {
   lua_remove(L, -2);
 }
 
-int LuaVm::FreezeState(int env, int fns, const std::string& plugin_file) {
+Result<int> LuaVm::FreezeState(int env, int fns, const std::string& plugin_file) {
   lua_State* L = L_;
   env = lua_absindex(L, env);
   fns = lua_absindex(L, fns);
@@ -923,11 +937,16 @@ int LuaVm::FreezeState(int env, int fns, const std::string& plugin_file) {
   const int record = lua_gettop(L), visited = record - 1, seen = record - 2;
   const lua_Unsigned n_fns = lua_rawlen(L, fns);
   lua_Integer n = 0;
+  std::string error;
   for (lua_Unsigned i = 1; i <= n_fns; ++i) {
     if (lua_rawgeti(L, fns, static_cast<lua_Integer>(i)) == LUA_TFUNCTION) {
-      FreezeFunction(L, lua_gettop(L), seen, visited, record, &n, plugin_file);
+      FreezeFunction(L, lua_gettop(L), seen, visited, record, &n, plugin_file, &error);
     }
     lua_pop(L, 1);
+  }
+  if (!error.empty()) {
+    lua_pop(L, 3);
+    return Error{error, ErrorKind::kScript};
   }
   lua_pushinteger(L, n);
   lua_setfield(L, record, "n");

@@ -121,9 +121,10 @@ class LuaVm {
   // documents are split into lanes). FreezeState makes the plugin's environment `env` (absolute index)
   // read-only and replaces every plain table reachable from the upvalues of the functions in the list
   // `fns` (absolute index; Lua functions, followed through upvalues and tables) by a deep read-only
-  // proxy, then records every upvalue's value; returns a registry ref to that record. Tables with a
-  // metatable are left as they are (their upvalue's identity is still recorded). [-0, +0]
-  int FreezeState(int env, int fns, const std::string& plugin_file);
+  // proxy, then records every upvalue's value; returns a registry ref to that record. A table with a
+  // protected metatable (a proxy) is left as it is; one with any other metatable is an error naming
+  // the upvalue (the freeze cannot see through its metamethods). [-0, +0]
+  Result<int> FreezeState(int env, int fns, const std::string& plugin_file);
   // "" if no recorded upvalue changed since FreezeState, else "upvalue 'n' of the function at
   // plugins/x.lua:12 changed while scoring: ...". [-0, +0]
   std::string CheckState(int record_ref) const;

@@ -204,6 +204,15 @@ TEST_F(PluginV2, StateAcrossDocumentsIsRefused) {
     EXPECT_EQ(o.code, 3) << c.body;
     EXPECT_NE(o.err.find(c.message), std::string::npos) << c.body << "\n" << o.err;
   }
+  // A table with a metatable of its own cannot be frozen: refused at load, naming the upvalue.
+  auto meta = Eval(Probe("local acc = setmetatable({}, { __index = function() return 0 end })\n",
+                         "    acc.total = (acc.total or 0) + 1\n    out.x = acc.total"),
+                   "--no-store");
+  EXPECT_EQ(meta.code, 3);
+  EXPECT_NE(meta.err.find("pl/probe.lua:7: upvalue 'acc' is a table with a metatable, which plugin API 2 cannot make "
+                          "read-only"),
+            std::string::npos)
+      << meta.err;
   // The same plugin without state runs (control for the cases above).
   auto ok = Eval(Probe("local ONE = { v = 1 }\n", "    local t = {}\n    t.v = ONE.v\n    out.x = t.v"), "--no-store");
   ASSERT_EQ(ok.code, 0) << ok.err;
