@@ -80,7 +80,7 @@ TEST(RunStoreTest, OpenMemory) {
   auto store = RunStore::Open(":memory:");
   ASSERT_TRUE(store.ok()) << store.error().message;
   EXPECT_EQ(store->schema_version(), RunStore::CurrentSchemaVersion());
-  EXPECT_EQ(RunStore::CurrentSchemaVersion(), 2);
+  EXPECT_EQ(RunStore::CurrentSchemaVersion(), 3);
   auto runs = store->ListRuns();
   ASSERT_TRUE(runs.ok());
   EXPECT_TRUE(runs->empty());
@@ -360,11 +360,11 @@ TEST(RunStoreTest, ReopenPreservesRuns) {
   {
     SQLite::Database db(path, SQLite::OPEN_READONLY);
     EXPECT_EQ(db.execAndGet("PRAGMA journal_mode").getString(), "wal");
-    EXPECT_EQ(db.execAndGet("SELECT value FROM meta WHERE key = 'schema_version'").getString(), "2");
+    EXPECT_EQ(db.execAndGet("SELECT value FROM meta WHERE key = 'schema_version'").getString(), "3");
   }
   auto store = RunStore::Open(path);
   ASSERT_TRUE(store.ok()) << store.error().message;
-  EXPECT_EQ(store->schema_version(), 2);
+  EXPECT_EQ(store->schema_version(), 3);
   auto runs = store->ListRuns();
   ASSERT_TRUE(runs.ok());
   ASSERT_EQ(runs->size(), 1u);
@@ -400,7 +400,7 @@ TEST(RunStoreTest, MigratesVersionZeroDatabase) {
   ASSERT_GT(fs::file_size(path), 0u);
   auto store = RunStore::Open(path);
   ASSERT_TRUE(store.ok()) << store.error().message;
-  EXPECT_EQ(store->schema_version(), 2);
+  EXPECT_EQ(store->schema_version(), 3);
 }
 
 TEST(RunStoreTest, MigratesVersionOneToTwoKeepingRuns) {
@@ -413,14 +413,15 @@ TEST(RunStoreTest, MigratesVersionOneToTwoKeepingRuns) {
     id = *store->SaveRun(MakeRun(), MakeScores(), MakeAggregates());
   }
   {
-    // Turn it back into a version-1 file: version 2 only added the phrase-cache tables.
+    // Turn it back into a version-1 file: version 2 only added the phrase-cache tables, version 3 the
+    // runs' seed column.
     SQLite::Database db(path, SQLite::OPEN_READWRITE);
-    db.exec("DROP TABLE phrase_vectors; DROP TABLE embed_models; "
+    db.exec("DROP TABLE phrase_vectors; DROP TABLE embed_models; ALTER TABLE runs DROP COLUMN seed; "
             "UPDATE meta SET value = '1' WHERE key = 'schema_version'");
   }
   auto store = RunStore::Open(path);
   ASSERT_TRUE(store.ok()) << store.error().message;
-  EXPECT_EQ(store->schema_version(), 2);
+  EXPECT_EQ(store->schema_version(), 3);
   EXPECT_TRUE(store->GetRun(id).ok());
   SQLite::Database db(path, SQLite::OPEN_READONLY);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM sqlite_master WHERE name = 'phrase_vectors'").getInt(), 1);
@@ -437,7 +438,7 @@ TEST(RunStoreTest, NewerSchemaIsAnError) {
   auto store = RunStore::Open(path);
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.error().message,
-            path + ": schema version 99 is newer than this kplab supports (expected <= 2)");
+            path + ": schema version 99 is newer than this kplab supports (expected <= 3)");
 }
 
 TEST(RunStoreTest, NotADatabase) {
@@ -495,6 +496,50 @@ TEST(RunStoreTest, MoveKeepsTheConnection) {
   ASSERT_TRUE(id.ok());
   RunStore other = std::move(store);
   EXPECT_TRUE(other.GetRun(*id).ok());
+}
+
+
+
+// Version 3 stores a run's training seed; a version-2 file keeps its runs (seed unknown) whether it is
+// migrated or read without migrating.
+TEST(RunStoreTest, SeedRoundTripsAndOlderFilesHaveNone) {
+  TempDir dir;
+  const std::string path = dir.File("seed.db");
+  int64_t with = 0, without = 0;
+  {
+    auto store = RunStore::Open(path);
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    RunRecord run = MakeRun("a", "2024-05-01T10:00:00Z");
+    run.seed = 1234;
+    with = *store->SaveRun(run, MakeScores(), MakeAggregates());
+    without = *store->SaveRun(MakeRun("b", "2024-05-01T10:00:01Z"), MakeScores(), MakeAggregates());
+    EXPECT_EQ(store->GetRun(with)->seed, std::optional<int64_t>(1234));
+    EXPECT_EQ(store->GetRun(without)->seed, std::nullopt);
+    auto runs = store->ListRuns();
+    ASSERT_TRUE(runs.ok());
+    ASSERT_EQ(runs->size(), 2u);
+    EXPECT_EQ((*runs)[1].seed, std::optional<int64_t>(1234));  // newest first
+    EXPECT_EQ((*runs)[0].seed, std::nullopt);
+  }
+  {
+    SQLite::Database db(path, SQLite::OPEN_READWRITE);
+    db.exec("ALTER TABLE runs DROP COLUMN seed; UPDATE meta SET value = '2' WHERE key = 'schema_version'");
+  }
+  {
+    auto ro = RunStore::Open(path, RunStore::Mode::kReadOnly);
+    ASSERT_TRUE(ro.ok()) << ro.error().message;
+    EXPECT_EQ(ro->schema_version(), 2);
+    EXPECT_EQ(ro->GetRun(with)->seed, std::nullopt);
+    EXPECT_EQ(ro->ListRuns()->size(), 2u);
+  }
+  auto rw = RunStore::Open(path);
+  ASSERT_TRUE(rw.ok()) << rw.error().message;
+  EXPECT_EQ(rw->schema_version(), 3);
+  EXPECT_EQ(rw->GetRun(with)->seed, std::nullopt);
+  RunRecord again = MakeRun("a", "2024-05-01T10:00:02Z");
+  again.seed = -7;  // any integer
+  const int64_t id = *rw->SaveRun(again, MakeScores(), MakeAggregates());
+  EXPECT_EQ(rw->GetRun(id)->seed, std::optional<int64_t>(-7));
 }
 
 }  // namespace

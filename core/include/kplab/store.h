@@ -32,6 +32,7 @@ struct RunRecord {
   std::vector<std::string> doc_ids;  // dataset document order
   // System and its predictions
   std::string system, predictions_path, predictions_hash;
+  std::optional<int64_t> seed;  // the system's training seed, when known (runs table groups by it)
   // Evaluation
   std::string profile;
   std::string params_json;  // JSON object of metric params / options used
@@ -58,6 +59,7 @@ struct RunSummary {
   int64_t id;
   std::string created_at, status, dataset_name, system, profile;
   int64_t n_docs;
+  std::optional<int64_t> seed;
 };
 
 class RunStore {

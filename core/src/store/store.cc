@@ -136,9 +136,16 @@ CREATE TABLE phrase_vectors(
 );
 )sql";
 
+// Version 3: a run's training seed (NULL when unknown), so that runs of one system and dataset with
+// different seeds can be grouped (`kplab runs table`).
+constexpr const char kSchemaV3[] = R"sql(
+ALTER TABLE runs ADD COLUMN seed INTEGER;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, kSchemaV1},
     {2, kSchemaV2},
+    {3, kSchemaV3},
 };
 
 constexpr int kCurrentVersion = kMigrations[std::size(kMigrations) - 1].version;
@@ -632,7 +639,7 @@ Result<int64_t> RunStore::SaveRun(const RunRecord& run, const ScoreColumns& scor
         db,
         "INSERT INTO runs(dataset_id, system_id, predictions_path, predictions_hash, profile, "
         "params_json, embedder_fingerprint, kplab_version, created_at, elapsed_seconds, status, "
-        "error) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        "error, seed) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     ins.bind(1, dataset_id);
     ins.bind(2, system_id);
     ins.bind(3, run.predictions_path);
@@ -651,6 +658,11 @@ Result<int64_t> RunStore::SaveRun(const RunRecord& run, const ScoreColumns& scor
                                kMaxErrorText, run.error.size()));
     } else {
       ins.bind(12, run.error);
+    }
+    if (run.seed) {
+      ins.bind(13, *run.seed);
+    } else {
+      ins.bind(13);  // NULL
     }
     ins.exec();
     const int64_t run_id = db.getLastInsertRowid();
@@ -721,17 +733,20 @@ Result<int64_t> RunStore::SaveRun(const RunRecord& run, const ScoreColumns& scor
 
 Result<std::vector<RunSummary>> RunStore::ListRuns() {
   try {
+    // A file of an older version opened read-only has no seed column.
+    const std::string seed = impl_->schema_version >= 3 ? "r.seed" : "NULL";
     SQLite::Statement st(
         impl_->db,
-        "SELECT r.id, r.created_at, r.status, d.name, s.name, r.profile, d.n_docs "
-        "FROM runs r JOIN datasets d ON d.id = r.dataset_id JOIN systems s ON s.id = r.system_id "
-        "ORDER BY r.created_at DESC, r.id DESC");
+        "SELECT r.id, r.created_at, r.status, d.name, s.name, r.profile, d.n_docs, " + seed +
+            " FROM runs r JOIN datasets d ON d.id = r.dataset_id JOIN systems s ON s.id = r.system_id "
+            "ORDER BY r.created_at DESC, r.id DESC");
     std::vector<RunSummary> out;
     while (st.executeStep()) {
       out.push_back(RunSummary{st.getColumn(0).getInt64(), st.getColumn(1).getString(),
                                st.getColumn(2).getString(), st.getColumn(3).getString(),
                                st.getColumn(4).getString(), st.getColumn(5).getString(),
-                               st.getColumn(6).getInt64()});
+                               st.getColumn(6).getInt64(), std::nullopt});
+      if (!st.getColumn(7).isNull()) out.back().seed = st.getColumn(7).getInt64();
     }
     return out;
   } catch (const SQLite::Exception& e) {
@@ -748,9 +763,10 @@ Result<RunRecord> RunStore::GetRun(int64_t id) {
         db,
         "SELECT r.status, r.error, d.name, d.path, d.format, d.content_hash, s.name, "
         "r.predictions_path, r.predictions_hash, r.profile, r.params_json, "
-        "r.embedder_fingerprint, r.kplab_version, r.created_at, r.elapsed_seconds, d.id "
-        "FROM runs r JOIN datasets d ON d.id = r.dataset_id JOIN systems s ON s.id = r.system_id "
-        "WHERE r.id = ?");
+        "r.embedder_fingerprint, r.kplab_version, r.created_at, r.elapsed_seconds, d.id, " +
+            std::string(impl_->schema_version >= 3 ? "r.seed" : "NULL") +
+            " FROM runs r JOIN datasets d ON d.id = r.dataset_id JOIN systems s ON s.id = r.system_id "
+            "WHERE r.id = ?");
     st.bind(1, id);
     if (!st.executeStep()) return StoreFail(fmt::format("run {} not found", id));
     RunRecord run;
@@ -771,6 +787,7 @@ Result<RunRecord> RunStore::GetRun(int64_t id) {
     run.created_at = st.getColumn(13).getString();
     run.elapsed_seconds = st.getColumn(14).getDouble();
     const int64_t dataset_id = st.getColumn(15).getInt64();
+    if (!st.getColumn(16).isNull()) run.seed = st.getColumn(16).getInt64();
 
     SQLite::Statement docs(db, "SELECT doc_id FROM documents WHERE dataset_id = ? ORDER BY idx");
     docs.bind(1, dataset_id);
