@@ -24,7 +24,9 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "batch.h"
 #include "bindings.h"
 #include "cli_args.h"
 #include "compare.h"
@@ -222,10 +224,27 @@ std::vector<std::string> SplitList(const std::string& s) {
 
 // ---- eval -------------------------------------------------------------------------------------------
 
+int CmdEvalBatch(const EvalRequest& req, const std::vector<ManifestEntry>& entries, const std::string& db_path,
+                 const std::string& output, bool no_store);
+
 int CmdEval(Args a) {
   EvalRequest req;
-  req.dataset_path = a.Require("--dataset");
-  req.predictions_path = a.Require("--predictions");
+  const std::optional<std::string> manifest = a.Take("--manifest");
+  if (manifest) {
+    for (const char* opt : {"--dataset", "--predictions", "--system", "--seed"}) {
+      if (a.Take(opt)) {
+        throw UsageError(fmt::format("{} and --manifest exclude each other (the manifest names every run's dataset, "
+                                     "predictions, system and seed)",
+                                     opt));
+      }
+    }
+  } else {
+    req.dataset_path = a.Require("--dataset");
+    req.predictions_path = a.Require("--predictions");
+  }
+  if (auto s = a.Take("--seed")) {
+    req.seed = static_cast<std::int64_t>(ParseCount("--seed", *s, 0, std::numeric_limits<std::int64_t>::max()));
+  }
   if (auto f = a.Take("--dataset-format")) req.dataset_options.format = *f;
   if (auto k = a.Take("--hulth-keys")) req.dataset_options.hulth_keys = *k;
   if (auto s = a.Take("--semeval-answers")) req.dataset_options.semeval_answers = *s;
@@ -255,6 +274,20 @@ int CmdEval(Args a) {
   CheckOutputFormat(output);
   if (!a.Positionals().empty()) {
     throw UsageError(fmt::format("unexpected argument '{}'", a.Positionals()[0]));
+  }
+  if (manifest || HasWildcard(req.predictions_path)) {
+    if (req.seed && HasWildcard(req.predictions_path)) {
+      throw UsageError("--seed names one run's seed; with a pattern each file's seed comes from its path");
+    }
+    if (!req.system.empty() && HasWildcard(req.predictions_path)) {
+      throw UsageError("--system names one run's system; with a pattern each file's system comes from its path");
+    }
+    auto entries = manifest ? ReadManifest(*manifest) : ExpandPredictions(req.dataset_path, req.predictions_path);
+    if (!entries) {
+      std::cerr << "kplab: " << entries.error().message << "\n";
+      return ExitCodeFor(entries.error().kind);
+    }
+    return CmdEvalBatch(req, *entries, db_path, output, no_store);
   }
 
   Result<EvalResult> res = [&] {
@@ -305,6 +338,116 @@ int CmdEval(Args a) {
   }
   PrintAggregates(std::cout, output, run_id, run, res->aggregates, SubsetDocCounts(res->scores));
   return kExitOk;
+}
+
+// Many runs: every entry is evaluated (a failing one does not stop the others) and stored; one line per
+// run is printed (table, csv, tsv) or one JSON object listing them. The exit code is that of the first
+// entry that failed, 0 when none did.
+int CmdEvalBatch(const EvalRequest& req, const std::vector<ManifestEntry>& entries, const std::string& db_path,
+                 const std::string& output, bool no_store) {
+  std::optional<RunStore> store;
+  if (!no_store) {
+    auto s = RunStore::Open(db_path);
+    if (!s) {
+      std::cerr << "kplab: " << s.error().message << "\n";
+      return kExitStore;
+    }
+    store.emplace(std::move(*s));
+  }
+  struct Row {
+    int64_t id = 0;
+    std::string system, dataset, profile, status, predictions, error;
+    std::optional<int64_t> seed;
+  };
+  std::vector<Row> rows;
+  int exit_code = kExitOk;
+  static auto* leaked = new std::vector<std::shared_ptr<void>>();
+  const bool tty = isatty(2) != 0;
+  EvaluateBatch(
+      req, entries,
+      [&](std::size_t i, const Result<EvalResult>& res) {
+        Row row;
+        row.predictions = entries[i].predictions_path;
+        if (!res) {
+          std::cerr << (tty ? "\r\033[K" : "") << "kplab: " << entries[i].origin << ": " << res.error().message << "\n";
+          row.status = "error";
+          row.error = res.error().message;
+          row.system = entries[i].system;
+          row.seed = entries[i].seed;
+          row.dataset = entries[i].dataset_path;
+          if (exit_code == kExitOk) exit_code = ExitCodeFor(res.error().kind);
+          rows.push_back(std::move(row));
+          return;
+        }
+        leaked->push_back(res->resources);
+        const RunRecord& run = res->run;
+        row.system = run.system;
+        row.seed = run.seed;
+        row.dataset = run.dataset_name;
+        row.profile = run.profile;
+        for (const auto& w : res->warnings) std::cerr << (tty ? "\r\033[K" : "") << "kplab: " << w << "\n";
+        const bool failed = !res->errors.empty();
+        for (const auto& e : res->errors) std::cerr << (tty ? "\r\033[K" : "") << "kplab: " << e.Format() << "\n";
+        row.status = failed ? "failed" : "ok";
+        if (failed && exit_code == kExitOk) exit_code = kExitScript;
+        if (store) {
+          auto id = failed ? store->SaveRun(run, {}, {}) : store->SaveRun(run, res->scores, res->aggregates);
+          if (!id) {
+            std::cerr << "kplab: " << id.error().message << "\n";
+            if (exit_code == kExitOk) exit_code = kExitStore;
+          } else {
+            row.id = *id;
+          }
+        }
+        rows.push_back(std::move(row));
+      },
+      [&](std::size_t i) {
+        if (!tty) return;
+        const int width = 30;
+        const int fill = static_cast<int>(width * i / entries.size());
+        std::fprintf(stderr, "\r\033[Kfiles [%s%s] %zu/%zu %s", std::string(fill, '#').c_str(),
+                     std::string(width - fill, ' ').c_str(), i, entries.size(),
+                     entries[i].predictions_path.substr(0, 60).c_str());
+        std::fflush(stderr);
+      });
+  if (tty) std::fputs("\r\033[K", stderr);
+  auto seed_text = [](const std::optional<int64_t>& s) { return s ? std::to_string(*s) : std::string(); };
+  if (output == "json") {
+    std::cout << "{\"runs\": [";
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const Row& r = rows[i];
+      std::cout << (i ? ", " : "") << "{\"run_id\": " << r.id << ", \"status\": " << JsonString(r.status)
+                << ", \"system\": " << JsonString(r.system)
+                << ", \"seed\": " << (r.seed ? std::to_string(*r.seed) : "null")
+                << ", \"dataset\": " << JsonString(r.dataset) << ", \"profile\": " << JsonString(r.profile)
+                << ", \"predictions\": " << JsonString(r.predictions);
+      if (!r.error.empty()) std::cout << ", \"error\": " << JsonString(r.error);
+      std::cout << "}";
+    }
+    std::cout << "]}\n";
+  } else if (output == "csv" || output == "tsv") {
+    const char sep = output == "csv" ? ',' : '\t';
+    std::cout << "run" << sep << "status" << sep << "system" << sep << "seed" << sep << "dataset" << sep << "profile"
+              << sep << "predictions\n";
+    for (const Row& r : rows) {
+      std::cout << r.id << sep << r.status << sep << CsvField(r.system, sep) << sep << seed_text(r.seed) << sep
+                << CsvField(r.dataset, sep) << sep << r.profile << sep << CsvField(r.predictions, sep) << "\n";
+    }
+  } else {
+    std::size_t ws = 6, wd = 7;
+    for (const Row& r : rows) {
+      ws = std::max(ws, r.system.size());
+      wd = std::max(wd, r.dataset.size());
+    }
+    std::cout << fmt::format("{:>5}  {:<6}  {:<{}}  {:>10}  {:<{}}  {}\n", "run", "status", "system", ws, "seed", "dataset",
+                             wd, "predictions");
+    for (const Row& r : rows) {
+      std::cout << fmt::format("{:>5}  {:<6}  {:<{}}  {:>10}  {:<{}}  {}\n", r.id ? std::to_string(r.id) : "-",
+                               r.status, r.system, ws, seed_text(r.seed), r.dataset, wd, r.predictions);
+    }
+    if (store) std::cout << fmt::format("{} runs stored in {}\n", rows.size(), db_path);
+  }
+  return exit_code;
 }
 
 // ---- runs -------------------------------------------------------------------------------------------
@@ -381,7 +524,11 @@ void PrintComparison(std::ostream& os, const std::string& output, const Comparis
   }
 }
 
-void PrintRunList(std::ostream& os, const std::string& output, const std::vector<RunSummary>& runs) {
+// runs list: one row per run; `columns` adds the named aggregates (values[i][c], NaN when a run lacks it).
+void PrintRunList(std::ostream& os, const std::string& output, const std::vector<RunSummary>& runs,
+                  const std::vector<std::string>& columns = {},
+                  const std::vector<std::vector<double>>& values = {}) {
+  auto seed = [](const RunSummary& r) { return r.seed ? std::to_string(*r.seed) : std::string(); };
   if (output == "json") {
     os << "[";
     for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -389,7 +536,15 @@ void PrintRunList(std::ostream& os, const std::string& output, const std::vector
       os << (i ? ", " : "") << "{\"id\": " << r.id << ", \"created_at\": " << JsonString(r.created_at)
          << ", \"status\": " << JsonString(r.status) << ", \"dataset\": " << JsonString(r.dataset_name)
          << ", \"system\": " << JsonString(r.system) << ", \"profile\": " << JsonString(r.profile)
-         << ", \"n_docs\": " << r.n_docs << "}";
+         << ", \"n_docs\": " << r.n_docs << ", \"seed\": " << (r.seed ? seed(r) : "null");
+      if (!columns.empty()) {
+        os << ", \"aggregates\": {";
+        for (std::size_t c = 0; c < columns.size(); ++c) {
+          os << (c ? ", " : "") << JsonString(columns[c]) << ": " << JsonNumber(values[i][c]);
+        }
+        os << "}";
+      }
+      os << "}";
     }
     os << "]\n";
     return;
@@ -397,19 +552,33 @@ void PrintRunList(std::ostream& os, const std::string& output, const std::vector
   if (output == "csv" || output == "tsv") {
     const char sep = output == "tsv" ? '\t' : ',';
     os << "id" << sep << "created_at" << sep << "status" << sep << "dataset" << sep << "system" << sep << "profile"
-       << sep << "n_docs\n";
-    for (const auto& r : runs) {
+       << sep << "n_docs" << sep << "seed";
+    for (const auto& c : columns) os << sep << CsvField(c, sep);
+    os << "\n";
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      const auto& r = runs[i];
       os << r.id << sep << CsvField(r.created_at, sep) << sep << CsvField(r.status, sep) << sep
          << CsvField(r.dataset_name, sep) << sep << CsvField(r.system, sep) << sep << CsvField(r.profile, sep) << sep
-         << r.n_docs << "\n";
+         << r.n_docs << sep << seed(r);
+      for (std::size_t c = 0; c < columns.size(); ++c) os << sep << FormatCsvNumber(values[i][c]);
+      os << "\n";
     }
     return;
   }
-  os << fmt::format("{:>4}  {:<20}  {:<6}  {:<16}  {:<20}  {:<16}  {:>6}\n", "id", "created", "status", "dataset",
-                    "system", "profile", "docs");
-  for (const auto& r : runs) {
-    os << fmt::format("{:>4}  {:<20}  {:<6}  {:<16}  {:<20}  {:<16}  {:>6}\n", r.id, r.created_at, r.status,
-                      r.dataset_name, r.system, r.profile, r.n_docs);
+  std::string head = fmt::format("{:>4}  {:<20}  {:<6}  {:<16}  {:<20}  {:<16}  {:>6}  {:>6}", "id", "created", "status",
+                                 "dataset", "system", "profile", "docs", "seed");
+  for (const auto& c : columns) head += fmt::format("  {:>{}}", c, std::max<std::size_t>(c.size(), 8));
+  os << head << "\n";
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const auto& r = runs[i];
+    std::string line = fmt::format("{:>4}  {:<20}  {:<6}  {:<16}  {:<20}  {:<16}  {:>6}  {:>6}", r.id, r.created_at,
+                                   r.status, r.dataset_name, r.system, r.profile, r.n_docs, seed(r));
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      const double v = values[i][c];
+      line += fmt::format("  {:>{}}", std::isnan(v) ? std::string("-") : fmt::format("{:.4f}", v),
+                          std::max<std::size_t>(columns[c].size(), 8));
+    }
+    os << line << "\n";
   }
 }
 
@@ -446,6 +615,18 @@ int CmdRuns(Args a) {
     }
     copt.force = a.Flag("--force");
   }
+  // runs list: filters (glob patterns) and aggregate columns.
+  std::optional<std::string> f_system, f_dataset, f_profile;
+  std::vector<std::string> list_metrics;
+  if (sub == "list") {
+    f_system = a.Take("--system");
+    f_dataset = a.Take("--dataset");
+    f_profile = a.Take("--profile");
+    if (auto v = a.Take("--metrics")) {
+      list_metrics = SplitList(*v);
+      if (list_metrics.empty()) throw UsageError("--metrics names no metric pattern");
+    }
+  }
   auto pos = a.Positionals();
   auto need = [&](std::size_t n) {
     if (pos.size() != n + 1) throw UsageError(fmt::format("runs {} expects {} run id(s)", sub, n));
@@ -468,7 +649,44 @@ int CmdRuns(Args a) {
       std::cerr << "kplab: " << runs.error().message << "\n";
       return kExitStore;
     }
-    PrintRunList(std::cout, output, *runs);
+    std::vector<RunSummary> shown;
+    for (auto& r : *runs) {
+      if ((f_system && !GlobMatch(*f_system, r.system)) || (f_dataset && !GlobMatch(*f_dataset, r.dataset_name)) ||
+          (f_profile && !GlobMatch(*f_profile, r.profile))) {
+        continue;
+      }
+      shown.push_back(std::move(r));
+    }
+    std::vector<std::string> columns;
+    std::vector<std::vector<double>> values;
+    if (!list_metrics.empty()) {
+      std::vector<std::vector<AggregateValue>> aggs;
+      for (const auto& r : shown) {
+        auto ag = store->GetAggregates(r.id);
+        if (!ag) {
+          std::cerr << "kplab: " << ag.error().message << "\n";
+          return kExitStore;
+        }
+        for (const auto& x : *ag) {
+          const bool wanted = std::any_of(list_metrics.begin(), list_metrics.end(),
+                                          [&](const std::string& p) { return GlobMatch(p, x.metric); });
+          if (wanted && std::find(columns.begin(), columns.end(), x.metric) == columns.end()) columns.push_back(x.metric);
+        }
+        aggs.push_back(std::move(*ag));
+      }
+      if (columns.empty() && !shown.empty()) {
+        throw UsageError(fmt::format("--metrics '{}' selects no aggregate of the listed runs", fmt::join(list_metrics, ",")));
+      }
+      for (const auto& ag : aggs) {
+        std::vector<double> row(columns.size(), std::nan(""));
+        for (const auto& x : ag) {
+          auto it = std::find(columns.begin(), columns.end(), x.metric);
+          if (it != columns.end()) row[static_cast<std::size_t>(it - columns.begin())] = x.value;
+        }
+        values.push_back(std::move(row));
+      }
+    }
+    PrintRunList(std::cout, output, shown, columns, values);
     return kExitOk;
   }
   if (sub == "show") {
@@ -695,7 +913,12 @@ const std::map<std::string, std::string>& HelpTexts() {
   static const std::map<std::string, std::string> texts = {
       {"eval",
        "kplab eval --dataset PATH --predictions PATH [options]\n"
-       "  Scores a system's predictions on a dataset and stores the run.\n"
+       "kplab eval --dataset PATH --predictions 'PATTERN' [options]\n"
+       "kplab eval --manifest FILE.json [options]\n"
+       "  Scores a system's predictions on a dataset and stores the run. A quoted shell pattern\n"
+       "  ('outputs/*/semeval/seed*.txt') or a manifest (docs/formats.md, Manifests) scores many files,\n"
+       "  importing each dataset once and storing one run per file, with the system and seed taken\n"
+       "  from the manifest or the path (catSeqTG-2RF1/semeval/seed1234.txt: catSeqTG-2RF1, seed 1234).\n"
        "  --dataset-format F      meng|one2set|kpeval|hulth|semeval|kptimes (default: detected)\n"
        "  --predictions-format F  lines|jsonl|kpeval|tokens (default: detected from the extension and,\n"
        "                          for JSONL, a \"logprobs\" field: tokens, docs/calibration.md)\n"
@@ -704,6 +927,7 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  --source FILE           attach source texts (title <eos> abstract, a line each) to the first\n"
        "                          documents of a keyphrase-only dataset (KP20k)\n"
        "  --system NAME           system name (default: from the predictions path)\n"
+       "  --seed N                the system's training seed (default: from the path, e.g. seed1234.txt)\n"
        "  --profile P             kplab (default), kpeval, kenchan, kenchan+one2set, exhird\n"
        "  --metrics LIST          comma-separated plugin names (default: exact,rank,rprec)\n"
        "  --param M.NAME=VALUE    override a plugin parameter (repeatable)\n"
@@ -746,7 +970,9 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  --stems also their stemmed forms, --index brings the model's HNSW index up to date.\n"},
       {"runs",
        "kplab runs list|show ID|compare A B|export ID|rm ID... [--db FILE] [--output F]\n"
-       "  list: stored runs, newest first (--output table, json, csv, tsv); show: a run's record and\n"
+       "  list: stored runs, newest first (--output table, json, csv, tsv), with their seed; filtered by\n"
+       "  --system, --dataset, --profile (glob patterns), with --metrics PATTERNS adding those aggregates\n"
+       "  as columns. show: a run's record and\n"
        "  aggregates, with the documents behind each subset column (table, json, csv, tsv); compare:\n"
        "  aggregates of two runs side by side with B - A (table, json, csv, tsv); export: per-document\n"
        "  scores (csv default, tsv, json, jsonl); rm.\n"

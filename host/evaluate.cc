@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <thread>
+#include <cstring>
 #include <filesystem>
 #include <map>
 
@@ -77,14 +78,87 @@ std::string ParamsJson(const std::vector<MetricPlugin>& plugins) {
 
 }  // namespace
 
-std::string DefaultSystemName(const std::string& path) {
-  const std::filesystem::path p(path);
-  std::string stem = p.stem().string();
-  if (stem.starts_with("pred") && p.has_parent_path() && p.parent_path().has_parent_path()) {
-    const auto gp = p.parent_path().parent_path().filename().string();
-    if (!gp.empty()) return gp;
+namespace {
+
+// "seed1234", "run_seed42", "x-seed7" -> the number.
+std::optional<std::int64_t> SeedIn(std::string_view name) {
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const auto pos = lower.rfind("seed");
+  if (pos == std::string::npos) return std::nullopt;
+  if (pos > 0 && lower[pos - 1] != '_' && lower[pos - 1] != '-' && lower[pos - 1] != '.') return std::nullopt;
+  std::string_view digits = std::string_view(lower).substr(pos + 4);
+  if (!digits.empty() && (digits[0] == '_' || digits[0] == '-' || digits[0] == '=')) digits.remove_prefix(1);
+  if (digits.empty() || digits.size() > 18 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
   }
-  return stem;
+  return std::stoll(std::string(digits));
+}
+
+bool GenericName(std::string_view name) {
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  static const char* kGeneric[] = {"predictions", "prediction", "preds", "pred", "output", "outputs", "out",
+                                   "results", "result", "test", "tests", "generated", "hyp", "hyps", "runs"};
+  for (const char* g : kGeneric) {
+    if (lower == g || (lower.starts_with(g) && lower.size() > std::strlen(g) &&
+                       (lower[std::strlen(g)] == '_' || lower[std::strlen(g)] == '-' || lower[std::strlen(g)] == '.'))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+SystemSeed SystemAndSeedFromPath(const std::string& path, const std::string& dataset_name) {
+  namespace fs = std::filesystem;
+  const fs::path p(path);
+  SystemSeed out;
+  const std::string stem = p.stem().string();
+  std::vector<std::string> dirs;  // nearest first
+  for (fs::path d = p.parent_path(); !d.empty() && d.has_filename(); d = d.parent_path()) {
+    dirs.push_back(d.filename().string());
+    if (d == d.parent_path()) break;
+  }
+  out.seed = SeedIn(stem);
+  for (std::size_t i = 0; !out.seed && i < dirs.size() && i < 3; ++i) out.seed = SeedIn(dirs[i]);
+  // The dataset's own name ("semeval", or the last part of "inspec_hulth2003/Test") is not a system.
+  std::string ds = dataset_name.substr(dataset_name.rfind('/') == std::string::npos ? 0 : dataset_name.rfind('/') + 1);
+  auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  auto usable = [&](const std::string& name) {
+    return !name.empty() && name != "." && name != ".." && !SeedIn(name) && !GenericName(name) &&
+           lower(name) != lower(ds) && lower(name) != lower(dataset_name);
+  };
+  if (usable(stem)) {
+    // A seed written into the stem ("catSeq_seed1234") leaves the rest as the system.
+    out.system = stem;
+    return out;
+  }
+  if (out.seed) {
+    // "catSeq_seed1234": the stem minus its seed part.
+    const std::string l = lower(stem);
+    const auto pos = l.rfind("seed");
+    if (pos != std::string::npos && pos > 1) {
+      std::string head = stem.substr(0, pos - 1);
+      if (usable(head)) {
+        out.system = head;
+        return out;
+      }
+    }
+  }
+  for (const std::string& d : dirs) {
+    if (usable(d)) {
+      out.system = d;
+      return out;
+    }
+  }
+  out.system = stem.empty() ? "system" : stem;
+  return out;
 }
 
 void InstallAll(LuaVm& vm) {
@@ -126,45 +200,66 @@ Result<std::vector<MetricPlugin>> LoadMetrics(
 
 namespace {
 
-Result<Corpus> LoadCorpusTimed(const EvalRequest& req, PhaseTimer& timer) {
-  auto fail = [&](ErrorKind f, std::string message) -> Result<Corpus> {
-    return Error{std::move(message), f};
-  };
+Result<Profile> RequestProfile(const EvalRequest& req) {
   auto profile = FindProfile(req.profile);
   if (!profile) {
     std::string names;
     for (const auto& n : ProfileNames()) names += n + ", ";
-    return fail(ErrorKind::kUsage,
-                fmt::format("unknown profile '{}' (expected one of: {}kenchan+one2set)", req.profile, names));
+    return Error{fmt::format("unknown profile '{}' (expected one of: {}kenchan+one2set)", req.profile, names),
+                 ErrorKind::kUsage};
   }
-  auto dataset = ImportDataset(req.dataset_path, req.dataset_options);
-  timer.Done("dataset");
-  if (!dataset) return fail(ErrorKind::kInput, dataset.error().message);
-  if (req.source_path) {
-    if (auto st = AttachSources(*dataset, *req.source_path); !st) {
-      return fail(ErrorKind::kInput, st.message());
-    }
-  }
+  return *profile;
+}
+
+Result<Corpus> CorpusFor(const RawDataset& dataset, const EvalRequest& req, PhaseTimer& timer) {
+  auto fail = [&](ErrorKind f, std::string message) -> Result<Corpus> {
+    return Error{std::move(message), f};
+  };
+  auto profile = RequestProfile(req);
+  if (!profile) return profile.error();
   std::optional<RawPredictions> aligned;
   if (!req.predictions_path.empty()) {
     auto preds = ImportPredictions(req.predictions_path, req.predictions_format);
     if (!preds) return fail(ErrorKind::kInput, preds.error().message);
-    auto a = AlignPredictions(*dataset, std::move(*preds));
+    auto a = AlignPredictions(dataset, std::move(*preds));
     if (!a) return fail(ErrorKind::kInput, a.error().message);
     aligned = std::move(*a);
     timer.Done("predictions");
   }
-  auto corpus = BuildCorpus(*dataset, aligned ? &*aligned : nullptr, *profile);
+  auto corpus = BuildCorpus(dataset, aligned ? &*aligned : nullptr, *profile);
   if (!corpus) return fail(ErrorKind::kInput, corpus.error().message);
   timer.Done("corpus");
   return corpus;
 }
+
+Result<Corpus> LoadCorpusTimed(const EvalRequest& req, PhaseTimer& timer) {
+  if (auto profile = RequestProfile(req); !profile) return profile.error();
+  auto dataset = ImportRequestDataset(req);
+  timer.Done("dataset");
+  if (!dataset) return dataset.error();
+  return CorpusFor(*dataset, req, timer);
+}
+
 
 }  // namespace
 
 Result<Corpus> LoadCorpus(const EvalRequest& req) {
   PhaseTimer timer;
   return LoadCorpusTimed(req, timer);
+}
+
+Result<RawDataset> ImportRequestDataset(const EvalRequest& req) {
+  auto dataset = ImportDataset(req.dataset_path, req.dataset_options);
+  if (!dataset) return Error{dataset.error().message, ErrorKind::kInput};
+  if (req.source_path) {
+    if (auto st = AttachSources(*dataset, *req.source_path); !st) return Error{st.message(), ErrorKind::kInput};
+  }
+  return dataset;
+}
+
+Result<Corpus> LoadCorpusFor(const RawDataset& dataset, const EvalRequest& req) {
+  PhaseTimer timer;
+  return CorpusFor(dataset, req, timer);
 }
 
 Result<EvalResult> Evaluate(const EvalRequest& req, const Progress& progress) {
@@ -238,7 +333,11 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
   run.dataset_hash = corpus.dataset_hash;
   run.doc_ids.reserve(corpus.docs.size());
   for (const auto& d : corpus.docs) run.doc_ids.push_back(d.id);
-  run.system = req.system.empty() ? DefaultSystemName(corpus.predictions_path) : req.system;
+  {
+    const SystemSeed named = SystemAndSeedFromPath(corpus.predictions_path, corpus.dataset_name);
+    run.system = req.system.empty() ? named.system : req.system;
+    run.seed = req.seed ? req.seed : named.seed;
+  }
   run.predictions_path = corpus.predictions_path;
   run.predictions_hash = corpus.predictions_hash;
   run.profile = corpus.profile.name;

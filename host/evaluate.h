@@ -2,6 +2,7 @@
 // Used by `kplab eval`, the conformance tests and the library entry points.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -27,7 +28,8 @@ struct EvalRequest {
   std::optional<std::string> source_path;  // --source
   std::string predictions_path;
   std::string predictions_format;
-  std::string system;  // "" = derived from the predictions path
+  std::string system;  // "" = derived from the predictions path (SystemAndSeedFromPath)
+  std::optional<std::int64_t> seed;  // nullopt = from the predictions path when it names one
   std::string profile = "kplab";
   std::vector<std::string> metrics;  // empty = kDefaultMetrics
   std::vector<std::string> plugin_dirs;
@@ -71,7 +73,22 @@ Result<Corpus> LoadCorpus(const EvalRequest& request);
 Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> corpus, const EvalRequest& request,
                                   const Progress& progress = {});
 
-std::string DefaultSystemName(const std::string& predictions_path);
+// The system and training seed a predictions path names, for runs stored without --system / --seed:
+// a file or directory named seedN (also NAME_seedN, NAME-seedN) gives the seed N; the system is the file's
+// stem unless that is a seed or a generic name (predictions, preds, pred, output, outputs, results,
+// test, ...), else the nearest directory that is none of those and not the dataset's name
+// (`catSeqTG-2RF1/semeval/seed1234.txt` -> catSeqTG-2RF1, 1234; `catSeq/inspec/predictions.txt` ->
+// catSeq). dataset_name: the corpus's name (e.g. "semeval", "inspec_hulth2003/Test").
+struct SystemSeed {
+  std::string system;
+  std::optional<std::int64_t> seed;
+};
+SystemSeed SystemAndSeedFromPath(const std::string& predictions_path, const std::string& dataset_name);
+
+// The dataset half of LoadCorpus (with --source attached), imported once for several predictions files.
+Result<RawDataset> ImportRequestDataset(const EvalRequest& request);
+// The other half: request.predictions_path aligned to `dataset` and normalized under request.profile.
+Result<Corpus> LoadCorpusFor(const RawDataset& dataset, const EvalRequest& request);
 
 // Resolves metric names to plugin files (shipped, $KPLAB_PLUGIN_PATH, user dirs) and loads them.
 Result<std::vector<MetricPlugin>> LoadMetrics(

@@ -295,10 +295,10 @@ TEST_F(Fidelity, EveryOutputOptionIsChecked) {
   EXPECT_EQ(rm.err, "kplab: runs rm takes no --output (see 'kplab help')\n");
   Output csv = Run("runs list --output csv");
   ASSERT_EQ(csv.code, 0);
-  EXPECT_EQ(csv.out.rfind("id,created_at,status,dataset,system,profile,n_docs\n1,", 0), 0u) << csv.out;
-  EXPECT_NE(csv.out.find(",ok,tiny,examples,kplab,5\n"), std::string::npos) << csv.out;
+  EXPECT_EQ(csv.out.rfind("id,created_at,status,dataset,system,profile,n_docs,seed\n1,", 0), 0u) << csv.out;
+  EXPECT_NE(csv.out.find(",ok,tiny,examples,kplab,5,\n"), std::string::npos) << csv.out;
   Output tsv = Run("runs list --output tsv");
-  EXPECT_EQ(tsv.out.rfind("id\tcreated_at\tstatus\tdataset\tsystem\tprofile\tn_docs\n", 0), 0u) << tsv.out;
+  EXPECT_EQ(tsv.out.rfind("id\tcreated_at\tstatus\tdataset\tsystem\tprofile\tn_docs\tseed\n", 0), 0u) << tsv.out;
   Output unknown = Run("eval --datset examples/tiny --predictions examples/tiny/predictions.txt");
   EXPECT_EQ(unknown.code, 1);
   EXPECT_EQ(unknown.err, "kplab: unknown option --datset (see 'kplab help')\n");

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -121,6 +122,19 @@ Result<RawPredictions> AlignPredictions(const RawDataset& dataset, RawPrediction
 // (expected ...)", "PATH: cannot open (Permission denied) (expected ...)", "PATH: path contains a NUL
 // byte (expected ...)".
 Result<std::string> ReadRegularFile(const std::string& path, std::string_view expected);
+
+// One evaluation of a batch (`kplab eval --manifest FILE`, docs/formats.md "Manifests").
+struct ManifestEntry {
+  std::string predictions_path, dataset_path;  // resolved against the manifest's directory
+  std::string system;                          // "" = from the predictions path
+  std::optional<std::int64_t> seed;            // nullopt = from the predictions path
+  std::string profile;                         // "" = the command's --profile
+  std::string origin;                          // "FILE: runs[3]", for messages
+};
+// Reads a JSON manifest: {"runs": [{"predictions", "dataset", "system"?, "seed"?, "profile"?}, ...]} or the
+// list alone. Errors name the file and entry ("m.json: runs[2]: field 'seed' must be an integer (got a
+// string)"); unknown fields, an empty list and a repeated entry are errors.
+Result<std::vector<ManifestEntry>> ReadManifest(const std::string& path);
 
 // The same checks without reading, for readers that stream a large file themselves (embedding models):
 // a directory, FIFO, device, socket, link loop or missing file is refused with ReadRegularFile's

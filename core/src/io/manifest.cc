@@ -1,0 +1,116 @@
+// Run manifests (docs/formats.md, "Manifests"): the systems, seeds, datasets and predictions files of
+// a batch of evaluations, as JSON.
+#include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "kplab/io.h"
+#include "util/json_internal.h"
+
+namespace kplab {
+
+Result<std::vector<ManifestEntry>> ReadManifest(const std::string& path) {
+  namespace fs = std::filesystem;
+  Result<std::string> text = ReadRegularFile(path, "a run manifest (JSON)");
+  if (!text) return text.error();
+  constexpr const char* kShape =
+      "expected {\"runs\": [{\"predictions\": PATH, \"dataset\": PATH, \"system\"?: NAME, \"seed\"?: INTEGER, "
+      "\"profile\"?: NAME}, ...]} or the list alone";
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (auto err = parser.parse(*text).get(root); err) {
+    return Error{fmt::format("{}: not valid JSON ({}; {})", path, simdjson::error_message(err), kShape),
+                 ErrorKind::kInput};
+  }
+  simdjson::dom::array runs;
+  if (root.is_object()) {
+    simdjson::dom::object obj = root.get_object().value();
+    for (auto [key, value] : obj) {
+      if (key != "runs") {
+        return Error{fmt::format("{}: unknown field '{}' ({})", path, std::string(key), kShape), ErrorKind::kInput};
+      }
+    }
+    simdjson::dom::element r;
+    if (obj["runs"].get(r) || !r.is_array()) {
+      return Error{fmt::format("{}: field 'runs' must be a list ({})", path, kShape), ErrorKind::kInput};
+    }
+    runs = r.get_array().value();
+  } else if (root.is_array()) {
+    runs = root.get_array().value();
+  } else {
+    return Error{fmt::format("{}: the top level is {} ({})", path, json_internal::TypeName(root), kShape),
+                 ErrorKind::kInput};
+  }
+  // Relative paths are relative to the manifest's directory, so a manifest travels with its outputs.
+  const fs::path base = fs::path(path).parent_path();
+  auto resolve = [&](std::string_view p) {
+    const fs::path q(p);
+    return (q.is_absolute() || base.empty() ? q : base / q).lexically_normal().string();
+  };
+  std::vector<ManifestEntry> out;
+  std::set<std::tuple<std::string, std::string, std::string, std::string>> seen;
+  std::size_t i = 0;
+  for (simdjson::dom::element e : runs) {
+    const std::string where = fmt::format("{}: runs[{}]", path, i++);
+    if (!e.is_object()) {
+      return Error{fmt::format("{} is {} (expected an object with \"predictions\" and \"dataset\")", where,
+                               json_internal::TypeName(e)),
+                   ErrorKind::kInput};
+    }
+    ManifestEntry m;
+    bool has_pred = false, has_ds = false;
+    for (auto [key, value] : e.get_object().value()) {
+      const std::string k(key);
+      auto need_string = [&](std::string* dst) -> std::optional<Error> {
+        if (!value.is_string()) {
+          return Error{fmt::format("{}: field '{}' must be a string (got {})", where, k, json_internal::TypeName(value)),
+                       ErrorKind::kInput};
+        }
+        *dst = std::string(value.get_string().value());
+        if (dst->empty()) return Error{fmt::format("{}: field '{}' is empty", where, k), ErrorKind::kInput};
+        return std::nullopt;
+      };
+      std::optional<Error> err;
+      if (k == "predictions") {
+        err = need_string(&m.predictions_path);
+        has_pred = true;
+      } else if (k == "dataset") {
+        err = need_string(&m.dataset_path);
+        has_ds = true;
+      } else if (k == "system") {
+        err = need_string(&m.system);
+      } else if (k == "profile") {
+        err = need_string(&m.profile);
+      } else if (k == "seed") {
+        if (!value.is_int64()) {
+          return Error{fmt::format("{}: field 'seed' must be an integer (got {})", where, json_internal::TypeName(value)),
+                       ErrorKind::kInput};
+        }
+        m.seed = value.get_int64().value();
+      } else {
+        return Error{fmt::format("{}: unknown field '{}' (expected predictions, dataset, system, seed, profile)",
+                                 where, k),
+                     ErrorKind::kInput};
+      }
+      if (err) return *err;
+    }
+    if (!has_pred || !has_ds) {
+      return Error{fmt::format("{}: missing field '{}'", where, has_pred ? "dataset" : "predictions"),
+                   ErrorKind::kInput};
+    }
+    m.predictions_path = resolve(m.predictions_path);
+    m.dataset_path = resolve(m.dataset_path);
+    m.origin = where;
+    if (!seen.insert({m.predictions_path, m.dataset_path, m.system, m.profile}).second) {
+      return Error{fmt::format("{}: the same predictions, dataset, system and profile as an earlier entry ({})", where,
+                               m.predictions_path),
+                   ErrorKind::kInput};
+    }
+    out.push_back(std::move(m));
+  }
+  if (out.empty()) return Error{fmt::format("{}: no runs ({})", path, kShape), ErrorKind::kInput};
+  return out;
+}
+
+}  // namespace kplab
