@@ -25,7 +25,7 @@ Result<std::vector<ManifestEntry>> ReadManifest(const std::string& path) {
   }
   simdjson::dom::array runs;
   if (root.is_object()) {
-    simdjson::dom::object obj = root.get_object().value();
+    const simdjson::dom::object obj = root.get_object().value_unsafe();
     for (auto [key, value] : obj) {
       if (key != "runs") {
         return Error{fmt::format("{}: unknown field '{}' ({})", path, std::string(key), kShape), ErrorKind::kInput};
@@ -35,9 +35,9 @@ Result<std::vector<ManifestEntry>> ReadManifest(const std::string& path) {
     if (obj["runs"].get(r) || !r.is_array()) {
       return Error{fmt::format("{}: field 'runs' must be a list ({})", path, kShape), ErrorKind::kInput};
     }
-    runs = r.get_array().value();
+    runs = r.get_array().value_unsafe();
   } else if (root.is_array()) {
-    runs = root.get_array().value();
+    runs = root.get_array().value_unsafe();
   } else {
     return Error{fmt::format("{}: the top level is {} ({})", path, json_internal::TypeName(root), kShape),
                  ErrorKind::kInput};
@@ -60,7 +60,9 @@ Result<std::vector<ManifestEntry>> ReadManifest(const std::string& path) {
     }
     ManifestEntry m;
     bool has_pred = false, has_ds = false;
-    for (auto [key, value] : e.get_object().value()) {
+    // By value: iterating e.get_object().value() directly would bind to a temporary's member.
+    const simdjson::dom::object fields = e.get_object().value_unsafe();
+    for (auto [key, value] : fields) {
       const std::string k(key);
       auto need_string = [&](std::string* dst) -> std::optional<Error> {
         if (!value.is_string()) {
