@@ -18,7 +18,7 @@ Result<std::vector<ManifestEntry>> ExpandPredictions(const std::string& dataset_
     files.push_back(pattern);
   } else {
     glob_t g{};
-    const int rc = ::glob(pattern.c_str(), GLOB_ERR, nullptr, &g);
+    const int rc = ::glob(pattern.c_str(), GLOB_ERR | GLOB_BRACE, nullptr, &g);
     if (rc == 0) {
       for (std::size_t i = 0; i < g.gl_pathc; ++i) files.emplace_back(g.gl_pathv[i]);  // sorted by glob
     }

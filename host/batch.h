@@ -14,7 +14,7 @@
 
 namespace kplab::host {
 
-// Expands a --predictions pattern with shell wildcards (*, ?, [...]; glob(3), sorted) into one entry per
+// Expands a --predictions pattern with shell wildcards (*, ?, [...], {a,b}; glob(3), sorted) into one entry per
 // regular file for `dataset_path`. A pattern without wildcards is the one file. Nothing matching is a
 // usage error naming the pattern.
 Result<std::vector<ManifestEntry>> ExpandPredictions(const std::string& dataset_path, const std::string& pattern);

@@ -44,6 +44,7 @@
 #include "repl.h"
 #include "runner.h"
 #include "sandbox.h"
+#include "table.h"
 
 namespace kplab::host {
 
@@ -584,18 +585,19 @@ void PrintRunList(std::ostream& os, const std::string& output, const std::vector
 
 int CmdRuns(Args a) {
   auto pos0 = a.Positionals(true);
-  if (pos0.empty()) throw UsageError("runs needs a subcommand: list, show, compare, export, rm");
+  if (pos0.empty()) throw UsageError("runs needs a subcommand: list, show, compare, table, export, rm");
   const std::string sub = pos0[0];
   const std::map<std::string, std::vector<std::string>> outputs = {
       {"list", {"table", "json", "csv", "tsv"}},
       {"show", {"table", "json", "csv", "tsv"}},
       {"compare", {"table", "json", "csv", "tsv"}},
+      {"table", {"table", "markdown", "latex", "csv", "json"}},
       {"export", {"csv", "tsv", "json", "jsonl"}},
       {"rm", {}},
   };
   const auto out_it = outputs.find(sub);
   if (out_it == outputs.end()) {
-    throw UsageError(fmt::format("unknown runs subcommand '{}' (expected list, show, compare, export, rm)", sub));
+    throw UsageError(fmt::format("unknown runs subcommand '{}' (expected list, show, compare, table, export, rm)", sub));
   }
   const std::string db_path = a.Take("--db").value_or(RunStore::DefaultPath());
   const std::optional<std::string> output_opt = a.Take("--output");
@@ -615,6 +617,25 @@ int CmdRuns(Args a) {
     }
     copt.force = a.Flag("--force");
   }
+  // runs table: the leaderboard (host/table.h).
+  TableOptions topt;
+  RenderOptions ropt;
+  if (sub == "table") {
+    if (auto v = a.Take("--metrics")) topt.metrics = SplitList(*v);
+    if (topt.metrics.empty()) throw UsageError("runs table needs --metrics PATTERN[,PATTERN...] (e.g. all.f1@5.macro_hm)");
+    topt.baseline = a.Take("--baseline");
+    topt.system = a.Take("--system");
+    topt.dataset = a.Take("--dataset");
+    topt.profile = a.Take("--profile");
+    if (auto v = a.Take("--runs")) {
+      for (const auto& id : SplitList(*v)) topt.runs.push_back(ParseRunId(id));
+    }
+    if (auto v = a.Take("--resamples")) topt.resamples = static_cast<int>(ParseCount("--resamples", *v, 100, 10000000));
+    if (auto v = a.Take("--seed")) topt.seed = ParseCount("--seed", *v, 0, std::numeric_limits<int64_t>::max());
+    if (auto v = a.Take("--decimals")) ropt.decimals = static_cast<int>(ParseCount("--decimals", *v, 0, 9));
+    if (a.Flag("--fraction")) ropt.percent = false;
+    ropt.format = output;
+  }
   // runs list: filters (glob patterns) and aggregate columns.
   std::optional<std::string> f_system, f_dataset, f_profile;
   std::vector<std::string> list_metrics;
@@ -631,7 +652,7 @@ int CmdRuns(Args a) {
   auto need = [&](std::size_t n) {
     if (pos.size() != n + 1) throw UsageError(fmt::format("runs {} expects {} run id(s)", sub, n));
   };
-  if (sub == "list") need(0);
+  if (sub == "list" || sub == "table") need(0);
   if (sub == "show" || sub == "export") need(1);
   if (sub == "compare") need(2);
   if (sub == "rm" && pos.size() < 2) throw UsageError("runs rm expects at least one run id");
@@ -642,6 +663,16 @@ int CmdRuns(Args a) {
   if (!store) {
     std::cerr << "kplab: " << store.error().message << "\n";
     return kExitStore;
+  }
+  if (sub == "table") {
+    auto table = BuildTable(*store, topt);
+    if (!table) {
+      std::cerr << "kplab: " << table.error().message << "\n";
+      return ExitCodeFor(table.error().kind);
+    }
+    for (const auto& w : table->warnings) std::cerr << "kplab: " << w << "\n";
+    std::cout << RenderTable(*table, ropt);
+    return kExitOk;
   }
   if (sub == "list") {
     auto runs = store->ListRuns();
@@ -984,7 +1015,15 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  --metrics PATTERN[,PATTERN...] glob patterns over the aggregate names (default: all)\n"
        "  --resamples N    sign flips (default: max(9999, 40 x tests), so Holm can reach 0.05)\n"
        "  --ci-resamples N bootstrap resamples of the CI (default 1000)\n"
-       "  --seed N (default 1)  --force\n"},
+       "  --seed N (default 1)  --force\n"
+       "kplab runs table --metrics PATTERNS [--baseline SYSTEM] [--system|--dataset|--profile GLOB]\n"
+       "                 [--runs ID,...] [--decimals N] [--fraction] [--resamples N] [--seed N]\n"
+       "  A leaderboard (docs/tables.md): rows = systems, runs of one system and dataset with different\n"
+       "  seeds grouped as mean ± sd (n); columns = datasets x the metrics matching PATTERNS; values in\n"
+       "  [0, 1] as percentages with 1 decimal unless --fraction / --decimals. --baseline marks (*) the\n"
+       "  cells that differ from the baseline's: paired approximate randomization over documents of the\n"
+       "  seed-mean per-document values, Holm over the cells tested. --output table (default),\n"
+       "  markdown, latex (booktabs; best value per column in bold), csv, json.\n"},
       {"profiles",
        "kplab profiles [show P | diff A B]\n  Lists the profiles, shows one's conventions, or the knobs where two differ.\n"},
       {"stem", "kplab stem [--mode nltk|original|martin]\n  Reads words on stdin (one line at a time), writes their Porter stems.\n"},

@@ -1,0 +1,66 @@
+// `kplab runs table` (docs/tables.md): a leaderboard of stored runs — rows are systems (runs of one
+// system and dataset with different seeds grouped: mean, sample sd and n), columns are datasets x chosen
+// metrics — with an optional significance marker per cell against a baseline system, as text, Markdown,
+// LaTeX (booktabs), CSV or JSON.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kplab/result.h"
+#include "kplab/store.h"
+
+namespace kplab::host {
+
+struct TableOptions {
+  std::vector<std::string> metrics;  // glob patterns over aggregate names, in column order (required)
+  std::vector<std::int64_t> runs;    // the runs to use; empty = every stored run with status ok
+  std::optional<std::string> system, dataset, profile;  // glob filters
+  std::optional<std::string> baseline;                 // system to test every other system against
+  int resamples = 9999;              // randomization resamples per tested cell
+  std::uint64_t seed = 1;
+  double alpha = 0.05;               // Holm-adjusted significance level of the marker
+};
+
+struct TableCell {
+  bool present = false;
+  double mean = 0, sd = 0;           // over the seeds (sd: sample standard deviation, 0 for one seed)
+  int n = 0;                         // seeds (runs) in the cell
+  std::vector<std::int64_t> run_ids;
+  std::vector<std::optional<std::int64_t>> seeds;
+  bool tested = false;               // a baseline test was possible (see docs/tables.md)
+  std::size_t n_docs = 0;            // documents in the test
+  double diff = 0, p = 1, p_holm = 1;  // statistic of this system minus the baseline's
+  bool significant = false;          // p_holm < alpha
+  bool best = false;                 // the best mean of its column (higher is better unless lower_better)
+};
+
+struct TableColumn {
+  std::string dataset, metric;
+  bool lower_better = false;
+  bool fraction = true;  // every value in [0, 1]: shown as a percentage by default
+};
+
+struct Table {
+  std::vector<std::string> systems;  // row order: the baseline first, then by name
+  std::vector<TableColumn> columns;  // datasets by name, then the metrics in pattern order
+  std::vector<std::vector<TableCell>> cells;  // [row][column]
+  std::optional<std::string> baseline;
+  std::size_t family = 0;            // tested cells (Holm's family)
+  int resamples = 0;
+  double alpha = 0.05;
+  std::vector<std::string> warnings;  // e.g. runs under different profiles
+};
+
+Result<Table> BuildTable(RunStore& store, const TableOptions& options);
+
+struct RenderOptions {
+  std::string format = "table";  // table, markdown, latex, csv, json
+  int decimals = 1;
+  bool percent = true;  // columns whose values all lie in [0, 1] as percentages
+};
+std::string RenderTable(const Table& table, const RenderOptions& options);
+
+}  // namespace kplab::host
