@@ -18,7 +18,9 @@ Result<std::vector<ManifestEntry>> ExpandPredictions(const std::string& dataset_
     files.push_back(pattern);
   } else {
     glob_t g{};
-    const int rc = ::glob(pattern.c_str(), GLOB_ERR | GLOB_BRACE, nullptr, &g);
+    // No GLOB_ERR: a brace alternative naming a directory that does not exist (catSeq-GAN/inspec) is
+    // normal in a pattern over several systems; nothing matching at all is the error below.
+    const int rc = ::glob(pattern.c_str(), GLOB_BRACE, nullptr, &g);
     if (rc == 0) {
       for (std::size_t i = 0; i < g.gl_pathc; ++i) files.emplace_back(g.gl_pathv[i]);  // sorted by glob
     }

@@ -512,7 +512,7 @@ std::string RenderTable(const Table& t, const RenderOptions& o) {
     std::string s = num(cell.mean * k);
     if (cell.n > 1) s += (latex ? " $\\pm$ " : " ± ") + num(cell.sd * k) + (latex ? "\\,$_{" : " (") +
                          std::to_string(cell.n) + (latex ? "}$" : ")");
-    if (cell.significant) s += latex ? "$^{" + marker + "}$" : marker;
+    if (cell.significant) s += latex ? "$^{" + marker + "}$" : md ? "\\" + marker : marker;
     if (cell.best) s = latex ? "\\textbf{" + s + "}" : md ? "**" + s + "**" : s;
     return s;
   };
