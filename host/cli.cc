@@ -30,6 +30,7 @@
 #include "bindings.h"
 #include "cli_args.h"
 #include "compare.h"
+#include "drill.h"
 #include "evaluate.h"
 #include "kplab/json.h"
 #include "kplab/corpus.h"
@@ -585,19 +586,22 @@ void PrintRunList(std::ostream& os, const std::string& output, const std::vector
 
 int CmdRuns(Args a) {
   auto pos0 = a.Positionals(true);
-  if (pos0.empty()) throw UsageError("runs needs a subcommand: list, show, compare, table, export, rm");
+  if (pos0.empty()) throw UsageError("runs needs a subcommand: list, show, compare, table, doc, docs, export, rm");
   const std::string sub = pos0[0];
   const std::map<std::string, std::vector<std::string>> outputs = {
       {"list", {"table", "json", "csv", "tsv"}},
       {"show", {"table", "json", "csv", "tsv"}},
       {"compare", {"table", "json", "csv", "tsv"}},
       {"table", {"table", "markdown", "latex", "csv", "json"}},
+      {"doc", {"table", "json"}},
+      {"docs", {"table", "json", "csv", "tsv"}},
       {"export", {"csv", "tsv", "json", "jsonl"}},
       {"rm", {}},
   };
   const auto out_it = outputs.find(sub);
   if (out_it == outputs.end()) {
-    throw UsageError(fmt::format("unknown runs subcommand '{}' (expected list, show, compare, table, export, rm)", sub));
+    throw UsageError(
+        fmt::format("unknown runs subcommand '{}' (expected list, show, compare, table, doc, docs, export, rm)", sub));
   }
   const std::string db_path = a.Take("--db").value_or(RunStore::DefaultPath());
   const std::optional<std::string> output_opt = a.Take("--output");
@@ -636,6 +640,16 @@ int CmdRuns(Args a) {
     if (a.Flag("--fraction")) ropt.percent = false;
     ropt.format = output;
   }
+  // runs docs: documents ordered by a metric.
+  std::string docs_metric;
+  bool docs_best = false;
+  std::size_t docs_limit = 20;
+  if (sub == "docs") {
+    docs_metric = a.Take("--sort").value_or("");
+    if (docs_metric.empty()) throw UsageError("runs docs needs --sort METRIC (a per-document column, e.g. all.f1@5)");
+    docs_best = a.Flag("--best");
+    if (auto v = a.Take("--limit")) docs_limit = static_cast<std::size_t>(ParseCount("--limit", *v, 0, 100000000));
+  }
   // runs list: filters (glob patterns) and aggregate columns.
   std::optional<std::string> f_system, f_dataset, f_profile;
   std::vector<std::string> list_metrics;
@@ -653,16 +667,91 @@ int CmdRuns(Args a) {
     if (pos.size() != n + 1) throw UsageError(fmt::format("runs {} expects {} run id(s)", sub, n));
   };
   if (sub == "list" || sub == "table") need(0);
+  if (sub == "docs") need(1);
+  if (sub == "doc" && pos.size() != 3) throw UsageError("runs doc expects a run id and a document id");
   if (sub == "show" || sub == "export") need(1);
   if (sub == "compare") need(2);
   if (sub == "rm" && pos.size() < 2) throw UsageError("runs rm expects at least one run id");
   std::vector<int64_t> ids;
-  for (std::size_t i = 1; i < pos.size(); ++i) ids.push_back(ParseRunId(pos[i]));
+  for (std::size_t i = 1; i < pos.size() && !(sub == "doc" && i == 2); ++i) ids.push_back(ParseRunId(pos[i]));
   // Every subcommand but rm only reads: a write-protected file, directory or filesystem serves it.
   auto store = RunStore::Open(db_path, sub == "rm" ? RunStore::Mode::kReadWrite : RunStore::Mode::kRead);
   if (!store) {
     std::cerr << "kplab: " << store.error().message << "\n";
     return kExitStore;
+  }
+  if (sub == "doc") {
+    auto v = ViewDocument(*store, ids[0], pos[2]);
+    if (!v) {
+      std::cerr << "kplab: " << v.error().message << "\n";
+      return ExitCodeFor(v.error().kind);
+    }
+    if (output == "json") {
+      auto items = [](const std::vector<DocItem>& xs) {
+        std::string s = "[";
+        for (std::size_t i = 0; i < xs.size(); ++i) {
+          s += fmt::format("{}{{\"surface\": {}, \"present\": {}, \"matched\": {}}}", i ? ", " : "",
+                           JsonString(xs[i].surface), xs[i].present ? "true" : "false", xs[i].matched ? "true" : "false");
+        }
+        return s + "]";
+      };
+      std::cout << fmt::format("{{\"run\": {}, \"doc_id\": {}, \"system\": {}, \"dataset\": {}, \"profile\": {}, "
+                               "\"has_text\": {}, \"references\": {}, \"predictions\": {}, \"scores\": {{",
+                               v->run, JsonString(v->doc_id), JsonString(v->system), JsonString(v->dataset),
+                               JsonString(v->profile), v->has_text ? "true" : "false", items(v->refs), items(v->preds));
+      for (std::size_t i = 0; i < v->scores.size(); ++i) {
+        std::cout << (i ? ", " : "") << JsonString(v->scores[i].first) << ": " << JsonNumber(v->scores[i].second);
+      }
+      std::cout << "}}\n";
+      return kExitOk;
+    }
+    std::cout << fmt::format("run {}  {}  {}  profile {}  document {}{}\n", v->run, v->system, v->dataset, v->profile,
+                             v->doc_id, v->has_text ? "" : " (no source text: present/absent unknown)");
+    auto list = [&](const char* title, const std::vector<DocItem>& xs) {
+      std::cout << fmt::format("{} ({}):\n", title, xs.size());
+      for (std::size_t i = 0; i < xs.size(); ++i) {
+        std::cout << fmt::format("  {:>3}  {:<7}  {:<7}  {}\n", i + 1,
+                                 v->has_text ? (xs[i].present ? "present" : "absent") : "-",
+                                 xs[i].matched ? "match" : "", xs[i].surface);
+      }
+    };
+    list("references", v->refs);
+    list("predictions (model order)", v->preds);
+    std::cout << "scores:\n";
+    for (const auto& [name, value] : v->scores) {
+      if (!std::isnan(value)) std::cout << fmt::format("  {:<28} {:.4f}\n", name, value);
+    }
+    return kExitOk;
+  }
+  if (sub == "docs") {
+    auto ranked = RankDocuments(*store, ids[0], docs_metric, docs_best, docs_limit);
+    if (!ranked) {
+      std::cerr << "kplab: " << ranked.error().message << "\n";
+      return ExitCodeFor(ranked.error().kind);
+    }
+    if (output == "json") {
+      std::cout << "[";
+      for (std::size_t i = 0; i < ranked->size(); ++i) {
+        std::cout << (i ? ", " : "") << "{\"doc_id\": " << JsonString((*ranked)[i].doc_id)
+                  << ", \"value\": " << JsonNumber((*ranked)[i].value) << "}";
+      }
+      std::cout << "]\n";
+    } else if (output == "csv" || output == "tsv") {
+      const char sep = output == "csv" ? ',' : '\t';
+      std::cout << "rank" << sep << "doc_id" << sep << CsvField(docs_metric, sep) << "\n";
+      for (std::size_t i = 0; i < ranked->size(); ++i) {
+        std::cout << i + 1 << sep << CsvField((*ranked)[i].doc_id, sep) << sep << FormatCsvNumber((*ranked)[i].value)
+                  << "\n";
+      }
+    } else {
+      std::cout << fmt::format("{:>5}  {:<24}  {}\n", "rank", "document", docs_metric);
+      for (std::size_t i = 0; i < ranked->size(); ++i) {
+        const double val = (*ranked)[i].value;
+        std::cout << fmt::format("{:>5}  {:<24}  {}\n", i + 1, (*ranked)[i].doc_id,
+                                 std::isnan(val) ? std::string("-") : fmt::format("{:.4f}", val));
+      }
+    }
+    return kExitOk;
   }
   if (sub == "table") {
     auto table = BuildTable(*store, topt);
@@ -1016,6 +1105,13 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  --resamples N    sign flips (default: max(9999, 40 x tests), so Holm can reach 0.05)\n"
        "  --ci-resamples N bootstrap resamples of the CI (default 1000)\n"
        "  --seed N (default 1)  --force\n"
+       "kplab runs doc RUN DOC_ID [--output table|json]\n"
+       "  one document of a run: its references and predictions in order, each present/absent and\n"
+       "  whether it matched (exact stem keys), and its per-document scores (the run's files re-read;\n"
+       "  refused if they changed since the run).\n"
+       "kplab runs docs RUN --sort METRIC [--best] [--limit N]\n"
+       "  the run's documents ordered by a per-document column, worst first (--best: best first; 20 by\n"
+       "  default, --limit 0 for all).\n"
        "kplab runs table --metrics PATTERNS [--baseline SYSTEM] [--system|--dataset|--profile GLOB]\n"
        "                 [--runs ID,...] [--decimals N] [--fraction] [--resamples N] [--seed N]\n"
        "  A leaderboard (docs/tables.md): rows = systems, runs of one system and dataset with different\n"
