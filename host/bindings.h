@@ -81,5 +81,7 @@ void PushMatrix(lua_State* L, Matrix m);
 
 // Pushes a Corpus userdata.
 void PushCorpus(lua_State* L, std::shared_ptr<const Corpus> corpus);
+// The corpus of the Corpus userdata at idx (a Lua argument error otherwise).
+std::shared_ptr<const Corpus> CheckCorpusArg(lua_State* L, int idx);
 
 }  // namespace kplab::host

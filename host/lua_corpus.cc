@@ -561,6 +561,8 @@ void PushDocument(lua_State* L, std::shared_ptr<const Corpus> corpus, std::size_
   NewUserdata<DocUd>(L, kDocMeta, DocUd{std::move(corpus), d});
 }
 
+std::shared_ptr<const Corpus> CheckCorpusArg(lua_State* L, int idx) { return CheckCorpus(L, idx)->corpus; }
+
 void PushCorpus(lua_State* L, std::shared_ptr<const Corpus> corpus) {
   NewUserdata<CorpusUd>(L, kCorpusMeta, CorpusUd{std::move(corpus)});
 }

@@ -22,11 +22,14 @@
 #include <utility>
 
 #include "bindings.h"
+#include "evaluate.h"
 #include "kplab/corpus.h"
 #include "kplab/io.h"
 #include "kplab/profile.h"
 #include "kplab/store.h"
 #include "lua_util.h"
+#include "table.h"
+#include "kplab/text.h"
 
 namespace kplab::host {
 
@@ -247,6 +250,236 @@ int RunsGet(lua_State* L) {
   return 1;
 }
 
+// kp.evaluate(corpus, metrics [, params [, opts]]) -> {aggregates = {name = v}, columns = {name = {...}},
+// doc_ids = {...}, run_id = id or nil}: scores a Corpus (kp.load) with metric plugins, as `kplab eval` does.
+// metrics: a list or a comma-separated string; params: {metric = {name = value}}; opts: system (default
+// "lua"), db (store the run there), model (embedding model), plugins (a list of plugin directories),
+// threads. A plugin error is raised with its file:line.
+int LuaEvaluate(lua_State* L) {
+  std::shared_ptr<const Corpus> corpus = CheckCorpusArg(L, 1);
+  EvalRequest req;
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    for (auto m : SplitOn(lua_tostring(L, 2), ",")) {
+      const std::string_view t = Strip(m);
+      if (!t.empty()) req.metrics.emplace_back(t);
+    }
+  } else {
+    luaL_checktype(L, 2, LUA_TTABLE);
+    const lua_Integer n = luaL_len(L, 2);
+    for (lua_Integer i = 1; i <= n; ++i) {
+      if (lua_rawgeti(L, 2, i) != LUA_TSTRING) return luaL_error(L, "kp.evaluate: metrics[%d] must be a string", static_cast<int>(i));
+      req.metrics.emplace_back(lua_tostring(L, -1));
+      lua_pop(L, 1);
+    }
+  }
+  if (req.metrics.empty()) return luaL_error(L, "kp.evaluate: no metric given");
+  if (!lua_isnoneornil(L, 3)) {
+    luaL_checktype(L, 3, LUA_TTABLE);
+    lua_pushnil(L);
+    while (lua_next(L, 3) != 0) {
+      if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TTABLE) {
+        return luaL_error(L, "kp.evaluate: params must map metric names to tables of parameters");
+      }
+      const std::string metric = lua_tostring(L, -2);
+      lua_pushnil(L);
+      while (lua_next(L, -2) != 0) {
+        if (lua_type(L, -2) != LUA_TSTRING) return luaL_error(L, "kp.evaluate: params.%s has a non-string key", metric.c_str());
+        const std::string name = lua_tostring(L, -2);
+        std::string value;
+        if (lua_type(L, -1) == LUA_TBOOLEAN) {
+          value = lua_toboolean(L, -1) ? "true" : "false";
+        } else if (lua_type(L, -1) == LUA_TNUMBER || lua_type(L, -1) == LUA_TSTRING) {
+          lua_pushvalue(L, -1);
+          value = lua_tostring(L, -1);
+          lua_pop(L, 1);
+        } else {
+          return luaL_error(L, "kp.evaluate: params.%s.%s must be a number, string or boolean", metric.c_str(),
+                            name.c_str());
+        }
+        req.params[metric][name] = value;
+        lua_pop(L, 1);
+      }
+      lua_pop(L, 1);
+    }
+  }
+  std::optional<std::string> db;
+  req.system = "lua";
+  if (!lua_isnoneornil(L, 4)) {
+    luaL_checktype(L, 4, LUA_TTABLE);
+    auto opt = [&](const char* k) -> std::optional<std::string> {
+      lua_getfield(L, 4, k);
+      std::optional<std::string> v;
+      if (lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER) v = lua_tostring(L, -1);
+      lua_pop(L, 1);
+      return v;
+    };
+    if (auto v = opt("system")) req.system = *v;
+    if (auto v = opt("model")) req.model = *v;
+    if (auto v = opt("threads")) req.threads = std::atoi(v->c_str());
+    db = opt("db");
+    if (lua_getfield(L, 4, "plugins") == LUA_TTABLE) {
+      const lua_Integer n = luaL_len(L, -1);
+      for (lua_Integer i = 1; i <= n; ++i) {
+        lua_rawgeti(L, -1, i);
+        if (lua_isstring(L, -1)) req.plugin_dirs.emplace_back(lua_tostring(L, -1));
+        lua_pop(L, 1);
+      }
+    }
+    lua_pop(L, 1);
+  }
+  if (db && *db != ":memory:") CheckAccess(L, "kp.evaluate: opts.db", *db, true);
+  req.profile = corpus->profile.name;
+  req.cache_db = db.value_or(RunStore::DefaultPath());
+  auto res = EvaluateCorpus(corpus, req);
+  if (!res) return luaL_error(L, "kp.evaluate: %s", res.error().message.c_str());
+  if (!res->errors.empty()) return luaL_error(L, "kp.evaluate: %s", res->errors.front().Format().c_str());
+  std::optional<std::int64_t> run_id;
+  if (db) {
+    auto store = RunStore::Open(*db);
+    if (!store) return luaL_error(L, "kp.evaluate: %s", store.error().message.c_str());
+    res->run.dataset_path = corpus->dataset_path;
+    res->run.predictions_path = corpus->predictions_path;
+    auto id = store->SaveRun(res->run, res->scores, res->aggregates);
+    if (!id) return luaL_error(L, "kp.evaluate: %s", id.error().message.c_str());
+    run_id = *id;
+  }
+  lua_createtable(L, 0, 4);
+  if (run_id) {
+    lua_pushinteger(L, *run_id);
+    lua_setfield(L, -2, "run_id");
+  }
+  lua_createtable(L, 0, static_cast<int>(res->aggregates.size()));
+  for (const AggregateValue& a : res->aggregates) SetNumber(L, a.metric.c_str(), a.value);
+  lua_setfield(L, -2, "aggregates");
+  lua_createtable(L, 0, static_cast<int>(res->scores.metrics.size()));
+  for (std::size_t m = 0; m < res->scores.metrics.size(); ++m) {
+    const auto& col = res->scores.columns[m];
+    lua_createtable(L, static_cast<int>(col.size()), 0);
+    for (std::size_t i = 0; i < col.size(); ++i) {
+      lua_pushnumber(L, col[i]);
+      lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+    }
+    lua_setfield(L, -2, res->scores.metrics[m].c_str());
+  }
+  lua_setfield(L, -2, "columns");
+  lua_createtable(L, static_cast<int>(corpus->docs.size()), 0);
+  for (std::size_t i = 0; i < corpus->docs.size(); ++i) {
+    lua_pushlstring(L, corpus->docs[i].id.data(), corpus->docs[i].id.size());
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_setfield(L, -2, "doc_ids");
+  return 1;
+}
+
+// kp.runs.table{metrics = "a,b" or {...}, baseline=, system=, dataset=, profile=, runs = {ids},
+// resamples=, seed=, db=, format = nil | "table" | "markdown" | "latex" | "csv" | "json", decimals=,
+// fraction=} -> {columns = {{dataset=, metric=}...}, rows = {{system=, cells = {{mean=, sd=, n=, best=,
+// p=, p_holm=, significant=} or false, ...}}, ...}, family=, text = the rendered table when format given}.
+int RunsTable(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  auto field = [&](const char* k) -> std::optional<std::string> {
+    lua_getfield(L, 1, k);
+    std::optional<std::string> v;
+    if (lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER) v = lua_tostring(L, -1);
+    lua_pop(L, 1);
+    return v;
+  };
+  TableOptions opt;
+  if (lua_getfield(L, 1, "metrics") == LUA_TTABLE) {
+    const lua_Integer n = luaL_len(L, -1);
+    for (lua_Integer i = 1; i <= n; ++i) {
+      lua_rawgeti(L, -1, i);
+      if (lua_isstring(L, -1)) opt.metrics.emplace_back(lua_tostring(L, -1));
+      lua_pop(L, 1);
+    }
+  } else if (lua_type(L, -1) == LUA_TSTRING) {
+    for (auto m : SplitOn(lua_tostring(L, -1), ",")) {
+      const std::string_view t = Strip(m);
+      if (!t.empty()) opt.metrics.emplace_back(t);
+    }
+  }
+  lua_pop(L, 1);
+  if (lua_getfield(L, 1, "runs") == LUA_TTABLE) {
+    const lua_Integer n = luaL_len(L, -1);
+    for (lua_Integer i = 1; i <= n; ++i) {
+      lua_rawgeti(L, -1, i);
+      if (!lua_isinteger(L, -1)) return luaL_error(L, "kp.runs.table: runs[%d] must be a run id", static_cast<int>(i));
+      opt.runs.push_back(lua_tointeger(L, -1));
+      lua_pop(L, 1);
+    }
+  }
+  lua_pop(L, 1);
+  opt.baseline = field("baseline");
+  opt.system = field("system");
+  opt.dataset = field("dataset");
+  opt.profile = field("profile");
+  if (auto v = field("resamples")) opt.resamples = std::max(100, std::atoi(v->c_str()));
+  if (auto v = field("seed")) opt.seed = std::strtoull(v->c_str(), nullptr, 10);
+  if (auto db = field("db")) {
+    lua_pushstring(L, db->c_str());
+  } else {
+    lua_pushnil(L);
+  }
+  RunStore store = OpenStore(L, lua_gettop(L), "kp.runs.table");
+  lua_pop(L, 1);
+  auto t = BuildTable(store, opt);
+  if (!t) return luaL_error(L, "kp.runs.table: %s", t.error().message.c_str());
+  lua_createtable(L, 0, 5);
+  lua_createtable(L, static_cast<int>(t->columns.size()), 0);
+  for (std::size_t c = 0; c < t->columns.size(); ++c) {
+    lua_createtable(L, 0, 2);
+    SetString(L, "dataset", t->columns[c].dataset);
+    SetString(L, "metric", t->columns[c].metric);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(c + 1));
+  }
+  lua_setfield(L, -2, "columns");
+  lua_createtable(L, static_cast<int>(t->systems.size()), 0);
+  for (std::size_t r = 0; r < t->systems.size(); ++r) {
+    lua_createtable(L, 0, 2);
+    SetString(L, "system", t->systems[r]);
+    lua_createtable(L, static_cast<int>(t->columns.size()), 0);
+    for (std::size_t c = 0; c < t->columns.size(); ++c) {
+      const TableCell& cell = t->cells[r][c];
+      if (!cell.present) {
+        lua_pushboolean(L, 0);
+      } else {
+        lua_createtable(L, 0, 7);
+        SetNumber(L, "mean", cell.mean);
+        SetNumber(L, "sd", cell.sd);
+        lua_pushinteger(L, cell.n);
+        lua_setfield(L, -2, "n");
+        lua_pushboolean(L, cell.best);
+        lua_setfield(L, -2, "best");
+        if (cell.tested) {
+          SetNumber(L, "p", cell.p);
+          SetNumber(L, "p_holm", cell.p_holm);
+          lua_pushboolean(L, cell.significant);
+          lua_setfield(L, -2, "significant");
+        }
+      }
+      lua_rawseti(L, -2, static_cast<lua_Integer>(c + 1));
+    }
+    lua_setfield(L, -2, "cells");
+    lua_rawseti(L, -2, static_cast<lua_Integer>(r + 1));
+  }
+  lua_setfield(L, -2, "rows");
+  lua_pushinteger(L, static_cast<lua_Integer>(t->family));
+  lua_setfield(L, -2, "family");
+  if (auto format = field("format")) {
+    RenderOptions ro;
+    ro.format = *format;
+    if (ro.format != "table" && ro.format != "markdown" && ro.format != "latex" && ro.format != "csv" && ro.format != "json") {
+      return luaL_error(L, "kp.runs.table: format must be table, markdown, latex, csv or json (got '%s')", format->c_str());
+    }
+    if (auto v = field("decimals")) ro.decimals = std::clamp(std::atoi(v->c_str()), 0, 9);
+    lua_getfield(L, 1, "fraction");
+    ro.percent = !lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    SetString(L, "text", RenderTable(*t, ro));
+  }
+  return 1;
+}
+
 // kp.write(path, text): writes the whole text to a temporary file beside path, then renames it over
 // path, so a reader never sees half a file; missing parent directories are created.
 int Write(lua_State* L) {
@@ -371,7 +604,11 @@ void InstallScriptModule(lua_State* L) {  // [kp]
   lua_setfield(L, -2, "read");
   lua_pushcfunction(L, Safe<Include>);
   lua_setfield(L, -2, "include");
-  lua_createtable(L, 0, 2);
+  lua_pushcfunction(L, Safe<LuaEvaluate>);
+  lua_setfield(L, -2, "evaluate");
+  lua_createtable(L, 0, 3);
+  lua_pushcfunction(L, Safe<RunsTable>);
+  lua_setfield(L, -2, "table");
   lua_pushcfunction(L, Safe<RunsList>);
   lua_setfield(L, -2, "list");
   lua_pushcfunction(L, Safe<RunsGet>);

@@ -126,6 +126,18 @@ function kp.matrix(rows) end
 ---@return Corpus
 function kp.load(opts) end
 
+---Scores a Corpus (kp.load) with metric plugins, as `kplab eval` does: returns the run-level values
+---(`aggregates`), the per-document columns (`columns[name][i]`, NaN where undefined) and the documents'
+---ids; with opts.db the run is also stored there and `run_id` set. metrics: a list or "exact,rprec";
+---params: {metric = {name = value}}; opts: system (default "lua"), db, model, plugins (directories),
+---threads. A plugin error is raised with its file:line. (scripts, REPL, Lua module)
+---@param corpus Corpus
+---@param metrics string|string[]
+---@param params? table<string, table<string, number|string|boolean>>
+---@param opts? {system?: string, db?: string, model?: string, plugins?: string[], threads?: integer}
+---@return {aggregates: table<string, number>, columns: table<string, number[]>, doc_ids: string[], run_id?: integer}
+function kp.evaluate(corpus, metrics, params, opts) end
+
 ---(scripts) Writes the whole text to path through a temporary file and a rename, so a reader never
 ---sees half a file; missing parent directories are created.
 ---@param path string
@@ -163,6 +175,17 @@ function kp.runs.list(db) end
 ---@param metrics? string[]
 ---@return table
 function kp.runs.get(id, db, metrics) end
+
+---A leaderboard of stored runs (docs/tables.md): rows are systems, runs of one system and dataset with
+---different seeds grouped (mean, sample sd, n); columns are datasets x the aggregates matching
+---`metrics` (glob patterns, a list or a comma-separated string). With `baseline`, each other cell has
+---p and p_holm from a paired randomization over documents of the seed means, and `significant`.
+---Filters: system, dataset, profile (globs) or runs = {ids}; db as kp.runs.get. With format ("table",
+---"markdown", "latex", "csv", "json"; decimals, fraction) also `text`, as `kplab runs table` prints it.
+---A cell without runs is false. (scripts)
+---@param opts {metrics: string|string[], baseline?: string, system?: string, dataset?: string, profile?: string, runs?: integer[], resamples?: integer, seed?: integer, db?: string, format?: string, decimals?: integer, fraction?: boolean}
+---@return {columns: {dataset: string, metric: string}[], rows: {system: string, cells: table[]}[], family: integer, text?: string}
+function kp.runs.table(opts) end
 
 -- ---- statistics -----------------------------------------------------------------------------------
 

@@ -1,0 +1,73 @@
+// kp.evaluate and kp.runs.table in scripts (the REPL and the Lua module install the same functions):
+// the numbers equal `kplab eval`'s and `kplab runs table`'s. Hand value: examples/tiny has P@5 micro
+// 12 / 25 = 0.48.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "cli_harness.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+class LuaEvaluate : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("kplab_luaeval_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  kplab::test::Output Script(const std::string& body) {
+    std::ofstream(dir_ / "s.lua") << body;
+    return kplab::test::RunKplab(dir_, "KPLAB_DB=" + (dir_ / "db").string(),
+                                 "run --allow-write " + dir_.string() + " " + (dir_ / "s.lua").string());
+  }
+  fs::path dir_;
+};
+
+TEST_F(LuaEvaluate, EvaluateScoresAndStores) {
+  const std::string db = (dir_ / "db").string();
+  auto o = Script("local c = kp.load{dataset = 'examples/tiny', predictions = 'examples/tiny/predictions.txt'}\n"
+                  "local r = kp.evaluate(c, 'exact,rprec', {exact = {ks = '5,M'}}, {system = 'mine', db = '" + db + "'})\n"
+                  "print(r.aggregates['all.p@5.micro'], #r.columns['all.p@5'], r.columns['all.p@5'][1], r.doc_ids[5], r.run_id)\n"
+                  "print(r.aggregates['all.p@10.micro'])\n"
+                  "local ok, err = pcall(kp.evaluate, c, {'nosuchmetric'})\n"
+                  "print(ok, err)\n");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out.substr(0, o.out.find('\n')), "0.48\t5\t0.6\t5\t1") << o.out;
+  EXPECT_NE(o.out.find("\nnil\n"), std::string::npos) << "ks = 5,M: no @10" << o.out;
+  EXPECT_NE(o.out.find("false\tkp.evaluate: unknown metric 'nosuchmetric'"), std::string::npos) << o.out;
+  auto show = kplab::test::RunKplab(dir_, "", "runs show 1 --db " + db + " --output csv");
+  EXPECT_NE(show.out.find("all.p@5.micro,0.48\n"), std::string::npos) << show.out;
+  // Storing outside the grants is refused before anything is written.
+  auto out = Script("local c = kp.load{dataset = 'examples/tiny', predictions = 'examples/tiny/predictions.txt'}\n"
+                    "kp.evaluate(c, 'exact', nil, {db = '/tmp/../etc/kplab_nope.db'})\n");
+  EXPECT_EQ(out.code, 3);
+  EXPECT_NE(out.err.find("kp.evaluate: opts.db"), std::string::npos) << out.err;
+}
+
+TEST_F(LuaEvaluate, RunsTableMatchesTheCommand) {
+  const std::string db = (dir_ / "db").string();
+  for (const char* sys : {"a", "b"}) {
+    auto e = kplab::test::RunKplab(dir_, "", std::string("eval --dataset examples/tiny --predictions "
+                                                         "examples/tiny/predictions.txt --output csv --db ") +
+                                                 db + " --system " + sys);
+    ASSERT_EQ(e.code, 0) << e.err;
+  }
+  auto o = Script("local t = kp.runs.table{metrics = {'all.p@5.macro'}, baseline = 'a', db = '" + db +
+                  "', format = 'csv', resamples = 200}\n"
+                  "print(#t.rows, t.rows[2].system, t.rows[2].cells[1].mean, t.rows[2].cells[1].n, t.family, "
+                  "t.rows[2].cells[1].significant)\nprint(t.text)\n");
+  ASSERT_EQ(o.code, 0) << o.err;
+  auto cli = kplab::test::RunKplab(dir_, "", "runs table --metrics all.p@5.macro --baseline a --output csv "
+                                             "--resamples 200 --db " + db);
+  EXPECT_EQ(o.out, "2\tb\t0.48\t1\t1\tfalse\n" + cli.out + "\n");
+}
+
+}  // namespace
