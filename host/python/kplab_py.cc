@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "compare.h"
+#include "table.h"
 #include "evaluate.h"
 #include "kplab/corpus.h"
 #include "kplab/embed.h"
@@ -561,6 +562,7 @@ class Store {
       d["system"] = r.system;
       d["profile"] = r.profile;
       d["n_docs"] = r.n_docs;
+      d["seed"] = r.seed ? py::object(py::int_(*r.seed)) : py::object(py::none());
       out.append(d);
     }
     return out;
@@ -635,6 +637,75 @@ class Store {
     return out;
   }
 
+  // `kplab runs table` (docs/tables.md): one dict per cell (system, dataset, metric, mean, sd, n, best,
+  // and against a baseline p, p_holm, significant), as a pandas DataFrame when pandas is installed and
+  // as_frame is not False.
+  py::object Table(const py::object& metrics, const py::object& baseline, const py::object& system,
+                   const py::object& dataset, const py::object& profile, const py::object& runs, int resamples,
+                   std::uint64_t seed, const py::object& as_frame) {
+    kplab::host::TableOptions opt;
+    if (py::isinstance<py::str>(metrics)) {
+      for (auto part : SplitOn(Str(metrics, "metrics"), ",")) {
+        if (!Strip(part).empty()) opt.metrics.emplace_back(Strip(part));
+      }
+    } else {
+      opt.metrics = StrList(metrics, "metrics");
+    }
+    auto opt_str = [](const py::object& o, const char* what) -> std::optional<std::string> {
+      if (o.is_none()) return std::nullopt;
+      return Str(o, what);
+    };
+    opt.baseline = opt_str(baseline, "baseline");
+    opt.system = opt_str(system, "system");
+    opt.dataset = opt_str(dataset, "dataset");
+    opt.profile = opt_str(profile, "profile");
+    if (!runs.is_none()) {
+      for (py::handle h : runs) opt.runs.push_back(h.cast<std::int64_t>());
+    }
+    if (resamples < 100) Raise(g_input_error, fmt::format("table: resamples = {} (expected >= 100)", resamples));
+    opt.resamples = resamples;
+    opt.seed = seed;
+    RunStore& store = Get();
+    Result<kplab::host::Table> t = [&] {
+      py::gil_scoped_release release;
+      return kplab::host::BuildTable(store, opt);
+    }();
+    if (!t.ok()) Raise(t.error().IsUsage() ? g_input_error : g_store_error, t.error().message);
+    for (const auto& w : t->warnings) {
+      if (PyErr_WarnEx(PyExc_UserWarning, w.c_str(), 1) != 0) throw py::error_already_set();
+    }
+    py::list rows;
+    for (std::size_t r = 0; r < t->systems.size(); ++r) {
+      for (std::size_t c = 0; c < t->columns.size(); ++c) {
+        const auto& cell = t->cells[r][c];
+        if (!cell.present) continue;
+        py::dict d;
+        d["system"] = t->systems[r];
+        d["dataset"] = t->columns[c].dataset;
+        d["metric"] = t->columns[c].metric;
+        d["mean"] = cell.mean;
+        d["sd"] = cell.sd;
+        d["n"] = cell.n;
+        d["best"] = cell.best;
+        if (t->baseline) {
+          d["p"] = cell.tested ? py::object(py::float_(cell.p)) : py::object(py::none());
+          d["p_holm"] = cell.tested ? py::object(py::float_(cell.p_holm)) : py::object(py::none());
+          d["significant"] = cell.tested ? py::object(py::bool_(cell.significant)) : py::object(py::none());
+        }
+        rows.append(d);
+      }
+    }
+    if (!as_frame.is_none() && !as_frame.cast<bool>()) return std::move(rows);
+    try {
+      py::module_ pd = py::module_::import("pandas");
+      return pd.attr("DataFrame")(rows);
+    } catch (const py::error_already_set& e) {
+      if (!e.matches(PyExc_ImportError)) throw;
+      if (!as_frame.is_none()) throw;  // as_frame=True asked for pandas
+      return std::move(rows);
+    }
+  }
+
  private:
   std::string path_;
   std::optional<RunStore> store_;
@@ -654,7 +725,7 @@ py::dict Evaluate(const py::object& documents, const py::object& predictions, co
                   const std::string& profile, const py::object& params, const py::object& model,
                   const py::object& store, const py::object& system, const std::string& dataset,
                   const py::object& plugins, std::optional<bool> pretokenized, int threads,
-                  const py::object& cache, bool refs_stemmed) {
+                  const py::object& cache, bool refs_stemmed, const py::object& seed) {
   const auto start = std::chrono::steady_clock::now();
   // Documents and predictions into raw records (with the GIL: they are Python objects).
   if (py::isinstance<py::str>(documents) || !py::isinstance<py::iterable>(documents)) {
@@ -697,6 +768,12 @@ py::dict Evaluate(const py::object& documents, const py::object& predictions, co
   req.params = ConvertParams(params);
   req.threads = threads;
   req.system = system.is_none() ? "python" : Str(system, "system");
+  if (!seed.is_none()) {
+    if (!py::isinstance<py::int_>(seed) || py::isinstance<py::bool_>(seed)) {
+      Raise(g_input_error, fmt::format("seed: a {} (expected an int)", TypeName(seed)));
+    }
+    req.seed = seed.cast<std::int64_t>();
+  }
   if (!model.is_none()) req.model = Str(model, "model");
   Store* store_obj = nullptr;
   std::optional<Store> own_store;
@@ -815,6 +892,7 @@ PYBIND11_MODULE(kplab, m) {
         py::arg("model") = py::none(), py::arg("store") = py::none(), py::arg("system") = py::none(),
         py::arg("dataset") = "python", py::arg("plugins") = py::none(), py::arg("pretokenized") = py::none(),
         py::arg("threads") = 0, py::arg("cache") = py::none(), py::arg("refs_stemmed") = false,
+        py::arg("seed") = py::none(),
         "Evaluates predictions against documents; returns a dict with 'aggregates' and 'per_document'.");
 
   py::class_<Store>(m, "Store")
@@ -830,6 +908,13 @@ PYBIND11_MODULE(kplab, m) {
            "'metrics': {name: {'a', 'b', 'paired', and when paired 'n', 'mean_diff', 'ci', 'p', 'p_holm', "
            "'same_as' for a column identical to an earlier one}}}. metrics: glob patterns (list or "
            "','-joined); resamples 0 = enough for Holm over the shown family to reach 0.05.")
+      .def("table", &Store::Table, py::arg("metrics"), py::kw_only(), py::arg("baseline") = py::none(),
+           py::arg("system") = py::none(), py::arg("dataset") = py::none(), py::arg("profile") = py::none(),
+           py::arg("runs") = py::none(), py::arg("resamples") = 9999, py::arg("seed") = 1,
+           py::arg("as_frame") = py::none(),
+           "The leaderboard of `kplab runs table` (docs/tables.md): one row per cell with system, dataset, "
+           "metric, mean, sd, n, best and, against a baseline, p, p_holm, significant. A pandas DataFrame "
+           "when pandas is installed (as_frame=False: a list of dicts; True: pandas required).")
       .def("close", &Store::Close)
       .def("__enter__", [](Store& s) -> Store& { return s; }, py::return_value_policy::reference)
       .def("__exit__", [](Store& s, py::args) { s.Close(); })

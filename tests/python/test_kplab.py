@@ -233,6 +233,31 @@ class StoreTest(TempDirTest):
             with self.assertRaises(kplab.StoreError):
                 store.run(r["run_id"])
 
+    def test_table(self):
+        # Seven documents with one reference each; system "base" predicts a wrong phrase everywhere,
+        # "good" the reference under two seeds: all.p@M.macro is 0 for base and 1 for both seeds of good
+        # (mean 1, sd 0, n 2), and good differs from base (every document moves the same way).
+        docs = [{"id": f"d{i}", "title": f"topic {i}", "text": "x", "keyphrases": [f"alpha{i} beta"]}
+                for i in range(7)]
+        kplab.evaluate(docs, [["gamma delta"]] * 7, metrics=["exact"], store=self.db, system="base")
+        for seed in (1, 2):
+            kplab.evaluate(docs, [[f"alpha{i} beta"] for i in range(7)], metrics=["exact"], store=self.db,
+                           system="good", seed=seed)
+        with kplab.Store(self.db) as store:
+            self.assertEqual(sorted(r["seed"] for r in store.runs() if r["system"] == "good"), [1, 2])
+            rows = store.table("all.p@M.macro", baseline="base", resamples=2000, as_frame=False)
+            by = {r["system"]: r for r in rows}
+            self.assertEqual((by["base"]["mean"], by["base"]["n"]), (0.0, 1))
+            self.assertEqual((by["good"]["mean"], by["good"]["sd"], by["good"]["n"]), (1.0, 0.0, 2))
+            self.assertTrue(by["good"]["best"])
+            self.assertLess(by["good"]["p"], 0.05)  # 2 / 2^7 = 0.016 in expectation
+            self.assertTrue(by["good"]["significant"])
+            self.assertIsNone(by["base"]["p"])
+            with self.assertRaises(kplab.InputError):
+                store.table("all.nothing*")
+            with self.assertRaises(kplab.InputError):
+                kplab.evaluate(docs, [["x"]] * 7, metrics=["exact"], seed="1")
+
     def test_compare(self):
         # Seven documents with one reference each. Run A predicts a wrong phrase everywhere, run B the
         # reference: per document all.p@M goes 0 -> 1, so the paired difference is exactly 1 on each,
