@@ -34,10 +34,7 @@ void InstallEmbed(lua_State* L);   // lua_embed.cc: Matrix; kp.neighbors, kp.mat
 void InstallPlot(lua_State* L);    // lua_plot.cc: kp.plot.boxplot, histogram, heatmap, bars, lines (SVG)
 void InstallStats(lua_State* L);   // lua_stats.cc: kp.stats (tests, correlations, bootstrap, factor analysis)
 void InstallCalib(lua_State* L);   // lua_calib.cc: kp.calib (keyphrase perplexity, ECE, positions)
-void InstallHomog(lua_State* L);
-// lua_pattern.cc: string.find/match/gmatch/gsub with every matcher step charged to the budget (the
-// string table on top of the stack; LuaVm does this for its own string library).
-void InstallBudgetedPatterns(lua_State* L);   // lua_homog.cc: kp.homog (consistency of a pair, pair mining, reformulations)
+void InstallHomog(lua_State* L);   // lua_homog.cc: kp.homog (consistency of a pair, pair mining, reformulations)
 // Pairs of documents whose gold sets have Jaccard >= the plugin's `theta` parameter (default 0.5), per
 // document, for metric plugins that declare needs = {"pairs"} (parameters mine_stem, keep_identical:
 // docs/homogeneity.md); with vocabulary = "gold" and a space, also an HNSW index over the gold
