@@ -15,6 +15,7 @@
 
 #include "bindings.h"
 #include "lua_util.h"
+#include "pairs.h"
 
 namespace kplab::host {
 

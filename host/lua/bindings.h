@@ -35,15 +35,8 @@ void InstallPlot(lua_State* L);    // lua_plot.cc: kp.plot.boxplot, histogram, h
 void InstallStats(lua_State* L);   // lua_stats.cc: kp.stats (tests, correlations, bootstrap, factor analysis)
 void InstallCalib(lua_State* L);   // lua_calib.cc: kp.calib (keyphrase perplexity, ECE, positions)
 void InstallHomog(lua_State* L);   // lua_homog.cc: kp.homog (consistency of a pair, pair mining, reformulations)
-// Pairs of documents whose gold sets have Jaccard >= the plugin's `theta` parameter (default 0.5), per
-// document, for metric plugins that declare needs = {"pairs"} (parameters mine_stem, keep_identical:
-// docs/homogeneity.md); with vocabulary = "gold" and a space, also an HNSW index over the gold
-// keyphrases' vectors (lua_homog.cc).
+// The pairs of a run (pair_index.h; built by the engine's MineCorpusPairs, engine/pairs.h).
 struct PairIndex;
-struct MetricPlugin;
-struct EmbeddingSpace;
-Result<std::shared_ptr<const PairIndex>> MineCorpusPairs(const Corpus& corpus, const MetricPlugin& plugin,
-                                                         std::shared_ptr<const EmbeddingSpace> space);
 // Adds ctx.partners(doc) and ctx.pairs = {theta, n [, normalize]} to the table on top of the stack.
 // [-0, +0]
 void AddPairsCtx(lua_State* L, const std::shared_ptr<const Corpus>& corpus,
