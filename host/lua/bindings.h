@@ -53,5 +53,8 @@ void PushMatrix(lua_State* L, Matrix m);
 
 // Pushes a Corpus userdata.
 void PushCorpus(lua_State* L, std::shared_ptr<const Corpus> corpus);
+// The corpus of the Corpus userdata at idx, or nullptr when the value is not one (luaL_testudata's
+// contract; the userdata owns the corpus). For bindings that take a Corpus argument (lua_homog.cc).
+const Corpus* TestCorpus(lua_State* L, int idx);
 
 }  // namespace kplab::host

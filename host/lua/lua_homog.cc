@@ -89,32 +89,12 @@ homog::Denominator OptDenominator(lua_State* L, int idx, const char* fn) {
   return d;
 }
 
-// The corpus behind a Corpus userdata, reached through its public methods (corpus:doc(1).refs is a
-// KeyphraseList, which knows its corpus) so that this file needs nothing private of lua_corpus.cc.
-// nullptr for an empty corpus. Raises a Lua error when the value is not a Corpus.
+// The corpus of a Corpus argument; nullptr for an empty corpus. Raises a Lua error when the value is
+// not a Corpus.
 const Corpus* ToCorpus(lua_State* L, int idx, const char* fn) {
-  idx = lua_absindex(L, idx);
-  if (lua_type(L, idx) != LUA_TUSERDATA) {
-    Fail(L, fn, fmt::format("expected a Corpus (got {})", luaL_typename(L, idx)));
-  }
-  lua_getfield(L, idx, "doc");  // a non-Corpus userdata raises its own error here
-  if (!lua_isfunction(L, -1)) Fail(L, fn, "expected a Corpus");
-  lua_len(L, idx);
-  const lua_Integer n = lua_tointeger(L, -1);
-  lua_pop(L, 1);
-  if (n == 0) {
-    lua_pop(L, 1);
-    return nullptr;
-  }
-  lua_pushvalue(L, idx);
-  lua_pushinteger(L, 1);
-  lua_call(L, 2, 1);            // [doc]
-  lua_getfield(L, -1, "refs");  // [doc, refs]
-  std::span<const Keyphrase* const> items;
-  const Corpus* c = nullptr;
-  if (!ToKeyphraseList(L, -1, &items, &c)) Fail(L, fn, "expected a Corpus");
-  lua_pop(L, 2);
-  return c;
+  const Corpus* c = TestCorpus(L, idx);
+  if (c == nullptr) Fail(L, fn, fmt::format("expected a Corpus (got {})", luaL_typename(L, idx)));
+  return c->docs.empty() ? nullptr : c;
 }
 
 // One list of keyphrases as word lists. `strings` owns the words of string inputs.
