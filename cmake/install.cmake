@@ -1,5 +1,6 @@
 # `cmake --install BUILD [--prefix P]`: the kplab executable, shipped plugins, the libraries with their
-# headers and a CMake package (find_package(kplab) -> kplab::core, kplab::plot, kplab::host, kplab::c),
+# public headers and a CMake package (find_package(kplab) -> kplab::core, kplab::plot, kplab::host
+# (= kplab::engine + kplab::lua), kplab::c),
 # and the Lua module. See docs/library.md.
 include(CMakePackageConfigHelpers)
 
@@ -7,7 +8,7 @@ install(TARGETS kplab RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/plugins/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kplab/plugins
   FILES_MATCHING PATTERN "*.lua")
 
-install(TARGETS kplab_core kplab_plot kplab_host kplab_c EXPORT kplabTargets
+install(TARGETS kplab_core kplab_plot kplab_lua_bindings kplab_engine kplab_host kplab_c EXPORT kplabTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
@@ -15,13 +16,19 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/kplab/ DESTINATION ${CMAKE_
   FILES_MATCHING PATTERN "*.h")
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/plot/include/kplab/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kplab
   FILES_MATCHING PATTERN "*.h")
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/host/include/kplab/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kplab
-  FILES_MATCHING PATTERN "*.h")
-# The host headers include each other by plain name ("plugin.h"), so they stay together in one directory.
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/host/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kplab/host
-  FILES_MATCHING PATTERN "*.h" PATTERN "include" EXCLUDE PATTERN "python" EXCLUDE)
+install(FILES ${PROJECT_SOURCE_DIR}/host/capi/include/kplab/c.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kplab)
+# The C++ entry point kplab/host/evaluate.h and exactly the headers it includes, by plain name, so they
+# sit together in one directory. The bindings', the app's and the other engine headers are not installed
+# (tests/install/run_consumer.sh checks the installed set).
+install(FILES
+  ${PROJECT_SOURCE_DIR}/host/engine/evaluate.h
+  ${PROJECT_SOURCE_DIR}/host/engine/plugin.h
+  ${PROJECT_SOURCE_DIR}/host/engine/runner.h
+  ${PROJECT_SOURCE_DIR}/host/lua/params.h
+  ${PROJECT_SOURCE_DIR}/host/lua/sandbox.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kplab/host)
 
-install(TARGETS kplab_lua LIBRARY DESTINATION ${KPLAB_LUA_CMOD_DIR})
+install(TARGETS kplab_lua_module LIBRARY DESTINATION ${KPLAB_LUA_CMOD_DIR})
 
 set(KPLAB_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/kplab)
 install(EXPORT kplabTargets NAMESPACE kplab:: DESTINATION ${KPLAB_CMAKE_DIR})

@@ -586,7 +586,7 @@ class Store {
 
   // `kplab runs compare A B`: per metric, both aggregates and, for a metric with per-document scores in
   // both runs, the paired difference B - A over the shared documents with its bootstrap CI, the
-  // approximate-randomization p and Holm's adjustment (host/compare.h).
+  // approximate-randomization p and Holm's adjustment (host/engine/compare.h).
   py::dict Compare(std::int64_t a, std::int64_t b, int resamples, std::uint64_t seed, const py::object& metrics,
                    bool force) {
     if (resamples < 0) Raise(g_input_error, fmt::format("compare: resamples = {} (expected >= 0; 0 = auto)", resamples));

@@ -136,6 +136,27 @@ end
                    "2\t2\t6\t3\t3\t0\t2\t1\t0.5 0.5\n");
 }
 
+TEST_F(Homog, CorpusArgumentsAreChecked) {
+  // A Corpus argument is recognised by its userdata type (bindings.h TestCorpus): a Document, a table
+  // or a number in its place is named in the error; an empty corpus is a corpus without documents.
+  const std::string load =
+      "local c = kp.load{dataset = 'tests/data/homog/pairs', predictions = "
+      "'tests/data/homog/pairs/predictions.txt'}\n";
+  Output o = Script(load + "kp.homog.system_stats(c:doc(1))\n");
+  EXPECT_NE(o.err.find("s.lua:2: kp.homog.system_stats: expected a Corpus (got userdata)"), std::string::npos)
+      << o.err;
+  o = Script(load + "kp.homog.genericity({}, {})\n");
+  EXPECT_NE(o.err.find("s.lua:2: kp.homog.genericity: expected a Corpus (got table)"), std::string::npos) << o.err;
+  o = Script(load + "kp.homog.mine_pairs(42)\n");
+  EXPECT_NE(o.err.find("s.lua:2: kp.homog.mine_pairs: expected a Corpus (got number)"), std::string::npos) << o.err;
+  // The corpus itself works, and the first document's pairs are found through it (d1-d2 3/5, d1-d6 2/4).
+  o = Script(load + "local p = kp.homog.mine_pairs(c, {theta = 0.5})\n"
+                    "print(#p, p[1].a .. '-' .. p[1].b, p[1].shared .. '/' .. p[1].union)\n");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out.substr(0, o.out.find('\t')), "4") << o.out;  // (1,2) (1,6) (2,6) (3,4)
+  EXPECT_NE(o.out.find("1-2\t3/5"), std::string::npos) << o.out;
+}
+
 TEST_F(Homog, PluginHooperRodgersOnFixture) {
   const std::string json = Eval("homogeneity");
   EXPECT_NEAR(Agg(json, "all.cp_hooper"), 0.7 / 3, 1e-12) << json;

@@ -19,6 +19,7 @@
 #include "../core/temp_dir.h"
 #include "bindings.h"
 #include "cli_harness.h"
+#include "lua_pattern.h"
 #include "pty_harness.h"
 
 namespace kplab::test {

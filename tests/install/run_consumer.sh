@@ -16,6 +16,27 @@ prefix=$tmp/prefix
 tiny=$src/examples/tiny
 
 "$cmake" --install "$build" --prefix "$prefix" >"$tmp/install.log"
+
+# Only public headers: the C ABI's, and kplab/host/evaluate.h with exactly the headers it includes
+# (no bindings, app or other engine headers; docs/library.md). The consumer below compiles
+# evaluate.h from the install tree, so the set is also self-contained.
+host_headers=$(cd "$prefix/include/kplab/host" && ls | tr '\n' ' ')
+if [ "$host_headers" != "evaluate.h params.h plugin.h runner.h sandbox.h " ]; then
+  echo "FAIL: installed include/kplab/host is '$host_headers' (expected evaluate.h params.h plugin.h runner.h sandbox.h)" >&2
+  exit 1
+fi
+[ -f "$prefix/include/kplab/c.h" ] || { echo "FAIL: include/kplab/c.h not installed" >&2; exit 1; }
+for private in bindings.h lua_util.h cli.h repl.h lua_script.h; do
+  if find "$prefix/include" -name "$private" | grep -q .; then
+    echo "FAIL: private header $private installed" >&2
+    exit 1
+  fi
+done
+# The installed package does not look for libedit (PkgConfig::LIBEDIT: the app links it, no library).
+if grep -q LIBEDIT "$prefix"/lib*/cmake/kplab/*.cmake; then
+  echo "FAIL: the installed CMake package mentions libedit" >&2
+  exit 1
+fi
 cat >"$prefix/share/kplab/plugins/installed_marker.lua" <<'LUA'
 -- kplab-api: 1
 return kp.metric {

@@ -3,7 +3,7 @@
 // expected calibration error over equal-width confidence bins (Eq. 9), and the positional analysis of
 // §5.5 (where in the source a present keyphrase first occurs). The detokenization of subword tokens
 // that the "tokens" prediction format needs to count words is in subword.h (included here). No Lua
-// here; host/lua_calib.cc exposes it as kp.calib.
+// here; host/lua/lua_calib.cc exposes it as kp.calib.
 #pragma once
 
 #include <cstddef>

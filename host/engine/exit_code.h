@@ -1,12 +1,12 @@
-// The kplab command line. Exit codes (docs/cli.md):
+// Process exit codes of kplab's commands, one per kind of failure (docs/cli.md):
 //   0 success; 1 usage error; 2 bad input (file:line error); 3 a metric script failed;
 //   4 run-store error; 5 internal error.
+// Below both halves of the app: `kplab` (cli/cli.cc) dispatches to `kplab repl` (repl/repl.cc), and the
+// REPL returns these codes too, so they live under both instead of in cli.h (which would make cli and
+// repl include each other).
 #pragma once
 
 #include "kplab/result.h"
-
-#include <string>
-#include <vector>
 
 namespace kplab::host {
 
@@ -24,12 +24,5 @@ inline int ExitCodeFor(ErrorKind kind) {
   }
   return kExitInternal;
 }
-
-int Main(int argc, char** argv);
-
-// Commands in cli_model.cc.
-int CmdModel(std::vector<std::string> args);
-int CmdNeighbors(std::vector<std::string> args);
-int CmdCache(std::vector<std::string> args);
 
 }  // namespace kplab::host

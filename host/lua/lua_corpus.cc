@@ -567,6 +567,15 @@ void PushCorpus(lua_State* L, std::shared_ptr<const Corpus> corpus) {
   NewUserdata<CorpusUd>(L, kCorpusMeta, CorpusUd{std::move(corpus)});
 }
 
+const Corpus* TestCorpus(lua_State* L, int idx) {
+  void* p = lua_touserdata(L, idx);
+  if (p == nullptr || !lua_getmetatable(L, idx)) return nullptr;
+  lua_rawgetp(L, LUA_REGISTRYINDEX, kCorpusMeta);
+  const bool ok = lua_rawequal(L, -1, -2);
+  lua_pop(L, 2);
+  return ok ? static_cast<CorpusUd*>(p)->corpus.get() : nullptr;
+}
+
 bool ToKeyphraseList(lua_State* L, int idx, std::span<const Keyphrase* const>* items,
                      const Corpus** corpus) {
   void* p = lua_touserdata(L, idx);

@@ -4,7 +4,7 @@
 
 #include "cli.h"
 
-// Out of memory must be std::bad_alloc (a clear error and a failed run: host/lua_util.h, Safe), never
+// Out of memory must be std::bad_alloc (a clear error and a failed run: host/lua/lua_util.h, Safe), never
 // an abort. Debian's mimalloc (linked into this executable only, host/CMakeLists.txt) is built as C:
 // its operator new calls abort() when an allocation fails and it finds no new-handler, and the
 // new-handler it finds is its own stub, not libstdc++'s. The executable's own operator new comes first

@@ -30,31 +30,17 @@
 
 #include "bindings.h"
 #include "embedding.h"
-#include "kplab/ann.h"
 #include "kplab/corpus.h"
 #include "kplab/homog.h"
+#include "kplab/homog_corpus.h"
 #include "kplab/io.h"
-#include "kplab/io_memory.h"
 #include "kplab/profile.h"
 #include "kplab/stem.h"
 #include "kplab/text.h"
 #include "lua_util.h"
-#include "plugin.h"
+#include "pair_index.h"
 
 namespace kplab::host {
-
-// The pairs of a run's gold, per document: the partners with a higher index (so that every pair is
-// scored once, by its first document) and the Jaccard of each.
-struct PairIndex {
-  double theta = 0.5;
-  std::size_t n_pairs = 0;
-  std::vector<std::vector<std::pair<std::uint32_t, double>>> partners;
-  // Vocabulary normalisation (plugin parameter vocabulary = "gold"): an HNSW index over the surface
-  // vectors of the run's distinct gold keyphrases, labelled by Phrase::id.
-  std::shared_ptr<const EmbeddingSpace> space;
-  std::unique_ptr<AnnIndex> vocab;
-  std::size_t vocab_size = 0;
-};
 
 namespace {
 
@@ -103,32 +89,12 @@ homog::Denominator OptDenominator(lua_State* L, int idx, const char* fn) {
   return d;
 }
 
-// The corpus behind a Corpus userdata, reached through its public methods (corpus:doc(1).refs is a
-// KeyphraseList, which knows its corpus) so that this file needs nothing private of lua_corpus.cc.
-// nullptr for an empty corpus. Raises a Lua error when the value is not a Corpus.
+// The corpus of a Corpus argument; nullptr for an empty corpus. Raises a Lua error when the value is
+// not a Corpus.
 const Corpus* ToCorpus(lua_State* L, int idx, const char* fn) {
-  idx = lua_absindex(L, idx);
-  if (lua_type(L, idx) != LUA_TUSERDATA) {
-    Fail(L, fn, fmt::format("expected a Corpus (got {})", luaL_typename(L, idx)));
-  }
-  lua_getfield(L, idx, "doc");  // a non-Corpus userdata raises its own error here
-  if (!lua_isfunction(L, -1)) Fail(L, fn, "expected a Corpus");
-  lua_len(L, idx);
-  const lua_Integer n = lua_tointeger(L, -1);
-  lua_pop(L, 1);
-  if (n == 0) {
-    lua_pop(L, 1);
-    return nullptr;
-  }
-  lua_pushvalue(L, idx);
-  lua_pushinteger(L, 1);
-  lua_call(L, 2, 1);            // [doc]
-  lua_getfield(L, -1, "refs");  // [doc, refs]
-  std::span<const Keyphrase* const> items;
-  const Corpus* c = nullptr;
-  if (!ToKeyphraseList(L, -1, &items, &c)) Fail(L, fn, "expected a Corpus");
-  lua_pop(L, 2);
-  return c;
+  const Corpus* c = TestCorpus(L, idx);
+  if (c == nullptr) Fail(L, fn, fmt::format("expected a Corpus (got {})", luaL_typename(L, idx)));
+  return c->docs.empty() ? nullptr : c;
 }
 
 // One list of keyphrases as word lists. `strings` owns the words of string inputs.
@@ -192,18 +158,6 @@ int Cp(lua_State* L) {
   return 2;
 }
 
-// The gold sets of a corpus: each document's references (primary forms) as stem keys, or, without
-// stemming, as normalized phrases (Phrase::id: one id per distinct normalized surface).
-std::vector<std::vector<std::uint32_t>> GoldSets(const Corpus& c, bool stem = true) {
-  std::vector<std::vector<std::uint32_t>> sets(c.docs.size());
-  for (std::size_t i = 0; i < c.docs.size(); ++i) {
-    for (const Keyphrase& r : c.docs[i].refs) {
-      if (!r.phrase->blank) sets[i].push_back(stem ? r.key() : r.phrase->id);
-    }
-  }
-  return sets;
-}
-
 int MinePairsLua(lua_State* L) {
   const char* fn = "mine_pairs";
   CheckOptions(L, 2, fn, {"theta", "method", "stem"});
@@ -234,7 +188,7 @@ int MinePairsLua(lua_State* L) {
     }
   } else {
     const Corpus* c = ToCorpus(L, 1, fn);
-    if (c) sets = GoldSets(*c, stem);
+    if (c) sets = homog::GoldSets(*c, stem);
   }
   homog::MineStats stats;
   auto pairs = method == "join" ? homog::MinePairs(sets, theta, &stats) : homog::MinePairsNaive(sets, theta, &stats);
@@ -304,13 +258,7 @@ int GenericityLua(lua_State* L) {
   const auto pairs = CheckPairs(L, 2, c->docs.size(), fn);
   CheckOptions(L, 3, fn, {"stem"});
   const bool stem = Opt::Bool(L, 3, fn, "stem", true);
-  const auto sets = GoldSets(*c, stem);
-  std::unordered_map<std::uint32_t, std::size_t> words;  // key -> words of its first phrase
-  for (const auto& d : c->docs) {
-    for (const Keyphrase& r : d.refs) words.emplace(stem ? r.key() : r.phrase->id, r.stems().size());
-  }
-  const homog::GenericityReport g =
-      homog::ComputeGenericity(sets, pairs, [&](std::uint32_t key) { return words.at(key); });
+  const homog::GenericityReport g = homog::CorpusGenericity(*c, pairs, stem);
   lua_createtable(L, 0, 4);
   PushGenericity(L, g.collection);
   lua_setfield(L, -2, "collection");
@@ -387,36 +335,25 @@ int SystemStats(lua_State* L) {
       lua_pop(L, 1);
     }
   }
-  std::size_t with_text = 0, preds = 0, absent = 0;
-  std::size_t prmu[4] = {0, 0, 0, 0};
-  for (std::size_t i : docs) {
-    const Document& d = c->docs[i];
-    if (!d.has_text) continue;  // present/absent is undefined without the source
-    ++with_text;
-    for (const Keyphrase& k : d.preds) {
-      ++preds;
-      absent += !k.present;
-      ++prmu[static_cast<int>(c->Classify(d, k))];
-    }
-  }
-  const double np = static_cast<double>(preds);
+  const homog::SystemCounts n = homog::CountSystem(*c, docs);
+  const double np = static_cast<double>(n.preds);
   lua_createtable(L, 0, 7);
-  lua_pushinteger(L, static_cast<lua_Integer>(docs.size()));
+  lua_pushinteger(L, static_cast<lua_Integer>(n.docs));
   lua_setfield(L, -2, "docs");
-  lua_pushinteger(L, static_cast<lua_Integer>(with_text));
+  lua_pushinteger(L, static_cast<lua_Integer>(n.docs_with_text));
   lua_setfield(L, -2, "docs_with_text");
-  lua_pushinteger(L, static_cast<lua_Integer>(preds));
+  lua_pushinteger(L, static_cast<lua_Integer>(n.preds));
   lua_setfield(L, -2, "preds");
-  lua_pushinteger(L, static_cast<lua_Integer>(absent));
+  lua_pushinteger(L, static_cast<lua_Integer>(n.absent));
   lua_setfield(L, -2, "absent");
-  SetNumber(L, "absent_share", static_cast<double>(absent) / np);  // NaN without predictions
+  SetNumber(L, "absent_share", static_cast<double>(n.absent) / np);  // NaN without predictions
   const char* names[] = {"P", "R", "M", "U"};
   lua_createtable(L, 0, 4);
-  for (int k = 0; k < 4; ++k) SetNumber(L, names[k], static_cast<double>(prmu[k]) / np);
+  for (int k = 0; k < 4; ++k) SetNumber(L, names[k], static_cast<double>(n.prmu[k]) / np);
   lua_setfield(L, -2, "prmu");
   lua_createtable(L, 0, 4);
   for (int k = 0; k < 4; ++k) {
-    lua_pushinteger(L, static_cast<lua_Integer>(prmu[k]));
+    lua_pushinteger(L, static_cast<lua_Integer>(n.prmu[k]));
     lua_setfield(L, -2, names[k]);
   }
   lua_setfield(L, -2, "prmu_counts");
@@ -426,42 +363,22 @@ int SystemStats(lua_State* L) {
 // Predictions given as an array of ';' lines (one per pair), named `name` line by line.
 RawPredictions LinesPredictions(lua_State* L, int opts, const char* key, const std::string& name,
                                 const char* fn) {
-  RawPredictions p;
-  p.path = name;
-  p.format = "lines";
   lua_getfield(L, opts, key);
   if (!lua_istable(L, -1)) Fail(L, fn, fmt::format("option '{}' must be an array of ';' lines", key));
   const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
-  std::string all;
+  std::vector<std::string_view> lines;  // the strings stay alive: the table on the stack holds them
   for (lua_Integer i = 1; i <= n; ++i) {
     lua_rawgeti(L, -1, i);
     if (lua_type(L, -1) != LUA_TSTRING) Fail(L, fn, fmt::format("{}[{}] must be a string", key, i));
     std::size_t len = 0;
     const char* s = lua_tolstring(L, -1, &len);
-    std::string_view line(s, len);
-    if (!ValidUtf8(line)) Fail(L, fn, fmt::format("{}:{}: invalid UTF-8 (expected UTF-8 text)", name, i));
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    RawPrediction rp;
-    for (std::string_view piece : SplitOn(line, ";")) rp.phrases.emplace_back(piece);
-    rp.loc = {name, static_cast<int>(i)};
-    p.docs.push_back(std::move(rp));
-    all.append(line);
-    all.push_back('\n');
+    lines.emplace_back(s, len);
     lua_pop(L, 1);
   }
+  auto p = homog::PredictionsFromLines(lines, name);
+  if (!p.ok()) Fail(L, fn, p.error().message);
   lua_pop(L, 1);
-  p.content_hash = Sha256Hex(all);
-  return p;
-}
-
-bool IsWord(std::string_view tok) {
-  // Python's str.isalnum() for some character (the reference, tests/data/homog/peer_reformulations.py):
-  // \w without '_'. Non-ASCII punctuation such as “ or — is not a word.
-  for (std::size_t i = 0; i < tok.size();) {
-    const char32_t cp = DecodeUtf8(tok, i);
-    if (cp != U'_' && IsPyWordChar(cp)) return true;
-  }
-  return false;
+  return std::move(*p);
 }
 
 int Reformulations(lua_State* L) {
@@ -478,94 +395,49 @@ int Reformulations(lua_State* L) {
   auto pairs = homog::ParseReformulations(std::string_view(text, len), name);
   if (!pairs.ok()) return luaL_error(L, "%s", pairs.error().message.c_str());
 
-  // Two datasets with the same gold: the originals and their reformulations, document i = pair i.
-  // DatasetFromRecords checks them and hashes every field (ids, texts and gold), as for Python's records.
-  RawDataset ds[2];
-  for (int side = 0; side < 2; ++side) {
-    std::vector<RawDoc> docs;
-    for (const auto& p : *pairs) {
-      RawDoc d;
-      d.id = p.id;
-      d.body = side == 0 ? p.original : p.reformulation;
-      for (const auto& k : p.keyphrases) d.refs.push_back({k});
-      d.loc = {name, p.line};
-      docs.push_back(std::move(d));
-    }
-    auto built = DatasetFromRecords(name, std::move(docs));
-    if (!built.ok()) return luaL_error(L, "%s", built.error().message.c_str());
-    ds[side] = std::move(*built);
-    ds[side].format = "reformulations";
-    ds[side].name = side == 0 ? "original" : "reformulation";
-    ds[side].files = {name};
-  }
-  std::shared_ptr<const Corpus> corpora[2];
+  std::optional<RawPredictions> preds[2];
   const char* pred_keys[2] = {"predictions_original", "predictions_reformulation"};
   for (int side = 0; side < 2; ++side) {
-    std::optional<RawPredictions> preds;
     int has = LUA_TNIL;
     if (!lua_isnoneornil(L, 3)) {
       has = lua_getfield(L, 3, pred_keys[side]);
       lua_pop(L, 1);
     }
-    if (has != LUA_TNIL) {
-      auto al = AlignPredictions(ds[side], LinesPredictions(L, 3, pred_keys[side], pred_keys[side], fn));
-      if (!al.ok()) return luaL_error(L, "%s", al.error().message.c_str());
-      preds = std::move(*al);
-    }
-    auto c = BuildCorpus(ds[side], preds ? &*preds : nullptr, *profile);
-    if (!c.ok()) return luaL_error(L, "%s", c.error().message.c_str());
-    corpora[side] = std::make_shared<const Corpus>(std::move(*c));
+    if (has != LUA_TNIL) preds[side] = LinesPredictions(L, 3, pred_keys[side], pred_keys[side], fn);
   }
-  const Corpus& orig = *corpora[0];
-  const Corpus& ref = *corpora[1];
+  auto study = homog::StudyReformulations(*pairs, name, *profile, std::move(preds[0]), std::move(preds[1]),
+                                          tolerance);
+  if (!study.ok()) {
+    if (study.error().IsInternal()) Fail(L, fn, study.error().message);
+    return luaL_error(L, "%s", study.error().message.c_str());
+  }
   lua_createtable(L, 0, 3);
-  PushCorpus(L, corpora[0]);
+  PushCorpus(L, study->original);
   lua_setfield(L, -2, "original");
-  PushCorpus(L, corpora[1]);
+  PushCorpus(L, study->reformulation);
   lua_setfield(L, -2, "reformulation");
   lua_createtable(L, static_cast<int>(pairs->size()), 0);
   for (std::size_t i = 0; i < pairs->size(); ++i) {
-    const Document& a = orig.docs[i];
-    const Document& b = ref.docs[i];
-    // Same gold strings under the same profile: the reference lists align one to one.
-    if (a.refs.size() != b.refs.size()) Fail(L, fn, "internal error: reference lists differ");
-    std::vector<bool> kept;
-    for (std::size_t j = 0; j < a.refs.size(); ++j) {
-      if (!a.refs[j].present) continue;
-      const Prmu cls = ref.Classify(b, b.refs[j]);
-      kept.push_back(cls == Prmu::kPresent || cls == Prmu::kReordered);
-    }
-    // Words: the profile's source tokens with a letter or digit (punctuation is not a word).
-    std::vector<std::string_view> wa, wb;
-    for (TokenId t : a.src_tokens) {
-      if (IsWord(orig.Str(t))) wa.push_back(orig.Str(t));
-    }
-    for (TokenId t : b.src_tokens) {
-      if (IsWord(ref.Str(t))) wb.push_back(ref.Str(t));
-    }
-    std::unique_ptr<bool[]> kept_arr(new bool[kept.size() + 1]);
-    for (std::size_t k = 0; k < kept.size(); ++k) kept_arr[k] = kept[k];
-    const homog::FilterVerdict v = homog::FilterReformulation(
-        std::span<const bool>(kept_arr.get(), kept.size()), wa.size(), wb.size(), tolerance);
+    const homog::ReformulationRow& r = study->rows[i];
     const auto& p = (*pairs)[i];
     lua_createtable(L, 0, 11);
     SetString(L, "id", p.id);
     SetString(L, "method", p.method);
     lua_pushinteger(L, p.line);
     lua_setfield(L, -2, "line");
-    lua_pushinteger(L, static_cast<lua_Integer>(wa.size()));
+    lua_pushinteger(L, static_cast<lua_Integer>(r.words_original));
     lua_setfield(L, -2, "words_original");
-    lua_pushinteger(L, static_cast<lua_Integer>(wb.size()));
+    lua_pushinteger(L, static_cast<lua_Integer>(r.words_reformulation));
     lua_setfield(L, -2, "words_reformulation");
-    SetNumber(L, "wer", homog::Wer(wb, wa));
-    SetNumber(L, "rouge1", homog::Rouge1Recall(wb, wa));
-    lua_pushboolean(L, v.keep);
+    SetNumber(L, "wer", r.wer);
+    SetNumber(L, "rouge1", r.rouge1);
+    lua_pushboolean(L, r.verdict.keep);
     lua_setfield(L, -2, "keep");
-    lua_pushboolean(L, v.keyphrases_ok);
+    lua_pushboolean(L, r.verdict.keyphrases_ok);
     lua_setfield(L, -2, "keyphrases_ok");
-    lua_pushboolean(L, v.length_ok);
+    lua_pushboolean(L, r.verdict.length_ok);
     lua_setfield(L, -2, "length_ok");
-    lua_pushinteger(L, static_cast<lua_Integer>(v.lost_keyphrases));
+    lua_pushinteger(L, static_cast<lua_Integer>(r.verdict.lost_keyphrases));
     lua_setfield(L, -2, "lost");
     lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
   }
@@ -589,7 +461,7 @@ int CtxPartners(lua_State* L) {
   }
   lua_pop(L, 1);
   const auto i = static_cast<std::size_t>(d - c->docs.data());
-  const auto& list = ud->pairs->partners.at(i);
+  const auto& list = ud->pairs->gold.partners.at(i);
   lua_createtable(L, static_cast<int>(list.size()), 0);
   for (std::size_t k = 0; k < list.size(); ++k) {
     lua_createtable(L, 0, 3);
@@ -621,7 +493,7 @@ int CtxNormalize(lua_State* L) {
     std::string_view out = k.surface();
     const std::int32_t row = s.Row(*k.phrase, EmbedForm::kSurface);
     if (row >= 0 && s.has[row]) {
-      const auto hit = px.vocab->Search(s.vecs.data() + static_cast<std::size_t>(row) * s.dims, 1);
+      const auto hit = px.vocab.index->Search(s.vecs.data() + static_cast<std::size_t>(row) * s.dims, 1);
       if (!hit.empty()) out = c->phrases[static_cast<std::size_t>(hit[0].first)].surface;
     }
     lua_pushlstring(L, out.data(), out.size());
@@ -643,70 +515,6 @@ const luaL_Reg kFunctions[] = {
 
 }  // namespace
 
-Result<std::shared_ptr<const PairIndex>> MineCorpusPairs(const Corpus& corpus, const MetricPlugin& plugin,
-                                                         std::shared_ptr<const EmbeddingSpace> space) {
-  double theta = 0.5;
-  bool mine_stem = false, keep_identical = false;
-  std::string vocabulary;
-  if (auto it = plugin.params.find("theta"); it != plugin.params.end()) {
-    const double* t = std::get_if<double>(&it->second);
-    if (!t) return Error{"parameter 'theta' must be a number"};
-    theta = *t;
-  }
-  for (auto [name, flag] : {std::pair{"mine_stem", &mine_stem}, std::pair{"keep_identical", &keep_identical}}) {
-    if (auto it = plugin.params.find(name); it != plugin.params.end()) {
-      const bool* b = std::get_if<bool>(&it->second);
-      if (!b) return Error{fmt::format("parameter '{}' must be a boolean", name)};
-      *flag = *b;
-    }
-  }
-  if (auto it = plugin.params.find("vocabulary"); it != plugin.params.end()) {
-    const std::string* v = std::get_if<std::string>(&it->second);
-    if (!v || (!v->empty() && *v != "gold")) {
-      return Error{"parameter 'vocabulary' must be \"gold\" or \"\" (none)"};
-    }
-    vocabulary = *v;
-  }
-  auto pairs = homog::MinePairs(GoldSets(corpus, mine_stem), theta);
-  if (!pairs.ok()) return pairs.error();
-  auto index = std::make_shared<PairIndex>();
-  index->theta = theta;
-  index->partners.resize(corpus.docs.size());
-  for (const auto& p : *pairs) {
-    // Identical gold sets: in KP20k almost always the same record twice (docs/homogeneity.md).
-    if (p.shared == p.uni && !keep_identical) continue;
-    index->partners[p.a].emplace_back(p.b, p.jaccard);
-    ++index->n_pairs;
-  }
-  if (vocabulary == "gold") {
-    if (!space) return Error{"vocabulary = \"gold\" needs embeddings: declare needs = {\"pairs\", \"embeddings\"}"};
-    // One entry per distinct surface vector of a gold keyphrase (the first phrase that has it).
-    std::vector<std::int64_t> labels;
-    std::vector<float> rows;
-    std::vector<std::uint8_t> seen(space->has.size(), 0);
-    for (const Document& d : corpus.docs) {
-      for (const Keyphrase& r : d.refs) {
-        const std::int32_t row = space->Row(*r.phrase, EmbedForm::kSurface);
-        if (row < 0 || !space->has[row] || seen[row]) continue;
-        seen[row] = 1;
-        labels.push_back(r.phrase->id);
-        const float* v = space->vecs.data() + static_cast<std::size_t>(row) * space->dims;
-        rows.insert(rows.end(), v, v + space->dims);
-      }
-    }
-    AnnIndex::Options opt;
-    opt.ef_construction = 100;  // build time matters here (one index per run); recall is checked in ann_test
-    opt.ef_search = 200;
-    auto ann = std::make_unique<AnnIndex>(AnnIndex::Create(space->dims, space->model.fingerprint, opt));
-    // One thread: a multi-threaded HNSW build depends on thread timing (ann.h), and a run's scores must not.
-    if (Status st = ann->AddBatch(labels, rows.data(), 1); !st.ok()) return st.error();
-    index->vocab = std::move(ann);
-    index->vocab_size = labels.size();
-    index->space = std::move(space);
-  }
-  return std::shared_ptr<const PairIndex>(std::move(index));
-}
-
 void AddPairsCtx(lua_State* L, const std::shared_ptr<const Corpus>& corpus,
                  const std::shared_ptr<const PairIndex>& pairs) {
   // [ctx]
@@ -714,11 +522,11 @@ void AddPairsCtx(lua_State* L, const std::shared_ptr<const Corpus>& corpus,
   lua_pushcclosure(L, Safe<CtxPartners>, 1);
   lua_setfield(L, -2, "partners");
   lua_createtable(L, 0, 4);
-  SetNumber(L, "theta", pairs->theta);
-  lua_pushinteger(L, static_cast<lua_Integer>(pairs->n_pairs));
+  SetNumber(L, "theta", pairs->gold.theta);
+  lua_pushinteger(L, static_cast<lua_Integer>(pairs->gold.n_pairs));
   lua_setfield(L, -2, "n");
-  if (pairs->vocab) {
-    lua_pushinteger(L, static_cast<lua_Integer>(pairs->vocab_size));
+  if (pairs->vocab.index) {
+    lua_pushinteger(L, static_cast<lua_Integer>(pairs->vocab.size));
     lua_setfield(L, -2, "vocabulary_size");
     NewUserdata<PairsUd>(L, kPairsMeta, PairsUd{corpus, pairs});
     lua_pushcclosure(L, Safe<CtxNormalize>, 1);

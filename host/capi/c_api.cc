@@ -184,7 +184,7 @@ char* kplab_evaluate(const kplab_data* data, const char* metrics, const char* pa
       }
       run_id = *id;
     }
-    // The object `kplab eval --output json` prints (host/cli.cc PrintAggregates).
+    // The object `kplab eval --output json` prints (host/cli/cli.cc PrintAggregates).
     std::string out = "{\"run_id\": " + std::to_string(run_id) + ", \"dataset\": " +
                       kplab::JsonString(run.dataset_name) + ", \"system\": " + kplab::JsonString(run.system) +
                       ", \"profile\": " + kplab::JsonString(run.profile) +

@@ -52,19 +52,9 @@ void InstallEmbed(lua_State* L);   // lua_embed.cc: Matrix; kp.neighbors, kp.mat
 void InstallPlot(lua_State* L);    // lua_plot.cc: kp.plot.boxplot, histogram, heatmap, bars, lines (SVG)
 void InstallStats(lua_State* L);   // lua_stats.cc: kp.stats (tests, correlations, bootstrap, factor analysis)
 void InstallCalib(lua_State* L);   // lua_calib.cc: kp.calib (keyphrase perplexity, ECE, positions)
-void InstallHomog(lua_State* L);
-// lua_pattern.cc: string.find/match/gmatch/gsub with every matcher step charged to the budget (the
-// string table on top of the stack; LuaVm does this for its own string library).
-void InstallBudgetedPatterns(lua_State* L);   // lua_homog.cc: kp.homog (consistency of a pair, pair mining, reformulations)
-// Pairs of documents whose gold sets have Jaccard >= the plugin's `theta` parameter (default 0.5), per
-// document, for metric plugins that declare needs = {"pairs"} (parameters mine_stem, keep_identical:
-// docs/homogeneity.md); with vocabulary = "gold" and a space, also an HNSW index over the gold
-// keyphrases' vectors (lua_homog.cc).
+void InstallHomog(lua_State* L);   // lua_homog.cc: kp.homog (consistency of a pair, pair mining, reformulations)
+// The pairs of a run (pair_index.h; built by the engine's MineCorpusPairs, engine/pairs.h).
 struct PairIndex;
-struct MetricPlugin;
-struct EmbeddingSpace;
-Result<std::shared_ptr<const PairIndex>> MineCorpusPairs(const Corpus& corpus, const MetricPlugin& plugin,
-                                                         std::shared_ptr<const EmbeddingSpace> space);
 // Adds ctx.partners(doc) and ctx.pairs = {theta, n [, normalize]} to the table on top of the stack.
 // [-0, +0]
 void AddPairsCtx(lua_State* L, const std::shared_ptr<const Corpus>& corpus,
@@ -83,5 +73,8 @@ void PushMatrix(lua_State* L, Matrix m);
 void PushCorpus(lua_State* L, std::shared_ptr<const Corpus> corpus);
 // The corpus of the Corpus userdata at idx (a Lua argument error otherwise).
 std::shared_ptr<const Corpus> CheckCorpusArg(lua_State* L, int idx);
+// The corpus of the Corpus userdata at idx, or nullptr when the value is not one (luaL_testudata's
+// contract; the userdata owns the corpus). For bindings that take a Corpus argument (lua_homog.cc).
+const Corpus* TestCorpus(lua_State* L, int idx);
 
 }  // namespace kplab::host

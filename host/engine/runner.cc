@@ -16,6 +16,7 @@
 #include "bindings.h"
 #include "columns.h"
 #include "lua_util.h"
+#include "pairs.h"
 
 namespace kplab::host {
 

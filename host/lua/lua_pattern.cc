@@ -14,7 +14,7 @@
 #include <new>
 #include <string_view>
 
-#include "bindings.h"
+#include "lua_pattern.h"
 #include "sandbox.h"
 
 namespace kplab::host {

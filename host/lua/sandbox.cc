@@ -29,7 +29,7 @@
 
 #include <lua.hpp>
 
-#include "bindings.h"
+#include "lua_pattern.h"
 #include "kplab/io.h"
 #include "lua_util.h"
 

@@ -27,7 +27,7 @@
 #include <histedit.h>
 #include <lua.hpp>
 
-#include "cli.h"
+#include "exit_code.h"
 #include "evaluate.h"
 #include "kplab/store.h"
 #include "lua_script.h"
