@@ -11,6 +11,7 @@
 #include "kplab/corpus.h"
 #include "kplab/io.h"
 #include "kplab/result.h"
+#include "embedding.h"
 #include "kplab/store.h"
 #include "plugin.h"
 #include "runner.h"
@@ -77,6 +78,23 @@ std::string DefaultSystemName(const std::string& predictions_path);
 Result<std::vector<MetricPlugin>> LoadMetrics(
     LuaVm& vm, const std::vector<std::string>& names, const std::vector<std::string>& user_dirs,
     const std::map<std::string, std::map<std::string, std::string>>& params);
+
+// The metric names a request selects: its list, or kDefaultMetrics when it names none. A name listed
+// twice is a usage error.
+Result<std::vector<std::string>> SelectedMetrics(const EvalRequest& request);
+
+// What a run does with freshly loaded plugins before planning: check(params, profile), then
+// needs(profile, params) for those whose needs is a function.
+Status PreparePlugins(LuaVm& vm, std::vector<MetricPlugin>& plugins, const Profile& profile);
+
+// The plan for prepared plugins: the forms their needs declare and whether the index is loaded.
+// Returns false when no plugin needs embeddings (the run plans nothing).
+bool PlanNeeds(const std::vector<MetricPlugin>& plugins, PlanRequest& plan);
+
+// The distinct strings a run of this request on this corpus would embed, found by the run's own steps
+// (SelectedMetrics, LoadMetrics, PreparePlugins, PlanNeeds, CollectPhrases) without a model or cache.
+// Empty when no selected metric needs embeddings. `kplab cache phrases` prints it.
+Result<PhrasePlan> PlannedPhrases(const Corpus& corpus, const EvalRequest& request);
 
 // Installs every native module into vm's kp table.
 void InstallAll(LuaVm& vm);
