@@ -489,7 +489,9 @@ int CmdCacheImpl(Args a) {
     }
     return kExitOk;
   }
-  if (pos[0] != "add") throw UsageError(fmt::format("unknown cache subcommand '{}' (expected add, info, phrases)", pos[0]));
+  if (pos[0] != "add") {
+    throw UsageError(fmt::format("unknown cache subcommand '{}' (expected add, info, phrases)", pos[0]));
+  }
   EvalRequest req;
   req.profile = a.Take("--profile").value_or("kplab");
   req.source_path = a.Take("--source");

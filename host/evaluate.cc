@@ -290,7 +290,6 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
   std::shared_ptr<const EmbeddingSpace> space;
   {
     PlanRequest plan;
-    plan.forms[0] = plan.forms[1] = false;  // only the forms some plugin declared
     plan.threads = req.threads;
     if (PlanNeeds(*plugins, plan)) {
       plan.model_name = req.model;

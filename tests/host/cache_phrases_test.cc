@@ -45,7 +45,9 @@ std::string VectorTsvLine(const std::string& phrase) {
   std::uint64_t h = 1469598103934665603ull;
   for (unsigned char c : phrase) h = (h ^ c) * 1099511628211ull;
   std::string line = phrase;
-  for (int i = 0; i < 4; ++i) line += "\t" + std::to_string(1.0 + static_cast<double>((h >> (16 * i)) & 0xffff) / 65536.0);
+  for (int i = 0; i < 4; ++i) {
+    line += "\t" + std::to_string(1.0 + static_cast<double>((h >> (16 * i)) & 0xffff) / 65536.0);
+  }
   return line + "\n";
 }
 
@@ -204,7 +206,10 @@ TEST_F(CachePhrases, HostileInput) {
   EXPECT_NE(o.err.find("kplab: unknown metric 'semrpx' (expected one of: "), std::string::npos) << o.err;
   o = Run("cache phrases " + kTinyArgs + " --metrics semrp --param semrp.k=0");
   EXPECT_EQ(o.code, 1);
-  EXPECT_NE(o.err.find("semrp"), std::string::npos) << o.err;
+  EXPECT_EQ(o.err, "kplab: plugin 'semrp': parameter 'k' must be an integer >= 1 (got 0) (see 'kplab help')\n");
+  o = Run("cache nope");
+  EXPECT_EQ(o.code, 1);
+  EXPECT_EQ(o.err, "kplab: unknown cache subcommand 'nope' (expected add, info, phrases) (see 'kplab help')\n");
   o = Run("cache phrases " + kTinyArgs + " --metrics semrp --output csv");
   EXPECT_EQ(o.code, 1);
   EXPECT_EQ(o.err, "kplab: unknown --output 'csv' (expected lines or jsonl) (see 'kplab help')\n");
