@@ -226,6 +226,31 @@ std::vector<std::string> SplitList(const std::string& s) {
 
 // ---- eval -------------------------------------------------------------------------------------------
 
+}  // namespace
+
+void TakeCorpusOptions(Args& a, EvalRequest& req) {
+  if (auto f = a.Take("--dataset-format")) req.dataset_options.format = *f;
+  if (auto k = a.Take("--hulth-keys")) req.dataset_options.hulth_keys = *k;
+  if (auto s = a.Take("--semeval-answers")) req.dataset_options.semeval_answers = *s;
+  req.dataset_options.refs_stemmed = a.Flag("--refs-stemmed");
+  req.predictions_format = a.Take("--predictions-format").value_or("");
+  req.source_path = a.Take("--source");
+  req.profile = a.Take("--profile").value_or("kplab");
+  req.metrics = SplitList(a.Take("--metrics").value_or(kDefaultMetrics));
+  if (req.metrics.empty()) throw UsageError("--metrics names no metric");
+  req.plugin_dirs = a.TakeAll("--plugins");
+  for (const auto& p : a.TakeAll("--param")) {
+    const auto dot = p.find('.');
+    const auto eq = p.find('=');
+    if (dot == std::string::npos || eq == std::string::npos || dot > eq) {
+      throw UsageError(fmt::format("--param must be METRIC.NAME=VALUE (got '{}')", p));
+    }
+    req.params[p.substr(0, dot)][p.substr(dot + 1, eq - dot - 1)] = p.substr(eq + 1);
+  }
+}
+
+namespace {
+
 int CmdEvalBatch(const EvalRequest& req, const std::vector<ManifestEntry>& entries, const std::string& db_path,
                  const std::string& output, bool no_store);
 
@@ -247,30 +272,13 @@ int CmdEval(Args a) {
   if (auto s = a.Take("--seed")) {
     req.seed = static_cast<std::int64_t>(ParseCount("--seed", *s, 0, std::numeric_limits<std::int64_t>::max()));
   }
-  if (auto f = a.Take("--dataset-format")) req.dataset_options.format = *f;
-  if (auto k = a.Take("--hulth-keys")) req.dataset_options.hulth_keys = *k;
-  if (auto s = a.Take("--semeval-answers")) req.dataset_options.semeval_answers = *s;
-  req.dataset_options.refs_stemmed = a.Flag("--refs-stemmed");
-  req.predictions_format = a.Take("--predictions-format").value_or("");
-  req.source_path = a.Take("--source");
+  TakeCorpusOptions(a, req);
   req.system = a.Take("--system").value_or("");
-  req.profile = a.Take("--profile").value_or("kplab");
-  req.metrics = SplitList(a.Take("--metrics").value_or(kDefaultMetrics));
-  if (req.metrics.empty()) throw UsageError("--metrics names no metric");
   const std::string db_path = a.Take("--db").value_or(RunStore::DefaultPath());
   const std::string output = a.Take("--output").value_or("table");
   const bool no_store = a.Flag("--no-store");
   req.model = a.Take("--model").value_or("");
   req.cache_db = db_path;
-  req.plugin_dirs = a.TakeAll("--plugins");
-  for (const auto& p : a.TakeAll("--param")) {
-    const auto dot = p.find('.');
-    const auto eq = p.find('=');
-    if (dot == std::string::npos || eq == std::string::npos || dot > eq) {
-      throw UsageError(fmt::format("--param must be METRIC.NAME=VALUE (got '{}')", p));
-    }
-    req.params[p.substr(0, dot)][p.substr(dot + 1, eq - dot - 1)] = p.substr(eq + 1);
-  }
   req.limits = TakeLimits(a);
   if (auto t = a.Take("--threads")) req.threads = static_cast<int>(ParseCount("--threads", *t, 1, kMaxThreads));
   CheckOutputFormat(output);
@@ -1086,8 +1094,13 @@ const std::map<std::string, std::string>& HelpTexts() {
       {"cache",
        "kplab cache add DATASET [PREDICTIONS] [--model NAME] [--profile P] [--stems] [--index] [--db FILE]\n"
        "kplab cache info [--db FILE]\n"
+       "kplab cache phrases --dataset D [--predictions P] [--profile P] [--metrics M] [--param M.N=V]\n"
+       "                    [--plugins DIR] [--with-form] [--output lines|jsonl]\n"
        "  add: embeds every distinct phrase of a dataset (and predictions) into the phrase cache;\n"
-       "  --stems also their stemmed forms, --index brings the model's HNSW index up to date.\n"},
+       "  --stems also their stemmed forms, --index brings the model's HNSW index up to date.\n"
+       "  phrases: prints, one per line, exactly the strings `kplab eval` with the same options would\n"
+       "  embed (each once, in the run's plan order), for an external model; --with-form prefixes\n"
+       "  surface, stems or surface+stems and a tab; jsonl prints {\"phrase\": ...} objects.\n"},
       {"runs",
        "kplab runs list|show ID|compare A B|export ID|rm ID... [--db FILE] [--output F]\n"
        "  list: stored runs, newest first (--output table, json, csv, tsv), with their seed; filtered by\n"

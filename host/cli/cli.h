@@ -10,6 +10,12 @@ namespace kplab::host {
 
 int Main(int argc, char** argv);
 
+class Args;
+struct EvalRequest;
+// The options `kplab eval` and `kplab cache phrases` share: dataset and predictions formats, --source,
+// --profile, --metrics, --plugins, --param (not --dataset and --predictions themselves).
+void TakeCorpusOptions(Args& a, EvalRequest& req);
+
 // Commands in cli_model.cc.
 int CmdModel(std::vector<std::string> args);
 int CmdNeighbors(std::vector<std::string> args);

@@ -16,6 +16,7 @@
 #include "cli_args.h"
 #include "embedding.h"
 #include "evaluate.h"
+#include "plan.h"
 #include "kplab/json.h"
 #include "kplab/cache.h"
 #include "kplab/io.h"
@@ -416,9 +417,65 @@ int CmdNeighborsImpl(Args a) {
   return kExitOk;
 }
 
+// kplab cache phrases: the strings a run with these options would embed, found by the run's own plan
+// (PlannedPhrases), so that an external model can embed exactly them (docs/embeddings.md).
+int CachePhrases(Args& a) {
+  EvalRequest req;
+  req.dataset_path = a.Require("--dataset");
+  req.predictions_path = a.Take("--predictions").value_or("");
+  TakeCorpusOptions(a, req);
+  const std::string output = a.Take("--output").value_or("lines");
+  const bool with_form = a.Flag("--with-form");
+  if (output != "lines" && output != "jsonl") {
+    throw UsageError(fmt::format("unknown --output '{}' (expected lines or jsonl)", output));
+  }
+  auto rest = a.Positionals();
+  if (rest.size() != 1) throw UsageError(fmt::format("unexpected argument '{}'", rest[1]));
+  auto loaded = LoadCorpus(req);
+  if (!loaded) {
+    if (loaded.error().IsUsage()) throw UsageError(loaded.error().message);
+    throw ModelInputError(loaded.error().message);
+  }
+  auto plan = PlannedPhrases(*loaded, req);
+  if (!plan) {
+    if (plan.error().IsUsage()) throw UsageError(plan.error().message);
+    std::cerr << "kplab: " << plan.error().message << "\n";
+    return ExitCodeFor(plan.error().kind);
+  }
+  if (plan->texts.empty()) {
+    std::cerr << "kplab: no selected metric needs embeddings; nothing to embed\n";
+    return kExitOk;
+  }
+  // One string per line cannot carry a line break: refuse before printing anything.
+  if (output == "lines") {
+    for (const auto& t : plan->texts) {
+      if (t.find_first_of("\n\r") != std::string::npos) {
+        throw ModelInputError(fmt::format("phrase {} contains a line break, which one-per-line output cannot "
+                                          "carry (expected --output jsonl)", JsonString(t)));
+      }
+    }
+  }
+  static constexpr const char* kFormNames[] = {"", "surface", "stems", "surface+stems"};
+  std::string out;
+  for (std::size_t i = 0; i < plan->texts.size(); ++i) {
+    const char* form = kFormNames[plan->forms[i] & 3];
+    if (output == "jsonl") {
+      out += with_form ? fmt::format("{{\"phrase\": {}, \"form\": \"{}\"}}\n", JsonString(plan->texts[i]), form)
+                       : fmt::format("{{\"phrase\": {}}}\n", JsonString(plan->texts[i]));
+    } else {
+      if (with_form) out += std::string(form) + "\t";
+      out += plan->texts[i] + "\n";
+    }
+  }
+  std::cout << out << std::flush;
+  std::cerr << fmt::format("{} distinct phrases (profile {})\n", plan->texts.size(), loaded->profile.name);
+  return kExitOk;
+}
+
 int CmdCacheImpl(Args a) {
   auto pos = a.Positionals(true);
-  if (pos.empty()) throw UsageError("cache needs a subcommand: add, info");
+  if (pos.empty()) throw UsageError("cache needs a subcommand: add, info, phrases");
+  if (pos[0] == "phrases") return CachePhrases(a);
   const std::string model_name = a.Take("--model").value_or(DefaultModelName());
   const std::string db_path = a.Take("--db").value_or(RunStore::DefaultPath());
   if (pos[0] == "info") {
@@ -433,7 +490,9 @@ int CmdCacheImpl(Args a) {
     }
     return kExitOk;
   }
-  if (pos[0] != "add") throw UsageError(fmt::format("unknown cache subcommand '{}' (expected add, info)", pos[0]));
+  if (pos[0] != "add") {
+    throw UsageError(fmt::format("unknown cache subcommand '{}' (expected add, info, phrases)", pos[0]));
+  }
   EvalRequest req;
   req.profile = a.Take("--profile").value_or("kplab");
   req.source_path = a.Take("--source");

@@ -1,4 +1,5 @@
 #include "evaluate.h"
+#include "plan.h"
 
 #include <algorithm>
 #include <chrono>
@@ -198,6 +199,58 @@ Result<std::vector<MetricPlugin>> LoadMetrics(
   return out;
 }
 
+Result<std::vector<std::string>> SelectedMetrics(const EvalRequest& req) {
+  std::vector<std::string> metrics = req.metrics;
+  if (metrics.empty()) {
+    for (auto m : SplitOn(kDefaultMetrics, ",")) metrics.emplace_back(m);
+  }
+  for (std::size_t i = 0; i < metrics.size(); ++i) {
+    if (std::find(metrics.begin(), metrics.begin() + static_cast<std::ptrdiff_t>(i), metrics[i]) !=
+        metrics.begin() + static_cast<std::ptrdiff_t>(i)) {
+      return Error{fmt::format("metric '{}' is listed twice", metrics[i]), ErrorKind::kUsage};
+    }
+  }
+  return metrics;
+}
+
+Status PreparePlugins(LuaVm& vm, std::vector<MetricPlugin>& plugins, const Profile& profile) {
+  // check(params, profile): parameter values the declaration's types cannot express (e.g. exact.ks).
+  for (auto& p : plugins) {
+    if (Status st = CheckParams(vm, p, profile); !st.ok()) return st;
+  }
+  for (auto& p : plugins) {
+    if (Status st = ResolveNeeds(vm, p, profile); !st.ok()) return Error{st.message(), ErrorKind::kScript};
+  }
+  return Status::Ok();
+}
+
+bool PlanNeeds(const std::vector<MetricPlugin>& plugins, PlanRequest& plan) {
+  plan.forms[0] = plan.forms[1] = false;  // only the forms some plugin declared
+  plan.neighbors = false;
+  bool any = false;
+  for (const auto& p : plugins) {
+    for (const auto& need : p.needs) {
+      if (need == "embeddings") plan.forms[0] = any = true;
+      if (need == "embeddings:stems") plan.forms[1] = any = true;
+      if (need == "neighbors") plan.neighbors = plan.forms[0] = any = true;
+    }
+  }
+  return any;
+}
+
+Result<PhrasePlan> PlannedPhrases(const Corpus& corpus, const EvalRequest& req) {
+  auto metrics = SelectedMetrics(req);
+  if (!metrics) return metrics.error();
+  LuaVm vm(req.limits);
+  InstallAll(vm);
+  auto plugins = LoadMetrics(vm, *metrics, req.plugin_dirs, req.params);
+  if (!plugins) return plugins.error();
+  if (Status st = PreparePlugins(vm, *plugins, corpus.profile); !st.ok()) return st.error();
+  PlanRequest plan;
+  if (!PlanNeeds(*plugins, plan)) return PhrasePlan{};
+  return CollectPhrases(corpus, plan.forms);
+}
+
 namespace {
 
 Result<Profile> RequestProfile(const EvalRequest& req) {
@@ -287,16 +340,9 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
   auto fail = [&](ErrorKind f, std::string message) -> Result<EvalResult> {
     return Error{std::move(message), f};
   };
-  std::vector<std::string> metrics = req.metrics;
-  if (metrics.empty()) {
-    for (auto m : SplitOn(kDefaultMetrics, ",")) metrics.emplace_back(m);
-  }
-  for (std::size_t i = 0; i < metrics.size(); ++i) {
-    if (std::find(metrics.begin(), metrics.begin() + static_cast<std::ptrdiff_t>(i), metrics[i]) !=
-        metrics.begin() + static_cast<std::ptrdiff_t>(i)) {
-      return fail(ErrorKind::kUsage, fmt::format("metric '{}' is listed twice", metrics[i]));
-    }
-  }
+  auto selected = SelectedMetrics(req);
+  if (!selected) return selected.error();
+  const std::vector<std::string>& metrics = *selected;
   // One Lua VM per scoring lane, each with its own copy of the plugins.
   std::size_t lanes = req.threads > 0 ? static_cast<std::size_t>(std::min(req.threads, kMaxThreads))
                                       : std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
@@ -311,16 +357,8 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
     if (!loaded) return loaded.error();  // usage: a misspelt metric or parameter; script: a bad file
     lane_plugins.push_back(std::move(*loaded));
   }
-  // check(params, profile): parameter values the declaration's types cannot express (e.g. exact.ks).
-  for (auto& p : lane_plugins[0]) {
-    if (Status st = CheckParams(*vms[0], p, shared->profile); !st.ok()) return st.error();
-  }
-  // needs = function(profile, params): resolved once, in the first lane (only the plan reads needs).
-  for (auto& p : lane_plugins[0]) {
-    if (Status st = ResolveNeeds(*vms[0], p, shared->profile); !st.ok()) {
-      return fail(ErrorKind::kScript, st.message());
-    }
-  }
+  // check(params, profile) and needs(profile, params): in the first lane (only the plan reads needs).
+  if (Status st = PreparePlugins(*vms[0], lane_plugins[0], shared->profile); !st.ok()) return st.error();
   const std::vector<MetricPlugin>* plugins = &lane_plugins[0];
   timer.Done("lua setup");
 
@@ -352,17 +390,8 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
   std::shared_ptr<const EmbeddingSpace> space;
   {
     PlanRequest plan;
-    plan.forms[0] = plan.forms[1] = false;  // only the forms some plugin declared
     plan.threads = req.threads;
-    bool any = false;
-    for (const auto& p : *plugins) {
-      for (const auto& need : p.needs) {
-        if (need == "embeddings") plan.forms[0] = any = true;
-        if (need == "embeddings:stems") plan.forms[1] = any = true;
-        if (need == "neighbors") plan.neighbors = plan.forms[0] = any = true;
-      }
-    }
-    if (any) {
+    if (PlanNeeds(*plugins, plan)) {
       plan.model_name = req.model;
       plan.db_path = req.cache_db.empty() ? RunStore::DefaultPath() : req.cache_db;
       const auto t0 = std::chrono::steady_clock::now();

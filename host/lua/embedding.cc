@@ -11,6 +11,26 @@ std::string FormText(const Corpus& c, const Phrase& p, EmbedForm f) {
   return std::string(c.Str(p.key));
 }
 
+PhrasePlan CollectPhrases(const Corpus& corpus, const bool (&forms)[kEmbedForms]) {
+  PhrasePlan plan;
+  for (int f = 0; f < kEmbedForms; ++f) {
+    if (!forms[f]) continue;
+    auto& rows = plan.row_of[f];
+    rows.assign(corpus.phrases.size(), -1);
+    for (const Phrase& p : corpus.phrases) {
+      std::string t = FormText(corpus, p, static_cast<EmbedForm>(f));
+      auto [it, inserted] = plan.row_by_text.emplace(std::move(t), static_cast<std::int32_t>(plan.texts.size()));
+      if (inserted) {
+        plan.texts.push_back(it->first);
+        plan.forms.push_back(0);
+      }
+      plan.forms[it->second] |= static_cast<std::uint8_t>(1u << f);
+      rows[p.id] = it->second;
+    }
+  }
+  return plan;
+}
+
 Status EmbeddingSpace::Lookup(std::string_view text, std::vector<float>& out, bool& has_vec) const {
   out.assign(static_cast<std::size_t>(dims), 0.0f);
   auto it = row_by_text.find(std::string(text));
@@ -44,20 +64,10 @@ Result<std::shared_ptr<EmbeddingSpace>> PlanEmbeddings(const Corpus& corpus, con
   }
   space->dims = space->embedder->dims();
 
-  // Distinct strings over every phrase of the corpus (references and all predictions) in each
-  // requested form.
-  std::vector<std::string> texts;
-  for (int f = 0; f < kEmbedForms; ++f) {
-    if (!req.forms[f]) continue;
-    auto& rows = space->row_of[f];
-    rows.assign(corpus.phrases.size(), -1);
-    for (const Phrase& p : corpus.phrases) {
-      std::string t = FormText(corpus, p, static_cast<EmbedForm>(f));
-      auto [it, inserted] = space->row_by_text.emplace(std::move(t), static_cast<std::int32_t>(texts.size()));
-      if (inserted) texts.push_back(it->first);
-      rows[p.id] = it->second;
-    }
-  }
+  PhrasePlan plan = CollectPhrases(corpus, req.forms);
+  for (int f = 0; f < kEmbedForms; ++f) space->row_of[f] = std::move(plan.row_of[f]);
+  space->row_by_text = std::move(plan.row_by_text);
+  const std::vector<std::string>& texts = plan.texts;
   std::vector<std::string_view> views(texts.begin(), texts.end());
   space->vecs.assign(views.size() * space->dims, 0.0f);
   space->has.assign(views.size(), 0);

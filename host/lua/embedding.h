@@ -59,6 +59,18 @@ struct PlanRequest {
 
 std::string FormText(const Corpus& c, const Phrase& p, EmbedForm f);
 
+// The distinct strings a plan embeds: every phrase of the corpus (references and all predictions) in
+// each requested form, in the order of first appearance — all phrases in corpus order in the surface
+// form, then those in the stems form — each string once even when it is both a surface and a stem key.
+// `kplab cache phrases` prints exactly these texts (docs/embeddings.md).
+struct PhrasePlan {
+  std::vector<std::string> texts;
+  std::vector<std::uint8_t> forms;  // per text: bit f set when it is form f of some phrase
+  std::vector<std::int32_t> row_of[kEmbedForms];  // as EmbeddingSpace::row_of
+  std::unordered_map<std::string, std::int32_t> row_by_text;
+};
+PhrasePlan CollectPhrases(const Corpus& corpus, const bool (&forms)[kEmbedForms]);
+
 Result<std::shared_ptr<EmbeddingSpace>> PlanEmbeddings(const Corpus& corpus, const PlanRequest& req);
 
 // Nearest phrases to a query vector in the space's index: (phrase, cosine), best first.

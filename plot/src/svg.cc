@@ -208,17 +208,21 @@ struct Step {
   }
 };
 
-Step PickStep(double span, int target) {
+// The 1-2-5 step for span / target: the next one up, or with `nearest` the nearest one (Heckbert's
+// "nice numbers" thresholds 1.5, 3 and 7, Graphics Gems 1990).
+Step PickStep(double span, int target, bool integer = false, bool nearest = false) {
   double raw = span / std::max(1, target);
   if (!(raw >= 1e-300)) raw = 1e-300;  // degenerate spans (and NaN): keep the exponent finite
   if (!(raw <= 1e307)) raw = 1e307;
   int e = static_cast<int>(std::floor(std::log10(raw) + 1e-12));
   const double f = raw / std::pow(10.0, e);
-  int m = f <= 1 + 1e-9 ? 1 : f <= 2 + 1e-9 ? 2 : f <= 5 + 1e-9 ? 5 : 10;
+  int m = nearest ? (f < 1.5 ? 1 : f < 3 ? 2 : f < 7 ? 5 : 10)
+                  : (f <= 1 + 1e-9 ? 1 : f <= 2 + 1e-9 ? 2 : f <= 5 + 1e-9 ? 5 : 10);
   if (m == 10) {
     m = 1;
     ++e;
   }
+  if (integer && e < 0) return {1, 0};  // counts: no step below 1
   return {m, e};
 }
 
@@ -235,9 +239,9 @@ Ticks TicksWith(double lo, double hi, Step st) {
 }
 
 // A fixed range with ticks inside it, or the data range widened to nice ticks.
-Axis AxisFor(const std::optional<Range>& fixed, double lo, double hi) {
-  if (fixed) return {*fixed, NiceTicks(fixed->lo, fixed->hi)};
-  return NiceAxis(lo, hi);
+Axis AxisFor(const std::optional<Range>& fixed, double lo, double hi, bool integer) {
+  if (fixed) return {*fixed, NiceTicks(fixed->lo, fixed->hi, 5, integer)};
+  return NiceAxis(lo, hi, 5, integer);
 }
 
 // ---- Drawing ----
@@ -521,12 +525,12 @@ std::string FormatFixed(double v, int decimals) {
   return s;
 }
 
-Ticks NiceTicks(double lo, double hi, int target) {
+Ticks NiceTicks(double lo, double hi, int target, bool integer) {
   if (!(hi > lo)) return TicksWith(lo, lo, {1, 0});
-  return TicksWith(lo, hi, PickStep(hi - lo, target));
+  return TicksWith(lo, hi, PickStep(hi - lo, target, integer));
 }
 
-Axis NiceAxis(double lo, double hi, int target) {
+Axis NiceAxis(double lo, double hi, int target, bool integer) {
   if (lo == hi) {
     const double d = lo == 0 ? 0.5 : std::abs(lo) * 0.1;
     lo -= d;
@@ -535,19 +539,38 @@ Axis NiceAxis(double lo, double hi, int target) {
   // Beyond +-1e300 the span would overflow: such values are drawn as if they were +-1e300.
   lo = std::clamp(lo, -1e300, 1e300);
   hi = std::clamp(hi, -1e300, 1e300);
-  const Step st = PickStep(hi - lo, target);
-  const double s = st.value();
+  const Step st = PickStep(hi - lo, target, integer, /*nearest=*/true);
+  // The ends move out to the grain, not to the step: a value just past a tick costs a twentieth of the
+  // span, not a whole step.
+  const Step grain = PickStep(hi - lo, 4 * std::max(1, target), integer);
+  const double g = grain.value();
   Axis a;
-  double klo = std::floor(lo / s + 1e-9), khi = std::ceil(hi / s - 1e-9);
+  double klo = std::floor(lo / g + 1e-9), khi = std::ceil(hi / g - 1e-9);
   if (khi <= klo) khi = klo + 1;  // spans far below the smallest step
-  a.range.lo = st.Value(klo);
-  a.range.hi = st.Value(khi);
-  if (a.range.lo == 0) a.range.lo = 0.0;  // no -0
+  a.range.lo = grain.Value(klo);
+  a.range.hi = grain.Value(khi);
   a.ticks = TicksWith(a.range.lo, a.range.hi, st);
+  if (a.ticks.values.size() < 2) {  // few ticks asked for: the ends go to whole steps after all
+    const double s = st.value();
+    klo = std::floor(lo / s + 1e-9);
+    khi = std::ceil(hi / s - 1e-9);
+    if (khi <= klo) khi = klo + 1;
+    a.range.lo = st.Value(klo);
+    a.range.hi = st.Value(khi);
+    a.ticks = TicksWith(a.range.lo, a.range.hi, st);
+  }
+  if (a.range.lo == 0) a.range.lo = 0.0;  // no -0
   return a;
 }
 
-Range NiceRange(double lo, double hi, int target) { return NiceAxis(lo, hi, target).range; }
+Range NiceRange(double lo, double hi, int target, bool integer) { return NiceAxis(lo, hi, target, integer).range; }
+
+bool AllIntegers(std::span<const double> values) {
+  for (double v : values) {
+    if (!(std::isfinite(v) && v == std::floor(v))) return false;
+  }
+  return true;
+}
 
 BoxStats ComputeBoxStats(std::vector<double> values) {
   std::sort(values.begin(), values.end());
@@ -630,7 +653,9 @@ Result<std::string> Boxplot(const BoxplotSpec& s) {
     lo = g == 0 ? mn : std::min(lo, mn);
     hi = g == 0 ? mx : std::max(hi, mx);
   }
-  const Axis ya = AxisFor(s.range, lo, hi);
+  bool counts = true;
+  for (const Group& g : s.groups) counts = counts && AllIntegers(g.values);
+  const Axis ya = AxisFor(s.range, lo, hi, counts);
   const Range yr = ya.range;
   const Ticks& yt = ya.ticks;
 
@@ -746,10 +771,12 @@ Result<std::string> Histogram(const HistogramSpec& s) {
       medians[g] = stats::QuantileSorted(sorted, 0.5);
     }
   }
-  const Axis ya = NiceAxis(0, top > 0 ? top : 1);
+  const Axis ya = NiceAxis(0, top > 0 ? top : 1, 5, !s.density);  // counts: integer ticks
   const Range yr = ya.range;
   const Ticks& yt = ya.ticks;
-  const Ticks xt = NiceTicks(xr.lo, xr.hi);
+  bool whole = true;
+  for (const Group& g : s.groups) whole = whole && AllIntegers(g.values);
+  const Ticks xt = NiceTicks(xr.lo, xr.hi, 5, whole);
 
   std::vector<LegendEntry> legend;
   bool any_label = false;
@@ -978,7 +1005,9 @@ Result<std::string> Bars(const BarsSpec& s) {
     if (hi > 0) hi += pad;
     if (lo < 0) lo -= pad;
   }
-  const Axis va = AxisFor(s.range, lo, hi);
+  bool counts = true;
+  for (const Group& g : s.series) counts = counts && AllIntegers(g.values);
+  const Axis va = AxisFor(s.range, lo, hi, counts);
   const Range vr = va.range;
   const Ticks& vt = va.ticks;
   std::vector<LegendEntry> legend;
@@ -1125,7 +1154,12 @@ Result<std::string> Lines(const LinesSpec& s) {
       }
     }
   }
-  const Axis xa = AxisFor(s.xrange, xlo, xhi), ya = AxisFor(s.yrange, ylo, yhi);
+  bool xwhole = true, ywhole = true;
+  for (const LineSeries& l : s.series) {
+    xwhole = xwhole && AllIntegers(l.x);
+    ywhole = ywhole && AllIntegers(l.y);
+  }
+  const Axis xa = AxisFor(s.xrange, xlo, xhi, xwhole), ya = AxisFor(s.yrange, ylo, yhi, ywhole);
   const Range xr = xa.range, yr = ya.range;
   const Ticks &xt = xa.ticks, &yt = ya.ticks;
 

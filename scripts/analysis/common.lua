@@ -122,6 +122,38 @@ function C.column(rows, j)
   return c
 end
 
+-- Metrics whose values are identical on every document (two names for one computation, or variants
+-- that coincide on a dataset) are one variable: a correlation heat map shows them once, labelled
+-- "a = b", and a correlation matrix gets no duplicate column (which would make it singular).
+-- columns[j]: metric j's values, documents in the same order (NaN counts as equal to NaN here).
+-- Returns the labels of the distinct columns (first name first, in the order of `names`), for each
+-- the index in `names` of its first metric, and for each name the index of its label.
+function C.merge_identical(names, columns)
+  local labels, keep, of = {}, {}, {}
+  for j = 1, #names do
+    local found
+    for i, k in ipairs(keep) do
+      local a, b = columns[k], columns[j]
+      local same = #a == #b
+      for d = 1, #a do
+        if not same then break end
+        local x, y = a[d], b[d]
+        same = x == y or (x ~= x and y ~= y)
+      end
+      if same then found = i break end
+    end
+    if found then
+      labels[found] = labels[found] .. " = " .. names[j]
+    else
+      keep[#keep + 1] = j
+      labels[#labels + 1] = names[j]
+      found = #labels
+    end
+    of[j] = found
+  end
+  return labels, keep, of
+end
+
 -- Metrics present in every run, sorted; `keep(name)` filters.
 function C.common_metrics(runs, keep)
   local count = {}

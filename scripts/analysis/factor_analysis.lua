@@ -2,7 +2,8 @@
 -- Spearman correlations between the metrics (heat map), Horn's parallel analysis for the number of
 -- factors, then minres extraction with varimax rotation of the standardised scores (loadings table
 -- and heat map). Documents of every selected run are pooled; a document enters when all metrics are
--- defined for it.
+-- defined for it. Metrics identical on every document are one variable (C.merge_identical): merged
+-- into one labelled "a = b" in the heat maps and the tables, and entered once into the factor analysis.
 -- kplab run scripts/analysis/factor_analysis.lua [--db FILE] [--runs LIST] [--out DIR]
 --   [--metrics LIST] [--factors N] [--method minres|pa] [--seed N]
 -- Factors retained: observed eigenvalues above the 95th percentile of the random ones (the mean rule
@@ -34,17 +35,22 @@ for j, m in ipairs(metrics) do
   local x = C.column(rows, j)
   if S.sd(x) > 0 then keep[#keep + 1] = j else dropped[#dropped + 1] = m end
 end
-local names, data = {}, {}
-for i, j in ipairs(keep) do names[i] = metrics[j] end
+local kept_names, kept_cols = {}, {}
+for i, j in ipairs(keep) do kept_names[i], kept_cols[i] = metrics[j], C.column(rows, j) end
+local names, first = C.merge_identical(kept_names, kept_cols)
+local merged = {}
+for _, n in ipairs(names) do if n:find(" = ", 1, true) then merged[#merged + 1] = n end end
+local data = {}
 for r, row in ipairs(rows) do
   data[r] = {}
-  for i, j in ipairs(keep) do data[r][i] = row[j] end
+  for i, f in ipairs(first) do data[r][i] = row[keep[f]] end
 end
 
 local rep = C.report(o, "factor_analysis", "Factor analysis of per-document metric scores")
 rep:add("Runs:\n\n" .. C.runs_table(runs))
-rep:add(string.format("%d documents with every metric defined; %d metrics.%s\n", #data, #names,
-  #dropped > 0 and (" Constant, left out: " .. table.concat(dropped, ", ") .. ".") or ""))
+rep:add(string.format("%d documents with every metric defined; %d metrics.%s%s\n", #data, #names,
+  #dropped > 0 and (" Constant, left out: " .. table.concat(dropped, ", ") .. ".") or "",
+  #merged > 0 and (" Identical on every document, merged: " .. table.concat(merged, "; ") .. ".") or ""))
 
 -- Correlation heat map (Spearman).
 local cols = {}

@@ -2,7 +2,8 @@
 -- `--metrics semrp --param semrp.ks=1,2,3` (plus the metrics to correlate with):
 --   1. the distribution of SemR-p per k (table and box plot), per dataset, documents pooled over systems;
 --   2. Wilcoxon signed-rank tests and Cliff's delta between the k values (paired by document);
---   3. Spearman's rho of SemR-p at each k with every other metric, per dataset.
+--   3. Spearman's rho of SemR-p at each k with every other metric, per dataset (metrics identical on
+--      every document merged into one row "a = b").
 -- kplab run scripts/analysis/k_ablation.lua [--db FILE] [--runs LIST] [--out DIR] [--ks 1,2,3]
 local C = kp.include("common.lua")
 local S = kp.stats
@@ -62,9 +63,13 @@ for _, ds in ipairs(C.distinct(runs, "dataset")) do
     for _, c in ipairs(kcols) do cols[#cols + 1] = c end
     for _, m in ipairs(others) do cols[#cols + 1] = m end
     local all = C.rows(sub, cols)
+    -- Metrics identical on every document are one row, labelled "a = b" (C.merge_identical).
+    local ocols = {}
+    for j = 1, #others do ocols[j] = C.column(all, #ks + j) end
+    local olabels, ofirst = C.merge_identical(others, ocols)
     local trows, heat = {}, {}
-    for j, m in ipairs(others) do
-      local y = C.column(all, #ks + j)
+    for j, m in ipairs(olabels) do
+      local y = ocols[ofirst[j]]
       local row, hrow = { m }, {}
       for i = 1, #ks do
         local rho = S.spearman(C.column(all, i), y)
@@ -77,7 +82,7 @@ for _, ds in ipairs(C.distinct(runs, "dataset")) do
     for _, k in ipairs(ks) do header[#header + 1] = "rho (k=" .. k .. ")"; labels[#labels + 1] = "k = " .. k end
     rep:add("Spearman's rho of SemR-p with the other metrics (" .. #all .. " documents):\n\n" .. C.md_table(header, trows))
     rep:figure("k_ablation_spearman_" .. ds .. ".svg", kp.plot.heatmap {
-      title = "Spearman rho of SemR-p (by k) with other metrics, " .. ds, rows = others, cols = labels, values = heat,
+      title = "Spearman rho of SemR-p (by k) with other metrics, " .. ds, rows = olabels, cols = labels, values = heat,
       min = -1, max = 1, digits = 2,
     }, "Spearman correlation of SemR-p at each k with the other metrics on " .. ds)
   end

@@ -1,6 +1,7 @@
 -- System-level ranking agreement (the SemR-p paper's section 5.3): per dataset, each system's mean of
 -- every metric, then Spearman's rho between the system rankings of the focus metric (default
--- all.semrp) and of each other metric, and the whole metric x metric matrix as a heat map.
+-- all.semrp) and of each other metric, and the whole metric x metric matrix as a heat map (metrics
+-- identical on every document merged into one row and column "a = b").
 -- kplab run scripts/analysis/ranking_agreement.lua [--db FILE] [--runs LIST] [--out DIR] [--metric M]
 --   [--metrics LIST]
 local C = kp.include("common.lua")
@@ -50,19 +51,29 @@ for _, ds in ipairs(C.distinct(runs, "dataset")) do
     end
     table.sort(mrows, function(a, b) return a[2] > b[2] end)
     rep:add("Systems by mean " .. o.metric .. ":\n\n" .. C.md_table({ "system", o.metric }, mrows))
-    local trows, heat = {}, {}
-    for a = 1, #metrics do
-      heat[a] = {}
-      for b = 1, #metrics do heat[a][b] = S.spearman(means[a], means[b]) end
+    -- Metrics identical on every document of every system are one row and column, "a = b".
+    local docs = {}
+    for j, m in ipairs(metrics) do
+      docs[j] = {}
+      for _, r in ipairs(sub) do
+        for _, v in ipairs(r.scores[m]) do docs[j][#docs[j] + 1] = v end
+      end
     end
-    for a = 1, #metrics do
-      if a ~= focus then trows[#trows + 1] = { metrics[a], heat[focus][a] } end
+    local labels, first, of = C.merge_identical(metrics, docs)
+    local f = of[focus]
+    local trows, heat = {}, {}
+    for a = 1, #labels do
+      heat[a] = {}
+      for b = 1, #labels do heat[a][b] = S.spearman(means[first[a]], means[first[b]]) end
+    end
+    for a = 1, #labels do
+      if a ~= f then trows[#trows + 1] = { labels[a], heat[f][a] } end
     end
     table.sort(trows, function(x, y) return (x[2] == x[2] and x[2] or -2) > (y[2] == y[2] and y[2] or -2) end)
     rep:add("Spearman's rho between the system ranking by " .. o.metric .. " and by each metric:\n\n" ..
             C.md_table({ "metric", "rho" }, trows))
     rep:figure("ranking_agreement_" .. ds .. ".svg", kp.plot.heatmap {
-      title = "Spearman rho of system rankings, " .. ds, rows = metrics, cols = metrics, values = heat,
+      title = "Spearman rho of system rankings, " .. ds, rows = labels, cols = labels, values = heat,
       min = -1, max = 1, digits = 2,
     }, "Agreement of system rankings between metrics on " .. ds .. " (" .. #sub .. " systems)")
   end

@@ -98,24 +98,101 @@ TEST(SvgTicks, OneTwoFiveSteps) {
   EXPECT_THAT(t.values, ElementsAre(0, 5000, 10000, 15000, 20000));
 }
 
-TEST(SvgTicks, NiceRangeWidensToTicks) {
-  Range r = NiceRange(0.13, 0.87);
+TEST(SvgTicks, NiceAxisRoundsTheEndsToAGrain) {
+  // [0.13, 0.87]: span 0.74; step: 0.74 / 5 = 0.148, nearest 1-2-5 value 0.1 (1.48 < 1.5); grain:
+  // 0.74 / 20 = 0.037, next 1-2-5 value 0.05; ends floor(0.13 / 0.05) = 2 -> 0.1, ceil(0.87 / 0.05) = 18 -> 0.9.
+  Axis a = NiceAxis(0.13, 0.87);
+  EXPECT_DOUBLE_EQ(a.range.lo, 0.1);
+  EXPECT_DOUBLE_EQ(a.range.hi, 0.9);
+  EXPECT_EQ(a.ticks.step, 0.1);
+  EXPECT_THAT(a.ticks.values, ElementsAre(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9));
+  // [-0.34, 0.71]: span 1.05; step 0.21 -> 0.2 (2.1 < 3); grain 0.0525 -> 0.1: -0.4 .. 0.8.
+  a = NiceAxis(-0.34, 0.71);
+  EXPECT_DOUBLE_EQ(a.range.lo, -0.4);
+  EXPECT_DOUBLE_EQ(a.range.hi, 0.8);
+  EXPECT_THAT(a.ticks.values, ElementsAre(-0.4, -0.2, 0, 0.2, 0.4, 0.6, 0.8));
+  // 3..3 is widened to 2.7..3.3 first: span 0.6, grain 0.03 -> 0.05, step 0.12 -> 0.1.
+  a = NiceAxis(3, 3);
+  EXPECT_DOUBLE_EQ(a.range.lo, 2.7);
+  EXPECT_DOUBLE_EQ(a.range.hi, 3.3);
+  EXPECT_EQ(a.ticks.values.size(), 7u);
+  // 0..0 -> -0.5..0.5: grain 0.05, step 0.2.
+  a = NiceAxis(0, 0);
+  EXPECT_DOUBLE_EQ(a.range.lo, -0.5);
+  EXPECT_DOUBLE_EQ(a.range.hi, 0.5);
+  EXPECT_THAT(a.ticks.values, ElementsAre(-0.4, -0.2, 0, 0.2, 0.4));
+  // 0..9137: grain 456.85 -> 500, ceil(18.27) = 19 -> 9500; step 1827.4 -> 2000.
+  const Range r = NiceRange(0, 9137);
   EXPECT_EQ(r.lo, 0);
-  EXPECT_EQ(r.hi, 1);
-  r = NiceRange(-0.34, 0.71);  // 0.21 -> 0.5
-  EXPECT_EQ(r.lo, -0.5);
-  EXPECT_EQ(r.hi, 1);
-  r = NiceRange(3, 3);  // widened to 2.7..3.3 first, step 0.2
-  EXPECT_DOUBLE_EQ(r.lo, 2.6);
-  EXPECT_DOUBLE_EQ(r.hi, 3.4);
-  r = NiceRange(0, 0);
-  EXPECT_DOUBLE_EQ(r.lo, -0.6);
-  EXPECT_DOUBLE_EQ(r.hi, 0.6);
-  r = NiceRange(0, 9137);  // 1827 -> 2000
-  EXPECT_EQ(r.lo, 0);
-  EXPECT_EQ(r.hi, 10000);
-  const Axis a = NiceAxis(-0.34, 0.71);  // ticks: every multiple of the step in the widened range
-  EXPECT_THAT(a.ticks.values, ElementsAre(-0.5, 0, 0.5, 1));
+  EXPECT_EQ(r.hi, 9500);
+  EXPECT_THAT(NiceAxis(0, 9137).ticks.values, ElementsAre(0, 2000, 4000, 6000, 8000));
+}
+
+TEST(SvgTicks, OneOutlierDoesNotStretchTheAxis) {
+  // Scores in [0.1, 0.9] and one of -0.02: span 0.92, step 0.184 -> 0.2, grain 0.046 -> 0.05, so the
+  // axis starts at floor(-0.02 / 0.05) * 0.05 = -0.05 (widening to whole steps would give -0.2).
+  Axis a = NiceAxis(-0.02, 0.9);
+  EXPECT_DOUBLE_EQ(a.range.lo, -0.05);
+  EXPECT_DOUBLE_EQ(a.range.hi, 0.9);
+  EXPECT_THAT(a.ticks.values, ElementsAre(0, 0.2, 0.4, 0.6, 0.8));
+  // Scores in [0, 1] and -0.02: span 1.02, grain 0.051 -> 0.1, step 0.204 -> 0.2: -0.1 .. 1, not -0.5.
+  a = NiceAxis(-0.02, 1);
+  EXPECT_DOUBLE_EQ(a.range.lo, -0.1);
+  EXPECT_DOUBLE_EQ(a.range.hi, 1);
+  EXPECT_THAT(a.ticks.values, ElementsAre(0, 0.2, 0.4, 0.6, 0.8, 1));
+  // The box plot of such scores: its value axis ends there too (the plot's y ticks are its labels).
+  BoxplotSpec s;
+  s.groups.push_back({"semrp", {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.5, 0.5, -0.02}, ""});
+  const std::string svg = *Boxplot(s);
+  EXPECT_NE(svg.find(">0.8</text>"), std::string::npos);
+  EXPECT_EQ(svg.find(">-0.2</text>"), std::string::npos);
+  EXPECT_EQ(svg.find(">-0.5</text>"), std::string::npos);
+  EXPECT_EQ(svg.find(">1.0</text>"), std::string::npos);
+}
+
+TEST(SvgTicks, CountsGetIntegerTicks) {
+  // A tallest bin of 2: span 2, step 0.4 would be 0.5 -> with integer ticks 1; ticks 0, 1, 2.
+  Axis a = NiceAxis(0, 2, 5, true);
+  EXPECT_EQ(a.ticks.step, 1);
+  EXPECT_EQ(a.ticks.decimals, 0);
+  EXPECT_THAT(a.ticks.values, ElementsAre(0, 1, 2));
+  EXPECT_THAT(NiceAxis(0, 2).ticks.values, ElementsAre(0, 0.5, 1, 1.5, 2));  // not counts: halves
+  // 13: step 2.6 -> 2, grain 0.65 -> 1 (whole): 0..13, ticks 0, 2, ..., 12.
+  a = NiceAxis(0, 13, 5, true);
+  EXPECT_EQ(a.range.hi, 13);
+  EXPECT_THAT(a.ticks.values, ElementsAre(0, 2, 4, 6, 8, 10, 12));
+  // All equal (3): widened to 2.7..3.3, then to whole numbers 2..4.
+  a = NiceAxis(3, 3, 5, true);
+  EXPECT_EQ(a.range.lo, 2);
+  EXPECT_EQ(a.range.hi, 4);
+  EXPECT_THAT(a.ticks.values, ElementsAre(2, 3, 4));
+  EXPECT_THAT(NiceTicks(0, 1, 5, true).values, ElementsAre(0, 1));
+  EXPECT_TRUE(AllIntegers(std::vector<double>{0, 3, -7, 1e6}));
+  EXPECT_FALSE(AllIntegers(std::vector<double>{0, 3, 0.5}));
+
+  // Every tick label of a histogram's count axis is a whole number: 5 values in 4 bins, the tallest
+  // holding 2 (1, 1.2 | 2 | - | 3.9, 4).
+  HistogramSpec h;
+  h.groups.push_back({"", {1, 1.2, 2, 3.9, 4}, ""});
+  h.bins = 4;
+  std::string svg = *Histogram(h);
+  EXPECT_NE(svg.find(">2</text>"), std::string::npos) << svg;
+  EXPECT_EQ(svg.find(">0.5</text>"), std::string::npos);
+  EXPECT_EQ(svg.find(">1.5</text>"), std::string::npos);
+  // The density axis is not a count: fractional ticks stay.
+  h.density = true;
+  svg = *Histogram(h);
+  EXPECT_NE(svg.find(">0.1</text>"), std::string::npos) << svg;
+  // Bars of whole numbers: counts 1, 2, 2 -> ticks 0, 1, 2 (span 2 would give a step of 0.5).
+  BarsSpec b;
+  b.categories = {"a", "b", "c"};
+  b.series.push_back({"n", {1, 2, 2}, ""});
+  svg = *Bars(b);
+  for (const char* t : {">0</text>", ">1</text>", ">2</text>"}) EXPECT_NE(svg.find(t), std::string::npos) << t;
+  EXPECT_EQ(svg.find(">0.5</text>"), std::string::npos);
+  EXPECT_EQ(svg.find(">1.5</text>"), std::string::npos);
+  b.series[0].values = {1, 2, 1.5};  // not counts: halves
+  EXPECT_NE(Bars(b)->find(">0.5</text>"), std::string::npos);
 }
 
 // ---- Statistics ----
@@ -455,11 +532,14 @@ TEST(SvgCharts, ExtremeFiniteValuesStillDraw) {
   EXPECT_THAT(*svg, Not(HasSubstr("inf")));
   EXPECT_THAT(*svg, Not(HasSubstr("nan")));
   BoxplotSpec b;
-  b.groups = {{"same", {0.5, 0.5, 0.5}, ""}};  // a flat box on an axis widened by 10%: 0.44..0.56
+  // A flat box on an axis widened by 10%: 0.45..0.55 (a multiple of the 0.005 grain), ticks every
+  // 0.1 / 5 = 0.02 inside it.
+  b.groups = {{"same", {0.5, 0.5, 0.5}, ""}};
   svg = Boxplot(b);
   ASSERT_TRUE(svg.ok()) << svg.error().message;
-  EXPECT_THAT(*svg, HasSubstr(">0.44</text>"));
-  EXPECT_THAT(*svg, HasSubstr(">0.56</text>"));
+  EXPECT_THAT(*svg, HasSubstr(">0.46</text>"));
+  EXPECT_THAT(*svg, HasSubstr(">0.54</text>"));
+  EXPECT_THAT(*svg, Not(HasSubstr(">0.44</text>")));
 }
 
 // ---- Errors ----

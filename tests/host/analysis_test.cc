@@ -85,6 +85,55 @@ TEST_F(Scripts, ErrorsNameFileAndLine) {
   EXPECT_NE(o.err.find("unknown option --nope"), std::string::npos) << o.err;
 }
 
+TEST_F(Scripts, IdenticalMetricsAreMergedInHeatMaps) {
+  // C.merge_identical on hand-made columns: a, b and d agree on every document (NaN equals NaN), c
+  // differs in its second value, e is shorter.
+  fs::copy_file(fs::path(KPLAB_SOURCE_DIR) / "scripts/analysis/common.lua", dir_ / "common.lua");
+  const fs::path unit = Write("merge.lua",
+      "local C = kp.include('common.lua')\n"
+      "local nan = 0 / 0\n"
+      "local labels, first, of = C.merge_identical({'a', 'b', 'c', 'd', 'e'},\n"
+      "  {{1, 2, nan}, {1, 2, nan}, {1, 3, nan}, {1, 2, nan}, {1, 2}})\n"
+      "print(table.concat(labels, '|'), table.concat(first, ','), table.concat(of, ','))\n");
+  Output o = Run("run " + unit.string());
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out, "a = b = d|c|e\t1,3,5\t1,1,2,1,3\n");
+
+  // factor_analysis.lua on a plugin whose columns a and b are equal on every document: one row and one
+  // column "all.a = all.b" in the correlation heat map, and the report says so.
+  fs::create_directories(dir_ / "plugins");
+  Write("plugins/twins.lua",
+        "-- kplab-api: 2\n"
+        "return kp.metric { name = 'twins', version = '1', subsets = {'all'}, columns = {'a', 'b', 'c', 'd'},\n"
+        "  score = function(preds, refs, doc, p, ctx, out)\n"
+        "    out.a, out.b, out.c, out.d = #preds, #preds, #refs, (#preds * 3 + #refs) % 5\n"
+        "  end }\n");
+  for (const char* data : {"--dataset tests/data/semrp --predictions tests/data/semrp/predictions.txt",
+                           "--dataset examples/tiny --predictions examples/tiny/predictions.txt"}) {
+    o = Run(std::string("eval ") + data + " --metrics twins --plugins " + (dir_ / "plugins").string());
+    ASSERT_EQ(o.code, 0) << o.err;
+  }
+  const fs::path out = dir_ / "report";
+  fs::create_directories(out);
+  o = Run("run --allow-write " + out.string() + " scripts/analysis/factor_analysis.lua --out " + out.string() +
+          " --metrics all.a,all.b,all.c,all.d --factors 1");
+  ASSERT_EQ(o.code, 0) << o.err << o.out;
+  const std::string md = Slurp(out / "factor_analysis.md");
+  EXPECT_NE(md.find("12 documents with every metric defined; 3 metrics. Identical on every document, merged: "
+                    "all.a = all.b.\n"),
+            std::string::npos)
+      << md;
+  const std::string svg = Slurp(out / "metric_correlations.svg");
+  // Row label and column label: the merged name twice, never the two names on their own.
+  const std::string merged = ">all.a = all.b</text>";
+  std::size_t n = 0;
+  for (auto at = svg.find(merged); at != std::string::npos; at = svg.find(merged, at + 1)) ++n;
+  EXPECT_EQ(n, 2u) << svg;
+  EXPECT_EQ(svg.find(">all.a</text>"), std::string::npos);
+  EXPECT_EQ(svg.find(">all.b</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">all.c</text>"), std::string::npos);
+}
+
 TEST_F(Scripts, PaperAnalysesOnTheSharedSystems) {
   const std::string chromium = kplab::test::FindChromium();
   if (chromium.empty()) GTEST_FAIL() << kplab::test::kChromiumMissing;

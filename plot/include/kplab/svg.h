@@ -50,7 +50,8 @@ struct BoxplotSpec {
   std::string title, xlabel, ylabel;
   int width = 640, height = 400;
   std::vector<Group> groups;
-  std::optional<Range> range;  // value axis; default: the data, widened to nice ticks
+  std::optional<Range> range;  // value axis; default: the data, widened to a grain (NiceAxis); integer
+                               // ticks when every value is a whole number
   bool mark_median = false;    // writes the median's value beside each box
   int digits = 3;              // decimals of that value
   int max_outliers = 200;      // dots per group (0: none)
@@ -60,7 +61,8 @@ struct BoxplotSpec {
 enum class HistogramLayout { kOverlay, kSideBySide };
 
 // Histograms of the groups over the same bins: `bins` equal bins over `range` (numpy.histogram
-// semantics: the last bin includes its right edge, values outside the range are not counted). Overlay
+// semantics: the last bin includes its right edge, values outside the range are not counted); the count
+// axis has integer ticks (the density axis does not). Overlay
 // draws translucent bars with a step outline per group; side-by-side splits each bin between groups.
 struct HistogramSpec {
   std::string title, xlabel, ylabel;  // ylabel default: "count" (or "density")
@@ -98,7 +100,8 @@ struct BarsSpec {
   int width = 640, height = 400;
   std::vector<std::string> categories;
   std::vector<Group> series;     // values: one per category
-  std::optional<Range> range;    // value axis; default: the data and 0 (+10% for annotations), widened to nice ticks
+  std::optional<Range> range;    // value axis; default: the data and 0 (+10% for annotations), widened to a
+                                 // grain (NiceAxis); integer ticks when every value is a whole number
   bool horizontal = false;       // categories top to bottom, values along x
   bool annotate = false;         // values written at the bar ends
   int digits = 2;
@@ -120,7 +123,8 @@ struct LinesSpec {
   std::string title, xlabel, ylabel;
   int width = 640, height = 400;
   std::vector<LineSeries> series;
-  std::optional<Range> xrange, yrange;  // default: the data widened to nice ticks; drawing is clipped
+  std::optional<Range> xrange, yrange;  // default: the data widened to a grain (NiceAxis); drawing is
+                                        // clipped; integer ticks on an axis whose values are all whole
   bool diagonal = false;                // dashed reference line y = x
 };
 
@@ -132,22 +136,32 @@ Result<std::string> Lines(const LinesSpec& spec);
 
 // ---- Building blocks (exposed for tests and for callers that want the numbers) ----
 
-// Axis ticks: multiples of a 1-2-5 step (1, 2, 5, 10, 20, ...) about `target` of them per range.
+// Axis ticks: multiples of a 1-2-5 step (1, 2, 5, 10, 20, ...) about `target` of them per range. With
+// `integer` (counts) the step is at least 1, so every tick is a whole number.
 struct Ticks {
   double step = 1;
   int decimals = 0;            // decimals that show the step exactly (0.2 -> 1, 0.05 -> 2)
   std::vector<double> values;  // ascending, inside [lo, hi] (a tolerance of 1e-9 steps)
 };
 // Ticks inside the fixed range [lo, hi] (lo < hi).
-Ticks NiceTicks(double lo, double hi, int target = 5);
-// An automatic axis: [lo, hi] widened outwards to multiples of the step picked for it (lo == hi is
-// widened first, by 0.5 or 10% of |lo|), with every multiple of that step as a tick.
+Ticks NiceTicks(double lo, double hi, int target = 5, bool integer = false);
+// An automatic axis for data in [lo, hi] (lo == hi is widened first, by 0.5 or 10% of |lo|): the tick
+// step is the 1-2-5 value nearest to span / target (Heckbert's "nice numbers": thresholds 1.5, 3, 7),
+// and the range is the data's, each end rounded outwards
+// only to a multiple of a finer grain — the 1-2-5 step for 4 x target ticks, about a twentieth of the
+// span — so one value just beyond a tick does not stretch the axis by a whole step (data in [0.1, 0.9]
+// with one -0.02 gives -0.05..0.9 with ticks 0, 0.2, ..., 0.8, not -0.2..1). The ticks are
+// the multiples of the step inside the range (at least two; if fewer, the range is widened to steps).
+// With `integer` the step and the grain are whole numbers.
 struct Axis {
   Range range;
   Ticks ticks;
 };
-Axis NiceAxis(double lo, double hi, int target = 5);
-Range NiceRange(double lo, double hi, int target = 5);  // NiceAxis(lo, hi, target).range
+Axis NiceAxis(double lo, double hi, int target = 5, bool integer = false);
+Range NiceRange(double lo, double hi, int target = 5, bool integer = false);  // NiceAxis(...).range
+
+// True when every value is a whole number (an axis of counts gets integer ticks).
+bool AllIntegers(std::span<const double> values);
 
 // Box statistics: quartiles by stats::QuantileSorted (numpy's linear method).
 struct BoxStats {
