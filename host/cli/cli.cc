@@ -45,6 +45,7 @@
 #include "repl.h"
 #include "runner.h"
 #include "sandbox.h"
+#include "report.h"
 #include "table.h"
 
 namespace kplab::host {
@@ -592,6 +593,49 @@ void PrintRunList(std::ostream& os, const std::string& output, const std::vector
   }
 }
 
+// kplab report RUN... -o FILE.html: the self-contained HTML report (docs/report.md). The file is written
+// to a temporary name beside FILE and renamed, so a failure leaves no half-written report.
+int CmdReport(Args a) {
+  ReportOptions opt;
+  const std::string db_path = a.Take("--db").value_or(RunStore::DefaultPath());
+  const std::string out = a.Require("-o");
+  if (auto v = a.Take("--metrics")) opt.metrics = SplitList(*v);
+  if (auto v = a.Take("--doc-metric")) opt.doc_metric = *v;
+  if (auto v = a.Take("--baseline")) opt.baseline = *v;
+  if (auto v = a.Take("--title")) opt.title = *v;
+  for (const auto& p : a.Positionals()) opt.runs.push_back(ParseRunId(p));
+  if (opt.runs.empty()) throw UsageError("report needs run ids (kplab report 3 4 5 -o report.html)");
+  auto store = RunStore::Open(db_path, RunStore::Mode::kRead);
+  if (!store) {
+    std::cerr << "kplab: " << store.error().message << "\n";
+    return kExitStore;
+  }
+  auto html = BuildReport(*store, opt);
+  if (!html) {
+    std::cerr << "kplab: " << html.error().message << "\n";
+    return ExitCodeFor(html.error().kind);
+  }
+  const std::string tmp = out + ".tmp-" + std::to_string(::getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    f << *html;
+    f.close();
+    if (!f) {
+      std::remove(tmp.c_str());
+      std::cerr << "kplab: " << out << ": cannot write the report\n";
+      return kExitInput;
+    }
+  }
+  if (std::rename(tmp.c_str(), out.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    std::cerr << "kplab: " << out << ": cannot write the report\n";
+    return kExitInput;
+  }
+  std::cerr << fmt::format("kplab: report of {} run(s) written to {} ({} bytes)\n", opt.runs.size(), out,
+                           html->size());
+  return kExitOk;
+}
+
 int CmdRuns(Args a) {
   auto pos0 = a.Positionals(true);
   if (pos0.empty()) throw UsageError("runs needs a subcommand: list, show, compare, table, doc, docs, export, rm");
@@ -1133,6 +1177,14 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  cells that differ from the baseline's: paired approximate randomization over documents of the\n"
        "  seed-mean per-document values, Holm over the cells tested. --output table (default),\n"
        "  markdown, latex (booktabs; best value per column in bold), csv, json.\n"},
+      {"report",
+       "kplab report RUN... -o FILE.html [--metrics PATTERNS] [--baseline SYSTEM] [--doc-metric M]\n"
+       "             [--title T] [--db FILE]\n"
+       "  One self-contained HTML file (no network) with the runs' leaderboard (as runs table), the\n"
+       "  distributions of a per-document metric (--doc-metric, default all.f1@5), the correlations of\n"
+       "  the first run's per-document metrics, and a per-document view of the runs on the first run's\n"
+       "  dataset: documents ordered by how much two chosen runs differ; clicking one shows its source\n"
+       "  text with references and predictions highlighted (matched / present / absent). docs/report.md\n"},
       {"profiles",
        "kplab profiles [show P | diff A B]\n  Lists the profiles, shows one's conventions, or the knobs where two differ.\n"},
       {"stem", "kplab stem [--mode nltk|original|martin]\n  Reads words on stdin (one line at a time), writes their Porter stems.\n"},
@@ -1166,7 +1218,8 @@ const std::map<std::string, std::string>& HelpTexts() {
 void PrintUsage(std::ostream& os) {
   os << "usage: kplab <command> [options]\n\ncommands:\n"
         "  eval       score predictions on a dataset and store the run\n"
-        "  runs       list, show, compare, export or remove stored runs\n"
+        "  runs       list, show, compare, tabulate, drill into, export or remove stored runs\n"
+        "  report     a self-contained HTML report of stored runs\n"
         "  profiles   list profiles or diff two\n"
         "  stem       Porter-stem words from stdin\n"
         "  model      list, install, import, inspect or remove embedding models\n"
@@ -1201,6 +1254,7 @@ int Main(int argc, char** argv) {
   try {
     if (cmd == "eval") return CmdEval(Args(args));
     if (cmd == "runs") return CmdRuns(Args(args));
+    if (cmd == "report") return CmdReport(Args(args));
     if (cmd == "profiles") return CmdProfiles(Args(args));
     if (cmd == "stem") return CmdStem(Args(args));
     if (cmd == "run") return CmdRun(Args(args));

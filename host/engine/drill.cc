@@ -10,6 +10,30 @@
 
 namespace kplab::host {
 
+Result<Corpus> ReloadRunCorpus(const RunRecord& run) {
+  const std::int64_t id = run.id;
+  EvalRequest req;
+  req.dataset_path = run.dataset_path;
+  req.dataset_options.format = run.dataset_format;
+  req.dataset_options.refs_stemmed = run.params_json.find("\"refs_stemmed\": true") != std::string::npos;
+  req.predictions_path = run.predictions_path;
+  req.profile = run.profile;
+  auto corpus = LoadCorpus(req);
+  if (!corpus) {
+    return Error{fmt::format("run {}: cannot re-read its files: {}", id, corpus.error().message), corpus.error().kind};
+  }
+  if (corpus->dataset_hash != run.dataset_hash || corpus->predictions_hash != run.predictions_hash) {
+    const bool ds = corpus->dataset_hash != run.dataset_hash;
+    return Error{fmt::format("run {}: {} changed since the run (sha256 {}... now, {}... then), so what is shown "
+                             "would not be what was scored",
+                             id, ds ? run.dataset_path : run.predictions_path,
+                             (ds ? corpus->dataset_hash : corpus->predictions_hash).substr(0, 12),
+                             (ds ? run.dataset_hash : run.predictions_hash).substr(0, 12)),
+                 ErrorKind::kInput};
+  }
+  return corpus;
+}
+
 Result<DocView> ViewDocument(RunStore& store, std::int64_t id, const std::string& doc_id) {
   auto run = store.GetRun(id);
   if (!run) return run.error();
@@ -20,27 +44,8 @@ Result<DocView> ViewDocument(RunStore& store, std::int64_t id, const std::string
                  ErrorKind::kUsage};
   }
   const std::size_t index = static_cast<std::size_t>(it - run->doc_ids.begin());
-  EvalRequest req;
-  req.dataset_path = run->dataset_path;
-  req.dataset_options.format = run->dataset_format;
-  req.dataset_options.refs_stemmed = run->params_json.find("\"refs_stemmed\": true") != std::string::npos;
-  req.predictions_path = run->predictions_path;
-  req.profile = run->profile;
-  auto corpus = LoadCorpus(req);
-  if (!corpus) {
-    return Error{fmt::format("run {}: cannot re-read its files to show a document: {}", id, corpus.error().message),
-                 corpus.error().kind};
-  }
-  if (corpus->dataset_hash != run->dataset_hash || corpus->predictions_hash != run->predictions_hash) {
-    return Error{fmt::format("run {}: {} changed since the run (sha256 {}... now, {}... then), so the document "
-                             "shown would not be the one scored",
-                             id, corpus->dataset_hash != run->dataset_hash ? run->dataset_path : run->predictions_path,
-                             (corpus->dataset_hash != run->dataset_hash ? corpus->dataset_hash : corpus->predictions_hash)
-                                 .substr(0, 12),
-                             (corpus->dataset_hash != run->dataset_hash ? run->dataset_hash : run->predictions_hash)
-                                 .substr(0, 12)),
-                 ErrorKind::kInput};
-  }
+  auto corpus = ReloadRunCorpus(*run);
+  if (!corpus) return corpus.error();
   if (index >= corpus->docs.size() || corpus->docs[index].id != doc_id) {
     return Error{fmt::format("run {}: document '{}' is not where the run had it", id, doc_id), ErrorKind::kInput};
   }

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "kplab/corpus.h"
 #include "kplab/result.h"
 #include "kplab/store.h"
 
@@ -30,6 +31,10 @@ struct DocView {
 // changed since the run: the hashes are stored) and shows one document. Errors name the run and
 // document ("run 3 has no document 'C-99' (it has 100, e.g. 'C-17')").
 Result<DocView> ViewDocument(RunStore& store, std::int64_t run, const std::string& doc_id);
+
+// The run's dataset and predictions re-read under its profile; an error when either file's content
+// changed since the run (the hashes are stored) or cannot be read.
+Result<Corpus> ReloadRunCorpus(const RunRecord& run);
 
 struct RankedDoc {
   std::string doc_id;
