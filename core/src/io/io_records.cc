@@ -49,8 +49,8 @@ void ForEachRecord(const FileData& file, std::string_view expected_object, Fn fn
     for (element item : Arr(root)) {
       ++record;
       if (item.type() != element_type::OBJECT) {
-        Fail(file.path, 0, fmt::format("record {}: {}", record, json_internal::TypeName(item)),
-             "a JSON object a record");
+        Fail(file.path, 0, fmt::format("record {} is {}", record, json_internal::TypeName(item)),
+             "a JSON object for each record");
       }
       fn(Line{file, 0, item.get_object().value_unsafe(), expected_object, record});
     }
@@ -260,7 +260,8 @@ void ImportTaln(const std::string& path, const DatasetOptions& options, RawDatas
     if (line.Has("prmu")) {
       const auto prmu = StringList(line, "prmu", "PRMU categories (strings)");
       if (prmu.size() != keyphrases.size()) {
-        line.Fail(fmt::format("field \"prmu\" has {} items and \"keyphrases\" {}", prmu.size(), keyphrases.size()),
+        line.Fail(fmt::format("fields \"prmu\" and \"keyphrases\" differ in length ({} and {})", prmu.size(),
+                              keyphrases.size()),
                   "one PRMU category per keyphrase");
       }
     }
@@ -534,8 +535,8 @@ void ParseOpenNmtKpgPredictions(const FileData& file, RawPredictions& out) {
         ++k;
       }
       if (pred.scores.size() != pred.phrases.size()) {
-        line.Fail(fmt::format("field \"pred_scores\" has {} items and \"pred_sents\" {}", pred.scores.size(),
-                              pred.phrases.size()),
+        line.Fail(fmt::format("fields \"pred_scores\" and \"pred_sents\" differ in length ({} and {})",
+                              pred.scores.size(), pred.phrases.size()),
                   "one score per predicted keyphrase");
       }
     }
