@@ -101,18 +101,18 @@ TEST_F(Formats, RawTextFormatsGiveTinysNumbersBarTheUnkPrediction) {
 TEST_F(Formats, CliErrorsNameTheFileAndWhatWasExpected) {
   Output o = Run("eval --no-store --dataset " + kF + "midas/tiny_splits.jsonl --predictions " + kF +
                  "hf_predictions.jsonl");
-  EXPECT_EQ(o.code, 1);
+  EXPECT_EQ(o.code, 2);  // bad input
   EXPECT_EQ(o.err, "kplab: " + kF + "midas/tiny_splits.jsonl: records of 2 splits: test, train (expected one split; "
                    "choose one with --split NAME (Python split=NAME) rather than mixing them)\n");
   // A prediction id that is not a document of the chosen split.
   o = Run("eval --no-store --dataset " + kF + "midas/tiny_splits.jsonl --split train --predictions " + kF +
           "hf_predictions.jsonl");
-  EXPECT_EQ(o.code, 1);
+  EXPECT_EQ(o.code, 2);  // bad input
   EXPECT_EQ(o.err, "kplab: " + kF + "hf_predictions.jsonl:1: unknown document id \"5\" (expected an id of a document of " +
                        kF + "midas/tiny_splits.jsonl)\n");
   o = Run("eval --no-store --dataset examples/tiny --references " + kF + "pke/tiny.uncontr.json --predictions " +
           kTinyPreds);
-  EXPECT_EQ(o.code, 1);
+  EXPECT_EQ(o.code, 2);  // bad input
   EXPECT_EQ(o.err, "kplab: examples/tiny: references file given for format \"meng\", whose files hold their own "
                    "references (expected --references only with a text-file dataset: hulth or semeval)\n");
 }
