@@ -139,6 +139,9 @@ TEST(IoFormatsTest, MidasHostileRecords) {
   DatasetOptions midas;
   midas.format = "midas";
   EXPECT_EQ(ImportError(f, midas), f + ": no documents (expected a dataset with at least one document)");
+  midas.split = "test";  // a split of an empty file: still "no documents", not an empty list of splits
+  EXPECT_EQ(ImportError(f, midas), f + ": no documents (expected a dataset with at least one document)");
+  midas.split.clear();
   const std::string arr = dir / "m.json";
   WriteFile(arr, " []\n");
   EXPECT_EQ(ImportError(arr, midas), arr + ": no documents (expected a dataset with at least one document)");
@@ -337,6 +340,38 @@ TEST(IoFormatsTest, PkeInspecReferencesAreHulthUncontrLowerCased) {
   }
   // Not byte-equal as stored (spaces after ';', capitals): only the normalised forms agree.
   EXPECT_GT(differing_raw, 0);
+}
+
+// SemEval-2010 test with pke's test.combined.stem.json against the answer file the semeval importer
+// reads by default (test_answer/test.combined.stem.final): the same 100 documents, the same references
+// and alternatives ('+' variants) once stripped, stemmed both ways (".stem." in both names).
+TEST(IoFormatsTest, PkeSemEvalReferencesAreTheCombinedStemAnswers) {
+  const std::string dir = std::string(KPLAB_SHARED_DATA) + "/semeval2010/test";
+  const std::string refs = std::string(KPLAB_SHARED_DATA) + "/semeval2010/boudinfl_references/test.combined.stem.json";
+  if (!fs::exists(refs)) GTEST_SKIP() << "shared data not found at " << refs;
+  auto answers = ImportDataset(dir);
+  DatasetOptions opt;
+  opt.references = refs;
+  auto pke = ImportDataset(dir, opt);
+  ASSERT_TRUE(answers.ok()) << answers.error().message;
+  ASSERT_TRUE(pke.ok()) << pke.error().message;
+  ASSERT_EQ(answers->docs.size(), 100u);
+  ASSERT_EQ(pke->docs.size(), 100u);
+  const auto strip = [](std::string s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+    std::size_t i = 0;
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    return s.substr(i);
+  };
+  for (std::size_t i = 0; i < 100; ++i) {
+    ASSERT_EQ(answers->docs[i].id, pke->docs[i].id);
+    std::vector<std::vector<std::string>> a = answers->docs[i].refs;
+    for (auto& r : a)
+      for (auto& alt : r) alt = strip(alt);
+    EXPECT_EQ(a, pke->docs[i].refs) << "document " << answers->docs[i].id;
+    EXPECT_TRUE(answers->docs[i].refs_stemmed);
+    EXPECT_TRUE(pke->docs[i].refs_stemmed);
+  }
 }
 
 TEST(IoFormatsTest, HfPredictionsAlignById) {

@@ -120,6 +120,7 @@ struct Pending {
 // Keeps the records of the chosen split (or the only one) and refuses repeated ids among them.
 void SelectSplit(const FileData& file, const DatasetOptions& options, std::vector<Pending>& records,
                  RawDataset& out) {
+  if (records.empty()) return;  // ImportDataset's "no documents"
   std::vector<std::string> splits;  // in order of first appearance
   for (const Pending& p : records) {
     if (p.has_split != records.front().has_split) {
@@ -140,7 +141,7 @@ void SelectSplit(const FileData& file, const DatasetOptions& options, std::vecto
   };
   std::string chosen = options.split;
   if (!chosen.empty()) {
-    if (!records.empty() && !records.front().has_split) {
+    if (!records.front().has_split) {
       Fail(file.path, 0, fmt::format("split \"{}\" asked for, but the records have no \"split\" field", chosen),
            "a \"split\" field in every record, or no split option");
     }
