@@ -233,6 +233,8 @@ void TakeCorpusOptions(Args& a, EvalRequest& req) {
   if (auto f = a.Take("--dataset-format")) req.dataset_options.format = *f;
   if (auto k = a.Take("--hulth-keys")) req.dataset_options.hulth_keys = *k;
   if (auto s = a.Take("--semeval-answers")) req.dataset_options.semeval_answers = *s;
+  if (auto s = a.Take("--split")) req.dataset_options.split = *s;
+  if (auto r = a.Take("--references")) req.dataset_options.references = *r;
   req.dataset_options.refs_stemmed = a.Flag("--refs-stemmed");
   req.predictions_format = a.Take("--predictions-format").value_or("");
   req.source_path = a.Take("--source");
@@ -1091,9 +1093,14 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  ('outputs/*/semeval/seed*.txt') or a manifest (docs/formats.md, Manifests) scores many files,\n"
        "  importing each dataset once and storing one run per file, with the system and seed taken\n"
        "  from the manifest or the path (catSeqTG-2RF1/semeval/seed1234.txt: catSeqTG-2RF1, seed 1234).\n"
-       "  --dataset-format F      meng|one2set|kpeval|hulth|semeval|kptimes (default: detected)\n"
-       "  --predictions-format F  lines|jsonl|kpeval|tokens (default: detected from the extension and,\n"
-       "                          for JSONL, a \"logprobs\" field: tokens, docs/calibration.md)\n"
+       "  --dataset-format F      meng|one2set|kpeval|hulth|semeval|kptimes|midas|taln|deepkpg\n"
+       "                          (default: detected; docs/formats.md)\n"
+       "  --predictions-format F  lines|jsonl|kpeval|tokens|hf|opennmt-kpg (default: detected from the\n"
+       "                          extension and, for JSON, the first record's fields)\n"
+       "  --split NAME            the split to read from a file of several (midas, taln: \"split\" field;\n"
+       "                          deepkpg: NAME.source/NAME.target)\n"
+       "  --references FILE       pke's reference JSON {id: [[kp, variant...], ...]} as the references of a\n"
+       "                          hulth or semeval text directory (ids = file stems)\n"
        "  --refs-stemmed          the references are released Porter-stemmed (Meng-2017 SemEval): match\n"
        "                          them as given (kenchan0226's -target_already_stemmed)\n"
        "  --source FILE           attach source texts (title <eos> abstract, a line each) to the first\n"

@@ -725,22 +725,69 @@ py::dict Evaluate(const py::object& documents, const py::object& predictions, co
                   const std::string& profile, const py::object& params, const py::object& model,
                   const py::object& store, const py::object& system, const std::string& dataset,
                   const py::object& plugins, std::optional<bool> pretokenized, int threads,
-                  const py::object& cache, bool refs_stemmed, const py::object& seed) {
+                  const py::object& cache, bool refs_stemmed, const py::object& seed,
+                  const py::object& dataset_format, const py::object& predictions_format, const py::object& split,
+                  const py::object& references, const py::object& hulth_keys, const py::object& semeval_answers) {
   const auto start = std::chrono::steady_clock::now();
-  // Documents and predictions into raw records (with the GIL: they are Python objects).
-  if (py::isinstance<py::str>(documents) || !py::isinstance<py::iterable>(documents)) {
-    Raise(g_input_error, fmt::format("documents: a {} (expected a list of dicts)", TypeName(documents)));
+  const auto is_path = [](const py::object& v) { return py::isinstance<py::str>(v) || py::hasattr(v, "__fspath__"); };
+  const auto opt_str = [](const py::object& v, const char* what) {
+    return v.is_none() ? std::string() : Str(v, what);
+  };
+  // Documents and predictions into raw records (with the GIL: they are Python objects). A path is read
+  // by the same importers as `kplab eval --dataset/--predictions` (docs/formats.md), with the same options.
+  std::optional<Result<RawDataset>> raw;
+  if (is_path(documents)) {
+    DatasetOptions opt;
+    opt.format = opt_str(dataset_format, "dataset_format");
+    opt.split = opt_str(split, "split");
+    opt.hulth_keys = opt_str(hulth_keys, "hulth_keys");
+    opt.semeval_answers = opt_str(semeval_answers, "semeval_answers");
+    if (auto r = PathArg(references, "references")) opt.references = *r;
+    opt.refs_stemmed = refs_stemmed;
+    const std::string path = *PathArg(documents, "documents");
+    {
+      py::gil_scoped_release release;
+      raw.emplace(ImportDataset(path, opt));
+    }
+    if (!raw->ok()) Raise(g_input_error, raw->error().message);
+    if (dataset != "python") (*raw)->name = dataset;
+  } else {
+    for (const auto& [v, name] : {std::pair{&dataset_format, "dataset_format"}, {&split, "split"},
+                                  {&references, "references"}, {&hulth_keys, "hulth_keys"},
+                                  {&semeval_answers, "semeval_answers"}}) {
+      if (!v->is_none()) {
+        Raise(g_input_error, fmt::format("{}: given with in-memory documents (expected documents as a dataset path)", name));
+      }
+    }
+    if (py::isinstance<py::str>(documents) || !py::isinstance<py::iterable>(documents)) {
+      Raise(g_input_error, fmt::format("documents: a {} (expected a list of dicts or a dataset path)", TypeName(documents)));
+    }
+    std::vector<RawDoc> docs;
+    for (py::handle h : documents) docs.push_back(ConvertDoc(h, docs.size(), pretokenized));
+    for (auto& d : docs) d.refs_stemmed = d.refs_stemmed || refs_stemmed;
+    if (docs.empty()) Raise(g_input_error, "documents: an empty list (expected at least one document)");
+    raw.emplace(DatasetFromRecords(dataset, std::move(docs)));
+    if (!raw->ok()) Raise(g_input_error, raw->error().message);
   }
-  std::vector<RawDoc> docs;
-  for (py::handle h : documents) docs.push_back(ConvertDoc(h, docs.size(), pretokenized));
-  for (auto& d : docs) d.refs_stemmed = d.refs_stemmed || refs_stemmed;
-  if (docs.empty()) Raise(g_input_error, "documents: an empty list (expected at least one document)");
-  auto raw = DatasetFromRecords(dataset, std::move(docs));
-  if (!raw.ok()) Raise(g_input_error, raw.error().message);
 
+  std::optional<Result<RawPredictions>> raw_preds;
+  if (is_path(predictions)) {
+    const std::string path = *PathArg(predictions, "predictions");
+    const std::string format = opt_str(predictions_format, "predictions_format");
+    {
+      py::gil_scoped_release release;
+      auto p = ImportPredictions(path, format);
+      raw_preds.emplace(p.ok() ? AlignPredictions(**raw, std::move(*p)) : Result<RawPredictions>(p.error()));
+    }
+    if (!raw_preds->ok()) Raise(g_input_error, raw_preds->error().message);
+  } else if (!predictions_format.is_none()) {
+    Raise(g_input_error, "predictions_format: given with in-memory predictions (expected predictions as a file path)");
+  }
   std::vector<RawPrediction> preds;
   bool by_id = false;
-  if (py::isinstance<py::dict>(predictions)) {
+  if (raw_preds) {
+    // read from a file above
+  } else if (py::isinstance<py::dict>(predictions)) {
     by_id = true;
     for (auto [k, v] : predictions.cast<py::dict>()) {
       const std::string id = IdStr(k, "predictions key");
@@ -757,9 +804,11 @@ py::dict Evaluate(const py::object& documents, const py::object& predictions, co
                                      "dict {{document id: ranked list}})",
                                      TypeName(predictions)));
   }
-  auto raw_preds = PredictionsFromRecords(*raw, system.is_none() ? "predictions" : Str(system, "system"),
-                                          std::move(preds), by_id);
-  if (!raw_preds.ok()) Raise(g_input_error, raw_preds.error().message);
+  if (!raw_preds) {
+    raw_preds.emplace(PredictionsFromRecords(**raw, system.is_none() ? "predictions" : Str(system, "system"),
+                                             std::move(preds), by_id));
+    if (!raw_preds->ok()) Raise(g_input_error, raw_preds->error().message);
+  }
 
   host::EvalRequest req;
   req.profile = profile;
@@ -808,7 +857,7 @@ py::dict Evaluate(const py::object& documents, const py::object& predictions, co
   Result<host::EvalResult> res = Error{""};
   {
     py::gil_scoped_release release;
-    auto corpus = BuildCorpus(*raw, &*raw_preds, *prof);
+    auto corpus = BuildCorpus(**raw, &**raw_preds, *prof);
     if (!corpus.ok()) {
       error = corpus.error().message;
       error_type = g_input_error;
@@ -892,7 +941,10 @@ PYBIND11_MODULE(kplab, m) {
         py::arg("model") = py::none(), py::arg("store") = py::none(), py::arg("system") = py::none(),
         py::arg("dataset") = "python", py::arg("plugins") = py::none(), py::arg("pretokenized") = py::none(),
         py::arg("threads") = 0, py::arg("cache") = py::none(), py::arg("refs_stemmed") = false,
-        py::arg("seed") = py::none(),
+        py::arg("seed") = py::none(), py::arg("dataset_format") = py::none(),
+        py::arg("predictions_format") = py::none(), py::arg("split") = py::none(),
+        py::arg("references") = py::none(), py::arg("hulth_keys") = py::none(),
+        py::arg("semeval_answers") = py::none(),
         "Evaluates predictions against documents; returns a dict with 'aggregates' and 'per_document'.");
 
   py::class_<Store>(m, "Store")

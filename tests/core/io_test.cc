@@ -122,7 +122,7 @@ TEST(IoDetectTest, Formats) {
 TEST(IoDetectTest, UnknownAndEmpty) {
   const std::string expected =
       ": cannot detect dataset format (expected one of: meng, one2set, kpeval, hulth, semeval, "
-      "kptimes)";
+      "kptimes, midas, taln, deepkpg)";
   EXPECT_EQ(ImportError(kData + "not_a_dataset"), kData + "not_a_dataset" + expected);
   const auto empty = std::filesystem::temp_directory_path() / "kplab_io_test_empty_dir";
   std::filesystem::create_directories(empty);
@@ -135,7 +135,7 @@ TEST(IoDetectTest, UnknownAndEmpty) {
   EXPECT_EQ(ImportError(kData + "meng_ok", bad),
             kData +
                 "meng_ok: unknown dataset format \"csv\" (expected one of: meng, one2set, "
-                "kpeval, hulth, semeval, kptimes)");
+                "kpeval, hulth, semeval, kptimes, midas, taln, deepkpg)");
 }
 
 // ---------------------------------------------------------------- meng / one2set
@@ -431,7 +431,7 @@ TEST(IoPredictionsTest, Errors) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message, kData +
                                      "preds_lines.txt: unknown prediction format \"csv\" "
-                                     "(expected one of: lines, jsonl, kpeval, tokens)");
+                                     "(expected one of: lines, jsonl, kpeval, tokens, hf, opennmt-kpg)");
 }
 
 TEST(IoAlignTest, CountsAndIds) {

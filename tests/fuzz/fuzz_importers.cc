@@ -11,8 +11,12 @@
 //           bit 3: pass the format explicitly instead of auto-detecting; bits 4-5: format option
 //           (hulth keys uncontr/contr/both; semeval answers combined/author/liaad/path);
 //           bit 6: import the single file instead of the directory (meng, one2set, kpeval, kptimes)
+//           bit 7: instead, one of the record/pair formats (low 3 bits mod 4: midas, taln, deepkpg,
+//           pke = a Hulth text directory with --references), bits 4-5 choosing the split option (none,
+//           "test", "train", none)
 //   byte 1: prediction format (low 2 bits: lines, jsonl, tokens, auto-detected from the file name);
-//           bits 2-4: profile (mod the number of built-in profiles)
+//           bits 2-4: profile (mod the number of built-in profiles); bit 5: instead hf (low bit 0) or
+//           opennmt-kpg (low bit 1), written to pred.jsonl
 //   rest:   parts separated by NUL bytes, one file each; which file a part becomes depends on the format:
 //     meng     [context, allkeywords, predictions]        test_context.txt, test_allkeywords.txt
 //     one2set  [src, trg, predictions]                    test_src.txt, test_trg.txt
@@ -21,6 +25,10 @@
 //     hulth    [predictions, abstr1, uncontr1, contr1, abstr2, ...]   Test/<i>.abstr ...
 //     semeval  [predictions, answers, text1, key1, text2, key2, ...]  test/C-<i>.txt.final,
 //              test_answer/test.<combined|author>.stem.final or answers.txt, liaad_keys/C-<i>.key
+//     midas    [records, predictions]                    data.jsonl (a JSON array if it starts with '[')
+//     taln     [records, predictions]                    data.jsonl
+//     deepkpg  [source, target, predictions]             test.source, test.target
+//     pke      [predictions, refs JSON, abstr1, abstr2, ...]  inspec/Test/<i>.abstr, refs.json
 //   A missing part means the file is absent; an empty part is an empty file (but an empty text part
 //   in single-file mode means no text file: a keys-only dataset).
 #include <unistd.h>
@@ -109,12 +117,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fs::remove_all(root, ec);
   fs::create_directories(root);
 
-  const std::string format = kplab::DatasetFormats()[(b0 & 7) % 6];
+  static const char* kRecordFormats[] = {"midas", "taln", "deepkpg", "pke"};
+  const bool record_format = (b0 >> 7) & 1;
+  const std::string format = record_format ? kRecordFormats[(b0 & 7) % 4] : kplab::DatasetFormats()[(b0 & 7) % 6];
   const bool explicit_format = (b0 >> 3) & 1;
   const int option = (b0 >> 4) & 3;
   const bool single_file = (b0 >> 6) & 1;
   kplab::DatasetOptions options;
-  if (explicit_format) options.format = format;
+  if (explicit_format) options.format = format == "pke" ? "hulth" : format;
+  if (record_format) {
+    static const char* kSplits[] = {"", "test", "train", ""};
+    options.split = kSplits[option];
+  }
 
   fs::path dataset = root / "data";
   const std::string_view* predictions = nullptr;
@@ -128,6 +142,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (part(1)) Put(keys, *part(1));
     predictions = part(2);
     if (single_file) dataset = part(1) ? keys : text;
+  } else if (format == "midas" || format == "taln") {
+    fs::create_directories(dataset);
+    if (part(0)) Put(dataset / "data.jsonl", *part(0));
+    predictions = part(1);
+    if (single_file) dataset /= "data.jsonl";
+  } else if (format == "deepkpg") {
+    fs::create_directories(dataset);
+    if (part(0)) Put(dataset / "test.source", *part(0));
+    if (part(1)) Put(dataset / "test.target", *part(1));
+    predictions = part(2);
+    if (single_file) dataset /= part(0) ? "test.source" : "test.target";
+  } else if (format == "pke") {
+    dataset = root / "inspec" / "Test";
+    fs::create_directories(dataset);
+    predictions = part(0);
+    if (part(1)) {
+      Put(root / "refs.json", *part(1));
+      options.references = (root / "refs.json").string();
+    }
+    for (std::size_t i = 2; i < parts.size(); ++i) Put(dataset / (std::to_string(i - 1) + ".abstr"), parts[i]);
   } else if (format == "kpeval" || format == "kptimes") {
     fs::create_directories(dataset);
     if (part(0)) Put(dataset / "data.jsonl", *part(0));
@@ -192,7 +226,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (predictions == nullptr) return 0;
 
   static const char* kPredFormat[] = {"lines", "jsonl", "tokens", ""};
-  const std::string pred_format = kPredFormat[b1 & 3];
+  const std::string pred_format = (b1 >> 5) & 1 ? ((b1 & 1) ? "opennmt-kpg" : "hf") : kPredFormat[b1 & 3];
   const fs::path pred_path = root / (pred_format == "lines" ? "pred.txt" : "pred.jsonl");
   Put(pred_path, *predictions);
   auto preds = kplab::ImportPredictions(pred_path.string(), pred_format);

@@ -397,5 +397,72 @@ class ExampleTest(unittest.TestCase):
                 self.assertIn("hand-written loop skipped", out.stdout)
 
 
+class FormatsTest(unittest.TestCase):
+    """The dataset and prediction formats of docs/formats.md read by path, with the CLI's names and
+    options: the same files give exactly the aggregates `kplab eval --output json` prints."""
+
+    F = os.path.join(SOURCE_DIR, "tests", "data", "formats")
+
+    def cli(self, *args):
+        binary = os.environ.get("KPLAB_BINARY")
+        if not binary:
+            self.skipTest("KPLAB_BINARY not set (run through ctest)")
+        out = subprocess.run([binary, "eval", "--no-store", "--output", "json", "--system", "s"] + list(args),
+                             capture_output=True, text=True, cwd=SOURCE_DIR)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        import json
+        return json.loads(out.stdout)["aggregates"]
+
+    def same(self, py, cli):
+        self.assertEqual(sorted(py), sorted(cli))
+        for k, v in cli.items():
+            if v is None:
+                self.assertTrue(math.isnan(py[k]), k)
+            else:
+                self.assertEqual(py[k], v, k)
+
+    def test_midas_with_hf_predictions(self):
+        ds = os.path.join(self.F, "midas", "tiny_splits.jsonl")
+        preds = os.path.join(self.F, "hf_predictions.jsonl")
+        r = kplab.evaluate(ds, preds, split="test", dataset_format="midas", predictions_format="hf")
+        self.same(r["aggregates"], self.cli("--dataset", ds, "--split", "test", "--predictions", preds))
+        # ... which are examples/tiny's numbers in its own format.
+        tiny = os.path.join(SOURCE_DIR, "examples", "tiny")
+        self.same(r["aggregates"], self.cli("--dataset", tiny, "--predictions", os.path.join(tiny, "predictions.txt")))
+        self.assertEqual(len(r["per_document"]["all.f1@M"]), 5)
+
+    def test_deepkpg_with_opennmt_kpg_and_pke_references(self):
+        import pathlib
+        ds = pathlib.Path(self.F) / "deepkpg"  # a PathLike is a path too
+        preds = os.path.join(self.F, "opennmt_kpg_predictions.jsonl")
+        r = kplab.evaluate(ds, preds)
+        self.same(r["aggregates"], self.cli("--dataset", str(ds), "--predictions", preds))
+        text = os.path.join(self.F, "pke", "Test")
+        refs = os.path.join(self.F, "pke", "tiny.uncontr.json")
+        tiny_preds = os.path.join(SOURCE_DIR, "examples", "tiny", "predictions.txt")
+        r = kplab.evaluate(text, tiny_preds, references=refs)
+        self.same(r["aggregates"], self.cli("--dataset", text, "--references", refs, "--predictions", tiny_preds))
+
+    def test_errors_are_the_cli_messages(self):
+        ds = os.path.join(self.F, "midas", "tiny_splits.jsonl")
+        preds = os.path.join(self.F, "hf_predictions.jsonl")
+        with self.assertRaises(kplab.InputError) as e:
+            kplab.evaluate(ds, preds)
+        self.assertEqual(str(e.exception), ds + ": records of 2 splits: test, train (expected one split; choose one "
+                         "with --split NAME (Python split=NAME) rather than mixing them)")
+        with self.assertRaises(kplab.InputError) as e:
+            kplab.evaluate(ds, preds, split="dev")
+        self.assertEqual(str(e.exception),
+                         ds + ': no record of split "dev" (expected one of the splits in the file: test, train)')
+        with self.assertRaises(kplab.InputError) as e:
+            kplab.evaluate(DOCS, PREDS, split="test")
+        self.assertEqual(str(e.exception),
+                         "split: given with in-memory documents (expected documents as a dataset path)")
+        with self.assertRaises(kplab.InputError) as e:
+            kplab.evaluate(ds, PREDS, split="test", predictions_format="hf")
+        self.assertEqual(str(e.exception),
+                         "predictions_format: given with in-memory predictions (expected predictions as a file path)")
+
+
 if __name__ == "__main__":
     unittest.main()

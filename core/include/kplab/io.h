@@ -84,7 +84,10 @@ struct RawPredictions {
 // Dataset formats: "meng" (dir with *_context.txt + *_allkeywords.txt, or either file),
 // "one2set" (dir with *src.txt + *trg.txt), "kpeval" (JSONL source/target[/predictions]),
 // "hulth" (dir of <id>.abstr + <id>.uncontr / .contr), "semeval" (dir with <id>.txt.final texts + an
-// answer file), "kptimes" (JSONL title/abstract/keyword).
+// answer file), "kptimes" (JSONL title/abstract/keyword), "midas" (Hugging Face midas/* records: id,
+// document tokens, extractive/abstractive keyphrases), "taln" (Hugging Face taln-ls2n/* records: id,
+// title, abstract or text, keyphrases), "deepkpg" (DeepKPG/KPEval test.source + test.target lines).
+// The Hugging Face formats read JSON Lines or a JSON array of records (datasets' to_json).
 const std::vector<std::string>& DatasetFormats();
 
 struct DatasetOptions {
@@ -98,6 +101,14 @@ struct DatasetOptions {
   // only predictions and source (kenchan0226's -target_already_stemmed). Sets RawDoc::refs_stemmed on
   // every document; an error for "semeval", whose importer knows it from the answer file's name.
   bool refs_stemmed = false;
+  // Which split to import: records whose "split" field equals it (midas, taln), or the file pair
+  // <split>.source/<split>.target of a DeepKPG directory. "" = the only one there is; several are an
+  // error listing them rather than a mix.
+  std::string split;
+  // pke's reference JSON ({id: [[keyphrase, variant...], ...]}) to use as the references of a text-file
+  // dataset (hulth, semeval), whose documents' ids are their file stems; its own key files are then
+  // not read. References are stemmed when the file name contains ".stem.".
+  std::string references;
 };
 
 // Detects the dataset format from the path (directory contents, file names, first JSON line).
@@ -108,7 +119,9 @@ Result<RawDataset> ImportDataset(const std::string& path, const DatasetOptions& 
 // Prediction formats: "lines" (one document a line, ';'-separated, aligned with the dataset),
 // "jsonl" (one JSON object a line: {"id"?: str, "predictions": [str | [str, score] | {"phrase","score"}]}),
 // "kpeval" (KPEval JSONL with a "predictions" field), "tokens" (JSONL with generated tokens and their
-// log-probabilities, docs/calibration.md; detected from a *.jsonl file whose first object has "logprobs").
+// log-probabilities, docs/calibration.md; detected from a *.jsonl file whose first object has "logprobs"),
+// "hf" (records keyed by "id" with a "keyphrases" list, JSON Lines or a JSON array), "opennmt-kpg"
+// (OpenNMT-kpg's JSONL output: "pred_sents" token lists in the model's order, "pred_scores").
 Result<RawPredictions> ImportPredictions(const std::string& path, const std::string& format = "");
 
 // Checks that predictions line up with the dataset (same count, or same ids for JSONL with ids) and

@@ -70,13 +70,14 @@ std::string DetectOrThrow(const std::string& path) {
     const std::string name = fs::path(path).filename().string();
     if (EndsWith(name, "_context.txt") || EndsWith(name, "_allkeywords.txt")) return "meng";
     if (EndsWith(name, "src.txt") || EndsWith(name, "trg.txt")) return "one2set";
+    if (EndsWith(name, ".source") || EndsWith(name, ".target")) return "deepkpg";
     if (EndsWith(name, ".jsonl") || EndsWith(name, ".json")) {
       std::string f = DetectJsonlFormat(path);
       if (!f.empty()) return f;
     }
     FailUndetected(path);
   }
-  bool meng = false, one2set = false, hulth = false, semeval = false;
+  bool meng = false, one2set = false, hulth = false, semeval = false, deepkpg = false;
   std::vector<std::string> jsonl;
   for (const auto& entry : fs::directory_iterator(path)) {
     // Not is_regular_file(): a FIFO or link loop under a dataset's name must reach the importer and be
@@ -87,12 +88,14 @@ std::string DetectOrThrow(const std::string& path) {
     one2set |= EndsWith(name, "src.txt") || EndsWith(name, "trg.txt");
     hulth |= EndsWith(name, ".abstr");
     semeval |= EndsWith(name, ".txt.final");
+    deepkpg |= EndsWith(name, ".source") || EndsWith(name, ".target");
     if (EndsWith(name, ".jsonl") || EndsWith(name, ".json")) jsonl.push_back(entry.path().string());
   }
   if (meng) return "meng";
   if (one2set) return "one2set";
   if (hulth) return "hulth";
   if (semeval) return "semeval";
+  if (deepkpg) return "deepkpg";
   if (jsonl.size() == 1) {
     std::string f = DetectJsonlFormat(jsonl[0]);
     if (!f.empty()) return f;
@@ -235,8 +238,8 @@ using io_internal::Fail;
 using io_internal::InputError;
 
 const std::vector<std::string>& DatasetFormats() {
-  static const std::vector<std::string> kFormats = {"meng",  "one2set", "kpeval",
-                                                    "hulth", "semeval", "kptimes"};
+  static const std::vector<std::string> kFormats = {"meng",    "one2set", "kpeval", "hulth", "semeval",
+                                                    "kptimes", "midas",   "taln",   "deepkpg"};
   return kFormats;
 }
 
@@ -309,6 +312,16 @@ Result<RawDataset> ImportDataset(const std::string& path, const DatasetOptions& 
            "(*.stem.final answers are stemmed)",
            "--refs-stemmed only with meng, one2set, kpeval, hulth or kptimes");
     }
+    if (!options.references.empty() && out.format != "hulth" && out.format != "semeval") {
+      Fail(path, 0,
+           fmt::format("references file given for format \"{}\", whose files hold their own references",
+                       out.format),
+           "--references only with a text-file dataset: hulth or semeval");
+    }
+    if (!options.split.empty() && out.format != "midas" && out.format != "taln" && out.format != "deepkpg") {
+      Fail(path, 0, fmt::format("split \"{}\" asked for, but format \"{}\" has no splits", options.split, out.format),
+           "--split only with midas, taln or deepkpg");
+    }
     std::vector<io_internal::FileData> files;
     if (out.format == "meng") {
       io_internal::ImportMeng(path, out, files);
@@ -320,11 +333,18 @@ Result<RawDataset> ImportDataset(const std::string& path, const DatasetOptions& 
       io_internal::ImportSemEval(path, options, out, files);
     } else if (out.format == "kpeval") {
       io_internal::ImportKpEval(path, out, files);
+    } else if (out.format == "midas") {
+      io_internal::ImportMidas(path, options, out, files);
+    } else if (out.format == "taln") {
+      io_internal::ImportTaln(path, options, out, files);
+    } else if (out.format == "deepkpg") {
+      io_internal::ImportDeepKpg(path, options, out, files);
     } else {
       io_internal::ImportKpTimes(path, out, files);
     }
     // A run over no documents would be stored with every aggregate undefined.
     if (out.docs.empty()) Fail(path, 0, "no documents", "a dataset with at least one document");
+    if (!options.references.empty()) io_internal::ApplyPkeReferences(path, options.references, out, files);
     out.name = io_internal::DatasetName(path);
     if (options.refs_stemmed) {
       for (auto& d : out.docs) d.refs_stemmed = true;
@@ -353,16 +373,27 @@ Result<RawPredictions> ImportPredictions(const std::string& path, const std::str
       f = io_internal::EndsWith(path, ".jsonl") || io_internal::EndsWith(path, ".json") ? "jsonl"
                                                                                         : "lines";
     }
-    if (f != "lines" && f != "jsonl" && f != "kpeval" && f != "tokens") {
+    if (f != "lines" && f != "jsonl" && f != "kpeval" && f != "tokens" && f != "hf" && f != "opennmt-kpg") {
       Fail(path, 0, fmt::format("unknown prediction format \"{}\"", f),
-           "one of: lines, jsonl, kpeval, tokens");
+           "one of: lines, jsonl, kpeval, tokens, hf, opennmt-kpg");
     }
     const io_internal::FileData file =
         io_internal::ReadTextFile(path, fs::path(path).filename().string());
     // A detected JSONL file whose first object has "logprobs" holds generated tokens
     // (docs/calibration.md).
     if (format.empty() && f == "jsonl" && io_internal::IsTokenPredictionFile(file)) f = "tokens";
-    if (f == "tokens") {
+    // Records with "pred_sents" are OpenNMT-kpg output; records with "keyphrases" (and no
+    // "predictions") Hugging Face-style predictions keyed by id.
+    if (format.empty() && f == "jsonl") {
+      if (std::string r = io_internal::DetectPredictionRecords(file); !r.empty()) f = r;
+    }
+    if (f == "hf") {
+      out.format = "hf";
+      io_internal::ParseHfPredictions(file, out);
+    } else if (f == "opennmt-kpg") {
+      out.format = "opennmt-kpg";
+      io_internal::ParseOpenNmtKpgPredictions(file, out);
+    } else if (f == "tokens") {
       out.format = "tokens";
       io_internal::ParseTokenPredictions(file, out);
     } else if (f == "lines") {
@@ -404,7 +435,9 @@ Result<RawPredictions> AlignPredictions(const RawDataset& dataset, RawPrediction
       Fail(p.loc.file, p.loc.line, fmt::format(fmt::runtime(what), first.loc.line),
            "\"id\" on every line or on none");
     }
-    const bool by_id = (predictions.format == "jsonl" || predictions.format == "tokens") && n > 0 &&
+    const bool by_id = (predictions.format == "jsonl" || predictions.format == "tokens" ||
+                        predictions.format == "hf") &&
+                       n > 0 &&
                        std::all_of(predictions.docs.begin(), predictions.docs.end(),
                                    [](const RawPrediction& p) { return !p.doc_id.empty(); });
     if (!by_id) {

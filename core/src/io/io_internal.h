@@ -90,7 +90,23 @@ void ParseTokenPredictions(const FileData& file, RawPredictions& out);
 // Whether the first non-blank line of a JSONL file is an object with "logprobs" (the "tokens" format).
 bool IsTokenPredictionFile(const FileData& file);
 
-// Returns "kpeval", "kptimes" or "" from the first non-blank line of a JSONL file.
+// Returns "kpeval", "kptimes", "midas", "taln" or "" from the first record of a JSONL file or JSON array.
 std::string DetectJsonlFormat(const std::string& path);
+std::string DetectRecordFormat(const FileData& file);
+// "opennmt-kpg", "hf" or "" from the first record of a predictions file (io_records.cc).
+std::string DetectPredictionRecords(const FileData& file);
+
+// Record formats (io_records.cc, docs/formats.md).
+void ImportMidas(const std::string& path, const DatasetOptions& options, RawDataset& out,
+                 std::vector<FileData>& files);
+void ImportTaln(const std::string& path, const DatasetOptions& options, RawDataset& out,
+                std::vector<FileData>& files);
+void ImportDeepKpg(const std::string& path, const DatasetOptions& options, RawDataset& out,
+                   std::vector<FileData>& files);
+// Replaces the references of out's documents by those of pke's reference JSON at ref_path.
+void ApplyPkeReferences(const std::string& dataset_path, const std::string& ref_path, RawDataset& out,
+                        std::vector<FileData>& files);
+void ParseHfPredictions(const FileData& file, RawPredictions& out);
+void ParseOpenNmtKpgPredictions(const FileData& file, RawPredictions& out);
 
 }  // namespace kplab::io_internal

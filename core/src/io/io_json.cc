@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include "util/json_internal.h"
 
 #include <filesystem>
 #include <string>
@@ -11,6 +10,7 @@
 #include <vector>
 
 #include "io/io_internal.h"
+#include "io/io_json_internal.h"
 #include "kplab/io.h"
 
 namespace kplab::io_internal {
@@ -21,17 +21,9 @@ using simdjson::dom::element;
 using simdjson::dom::element_type;
 using simdjson::dom::object;
 
-// Accessors for elements whose type has been checked.
-std::string_view Str(const element& e) { return e.get_string().value_unsafe(); }
-simdjson::dom::array Arr(const element& e) { return e.get_array().value_unsafe(); }
-
 constexpr std::string_view kOneObject = "one JSON object a line";
 
 using json_internal::TypeName;
-
-bool IsBlankLine(std::string_view line) {
-  return line.find_first_not_of(" \t\r") == std::string_view::npos;
-}
 
 // Calls fn(line_number, object) for every non-blank line of a JSONL file.
 template <class Fn>
@@ -51,51 +43,6 @@ void ForEachObject(const FileData& file, Fn fn) {
     fn(line_no, el.get_object().value_unsafe());
   }
 }
-
-struct Line {
-  const FileData& file;
-  int no;
-  object obj;
-  std::string_view expected_object;  // e.g. a JSON object with "source" and "target"
-
-  bool Has(std::string_view key) const {
-    element e;
-    return obj.at_key(key).get(e) == simdjson::SUCCESS;
-  }
-  element Require(std::string_view key) const {
-    element e;
-    if (obj.at_key(key).get(e) != simdjson::SUCCESS) {
-      Fail(file.path, no, fmt::format("missing field \"{}\"", key), expected_object);
-    }
-    return e;
-  }
-  [[noreturn]] void WrongType(std::string_view what, const element& e,
-                              std::string_view expected) const {
-    Fail(file.path, no, fmt::format("{} is {}", what, TypeName(e)), expected);
-  }
-  std::string_view String(std::string_view key) const {
-    const element e = Require(key);
-    if (e.type() != element_type::STRING) {
-      WrongType(fmt::format("field \"{}\"", key), e, "a string");
-    }
-    return Str(e);
-  }
-  // Optional "id": a string, or an integer written as its decimal digits. "" when absent.
-  std::string Id() const {
-    element e;
-    if (obj.at_key("id").get(e) != simdjson::SUCCESS) return "";
-    switch (e.type()) {
-      case element_type::STRING:
-        return std::string(Str(e));
-      case element_type::INT64:
-        return std::to_string(e.get_int64().value_unsafe());
-      case element_type::UINT64:
-        return std::to_string(e.get_uint64().value_unsafe());
-      default:
-        WrongType("field \"id\"", e, "a string or an integer");
-    }
-  }
-};
 
 // References: a ';'-joined string (pieces of split(';'), as KPEval reads them), or an array whose
 // items are strings (one reference each) or arrays of strings (alternatives, first = primary).
@@ -138,22 +85,6 @@ void ParseRefs(const Line& line, std::string_view key, RawDoc& doc) {
   }
 }
 
-// Finds "[sep]" ignoring ASCII case, as KPEval lower-cases the source before looking for it.
-std::size_t FindSep(std::string_view s, std::size_t from) {
-  constexpr std::string_view kSep = "[sep]";
-  for (std::size_t i = s.find('[', from); i != std::string_view::npos; i = s.find('[', i + 1)) {
-    if (s.size() - i < kSep.size()) return std::string_view::npos;
-    bool match = true;
-    for (std::size_t k = 1; k < kSep.size() && match; ++k) {
-      char c = s[i + k];
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-      match = c == kSep[k];
-    }
-    if (match) return i;
-  }
-  return std::string_view::npos;
-}
-
 std::string ResolveJsonlFile(const std::string& path) {
   if (!fs::is_directory(path)) return path;
   std::vector<std::string> found;
@@ -174,21 +105,23 @@ std::string ResolveJsonlFile(const std::string& path) {
 
 }  // namespace
 
-std::string DetectJsonlFormat(const std::string& path) {
-  const FileData file = ReadTextFile(path, "");
-  simdjson::dom::parser parser;
-  for (std::string_view line : SplitLines(file.bytes)) {
-    if (IsBlankLine(line)) continue;
-    element el;
-    if (parser.parse(line.data(), line.size()).get(el) != simdjson::SUCCESS) return "";
-    if (el.type() != element_type::OBJECT) return "";
-    element field;
-    const object obj = el.get_object().value_unsafe();
-    if (obj.at_key("source").get(field) == simdjson::SUCCESS) return "kpeval";
-    if (obj.at_key("keyword").get(field) == simdjson::SUCCESS) return "kptimes";
-    return "";
+std::size_t FindSep(std::string_view s, std::size_t from) {
+  constexpr std::string_view kSep = "[sep]";
+  for (std::size_t i = s.find('[', from); i != std::string_view::npos; i = s.find('[', i + 1)) {
+    if (s.size() - i < kSep.size()) return std::string_view::npos;
+    bool match = true;
+    for (std::size_t k = 1; k < kSep.size() && match; ++k) {
+      char c = s[i + k];
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+      match = c == kSep[k];
+    }
+    if (match) return i;
   }
-  return "";
+  return std::string_view::npos;
+}
+
+std::string DetectJsonlFormat(const std::string& path) {
+  return DetectRecordFormat(ReadTextFile(path, ""));
 }
 
 void ImportKpEval(const std::string& path, RawDataset& out, std::vector<FileData>& files) {
@@ -235,74 +168,75 @@ void ImportKpTimes(const std::string& path, RawDataset& out, std::vector<FileDat
   });
 }
 
-void ParseJsonlPredictions(const FileData& file, RawPredictions& out) {
+void ParsePredictionList(const Line& line, std::string_view key, RawPrediction& pred) {
   constexpr std::string_view kItem =
       "a string, [phrase, score] or {\"phrase\": ..., \"score\": ...}";
+  const element e = line.Require(key);
+  if (e.type() == element_type::STRING) {
+    std::vector<std::string_view> pieces;
+    SplitChar(Str(e), ';', pieces);
+    pred.phrases.assign(pieces.begin(), pieces.end());
+    return;
+  }
+  if (e.type() != element_type::ARRAY) {
+    line.WrongType(fmt::format("field \"{}\"", key), e, "a ';'-joined string or an array");
+  }
+  std::vector<bool> scored;
+  std::size_t i = 0;
+  for (element item : Arr(e)) {
+    const std::string what = fmt::format("\"{}\"[{}]", key, i);
+    double score = 0;
+    bool has_score = false;
+    if (item.type() == element_type::STRING) {
+      pred.phrases.emplace_back(Str(item));
+    } else if (item.type() == element_type::ARRAY) {
+      const simdjson::dom::array pair = Arr(item);
+      if (pair.size() != 2) line.Fail(fmt::format("{} has {} items", what, pair.size()), "[phrase, score]");
+      const element phrase = pair.at(0).value_unsafe(), value = pair.at(1).value_unsafe();
+      if (phrase.type() != element_type::STRING) {
+        line.WrongType(what + "[0]", phrase, "a string");
+      }
+      if (value.get_double().get(score) != simdjson::SUCCESS) {
+        line.WrongType(what + "[1]", value, "a number");
+      }
+      pred.phrases.emplace_back(Str(phrase));
+      has_score = true;
+    } else if (item.type() == element_type::OBJECT) {
+      const object o = item.get_object().value_unsafe();
+      element phrase, value;
+      if (o.at_key("phrase").get(phrase) != simdjson::SUCCESS) {
+        line.Fail(fmt::format("{} has no field \"phrase\"", what), kItem);
+      }
+      if (phrase.type() != element_type::STRING) {
+        line.WrongType(what + ".phrase", phrase, "a string");
+      }
+      pred.phrases.emplace_back(Str(phrase));
+      if (o.at_key("score").get(value) == simdjson::SUCCESS) {
+        if (value.get_double().get(score) != simdjson::SUCCESS) {
+          line.WrongType(what + ".score", value, "a number");
+        }
+        has_score = true;
+      }
+    } else {
+      line.WrongType(what, item, kItem);
+    }
+    if (i > 0 && has_score != scored[0]) {
+      line.Fail(fmt::format("{} {}", what, has_score ? "has a score" : "has no score"),
+                "scores for all predictions of a line or for none");
+    }
+    scored.push_back(has_score);
+    if (has_score) pred.scores.push_back(score);
+    ++i;
+  }
+}
+
+void ParseJsonlPredictions(const FileData& file, RawPredictions& out) {
   ForEachObject(file, [&](int no, object obj) {
     const Line line{file, no, obj, "a JSON object with \"predictions\""};
     RawPrediction pred;
     pred.doc_id = line.Id();
     pred.loc = {file.path, no};
-    const element e = line.Require("predictions");
-    if (e.type() == element_type::STRING) {
-      std::vector<std::string_view> pieces;
-      SplitChar(Str(e), ';', pieces);
-      pred.phrases.assign(pieces.begin(), pieces.end());
-      out.docs.push_back(std::move(pred));
-      return;
-    }
-    if (e.type() != element_type::ARRAY) {
-      line.WrongType("field \"predictions\"", e, "a ';'-joined string or an array");
-    }
-    std::vector<bool> scored;
-    std::size_t i = 0;
-    for (element item : Arr(e)) {
-      const std::string what = fmt::format("\"predictions\"[{}]", i);
-      double score = 0;
-      bool has_score = false;
-      if (item.type() == element_type::STRING) {
-        pred.phrases.emplace_back(Str(item));
-      } else if (item.type() == element_type::ARRAY) {
-        const simdjson::dom::array pair = Arr(item);
-        if (pair.size() != 2) {
-          Fail(file.path, no, fmt::format("{} has {} items", what, pair.size()), "[phrase, score]");
-        }
-        const element phrase = pair.at(0).value_unsafe(), value = pair.at(1).value_unsafe();
-        if (phrase.type() != element_type::STRING) {
-          line.WrongType(what + "[0]", phrase, "a string");
-        }
-        if (value.get_double().get(score) != simdjson::SUCCESS) {
-          line.WrongType(what + "[1]", value, "a number");
-        }
-        pred.phrases.emplace_back(Str(phrase));
-        has_score = true;
-      } else if (item.type() == element_type::OBJECT) {
-        const object o = item.get_object().value_unsafe();
-        element phrase, value;
-        if (o.at_key("phrase").get(phrase) != simdjson::SUCCESS) {
-          Fail(file.path, no, fmt::format("{} has no field \"phrase\"", what), kItem);
-        }
-        if (phrase.type() != element_type::STRING) {
-          line.WrongType(what + ".phrase", phrase, "a string");
-        }
-        pred.phrases.emplace_back(Str(phrase));
-        if (o.at_key("score").get(value) == simdjson::SUCCESS) {
-          if (value.get_double().get(score) != simdjson::SUCCESS) {
-            line.WrongType(what + ".score", value, "a number");
-          }
-          has_score = true;
-        }
-      } else {
-        line.WrongType(what, item, kItem);
-      }
-      if (i > 0 && has_score != scored[0]) {
-        Fail(file.path, no, fmt::format("{} {}", what, has_score ? "has a score" : "has no score"),
-             "scores for all predictions of a line or for none");
-      }
-      scored.push_back(has_score);
-      if (has_score) pred.scores.push_back(score);
-      ++i;
-    }
+    ParsePredictionList(line, "predictions", pred);
     out.docs.push_back(std::move(pred));
   });
 }

@@ -296,6 +296,8 @@ void ImportHulth(const std::string& path, const DatasetOptions& options, RawData
     Fail(path, 0, fmt::format("unknown hulth_keys \"{}\"", options.hulth_keys),
          "uncontr, contr or both");
   }
+  // References from pke's JSON (ApplyPkeReferences) replace the key files, which need not exist.
+  if (!options.references.empty()) key_exts.clear();
   const std::vector<std::string> ids = StemsWithSuffix(dir, ".abstr");
   if (ids.empty()) Fail(path, 0, "no .abstr files", "a directory of <id>.abstr files");
   files.reserve(ids.size() * (1 + key_exts.size()));
@@ -360,6 +362,8 @@ void ImportSemEval(const std::string& path, const DatasetOptions& options, RawDa
     if (nl != std::string_view::npos) doc.body.assign(text.substr(nl + 1));
     index.emplace(ids[i], i);
   }
+  // References from pke's JSON (ApplyPkeReferences) replace the answer files, which need not exist.
+  if (!options.references.empty()) return;
 
   // Where the references are: an answer file, or a directory of <id>.key files (LIAAD layout).
   fs::path abs_dir = fs::absolute(dir).lexically_normal();
