@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -10,12 +11,45 @@
 
 namespace kplab::host {
 
+namespace {
+
+// A string field of the run's "_dataset" object in params_json (written by EvaluateCorpus with
+// JsonString), unescaped; nullopt when absent.
+std::optional<std::string> DatasetField(const std::string& params_json, const std::string& key) {
+  const auto at = params_json.find("\"_dataset\": {");
+  if (at == std::string::npos) return std::nullopt;
+  const auto end = params_json.find('}', at);
+  const std::string needle = "\"" + key + "\": \"";
+  auto pos = params_json.find(needle, at);
+  if (pos == std::string::npos || pos > end) return std::nullopt;
+  pos += needle.size();
+  std::string out;
+  for (; pos < params_json.size() && params_json[pos] != '"'; ++pos) {
+    char c = params_json[pos];
+    if (c == '\\' && pos + 1 < params_json.size()) {
+      c = params_json[++pos];
+      if (c == 'n') c = '\n';
+      if (c == 't') c = '\t';
+      if (c == 'r') c = '\r';
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<Corpus> ReloadRunCorpus(const RunRecord& run) {
   const std::int64_t id = run.id;
   EvalRequest req;
   req.dataset_path = run.dataset_path;
   req.dataset_options.format = run.dataset_format;
   req.dataset_options.refs_stemmed = run.params_json.find("\"refs_stemmed\": true") != std::string::npos;
+  req.dataset_options.hulth_keys = DatasetField(run.params_json, "hulth_keys").value_or("");
+  req.dataset_options.semeval_answers = DatasetField(run.params_json, "semeval_answers").value_or("");
+  req.dataset_options.split = DatasetField(run.params_json, "split").value_or("");
+  req.dataset_options.references = DatasetField(run.params_json, "references").value_or("");
+  req.source_path = DatasetField(run.params_json, "source");
   req.predictions_path = run.predictions_path;
   req.profile = run.profile;
   auto corpus = LoadCorpus(req);

@@ -12,6 +12,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "bindings.h"
 #include "embedding.h"
@@ -381,9 +382,22 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
   run.profile = corpus.profile.name;
   run.params_json = ParamsJson(*plugins);
   res.warnings = corpus.warnings;
-  if (corpus.refs_stemmed) {  // matched as given: part of what the numbers mean
-    run.params_json.pop_back();
-    run.params_json += std::string(run.params_json.size() > 1 ? ", " : "") + "\"_dataset\": {\"refs_stemmed\": true}}";
+  {
+    // How the dataset was read, when not by default: part of what the numbers mean (refs_stemmed), and
+    // what `runs doc` and `kplab report` need to read the same documents again (ReloadRunCorpus).
+    std::vector<std::string> ds;
+    if (corpus.refs_stemmed) ds.push_back("\"refs_stemmed\": true");
+    const DatasetOptions& o = req.dataset_options;
+    for (const auto& [key, value] : {std::pair{"hulth_keys", &o.hulth_keys}, {"semeval_answers", &o.semeval_answers},
+                                     {"split", &o.split}, {"references", &o.references}}) {
+      if (!value->empty()) ds.push_back(JsonString(key) + ": " + JsonString(*value));
+    }
+    if (req.source_path) ds.push_back("\"source\": " + JsonString(*req.source_path));
+    if (!ds.empty()) {
+      run.params_json.pop_back();
+      run.params_json += std::string(run.params_json.size() > 1 ? ", " : "") + "\"_dataset\": {" +
+                         fmt::format("{}", fmt::join(ds, ", ")) + "}}";
+    }
   }
 
   // Plan: embed every distinct phrase once (cache first) before any document is scored.

@@ -87,3 +87,33 @@ TEST_F(Drill, ClearErrors) {
 }
 
 }  // namespace
+
+namespace {
+
+// A run on a file of two splits (--split) and one with pke references (--references) are shown again
+// with the same options: the run records how its dataset was read.
+TEST(DrillOptions, SplitAndReferencesAreReadAgain) {
+  const fs::path dir = fs::temp_directory_path() / ("kplab_drill_opts_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string env = "KPLAB_DB=" + (dir / "db").string();
+  const std::string f = "tests/data/formats/";
+  auto a = kplab::test::RunKplab(dir, env, "eval --output csv --dataset " + f + "midas/tiny_splits.jsonl --split test "
+                                           "--predictions " + f + "hf_predictions.jsonl");
+  ASSERT_EQ(a.code, 0) << a.err;
+  auto b = kplab::test::RunKplab(dir, env, "eval --output csv --dataset " + f + "pke/Test --references " + f +
+                                           "pke/tiny.uncontr.json --predictions examples/tiny/predictions.txt");
+  ASSERT_EQ(b.code, 0) << b.err;
+  for (const char* run : {"1", "2"}) {
+    auto docs = kplab::test::RunKplab(dir, env, std::string("runs docs ") + run + " --sort all.p@5 --limit 1 --output csv");
+    ASSERT_EQ(docs.code, 0) << docs.err;
+    const std::string first = docs.out.substr(docs.out.find('\n') + 1);
+    const std::string id = first.substr(first.find(',') + 1, first.find(',', first.find(',') + 1) - first.find(',') - 1);
+    auto o = kplab::test::RunKplab(dir, env, std::string("runs doc ") + run + " " + id + " --output json");
+    EXPECT_EQ(o.code, 0) << run << ": " << o.err;
+    EXPECT_NE(o.out.find("\"references\": [{"), std::string::npos) << o.out;
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
