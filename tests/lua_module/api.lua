@@ -50,6 +50,10 @@ for i = 1, #corpus do
 end
 -- Mean of 3, 3, 2, 2, 2 = 12 / 5 = 2.4; Spearman of hits@5 against doc order 1..5 (ties averaged):
 -- ranks of hits (4.5, 4.5, 2, 2, 2) vs (1..5): rho = -0.8660254037844386 (= -sqrt(3)/2).
+-- kp.evaluate scores the corpus with plugins, in the module as under `kplab run`: P@5 micro = 12 / 25.
+local r = kp.evaluate(corpus, "exact", { exact = { ks = "5" } })
+print("evaluate", r.aggregates["all.p@5.micro"], #r.columns["all.p@5"], r.doc_ids[1])
+assert(math.abs(r.aggregates["all.p@5.micro"] - 0.48) < 1e-12)
 print("mean", kp.stats.mean(hits))
 assert(math.abs(kp.stats.mean(hits) - 2.4) < 1e-12)
 local rho = kp.stats.spearman(hits, { 1, 2, 3, 4, 5 })
