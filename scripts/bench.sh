@@ -7,7 +7,8 @@
 #        (peer: bench/peer_eval.sh, the reference tests/reference/kpref.py, profile kplab),
 # checks that the numbers are identical, and prints a table: task, peer, kplab, ratio, target, met?
 # Then kplab's own numbers where no peer can run here: the embedding layer (iii) and the semantic
-# metrics (iv: SemR-p over KP20k with a warm phrase cache, target < 1 s).
+# metrics (iv: SemR-p over KP20k with a warm phrase cache, target < 1 s). Last, kplab against a least-work
+# program doing only the P/R/F1 part of the KP20k job (vi, issue 16's yardstick).
 # Whole-process times come from /usr/bin/time; in-process rates from the programs' own timing loops.
 # What is measured and how: bench/README.md.
 #
@@ -274,6 +275,49 @@ EOF
   fi
 else
   tail -n 30 "$TMP/build_pairs.log" >&2
+  status=1
+fi
+# ---- (vi) kplab against the least work (issue 16) ------------------------------------------------------
+# bench/least_work.cc does only the P/R/F1 @5/@M part of the KP20k job (read two files, stem through a memo,
+# count, sum; one thread). Same run, fresh processes, medians: `kplab eval --metrics exact` (target <= 2x)
+# and the default metrics (target <= 3x) against it; the 12 numbers it prints must equal kplab's.
+echo "[least-work] kplab eval vs bench/least_work.cc on KP20k: $RUNS timed fresh processes each" >&2
+if cmake --build "$BUILD" -j"$(nproc)" --target kplab_least_work >"$TMP/build_lw.log" 2>&1; then
+  LW=("$BUILD/bench/kplab_least_work" "$DATA/kpg_testsets_meng2017/kp20k/word_kp20k_testing_allkeywords.txt"
+      "$DATA/predictions/catSeqTG-2RF1/kp20k/seed1234.txt")
+  EV=(eval --dataset "$DATA/kpg_testsets_meng2017/kp20k" --predictions "$DATA/predictions/catSeqTG-2RF1/kp20k/seed1234.txt"
+      --no-store --output csv)
+  "${LW[@]}" >"$TMP/lw.out" 2>/dev/null
+  "$KPLAB" "${EV[@]}" --metrics exact >"$TMP/lw_kplab.csv" 2>/dev/null
+  : >"$TMP/lw.time"; : >"$TMP/lw_exact.time"; : >"$TMP/lw_default.time"
+  for _ in $(seq "$RUNS"); do
+    timed "$TMP/lw.time" "${LW[@]}" >/dev/null 2>&1
+    timed "$TMP/lw_exact.time" "$KPLAB" "${EV[@]}" --metrics exact >/dev/null 2>&1
+    timed "$TMP/lw_default.time" "$KPLAB" "${EV[@]}" >/dev/null 2>&1
+  done
+  if ! "$PY" - "$TMP" <<'EOF'
+import os, statistics, sys
+tmp = sys.argv[1]
+def med(name):
+    return statistics.median(float(l.split()[0]) for l in open(os.path.join(tmp, name)) if l.strip())
+mine = dict(l.split() for l in open(os.path.join(tmp, "lw.out")) if l.strip())
+theirs = dict(l.strip().split(",", 1) for l in open(os.path.join(tmp, "lw_kplab.csv")) if "," in l)
+diff = max(abs(float(v) - float(theirs[k])) for k, v in mine.items())
+lw, ex, de = med("lw.time"), med("lw_exact.time"), med("lw_default.time")
+print()
+print("kplab against the least-work program (KP20k, 20,000 documents, catSeqTG-2RF1 seed 1234, whole process):")
+print("  least work (bench/least_work.cc): %.3f s; numbers: %d, max |diff| vs kplab %g (%s)"
+      % (lw, len(mine), diff, "identical" if diff == 0 else "DIFFER"))
+print("  kplab eval --metrics exact: %.3f s = %.1fx (target <= 2x: %s)" % (ex, ex / lw, "yes" if ex <= 2 * lw else "NO"))
+print("  kplab eval (exact, rank, rprec): %.3f s = %.1fx (target <= 3x: %s)" % (de, de / lw, "yes" if de <= 3 * lw else "NO"))
+sys.exit(0 if diff == 0 else 1)
+EOF
+  then
+    echo "bench.sh: the least-work program and kplab disagree" >&2
+    status=1
+  fi
+else
+  tail -n 30 "$TMP/build_lw.log" >&2
   status=1
 fi
 exit "$status"
