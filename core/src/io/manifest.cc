@@ -62,8 +62,9 @@ Result<std::vector<ManifestEntry>> ReadManifest(const std::string& path) {
     bool has_pred = false, has_ds = false;
     // By value: iterating e.get_object().value() directly would bind to a temporary's member.
     const simdjson::dom::object fields = e.get_object().value_unsafe();
-    for (auto [key, value] : fields) {
+    for (auto [key, bound] : fields) {
       const std::string k(key);
+      const simdjson::dom::element value = bound;  // a plain variable: clang's lambdas cannot capture bindings
       auto need_string = [&](std::string* dst) -> std::optional<Error> {
         if (!value.is_string()) {
           return Error{fmt::format("{}: field '{}' must be a string (got {})", where, k, json_internal::TypeName(value)),
