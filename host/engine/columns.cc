@@ -251,6 +251,10 @@ Status DeclareColumns(LuaVm& vm, const MetricPlugin& plugin, DeclaredColumns& ou
   }
   std::string problem;
   if (cols->slots.empty()) problem = "columns(c, params) declared no column (c:column or c:hidden)";
+  // What columns() returns reaches every document as ctx.slots: plain data only, then made read-only.
+  if (std::string e = CheckPlainData(L, -1, "the value columns(c, params) returned"); problem.empty() && !e.empty()) {
+    problem = e + " (expected plain data: slots, names, numbers and tables of them)";
+  }
   if (std::string state = vm.CheckState(plugin.state_ref); problem.empty() && !state.empty()) problem = state;
   if (!problem.empty()) {
     luaL_unref(L, LUA_REGISTRYINDEX, cols->customs_ref);

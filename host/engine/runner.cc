@@ -296,6 +296,9 @@ void MetricRunner::ScoreV2(std::size_t lane, std::size_t index, const DeclaredCo
         part.error = std::move(*err);
         break;
       }
+      // A metatable set on `out` would survive into the next call: cleared with the contents below.
+      lua_pushnil(L);
+      lua_setmetatable(L, out_idx);
       auto& cols = part.v2[s];
       auto store = [&](std::size_t slot0, const std::string& shown) {
         if (lua_type(L, -1) != LUA_TNUMBER) {
@@ -337,13 +340,16 @@ void MetricRunner::ScoreV2(std::size_t lane, std::size_t index, const DeclaredCo
       }
     }
     lua_settop(L, out_idx);
+    // After every document: a value flipped back and forth would pass a check at the lane's end only.
+    if (!part.error) {
+      if (std::string state = vm.CheckState(plugin.state_ref); !state.empty()) {
+        fail(state + fmt::format(" (after document '{}')", doc_id));
+      }
+    }
     if (progress && *progress && i >= next_report) {
       (*progress)(plugin.name, (i + 1) * lanes_.size(), corpus_->docs.size());
       next_report = i + std::max<std::size_t>(n / 100, 1);
     }
-  }
-  if (!part.error) {
-    if (std::string state = vm.CheckState(plugin.state_ref); !state.empty()) fail(state);
   }
   lua_settop(L, base);
 }

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <exception>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -357,6 +358,8 @@ int ProxyLen(lua_State* L) {
 // shadow is unreachable from scripts. [-0, +1]
 }  // namespace
 
+const char kProxiesKey = 0;  // registry: weak set of the read-only proxies PushReadOnlyProxy made
+
 void PushReadOnlyProxy(lua_State* L, int shadow, const std::string& name) {
   shadow = lua_absindex(L, shadow);
   lua_newtable(L);                 // [proxy]
@@ -376,6 +379,34 @@ void PushReadOnlyProxy(lua_State* L, int shadow, const std::string& name) {
   lua_pushboolean(L, 0);
   lua_setfield(L, -2, "__metatable");
   lua_setmetatable(L, -2);         // [proxy]
+  // Remember it as kplab's own (a weak set): the freeze of plugin API 2 trusts these and no other table
+  // with a metatable (a script can set __metatable on its own tables too).
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kProxiesKey) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_createtable(L, 0, 16);
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &kProxiesKey);
+  }
+  lua_pushvalue(L, -2);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+}
+
+bool IsKplabProxy(lua_State* L, int idx) {
+  idx = lua_absindex(L, idx);
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kProxiesKey) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    return false;
+  }
+  lua_pushvalue(L, idx);
+  const bool yes = lua_rawget(L, -2) != LUA_TNIL;
+  lua_pop(L, 2);
+  return yes;
 }
 
 namespace {
@@ -794,28 +825,83 @@ std::optional<ScriptError> LuaVm::RunChunk(const std::string& source, const std:
 
 namespace {
 
-// Calls f for every function reachable from the table at `t` (absolute), tables followed once.
-template <class F>
-void ForEachFunctionIn(lua_State* L, int t, int visited, F&& f) {
-  lua_pushvalue(L, t);
-  if (lua_rawget(L, visited) != LUA_TNIL) {
-    lua_pop(L, 1);
-    return;
-  }
-  lua_pop(L, 1);
-  lua_pushvalue(L, t);
-  lua_pushboolean(L, 1);
-  lua_rawset(L, visited);
-  lua_pushnil(L);
-  while (lua_next(L, t) != 0) {  // [k, v]
-    if (lua_type(L, -1) == LUA_TFUNCTION) {
-      f(lua_gettop(L));
-    } else if (lua_type(L, -1) == LUA_TTABLE && !lua_getmetatable(L, -1)) {
-      ForEachFunctionIn(L, lua_gettop(L), visited, f);
-    } else if (lua_type(L, -1) == LUA_TTABLE) {
-      lua_pop(L, 1);  // the metatable
+std::string Where(lua_State* L, int fn) {
+  lua_Debug ar;
+  lua_pushvalue(L, fn);
+  lua_getinfo(L, ">S", &ar);
+  return fmt::format("{}:{}", ar.short_src, ar.linedefined);
+}
+
+void FreezeFunction(lua_State* L, int fn, int seen, int visited, int record, lua_Integer* n,
+                    const std::string& file, std::string* error);
+
+// Checks a value reachable from a plugin function's upvalues (absolute index `v`) for anything that could
+// carry state the freeze cannot make read-only: a coroutine, a C closure over one (coroutine.wrap), a
+// table with a metatable that is not one of kplab's proxies (at any depth), a table used as a key.
+// Lua functions found are frozen in turn. Sets *error (the first problem) and returns.
+void CheckReachable(lua_State* L, int v, const std::string& what, const std::string& where, int seen, int visited,
+                    int record, lua_Integer* n, const std::string& file, std::string* error) {
+  if (!error->empty()) return;
+  auto fail = [&](const std::string& why) {
+    *error = fmt::format("{}: {} {}, which plugin API 2 cannot make read-only (state kept across documents is "
+                         "refused; build it inside the call)",
+                         where, what, why);
+  };
+  switch (lua_type(L, v)) {
+    case LUA_TTHREAD:
+      return fail("is a coroutine");
+    case LUA_TFUNCTION:
+      if (lua_iscfunction(L, v)) {
+        // Host functions are fine; a C closure over a coroutine (what coroutine.wrap returns, possibly
+        // wrapped again by the budget's ChargedWrap) keeps the coroutine's state between calls.
+        std::function<bool(int, int)> over_thread = [&](int f, int depth) {
+          for (int i = 1; depth < 4 && lua_getupvalue(L, f, i) != nullptr; ++i) {
+            const int t = lua_type(L, -1);
+            const bool bad = t == LUA_TTHREAD || (t == LUA_TFUNCTION && lua_iscfunction(L, -1) &&
+                                                  over_thread(lua_gettop(L), depth + 1));
+            lua_pop(L, 1);
+            if (bad) return true;
+          }
+          return false;
+        };
+        if (over_thread(v, 0)) return fail("is a function over a coroutine (coroutine.wrap)");
+        return;
+      }
+      FreezeFunction(L, v, seen, visited, record, n, file, error);
+      return;
+    case LUA_TTABLE: {
+      if (IsKplabProxy(L, v)) return;
+      if (lua_getmetatable(L, v)) {
+        lua_pop(L, 1);
+        return fail("is a table with a metatable");
+      }
+      lua_pushvalue(L, v);
+      if (lua_rawget(L, visited) != LUA_TNIL) {
+        lua_pop(L, 1);
+        return;
+      }
+      lua_pop(L, 1);
+      lua_pushvalue(L, v);
+      lua_pushboolean(L, 1);
+      lua_rawset(L, visited);
+      lua_pushnil(L);
+      while (lua_next(L, v) != 0) {  // [k, val]
+        const int kt = lua_type(L, -2);
+        if (kt != LUA_TSTRING && kt != LUA_TNUMBER && kt != LUA_TBOOLEAN) {
+          lua_pop(L, 2);
+          return fail(std::string("holds a ") + lua_typename(L, kt) + " as a key");
+        }
+        CheckReachable(L, lua_gettop(L), what, where, seen, visited, record, n, file, error);
+        lua_pop(L, 1);
+        if (!error->empty()) {
+          lua_pop(L, 1);
+          return;
+        }
+      }
+      return;
     }
-    lua_pop(L, 1);
+    default:
+      return;
   }
 }
 
@@ -824,7 +910,7 @@ void ForEachFunctionIn(lua_State* L, int t, int visited, F&& f) {
 // `record` receives {fn, i, value} triples.
 void FreezeFunction(lua_State* L, int fn, int seen, int visited, int record, lua_Integer* n,
                     const std::string& file, std::string* error) {
-  if (lua_iscfunction(L, fn)) return;
+  if (lua_iscfunction(L, fn) || !error->empty()) return;
   lua_pushvalue(L, fn);
   if (lua_rawget(L, visited) != LUA_TNIL) {
     lua_pop(L, 1);
@@ -843,32 +929,13 @@ void FreezeFunction(lua_State* L, int fn, int seen, int visited, int record, lua
       continue;
     }
     const int v = lua_gettop(L);
-    if (lua_type(L, v) == LUA_TFUNCTION) {
-      FreezeFunction(L, v, seen, visited, record, n, file, error);
-    } else if (lua_type(L, v) == LUA_TTABLE) {
-      if (lua_getmetatable(L, v)) {
-        // A protected metatable: a proxy already (kp, string, a frozen table). Anything else is the
-        // plugin's own object, whose metamethods the freeze cannot see through: refused.
-        lua_pushliteral(L, "__metatable");
-        const bool is_protected = lua_rawget(L, -2) != LUA_TNIL;
-        lua_pop(L, 2);
-        if (!is_protected && error->empty()) {
-          lua_Debug ar;
-          lua_pushvalue(L, fn);
-          lua_getinfo(L, ">S", &ar);
-          *error = fmt::format("{}:{}: upvalue '{}' is a table with a metatable, which plugin API 2 cannot make "
-                               "read-only (state kept across documents is refused); build it inside the call, or "
-                               "keep plain tables",
-                               ar.short_src, ar.linedefined, up);
-        }
-      } else {
-        ForEachFunctionIn(L, v, visited,
-                          [&](int f) { FreezeFunction(L, f, seen, visited, record, n, file, error); });
-        PushDeepProxy(L, v, "upvalue '" + up + "' of " + file + " (plugin API 2: state is read-only after load)", seen);
-        lua_setupvalue(L, fn, i);
-      }
+    CheckReachable(L, v, "upvalue '" + up + "'", Where(L, fn), seen, visited, record, n, file, error);
+    if (error->empty() && lua_type(L, v) == LUA_TTABLE && !IsKplabProxy(L, v)) {
+      PushDeepProxy(L, v, "upvalue '" + up + "' of " + file + " (plugin API 2: state is read-only after load)", seen);
+      lua_setupvalue(L, fn, i);
     }
     lua_pop(L, 1);
+    if (!error->empty()) return;
   }
   // Record every upvalue (after freezing) to detect reassignment. Values may be nil, so the count is
   // kept apart (record.n), not taken from the table's border.
@@ -884,6 +951,62 @@ void FreezeFunction(lua_State* L, int fn, int seen, int visited, int record, lua
 }
 
 }  // namespace
+
+namespace {
+
+std::string CheckPlainDataAt(lua_State* L, int v, const std::string& path, int visited) {
+  switch (lua_type(L, v)) {
+    case LUA_TNIL:
+    case LUA_TBOOLEAN:
+    case LUA_TNUMBER:
+    case LUA_TSTRING:
+      return "";
+    case LUA_TTABLE: {
+      if (IsKplabProxy(L, v)) return "";
+      if (lua_getmetatable(L, v)) {
+        lua_pop(L, 1);
+        return path + " is a table with a metatable";
+      }
+      lua_pushvalue(L, v);
+      if (lua_rawget(L, visited) != LUA_TNIL) {
+        lua_pop(L, 1);
+        return "";
+      }
+      lua_pop(L, 1);
+      lua_pushvalue(L, v);
+      lua_pushboolean(L, 1);
+      lua_rawset(L, visited);
+      lua_pushnil(L);
+      while (lua_next(L, v) != 0) {
+        const int kt = lua_type(L, -2);
+        if (kt != LUA_TSTRING && kt != LUA_TNUMBER && kt != LUA_TBOOLEAN) {
+          lua_pop(L, 2);
+          return path + " has a " + lua_typename(L, kt) + " key";
+        }
+        std::string sub = path + "[" + (kt == LUA_TSTRING ? std::string(lua_tostring(L, -2)) : "...") + "]";
+        std::string e = CheckPlainDataAt(L, lua_gettop(L), sub, visited);
+        lua_pop(L, 1);
+        if (!e.empty()) {
+          lua_pop(L, 1);
+          return e;
+        }
+      }
+      return "";
+    }
+    default:
+      return path + " is a " + luaL_typename(L, v);
+  }
+}
+
+}  // namespace
+
+std::string CheckPlainData(lua_State* L, int idx, const std::string& what) {
+  idx = lua_absindex(L, idx);
+  lua_newtable(L);
+  std::string e = CheckPlainDataAt(L, idx, what, lua_gettop(L));
+  lua_pop(L, 1);
+  return e;
+}
 
 void PushDeepReadOnly(lua_State* L, int idx, const std::string& name) {
   idx = lua_absindex(L, idx);
@@ -982,7 +1105,7 @@ std::string LuaVm::CheckState(int record_ref) const {
       std::string src = ar.short_src;
       error = fmt::format("{}:{}: upvalue '{}' of this function changed between documents (plugin API 2 refuses "
                           "state kept across documents: results would depend on how documents are split among "
-                          "lanes; keep values per document, or declare an aggregate)",
+                          "lanes; keep values per document, or declare a run-level value with c:custom)",
                           src, ar.linedefined, name != nullptr ? name : "?");
     }
     lua_pop(L, 3);

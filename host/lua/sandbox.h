@@ -187,6 +187,13 @@ struct PluginFile {
 // raise "attempt to modify read-only table 'NAME'", the metatable is protected. [-0, +1]
 void PushReadOnlyProxy(lua_State* L, int shadow, const std::string& name);
 
+// True when the table at idx is one of kplab's read-only proxies (PushReadOnlyProxy). [-0, +0]
+bool IsKplabProxy(lua_State* L, int idx);
+// "" when the value at idx is plain data: nil, booleans, numbers, strings and tables of them without
+// metatables (kplab's proxies allowed) and with string, number or boolean keys; else what is not, named
+// from `what` ("columns() result[k] is a function"). [-0, +0]
+std::string CheckPlainData(lua_State* L, int idx, const std::string& what);
+
 // Pushes a deep read-only proxy of the table at idx (every table reachable from it proxied too); a
 // non-table or a table with a metatable is pushed as it is. [-0, +1]
 void PushDeepReadOnly(lua_State* L, int idx, const std::string& name);

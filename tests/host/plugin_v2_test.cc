@@ -198,6 +198,17 @@ TEST_F(PluginV2, StateAcrossDocumentsIsRefused) {
       {"local cache\n", "    cache = cache or {}\n    out.x = 1", "upvalue 'cache' of this function changed"},
       {"", "    tostring = nil\n    out.x = 1", "attempt to modify read-only table 'the globals of"},
       {"", "    ctx.memo = 1\n    out.x = 1", "attempt to modify read-only table 'ctx'"},
+      // Found by a hostile review: each of these used to count documents per lane.
+      {"local st = setmetatable({}, {__metatable = false})\n", "    st.n = (st.n or 0) + 1\n    out.x = st.n",
+       "upvalue 'st' is a table with a metatable, which plugin API 2 cannot make read-only"},
+      {"local gen = coroutine.wrap(function() local n = 0 while true do n = n + 1 coroutine.yield(n) end end)\n",
+       "    out.x = gen()", "upvalue 'gen' is a function over a coroutine (coroutine.wrap)"},
+      {"local S = {[{}] = true}\n", "    for k in pairs(S) do k.n = (k.n or 0) + 1 end\n    out.x = 1",
+       "upvalue 'S' holds a table as a key"},
+      {"local S = {acc = setmetatable({}, {__index = function() return 0 end})}\n", "    out.x = S.acc.z",
+       "upvalue 'S' is a table with a metatable"},
+      {"local flag = false\n", "    flag = not flag\n    out.x = 1", "upvalue 'flag' of this function changed between "
+       "documents"},
   };
   for (const Case& c : cases) {
     auto o = Eval(Probe(c.prelude, c.body), "--no-store");
@@ -217,6 +228,24 @@ TEST_F(PluginV2, StateAcrossDocumentsIsRefused) {
   auto ok = Eval(Probe("local ONE = { v = 1 }\n", "    local t = {}\n    t.v = ONE.v\n    out.x = t.v"), "--no-store");
   ASSERT_EQ(ok.code, 0) << ok.err;
   EXPECT_TRUE(Has(ok, "all.x,1")) << ok.out;
+}
+
+// `out` is reused within a lane, but nothing set on it survives a call: a metatable is cleared too.
+TEST_F(PluginV2, OutCarriesNothingBetweenCalls) {
+  auto o = Eval(Probe("", "    local mt = getmetatable(out) or {}\n    mt.n = (mt.n or 0) + 1\n"
+                          "    setmetatable(out, mt)\n    out.x = mt.n"),
+                "--no-store");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_TRUE(Has(o, "all.x,1")) << o.out;
+  // What columns() returns reaches every document (ctx.slots): plain data only.
+  auto fn = Eval("-- kplab-api: 2\nlocal n = 0\nreturn kp.metric { name = \"probe\", version = \"1\",\n"
+                 "  columns = function(c) return {x = c:column('x', 'mean'), inc = function() n = n + 1 end} end,\n"
+                 "  score = function(doc, p, ctx, out) ctx.slots.inc() out.x = 1 end }\n",
+                 "--no-store");
+  EXPECT_EQ(fn.code, 3);
+  EXPECT_NE(fn.err.find("the value columns(c, params) returned[inc] is a function (expected plain data"),
+            std::string::npos)
+      << fn.err;
 }
 
 TEST_F(PluginV2, ColumnsMayDependOnParamsOnly) {
