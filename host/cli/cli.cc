@@ -617,6 +617,16 @@ int CmdReport(Args a) {
     std::cerr << "kplab: " << html.error().message << "\n";
     return ExitCodeFor(html.error().kind);
   }
+  // The report replaces `out` by a rename: only a regular file may be replaced (a device such as
+  // /dev/null, a FIFO, a directory or a symbolic link would be destroyed).
+  {
+    std::error_code ec;
+    const auto st = std::filesystem::symlink_status(out, ec);
+    if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
+      std::cerr << "kplab: " << out << ": not a regular file (expected a path for the HTML report to create or replace)\n";
+      return kExitUsage;
+    }
+  }
   const std::string tmp = out + ".tmp-" + std::to_string(::getpid());
   {
     std::ofstream f(tmp, std::ios::binary);

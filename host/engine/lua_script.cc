@@ -489,6 +489,12 @@ int Write(lua_State* L) {
   CheckAccess(L, "kp.write", name, true);
   const fs::path path(name);
   std::error_code ec;
+  // The file is replaced by a rename: only a regular file may be replaced (not a device such as
+  // /dev/null, a FIFO, a directory or a symbolic link, which rename would destroy).
+  if (const auto st = fs::symlink_status(path, ec); !ec && fs::exists(st) && !fs::is_regular_file(st)) {
+    return luaL_error(L, "kp.write: %s: not a regular file (expected a file path to create or replace)", path.c_str());
+  }
+  ec.clear();
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
   if (ec) return luaL_error(L, "kp.write: %s: cannot create directory (%s)", path.parent_path().c_str(), ec.message().c_str());
   const fs::path tmp = path.string() + ".tmp" + std::to_string(::getpid());

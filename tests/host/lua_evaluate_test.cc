@@ -70,4 +70,15 @@ TEST_F(LuaEvaluate, RunsTableMatchesTheCommand) {
   EXPECT_EQ(o.out, "2\tb\t0.48\t1\t1\tfalse\n" + cli.out + "\n");
 }
 
+// kp.write replaces its target by a rename: a symbolic link (or any non-regular file) is refused and
+// left as it was, instead of being destroyed.
+TEST_F(LuaEvaluate, WriteRefusesToReplaceANonRegularFile) {
+  fs::create_symlink(dir_ / "elsewhere.txt", dir_ / "link.txt");
+  auto o = Script("kp.write('" + (dir_ / "link.txt").string() + "', 'x')\n");
+  EXPECT_EQ(o.code, 3);
+  EXPECT_NE(o.err.find("link.txt: not a regular file"), std::string::npos) << o.err;
+  EXPECT_TRUE(fs::is_symlink(dir_ / "link.txt"));
+  EXPECT_FALSE(fs::exists(dir_ / "elsewhere.txt"));
+}
+
 }  // namespace

@@ -97,6 +97,13 @@ def main():
 
     run("eval", "--dataset", tiny, "--predictions", os.path.join(tiny, "predictions.txt"), "--system", "shipped")
     run("eval", "--dataset", tiny, "--predictions", other, "--system", "other")
+    # Only a regular file is replaced: a symbolic link (or a device, a FIFO) given as -o is refused and
+    # left as it was.
+    os.symlink(os.path.join(tmp, "elsewhere.html"), os.path.join(tmp, "link.html"))
+    r = subprocess.run([kplab, "report", "1", "2", "-o", os.path.join(tmp, "link.html"), "--db", db], cwd=source,
+                       capture_output=True, text=True)
+    if r.returncode != 1 or "not a regular file" not in r.stderr or not os.path.islink(os.path.join(tmp, "link.html")):
+        sys.exit(f"FAIL: a symbolic link as -o: exit {r.returncode}, {r.stderr!r}")
     html = os.path.join(tmp, "report.html")
     run("report", "1", "2", "-o", html)
     table = json.loads(run("runs", "table", "--runs", "1,2", "--output", "json", "--metrics",
