@@ -375,6 +375,14 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
   {
     const SystemSeed named = SystemAndSeedFromPath(corpus.predictions_path, corpus.dataset_name);
     run.system = req.system.empty() ? named.system : req.system;
+    // A system name ends up in tables, LaTeX, CSV and HTML: no control characters (a newline would end
+    // a LaTeX comment or split a CSV row).
+    if (std::any_of(run.system.begin(), run.system.end(),
+                    [](char ch) { return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f; })) {
+      return fail(ErrorKind::kUsage, fmt::format("system name {} contains a control character (expected a printable "
+                                                 "name)",
+                                                 JsonString(run.system)));
+    }
     run.seed = req.seed ? req.seed : named.seed;
   }
   run.predictions_path = corpus.predictions_path;

@@ -430,19 +430,49 @@ std::string LatexEscape(const std::string& s) {
       case '~': out += "\\textasciitilde{}"; break;
       case '^': out += "\\textasciicircum{}"; break;
       case '\\': out += "\\textbackslash{}"; break;
+      case '<': out += "\\textless{}"; break;
+      case '>': out += "\\textgreater{}"; break;
+      case '|': out += "\\textbar{}"; break;
+      case '\n':
+      case '\r':
+      case '\t': out += " "; break;
       default: out.push_back(ch);
     }
   }
   return out;
 }
 
+// Markdown table cells: one line, no HTML.
 std::string MdEscape(const std::string& s) {
   std::string out;
   for (char ch : s) {
-    if (ch == '|' || ch == '*' || ch == '_' || ch == '\\') out.push_back('\\');
+    if (ch == '\n' || ch == '\r' || ch == '\t') {
+      out.push_back(' ');
+      continue;
+    }
+    if (ch == '<') {
+      out += "&lt;";
+      continue;
+    }
+    if (ch == '>') {
+      out += "&gt;";
+      continue;
+    }
+    if (ch == '|' || ch == '*' || ch == '_' || ch == '\\' || ch == '`' || ch == '[' || ch == ']') out.push_back('\\');
     out.push_back(ch);
   }
   return out;
+}
+
+// A CSV field: quoted (doubled quotes) when it holds a comma, quote or line break.
+std::string CsvQuote(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"') out.push_back('"');
+    out.push_back(ch);
+  }
+  return out + "\"";
 }
 
 }  // namespace
@@ -495,7 +525,8 @@ std::string RenderTable(const Table& t, const RenderOptions& o) {
       for (std::size_t c = 0; c < t.columns.size(); ++c) {
         const TableCell& cell = t.cells[r][c];
         if (!cell.present) continue;
-        out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", t.systems[r], t.columns[c].dataset, t.columns[c].metric,
+        out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", CsvQuote(t.systems[r]), CsvQuote(t.columns[c].dataset),
+                           CsvQuote(t.columns[c].metric),
                            fmt::format("{}", cell.mean), fmt::format("{}", cell.sd), cell.n, cell.best ? 1 : 0,
                            cell.tested ? fmt::format("{}", cell.p) : "", cell.tested ? fmt::format("{}", cell.p_holm) : "",
                            cell.tested ? (cell.significant ? "1" : "0") : "");
@@ -555,7 +586,7 @@ std::string RenderTable(const Table& t, const RenderOptions& o) {
       if (t.baseline && r == 0 && t.systems.size() > 1) out += "\\midrule\n";
     }
     out += "\\bottomrule\n\\end{tabular}\n";
-    if (!note.empty()) out += "% " + note + "\n";
+    if (!note.empty()) out += "% " + LatexEscape(note) + "\n";
     return out;
   }
   if (md) {

@@ -80,4 +80,19 @@ TEST_F(RunsTable, ClearErrors) {
       << output.err;
 }
 
+// Names reach LaTeX, CSV and Markdown: quoted and escaped there; a control character is refused when the
+// run is made (a newline would end a LaTeX comment, where \input would then run).
+TEST_F(RunsTable, HostileNamesAreEscapedOrRefused) {
+  auto nl = Run("eval --dataset examples/tiny --predictions examples/tiny/predictions.txt --system \"$(printf 'a\\n\\\\input{x}')\"");
+  EXPECT_EQ(nl.code, 1);
+  EXPECT_NE(nl.err.find("contains a control character"), std::string::npos) << nl.err;
+  Eval("x, \"y\" <z>");
+  auto csv = Run("runs table --metrics all.p@5.macro --output csv");
+  EXPECT_NE(csv.out.find("\n\"x, \"\"y\"\" <z>\",tiny,all.p@5.macro,"), std::string::npos) << csv.out;
+  auto tex = Run("runs table --metrics all.p@5.macro --output latex --baseline 'x, \"y\" <z>'");
+  EXPECT_NE(tex.out.find("x, \"y\" \\textless{}z\\textgreater{}"), std::string::npos) << tex.out;
+  auto md = Run("runs table --metrics all.p@5.macro --output markdown");
+  EXPECT_NE(md.out.find("| x, \"y\" &lt;z&gt; |"), std::string::npos) << md.out;
+}
+
 }  // namespace
