@@ -1,5 +1,7 @@
 #include "runner.h"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <cctype>
 #include <cstring>
@@ -239,6 +241,19 @@ void MetricRunner::Score(std::size_t lane, std::size_t index, Partial& part, con
 
 namespace {
 
+// MemAvailable of /proc/meminfo (free memory plus what the kernel can reclaim), 0 when unknown.
+double AvailableMemoryBytes() {
+  std::FILE* f = std::fopen("/proc/meminfo", "r");
+  if (f == nullptr) return 0;
+  char line[256];
+  double kib = 0;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    if (std::sscanf(line, "MemAvailable: %lf kB", &kib) == 1) break;
+  }
+  std::fclose(f);
+  return kib * 1024;
+}
+
 int SubsetView(const std::string& name) { return name == "all" ? 0 : name == "present" ? 1 : 2; }
 
 }  // namespace
@@ -401,6 +416,20 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
       }
       slots_refs.push_back(luaL_ref(ln.vm->state(), LUA_REGISTRYINDEX));
       decls.push_back(std::move(d));
+      if (decls.size() == 1) {
+        // The values are kept in native arrays (documents x slots x subsets doubles, briefly twice while
+        // the lanes' parts are merged): refuse a declaration the machine cannot hold rather than be killed.
+        const double subsets = plugin.subsets.empty() ? 1.0 : static_cast<double>(plugin.subsets.size());
+        const double need = static_cast<double>(n) * static_cast<double>(decls[0].slots.size()) * subsets * 8.0 * 2.0;
+        const double avail = AvailableMemoryBytes();
+        if (avail > 0 && need > avail) {
+          out.error = PluginError(plugin, fmt::format("{}: {} columns x {} subsets for {} documents need {:.1f} GiB, more "
+                                                      "than the {:.1f} GiB of memory available (declare fewer columns)",
+                                                      plugin.file.display_name, decls[0].slots.size(), subsets, n,
+                                                      need / (1u << 30), avail / (1u << 30)));
+          return out;
+        }
+      }
       if (!SameDeclaration(decls.front(), decls.back())) {
         out.error = PluginError(plugin, fmt::format("{}: columns(c, params) declared different columns in two lanes "
                                                     "(it may depend on params only)",
@@ -581,7 +610,10 @@ PluginOutcome MetricRunner::FinishV2(const MetricPlugin& plugin, const DeclaredC
     for (std::size_t j = 0; j < decl.slots.size(); ++j) {
       auto& col = values[s][j];
       col.reserve(n);
-      for (auto& p : parts) col.insert(col.end(), p.v2[s][j].begin(), p.v2[s][j].end());
+      for (auto& p : parts) {
+        col.insert(col.end(), p.v2[s][j].begin(), p.v2[s][j].end());
+        std::vector<double>().swap(p.v2[s][j]);  // freed as merged: the peak stays near one copy
+      }
     }
   }
   Status st = ComputeAggregates(*lanes_[0].vm, plugin, decl, values, [this](lua_State* L) { PushCtx(L); },

@@ -248,6 +248,22 @@ TEST_F(PluginV2, OutCarriesNothingBetweenCalls) {
       << fn.err;
 }
 
+// Declared columns live in native arrays outside the Lua memory cap: a declaration the machine cannot
+// hold is refused before anything is allocated (100,000 columns x 3 subsets x 20,000 KP20k documents).
+TEST_F(PluginV2, ColumnsTheMachineCannotHoldAreRefused) {
+  std::ofstream(dir_ / "pl" / "probe.lua")
+      << "-- kplab-api: 2\nreturn kp.metric { name = \"probe\", version = \"1\", subsets = {'all', 'present', 'absent'},\n"
+         "  columns = function(c) for i = 1, 100000 do c:column('c' .. i) end end,\n"
+         "  score = function(preds, refs, doc, p, ctx, out) out[1] = 1 end }\n";
+  auto o = kplab::test::RunKplab(dir_, "", "eval --no-store --dataset ../shared/data/kpg_testsets_meng2017/kp20k "
+                                           "--predictions ../shared/data/predictions/catSeqTG-2RF1/kp20k/seed1234.txt "
+                                           "--metrics probe --plugins " + (dir_ / "pl").string());
+  EXPECT_EQ(o.code, 3);
+  EXPECT_NE(o.err.find("100000 columns x 3 subsets for 20000 documents need 89.4 GiB, more than the"),
+            std::string::npos)
+      << o.err;
+}
+
 TEST_F(PluginV2, ColumnsMayDependOnParamsOnly) {
   auto o = Eval("-- kplab-api: 2\nlocal calls = 0\nreturn kp.metric { name = \"probe\", version = \"1\",\n"
                 "  columns = function(c) calls = calls + 1; c:column('x') end, score = function() end }\n",
