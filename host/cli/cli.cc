@@ -248,7 +248,10 @@ void TakeCorpusOptions(Args& a, EvalRequest& req) {
     if (dot == std::string::npos || eq == std::string::npos || dot > eq) {
       throw UsageError(fmt::format("--param must be METRIC.NAME=VALUE (got '{}')", p));
     }
-    req.params[p.substr(0, dot)][p.substr(dot + 1, eq - dot - 1)] = p.substr(eq + 1);
+    auto& slot = req.params[p.substr(0, dot)];
+    if (!slot.emplace(p.substr(dot + 1, eq - dot - 1), p.substr(eq + 1)).second) {
+      throw UsageError(fmt::format("--param {} is given twice (expected one value per parameter)", p.substr(0, eq)));
+    }
   }
 }
 
@@ -374,7 +377,6 @@ int CmdEvalBatch(const EvalRequest& req, const std::vector<ManifestEntry>& entri
   };
   std::vector<Row> rows;
   int exit_code = kExitOk;
-  static auto* leaked = new std::vector<std::shared_ptr<void>>();
   const bool tty = isatty(2) != 0;
   EvaluateBatch(
       req, entries,
@@ -392,7 +394,6 @@ int CmdEvalBatch(const EvalRequest& req, const std::vector<ManifestEntry>& entri
           rows.push_back(std::move(row));
           return;
         }
-        leaked->push_back(res->resources);
         const RunRecord& run = res->run;
         row.system = run.system;
         row.seed = run.seed;
@@ -452,13 +453,14 @@ int CmdEvalBatch(const EvalRequest& req, const std::vector<ManifestEntry>& entri
       ws = std::max(ws, r.system.size());
       wd = std::max(wd, r.dataset.size());
     }
-    std::cout << fmt::format("{:>5}  {:<6}  {:<{}}  {:>10}  {:<{}}  {}\n", "run", "status", "system", ws, "seed", "dataset",
-                             wd, "predictions");
+    std::cout << fmt::format("{:>5}  {:<6}  {:<{}}  {:>10}  {:<{}}  {:<16}  {}\n", "run", "status", "system", ws, "seed",
+                             "dataset", wd, "profile", "predictions");
     for (const Row& r : rows) {
-      std::cout << fmt::format("{:>5}  {:<6}  {:<{}}  {:>10}  {:<{}}  {}\n", r.id ? std::to_string(r.id) : "-",
-                               r.status, r.system, ws, seed_text(r.seed), r.dataset, wd, r.predictions);
+      std::cout << fmt::format("{:>5}  {:<6}  {:<{}}  {:>10}  {:<{}}  {:<16}  {}\n", r.id ? std::to_string(r.id) : "-",
+                               r.status, r.system, ws, seed_text(r.seed), r.dataset, wd, r.profile, r.predictions);
     }
-    if (store) std::cout << fmt::format("{} runs stored in {}\n", rows.size(), db_path);
+    const auto stored = std::count_if(rows.begin(), rows.end(), [](const Row& r) { return r.id != 0; });
+    if (store) std::cout << fmt::format("{} of {} runs stored in {}\n", stored, rows.size(), db_path);
   }
   return exit_code;
 }

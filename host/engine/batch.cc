@@ -3,6 +3,7 @@
 #include <glob.h>
 
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <memory>
 
@@ -10,7 +11,12 @@
 
 namespace kplab::host {
 
-bool HasWildcard(const std::string& pattern) { return pattern.find_first_of("*?[") != std::string::npos; }
+bool HasWildcard(const std::string& pattern) {
+  // An existing file is itself, whatever its name holds ("catSeq[v2].txt").
+  std::error_code ec;
+  if (std::filesystem::exists(pattern, ec)) return false;
+  return pattern.find_first_of("*?[{") != std::string::npos;
+}
 
 Result<std::vector<ManifestEntry>> ExpandPredictions(const std::string& dataset_path, const std::string& pattern) {
   std::vector<std::string> files;

@@ -110,9 +110,7 @@ void AddColumn(lua_State* L, DeclaredColumns& c, std::string name, bool hidden) 
 
 DeclaredColumns::Aggregate& AddAggregate(lua_State* L, DeclaredColumns& c, std::string name,
                                          DeclaredColumns::Kind kind) {
-  for (const auto& a : c.aggregates) {
-    if (a.name == name) luaL_error(L, "aggregate '%s' is declared twice", name.c_str());
-  }
+  if (!c.aggregate_names.insert(name).second) luaL_error(L, "aggregate '%s' is declared twice", name.c_str());
   if (c.aggregates.size() >= 100000) luaL_error(L, "too many aggregates (at most 100000)");
   DeclaredColumns::Aggregate a;
   a.name = std::move(name);
@@ -352,7 +350,7 @@ Status ComputeAggregates(LuaVm& vm, const MetricPlugin& plugin, const DeclaredCo
           }
           const int t = lua_type(L, -1);
           if (t == LUA_TNUMBER) {
-            value = lua_tonumber(L, -1);
+            if (std::isfinite(lua_tonumber(L, -1))) value = lua_tonumber(L, -1);  // NaN, inf: no value
           } else if (t != LUA_TNIL) {
             const std::string got = luaL_typename(L, -1);
             lua_settop(L, top);

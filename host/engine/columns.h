@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "kplab/result.h"
@@ -35,6 +36,7 @@ struct DeclaredColumns {
   std::vector<Slot> slots;  // slot j is slots[j - 1]
   std::unordered_map<std::string, int> slot_of;
   std::vector<Aggregate> aggregates;
+  std::unordered_set<std::string> aggregate_names;
   int customs_ref = -2;  // registry: list of the custom functions, in the VM that declared them
   bool open = true;      // the builder refuses use once columns() has returned
 };

@@ -321,7 +321,11 @@ int LuaEvaluate(lua_State* L) {
       const lua_Integer n = luaL_len(L, -1);
       for (lua_Integer i = 1; i <= n; ++i) {
         lua_rawgeti(L, -1, i);
-        if (lua_isstring(L, -1)) req.plugin_dirs.emplace_back(lua_tostring(L, -1));
+        if (lua_isstring(L, -1)) {
+          // Plugins are code the run executes: their directories are under the read grants too.
+          CheckAccess(L, "kp.evaluate: opts.plugins", lua_tostring(L, -1), false);
+          req.plugin_dirs.emplace_back(lua_tostring(L, -1));
+        }
         lua_pop(L, 1);
       }
     }
@@ -413,8 +417,21 @@ int RunsTable(lua_State* L) {
   opt.system = field("system");
   opt.dataset = field("dataset");
   opt.profile = field("profile");
-  if (auto v = field("resamples")) opt.resamples = std::max(100, std::atoi(v->c_str()));
-  if (auto v = field("seed")) opt.seed = std::strtoull(v->c_str(), nullptr, 10);
+  lua_getfield(L, 1, "resamples");
+  if (!lua_isnil(L, -1)) {
+    // As the command line's --resamples: an integer from 100 to 10,000,000 (the tests run natively).
+    if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 100 || lua_tointeger(L, -1) > 10000000) {
+      return luaL_error(L, "kp.runs.table: resamples must be an integer from 100 to 10000000");
+    }
+    opt.resamples = static_cast<int>(lua_tointeger(L, -1));
+  }
+  lua_pop(L, 1);
+  lua_getfield(L, 1, "seed");
+  if (!lua_isnil(L, -1)) {
+    if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 0) return luaL_error(L, "kp.runs.table: seed must be an integer >= 0");
+    opt.seed = static_cast<std::uint64_t>(lua_tointeger(L, -1));
+  }
+  lua_pop(L, 1);
   if (auto db = field("db")) {
     lua_pushstring(L, db->c_str());
   } else {

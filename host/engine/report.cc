@@ -32,15 +32,19 @@ std::string Html(std::string_view s) {
   return out;
 }
 
-// JSON for a <script> block: "</" must not end the element early.
+// JSON for a <script> block: no '<', '>' or '&' at all (they only occur inside strings, where \u003c is
+// the same character), so neither "</script>" nor "<!--" can change how the HTML parser reads it.
 std::string ScriptSafe(std::string json) {
   std::string out;
-  for (std::size_t i = 0; i < json.size(); ++i) {
-    if (json[i] == '<' && i + 1 < json.size() && json[i + 1] == '/') {
-      out += "<\\/";
-      ++i;
+  for (char ch : json) {
+    if (ch == '<') {
+      out += "\\u003c";
+    } else if (ch == '>') {
+      out += "\\u003e";
+    } else if (ch == '&') {
+      out += "\\u0026";
     } else {
-      out.push_back(json[i]);
+      out.push_back(ch);
     }
   }
   return out;

@@ -391,8 +391,11 @@ Result<Table> BuildTable(RunStore& store, const TableOptions& opt) {
         if (a1.empty()) continue;
         cell.tested = true;
         cell.n_docs = a1.size();
-        cell.p = Randomization(a1, b1, a2, b2, form.kind == Form::kHm, opt.resamples,
-                               opt.seed + 1000003ULL * (r * t.columns.size() + c), &cell.diff);
+        // Seeded by what the cell is, not where it sits: adding a column does not change its p-value.
+        const std::uint64_t key = std::hash<std::string>{}(t.systems[r] + '\x1f' + t.columns[c].dataset + '\x1f' +
+                                                           t.columns[c].metric);
+        cell.p = Randomization(a1, b1, a2, b2, form.kind == Form::kHm, opt.resamples, opt.seed ^ (key * 0x9e3779b97f4a7c15ULL),
+                               &cell.diff);
         tested.push_back({r, c});
       }
     }

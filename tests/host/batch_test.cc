@@ -125,8 +125,12 @@ TEST_F(Batch, BadManifestsAndPatternsAreClearErrors) {
       {"[{\"predictions\": \"p\", \"dataset\": \"d\", \"sytem\": \"x\"}]",
        m + ": runs[0]: unknown field 'sytem' (expected predictions, dataset, system, seed, profile)"},
       {"[{\"predictions\": \"p\", \"dataset\": \"d\"}, {\"predictions\": \"p\", \"dataset\": \"d\"}]",
-       m + ": runs[1]: the same predictions, dataset, system and profile as an earlier entry (" + (dir_ / "p").string() +
+       m + ": runs[1]: the same predictions, dataset, system, seed and profile as an earlier entry (" + (dir_ / "p").string() +
            ")"},
+      {"[{\"predictions\": \"p\", \"dataset\": \"d\", \"predictions\": \"q\"}]",
+       m + ": runs[0]: field 'predictions' is given twice"},
+      {"[{\"predictions\": \"p\", \"dataset\": \"d\", \"seed\": -7}]",
+       m + ": runs[0]: field 'seed' is -7 (expected an integer >= 0)"},
       {"{\"runs\": 3}", m + ": field 'runs' must be a list (expected {\"runs\": [{\"predictions\": PATH, \"dataset\": "
                             "PATH, \"system\"?: NAME, \"seed\"?: INTEGER, \"profile\"?: NAME}, ...]} or the list alone)"},
   };
@@ -158,6 +162,20 @@ TEST_F(Batch, AFailingFileDoesNotStopTheOthers) {
   EXPECT_NE(o.out.find("\n1,ok,good,1,tiny,kplab,"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("\n0,error,,,"), std::string::npos) << o.out;
   EXPECT_NE(o.err.find("short/seed1.txt"), std::string::npos) << o.err;
+}
+
+// A file whose name holds a wildcard character is itself ("catSeq[v2].txt"), not a pattern; a parameter
+// given twice is an error, not the last one silently.
+TEST_F(Batch, LiteralNamesAndRepeatedParameters) {
+  fs::copy_file(fs::path(KPLAB_SOURCE_DIR) / "examples/tiny/predictions.txt", dir_ / "catSeq[v2].txt");
+  auto o = Run("eval --no-store --output csv --dataset examples/tiny --predictions '" + (dir_ / "catSeq[v2].txt").string() +
+               "' --system v2");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("all.p@5.micro,0.48\n"), std::string::npos) << o.out;
+  auto twice = Run("eval --no-store --dataset examples/tiny --predictions examples/tiny/predictions.txt "
+                   "--param exact.ks=5 --param exact.ks=10");
+  EXPECT_EQ(twice.code, 1);
+  EXPECT_NE(twice.err.find("--param exact.ks is given twice"), std::string::npos) << twice.err;
 }
 
 }  // namespace

@@ -81,4 +81,12 @@ TEST_F(LuaEvaluate, WriteRefusesToReplaceANonRegularFile) {
   EXPECT_FALSE(fs::exists(dir_ / "elsewhere.txt"));
 }
 
+// Plugin directories given to kp.evaluate are code the run executes: under the read grants like any path.
+TEST_F(LuaEvaluate, PluginDirectoriesAreUnderTheGrants) {
+  auto o = Script("local c = kp.load{dataset = 'examples/tiny', predictions = 'examples/tiny/predictions.txt'}\n"
+                  "kp.evaluate(c, {'exact'}, nil, {plugins = {'/etc'}})\n");
+  EXPECT_EQ(o.code, 3);
+  EXPECT_NE(o.err.find("kp.evaluate: opts.plugins: /etc: outside"), std::string::npos) << o.err;
+}
+
 }  // namespace

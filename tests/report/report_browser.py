@@ -96,7 +96,8 @@ def main():
         return r.stdout
 
     run("eval", "--dataset", tiny, "--predictions", os.path.join(tiny, "predictions.txt"), "--system", "shipped")
-    run("eval", "--dataset", tiny, "--predictions", other, "--system", "other")
+    # A name that would switch the HTML parser's script state ("<!--<script>") must not break the page.
+    run("eval", "--dataset", tiny, "--predictions", other, "--system", "<!--<script>other")
     # Only a regular file is replaced: a symbolic link (or a device, a FIFO) given as -o is refused and
     # left as it was.
     os.symlink(os.path.join(tmp, "elsewhere.html"), os.path.join(tmp, "link.html"))
@@ -138,6 +139,9 @@ def main():
         if len(got) != len([w for w in want if w is not None]) or any(
                 abs(g - float(w)) > 0 for g, w in zip(got, [w for w in want if w is not None])):
             failures.append(f"leaderboard values {cells} != runs table {want}")
+        options = js("Array.from(document.querySelectorAll('#runB option')).map(o => o.textContent)")
+        if options != ["run 1: shipped", "run 2: <!--<script>other"]:
+            failures.append(f"run selector {options}")
         rows = js("Array.from(document.querySelectorAll('#doclist tbody tr')).map(tr => tr.dataset.doc)")
         if not rows or len(rows) != 5 or rows[0] != "1":
             failures.append(f"document list {rows} (expected 5 documents, the differing document '1' first)")

@@ -2,6 +2,7 @@
 // a batch of evaluations, as JSON.
 #include <filesystem>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -49,7 +50,7 @@ Result<std::vector<ManifestEntry>> ReadManifest(const std::string& path) {
     return (q.is_absolute() || base.empty() ? q : base / q).lexically_normal().string();
   };
   std::vector<ManifestEntry> out;
-  std::set<std::tuple<std::string, std::string, std::string, std::string>> seen;
+  std::set<std::tuple<std::string, std::string, std::string, std::string, std::optional<std::int64_t>>> seen;
   std::size_t i = 0;
   for (simdjson::dom::element e : runs) {
     const std::string where = fmt::format("{}: runs[{}]", path, i++);
@@ -60,11 +61,15 @@ Result<std::vector<ManifestEntry>> ReadManifest(const std::string& path) {
     }
     ManifestEntry m;
     bool has_pred = false, has_ds = false;
+    std::set<std::string> keys_seen;
     // By value: iterating e.get_object().value() directly would bind to a temporary's member.
     const simdjson::dom::object fields = e.get_object().value_unsafe();
     for (auto [key, bound] : fields) {
       const std::string k(key);
       const simdjson::dom::element value = bound;  // a plain variable: clang's lambdas cannot capture bindings
+      if (!keys_seen.insert(k).second) {
+        return Error{fmt::format("{}: field '{}' is given twice", where, k), ErrorKind::kInput};
+      }
       auto need_string = [&](std::string* dst) -> std::optional<Error> {
         if (!value.is_string()) {
           return Error{fmt::format("{}: field '{}' must be a string (got {})", where, k, json_internal::TypeName(value)),
@@ -91,6 +96,9 @@ Result<std::vector<ManifestEntry>> ReadManifest(const std::string& path) {
                        ErrorKind::kInput};
         }
         m.seed = value.get_int64().value();
+        if (*m.seed < 0) {
+          return Error{fmt::format("{}: field 'seed' is {} (expected an integer >= 0)", where, *m.seed), ErrorKind::kInput};
+        }
       } else {
         return Error{fmt::format("{}: unknown field '{}' (expected predictions, dataset, system, seed, profile)",
                                  where, k),
@@ -105,8 +113,8 @@ Result<std::vector<ManifestEntry>> ReadManifest(const std::string& path) {
     m.predictions_path = resolve(m.predictions_path);
     m.dataset_path = resolve(m.dataset_path);
     m.origin = where;
-    if (!seen.insert({m.predictions_path, m.dataset_path, m.system, m.profile}).second) {
-      return Error{fmt::format("{}: the same predictions, dataset, system and profile as an earlier entry ({})", where,
+    if (!seen.insert({m.predictions_path, m.dataset_path, m.system, m.profile, m.seed}).second) {
+      return Error{fmt::format("{}: the same predictions, dataset, system, seed and profile as an earlier entry ({})", where,
                                m.predictions_path),
                    ErrorKind::kInput};
     }
