@@ -82,8 +82,8 @@ void EvaluateBatch(const EvalRequest& base, const std::vector<ManifestEntry>& en
     }
     auto res = EvaluateCorpus(std::make_shared<const Corpus>(std::move(*corpus)), req);
     if (res) {
-      res->run.dataset_path = req.dataset_path;
-      res->run.predictions_path = req.predictions_path;
+      res->run.dataset_path = AbsolutePath(req.dataset_path);
+      res->run.predictions_path = AbsolutePath(req.predictions_path);
       res->run.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
     done(i, res);

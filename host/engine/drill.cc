@@ -56,12 +56,13 @@ Result<Corpus> ReloadRunCorpus(const RunRecord& run) {
   if (!corpus) {
     return Error{fmt::format("run {}: cannot re-read its files: {}", id, corpus.error().message), corpus.error().kind};
   }
-  if (corpus->dataset_hash != run.dataset_hash || corpus->predictions_hash != run.predictions_hash) {
-    const bool ds = corpus->dataset_hash != run.dataset_hash;
+  const std::string dataset_hash = RunDatasetHash(corpus->dataset_hash, req.dataset_options);
+  if (dataset_hash != run.dataset_hash || corpus->predictions_hash != run.predictions_hash) {
+    const bool ds = dataset_hash != run.dataset_hash;
     return Error{fmt::format("run {}: {} changed since the run (sha256 {}... now, {}... then), so what is shown "
                              "would not be what was scored",
                              id, ds ? run.dataset_path : run.predictions_path,
-                             (ds ? corpus->dataset_hash : corpus->predictions_hash).substr(0, 12),
+                             (ds ? dataset_hash : corpus->predictions_hash).substr(0, 12),
                              (ds ? run.dataset_hash : run.predictions_hash).substr(0, 12)),
                  ErrorKind::kInput};
   }

@@ -17,6 +17,7 @@
 #include "bindings.h"
 #include "embedding.h"
 #include "kplab/json.h"
+#include "kplab/sha256.h"
 #include "kplab/profile.h"
 #include "kplab/text.h"
 
@@ -113,6 +114,18 @@ bool GenericName(std::string_view name) {
 }
 
 }  // namespace
+
+std::string RunDatasetHash(const std::string& content_hash, const DatasetOptions& options) {
+  if (options.split.empty() && options.references.empty()) return content_hash;
+  return Sha256Hex(content_hash + "\x1fsplit=" + options.split + "\x1freferences=" + AbsolutePath(options.references));
+}
+
+std::string AbsolutePath(const std::string& path) {
+  std::error_code ec;
+  if (path.empty() || !std::filesystem::exists(path, ec)) return path;
+  const auto abs = std::filesystem::absolute(path, ec);
+  return ec ? path : abs.lexically_normal().string();
+}
 
 SystemSeed SystemAndSeedFromPath(const std::string& path, const std::string& dataset_name) {
   namespace fs = std::filesystem;
@@ -327,8 +340,8 @@ Result<EvalResult> Evaluate(const EvalRequest& req, const Progress& progress) {
   auto shared = std::make_shared<const Corpus>(std::move(*corpus));
   auto res = EvaluateCorpus(shared, req, progress);
   if (res) {
-    res->run.dataset_path = req.dataset_path;
-    res->run.predictions_path = req.predictions_path;
+    res->run.dataset_path = AbsolutePath(req.dataset_path);
+    res->run.predictions_path = AbsolutePath(req.predictions_path);
     res->run.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   return res;
@@ -367,9 +380,9 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
   RunRecord& run = res.run;
   const Corpus& corpus = *shared;
   run.dataset_name = corpus.dataset_name;
-  run.dataset_path = corpus.dataset_path;
+  run.dataset_path = AbsolutePath(corpus.dataset_path);
   run.dataset_format = corpus.dataset_format;
-  run.dataset_hash = corpus.dataset_hash;
+  run.dataset_hash = RunDatasetHash(corpus.dataset_hash, req.dataset_options);
   run.doc_ids.reserve(corpus.docs.size());
   for (const auto& d : corpus.docs) run.doc_ids.push_back(d.id);
   {
@@ -385,7 +398,7 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
     }
     run.seed = req.seed ? req.seed : named.seed;
   }
-  run.predictions_path = corpus.predictions_path;
+  run.predictions_path = AbsolutePath(corpus.predictions_path);
   run.predictions_hash = corpus.predictions_hash;
   run.profile = corpus.profile.name;
   run.params_json = ParamsJson(*plugins);
@@ -398,9 +411,13 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
     const DatasetOptions& o = req.dataset_options;
     for (const auto& [key, value] : {std::pair{"hulth_keys", &o.hulth_keys}, {"semeval_answers", &o.semeval_answers},
                                      {"split", &o.split}, {"references", &o.references}}) {
-      if (!value->empty()) ds.push_back(JsonString(key) + ": " + JsonString(*value));
+      if (!value->empty()) {
+        const bool is_path = std::string_view(key) == "references" ||
+                             (std::string_view(key) == "semeval_answers" && value->find('/') != std::string::npos);
+        ds.push_back(JsonString(key) + ": " + JsonString(is_path ? AbsolutePath(*value) : *value));
+      }
     }
-    if (req.source_path) ds.push_back("\"source\": " + JsonString(*req.source_path));
+    if (req.source_path) ds.push_back("\"source\": " + JsonString(AbsolutePath(*req.source_path)));
     if (!ds.empty()) {
       run.params_json.pop_back();
       run.params_json += std::string(run.params_json.size() > 1 ? ", " : "") + "\"_dataset\": {" +

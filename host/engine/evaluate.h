@@ -85,6 +85,15 @@ struct SystemSeed {
 };
 SystemSeed SystemAndSeedFromPath(const std::string& predictions_path, const std::string& dataset_name);
 
+// The dataset identity a run stores: the content hash, mixed with the split and the references file when
+// they choose the documents or their references (two splits of one file are two datasets to the store,
+// `runs compare` and `runs table`).
+std::string RunDatasetHash(const std::string& content_hash, const DatasetOptions& options);
+
+// `path` made absolute and normalized when it names an existing file or directory (runs store paths that
+// `runs doc` and `kplab report` can re-read from any directory); otherwise as given.
+std::string AbsolutePath(const std::string& path);
+
 // The dataset half of LoadCorpus (with --source attached), imported once for several predictions files.
 Result<RawDataset> ImportRequestDataset(const EvalRequest& request);
 // The other half: request.predictions_path aligned to `dataset` and normalized under request.profile.

@@ -341,8 +341,8 @@ int LuaEvaluate(lua_State* L) {
   if (db) {
     auto store = RunStore::Open(*db);
     if (!store) return luaL_error(L, "kp.evaluate: %s", store.error().message.c_str());
-    res->run.dataset_path = corpus->dataset_path;
-    res->run.predictions_path = corpus->predictions_path;
+    res->run.dataset_path = AbsolutePath(corpus->dataset_path);
+    res->run.predictions_path = AbsolutePath(corpus->predictions_path);
     auto id = store->SaveRun(res->run, res->scores, res->aggregates);
     if (!id) return luaL_error(L, "kp.evaluate: %s", id.error().message.c_str());
     run_id = *id;

@@ -104,6 +104,12 @@ TEST(DrillOptions, SplitAndReferencesAreReadAgain) {
   auto b = kplab::test::RunKplab(dir, env, "eval --output csv --dataset " + f + "pke/Test --references " + f +
                                            "pke/tiny.uncontr.json --predictions examples/tiny/predictions.txt");
   ASSERT_EQ(b.code, 0) << b.err;
+  // The other split of the same file is another dataset to the store (its identity mixes in the split):
+  // stored beside the first, not refused for "other document ids".
+  std::ofstream(dir / "train_preds.txt") << "a;b\nc\n";
+  auto c = kplab::test::RunKplab(dir, env, "eval --output csv --dataset " + f + "midas/tiny_splits.jsonl --split train "
+                                           "--predictions " + (dir / "train_preds.txt").string());
+  EXPECT_EQ(c.code, 0) << c.err;
   for (const char* run : {"1", "2"}) {
     auto docs = kplab::test::RunKplab(dir, env, std::string("runs docs ") + run + " --sort all.p@5 --limit 1 --output csv");
     ASSERT_EQ(docs.code, 0) << docs.err;
@@ -113,6 +119,25 @@ TEST(DrillOptions, SplitAndReferencesAreReadAgain) {
     EXPECT_EQ(o.code, 0) << run << ": " << o.err;
     EXPECT_NE(o.out.find("\"references\": [{"), std::string::npos) << o.out;
   }
+  fs::remove_all(dir);
+}
+
+// Runs store absolute paths, so a document can be shown from any directory (the run was made from a
+// relative path in another one).
+TEST(DrillPaths, ShownFromAnotherDirectory) {
+  const fs::path dir = fs::temp_directory_path() / ("kplab_drill_paths_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "elsewhere");
+  const std::string env = "KPLAB_DB=" + (dir / "db").string();
+  auto a = kplab::test::RunKplab(dir, env, "eval --output csv --dataset examples/tiny --predictions "
+                                           "examples/tiny/predictions.txt");
+  ASSERT_EQ(a.code, 0) << a.err;
+  const std::string cmd = std::string("cd ") + (dir / "elsewhere").string() + " && " + env + " " + KPLAB_BINARY +
+                          " runs doc 1 1 >" + (dir / "out").string() + " 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+  std::ifstream in(dir / "out");
+  const std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(out.find("references (5):"), std::string::npos) << out;
   fs::remove_all(dir);
 }
 
