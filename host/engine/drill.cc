@@ -18,10 +18,11 @@ namespace {
 std::optional<std::string> DatasetField(const std::string& params_json, const std::string& key) {
   const auto at = params_json.find("\"_dataset\": {");
   if (at == std::string::npos) return std::nullopt;
-  const auto end = params_json.find('}', at);
+  // "_dataset" is the last member EvaluateCorpus writes, so its fields are the ones after it (a value may
+  // hold a '}', so the object's end is not searched for).
   const std::string needle = "\"" + key + "\": \"";
   auto pos = params_json.find(needle, at);
-  if (pos == std::string::npos || pos > end) return std::nullopt;
+  if (pos == std::string::npos) return std::nullopt;
   pos += needle.size();
   std::string out;
   for (; pos < params_json.size() && params_json[pos] != '"'; ++pos) {
@@ -31,6 +32,10 @@ std::optional<std::string> DatasetField(const std::string& params_json, const st
       if (c == 'n') c = '\n';
       if (c == 't') c = '\t';
       if (c == 'r') c = '\r';
+      if (c == 'u' && pos + 4 < params_json.size()) {  // JsonString writes \u00XX for control bytes only
+        c = static_cast<char>(std::stoi(params_json.substr(pos + 1, 4), nullptr, 16));
+        pos += 4;
+      }
     }
     out.push_back(c);
   }
