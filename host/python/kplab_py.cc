@@ -695,14 +695,14 @@ class Store {
         rows.append(d);
       }
     }
-    if (!as_frame.is_none() && !as_frame.cast<bool>()) return std::move(rows);
+    if (!as_frame.is_none() && !as_frame.cast<bool>()) return py::object(std::move(rows));
     try {
       py::module_ pd = py::module_::import("pandas");
       return pd.attr("DataFrame")(rows);
     } catch (const py::error_already_set& e) {
       if (!e.matches(PyExc_ImportError)) throw;
       if (!as_frame.is_none()) throw;  // as_frame=True asked for pandas
-      return std::move(rows);
+      return py::object(std::move(rows));
     }
   }
 
