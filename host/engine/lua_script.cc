@@ -250,6 +250,35 @@ int RunsGet(lua_State* L) {
   return 1;
 }
 
+// A string (or number) field of the table at `table`; nullopt when absent or of another type.
+std::optional<std::string> StringField(lua_State* L, int table, const char* key) {
+  lua_getfield(L, table, key);
+  std::optional<std::string> v;
+  if (lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER) v = lua_tostring(L, -1);
+  lua_pop(L, 1);
+  return v;
+}
+
+// Names given as a list of strings or one comma-separated string ("exact,rprec"), blanks dropped.
+std::vector<std::string> NameList(lua_State* L, int idx, const char* what) {
+  std::vector<std::string> out;
+  if (lua_type(L, idx) == LUA_TSTRING) {
+    for (auto m : SplitOn(lua_tostring(L, idx), ",")) {
+      const std::string_view t = Strip(m);
+      if (!t.empty()) out.emplace_back(t);
+    }
+    return out;
+  }
+  if (lua_type(L, idx) != LUA_TTABLE) luaL_error(L, "%s must be a list of names or a comma-separated string", what);
+  const lua_Integer n = luaL_len(L, idx);
+  for (lua_Integer i = 1; i <= n; ++i) {
+    if (lua_rawgeti(L, idx, i) != LUA_TSTRING) luaL_error(L, "%s[%d] must be a string", what, static_cast<int>(i));
+    out.emplace_back(lua_tostring(L, -1));
+    lua_pop(L, 1);
+  }
+  return out;
+}
+
 // kp.evaluate(corpus, metrics [, params [, opts]]) -> {aggregates = {name = v}, columns = {name = {...}},
 // doc_ids = {...}, run_id = id or nil}: scores a Corpus (kp.load) with metric plugins, as `kplab eval` does.
 // metrics: a list or a comma-separated string; params: {metric = {name = value}}; opts: system (default
@@ -258,20 +287,7 @@ int RunsGet(lua_State* L) {
 int LuaEvaluate(lua_State* L) {
   std::shared_ptr<const Corpus> corpus = CheckCorpusArg(L, 1);
   EvalRequest req;
-  if (lua_type(L, 2) == LUA_TSTRING) {
-    for (auto m : SplitOn(lua_tostring(L, 2), ",")) {
-      const std::string_view t = Strip(m);
-      if (!t.empty()) req.metrics.emplace_back(t);
-    }
-  } else {
-    luaL_checktype(L, 2, LUA_TTABLE);
-    const lua_Integer n = luaL_len(L, 2);
-    for (lua_Integer i = 1; i <= n; ++i) {
-      if (lua_rawgeti(L, 2, i) != LUA_TSTRING) return luaL_error(L, "kp.evaluate: metrics[%d] must be a string", static_cast<int>(i));
-      req.metrics.emplace_back(lua_tostring(L, -1));
-      lua_pop(L, 1);
-    }
-  }
+  req.metrics = NameList(L, 2, "kp.evaluate: metrics");
   if (req.metrics.empty()) return luaL_error(L, "kp.evaluate: no metric given");
   if (!lua_isnoneornil(L, 3)) {
     luaL_checktype(L, 3, LUA_TTABLE);
@@ -306,13 +322,7 @@ int LuaEvaluate(lua_State* L) {
   req.system = "lua";
   if (!lua_isnoneornil(L, 4)) {
     luaL_checktype(L, 4, LUA_TTABLE);
-    auto opt = [&](const char* k) -> std::optional<std::string> {
-      lua_getfield(L, 4, k);
-      std::optional<std::string> v;
-      if (lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER) v = lua_tostring(L, -1);
-      lua_pop(L, 1);
-      return v;
-    };
+    auto opt = [&](const char* k) { return StringField(L, 4, k); };
     if (auto v = opt("system")) req.system = *v;
     if (auto v = opt("model")) req.model = *v;
     if (auto v = opt("threads")) req.threads = std::atoi(v->c_str());
@@ -381,27 +391,10 @@ int LuaEvaluate(lua_State* L) {
 // p=, p_holm=, significant=} or false, ...}}, ...}, family=, text = the rendered table when format given}.
 int RunsTable(lua_State* L) {
   luaL_checktype(L, 1, LUA_TTABLE);
-  auto field = [&](const char* k) -> std::optional<std::string> {
-    lua_getfield(L, 1, k);
-    std::optional<std::string> v;
-    if (lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER) v = lua_tostring(L, -1);
-    lua_pop(L, 1);
-    return v;
-  };
+  auto field = [&](const char* k) { return StringField(L, 1, k); };
   TableOptions opt;
-  if (lua_getfield(L, 1, "metrics") == LUA_TTABLE) {
-    const lua_Integer n = luaL_len(L, -1);
-    for (lua_Integer i = 1; i <= n; ++i) {
-      lua_rawgeti(L, -1, i);
-      if (lua_isstring(L, -1)) opt.metrics.emplace_back(lua_tostring(L, -1));
-      lua_pop(L, 1);
-    }
-  } else if (lua_type(L, -1) == LUA_TSTRING) {
-    for (auto m : SplitOn(lua_tostring(L, -1), ",")) {
-      const std::string_view t = Strip(m);
-      if (!t.empty()) opt.metrics.emplace_back(t);
-    }
-  }
+  lua_getfield(L, 1, "metrics");
+  if (!lua_isnil(L, -1)) opt.metrics = NameList(L, lua_gettop(L), "kp.runs.table: metrics");
   lua_pop(L, 1);
   if (lua_getfield(L, 1, "runs") == LUA_TTABLE) {
     const lua_Integer n = luaL_len(L, -1);

@@ -70,6 +70,29 @@ std::string ReadNeeds(lua_State* L, int idx, std::vector<std::string>& needs) {
   return "";
 }
 
+// The strings of a non-empty list at idx (absolute) whose keys are exactly 1..n; nullopt for anything
+// else (a hole, another key, a non-string item). Raw accesses only.
+std::optional<std::vector<std::string>> ReadStringList(lua_State* L, int idx) {
+  if (lua_type(L, idx) != LUA_TTABLE) return std::nullopt;
+  const lua_Unsigned n = lua_rawlen(L, idx);
+  lua_Unsigned keys = 0;
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {
+    lua_pop(L, 1);
+    ++keys;
+  }
+  if (n == 0 || keys != n) return std::nullopt;
+  std::vector<std::string> out;
+  for (lua_Unsigned i = 1; i <= n; ++i) {
+    std::size_t len = 0;
+    const bool ok = lua_rawgeti(L, idx, static_cast<lua_Integer>(i)) == LUA_TSTRING;
+    if (ok) out.emplace_back(lua_tolstring(L, -1, &len), len);
+    lua_pop(L, 1);
+    if (!ok) return std::nullopt;
+  }
+  return out;
+}
+
 // Checks the declaration table at `decl` (absolute index). Fills `plugin` except the registry refs.
 // Returns the error text without the "FILE: " prefix, or "" when the declaration is valid.
 std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, MetricPlugin& plugin) {
@@ -171,20 +194,9 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
     const int subsets_type = lua_getfield(L, decl, "subsets");
     if (subsets_type != LUA_TNIL) {
       const std::string bad = "field 'subsets' must be a list of distinct names among: all, present, absent";
-      if (subsets_type != LUA_TTABLE) return bad;
-      const int list = lua_gettop(L);
-      const lua_Unsigned n = lua_rawlen(L, list);
-      lua_Unsigned keys = 0;
-      lua_pushnil(L);
-      while (lua_next(L, list) != 0) {
-        lua_pop(L, 1);
-        ++keys;
-      }
-      if (n == 0 || keys != n) return bad;
-      for (lua_Unsigned i = 1; i <= n; ++i) {
-        std::string name;
-        if (lua_rawgeti(L, list, static_cast<lua_Integer>(i)) == LUA_TSTRING) name = lua_tostring(L, -1);
-        lua_pop(L, 1);
+      const std::optional<std::vector<std::string>> names = ReadStringList(L, lua_gettop(L));
+      if (!names) return bad;
+      for (const std::string& name : *names) {
         bool known = false;
         for (const char* k : kSubsets) known = known || name == k;
         if (!known || std::find(plugin.subsets.begin(), plugin.subsets.end(), name) != plugin.subsets.end()) return bad;
@@ -196,24 +208,13 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
         "field 'columns' must be a function columns(c, params) or a list of distinct column names (plugin API 2)";
     const int columns_type = lua_getfield(L, decl, "columns");
     if (columns_type == LUA_TTABLE) {
-      const int list = lua_gettop(L);
-      const lua_Unsigned n = lua_rawlen(L, list);
-      lua_Unsigned keys = 0;
-      lua_pushnil(L);
-      while (lua_next(L, list) != 0) {
-        lua_pop(L, 1);
-        ++keys;
-      }
-      if (n == 0 || keys != n) return bad_columns;
-      std::set<std::string> names;
-      for (lua_Unsigned i = 1; i <= n; ++i) {
-        std::size_t len = 0;
-        const bool ok = lua_rawgeti(L, list, static_cast<lua_Integer>(i)) == LUA_TSTRING;
-        const char* name = ok ? lua_tolstring(L, -1, &len) : nullptr;
-        const bool good = ok && len > 0 && len <= 1024 && std::memchr(name, '\0', len) == nullptr &&
-                          names.insert(std::string(name, len)).second;
-        lua_pop(L, 1);
-        if (!good) return bad_columns;
+      const std::optional<std::vector<std::string>> names = ReadStringList(L, lua_gettop(L));
+      if (!names) return bad_columns;
+      std::set<std::string> distinct;
+      for (const std::string& name : *names) {
+        if (name.empty() || name.size() > 1024 || name.find('\0') != std::string::npos || !distinct.insert(name).second) {
+          return bad_columns;
+        }
       }
     } else if (columns_type != LUA_TFUNCTION) {
       return bad_columns;
