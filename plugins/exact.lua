@@ -2,7 +2,7 @@
 -- Exact matching: P/R/F1 at the cut-offs of params.ks (default 5, 10, M = number of predictions,
 -- O = number of references), on all, present and absent keyphrases. A prediction is correct when its
 -- stem key equals a reference's.
-local ipairs, unpack = ipairs, table.unpack
+local ipairs = ipairs
 
 local function f1(p, r) return p + r > 0 and 2 * p * r / (p + r) or 0 end
 
@@ -23,34 +23,18 @@ and R), <s>.f1@k.macro_hm (harmonic mean of macro P and macro R, as KPEval and k
   },
   subsets = { "all", "present", "absent" },
   columns = function(c, p)
-    local slots = {}
-    for i, k in ipairs(p.ks) do
+    for _, k in ipairs(p.ks) do
       local at = "@" .. k
-      local s = { p = c:column("p" .. at), r = c:column("r" .. at), f1 = c:column("f1" .. at),
-                  hits = c:hidden("hits" .. at), pden = c:hidden("pden" .. at), rden = c:hidden("rden" .. at) }
-      c:mean("p" .. at .. ".macro", s.p)
-      c:mean("r" .. at .. ".macro", s.r)
-      c:mean("f1" .. at .. ".macro_doc", s.f1)
-      c:ratio("p" .. at .. ".micro", s.hits, s.pden, 0)
-      c:ratio("r" .. at .. ".micro", s.hits, s.rden, 0)
+      local P, R, F1 = c:column("p" .. at), c:column("r" .. at), c:column("f1" .. at)
+      local hits, pden, rden = c:hidden("hits" .. at), c:hidden("pden" .. at), c:hidden("rden" .. at)
+      c:mean("p" .. at .. ".macro", P)
+      c:mean("r" .. at .. ".macro", R)
+      c:mean("f1" .. at .. ".macro_doc", F1)
+      c:ratio("p" .. at .. ".micro", hits, pden, 0)
+      c:ratio("r" .. at .. ".micro", hits, rden, 0)
       c:custom("f1" .. at .. ".micro", function(a) return f1(a["p" .. at .. ".micro"], a["r" .. at .. ".micro"]) end)
       c:custom("f1" .. at .. ".macro_hm", function(a) return f1(a["p" .. at .. ".macro"], a["r" .. at .. ".macro"]) end)
-      slots[i] = s
-    end
-    return slots
-  end,
-  score = function(preds, refs, _, p, ctx, out)
-    local always = ctx.profile.pk_denominator == "k_always"
-    local n, r = #preds, #refs
-    local cut = {}
-    for i, k in ipairs(p.ks) do cut[i] = (k == "M" and n) or (k == "O" and r) or k end
-    local hits = { preds:match(refs):hits(unpack(cut)) }
-    for i, s in ipairs(ctx.slots) do
-      local pden = (n > 0 or always) and cut[i] or 0
-      local P = pden > 0 and hits[i] / pden or 0
-      local R = r > 0 and hits[i] / r or 0
-      out[s.p], out[s.r], out[s.f1] = P, R, f1(P, R)
-      out[s.hits], out[s.pden], out[s.rden] = hits[i], pden, r
     end
   end,
+  score = kp.kernel.exact,  -- the host's native kernel (kplab/kernels.h); tests/data/lua_scorers/exact.lua is its Lua
 }

@@ -1,7 +1,7 @@
 -- kplab-api: 2
 -- Rank-aware metrics: AP@k (MAP), NDCG@k, alpha-NDCG@k for the cut-offs of params.ks (default 5, 10, M;
 -- O = number of references, as KPEval reports), and MRR.
-local ipairs, min, unpack, ideal_dcg = ipairs, math.min, table.unpack, kp.ideal_dcg
+local ipairs = ipairs
 
 return kp.metric {
   name = "rank",
@@ -24,35 +24,13 @@ prediction (0 if none). Aggregates are means over documents: <s>.map@k, <s>.ndcg
   },
   subsets = { "all", "present", "absent" },
   columns = function(c, p)
-    local slots = { mrr = c:column("mrr") }
-    c:mean("mrr", slots.mrr)
-    for i, k in ipairs(p.ks) do
+    c:mean("mrr", c:column("mrr"))
+    for _, k in ipairs(p.ks) do
       local at = "@" .. k
-      local s = { ap = c:column("ap" .. at), ndcg = c:column("ndcg" .. at), andcg = c:column("alpha_ndcg" .. at) }
-      c:mean("map" .. at, s.ap)
-      c:mean("ndcg" .. at, s.ndcg)
-      c:mean("alpha_ndcg" .. at, s.andcg)
-      slots[i] = s
+      c:mean("map" .. at, c:column("ap" .. at))
+      c:mean("ndcg" .. at, c:column("ndcg" .. at))
+      c:mean("alpha_ndcg" .. at, c:column("alpha_ndcg" .. at))
     end
-    return slots
   end,
-  score = function(preds, refs, _, p, ctx, out)
-    local prof, slots = ctx.profile, ctx.slots
-    local m = preds:match(refs)
-    local n, r = #preds, #refs
-    local cut = {}
-    for i, k in ipairs(p.ks) do cut[i] = (k == "M" and n) or (k == "O" and r) or k end
-    local psum = { m:precision_sum(unpack(cut)) }
-    local dcg = { m:dcg(unpack(cut)) }
-    local ideal = prof.ndcg_ideal == "own" and { m:own_ideal_dcg(unpack(cut)) } or { ideal_dcg(r, unpack(cut)) }
-    local alpha = { preds:alpha_ndcg(refs, cut, p.alpha, prof.alpha_ndcg) }
-    for i, s in ipairs(slots) do
-      local den = prof.ap_denominator == "refs" and r or min(r, cut[i])
-      out[s.ap] = den > 0 and psum[i] / den or 0
-      out[s.ndcg] = ideal[i] > 0 and dcg[i] / ideal[i] or 0
-      out[s.andcg] = alpha[i]
-    end
-    local first = m:first_hit()
-    out[slots.mrr] = first and 1 / first or 0
-  end,
+  score = kp.kernel.rank,  -- the host's native kernel (kplab/kernels.h); tests/data/lua_scorers/rank.lua is its Lua
 }

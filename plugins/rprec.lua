@@ -19,17 +19,5 @@ substr-matched by some prediction / number of references (0 without references),
 (0 when P or R is 0); every aggregate is the mean over documents (substr_f1: of per-document F1).]],
   subsets = { "all", "present", "absent" },
   columns = { "rprec_substr", "rprec_zg", "substr_precision", "substr_recall", "substr_f1" },
-  score = function(preds, refs, doc, _, ctx, out)
-    local n, R = #preds, #refs
-    local P = n > 0 and preds:match(refs, "substr"):hits() / n or 0
-    local Rc = R > 0 and refs:match(preds, "substr"):hits() / R or 0
-    out.substr_precision, out.substr_recall = P, Rc
-    out.substr_f1 = P * Rc ~= 0 and 2 * P * Rc / (P + Rc) or 0
-    if ctx.subset == "all" and doc.has_text and ctx.profile.rprec_order == "present_first" then
-      preds = preds:present_first()
-    end
-    local top = preds:top(R)
-    out.rprec_substr = R > 0 and top:match(refs, "substr"):hits() / R or 0
-    out.rprec_zg = R > 0 and top:match(refs, "zg"):hits() / R or 0
-  end,
+  score = kp.kernel.rprec,  -- the host's native kernel (kplab/kernels.h); tests/data/lua_scorers/rprec.lua is its Lua
 }

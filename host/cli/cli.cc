@@ -71,22 +71,6 @@ std::string CsvField(const std::string& s, char sep) {
   return out + "\"";
 }
 
-// Documents behind each subset column: the most defined values of any per-document column of that
-// subset (present/absent have fewer than all when only some documents have source text).
-std::map<std::string, std::size_t> SubsetDocCounts(const ScoreColumns& scores) {
-  std::map<std::string, std::size_t> n;
-  for (std::size_t c = 0; c < scores.metrics.size(); ++c) {
-    const auto dot = scores.metrics[c].find('.');
-    if (dot == std::string::npos) continue;
-    const std::string subset = scores.metrics[c].substr(0, dot);
-    if (subset != "all" && subset != "present" && subset != "absent") continue;
-    std::size_t defined = 0;
-    for (double v : scores.columns[c]) defined += !std::isnan(v);
-    n[subset] = std::max(n[subset], defined);
-  }
-  return n;
-}
-
 // Pivot "subset.rest" names into rows (rest) x columns (all/present/absent); other names go to "all".
 // `docs` (optional): documents behind each column, printed under the header.
 void PrintAggregateTable(std::ostream& os, const std::vector<AggregateValue>& aggs,
@@ -306,6 +290,9 @@ int CmdEval(Args a) {
     return CmdEvalBatch(req, *entries, db_path, output, no_store);
   }
 
+  // Nothing reads the per-document columns of a run that is not stored: drop each plugin's after its
+  // aggregates (the memory of a million-document run).
+  req.keep_columns = !no_store;
   Result<EvalResult> res = [&] {
     ProgressBar bar;
     return Evaluate(req, std::ref(bar));
@@ -352,7 +339,7 @@ int CmdEval(Args a) {
     }
     run_id = *id;
   }
-  PrintAggregates(std::cout, output, run_id, run, res->aggregates, SubsetDocCounts(res->scores));
+  PrintAggregates(std::cout, output, run_id, run, res->aggregates, res->subset_docs);
   return kExitOk;
 }
 

@@ -9,6 +9,7 @@
 #include <thread>
 #include <cstring>
 #include <filesystem>
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
@@ -347,6 +348,20 @@ Result<EvalResult> Evaluate(const EvalRequest& req, const Progress& progress) {
   return res;
 }
 
+std::map<std::string, std::size_t> SubsetDocCounts(const ScoreColumns& scores) {
+  std::map<std::string, std::size_t> n;
+  for (std::size_t c = 0; c < scores.metrics.size(); ++c) {
+    const auto dot = scores.metrics[c].find('.');
+    if (dot == std::string::npos) continue;
+    const std::string subset = scores.metrics[c].substr(0, dot);
+    if (subset != "all" && subset != "present" && subset != "absent") continue;
+    std::size_t defined = 0;
+    for (double v : scores.columns[c]) defined += !std::isnan(v);
+    n[subset] = std::max(n[subset], defined);
+  }
+  return n;
+}
+
 Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const EvalRequest& req,
                                   const Progress& progress) {
   const auto start = std::chrono::steady_clock::now();
@@ -496,7 +511,10 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
     }
     for (const auto& m : o.columns.metrics) owner[m] = o.plugin;
     for (const auto& a : o.aggregates) owner["=" + a.metric] = o.plugin;
-    for (std::size_t c = 0; c < o.columns.metrics.size(); ++c) {
+    for (const auto& [subset, docs] : SubsetDocCounts(o.columns)) {
+      res.subset_docs[subset] = std::max(res.subset_docs[subset], docs);
+    }
+    for (std::size_t c = 0; req.keep_columns && c < o.columns.metrics.size(); ++c) {
       res.scores.metrics.push_back(std::move(o.columns.metrics[c]));
       res.scores.columns.push_back(std::move(o.columns.columns[c]));
     }

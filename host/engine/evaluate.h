@@ -36,6 +36,10 @@ struct EvalRequest {
   std::map<std::string, std::map<std::string, std::string>> params;  // metric -> name -> value
   Limits limits;
   int threads = 0;  // scoring lanes; 0 = one per core (at most 8), one for small corpora
+  // false: each plugin's per-document columns serve its aggregates and are dropped (EvalResult.scores
+  // stays empty; subset_docs is still filled), so a run nobody stores holds one plugin's columns at a
+  // time (kplab eval --no-store).
+  bool keep_columns = true;
   std::string model;     // embedding model for plugins that need embeddings; "" = DefaultModelName()
   std::string cache_db;  // phrase-cache database; "" = RunStore::DefaultPath()
 };
@@ -54,10 +58,16 @@ struct EvalResult {
   std::vector<ScriptError> errors;
   std::optional<EmbeddingReport> embeddings;
   std::vector<std::string> warnings;  // one line each, for stderr (the corpus's, e.g. stemmed SemEval gold)
+  // Documents behind each subset ("all", "present", "absent"): SubsetDocCounts over every plugin's columns.
+  std::map<std::string, std::size_t> subset_docs;
   // The corpus and Lua VMs the run used. A caller about to exit may leak this on purpose instead of
   // freeing a large corpus object by object (kplab eval does).
   std::shared_ptr<void> resources;
 };
+
+// Documents behind each subset column: the most defined values of any per-document column of that
+// subset (present/absent have fewer than all when only some documents have source text).
+std::map<std::string, std::size_t> SubsetDocCounts(const ScoreColumns& scores);
 
 // Errors carry their kind: kUsage (unknown profile or metric, bad parameter), kInput (bad files),
 // kScript (a plugin that does not load or check()s its parameters with a Lua error). Script errors while

@@ -13,6 +13,7 @@
 #include <lua.hpp>
 
 #include "bindings.h"
+#include "kplab/kernels.h"
 #include <type_traits>
 #include <variant>
 #include <vector>
@@ -189,6 +190,21 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
   if (check_type != LUA_TNIL && check_type != LUA_TFUNCTION) return "field 'check' must be a function";
 
   if (lua_getfield(L, decl, "score") != LUA_TFUNCTION) return "field 'score' must be a function";
+  if (const char* kernel = lua_iscfunction(L, -1) ? KernelOf(lua_tocfunction(L, -1)) : nullptr) {
+    if (file.api_version < 2) return fmt::format("score = kp.kernel.{} needs plugin API 2 (-- kplab-api: 2)", kernel);
+    plugin.kernel = kernel;
+    for (const std::string& name : MetricKernelParams(kernel)) {
+      const ParamType want = name == "ks" ? ParamType::kCutoffs : ParamType::kNumber;
+      const auto spec = plugin.param_specs.find(name);
+      if (spec == plugin.param_specs.end() || spec->second.type != want) {
+        return fmt::format("score = kp.kernel.{} reads parameter '{}' ({}), which field 'params' must declare "
+                           "(e.g. {} = {})",
+                           kernel, name, want == ParamType::kCutoffs ? "a cut-off list" : "a number", name,
+                           want == ParamType::kCutoffs ? "kp.cutoffs { default = \"5,10,M\" }"
+                                                       : "kp.number { default = 0.5 }");
+      }
+    }
+  }
   lua_pop(L, 1);
   if (file.api_version >= 2) {
     const int subsets_type = lua_getfield(L, decl, "subsets");

@@ -41,6 +41,9 @@ struct MetricPlugin {
   // Registry refs into the VM that loaded the plugin; they live until ReleaseMetricPlugin or the VM's
   // end. An absent aggregate is LUA_NOREF (-2): test `ref >= 0` rather than comparing with -1.
   int score_ref = -1;
+  // "exact", "rank" or "rprec" when score is kp.kernel.NAME: the host scores with that native kernel
+  // (kplab/kernels.h) and never calls score; "" otherwise.
+  std::string kernel;
   int aggregate_ref = -1;  // optional
   int env_ref = -1;        // the plugin's own _ENV
   int check_ref = -2;      // optional check(params, profile) -> nil | message (LUA_NOREF if none)

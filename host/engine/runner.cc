@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "bindings.h"
+#include "kplab/kernels.h"
 #include "columns.h"
 #include "lua_util.h"
 #include "pairs.h"
@@ -118,8 +119,6 @@ struct Columns {
 
 struct MetricRunner::Partial {
   Columns cols;
-  // API 2: v2[s][j][i] = slot j + 1 of subset s for the lane's document i (NaN = none).
-  std::vector<std::vector<std::vector<double>>> v2;
   std::optional<ScriptError> error;
 };
 
@@ -262,16 +261,97 @@ int SubsetView(const std::string& name) { return name == "all" ? 0 : name == "pr
 // names it; a document without text has no present/absent subset), or score(doc, params, ctx, out)
 // without subsets. `out` is one table reused for every call; the plugin writes numbers by slot
 // (out[slot] = v) or by declared name; whatever it does not write has no value.
+// A plugin whose score is kp.kernel.NAME: the native kernel scores every document and subset of the
+// lane straight into the declared slots; no Lua runs per document. Every declared column must be one the
+// kernel writes (a misspelt name would otherwise stay empty); columns it writes that the plugin did not
+// declare are dropped.
+void MetricRunner::ScoreKernel(std::size_t lane, std::size_t index, const DeclaredColumns& decl, Partial& part,
+                               const Progress* progress) {
+  const MetricPlugin& plugin = *lanes_[lane].plugins[index];
+  const std::size_t begin = bounds_[lane], end = bounds_[lane + 1], n = end - begin;
+  KernelParams kp;
+  if (auto ks = plugin.params.find("ks"); ks != plugin.params.end()) {
+    Result<std::vector<Cutoff>> parsed = ParseCutoffs(std::get<std::string>(ks->second));
+    if (!parsed) {
+      part.error = PluginError(plugin, fmt::format("{}: parameter 'ks': {}", plugin.file.display_name,
+                                                   parsed.error().message));
+      return;
+    }
+    kp.ks = std::move(*parsed);
+  }
+  if (auto alpha = plugin.params.find("alpha"); alpha != plugin.params.end()) kp.alpha = std::get<double>(alpha->second);
+  Result<std::unique_ptr<MetricKernel>> made = MakeMetricKernel(plugin.kernel, kp, corpus_->profile);
+  if (!made) {
+    part.error = PluginError(plugin, fmt::format("{}: {}", plugin.file.display_name, made.error().message));
+    return;
+  }
+  const MetricKernel& kernel = **made;
+  const std::vector<std::string>& names = kernel.names();
+  std::vector<int> slot_of_value(names.size(), -1);  // kernel value i -> declared slot (0-based) or -1
+  std::vector<bool> written(decl.slots.size(), false);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (auto it = decl.slot_of.find(names[i]); it != decl.slot_of.end()) {
+      slot_of_value[i] = it->second - 1;
+      written[static_cast<std::size_t>(it->second - 1)] = true;
+    }
+  }
+  for (std::size_t j = 0; j < decl.slots.size(); ++j) {
+    if (written[j]) continue;
+    std::string list;
+    for (const std::string& name : names) list += (list.empty() ? "" : ", ") + name;
+    part.error = PluginError(plugin, fmt::format("{}: column '{}' is declared, but score = kp.kernel.{} does not write "
+                                                 "it (it writes: {})",
+                                                 plugin.file.display_name, decl.slots[j].name, plugin.kernel, list));
+    return;
+  }
+  // The subsets a document has: all of them with source text, only "all" (and subset-less) without.
+  const std::size_t n_sub = plugin.subsets.empty() ? 1 : plugin.subsets.size();
+  std::vector<KernelSubset> with_text, without_text;
+  std::vector<std::size_t> with_index, without_index;  // row -> subset index
+  for (std::size_t s = 0; s < n_sub; ++s) {
+    KernelSubset ks;
+    if (!plugin.subsets.empty()) ks = {SubsetView(plugin.subsets[s]), plugin.subsets[s]};
+    with_text.push_back(ks);
+    with_index.push_back(s);
+    if (ks.view == 0) {
+      without_text.push_back(ks);
+      without_index.push_back(s);
+    }
+  }
+  std::vector<double> values(names.size() * n_sub);
+  std::size_t next_report = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Document& doc = corpus_->docs[begin + i];
+    const auto& subsets = doc.has_text ? with_text : without_text;
+    const auto& index_of = doc.has_text ? with_index : without_index;
+    kernel.Score(*corpus_, doc, subsets, values);
+    for (std::size_t row = 0; row < subsets.size(); ++row) {
+      auto& cols = v2_[index_of[row]];
+      const double* v = &values[row * names.size()];
+      for (std::size_t k = 0; k < names.size(); ++k) {
+        if (slot_of_value[k] >= 0) cols[static_cast<std::size_t>(slot_of_value[k])][begin + i] = v[k];
+      }
+    }
+    if (progress && *progress && i >= next_report) {
+      (*progress)(plugin.name, (i + 1) * lanes_.size(), corpus_->docs.size());
+      next_report = i + std::max<std::size_t>(n / 100, 1);
+    }
+  }
+}
+
 void MetricRunner::ScoreV2(std::size_t lane, std::size_t index, const DeclaredColumns& decl, int slots_ref,
                            Partial& part, const Progress* progress) {
-  LuaVm& vm = *lanes_[lane].vm;
   const MetricPlugin& plugin = *lanes_[lane].plugins[index];
+  if (!plugin.kernel.empty()) {
+    ScoreKernel(lane, index, decl, part, progress);
+    return;
+  }
+  LuaVm& vm = *lanes_[lane].vm;
   lua_State* L = vm.state();
   const int base = lua_gettop(L);
   const std::size_t begin = bounds_[lane], end = bounds_[lane + 1], n = end - begin;
   const std::size_t n_sub = plugin.subsets.empty() ? 1 : plugin.subsets.size();
   const std::size_t n_slots = decl.slots.size();
-  part.v2.assign(n_sub, std::vector<std::vector<double>>(n_slots, std::vector<double>(n, kNaN)));
   std::vector<int> views;
   for (const auto& sname : plugin.subsets) views.push_back(SubsetView(sname));
   lua_rawgeti(L, LUA_REGISTRYINDEX, docs_refs_[lane]);  // [docs]
@@ -314,14 +394,14 @@ void MetricRunner::ScoreV2(std::size_t lane, std::size_t index, const DeclaredCo
       // A metatable set on `out` would survive into the next call: cleared with the contents below.
       lua_pushnil(L);
       lua_setmetatable(L, out_idx);
-      auto& cols = part.v2[s];
+      auto& cols = v2_[s];
       auto store = [&](std::size_t slot0, const std::string& shown) {
         if (lua_type(L, -1) != LUA_TNUMBER) {
           fail(fmt::format("{}: score wrote column '{}' = a {} for {} (expected a number)", plugin.file.display_name,
                            shown, luaL_typename(L, -1), where));
           return;
         }
-        cols[slot0][i] = lua_tonumber(L, -1);
+        cols[slot0][begin + i] = lua_tonumber(L, -1);
       };
       for (std::size_t j = 1; j <= n_slots && !part.error; ++j) {
         if (lua_rawgeti(L, out_idx, static_cast<lua_Integer>(j)) != LUA_TNIL) {
@@ -417,10 +497,10 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
       slots_refs.push_back(luaL_ref(ln.vm->state(), LUA_REGISTRYINDEX));
       decls.push_back(std::move(d));
       if (decls.size() == 1) {
-        // The values are kept in native arrays (documents x slots x subsets doubles, briefly twice while
-        // the lanes' parts are merged): refuse a declaration the machine cannot hold rather than be killed.
+        // The values are kept in native arrays (documents x slots x subsets doubles, written in place by
+        // the lanes): refuse a declaration the machine cannot hold rather than be killed.
         const double subsets = plugin.subsets.empty() ? 1.0 : static_cast<double>(plugin.subsets.size());
-        const double need = static_cast<double>(n) * static_cast<double>(decls[0].slots.size()) * subsets * 8.0 * 2.0;
+        const double need = static_cast<double>(n) * static_cast<double>(decls[0].slots.size()) * subsets * 8.0;
         const double avail = AvailableMemoryBytes();
         if (avail > 0 && need > avail) {
           out.error = PluginError(plugin, fmt::format("{}: {} columns x {} subsets for {} documents need {:.1f} GiB, more "
@@ -437,6 +517,12 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
         return out;
       }
     }
+  }
+  if (plugin.api >= 2) {
+    // One array per subset and slot for the whole corpus; each lane writes its own document range, so
+    // nothing is merged or copied afterwards.
+    const std::size_t n_sub = plugin.subsets.empty() ? 1 : plugin.subsets.size();
+    v2_.assign(n_sub, std::vector<std::vector<double>>(decls.front().slots.size(), std::vector<double>(n, kNaN)));
   }
   std::vector<Partial> parts(lanes_.size());
   // A lane that throws (e.g. std::bad_alloc) reports it as its error; every started thread is joined
@@ -469,6 +555,7 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
   for (auto& p : parts) {
     if (p.error) {
       out.error = std::move(p.error);
+      v2_.clear();
       return out;
     }
   }
@@ -603,19 +690,9 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
 
 PluginOutcome MetricRunner::FinishV2(const MetricPlugin& plugin, const DeclaredColumns& decl,
                                     std::vector<Partial>& parts, PluginOutcome out) {
-  const std::size_t n = corpus_->docs.size();
   const std::size_t n_sub = plugin.subsets.empty() ? 1 : plugin.subsets.size();
-  std::vector<std::vector<std::vector<double>>> values(n_sub, std::vector<std::vector<double>>(decl.slots.size()));
-  for (std::size_t s = 0; s < n_sub; ++s) {
-    for (std::size_t j = 0; j < decl.slots.size(); ++j) {
-      auto& col = values[s][j];
-      col.reserve(n);
-      for (auto& p : parts) {
-        col.insert(col.end(), p.v2[s][j].begin(), p.v2[s][j].end());
-        std::vector<double>().swap(p.v2[s][j]);  // freed as merged: the peak stays near one copy
-      }
-    }
-  }
+  std::vector<std::vector<std::vector<double>>> values = std::move(v2_);
+  v2_.clear();
   Status st = ComputeAggregates(*lanes_[0].vm, plugin, decl, values, [this](lua_State* L) { PushCtx(L); },
                                 &out.aggregates);
   if (!st.ok()) {

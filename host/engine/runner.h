@@ -57,6 +57,8 @@ class MetricRunner {
   void Score(std::size_t lane, std::size_t index, Partial& out, const Progress* progress);
   void ScoreV2(std::size_t lane, std::size_t index, const DeclaredColumns& decl, int slots_ref, Partial& out,
                const Progress* progress);
+  void ScoreKernel(std::size_t lane, std::size_t index, const DeclaredColumns& decl, Partial& out,
+                   const Progress* progress);
   PluginOutcome FinishV2(const MetricPlugin& plugin, const DeclaredColumns& decl, std::vector<Partial>& parts,
                          PluginOutcome out);
   void PushCtx(lua_State* L);
@@ -68,6 +70,9 @@ class MetricRunner {
   // Gold-similar document pairs for the plugin being run, when it declares needs = {"pairs"}
   // (MineCorpusPairs; read-only while lanes score).
   std::shared_ptr<const PairIndex> pairs_;
+  // API 2: v2_[s][j][d] = slot j + 1 of subset s for document d (NaN = none), for the plugin being run;
+  // lanes write their own document ranges.
+  std::vector<std::vector<std::vector<double>>> v2_;
 };
 
 }  // namespace kplab::host

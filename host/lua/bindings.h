@@ -52,7 +52,11 @@ void InstallEmbed(lua_State* L);   // lua_embed.cc: Matrix; kp.neighbors, kp.mat
 void InstallPlot(lua_State* L);    // lua_plot.cc: kp.plot.boxplot, histogram, heatmap, bars, lines (SVG)
 void InstallStats(lua_State* L);   // lua_stats.cc: kp.stats (tests, correlations, bootstrap, factor analysis)
 void InstallCalib(lua_State* L);   // lua_calib.cc: kp.calib (keyphrase perplexity, ECE, positions)
-void InstallHomog(lua_State* L);   // lua_homog.cc: kp.homog (consistency of a pair, pair mining, reformulations)
+void InstallHomog(lua_State* L);
+// lua_kernel.cc: kp.kernel.exact / rank / rprec, the native kernels a plugin may use as its score.
+void InstallKernels(lua_State* L);
+// The kernel's name ("exact", ...) when f is one of kp.kernel's functions, else nullptr.
+const char* KernelOf(int (*f)(lua_State*));   // lua_homog.cc: kp.homog (consistency of a pair, pair mining, reformulations)
 // The pairs of a run (pair_index.h; built by the engine's MineCorpusPairs, engine/pairs.h).
 struct PairIndex;
 // Adds ctx.partners(doc) and ctx.pairs = {theta, n [, normalize]} to the table on top of the stack.

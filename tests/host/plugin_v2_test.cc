@@ -259,7 +259,7 @@ TEST_F(PluginV2, ColumnsTheMachineCannotHoldAreRefused) {
                                            "--predictions ../shared/data/predictions/catSeqTG-2RF1/kp20k/seed1234.txt "
                                            "--metrics probe --plugins " + (dir_ / "pl").string());
   EXPECT_EQ(o.code, 3);
-  EXPECT_NE(o.err.find("100000 columns x 3 subsets for 20000 documents need 89.4 GiB, more than the"),
+  EXPECT_NE(o.err.find("100000 columns x 3 subsets for 20000 documents need 44.7 GiB, more than the"),
             std::string::npos)
       << o.err;
 }

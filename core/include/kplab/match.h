@@ -27,6 +27,10 @@ std::vector<std::uint8_t> ExactMatch(PhraseRefs preds, PhraseRefs refs);
 // a reference's, or the reference's of the prediction's (Python `in`: an empty prediction matches).
 std::vector<std::uint8_t> SubstringMatch(const Lexicon& lex, PhraseRefs preds, PhraseRefs refs);
 
+// Row-major preds.size() x refs.size(): cell (i, j) = 1 if prediction i and reference j match as
+// SubstringMatch decides (the relation is symmetric), for reuse across sub-lists of the same document.
+std::vector<std::uint8_t> SubstringMatchPairs(const Lexicon& lex, PhraseRefs preds, PhraseRefs refs);
+
 // Zesch & Gurevych (2009) on words: MORPH (equal stem sequences), INCLUDES (the reference's stems occur
 // contiguously in the prediction's), PARTOF (the prediction's occur contiguously in the reference's).
 // Empty predictions match nothing.

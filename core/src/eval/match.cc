@@ -13,14 +13,32 @@ namespace kplab {
 
 namespace {
 
+// log2(i + 2) for rank i (0-based), cached. Gains are divided by it, as the usual definition writes.
+double Log2Rank(std::size_t rank0) {
+  static const std::vector<double> table = [] {
+    std::vector<double> t(512);
+    for (std::size_t i = 0; i < t.size(); ++i) t[i] = std::log2(static_cast<double>(i) + 2.0);
+    return t;
+  }();
+  return rank0 < table.size() ? table[rank0] : std::log2(static_cast<double>(rank0) + 2.0);
+}
+
 bool KeyMatches(const Keyphrase& pred, const Keyphrase& ref) {
   if (pred.key() == ref.key()) return true;
   return std::find(ref.alt_keys.begin(), ref.alt_keys.end(), pred.key()) != ref.alt_keys.end();
 }
 
 bool ContainsRun(const std::vector<TokenId>& hay, const std::vector<TokenId>& needle) {
-  if (needle.empty() || needle.size() > hay.size()) return false;
-  return std::search(hay.begin(), hay.end(), needle.begin(), needle.end()) != hay.end();
+  const std::size_t n = needle.size(), h = hay.size();
+  if (n == 0 || n > h) return false;
+  if (n == h) return std::equal(needle.begin(), needle.end(), hay.begin());
+  const TokenId first = needle[0];
+  for (std::size_t i = 0; i + n <= h; ++i) {
+    if (hay[i] == first && std::equal(needle.begin() + 1, needle.end(), hay.begin() + static_cast<std::ptrdiff_t>(i) + 1)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 // Python `b in a`.
@@ -66,6 +84,14 @@ std::vector<std::uint8_t> SubstringMatch(const Lexicon& lex, PhraseRefs preds, P
     }
   }
   return flags;
+}
+
+std::vector<std::uint8_t> SubstringMatchPairs(const Lexicon& lex, PhraseRefs preds, PhraseRefs refs) {
+  std::vector<std::uint8_t> cells(preds.size() * refs.size(), 0);
+  for (std::size_t i = 0; i < preds.size(); ++i) {
+    for (std::size_t j = 0; j < refs.size(); ++j) cells[i * refs.size() + j] = SubstrEither(lex, *preds[i], *refs[j]);
+  }
+  return cells;
 }
 
 std::vector<std::uint8_t> SubstringCover(const Lexicon& lex, PhraseRefs preds, PhraseRefs refs) {
@@ -117,7 +143,7 @@ double DcgAt(std::span<const std::uint8_t> flags, std::size_t k) {
   k = std::min(k, flags.size());
   double dcg = 0;
   for (std::size_t i = 0; i < k; ++i) {
-    if (flags[i]) dcg += 1.0 / std::log2(static_cast<double>(i) + 2.0);
+    if (flags[i]) dcg += 1.0 / Log2Rank(i);
   }
   return dcg;
 }
@@ -125,7 +151,7 @@ double DcgAt(std::span<const std::uint8_t> flags, std::size_t k) {
 double IdealDcgAt(std::size_t n_relevant, std::size_t k) {
   const std::size_t n = std::min(n_relevant, k);
   double dcg = 0;
-  for (std::size_t i = 0; i < n; ++i) dcg += 1.0 / std::log2(static_cast<double>(i) + 2.0);
+  for (std::size_t i = 0; i < n; ++i) dcg += 1.0 / Log2Rank(i);
   return dcg;
 }
 
@@ -137,16 +163,6 @@ int FirstHit(std::span<const std::uint8_t> flags) {
 }
 
 namespace {
-
-// log2(i + 2) for rank i (0-based), cached. Gains are divided by it, as the usual definition writes.
-double Log2Rank(std::size_t rank0) {
-  static const std::vector<double> table = [] {
-    std::vector<double> t(512);
-    for (std::size_t i = 0; i < t.size(); ++i) t[i] = std::log2(static_cast<double>(i) + 2.0);
-    return t;
-  }();
-  return rank0 < table.size() ? table[rank0] : std::log2(static_cast<double>(rank0) + 2.0);
-}
 
 // Covered references of each item, as a flat list with offsets.
 struct Covers {
@@ -251,10 +267,9 @@ std::vector<double> AlphaNdcgWordPool(PhraseRefs preds, PhraseRefs refs, std::sp
   for (const Keyphrase* p : preds) add(pred_covers, *p);
   for (const Keyphrase* r : refs) add(pool, *r);
   for (const Keyphrase* p : preds) {
-    // A prediction that is a reference (or one of its alternative forms) is already in the pool.
-    const bool is_ref = std::any_of(refs.begin(), refs.end(), [&](const Keyphrase* r) {
-      return r->stems() == p->stems() || KeyMatches(*p, *r);
-    });
+    // A prediction that is a reference (or one of its alternative forms) is already in the pool. (Equal
+    // stems mean equal keys, the stems joined, so the key test covers them.)
+    const bool is_ref = std::any_of(refs.begin(), refs.end(), [&](const Keyphrase* r) { return KeyMatches(*p, *r); });
     if (!is_ref) add(pool, *p);
   }
   std::size_t max_k = 0;

@@ -1,0 +1,165 @@
+// Native kernels (issue 16 item 1): plugins/exact.lua, rank.lua and rprec.lua score with
+// `score = kp.kernel.NAME`. Their previous Lua score functions are kept in tests/data/lua_scorers/ (the
+// code the conformance tests validated against the peers' scripts); the kernels must give the same
+// numbers bit for bit, aggregates and per-document columns, under every profile and non-default
+// parameters. The hostile cases try to misuse a kernel.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "cli_harness.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+class Kernels : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("kplab_kernel_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "pl");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  kplab::test::Output Run(const std::string& args, const std::string& db = "db") {
+    return kplab::test::RunKplab(dir_, "KPLAB_DB=" + (dir_ / db).string(), args);
+  }
+  // Evaluates with `plugins` (empty: the shipped ones) into its own store; returns the aggregates (json)
+  // followed by the per-document export.
+  std::string Numbers(const std::string& eval_args, const std::string& plugins, const std::string& db) {
+    const std::string with = plugins.empty() ? "" : " --plugins " + plugins;
+    auto o = Run("eval " + eval_args + with + " --output json", db);
+    EXPECT_EQ(o.code, 0) << eval_args << with << "\n" << o.err;
+    auto id = Run("runs list --output csv", db);
+    const std::string last = id.out.substr(id.out.find('\n') + 1);
+    auto ex = Run("runs export " + last.substr(0, last.find(',')) + " --output csv", db);
+    EXPECT_EQ(ex.code, 0) << ex.err;
+    return o.out + "\n" + ex.out;
+  }
+  kplab::test::Output Probe(const std::string& source) {
+    std::ofstream(dir_ / "pl" / "probe.lua") << source;
+    return Run("eval --dataset examples/tiny --predictions examples/tiny/predictions.txt --no-store --output csv "
+               "--metrics probe --plugins " + (dir_ / "pl").string());
+  }
+  fs::path dir_;
+};
+
+TEST_F(Kernels, SameNumbersAsTheirLuaUnderEveryProfile) {
+  const std::string d = "../shared/data/kpg_testsets_meng2017/", p = "../shared/data/predictions/catSeqTG-2RF1/";
+  const std::string cases[] = {
+      "--dataset examples/tiny --predictions examples/tiny/predictions.txt",
+      "--dataset examples/tiny --predictions examples/tiny/predictions.txt --param exact.ks=1,3,M,O "
+      "--param rank.ks=2,O,50 --param rank.alpha=0.7",
+      "--dataset " + d + "inspec --predictions " + p + "inspec/seed1234.txt",
+      "--dataset " + d + "inspec --predictions " + p + "inspec/seed1234.txt --profile kpeval",
+      "--dataset " + d + "inspec --predictions " + p + "inspec/seed1234.txt --profile kenchan",
+      "--dataset " + d + "inspec --predictions " + p + "inspec/seed1234.txt --profile exhird",
+      "--dataset " + d + "semeval --predictions " + p + "semeval/seed1234.txt --profile semrp-standalone",
+      "--dataset " + d + "semeval --predictions " + p + "semeval/seed1234.txt --refs-stemmed --profile kpeval",
+      "--dataset " + d + "kp20k --predictions " + p + "kp20k/seed1234.txt",
+  };
+  int n = 0;
+  for (const std::string& c : cases) {
+    const std::string args = c + " --metrics exact,rank,rprec --system s";
+    const std::string lua = Numbers(args, "tests/data/lua_scorers", "lua" + std::to_string(n) + ".db");
+    const std::string native = Numbers(args, "", "native" + std::to_string(n) + ".db");
+    ASSERT_GT(native.size(), 200u) << c;
+    EXPECT_EQ(native, lua) << c;
+    ++n;
+  }
+}
+
+TEST_F(Kernels, MarkerCalledFromLuaExplainsItself) {
+  auto o = Probe(R"(-- kplab-api: 2
+return kp.metric { name = "probe", version = "1", subsets = { "all" }, columns = { "x" },
+  score = function(preds, refs, doc, p, ctx, out) kp.kernel.exact(preds, refs, doc, p, ctx, out) end }
+)");
+  EXPECT_NE(o.code, 0);
+  EXPECT_NE(o.err.find("probe.lua:3:"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("kp.kernel.exact is scored by the host, not called: declare it as the plugin's score "
+                       "(score = kp.kernel.exact)"),
+            std::string::npos)
+      << o.err;
+}
+
+TEST_F(Kernels, KernelNeedsApi2AndTheParametersItReads) {
+  auto v1 = Probe(R"(-- kplab-api: 1
+return kp.metric { name = "probe", version = "1", score = kp.kernel.rprec }
+)");
+  EXPECT_NE(v1.code, 0);
+  EXPECT_NE(v1.err.find("probe.lua: score = kp.kernel.rprec needs plugin API 2 (-- kplab-api: 2)"), std::string::npos)
+      << v1.err;
+  auto no_alpha = Probe(R"(-- kplab-api: 2
+return kp.metric { name = "probe", version = "1", subsets = { "all" },
+  params = { ks = kp.cutoffs { default = "5" } }, columns = { "mrr" }, score = kp.kernel.rank }
+)");
+  EXPECT_NE(no_alpha.code, 0);
+  EXPECT_NE(no_alpha.err.find("probe.lua: score = kp.kernel.rank reads parameter 'alpha' (a number), which field "
+                              "'params' must declare (e.g. alpha = kp.number { default = 0.5 })"),
+            std::string::npos)
+      << no_alpha.err;
+  auto ks_as_int = Probe(R"(-- kplab-api: 2
+return kp.metric { name = "probe", version = "1", params = { ks = kp.int { default = 5 } },
+  columns = { "p@5" }, score = kp.kernel.exact }
+)");
+  EXPECT_NE(ks_as_int.code, 0);
+  EXPECT_NE(ks_as_int.err.find("reads parameter 'ks' (a cut-off list)"), std::string::npos) << ks_as_int.err;
+}
+
+TEST_F(Kernels, DeclaredColumnTheKernelDoesNotWriteIsAnError) {
+  auto o = Probe(R"(-- kplab-api: 2
+return kp.metric { name = "probe", version = "1", subsets = { "all" },
+  params = { ks = kp.cutoffs { default = "5" } }, columns = { "p@5", "precision@5" }, score = kp.kernel.exact }
+)");
+  EXPECT_NE(o.code, 0);
+  EXPECT_NE(o.err.find("probe.lua: column 'precision@5' is declared, but score = kp.kernel.exact does not write it "
+                       "(it writes: p@5, r@5, f1@5, hits@5, pden@5, rden@5)"),
+            std::string::npos)
+      << o.err;
+}
+
+// A plugin of its own over a kernel: a subset of its columns, its own aggregation, no subsets. Hand
+// calculation (examples/tiny, kplab profile): hits in the top 5 are 3, 3, 2, 2, 2, so the mean P@5 over
+// the five documents is 12 / 25 = 0.48 and the summed hits are 12.
+TEST_F(Kernels, UserPluginDeclaresWhatItKeeps) {
+  auto o = Probe(R"(-- kplab-api: 2
+return kp.metric { name = "probe", version = "1",
+  params = { ks = kp.cutoffs { default = "5" } },
+  columns = function(c) c:mean("p5", c:column("p@5")) c:sum("hits5", c:hidden("hits@5")) end,
+  score = kp.kernel.exact }
+)");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("\np5,0.48\n"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("\nhits5,12\n"), std::string::npos) << o.out;
+}
+
+}  // namespace
+
+namespace {
+
+// kplab eval --no-store drops each plugin's per-document columns after its aggregates (the memory of a
+// million-document run): what it prints must still equal a stored run's output, document counts per
+// subset included (Inspec has text: present/absent columns; KP20k has none).
+TEST_F(Kernels, NoStoreRunPrintsWhatAStoredRunPrints) {
+  const std::string d = "../shared/data/kpg_testsets_meng2017/", p = "../shared/data/predictions/catSeqTG-2RF1/";
+  for (const std::string& c : {"--dataset " + d + "inspec --predictions " + p + "inspec/seed1234.txt",
+                               "--dataset " + d + "kp20k --predictions " + p + "kp20k/seed1234.txt"}) {
+    for (const std::string& output : {"table", "csv"}) {
+      const std::string args = "eval " + c + " --metrics exact,rank,rprec,prmu,diversity --output " + output;
+      auto stored = Run(args);
+      auto unstored = Run(args + " --no-store");
+      ASSERT_EQ(stored.code, 0) << stored.err;
+      ASSERT_EQ(unstored.code, 0) << unstored.err;
+      std::string s = stored.out;
+      if (output == "table") s.replace(0, s.find("  dataset"), "run 0");  // the run id: 0 when not stored
+      EXPECT_EQ(unstored.out, s) << c;
+      EXPECT_NE(unstored.out.find(output == "csv" ? "all.p@5.micro," : "(documents)"), std::string::npos);
+    }
+  }
+}
+
+}  // namespace
