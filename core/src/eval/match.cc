@@ -266,11 +266,15 @@ std::vector<double> AlphaNdcgWordPool(PhraseRefs preds, PhraseRefs refs, std::sp
   };
   for (const Keyphrase* p : preds) add(pred_covers, *p);
   for (const Keyphrase* r : refs) add(pool, *r);
-  for (const Keyphrase* p : preds) {
+  for (std::size_t i = 0; i < preds.size(); ++i) {
     // A prediction that is a reference (or one of its alternative forms) is already in the pool. (Equal
-    // stems mean equal keys, the stems joined, so the key test covers them.)
-    const bool is_ref = std::any_of(refs.begin(), refs.end(), [&](const Keyphrase* r) { return KeyMatches(*p, *r); });
-    if (!is_ref) add(pool, *p);
+    // stems mean equal keys, the stems joined, so the key test covers them.) The others join it with the
+    // coverage computed above.
+    const Keyphrase* p = preds[i];
+    if (std::any_of(refs.begin(), refs.end(), [&](const Keyphrase* r) { return KeyMatches(*p, *r); })) continue;
+    pool.refs.insert(pool.refs.end(), pred_covers.refs.begin() + pred_covers.begin[i],
+                     pred_covers.refs.begin() + pred_covers.begin[i + 1]);
+    pool.EndItem();
   }
   std::size_t max_k = 0;
   for (std::size_t k : ks) max_k = std::max(max_k, k);
