@@ -29,16 +29,8 @@ bool KeyMatches(const Keyphrase& pred, const Keyphrase& ref) {
 }
 
 bool ContainsRun(const std::vector<TokenId>& hay, const std::vector<TokenId>& needle) {
-  const std::size_t n = needle.size(), h = hay.size();
-  if (n == 0 || n > h) return false;
-  if (n == h) return std::equal(needle.begin(), needle.end(), hay.begin());
-  const TokenId first = needle[0];
-  for (std::size_t i = 0; i + n <= h; ++i) {
-    if (hay[i] == first && std::equal(needle.begin() + 1, needle.end(), hay.begin() + static_cast<std::ptrdiff_t>(i) + 1)) {
-      return true;
-    }
-  }
-  return false;
+  if (needle.empty() || needle.size() > hay.size()) return false;
+  return std::search(hay.begin(), hay.end(), needle.begin(), needle.end()) != hay.end();
 }
 
 // Python `b in a`.
