@@ -1,4 +1,6 @@
 -- kplab-api: 2
+-- plugins/exact.lua as it was before its score became the native kp.kernel.exact (kept as the reference the
+-- kernel is checked against: tests/host/kernel_test.cc, bit for bit under every profile).
 -- Exact matching: P/R/F1 at the cut-offs of params.ks (default 5, 10, M = number of predictions,
 -- O = number of references), on all, present and absent keyphrases. A prediction is correct when its
 -- stem key equals a reference's.
