@@ -521,8 +521,16 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
   if (plugin.api >= 2) {
     // One array per subset and slot for the whole corpus; each lane writes its own document range, so
     // nothing is merged or copied afterwards.
+    // A corpus without source text has no present/absent values: those subsets stay empty (no values,
+    // so no aggregates, as when every document's are NaN).
     const std::size_t n_sub = plugin.subsets.empty() ? 1 : plugin.subsets.size();
-    v2_.assign(n_sub, std::vector<std::vector<double>>(decls.front().slots.size(), std::vector<double>(n, kNaN)));
+    const bool any_text = std::any_of(corpus_->docs.begin(), corpus_->docs.end(), [](const Document& d) { return d.has_text; });
+    v2_.assign(n_sub, std::vector<std::vector<double>>(decls.front().slots.size()));
+    for (std::size_t s = 0; s < n_sub; ++s) {
+      if (plugin.subsets.empty() || any_text || SubsetView(plugin.subsets[s]) == 0) {
+        for (auto& col : v2_[s]) col.assign(n, kNaN);
+      }
+    }
   }
   std::vector<Partial> parts(lanes_.size());
   // A lane that throws (e.g. std::bad_alloc) reports it as its error; every started thread is joined
