@@ -1,7 +1,9 @@
 #include "kplab/match.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <limits>
 #include <unordered_set>
 #include <vector>
 
@@ -243,10 +245,111 @@ double At(const std::vector<double>& cumulative, std::size_t k) {
 
 }  // namespace
 
+namespace {
+
+// AlphaNdcgWordPool for lists that fit fixed arrays (at most 64 references, 256 items in the pool): each
+// item's coverage is a 64-bit mask, visited from the lowest reference up, the order in which Covers
+// lists them, so every sum is added in the same order and the result is the general path's to the bit;
+// nothing is allocated. Returns false (out untouched) when the lists do not fit.
+bool AlphaNdcgWordPoolSmall(PhraseRefs preds, PhraseRefs refs, std::span<const std::size_t> ks, double alpha,
+                            std::vector<double>& out) {
+  constexpr std::size_t kMaxRefs = 64, kMaxItems = 256;
+  const std::size_t n = preds.size(), n_refs = refs.size();
+  if (n_refs > kMaxRefs || n + n_refs > kMaxItems) return false;
+  auto cover = [&](const Keyphrase& item) {
+    std::uint64_t mask = 0;
+    if (item.phrase->blank) return mask;
+    for (std::size_t t = 0; t < n_refs; ++t) {
+      if (ContainsRun(refs[t]->stems(), item.stems())) mask |= std::uint64_t{1} << t;
+    }
+    return mask;
+  };
+  std::uint64_t pred_mask[kMaxItems], pool[kMaxItems];
+  std::size_t pool_size = 0;
+  for (std::size_t i = 0; i < n; ++i) pred_mask[i] = cover(*preds[i]);
+  for (std::size_t t = 0; t < n_refs; ++t) pool[pool_size++] = cover(*refs[t]);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Keyphrase* p = preds[i];
+    if (std::any_of(refs.begin(), refs.end(), [&](const Keyphrase* r) { return KeyMatches(*p, *r); })) continue;
+    pool[pool_size++] = pred_mask[i];
+  }
+  // (1 - alpha)^times with std::pow, as AlphaGain computes it; kept per thread while alpha stays the same
+  // (a run scores every document with one alpha).
+  thread_local double pow_alpha = std::numeric_limits<double>::quiet_NaN();
+  thread_local double pow_cache[kMaxItems + 1];
+  thread_local std::size_t pow_size = 0;
+  if (!(pow_alpha == alpha)) {
+    pow_alpha = alpha;
+    pow_cache[0] = 1.0;
+    pow_size = 1;
+  }
+  auto pow = [&](int times) {
+    while (pow_size <= static_cast<std::size_t>(times)) {
+      pow_cache[pow_size] = std::pow(1.0 - alpha, static_cast<double>(pow_size));
+      ++pow_size;
+    }
+    return pow_cache[times];
+  };
+  int seen[kMaxRefs];
+  auto gain = [&](std::uint64_t mask) {
+    double g = 0;
+    for (; mask != 0; mask &= mask - 1) g += pow(seen[std::countr_zero(mask)]);
+    return g;
+  };
+  auto take = [&](std::uint64_t mask) {
+    for (; mask != 0; mask &= mask - 1) ++seen[std::countr_zero(mask)];
+  };
+  std::size_t max_k = 0;
+  for (std::size_t k : ks) max_k = std::max(max_k, k);
+  // Cumulative DCG of the predictions in order (CumulativeDcg).
+  double dcg[kMaxItems + 1];
+  std::fill(seen, seen + n_refs, 0);
+  dcg[0] = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    dcg[i + 1] = dcg[i] + gain(pred_mask[i]) / Log2Rank(i);
+    take(pred_mask[i]);
+  }
+  // Cumulative greedy ideal over the pool (CumulativeGreedyIdeal: the same lazy heap, the same ties).
+  const std::size_t depth = std::min(max_k, pool_size);
+  double ideal[kMaxItems + 1];
+  std::fill(seen, seen + n_refs, 0);
+  ideal[0] = 0.0;
+  struct Entry {
+    double gain;
+    std::size_t index;
+    bool operator<(const Entry& o) const { return gain < o.gain || (gain == o.gain && index > o.index); }
+  };
+  Entry heap[kMaxItems];
+  std::size_t heap_size = 0;
+  for (std::size_t i = 0; i < pool_size; ++i) heap[heap_size++] = {gain(pool[i]), i};
+  std::make_heap(heap, heap + heap_size);
+  for (std::size_t r = 0; r < depth;) {
+    std::pop_heap(heap, heap + heap_size);
+    const Entry top = heap[--heap_size];
+    const double now = gain(pool[top.index]);
+    if (now != top.gain) {
+      heap[heap_size++] = {now, top.index};
+      std::push_heap(heap, heap + heap_size);
+      continue;
+    }
+    take(pool[top.index]);
+    ideal[r + 1] = ideal[r] + now / Log2Rank(r);
+    ++r;
+  }
+  for (std::size_t i = 0; i < ks.size(); ++i) {
+    const double id = ideal[std::min(ks[i], depth)];
+    out[i] = id > 0 ? dcg[std::min(ks[i], n)] / id : 0;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::vector<double> AlphaNdcgWordPool(PhraseRefs preds, PhraseRefs refs, std::span<const std::size_t> ks,
                                       double alpha) {
   std::vector<double> out(ks.size(), 0.0);
   if (preds.empty() || refs.empty()) return out;
+  if (AlphaNdcgWordPoolSmall(preds, refs, ks, alpha, out)) return out;
   Covers pred_covers, pool;
   auto add = [&](Covers& c, const Keyphrase& item) {
     if (!item.phrase->blank) {
