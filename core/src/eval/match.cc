@@ -39,9 +39,13 @@ bool ContainsRun(const std::vector<TokenId>& hay, const std::vector<TokenId>& ne
 bool In(std::string_view b, std::string_view a) { return a.find(b) != std::string_view::npos; }
 
 bool SubstrEither(const Lexicon& lex, const Keyphrase& p, const Keyphrase& r) {
+  // Keys are interned: one id is one string, and two different strings of one length contain neither
+  // the other, so only the shorter is looked for in the longer.
+  if (p.key() == r.key()) return true;
   const std::string_view a = lex.Str(p.key());
   const std::string_view b = lex.Str(r.key());
-  return In(a, b) || In(b, a);
+  if (a.size() == b.size()) return false;
+  return a.size() < b.size() ? In(a, b) : In(b, a);
 }
 
 }  // namespace
