@@ -16,13 +16,13 @@ namespace kplab {
 namespace {
 
 // log2(i + 2) for rank i (0-based), cached. Gains are divided by it, as the usual definition writes.
-double Log2Rank(std::size_t rank0) {
-  static const std::vector<double> table = [] {
-    std::vector<double> t(512);
-    for (std::size_t i = 0; i < t.size(); ++i) t[i] = std::log2(static_cast<double>(i) + 2.0);
-    return t;
-  }();
-  return rank0 < table.size() ? table[rank0] : std::log2(static_cast<double>(rank0) + 2.0);
+const std::vector<double> kLog2Ranks = [] {
+  std::vector<double> t(512);
+  for (std::size_t i = 0; i < t.size(); ++i) t[i] = std::log2(static_cast<double>(i) + 2.0);
+  return t;
+}();
+inline double Log2Rank(std::size_t rank0) {
+  return rank0 < kLog2Ranks.size() ? kLog2Ranks[rank0] : std::log2(static_cast<double>(rank0) + 2.0);
 }
 
 bool KeyMatches(const Keyphrase& pred, const Keyphrase& ref) {
@@ -260,11 +260,20 @@ bool AlphaNdcgWordPoolSmall(PhraseRefs preds, PhraseRefs refs, std::span<const s
   constexpr std::size_t kMaxRefs = 64, kMaxItems = 256;
   const std::size_t n = preds.size(), n_refs = refs.size();
   if (n_refs > kMaxRefs || n + n_refs > kMaxItems) return false;
+  // ContainsRun(reference's stems, item's stems). A key is its stems joined by ' ' (no stem holds a
+  // space), so equal keys are equal stems, and different keys of as many stems are not a run of the other.
+  auto contains = [](const Keyphrase& ref, const Keyphrase& item) {
+    if (ref.key() == item.key()) return true;
+    const auto& hay = ref.stems();
+    const auto& needle = item.stems();
+    if (needle.size() >= hay.size()) return false;
+    return std::search(hay.begin(), hay.end(), needle.begin(), needle.end()) != hay.end();
+  };
   auto cover = [&](const Keyphrase& item) {
     std::uint64_t mask = 0;
     if (item.phrase->blank) return mask;
     for (std::size_t t = 0; t < n_refs; ++t) {
-      if (ContainsRun(refs[t]->stems(), item.stems())) mask |= std::uint64_t{1} << t;
+      if (contains(*refs[t], item)) mask |= std::uint64_t{1} << t;
     }
     return mask;
   };
