@@ -109,7 +109,12 @@ std::vector<std::uint8_t> ZeschGurevychMatch(PhraseRefs preds, PhraseRefs refs) 
     if (preds[i]->phrase->blank) continue;
     for (const Keyphrase* r : refs) {
       if (r->phrase->blank) continue;
-      if (p == r->stems() || ContainsRun(p, r->stems()) || ContainsRun(r->stems(), p)) {
+      // Equal keys are equal stems (a key joins its stems with ' ', which no stem holds); otherwise only
+      // the shorter sequence can be a run of the longer.
+      const auto& q = r->stems();
+      const bool match = preds[i]->key() == r->key() ||
+                         (p.size() < q.size() ? ContainsRun(q, p) : q.size() < p.size() && ContainsRun(p, q));
+      if (match) {
         flags[i] = 1;
         break;
       }
