@@ -1,13 +1,6 @@
 -- kplab-api: 2
 -- Semantic R-Precision (Venturini et al., seed 002) with its one-to-one (Div) and adaptive-k variants.
-local ipairs, min, max, ceil, floor = ipairs, math.min, math.max, math.ceil, math.floor
-
--- Sum over the top predictions: 1 for a stem match, else the mean of its k largest cosines.
-local function semrp_sum(means, flags)
-  local s = 0
-  for i = 1, #flags do s = s + (flags[i] and 1 or means[i]) end
-  return s
-end
+local ipairs = ipairs
 
 return kp.metric {
   name = "semrp",
@@ -49,43 +42,8 @@ Columns, for <s> in all, present, absent:
   end,
   subsets = { "all", "present", "absent" },
   columns = function(c, p)
-    local s = { semrp = c:column("semrp", "mean"), div = c:column("semrp_div", "mean"), k = {},
-                ak = c:column("semrp_ak", "mean"), dk = c:column("semrp_dk", "mean") }
-    for i, k in ipairs(p.ks ~= "" and kp.cutoffs(p.ks) or {}) do
-      s.k[i] = { k = k, slot = c:column("semrp_k" .. k, "mean") }
-    end
-    return s
+    for _, name in ipairs { "semrp", "semrp_div", "semrp_ak", "semrp_dk" } do c:column(name, "mean") end
+    for _, k in ipairs(p.ks ~= "" and kp.cutoffs(p.ks) or {}) do c:column("semrp_k" .. k, "mean") end
   end,
-  score = function(preds, refs, doc, p, ctx, out)
-    local prof, s = ctx.profile, ctx.slots
-    if ctx.subset == "all" and doc.has_text and prof.rprec_order == "present_first" then
-      preds = preds:present_first()
-    end
-    local R = #refs
-    local top = preds:top(R)
-    local n = #top
-    if n == 0 then
-      out[s.semrp], out[s.div], out[s.ak], out[s.dk] = 0, 0, 0, 0
-      for _, e in ipairs(s.k) do out[e.slot] = 0 end
-      return
-    end
-    local form = prof.semrp_embed
-    local den = prof.semrp_denominator == "min_preds_refs" and min(n, R) or R
-    local S = ctx.cosine(top, refs, form)
-    if p.clamp then S = S:clamp(0, 1) end
-    local flags = top:match(refs):flags()
-    out[s.semrp] = semrp_sum(S:row_topk_means(p.k), flags) / den
-    out[s.div] = S:maximum(top:match_pairs(refs)):assign() / den
-    local ak = max(1, min(R, ceil(p.alpha * R)))
-    out[s.ak] = semrp_sum(S:row_topk_means(ak), flags) / den
-    local d = 0
-    if R >= 2 then
-      local RR = ctx.cosine(refs, refs, form)
-      if p.clamp then RR = RR:clamp(0, 1) end
-      d = RR:mean_upper()
-    end
-    local dk = max(1, min(R, floor(1 + max(d, 0) * (R - 1) + 0.5)))
-    out[s.dk] = semrp_sum(S:row_topk_means(dk), flags) / den
-    for _, e in ipairs(s.k) do out[e.slot] = semrp_sum(S:row_topk_means(e.k), flags) / den end
-  end,
+  score = kp.kernel.semrp,  -- the host's native kernel (engine/semrp_kernel.h); tests/data/lua_scorers/semrp.lua is its Lua
 }

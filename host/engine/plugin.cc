@@ -13,7 +13,6 @@
 #include <lua.hpp>
 
 #include "bindings.h"
-#include "kplab/kernels.h"
 #include <type_traits>
 #include <variant>
 #include <vector>
@@ -193,15 +192,12 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
   if (const char* kernel = lua_iscfunction(L, -1) ? KernelOf(lua_tocfunction(L, -1)) : nullptr) {
     if (file.api_version < 2) return fmt::format("score = kp.kernel.{} needs plugin API 2 (-- kplab-api: 2)", kernel);
     plugin.kernel = kernel;
-    for (const std::string& name : MetricKernelParams(kernel)) {
-      const ParamType want = name == "ks" ? ParamType::kCutoffs : ParamType::kNumber;
-      const auto spec = plugin.param_specs.find(name);
-      if (spec == plugin.param_specs.end() || spec->second.type != want) {
-        return fmt::format("score = kp.kernel.{} reads parameter '{}' ({}), which field 'params' must declare "
-                           "(e.g. {} = {})",
-                           kernel, name, want == ParamType::kCutoffs ? "a cut-off list" : "a number", name,
-                           want == ParamType::kCutoffs ? "kp.cutoffs { default = \"5,10,M\" }"
-                                                       : "kp.number { default = 0.5 }");
+    for (const KernelParam& want : KernelParams(kernel)) {
+      const auto spec = plugin.param_specs.find(want.name);
+      if (spec == plugin.param_specs.end() || spec->second.type != want.type) {
+        return fmt::format("score = kp.kernel.{} reads parameter '{}' of type {}, which field 'params' must "
+                           "declare with that type",
+                           kernel, want.name, ParamTypeName(want.type));
       }
     }
   }

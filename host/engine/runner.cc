@@ -20,6 +20,7 @@
 #include "columns.h"
 #include "lua_util.h"
 #include "pairs.h"
+#include "semrp_kernel.h"
 
 namespace kplab::host {
 
@@ -269,23 +270,42 @@ void MetricRunner::ScoreKernel(std::size_t lane, std::size_t index, const Declar
                                const Progress* progress) {
   const MetricPlugin& plugin = *lanes_[lane].plugins[index];
   const std::size_t begin = bounds_[lane], end = bounds_[lane + 1], n = end - begin;
-  KernelParams kp;
-  if (auto ks = plugin.params.find("ks"); ks != plugin.params.end()) {
-    Result<std::vector<Cutoff>> parsed = ParseCutoffs(std::get<std::string>(ks->second));
-    if (!parsed) {
-      part.error = PluginError(plugin, fmt::format("{}: parameter 'ks': {}", plugin.file.display_name,
-                                                   parsed.error().message));
-      return;
+  auto fail = [&](const std::string& message) {
+    part.error = PluginError(plugin, fmt::format("{}: {}", plugin.file.display_name, message));
+  };
+  auto param = [&](const char* name) -> const ParamValue* {
+    auto it = plugin.params.find(name);
+    return it == plugin.params.end() ? nullptr : &it->second;
+  };
+  std::unique_ptr<MetricKernel> made;
+  if (plugin.kernel == "semrp") {
+    if (!rc_.space) return fail("score = kp.kernel.semrp needs the run's embeddings (needs = {\"embeddings\"})");
+    SemrpParams sp;
+    sp.k = static_cast<int>(std::get<double>(*param("k")));
+    sp.clamp = std::get<bool>(*param("clamp"));
+    sp.alpha = std::get<double>(*param("alpha"));
+    if (const std::string& ks = std::get<std::string>(*param("ks")); !ks.empty()) {
+      Result<std::vector<Cutoff>> parsed = ParseCutoffs(ks);
+      if (!parsed) return fail("parameter 'ks': " + parsed.error().message);
+      for (const Cutoff& c : *parsed) {
+        if (c.k == 0) return fail(fmt::format("parameter 'ks' must list integers >= 1 (got '{}')", c.Text()));
+        sp.ks.push_back(c.k);
+      }
     }
-    kp.ks = std::move(*parsed);
+    made = MakeSemrpKernel(rc_.space, sp, corpus_->profile);
+  } else {
+    kplab::KernelParams kp;
+    if (const ParamValue* ks = param("ks")) {
+      Result<std::vector<Cutoff>> parsed = ParseCutoffs(std::get<std::string>(*ks));
+      if (!parsed) return fail("parameter 'ks': " + parsed.error().message);
+      kp.ks = std::move(*parsed);
+    }
+    if (const ParamValue* alpha = param("alpha")) kp.alpha = std::get<double>(*alpha);
+    Result<std::unique_ptr<MetricKernel>> kernel = MakeMetricKernel(plugin.kernel, kp, corpus_->profile);
+    if (!kernel) return fail(kernel.error().message);
+    made = std::move(*kernel);
   }
-  if (auto alpha = plugin.params.find("alpha"); alpha != plugin.params.end()) kp.alpha = std::get<double>(alpha->second);
-  Result<std::unique_ptr<MetricKernel>> made = MakeMetricKernel(plugin.kernel, kp, corpus_->profile);
-  if (!made) {
-    part.error = PluginError(plugin, fmt::format("{}: {}", plugin.file.display_name, made.error().message));
-    return;
-  }
-  const MetricKernel& kernel = **made;
+  const MetricKernel& kernel = *made;
   const std::vector<std::string>& names = kernel.names();
   std::vector<int> slot_of_value(names.size(), -1);  // kernel value i -> declared slot (0-based) or -1
   std::vector<bool> written(decl.slots.size(), false);

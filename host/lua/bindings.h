@@ -4,6 +4,8 @@
 
 #include <memory>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "kplab/corpus.h"
@@ -53,10 +55,16 @@ void InstallPlot(lua_State* L);    // lua_plot.cc: kp.plot.boxplot, histogram, h
 void InstallStats(lua_State* L);   // lua_stats.cc: kp.stats (tests, correlations, bootstrap, factor analysis)
 void InstallCalib(lua_State* L);   // lua_calib.cc: kp.calib (keyphrase perplexity, ECE, positions)
 void InstallHomog(lua_State* L);
-// lua_kernel.cc: kp.kernel.exact / rank / rprec, the native kernels a plugin may use as its score.
+// lua_kernel.cc: kp.kernel.exact / rank / rprec / semrp, the native kernels a plugin may use as its score.
 void InstallKernels(lua_State* L);
 // The kernel's name ("exact", ...) when f is one of kp.kernel's functions, else nullptr.
-const char* KernelOf(int (*f)(lua_State*));   // lua_homog.cc: kp.homog (consistency of a pair, pair mining, reformulations)
+const char* KernelOf(int (*f)(lua_State*));
+// A parameter a kernel reads, with the type the plugin must declare it with.
+struct KernelParam {
+  std::string name;
+  ParamType type;
+};
+const std::vector<KernelParam>& KernelParams(std::string_view kernel);   // lua_homog.cc: kp.homog (consistency of a pair, pair mining, reformulations)
 // The pairs of a run (pair_index.h; built by the engine's MineCorpusPairs, engine/pairs.h).
 struct PairIndex;
 // Adds ctx.partners(doc) and ctx.pairs = {theta, n [, normalize]} to the table on top of the stack.

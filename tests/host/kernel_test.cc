@@ -1,4 +1,4 @@
-// Native kernels (issue 16 item 1): plugins/exact.lua, rank.lua and rprec.lua score with
+// Native kernels (issue 16 item 1): plugins/exact.lua, rank.lua, rprec.lua and semrp.lua score with
 // `score = kp.kernel.NAME`. Their previous Lua score functions are kept in tests/data/lua_scorers/ (the
 // code the conformance tests validated against the peers' scripts); the kernels must give the same
 // numbers bit for bit, aggregates and per-document columns, under every profile and non-default
@@ -61,10 +61,12 @@ TEST_F(Kernels, SameNumbersAsTheirLuaUnderEveryProfile) {
       "--dataset " + d + "semeval --predictions " + p + "semeval/seed1234.txt --profile semrp-standalone",
       "--dataset " + d + "semeval --predictions " + p + "semeval/seed1234.txt --refs-stemmed --profile kpeval",
       "--dataset " + d + "kp20k --predictions " + p + "kp20k/seed1234.txt",
+      "--dataset " + d + "inspec --predictions " + p + "inspec/seed1234.txt --param semrp.clamp=true "
+      "--param semrp.ks=1,2,7 --param semrp.alpha=0.3 --param semrp.k=1",
   };
   int n = 0;
   for (const std::string& c : cases) {
-    const std::string args = c + " --metrics exact,rank,rprec --system s";
+    const std::string args = c + " --metrics exact,rank,rprec,semrp --system s";
     const std::string lua = Numbers(args, "tests/data/lua_scorers", "lua" + std::to_string(n) + ".db");
     const std::string native = Numbers(args, "", "native" + std::to_string(n) + ".db");
     ASSERT_GT(native.size(), 200u) << c;
@@ -98,8 +100,8 @@ return kp.metric { name = "probe", version = "1", subsets = { "all" },
   params = { ks = kp.cutoffs { default = "5" } }, columns = { "mrr" }, score = kp.kernel.rank }
 )");
   EXPECT_NE(no_alpha.code, 0);
-  EXPECT_NE(no_alpha.err.find("probe.lua: score = kp.kernel.rank reads parameter 'alpha' (a number), which field "
-                              "'params' must declare (e.g. alpha = kp.number { default = 0.5 })"),
+  EXPECT_NE(no_alpha.err.find("probe.lua: score = kp.kernel.rank reads parameter 'alpha' of type number, which field "
+                              "'params' must declare with that type"),
             std::string::npos)
       << no_alpha.err;
   auto ks_as_int = Probe(R"(-- kplab-api: 2
@@ -107,7 +109,7 @@ return kp.metric { name = "probe", version = "1", params = { ks = kp.int { defau
   columns = { "p@5" }, score = kp.kernel.exact }
 )");
   EXPECT_NE(ks_as_int.code, 0);
-  EXPECT_NE(ks_as_int.err.find("reads parameter 'ks' (a cut-off list)"), std::string::npos) << ks_as_int.err;
+  EXPECT_NE(ks_as_int.err.find("reads parameter 'ks' of type cut-off list"), std::string::npos) << ks_as_int.err;
 }
 
 TEST_F(Kernels, DeclaredColumnTheKernelDoesNotWriteIsAnError) {

@@ -51,9 +51,4 @@ class MetricKernel {
 // for an unknown name.
 Result<std::unique_ptr<MetricKernel>> MakeMetricKernel(std::string_view name, const KernelParams& params,
                                                        const Profile& profile);
-// The kernel names MakeMetricKernel knows, in order.
-const std::vector<std::string>& MetricKernelNames();
-// The plugin parameters a kernel reads ("ks", "alpha"): a plugin using the kernel must declare them.
-std::vector<std::string> MetricKernelParams(std::string_view name);
-
 }  // namespace kplab

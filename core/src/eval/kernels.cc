@@ -170,17 +170,6 @@ class RprecKernel final : public MetricKernel {
 
 }  // namespace
 
-const std::vector<std::string>& MetricKernelNames() {
-  static const std::vector<std::string> names = {"exact", "rank", "rprec"};
-  return names;
-}
-
-std::vector<std::string> MetricKernelParams(std::string_view name) {
-  if (name == "exact") return {"ks"};
-  if (name == "rank") return {"alpha", "ks"};
-  return {};
-}
-
 Result<std::unique_ptr<MetricKernel>> MakeMetricKernel(std::string_view name, const KernelParams& params,
                                                        const Profile& profile) {
   if (name == "exact") return std::unique_ptr<MetricKernel>(std::make_unique<ExactKernel>(params, profile));

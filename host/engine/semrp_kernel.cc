@@ -1,0 +1,132 @@
+#include "semrp_kernel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "kplab/match.h"
+#include "kplab/sim.h"
+
+namespace kplab::host {
+
+namespace {
+
+class SemrpKernel final : public MetricKernel {
+ public:
+  SemrpKernel(std::shared_ptr<const EmbeddingSpace> space, const SemrpParams& params, const Profile& profile)
+      : space_(std::move(space)),
+        p_(params),
+        form_(profile.semrp_embed == "stems" ? EmbedForm::kStems : EmbedForm::kSurface),
+        present_first_(profile.rprec_order == "present_first"),
+        min_preds_refs_(profile.semrp_denominator == "min_preds_refs") {
+    names_ = {"semrp", "semrp_div", "semrp_ak", "semrp_dk"};
+    for (int k : p_.ks) names_.push_back(fmt::format("semrp_k{}", k));
+  }
+
+  void Score(const Corpus&, const Document& doc, std::span<const KernelSubset> subsets,
+             std::span<double> values) const override {
+    std::vector<const Keyphrase*> ordered;
+    std::vector<float> vt, vr;
+    std::vector<std::uint8_t> ht, hr;
+    std::vector<double> means;
+    for (std::size_t s = 0; s < subsets.size(); ++s) {
+      double* out = &values[s * names_.size()];
+      PhraseRefs preds = doc.pred_view[subsets[s].view];
+      const PhraseRefs refs = doc.ref_view[subsets[s].view];
+      if (subsets[s].name == "all" && doc.has_text && present_first_) {
+        ordered.assign(preds.begin(), preds.end());
+        std::stable_partition(ordered.begin(), ordered.end(), [](const Keyphrase* k) { return k->present; });
+        preds = ordered;
+      }
+      const std::size_t R = refs.size();
+      const PhraseRefs top = preds.first(std::min(R, preds.size()));
+      const std::size_t n = top.size();
+      if (n == 0) {
+        std::fill(out, out + names_.size(), 0.0);
+        continue;
+      }
+      const double den = static_cast<double>(min_preds_refs_ ? std::min(n, R) : R);
+      Gather(top, vt, ht);
+      Gather(refs, vr, hr);
+      const int dims = space_->dims;
+      Matrix S = CosineMatrix(vt.data(), ht.data(), static_cast<int>(n), vr.data(), hr.data(), static_cast<int>(R), dims);
+      if (p_.clamp) Clamp(S);
+      const std::vector<std::uint8_t> flags = ExactMatch(top, refs);
+      // semrp_sum(S:row_topk_means(k), flags): 1 for a stem match, else the row's top-k mean, summed in order.
+      auto semrp_sum = [&](long long k) {
+        const int kk = static_cast<int>(std::min<long long>(k, S.cols + 1));
+        double sum = 0;
+        for (int r = 0; r < S.rows; ++r) sum += flags[static_cast<std::size_t>(r)] ? 1.0 : RowTopKMean(S, r, kk);
+        return sum;
+      };
+      out[0] = semrp_sum(p_.k) / den;
+      // Div: one maximum-weight assignment over max(S, exact-match pairs).
+      Matrix W = S;
+      const std::vector<std::uint8_t> pairs = ExactMatchPairs(top, refs);
+      for (std::size_t i = 0; i < W.v.size(); ++i) W.v[i] = std::fmax(S.v[i], static_cast<double>(pairs[i]));
+      Result<Assignment> a = MaxWeightAssignment(W);
+      if (!a.ok()) throw std::runtime_error(a.error().message);
+      out[1] = a->total / den;
+      // max(1, min(R, ...)) as Lua's math.min/max compute it, in doubles: a huge alpha or a NaN density
+      // gives R, never an out-of-range integer conversion.
+      const double Rd = static_cast<double>(R);
+      auto clip = [&](double k) { return static_cast<long long>(std::max(1.0, std::min(Rd, k))); };
+      out[2] = semrp_sum(clip(std::ceil(p_.alpha * Rd))) / den;
+      double d = 0;
+      if (R >= 2) {
+        Matrix RR = CosineMatrix(vr.data(), hr.data(), static_cast<int>(R), vr.data(), hr.data(), static_cast<int>(R), dims);
+        if (p_.clamp) Clamp(RR);
+        double sum = 0;
+        std::size_t count = 0;
+        for (int r = 0; r < RR.rows; ++r) {
+          for (int c = r + 1; c < RR.cols; ++c) {
+            sum += RR.at(r, c);
+            ++count;
+          }
+        }
+        d = sum / static_cast<double>(count);
+      }
+      out[3] = semrp_sum(clip(std::floor(1 + std::max(d, 0.0) * static_cast<double>(R - 1) + 0.5))) / den;
+      for (std::size_t j = 0; j < p_.ks.size(); ++j) out[4 + j] = semrp_sum(p_.ks[j]) / den;
+    }
+  }
+
+ private:
+  // The vectors of a list's phrases in the run's form (ctx.cosine's Gather).
+  void Gather(PhraseRefs items, std::vector<float>& vecs, std::vector<std::uint8_t>& has) const {
+    const std::size_t d = static_cast<std::size_t>(space_->dims);
+    vecs.resize(items.size() * d);
+    has.resize(items.size());
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const std::int32_t row = space_->Row(*items[i]->phrase, form_);
+      if (row < 0) {
+        throw std::runtime_error(fmt::format("the {} form of phrase '{}' was not embedded in the plan",
+                                             form_ == EmbedForm::kStems ? "stems" : "surface", items[i]->surface()));
+      }
+      std::memcpy(vecs.data() + i * d, space_->vecs.data() + static_cast<std::size_t>(row) * d, sizeof(float) * d);
+      has[i] = space_->has[static_cast<std::size_t>(row)];
+    }
+  }
+  static void Clamp(Matrix& m) {
+    for (double& x : m.v) {
+      if (!std::isnan(x)) x = std::clamp(x, 0.0, 1.0);
+    }
+  }
+
+  std::shared_ptr<const EmbeddingSpace> space_;
+  SemrpParams p_;
+  EmbedForm form_;
+  bool present_first_, min_preds_refs_;
+};
+
+}  // namespace
+
+std::unique_ptr<MetricKernel> MakeSemrpKernel(std::shared_ptr<const EmbeddingSpace> space, const SemrpParams& params,
+                                              const Profile& profile) {
+  return std::make_unique<SemrpKernel>(std::move(space), params, profile);
+}
+
+}  // namespace kplab::host

@@ -1,0 +1,24 @@
+// The native kernel of plugins/semrp.lua (score = kp.kernel.semrp): SemR-p and its Div, adaptive-k,
+// density-k and extra-k variants over the run's embedding space, with the plugin's arithmetic in the same
+// order, so the numbers are its Lua score's bit for bit (tests/host/kernel_test.cc).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "embedding.h"
+#include "kplab/kernels.h"
+
+namespace kplab::host {
+
+struct SemrpParams {
+  int k = 3;
+  bool clamp = false;
+  double alpha = 0.5;
+  std::vector<int> ks;  // extra k values (semrp_k<j> columns)
+};
+
+std::unique_ptr<MetricKernel> MakeSemrpKernel(std::shared_ptr<const EmbeddingSpace> space, const SemrpParams& params,
+                                              const Profile& profile);
+
+}  // namespace kplab::host
