@@ -22,6 +22,8 @@ class SemrpKernel final : public MetricKernel {
         form_(profile.semrp_embed == "stems" ? EmbedForm::kStems : EmbedForm::kSurface),
         present_first_(profile.rprec_order == "present_first"),
         min_preds_refs_(profile.semrp_denominator == "min_preds_refs") {
+    // Every row's norm once (CosineMatrix recomputes them per call; the values are the same).
+    norms_ = RowNorms(space_->vecs.data(), space_->has.data(), static_cast<int>(space_->has.size()), space_->dims);
     names_ = {"semrp", "semrp_div", "semrp_ak", "semrp_dk"};
     for (int k : p_.ks) names_.push_back(fmt::format("semrp_k{}", k));
   }
@@ -29,9 +31,7 @@ class SemrpKernel final : public MetricKernel {
   void Score(const Corpus&, const Document& doc, std::span<const KernelSubset> subsets,
              std::span<double> values) const override {
     std::vector<const Keyphrase*> ordered;
-    std::vector<float> vt, vr;
-    std::vector<std::uint8_t> ht, hr;
-    std::vector<double> means;
+    std::vector<std::int32_t> rt, rr;
     for (std::size_t s = 0; s < subsets.size(); ++s) {
       double* out = &values[s * names_.size()];
       PhraseRefs preds = doc.pred_view[subsets[s].view];
@@ -49,10 +49,12 @@ class SemrpKernel final : public MetricKernel {
         continue;
       }
       const double den = static_cast<double>(min_preds_refs_ ? std::min(n, R) : R);
-      Gather(top, vt, ht);
-      Gather(refs, vr, hr);
-      const int dims = space_->dims;
-      Matrix S = CosineMatrix(vt.data(), ht.data(), static_cast<int>(n), vr.data(), hr.data(), static_cast<int>(R), dims);
+      Rows(top, rt);
+      Rows(refs, rr);
+      Matrix S(static_cast<int>(n), static_cast<int>(R), 0.0);
+      for (std::size_t i = 0; i < n; ++i) {
+        for (std::size_t j = 0; j < R; ++j) S.at(static_cast<int>(i), static_cast<int>(j)) = Cosine(rt[i], rr[j]);
+      }
       if (p_.clamp) Clamp(S);
       const std::vector<std::uint8_t> flags = ExactMatch(top, refs);
       // semrp_sum(S:row_topk_means(k), flags): 1 for a stem match, else the row's top-k mean, summed in order.
@@ -77,13 +79,15 @@ class SemrpKernel final : public MetricKernel {
       out[2] = semrp_sum(clip(std::ceil(p_.alpha * Rd))) / den;
       double d = 0;
       if (R >= 2) {
-        Matrix RR = CosineMatrix(vr.data(), hr.data(), static_cast<int>(R), vr.data(), hr.data(), static_cast<int>(R), dims);
-        if (p_.clamp) Clamp(RR);
+        // The mean above the diagonal of the references' cosine matrix (mean_upper), in its row order;
+        // only those cells are computed.
         double sum = 0;
         std::size_t count = 0;
-        for (int r = 0; r < RR.rows; ++r) {
-          for (int c = r + 1; c < RR.cols; ++c) {
-            sum += RR.at(r, c);
+        for (std::size_t r = 0; r < R; ++r) {
+          for (std::size_t c = r + 1; c < R; ++c) {
+            double x = Cosine(rr[r], rr[c]);
+            if (p_.clamp && !std::isnan(x)) x = std::clamp(x, 0.0, 1.0);
+            sum += x;
             ++count;
           }
         }
@@ -95,20 +99,23 @@ class SemrpKernel final : public MetricKernel {
   }
 
  private:
-  // The vectors of a list's phrases in the run's form (ctx.cosine's Gather).
-  void Gather(PhraseRefs items, std::vector<float>& vecs, std::vector<std::uint8_t>& has) const {
-    const std::size_t d = static_cast<std::size_t>(space_->dims);
-    vecs.resize(items.size() * d);
-    has.resize(items.size());
+  // The space rows of a list's phrases in the run's form (as ctx.cosine gathers them).
+  void Rows(PhraseRefs items, std::vector<std::int32_t>& rows) const {
+    rows.resize(items.size());
     for (std::size_t i = 0; i < items.size(); ++i) {
-      const std::int32_t row = space_->Row(*items[i]->phrase, form_);
-      if (row < 0) {
+      rows[i] = space_->Row(*items[i]->phrase, form_);
+      if (rows[i] < 0) {
         throw std::runtime_error(fmt::format("the {} form of phrase '{}' was not embedded in the plan",
                                              form_ == EmbedForm::kStems ? "stems" : "surface", items[i]->surface()));
       }
-      std::memcpy(vecs.data() + i * d, space_->vecs.data() + static_cast<std::size_t>(row) * d, sizeof(float) * d);
-      has[i] = space_->has[static_cast<std::size_t>(row)];
     }
+  }
+  // ctx.cosine's cell for two rows (CosineMatrix, with the norms kept).
+  double Cosine(std::int32_t a, std::int32_t b) const {
+    const std::size_t d = static_cast<std::size_t>(space_->dims);
+    return CosineOf(space_->vecs.data() + static_cast<std::size_t>(a) * d, norms_[static_cast<std::size_t>(a)],
+                    space_->vecs.data() + static_cast<std::size_t>(b) * d, norms_[static_cast<std::size_t>(b)],
+                    space_->dims);
   }
   static void Clamp(Matrix& m) {
     for (double& x : m.v) {
@@ -117,6 +124,7 @@ class SemrpKernel final : public MetricKernel {
   }
 
   std::shared_ptr<const EmbeddingSpace> space_;
+  std::vector<double> norms_;  // per space row
   SemrpParams p_;
   EmbedForm form_;
   bool present_first_, min_preds_refs_;

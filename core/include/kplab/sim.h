@@ -40,6 +40,11 @@ Matrix Transposed(const Matrix& m);
 // not be unit length. NaN/inf in a vector give NaN entries in its row/column.
 Matrix CosineMatrix(const float* a, const std::uint8_t* a_has, int na, const float* b,
                     const std::uint8_t* b_has, int nb, int dims);
+// The pieces of CosineMatrix, for callers that keep norms of a vector table: each row's Euclidean norm
+// (0 for a row without a vector), and one cell (0 when a norm is 0, else the dot product over the
+// norms' product clamped to [-1, 1]), bit for bit CosineMatrix's.
+std::vector<double> RowNorms(const float* x, const std::uint8_t* has, int n, int dims);
+double CosineOf(const float* a, double norm_a, const float* b, double norm_b, int dims);
 
 // Maximum and first argmax of every row (size rows) / column (size cols). Ties go to the lowest index.
 // An empty row (cols == 0) or column (rows == 0) gives NaN and -1. Like numpy, a NaN entry wins: the

@@ -162,6 +162,16 @@ Matrix Transposed(const Matrix& m) {
   return t;
 }
 
+std::vector<double> RowNorms(const float* x, const std::uint8_t* has, int n, int dims) {
+  return Norms(x, has, n, dims);
+}
+
+double CosineOf(const float* a, double norm_a, const float* b, double norm_b, int dims) {
+  if (norm_a == 0 || norm_b == 0) return 0.0;
+  const double c = Dot(a, b, dims) / (norm_a * norm_b);
+  return std::clamp(c, -1.0, 1.0);  // rounding can leave |c| a few ulps above 1; NaN stays
+}
+
 Matrix CosineMatrix(const float* a, const std::uint8_t* a_has, int na, const float* b,
                     const std::uint8_t* b_has, int nb, int dims) {
   Matrix m(na, nb, 0.0);
@@ -169,13 +179,8 @@ Matrix CosineMatrix(const float* a, const std::uint8_t* a_has, int na, const flo
   const std::vector<double> norm_a = Norms(a, a_has, na, dims);
   const std::vector<double> norm_b = Norms(b, b_has, nb, dims);
   for (int i = 0; i < na; ++i) {
-    if (norm_a[i] == 0) continue;
     const float* ai = a + static_cast<std::size_t>(i) * dims;
-    for (int j = 0; j < nb; ++j) {
-      if (norm_b[j] == 0) continue;
-      const double c = Dot(ai, b + static_cast<std::size_t>(j) * dims, dims) / (norm_a[i] * norm_b[j]);
-      m.at(i, j) = std::clamp(c, -1.0, 1.0);  // rounding can leave |c| a few ulps above 1; NaN stays
-    }
+    for (int j = 0; j < nb; ++j) m.at(i, j) = CosineOf(ai, norm_a[i], b + static_cast<std::size_t>(j) * dims, norm_b[j], dims);
   }
   return m;
 }
