@@ -93,12 +93,13 @@ function kp.log(...) end
 ---@return number ...
 function kp.ideal_dcg(n_relevant, k, ...) end
 
----Native kernels of the shipped exact, rank and rprec metrics (docs/plugins.md, "Native kernels"):
+---Native kernels of the shipped exact, rank, rprec and semrp metrics (docs/plugins.md, "Native kernels"):
 ---assign one to a plugin's `score` (`score = kp.kernel.exact`); calling it from Lua is an error.
 ---@class kp.kernel
 ---@field exact function
 ---@field rank function
 ---@field rprec function
+---@field semrp function
 kp.kernel = {}
 
 ---Parses a cut-off list such as "1,3,5,10,M,O": integers from 1 to 100000, "M" (the number of
