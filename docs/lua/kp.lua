@@ -94,13 +94,22 @@ function kp.log(...) end
 function kp.ideal_dcg(n_relevant, k, ...) end
 
 ---Native kernels of the shipped exact, rank, rprec and semrp metrics (docs/plugins.md, "Native kernels"):
----assign one to a plugin's `score` (`score = kp.kernel.exact`); calling it from Lua is an error.
+---assign one to a plugin's `score` (`score = kp.kernel.exact`); calling one from Lua is an error.
 ---@class kp.kernel
----@field exact function
----@field rank function
----@field rprec function
----@field semrp function
 kp.kernel = {}
+
+---Exact matching: writes p@k, r@k, f1@k, hits@k, pden@k, rden@k for each k of params.ks.
+function kp.kernel.exact(...) end
+
+---Rank metrics: writes mrr and ap@k, ndcg@k, alpha_ndcg@k for each k of params.ks (params.alpha).
+function kp.kernel.rank(...) end
+
+---Approximate matching: writes rprec_substr, rprec_zg, substr_precision, substr_recall, substr_f1.
+function kp.kernel.rprec(...) end
+
+---SemR-p over the run's embeddings: writes semrp, semrp_div, semrp_ak, semrp_dk and semrp_k<j> for each j
+---of params.ks (params.k, clamp, alpha).
+function kp.kernel.semrp(...) end
 
 ---Parses a cut-off list such as "1,3,5,10,M,O": integers from 1 to 100000, "M" (the number of
 ---predictions) or "O" (the number of references), each once, in the order given. Returns nil and a
