@@ -38,14 +38,17 @@ bool ContainsRun(const std::vector<TokenId>& hay, const std::vector<TokenId>& ne
 // Python `b in a`.
 bool In(std::string_view b, std::string_view a) { return a.find(b) != std::string_view::npos; }
 
+// Keys a and b (their strings sa, sb): is either a substring of the other? Keys are interned: one id is
+// one string, and two different strings of one length contain neither the other, so only the shorter
+// is looked for in the longer.
+bool SubstrEitherKeys(TokenId a, std::string_view sa, TokenId b, std::string_view sb) {
+  if (a == b) return true;
+  if (sa.size() == sb.size()) return false;
+  return sa.size() < sb.size() ? In(sa, sb) : In(sb, sa);
+}
+
 bool SubstrEither(const Lexicon& lex, const Keyphrase& p, const Keyphrase& r) {
-  // Keys are interned: one id is one string, and two different strings of one length contain neither
-  // the other, so only the shorter is looked for in the longer.
-  if (p.key() == r.key()) return true;
-  const std::string_view a = lex.Str(p.key());
-  const std::string_view b = lex.Str(r.key());
-  if (a.size() == b.size()) return false;
-  return a.size() < b.size() ? In(a, b) : In(b, a);
+  return SubstrEitherKeys(p.key(), lex.Str(p.key()), r.key(), lex.Str(r.key()));
 }
 
 }  // namespace
@@ -85,9 +88,15 @@ std::vector<std::uint8_t> SubstringMatch(const Lexicon& lex, PhraseRefs preds, P
 }
 
 std::vector<std::uint8_t> SubstringMatchPairs(const Lexicon& lex, PhraseRefs preds, PhraseRefs refs) {
+  // SubstrEither on every pair, each key's string looked up once (in a large corpus every lookup is a
+  // cache miss).
   std::vector<std::uint8_t> cells(preds.size() * refs.size(), 0);
+  std::vector<std::string_view> ref_keys(refs.size());
+  for (std::size_t j = 0; j < refs.size(); ++j) ref_keys[j] = lex.Str(refs[j]->key());
   for (std::size_t i = 0; i < preds.size(); ++i) {
-    for (std::size_t j = 0; j < refs.size(); ++j) cells[i * refs.size() + j] = SubstrEither(lex, *preds[i], *refs[j]);
+    const TokenId pk = preds[i]->key();
+    const std::string_view a = lex.Str(pk);
+    for (std::size_t j = 0; j < refs.size(); ++j) cells[i * refs.size() + j] = SubstrEitherKeys(pk, a, refs[j]->key(), ref_keys[j]);
   }
   return cells;
 }
