@@ -124,6 +124,20 @@ return kp.metric { name = "probe", version = "1", subsets = { "all" },
       << o.err;
 }
 
+// semrp's kernel reads the run's embeddings: without `needs` there are none, and the run says so.
+TEST_F(Kernels, SemrpKernelWithoutEmbeddingsSaysSo) {
+  auto o = Probe(R"(-- kplab-api: 2
+return kp.metric { name = "probe", version = "1", subsets = { "all" },
+  params = { k = kp.int { default = 3 }, clamp = kp.bool { default = false }, alpha = kp.number { default = 0.5 },
+             ks = kp.string { default = "" } },
+  columns = { "semrp" }, score = kp.kernel.semrp }
+)");
+  EXPECT_NE(o.code, 0);
+  EXPECT_NE(o.err.find("probe.lua: score = kp.kernel.semrp needs the run's embeddings (needs = {\"embeddings\"})"),
+            std::string::npos)
+      << o.err;
+}
+
 // A plugin of its own over a kernel: a subset of its columns, its own aggregation, no subsets. Hand
 // calculation (examples/tiny, kplab profile): hits in the top 5 are 3, 3, 2, 2, 2, so the mean P@5 over
 // the five documents is 12 / 25 = 0.48 and the summed hits are 12.
