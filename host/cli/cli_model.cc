@@ -373,7 +373,7 @@ int CmdNeighborsImpl(Args a) {
     auto hits = index->Search(q.data(), k + 1);
     std::vector<std::int64_t> ids;
     for (const auto& h : hits) ids.push_back(h.first);
-    auto texts = Must(cache.Phrases(ids));
+    auto texts = Must(cache.Phrases(info.fingerprint, ids));
     for (std::size_t i = 0; i < hits.size() && static_cast<int>(result.size()) < k; ++i) {
       if (texts[i].empty() || texts[i] == phrase) continue;
       result.emplace_back(texts[i], hits[i].second);
