@@ -295,6 +295,7 @@ TEST_F(CacheBulkTest, MigrationFromVersionThreeKeepsEveryVectorBitForBit) {
     db.exec("INSERT INTO embed_models(fingerprint, name, backend, dims) VALUES('" + std::string(64, 'a') +
             "', 'other', 'wordvec', 2)");
     db.exec("INSERT INTO phrase_vectors(id, model_id, phrase, vec) VALUES(2, 2, 'w1', x'0000803f00000040')");
+    SQLite::Transaction tx(db);
     SQLite::Statement ins(db, "INSERT INTO phrase_vectors(id, model_id, phrase, vec) VALUES(?, 1, ?, ?)");
     for (std::size_t i = 0; i < p.size(); ++i) {
       ins.bind(1, static_cast<std::int64_t>(10 + 3 * i));  // rowids with gaps, in insertion order
@@ -307,6 +308,7 @@ TEST_F(CacheBulkTest, MigrationFromVersionThreeKeepsEveryVectorBitForBit) {
       ins.exec();
       ins.reset();
     }
+    tx.commit();
   }
   {
     auto store = RunStore::Open(db_);

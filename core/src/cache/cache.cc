@@ -80,28 +80,57 @@ class Stmt {
   sqlite3_stmt* st_ = nullptr;
 };
 
-// Positions of phrases in byte order (SQLite's BINARY collation: memcmp, then the shorter first —
-// std::string_view's order), equal phrases by position. Sorted in `threads` slices, then merged.
-std::vector<std::uint32_t> SortedOrder(const std::vector<std::string_view>& p, int threads) {
-  std::vector<std::uint32_t> order(p.size());
-  for (std::size_t i = 0; i < p.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
-  auto less = [&p](std::uint32_t a, std::uint32_t b) {
-    const int c = p[a].compare(p[b]);
-    return c < 0 || (c == 0 && a < b);
+// A phrase's sort key: its first 16 bytes as two big-endian integers (zero-padded), its length and
+// position. Most comparisons of two keys touch no phrase text.
+struct Key {
+  std::uint64_t k0 = 0, k1 = 0;
+  std::uint32_t len = 0, i = 0;
+};
+
+std::uint64_t Word(std::string_view s, std::size_t at) {
+  std::uint64_t w = 0;
+  for (std::size_t b = 0; b < 8; ++b) w = (w << 8) | (at + b < s.size() ? static_cast<unsigned char>(s[at + b]) : 0u);
+  return w;
+}
+
+Key MakeKey(std::string_view s, std::size_t i) {
+  return Key{Word(s, 0), Word(s, 8), static_cast<std::uint32_t>(std::min<std::size_t>(s.size(), UINT32_MAX)),
+             static_cast<std::uint32_t>(i)};
+}
+
+// Sign of a's phrase against b's in byte order (SQLite's BINARY collation: memcmp, then the shorter
+// first — std::string_view's order). Equal 16-byte prefixes of phrases no longer than 16 bytes differ
+// only in length (the shorter is a prefix of the other); otherwise the texts are compared.
+int Compare(const Key& a, std::string_view as, const Key& b, std::string_view bs) {
+  if (a.k0 != b.k0) return a.k0 < b.k0 ? -1 : 1;
+  if (a.k1 != b.k1) return a.k1 < b.k1 ? -1 : 1;
+  if (a.len <= 16 && b.len <= 16) return a.len == b.len ? 0 : (a.len < b.len ? -1 : 1);
+  return as.compare(bs);
+}
+
+// Keys of the phrases in byte order, equal phrases by position. Sorted in `threads` slices, then
+// merged.
+std::vector<Key> SortedKeys(const std::vector<std::string_view>& p, int threads) {
+  std::vector<Key> e(p.size());
+  auto less = [&p](const Key& a, const Key& b) {
+    const int c = Compare(a, p[a.i], b, p[b.i]);
+    return c < 0 || (c == 0 && a.i < b.i);
   };
-  std::size_t parts = p.size() < 65536 ? 1 : static_cast<std::size_t>(threads);
+  const std::size_t parts = p.size() < 65536 ? 1 : static_cast<std::size_t>(threads);
   std::vector<std::size_t> cut(parts + 1);
   for (std::size_t t = 0; t <= parts; ++t) cut[t] = p.size() * t / parts;
+  auto sort_part = [&](std::size_t t) {
+    for (std::size_t i = cut[t]; i < cut[t + 1]; ++i) e[i] = MakeKey(p[i], i);
+    std::sort(e.begin() + cut[t], e.begin() + cut[t + 1], less);
+  };
   std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < parts; ++t) {
-    pool.emplace_back([&, t] { std::sort(order.begin() + cut[t], order.begin() + cut[t + 1], less); });
-  }
-  std::sort(order.begin(), order.begin() + cut[1], less);
+  for (std::size_t t = 1; t < parts; ++t) pool.emplace_back(sort_part, t);
+  sort_part(0);
   for (auto& th : pool) th.join();
   for (std::size_t t = 1; t < parts; ++t) {
-    std::inplace_merge(order.begin(), order.begin() + cut[t], order.begin() + cut[t + 1], less);
+    std::inplace_merge(e.begin(), e.begin() + cut[t], e.begin() + cut[t + 1], less);
   }
-  return order;
+  return e;
 }
 
 // Runs f(lo, hi) over [0, n) cut into `threads` contiguous slices, the last on this thread.
@@ -287,8 +316,12 @@ Result<CacheStats> PhraseCache::Get(const Embedder& model, const std::string& mo
   auto t0 = std::chrono::steady_clock::now();
   // Everything below walks the phrases in key order: the look-up merges them with the table's own
   // order, and the inserts append to (or fill in) the B-tree instead of landing on random pages.
-  const std::vector<std::uint32_t> order = SortedOrder(phrases, threads);
-  auto same = [&](std::size_t j, std::size_t k) { return phrases[order[j]] == phrases[order[k]]; };
+  const std::vector<Key> keys = SortedKeys(phrases, threads);
+  std::vector<std::uint32_t> order(n);
+  for (std::size_t j = 0; j < n; ++j) order[j] = keys[j].i;
+  auto same = [&](std::size_t j, std::size_t k) {
+    return Compare(keys[j], phrases[order[j]], keys[k], phrases[order[k]]) == 0;
+  };
   std::vector<std::uint8_t> found(n, 0);
   std::int64_t model_id = 0;
   try {
@@ -304,12 +337,14 @@ Result<CacheStats> PhraseCache::Get(const Embedder& model, const std::string& mo
       std::size_t j = 0;
       while (j < n && scan.Step()) {
         const std::string_view text = scan.TextAt(0);
-        while (j < n && phrases[order[j]] < text) ++j;
-        if (j == n || phrases[order[j]] != text) continue;
+        const Key k = MakeKey(text, 0);
+        int c = -1;
+        while (j < n && (c = Compare(keys[j], phrases[order[j]], k, text)) < 0) ++j;
+        if (j == n || c != 0) continue;
         const std::size_t first = order[j];
         Impl::ReadVec(scan, 1, d, out + first * row, has + first, text);
         found[first] = 1;
-        for (++j; j < n && phrases[order[j]] == text; ++j) {  // the same phrase asked for again
+        for (++j; j < n && Compare(keys[j], phrases[order[j]], k, text) == 0; ++j) {  // asked for again
           std::memcpy(out + order[j] * row, out + first * row, row * sizeof(float));
           has[order[j]] = has[first];
           found[order[j]] = 1;
