@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <future>
 #include <limits>
 #include <optional>
 #include <thread>
@@ -391,13 +392,20 @@ Result<CacheStats> PhraseCache::Get(const Embedder& model, const std::string& mo
 
   // Embed the misses on every core, slice by slice (an embedder's vector for a phrase does not depend
   // on the other phrases of the call, so the slicing changes no bit), and store them in transactions
-  // of kRowsPerTransaction rows: a killed process keeps whole transactions and nothing else.
-  for (std::size_t b = 0; b < misses.size(); b += kRowsPerTransaction) {
-    const std::size_t e = std::min(misses.size(), b + kRowsPerTransaction);
-    const std::size_t m = e - b;
+  // of kRowsPerTransaction rows: a killed process keeps whole transactions and nothing else. The
+  // next chunk is embedded while this one is stored.
+  struct Chunk {
+    std::vector<float> vecs;
+    std::vector<std::uint8_t> hv;
+    std::string error;
+    double seconds = 0;
+  };
+  auto embed_chunk = [&](std::size_t b) {
     auto te = std::chrono::steady_clock::now();
-    std::vector<float> vecs(m * row);
-    std::vector<std::uint8_t> hv(m);
+    const std::size_t m = std::min(misses.size(), b + kRowsPerTransaction) - b;
+    Chunk c;
+    c.vecs.assign(m * row, 0.0f);
+    c.hv.assign(m, 0);
     std::vector<Status> status(static_cast<std::size_t>(threads), Status::Ok());
     std::vector<std::string> bad(static_cast<std::size_t>(threads));
     std::atomic<int> slot{0};
@@ -406,30 +414,43 @@ Result<CacheStats> PhraseCache::Get(const Embedder& model, const std::string& mo
       std::vector<std::string_view> part;
       part.reserve(hi - lo);
       for (std::size_t k = lo; k < hi; ++k) part.push_back(phrases[misses[b + k]]);
-      status[s] = model.Embed(part, vecs.data() + lo * row, hv.data() + lo);
+      status[s] = model.Embed(part, c.vecs.data() + lo * row, c.hv.data() + lo);
       if (!status[s].ok()) return;
       for (std::size_t k = lo; k < hi; ++k) {
         double n2 = 0;
-        for (int j = 0; j < d && hv[k]; ++j) {
-          const float x = vecs[k * row + j];
+        for (int j = 0; j < d && c.hv[k]; ++j) {
+          const float x = c.vecs[k * row + j];
           if (!std::isfinite(x)) {
             if (bad[s].empty()) bad[s] = std::string(part[k - lo]);
-            hv[k] = 0;
+            c.hv[k] = 0;
             break;
           }
           n2 += static_cast<double>(x) * x;
         }
         // One rule for every backend: a zero vector is no vector (cosine 0, not in the index).
-        if (hv[k] && n2 == 0) hv[k] = 0;
+        if (c.hv[k] && n2 == 0) c.hv[k] = 0;
       }
     });
     for (const Status& st : status) {
-      if (!st.ok()) return Error{st.message()};
+      if (!st.ok() && c.error.empty()) c.error = st.message();
     }
     for (const std::string& p : bad) {
-      if (!p.empty()) return Error{fmt::format("model {}: the vector of '{}' is not finite", model_name, p)};
+      if (!p.empty() && c.error.empty()) c.error = fmt::format("model {}: the vector of '{}' is not finite", model_name, p);
     }
-    stats.embed_seconds += Since(te);
+    c.seconds = Since(te);
+    return c;
+  };
+  // Declared after everything embed_chunk refers to: an early return waits for it here.
+  std::future<Chunk> ahead;
+  if (!misses.empty()) ahead = std::async(std::launch::async, embed_chunk, std::size_t{0});
+  for (std::size_t b = 0; b < misses.size(); b += kRowsPerTransaction) {
+    const std::size_t m = std::min(misses.size(), b + kRowsPerTransaction) - b;
+    Chunk c = ahead.get();
+    if (!c.error.empty()) return Error{c.error};
+    if (b + m < misses.size()) ahead = std::async(std::launch::async, embed_chunk, b + m);
+    stats.embed_seconds += c.seconds;
+    const std::vector<float>& vecs = c.vecs;
+    const std::vector<std::uint8_t>& hv = c.hv;
     auto ts = std::chrono::steady_clock::now();
     try {
       SQLite::Transaction tx(impl_->db, SQLite::TransactionBehavior::IMMEDIATE);
