@@ -400,6 +400,44 @@ TEST_F(CacheBulkTest, KilledAddLeavesWholeTransactionsOnly) {
   EXPECT_EQ(*c->Count(model_->fingerprint()), n);
 }
 
+// Two writers filling the same model at once (overlapping phrase sets, one connection each): every
+// phrase stored once with its vector, labels distinct (each writer reads next_label under its write
+// lock), next_label past all of them.
+TEST_F(CacheBulkTest, ConcurrentWritersShareNoLabel) {
+  const auto text = Phrases(3 * PhraseCache::kRowsPerTransaction, 13);
+  const std::size_t third = text.size() / 3;
+  std::vector<std::string> a(text.begin(), text.begin() + 2 * third), b(text.begin() + third, text.end());
+  ASSERT_TRUE(PhraseCache::Open(db_).ok());
+  auto fill = [&](const std::vector<std::string>* p, bool* ok) {
+    auto c = PhraseCache::Open(db_);
+    std::vector<float> v(p->size() * kDims);
+    std::vector<std::uint8_t> h(p->size());
+    auto views = Views(*p);
+    *ok = c.ok() && c->Get(*model_, "w8", views, v.data(), h.data(), 1).ok();
+  };
+  bool ok_a = false, ok_b = false;
+  std::thread ta(fill, &a, &ok_a), tb(fill, &b, &ok_b);
+  ta.join();
+  tb.join();
+  EXPECT_TRUE(ok_a);
+  EXPECT_TRUE(ok_b);
+  SQLite::Database db(db_, SQLite::OPEN_READONLY);
+  const auto n = static_cast<std::int64_t>(text.size());
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM phrase_vectors").getInt64(), n);
+  EXPECT_EQ(db.execAndGet("SELECT count(DISTINCT label) FROM phrase_vectors").getInt64(), n);
+  EXPECT_GT(db.execAndGet("SELECT next_label FROM embed_models").getInt64(),
+            db.execAndGet("SELECT max(label) FROM phrase_vectors").getInt64());
+  auto c = PhraseCache::Open(db_);
+  ASSERT_TRUE(c.ok());
+  const auto p = Views(text);
+  std::vector<float> want, v;
+  std::vector<std::uint8_t> want_has, h;
+  Expected(p, &want, &want_has);
+  CacheStats s = Get(*c, p, &v, &h);
+  EXPECT_EQ(s.hits, text.size());
+  EXPECT_TRUE(SameBits(v, want));
+}
+
 // The index over a bulk-filled cache, built on several threads: its graph depends on thread timing,
 // so it is checked by what it answers — each phrase's own vector finds a phrase with cosine 1 — and
 // by recall against exact search, and its labels map back to phrases.
