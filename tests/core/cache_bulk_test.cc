@@ -223,6 +223,51 @@ TEST_F(CacheBulkTest, RepeatedPhrasesAreStoredOnceAndFillEveryPosition) {
             std::vector<float>(v.begin() + 3 * kDims, v.begin() + 4 * kDims));
 }
 
+// A warm look-up of a long list is merged on several threads, each over a key range with its own read
+// connection: repeats of a phrase must not be split between two ranges, and a corrupt row in any
+// range is the error of the call.
+TEST_F(CacheBulkTest, ParallelMergeKeepsRepeatsTogetherAndReportsCorruptRows) {
+  const auto text = Phrases(40000, 17);
+  std::vector<std::string> twice;
+  for (const auto& t : text) {
+    twice.push_back(t);
+    twice.push_back(t);
+  }
+  const auto p = Views(twice);
+  std::vector<float> want, v;
+  std::vector<std::uint8_t> want_has, h;
+  Expected(p, &want, &want_has);
+  {
+    auto c = PhraseCache::Open(db_);
+    ASSERT_TRUE(c.ok());
+    CacheStats s = Get(*c, p, &v, &h, 2);
+    EXPECT_EQ(s.embedded, p.size());
+    EXPECT_EQ(*c->Count(model_->fingerprint()), text.size());
+  }
+  for (int threads : {2, 3, 7}) {
+    auto c = PhraseCache::Open(db_);
+    ASSERT_TRUE(c.ok());
+    CacheStats s = Get(*c, p, &v, &h, threads);
+    EXPECT_EQ(s.hits, p.size()) << threads;
+    EXPECT_TRUE(SameBits(v, want)) << threads;
+    EXPECT_EQ(h, want_has);
+  }
+  {
+    SQLite::Database db(db_, SQLite::OPEN_READWRITE);
+    // The largest key of all ("w99..." sorts after "w989..."), so it falls in the last range.
+    const std::string last = db.execAndGet("SELECT max(phrase) FROM phrase_vectors").getString();
+    db.exec("UPDATE phrase_vectors SET vec = x'00' WHERE phrase = '" + last + "'");
+    auto c = PhraseCache::Open(db_);
+    ASSERT_TRUE(c.ok());
+    std::vector<float> o(p.size() * kDims);
+    std::vector<std::uint8_t> hh(p.size());
+    auto s = c->Get(*model_, "w8", p, o.data(), hh.data(), 2);
+    ASSERT_FALSE(s.ok());
+    EXPECT_THAT(s.error().message,
+                ::testing::HasSubstr("c.db: phrase cache: the cached vector of '" + last + "' has 1 bytes (expected 32)"));
+  }
+}
+
 TEST_F(CacheBulkTest, OddBytesInPhrasesAreKeptExactly) {
   // A NUL inside, invalid UTF-8, the empty string, and prefixes of each other: distinct keys, each
   // read back with its own bytes (SQLite compares TEXT with memcmp and length, as the merge does).

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <future>
 #include <limits>
@@ -330,26 +331,60 @@ Result<CacheStats> PhraseCache::Get(const Embedder& model, const std::string& mo
     std::int64_t cached = -1;  // unknown
     if (n > kPointQueryMax) cached = impl_->CountRows(model_id);
     if (n > 0 && cached > 0 && cached <= 4 * static_cast<std::int64_t>(n) + 1024) {
-      // Most of the model's rows are wanted: one ordered scan from the first wanted phrase, merged
-      // with the sorted list, beats a B-tree descent per phrase.
-      Stmt scan(h, "SELECT phrase, vec FROM phrase_vectors WHERE model_id = ? AND phrase >= ? ORDER BY phrase");
-      scan.Int(1, model_id);
-      scan.Text(2, phrases[order[0]]);
-      std::size_t j = 0;
-      while (j < n && scan.Step()) {
-        const std::string_view text = scan.TextAt(0);
-        const Key k = MakeKey(text, 0);
-        int c = -1;
-        while (j < n && (c = Compare(keys[j], phrases[order[j]], k, text)) < 0) ++j;
-        if (j == n || c != 0) continue;
-        const std::size_t first = order[j];
-        Impl::ReadVec(scan, 1, d, out + first * row, has + first, text);
-        found[first] = 1;
-        for (++j; j < n && Compare(keys[j], phrases[order[j]], k, text) == 0; ++j) {  // asked for again
-          std::memcpy(out + order[j] * row, out + first * row, row * sizeof(float));
-          has[order[j]] = has[first];
-          found[order[j]] = 1;
+      // Most of the model's rows are wanted: an ordered scan from the first wanted phrase, merged
+      // with the sorted list, beats a B-tree descent per phrase. A large list is cut into key ranges
+      // (never inside a run of equal phrases), each merged on its own thread with its own read
+      // connection (a file database only: ":memory:" is private to this connection).
+      auto merge = [&](sqlite3* conn, std::size_t j, std::size_t end) {
+        Stmt scan(conn, "SELECT phrase, vec FROM phrase_vectors WHERE model_id = ? AND phrase >= ? ORDER BY phrase");
+        scan.Int(1, model_id);
+        scan.Text(2, phrases[order[j]]);
+        while (j < end && scan.Step()) {
+          const std::string_view text = scan.TextAt(0);
+          const Key k = MakeKey(text, 0);
+          int c = -1;
+          while (j < end && (c = Compare(keys[j], phrases[order[j]], k, text)) < 0) ++j;
+          if (j == end || c != 0) continue;
+          const std::size_t first = order[j];
+          Impl::ReadVec(scan, 1, d, out + first * row, has + first, text);
+          found[first] = 1;
+          for (++j; j < end && Compare(keys[j], phrases[order[j]], k, text) == 0; ++j) {  // asked for again
+            std::memcpy(out + order[j] * row, out + first * row, row * sizeof(float));
+            has[order[j]] = has[first];
+            found[order[j]] = 1;
+          }
         }
+      };
+      const std::size_t parts = IsMemory(impl_->path) || n < 65536 ? 1 : static_cast<std::size_t>(threads);
+      std::vector<std::size_t> cut(parts + 1, n);
+      cut[0] = 0;
+      for (std::size_t t = 1; t < parts; ++t) {
+        cut[t] = std::max(cut[t - 1], n * t / parts);
+        while (cut[t] > 0 && cut[t] < n && same(cut[t] - 1, cut[t])) ++cut[t];
+      }
+      std::vector<std::exception_ptr> failed(parts);
+      std::vector<std::thread> pool;
+      for (std::size_t t = 1; t < parts; ++t) {
+        if (cut[t] == cut[t + 1]) continue;
+        pool.emplace_back([&, t] {
+          try {
+            SQLite::Database conn(impl_->path, SQLite::OPEN_READONLY);
+            conn.setBusyTimeout(30000);
+            conn.exec("PRAGMA mmap_size = 4294967296");
+            merge(conn.getHandle(), cut[t], cut[t + 1]);
+          } catch (...) {
+            failed[t] = std::current_exception();
+          }
+        });
+      }
+      try {
+        if (cut[0] < cut[1]) merge(h, cut[0], cut[1]);
+      } catch (...) {
+        failed[0] = std::current_exception();
+      }
+      for (auto& th : pool) th.join();
+      for (const auto& f : failed) {
+        if (f) std::rethrow_exception(f);
       }
     } else if (n > 0 && cached != 0) {
       Stmt get(h, "SELECT vec FROM phrase_vectors WHERE model_id = ? AND phrase = ?");
