@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Writes a large phrase-cache input for bench/cache_bench.sh: COPIES copies of a meng-format gold
 file and its predictions, every keyphrase of copy c ending in the token "c<c>" (e.g. "neural network
-c17"), so each copy brings as many new distinct phrases as the original (85,650 for KP20k gold +
-catSeqTG-2RF1 seed 1234, profile kplab: 12 copies give 1,027,800).
+c17"), so each copy brings about as many new distinct phrases as the original (85,650 for KP20k gold +
+catSeqTG-2RF1 seed 1234, profile kplab; 12 copies give 1,027,778).
 
 usage: gen_phrases.py GOLD PREDICTIONS OUTDIR [COPIES]
 writes OUTDIR/data/bench_allkeywords.txt (the dataset: a meng directory) and OUTDIR/predictions.txt.
