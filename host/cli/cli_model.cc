@@ -373,7 +373,7 @@ int CmdNeighborsImpl(Args a) {
     auto hits = index->Search(q.data(), k + 1);
     std::vector<std::int64_t> ids;
     for (const auto& h : hits) ids.push_back(h.first);
-    auto texts = Must(cache.Phrases(ids));
+    auto texts = Must(cache.Phrases(info.fingerprint, ids));
     for (std::size_t i = 0; i < hits.size() && static_cast<int>(result.size()) < k; ++i) {
       if (texts[i].empty() || texts[i] == phrase) continue;
       result.emplace_back(texts[i], hits[i].second);
@@ -505,7 +505,9 @@ int CmdCacheImpl(Args a) {
   }
   req.dataset_path = rest[1];
   if (rest.size() == 3) req.predictions_path = rest[2];
+  const auto tc = std::chrono::steady_clock::now();
   auto loaded = LoadCorpus(req);
+  const double corpus_secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - tc).count();
   if (!loaded) {
     if (loaded.error().IsUsage()) throw UsageError(loaded.error().message);
     throw ModelInputError(loaded.error().message);
@@ -522,9 +524,9 @@ int CmdCacheImpl(Args a) {
   const CacheStats& s = space->cache;
   std::cout << fmt::format(
       "{} distinct phrases: {} cached already, {} embedded now ({} without a vector) in {:.2f} s "
-      "(lookup {:.2f}, embed {:.2f}, store {:.2f}); model '{}', {}\n",
+      "(lookup {:.2f}, embed {:.2f}, store {:.2f}; corpus read before in {:.2f}); model '{}', {}\n",
       s.requested, s.hits, s.embedded, s.no_vector, secs, s.lookup_seconds, s.embed_seconds,
-      s.store_seconds, space->model.name, db_path);
+      s.store_seconds, corpus_secs, space->model.name, db_path);
   return kExitOk;
 }
 

@@ -13,6 +13,9 @@ std::string FormText(const Corpus& c, const Phrase& p, EmbedForm f) {
 
 PhrasePlan CollectPhrases(const Corpus& corpus, const bool (&forms)[kEmbedForms]) {
   PhrasePlan plan;
+  // A million distinct phrases: rehashing the map as it grows cost more than filling it.
+  plan.row_by_text.reserve(corpus.phrases.size());
+  plan.texts.reserve(corpus.phrases.size());
   for (int f = 0; f < kEmbedForms; ++f) {
     if (!forms[f]) continue;
     auto& rows = plan.row_of[f];

@@ -101,19 +101,20 @@ TEST_F(CacheTest, IndexOfADeletedDatabaseIsNotReused) {
   {
     auto c = PhraseCache::Open(db_);
     ASSERT_TRUE(c.ok());
-    Get(*c, {"cat", "dog", "fish"});  // ids 1, 2, 3
+    Get(*c, {"cat", "dog", "fish"});  // labels 1, 2, 3 (in key order)
     ASSERT_TRUE(c->Index(*model_).ok());
   }
   for (const char* s : {"", "-wal", "-shm"}) fs::remove(db_ + s);  // the .hnsw folder stays
   auto c = PhraseCache::Open(db_);
   ASSERT_TRUE(c.ok());
-  Get(*c, {"fish", "dog", "cat"});  // ids 1, 2, 3 again, other phrases
+  Get(*c, {"fish", "dog"});  // labels 1, 2 again, other phrases
+  Get(*c, {"cat"});          // label 3
   auto index = c->Index(*model_);
   ASSERT_TRUE(index.ok());
   const float cat[] = {1, 0, 0};
   auto hits = (*index)->Search(cat, 1);
   ASSERT_EQ(hits.size(), 1u);
-  auto text = c->Phrases({hits[0].first});
+  auto text = c->Phrases(model_->fingerprint(), {hits[0].first});
   ASSERT_TRUE(text.ok());
   EXPECT_EQ((*text)[0], "cat");
 }

@@ -80,7 +80,7 @@ TEST(RunStoreTest, OpenMemory) {
   auto store = RunStore::Open(":memory:");
   ASSERT_TRUE(store.ok()) << store.error().message;
   EXPECT_EQ(store->schema_version(), RunStore::CurrentSchemaVersion());
-  EXPECT_EQ(RunStore::CurrentSchemaVersion(), 3);
+  EXPECT_EQ(RunStore::CurrentSchemaVersion(), 4);
   auto runs = store->ListRuns();
   ASSERT_TRUE(runs.ok());
   EXPECT_TRUE(runs->empty());
@@ -360,11 +360,11 @@ TEST(RunStoreTest, ReopenPreservesRuns) {
   {
     SQLite::Database db(path, SQLite::OPEN_READONLY);
     EXPECT_EQ(db.execAndGet("PRAGMA journal_mode").getString(), "wal");
-    EXPECT_EQ(db.execAndGet("SELECT value FROM meta WHERE key = 'schema_version'").getString(), "3");
+    EXPECT_EQ(db.execAndGet("SELECT value FROM meta WHERE key = 'schema_version'").getString(), "4");
   }
   auto store = RunStore::Open(path);
   ASSERT_TRUE(store.ok()) << store.error().message;
-  EXPECT_EQ(store->schema_version(), 3);
+  EXPECT_EQ(store->schema_version(), 4);
   auto runs = store->ListRuns();
   ASSERT_TRUE(runs.ok());
   ASSERT_EQ(runs->size(), 1u);
@@ -400,7 +400,7 @@ TEST(RunStoreTest, MigratesVersionZeroDatabase) {
   ASSERT_GT(fs::file_size(path), 0u);
   auto store = RunStore::Open(path);
   ASSERT_TRUE(store.ok()) << store.error().message;
-  EXPECT_EQ(store->schema_version(), 3);
+  EXPECT_EQ(store->schema_version(), 4);
 }
 
 TEST(RunStoreTest, MigratesVersionOneToTwoKeepingRuns) {
@@ -421,7 +421,7 @@ TEST(RunStoreTest, MigratesVersionOneToTwoKeepingRuns) {
   }
   auto store = RunStore::Open(path);
   ASSERT_TRUE(store.ok()) << store.error().message;
-  EXPECT_EQ(store->schema_version(), 3);
+  EXPECT_EQ(store->schema_version(), 4);
   EXPECT_TRUE(store->GetRun(id).ok());
   SQLite::Database db(path, SQLite::OPEN_READONLY);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM sqlite_master WHERE name = 'phrase_vectors'").getInt(), 1);
@@ -438,7 +438,7 @@ TEST(RunStoreTest, NewerSchemaIsAnError) {
   auto store = RunStore::Open(path);
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.error().message,
-            path + ": schema version 99 is newer than this kplab supports (expected <= 3)");
+            path + ": schema version 99 is newer than this kplab supports (expected <= 4)");
 }
 
 TEST(RunStoreTest, NotADatabase) {
@@ -523,7 +523,11 @@ TEST(RunStoreTest, SeedRoundTripsAndOlderFilesHaveNone) {
   }
   {
     SQLite::Database db(path, SQLite::OPEN_READWRITE);
-    db.exec("ALTER TABLE runs DROP COLUMN seed; UPDATE meta SET value = '2' WHERE key = 'schema_version'");
+    // Version 4's phrase cache back to the version-2 layout, then version 3's seed column away.
+    db.exec("DROP TABLE phrase_vectors; ALTER TABLE embed_models DROP COLUMN next_label; "
+            "CREATE TABLE phrase_vectors(id INTEGER PRIMARY KEY, model_id INTEGER NOT NULL REFERENCES "
+            "embed_models(id), phrase TEXT NOT NULL, vec BLOB, UNIQUE(model_id, phrase)); "
+            "ALTER TABLE runs DROP COLUMN seed; UPDATE meta SET value = '2' WHERE key = 'schema_version'");
   }
   {
     auto ro = RunStore::Open(path, RunStore::Mode::kReadOnly);
@@ -534,7 +538,7 @@ TEST(RunStoreTest, SeedRoundTripsAndOlderFilesHaveNone) {
   }
   auto rw = RunStore::Open(path);
   ASSERT_TRUE(rw.ok()) << rw.error().message;
-  EXPECT_EQ(rw->schema_version(), 3);
+  EXPECT_EQ(rw->schema_version(), 4);
   EXPECT_EQ(rw->GetRun(with)->seed, std::nullopt);
   RunRecord again = MakeRun("a", "2024-05-01T10:00:02Z");
   again.seed = -7;  // any integer

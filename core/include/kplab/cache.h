@@ -1,9 +1,10 @@
 // The phrase cache: every phrase a model has embedded, stored in the run store's SQLite file
-// (tables embed_models and phrase_vectors, schema version 2) keyed by (model fingerprint, phrase as
-// embedded), so each distinct phrase is embedded once per model across runs and processes. Beside
-// the database, one HNSW index per model (<db>.hnsw/<fingerprint>.hnsw, kplab's own header) answers
-// nearest-phrase queries; it is brought up to date with the table when opened, and rebuilt when it
-// does not match it. Not thread-safe: one PhraseCache per thread.
+// (tables embed_models and phrase_vectors, schema version 4: one B-tree keyed by (model, phrase as
+// embedded), WITHOUT ROWID), so each distinct phrase is embedded once per model across runs and
+// processes. Beside the database, one HNSW index per model (<db>.hnsw/<fingerprint>-<db id>.hnsw,
+// kplab's own header) answers nearest-phrase queries; its labels are the rows' `label` column. It is
+// brought up to date with the table when opened, and rebuilt when it does not match it. Not
+// thread-safe: one PhraseCache per thread (it uses threads of its own inside Get and Index).
 #pragma once
 
 #include <cstdint>
@@ -43,9 +44,16 @@ class PhraseCache {
   PhraseCache& operator=(PhraseCache&&) noexcept;
   ~PhraseCache();
 
-  // Vectors for phrases (distinct strings), as the model embeds them: out gets phrases.size() * dims
-  // floats, has[i] = 1 when phrase i has a vector. Cache misses are embedded in batches (on up to
-  // `threads` threads) and stored, one transaction per batch.
+  // Rows stored per write transaction: a process killed during Get leaves whole transactions of
+  // this many rows (the last one of a call may be smaller), never part of one.
+  static constexpr std::size_t kRowsPerTransaction = 65536;
+
+  // Vectors for phrases, as the model embeds them: out gets phrases.size() * dims floats, has[i] = 1
+  // when phrase i has a vector. A phrase given twice is looked up, embedded and stored once, and
+  // both positions get its vector (stats count positions). Phrases are handled in byte order:
+  // looked up by one ordered scan merged with them (or one query each when few are wanted), and
+  // the misses embedded on `threads` threads (0: every core) and inserted in key order,
+  // kRowsPerTransaction rows per transaction. The vectors do not depend on `threads`.
   Result<CacheStats> Get(const Embedder& model, const std::string& model_name,
                          const std::vector<std::string_view>& phrases, float* out, std::uint8_t* has,
                          int threads = 0);
@@ -53,10 +61,15 @@ class PhraseCache {
   // Number of phrases cached for a model (with or without a vector).
   Result<std::size_t> Count(const std::string& fingerprint);
 
-  // The model's nearest-phrase index over every cached phrase that has a vector.
-  Result<std::shared_ptr<AnnIndex>> Index(const Embedder& model, IndexStats* stats = nullptr);
-  // Phrase text of index labels (phrase_vectors ids); unknown ids give "".
-  Result<std::vector<std::string>> Phrases(const std::vector<std::int64_t>& ids);
+  // The model's nearest-phrase index over every cached phrase that has a vector. Rows it lacks are
+  // inserted on `threads` threads (0: every core), so a built graph depends on thread timing; its
+  // search results are checked by recall against exact search, not by identity.
+  Result<std::shared_ptr<AnnIndex>> Index(const Embedder& model, IndexStats* stats = nullptr,
+                                          int threads = 0);
+  // Phrase text of the model's index labels (phrase_vectors.label), one scan of the model's rows;
+  // unknown labels give "".
+  Result<std::vector<std::string>> Phrases(const std::string& fingerprint,
+                                           const std::vector<std::int64_t>& labels);
 
   // Every cached phrase of a model that has a vector, as (label, phrase).
   Result<std::vector<std::pair<std::int64_t, std::string>>> AllPhrases(const std::string& fingerprint);

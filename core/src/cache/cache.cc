@@ -1,14 +1,20 @@
 #include "kplab/cache.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <filesystem>
+#include <future>
+#include <limits>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <sqlite3.h>
 #include <fmt/format.h>
 
 #include "store/store_internal.h"
@@ -18,14 +24,126 @@ namespace fs = std::filesystem;
 namespace kplab {
 namespace {
 
-constexpr std::size_t kBatch = 4096;
 constexpr int kCacheEfSearch = 200;
+// Up to this many phrases are looked up one query each without counting the model's rows first.
+constexpr std::size_t kPointQueryMax = 256;
 
 double Since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 bool IsMemory(const std::string& p) { return p.empty() || p == ":memory:"; }
+
+int Threads(int threads) {
+  if (threads > 0) return threads;
+  return static_cast<int>(std::max(1u, std::min(16u, std::thread::hardware_concurrency())));
+}
+
+// A prepared statement on the raw handle: the hot loops bind string_views and read columns in place,
+// without the std::string copies SQLiteCpp's interface makes. Errors throw SQLite::Exception.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) : db_(db) {
+    if (sqlite3_prepare_v2(db, sql, -1, &st_, nullptr) != SQLITE_OK) throw SQLite::Exception(db);
+  }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+  ~Stmt() { sqlite3_finalize(st_); }
+
+  // As TEXT (never NULL: an empty view may have no data pointer, which SQLite would bind as NULL).
+  void Text(int i, std::string_view s) {
+    Check(sqlite3_bind_text64(st_, i, s.empty() ? "" : s.data(), s.size(), SQLITE_STATIC, SQLITE_UTF8));
+  }
+  void Int(int i, std::int64_t v) { Check(sqlite3_bind_int64(st_, i, v)); }
+  void Blob(int i, const void* p, int n) { Check(sqlite3_bind_blob(st_, i, p, n, SQLITE_STATIC)); }
+  void Null(int i) { Check(sqlite3_bind_null(st_, i)); }
+  // True for a row, false when done.
+  bool Step() {
+    const int rc = sqlite3_step(st_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    throw SQLite::Exception(db_, rc);
+  }
+  void Reset() { sqlite3_reset(st_); }
+  std::int64_t IntAt(int c) const { return sqlite3_column_int64(st_, c); }
+  bool NullAt(int c) const { return sqlite3_column_type(st_, c) == SQLITE_NULL; }
+  std::string_view TextAt(int c) const {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(st_, c));
+    return {p == nullptr ? "" : p, static_cast<std::size_t>(sqlite3_column_bytes(st_, c))};
+  }
+  const void* BlobAt(int c) const { return sqlite3_column_blob(st_, c); }
+  int BytesAt(int c) const { return sqlite3_column_bytes(st_, c); }
+
+ private:
+  void Check(int rc) {
+    if (rc != SQLITE_OK) throw SQLite::Exception(db_, rc);
+  }
+  sqlite3* db_;
+  sqlite3_stmt* st_ = nullptr;
+};
+
+// A phrase's sort key: its first 16 bytes as two big-endian integers (zero-padded), its length and
+// position. Most comparisons of two keys touch no phrase text.
+struct Key {
+  std::uint64_t k0 = 0, k1 = 0;
+  std::uint32_t len = 0, i = 0;
+};
+
+std::uint64_t Word(std::string_view s, std::size_t at) {
+  std::uint64_t w = 0;
+  for (std::size_t b = 0; b < 8; ++b) w = (w << 8) | (at + b < s.size() ? static_cast<unsigned char>(s[at + b]) : 0u);
+  return w;
+}
+
+Key MakeKey(std::string_view s, std::size_t i) {
+  return Key{Word(s, 0), Word(s, 8), static_cast<std::uint32_t>(std::min<std::size_t>(s.size(), UINT32_MAX)),
+             static_cast<std::uint32_t>(i)};
+}
+
+// Sign of a's phrase against b's in byte order (SQLite's BINARY collation: memcmp, then the shorter
+// first — std::string_view's order). Equal 16-byte prefixes of phrases no longer than 16 bytes differ
+// only in length (the shorter is a prefix of the other); otherwise the texts are compared.
+int Compare(const Key& a, std::string_view as, const Key& b, std::string_view bs) {
+  if (a.k0 != b.k0) return a.k0 < b.k0 ? -1 : 1;
+  if (a.k1 != b.k1) return a.k1 < b.k1 ? -1 : 1;
+  if (a.len <= 16 && b.len <= 16) return a.len == b.len ? 0 : (a.len < b.len ? -1 : 1);
+  return as.compare(bs);
+}
+
+// Keys of the phrases in byte order, equal phrases by position. Sorted in `threads` slices, then
+// merged.
+std::vector<Key> SortedKeys(const std::vector<std::string_view>& p, int threads) {
+  std::vector<Key> e(p.size());
+  auto less = [&p](const Key& a, const Key& b) {
+    const int c = Compare(a, p[a.i], b, p[b.i]);
+    return c < 0 || (c == 0 && a.i < b.i);
+  };
+  const std::size_t parts = p.size() < 65536 ? 1 : static_cast<std::size_t>(threads);
+  std::vector<std::size_t> cut(parts + 1);
+  for (std::size_t t = 0; t <= parts; ++t) cut[t] = p.size() * t / parts;
+  auto sort_part = [&](std::size_t t) {
+    for (std::size_t i = cut[t]; i < cut[t + 1]; ++i) e[i] = MakeKey(p[i], i);
+    std::sort(e.begin() + cut[t], e.begin() + cut[t + 1], less);
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < parts; ++t) pool.emplace_back(sort_part, t);
+  sort_part(0);
+  for (auto& th : pool) th.join();
+  for (std::size_t t = 1; t < parts; ++t) {
+    std::inplace_merge(e.begin(), e.begin() + cut[t], e.begin() + cut[t + 1], less);
+  }
+  return e;
+}
+
+// Runs f(lo, hi) over [0, n) cut into `threads` contiguous slices, the last on this thread.
+template <typename F>
+void Parallel(std::size_t n, int threads, F f) {
+  const std::size_t nt = n < 256 ? 1 : static_cast<std::size_t>(threads);
+  std::vector<std::thread> pool;
+  for (std::size_t t = 0; t + 1 < nt; ++t) pool.emplace_back(f, n * t / nt, n * (t + 1) / nt);
+  f(n * (nt - 1) / nt, n);
+  for (auto& th : pool) th.join();
+}
 
 }  // namespace
 
@@ -52,13 +170,16 @@ struct PhraseCache::Impl {
       }
       return get.getColumn(0).getInt64();
     }
-    SQLite::Statement ins(db, "INSERT INTO embed_models(fingerprint, name, backend, dims) VALUES(?,?,?,?)");
+    SQLite::Statement ins(db,
+                          "INSERT INTO embed_models(fingerprint, name, backend, dims) VALUES(?,?,?,?) "
+                          "ON CONFLICT(fingerprint) DO NOTHING");
     ins.bind(1, m.fingerprint());
     ins.bind(2, name);
     ins.bind(3, std::string(m.backend()));
     ins.bind(4, m.dims());
     ins.exec();
-    return db.getLastInsertRowid();
+    // Another process may have inserted it between the two statements.
+    return FindModel(m.fingerprint());
   }
 
   std::int64_t FindModel(const std::string& fp) {
@@ -67,29 +188,69 @@ struct PhraseCache::Impl {
     return get.executeStep() ? get.getColumn(0).getInt64() : -1;
   }
 
-  // Copies a stored vector into dst after checking its size and values.
-  void ReadVec(const SQLite::Column& col, int dims, float* dst, std::uint8_t* has,
-               std::string_view phrase) {
-    if (col.isNull()) {
+  std::int64_t CountRows(std::int64_t model_id) {
+    Stmt c(db.getHandle(), "SELECT count(*) FROM phrase_vectors WHERE model_id = ?");
+    c.Int(1, model_id);
+    c.Step();
+    return c.IntAt(0);
+  }
+
+  // Copies a stored vector (column c of st) into dst after checking its size and values.
+  static void ReadVec(const Stmt& st, int c, int dims, float* dst, std::uint8_t* has, std::string_view phrase) {
+    if (st.NullAt(c)) {
       std::fill(dst, dst + dims, 0.0f);
       *has = 0;
       return;
     }
-    if (col.getBytes() != dims * 4) {
+    if (st.BytesAt(c) != dims * 4) {
       throw std::runtime_error(fmt::format("the cached vector of '{}' has {} bytes (expected {}); "
                                            "corrupt cache",
-                                           phrase, col.getBytes(), dims * 4));
+                                           phrase, st.BytesAt(c), dims * 4));
     }
-    std::memcpy(dst, col.getBlob(), static_cast<std::size_t>(dims) * 4);
+    std::memcpy(dst, st.BlobAt(c), static_cast<std::size_t>(dims) * 4);
     double n2 = 0;
+    bool finite = true;
     for (int j = 0; j < dims; ++j) {
-      if (!std::isfinite(dst[j])) {
-        throw std::runtime_error(fmt::format("the cached vector of '{}' is not finite; corrupt cache",
-                                             phrase));
-      }
+      finite &= std::isfinite(dst[j]);
       n2 += static_cast<double>(dst[j]) * dst[j];
     }
+    if (!finite) {
+      throw std::runtime_error(fmt::format("the cached vector of '{}' is not finite; corrupt cache", phrase));
+    }
     *has = n2 > 0;
+  }
+
+  // Every vector of the model: the count and largest label, and (label, vector) of the rows with
+  // label > after, in label order.
+  void ScanVectors(std::int64_t model_id, int dims, std::int64_t after, std::int64_t* count,
+                   std::int64_t* max_label, std::vector<std::int64_t>* labels, std::vector<float>* vecs) {
+    Stmt rows(db.getHandle(), "SELECT label, vec FROM phrase_vectors WHERE model_id = ? AND vec IS NOT NULL");
+    rows.Int(1, model_id);
+    *count = 0;
+    *max_label = 0;
+    std::vector<std::pair<std::int64_t, std::size_t>> found;  // (label, row in buf)
+    std::vector<float> buf;
+    std::uint8_t has = 0;
+    while (rows.Step()) {
+      const std::int64_t label = rows.IntAt(0);
+      ++*count;
+      *max_label = std::max(*max_label, label);
+      if (label <= after) continue;
+      buf.resize(buf.size() + dims);
+      ReadVec(rows, 1, dims, buf.data() + buf.size() - dims, &has, "(index)");
+      if (!has) {  // a zero vector stored by an older kplab: never in the index
+        buf.resize(buf.size() - dims);
+        continue;
+      }
+      found.emplace_back(label, found.size());
+    }
+    std::sort(found.begin(), found.end());
+    labels->clear();
+    vecs->resize(found.size() * dims);
+    for (std::size_t k = 0; k < found.size(); ++k) {
+      labels->push_back(found[k].first);
+      std::memcpy(vecs->data() + k * dims, buf.data() + found[k].second * dims, sizeof(float) * dims);
+    }
   }
 };
 
@@ -110,13 +271,13 @@ Result<PhraseCache> PhraseCache::Open(const std::string& db_path) {
   auto v = store_internal::PrepareDatabase(impl->db, db_path);
   if (!v.ok()) return v.error();
   try {
-    // Reads of 100k cached vectors: memory-map the file instead of copying 64 KiB pages through
+    // Reads of a million cached vectors: memory-map the file instead of copying 64 KiB pages through
     // pread, and keep enough pages that index lookups do not re-read them.
-    impl->db.exec("PRAGMA mmap_size = 1073741824");
+    impl->db.exec("PRAGMA mmap_size = 4294967296");
     impl->db.exec("PRAGMA cache_size = -65536");
     // Index files live beside the database and outlive it when it is deleted; a new database must not
-    // pick up an old index whose labels (rowids) meant other phrases. Each database gets a random id,
-    // and index file names carry it.
+    // pick up an old index whose labels meant other phrases. Each database gets a random id, and
+    // index file names carry it.
     impl->db.exec("INSERT OR IGNORE INTO meta(key, value) VALUES('db_id', lower(hex(randomblob(8))))");
     impl->db_id = impl->db.execAndGet("SELECT value FROM meta WHERE key = 'db_id'").getString();
   } catch (const std::exception& e) {
@@ -134,10 +295,7 @@ Result<std::size_t> PhraseCache::Count(const std::string& fingerprint) {
   try {
     std::int64_t id = impl_->FindModel(fingerprint);
     if (id < 0) return std::size_t{0};
-    SQLite::Statement c(impl_->db, "SELECT count(*) FROM phrase_vectors WHERE model_id = ?");
-    c.bind(1, id);
-    c.executeStep();
-    return static_cast<std::size_t>(c.getColumn(0).getInt64());
+    return static_cast<std::size_t>(impl_->CountRows(id));
   } catch (const std::exception& e) {
     return impl_->DbError(e);
   }
@@ -147,202 +305,286 @@ Result<CacheStats> PhraseCache::Get(const Embedder& model, const std::string& mo
                                     const std::vector<std::string_view>& phrases, float* out,
                                     std::uint8_t* has, int threads) {
   CacheStats stats;
-  stats.requested = phrases.size();
+  const std::size_t n = phrases.size();
+  stats.requested = n;
   const int d = model.dims();
-  SQLite::Database& db = impl_->db;
-  std::vector<std::size_t> misses;
-  std::int64_t model_id = 0;
+  const auto row = static_cast<std::size_t>(d);
+  threads = Threads(threads);
+  if (n >= std::numeric_limits<std::uint32_t>::max()) {
+    return Error{fmt::format("phrase cache: {} phrases in one call (expected fewer than {})", n,
+                             std::numeric_limits<std::uint32_t>::max())};
+  }
+  sqlite3* h = impl_->db.getHandle();
   auto t0 = std::chrono::steady_clock::now();
+  // Everything below walks the phrases in key order: the look-up merges them with the table's own
+  // order, and the inserts append to (or fill in) the B-tree instead of landing on random pages.
+  const std::vector<Key> keys = SortedKeys(phrases, threads);
+  std::vector<std::uint32_t> order(n);
+  for (std::size_t j = 0; j < n; ++j) order[j] = keys[j].i;
+  auto same = [&](std::size_t j, std::size_t k) {
+    return Compare(keys[j], phrases[order[j]], keys[k], phrases[order[k]]) == 0;
+  };
+  std::vector<std::uint8_t> found(n, 0);
+  std::int64_t model_id = 0;
   try {
     model_id = impl_->ModelId(model, model_name);
-    SQLite::Statement count(db, "SELECT count(*) FROM phrase_vectors WHERE model_id = ?");
-    count.bind(1, model_id);
-    count.executeStep();
-    const std::size_t cached = static_cast<std::size_t>(count.getColumn(0).getInt64());
-    std::vector<std::uint8_t> found(phrases.size(), 0);
-    if (cached > 0 && cached <= 4 * phrases.size() + 1024) {
-      // Most of the table is wanted: one scan beats a point query per phrase.
-      std::unordered_map<std::string_view, std::size_t> want;
-      want.reserve(phrases.size());
-      for (std::size_t i = 0; i < phrases.size(); ++i) want.emplace(phrases[i], i);
-      // In rowid order (the '+' keeps SQLite off the (model_id, phrase) index, whose order would
-      // make every row a random page access).
-      SQLite::Statement scan(db, "SELECT phrase, vec FROM phrase_vectors WHERE +model_id = ?");
-      scan.bind(1, model_id);
-      while (scan.executeStep()) {
-        SQLite::Column ph = scan.getColumn(0);
-        std::string_view text(static_cast<const char*>(ph.getBlob()), static_cast<std::size_t>(ph.getBytes()));
-        auto it = want.find(text);
-        if (it == want.end()) continue;
-        std::size_t i = it->second;
-        impl_->ReadVec(scan.getColumn(1), d, out + i * d, has + i, text);
-        found[i] = 1;
+    std::int64_t cached = -1;  // unknown
+    if (n > kPointQueryMax) cached = impl_->CountRows(model_id);
+    if (n > 0 && cached > 0 && cached <= 4 * static_cast<std::int64_t>(n) + 1024) {
+      // Most of the model's rows are wanted: an ordered scan from the first wanted phrase, merged
+      // with the sorted list, beats a B-tree descent per phrase. A large list is cut into key ranges
+      // (never inside a run of equal phrases), each merged on its own thread with its own read
+      // connection (a file database only: ":memory:" is private to this connection).
+      auto merge = [&](sqlite3* conn, std::size_t j, std::size_t end) {
+        Stmt scan(conn, "SELECT phrase, vec FROM phrase_vectors WHERE model_id = ? AND phrase >= ? ORDER BY phrase");
+        scan.Int(1, model_id);
+        scan.Text(2, phrases[order[j]]);
+        while (j < end && scan.Step()) {
+          const std::string_view text = scan.TextAt(0);
+          const Key k = MakeKey(text, 0);
+          int c = -1;
+          while (j < end && (c = Compare(keys[j], phrases[order[j]], k, text)) < 0) ++j;
+          if (j == end || c != 0) continue;
+          const std::size_t first = order[j];
+          Impl::ReadVec(scan, 1, d, out + first * row, has + first, text);
+          found[first] = 1;
+          for (++j; j < end && Compare(keys[j], phrases[order[j]], k, text) == 0; ++j) {  // asked for again
+            std::memcpy(out + order[j] * row, out + first * row, row * sizeof(float));
+            has[order[j]] = has[first];
+            found[order[j]] = 1;
+          }
+        }
+      };
+      const std::size_t parts = IsMemory(impl_->path) || n < 65536 ? 1 : static_cast<std::size_t>(threads);
+      std::vector<std::size_t> cut(parts + 1, n);
+      cut[0] = 0;
+      for (std::size_t t = 1; t < parts; ++t) {
+        cut[t] = std::max(cut[t - 1], n * t / parts);
+        while (cut[t] > 0 && cut[t] < n && same(cut[t] - 1, cut[t])) ++cut[t];
       }
-    } else if (cached > 0) {
-      SQLite::Statement get(db, "SELECT vec FROM phrase_vectors WHERE model_id = ? AND phrase = ?");
-      get.bind(1, model_id);
-      for (std::size_t i = 0; i < phrases.size(); ++i) {
-        get.bind(2, std::string(phrases[i]));  // as TEXT (a pointer + size would bind a BLOB)
-        if (get.executeStep()) {
-          impl_->ReadVec(get.getColumn(0), d, out + i * d, has + i, phrases[i]);
+      std::vector<std::exception_ptr> failed(parts);
+      std::vector<std::thread> pool;
+      for (std::size_t t = 1; t < parts; ++t) {
+        if (cut[t] == cut[t + 1]) continue;
+        pool.emplace_back([&, t] {
+          try {
+            SQLite::Database conn(impl_->path, SQLite::OPEN_READONLY);
+            conn.setBusyTimeout(30000);
+            conn.exec("PRAGMA mmap_size = 4294967296");
+            merge(conn.getHandle(), cut[t], cut[t + 1]);
+          } catch (...) {
+            failed[t] = std::current_exception();
+          }
+        });
+      }
+      try {
+        if (cut[0] < cut[1]) merge(h, cut[0], cut[1]);
+      } catch (...) {
+        failed[0] = std::current_exception();
+      }
+      for (auto& th : pool) th.join();
+      for (const auto& f : failed) {
+        if (f) std::rethrow_exception(f);
+      }
+    } else if (n > 0 && cached != 0) {
+      Stmt get(h, "SELECT vec FROM phrase_vectors WHERE model_id = ? AND phrase = ?");
+      get.Int(1, model_id);
+      for (std::size_t j = 0; j < n; ++j) {
+        const std::size_t i = order[j];
+        if (j > 0 && same(j - 1, j)) {
+          if (found[order[j - 1]]) {
+            std::memcpy(out + i * row, out + order[j - 1] * row, row * sizeof(float));
+            has[i] = has[order[j - 1]];
+            found[i] = 1;
+          }
+          continue;
+        }
+        get.Text(2, phrases[i]);
+        if (get.Step()) {
+          Impl::ReadVec(get, 0, d, out + i * row, has + i, phrases[i]);
           found[i] = 1;
         }
-        get.reset();
-      }
-    }
-    for (std::size_t i = 0; i < phrases.size(); ++i) {
-      if (found[i]) {
-        ++stats.hits;
-      } else {
-        misses.push_back(i);
+        get.Reset();
       }
     }
   } catch (const std::exception& e) {
     return impl_->DbError(e);
   }
+  // The distinct phrases to embed, in key order (each one's first position), and the repeats.
+  std::vector<std::uint32_t> misses;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> repeats;  // (position, position embedded)
+  for (std::size_t j = 0; j < n; ++j) {
+    const std::uint32_t i = order[j];
+    if (found[i]) {
+      ++stats.hits;
+    } else if (j > 0 && !misses.empty() && same(j - 1, j)) {
+      repeats.emplace_back(i, misses.back());
+    } else {
+      misses.push_back(i);
+    }
+  }
   stats.lookup_seconds = Since(t0);
 
-  // Embed the misses batch by batch; each batch is stored in one transaction, so an interrupted run
-  // keeps what it finished.
-  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::min(8u, std::thread::hardware_concurrency())));
-  for (std::size_t b = 0; b < misses.size(); b += kBatch) {
-    const std::size_t e = std::min(misses.size(), b + kBatch);
+  // Embed the misses on every core, slice by slice (an embedder's vector for a phrase does not depend
+  // on the other phrases of the call, so the slicing changes no bit), and store them in transactions
+  // of kRowsPerTransaction rows: a killed process keeps whole transactions and nothing else. The
+  // next chunk is embedded while this one is stored.
+  struct Chunk {
+    std::vector<float> vecs;
+    std::vector<std::uint8_t> hv;
+    std::string error;
+    double seconds = 0;
+  };
+  auto embed_chunk = [&](std::size_t b) {
     auto te = std::chrono::steady_clock::now();
-    std::vector<std::string_view> batch;
-    for (std::size_t k = b; k < e; ++k) batch.push_back(phrases[misses[k]]);
-    std::vector<float> vecs(batch.size() * d);
-    std::vector<std::uint8_t> hv(batch.size());
-    const int nt = batch.size() < 256 ? 1 : threads;
-    std::vector<Status> status(nt);
-    std::vector<std::thread> pool;
-    for (int t = 0; t < nt; ++t) {
-      const std::size_t lo = batch.size() * t / nt, hi = batch.size() * (t + 1) / nt;
-      auto work = [&, t, lo, hi] {
-        std::vector<std::string_view> part(batch.begin() + lo, batch.begin() + hi);
-        status[t] = model.Embed(part, vecs.data() + lo * d, hv.data() + lo);
-      };
-      if (t + 1 == nt) {
-        work();
-      } else {
-        pool.emplace_back(work);
-      }
-    }
-    for (auto& th : pool) th.join();
-    for (const Status& st : status) {
-      if (!st.ok()) return Error{st.message()};
-    }
-    for (std::size_t k = 0; k < batch.size(); ++k) {
-      double n2 = 0;
-      for (int j = 0; j < d && hv[k]; ++j) {
-        const float x = vecs[k * d + j];
-        if (!std::isfinite(x)) {
-          return Error{fmt::format("model {}: the vector of '{}' is not finite", model_name, batch[k])};
+    const std::size_t m = std::min(misses.size(), b + kRowsPerTransaction) - b;
+    Chunk c;
+    c.vecs.assign(m * row, 0.0f);
+    c.hv.assign(m, 0);
+    std::vector<Status> status(static_cast<std::size_t>(threads), Status::Ok());
+    std::vector<std::string> bad(static_cast<std::size_t>(threads));
+    std::atomic<int> slot{0};
+    Parallel(m, threads, [&](std::size_t lo, std::size_t hi) {
+      const int s = slot++;
+      std::vector<std::string_view> part;
+      part.reserve(hi - lo);
+      for (std::size_t k = lo; k < hi; ++k) part.push_back(phrases[misses[b + k]]);
+      status[s] = model.Embed(part, c.vecs.data() + lo * row, c.hv.data() + lo);
+      if (!status[s].ok()) return;
+      for (std::size_t k = lo; k < hi; ++k) {
+        double n2 = 0;
+        for (int j = 0; j < d && c.hv[k]; ++j) {
+          const float x = c.vecs[k * row + j];
+          if (!std::isfinite(x)) {
+            if (bad[s].empty()) bad[s] = std::string(part[k - lo]);
+            c.hv[k] = 0;
+            break;
+          }
+          n2 += static_cast<double>(x) * x;
         }
-        n2 += static_cast<double>(x) * x;
+        // One rule for every backend: a zero vector is no vector (cosine 0, not in the index).
+        if (c.hv[k] && n2 == 0) c.hv[k] = 0;
       }
-      // One rule for every backend: a zero vector is no vector (cosine 0, not in the index).
-      if (hv[k] && n2 == 0) hv[k] = 0;
+    });
+    for (const Status& st : status) {
+      if (!st.ok() && c.error.empty()) c.error = st.message();
     }
-    stats.embed_seconds += Since(te);
+    for (const std::string& p : bad) {
+      if (!p.empty() && c.error.empty()) c.error = fmt::format("model {}: the vector of '{}' is not finite", model_name, p);
+    }
+    c.seconds = Since(te);
+    return c;
+  };
+  // Declared after everything embed_chunk refers to: an early return waits for it here.
+  std::future<Chunk> ahead;
+  if (!misses.empty()) ahead = std::async(std::launch::async, embed_chunk, std::size_t{0});
+  for (std::size_t b = 0; b < misses.size(); b += kRowsPerTransaction) {
+    const std::size_t m = std::min(misses.size(), b + kRowsPerTransaction) - b;
+    Chunk c = ahead.get();
+    if (!c.error.empty()) return Error{c.error};
+    if (b + m < misses.size()) ahead = std::async(std::launch::async, embed_chunk, b + m);
+    stats.embed_seconds += c.seconds;
+    const std::vector<float>& vecs = c.vecs;
+    const std::vector<std::uint8_t>& hv = c.hv;
     auto ts = std::chrono::steady_clock::now();
     try {
-      SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
-      SQLite::Statement ins(db, "INSERT OR IGNORE INTO phrase_vectors(model_id, phrase, vec) VALUES(?,?,?)");
-      ins.bind(1, model_id);
-      for (std::size_t k = 0; k < batch.size(); ++k) {
-        ins.bind(2, std::string(batch[k]));
+      SQLite::Transaction tx(impl_->db, SQLite::TransactionBehavior::IMMEDIATE);
+      // Labels are read under the write lock: another process's rows get other labels.
+      Stmt next(h, "SELECT next_label FROM embed_models WHERE id = ?");
+      next.Int(1, model_id);
+      if (!next.Step()) throw std::runtime_error("the model's row disappeared from embed_models");
+      std::int64_t label = next.IntAt(0);
+      // A phrase another process stored since the look-up keeps its row (same model, same vector).
+      Stmt ins(h,
+               "INSERT INTO phrase_vectors(model_id, phrase, label, vec) VALUES(?,?,?,?) "
+               "ON CONFLICT(model_id, phrase) DO NOTHING");
+      ins.Int(1, model_id);
+      for (std::size_t k = 0; k < m; ++k) {
+        ins.Text(2, phrases[misses[b + k]]);
+        ins.Int(3, label++);
         if (hv[k]) {
-          ins.bind(3, vecs.data() + k * d, d * 4);
+          ins.Blob(4, vecs.data() + k * row, d * 4);
         } else {
-          ins.bind(3);  // NULL: the model has no vector for it
+          ins.Null(4);  // the model has no vector for it
         }
-        ins.exec();
-        ins.reset();
+        ins.Step();
+        ins.Reset();
       }
+      Stmt set(h, "UPDATE embed_models SET next_label = ? WHERE id = ?");
+      set.Int(1, label);
+      set.Int(2, model_id);
+      set.Step();
       tx.commit();
     } catch (const std::exception& e) {
       return impl_->DbError(e);
     }
     stats.store_seconds += Since(ts);
-    for (std::size_t k = 0; k < batch.size(); ++k) {
+    for (std::size_t k = 0; k < m; ++k) {
       const std::size_t i = misses[b + k];
-      std::memcpy(out + i * d, vecs.data() + k * d, static_cast<std::size_t>(d) * 4);
+      std::memcpy(out + i * row, vecs.data() + k * row, row * sizeof(float));
       has[i] = hv[k];
     }
-    stats.embedded += batch.size();
   }
-  for (std::size_t i = 0; i < phrases.size(); ++i) stats.no_vector += has[i] == 0;
+  for (const auto& [i, src] : repeats) {
+    std::memcpy(out + i * row, out + static_cast<std::size_t>(src) * row, row * sizeof(float));
+    has[i] = has[src];
+  }
+  stats.embedded = misses.size() + repeats.size();
+  for (std::size_t i = 0; i < n; ++i) stats.no_vector += has[i] == 0;
   return stats;
 }
 
-Result<std::shared_ptr<AnnIndex>> PhraseCache::Index(const Embedder& model, IndexStats* stats_out) {
+Result<std::shared_ptr<AnnIndex>> PhraseCache::Index(const Embedder& model, IndexStats* stats_out, int threads) {
   IndexStats stats;
   auto t0 = std::chrono::steady_clock::now();
   const int d = model.dims();
   const std::string& fp = model.fingerprint();
   const std::string path = IndexPath(fp);
   try {
-    std::int64_t model_id = impl_->FindModel(fp);
-    std::int64_t count = 0, max_id = 0;
-    if (model_id >= 0) {
-      SQLite::Statement c(impl_->db,
-                          "SELECT count(*), coalesce(max(id), 0) FROM phrase_vectors "
-                          "WHERE model_id = ? AND vec IS NOT NULL");
-      c.bind(1, model_id);
-      c.executeStep();
-      count = c.getColumn(0).getInt64();
-      max_id = c.getColumn(1).getInt64();
-    }
+    const std::int64_t model_id = impl_->FindModel(fp);
     std::shared_ptr<AnnIndex> index;
-    std::int64_t after = 0;  // rows with a larger id are added
+    std::optional<AnnIndex> loaded;
     if (!path.empty() && fs::exists(path)) {
-      auto loaded = AnnIndex::Load(path, d, fp);
-      if (!loaded.ok()) {
-        stats.rebuild_reason = loaded.error().message;
-      } else if (loaded->max_label() > max_id || static_cast<std::int64_t>(loaded->size()) > count) {
-        stats.rebuild_reason = fmt::format("{}: index has {} phrases up to id {}, the cache {} up to {}",
-                                           path, loaded->size(), loaded->max_label(), count, max_id);
+      auto l = AnnIndex::Load(path, d, fp);
+      if (l.ok()) {
+        loaded = std::move(*l);
       } else {
-        SQLite::Statement c(impl_->db,
-                            "SELECT count(*) FROM phrase_vectors WHERE model_id = ? AND vec IS NOT NULL "
-                            "AND id > ?");
-        c.bind(1, model_id);
-        c.bind(2, loaded->max_label());
-        c.executeStep();
-        if (static_cast<std::int64_t>(loaded->size()) + c.getColumn(0).getInt64() == count) {
-          after = loaded->max_label();
-          index = std::make_shared<AnnIndex>(std::move(*loaded));
-        } else {
-          stats.rebuild_reason = fmt::format("{}: index does not match the cache table", path);
-        }
+        stats.rebuild_reason = l.error().message;
       }
     } else {
       stats.rebuild_reason = path.empty() ? "in-memory database" : "no index file yet";
+    }
+    // One scan of the model's rows gives the count and largest label of its vectors, and the rows
+    // the loaded index lacks (a label above its largest).
+    std::int64_t count = 0, max_label = 0;
+    std::vector<std::int64_t> labels;
+    std::vector<float> vecs;
+    const std::int64_t no_label = std::numeric_limits<std::int64_t>::min();
+    if (model_id >= 0) {
+      impl_->ScanVectors(model_id, d, loaded ? loaded->max_label() : no_label, &count, &max_label, &labels,
+                         &vecs);
+    }
+    if (loaded) {
+      if (loaded->size() > 0 &&
+          (loaded->max_label() > max_label || static_cast<std::int64_t>(loaded->size()) > count)) {
+        stats.rebuild_reason = fmt::format("{}: index has {} phrases up to label {}, the cache {} up to {}",
+                                           path, loaded->size(), loaded->max_label(), count, max_label);
+      } else if (static_cast<std::int64_t>(loaded->size() + labels.size()) != count) {
+        stats.rebuild_reason = fmt::format("{}: index does not match the cache table", path);
+      } else {
+        index = std::make_shared<AnnIndex>(std::move(*loaded));
+      }
+      if (!index && model_id >= 0) {  // rebuilt: every row is needed
+        impl_->ScanVectors(model_id, d, no_label, &count, &max_label, &labels, &vecs);
+      }
     }
     if (!index) {
       stats.rebuilt = true;
       index = std::make_shared<AnnIndex>(AnnIndex::Create(d, fp));
     }
     const std::size_t before = index->size();
-    if (model_id >= 0 && count > static_cast<std::int64_t>(before)) {
-      SQLite::Statement rows(impl_->db,
-                             "SELECT id, vec FROM phrase_vectors WHERE model_id = ? AND vec IS NOT NULL "
-                             "AND id > ? ORDER BY id");
-      rows.bind(1, model_id);
-      rows.bind(2, after);
-      std::vector<std::int64_t> labels;
-      std::vector<float> vecs;
-      std::uint8_t has = 0;
-      while (rows.executeStep()) {
-        labels.push_back(rows.getColumn(0).getInt64());
-        vecs.resize(labels.size() * d);
-        impl_->ReadVec(rows.getColumn(1), d, vecs.data() + (labels.size() - 1) * d, &has, "(index)");
-        if (!has) {  // a zero vector stored by an older kplab: never in the index
-          labels.pop_back();
-          vecs.resize(labels.size() * d);
-        }
-      }
-      Status st = index->AddBatch(labels, vecs.data());
+    if (!labels.empty()) {
+      Status st = index->AddBatch(labels, vecs.data(), Threads(threads));
       if (!st.ok()) return Error{st.message()};
     }
     stats.added = index->size() - before;
@@ -371,24 +613,32 @@ Result<std::vector<std::pair<std::int64_t, std::string>>> PhraseCache::AllPhrase
   try {
     std::int64_t id = impl_->FindModel(fingerprint);
     if (id < 0) return out;
-    SQLite::Statement scan(impl_->db,
-                           "SELECT id, phrase FROM phrase_vectors WHERE model_id = ? AND vec IS NOT NULL");
-    scan.bind(1, id);
-    while (scan.executeStep()) out.emplace_back(scan.getColumn(0).getInt64(), scan.getColumn(1).getString());
+    Stmt scan(impl_->db.getHandle(),
+              "SELECT label, phrase FROM phrase_vectors WHERE model_id = ? AND vec IS NOT NULL");
+    scan.Int(1, id);
+    while (scan.Step()) out.emplace_back(scan.IntAt(0), std::string(scan.TextAt(1)));
   } catch (const std::exception& e) {
     return impl_->DbError(e);
   }
   return out;
 }
 
-Result<std::vector<std::string>> PhraseCache::Phrases(const std::vector<std::int64_t>& ids) {
-  std::vector<std::string> out;
+Result<std::vector<std::string>> PhraseCache::Phrases(const std::string& fingerprint,
+                                                      const std::vector<std::int64_t>& labels) {
+  std::vector<std::string> out(labels.size());
   try {
-    SQLite::Statement get(impl_->db, "SELECT phrase FROM phrase_vectors WHERE id = ?");
-    for (std::int64_t id : ids) {
-      get.bind(1, id);
-      out.push_back(get.executeStep() ? get.getColumn(0).getString() : std::string());
-      get.reset();
+    std::int64_t id = impl_->FindModel(fingerprint);
+    if (id < 0 || labels.empty()) return out;
+    // Labels have no index of their own (the table's one key is (model, phrase)): one scan of the
+    // model's rows serves any number of them.
+    std::unordered_multimap<std::int64_t, std::size_t> want;
+    for (std::size_t i = 0; i < labels.size(); ++i) want.emplace(labels[i], i);
+    Stmt scan(impl_->db.getHandle(), "SELECT label, phrase FROM phrase_vectors WHERE model_id = ?");
+    scan.Int(1, id);
+    std::size_t left = want.size();
+    while (left > 0 && scan.Step()) {
+      auto [lo, hi] = want.equal_range(scan.IntAt(0));
+      for (auto it = lo; it != hi; ++it, --left) out[it->second] = std::string(scan.TextAt(1));
     }
   } catch (const std::exception& e) {
     return impl_->DbError(e);

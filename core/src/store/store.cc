@@ -142,10 +142,33 @@ constexpr const char kSchemaV3[] = R"sql(
 ALTER TABLE runs ADD COLUMN seed INTEGER;
 )sql";
 
+// Version 4: the phrase cache keyed by (model_id, phrase) in one B-tree (WITHOUT ROWID), so an insert
+// writes one tree instead of the table and its UNIQUE index, and a model's phrases are read in key
+// order by one scan (docs/embeddings.md). The HNSW labels, which were rowids, become the column
+// `label`, numbered per model in commit order; embed_models.next_label is the next one to give.
+// Every row is copied with its id as label, so existing vectors and index files stay valid.
+constexpr const char kSchemaV4[] = R"sql(
+ALTER TABLE embed_models ADD COLUMN next_label INTEGER NOT NULL DEFAULT 1;
+UPDATE embed_models SET next_label =
+  coalesce((SELECT max(id) FROM phrase_vectors WHERE model_id = embed_models.id), 0) + 1;
+CREATE TABLE phrase_vectors_v4(
+  model_id INTEGER NOT NULL REFERENCES embed_models(id),
+  phrase   TEXT NOT NULL,
+  label    INTEGER NOT NULL,
+  vec      BLOB,
+  PRIMARY KEY(model_id, phrase)
+) WITHOUT ROWID;
+INSERT INTO phrase_vectors_v4(model_id, phrase, label, vec)
+  SELECT model_id, phrase, id, vec FROM phrase_vectors ORDER BY model_id, phrase;
+DROP TABLE phrase_vectors;
+ALTER TABLE phrase_vectors_v4 RENAME TO phrase_vectors;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, kSchemaV1},
     {2, kSchemaV2},
     {3, kSchemaV3},
+    {4, kSchemaV4},
 };
 
 constexpr int kCurrentVersion = kMigrations[std::size(kMigrations) - 1].version;
