@@ -588,7 +588,7 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
     }
   }
   if (progress) progress(plugin.name, n, n);
-  if (plugin.api >= 2) return FinishV2(plugin, decls.front(), parts, std::move(out));
+  if (plugin.api >= 2) return FinishV2(plugin, decls.front(), std::move(out));
   // Merge the lanes' columns in document order.
   Columns cols;
   for (std::size_t l = 0; l < lanes_.size(); ++l) {
@@ -716,8 +716,7 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
   return out;
 }
 
-PluginOutcome MetricRunner::FinishV2(const MetricPlugin& plugin, const DeclaredColumns& decl,
-                                    std::vector<Partial>& parts, PluginOutcome out) {
+PluginOutcome MetricRunner::FinishV2(const MetricPlugin& plugin, const DeclaredColumns& decl, PluginOutcome out) {
   const std::size_t n_sub = plugin.subsets.empty() ? 1 : plugin.subsets.size();
   std::vector<std::vector<std::vector<double>>> values = std::move(v2_);
   v2_.clear();

@@ -59,8 +59,7 @@ class MetricRunner {
                const Progress* progress);
   void ScoreKernel(std::size_t lane, std::size_t index, const DeclaredColumns& decl, Partial& out,
                    const Progress* progress);
-  PluginOutcome FinishV2(const MetricPlugin& plugin, const DeclaredColumns& decl, std::vector<Partial>& parts,
-                         PluginOutcome out);
+  PluginOutcome FinishV2(const MetricPlugin& plugin, const DeclaredColumns& decl, PluginOutcome out);
   void PushCtx(lua_State* L);
   std::vector<Lane> lanes_;
   std::vector<std::size_t> bounds_;  // lane i scores documents [bounds_[i], bounds_[i + 1])
