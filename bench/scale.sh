@@ -27,7 +27,8 @@
 #
 # Environment: KPLAB_BUILD_DIR (default build; must hold host/kplab), KPLAB_SHARED_DATA (default
 # /work/shared/data), KPLAB_BENCH_RUNS (default 3), KPLAB_SCALE_SIZES (default "20000 200000 1000000";
-# 20000 must be among them for the checks).
+# 20000 must be among them for the checks), KPLAB_SCALE_EVAL_ARGS (extra `kplab eval` options for
+# every timed run, e.g. "--memory-limit 1024"; default none: the measurement is of kplab's defaults).
 set -euo pipefail
 trap 'echo "scale.sh:$LINENO: command failed (exit $?): $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
@@ -36,6 +37,7 @@ BUILD="${KPLAB_BUILD_DIR:-build}"
 DATA="${KPLAB_SHARED_DATA:-/work/shared/data}"
 RUNS="${KPLAB_BENCH_RUNS:-3}"
 SIZES="${KPLAB_SCALE_SIZES:-20000 200000 1000000}"
+read -r -a EXTRA <<<"${KPLAB_SCALE_EVAL_ARGS:-}"
 PY=/usr/bin/python3
 TIME=/usr/bin/time
 KPLAB="$BUILD/host/kplab"
@@ -55,19 +57,21 @@ TMP="$(mktemp -d "${TMPDIR:-/tmp}/kplab-scale.XXXXXX")"
 trap 'rm -rf "$TMP"' EXIT
 
 cut -d' ' -f1-3 /proc/loadavg >"$TMP/load.start"
-echo "scale: kplab $KPLAB on $(nproc) cores, $RUNS runs per cell, sizes 1 (baseline) $SIZES" >&2
+echo "scale: kplab $KPLAB on $(nproc) cores, $RUNS runs per cell, sizes 1 (baseline) $SIZES${EXTRA[*]:+, extra options: ${EXTRA[*]}}" >&2
 
 # eval_runs N LABEL METRICS...: RUNS timed fresh processes on the N-document set; "N LABEL s kb" to
 # $TMP/results, the aggregates (csv of the last run) to $TMP/agg.N.LABEL.
+# A run that fails (kplab's exit status) is recorded as FAILED with its message and the size's other
+# runs are skipped; the summary reports it and the script exits 1 at the end.
 eval_runs() {
   local n="$1" label="$2"; shift 2
   : >"$TMP/time.$n.$label"
   for _ in $(seq "$RUNS"); do
     if ! "$TIME" -f "%e %M" -o "$TMP/time.one" "$KPLAB" eval --dataset "$TMP/d$n" --predictions "$TMP/p$n.txt" \
-        --no-store --db "$TMP/unused.db" --output csv "$@" >"$TMP/agg.$n.$label" 2>"$TMP/err"; then
-      echo "scale.sh:$LINENO: kplab eval on $n documents ($label) failed:" >&2
-      cat "$TMP/err" >&2
-      exit 1
+        --no-store --db "$TMP/unused.db" --output csv "$@" "${EXTRA[@]}" >"$TMP/agg.$n.$label" 2>"$TMP/err"; then
+      echo "  kplab eval on $n documents ($label) failed: $(head -n 1 "$TMP/err")" >&2
+      echo "$n $label FAILED $(tail -n 1 "$TMP/time.one" | cut -d' ' -f1) $(head -n 1 "$TMP/err")" >>"$TMP/results"
+      return 0
     fi
     tail -n 1 "$TMP/time.one" >>"$TMP/time.$n.$label"
   done
@@ -90,10 +94,15 @@ generate() {  # generate N [--no-tags]
 # The untagged original (the check's yardstick; not timed).
 generate 20000 --no-tags
 mv "$TMP/d20000" "$TMP/dorig"; mv "$TMP/p20000.txt" "$TMP/porig.txt"
-"$KPLAB" eval --dataset "$TMP/dorig" --predictions "$TMP/porig.txt" --no-store --db "$TMP/unused.db" \
-  --output csv --metrics exact >"$TMP/agg.orig.exact" 2>"$TMP/err" || { cat "$TMP/err" >&2; exit 1; }
-"$KPLAB" eval --dataset "$TMP/dorig" --predictions "$TMP/porig.txt" --no-store --db "$TMP/unused.db" \
-  --output csv >"$TMP/agg.orig.default" 2>"$TMP/err" || { cat "$TMP/err" >&2; exit 1; }
+for label in exact default; do
+  metrics=(); [ "$label" = exact ] && metrics=(--metrics exact)
+  if ! "$KPLAB" eval --dataset "$TMP/dorig" --predictions "$TMP/porig.txt" --no-store --db "$TMP/unused.db" \
+      --output csv "${metrics[@]}" "${EXTRA[@]}" >"$TMP/agg.orig.$label" 2>"$TMP/err"; then
+    echo "scale.sh:$LINENO: kplab eval on the untagged original ($label) failed:" >&2
+    cat "$TMP/err" >&2
+    exit 1
+  fi
+done
 rm -rf "$TMP/dorig" "$TMP/porig.txt"
 
 for n in 1 $SIZES; do
@@ -105,13 +114,16 @@ for n in 1 $SIZES; do
 done
 cut -d' ' -f1-3 /proc/loadavg >"$TMP/load.end"
 
-"$PY" - "$TMP" "$SIZES" <<'EOF'
+"$PY" - "$TMP" "$SIZES" <<'EOF' || exit 1
 import csv, sys
 tmp, sizes = sys.argv[1], [int(s) for s in sys.argv[2].split()]
-res = {}
+res, failed = {}, {}
 for l in open(tmp + "/results"):
-    n, label, s, kb = l.split()
-    res[(int(n), label)] = (float(s), int(kb))
+    n, label, s, rest = l.rstrip("\n").split(" ", 3)
+    if s == "FAILED":
+        failed[(int(n), label)] = rest.split(" ", 1)[1] if " " in rest else rest
+    else:
+        res[(int(n), label)] = (float(s), int(rest))
 
 def aggregates(name):
     rows = list(csv.reader(open("%s/agg.%s" % (tmp, name))))
@@ -136,30 +148,39 @@ def compare(a, b):
 print("scale (issue 16): kplab eval, KP20k copies with a copy tag, whole process, median of runs")
 print("%-10s %-8s %9s %9s %12s %22s" % ("documents", "metrics", "seconds", "us/doc", "peak RSS MB", "KB/doc above baseline"))
 for label in ("default", "exact"):
-    base = res[(1, label)][1]
     for n in [1] + sizes:
+        if (n, label) in failed:
+            print("%-10d %-8s FAILED: %s" % (n, label, failed[(n, label)]))
+            continue
         s, kb = res[(n, label)]
-        above = "-" if n == 1 else "%.3f" % ((kb - base) / n)
-        print("%-10d %-8s %9.3f %9.2f %12.1f %22s" % (n, label, s, s / n * 1e6, kb / 1024, above))
+        above = "-" if n == 1 or (1, label) not in res else "%.3f" % ((kb - res[(1, label)][1]) / n)
+        per_doc = "-" if n == 1 else "%.2f" % (s / n * 1e6)
+        print("%-10d %-8s %9.3f %9s %12.1f %22s" % (n, label, s, per_doc, kb / 1024, above))
 big = max(sizes)
-bad = False
+bad = bool(failed)
 for label in ("default", "exact"):
+    tag = "%s (%s metrics)" % ("1M" if big == 1000000 else "%d docs" % big, label)
+    if any(k in failed for k in ((big, label), (1, label), (20000, label))):
+        print("%s: FAILED (target <= 5 s: NO)" % tag)
+        continue
     s, kb = res[(big, label)]
     per = (kb - res[(1, label)][1]) / big
     lin = (s / big) / (res[(20000, label)][0] / 20000)
-    tag = "%s (%s metrics)" % ("1M" if big == 1000000 else "%d docs" % big, label)
     print("%s: %.2f s (target <= 5 s: %s)" % (tag, s, "yes" if s <= 5 else "NO"))
     print("  KB/doc above baseline: %.3f (target <= 1.2: %s)" % (per, "yes" if per <= 1.2 else "NO"))
     print("  linearity: us/doc at %d / us/doc at 20k = %.2f" % (big, lin))
 print("checks:")
 orig_exact, orig_default = aggregates("orig.exact"), aggregates("orig.default")
 for n in sizes:
+    if (n, "exact") in failed or (n, "default") in failed or (20000, "default") in failed:
+        print("  %7d docs: not checked (a run failed)" % n)
+        continue
     r1 = compare(aggregates("%d.exact" % n), orig_exact)
     r2 = compare(aggregates("%d.default" % n), aggregates("20000.default"))
     print("  %7d docs, --metrics exact vs untagged original: %s" % (n, r1))
     print("  %7d docs, default metrics vs tagged 20k:         %s" % (n, r2))
     bad |= not r1.startswith("OK") or not r2.startswith("OK")
-t, o = aggregates("20000.default"), orig_default
+t, o = ({}, {}) if (20000, "default") in failed else (aggregates("20000.default"), orig_default)
 moved = sorted((abs(t[k] - o[k]), k) for k in t if k in o and abs(t[k] - o[k]) > 1e-9)
 print("  tagged vs untagged 20k, default metrics: %d of %d aggregates differ (containment metrics)%s"
       % (len(moved), len(t), "; largest: " + ", ".join("%s %+.4f" % (k, t[k] - o[k]) for _, k in moved[::-1][:4]) if moved else ""))

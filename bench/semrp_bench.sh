@@ -118,7 +118,7 @@ done
 cut -d' ' -f1-3 /proc/loadavg >"$TMP/load.end"
 
 echo "[4/4] checks" >&2
-"$PY" - "$TMP" <<'EOF'
+"$PY" - "$TMP" <<'EOF' || exit 1
 import csv, statistics, sys
 tmp = sys.argv[1]
 def med(name, col):
