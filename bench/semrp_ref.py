@@ -165,12 +165,12 @@ def main(argv):
         for d, (gline, pline) in enumerate(zip(gold, preds), 1):
             references = keyphrases(gline, False)
             predictions = keyphrases(pline, True)
+            stemmed_refs = stem_phrases(references)  # first, as the standalone function does
             num_refs = len(references)
             top = predictions[:num_refs]
             if num_refs == 0 or not top:
                 scores.append(0.0)
                 continue
-            stemmed_refs = stem_phrases(references)
             individual = []
             pending, pending_at = [], []
             for i, ps in enumerate(stem_phrases(top)):
