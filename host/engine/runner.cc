@@ -130,12 +130,6 @@ MetricRunner::MetricRunner(std::vector<Lane> lanes, std::shared_ptr<const Corpus
   for (std::size_t l = 0; l < lanes_.size(); ++l) {
     lua_State* L = lanes_[l].vm->state();
     DefineColumnTypes(L);
-    lua_createtable(L, static_cast<int>(bounds_[l + 1] - bounds_[l]), 0);
-    for (std::size_t i = bounds_[l]; i < bounds_[l + 1]; ++i) {
-      PushDocument(L, corpus_, i);
-      lua_rawseti(L, -2, static_cast<lua_Integer>(i - bounds_[l] + 1));
-    }
-    docs_refs_.push_back(luaL_ref(L, LUA_REGISTRYINDEX));
     SetEmbeddingSpace(L, rc_.space);
   }
 }
@@ -172,15 +166,16 @@ void MetricRunner::Score(std::size_t lane, std::size_t index, Partial& part, con
   lua_State* L = vm.state();
   const int base = lua_gettop(L);
   const std::size_t begin = bounds_[lane], end = bounds_[lane + 1], n = end - begin;
-  lua_rawgeti(L, LUA_REGISTRYINDEX, docs_refs_[lane]);  // [docs]
-  PushParams(L, plugin);                                 // [docs, params]
-  PushCtx(L);                                            // [docs, params, ctx]
-  lua_createtable(L, 0, 64);                             // [docs, params, ctx, out]
-  const int docs_idx = base + 1, params_idx = base + 2, ctx_idx = base + 3, out_idx = base + 4;
+  // A document's userdata is made when its call comes (a table of them all held ~100 bytes a document in
+  // the VM for the whole run, against the plugin's memory limit).
+  PushParams(L, plugin);      // [params]
+  PushCtx(L);                 // [params, ctx]
+  lua_createtable(L, 0, 64);  // [params, ctx, out]
+  const int params_idx = base + 1, ctx_idx = base + 2, out_idx = base + 3;
   std::size_t next_report = 0;
   for (std::size_t i = 0; i < n; ++i) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, plugin.score_ref);
-    lua_rawgeti(L, docs_idx, static_cast<lua_Integer>(i + 1));
+    PushDocument(L, corpus_, begin + i);
     lua_pushvalue(L, params_idx);
     lua_pushvalue(L, ctx_idx);
     lua_pushvalue(L, out_idx);
@@ -374,18 +369,17 @@ void MetricRunner::ScoreV2(std::size_t lane, std::size_t index, const DeclaredCo
   const std::size_t n_slots = decl.slots.size();
   std::vector<int> views;
   for (const auto& sname : plugin.subsets) views.push_back(SubsetView(sname));
-  lua_rawgeti(L, LUA_REGISTRYINDEX, docs_refs_[lane]);  // [docs]
-  PushParams(L, plugin);                                 // [docs, params]
-  PushCtx(L);                                            // [docs, params, ctxdata]
+  PushParams(L, plugin);                             // [params]
+  PushCtx(L);                                        // [params, ctxdata]
   lua_rawgeti(L, LUA_REGISTRYINDEX, slots_ref);
   lua_setfield(L, -2, "slots");
-  PushReadOnlyProxy(L, -1, "ctx");                       // [docs, params, ctxdata, ctx]
-  lua_createtable(L, static_cast<int>(n_slots), 0);      // [docs, params, ctxdata, ctx, out]
-  const int docs_idx = base + 1, params_idx = base + 2, data_idx = base + 3, ctx_idx = base + 4, out_idx = base + 5;
+  PushReadOnlyProxy(L, -1, "ctx");                   // [params, ctxdata, ctx]
+  lua_createtable(L, static_cast<int>(n_slots), 0);  // [params, ctxdata, ctx, out]
+  const int params_idx = base + 1, data_idx = base + 2, ctx_idx = base + 3, out_idx = base + 4;
   std::size_t next_report = 0;
   auto fail = [&](std::string message) { part.error = PluginError(plugin, std::move(message)); };
   for (std::size_t i = 0; i < n && !part.error; ++i) {
-    lua_rawgeti(L, docs_idx, static_cast<lua_Integer>(i + 1));  // [.., doc]
+    PushDocument(L, corpus_, begin + i);  // [.., doc]
     const int doc_idx = lua_gettop(L);
     const std::string& doc_id = corpus_->docs[begin + i].id;
     for (std::size_t s = 0; s < n_sub && !part.error; ++s) {

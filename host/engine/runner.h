@@ -63,7 +63,6 @@ class MetricRunner {
   void PushCtx(lua_State* L);
   std::vector<Lane> lanes_;
   std::vector<std::size_t> bounds_;  // lane i scores documents [bounds_[i], bounds_[i + 1])
-  std::vector<int> docs_refs_;       // per lane: registry table of its Document userdata
   std::shared_ptr<const Corpus> corpus_;
   RunContext rc_;
   // Gold-similar document pairs for the plugin being run, when it declares needs = {"pairs"}
