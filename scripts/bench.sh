@@ -7,8 +7,10 @@
 #        (peer: bench/peer_eval.sh, the reference tests/reference/kpref.py, profile kplab),
 # checks that the numbers are identical, and prints a table: task, peer, kplab, ratio, target, met?
 # Then kplab's own numbers where no peer can run here: the embedding layer (iii) and the semantic
-# metrics (iv: SemR-p over KP20k with a warm phrase cache, target < 1 s). Last, kplab against a least-work
-# program doing only the P/R/F1 part of the KP20k job (vi, issue 16's yardstick).
+# metrics (iv: SemR-p over KP20k with a warm phrase cache, target < 1 s). Then kplab against a least-work
+# program doing only the P/R/F1 part of the KP20k job (vi, issue 16's yardstick), and issue 16's other
+# targets, one script each: a million documents (vii, bench/scale.sh), a million-phrase cache (viii,
+# bench/cache_bench.sh), SemR-p against its authors' loop (ix, bench/semrp_bench.sh).
 # Whole-process times come from /usr/bin/time; in-process rates from the programs' own timing loops.
 # What is measured and how: bench/README.md.
 #
@@ -320,4 +322,15 @@ else
   tail -n 30 "$TMP/build_lw.log" >&2
   status=1
 fi
+# ---- (vii)-(ix) the rest of issue 16: scale, phrase cache, SemR-p against its authors' loop ----------------
+# Each is its own script (bench/README.md says what it measures and checks); each prints its ratios or
+# numbers beside the targets and exits 1 only when a number check fails.
+for script in scale.sh cache_bench.sh semrp_bench.sh; do
+  echo "[${script%.sh}] bench/$script" >&2
+  echo
+  if ! KPLAB_BUILD_DIR="$BUILD" KPLAB_SHARED_DATA="$DATA" bash "bench/$script"; then
+    echo "bench.sh: bench/$script failed" >&2
+    status=1
+  fi
+done
 exit "$status"
