@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Phrase-cache bulk benchmark (issue 16 item 4):   bench/cache_bench.sh
 #
-# Writes >= 1M distinct phrases (bench/gen_phrases.py: copies of KP20k gold + catSeqTG-2RF1 seed 1234,
-# each copy's keyphrases tagged "c<copy>") to a temporary directory, then times whole `kplab cache add`
+# Writes >= 1M distinct phrases (bench/gen_copies.py, the scale benchmark's generator: copies of KP20k
+# gold + catSeqTG-2RF1 seed 1234, each copy's keyphrases tagged "copy<c>") to a temporary directory, then times whole `kplab cache add`
 # processes under /usr/bin/time with the default embedding model ($KPLAB_MODEL or glove-6b-100d,
 # installed by scripts/setup.sh):
 #   cold: a new, empty database (every phrase embedded and stored);
@@ -17,7 +17,7 @@
 #                        only the `kplab` target is built
 #   KPLAB_SHARED_DATA    the shared data directory (default: /work/shared/data)
 #   KPLAB_BENCH_RUNS     cold and warm runs each (median reported; default 3)
-#   KPLAB_CACHE_COPIES   copies of the KP20k phrases (default 12: 1,027,778 distinct phrases)
+#   KPLAB_CACHE_COPIES   copies of the KP20k phrases (default 12: 1,027,789 distinct phrases)
 set -euo pipefail
 trap 'echo "cache_bench.sh:$LINENO: command failed: $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
@@ -54,7 +54,8 @@ KPLAB="$BUILD/host/kplab"
 
 LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
 echo "[cache] generating $COPIES copies of KP20k gold + catSeqTG-2RF1 seed 1234 in $TMP" >&2
-"$PY" bench/gen_phrases.py "$GOLD" "$PRED" "$TMP/in" "$COPIES"
+"$PY" bench/gen_copies.py --gold "$GOLD" --predictions "$PRED" --docs "$((COPIES * $(wc -l <"$GOLD")))" \
+  --out-dataset "$TMP/in/data" --out-predictions "$TMP/in/predictions.txt"
 ARGS=(cache add "$TMP/in/data" "$TMP/in/predictions.txt" --db "$TMP/cache.db")
 
 # timed OUTFILE CMD...: runs CMD under /usr/bin/time, appends "elapsed_s user_s sys_s max_rss_kb".
