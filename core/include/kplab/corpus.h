@@ -96,8 +96,10 @@ class Corpus {
 
 // Normalizes a dataset and (optionally) aligned predictions under a profile. Predictions must already be
 // aligned (AlignPredictions). Errors: invalid profile options.
+// threads: documents are built in that many contiguous ranges at once (0 = one per core, at most 8, one
+// for a few thousand documents); the corpus is the same for every count, ids included.
 Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* predictions,
-                           const Profile& profile);
+                           const Profile& profile, int threads = 0);
 
 // Attaches source text to a dataset whose release has keyphrases only (KP20k): line i of the file
 // becomes the text of document i ("title <eos> abstract"); later documents stay without text.
