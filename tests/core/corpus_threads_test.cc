@@ -16,7 +16,7 @@ namespace {
 const std::string kShared = std::string(KPLAB_SHARED_DATA) + "/";
 
 // Positions of view entries in the document's own keyphrase list (views hold addresses).
-std::vector<std::ptrdiff_t> Positions(const std::vector<const Keyphrase*>& view, const std::vector<Keyphrase>& kps) {
+std::vector<std::ptrdiff_t> Positions(std::span<const Keyphrase* const> view, const std::vector<Keyphrase>& kps) {
   std::vector<std::ptrdiff_t> out;
   for (const Keyphrase* k : view) out.push_back(k - kps.data());
   return out;

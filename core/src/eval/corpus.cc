@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "eval/slot_table.h"
 #include "kplab/stem.h"
 #include "kplab/text.h"
 
@@ -80,52 +81,25 @@ inline std::uint64_t HashPiece(std::string_view s) {
   return h;
 }
 
-// Raw keyphrase piece -> phrase index (or kDropped). Keys are views into bytes that outlive the build
-// (the raw import, or a builder's copies of ExHiRD's re-cut pieces), so no piece is copied.
-class PieceMemo {
- public:
-  static constexpr std::uint32_t kDropped = 0xFFFFFFFEu;
-
-  const std::uint32_t* Find(std::string_view s, std::uint64_t h) const {
-    const std::size_t mask = slots_.size() - 1;
-    for (std::size_t i = h & mask;; i = (i + 1) & mask) {
-      const Slot& e = slots_[i];
-      if (e.value == kFree) return nullptr;
-      if (e.hash == h && e.size == s.size() && std::memcmp(e.data, s.data(), s.size()) == 0) return &e.value;
-    }
-  }
-  // s must not be in the memo.
-  void Insert(std::string_view s, std::uint64_t h, std::uint32_t value) {
-    if ((used_ + 1) * 2 > slots_.size()) Grow();
-    const std::size_t mask = slots_.size() - 1;
-    std::size_t i = h & mask;
-    while (slots_[i].value != kFree) i = (i + 1) & mask;
-    slots_[i] = {h, s.data(), static_cast<std::uint32_t>(s.size()), value};
-    ++used_;
-  }
-
- private:
-  static constexpr std::uint32_t kFree = 0xFFFFFFFFu;
-  struct Slot {
-    std::uint64_t hash = 0;
-    const char* data = nullptr;
-    std::uint32_t size = 0;
-    std::uint32_t value = kFree;
-  };
-  void Grow() {
-    std::vector<Slot> bigger(slots_.size() * 2);
-    const std::size_t mask = bigger.size() - 1;
-    for (const Slot& old : slots_) {
-      if (old.value == kFree) continue;
-      std::size_t j = old.hash & mask;
-      while (bigger[j].value != kFree) j = (j + 1) & mask;
-      bigger[j] = old;
-    }
-    slots_.swap(bigger);
-  }
-  std::vector<Slot> slots_ = std::vector<Slot>(1024);
-  std::size_t used_ = 0;
+// A distinct raw keyphrase piece a builder met, and the local id of the phrase it normalized to (or
+// kDropped). Its bytes outlive the build (the raw import, or a builder's copies of ExHiRD's re-cut
+// pieces), so no piece is copied to memoize it.
+struct Piece {
+  static constexpr std::uint32_t kDropped = 0xFFFFFFFFu;
+  const char* data;
+  std::uint32_t size;
+  bool stem;
+  std::uint32_t phrase;
+  std::string_view view() const { return {data, size}; }
 };
+
+// The piece memo of one stem flag, twice as large (SlotTable::Fill said it is over half full).
+void Rehash(const std::vector<Piece>& pieces, bool stem, eval_internal::SlotTable& memo) {
+  memo.Restart();
+  for (std::size_t k = 0; k < pieces.size(); ++k) {
+    if (pieces[k].stem == stem) memo.Insert(HashPiece(pieces[k].view()), static_cast<std::uint32_t>(k));
+  }
+}
 
 // Is the stem sequence a contiguous run of the document's source stems (Corpus::FirstOccurrence)?
 std::optional<std::size_t> FirstOccurrenceIn(const Lexicon& lex, const Profile& profile, const Document& doc,
@@ -192,19 +166,10 @@ class Builder {
   };
   explicit Builder(const Options& o) : o_(o), p_(*o.profile), stemmer_(p_.stem_mode) {}
 
-  // The raw piece each phrase (by local id) was normalized from, for the merge.
-  struct Piece {
-    const char* data;
-    std::uint32_t size;
-    bool stem;
-    std::uint64_t hash;
-    std::string_view view() const { return {data, size}; }
-  };
-
   Lexicon lex;
   std::deque<Phrase> phrases;  // ids are indices here (local until merged)
-  std::vector<Piece> pieces;   // parallel to phrases
-  PieceMemo memo[2];           // unstemmed / stemmed
+  std::vector<Piece> pieces;   // distinct pieces in order of first use; phrases are made in this order
+  eval_internal::SlotTable memo[2];  // unstemmed / stemmed piece -> index in pieces
   // Documents with a repeated prediction: index in the corpus, and per kept piece its index in preds.
   std::vector<std::pair<std::size_t, std::vector<std::uint32_t>>> dups;
 
@@ -373,12 +338,17 @@ class Builder {
   // re-cut ones) is copied when it becomes a key of the memo, which must outlive the build.
   const Phrase* Intern(std::string_view piece, bool stem, bool transient) {
     const std::uint64_t h = HashPiece(piece);
-    PieceMemo& m = memo[stem ? 1 : 0];
-    if (const std::uint32_t* v = m.Find(piece, h)) return *v == PieceMemo::kDropped ? nullptr : &phrases[*v];
+    eval_internal::SlotTable& m = memo[stem ? 1 : 0];
+    bool found = false;
+    const std::size_t pos = m.Probe(h, [&](std::uint32_t k) { return pieces[k].view() == piece; }, &found);
+    if (found) {
+      const std::uint32_t ph = pieces[eval_internal::SlotTable::Index(m.At(pos))].phrase;
+      return ph == Piece::kDropped ? nullptr : &phrases[ph];
+    }
     if (transient) piece = owned_.emplace_back(piece);
     const Phrase* ph = Normalize(piece, stem);
-    m.Insert(piece, h, ph ? ph->id : PieceMemo::kDropped);
-    if (ph) pieces.push_back({piece.data(), static_cast<std::uint32_t>(piece.size()), stem, h});
+    pieces.push_back({piece.data(), static_cast<std::uint32_t>(piece.size()), stem, ph ? ph->id : Piece::kDropped});
+    if (m.Fill(pos, h, static_cast<std::uint32_t>(pieces.size() - 1))) Rehash(pieces, stem, m);
     return ph;
   }
 
@@ -455,28 +425,39 @@ std::string AsciiLower(std::string s) {
 }
 
 // The zero-copy list views of a document's keyphrases (Document::pred_view, ref_view, pred_view_dups)
-// and the token probabilities' pointers, once its keyphrases have their final addresses.
-void FinishDocument(Document& doc, const std::vector<std::uint32_t>* dup_indices) {
-  if (dup_indices) {
-    doc.pred_view_dups.reserve(dup_indices->size());
-    for (std::uint32_t f : *dup_indices) doc.pred_view_dups.push_back(&doc.preds[f]);
-  }
+// and the token probabilities' pointers, once its keyphrases have their final addresses. The views
+// are appended to block, which has room for them (ViewSlots).
+std::size_t ViewSlots(const Document& doc, const std::vector<std::uint32_t>* dup_indices) {
+  return 2 * (doc.preds.size() + doc.refs.size()) + (dup_indices ? dup_indices->size() : 0);
+}
+
+void FinishDocument(Document& doc, const std::vector<std::uint32_t>* dup_indices,
+                    std::vector<const Keyphrase*>& block) {
   if (!doc.pred_probs.empty() && doc.pred_probs.size() == doc.preds.size()) {
     for (std::size_t j = 0; j < doc.preds.size(); ++j) doc.preds[j].probs = &doc.pred_probs[j];
   }
-  auto views = [](const std::vector<Keyphrase>& kps, std::vector<const Keyphrase*>(&view)[3]) {
-    std::size_t present = 0;
-    for (const Keyphrase& k : kps) present += k.present;
-    view[0].reserve(kps.size());
-    view[1].reserve(present);
-    view[2].reserve(kps.size() - present);
-    for (const Keyphrase& k : kps) {
-      view[0].push_back(&k);
-      view[k.present ? 1 : 2].push_back(&k);
+  auto span_from = [&](std::size_t start) {
+    return std::span<const Keyphrase* const>(block.data() + start, block.size() - start);
+  };
+  auto views = [&](const std::vector<Keyphrase>& kps, std::span<const Keyphrase* const>(&view)[3]) {
+    std::size_t start = block.size();
+    for (const Keyphrase& k : kps) block.push_back(&k);
+    view[0] = span_from(start);
+    for (const bool present : {true, false}) {
+      start = block.size();
+      for (const Keyphrase& k : kps) {
+        if (k.present == present) block.push_back(&k);
+      }
+      view[present ? 1 : 2] = span_from(start);
     }
   };
   views(doc.preds, doc.pred_view);
   views(doc.refs, doc.ref_view);
+  if (dup_indices) {
+    const std::size_t start = block.size();
+    for (std::uint32_t f : *dup_indices) block.push_back(&doc.preds[f]);
+    doc.pred_view_dups = span_from(start);
+  }
 }
 
 // Runs fn(t) for t in [0, n) on n threads (the calling thread takes t = 0).
@@ -597,27 +578,35 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
     b.lex = Lexicon();  // the merged lexicon grows as the range's shrinks: no peak of both
     auto& pmap = phrase_map[t];
     pmap.resize(b.phrases.size());
-    for (std::size_t j = 0; j < b.phrases.size(); ++j) {
-      const Builder::Piece& piece = b.pieces[j];
-      PieceMemo& memo = first.memo[piece.stem ? 1 : 0];
-      if (const std::uint32_t* v = memo.Find(piece.view(), piece.hash)) {
-        pmap[j] = &corpus.phrases[*v];  // normalizing is deterministic: never kDropped here
+    for (const Piece& piece : b.pieces) {
+      if (piece.phrase == Piece::kDropped) continue;  // dropped in every range alike
+      const std::uint64_t h = HashPiece(piece.view());
+      eval_internal::SlotTable& memo = first.memo[piece.stem ? 1 : 0];
+      bool found = false;
+      const std::size_t pos =
+          memo.Probe(h, [&](std::uint32_t k) { return first.pieces[k].view() == piece.view(); }, &found);
+      if (found) {  // normalizing is deterministic: the earlier range made the same phrase
+        pmap[piece.phrase] = &corpus.phrases[first.pieces[eval_internal::SlotTable::Index(memo.At(pos))].phrase];
         continue;
       }
-      Phrase& ph = corpus.phrases.emplace_back(std::move(b.phrases[j]));
+      Phrase& ph = corpus.phrases.emplace_back(std::move(b.phrases[piece.phrase]));
       ph.id = static_cast<std::uint32_t>(corpus.phrases.size() - 1);
       for (TokenId& x : ph.tokens) x = tmap[x];
       for (TokenId& x : ph.stems) x = tmap[x];
       ph.key = tmap[ph.key];
       ph.dedup_key = tmap[ph.dedup_key];
-      memo.Insert(piece.view(), piece.hash, ph.id);
-      pmap[j] = &ph;
+      first.pieces.push_back({piece.data, piece.size, piece.stem, ph.id});
+      if (memo.Fill(pos, h, static_cast<std::uint32_t>(first.pieces.size() - 1))) Rehash(first.pieces, piece.stem, memo);
+      pmap[piece.phrase] = &ph;
     }
-    b.memo[0] = b.memo[1] = PieceMemo();
+    b.memo[0] = eval_internal::SlotTable();
+    b.memo[1] = eval_internal::SlotTable();
     b.pieces = {};
   }
-  first.memo[0] = first.memo[1] = PieceMemo();
+  first.memo[0] = eval_internal::SlotTable();
+  first.memo[1] = eval_internal::SlotTable();
   first.pieces = {};
+  corpus.view_blocks.resize(n);
   // Every range's documents to the merged ids (a local phrase keeps its local id after its move), then
   // their views.
   OnThreads(n, [&](std::size_t t) {
@@ -641,11 +630,15 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
       builders[t]->phrases = {};  // moved or duplicates: only their ids were still read
     }
     const auto& dups = builders[t]->dups;
-    std::size_t d = 0;
-    for (std::size_t i = begin; i < end; ++i) {
-      const bool has_dups = d < dups.size() && dups[d].first == i;
-      FinishDocument(corpus.docs[i], has_dups ? &dups[d++].second : nullptr);
-    }
+    auto dups_of = [&](std::size_t i, std::size_t& d) -> const std::vector<std::uint32_t>* {
+      return d < dups.size() && dups[d].first == i ? &dups[d++].second : nullptr;
+    };
+    std::size_t slots = 0, d = 0;
+    for (std::size_t i = begin; i < end; ++i) slots += ViewSlots(corpus.docs[i], dups_of(i, d));
+    std::vector<const Keyphrase*>& block = corpus.view_blocks[t];
+    block.reserve(slots);  // exactly: the views' addresses never move
+    d = 0;
+    for (std::size_t i = begin; i < end; ++i) FinishDocument(corpus.docs[i], dups_of(i, d), block);
   });
   return corpus;
 }
