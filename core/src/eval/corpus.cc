@@ -1,6 +1,7 @@
 #include "kplab/corpus.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -81,6 +82,23 @@ inline std::uint64_t HashPiece(std::string_view s) {
   return h;
 }
 
+// SplitWhitespace (Python's str.split()) of ASCII text, appending to out without allocating a vector
+// per call: the whitespace bytes are those IsPySpace accepts (which include \x1c-\x1f).
+void SplitAsciiWhitespace(std::string_view s, std::vector<std::string_view>& out) {
+  static const auto kSpace = [] {
+    std::array<bool, 128> t{};
+    for (char32_t c = 0; c < 128; ++c) t[c] = IsPySpace(c);
+    return t;
+  }();
+  std::size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && kSpace[static_cast<unsigned char>(s[i])]) ++i;
+    const std::size_t start = i;
+    while (i < s.size() && !kSpace[static_cast<unsigned char>(s[i])]) ++i;
+    if (i > start) out.push_back(s.substr(start, i - start));
+  }
+}
+
 // A distinct raw keyphrase piece a builder met, and the local id of the phrase it normalized to (or
 // kDropped). Its bytes outlive the build (the raw import, or a builder's copies of ExHiRD's re-cut
 // pieces), so no piece is copied to memoize it.
@@ -92,14 +110,6 @@ struct Piece {
   std::uint32_t phrase;
   std::string_view view() const { return {data, size}; }
 };
-
-// The piece memo of one stem flag, twice as large (SlotTable::Fill said it is over half full).
-void Rehash(const std::vector<Piece>& pieces, bool stem, eval_internal::SlotTable& memo) {
-  memo.Restart();
-  for (std::size_t k = 0; k < pieces.size(); ++k) {
-    if (pieces[k].stem == stem) memo.Insert(HashPiece(pieces[k].view()), static_cast<std::uint32_t>(k));
-  }
-}
 
 // Is the stem sequence a contiguous run of the document's source stems (Corpus::FirstOccurrence)?
 std::optional<std::size_t> FirstOccurrenceIn(const Lexicon& lex, const Profile& profile, const Document& doc,
@@ -348,14 +358,15 @@ class Builder {
     if (transient) piece = owned_.emplace_back(piece);
     const Phrase* ph = Normalize(piece, stem);
     pieces.push_back({piece.data(), static_cast<std::uint32_t>(piece.size()), stem, ph ? ph->id : Piece::kDropped});
-    if (m.Fill(pos, h, static_cast<std::uint32_t>(pieces.size() - 1))) Rehash(pieces, stem, m);
+    m.Fill(pos, h, static_cast<std::uint32_t>(pieces.size() - 1));
     return ph;
   }
 
   const Phrase* Normalize(std::string_view piece, bool stem) {
     const std::string_view stripped = Strip(piece);
+    const bool ascii = IsAscii(stripped);
     std::string s;
-    if (p_.lowercase && !IsAscii(stripped)) {
+    if (p_.lowercase && !ascii) {
       s = Lower(stripped);
     } else {
       s.assign(stripped);
@@ -395,6 +406,8 @@ class Builder {
       tokens_.clear();
       if (p_.keyphrase_split_space) {
         for (auto t : SplitSpace(s)) tokens_.push_back(t);
+      } else if (ascii) {  // s is the ASCII piece stripped, lower-cased, maybe cleaned up: still ASCII
+        SplitAsciiWhitespace(s, tokens_);
       } else {
         for (auto t : SplitWhitespace(s)) tokens_.push_back(t);
       }
@@ -596,7 +609,7 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
       ph.key = tmap[ph.key];
       ph.dedup_key = tmap[ph.dedup_key];
       first.pieces.push_back({piece.data, piece.size, piece.stem, ph.id});
-      if (memo.Fill(pos, h, static_cast<std::uint32_t>(first.pieces.size() - 1))) Rehash(first.pieces, piece.stem, memo);
+      memo.Fill(pos, h, static_cast<std::uint32_t>(first.pieces.size() - 1));
       pmap[piece.phrase] = &ph;
     }
     b.memo[0] = eval_internal::SlotTable();

@@ -69,11 +69,7 @@ TokenId Lexicon::Intern(std::string_view s) {
   chunk_pos_ += s.size() + 1;
   chunk_left_ -= s.size() + 1;
   strings_.emplace_back(dst, s.size());
-  if (slots.Fill(pos, h, id)) {
-    // Twice as large, every string hashed again (in id order: the chunks are read front to back).
-    slots.Restart();
-    for (std::size_t i = 0; i < strings_.size(); ++i) slots.Insert(HashBytes(strings_[i]), static_cast<std::uint32_t>(i));
-  }
+  slots.Fill(pos, h, id);
   return id;
 }
 

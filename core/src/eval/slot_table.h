@@ -1,6 +1,7 @@
 // Open-addressing hash slots for the corpus's interning tables (Lexicon, the builder's piece memo): one
 // 64-bit word a slot, the upper half of the key's hash beside a 1-based index into the caller's own
-// records (0 = free), so a probe reads 8 bytes and the key itself only on a matching hash half. Tables
+// records (0 = free), so a probe reads 8 bytes and the key itself only on a matching hash half. The
+// position comes from that half too, so growing moves slots without reading a key again. Tables
 // of millions of slots (a million documents) are mapped with transparent huge pages where the kernel
 // allows them, as random probes otherwise spend most of their time in TLB misses.
 #pragma once
@@ -48,7 +49,7 @@ class SlotTable {
   template <typename Match>
   std::size_t Probe(std::uint64_t hash, const Match& match, bool* found) const {
     const std::size_t mask = size_ - 1;
-    for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
+    for (std::size_t i = Home(hash) & mask;; i = (i + 1) & mask) {
       const std::uint64_t s = slots_[i];
       if (s == 0) {
         *found = false;
@@ -61,29 +62,38 @@ class SlotTable {
     }
   }
   std::uint64_t At(std::size_t pos) const { return slots_[pos]; }
-  // Fills the free position pos (from Probe). True when the table is now over half full: the caller
-  // then rebuilds it twice as large with Rehash, which needs every key's hash again.
-  bool Fill(std::size_t pos, std::uint64_t hash, std::uint32_t index) {
+  // Fills the free position pos (from Probe); the table doubles when over half full.
+  void Fill(std::size_t pos, std::uint64_t hash, std::uint32_t index) {
     slots_[pos] = Slot(hash, index);
-    return ++used_ * 2 > size_;
-  }
-  // An empty table of twice the size, for re-inserting every key with Insert.
-  void Restart() {
-    const std::size_t n = size_ * 2;
-    Free();
-    Allocate(n);
-  }
-  void Insert(std::uint64_t hash, std::uint32_t index) {
-    const std::size_t mask = size_ - 1;
-    std::size_t i = hash & mask;
-    while (slots_[i] != 0) i = (i + 1) & mask;
-    slots_[i] = Slot(hash, index);
-    ++used_;
+    if (++used_ * 2 > size_) Grow();
   }
   std::size_t size() const { return size_; }
 
  private:
   static constexpr std::size_t kMapBytes = std::size_t{2} << 20;  // from one huge page up: mmap
+
+  static std::size_t Home(std::uint64_t hash_or_slot) { return static_cast<std::size_t>(hash_or_slot >> 32); }
+
+  void Grow() {
+    const std::uint64_t* old = slots_;
+    const std::size_t old_size = size_, used = used_;
+    const bool old_mapped = mapped_;
+    slots_ = nullptr;
+    Allocate(old_size * 2);
+    const std::size_t mask = size_ - 1;
+    for (std::size_t k = 0; k < old_size; ++k) {
+      if (old[k] == 0) continue;
+      std::size_t i = Home(old[k]) & mask;
+      while (slots_[i] != 0) i = (i + 1) & mask;
+      slots_[i] = old[k];
+    }
+    used_ = used;
+    if (old_mapped) {
+      munmap(const_cast<std::uint64_t*>(old), old_size * sizeof(std::uint64_t));
+    } else {
+      std::free(const_cast<std::uint64_t*>(old));
+    }
+  }
 
   void Allocate(std::size_t slots) {
     size_ = slots;
