@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <array>
+#include <iterator>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -235,7 +238,8 @@ class Builder {
     seen_.clear();
     dup_index_.clear();
     bool any_dup = false;
-    doc.preds.reserve(n_pieces);
+    // Kept in a scratch list first: the document keeps exactly its own (dups and markers drop many).
+    preds_.clear();
     for (std::size_t j = 0; j < n_pieces; ++j) {
       const Phrase* ph = Intern(raw_pieces[j], true, p_.exhird_markers);
       if (!ph) continue;
@@ -249,8 +253,8 @@ class Builder {
       }
       if (IsInvalid(lex, p_, *ph)) continue;
       if (p_.dedup && !seen_.insert(ph->dedup_key)) {
-        for (std::size_t f = 0; f < doc.preds.size(); ++f) {
-          if (doc.preds[f].phrase->dedup_key == ph->dedup_key) {
+        for (std::size_t f = 0; f < preds_.size(); ++f) {
+          if (preds_[f].phrase->dedup_key == ph->dedup_key) {
             dup_index_.push_back(static_cast<std::uint32_t>(f));
             break;
           }
@@ -258,15 +262,16 @@ class Builder {
         any_dup = true;
         continue;
       }
-      dup_index_.push_back(static_cast<std::uint32_t>(doc.preds.size()));
+      dup_index_.push_back(static_cast<std::uint32_t>(preds_.size()));
       Keyphrase kp;
       kp.phrase = ph;
       kp.after_peos = after_peos;
       if (j < rp->scores.size() && !p_.exhird_markers) kp.score = rp->scores[j];
       kp.present = FirstOccurrenceIn(lex, p_, doc, kp.stems()).has_value();
-      doc.preds.push_back(std::move(kp));
+      preds_.push_back(std::move(kp));
       if (with_probs) doc.pred_probs.push_back(rp->token_probs[j]);
     }
+    doc.preds.assign(std::make_move_iterator(preds_.begin()), std::make_move_iterator(preds_.end()));
     if (any_dup) dups.emplace_back(i, dup_index_);
   }
 
@@ -430,6 +435,7 @@ class Builder {
   std::deque<std::string> owned_;
   SmallSet seen_;
   std::vector<std::uint32_t> dup_index_;  // per kept prediction piece: its index in doc.preds
+  std::vector<Keyphrase> preds_;          // a document's predictions while they are filtered
 };
 
 std::string AsciiLower(std::string s) {
@@ -473,14 +479,33 @@ void FinishDocument(Document& doc, const std::vector<std::uint32_t>* dup_indices
   }
 }
 
-// Runs fn(t) for t in [0, n) on n threads (the calling thread takes t = 0).
+// Runs fn(t) for t in [0, n) on n threads (the calling thread takes t = 0). An exception of any of
+// them (std::bad_alloc) is rethrown here, after every thread ended, as if one thread had done it all.
 template <typename Fn>
 void OnThreads(std::size_t n, const Fn& fn) {
+  std::vector<std::exception_ptr> errors(n);
+  auto run = [&](std::size_t t) {
+    try {
+      fn(t);
+    } catch (...) {
+      errors[t] = std::current_exception();
+    }
+  };
   std::vector<std::thread> threads;
   threads.reserve(n > 0 ? n - 1 : 0);
-  for (std::size_t t = 1; t < n; ++t) threads.emplace_back([&fn, t] { fn(t); });
-  fn(0);
+  std::vector<std::size_t> here = {0};  // ranges the calling thread runs (all, if no thread starts)
+  for (std::size_t t = 1; t < n; ++t) {
+    try {
+      threads.emplace_back(run, t);
+    } catch (const std::system_error&) {
+      here.push_back(t);
+    }
+  }
+  for (std::size_t t : here) run(t);
   for (auto& th : threads) th.join();
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
 }
 
 }  // namespace
