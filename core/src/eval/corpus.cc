@@ -201,11 +201,18 @@ class Builder {
     }
     seen_.clear();
     const auto& ref_lists = p_.exhird_markers ? split_refs : raw.refs;
+    const bool stem_refs = o_.stem_refs && !raw.refs_stemmed;
+    // Every piece hashed and its memo slot requested first: the probes then overlap their cache misses.
+    hashes_.clear();
+    for (const auto& alternatives : ref_lists) {
+      for (const auto& form : alternatives) Hash(form, stem_refs);
+    }
+    std::size_t next_hash = 0;
     doc.refs.reserve(ref_lists.size());
     for (const auto& alternatives : ref_lists) {
       Keyphrase kp;
       for (const auto& form : alternatives) {
-        const Phrase* ph = Intern(form, o_.stem_refs && !raw.refs_stemmed, p_.exhird_markers);
+        const Phrase* ph = Intern(form, stem_refs, p_.exhird_markers, hashes_[next_hash++]);
         if (!ph) continue;
         if (!kp.phrase) {
           kp.phrase = ph;
@@ -240,8 +247,10 @@ class Builder {
     bool any_dup = false;
     // Kept in a scratch list first: the document keeps exactly its own (dups and markers drop many).
     preds_.clear();
+    hashes_.clear();
+    for (std::size_t j = 0; j < n_pieces; ++j) Hash(raw_pieces[j], true);
     for (std::size_t j = 0; j < n_pieces; ++j) {
-      const Phrase* ph = Intern(raw_pieces[j], true, p_.exhird_markers);
+      const Phrase* ph = Intern(raw_pieces[j], true, p_.exhird_markers, hashes_[j]);
       if (!ph) continue;
       if (ph->surface == kPeos || (!ph->stems.empty() && lex.Str(ph->stems[0]) == kPeos)) {
         const bool exact = ph->surface == kPeos;
@@ -351,8 +360,14 @@ class Builder {
   // One keyphrase piece -> its interned Phrase, or nullptr if the profile drops it as empty.
   // Memoized on the raw piece (separately for unstemmed references). A transient piece (ExHiRD's
   // re-cut ones) is copied when it becomes a key of the memo, which must outlive the build.
-  const Phrase* Intern(std::string_view piece, bool stem, bool transient) {
+  void Hash(std::string_view piece, bool stem) {
     const std::uint64_t h = HashPiece(piece);
+    memo[stem ? 1 : 0].Prefetch(h);
+    hashes_.push_back(h);
+  }
+
+  // h: HashPiece(piece).
+  const Phrase* Intern(std::string_view piece, bool stem, bool transient, std::uint64_t h) {
     eval_internal::SlotTable& m = memo[stem ? 1 : 0];
     bool found = false;
     const std::size_t pos = m.Probe(h, [&](std::uint32_t k) { return pieces[k].view() == piece; }, &found);
@@ -436,6 +451,7 @@ class Builder {
   SmallSet seen_;
   std::vector<std::uint32_t> dup_index_;  // per kept prediction piece: its index in doc.preds
   std::vector<Keyphrase> preds_;          // a document's predictions while they are filtered
+  std::vector<std::uint64_t> hashes_;     // HashPiece of a document's pieces, in order
 };
 
 std::string AsciiLower(std::string s) {

@@ -62,6 +62,8 @@ class SlotTable {
     }
   }
   std::uint64_t At(std::size_t pos) const { return slots_[pos]; }
+  // Starts loading the first slot of hash's probe path (a list of keys is hashed, then probed).
+  void Prefetch(std::uint64_t hash) const { __builtin_prefetch(&slots_[Home(hash) & (size_ - 1)]); }
   // Fills the free position pos (from Probe); the table doubles when over half full.
   void Fill(std::size_t pos, std::uint64_t hash, std::uint32_t index) {
     slots_[pos] = Slot(hash, index);
