@@ -183,6 +183,7 @@ class Builder {
   std::deque<Phrase> phrases;  // ids are indices here (local until merged)
   std::vector<Piece> pieces;   // distinct pieces in order of first use; phrases are made in this order
   eval_internal::SlotTable memo[2];  // unstemmed / stemmed piece -> index in pieces
+  std::vector<std::uint32_t> keyphrase_phrases;  // a later range's: see BuildCorpus
   // Documents with a repeated prediction: index in the corpus, and per kept piece its index in preds.
   std::vector<std::pair<std::size_t, std::vector<std::uint32_t>>> dups;
 
@@ -611,8 +612,16 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
   auto range = [&](std::size_t t) { return std::pair{n_docs * t / n, n_docs * (t + 1) / n}; };
   OnThreads(n, [&](std::size_t t) {
     const auto [begin, end] = range(t);
+    Builder& b = *builders[t];
     for (std::size_t i = begin; i < end; ++i) {
-      builders[t]->Doc(i, dataset.docs[i], predictions ? &predictions->docs[i] : nullptr, corpus.docs[i]);
+      b.Doc(i, dataset.docs[i], predictions ? &predictions->docs[i] : nullptr, corpus.docs[i]);
+    }
+    if (t == 0) return;
+    // The local phrase ids of the range's keyphrases, so the merge can free each local phrase as it
+    // goes (a later range's phrases are moved into the corpus or are duplicates).
+    for (std::size_t i = begin; i < end; ++i) {
+      for (const Keyphrase& k : corpus.docs[i].refs) b.keyphrase_phrases.push_back(k.phrase->id);
+      for (const Keyphrase& k : corpus.docs[i].preds) b.keyphrase_phrases.push_back(k.phrase->id);
     }
   });
 
@@ -639,11 +648,14 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
       bool found = false;
       const std::size_t pos =
           memo.Probe(h, [&](std::uint32_t k) { return first.pieces[k].view() == piece.view(); }, &found);
+      // Local phrases are made in piece order: this piece's is the oldest one left.
       if (found) {  // normalizing is deterministic: the earlier range made the same phrase
         pmap[piece.phrase] = &corpus.phrases[first.pieces[eval_internal::SlotTable::Index(memo.At(pos))].phrase];
+        b.phrases.pop_front();
         continue;
       }
-      Phrase& ph = corpus.phrases.emplace_back(std::move(b.phrases[piece.phrase]));
+      Phrase& ph = corpus.phrases.emplace_back(std::move(b.phrases.front()));
+      b.phrases.pop_front();
       ph.id = static_cast<std::uint32_t>(corpus.phrases.size() - 1);
       for (TokenId& x : ph.tokens) x = tmap[x];
       for (TokenId& x : ph.stems) x = tmap[x];
@@ -661,16 +673,17 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
   first.memo[1] = eval_internal::SlotTable();
   first.pieces = {};
   corpus.view_blocks.resize(n);
-  // Every range's documents to the merged ids (a local phrase keeps its local id after its move), then
-  // their views.
+  // Every range's documents to the merged ids, then their views.
   OnThreads(n, [&](std::size_t t) {
     const auto [begin, end] = range(t);
     if (t > 0) {
       const auto& tmap = token_map[t];
       const auto& pmap = phrase_map[t];
+      const auto& local = builders[t]->keyphrase_phrases;
+      std::size_t next = 0;
       auto remap = [&](std::vector<Keyphrase>& kps) {
         for (Keyphrase& k : kps) {
-          k.phrase = pmap[k.phrase->id];
+          k.phrase = pmap[local[next++]];
           for (TokenId& x : k.alt_keys) x = tmap[x];
         }
       };
@@ -681,7 +694,7 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
         remap(doc.refs);
         remap(doc.preds);
       }
-      builders[t]->phrases = {};  // moved or duplicates: only their ids were still read
+      builders[t]->keyphrase_phrases = {};
     }
     const auto& dups = builders[t]->dups;
     auto dups_of = [&](std::size_t i, std::size_t& d) -> const std::vector<std::uint32_t>* {
