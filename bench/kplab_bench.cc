@@ -2,7 +2,7 @@
 // scripts/bench.sh runs it next to the Python peer and computes the ratios.
 //
 //   kplab_bench --tokens FILE [--min-seconds S]
-//   kplab_bench --corpus DATASET PREDICTIONS [--source FILE] [--min-seconds S]
+//   kplab_bench --corpus DATASET PREDICTIONS [--source FILE] [--threads N] [--min-seconds S]
 //
 // FILE holds the benchmark token stream, one token a line (bench/peer_stem.py --write-tokens makes it).
 // Prints one line per benchmark, key=value fields, e.g.
@@ -15,7 +15,8 @@
 // stem_warm: kplab::StemCache, every token stemmed once before timing (so every distinct word is
 //            cached), then whole passes over the stream are timed (hash look-ups only).
 // corpus:    kplab::BuildCorpus (profile kplab) of an imported dataset + predictions, timed alone
-//            (import excluded): the normalization a `kplab eval` does before scoring.
+//            (import excluded): the normalization a `kplab eval` does before scoring. --threads: its
+//            thread count (default: BuildCorpus's own choice).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -69,7 +70,7 @@ void Report(const char* name, std::size_t tokens, const std::vector<double>& tim
 [[noreturn]] void Usage() {
   std::fprintf(stderr,
                "usage: kplab_bench --tokens FILE [--min-seconds S]\n"
-               "       kplab_bench --corpus DATASET PREDICTIONS [--source FILE] [--min-seconds S]\n");
+               "       kplab_bench --corpus DATASET PREDICTIONS [--source FILE] [--threads N] [--min-seconds S]\n");
   std::exit(1);
 }
 
@@ -78,6 +79,7 @@ void Report(const char* name, std::size_t tokens, const std::vector<double>& tim
 int main(int argc, char** argv) {
   std::string tokens_path, dataset_path, predictions_path, source_path;
   double min_seconds = 1.0;
+  int threads = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--tokens" && i + 1 < argc) {
@@ -87,6 +89,8 @@ int main(int argc, char** argv) {
       predictions_path = argv[++i];
     } else if (arg == "--source" && i + 1 < argc) {
       source_path = argv[++i];
+    } else if (arg == "--threads" && i + 1 < argc) {
+      threads = std::atoi(argv[++i]);
     } else if (arg == "--min-seconds" && i + 1 < argc) {
       min_seconds = std::atof(argv[++i]);
     } else {
@@ -112,7 +116,7 @@ int main(int argc, char** argv) {
     for (const auto& d : aligned->docs) pieces += d.phrases.size();
     for (const auto& d : ds->docs) pieces += d.refs.size();
     auto pass = [&] {
-      auto c = kplab::BuildCorpus(*ds, &*aligned, profile);
+      auto c = kplab::BuildCorpus(*ds, &*aligned, profile, threads);
       g_sink = g_sink + c->phrases.size();
     };
     const auto times = Repeat(pass, min_seconds, 3);

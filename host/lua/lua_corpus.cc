@@ -129,7 +129,7 @@ int ListFilterPresent(lua_State* L) {
   const int view = kWantPresent ? 1 : 2;
   const auto& preds = l->doc->pred_view;
   const auto& refs = l->doc->ref_view;
-  auto same = [&](const std::vector<const Keyphrase*>& v) {
+  auto same = [&](std::span<const Keyphrase* const> v) {
     return l->is_view && l->items.data() == v.data() && l->items.size() == v.size();
   };
   std::vector<const Keyphrase*> filtered;
@@ -394,7 +394,7 @@ const luaL_Reg kMatchMethods[] = {
 
 DocUd* CheckDoc(lua_State* L, int i) { return Check<DocUd>(L, i, kDocMeta); }
 
-void PushAll(lua_State* L, const DocUd* d, const std::vector<const Keyphrase*>& view) {
+void PushAll(lua_State* L, const DocUd* d, std::span<const Keyphrase* const> view) {
   PushList(L, d->corpus, d->doc)->items = view;
 }
 

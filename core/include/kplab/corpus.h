@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -61,11 +62,12 @@ struct Document {
   std::vector<Keyphrase> preds;
   int n_pred_pieces = 0;  // prediction pieces in the file line before any filtering
   // Pointers into preds / refs, in order: [0] all, [1] present, [2] absent (for zero-copy list views).
-  std::vector<const Keyphrase*> pred_view[3], ref_view[3];
+  // They are stored in the corpus (Corpus::view_blocks), all of a document's together.
+  std::span<const Keyphrase* const> pred_view[3], ref_view[3];
   // The predictions before dedup (after every other filter), a repeat pointing at its first
   // occurrence in preds; empty when the line had no repeat (then it equals pred_view[0]). Diversity
   // metrics count repeats (KPEval's diversity_metric.py does not dedup).
-  std::vector<const Keyphrase*> pred_view_dups;
+  std::span<const Keyphrase* const> pred_view_dups;
   // Token probabilities of the predictions (a "tokens" file), aligned with preds; empty otherwise.
   std::vector<TokenProbs> pred_probs;
   bool one2set = false;  // the predictions were decoded set-style (One2Set)
@@ -77,6 +79,9 @@ class Corpus {
   Lexicon lex;
   std::deque<Phrase> phrases;  // stable addresses
   std::vector<Document> docs;
+  // The documents' list views (Document::pred_view, ref_view, pred_view_dups) point into these, one
+  // block per range of documents built together: one allocation each rather than seven per document.
+  std::vector<std::vector<const Keyphrase*>> view_blocks;
   std::string dataset_name, dataset_path, dataset_format, dataset_hash;
   std::string predictions_path, predictions_hash;
   bool has_predictions = false;
@@ -96,8 +101,10 @@ class Corpus {
 
 // Normalizes a dataset and (optionally) aligned predictions under a profile. Predictions must already be
 // aligned (AlignPredictions). Errors: invalid profile options.
+// threads: documents are built in that many contiguous ranges at once (0 = one per core, at most 8, one
+// for a few thousand documents); the corpus is the same for every count, ids included.
 Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* predictions,
-                           const Profile& profile);
+                           const Profile& profile, int threads = 0);
 
 // Attaches source text to a dataset whose release has keyphrases only (KP20k): line i of the file
 // becomes the text of document i ("title <eos> abstract"); later documents stay without text.

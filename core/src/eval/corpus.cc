@@ -1,12 +1,21 @@
 #include "kplab/corpus.h"
 
 #include <algorithm>
+#include <array>
+#include <iterator>
+#include <cstring>
+#include <exception>
 #include <fstream>
+#include <memory>
+#include <optional>
+#include <system_error>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
 #include <fmt/format.h>
 
+#include "eval/slot_table.h"
 #include "kplab/stem.h"
 #include "kplab/text.h"
 
@@ -54,31 +63,247 @@ std::vector<std::string> ExhirdPieces(const std::vector<std::string>& pieces) {
   return out;
 }
 
-// Interns tokens, memoizes stems by token id and normalized phrases by raw piece.
-class Normalizer {
- public:
-  // raw_text: the dataset is untokenized text, so keyphrases go through the same word tokenizer as
-  // the source (as boudinfl's PRMU does), or "children's" could never match "children 's".
-  Normalizer(Corpus& corpus, bool raw_text)
-      : corpus_(corpus), stemmer_(corpus.profile.stem_mode), raw_text_(raw_text) {}
+// The Lexicon's hash of a raw piece's bytes (a 64-bit multiply-mix over 8-byte words).
+inline std::uint64_t HashPiece(std::string_view s) {
+  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ (s.size() * 0xC2B2AE3D27D4EB4Full);
+  const char* p = s.data();
+  std::size_t n = s.size();
+  while (n >= 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
+    p += 8;
+    n -= 8;
+  }
+  std::uint64_t w = 0;
+  if (n > 0) std::memcpy(&w, p, n);
+  h = (h ^ w) * 0x94D049BB133111EBull;
+  h ^= h >> 29;
+  h *= 0xBF58476D1CE4E5B9ull;
+  h ^= h >> 32;
+  return h;
+}
 
-  TokenId Token(std::string_view tok) { return corpus_.lex.Intern(tok); }
+// SplitWhitespace (Python's str.split()) of ASCII text, appending to out without allocating a vector
+// per call: the whitespace bytes are those IsPySpace accepts (which include \x1c-\x1f).
+void SplitAsciiWhitespace(std::string_view s, std::vector<std::string_view>& out) {
+  static const auto kSpace = [] {
+    std::array<bool, 128> t{};
+    for (char32_t c = 0; c < 128; ++c) t[c] = IsPySpace(c);
+    return t;
+  }();
+  std::size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && kSpace[static_cast<unsigned char>(s[i])]) ++i;
+    const std::size_t start = i;
+    while (i < s.size() && !kSpace[static_cast<unsigned char>(s[i])]) ++i;
+    if (i > start) out.push_back(s.substr(start, i - start));
+  }
+}
+
+// A distinct raw keyphrase piece a builder met, and the local id of the phrase it normalized to (or
+// kDropped). Its bytes outlive the build (the raw import, or a builder's copies of ExHiRD's re-cut
+// pieces), so no piece is copied to memoize it.
+struct Piece {
+  static constexpr std::uint32_t kDropped = 0xFFFFFFFFu;
+  const char* data;
+  std::uint32_t size;
+  bool stem;
+  std::uint32_t phrase;
+  std::string_view view() const { return {data, size}; }
+};
+
+// Is the stem sequence a contiguous run of the document's source stems (Corpus::FirstOccurrence)?
+std::optional<std::size_t> FirstOccurrenceIn(const Lexicon& lex, const Profile& profile, const Document& doc,
+                                             const std::vector<TokenId>& stems) {
+  if (stems.empty() || !doc.has_text) return std::nullopt;
+  if (std::all_of(stems.begin(), stems.end(), [&](TokenId t) { return lex.Str(t).empty(); })) return std::nullopt;
+  const auto& src = doc.src_stems;
+  const std::size_t n = stems.size();
+  const bool cross = profile.match_across_sections || doc.section_starts.size() <= 1;
+  // Sections are in source order, so the first section with a match has the earliest one.
+  const std::size_t n_sections = cross ? 1 : doc.section_starts.size();
+  for (std::size_t s = 0; s < n_sections; ++s) {
+    const std::size_t begin = cross ? 0 : doc.section_starts[s];
+    const std::size_t end = (cross || s + 1 == doc.section_starts.size()) ? src.size() : doc.section_starts[s + 1];
+    for (std::size_t i = begin; i + n <= end; ++i) {
+      if (src[i] == stems[0] && std::equal(stems.begin(), stems.end(), src.begin() + static_cast<std::ptrdiff_t>(i))) {
+        return i;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+bool IsInvalid(const Lexicon& lex, const Profile& p, const Phrase& ph) {
+  for (TokenId t : ph.stems) {
+    const auto s = lex.Str(t);
+    for (const auto& bad : p.invalid_tokens) {
+      if (s == bad) return true;
+    }
+  }
+  return !p.invalid_substring.empty() && lex.Str(ph.key).find(p.invalid_substring) != std::string_view::npos;
+}
+
+// Dedup sets are usually small (tens of keyphrases): a vector scan beats hashing; a hash set takes
+// over for long lists so a line with thousands of predictions stays linear.
+struct SmallSet {
+  std::vector<TokenId> items;
+  std::unordered_set<TokenId> big;
+  void clear() {
+    items.clear();
+    big.clear();
+  }
+  bool insert(TokenId t) {
+    if (items.size() < 64) {
+      if (std::find(items.begin(), items.end(), t) != items.end()) return false;
+      items.push_back(t);
+      if (items.size() == 64) big.insert(items.begin(), items.end());
+      return true;
+    }
+    return big.insert(t).second;
+  }
+};
+
+// Builds the documents of one range with its own lexicon, phrases and memos (interned tokens, stems
+// memoized by token id, normalized phrases by raw piece). One builder per thread; BuildCorpus merges
+// them in range order, which gives every string and phrase the id a single builder would (the first
+// occurrence in document order decides).
+class Builder {
+ public:
+  struct Options {
+    const Profile* profile;
+    bool raw_text;   // untokenized dataset: keyphrases go through the source's word tokenizer
+    bool stem_refs;  // references are stemmed (unless released stemmed)
+  };
+  explicit Builder(const Options& o) : o_(o), p_(*o.profile), stemmer_(p_.stem_mode) {}
+
+  Lexicon lex;
+  std::deque<Phrase> phrases;  // ids are indices here (local until merged)
+  std::vector<Piece> pieces;   // distinct pieces in order of first use; phrases are made in this order
+  eval_internal::SlotTable memo[2];  // unstemmed / stemmed piece -> index in pieces
+  std::vector<std::uint32_t> keyphrase_phrases;  // a later range's: see BuildCorpus
+  // Documents with a repeated prediction: index in the corpus, and per kept piece its index in preds.
+  std::vector<std::pair<std::size_t, std::vector<std::uint32_t>>> dups;
+
+  void Doc(std::size_t i, const RawDoc& raw, const RawPrediction* rp, Document& doc) {
+    doc.id = raw.id;
+    doc.has_text = raw.has_text;
+    if (raw.has_text) Source(doc, raw);
+
+    // References: each with its alternative forms; dedup by key, first wins.
+    std::vector<std::vector<std::string>> split_refs;
+    if (p_.exhird_markers) {  // each split part becomes a reference of its own
+      for (const auto& alternatives : raw.refs) {
+        if (alternatives.empty()) continue;
+        for (auto& part : ExhirdPieces({alternatives[0]})) split_refs.push_back({std::move(part)});
+      }
+    }
+    seen_.clear();
+    const auto& ref_lists = p_.exhird_markers ? split_refs : raw.refs;
+    const bool stem_refs = o_.stem_refs && !raw.refs_stemmed;
+    // Every piece hashed and its memo slot requested first: the probes then overlap their cache misses.
+    hashes_.clear();
+    for (const auto& alternatives : ref_lists) {
+      for (const auto& form : alternatives) Hash(form, stem_refs);
+    }
+    std::size_t next_hash = 0;
+    doc.refs.reserve(ref_lists.size());
+    for (const auto& alternatives : ref_lists) {
+      Keyphrase kp;
+      for (const auto& form : alternatives) {
+        const Phrase* ph = Intern(form, stem_refs, p_.exhird_markers, hashes_[next_hash++]);
+        if (!ph) continue;
+        if (!kp.phrase) {
+          kp.phrase = ph;
+        } else if (ph->key != kp.key() &&
+                   std::find(kp.alt_keys.begin(), kp.alt_keys.end(), ph->key) == kp.alt_keys.end()) {
+          kp.alt_keys.push_back(ph->key);
+        }
+      }
+      if (!kp.phrase || (p_.dedup && !seen_.insert(kp.phrase->dedup_key))) continue;
+      kp.present = FirstOccurrenceIn(lex, p_, doc, kp.stems()).has_value();
+      doc.refs.push_back(std::move(kp));
+    }
+
+    if (!rp) return;
+    doc.n_pred_pieces = static_cast<int>(rp->phrases.size());
+    doc.one2set = rp->one2set;
+    // Token probabilities follow their piece; ExHiRD's marker splitting re-cuts the pieces, so they
+    // cannot be attached then (as scores).
+    const bool with_probs = !rp->token_probs.empty() && !p_.exhird_markers;
+    std::size_t n_pieces = rp->phrases.size();
+    if (p_.max_pieces > 0) n_pieces = std::min(n_pieces, static_cast<std::size_t>(p_.max_pieces));
+    if (p_.empty_line_is_none && n_pieces == 1 && Strip(rp->phrases[0]).empty()) n_pieces = 0;
+    std::vector<std::string> exhird_pieces;
+    if (p_.exhird_markers) {
+      exhird_pieces = ExhirdPieces({rp->phrases.begin(), rp->phrases.begin() + static_cast<std::ptrdiff_t>(n_pieces)});
+      n_pieces = exhird_pieces.size();
+    }
+    const std::vector<std::string>& raw_pieces = p_.exhird_markers ? exhird_pieces : rp->phrases;
+    bool after_peos = false;
+    seen_.clear();
+    dup_index_.clear();
+    bool any_dup = false;
+    // Kept in a scratch list first: the document keeps exactly its own (dups and markers drop many).
+    preds_.clear();
+    hashes_.clear();
+    for (std::size_t j = 0; j < n_pieces; ++j) Hash(raw_pieces[j], true);
+    for (std::size_t j = 0; j < n_pieces; ++j) {
+      const Phrase* ph = Intern(raw_pieces[j], true, p_.exhird_markers, hashes_[j]);
+      if (!ph) continue;
+      if (ph->surface == kPeos || (!ph->stems.empty() && lex.Str(ph->stems[0]) == kPeos)) {
+        const bool exact = ph->surface == kPeos;
+        if (exact) after_peos = true;
+        if (p_.peos == "first_token" || (p_.peos == "piece" && exact) ||
+            (p_.peos == "piece_in_lines" && exact && rp->from_line)) {
+          continue;
+        }
+      }
+      if (IsInvalid(lex, p_, *ph)) continue;
+      if (p_.dedup && !seen_.insert(ph->dedup_key)) {
+        for (std::size_t f = 0; f < preds_.size(); ++f) {
+          if (preds_[f].phrase->dedup_key == ph->dedup_key) {
+            dup_index_.push_back(static_cast<std::uint32_t>(f));
+            break;
+          }
+        }
+        any_dup = true;
+        continue;
+      }
+      dup_index_.push_back(static_cast<std::uint32_t>(preds_.size()));
+      Keyphrase kp;
+      kp.phrase = ph;
+      kp.after_peos = after_peos;
+      if (j < rp->scores.size() && !p_.exhird_markers) kp.score = rp->scores[j];
+      kp.present = FirstOccurrenceIn(lex, p_, doc, kp.stems()).has_value();
+      preds_.push_back(std::move(kp));
+      if (with_probs) doc.pred_probs.push_back(rp->token_probs[j]);
+    }
+    doc.preds.assign(std::make_move_iterator(preds_.begin()), std::make_move_iterator(preds_.end()));
+    if (any_dup) dups.emplace_back(i, dup_index_);
+  }
+
+ private:
+  TokenId Token(std::string_view tok) { return lex.Intern(tok); }
 
   TokenId StemOf(TokenId tok) {
-    if (tok >= stem_of_.size()) stem_of_.resize(corpus_.lex.size() + 1024, kNoToken);
+    if (tok >= stem_of_.size()) stem_of_.resize(lex.size() + 1024, kNoToken);
     if (stem_of_[tok] != kNoToken) return stem_of_[tok];
     // The peers stem w.strip() (nltk lower-cases inside stem()); a token can only hold other
     // whitespace when it came from split(' ').
-    const std::string stem = stemmer_.Stem(Strip(corpus_.lex.Str(tok)));
-    const TokenId id = corpus_.lex.Intern(stem);
-    if (tok >= stem_of_.size()) stem_of_.resize(corpus_.lex.size() + 1024, kNoToken);
+    const std::string stem = stemmer_.Stem(Strip(lex.Str(tok)));
+    const TokenId id = lex.Intern(stem);
+    if (tok >= stem_of_.size()) stem_of_.resize(lex.size() + 1024, kNoToken);
     stem_of_[tok] = id;
     return id;
   }
 
   void Source(Document& doc, const RawDoc& raw) {
-    const Profile& p = corpus_.profile;
     auto add_tokens = [&](const auto& toks) {
+      doc.src_tokens.reserve(doc.src_tokens.size() + toks.size());
+      doc.src_stems.reserve(doc.src_stems.size() + toks.size());
       for (const auto& t : toks) {
         const TokenId id = Token(t);
         doc.src_tokens.push_back(id);
@@ -86,8 +311,8 @@ class Normalizer {
       }
     };
     auto section = [&] { doc.section_starts.push_back(static_cast<std::uint32_t>(doc.src_tokens.size())); };
-    const std::string title = p.lowercase ? Lower(raw.title) : raw.title;
-    const std::string body = p.lowercase ? Lower(raw.body) : raw.body;
+    const std::string title = p_.lowercase ? Lower(raw.title) : raw.title;
+    const std::string body = p_.lowercase ? Lower(raw.body) : raw.body;
     auto mark_title = [&](std::size_t skip) {
       doc.title_end = static_cast<std::uint32_t>(doc.src_tokens.size());
       doc.body_start = doc.title_end + static_cast<std::uint32_t>(skip);
@@ -100,7 +325,7 @@ class Normalizer {
       add_tokens(WordTokenize(body));
       return;
     }
-    switch (p.source_split) {
+    switch (p_.source_split) {
       case SourceSplit::kSections:
         section();
         add_tokens(SplitWhitespace(title));
@@ -134,38 +359,52 @@ class Normalizer {
   }
 
   // One keyphrase piece -> its interned Phrase, or nullptr if the profile drops it as empty.
-  // Memoized on the raw piece (separately for unstemmed references).
-  const Phrase* Intern(std::string_view piece, bool stem) {
-    Memo& memo = memo_[stem ? 1 : 0];
-    const TokenId raw = memo.pieces.Intern(piece);
-    if (raw >= memo.phrases.size()) memo.phrases.resize(raw + 1, kUnset);
-    if (memo.phrases[raw] == kUnset) memo.phrases[raw] = Normalize(piece, stem);
-    return memo.phrases[raw];
+  // Memoized on the raw piece (separately for unstemmed references). A transient piece (ExHiRD's
+  // re-cut ones) is copied when it becomes a key of the memo, which must outlive the build.
+  void Hash(std::string_view piece, bool stem) {
+    const std::uint64_t h = HashPiece(piece);
+    memo[stem ? 1 : 0].Prefetch(h);
+    hashes_.push_back(h);
   }
 
- private:
+  // h: HashPiece(piece).
+  const Phrase* Intern(std::string_view piece, bool stem, bool transient, std::uint64_t h) {
+    eval_internal::SlotTable& m = memo[stem ? 1 : 0];
+    bool found = false;
+    const std::size_t pos = m.Probe(h, [&](std::uint32_t k) { return pieces[k].view() == piece; }, &found);
+    if (found) {
+      const std::uint32_t ph = pieces[eval_internal::SlotTable::Index(m.At(pos))].phrase;
+      return ph == Piece::kDropped ? nullptr : &phrases[ph];
+    }
+    if (transient) piece = owned_.emplace_back(piece);
+    const Phrase* ph = Normalize(piece, stem);
+    pieces.push_back({piece.data(), static_cast<std::uint32_t>(piece.size()), stem, ph ? ph->id : Piece::kDropped});
+    m.Fill(pos, h, static_cast<std::uint32_t>(pieces.size() - 1));
+    return ph;
+  }
+
   const Phrase* Normalize(std::string_view piece, bool stem) {
-    const Profile& p = corpus_.profile;
     const std::string_view stripped = Strip(piece);
+    const bool ascii = IsAscii(stripped);
     std::string s;
-    if (p.lowercase && !IsAscii(stripped)) {
+    if (p_.lowercase && !ascii) {
       s = Lower(stripped);
     } else {
       s.assign(stripped);
-      if (p.lowercase) {
+      if (p_.lowercase) {
         for (char& ch : s) {
           if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
         }
       }
     }
-    if (p.kpeval_cleanup) {
+    if (p_.kpeval_cleanup) {
       s = ReplaceAll(std::move(s), " ##", "");
       s = ReplaceAll(std::move(s), "[ digit ]", "[digit]");
     }
-    if (s.empty() && p.drop_empty) return nullptr;
-    Phrase& ph = corpus_.phrases.emplace_back();
-    ph.id = static_cast<std::uint32_t>(corpus_.phrases.size() - 1);
-    const bool same_join = p.dedup_join == " ";
+    if (s.empty() && p_.drop_empty) return nullptr;
+    Phrase& ph = phrases.emplace_back();
+    ph.id = static_cast<std::uint32_t>(phrases.size() - 1);
+    const bool same_join = p_.dedup_join == " ";
     key_.clear();
     dedup_.clear();
     auto add = [&](std::string_view t) {
@@ -173,21 +412,23 @@ class Normalizer {
       ph.tokens.push_back(id);
       const TokenId st = stem ? StemOf(id) : id;
       ph.stems.push_back(st);
-      const std::string_view sv = corpus_.lex.Str(st);
+      const std::string_view sv = lex.Str(st);
       if (!sv.empty()) ph.blank = false;
       if (ph.stems.size() > 1) {
         key_.push_back(' ');
-        if (!same_join) dedup_.append(p.dedup_join);
+        if (!same_join) dedup_.append(p_.dedup_join);
       }
       key_.append(sv);
       if (!same_join) dedup_.append(sv);
     };
-    if (raw_text_) {
+    if (o_.raw_text) {
       for (const auto& t : WordTokenize(s)) add(t);
     } else {
       tokens_.clear();
-      if (p.keyphrase_split_space) {
+      if (p_.keyphrase_split_space) {
         for (auto t : SplitSpace(s)) tokens_.push_back(t);
+      } else if (ascii) {  // s is the ASCII piece stripped, lower-cased, maybe cleaned up: still ASCII
+        SplitAsciiWhitespace(s, tokens_);
       } else {
         for (auto t : SplitWhitespace(s)) tokens_.push_back(t);
       }
@@ -195,63 +436,99 @@ class Normalizer {
       ph.stems.reserve(tokens_.size());
       for (auto t : tokens_) add(t);
     }
-    ph.key = corpus_.lex.Intern(key_);
-    ph.dedup_key = same_join ? ph.key : corpus_.lex.Intern(dedup_);
+    ph.key = lex.Intern(key_);
+    ph.dedup_key = same_join ? ph.key : lex.Intern(dedup_);
     ph.surface = std::move(s);
     return &ph;
   }
 
-  static inline const Phrase* const kUnset = reinterpret_cast<const Phrase*>(1);
-  struct Memo {
-    Lexicon pieces;
-    std::vector<const Phrase*> phrases;
-  };
-  Corpus& corpus_;
+  Options o_;
+  const Profile& p_;
   PorterStemmer stemmer_;
-  bool raw_text_;
-  std::string key_, dedup_;                // scratch buffers of Normalize
+  std::string key_, dedup_;  // scratch buffers of Normalize
   std::vector<std::string_view> tokens_;
   std::vector<TokenId> stem_of_;
-  Memo memo_[2];
+  std::deque<std::string> owned_;
+  SmallSet seen_;
+  std::vector<std::uint32_t> dup_index_;  // per kept prediction piece: its index in doc.preds
+  std::vector<Keyphrase> preds_;          // a document's predictions while they are filtered
+  std::vector<std::uint64_t> hashes_;     // HashPiece of a document's pieces, in order
 };
-
-bool IsInvalid(const Corpus& c, const Phrase& ph) {
-  const Profile& p = c.profile;
-  for (TokenId t : ph.stems) {
-    const auto s = c.lex.Str(t);
-    for (const auto& bad : p.invalid_tokens) {
-      if (s == bad) return true;
-    }
-  }
-  return !p.invalid_substring.empty() &&
-         c.lex.Str(ph.key).find(p.invalid_substring) != std::string_view::npos;
-}
 
 std::string AsciiLower(std::string s) {
   for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   return s;
 }
 
+// The zero-copy list views of a document's keyphrases (Document::pred_view, ref_view, pred_view_dups)
+// and the token probabilities' pointers, once its keyphrases have their final addresses. The views
+// are appended to block, which has room for them (ViewSlots).
+std::size_t ViewSlots(const Document& doc, const std::vector<std::uint32_t>* dup_indices) {
+  return 2 * (doc.preds.size() + doc.refs.size()) + (dup_indices ? dup_indices->size() : 0);
+}
+
+void FinishDocument(Document& doc, const std::vector<std::uint32_t>* dup_indices,
+                    std::vector<const Keyphrase*>& block) {
+  if (!doc.pred_probs.empty() && doc.pred_probs.size() == doc.preds.size()) {
+    for (std::size_t j = 0; j < doc.preds.size(); ++j) doc.preds[j].probs = &doc.pred_probs[j];
+  }
+  auto span_from = [&](std::size_t start) {
+    return std::span<const Keyphrase* const>(block.data() + start, block.size() - start);
+  };
+  auto views = [&](const std::vector<Keyphrase>& kps, std::span<const Keyphrase* const>(&view)[3]) {
+    std::size_t start = block.size();
+    for (const Keyphrase& k : kps) block.push_back(&k);
+    view[0] = span_from(start);
+    for (const bool present : {true, false}) {
+      start = block.size();
+      for (const Keyphrase& k : kps) {
+        if (k.present == present) block.push_back(&k);
+      }
+      view[present ? 1 : 2] = span_from(start);
+    }
+  };
+  views(doc.preds, doc.pred_view);
+  views(doc.refs, doc.ref_view);
+  if (dup_indices) {
+    const std::size_t start = block.size();
+    for (std::uint32_t f : *dup_indices) block.push_back(&doc.preds[f]);
+    doc.pred_view_dups = span_from(start);
+  }
+}
+
+// Runs fn(t) for t in [0, n) on n threads (the calling thread takes t = 0). An exception of any of
+// them (std::bad_alloc) is rethrown here, after every thread ended, as if one thread had done it all.
+template <typename Fn>
+void OnThreads(std::size_t n, const Fn& fn) {
+  std::vector<std::exception_ptr> errors(n);
+  auto run = [&](std::size_t t) {
+    try {
+      fn(t);
+    } catch (...) {
+      errors[t] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> threads;
+  threads.reserve(n > 0 ? n - 1 : 0);
+  std::vector<std::size_t> here = {0};  // ranges the calling thread runs (all, if no thread starts)
+  for (std::size_t t = 1; t < n; ++t) {
+    try {
+      threads.emplace_back(run, t);
+    } catch (const std::system_error&) {
+      here.push_back(t);
+    }
+  }
+  for (std::size_t t : here) run(t);
+  for (auto& th : threads) th.join();
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
 }  // namespace
 
 std::optional<std::size_t> Corpus::FirstOccurrence(const Document& doc, const std::vector<TokenId>& stems) const {
-  if (stems.empty() || !doc.has_text) return std::nullopt;
-  if (std::all_of(stems.begin(), stems.end(), [&](TokenId t) { return lex.Str(t).empty(); })) return std::nullopt;
-  const auto& src = doc.src_stems;
-  const std::size_t n = stems.size();
-  const bool cross = profile.match_across_sections || doc.section_starts.size() <= 1;
-  // Sections are in source order, so the first section with a match has the earliest one.
-  const std::size_t n_sections = cross ? 1 : doc.section_starts.size();
-  for (std::size_t s = 0; s < n_sections; ++s) {
-    const std::size_t begin = cross ? 0 : doc.section_starts[s];
-    const std::size_t end = (cross || s + 1 == doc.section_starts.size()) ? src.size() : doc.section_starts[s + 1];
-    for (std::size_t i = begin; i + n <= end; ++i) {
-      if (src[i] == stems[0] && std::equal(stems.begin(), stems.end(), src.begin() + static_cast<std::ptrdiff_t>(i))) {
-        return i;
-      }
-    }
-  }
-  return std::nullopt;
+  return FirstOccurrenceIn(lex, profile, doc, stems);
 }
 
 Prmu Corpus::Classify(const Document& doc, const Keyphrase& kp) const {
@@ -266,8 +543,22 @@ Prmu Corpus::Classify(const Document& doc, const Keyphrase& kp) const {
   return Prmu::kUnseen;
 }
 
+namespace {
+
+int CorpusThreads(std::size_t docs, int threads) {
+  // Each thread's range has its own memos and a share of the merge: below a few thousand documents a
+  // second thread costs more than it saves.
+  constexpr std::size_t kDocsPerThread = 4000;
+  std::size_t n = threads > 0 ? static_cast<std::size_t>(threads)
+                              : std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
+  if (threads <= 0) n = std::min(n, std::max<std::size_t>(1, docs / kDocsPerThread));
+  return static_cast<int>(std::clamp<std::size_t>(n, 1, std::max<std::size_t>(docs, 1)));
+}
+
+}  // namespace
+
 Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* predictions,
-                           const Profile& profile) {
+                           const Profile& profile, int threads) {
   if (predictions && predictions->docs.size() != dataset.docs.size()) {
     return Error{fmt::format("{}: {} prediction lines for {} documents of {} (expected one per document)",
                              predictions->path, predictions->docs.size(), dataset.docs.size(),
@@ -309,133 +600,113 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
   }
   const bool raw_text = std::any_of(dataset.docs.begin(), dataset.docs.end(),
                                     [](const RawDoc& d) { return d.has_text && !d.pretokenized; });
-  Normalizer norm(corpus, raw_text);
-  corpus.docs.resize(dataset.docs.size());
-  // Dedup sets are usually small (tens of keyphrases): a vector scan beats hashing; a hash set takes
-  // over for long lists so a line with thousands of predictions stays linear.
-  struct SmallSet {
-    std::vector<TokenId> items;
-    std::unordered_set<TokenId> big;
-    void clear() {
-      items.clear();
-      big.clear();
-    }
-    bool insert(TokenId t) {
-      if (items.size() < 64) {
-        if (std::find(items.begin(), items.end(), t) != items.end()) return false;
-        items.push_back(t);
-        if (items.size() == 64) big.insert(items.begin(), items.end());
-        return true;
-      }
-      return big.insert(t).second;
-    }
-  } seen;
-  std::vector<std::uint32_t> dup_index;  // per kept prediction piece: its index in doc.preds
-  std::unordered_map<std::size_t, std::vector<std::uint32_t>> dup_indices;  // docs with repeats
-  for (std::size_t i = 0; i < dataset.docs.size(); ++i) {
-    const RawDoc& raw = dataset.docs[i];
-    Document& doc = corpus.docs[i];
-    doc.id = raw.id;
-    doc.has_text = raw.has_text;
-    if (raw.has_text) norm.Source(doc, raw);
+  const std::size_t n_docs = dataset.docs.size();
+  corpus.docs.resize(n_docs);
 
-    // References: each with its alternative forms; dedup by key, first wins.
-    std::vector<std::vector<std::string>> split_refs;
-    if (profile.exhird_markers) {  // each split part becomes a reference of its own
-      for (const auto& alternatives : raw.refs) {
-        if (alternatives.empty()) continue;
-        for (auto& part : ExhirdPieces({alternatives[0]})) split_refs.push_back({std::move(part)});
-      }
+  // Documents in contiguous ranges, one builder each.
+  const std::size_t n = static_cast<std::size_t>(CorpusThreads(n_docs, threads));
+  std::vector<std::unique_ptr<Builder>> builders;
+  for (std::size_t t = 0; t < n; ++t) {
+    builders.push_back(std::make_unique<Builder>(Builder::Options{&corpus.profile, raw_text, stem_refs}));
+  }
+  auto range = [&](std::size_t t) { return std::pair{n_docs * t / n, n_docs * (t + 1) / n}; };
+  OnThreads(n, [&](std::size_t t) {
+    const auto [begin, end] = range(t);
+    Builder& b = *builders[t];
+    for (std::size_t i = begin; i < end; ++i) {
+      b.Doc(i, dataset.docs[i], predictions ? &predictions->docs[i] : nullptr, corpus.docs[i]);
     }
-    seen.clear();
-    for (const auto& alternatives : profile.exhird_markers ? split_refs : raw.refs) {
-      Keyphrase kp;
-      for (const auto& form : alternatives) {
-        const Phrase* ph = norm.Intern(form, stem_refs && !raw.refs_stemmed);
-        if (!ph) continue;
-        if (!kp.phrase) {
-          kp.phrase = ph;
-        } else if (ph->key != kp.key() &&
-                   std::find(kp.alt_keys.begin(), kp.alt_keys.end(), ph->key) == kp.alt_keys.end()) {
-          kp.alt_keys.push_back(ph->key);
-        }
-      }
-      if (!kp.phrase || (profile.dedup && !seen.insert(kp.phrase->dedup_key))) continue;
-      kp.present = corpus.IsPresent(doc, kp.stems());
-      doc.refs.push_back(std::move(kp));
+    if (t == 0) return;
+    // The local phrase ids of the range's keyphrases, so the merge can free each local phrase as it
+    // goes (a later range's phrases are moved into the corpus or are duplicates).
+    for (std::size_t i = begin; i < end; ++i) {
+      for (const Keyphrase& k : corpus.docs[i].refs) b.keyphrase_phrases.push_back(k.phrase->id);
+      for (const Keyphrase& k : corpus.docs[i].preds) b.keyphrase_phrases.push_back(k.phrase->id);
     }
+  });
 
-    if (!predictions) continue;
-    const RawPrediction& rp = predictions->docs[i];
-    doc.n_pred_pieces = static_cast<int>(rp.phrases.size());
-    doc.one2set = rp.one2set;
-    // Token probabilities follow their piece; ExHiRD's marker splitting re-cuts the pieces, so they
-    // cannot be attached then (as scores).
-    const bool with_probs = !rp.token_probs.empty() && !profile.exhird_markers;
-    std::size_t n_pieces = rp.phrases.size();
-    if (profile.max_pieces > 0) n_pieces = std::min(n_pieces, static_cast<std::size_t>(profile.max_pieces));
-    if (profile.empty_line_is_none && n_pieces == 1 && Strip(rp.phrases[0]).empty()) n_pieces = 0;
-    std::vector<std::string> exhird_pieces;
-    if (profile.exhird_markers) {
-      exhird_pieces = ExhirdPieces({rp.phrases.begin(), rp.phrases.begin() + static_cast<std::ptrdiff_t>(n_pieces)});
-      n_pieces = exhird_pieces.size();
-    }
-    const std::vector<std::string>& pieces = profile.exhird_markers ? exhird_pieces : rp.phrases;
-    bool after_peos = false;
-    seen.clear();
-    dup_index.clear();
-    bool any_dup = false;
-    for (std::size_t j = 0; j < n_pieces; ++j) {
-      const Phrase* ph = norm.Intern(pieces[j], true);
-      if (!ph) continue;
-      if (ph->surface == kPeos || (!ph->stems.empty() && corpus.lex.Str(ph->stems[0]) == kPeos)) {
-        const bool exact = ph->surface == kPeos;
-        if (exact) after_peos = true;
-        if (profile.peos == "first_token" || (profile.peos == "piece" && exact) ||
-            (profile.peos == "piece_in_lines" && exact && rp.from_line)) {
-          continue;
-        }
-      }
-      if (IsInvalid(corpus, *ph)) continue;
-      if (profile.dedup && !seen.insert(ph->dedup_key)) {
-        for (std::size_t f = 0; f < doc.preds.size(); ++f) {
-          if (doc.preds[f].phrase->dedup_key == ph->dedup_key) {
-            dup_index.push_back(static_cast<std::uint32_t>(f));
-            break;
-          }
-        }
-        any_dup = true;
+  // Merge, in range order: the first builder's lexicon and phrases are the corpus's; every later one's
+  // strings are interned after them in its id order and its phrases not seen before (same raw piece)
+  // appended, so ids come out as one builder in document order would give them.
+  Builder& first = *builders[0];
+  corpus.lex = std::move(first.lex);
+  corpus.phrases = std::move(first.phrases);  // a deque moves its blocks: phrase addresses stay
+  std::vector<std::vector<TokenId>> token_map(n);
+  std::vector<std::vector<const Phrase*>> phrase_map(n);
+  for (std::size_t t = 1; t < n; ++t) {
+    Builder& b = *builders[t];
+    auto& tmap = token_map[t];
+    tmap.resize(b.lex.size());
+    for (std::size_t id = 0; id < tmap.size(); ++id) tmap[id] = corpus.lex.Intern(b.lex.Str(static_cast<TokenId>(id)));
+    b.lex = Lexicon();  // the merged lexicon grows as the range's shrinks: no peak of both
+    auto& pmap = phrase_map[t];
+    pmap.resize(b.phrases.size());
+    for (const Piece& piece : b.pieces) {
+      if (piece.phrase == Piece::kDropped) continue;  // dropped in every range alike
+      const std::uint64_t h = HashPiece(piece.view());
+      eval_internal::SlotTable& memo = first.memo[piece.stem ? 1 : 0];
+      bool found = false;
+      const std::size_t pos =
+          memo.Probe(h, [&](std::uint32_t k) { return first.pieces[k].view() == piece.view(); }, &found);
+      // Local phrases are made in piece order: this piece's is the oldest one left.
+      if (found) {  // normalizing is deterministic: the earlier range made the same phrase
+        pmap[piece.phrase] = &corpus.phrases[first.pieces[eval_internal::SlotTable::Index(memo.At(pos))].phrase];
+        b.phrases.pop_front();
         continue;
       }
-      dup_index.push_back(static_cast<std::uint32_t>(doc.preds.size()));
-      Keyphrase kp;
-      kp.phrase = ph;
-      kp.after_peos = after_peos;
-      if (j < rp.scores.size() && !profile.exhird_markers) kp.score = rp.scores[j];
-      kp.present = corpus.IsPresent(doc, kp.stems());
-      doc.preds.push_back(std::move(kp));
-      if (with_probs) doc.pred_probs.push_back(rp.token_probs[j]);
+      Phrase& ph = corpus.phrases.emplace_back(std::move(b.phrases.front()));
+      b.phrases.pop_front();
+      ph.id = static_cast<std::uint32_t>(corpus.phrases.size() - 1);
+      for (TokenId& x : ph.tokens) x = tmap[x];
+      for (TokenId& x : ph.stems) x = tmap[x];
+      ph.key = tmap[ph.key];
+      ph.dedup_key = tmap[ph.dedup_key];
+      first.pieces.push_back({piece.data, piece.size, piece.stem, ph.id});
+      memo.Fill(pos, h, static_cast<std::uint32_t>(first.pieces.size() - 1));
+      pmap[piece.phrase] = &ph;
     }
-    if (any_dup) dup_indices[i] = dup_index;
+    b.memo[0] = eval_internal::SlotTable();
+    b.memo[1] = eval_internal::SlotTable();
+    b.pieces = {};
   }
-  for (auto& [i, indices] : dup_indices) {
-    Document& doc = corpus.docs[i];
-    doc.pred_view_dups.reserve(indices.size());
-    for (std::uint32_t f : indices) doc.pred_view_dups.push_back(&doc.preds[f]);
-  }
-  for (Document& doc : corpus.docs) {
-    if (!doc.pred_probs.empty() && doc.pred_probs.size() == doc.preds.size()) {
-      for (std::size_t j = 0; j < doc.preds.size(); ++j) doc.preds[j].probs = &doc.pred_probs[j];
+  first.memo[0] = eval_internal::SlotTable();
+  first.memo[1] = eval_internal::SlotTable();
+  first.pieces = {};
+  corpus.view_blocks.resize(n);
+  // Every range's documents to the merged ids, then their views.
+  OnThreads(n, [&](std::size_t t) {
+    const auto [begin, end] = range(t);
+    if (t > 0) {
+      const auto& tmap = token_map[t];
+      const auto& pmap = phrase_map[t];
+      const auto& local = builders[t]->keyphrase_phrases;
+      std::size_t next = 0;
+      auto remap = [&](std::vector<Keyphrase>& kps) {
+        for (Keyphrase& k : kps) {
+          k.phrase = pmap[local[next++]];
+          for (TokenId& x : k.alt_keys) x = tmap[x];
+        }
+      };
+      for (std::size_t i = begin; i < end; ++i) {
+        Document& doc = corpus.docs[i];
+        for (TokenId& x : doc.src_tokens) x = tmap[x];
+        for (TokenId& x : doc.src_stems) x = tmap[x];
+        remap(doc.refs);
+        remap(doc.preds);
+      }
+      builders[t]->keyphrase_phrases = {};
     }
-    for (const Keyphrase& k : doc.preds) {
-      doc.pred_view[0].push_back(&k);
-      doc.pred_view[k.present ? 1 : 2].push_back(&k);
-    }
-    for (const Keyphrase& k : doc.refs) {
-      doc.ref_view[0].push_back(&k);
-      doc.ref_view[k.present ? 1 : 2].push_back(&k);
-    }
-  }
+    const auto& dups = builders[t]->dups;
+    auto dups_of = [&](std::size_t i, std::size_t& d) -> const std::vector<std::uint32_t>* {
+      return d < dups.size() && dups[d].first == i ? &dups[d++].second : nullptr;
+    };
+    std::size_t slots = 0, d = 0;
+    for (std::size_t i = begin; i < end; ++i) slots += ViewSlots(corpus.docs[i], dups_of(i, d));
+    std::vector<const Keyphrase*>& block = corpus.view_blocks[t];
+    block.reserve(slots);  // exactly: the views' addresses never move
+    d = 0;
+    for (std::size_t i = begin; i < end; ++i) FinishDocument(corpus.docs[i], dups_of(i, d), block);
+  });
   return corpus;
 }
 

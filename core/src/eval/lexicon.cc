@@ -1,6 +1,9 @@
 #include "kplab/lexicon.h"
 
+#include <algorithm>
 #include <cstring>
+
+#include "eval/slot_table.h"
 
 namespace kplab {
 
@@ -30,21 +33,8 @@ inline std::uint64_t HashBytes(std::string_view s) {
 
 }  // namespace
 
-// Open addressing with linear probing. A slot carries the hash, the string's address and length, so a
-// probe touches the slot and, on a hash match, the bytes — not a side table of views.
 struct Lexicon::Table {
-  struct Slot {
-    std::uint64_t hash = 0;
-    const char* data = nullptr;
-    std::uint32_t size = 0;
-    TokenId id = kNoToken;
-  };
-  std::vector<Slot> slots = std::vector<Slot>(1024);
-  std::size_t used = 0;
-
-  static bool Same(const Slot& slot, std::uint64_t h, std::string_view s) {
-    return slot.hash == h && slot.size == s.size() && std::memcmp(slot.data, s.data(), s.size()) == 0;
-  }
+  eval_internal::SlotTable slots;
 };
 
 Lexicon::Lexicon() : table_(std::make_unique<Table>()) {}
@@ -53,25 +43,18 @@ Lexicon::Lexicon(Lexicon&&) noexcept = default;
 Lexicon& Lexicon::operator=(Lexicon&&) noexcept = default;
 
 std::optional<TokenId> Lexicon::Find(std::string_view s) const {
-  const std::uint64_t h = HashBytes(s);
-  const std::size_t mask = table_->slots.size() - 1;
-  for (std::size_t i = h & mask;; i = (i + 1) & mask) {
-    const auto& slot = table_->slots[i];
-    if (slot.id == kNoToken) return std::nullopt;
-    if (Table::Same(slot, h, s)) return slot.id;
-  }
+  bool found = false;
+  const std::size_t pos = table_->slots.Probe(HashBytes(s), [&](std::uint32_t id) { return strings_[id] == s; }, &found);
+  if (!found) return std::nullopt;
+  return eval_internal::SlotTable::Index(table_->slots.At(pos));
 }
 
 TokenId Lexicon::Intern(std::string_view s) {
   const std::uint64_t h = HashBytes(s);
   auto& slots = table_->slots;
-  std::size_t mask = slots.size() - 1;
-  std::size_t i = h & mask;
-  for (;; i = (i + 1) & mask) {
-    const auto& slot = slots[i];
-    if (slot.id == kNoToken) break;
-    if (Table::Same(slot, h, s)) return slot.id;
-  }
+  bool found = false;
+  const std::size_t pos = slots.Probe(h, [&](std::uint32_t id) { return strings_[id] == s; }, &found);
+  if (found) return eval_internal::SlotTable::Index(slots.At(pos));
   const TokenId id = static_cast<TokenId>(strings_.size());
   // Strings live in large chunks (stable addresses, one allocation per 64 KiB).
   if (chunk_left_ < s.size() + 1) {
@@ -86,18 +69,7 @@ TokenId Lexicon::Intern(std::string_view s) {
   chunk_pos_ += s.size() + 1;
   chunk_left_ -= s.size() + 1;
   strings_.emplace_back(dst, s.size());
-  slots[i] = {h, dst, static_cast<std::uint32_t>(s.size()), id};
-  if (++table_->used * 2 > slots.size()) {
-    std::vector<Table::Slot> bigger(slots.size() * 2);
-    mask = bigger.size() - 1;
-    for (const auto& old : slots) {
-      if (old.id == kNoToken) continue;
-      std::size_t j = old.hash & mask;
-      while (bigger[j].id != kNoToken) j = (j + 1) & mask;
-      bigger[j] = old;
-    }
-    slots.swap(bigger);
-  }
+  slots.Fill(pos, h, id);
   return id;
 }
 

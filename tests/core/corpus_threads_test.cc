@@ -1,0 +1,176 @@
+// BuildCorpus on several threads: each builds a range of documents with its own lexicon and memos and
+// the ranges are merged. The promise (corpus.h): the corpus is the same for every thread count, ids
+// included. Checked field by field against one thread on the real data of ../shared/data, under every
+// profile that builds differently, and by hand on small corpora where the ids are known.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "kplab/corpus.h"
+
+namespace kplab {
+namespace {
+
+const std::string kShared = std::string(KPLAB_SHARED_DATA) + "/";
+
+// Positions of view entries in the document's own keyphrase list (views hold addresses).
+std::vector<std::ptrdiff_t> Positions(std::span<const Keyphrase* const> view, const std::vector<Keyphrase>& kps) {
+  std::vector<std::ptrdiff_t> out;
+  for (const Keyphrase* k : view) out.push_back(k - kps.data());
+  return out;
+}
+
+void ExpectSameKeyphrases(const std::vector<Keyphrase>& a, const std::vector<Keyphrase>& b, const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (std::size_t j = 0; j < a.size(); ++j) {
+    EXPECT_EQ(a[j].phrase->id, b[j].phrase->id) << what << " " << j;
+    EXPECT_EQ(a[j].key(), b[j].key()) << what << " " << j;
+    EXPECT_EQ(a[j].alt_keys, b[j].alt_keys) << what << " " << j;
+    EXPECT_EQ(a[j].present, b[j].present) << what << " " << j;
+    EXPECT_EQ(a[j].after_peos, b[j].after_peos) << what << " " << j;
+    EXPECT_EQ(a[j].score, b[j].score) << what << " " << j;
+    EXPECT_EQ(a[j].probs == nullptr, b[j].probs == nullptr) << what << " " << j;
+  }
+}
+
+// Every string, phrase and document field of two corpora, ids compared as numbers.
+void ExpectSameCorpus(const Corpus& a, const Corpus& b) {
+  ASSERT_EQ(a.lex.size(), b.lex.size());
+  for (TokenId id = 0; id < a.lex.size(); ++id) ASSERT_EQ(a.lex.Str(id), b.lex.Str(id)) << "string " << id;
+  ASSERT_EQ(a.phrases.size(), b.phrases.size());
+  for (std::size_t i = 0; i < a.phrases.size(); ++i) {
+    const Phrase& p = a.phrases[i];
+    const Phrase& q = b.phrases[i];
+    ASSERT_EQ(p.id, i);
+    ASSERT_EQ(q.id, i);
+    EXPECT_EQ(p.surface, q.surface) << "phrase " << i;
+    EXPECT_EQ(p.tokens, q.tokens) << "phrase " << i;
+    EXPECT_EQ(p.stems, q.stems) << "phrase " << i;
+    EXPECT_EQ(p.key, q.key) << "phrase " << i;
+    EXPECT_EQ(p.dedup_key, q.dedup_key) << "phrase " << i;
+    EXPECT_EQ(p.blank, q.blank) << "phrase " << i;
+  }
+  ASSERT_EQ(a.docs.size(), b.docs.size());
+  for (std::size_t i = 0; i < a.docs.size(); ++i) {
+    const Document& d = a.docs[i];
+    const Document& e = b.docs[i];
+    const std::string what = "doc " + std::to_string(i);
+    EXPECT_EQ(d.id, e.id) << what;
+    EXPECT_EQ(d.has_text, e.has_text) << what;
+    EXPECT_EQ(d.src_tokens, e.src_tokens) << what;
+    EXPECT_EQ(d.src_stems, e.src_stems) << what;
+    EXPECT_EQ(d.section_starts, e.section_starts) << what;
+    EXPECT_EQ(d.title_end, e.title_end) << what;
+    EXPECT_EQ(d.body_start, e.body_start) << what;
+    EXPECT_EQ(d.n_pred_pieces, e.n_pred_pieces) << what;
+    EXPECT_EQ(d.one2set, e.one2set) << what;
+    ExpectSameKeyphrases(d.refs, e.refs, what + " refs");
+    ExpectSameKeyphrases(d.preds, e.preds, what + " preds");
+    for (int v = 0; v < 3; ++v) {
+      EXPECT_EQ(Positions(d.pred_view[v], d.preds), Positions(e.pred_view[v], e.preds)) << what << " pred_view " << v;
+      EXPECT_EQ(Positions(d.ref_view[v], d.refs), Positions(e.ref_view[v], e.refs)) << what << " ref_view " << v;
+    }
+    EXPECT_EQ(Positions(d.pred_view_dups, d.preds), Positions(e.pred_view_dups, e.preds)) << what;
+    // Keyphrases point at the corpus's own phrases, by id.
+    for (const Keyphrase& k : e.refs) EXPECT_EQ(k.phrase, &b.phrases[k.phrase->id]) << what;
+    for (const Keyphrase& k : e.preds) EXPECT_EQ(k.phrase, &b.phrases[k.phrase->id]) << what;
+  }
+}
+
+struct RealCase {
+  std::string dataset, predictions, profile;
+};
+
+TEST(CorpusThreads, RealDataSameForEveryThreadCount) {
+  if (!std::filesystem::exists(kShared + "kpg_testsets_meng2017/kp20k")) GTEST_SKIP() << "no ../shared/data";
+  const std::string meng = kShared + "kpg_testsets_meng2017/";
+  const std::string preds = kShared + "predictions/catSeqTG-2RF1/";
+  const std::vector<RealCase> cases = {
+      // Keyphrase-only KP20k, the large case.
+      {meng + "kp20k", preds + "kp20k/seed1234.txt", "kplab"},
+      // Source text under each profile's source split; ExHiRD's re-cut pieces; KPEval's cleanup.
+      {meng + "inspec", preds + "inspec/seed1234.txt", "kplab"},
+      {meng + "inspec", preds + "inspec/seed1234.txt", "exhird"},
+      {meng + "inspec", preds + "inspec/seed1234.txt", "kpeval"},
+      {meng + "semeval", preds + "semeval/seed1234.txt", "kenchan"},
+      // Raw text (the word tokenizer) and alternative forms of a reference (alt_keys).
+      {kShared + "inspec_hulth2003/Test", "", "kplab"},
+      {kShared + "kptimes_sample", "", "kplab"},
+  };
+  for (const RealCase& c : cases) {
+    SCOPED_TRACE(c.dataset + " " + c.profile);
+    auto ds = ImportDataset(c.dataset);
+    ASSERT_TRUE(ds.ok()) << ds.error().message;
+    std::optional<RawPredictions> aligned;
+    if (!c.predictions.empty()) {
+      auto p = ImportPredictions(c.predictions);
+      ASSERT_TRUE(p.ok()) << p.error().message;
+      auto a = AlignPredictions(*ds, std::move(*p));
+      ASSERT_TRUE(a.ok()) << a.error().message;
+      aligned = std::move(*a);
+    }
+    const Profile profile = *FindProfile(c.profile);
+    auto one = BuildCorpus(*ds, aligned ? &*aligned : nullptr, profile, 1);
+    ASSERT_TRUE(one.ok()) << one.error().message;
+    ASSERT_GT(one->phrases.size(), 20u);
+    for (int threads : {2, 3, 8}) {
+      SCOPED_TRACE("threads " + std::to_string(threads));
+      auto many = BuildCorpus(*ds, aligned ? &*aligned : nullptr, profile, threads);
+      ASSERT_TRUE(many.ok()) << many.error().message;
+      ExpectSameCorpus(*one, *many);
+    }
+  }
+}
+
+RawDataset Docs(const std::vector<std::vector<std::string>>& refs) {
+  RawDataset ds;
+  ds.path = ds.name = "mem";
+  for (std::size_t i = 0; i < refs.size(); ++i) {
+    RawDoc d;
+    d.id = std::to_string(i + 1);
+    d.has_text = false;
+    for (const auto& r : refs[i]) d.refs.push_back({r});
+    ds.docs.push_back(std::move(d));
+  }
+  return ds;
+}
+
+// Three documents on three threads, one each: phrases and strings get their ids in document order
+// (first occurrence), and a phrase met in two ranges is one phrase.
+TEST(CorpusThreads, IdsByFirstOccurrenceAcrossRanges) {
+  const RawDataset ds = Docs({{"Beta", "alpha"}, {"gamma rays", "alpha"}, {"alpha", "delta"}});
+  for (int threads : {1, 3}) {
+    SCOPED_TRACE(threads);
+    auto c = BuildCorpus(ds, nullptr, *FindProfile("kplab"), threads);
+    ASSERT_TRUE(c.ok());
+    std::vector<std::string> surfaces;
+    for (const Phrase& p : c->phrases) surfaces.push_back(p.surface);
+    EXPECT_EQ(surfaces, (std::vector<std::string>{"beta", "alpha", "gamma rays", "delta"}));
+    // Strings in order of first use: token, its stem, then the key (nltk: rays -> ray).
+    std::vector<std::string> strings;
+    for (TokenId id = 0; id < c->lex.size(); ++id) strings.emplace_back(c->lex.Str(id));
+    EXPECT_EQ(strings, (std::vector<std::string>{"beta", "alpha", "gamma", "rays", "ray", "gamma ray", "delta"}));
+    EXPECT_EQ(c->docs[0].refs[1].phrase, c->docs[1].refs[1].phrase);
+    EXPECT_EQ(c->docs[1].refs[1].phrase, c->docs[2].refs[0].phrase);
+    EXPECT_EQ(c->docs[2].refs[1].phrase->id, 3u);
+  }
+}
+
+// More threads than documents, and no documents at all: every document is built once.
+TEST(CorpusThreads, MoreThreadsThanDocuments) {
+  const RawDataset ds = Docs({{"a b", "c"}, {"c", "a b"}});
+  auto one = BuildCorpus(ds, nullptr, *FindProfile("kplab"), 1);
+  auto many = BuildCorpus(ds, nullptr, *FindProfile("kplab"), 64);
+  ASSERT_TRUE(one.ok() && many.ok());
+  ExpectSameCorpus(*one, *many);
+  EXPECT_EQ(many->phrases.size(), 2u);
+  auto empty = BuildCorpus(Docs({}), nullptr, *FindProfile("kplab"), 8);
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->docs.empty());
+  EXPECT_TRUE(empty->phrases.empty());
+}
+
+}  // namespace
+}  // namespace kplab
