@@ -3,19 +3,23 @@
 # bench/plugin_identity.sh's nine evaluations with both binaries on the same shipped plugins (this
 # checkout's) and compares every aggregate and every per-document export bit for bit: the check for
 # changes below the plugins (corpus building, importers, bindings) that must not move a number.
-# Usage: bench/binary_identity.sh OLD_KPLAB_BINARY   (KPLAB_BUILD_DIR, KPLAB_SHARED_DATA)
+# Usage: bench/binary_identity.sh OLD_KPLAB_BINARY [OLD_PLUGINS_DIR]   (KPLAB_BUILD_DIR, KPLAB_SHARED_DATA)
+# OLD_PLUGINS_DIR: the plugins the old binary runs (default: this checkout's). An old binary that
+# predates kp.kernel cannot load today's exact/rank/rprec/semrp: give it its own commit's plugins/ (e.g.
+# `git archive 752047f plugins | tar -x -C /tmp/old`), so the comparison covers the kernels too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OLD_K="$(realpath "${1:?usage: bench/binary_identity.sh OLD_KPLAB_BINARY}")"
 NEW_K="${KPLAB_BUILD_DIR:-build}/host/kplab"
 D="${KPLAB_SHARED_DATA:-../shared/data}"
-export KPLAB_SHIPPED_PLUGINS="$PWD/plugins"
+NEW_PLUGINS="$PWD/plugins"
+OLD_PLUGINS="$(realpath "${2:-$NEW_PLUGINS}")"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-runs() {  # $1: output dir, $2: binary
-  local o=$1 K=$2; shift 2
+runs() {  # $1: output dir, $2: binary, $3: its shipped plugins
+  local o=$1 K=$2 P=$3; shift 3
   mkdir -p "$o"
-  ev() { local name=$1; shift; "$K" eval "$@" "${EXTRA[@]}" --db "$o/runs.db" --output json >"$o/$name.json" 2>/dev/null; }
+  ev() { local name=$1; shift; KPLAB_SHIPPED_PLUGINS="$P" "$K" eval "$@" "${EXTRA[@]}" --db "$o/runs.db" --output json >"$o/$name.json" 2>/dev/null; }
   EXTRA=("$@")
   ev tiny --dataset examples/tiny --predictions examples/tiny/predictions.txt --system ex --metrics exact,rank,rprec,prmu,semrp,semantic,diversity
   ev tiny_ks --dataset examples/tiny --predictions examples/tiny/predictions.txt --system ex --metrics exact,rank,semrp --param exact.ks=1,3,M --param rank.ks=2,O --param semrp.ks=1,2 --param rank.alpha=0.7
@@ -30,8 +34,8 @@ runs() {  # $1: output dir, $2: binary
     "$K" runs export "$id" --db "$o/runs.db" --output csv >"$o/export_$id.csv"
   done
 }
-runs "$TMP/a" "$OLD_K"
-runs "$TMP/b" "$NEW_K"
+runs "$TMP/a" "$OLD_K" "$OLD_PLUGINS"
+runs "$TMP/b" "$NEW_K" "$NEW_PLUGINS"
 python3 - "$TMP/a" "$TMP/b" "$OLD_K" <<'EOF'
 import glob, json, math, os, sys
 a, b, old = sys.argv[1:4]
