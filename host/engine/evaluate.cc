@@ -291,7 +291,9 @@ Result<Profile> RequestProfile(const EvalRequest& req) {
   return *profile;
 }
 
-Result<Corpus> CorpusFor(const RawDataset& dataset, const EvalRequest& req, PhaseTimer& timer) {
+// predictions: already imported (LoadCorpusTimed reads them beside the dataset), or null to import them.
+Result<Corpus> CorpusFor(const RawDataset& dataset, const EvalRequest& req, PhaseTimer& timer,
+                         Result<RawPredictions>* predictions = nullptr) {
   auto fail = [&](ErrorKind f, std::string message) -> Result<Corpus> {
     return Error{std::move(message), f};
   };
@@ -299,7 +301,8 @@ Result<Corpus> CorpusFor(const RawDataset& dataset, const EvalRequest& req, Phas
   if (!profile) return profile.error();
   std::optional<RawPredictions> aligned;
   if (!req.predictions_path.empty()) {
-    auto preds = ImportPredictions(req.predictions_path, req.predictions_format);
+    Result<RawPredictions> preds =
+        predictions ? std::move(*predictions) : ImportPredictions(req.predictions_path, req.predictions_format);
     if (!preds) return fail(ErrorKind::kInput, preds.error().message);
     auto a = AlignPredictions(dataset, std::move(*preds));
     if (!a) return fail(ErrorKind::kInput, a.error().message);
@@ -312,14 +315,33 @@ Result<Corpus> CorpusFor(const RawDataset& dataset, const EvalRequest& req, Phas
   return corpus;
 }
 
+// The dataset and the predictions are two files read and parsed independently: unless the request asks
+// for one thread, the predictions are imported on a second thread meanwhile. A dataset error still comes
+// first, as when they were read one after the other.
 Result<Corpus> LoadCorpusTimed(const EvalRequest& req, PhaseTimer& timer) {
   if (auto profile = RequestProfile(req); !profile) return profile.error();
+  std::optional<Result<RawPredictions>> predictions;
+  std::jthread reader;
+  if (!req.predictions_path.empty() && req.threads != 1) {
+    try {
+      reader = std::jthread([&] {
+        try {
+          predictions.emplace(ImportPredictions(req.predictions_path, req.predictions_format));
+        } catch (const std::bad_alloc&) {
+          predictions.emplace(Error{req.predictions_path + ": out of memory while reading the predictions",
+                                    ErrorKind::kLimit});
+        }
+      });
+    } catch (const std::system_error&) {
+      // No thread: the predictions are read after the dataset.
+    }
+  }
   auto dataset = ImportRequestDataset(req);
+  if (reader.joinable()) reader.join();
   timer.Done("dataset");
   if (!dataset) return dataset.error();
-  return CorpusFor(*dataset, req, timer);
+  return CorpusFor(*dataset, req, timer, predictions ? &*predictions : nullptr);
 }
-
 
 }  // namespace
 
