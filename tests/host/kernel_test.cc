@@ -179,3 +179,26 @@ TEST_F(Kernels, NoStoreRunPrintsWhatAStoredRunPrints) {
 }
 
 }  // namespace
+
+namespace {
+
+// kplab eval reads the predictions on a second thread while it reads the dataset (issue 16); the errors
+// stay what they were when the files were read in turn: a bad dataset is reported first even when the
+// predictions are bad too, and a bad predictions file alone is reported with its own line.
+TEST_F(Kernels, PredictionsReadBesideTheDatasetKeepTheErrorOrder) {
+  std::ofstream(dir_ / "preds.txt") << "a;b\n\xff\xfe;c\n";
+  const std::string bad_preds = (dir_ / "preds.txt").string();
+  for (const std::string threads : {"", " --threads 1", " --threads 2"}) {
+    auto both = Run("eval --no-store --dataset " + (dir_ / "missing").string() + " --predictions " + bad_preds + threads);
+    EXPECT_EQ(both.code, 2) << both.err;
+    EXPECT_NE(both.err.find("missing: no such file or directory (expected a dataset file or directory)"),
+              std::string::npos)
+        << both.err;
+    EXPECT_EQ(both.err.find("preds.txt"), std::string::npos) << both.err;
+    auto preds = Run("eval --no-store --dataset examples/tiny --predictions " + bad_preds + threads);
+    EXPECT_NE(preds.code, 0);
+    EXPECT_NE(preds.err.find("preds.txt:2: invalid UTF-8"), std::string::npos) << preds.err;
+  }
+}
+
+}  // namespace
