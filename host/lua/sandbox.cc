@@ -230,6 +230,7 @@ struct LuaVm::Alloc {
     void* ud = nullptr;
     lua_getallocf(L, &ud);
     auto* self = static_cast<Alloc*>(ud);
+    if (!self->metered) return;  // between calls (finalizers the host's collection runs)
     if (!self->exhausted) {
       if (lua_gethookcount(L) != self->every) {
         // A coroutine still armed by a kill in an earlier call: back to normal counting.
@@ -1140,7 +1141,13 @@ std::optional<ScriptError> LuaVm::Call(int nargs, int nresults, const std::strin
   alloc_->traceback.clear();
   alloc_->native_since_clock = 0;
   alloc_->deadline = DeadlineAfter(Clock::now(), limits_.seconds);
-  lua_sethook(L, &Alloc::Hook, LUA_MASKCOUNT, alloc_->every);
+  // The hook stays armed between calls (it charges nothing while no call is metered), so the count of a
+  // call shorter than one block carries into the next call's first block and every instruction reaches
+  // the run's budget; re-arming would restart the count (lua_sethook resets it), and 20,000 calls of 500
+  // instructions each would never charge the run. A per-call budget below one block restarts per call.
+  if (lua_gethook(L) != &Alloc::Hook || lua_gethookcount(L) != alloc_->every || alloc_->every != kHookEvery) {
+    lua_sethook(L, &Alloc::Hook, LUA_MASKCOUNT, alloc_->every);
+  }
 
   int status = LUA_OK;
   std::string exception_text;
@@ -1156,7 +1163,8 @@ std::optional<ScriptError> LuaVm::Call(int nargs, int nresults, const std::strin
     lua_settop(L, base);  // keep f'
     status = -1;
   }
-  lua_sethook(L, nullptr, 0, 0);  // host code between calls runs unmetered
+  // Host code between calls runs unmetered: the hook returns at once while `metered` is false.
+  if (alloc_->every != kHookEvery) lua_sethook(L, nullptr, 0, 0);
 
   if (status == LUA_OK) {
     lua_remove(L, handler);

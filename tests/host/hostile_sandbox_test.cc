@@ -330,6 +330,37 @@ return kp.metric {
   EXPECT_LT(t.seconds, kFinishes);
 }
 
+// Calls shorter than the hook's 1,000-instruction block reach the run budget too: the count carries from
+// one call into the next. A plugin of ~50 instructions a document on KP20k's 20,000 documents runs ~10^6
+// instructions, so a run budget of 10^5 stops it part-way (it used to finish: every call restarted the
+// count and charged nothing).
+TEST_F(HostileTest, PerRunBudgetCountsShortCalls) {
+  Write("plugins/short.lua", R"lua(-- kplab-api: 1
+return kp.metric {
+  name = "short", version = "1",
+  score = function(doc, _, _, out)
+    local x = 0
+    for i = 1, 10 do x = x + i end
+    out["all.short"] = x
+    return out
+  end,
+}
+)lua");
+  const std::string kp20k = std::string(" --dataset ") + KPLAB_SHARED_DATA + "/kpg_testsets_meng2017/kp20k --predictions " +
+                            KPLAB_SHARED_DATA + "/predictions/catSeqTG-2RF1/kp20k/seed1234.txt";
+  const std::string base = "eval" + kp20k + " --no-store --output tsv --metrics short --plugins " + dir_.File("plugins");
+  for (const char* threads : {" --threads 1", " --threads 2"}) {
+    Timed t = Kplab(base + threads + " --run-instruction-limit 100000");
+    EXPECT_EQ(t.o.code, 3) << t.o.err;
+    EXPECT_NE(t.o.err.find("run instruction budget of 100000 exceeded (all calls of this plugin)"), std::string::npos)
+        << t.o.err;
+    EXPECT_LT(t.seconds, kFinishes);
+  }
+  Timed ok = Kplab(base + " --run-instruction-limit 10000000");  // ~10^6 needed: it finishes
+  EXPECT_EQ(ok.o.code, 0) << ok.o.err;
+  EXPECT_NE(ok.o.out.find("all.short\t55"), std::string::npos) << ok.o.out;
+}
+
 // The budgeted string.find/match/gmatch/gsub agree with Lua's own on results and errors (Lua's are the
 // reference: both run in one plain Lua state).
 TEST(BudgetedPatternsTest, AgreeWithLuaStringLibrary) {
