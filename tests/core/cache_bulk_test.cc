@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -515,19 +516,22 @@ TEST_F(CacheBulkTest, ParallelIndexFindsThePhrasesItWasBuiltFrom) {
     for (int j = 0; j < kDims; ++j) n2 += static_cast<double>(v[i * kDims + j]) * v[i * kDims + j];
     for (int j = 0; j < kDims; ++j) unit.push_back(static_cast<float>(v[i * kDims + j] / std::sqrt(n2)));
   }
-  std::size_t hit = 0, total = 0;
+  std::size_t hit = 0, total = 0, self = 0;
   for (std::size_t q = 0; q < 200; ++q) {
     const float* query = v.data() + q * 97 * kDims;
     auto got = (*index)->Search(query, 10);
     auto exact = BruteForceSearch(unit.data(), labels.data(), labels.size(), kDims, query, 10);
     ASSERT_FALSE(got.empty());
-    EXPECT_NEAR(got[0].second, 1.0, 1e-5);
+    // The phrase itself first (cosine 1) for almost every query: HNSW is approximate, and a graph built
+    // on several threads depends on their timing, so one query in a hundred may miss it (CI saw 2 of 200).
+    self += std::abs(got[0].second - 1.0) <= 1e-5;
     // Recall by cosine (a tie at the 10th place may be broken either way).
     ASSERT_EQ(exact.size(), 10u);
     for (const auto& x : got) hit += x.second >= exact.back().second - 1e-6f;
     total += exact.size();
   }
   EXPECT_GE(static_cast<double>(hit) / total, 0.95);
+  EXPECT_GE(self, 190u) << "queries whose nearest phrase was themselves";
   // Labels back to text, in the order asked, unknown ones empty.
   auto texts = c->Phrases(model_->fingerprint(), {labels[7], 999999999, labels[3]});
   ASSERT_TRUE(texts.ok());
