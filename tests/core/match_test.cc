@@ -87,5 +87,34 @@ TEST(Match, AlternativeKeysMatch) {
   EXPECT_EQ(ExactMatch(preds, refs), (std::vector<std::uint8_t>{1}));
 }
 
+// kplab's alpha-NDCG (word pool) by hand, with few references (the bit-mask path, at most 64) and with
+// 70 (the general path): references t1..tN; predictions t1, t1, t2 (a repeat), alpha 0.5.
+//   gains in order: 1, (1 - 0.5)^1 = 0.5, 1 -> DCG@1 = 1, DCG@3 = 1 + 0.5/log2(3) + 1/log2(4)
+//   ideal: three distinct references first -> IDCG@1 = 1, IDCG@3 = 1 + 1/log2(3) + 1/log2(4)
+// A prediction outside the references ("zzz") covers nothing and adds a zero gain at its rank.
+TEST(Match, AlphaNdcgWordPoolByHandFewAndManyReferences) {
+  for (int n_refs : {5, 70}) {
+    Lexicon lex;
+    std::vector<Keyphrase> refs_kp;
+    refs_kp.reserve(static_cast<std::size_t>(n_refs));
+    std::vector<std::string> names;
+    for (int i = 1; i <= n_refs; ++i) names.push_back("t" + std::to_string(i));
+    for (const std::string& n : names) refs_kp.push_back(Make(lex, {n.c_str()}));
+    std::vector<const Keyphrase*> refs;
+    for (const Keyphrase& k : refs_kp) refs.push_back(&k);
+    const Keyphrase t1 = Make(lex, {"t1"}), t2 = Make(lex, {"t2"}), zzz = Make(lex, {"zzz"});
+    const Keyphrase* preds[] = {&t1, &t1, &t2};
+    const std::size_t ks[] = {1, 3};
+    const std::vector<double> got = AlphaNdcgWordPool(preds, refs, ks, 0.5);
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_DOUBLE_EQ(got[0], 1.0) << n_refs;
+    EXPECT_DOUBLE_EQ(got[1], (1 + 0.5 / std::log2(3.0) + 0.5) / (1 + 1 / std::log2(3.0) + 0.5)) << n_refs;
+    const Keyphrase* with_miss[] = {&zzz, &t1, &t2};
+    const std::vector<double> miss = AlphaNdcgWordPool(with_miss, refs, ks, 0.5);
+    EXPECT_DOUBLE_EQ(miss[0], 0.0) << n_refs;
+    EXPECT_DOUBLE_EQ(miss[1], (1 / std::log2(3.0) + 0.5) / (1 + 1 / std::log2(3.0) + 0.5)) << n_refs;
+  }
+}
+
 }  // namespace
 }  // namespace kplab
