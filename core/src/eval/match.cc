@@ -35,6 +35,17 @@ bool ContainsRun(const std::vector<TokenId>& hay, const std::vector<TokenId>& ne
   return std::search(hay.begin(), hay.end(), needle.begin(), needle.end()) != hay.end();
 }
 
+// ContainsRun(hay's stems, needle's stems) for keyphrases. A key is its stems joined by ' ' (no stem holds
+// a space), so equal keys are equal stems, and different keys of as many stems are not a run of each
+// other: most pairs need no search.
+bool StemsRunIn(const Keyphrase& hay, const Keyphrase& needle) {
+  if (hay.key() == needle.key()) return !needle.stems().empty();
+  const auto& h = hay.stems();
+  const auto& n = needle.stems();
+  if (n.empty() || n.size() >= h.size()) return false;
+  return std::search(h.begin(), h.end(), n.begin(), n.end()) != h.end();
+}
+
 // Python `b in a`.
 bool In(std::string_view b, std::string_view a) { return a.find(b) != std::string_view::npos; }
 
@@ -114,16 +125,10 @@ std::vector<std::uint8_t> SubstringCover(const Lexicon& lex, PhraseRefs preds, P
 std::vector<std::uint8_t> ZeschGurevychMatch(PhraseRefs preds, PhraseRefs refs) {
   std::vector<std::uint8_t> flags(preds.size(), 0);
   for (std::size_t i = 0; i < preds.size(); ++i) {
-    const auto& p = preds[i]->stems();
     if (preds[i]->phrase->blank) continue;
     for (const Keyphrase* r : refs) {
       if (r->phrase->blank) continue;
-      // Equal keys are equal stems (a key joins its stems with ' ', which no stem holds); otherwise only
-      // the shorter sequence can be a run of the longer.
-      const auto& q = r->stems();
-      const bool match = preds[i]->key() == r->key() ||
-                         (p.size() < q.size() ? ContainsRun(q, p) : q.size() < p.size() && ContainsRun(p, q));
-      if (match) {
+      if (StemsRunIn(*r, *preds[i]) || StemsRunIn(*preds[i], *r)) {
         flags[i] = 1;
         break;
       }
@@ -276,18 +281,11 @@ bool AlphaNdcgWordPoolSmall(PhraseRefs preds, PhraseRefs refs, std::span<const s
   if (n_refs > kMaxRefs || n + n_refs > kMaxItems) return false;
   // ContainsRun(reference's stems, item's stems). A key is its stems joined by ' ' (no stem holds a
   // space), so equal keys are equal stems, and different keys of as many stems are not a run of the other.
-  auto contains = [](const Keyphrase& ref, const Keyphrase& item) {
-    if (ref.key() == item.key()) return true;
-    const auto& hay = ref.stems();
-    const auto& needle = item.stems();
-    if (needle.size() >= hay.size()) return false;
-    return std::search(hay.begin(), hay.end(), needle.begin(), needle.end()) != hay.end();
-  };
   auto cover = [&](const Keyphrase& item) {
     std::uint64_t mask = 0;
     if (item.phrase->blank) return mask;
     for (std::size_t t = 0; t < n_refs; ++t) {
-      if (contains(*refs[t], item)) mask |= std::uint64_t{1} << t;
+      if (StemsRunIn(*refs[t], item)) mask |= std::uint64_t{1} << t;
     }
     return mask;
   };
