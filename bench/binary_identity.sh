@@ -36,7 +36,7 @@ runs() {  # $1: output dir, $2: binary, $3: its shipped plugins
 }
 runs "$TMP/a" "$OLD_K" "$OLD_PLUGINS"
 runs "$TMP/b" "$NEW_K" "$NEW_PLUGINS"
-python3 - "$TMP/a" "$TMP/b" "$OLD_K" <<'EOF'
+python3 - "$TMP/a" "$TMP/b" "$OLD_K on $OLD_PLUGINS" <<'EOF'
 import glob, json, math, os, sys
 a, b, old = sys.argv[1:4]
 n = bad = 0
