@@ -279,22 +279,16 @@ int SubsetView(const std::string& name) { return name == "all" ? 0 : name == "pr
 // names it; a document without text has no present/absent subset), or score(doc, params, ctx, out)
 // without subsets. `out` is one table reused for every call; the plugin writes numbers by slot
 // (out[slot] = v) or by declared name; whatever it does not write has no value.
-// A plugin whose score is kp.kernel.NAME: the native kernel scores every document and subset of the
-// lane straight into the declared slots; no Lua runs per document. Every declared column must be one the
-// kernel writes (a misspelt name would otherwise stay empty); columns it writes that the plugin did not
-// declare are dropped.
-void MetricRunner::ScoreKernel(std::size_t lane, std::size_t index, const DeclaredColumns& decl, Partial& part,
-                               const Progress* progress) {
-  const MetricPlugin& plugin = *lanes_[lane].plugins[index];
-  const std::size_t begin = bounds_[lane], end = bounds_[lane + 1], n = end - begin;
-  auto fail = [&](const std::string& message) {
-    part.error = PluginError(plugin, fmt::format("{}: {}", plugin.file.display_name, message));
+// The native kernel of a plugin whose score is kp.kernel.NAME, with the run's parameters: built once per
+// run and shared by the lanes (a kernel is read-only while it scores).
+Result<std::unique_ptr<MetricKernel>> MetricRunner::MakeKernel(const MetricPlugin& plugin) const {
+  auto fail = [&](const std::string& message) -> Result<std::unique_ptr<MetricKernel>> {
+    return Error{fmt::format("{}: {}", plugin.file.display_name, message), ErrorKind::kScript};
   };
   auto param = [&](const char* name) -> const ParamValue* {
     auto it = plugin.params.find(name);
     return it == plugin.params.end() ? nullptr : &it->second;
   };
-  std::unique_ptr<MetricKernel> made;
   if (plugin.kernel == "semrp") {
     if (!rc_.space) return fail("score = kp.kernel.semrp needs the run's embeddings (needs = {\"embeddings\"})");
     SemrpParams sp;
@@ -309,20 +303,29 @@ void MetricRunner::ScoreKernel(std::size_t lane, std::size_t index, const Declar
         sp.ks.push_back(c.k);
       }
     }
-    made = MakeSemrpKernel(rc_.space, sp, corpus_->profile);
-  } else {
-    kplab::KernelParams kp;
-    if (const ParamValue* ks = param("ks")) {
-      Result<std::vector<Cutoff>> parsed = ParseCutoffs(std::get<std::string>(*ks));
-      if (!parsed) return fail("parameter 'ks': " + parsed.error().message);
-      kp.ks = std::move(*parsed);
-    }
-    if (const ParamValue* alpha = param("alpha")) kp.alpha = std::get<double>(*alpha);
-    Result<std::unique_ptr<MetricKernel>> kernel = MakeMetricKernel(plugin.kernel, kp, corpus_->profile);
-    if (!kernel) return fail(kernel.error().message);
-    made = std::move(*kernel);
+    return MakeSemrpKernel(rc_.space, sp, corpus_->profile);
   }
-  const MetricKernel& kernel = *made;
+  kplab::KernelParams kp;
+  if (const ParamValue* ks = param("ks")) {
+    Result<std::vector<Cutoff>> parsed = ParseCutoffs(std::get<std::string>(*ks));
+    if (!parsed) return fail("parameter 'ks': " + parsed.error().message);
+    kp.ks = std::move(*parsed);
+  }
+  if (const ParamValue* alpha = param("alpha")) kp.alpha = std::get<double>(*alpha);
+  Result<std::unique_ptr<MetricKernel>> kernel = MakeMetricKernel(plugin.kernel, kp, corpus_->profile);
+  if (!kernel) return fail(kernel.error().message);
+  return kernel;
+}
+
+// A plugin whose score is kp.kernel.NAME: the native kernel scores every document and subset of the
+// lane straight into the declared slots; no Lua runs per document. Every declared column must be one the
+// kernel writes (a misspelt name would otherwise stay empty); columns it writes that the plugin did not
+// declare are dropped.
+void MetricRunner::ScoreKernel(std::size_t lane, std::size_t index, const DeclaredColumns& decl, Partial& part,
+                               const Progress* progress) {
+  const MetricPlugin& plugin = *lanes_[lane].plugins[index];
+  const std::size_t begin = bounds_[lane], end = bounds_[lane + 1], n = end - begin;
+  const MetricKernel& kernel = *kernel_;
   const std::vector<std::string>& names = kernel.names();
   std::vector<int> slot_of_value(names.size(), -1);  // kernel value i -> declared slot (0-based) or -1
   std::vector<bool> written(decl.slots.size(), false);
@@ -569,6 +572,16 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
         for (auto& col : v2_[s]) col.assign(n, kNaN);
       }
     }
+  }
+  kernel_.reset();
+  if (!plugin.kernel.empty()) {
+    Result<std::unique_ptr<MetricKernel>> kernel = MakeKernel(plugin);
+    if (!kernel) {
+      out.error = PluginError(plugin, kernel.error().message);
+      v2_.clear();
+      return out;
+    }
+    kernel_ = std::move(*kernel);
   }
   std::vector<Partial> parts(lanes_.size());
   // A lane that throws (e.g. std::bad_alloc) reports it as its error; every started thread is joined

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kplab/corpus.h"
+#include "kplab/kernels.h"
 #include "kplab/store.h"
 #include "plugin.h"
 #include "sandbox.h"
@@ -57,6 +58,7 @@ class MetricRunner {
   void Score(std::size_t lane, std::size_t index, Partial& out, const Progress* progress);
   void ScoreV2(std::size_t lane, std::size_t index, const DeclaredColumns& decl, int slots_ref, Partial& out,
                const Progress* progress);
+  Result<std::unique_ptr<MetricKernel>> MakeKernel(const MetricPlugin& plugin) const;
   void ScoreKernel(std::size_t lane, std::size_t index, const DeclaredColumns& decl, Partial& out,
                    const Progress* progress);
   PluginOutcome FinishV2(const MetricPlugin& plugin, const DeclaredColumns& decl, PluginOutcome out);
@@ -71,6 +73,8 @@ class MetricRunner {
   // API 2: v2_[s][j][d] = slot j + 1 of subset s for document d (NaN = none), for the plugin being run;
   // lanes write their own document ranges.
   std::vector<std::vector<std::vector<double>>> v2_;
+  // The native kernel of the plugin being run (kp.kernel.NAME), shared by the lanes; null otherwise.
+  std::unique_ptr<const MetricKernel> kernel_;
 };
 
 }  // namespace kplab::host
