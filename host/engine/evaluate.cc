@@ -13,6 +13,7 @@
 #include <map>
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -46,13 +47,22 @@ class PhaseTimer {
     if (!on_) return;
     const auto now = std::chrono::steady_clock::now();
     const double cpu = Cpu();
-    std::fprintf(stderr, "[timing] %-12s %8.1f ms  cpu %8.1f ms\n", phase.c_str(),
-                 std::chrono::duration<double, std::milli>(now - start_).count(), cpu - cpu_);
+    std::fprintf(stderr, "[timing] %-12s %8.1f ms  cpu %8.1f ms  rss %7.1f MB\n", phase.c_str(),
+                 std::chrono::duration<double, std::milli>(now - start_).count(), cpu - cpu_, RssMb());
     start_ = now;
     cpu_ = cpu;
   }
 
  private:
+  // Resident set size now (not the peak): where between the phases the memory is held.
+  static double RssMb() {
+    long pages = 0, resident = 0;
+    if (std::FILE* f = std::fopen("/proc/self/statm", "r")) {
+      if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+      std::fclose(f);
+    }
+    return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
+  }
   static double Cpu() {
     rusage u{};
     getrusage(RUSAGE_SELF, &u);
@@ -292,8 +302,10 @@ Result<Profile> RequestProfile(const EvalRequest& req) {
 }
 
 // predictions: already imported (LoadCorpusTimed reads them beside the dataset), or null to import them.
+// owned: the same object as dataset when the caller gives it up, so each document's raw text is freed
+// as it is built (null: the import is shared, e.g. by a batch's entries).
 Result<Corpus> CorpusFor(const RawDataset& dataset, const EvalRequest& req, PhaseTimer& timer,
-                         Result<RawPredictions>* predictions = nullptr) {
+                         Result<RawPredictions>* predictions = nullptr, RawDataset* owned = nullptr) {
   auto fail = [&](ErrorKind f, std::string message) -> Result<Corpus> {
     return Error{std::move(message), f};
   };
@@ -309,7 +321,9 @@ Result<Corpus> CorpusFor(const RawDataset& dataset, const EvalRequest& req, Phas
     aligned = std::move(*a);
     timer.Done("predictions");
   }
-  auto corpus = BuildCorpus(dataset, aligned ? &*aligned : nullptr, *profile, std::min(req.threads, kMaxThreads));
+  const int threads = std::min(req.threads, kMaxThreads);
+  auto corpus = owned ? BuildCorpus(std::move(*owned), std::move(aligned), *profile, threads)
+                      : BuildCorpus(dataset, aligned ? &*aligned : nullptr, *profile, threads);
   if (!corpus) return fail(ErrorKind::kInput, corpus.error().message);
   timer.Done("corpus");
   return corpus;
@@ -340,7 +354,7 @@ Result<Corpus> LoadCorpusTimed(const EvalRequest& req, PhaseTimer& timer) {
   if (reader.joinable()) reader.join();
   timer.Done("dataset");
   if (!dataset) return dataset.error();
-  return CorpusFor(*dataset, req, timer, predictions ? &*predictions : nullptr);
+  return CorpusFor(*dataset, req, timer, predictions ? &*predictions : nullptr, &*dataset);
 }
 
 }  // namespace
@@ -372,6 +386,7 @@ Result<EvalResult> Evaluate(const EvalRequest& req, const Progress& progress) {
   PhaseTimer timer;
   auto corpus = LoadCorpusTimed(req, timer);
   if (!corpus) return corpus.error();
+  timer.Done("import freed");  // the raw dataset and predictions are destroyed on the way out
   auto shared = std::make_shared<const Corpus>(std::move(*corpus));
   auto res = EvaluateCorpus(shared, req, progress);
   if (res) {

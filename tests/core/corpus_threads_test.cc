@@ -121,6 +121,19 @@ TEST(CorpusThreads, RealDataSameForEveryThreadCount) {
       ASSERT_TRUE(many.ok()) << many.error().message;
       ExpectSameCorpus(*one, *many);
     }
+    // An import given up to the build (freed document by document as it is built) gives the same
+    // corpus, and is left without documents but with its identity.
+    for (int threads : {1, 2, 3}) {
+      SCOPED_TRACE("released import, threads " + std::to_string(threads));
+      RawDataset ds_copy = *ds;
+      std::optional<RawPredictions> preds_copy = aligned;
+      auto released = BuildCorpus(std::move(ds_copy), std::move(preds_copy), profile, threads);
+      ASSERT_TRUE(released.ok()) << released.error().message;
+      ExpectSameCorpus(*one, *released);
+      EXPECT_TRUE(ds_copy.docs.empty());
+      EXPECT_EQ(ds_copy.content_hash, ds->content_hash);
+      if (preds_copy) EXPECT_TRUE(preds_copy->docs.empty());
+    }
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -104,6 +105,11 @@ class Corpus {
 // threads: documents are built in that many contiguous ranges at once (0 = one per core, at most 8, one
 // for a few thousand documents); the corpus is the same for every count, ids included.
 Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* predictions,
+                           const Profile& profile, int threads = 0);
+// The same corpus from an import the caller gives up: each document's raw text is freed as soon as it
+// is built, so the peak memory is not the import and the corpus in full side by side. The import is
+// left without documents (its path, name, format, hash and files stay).
+Result<Corpus> BuildCorpus(RawDataset&& dataset, std::optional<RawPredictions>&& predictions,
                            const Profile& profile, int threads = 0);
 
 // Attaches source text to a dataset whose release has keyphrases only (KP20k): line i of the file

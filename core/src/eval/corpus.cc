@@ -102,9 +102,32 @@ void SplitAsciiWhitespace(std::string_view s, std::vector<std::string_view>& out
   }
 }
 
+// Bytes copied into large chunks with stable addresses (one allocation per 256 KiB).
+class ByteArena {
+ public:
+  std::string_view Copy(std::string_view s) {
+    if (left_ < s.size()) {
+      const std::size_t size = std::max<std::size_t>(256 * 1024, s.size());
+      chunks_.push_back(std::make_unique<char[]>(size));
+      pos_ = chunks_.back().get();
+      left_ = size;
+    }
+    if (!s.empty()) std::memcpy(pos_, s.data(), s.size());
+    const std::string_view out(pos_, s.size());
+    pos_ += s.size();
+    left_ -= s.size();
+    return out;
+  }
+
+ private:
+  std::vector<std::unique_ptr<char[]>> chunks_;
+  char* pos_ = nullptr;
+  std::size_t left_ = 0;
+};
+
 // A distinct raw keyphrase piece a builder met, and the local id of the phrase it normalized to (or
-// kDropped). Its bytes outlive the build (the raw import, or a builder's copies of ExHiRD's re-cut
-// pieces), so no piece is copied to memoize it.
+// kDropped). Its bytes outlive the build: the raw import's (BuildCorpus of a const import), or the
+// builder's copies (ExHiRD's re-cut pieces; every piece when the import is released as it is built).
 struct Piece {
   static constexpr std::uint32_t kDropped = 0xFFFFFFFFu;
   const char* data;
@@ -176,6 +199,9 @@ class Builder {
     const Profile* profile;
     bool raw_text;   // untokenized dataset: keyphrases go through the source's word tokenizer
     bool stem_refs;  // references are stemmed (unless released stemmed)
+    // The raw documents are released as they are built (BuildCorpus of an rvalue import): the piece
+    // memo then keeps its own copy of every distinct piece's bytes.
+    bool consume;
   };
   explicit Builder(const Options& o) : o_(o), p_(*o.profile), stemmer_(p_.stem_mode) {}
 
@@ -376,7 +402,11 @@ class Builder {
       const std::uint32_t ph = pieces[eval_internal::SlotTable::Index(m.At(pos))].phrase;
       return ph == Piece::kDropped ? nullptr : &phrases[ph];
     }
-    if (transient) piece = owned_.emplace_back(piece);
+    if (transient) {
+      piece = owned_.emplace_back(piece);
+    } else if (o_.consume) {
+      piece = piece_bytes_.Copy(piece);
+    }
     const Phrase* ph = Normalize(piece, stem);
     pieces.push_back({piece.data(), static_cast<std::uint32_t>(piece.size()), stem, ph ? ph->id : Piece::kDropped});
     m.Fill(pos, h, static_cast<std::uint32_t>(pieces.size() - 1));
@@ -449,6 +479,7 @@ class Builder {
   std::vector<std::string_view> tokens_;
   std::vector<TokenId> stem_of_;
   std::deque<std::string> owned_;
+  ByteArena piece_bytes_;  // the memo's copies of pieces (o_.consume)
   SmallSet seen_;
   std::vector<std::uint32_t> dup_index_;  // per kept prediction piece: its index in doc.preds
   std::vector<Keyphrase> preds_;          // a document's predictions while they are filtered
@@ -557,8 +588,14 @@ int CorpusThreads(std::size_t docs, int threads) {
 
 }  // namespace
 
-Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* predictions,
-                           const Profile& profile, int threads) {
+namespace {
+
+// BuildCorpus. release_dataset / release_predictions: the same objects as dataset / predictions when the
+// caller gave them up (rvalues): each document's raw text is freed once it is built, so the import and
+// the corpus are not both held in full at the end of the build.
+Result<Corpus> BuildCorpusImpl(const RawDataset& dataset, const RawPredictions* predictions,
+                               const Profile& profile, int threads, RawDataset* release_dataset,
+                               RawPredictions* release_predictions) {
   if (predictions && predictions->docs.size() != dataset.docs.size()) {
     return Error{fmt::format("{}: {} prediction lines for {} documents of {} (expected one per document)",
                              predictions->path, predictions->docs.size(), dataset.docs.size(),
@@ -607,7 +644,8 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
   const std::size_t n = static_cast<std::size_t>(CorpusThreads(n_docs, threads));
   std::vector<std::unique_ptr<Builder>> builders;
   for (std::size_t t = 0; t < n; ++t) {
-    builders.push_back(std::make_unique<Builder>(Builder::Options{&corpus.profile, raw_text, stem_refs}));
+    builders.push_back(std::make_unique<Builder>(
+        Builder::Options{&corpus.profile, raw_text, stem_refs, release_dataset != nullptr}));
   }
   auto range = [&](std::size_t t) { return std::pair{n_docs * t / n, n_docs * (t + 1) / n}; };
   OnThreads(n, [&](std::size_t t) {
@@ -615,6 +653,8 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
     Builder& b = *builders[t];
     for (std::size_t i = begin; i < end; ++i) {
       b.Doc(i, dataset.docs[i], predictions ? &predictions->docs[i] : nullptr, corpus.docs[i]);
+      if (release_dataset) release_dataset->docs[i] = RawDoc{};
+      if (release_predictions) release_predictions->docs[i] = RawPrediction{};
     }
     if (t == 0) return;
     // The local phrase ids of the range's keyphrases, so the merge can free each local phrase as it
@@ -707,6 +747,22 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
     d = 0;
     for (std::size_t i = begin; i < end; ++i) FinishDocument(corpus.docs[i], dups_of(i, d), block);
   });
+  return corpus;
+}
+
+}  // namespace
+
+Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* predictions, const Profile& profile,
+                           int threads) {
+  return BuildCorpusImpl(dataset, predictions, profile, threads, nullptr, nullptr);
+}
+
+Result<Corpus> BuildCorpus(RawDataset&& dataset, std::optional<RawPredictions>&& predictions, const Profile& profile,
+                           int threads) {
+  RawPredictions* preds = predictions ? &*predictions : nullptr;
+  auto corpus = BuildCorpusImpl(dataset, preds, profile, threads, &dataset, preds);
+  dataset.docs = {};
+  if (preds) preds->docs = {};
   return corpus;
 }
 
