@@ -7,7 +7,7 @@
 namespace kplab::host {
 
 std::string FormText(const Corpus& c, const Phrase& p, EmbedForm f) {
-  if (f == EmbedForm::kSurface) return p.surface;
+  if (f == EmbedForm::kSurface) return std::string(p.surface);
   return std::string(c.Str(p.key));
 }
 

@@ -280,7 +280,8 @@ int ListToString(lua_State* L) {
   ListUd* l = CheckList(L, 1);
   std::string s = "KeyphraseList(" + std::to_string(l->items.size()) + ") {";
   for (std::size_t i = 0; i < l->items.size(); ++i) {
-    s += (i ? "; " : "") + l->items[i]->surface();
+    s += i ? "; " : "";
+    s += l->items[i]->surface();
     if (i == 9 && l->items.size() > 10) {
       s += "; ...";
       break;

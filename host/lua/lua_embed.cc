@@ -314,9 +314,10 @@ void Gather(lua_State* L, const EmbeddingSpace& s, int arg, EmbedForm form, std:
     for (std::size_t i = 0; i < items.size(); ++i) {
       const std::int32_t row = s.Row(*items[i]->phrase, form);
       if (row < 0) {
+        const std::string surface(items[i]->surface());
         luaL_error(L, "the %s form of phrase '%s' was not embedded in the plan: declare needs = "
                    "{\"embeddings%s\"}",
-                   form == EmbedForm::kStems ? "stems" : "surface", items[i]->surface().c_str(),
+                   form == EmbedForm::kStems ? "stems" : "surface", surface.c_str(),
                    form == EmbedForm::kStems ? ":stems" : "");
       }
       std::memcpy(vecs.data() + i * d, s.vecs.data() + static_cast<std::size_t>(row) * d,

@@ -34,7 +34,7 @@ RawPredictions Preds(std::vector<std::string> pieces) {
 
 std::vector<std::string> Surfaces(const std::vector<Keyphrase>& kps) {
   std::vector<std::string> out;
-  for (const auto& k : kps) out.push_back(k.surface());
+  for (const auto& k : kps) out.emplace_back(k.surface());
   return out;
 }
 

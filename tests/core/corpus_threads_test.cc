@@ -15,6 +15,8 @@ namespace {
 
 const std::string kShared = std::string(KPLAB_SHARED_DATA) + "/";
 
+std::vector<TokenId> Ids(std::span<const TokenId> ids) { return {ids.begin(), ids.end()}; }
+
 // Positions of view entries in the document's own keyphrase list (views hold addresses).
 std::vector<std::ptrdiff_t> Positions(std::span<const Keyphrase* const> view, const std::vector<Keyphrase>& kps) {
   std::vector<std::ptrdiff_t> out;
@@ -46,8 +48,8 @@ void ExpectSameCorpus(const Corpus& a, const Corpus& b) {
     ASSERT_EQ(p.id, i);
     ASSERT_EQ(q.id, i);
     EXPECT_EQ(p.surface, q.surface) << "phrase " << i;
-    EXPECT_EQ(p.tokens, q.tokens) << "phrase " << i;
-    EXPECT_EQ(p.stems, q.stems) << "phrase " << i;
+    EXPECT_EQ(Ids(p.tokens), Ids(q.tokens)) << "phrase " << i;
+    EXPECT_EQ(Ids(p.stems), Ids(q.stems)) << "phrase " << i;
     EXPECT_EQ(p.key, q.key) << "phrase " << i;
     EXPECT_EQ(p.dedup_key, q.dedup_key) << "phrase " << i;
     EXPECT_EQ(p.blank, q.blank) << "phrase " << i;
@@ -159,7 +161,7 @@ TEST(CorpusThreads, IdsByFirstOccurrenceAcrossRanges) {
     auto c = BuildCorpus(ds, nullptr, *FindProfile("kplab"), threads);
     ASSERT_TRUE(c.ok());
     std::vector<std::string> surfaces;
-    for (const Phrase& p : c->phrases) surfaces.push_back(p.surface);
+    for (const Phrase& p : c->phrases) surfaces.emplace_back(p.surface);
     EXPECT_EQ(surfaces, (std::vector<std::string>{"beta", "alpha", "gamma rays", "delta"}));
     // Strings in order of first use: token, its stem, then the key (nltk: rays -> ray).
     std::vector<std::string> strings;

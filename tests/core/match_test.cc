@@ -42,19 +42,24 @@ TEST(Match, AlphaNdcgByHand) {
 }
 
 std::deque<Phrase> g_phrases;
+PhraseArena g_arena;  // the phrases' surfaces and ids
 
 Keyphrase Make(Lexicon& lex, std::initializer_list<const char*> stems) {
   Phrase& p = g_phrases.emplace_back();
   std::string key;
+  std::vector<TokenId> ids;
   for (const char* s : stems) {
-    p.stems.push_back(lex.Intern(s));
-    p.tokens.push_back(p.stems.back());
+    ids.push_back(lex.Intern(s));
     key += (key.empty() ? "" : " ") + std::string(s);
   }
+  const std::span<TokenId> stored = g_arena.Ids(ids.size());
+  std::copy(ids.begin(), ids.end(), stored.begin());
+  p.stems = stored;
+  p.tokens = stored;
   p.key = lex.Intern(key);
   p.dedup_key = p.key;
   p.blank = key.empty();
-  p.surface = key;
+  p.surface = g_arena.Copy(key);
   Keyphrase k;
   k.phrase = &p;
   return k;

@@ -70,7 +70,7 @@ Result<Reliability> ComputeReliability(std::span<const double> confidence,
 // its first contiguous stem match (within one section unless the profile matches across sections, as
 // Corpus::IsPresent decides presence), or nullopt when it does not occur.
 std::optional<std::size_t> FirstOccurrence(const Corpus& corpus, const Document& doc,
-                                           const std::vector<TokenId>& stems);
+                                           std::span<const TokenId> stems);
 
 // The source as characters: the document's tokens joined by single spaces (title then body). Returns
 // the character (Unicode code point) offset of token `index` in that string and its total length.

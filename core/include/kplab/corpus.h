@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -17,12 +19,29 @@
 
 namespace kplab {
 
+// Storage with stable addresses for the corpus's phrases: their surfaces and token/stem id sequences
+// live in large chunks (one allocation per 256 KiB) rather than three heap blocks per phrase.
+class PhraseArena {
+ public:
+  std::string_view Copy(std::string_view s);
+  std::span<TokenId> Ids(std::size_t n);
+  // Takes over another arena's chunks (their addresses do not move).
+  void Adopt(PhraseArena&& other);
+
+ private:
+  void* Take(std::size_t bytes, std::size_t align);
+  std::vector<std::unique_ptr<std::byte[]>> chunks_;
+  std::byte* pos_ = nullptr;
+  std::size_t left_ = 0;
+};
+
 // A distinct normalized phrase, interned once per corpus (Corpus::phrases): the same string in many
-// documents is tokenized and stemmed once.
+// documents is tokenized and stemmed once. Its surface and ids are views into Corpus::arena (or, for a
+// phrase made by hand, into storage its maker keeps alive).
 struct Phrase {
-  std::string surface;          // after the profile's strip/lower/cleanup
-  std::vector<TokenId> tokens;  // token ids (lower-cased)
-  std::vector<TokenId> stems;   // stem ids, one per token
+  std::string_view surface;         // after the profile's strip/lower/cleanup
+  std::span<const TokenId> tokens;  // token ids (lower-cased)
+  std::span<const TokenId> stems;   // stem ids, one per token
   TokenId key = kNoToken;       // id of the stems joined by ' ' (the match key)
   TokenId dedup_key = kNoToken;  // id of the stems joined by the profile's dedup_join
   bool blank = true;            // no token or only empty tokens: never present
@@ -32,9 +51,9 @@ struct Phrase {
 // One occurrence of a phrase in a document's reference or prediction list.
 struct Keyphrase {
   const Phrase* phrase = nullptr;  // owned by the corpus
-  const std::string& surface() const { return phrase->surface; }
-  const std::vector<TokenId>& tokens() const { return phrase->tokens; }
-  const std::vector<TokenId>& stems() const { return phrase->stems; }
+  std::string_view surface() const { return phrase->surface; }
+  std::span<const TokenId> tokens() const { return phrase->tokens; }
+  std::span<const TokenId> stems() const { return phrase->stems; }
   TokenId key() const { return phrase->key; }
   std::vector<TokenId> alt_keys;  // keys of alternative forms (references only; SemEval '+', KPTimes)
   bool present = false;         // meaningful only if the document has text
@@ -78,6 +97,7 @@ class Corpus {
  public:
   Profile profile;
   Lexicon lex;
+  PhraseArena arena;           // the phrases' surfaces and ids
   std::deque<Phrase> phrases;  // stable addresses
   std::vector<Document> docs;
   // The documents' list views (Document::pred_view, ref_view, pred_view_dups) point into these, one
@@ -91,11 +111,11 @@ class Corpus {
 
   // Is the stem sequence a contiguous run inside the document's source (within one section unless the
   // profile allows matches across sections)? Empty sequences are never present.
-  bool IsPresent(const Document& doc, const std::vector<TokenId>& stems) const {
+  bool IsPresent(const Document& doc, std::span<const TokenId> stems) const {
     return FirstOccurrence(doc, stems).has_value();
   }
   // The source token index where the earliest such run starts (std::nullopt when not present).
-  std::optional<std::size_t> FirstOccurrence(const Document& doc, const std::vector<TokenId>& stems) const;
+  std::optional<std::size_t> FirstOccurrence(const Document& doc, std::span<const TokenId> stems) const;
   Prmu Classify(const Document& doc, const Keyphrase& kp) const;
   std::string_view Str(TokenId id) const { return lex.Str(id); }
 };

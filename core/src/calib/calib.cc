@@ -111,7 +111,7 @@ Result<Reliability> ComputeReliability(std::span<const double> confidence,
 }
 
 std::optional<std::size_t> FirstOccurrence(const Corpus& corpus, const Document& doc,
-                                           const std::vector<TokenId>& stems) {
+                                           std::span<const TokenId> stems) {
   return corpus.FirstOccurrence(doc, stems);
 }
 

@@ -31,6 +31,40 @@ const char* PrmuName(Prmu p) {
   return "?";
 }
 
+void* PhraseArena::Take(std::size_t bytes, std::size_t align) {
+  std::size_t pad = (align - reinterpret_cast<std::uintptr_t>(pos_) % align) % align;
+  if (pos_ == nullptr || left_ < bytes + pad) {
+    const std::size_t size = std::max<std::size_t>(256 * 1024, bytes + align);
+    chunks_.push_back(std::make_unique<std::byte[]>(size));
+    pos_ = chunks_.back().get();
+    left_ = size;
+    pad = (align - reinterpret_cast<std::uintptr_t>(pos_) % align) % align;
+  }
+  std::byte* out = pos_ + pad;
+  pos_ = out + bytes;
+  left_ -= pad + bytes;
+  return out;
+}
+
+std::string_view PhraseArena::Copy(std::string_view s) {
+  if (s.empty()) return {};
+  char* out = static_cast<char*>(Take(s.size(), 1));
+  std::memcpy(out, s.data(), s.size());
+  return {out, s.size()};
+}
+
+std::span<TokenId> PhraseArena::Ids(std::size_t n) {
+  if (n == 0) return {};
+  return {static_cast<TokenId*>(Take(n * sizeof(TokenId), alignof(TokenId))), n};
+}
+
+void PhraseArena::Adopt(PhraseArena&& other) {
+  for (auto& c : other.chunks_) chunks_.push_back(std::move(c));
+  other.chunks_.clear();
+  other.pos_ = nullptr;
+  other.left_ = 0;
+}
+
 namespace {
 
 constexpr std::string_view kPeos = "<peos>";
@@ -139,7 +173,7 @@ struct Piece {
 
 // Is the stem sequence a contiguous run of the document's source stems (Corpus::FirstOccurrence)?
 std::optional<std::size_t> FirstOccurrenceIn(const Lexicon& lex, const Profile& profile, const Document& doc,
-                                             const std::vector<TokenId>& stems) {
+                                             std::span<const TokenId> stems) {
   if (stems.empty() || !doc.has_text) return std::nullopt;
   if (std::all_of(stems.begin(), stems.end(), [&](TokenId t) { return lex.Str(t).empty(); })) return std::nullopt;
   const auto& src = doc.src_stems;
@@ -206,6 +240,7 @@ class Builder {
   explicit Builder(const Options& o) : o_(o), p_(*o.profile), stemmer_(p_.stem_mode) {}
 
   Lexicon lex;
+  PhraseArena arena;           // the phrases' surfaces and ids (adopted by the corpus)
   std::deque<Phrase> phrases;  // ids are indices here (local until merged)
   std::vector<Piece> pieces;   // distinct pieces in order of first use; phrases are made in this order
   eval_internal::SlotTable memo[2];  // unstemmed / stemmed piece -> index in pieces
@@ -437,14 +472,16 @@ class Builder {
     const bool same_join = p_.dedup_join == " ";
     key_.clear();
     dedup_.clear();
+    tok_ids_.clear();
+    stem_ids_.clear();
     auto add = [&](std::string_view t) {
       const TokenId id = Token(t);
-      ph.tokens.push_back(id);
+      tok_ids_.push_back(id);
       const TokenId st = stem ? StemOf(id) : id;
-      ph.stems.push_back(st);
+      stem_ids_.push_back(st);
       const std::string_view sv = lex.Str(st);
       if (!sv.empty()) ph.blank = false;
-      if (ph.stems.size() > 1) {
+      if (stem_ids_.size() > 1) {
         key_.push_back(' ');
         if (!same_join) dedup_.append(p_.dedup_join);
       }
@@ -462,13 +499,17 @@ class Builder {
       } else {
         for (auto t : SplitWhitespace(s)) tokens_.push_back(t);
       }
-      ph.tokens.reserve(tokens_.size());
-      ph.stems.reserve(tokens_.size());
       for (auto t : tokens_) add(t);
     }
+    const std::size_t n = tok_ids_.size();
+    const std::span<TokenId> ids = arena.Ids(2 * n);
+    std::copy(tok_ids_.begin(), tok_ids_.end(), ids.begin());
+    std::copy(stem_ids_.begin(), stem_ids_.end(), ids.begin() + static_cast<std::ptrdiff_t>(n));
+    ph.tokens = ids.first(n);
+    ph.stems = ids.subspan(n, n);
     ph.key = lex.Intern(key_);
     ph.dedup_key = same_join ? ph.key : lex.Intern(dedup_);
-    ph.surface = std::move(s);
+    ph.surface = arena.Copy(s);
     return &ph;
   }
 
@@ -477,6 +518,7 @@ class Builder {
   PorterStemmer stemmer_;
   std::string key_, dedup_;  // scratch buffers of Normalize
   std::vector<std::string_view> tokens_;
+  std::vector<TokenId> tok_ids_, stem_ids_;  // a phrase's ids while Normalize makes it
   std::vector<TokenId> stem_of_;
   std::deque<std::string> owned_;
   ByteArena piece_bytes_;  // the memo's copies of pieces (o_.consume)
@@ -558,7 +600,7 @@ void OnThreads(std::size_t n, const Fn& fn) {
 
 }  // namespace
 
-std::optional<std::size_t> Corpus::FirstOccurrence(const Document& doc, const std::vector<TokenId>& stems) const {
+std::optional<std::size_t> Corpus::FirstOccurrence(const Document& doc, std::span<const TokenId> stems) const {
   return FirstOccurrenceIn(lex, profile, doc, stems);
 }
 
@@ -670,6 +712,7 @@ Result<Corpus> BuildCorpusImpl(const RawDataset& dataset, const RawPredictions* 
   // appended, so ids come out as one builder in document order would give them.
   Builder& first = *builders[0];
   corpus.lex = std::move(first.lex);
+  corpus.arena.Adopt(std::move(first.arena));
   corpus.phrases = std::move(first.phrases);  // a deque moves its blocks: phrase addresses stay
   std::vector<std::vector<TokenId>> token_map(n);
   std::vector<std::vector<const Phrase*>> phrase_map(n);
@@ -697,8 +740,9 @@ Result<Corpus> BuildCorpusImpl(const RawDataset& dataset, const RawPredictions* 
       Phrase& ph = corpus.phrases.emplace_back(std::move(b.phrases.front()));
       b.phrases.pop_front();
       ph.id = static_cast<std::uint32_t>(corpus.phrases.size() - 1);
-      for (TokenId& x : ph.tokens) x = tmap[x];
-      for (TokenId& x : ph.stems) x = tmap[x];
+      // The ids live in the builder's arena, which the corpus adopts below: its own, mutable memory.
+      for (const TokenId& x : ph.tokens) const_cast<TokenId&>(x) = tmap[x];
+      for (const TokenId& x : ph.stems) const_cast<TokenId&>(x) = tmap[x];
       ph.key = tmap[ph.key];
       ph.dedup_key = tmap[ph.dedup_key];
       first.pieces.push_back({piece.data, piece.size, piece.stem, ph.id});
@@ -708,6 +752,7 @@ Result<Corpus> BuildCorpusImpl(const RawDataset& dataset, const RawPredictions* 
     b.memo[0] = eval_internal::SlotTable();
     b.memo[1] = eval_internal::SlotTable();
     b.pieces = {};
+    corpus.arena.Adopt(std::move(b.arena));
   }
   first.memo[0] = eval_internal::SlotTable();
   first.memo[1] = eval_internal::SlotTable();

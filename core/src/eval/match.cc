@@ -30,7 +30,7 @@ bool KeyMatches(const Keyphrase& pred, const Keyphrase& ref) {
   return std::find(ref.alt_keys.begin(), ref.alt_keys.end(), pred.key()) != ref.alt_keys.end();
 }
 
-bool ContainsRun(const std::vector<TokenId>& hay, const std::vector<TokenId>& needle) {
+bool ContainsRun(std::span<const TokenId> hay, std::span<const TokenId> needle) {
   if (needle.empty() || needle.size() > hay.size()) return false;
   return std::search(hay.begin(), hay.end(), needle.begin(), needle.end()) != hay.end();
 }
