@@ -95,7 +95,7 @@ int Kpps(lua_State* L) {
   if (!norm) return luaL_error(L, "kp.calib.kpps: %s", norm.error().message.c_str());
   std::vector<double> out;
   out.reserve(a.items.size());
-  for (const Keyphrase* k : a.items) out.push_back(k->probs ? calib::KeyphraseKpp(*k->probs, *norm) : kNaN);
+  for (const Keyphrase* k : a.items) out.push_back(k->probs() ? calib::KeyphraseKpp(*k->probs(), *norm) : kNaN);
   PushNumbers(L, out);
   return 1;
 }
@@ -106,7 +106,7 @@ int Probs(lua_State* L) {
   lua_createtable(L, static_cast<int>(a.items.size()), 0);
   for (std::size_t i = 0; i < a.items.size(); ++i) {
     std::vector<double> p;
-    if (const TokenProbs* t = a.items[i]->probs) {
+    if (const TokenProbs* t = a.items[i]->probs()) {
       if (kWords) {
         p = calib::WordProbs(*t);
       } else {
@@ -122,7 +122,7 @@ int Probs(lua_State* L) {
 int CountProbs(lua_State* L) {
   const ListArg a = CheckListArg(L, 1, "count_probs");
   lua_Integer n = 0;
-  for (const Keyphrase* k : a.items) n += k->probs != nullptr;
+  for (const Keyphrase* k : a.items) n += k->probs() != nullptr;
   lua_pushinteger(L, n);
   return 1;
 }

@@ -84,14 +84,14 @@ void PushKeyphrase(lua_State* L, const Corpus& c, const Keyphrase& kp) {
   lua_setfield(L, -2, "present");
   lua_pushboolean(L, kp.after_peos);
   lua_setfield(L, -2, "after_peos");
-  if (kp.probs != nullptr) {  // predictions from a "tokens" file (docs/calibration.md)
-    lua_createtable(L, static_cast<int>(kp.probs->logprobs.size()), 0);
-    for (std::size_t i = 0; i < kp.probs->logprobs.size(); ++i) {
-      lua_pushnumber(L, kp.probs->logprobs[i]);
+  if (kp.probs() != nullptr) {  // predictions from a "tokens" file (docs/calibration.md)
+    lua_createtable(L, static_cast<int>(kp.probs()->logprobs.size()), 0);
+    for (std::size_t i = 0; i < kp.probs()->logprobs.size(); ++i) {
+      lua_pushnumber(L, kp.probs()->logprobs[i]);
       lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
     }
     lua_setfield(L, -2, "logprobs");
-    lua_pushinteger(L, kp.probs->words);
+    lua_pushinteger(L, kp.probs()->words);
     lua_setfield(L, -2, "words");
   }
 }

@@ -218,14 +218,14 @@ TEST(CalibCorpus, PredictionsCarryTokenProbabilities) {
   EXPECT_EQ(d1.id, "d1");
   EXPECT_TRUE(d1.one2set);
   ASSERT_EQ(d1.preds.size(), 1u);
-  ASSERT_NE(d1.preds[0].probs, nullptr);
-  EXPECT_EQ(d1.preds[0].probs->tokens.size(), 4u);
-  EXPECT_NEAR(KeyphraseKpp(*d1.preds[0].probs, KppNorm::kWords), 10.0, 1e-12);
+  ASSERT_NE(d1.preds[0].probs(), nullptr);
+  EXPECT_EQ(d1.preds[0].probs()->tokens.size(), 4u);
+  EXPECT_NEAR(KeyphraseKpp(*d1.preds[0].probs(), KppNorm::kWords), 10.0, 1e-12);
   const Document& d2 = c.docs[1];
   ASSERT_EQ(d2.preds.size(), 2u);
   EXPECT_EQ(d2.preds[1].surface(), "neural network");
   // 0.65 * 0.65 over two tokens (the end token excluded): KPP = 1/0.65.
-  EXPECT_NEAR(KeyphraseKpp(*d2.preds[1].probs, KppNorm::kTokens), 1 / 0.65, 1e-12);
+  EXPECT_NEAR(KeyphraseKpp(*d2.preds[1].probs(), KppNorm::kTokens), 1 / 0.65, 1e-12);
 }
 
 // Source of d1 (kplab profile: title and body tokens joined by spaces):

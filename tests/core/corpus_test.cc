@@ -27,7 +27,7 @@ RawPredictions Preds(std::vector<std::string> pieces) {
   RawPredictions p;
   p.path = "preds";
   RawPrediction rp;
-  rp.phrases = std::move(pieces);
+  rp.phrases.assign(pieces.begin(), pieces.end());
   p.docs.push_back(std::move(rp));
   return p;
 }

@@ -29,11 +29,11 @@ void ExpectSameKeyphrases(const std::vector<Keyphrase>& a, const std::vector<Key
   for (std::size_t j = 0; j < a.size(); ++j) {
     EXPECT_EQ(a[j].phrase->id, b[j].phrase->id) << what << " " << j;
     EXPECT_EQ(a[j].key(), b[j].key()) << what << " " << j;
-    EXPECT_EQ(a[j].alt_keys, b[j].alt_keys) << what << " " << j;
+    EXPECT_EQ(Ids(a[j].alt_keys()), Ids(b[j].alt_keys())) << what << " " << j;
     EXPECT_EQ(a[j].present, b[j].present) << what << " " << j;
     EXPECT_EQ(a[j].after_peos, b[j].after_peos) << what << " " << j;
-    EXPECT_EQ(a[j].score, b[j].score) << what << " " << j;
-    EXPECT_EQ(a[j].probs == nullptr, b[j].probs == nullptr) << what << " " << j;
+    EXPECT_EQ(a[j].score(), b[j].score()) << what << " " << j;
+    EXPECT_EQ(a[j].probs() == nullptr, b[j].probs() == nullptr) << what << " " << j;
   }
 }
 

@@ -86,7 +86,10 @@ TEST(Match, AlternativeKeysMatch) {
   Lexicon lex;
   Keyphrase ref = Make(lex, {"qualiti", "of", "servic"});
   const Keyphrase alt = Make(lex, {"servic", "qualiti"});
-  ref.alt_keys.push_back(alt.key());
+  const TokenId alt_key = alt.key();
+  KeyphraseExtra extra;
+  extra.alt_keys = std::span<const TokenId>(&alt_key, 1);
+  ref.extra = &extra;
   const Keyphrase* refs[] = {&ref};
   const Keyphrase* preds[] = {&alt};
   EXPECT_EQ(ExactMatch(preds, refs), (std::vector<std::uint8_t>{1}));

@@ -48,20 +48,32 @@ struct Phrase {
   std::uint32_t id = 0;         // index in Corpus::phrases
 };
 
+// What only some keyphrases carry, kept apart so that a keyphrase is three words (a million documents
+// hold some 14 million keyphrases): alternative forms, a ranked list's score, token probabilities.
+struct KeyphraseExtra {
+  std::span<const TokenId> alt_keys;  // keys of alternative forms (references only; SemEval '+', KPTimes)
+  double score = 0;                   // confidence from a ranked-list file (JSONL "score")
+  // Predictions from a "tokens" file: the generated tokens and their log-probabilities (points into
+  // Document::pred_probs).
+  const TokenProbs* probs = nullptr;
+};
+
 // One occurrence of a phrase in a document's reference or prediction list.
 struct Keyphrase {
   const Phrase* phrase = nullptr;  // owned by the corpus
+  // Owned by the corpus (Corpus::extras) or, for a keyphrase made by hand, by its maker; null when the
+  // keyphrase has none of its fields.
+  KeyphraseExtra* extra = nullptr;
+  bool present = false;         // meaningful only if the document has text
+  bool after_peos = false;      // the generator placed it after its <peos> marker
+
   std::string_view surface() const { return phrase->surface; }
   std::span<const TokenId> tokens() const { return phrase->tokens; }
   std::span<const TokenId> stems() const { return phrase->stems; }
   TokenId key() const { return phrase->key; }
-  std::vector<TokenId> alt_keys;  // keys of alternative forms (references only; SemEval '+', KPTimes)
-  bool present = false;         // meaningful only if the document has text
-  bool after_peos = false;      // the generator placed it after its <peos> marker
-  double score = 0;             // optional confidence from a ranked-list file
-  // Predictions from a "tokens" file: the generated tokens and their log-probabilities (points into
-  // Document::pred_probs); nullptr otherwise.
-  const TokenProbs* probs = nullptr;
+  std::span<const TokenId> alt_keys() const { return extra ? extra->alt_keys : std::span<const TokenId>{}; }
+  double score() const { return extra ? extra->score : 0; }
+  const TokenProbs* probs() const { return extra ? extra->probs : nullptr; }
 };
 
 // Present/Reordered/Mixed/Unseen (Boudin & Gallina 2021).
@@ -97,8 +109,9 @@ class Corpus {
  public:
   Profile profile;
   Lexicon lex;
-  PhraseArena arena;           // the phrases' surfaces and ids
+  PhraseArena arena;           // the phrases' surfaces and ids, the keyphrases' alternative keys
   std::deque<Phrase> phrases;  // stable addresses
+  std::vector<std::deque<KeyphraseExtra>> extras;  // Keyphrase::extra, stable addresses
   std::vector<Document> docs;
   // The documents' list views (Document::pred_view, ref_view, pred_view_dups) point into these, one
   // block per range of documents built together: one allocation each rather than seven per document.

@@ -5,18 +5,43 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <ostream>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "kplab/result.h"
+#include "kplab/string_list.h"
 #include "kplab/sha256.h"  // Sha256Hex, declared here before sha256.h existed
 
 namespace kplab {
 
+// A file name shared by every record read from that file: a copy is a reference count, not a heap
+// block per document (a million documents from one file held a million copies of its path).
+class SharedPath {
+ public:
+  SharedPath() = default;
+  SharedPath(std::string s) : p_(std::make_shared<const std::string>(std::move(s))) {}  // NOLINT: implicit
+  SharedPath(const char* s) : SharedPath(std::string(s)) {}                            // NOLINT: implicit
+  const std::string& str() const { return p_ ? *p_ : Empty(); }
+  operator const std::string&() const { return str(); }  // NOLINT: reads as the std::string it was
+  operator std::string_view() const { return str(); }    // NOLINT
+  bool empty() const { return str().empty(); }
+  friend bool operator==(const SharedPath& a, const std::string& b) { return a.str() == b; }
+  friend std::ostream& operator<<(std::ostream& os, const SharedPath& p) { return os << p.str(); }
+
+ private:
+  static const std::string& Empty() {
+    static const std::string empty;
+    return empty;
+  }
+  std::shared_ptr<const std::string> p_;
+};
+
 struct SourceLoc {
-  std::string file;
+  SharedPath file;
   int line = 0;  // 1-based; 0 = whole file
 };
 
@@ -60,7 +85,7 @@ struct TokenProbs {
 struct RawPrediction {
   // Keyphrases in rank order. For ';'-line files, exactly the pieces of line.split(';'), including a
   // "<peos>" piece if the line has one and the pieces of an empty line ({""}).
-  std::vector<std::string> phrases;
+  StringList phrases;
   std::vector<double> scores;  // optional per-phrase scores (JSONL), empty if none
   std::string doc_id;          // JSONL "id" if present, else ""
   SourceLoc loc;

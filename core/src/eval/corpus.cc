@@ -241,6 +241,7 @@ class Builder {
 
   Lexicon lex;
   PhraseArena arena;           // the phrases' surfaces and ids (adopted by the corpus)
+  std::deque<KeyphraseExtra> extras;  // the range's keyphrases' (moved into the corpus)
   std::deque<Phrase> phrases;  // ids are indices here (local until merged)
   std::vector<Piece> pieces;   // distinct pieces in order of first use; phrases are made in this order
   eval_internal::SlotTable memo[2];  // unstemmed / stemmed piece -> index in pieces
@@ -273,17 +274,23 @@ class Builder {
     doc.refs.reserve(ref_lists.size());
     for (const auto& alternatives : ref_lists) {
       Keyphrase kp;
+      alt_.clear();
       for (const auto& form : alternatives) {
         const Phrase* ph = Intern(form, stem_refs, p_.exhird_markers, hashes_[next_hash++]);
         if (!ph) continue;
         if (!kp.phrase) {
           kp.phrase = ph;
-        } else if (ph->key != kp.key() &&
-                   std::find(kp.alt_keys.begin(), kp.alt_keys.end(), ph->key) == kp.alt_keys.end()) {
-          kp.alt_keys.push_back(ph->key);
+        } else if (ph->key != kp.key() && std::find(alt_.begin(), alt_.end(), ph->key) == alt_.end()) {
+          alt_.push_back(ph->key);
         }
       }
       if (!kp.phrase || (p_.dedup && !seen_.insert(kp.phrase->dedup_key))) continue;
+      if (!alt_.empty()) {
+        const std::span<TokenId> keys = arena.Ids(alt_.size());
+        std::copy(alt_.begin(), alt_.end(), keys.begin());
+        kp.extra = &extras.emplace_back();
+        kp.extra->alt_keys = keys;
+      }
       kp.present = FirstOccurrenceIn(lex, p_, doc, kp.stems()).has_value();
       doc.refs.push_back(std::move(kp));
     }
@@ -302,7 +309,9 @@ class Builder {
       exhird_pieces = ExhirdPieces({rp->phrases.begin(), rp->phrases.begin() + static_cast<std::ptrdiff_t>(n_pieces)});
       n_pieces = exhird_pieces.size();
     }
-    const std::vector<std::string>& raw_pieces = p_.exhird_markers ? exhird_pieces : rp->phrases;
+    auto raw_piece = [&](std::size_t j) -> std::string_view {
+      return p_.exhird_markers ? std::string_view(exhird_pieces[j]) : rp->phrases[j];
+    };
     bool after_peos = false;
     seen_.clear();
     dup_index_.clear();
@@ -310,9 +319,9 @@ class Builder {
     // Kept in a scratch list first: the document keeps exactly its own (dups and markers drop many).
     preds_.clear();
     hashes_.clear();
-    for (std::size_t j = 0; j < n_pieces; ++j) Hash(raw_pieces[j], true);
+    for (std::size_t j = 0; j < n_pieces; ++j) Hash(raw_piece(j), true);
     for (std::size_t j = 0; j < n_pieces; ++j) {
-      const Phrase* ph = Intern(raw_pieces[j], true, p_.exhird_markers, hashes_[j]);
+      const Phrase* ph = Intern(raw_piece(j), true, p_.exhird_markers, hashes_[j]);
       if (!ph) continue;
       if (ph->surface == kPeos || (!ph->stems.empty() && lex.Str(ph->stems[0]) == kPeos)) {
         const bool exact = ph->surface == kPeos;
@@ -337,7 +346,10 @@ class Builder {
       Keyphrase kp;
       kp.phrase = ph;
       kp.after_peos = after_peos;
-      if (j < rp->scores.size() && !p_.exhird_markers) kp.score = rp->scores[j];
+      if (j < rp->scores.size() && !p_.exhird_markers && rp->scores[j] != 0) {
+        kp.extra = &extras.emplace_back();
+        kp.extra->score = rp->scores[j];
+      }
       kp.present = FirstOccurrenceIn(lex, p_, doc, kp.stems()).has_value();
       preds_.push_back(std::move(kp));
       if (with_probs) doc.pred_probs.push_back(rp->token_probs[j]);
@@ -519,6 +531,7 @@ class Builder {
   std::string key_, dedup_;  // scratch buffers of Normalize
   std::vector<std::string_view> tokens_;
   std::vector<TokenId> tok_ids_, stem_ids_;  // a phrase's ids while Normalize makes it
+  std::vector<TokenId> alt_;                 // a reference's alternative keys while Doc reads them
   std::vector<TokenId> stem_of_;
   std::deque<std::string> owned_;
   ByteArena piece_bytes_;  // the memo's copies of pieces (o_.consume)
@@ -541,9 +554,13 @@ std::size_t ViewSlots(const Document& doc, const std::vector<std::uint32_t>* dup
 }
 
 void FinishDocument(Document& doc, const std::vector<std::uint32_t>* dup_indices,
-                    std::vector<const Keyphrase*>& block) {
+                    std::vector<const Keyphrase*>& block, std::deque<KeyphraseExtra>& extras) {
   if (!doc.pred_probs.empty() && doc.pred_probs.size() == doc.preds.size()) {
-    for (std::size_t j = 0; j < doc.preds.size(); ++j) doc.preds[j].probs = &doc.pred_probs[j];
+    for (std::size_t j = 0; j < doc.preds.size(); ++j) {
+      Keyphrase& k = doc.preds[j];
+      if (!k.extra) k.extra = &extras.emplace_back();
+      k.extra->probs = &doc.pred_probs[j];
+    }
   }
   auto span_from = [&](std::size_t start) {
     return std::span<const Keyphrase* const>(block.data() + start, block.size() - start);
@@ -758,6 +775,8 @@ Result<Corpus> BuildCorpusImpl(const RawDataset& dataset, const RawPredictions* 
   first.memo[1] = eval_internal::SlotTable();
   first.pieces = {};
   corpus.view_blocks.resize(n);
+  corpus.extras.resize(n);
+  for (std::size_t t = 0; t < n; ++t) corpus.extras[t] = std::move(builders[t]->extras);  // addresses stay
   // Every range's documents to the merged ids, then their views.
   OnThreads(n, [&](std::size_t t) {
     const auto [begin, end] = range(t);
@@ -769,7 +788,10 @@ Result<Corpus> BuildCorpusImpl(const RawDataset& dataset, const RawPredictions* 
       auto remap = [&](std::vector<Keyphrase>& kps) {
         for (Keyphrase& k : kps) {
           k.phrase = pmap[local[next++]];
-          for (TokenId& x : k.alt_keys) x = tmap[x];
+          // Each extra belongs to one keyphrase, and its keys to the range's arena (the corpus's now).
+          if (k.extra) {
+            for (const TokenId& x : k.extra->alt_keys) const_cast<TokenId&>(x) = tmap[x];
+          }
         }
       };
       for (std::size_t i = begin; i < end; ++i) {
@@ -790,7 +812,7 @@ Result<Corpus> BuildCorpusImpl(const RawDataset& dataset, const RawPredictions* 
     std::vector<const Keyphrase*>& block = corpus.view_blocks[t];
     block.reserve(slots);  // exactly: the views' addresses never move
     d = 0;
-    for (std::size_t i = begin; i < end; ++i) FinishDocument(corpus.docs[i], dups_of(i, d), block);
+    for (std::size_t i = begin; i < end; ++i) FinishDocument(corpus.docs[i], dups_of(i, d), block, corpus.extras[t]);
   });
   return corpus;
 }

@@ -27,7 +27,8 @@ inline double Log2Rank(std::size_t rank0) {
 
 bool KeyMatches(const Keyphrase& pred, const Keyphrase& ref) {
   if (pred.key() == ref.key()) return true;
-  return std::find(ref.alt_keys.begin(), ref.alt_keys.end(), pred.key()) != ref.alt_keys.end();
+  const auto alt = ref.alt_keys();
+  return std::find(alt.begin(), alt.end(), pred.key()) != alt.end();
 }
 
 bool ContainsRun(std::span<const TokenId> hay, std::span<const TokenId> needle) {

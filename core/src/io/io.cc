@@ -147,7 +147,9 @@ void FailCount(std::string_view file, std::size_t got, int line, std::size_t exp
 }
 
 FileData ReadTextFile(const std::string& path, const std::string& rel_name) {
-  FileData file{path, rel_name, {}};
+  FileData file;
+  file.path = path;
+  file.rel_name = rel_name;
   Result<std::string> bytes = ReadRegularFile(path, "a UTF-8 text file");
   if (!bytes) throw InputError{bytes.error().message};
   file.bytes = std::move(bytes).value();
@@ -401,13 +403,14 @@ Result<RawPredictions> ImportPredictions(const std::string& path, const std::str
       const auto lines = io_internal::SplitLines(file.bytes);
       out.docs.resize(lines.size());
       std::vector<std::string_view> pieces;
+      const SharedPath loc_file(path);  // one copy of the name for every line
       for (std::size_t i = 0; i < lines.size(); ++i) {
         RawPrediction& doc = out.docs[i];
         pieces.clear();
         io_internal::SplitChar(lines[i], ';', pieces);
         doc.phrases.assign(pieces.begin(), pieces.end());
         doc.from_line = true;
-        doc.loc = {path, static_cast<int>(i + 1)};
+        doc.loc = {loc_file, static_cast<int>(i + 1)};
       }
     } else {
       out.format = "jsonl";

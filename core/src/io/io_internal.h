@@ -24,12 +24,27 @@ struct InputError {
                        std::string_view expected);
 
 // One file that an importer read. rel_name is the name that goes into the content hash.
+struct FileData;
+const SharedPath& LocPath(const FileData& file);
+
 struct FileData {
   std::string path;      // as shown in messages (the user's path joined with the file name)
   std::string rel_name;  // relative to the dataset root, '/'-separated
   std::string bytes;     // without a leading UTF-8 byte order mark
   bool bom = false;      // the file started with one (it still counts in the content hash)
+  // The path, shared by the SourceLoc of every record read from the file (LocPath).
+  mutable SharedPath loc_path;
+  mutable bool loc_path_set = false;
 };
+
+// FileData::path as one SharedPath for all of the file's records (made on first use).
+inline const SharedPath& LocPath(const FileData& file) {
+  if (!file.loc_path_set) {
+    file.loc_path = SharedPath(file.path);
+    file.loc_path_set = true;
+  }
+  return file.loc_path;
+}
 
 // Reads a whole regular file (ReadRegularFile: directories, FIFOs and devices are refused before they
 // are opened), strips a UTF-8 byte order mark at its start and checks that it is UTF-8 (the error

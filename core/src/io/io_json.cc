@@ -146,7 +146,7 @@ void ImportKpEval(const std::string& path, RawDataset& out, std::vector<FileData
       SplitTitleBody(src, sep, 5, "[sep]", doc);
     }
     ParseRefs(line, "target", doc);
-    doc.loc = {file.path, no};
+    doc.loc = {LocPath(file), no};
     out.docs.push_back(std::move(doc));
   });
 }
@@ -163,7 +163,7 @@ void ImportKpTimes(const std::string& path, RawDataset& out, std::vector<FileDat
     doc.title.assign(line.String("title"));
     doc.body.assign(line.String("abstract"));
     ParseRefs(line, "keyword", doc);
-    doc.loc = {file.path, no};
+    doc.loc = {LocPath(file), no};
     out.docs.push_back(std::move(doc));
   });
 }
@@ -235,7 +235,7 @@ void ParseJsonlPredictions(const FileData& file, RawPredictions& out) {
     const Line line{file, no, obj, "a JSON object with \"predictions\""};
     RawPrediction pred;
     pred.doc_id = line.Id();
-    pred.loc = {file.path, no};
+    pred.loc = {LocPath(file), no};
     ParsePredictionList(line, "predictions", pred);
     out.docs.push_back(std::move(pred));
   });

@@ -155,7 +155,7 @@ Result<RawPredictions> PredictionsFromRecords(const RawDataset& dataset, const s
       preds[j].doc_id = dataset.docs[j].id;
       h.Tag("P");
       h.Field(preds[j].doc_id);
-      for (const std::string& p : preds[j].phrases) h.Field(p);
+      for (std::string_view p : preds[j].phrases) h.Field(p);
       h.Tag("S");
       for (double s : preds[j].scores) h.Field(fmt::format("{}", s));
     }

@@ -200,7 +200,7 @@ Pending Start(const Line& line) {
   p.where = Where(line);
   p.no = line.no;
   p.record = line.record;
-  p.doc.loc = {line.file.path, line.no};
+  p.doc.loc = {LocPath(line.file), line.no};
   return p;
 }
 
@@ -338,7 +338,7 @@ void ImportDeepKpg(const std::string& path, const DatasetOptions& options, RawDa
     const int no = static_cast<int>(i + 1);
     doc.id = std::to_string(no);
     doc.pretokenized = true;
-    doc.loc = {source.path, no};
+    doc.loc = {LocPath(source), no};
     const std::string_view src = src_lines[i];
     const std::size_t sep = FindSep(src, 0);
     if (sep == std::string_view::npos) {
@@ -481,7 +481,7 @@ void ParseHfPredictions(const FileData& file, RawPredictions& out) {
   ForEachRecord(file, "a JSON object with \"id\" and \"keyphrases\"", [&](const Line& line) {
     RawPrediction pred;
     pred.doc_id = RequiredId(line);
-    pred.loc = {file.path, line.no};
+    pred.loc = {LocPath(file), line.no};
     ParsePredictionList(line, "keyphrases", pred);
     out.docs.push_back(std::move(pred));
   });
@@ -493,7 +493,7 @@ void ParseHfPredictions(const FileData& file, RawPredictions& out) {
 void ParseOpenNmtKpgPredictions(const FileData& file, RawPredictions& out) {
   ForEachRecord(file, "a JSON object with \"pred_sents\"", [&](const Line& line) {
     RawPrediction pred;
-    pred.loc = {file.path, line.no};
+    pred.loc = {LocPath(file), line.no};
     const element sents = line.Require("pred_sents");
     if (sents.type() != element_type::ARRAY) {
       line.WrongType("field \"pred_sents\"", sents, "an array of token lists");

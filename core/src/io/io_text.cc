@@ -108,7 +108,7 @@ void ImportLinePair(const std::string& path, std::string_view text_suffix,
       FailCount(keys.path, key_lines.size(), line, text_lines.size(), "line of " + files[1].path);
     }
   }
-  const std::string& loc_file = has_text ? files[1].path : keys.path;
+  const SharedPath loc_file(has_text ? files[1].path : keys.path);  // one copy for every document
   out.docs.resize(key_lines.size());
   std::vector<std::string_view> pieces;
   for (std::size_t i = 0; i < key_lines.size(); ++i) {

@@ -145,7 +145,7 @@ void ParseTokenPredictions(const FileData& file, RawPredictions& out) {
       }
     }
     RawPrediction pred;
-    pred.loc = {file.path, ctx.no};
+    pred.loc = {LocPath(file), ctx.no};
     element e;
     if (obj.at_key("id").get(e) == simdjson::SUCCESS) {
       if (e.type() == element_type::STRING) {
