@@ -117,21 +117,23 @@ int main(int argc, char** argv) {
     for (std::uint32_t p = 0; p < n; ++p) {
       homog::MineStats ps;
       std::vector<homog::DocPair> part;
-      const double t = Time([&] { part = Must(homog::MinePairs(sets, theta, &ps, {p, n}), "partition"); },
-                            min_seconds / n, 3);
+      const double t = Time(
+          [&] {
+            part = Must(homog::MinePairs(sets, theta, &ps, {p, n}), "partition");
+          },
+          min_seconds / n, 3);
       max_s = std::max(max_s, t);
       sum_s += t;
       counts += (p ? "+" : "") + std::to_string(part.size());
       cands += (p ? "+" : "") + std::to_string(ps.candidates);
       uni.insert(uni.end(), part.begin(), part.end());
     }
-    std::sort(uni.begin(), uni.end(), [](const homog::DocPair& x, const homog::DocPair& y) {
-      return x.a != y.a ? x.a < y.a : x.b < y.b;
-    });
+    std::sort(uni.begin(), uni.end(),
+              [](const homog::DocPair& x, const homog::DocPair& y) { return x.a != y.a ? x.a < y.a : x.b < y.b; });
     const bool ok = uni == join;
     all_same = all_same && ok;
-    std::printf("partitions n=%u max_s=%.6f sum_s=%.6f whole_s=%.6f pairs=%s candidates=%s same=%s\n", n, max_s,
-                sum_s, join_s, counts.c_str(), cands.c_str(), ok ? "yes" : "NO");
+    std::printf("partitions n=%u max_s=%.6f sum_s=%.6f whole_s=%.6f pairs=%s candidates=%s same=%s\n", n, max_s, sum_s,
+                join_s, counts.c_str(), cands.c_str(), ok ? "yes" : "NO");
   }
   return all_same ? 0 : 1;
 }

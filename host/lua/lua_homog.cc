@@ -231,8 +231,8 @@ int MinePairsLua(lua_State* L) {
     if (c) sets = homog::GoldSets(*c, stem);
   }
   homog::MineStats stats;
-  auto pairs = method == "join" ? homog::MinePairs(sets, theta, &stats, partition)
-                                : homog::MinePairsNaive(sets, theta, &stats);
+  auto pairs =
+      method == "join" ? homog::MinePairs(sets, theta, &stats, partition) : homog::MinePairsNaive(sets, theta, &stats);
   if (!pairs.ok()) Fail(L, fn, pairs.error().message);
   lua_createtable(L, static_cast<int>(pairs->size()), 0);
   for (std::size_t i = 0; i < pairs->size(); ++i) {

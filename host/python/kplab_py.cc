@@ -940,12 +940,14 @@ homog::Partition PartitionArg(const py::object& v) {
     }
     int overflow = 0;
     pn[k] = PyLong_AsLongLongAndOverflow(item.ptr(), &overflow);
-    if (overflow != 0) pn[k] = overflow > 0 ? std::numeric_limits<long long>::max() : std::numeric_limits<long long>::min();
+    if (overflow != 0) {
+      pn[k] = overflow > 0 ? std::numeric_limits<long long>::max() : std::numeric_limits<long long>::min();
+    }
   }
   if (pn[1] < 1 || pn[1] > 0xffffffffLL || pn[0] < 0 || pn[0] >= pn[1]) {
-    Raise(g_input_error, fmt::format("mine_pairs: partition ({}, {}) is out of range {}",
-                                     py::str(seq[0]).cast<std::string>(), py::str(seq[1]).cast<std::string>(),
-                                     expected));
+    Raise(g_input_error,
+          fmt::format("mine_pairs: partition ({}, {}) is out of range {}", py::str(seq[0]).cast<std::string>(),
+                      py::str(seq[1]).cast<std::string>(), expected));
   }
   return {static_cast<std::uint32_t>(pn[0]), static_cast<std::uint32_t>(pn[1])};
 }

@@ -49,8 +49,8 @@ void ExpectUnionIsWhole(const Sets& sets, double theta, std::uint32_t n, const s
     })) << what;
     candidates += st.candidates;
     for (const DocPair& d : part) {
-      ASSERT_TRUE(seen.emplace(d.a, d.b).second) << what << ": pair (" << d.a << ", " << d.b
-                                                 << ") produced by two partitions of " << n;
+      ASSERT_TRUE(seen.emplace(d.a, d.b).second)
+          << what << ": pair (" << d.a << ", " << d.b << ") produced by two partitions of " << n;
       all.push_back(d);
     }
   }

@@ -164,7 +164,8 @@ TEST_F(BatchJobs, FailingFilesAmongManyAsInTheSerialBatch) {
 // (d + k) mod 6), each a new set of phrases per document.
 TEST_F(BatchJobs, SemanticMetricsShareThePhraseCacheAsInTheSerialBatch) {
   const std::string env = "KPLAB_MODELS=" + (dir_ / "models").string();
-  Output imp = kplab::test::RunKplab(dir_, env, "model import homog tests/data/homog/vectors.tsv --backend precomputed");
+  Output imp =
+      kplab::test::RunKplab(dir_, env, "model import homog tests/data/homog/vectors.tsv --backend precomputed");
   ASSERT_EQ(imp.code, 0) << imp.err;
   std::vector<std::string> lines;
   {
@@ -206,8 +207,8 @@ TEST_F(BatchJobs, BadJobsValuesAreUsageErrors) {
   for (const char* v : {"0", "-1", "257", "99999999999999999999999", "two", "2.5", "", "1e3"}) {
     Output o = Run("db", eval + "'" + v + "'");
     EXPECT_EQ(o.code, 1) << v;
-    EXPECT_EQ(o.err, std::string("kplab: --jobs must be an integer from 1 to 256 (got '") + v +
-                         "') (see 'kplab help')\n")
+    EXPECT_EQ(o.err,
+              std::string("kplab: --jobs must be an integer from 1 to 256 (got '") + v + "') (see 'kplab help')\n")
         << v;
     EXPECT_EQ(o.out, "") << v;
   }
@@ -216,8 +217,9 @@ TEST_F(BatchJobs, BadJobsValuesAreUsageErrors) {
   EXPECT_EQ(missing.code, 1);
   EXPECT_NE(missing.err.find("--jobs"), std::string::npos) << missing.err;
   // A single file is one run: --jobs is accepted and changes nothing.
-  Output one = Run("db", "eval --dataset examples/tiny --predictions examples/tiny/predictions.txt --jobs 4 "
-                         "--output csv --no-store");
+  Output one = Run("db",
+                   "eval --dataset examples/tiny --predictions examples/tiny/predictions.txt --jobs 4 "
+                   "--output csv --no-store");
   EXPECT_EQ(one.code, 0) << one.err;
   EXPECT_NE(one.out.find("all.p@5.micro,0.48\n"), std::string::npos) << one.out;
 }
@@ -232,8 +234,8 @@ TEST(EvaluateBatchJobs, DoneRunsOnTheCallerInEntryOrder) {
     kplab::ManifestEntry e;
     e.dataset_path = std::string(KPLAB_SOURCE_DIR) + "/examples/tiny";
     // Every third entry a missing file: errors are delivered in their turn too.
-    e.predictions_path = std::string(KPLAB_SOURCE_DIR) + (i % 3 == 1 ? "/examples/tiny/missing.txt"
-                                                                     : "/examples/tiny/predictions.txt");
+    e.predictions_path =
+        std::string(KPLAB_SOURCE_DIR) + (i % 3 == 1 ? "/examples/tiny/missing.txt" : "/examples/tiny/predictions.txt");
     e.system = "s" + std::to_string(i);
     entries.push_back(e);
   }

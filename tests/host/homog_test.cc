@@ -133,9 +133,10 @@ for _, n in ipairs({1, 2, 3}) do
 end
 )");
   ASSERT_EQ(o.code, 0) << o.err;
-  EXPECT_EQ(o.out, "1/1\t1-2 1-4 2-4\n"
-                   "1/2\t1-4\n2/2\t1-2 2-4\n"
-                   "1/3\t1-2\n2/3\t2-4\n3/3\t1-4\n");
+  EXPECT_EQ(o.out,
+            "1/1\t1-2 1-4 2-4\n"
+            "1/2\t1-4\n2/2\t1-2 2-4\n"
+            "1/3\t1-2\n2/3\t2-4\n3/3\t1-4\n");
   const std::string must = "option 'partition' must be {p, n}: integers with 1 <= p <= n <= 4294967295 (got ";
   struct Case {
     const char* partition;
@@ -157,7 +158,8 @@ end
     o = Script(std::string("kp.homog.mine_pairs({{'a'}}, {partition = ") + c.partition + "})\n");
     EXPECT_EQ(o.code, 3) << c.partition;
     EXPECT_NE(o.err.find(std::string("s.lua:1: kp.homog.mine_pairs: ") + c.message), std::string::npos)
-        << c.partition << "\n" << o.err;
+        << c.partition << "\n"
+        << o.err;
   }
   o = Script("kp.homog.mine_pairs({{'a'}}, {method = 'naive', partition = {1, 2}})\n");
   EXPECT_NE(o.err.find("s.lua:1: kp.homog.mine_pairs: option 'partition' divides the join (expected method = "

@@ -115,8 +115,8 @@ struct Partition {
 // MineStats::candidates add up to the single process's; MineStats::sets is every partition's count of
 // non-empty sets. {0, 1} is MinePairs itself. Errors: theta as MinePairs; count == 0 or
 // index >= count ("pair mining: partition 3 of 3 is out of range (expected 0 <= index < count)").
-Result<std::vector<DocPair>> MinePairs(std::span<const std::vector<std::uint32_t>> sets, double theta,
-                                       MineStats* stats, Partition partition);
+Result<std::vector<DocPair>> MinePairs(std::span<const std::vector<std::uint32_t>> sets, double theta, MineStats* stats,
+                                       Partition partition);
 // The reference: every pair (i < j) of non-empty sets, intersected by merging their sorted copies.
 Result<std::vector<DocPair>> MinePairsNaive(std::span<const std::vector<std::uint32_t>> sets, double theta,
                                             MineStats* stats = nullptr);

@@ -246,8 +246,8 @@ Result<std::vector<DocPair>> MinePairs(std::span<const std::vector<std::uint32_t
 // Ranks depend only on the sets (document frequency, then id), so every worker computes the same
 // order; round-robin ownership over ranks spreads the long lists of frequent tokens (the join's cost)
 // evenly over the partitions, where contiguous rank ranges would leave them all to the last one.
-Result<std::vector<DocPair>> MinePairs(std::span<const std::vector<std::uint32_t>> sets, double theta,
-                                       MineStats* stats, Partition part) {
+Result<std::vector<DocPair>> MinePairs(std::span<const std::vector<std::uint32_t>> sets, double theta, MineStats* stats,
+                                       Partition part) {
   if (Status st = CheckTheta(theta); !st.ok()) return st.error();
   if (part.count == 0 || part.index >= part.count) {
     return Error{fmt::format("pair mining: partition {} of {} is out of range (expected 0 <= index < count)",
