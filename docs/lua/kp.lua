@@ -448,8 +448,10 @@ function kp.homog.cp(a, b, opts) end
 
 ---The pairs of documents whose gold sets have a Jaccard similarity of at least theta: {{a=, b=,
 ---shared=, union=, jaccard=}, ...} (1-based, a < b, sorted) and counts {sets=, candidates=, pairs=}.
+---partition = {p, n} (1 <= p <= n) returns only partition p's pairs: the n partitions are disjoint and
+---their union is the whole result (docs/homogeneity.md, Partitioned mining).
 ---@param corpus_or_sets Corpus|string[][]
----@param opts? {theta?: number, method?: "join"|"naive"}
+---@param opts? {theta?: number, method?: "join"|"naive", stem?: boolean, partition?: integer[]}
 ---@return {a: integer, b: integer, shared: integer, union: integer, jaccard: number}[] pairs
 ---@return {sets: integer, candidates: integer, pairs: integer} counts
 function kp.homog.mine_pairs(corpus_or_sets, opts) end

@@ -17,6 +17,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -242,7 +243,7 @@ void TakeCorpusOptions(Args& a, EvalRequest& req) {
 namespace {
 
 int CmdEvalBatch(const EvalRequest& req, const std::vector<ManifestEntry>& entries, const std::string& db_path,
-                 const std::string& output, bool no_store);
+                 const std::string& output, bool no_store, int jobs);
 
 int CmdEval(Args a) {
   EvalRequest req;
@@ -271,6 +272,9 @@ int CmdEval(Args a) {
   req.cache_db = db_path;
   req.limits = TakeLimits(a);
   if (auto t = a.Take("--threads")) req.threads = static_cast<int>(ParseCount("--threads", *t, 1, kMaxThreads));
+  // Files evaluated at once in a batch. One run has nothing to share out, so a single file ignores it.
+  int jobs = 1;
+  if (auto j = a.Take("--jobs")) jobs = static_cast<int>(ParseCount("--jobs", *j, 1, kMaxJobs));
   CheckOutputFormat(output);
   if (!a.Positionals().empty()) {
     throw UsageError(fmt::format("unexpected argument '{}'", a.Positionals()[0]));
@@ -287,7 +291,7 @@ int CmdEval(Args a) {
       std::cerr << "kplab: " << entries.error().message << "\n";
       return ExitCodeFor(entries.error().kind);
     }
-    return CmdEvalBatch(req, *entries, db_path, output, no_store);
+    return CmdEvalBatch(req, *entries, db_path, output, no_store, jobs);
   }
 
   // Nothing reads the per-document columns of a run that is not stored: drop each plugin's after its
@@ -345,9 +349,11 @@ int CmdEval(Args a) {
 
 // Many runs: every entry is evaluated (a failing one does not stop the others) and stored; one line per
 // run is printed (table, csv, tsv) or one JSON object listing them. The exit code is that of the first
-// entry that failed, 0 when none did.
+// entry that failed, 0 when none did. With jobs > 1 the files are evaluated `jobs` at once, but the
+// callback below still runs on this thread in entry order (EvaluateBatch), so the one RunStore is used
+// by one thread and the ids, rows and messages are those of the serial batch.
 int CmdEvalBatch(const EvalRequest& req, const std::vector<ManifestEntry>& entries, const std::string& db_path,
-                 const std::string& output, bool no_store) {
+                 const std::string& output, bool no_store, int jobs) {
   std::optional<RunStore> store;
   if (!no_store) {
     auto s = RunStore::Open(db_path);
@@ -365,9 +371,12 @@ int CmdEvalBatch(const EvalRequest& req, const std::vector<ManifestEntry>& entri
   std::vector<Row> rows;
   int exit_code = kExitOk;
   const bool tty = isatty(2) != 0;
+  // The progress line is drawn from the workers (jobs > 1) while messages are written here: one at a time.
+  std::mutex stderr_mu;
   EvaluateBatch(
       req, entries,
       [&](std::size_t i, const Result<EvalResult>& res) {
+        std::lock_guard<std::mutex> stderr_lock(stderr_mu);
         Row row;
         row.predictions = entries[i].predictions_path;
         if (!res) {
@@ -404,13 +413,15 @@ int CmdEvalBatch(const EvalRequest& req, const std::vector<ManifestEntry>& entri
       },
       [&](std::size_t i) {
         if (!tty) return;
+        std::lock_guard<std::mutex> stderr_lock(stderr_mu);
         const int width = 30;
         const int fill = static_cast<int>(width * i / entries.size());
         std::fprintf(stderr, "\r\033[Kfiles [%s%s] %zu/%zu %s", std::string(fill, '#').c_str(),
                      std::string(width - fill, ' ').c_str(), i, entries.size(),
                      entries[i].predictions_path.substr(0, 60).c_str());
         std::fflush(stderr);
-      });
+      },
+      jobs);
   if (tty) std::fputs("\r\033[K", stderr);
   auto seed_text = [](const std::optional<int64_t>& s) { return s ? std::to_string(*s) : std::string(); };
   if (output == "json") {
@@ -1119,6 +1130,8 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  --run-instruction-limit N, --run-time-limit S\n"
        "                          per plugin over the whole run (default 2e10, 600 s); 0 = none\n"
        "  --threads N             scoring threads (default: one per core for 2,000+ documents)\n"
+       "  --jobs N                files of a batch evaluated at once, each on its own thread (default 1;\n"
+       "                          1 to 256); runs are stored and printed in file order whatever N\n"
        "  --model NAME            embedding model for semantic metrics (default: $KPLAB_MODEL or\n"
        "                          glove-6b-100d); see `kplab model list`\n"},
       {"model",

@@ -3,9 +3,10 @@
 //   kp.homog.cp(a, b [, {stem=true, denominator="union"|"max"|"mean"}]) -> hooper, rodgers
 //       a, b: KeyphraseLists or arrays of phrase strings (lower-cased, split on whitespace, stemmed
 //       with nltk's Porter stemmer when stem is true)
-//   kp.homog.mine_pairs(corpus | sets, {theta=0.5, method="join"|"naive", stem=true})
+//   kp.homog.mine_pairs(corpus | sets, {theta=0.5, method="join"|"naive", stem=true, partition={p, n}})
 //       -> {{a=, b=, shared=, union=, jaccard=}, ...} (1-based, a < b, sorted), {sets=, candidates=, pairs=}
-//       sets: an array of arrays of strings (one set per document)
+//       sets: an array of arrays of strings (one set per document); partition: only the pairs of
+//       partition p (1-based, 1 <= p <= n) of n disjoint ones (homog::Partition)
 //   kp.homog.genericity(corpus, pairs [, {stem=true}]) -> {collection={distinct=, mean_df=, mean_words=}, shared={...},
 //       pair_docs=, pairs=}
 //   kp.homog.wer(hyp, ref), kp.homog.rouge1(hyp, ref): strings (split on whitespace) or arrays of words
@@ -158,40 +159,80 @@ int Cp(lua_State* L) {
   return 2;
 }
 
+// The option 'partition' = {p, n} (1-based p, as everything else in kp) as homog's 0-based Partition;
+// {0, 1} (the whole join) when absent.
+homog::Partition OptPartition(lua_State* L, int idx, const char* fn) {
+  const int t = Opt::Get(L, idx, "partition");
+  if (t == LUA_TNIL) {
+    lua_pop(L, 1);
+    return {};
+  }
+  auto bad = [&](const std::string& got) {
+    Fail(L, fn,
+         fmt::format("option 'partition' must be {{p, n}}: integers with 1 <= p <= n <= 4294967295 (got {})", got));
+  };
+  if (t != LUA_TTABLE) bad(luaL_typename(L, -1));
+  const lua_Unsigned len = lua_rawlen(L, -1);
+  if (len != 2) bad(fmt::format("{} element{}", len, len == 1 ? "" : "s"));
+  lua_Integer v[2] = {0, 0};
+  for (int k = 0; k < 2; ++k) {
+    lua_rawgeti(L, -1, k + 1);
+    int isint = 0;
+    v[k] = lua_tointegerx(L, -1, &isint);
+    if (lua_type(L, -1) != LUA_TNUMBER || !isint) {
+      bad(fmt::format("{} at [{}]", lua_type(L, -1) == LUA_TNUMBER ? "a non-integer number" : luaL_typename(L, -1),
+                      k + 1));
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  if (v[1] < 1 || v[1] > lua_Integer{0xffffffff} || v[0] < 1 || v[0] > v[1]) bad(fmt::format("{{{}, {}}}", v[0], v[1]));
+  return {static_cast<std::uint32_t>(v[0] - 1), static_cast<std::uint32_t>(v[1])};
+}
+
 int MinePairsLua(lua_State* L) {
   const char* fn = "mine_pairs";
-  CheckOptions(L, 2, fn, {"theta", "method", "stem"});
+  CheckOptions(L, 2, fn, {"theta", "method", "stem", "partition"});
   const double theta = Opt::Number(L, 2, fn, "theta", 0.5);
   const bool stem = Opt::Bool(L, 2, fn, "stem", true);
   const std::string method = Opt::String(L, 2, fn, "method", "join");
   if (method != "join" && method != "naive") {
     Fail(L, fn, fmt::format("option 'method' is '{}' (expected join or naive)", method));
   }
+  const homog::Partition partition = OptPartition(L, 2, fn);
+  if (partition.count > 1 && method != "join") {
+    Fail(L, fn, "option 'partition' divides the join (expected method = \"join\" with a partition)");
+  }
   std::vector<std::vector<std::uint32_t>> sets;
   if (lua_type(L, 1) == LUA_TTABLE) {
-    std::unordered_map<std::string, std::uint32_t> ids;
+    std::vector<std::vector<std::string>> strings;
     const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, 1));
     for (lua_Integer i = 1; i <= n; ++i) {
       lua_rawgeti(L, 1, i);
       if (!lua_istable(L, -1)) Fail(L, fn, fmt::format("sets[{}] must be an array of strings", i));
-      std::vector<std::uint32_t> s;
+      std::vector<std::string> s;
       const lua_Integer m = static_cast<lua_Integer>(lua_rawlen(L, -1));
       for (lua_Integer j = 1; j <= m; ++j) {
         lua_rawgeti(L, -1, j);
         if (lua_type(L, -1) != LUA_TSTRING) Fail(L, fn, fmt::format("sets[{}][{}] must be a string", i, j));
-        auto [it, _] = ids.emplace(lua_tostring(L, -1), static_cast<std::uint32_t>(ids.size()));
-        s.push_back(it->second);
+        std::size_t len = 0;
+        const char* k = lua_tolstring(L, -1, &len);
+        s.emplace_back(k, len);
         lua_pop(L, 1);
       }
-      sets.push_back(std::move(s));
+      strings.push_back(std::move(s));
       lua_pop(L, 1);
     }
+    // Ids by byte order, not by first appearance: a partition's pairs must not depend on the order in
+    // which a worker happened to build its arrays (homog::InternSets).
+    sets = homog::InternSets(strings);
   } else {
     const Corpus* c = ToCorpus(L, 1, fn);
     if (c) sets = homog::GoldSets(*c, stem);
   }
   homog::MineStats stats;
-  auto pairs = method == "join" ? homog::MinePairs(sets, theta, &stats) : homog::MinePairsNaive(sets, theta, &stats);
+  auto pairs =
+      method == "join" ? homog::MinePairs(sets, theta, &stats, partition) : homog::MinePairsNaive(sets, theta, &stats);
   if (!pairs.ok()) Fail(L, fn, pairs.error().message);
   lua_createtable(L, static_cast<int>(pairs->size()), 0);
   for (std::size_t i = 0; i < pairs->size(); ++i) {

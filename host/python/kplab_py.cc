@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,6 +25,8 @@
 #include "evaluate.h"
 #include "kplab/corpus.h"
 #include "kplab/embed.h"
+#include "kplab/homog.h"
+#include "kplab/homog_corpus.h"
 #include "kplab/io.h"
 #include "kplab/json.h"
 #include "kplab/io_memory.h"
@@ -917,6 +920,109 @@ py::dict Evaluate(const py::object& documents, const py::object& predictions, co
   return out;
 }
 
+// ---------------------------------------------------------------------------------------------------
+// mine_pairs(): the exact set-similarity join of docs/homogeneity.md, whole or one partition of it.
+
+// partition=(p, n) as homog's Partition (0-based p, as Python indexes); None is the whole join.
+homog::Partition PartitionArg(const py::object& v) {
+  const char* expected = "(expected a pair (p, n) of ints with 0 <= p < n <= 4294967295)";
+  if (v.is_none()) return {};
+  if (!py::isinstance<py::tuple>(v) && !py::isinstance<py::list>(v)) {
+    Raise(g_input_error, fmt::format("mine_pairs: partition is a {} {}", TypeName(v), expected));
+  }
+  const py::sequence seq = v.cast<py::sequence>();
+  if (seq.size() != 2) Raise(g_input_error, fmt::format("mine_pairs: partition has {} items {}", seq.size(), expected));
+  long long pn[2] = {0, 0};
+  for (int k = 0; k < 2; ++k) {
+    const py::object item = seq[k];
+    if (!py::isinstance<py::int_>(item) || py::isinstance<py::bool_>(item)) {
+      Raise(g_input_error, fmt::format("mine_pairs: partition[{}] is a {} {}", k, TypeName(item), expected));
+    }
+    int overflow = 0;
+    pn[k] = PyLong_AsLongLongAndOverflow(item.ptr(), &overflow);
+    if (overflow != 0) {
+      pn[k] = overflow > 0 ? std::numeric_limits<long long>::max() : std::numeric_limits<long long>::min();
+    }
+  }
+  if (pn[1] < 1 || pn[1] > 0xffffffffLL || pn[0] < 0 || pn[0] >= pn[1]) {
+    Raise(g_input_error,
+          fmt::format("mine_pairs: partition ({}, {}) is out of range {}", py::str(seq[0]).cast<std::string>(),
+                      py::str(seq[1]).cast<std::string>(), expected));
+  }
+  return {static_cast<std::uint32_t>(pn[0]), static_cast<std::uint32_t>(pn[1])};
+}
+
+py::tuple MinePairs(const py::object& gold, double theta, const py::object& partition, bool stem,
+                    const std::string& profile, const py::object& dataset_format, const py::object& split) {
+  const homog::Partition part = PartitionArg(partition);
+  std::vector<std::vector<std::uint32_t>> sets;
+  if (py::isinstance<py::str>(gold) || py::hasattr(gold, "__fspath__")) {
+    // A dataset path: its gold keyphrases under the profile, as normalized strings or stem keys.
+    DatasetOptions opt;
+    if (!dataset_format.is_none()) opt.format = Str(dataset_format, "dataset_format");
+    if (!split.is_none()) opt.split = Str(split, "split");
+    const std::string path = *PathArg(gold, "gold");
+    const std::optional<Profile> prof = FindProfile(profile);
+    if (!prof) {
+      std::string names;
+      for (const auto& n : ProfileNames()) names += (names.empty() ? "" : ", ") + n;
+      Raise(g_input_error, fmt::format("unknown profile '{}' (expected one of: {})", profile, names));
+    }
+    std::string error;
+    {
+      py::gil_scoped_release release;
+      auto raw = ImportDataset(path, opt);
+      auto corpus = raw.ok() ? BuildCorpus(*raw, nullptr, *prof) : Result<Corpus>(raw.error());
+      if (corpus.ok()) {
+        sets = homog::GoldSets(*corpus, stem);
+      } else {
+        error = corpus.error().message;
+      }
+    }
+    if (!error.empty()) Raise(g_input_error, error);
+  } else {
+    for (const auto& [v, name] : {std::pair{&dataset_format, "dataset_format"}, {&split, "split"}}) {
+      if (!v->is_none()) {
+        Raise(g_input_error, fmt::format("mine_pairs: {} given with in-memory sets (expected a dataset path)", name));
+      }
+    }
+    if (!py::isinstance<py::iterable>(gold)) {
+      Raise(g_input_error, fmt::format("mine_pairs: gold is a {} (expected a list of sets of strings, one per "
+                                       "document, or a dataset path)",
+                                       TypeName(gold)));
+    }
+    // Strings compared exactly, as kp.homog.mine_pairs does with arrays of strings, and numbered in
+    // byte order: a Python set iterates in an order that changes with the process's hash seed, and the
+    // ids break ties in the token order that assigns pairs to partitions, so every worker must number
+    // the same strings the same way.
+    std::vector<std::vector<std::string>> docs;
+    for (py::handle doc : gold) {
+      const std::string where = fmt::format("mine_pairs: gold[{}]", docs.size());
+      if (py::isinstance<py::str>(doc) || !py::isinstance<py::iterable>(doc)) {
+        Raise(g_input_error, fmt::format("{}: a {} (expected a list or set of strings)", where, TypeName(doc)));
+      }
+      std::vector<std::string> keys;
+      for (py::handle k : doc) keys.push_back(Str(k, where));
+      docs.push_back(std::move(keys));
+    }
+    sets = homog::InternSets(docs);
+  }
+  homog::MineStats stats;
+  Result<std::vector<homog::DocPair>> pairs = Error{""};
+  {
+    py::gil_scoped_release release;
+    pairs = homog::MinePairs(sets, theta, &stats, part);
+  }
+  if (!pairs.ok()) Raise(g_input_error, "mine_pairs: " + pairs.error().message);
+  py::list out;
+  for (const homog::DocPair& p : *pairs) out.append(py::make_tuple(p.a, p.b, p.shared, p.uni, p.jaccard));
+  py::dict st;
+  st["sets"] = stats.sets;
+  st["candidates"] = stats.candidates;
+  st["pairs"] = stats.pairs;
+  return py::make_tuple(out, st);
+}
+
 }  // namespace
 }  // namespace kplab::python
 
@@ -983,6 +1089,13 @@ PYBIND11_MODULE(kplab, m) {
     return out;
   });
   m.def("profiles", [] { return kp::ProfileNames(); });
+  m.def("mine_pairs", &MinePairs, py::arg("gold"), py::kw_only(), py::arg("theta") = 0.5,
+        py::arg("partition") = py::none(), py::arg("stem") = true, py::arg("profile") = "kplab",
+        py::arg("dataset_format") = py::none(), py::arg("split") = py::none(),
+        "Pairs of documents whose gold sets have Jaccard >= theta, as kp.homog.mine_pairs: ([(a, b, shared, "
+        "union, jaccard), ...] 0-based and sorted, {'sets', 'candidates', 'pairs'}). gold: a list of sets of "
+        "strings or a dataset path (its gold under `profile`, stem keys or normalized strings). partition=(p, n): "
+        "only the pairs of partition p of n disjoint ones whose union is the whole result.");
 
   // Python embedders hold Python objects: drop them while the interpreter still runs.
   py::module_::import("atexit").attr("register")(py::cpp_function([] {

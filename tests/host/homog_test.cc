@@ -115,6 +115,91 @@ kp.homog.cp({"a"}, {"b"}, {denominator = "dice"})
       << o.err;
 }
 
+// kp.homog.mine_pairs's partition = {p, n} (1-based p). The strings are numbered by byte order (q w x
+// y z) and have document frequencies q 1, w 2, x 3, y 3, z 2, so the token order (df, then id) is
+// q w z x y, ranks 0..4. The pairs' rarest shared tokens: 1-2 {x, y} -> x, rank 3; 1-4 {x, y, z} -> z,
+// rank 2; 2-4 {x, y, w} -> w, rank 1. Rank r belongs to 0-based partition r mod n, Lua's p = r mod n + 1:
+// n = 2: rank 3 -> p 2, rank 2 -> p 1, rank 1 -> p 2; n = 3: rank 3 -> p 1, rank 2 -> p 3, rank 1 -> p 2.
+TEST_F(Homog, MinePairsPartitionsByHand) {
+  Output o = Script(R"(
+local sets = {{"x", "y", "z"}, {"x", "y", "w"}, {"q"}, {"x", "y", "z", "w"}}
+for _, n in ipairs({1, 2, 3}) do
+  for p = 1, n do
+    local pairs = kp.homog.mine_pairs(sets, {theta = 0.5, partition = {p, n}})
+    local out = {}
+    for _, q in ipairs(pairs) do out[#out + 1] = q.a .. "-" .. q.b end
+    print(p .. "/" .. n, table.concat(out, " "))
+  end
+end
+)");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out,
+            "1/1\t1-2 1-4 2-4\n"
+            "1/2\t1-4\n2/2\t1-2 2-4\n"
+            "1/3\t1-2\n2/3\t2-4\n3/3\t1-4\n");
+  const std::string must = "option 'partition' must be {p, n}: integers with 1 <= p <= n <= 4294967295 (got ";
+  struct Case {
+    const char* partition;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"{0, 2}", must + "{0, 2})"},
+      {"{3, 2}", must + "{3, 2})"},
+      {"{1, 0}", must + "{1, 0})"},
+      {"{-1, 2}", must + "{-1, 2})"},
+      {"{1, 4294967296}", must + "{1, 4294967296})"},
+      {"{1}", must + "1 element)"},
+      {"{1, 2, 3}", must + "3 elements)"},
+      {"{1.5, 2}", must + "a non-integer number at [1])"},
+      {"{1, '2'}", must + "string at [2])"},
+      {"3", must + "number)"},
+  };
+  for (const Case& c : cases) {
+    o = Script(std::string("kp.homog.mine_pairs({{'a'}}, {partition = ") + c.partition + "})\n");
+    EXPECT_EQ(o.code, 3) << c.partition;
+    EXPECT_NE(o.err.find(std::string("s.lua:1: kp.homog.mine_pairs: ") + c.message), std::string::npos)
+        << c.partition << "\n"
+        << o.err;
+  }
+  o = Script("kp.homog.mine_pairs({{'a'}}, {method = 'naive', partition = {1, 2}})\n");
+  EXPECT_NE(o.err.find("s.lua:1: kp.homog.mine_pairs: option 'partition' divides the join (expected method = "
+                       "\"join\" with a partition)"),
+            std::string::npos)
+      << o.err;
+  // {1, 1} is the whole join, naive or not.
+  o = Script("print(#kp.homog.mine_pairs({{'a'}, {'a'}}, {method = 'naive', partition = {1, 1}}))\n");
+  EXPECT_EQ(o.out, "1\n") << o.err;
+}
+
+// The union over 7 partitions of KP20k's gold (normalized strings, theta 0.5) is the single result:
+// every pair once, with the same shared and union counts.
+TEST_F(Homog, MinePairsPartitionUnionOnKp20k) {
+  if (!fs::exists("../shared/data/kpg_testsets_meng2017/kp20k") &&
+      !fs::exists(std::string(KPLAB_SOURCE_DIR) + "/../shared/data/kpg_testsets_meng2017/kp20k")) {
+    GTEST_SKIP() << "no ../shared/data";
+  }
+  const fs::path f = dir_ / "union.lua";
+  std::ofstream(f) << R"(
+local gold = kp.load{dataset = "../shared/data/kpg_testsets_meng2017/kp20k"}
+local whole = kp.homog.mine_pairs(gold, {theta = 0.5, stem = false})
+local got, n = {}, 0
+for p = 1, 7 do
+  for _, q in ipairs(kp.homog.mine_pairs(gold, {theta = 0.5, stem = false, partition = {p, 7}})) do
+    local key = q.a .. "-" .. q.b
+    assert(got[key] == nil, "pair " .. key .. " in two partitions")
+    got[key] = q.shared .. "/" .. q.union
+    n = n + 1
+  end
+end
+for _, q in ipairs(whole) do assert(got[q.a .. "-" .. q.b] == q.shared .. "/" .. q.union, q.a .. "-" .. q.b) end
+print(#whole, n)
+)";
+  // 20,000 documents: more than the default 1e8 instructions of a call.
+  Output o = Run("run --allow-read ../shared/data --instruction-limit 0 --time-limit 0 " + f.string());
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out, "549\t549\n");
+}
+
 TEST_F(Homog, SystemStatsPrmuByHand) {
   // Predictions against their own document's text (stems; one section each, "title . <eos> body"):
   //   d1 neural networks P; convolutional network M (network in the text, convolut not); image classification P

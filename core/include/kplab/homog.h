@@ -90,6 +90,33 @@ struct MineStats {
 // candidates, never fewer.
 Result<std::vector<DocPair>> MinePairs(std::span<const std::vector<std::uint32_t>> sets, double theta,
                                        MineStats* stats = nullptr);
+
+// Sets of strings (one per document) as sets of ids for the miners: each distinct string gets its
+// rank in byte order, so the ids depend only on which strings there are, not on the order they come in
+// (partitioned mining breaks ties in its token order by id: workers reading the same sets in another
+// order must still agree on every pair's partition).
+std::vector<std::vector<std::uint32_t>> InternSets(std::span<const std::vector<std::string>> sets);
+
+// One of `count` disjoint parts of the pair mining: partition `index` (0-based) of `count`, for
+// mining on several workers (docs/homogeneity.md, "Partitioned mining"). Every worker is given all the
+// sets; what is divided is the join's work and its output.
+struct Partition {
+  std::uint32_t index = 0;
+  std::uint32_t count = 1;
+};
+
+// MinePairs restricted to one partition. Under the global token order (increasing document
+// frequency, then id; ranks 0, 1, ...), partition p owns the tokens whose rank r has r mod count == p,
+// and it produces exactly the pairs whose rarest shared token it owns. That token lies in both
+// records' prefixes, so each pair is produced by exactly one partition, with the same shared, uni and
+// jaccard as MinePairs(sets, theta) gives it: the union over p = 0..count-1 is MinePairs' result and
+// the partitions are pairwise disjoint. Candidates are divided the same way (a candidate is verified
+// only by the partition owning the rarest token the two records share), so the partitions'
+// MineStats::candidates add up to the single process's; MineStats::sets is every partition's count of
+// non-empty sets. {0, 1} is MinePairs itself. Errors: theta as MinePairs; count == 0 or
+// index >= count ("pair mining: partition 3 of 3 is out of range (expected 0 <= index < count)").
+Result<std::vector<DocPair>> MinePairs(std::span<const std::vector<std::uint32_t>> sets, double theta, MineStats* stats,
+                                       Partition partition);
 // The reference: every pair (i < j) of non-empty sets, intersected by merging their sorted copies.
 Result<std::vector<DocPair>> MinePairsNaive(std::span<const std::vector<std::uint32_t>> sets, double theta,
                                             MineStats* stats = nullptr);

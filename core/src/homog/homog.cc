@@ -70,6 +70,27 @@ std::uint32_t MergeCount(const std::vector<std::uint32_t>& x, const std::vector<
   return common;
 }
 
+// MergeCount for a partitioned join: false, without finishing the merge, when the first (lowest-rank)
+// element the two sets share is not owned by `part` (the pair is another partition's); otherwise true
+// with the intersection size in *common.
+bool OwnedMergeCount(const std::vector<std::uint32_t>& x, const std::vector<std::uint32_t>& y, Partition part,
+                     std::uint32_t* common) {
+  std::uint32_t c = 0;
+  std::size_t i = 0, j = 0;
+  while (i < x.size() && j < y.size()) {
+    if (x[i] < y[j]) {
+      ++i;
+    } else if (y[j] < x[i]) {
+      ++j;
+    } else {
+      if (c == 0 && x[i] % part.count != part.index) return false;
+      ++c, ++i, ++j;
+    }
+  }
+  *common = c;
+  return true;
+}
+
 Status CheckTheta(double theta) {
   if (!(theta > 0 && theta <= 1)) {
     return Error{fmt::format("pair mining: theta must be in (0, 1] (got {})", theta)};
@@ -156,6 +177,24 @@ Cp Consistency(std::span<const Words> a, std::span<const Words> b, Denominator d
   return cp;
 }
 
+std::vector<std::vector<std::uint32_t>> InternSets(std::span<const std::vector<std::string>> sets) {
+  std::vector<std::string_view> all;
+  for (const auto& s : sets) all.insert(all.end(), s.begin(), s.end());
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  std::vector<std::vector<std::uint32_t>> out;
+  out.reserve(sets.size());
+  for (const auto& s : sets) {
+    std::vector<std::uint32_t> ids;
+    ids.reserve(s.size());
+    for (const std::string& k : s) {
+      ids.push_back(static_cast<std::uint32_t>(std::lower_bound(all.begin(), all.end(), k) - all.begin()));
+    }
+    out.push_back(std::move(ids));
+  }
+  return out;
+}
+
 Result<std::vector<DocPair>> MinePairsNaive(std::span<const std::vector<std::uint32_t>> sets, double theta,
                                             MineStats* stats) {
   if (Status st = CheckTheta(theta); !st.ok()) return st.error();
@@ -183,7 +222,40 @@ Result<std::vector<DocPair>> MinePairsNaive(std::span<const std::vector<std::uin
 
 Result<std::vector<DocPair>> MinePairs(std::span<const std::vector<std::uint32_t>> sets, double theta,
                                        MineStats* stats) {
+  return MinePairs(sets, theta, stats, Partition{});
+}
+
+// Partitioned mining: why the partitions are disjoint and their union is the whole result.
+//
+// Let x be the prober and y an indexed record (|y| <= |x|), J(x, y) >= theta, c = |x ∩ y| and f the
+// lowest rank in x ∩ y (the pair's rarest shared token). c >= theta |x ∪ y| >= theta |x|, so
+// c >= ceil(theta |x|) >= need (CeilTheta only rounds down) and c >= 1. In x (ascending ranks) the
+// c - 1 other shared tokens come after f, so f's position is at most |x| - c <= |x| - need < prefix:
+// f is in x's probe prefix. By the same argument with c >= theta |y|, f is in y's index prefix (the
+// prefix length is the same function of the record's own size). The length filter keeps y for x
+// whichever token finds it (|y| >= theta |x| >= min_size). Hence:
+//  - partition owner(f) = f mod count probes f, finds y in index[f] (it indexes every record whose
+//    prefix holds a token it owns), and OwnedMergeCount's first common element is f: the pair is
+//    verified there, with the same merge (same shared, uni, jaccard) as in the single process;
+//  - any other partition q may reach (x, y) through another owned token it probes, but the first
+//    common element is still f, not q's: rejected before it counts as a candidate.
+// So each pair of the single result is produced by exactly one partition. A partition produces
+// nothing else, since everything it keeps passed the same PassesJaccard. The same argument without
+// J >= theta shows candidates split too: a single-process candidate shares some token t in both
+// prefixes; f <= t is then in both prefixes as well, so exactly partition owner(f) verifies it.
+// Ranks depend only on the sets (document frequency, then id), so every worker computes the same
+// order; round-robin ownership over ranks spreads the long lists of frequent tokens (the join's cost)
+// evenly over the partitions, where contiguous rank ranges would leave them all to the last one.
+Result<std::vector<DocPair>> MinePairs(std::span<const std::vector<std::uint32_t>> sets, double theta, MineStats* stats,
+                                       Partition part) {
   if (Status st = CheckTheta(theta); !st.ok()) return st.error();
+  if (part.count == 0 || part.index >= part.count) {
+    return Error{fmt::format("pair mining: partition {} of {} is out of range (expected 0 <= index < count)",
+                             part.index, part.count),
+                 ErrorKind::kUsage};
+  }
+  const bool whole = part.count == 1;
+  auto owned = [&](std::uint32_t rank) { return whole || rank % part.count == part.index; };
   auto s = SortedUnique(sets);
   MineStats ms;
 
@@ -267,6 +339,7 @@ Result<std::vector<DocPair>> MinePairs(std::span<const std::vector<std::uint32_t
     cands.clear();
     for (std::size_t p = 0; p < prefix && p < nx; ++p) {
       const std::uint32_t t = rx[p];
+      if (!owned(t)) continue;  // another partition's token: its index list stays empty here
       auto& list = index[t];
       std::size_t& st = start[t];
       while (st < list.size() && s[list[st]].size() < min_size) ++st;  // length filter, for good
@@ -277,9 +350,14 @@ Result<std::vector<DocPair>> MinePairs(std::span<const std::vector<std::uint32_t
         cands.push_back(y);
       }
     }
-    ms.candidates += cands.size();
     for (std::uint32_t y : cands) {
-      const std::uint32_t c = MergeCount(rx, s[y]);
+      std::uint32_t c = 0;
+      if (whole) {
+        c = MergeCount(rx, s[y]);
+      } else if (!OwnedMergeCount(rx, s[y], part, &c)) {
+        continue;  // the pair's rarest shared token belongs to another partition
+      }
+      ++ms.candidates;
       const auto u = static_cast<std::uint32_t>(nx + s[y].size() - c);
       if (PassesJaccard(c, u, theta)) {
         const std::uint32_t a = std::min(x, y), b = std::max(x, y);
@@ -288,7 +366,9 @@ Result<std::vector<DocPair>> MinePairs(std::span<const std::vector<std::uint32_t
     }
     // Index x's own prefix (the same length it probed with: a later, longer prober z needs
     // |x ∩ z| >= theta |z| >= theta |x|, so x's first |x| - ceil(theta |x|) + 1 tokens suffice).
-    for (std::size_t p = 0; p < prefix && p < nx; ++p) index[rx[p]].push_back(x);
+    for (std::size_t p = 0; p < prefix && p < nx; ++p) {
+      if (owned(rx[p])) index[rx[p]].push_back(x);
+    }
   }
   std::sort(out.begin(), out.end(),
             [](const DocPair& p, const DocPair& q) { return p.a != q.a ? p.a < q.a : p.b < q.b; });
