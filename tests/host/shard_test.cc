@@ -197,7 +197,7 @@ return kp.metric {
 }
 )";
   std::ofstream(dir_ / "pl" / "old.lua") << R"(-- kplab-api: 1
-return kp.metric { name = "old", version = "1", score = function(doc) return { ["all.n"] = #doc.preds } end }
+return kp.metric { name = "old", version = "1", score = function(doc) return { ["all.m"] = #doc.preds } end }
 )";
   const std::string base = "eval --dataset examples/tiny --predictions examples/tiny/predictions.txt --plugins " +
                            P("pl") + " --db " + P("s.db");
@@ -225,8 +225,9 @@ return kp.metric { name = "old", version = "1", score = function(doc) return { [
 class ShardRefusal : public Shard {
  protected:
   // Shard I/N of tiny (metrics exact) into `db` with extra options.
-  void Part(const std::string& shard, const std::string& db, const std::string& extra = "") {
-    Output o = Run(kTiny + " --shard " + shard + " --db " + P(db) + " " + extra);
+  void Part(const std::string& shard, const std::string& db, const std::string& extra = "",
+            const std::string& eval = kTiny) {
+    Output o = Run(eval + " --shard " + shard + " --db " + P(db) + " " + extra);
     ASSERT_EQ(o.code, 0) << o.err;
   }
   std::string MergeArgs(const std::vector<std::string>& dbs) {
@@ -248,11 +249,12 @@ class ShardRefusal : public Shard {
 
 TEST_F(ShardRefusal, DifferentDataset) {
   Part("0/2", "a.db");
-  Part("1/2", "b.db", "--dataset tests/data/semrp --predictions tests/data/semrp/predictions.txt");
+  Part("1/2", "b.db", "",
+       "eval --dataset tests/data/semrp --predictions tests/data/semrp/predictions.txt --metrics exact");
   const std::string tiny = Sha("a.db", "dataset"), semrp = Sha("b.db", "dataset");
   ExpectRefused(MergeArgs({"a.db", "b.db"}),
                 "shards of different datasets: " + Label("b.db", "1/2") + " is on 'semrp' (sha256 " + semrp +
-                    ", 3 documents) but " + Label("a.db", "0/2") + " is on 'tiny' (sha256 " + tiny + ", 5 documents)");
+                    ", 7 documents) but " + Label("a.db", "0/2") + " is on 'tiny' (sha256 " + tiny + ", 5 documents)");
 }
 
 TEST_F(ShardRefusal, DifferentProfile) {
@@ -338,14 +340,15 @@ TEST_F(ShardRefusal, FailedMergeLeavesOutUnchanged) {
     for (const char* suffix : {"", "-wal"}) {
       if (fs::exists(P("out.db") + suffix)) bytes += kplab::test::Slurp(P("out.db") + suffix) + "|";
     }
-    return bytes;
+    return std::hash<std::string>()(bytes);  // a failure prints two numbers, not the file
   };
-  const std::string before = snapshot();
+  const std::size_t before = snapshot();
   Part("0/2", "a.db");
   ExpectRefused(MergeArgs({"a.db"}), "missing shard: documents 3-5 ('3' to '5') are in no shard given (shard 1/2)");
   EXPECT_EQ(snapshot(), before);
   fs::create_directories(dir_ / "pl");
   fs::copy_file(fs::path(KPLAB_SOURCE_DIR) / "plugins" / "exact.lua", dir_ / "pl" / "exact.lua");
+  std::ofstream(dir_ / "pl" / "exact.lua", std::ios::app) << "-- a user's copy\n";  // not the shipped file
   Part("1/2", "b.db", "--plugins " + P("pl"));
   Part("0/2", "b.db", "--plugins " + P("pl"));
   const std::string sha = Sha("b.db", "plugin   exact");
@@ -360,10 +363,12 @@ TEST_F(ShardRefusal, FailedMergeLeavesOutUnchanged) {
   EXPECT_EQ(snapshot(), before);
   Output runs = Run("runs list --db " + P("out.db") + " --output csv");
   EXPECT_EQ(std::count(runs.out.begin(), runs.out.end(), '\n'), 2) << runs.out;  // header + the one run
-  // With the file as the shards ran it, the merge succeeds and adds one run beside the old one.
-  fs::copy_file(fs::path(KPLAB_SOURCE_DIR) / "plugins" / "exact.lua", dir_ / "pl" / "exact.lua",
-                fs::copy_options::overwrite_existing);
-  Output ok = Run(MergeArgs({"b.db"}));
+  // With the file as the shards ran it (here under another directory, given with --plugins), the merge
+  // succeeds and adds one run beside the old one.
+  fs::create_directories(dir_ / "pl2");
+  fs::copy_file(fs::path(KPLAB_SOURCE_DIR) / "plugins" / "exact.lua", dir_ / "pl2" / "exact.lua");
+  std::ofstream(dir_ / "pl2" / "exact.lua", std::ios::app) << "-- a user's copy\n";
+  Output ok = Run(MergeArgs({"b.db"}) + " --plugins " + P("pl2"));
   EXPECT_EQ(ok.code, 0) << ok.err;
   EXPECT_EQ(ok.out, "2\n");
   runs = Run("runs list --db " + P("out.db") + " --output csv");
