@@ -400,7 +400,7 @@ TEST(RunStoreTest, MigratesVersionZeroDatabase) {
   ASSERT_GT(fs::file_size(path), 0u);
   auto store = RunStore::Open(path);
   ASSERT_TRUE(store.ok()) << store.error().message;
-  EXPECT_EQ(store->schema_version(), 4);
+  EXPECT_EQ(store->schema_version(), 5);
 }
 
 TEST(RunStoreTest, MigratesVersionOneToTwoKeepingRuns) {
@@ -414,14 +414,15 @@ TEST(RunStoreTest, MigratesVersionOneToTwoKeepingRuns) {
   }
   {
     // Turn it back into a version-1 file: version 2 only added the phrase-cache tables, version 3 the
-    // runs' seed column.
+    // runs' seed column, version 5 the shard columns and run_slots.
     SQLite::Database db(path, SQLite::OPEN_READWRITE);
-    db.exec("DROP TABLE phrase_vectors; DROP TABLE embed_models; ALTER TABLE runs DROP COLUMN seed; "
+    db.exec("DROP TABLE run_slots; ALTER TABLE runs DROP COLUMN shard_index; ALTER TABLE runs DROP COLUMN shard_count; "
+            "ALTER TABLE runs DROP COLUMN doc_begin; ALTER TABLE runs DROP COLUMN doc_end; DROP TABLE phrase_vectors; DROP TABLE embed_models; ALTER TABLE runs DROP COLUMN seed; "
             "UPDATE meta SET value = '1' WHERE key = 'schema_version'");
   }
   auto store = RunStore::Open(path);
   ASSERT_TRUE(store.ok()) << store.error().message;
-  EXPECT_EQ(store->schema_version(), 4);
+  EXPECT_EQ(store->schema_version(), 5);
   EXPECT_TRUE(store->GetRun(id).ok());
   SQLite::Database db(path, SQLite::OPEN_READONLY);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM sqlite_master WHERE name = 'phrase_vectors'").getInt(), 1);
