@@ -139,21 +139,21 @@ namespace {
 
 // The object `kplab eval --output json` prints (host/cli/cli.cc PrintAggregates).
 std::string RunJson(const kplab::RunRecord& run, const std::vector<kplab::AggregateValue>& aggregates, int64_t run_id) {
-    std::string out = "{\"run_id\": " + std::to_string(run_id) + ", \"dataset\": " +
-                      kplab::JsonString(run.dataset_name) + ", \"system\": " + kplab::JsonString(run.system) +
-                      ", \"profile\": " + kplab::JsonString(run.profile) +
-                      ", \"n_docs\": " + std::to_string(run.doc_ids.size());
-    if (run.shard) {
-      out += ", \"shard\": {\"index\": " + std::to_string(run.shard->index) + ", \"count\": " +
-             std::to_string(run.shard->count) + ", \"begin\": " + std::to_string(run.shard->begin) +
-             ", \"end\": " + std::to_string(run.shard->end) + "}";
-    }
-    out += ", \"aggregates\": {";
-    for (std::size_t i = 0; i < aggregates.size(); ++i) {
-      out += (i ? ", " : "") + kplab::JsonString(aggregates[i].metric) + ": " +
-             kplab::JsonNumber(aggregates[i].value);
-    }
-    out += "}}";
+  std::string out = "{\"run_id\": " + std::to_string(run_id) + ", \"dataset\": " +
+                    kplab::JsonString(run.dataset_name) + ", \"system\": " + kplab::JsonString(run.system) +
+                    ", \"profile\": " + kplab::JsonString(run.profile) +
+                    ", \"n_docs\": " + std::to_string(run.doc_ids.size());
+  if (run.shard) {
+    out += ", \"shard\": {\"index\": " + std::to_string(run.shard->index) + ", \"count\": " +
+           std::to_string(run.shard->count) + ", \"begin\": " + std::to_string(run.shard->begin) +
+           ", \"end\": " + std::to_string(run.shard->end) + "}";
+  }
+  out += ", \"aggregates\": {";
+  for (std::size_t i = 0; i < aggregates.size(); ++i) {
+    out += (i ? ", " : "") + kplab::JsonString(aggregates[i].metric) + ": " +
+           kplab::JsonNumber(aggregates[i].value);
+  }
+  out += "}}";
   return out;
 }
 

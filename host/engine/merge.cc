@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <functional>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <set>
@@ -57,8 +57,8 @@ class JsonReader {
     Space();
     if (i_ < s_.size() && s_[i_] == '"') return String(out);
     const std::size_t start = i_;
-    while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '-' || s_[i_] == '+' ||
-                              s_[i_] == '.')) {
+    while (i_ < s_.size() &&
+           (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '-' || s_[i_] == '+' || s_[i_] == '.')) {
       ++i_;
     }
     out = std::string(s_.substr(start, i_ - start));
@@ -102,21 +102,33 @@ class JsonReader {
         if (i_ >= s_.size()) return false;
         const char e = s_[i_++];
         switch (e) {
-          case 'n': out += '\n'; break;
-          case 't': out += '\t'; break;
-          case 'r': out += '\r'; break;
-          case 'b': out += '\b'; break;
-          case 'f': out += '\f'; break;
+          case 'n':
+            out += '\n';
+            break;
+          case 't':
+            out += '\t';
+            break;
+          case 'r':
+            out += '\r';
+            break;
+          case 'b':
+            out += '\b';
+            break;
+          case 'f':
+            out += '\f';
+            break;
           case 'u': {
             if (i_ + 4 > s_.size()) return false;
             unsigned v = 0;
             const auto [p, ec] = std::from_chars(s_.data() + i_, s_.data() + i_ + 4, v, 16);
-            if (ec != std::errc() || p != s_.data() + i_ + 4 || v >= 0x80) return false;  // JsonString escapes < 0x20 only
+            if (ec != std::errc() || p != s_.data() + i_ + 4 || v >= 0x80)
+              return false;  // JsonString escapes < 0x20 only
             out += static_cast<char>(v);
             i_ += 4;
             break;
           }
-          default: out += e;
+          default:
+            out += e;
         }
       } else {
         out += c;
@@ -151,10 +163,11 @@ std::string DocRange(const std::vector<std::string>& ids, int64_t begin, int64_t
 std::optional<std::string> Difference(const Shard& a, const Shard& b) {
   const RunRecord &x = a.run, &y = b.run;
   if (x.dataset_hash != y.dataset_hash || x.doc_ids != y.doc_ids || x.dataset_format != y.dataset_format) {
-    return fmt::format("shards of different datasets: {} is on '{}' (sha256 {}, {} documents) but {} is on '{}' "
-                       "(sha256 {}, {} documents)",
-                       b.label, y.dataset_name, Short(y.dataset_hash), y.doc_ids.size(), a.label, x.dataset_name,
-                       Short(x.dataset_hash), x.doc_ids.size());
+    return fmt::format(
+        "shards of different datasets: {} is on '{}' (sha256 {}, {} documents) but {} is on '{}' "
+        "(sha256 {}, {} documents)",
+        b.label, y.dataset_name, Short(y.dataset_hash), y.doc_ids.size(), a.label, x.dataset_name,
+        Short(x.dataset_hash), x.doc_ids.size());
   }
   if (x.predictions_hash != y.predictions_hash) {
     return fmt::format("shards of different predictions: {} scored {} (sha256 {}) but {} scored {} (sha256 {})",
@@ -181,10 +194,11 @@ std::optional<std::string> Difference(const Shard& a, const Shard& b) {
   }
   for (std::size_t i = 0; i < x.plugins.size(); ++i) {
     if (x.plugins[i].sha256 != y.plugins[i].sha256 || x.plugins[i].version != y.plugins[i].version) {
-      return fmt::format("shards of different plugin files: plugin '{}' is {} (sha256 {}) in {} but {} (sha256 {}) "
-                         "in {}",
-                         x.plugins[i].name, y.plugins[i].version, Short(y.plugins[i].sha256), b.label,
-                         x.plugins[i].version, Short(x.plugins[i].sha256), a.label);
+      return fmt::format(
+          "shards of different plugin files: plugin '{}' is {} (sha256 {}) in {} but {} (sha256 {}) "
+          "in {}",
+          x.plugins[i].name, y.plugins[i].version, Short(y.plugins[i].sha256), b.label, x.plugins[i].version,
+          Short(x.plugins[i].sha256), a.label);
     }
   }
   if (x.params_json != y.params_json) {
@@ -211,9 +225,10 @@ std::optional<std::string> Difference(const Shard& a, const Shard& b) {
                        x.embedder_fingerprint.empty() ? "none" : x.embedder_fingerprint);
   }
   if (x.kplab_version != y.kplab_version) {
-    return fmt::format("shards of different kplab versions: {} was scored by kplab {} but {} by kplab {} (native "
-                       "kernels are not hashed: their numbers may differ)",
-                       b.label, y.kplab_version, a.label, x.kplab_version);
+    return fmt::format(
+        "shards of different kplab versions: {} was scored by kplab {} but {} by kplab {} (native "
+        "kernels are not hashed: their numbers may differ)",
+        b.label, y.kplab_version, a.label, x.kplab_version);
   }
   return std::nullopt;
 }
@@ -238,13 +253,14 @@ Result<PluginFile> FindPluginFile(const PluginRecord& rec, const std::vector<std
     if (file->sha256 == rec.sha256) return file;
     seen.push_back(fmt::format("{} has sha256 {}", display, Short(file->sha256)));
   }
-  return UsageFail(fmt::format("plugin '{}' as the shards ran it (sha256 {}) is not found{}{} (give its directory with "
-                               "--plugins DIR)",
-                               rec.name, Short(rec.sha256), seen.empty() ? "" : ": ", fmt::format("{}", [&] {
-                                 std::string s;
-                                 for (const auto& x : seen) s += (s.empty() ? "" : ", ") + x;
-                                 return s;
-                               }())));
+  return UsageFail(
+      fmt::format("plugin '{}' as the shards ran it (sha256 {}) is not found{}{} (give its directory with "
+                  "--plugins DIR)",
+                  rec.name, Short(rec.sha256), seen.empty() ? "" : ": ", fmt::format("{}", [&] {
+                    std::string s;
+                    for (const auto& x : seen) s += (s.empty() ? "" : ", ") + x;
+                    return s;
+                  }())));
 }
 
 }  // namespace
@@ -304,14 +320,16 @@ Result<MergeResult> MergeShards(const MergeRequest& req) {
       int64_t id = 0;
       const auto [p, ec] = std::from_chars(id_text.data(), id_text.data() + id_text.size(), id);
       if (id_text.empty() || ec != std::errc() || p != id_text.data() + id_text.size() || id < 1) {
-        return UsageFail(fmt::format("'{}' is not a run (expected ID or FILE:ID, FILE one of the --from stores)", text));
+        return UsageFail(
+            fmt::format("'{}' is not a run (expected ID or FILE:ID, FILE one of the --from stores)", text));
       }
       std::vector<std::size_t> holders;
       for (std::size_t s = 0; s < stores.size(); ++s) {
         if (!file.empty() && stores[s].first != file) continue;
         if (stores[s].second.GetRun(id)) holders.push_back(s);
       }
-      if (!file.empty() && std::none_of(stores.begin(), stores.end(), [&](const auto& st) { return st.first == file; })) {
+      if (!file.empty() &&
+          std::none_of(stores.begin(), stores.end(), [&](const auto& st) { return st.first == file; })) {
         return UsageFail(fmt::format("run '{}': {} is not one of the --from stores", text, file));
       }
       if (holders.empty()) return UsageFail(fmt::format("run {} is in none of the --from stores", text));
@@ -333,15 +351,16 @@ Result<MergeResult> MergeShards(const MergeRequest& req) {
     if (!run) return run.error();
     sh.run = std::move(*run);
     if (!sh.run.shard) {
-      return UsageFail(fmt::format("run {} in {} is not a shard (a whole run; shards are written by `kplab eval "
-                                   "--shard I/N`)",
-                                   id, sh.db));
+      return UsageFail(
+          fmt::format("run {} in {} is not a shard (a whole run; shards are written by `kplab eval "
+                      "--shard I/N`)",
+                      id, sh.db));
     }
     sh.label = Label(sh.db, sh.run);
     if (sh.run.status != "ok") {
       std::string first_line = sh.run.error.substr(0, sh.run.error.find('\n'));
-      return UsageFail(fmt::format("{} failed ({}): only shards that ran to the end can be merged", sh.label,
-                                   first_line));
+      return UsageFail(
+          fmt::format("{} failed ({}): only shards that ran to the end can be merged", sh.label, first_line));
     }
     shards.push_back(std::move(sh));
   }
@@ -364,8 +383,8 @@ Result<MergeResult> MergeShards(const MergeRequest& req) {
     for (std::size_t j = 0; j < i; ++j) {
       const ShardInfo &a = *shards[j].run.shard, &b = *shards[i].run.shard;
       if (a.index == b.index && a.count == b.count) {
-        return UsageFail(fmt::format("shard {}/{} is given twice: {} and {}", a.index, a.count, shards[j].label,
-                                     shards[i].label));
+        return UsageFail(
+            fmt::format("shard {}/{} is given twice: {} and {}", a.index, a.count, shards[j].label, shards[i].label));
       }
     }
   }
@@ -379,11 +398,13 @@ Result<MergeResult> MergeShards(const MergeRequest& req) {
     if (one_count) {
       const int64_t count = shards[0].run.shard->count;
       for (int64_t i = 0; i < count; ++i) {
-        if (n * i / count >= from && n * (i + 1) / count <= to) which += fmt::format("{}{}/{}", which.empty() ? "" : ", ", i, count);
+        if (n * i / count >= from && n * (i + 1) / count <= to)
+          which += fmt::format("{}{}/{}", which.empty() ? "" : ", ", i, count);
       }
     }
-    return UsageFail(fmt::format("missing shard{}: {} are in no shard given{}", which.find(',') == std::string::npos ? "" : "s",
-                                 DocRange(doc_ids, from, to), which.empty() ? "" : " (shard " + which + ")"));
+    return UsageFail(fmt::format("missing shard{}: {} are in no shard given{}",
+                                 which.find(',') == std::string::npos ? "" : "s", DocRange(doc_ids, from, to),
+                                 which.empty() ? "" : " (shard " + which + ")"));
   };
   int64_t covered = 0;
   for (std::size_t i = 0; i < shards.size(); ++i) {
@@ -412,7 +433,9 @@ Result<MergeResult> MergeShards(const MergeRequest& req) {
   // The plugins as the shards ran them, with their parameters, in one VM.
   const RunRecord& first = shards[0].run;
   auto profile = FindProfile(first.profile);
-  if (!profile) return UsageFail(fmt::format("{} used profile '{}', which this kplab does not know", shards[0].label, first.profile));
+  if (!profile)
+    return UsageFail(
+        fmt::format("{} used profile '{}', which this kplab does not know", shards[0].label, first.profile));
   auto params = ParsePluginParams(first.params_json);
   if (!params) return params.error();
   LuaVm vm(req.limits);
@@ -470,9 +493,10 @@ Result<MergeResult> MergeShards(const MergeRequest& req) {
           const auto j = static_cast<std::size_t>(c.slot - 1);
           if (c.slot < 1 || j >= decl.slots.size() || decl.slots[j].name != c.name ||
               decl.slots[j].hidden != c.hidden || c.values.size() != len) {
-            return UsageFail(fmt::format("{} stored slot {} '{}' of plugin '{}' (subset '{}'), which its columns(c, "
-                                         "params) does not declare so",
-                                         sh.label, c.slot, c.name, rec.name, subsets[s]));
+            return UsageFail(
+                fmt::format("{} stored slot {} '{}' of plugin '{}' (subset '{}'), which its columns(c, "
+                            "params) does not declare so",
+                            sh.label, c.slot, c.name, rec.name, subsets[s]));
           }
           auto& col = values[s][j];
           if (col.empty()) col.assign(static_cast<std::size_t>(n), kNaN);
@@ -495,8 +519,9 @@ Result<MergeResult> MergeShards(const MergeRequest& req) {
     PluginOutcome o;
     o.plugin = rec.name;
     const std::string dataset = first.dataset_name, system = first.system;
-    Status st = FinishSlots(vm, *plugin, decl, std::move(values),
-                            [&](lua_State* Ls) { PushMergeCtx(Ls, *profile, doc_ids.size(), dataset, system); }, o);
+    Status st = FinishSlots(
+        vm, *plugin, decl, std::move(values),
+        [&](lua_State* Ls) { PushMergeCtx(Ls, *profile, doc_ids.size(), dataset, system); }, o);
     if (!st.ok()) return Error{st.error().message, ErrorKind::kScript};
     for (const auto& [subset, docs] : SubsetDocCounts(o.columns)) {
       out.subset_docs[subset] = std::max(out.subset_docs[subset], docs);

@@ -139,8 +139,9 @@ TEST_F(Shard, InspecEveryShippedPluginThreeShards) {
 
 // calibration (ECE and its bins: sums of hidden per-bin slots) on its two-document fixture, 2 shards.
 TEST_F(Shard, CalibrationTwoShards) {
-  const std::string eval = "eval --dataset tests/data/calib/dataset.jsonl --predictions tests/data/calib/tokens.jsonl "
-                           "--metrics exact,calibration --param calibration.bins=4";
+  const std::string eval =
+      "eval --dataset tests/data/calib/dataset.jsonl --predictions tests/data/calib/tokens.jsonl "
+      "--metrics exact,calibration --param calibration.bins=4";
   const std::string whole = Whole(eval);
   EXPECT_NE(Show(P("whole.db"), whole).find("\"all.ece\": "), std::string::npos);
   const auto dbs = Shards(eval, 2, 2, "calib");
@@ -153,7 +154,8 @@ TEST_F(Shard, Kp20kFourShards) {
   const std::string ds = kShared + "/kpg_testsets_meng2017/kp20k";
   const std::string pred = kShared + "/predictions/catSeqTG-2RF1/kp20k/seed1234.txt";
   if (!fs::exists(ds) || !fs::exists(pred)) GTEST_SKIP() << "no ../shared/data";
-  const std::string eval = "eval --dataset " + ds + " --predictions " + pred + " --metrics exact,rank,rprec,homogeneity";
+  const std::string eval =
+      "eval --dataset " + ds + " --predictions " + pred + " --metrics exact,rank,rprec,homogeneity";
   const std::string whole = Whole(eval);
   const auto dbs = Shards(eval, 4, 2, "kp20k");
   ExpectSame(whole, P("merged.db"), Merge(dbs, P("merged.db")));
@@ -180,8 +182,9 @@ TEST_F(Shard, BadShardValues) {
   EXPECT_EQ(many.code, 1);
   EXPECT_EQ(many.err, "kplab: shard 0/6: 6 shards for 5 documents (expected at most one shard per document)\n");
   Output no_store = Run(kTiny + " --shard 0/2 --no-store");
-  EXPECT_EQ(no_store.err, "kplab: --shard writes a partial run for `kplab runs merge`: it cannot be combined with "
-                          "--no-store (see 'kplab help')\n");
+  EXPECT_EQ(no_store.err,
+            "kplab: --shard writes a partial run for `kplab runs merge`: it cannot be combined with "
+            "--no-store (see 'kplab help')\n");
   EXPECT_FALSE(fs::exists(P("s.db")));
 }
 
@@ -217,9 +220,10 @@ return kp.metric { name = "old", version = "1", score = function(doc) return { [
                                             "unmergeable = \"\", columns = {\"x\"}, score = function() end }\n";
   Output bad = Run(base + " --metrics bad");
   EXPECT_EQ(bad.code, 3);
-  EXPECT_EQ(bad.err, "kplab: " + P("pl") +
-                         "/bad.lua: field 'unmergeable' must be a non-empty string saying why shards of a run cannot be "
-                         "merged\n");
+  EXPECT_EQ(bad.err,
+            "kplab: " + P("pl") +
+                "/bad.lua: field 'unmergeable' must be a non-empty string saying why shards of a run cannot be "
+                "merged\n");
 }
 
 class ShardRefusal : public Shard {
@@ -261,7 +265,8 @@ TEST_F(ShardRefusal, DifferentProfile) {
   Part("0/2", "a.db");
   Part("1/2", "b.db", "--profile kpeval");
   ExpectRefused(MergeArgs({"a.db", "b.db"}), "shards of different profiles: " + Label("b.db", "1/2") +
-                                                 " used profile 'kpeval' but " + Label("a.db", "0/2") + " used 'kplab'");
+                                                 " used profile 'kpeval' but " + Label("a.db", "0/2") +
+                                                 " used 'kplab'");
 }
 
 TEST_F(ShardRefusal, DifferentParameter) {
@@ -324,9 +329,10 @@ TEST_F(ShardRefusal, DuplicateShard) {
 
 TEST_F(ShardRefusal, WholeRunIsNotAShard) {
   ASSERT_EQ(Run(kTiny + " --db " + P("a.db")).code, 0);
-  ExpectRefused("runs merge 1 --from " + P("a.db"), "run 1 in " + P("a.db") +
-                                                      " is not a shard (a whole run; shards are written by `kplab eval "
-                                                      "--shard I/N`)");
+  ExpectRefused("runs merge 1 --from " + P("a.db"),
+                "run 1 in " + P("a.db") +
+                    " is not a shard (a whole run; shards are written by `kplab eval "
+                    "--shard I/N`)");
   ExpectRefused("runs merge --from " + P("a.db"),
                 "no shards in " + P("a.db") + " (expected runs of `kplab eval --shard I/N`)");
 }
