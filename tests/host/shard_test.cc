@@ -159,6 +159,25 @@ TEST_F(Shard, Kp20kFourShards) {
   const std::string whole = Whole(eval);
   const auto dbs = Shards(eval, 4, 2, "kp20k");
   ExpectSame(whole, P("merged.db"), Merge(dbs, P("merged.db")));
+  // Each pair is counted once, by the shard of the document that opens it: the shards' own pair counts
+  // add up to the run's, and more than one shard has pairs (documents whose partners are elsewhere).
+  auto pairs = [&](const std::string& db, const std::string& id) {
+    const std::string show = Show(db, id);
+    const auto at = show.find("\"all.cp_pairs\": ");
+    return at == std::string::npos ? -1.0 : std::stod(show.substr(at + 16));
+  };
+  double sum = 0;
+  int with_pairs = 0;
+  for (const auto& db : dbs) {
+    for (const char* id : {"1", "2"}) {
+      const double n = pairs(db, id);
+      ASSERT_GE(n, 0);
+      sum += n;
+      with_pairs += n > 0;
+    }
+  }
+  EXPECT_EQ(sum, pairs(P("whole.db"), whole));
+  EXPECT_GE(with_pairs, 2);
 }
 
 const std::string kTiny = "eval --dataset examples/tiny --predictions examples/tiny/predictions.txt --metrics exact";
