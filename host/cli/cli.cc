@@ -1231,7 +1231,7 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  embed (each once, in the run's plan order), for an external model; --with-form prefixes\n"
        "  surface, stems or surface+stems and a tab; jsonl prints {\"phrase\": ...} objects.\n"},
       {"runs",
-       "kplab runs list|show ID|compare A B|export ID|rm ID... [--db FILE] [--output F]\n"
+       "kplab runs list|show ID|compare A B|export ID|merge ...|rm ID... [--db FILE] [--output F]\n"
        "  list: stored runs, newest first (--output table, json, csv, tsv), with their seed; filtered by\n"
        "  --system, --dataset, --profile (glob patterns), with --metrics PATTERNS adding those aggregates\n"
        "  as columns. show: a run's record and\n"

@@ -245,6 +245,24 @@ return kp.metric { name = "old", version = "1", score = function(doc) return { [
                 "merged\n");
 }
 
+// The help says how to shard and merge.
+TEST_F(Shard, Help) {
+  Output eval = Run("help eval");
+  EXPECT_NE(eval.out.find("  --shard I/N             score only shard I (from 0) of N contiguous document ranges"),
+            std::string::npos)
+      << eval.out;
+  Output runs = Run("help runs");
+  EXPECT_NE(runs.out.find("kplab runs merge [RUN...] --from STORE [--from STORE...] [--db OUT]"), std::string::npos)
+      << runs.out;
+  Output unknown = Run("runs mrege");
+  EXPECT_EQ(unknown.err, "kplab: unknown runs subcommand 'mrege' (expected list, show, compare, table, doc, docs, "
+                         "export, merge, rm) (see 'kplab help')\n");
+  Output no_from = Run("runs merge --db " + P("out.db"));
+  EXPECT_EQ(no_from.err,
+            "kplab: runs merge needs --from STORE (repeatable): the stores the shards are in (see 'kplab help')\n");
+  EXPECT_FALSE(fs::exists(P("out.db")));
+}
+
 class ShardRefusal : public Shard {
  protected:
   // Shard I/N of tiny (metrics exact) into `db` with extra options.
