@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -100,6 +102,18 @@ class Shard : public ::testing::Test {
   }
   fs::path dir_;
 };
+
+// The shortest round-trip decimal of v, as the CSV outputs print it.
+std::string Csv(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  for (int p = 1; p <= 17; ++p) {
+    char shorter[64];
+    std::snprintf(shorter, sizeof shorter, "%.*g", p, v);
+    if (std::strtod(shorter, nullptr) == v) return shorter;
+  }
+  return buf;
+}
 
 bool HaveInspec() { return fs::exists(kInspec) && fs::exists(kInspecPreds); }
 
@@ -245,6 +259,26 @@ return kp.metric { name = "old", version = "1", score = function(doc) return { [
                 "merged\n");
 }
 
+// A shard's values are over its own documents: `runs table` leaves shards out (the newer shard would
+// otherwise stand for the system) and refuses one named with --runs. Hand calculation (tiny, exact):
+// the whole run's all.f1@5.micro = 2 * 12 / (25 + 21) = 24/46 (tests/c_api/c_api_test.c); shard 0/2
+// (documents 1-2: 3 + 3 hits of 10 predictions, 5 + 4 references) = 2 * 6 / (10 + 9) = 12/19.
+TEST_F(Shard, TableLeavesShardsOut) {
+  ASSERT_EQ(Run(kTiny + " --db " + P("a.db")).code, 0);
+  ASSERT_EQ(Run(kTiny + " --db " + P("a.db") + " --shard 0/2").code, 0);
+  Output shard = Run("runs show 2 --db " + P("a.db") + " --output csv");
+  EXPECT_NE(shard.out.find("\nall.f1@5.micro," + Csv(12.0 / 19) + "\n"), std::string::npos) << shard.out;
+  Output table = Run("runs table --db " + P("a.db") + " --metrics all.f1@5.micro --output csv");
+  EXPECT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("\nexamples,tiny,all.f1@5.micro," + Csv(24.0 / 46) + ",0,1,"), std::string::npos)
+      << table.out;
+  Output named = Run("runs table --db " + P("a.db") + " --metrics all.f1@5.micro --runs 2");
+  EXPECT_EQ(named.code, 1);
+  EXPECT_EQ(named.err,
+            "kplab: run 2 is shard 0/2 of a run, with values over its own documents only (merge the "
+            "shards with `kplab runs merge` and tabulate the merged run)\n");
+}
+
 // The help says how to shard and merge.
 TEST_F(Shard, Help) {
   Output eval = Run("help eval");
@@ -255,8 +289,9 @@ TEST_F(Shard, Help) {
   EXPECT_NE(runs.out.find("kplab runs merge [RUN...] --from STORE [--from STORE...] [--db OUT]"), std::string::npos)
       << runs.out;
   Output unknown = Run("runs mrege");
-  EXPECT_EQ(unknown.err, "kplab: unknown runs subcommand 'mrege' (expected list, show, compare, table, doc, docs, "
-                         "export, merge, rm) (see 'kplab help')\n");
+  EXPECT_EQ(unknown.err,
+            "kplab: unknown runs subcommand 'mrege' (expected list, show, compare, table, doc, docs, "
+            "export, merge, rm) (see 'kplab help')\n");
   Output no_from = Run("runs merge --db " + P("out.db"));
   EXPECT_EQ(no_from.err,
             "kplab: runs merge needs --from STORE (repeatable): the stores the shards are in (see 'kplab help')\n");
