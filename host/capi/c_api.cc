@@ -6,11 +6,13 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
 
 #include "evaluate.h"
+#include "merge.h"
 #include "kplab/json.h"
 #include "kplab/store.h"
 
@@ -131,8 +133,33 @@ size_t kplab_data_num_docs(const kplab_data* data) { return data != nullptr ? da
 
 void kplab_data_free(kplab_data* data) { delete data; }
 
-char* kplab_evaluate(const kplab_data* data, const char* metrics, const char* params, const char* system,
-                     kplab_store* store, char** errptr) {
+}  // extern "C"
+
+namespace {
+
+// The object `kplab eval --output json` prints (host/cli/cli.cc PrintAggregates).
+std::string RunJson(const kplab::RunRecord& run, const std::vector<kplab::AggregateValue>& aggregates, int64_t run_id) {
+  std::string out = "{\"run_id\": " + std::to_string(run_id) + ", \"dataset\": " +
+                    kplab::JsonString(run.dataset_name) + ", \"system\": " + kplab::JsonString(run.system) +
+                    ", \"profile\": " + kplab::JsonString(run.profile) +
+                    ", \"n_docs\": " + std::to_string(run.doc_ids.size());
+  if (run.shard) {
+    out += ", \"shard\": {\"index\": " + std::to_string(run.shard->index) + ", \"count\": " +
+           std::to_string(run.shard->count) + ", \"begin\": " + std::to_string(run.shard->begin) +
+           ", \"end\": " + std::to_string(run.shard->end) + "}";
+  }
+  out += ", \"aggregates\": {";
+  for (std::size_t i = 0; i < aggregates.size(); ++i) {
+    out += (i ? ", " : "") + kplab::JsonString(aggregates[i].metric) + ": " +
+           kplab::JsonNumber(aggregates[i].value);
+  }
+  out += "}}";
+  return out;
+}
+
+
+char* Evaluate(const kplab_data* data, const char* metrics, const char* params, const char* system,
+               kplab_store* store, std::optional<kplab::host::EvalRequest::Shard> shard, char** errptr) {
   return Guard(errptr, static_cast<char*>(nullptr), [&]() -> char* {
     if (data == nullptr) {
       SetError(errptr, "kplab_evaluate: data is NULL");
@@ -154,6 +181,7 @@ char* kplab_evaluate(const kplab_data* data, const char* metrics, const char* pa
       req.params[p.substr(0, dot)][p.substr(dot + 1, eq - dot - 1)] = p.substr(eq + 1);
     }
     if (system != nullptr) req.system = system;
+    req.shard = shard;
     req.cache_db = store != nullptr ? store->path : kplab::RunStore::DefaultPath();
 
     auto res = kplab::host::EvaluateCorpus(data->corpus, req);
@@ -177,25 +205,70 @@ char* kplab_evaluate(const kplab_data* data, const char* metrics, const char* pa
     }
     int64_t run_id = 0;
     if (store != nullptr) {
-      auto id = store->store.SaveRun(run, res->scores, res->aggregates);
+      auto id = store->store.SaveRun(run, res->scores, res->aggregates, res->slots);
       if (!id) {
         SetError(errptr, id.error().message);
         return nullptr;
       }
       run_id = *id;
     }
-    // The object `kplab eval --output json` prints (host/cli/cli.cc PrintAggregates).
-    std::string out = "{\"run_id\": " + std::to_string(run_id) + ", \"dataset\": " +
-                      kplab::JsonString(run.dataset_name) + ", \"system\": " + kplab::JsonString(run.system) +
-                      ", \"profile\": " + kplab::JsonString(run.profile) +
-                      ", \"n_docs\": " + std::to_string(run.doc_ids.size()) + ", \"aggregates\": {";
-    for (std::size_t i = 0; i < res->aggregates.size(); ++i) {
-      out += (i ? ", " : "") + kplab::JsonString(res->aggregates[i].metric) + ": " +
-             kplab::JsonNumber(res->aggregates[i].value);
-    }
-    out += "}}";
+    std::string out = RunJson(run, res->aggregates, run_id);
     char* result = CopyString(out);
     if (result == nullptr) SetError(errptr, "kplab_evaluate: out of memory");
+    return result;
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+char* kplab_evaluate(const kplab_data* data, const char* metrics, const char* params, const char* system,
+                     kplab_store* store, char** errptr) {
+  return Evaluate(data, metrics, params, system, store, std::nullopt, errptr);
+}
+
+char* kplab_evaluate_shard(const kplab_data* data, const char* metrics, const char* params, const char* system,
+                           kplab_store* store, int64_t shard_index, int64_t shard_count, char** errptr) {
+  if (store == nullptr) {
+    SetError(errptr, "kplab_evaluate_shard: store is NULL (a shard is a partial run kept for kplab_merge)");
+    return nullptr;
+  }
+  if (shard_count < 1 || shard_index < 0 || shard_index >= shard_count) {
+    SetError(errptr, "kplab_evaluate_shard: shard " + std::to_string(shard_index) + "/" + std::to_string(shard_count) +
+                         " (expected 0 <= shard_index < shard_count)");
+    return nullptr;
+  }
+  return Evaluate(data, metrics, params, system, store, kplab::host::EvalRequest::Shard{shard_index, shard_count},
+                  errptr);
+}
+
+char* kplab_merge(const char* const* from, size_t n_from, kplab_store* out, char** errptr) {
+  return Guard(errptr, static_cast<char*>(nullptr), [&]() -> char* {
+    if (out == nullptr || (from == nullptr && n_from > 0)) {
+      SetError(errptr, "kplab_merge: out and from are required");
+      return nullptr;
+    }
+    kplab::host::MergeRequest req;
+    for (size_t i = 0; i < n_from; ++i) {
+      if (from[i] == nullptr) {
+        SetError(errptr, "kplab_merge: from[" + std::to_string(i) + "] is NULL");
+        return nullptr;
+      }
+      req.from.emplace_back(from[i]);
+    }
+    auto merged = kplab::host::MergeShards(req);
+    if (!merged) {
+      SetError(errptr, merged.error().message);
+      return nullptr;
+    }
+    auto id = out->store.SaveRun(merged->run, merged->scores, merged->aggregates);
+    if (!id) {
+      SetError(errptr, id.error().message);
+      return nullptr;
+    }
+    char* result = CopyString(RunJson(merged->run, merged->aggregates, *id));
+    if (result == nullptr) SetError(errptr, "kplab_merge: out of memory");
     return result;
   });
 }

@@ -33,6 +33,7 @@
 #include "compare.h"
 #include "drill.h"
 #include "evaluate.h"
+#include "merge.h"
 #include "kplab/json.h"
 #include "kplab/corpus.h"
 #include "kplab/io.h"
@@ -122,7 +123,12 @@ void PrintAggregates(std::ostream& os, const std::string& format, int64_t run_id
   if (format == "json") {
     os << "{\"run_id\": " << run_id << ", \"dataset\": " << JsonString(run.dataset_name)
        << ", \"system\": " << JsonString(run.system) << ", \"profile\": " << JsonString(run.profile)
-       << ", \"n_docs\": " << run.doc_ids.size() << ", \"n_docs_by_subset\": {";
+       << ", \"n_docs\": " << run.doc_ids.size();
+    if (run.shard) {
+      os << ", \"shard\": {\"index\": " << run.shard->index << ", \"count\": " << run.shard->count
+         << ", \"begin\": " << run.shard->begin << ", \"end\": " << run.shard->end << "}";
+    }
+    os << ", \"n_docs_by_subset\": {";
     bool first = true;
     for (const auto& [subset, n] : docs) {
       os << (first ? "" : ", ") << JsonString(subset) << ": " << n;
@@ -275,9 +281,20 @@ int CmdEval(Args a) {
   // Files evaluated at once in a batch. One run has nothing to share out, so a single file ignores it.
   int jobs = 1;
   if (auto j = a.Take("--jobs")) jobs = static_cast<int>(ParseCount("--jobs", *j, 1, kMaxJobs));
+  if (auto sh = a.Take("--shard")) {
+    auto shard = ParseShard(*sh);
+    if (!shard) throw UsageError(shard.error().message);
+    req.shard = *shard;
+  }
   CheckOutputFormat(output);
   if (!a.Positionals().empty()) {
     throw UsageError(fmt::format("unexpected argument '{}'", a.Positionals()[0]));
+  }
+  if (req.shard && no_store) {
+    throw UsageError("--shard writes a partial run for `kplab runs merge`: it cannot be combined with --no-store");
+  }
+  if (req.shard && (manifest || HasWildcard(req.predictions_path))) {
+    throw UsageError("--shard splits one run: it cannot be combined with --manifest or a predictions pattern");
   }
   if (manifest || HasWildcard(req.predictions_path)) {
     if (req.seed && HasWildcard(req.predictions_path)) {
@@ -336,12 +353,18 @@ int CmdEval(Args a) {
       std::cerr << "kplab: " << store.error().message << "\n";
       return kExitStore;
     }
-    auto id = store->SaveRun(run, res->scores, res->aggregates);
+    auto id = store->SaveRun(run, res->scores, res->aggregates, res->slots);
     if (!id) {
       std::cerr << "kplab: " << id.error().message << "\n";
       return kExitStore;
     }
     run_id = *id;
+    if (run.shard) {
+      std::cerr << fmt::format("kplab: shard {}/{} (documents {}-{} of {}) stored as run {} in {}; the values below are "
+                               "over these documents only (`kplab runs merge --from {}` rebuilds the whole run)\n",
+                               run.shard->index, run.shard->count, run.shard->begin + 1, run.shard->end,
+                               run.doc_ids.size(), run_id, db_path, db_path);
+    }
   }
   PrintAggregates(std::cout, output, run_id, run, res->aggregates, res->subset_docs);
   return kExitOk;
@@ -550,6 +573,10 @@ void PrintRunList(std::ostream& os, const std::string& output, const std::vector
          << ", \"status\": " << JsonString(r.status) << ", \"dataset\": " << JsonString(r.dataset_name)
          << ", \"system\": " << JsonString(r.system) << ", \"profile\": " << JsonString(r.profile)
          << ", \"n_docs\": " << r.n_docs << ", \"seed\": " << (r.seed ? seed(r) : "null");
+      if (r.shard) {
+        os << ", \"shard\": {\"index\": " << r.shard->index << ", \"count\": " << r.shard->count
+           << ", \"begin\": " << r.shard->begin << ", \"end\": " << r.shard->end << "}";
+      }
       if (!columns.empty()) {
         os << ", \"aggregates\": {";
         for (std::size_t c = 0; c < columns.size(); ++c) {
@@ -591,6 +618,7 @@ void PrintRunList(std::ostream& os, const std::string& output, const std::vector
       line += fmt::format("  {:>{}}", std::isnan(v) ? std::string("-") : fmt::format("{:.4f}", v),
                           std::max<std::size_t>(columns[c].size(), 8));
     }
+    if (r.shard) line += fmt::format("  (shard {}/{}: documents {}-{})", r.shard->index, r.shard->count, r.shard->begin + 1, r.shard->end);
     os << line << "\n";
   }
 }
@@ -648,9 +676,46 @@ int CmdReport(Args a) {
   return kExitOk;
 }
 
+// runs merge: the shards of one evaluation (from --from stores, or the runs named) as one run in --db.
+// Everything is read and recomputed before OUT is opened; the run is written in one transaction.
+int CmdRunsMerge(Args& a, const std::string& db_path, const std::string& output) {
+  MergeRequest req;
+  req.from = a.TakeAll("--from");
+  req.plugin_dirs = a.TakeAll("--plugins");
+  req.limits = TakeLimits(a);
+  auto pos = a.Positionals();
+  req.runs.assign(pos.begin() + 1, pos.end());
+  if (req.from.empty()) throw UsageError("runs merge needs --from STORE (repeatable): the stores the shards are in");
+  auto merged = MergeShards(req);
+  if (!merged) {
+    std::cerr << "kplab: " << merged.error().message << "\n";
+    return ExitCodeFor(merged.error().kind);
+  }
+  auto store = RunStore::Open(db_path);
+  if (!store) {
+    std::cerr << "kplab: " << store.error().message << "\n";
+    return kExitStore;
+  }
+  auto id = store->SaveRun(merged->run, merged->scores, merged->aggregates);
+  if (!id) {
+    std::cerr << "kplab: " << id.error().message << "\n";
+    return kExitStore;
+  }
+  if (output == "json") {
+    std::cout << "{\"run_id\": " << *id << ", \"db\": " << JsonString(db_path) << ", \"shards\": [";
+    for (std::size_t i = 0; i < merged->shards.size(); ++i) std::cout << (i ? ", " : "") << JsonString(merged->shards[i]);
+    std::cout << "]}\n";
+  } else {
+    std::cout << *id << "\n";
+    std::cerr << fmt::format("kplab: {} shards merged into run {} in {} ({} documents)\n", merged->shards.size(), *id,
+                             db_path, merged->run.doc_ids.size());
+  }
+  return kExitOk;
+}
+
 int CmdRuns(Args a) {
   auto pos0 = a.Positionals(true);
-  if (pos0.empty()) throw UsageError("runs needs a subcommand: list, show, compare, table, doc, docs, export, rm");
+  if (pos0.empty()) throw UsageError("runs needs a subcommand: list, show, compare, table, doc, docs, export, merge, rm");
   const std::string sub = pos0[0];
   const std::map<std::string, std::vector<std::string>> outputs = {
       {"list", {"table", "json", "csv", "tsv"}},
@@ -660,16 +725,22 @@ int CmdRuns(Args a) {
       {"doc", {"table", "json"}},
       {"docs", {"table", "json", "csv", "tsv"}},
       {"export", {"csv", "tsv", "json", "jsonl"}},
+      {"merge", {"table", "json"}},
       {"rm", {}},
   };
   const auto out_it = outputs.find(sub);
   if (out_it == outputs.end()) {
     throw UsageError(
-        fmt::format("unknown runs subcommand '{}' (expected list, show, compare, table, doc, docs, export, rm)", sub));
+        fmt::format("unknown runs subcommand '{}' (expected list, show, compare, table, doc, docs, export, merge, rm)",
+                    sub));
   }
   const std::string db_path = a.Take("--db").value_or(RunStore::DefaultPath());
   const std::optional<std::string> output_opt = a.Take("--output");
   const std::string output = output_opt.value_or(sub == "export" ? "csv" : "table");
+  if (sub == "merge") {
+    if (!out_it->second.empty()) CheckOutputFormat(output, out_it->second);
+    return CmdRunsMerge(a, db_path, output);
+  }
   if (output_opt && out_it->second.empty()) throw UsageError("runs rm takes no --output");
   if (!out_it->second.empty()) CheckOutputFormat(output, out_it->second);
   CompareOptions copt;
@@ -897,6 +968,11 @@ int CmdRuns(Args a) {
       std::cout << fmt::format("profile  {}  params {}\n", run->profile, run->params_json);
       if (!run->embedder_fingerprint.empty()) {
         std::cout << fmt::format("embedder {}\n", run->embedder_fingerprint);
+      }
+      if (run->shard) {
+        std::cout << fmt::format("shard    {}/{}: documents {}-{} of {} (values over these documents only)\n",
+                                 run->shard->index, run->shard->count, run->shard->begin + 1, run->shard->end,
+                                 run->doc_ids.size());
       }
       for (const auto& p : run->plugins) {
         std::cout << fmt::format("plugin   {} {}  sha256 {}\n", p.name, p.version, p.sha256);
@@ -1132,6 +1208,9 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  --threads N             scoring threads (default: one per core for 2,000+ documents)\n"
        "  --jobs N                files of a batch evaluated at once, each on its own thread (default 1;\n"
        "                          1 to 256); runs are stored and printed in file order whatever N\n"
+       "  --shard I/N             score only shard I (from 0) of N contiguous document ranges, documents\n"
+       "                          [n*I/N, n*(I+1)/N) in dataset order, stored as a partial run for\n"
+       "                          `kplab runs merge`; refused for a metric that cannot be merged\n"
        "  --model NAME            embedding model for semantic metrics (default: $KPLAB_MODEL or\n"
        "                          glove-6b-100d); see `kplab model list`\n"},
       {"model",
@@ -1165,7 +1244,7 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  embed (each once, in the run's plan order), for an external model; --with-form prefixes\n"
        "  surface, stems or surface+stems and a tab; jsonl prints {\"phrase\": ...} objects.\n"},
       {"runs",
-       "kplab runs list|show ID|compare A B|export ID|rm ID... [--db FILE] [--output F]\n"
+       "kplab runs list|show ID|compare A B|export ID|merge ...|rm ID... [--db FILE] [--output F]\n"
        "  list: stored runs, newest first (--output table, json, csv, tsv), with their seed; filtered by\n"
        "  --system, --dataset, --profile (glob patterns), with --metrics PATTERNS adding those aggregates\n"
        "  as columns. show: a run's record and\n"
@@ -1181,6 +1260,12 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  --resamples N    sign flips (default: max(9999, 40 x tests), so Holm can reach 0.05)\n"
        "  --ci-resamples N bootstrap resamples of the CI (default 1000)\n"
        "  --seed N (default 1)  --force\n"
+       "kplab runs merge [RUN...] --from STORE [--from STORE...] [--db OUT] [--plugins DIR] [--output table|json]\n"
+       "  Rebuilds one run from its shards (`kplab eval --shard I/N`): every shard in the --from stores,\n"
+       "  or the runs named (ID, or FILE:ID when several stores hold that id). The shards must cover every\n"
+       "  document once and share dataset, predictions, system, profile, metrics, plugin files and\n"
+       "  parameters; the aggregates are recomputed from their per-document slots and equal those of the\n"
+       "  single-process run bit for bit. Writes one run to OUT (--db) in one transaction and prints its id.\n"
        "kplab runs doc RUN DOC_ID [--output table|json]\n"
        "  one document of a run: its references and predictions in order, each present/absent and\n"
        "  whether it matched (exact stem keys), and its per-document scores (the run's files re-read;\n"

@@ -236,6 +236,28 @@ Result<std::vector<MetricPlugin>> LoadMetrics(
   return out;
 }
 
+Result<EvalRequest::Shard> ParseShard(const std::string& text) {
+  const auto slash = text.find('/');
+  auto number = [](std::string_view v, int64_t& out) {
+    if (v.empty() || v.size() > 9 || !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return false;
+    }
+    out = std::stoll(std::string(v));
+    return true;
+  };
+  EvalRequest::Shard shard;
+  if (slash == std::string::npos || !number(std::string_view(text).substr(0, slash), shard.index) ||
+      !number(std::string_view(text).substr(slash + 1), shard.count)) {
+    return Error{fmt::format("--shard must be I/N, shard I (from 0) of N (got '{}')", text), ErrorKind::kUsage};
+  }
+  if (shard.count < 1) return Error{fmt::format("--shard {}: N must be at least 1", text), ErrorKind::kUsage};
+  if (shard.index >= shard.count) {
+    return Error{fmt::format("--shard {}: I must be from 0 to {} (shards are numbered from 0)", text, shard.count - 1),
+                 ErrorKind::kUsage};
+  }
+  return shard;
+}
+
 Result<std::vector<std::string>> SelectedMetrics(const EvalRequest& req) {
   std::vector<std::string> metrics = req.metrics;
   if (metrics.empty()) {
@@ -438,6 +460,36 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
   // check(params, profile) and needs(profile, params): in the first lane (only the plan reads needs).
   if (Status st = PreparePlugins(*vms[0], lane_plugins[0], shared->profile); !st.ok()) return st.error();
   const std::vector<MetricPlugin>* plugins = &lane_plugins[0];
+  // A shard is worth running only if `kplab runs merge` can rebuild the run from it: refused here, before
+  // any document is scored or phrase embedded.
+  std::size_t shard_begin = 0, shard_end = 0;
+  if (req.shard) {
+    const std::size_t n = shared->docs.size();
+    const auto count = static_cast<std::size_t>(req.shard->count), index = static_cast<std::size_t>(req.shard->index);
+    if (req.shard->index < 0 || index >= count) {
+      return fail(ErrorKind::kUsage, fmt::format("shard {}/{}: I must be from 0 to {} (shards are numbered from 0)",
+                                                 req.shard->index, req.shard->count, req.shard->count - 1));
+    }
+    if (count > n) {
+      return fail(ErrorKind::kUsage, fmt::format("shard {}/{}: {} shards for {} documents (expected at most one shard "
+                                                 "per document)",
+                                                 index, count, count, n));
+    }
+    for (const auto& p : *plugins) {
+      if (p.api < 2) {
+        return fail(ErrorKind::kUsage, fmt::format("metric '{}' cannot be sharded: {} is plugin API 1, whose "
+                                                   "aggregate(cols) `kplab runs merge` cannot re-run (plugin API 2 "
+                                                   "declares its aggregation in columns(c, params))",
+                                                   p.name, p.file.display_name));
+      }
+      if (!p.unmergeable.empty()) {
+        return fail(ErrorKind::kUsage, fmt::format("metric '{}' cannot be sharded: {} declares unmergeable = \"{}\"",
+                                                   p.name, p.file.display_name, p.unmergeable));
+      }
+    }
+    shard_begin = n * index / count;
+    shard_end = n * (index + 1) / count;
+  }
   timer.Done("lua setup");
 
   EvalResult res;
@@ -531,7 +583,13 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
     for (const auto& p : lane_plugins[l]) lane.plugins.push_back(&p);
     lane_list.push_back(std::move(lane));
   }
-  MetricRunner runner(std::move(lane_list), shared, {corpus.dataset_name, run.system, space});
+  if (req.shard) run.shard = ShardInfo{req.shard->index, req.shard->count, static_cast<int64_t>(shard_begin),
+                                       static_cast<int64_t>(shard_end)};
+  RunContext rctx{corpus.dataset_name, run.system, space};
+  rctx.begin = shard_begin;
+  rctx.end = shard_end;
+  rctx.keep_slots = req.shard.has_value();
+  MetricRunner runner(std::move(lane_list), shared, std::move(rctx));
   std::map<std::string, std::string> owner;  // metric name (aggregates prefixed '=') -> plugin
   for (std::size_t pi = 0; pi < plugins->size(); ++pi) {
     PluginOutcome o = runner.Run(pi, progress);
@@ -568,6 +626,13 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
       res.scores.columns.push_back(std::move(o.columns.columns[c]));
     }
     for (auto& ag : o.aggregates) res.aggregates.push_back(std::move(ag));
+    for (std::size_t s = 0; s < o.slots.size(); ++s) {
+      for (std::size_t j = 0; j < o.slots[s].size(); ++j) {
+        if (o.slots[s][j].empty() && shard_end > shard_begin) continue;  // a subset the run allocated none for
+        res.slots.push_back(SlotColumn{static_cast<int64_t>(pi), o.slot_subsets[s], static_cast<int64_t>(j + 1),
+                                       o.slot_names[j].first, o.slot_names[j].second, std::move(o.slots[s][j])});
+      }
+    }
   }
   struct Resources {
     std::shared_ptr<const Corpus> corpus;

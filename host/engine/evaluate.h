@@ -42,7 +42,17 @@ struct EvalRequest {
   bool keep_columns = true;
   std::string model;     // embedding model for plugins that need embeddings; "" = DefaultModelName()
   std::string cache_db;  // phrase-cache database; "" = RunStore::DefaultPath()
+  // A partial run (`kplab eval --shard I/N`): score only shard `index` (0-based) of `count` contiguous
+  // document ranges, documents [n * index / count, n * (index + 1) / count). Every selected metric must
+  // be mergeable (ShardableMetrics), checked before anything is scored.
+  struct Shard {
+    int64_t index = 0, count = 1;
+  };
+  std::optional<Shard> shard;
 };
+
+// "I/N" (as --shard takes it) -> the shard, or a usage error naming what is wrong.
+Result<EvalRequest::Shard> ParseShard(const std::string& text);
 
 // What the plan phase did (runs with semantic metrics).
 struct EmbeddingReport {
@@ -53,7 +63,8 @@ struct EmbeddingReport {
 
 struct EvalResult {
   RunRecord run;  // everything but id; status "failed" with error text when a plugin failed
-  ScoreColumns scores;
+  ScoreColumns scores;  // a shard's: its documents only (RunStore::SaveRun stores them so)
+  std::vector<SlotColumn> slots;  // a shard's: every slot of every plugin, for `kplab runs merge`
   std::vector<AggregateValue> aggregates;
   std::vector<ScriptError> errors;
   std::optional<EmbeddingReport> embeddings;

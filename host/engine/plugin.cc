@@ -23,7 +23,7 @@ namespace {
 constexpr const char* kKnownFields[] = {"name", "version", "doc", "params", "needs", "check", "score",
                                         "aggregate"};
 constexpr const char* kKnownFieldsV2[] = {"name", "version", "doc", "params", "needs", "check", "subsets",
-                                          "columns", "score"};
+                                          "columns", "score", "unmergeable"};
 constexpr const char* kSubsets[] = {"all", "present", "absent"};
 constexpr const char* kKnownNeeds[] = {"source", "embeddings", "embeddings:stems", "neighbors", "pairs"};
 
@@ -214,6 +214,16 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
         if (!known || std::find(plugin.subsets.begin(), plugin.subsets.end(), name) != plugin.subsets.end()) return bad;
         plugin.subsets.push_back(name);
       }
+    }
+    lua_pop(L, 1);
+    switch (lua_getfield(L, decl, "unmergeable")) {
+      case LUA_TNIL: break;
+      case LUA_TSTRING:
+        plugin.unmergeable = lua_tostring(L, -1);
+        if (!plugin.unmergeable.empty()) break;
+        [[fallthrough]];
+      default:
+        return "field 'unmergeable' must be a non-empty string saying why shards of a run cannot be merged";
     }
     lua_pop(L, 1);
     const std::string bad_columns =

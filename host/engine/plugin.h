@@ -31,6 +31,9 @@ struct MetricPlugin {
   // API 2: subsets the host iterates ("all", "present", "absent"); empty: score is called once per
   // document with full column names.
   std::vector<std::string> subsets;
+  // API 2: why the run-level values cannot be rebuilt from the per-document slots of shards (`kplab runs
+  // merge`); "" = they can (the default): `kplab eval --shard` refuses a plugin that declares a reason.
+  std::string unmergeable;
   int columns_ref = -2;  // API 2: columns(c, params) (LUA_NOREF for API 1)
   int state_ref = -2;    // API 2: the record of frozen upvalues (LuaVm::FreezeState)
   std::vector<std::string> needs;            // e.g. {"source"}, {"embeddings"}

@@ -60,6 +60,8 @@ bool IsDigits(std::string_view x) {
   return !x.empty() && std::all_of(x.begin(), x.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+}  // namespace
+
 bool MetricNameLess(std::string_view a, std::string_view b) {
   const int ra = SubsetRank(a), rb = SubsetRank(b);
   if (ra != rb) return ra < rb;
@@ -85,6 +87,8 @@ bool MetricNameLess(std::string_view a, std::string_view b) {
   }
   return full_a < full_b;  // a total order: names that compare equal above are ordered as strings
 }
+
+namespace {
 
 struct Columns {
   std::vector<std::string> names;
@@ -125,8 +129,11 @@ struct MetricRunner::Partial {
 
 MetricRunner::MetricRunner(std::vector<Lane> lanes, std::shared_ptr<const Corpus> corpus, RunContext ctx)
     : lanes_(std::move(lanes)), corpus_(std::move(corpus)), rc_(std::move(ctx)) {
-  const std::size_t n = corpus_->docs.size();
-  for (std::size_t l = 0; l <= lanes_.size(); ++l) bounds_.push_back(n * l / lanes_.size());
+  const std::size_t first = std::min(rc_.begin, corpus_->docs.size());
+  const std::size_t last = rc_.end == 0 ? corpus_->docs.size() : std::clamp(rc_.end, first, corpus_->docs.size());
+  offset_ = first;
+  n_scored_ = last - first;
+  for (std::size_t l = 0; l <= lanes_.size(); ++l) bounds_.push_back(first + n_scored_ * l / lanes_.size());
   for (std::size_t l = 0; l < lanes_.size(); ++l) {
     lua_State* L = lanes_[l].vm->state();
     DefineColumnTypes(L);
@@ -249,7 +256,7 @@ void MetricRunner::Score(std::size_t lane, std::size_t index, Partial& part, con
     if (part.error) break;
     lua_pop(L, 1);
     if (progress && *progress && i >= next_report) {
-      (*progress)(plugin.name, (i + 1) * lanes_.size(), corpus_->docs.size());
+      (*progress)(plugin.name, (i + 1) * lanes_.size(), n_scored_);
       next_report = i + std::max<std::size_t>(n / 100, 1);
     }
   }
@@ -369,11 +376,11 @@ void MetricRunner::ScoreKernel(std::size_t lane, std::size_t index, const Declar
       auto& cols = v2_[index_of[row]];
       const double* v = &values[row * names.size()];
       for (std::size_t k = 0; k < names.size(); ++k) {
-        if (slot_of_value[k] >= 0) cols[static_cast<std::size_t>(slot_of_value[k])][begin + i] = v[k];
+        if (slot_of_value[k] >= 0) cols[static_cast<std::size_t>(slot_of_value[k])][begin + i - offset_] = v[k];
       }
     }
     if (progress && *progress && i >= next_report) {
-      (*progress)(plugin.name, (i + 1) * lanes_.size(), corpus_->docs.size());
+      (*progress)(plugin.name, (i + 1) * lanes_.size(), n_scored_);
       next_report = i + std::max<std::size_t>(n / 100, 1);
     }
   }
@@ -441,7 +448,7 @@ void MetricRunner::ScoreV2(std::size_t lane, std::size_t index, const DeclaredCo
                            shown, luaL_typename(L, -1), where));
           return;
         }
-        cols[slot0][begin + i] = lua_tonumber(L, -1);
+        cols[slot0][begin + i - offset_] = lua_tonumber(L, -1);
       };
       for (std::size_t j = 1; j <= n_slots && !part.error; ++j) {
         if (lua_rawgeti(L, out_idx, static_cast<lua_Integer>(j)) != LUA_TNIL) {
@@ -483,7 +490,7 @@ void MetricRunner::ScoreV2(std::size_t lane, std::size_t index, const DeclaredCo
       }
     }
     if (progress && *progress && i >= next_report) {
-      (*progress)(plugin.name, (i + 1) * lanes_.size(), corpus_->docs.size());
+      (*progress)(plugin.name, (i + 1) * lanes_.size(), n_scored_);
       next_report = i + std::max<std::size_t>(n / 100, 1);
     }
   }
@@ -494,7 +501,7 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
   const MetricPlugin& plugin = *lanes_[0].plugins[index];
   PluginOutcome out;
   out.plugin = plugin.name;
-  const std::size_t n = corpus_->docs.size();
+  const std::size_t n = n_scored_;  // the documents scored: every one, or a shard's
   pairs_.reset();
   if (std::find(plugin.needs.begin(), plugin.needs.end(), "pairs") != plugin.needs.end()) {
     auto mined = MineCorpusPairs(*corpus_, plugin, rc_.space);
@@ -626,7 +633,8 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
     const Columns& pc = parts[l].cols;
     for (std::size_t c = 0; c < pc.names.size(); ++c) {
       const std::size_t col = cols.Find(pc.names[c].data(), pc.names[c].size(), n);
-      std::copy(pc.values[c].begin(), pc.values[c].end(), cols.values[col].begin() + static_cast<std::ptrdiff_t>(bounds_[l]));
+      std::copy(pc.values[c].begin(), pc.values[c].end(),
+                cols.values[col].begin() + static_cast<std::ptrdiff_t>(bounds_[l] - offset_));
     }
   }
 
@@ -748,15 +756,24 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
 }
 
 PluginOutcome MetricRunner::FinishV2(const MetricPlugin& plugin, const DeclaredColumns& decl, PluginOutcome out) {
-  const std::size_t n_sub = plugin.subsets.empty() ? 1 : plugin.subsets.size();
   std::vector<std::vector<std::vector<double>>> values = std::move(v2_);
   v2_.clear();
-  Status st = ComputeAggregates(*lanes_[0].vm, plugin, decl, values, [this](lua_State* L) { PushCtx(L); },
-                                &out.aggregates);
-  if (!st.ok()) {
-    out.error = PluginError(plugin, st.error().message);
-    return out;
+  if (rc_.keep_slots) {
+    out.slots = values;
+    for (std::size_t s = 0; s < values.size(); ++s) out.slot_subsets.push_back(plugin.subsets.empty() ? "" : plugin.subsets[s]);
+    for (const auto& slot : decl.slots) out.slot_names.emplace_back(slot.name, slot.hidden);
   }
+  Status st = FinishSlots(*lanes_[0].vm, plugin, decl, std::move(values), [this](lua_State* L) { PushCtx(L); }, out);
+  if (!st.ok()) out.error = PluginError(plugin, st.error().message);
+  return out;
+}
+
+Status FinishSlots(LuaVm& vm, const MetricPlugin& plugin, const DeclaredColumns& decl,
+                   std::vector<std::vector<std::vector<double>>> values,
+                   const std::function<void(lua_State*)>& push_ctx, PluginOutcome& out) {
+  const std::size_t n_sub = plugin.subsets.empty() ? 1 : plugin.subsets.size();
+  Status st = ComputeAggregates(vm, plugin, decl, values, push_ctx, &out.aggregates);
+  if (!st.ok()) return st;
   std::sort(out.aggregates.begin(), out.aggregates.end(),
             [](const AggregateValue& a, const AggregateValue& b) { return MetricNameLess(a.metric, b.metric); });
   // Public columns a document wrote, in display order.
@@ -774,7 +791,18 @@ PluginOutcome MetricRunner::FinishV2(const MetricPlugin& plugin, const DeclaredC
     out.columns.metrics.push_back(name);
     out.columns.columns.push_back(std::move(*col));
   }
-  return out;
+  return Status::Ok();
+}
+
+void PushMergeCtx(lua_State* L, const Profile& profile, std::size_t n_docs, const std::string& dataset,
+                  const std::string& system) {
+  lua_createtable(L, 0, 4);
+  PushProfile(L, profile);
+  lua_setfield(L, -2, "profile");
+  lua_pushinteger(L, static_cast<lua_Integer>(n_docs));
+  lua_setfield(L, -2, "n_docs");
+  SetString(L, "dataset", dataset);
+  SetString(L, "system", system);
 }
 
 }  // namespace kplab::host

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kplab/corpus.h"
@@ -21,6 +22,12 @@ struct PluginOutcome {
   ScoreColumns columns;                   // public per-document columns, document order
   std::vector<AggregateValue> aggregates;  // in the plugin's order
   std::optional<ScriptError> error;
+  // API 2, when RunContext::keep_slots: every declared slot (hidden ones too) of the scored documents,
+  // slots[s][j] = slot j + 1 of subset s (empty when the run allocated none for that subset), with the
+  // subset names ("" for a plugin without subsets), slot names and hidden flags.
+  std::vector<std::vector<std::vector<double>>> slots;
+  std::vector<std::string> slot_subsets;
+  std::vector<std::pair<std::string, bool>> slot_names;
 };
 
 struct EmbeddingSpace;
@@ -32,7 +39,27 @@ struct RunContext {
   std::string system;
   // Vectors planned for the run (plugins that declare needs = {"embeddings"}); null otherwise.
   std::shared_ptr<const EmbeddingSpace> space;
+  // The documents scored, [begin, end) in corpus order (a shard, `kplab eval --shard`); end = 0 means
+  // every document. Columns, slots and aggregates then cover these documents only (pairs and
+  // embeddings still see the whole corpus).
+  std::size_t begin = 0, end = 0;
+  bool keep_slots = false;  // fill PluginOutcome::slots
 };
+
+// Canonical display order of metric names (subset, then segments compared naturally).
+bool MetricNameLess(std::string_view a, std::string_view b);
+
+// Pushes the context table a plugin's custom aggregates see when no corpus is loaded (`kplab runs
+// merge`): profile, n_docs, dataset, system. [-0, +1]
+void PushMergeCtx(lua_State* L, const Profile& profile, std::size_t n_docs, const std::string& dataset,
+                  const std::string& system);
+
+// The run-level values (sorted by MetricNameLess) and public columns an API 2 plugin's slot values give:
+// what a run does after scoring, and what `kplab runs merge` does with the shards' slots. values[s][j] is
+// slot j + 1 of subset s over the documents. Errors name the plugin file.
+Status FinishSlots(LuaVm& vm, const MetricPlugin& plugin, const DeclaredColumns& decl,
+                   std::vector<std::vector<std::vector<double>>> values,
+                   const std::function<void(lua_State*)>& push_ctx, PluginOutcome& out);
 
 // Progress callback: (done, total) documents of the current plugin.
 using Progress = std::function<void(const std::string& plugin, std::size_t done, std::size_t total)>;
@@ -65,6 +92,7 @@ class MetricRunner {
   void PushCtx(lua_State* L);
   std::vector<Lane> lanes_;
   std::vector<std::size_t> bounds_;  // lane i scores documents [bounds_[i], bounds_[i + 1])
+  std::size_t offset_ = 0, n_scored_ = 0;  // the documents scored: [offset_, offset_ + n_scored_)
   std::shared_ptr<const Corpus> corpus_;
   RunContext rc_;
   // Gold-similar document pairs for the plugin being run, when it declares needs = {"pairs"}

@@ -154,6 +154,16 @@ Result<Table> BuildTable(RunStore& store, const TableOptions& opt) {
       }
       continue;
     }
+    if (r.shard) {
+      // A shard's values are over its own documents: not a leaderboard cell (`kplab runs merge` makes one).
+      if (!wanted.empty()) {
+        return Error{fmt::format("run {} is shard {}/{} of a run, with values over its own documents only (merge the "
+                                 "shards with `kplab runs merge` and tabulate the merged run)",
+                                 r.id, r.shard->index, r.shard->count),
+                     ErrorKind::kUsage};
+      }
+      continue;
+    }
     if ((opt.system && !GlobMatch(*opt.system, r.system)) || (opt.dataset && !GlobMatch(*opt.dataset, r.dataset_name)) ||
         (opt.profile && !GlobMatch(*opt.profile, r.profile))) {
       continue;

@@ -23,6 +23,7 @@
 #include "compare.h"
 #include "table.h"
 #include "evaluate.h"
+#include "merge.h"
 #include "kplab/corpus.h"
 #include "kplab/embed.h"
 #include "kplab/homog.h"
@@ -508,6 +509,16 @@ py::dict RunDict(const RunRecord& run, const std::vector<AggregateValue>& aggreg
   d["profile"] = run.profile;
   d["n_docs"] = run.doc_ids.size();
   d["doc_ids"] = run.doc_ids;
+  if (run.shard) {
+    py::dict sh;
+    sh["index"] = run.shard->index;
+    sh["count"] = run.shard->count;
+    sh["begin"] = run.shard->begin;
+    sh["end"] = run.shard->end;
+    d["shard"] = sh;
+  } else {
+    d["shard"] = py::none();
+  }
   d["params"] = ParseJson(run.params_json);
   py::list plugins;
   for (const auto& p : run.plugins) {
@@ -530,7 +541,17 @@ py::dict RunDict(const RunRecord& run, const std::vector<AggregateValue>& aggreg
   d["aggregates"] = agg;
   d["ci"] = ci;
   py::dict per;
-  for (std::size_t i = 0; i < scores.metrics.size(); ++i) per[py::str(scores.metrics[i])] = Column(scores.columns[i]);
+  for (std::size_t i = 0; i < scores.metrics.size(); ++i) {
+    // A shard's own columns cover its documents: padded with NaN to every document, as Store.run gives them.
+    if (run.shard && scores.columns[i].size() != run.doc_ids.size()) {
+      std::vector<double> full(run.doc_ids.size(), std::numeric_limits<double>::quiet_NaN());
+      std::copy(scores.columns[i].begin(), scores.columns[i].end(),
+                full.begin() + static_cast<std::ptrdiff_t>(run.shard->begin));
+      per[py::str(scores.metrics[i])] = Column(full);
+    } else {
+      per[py::str(scores.metrics[i])] = Column(scores.columns[i]);
+    }
+  }
   d["per_document"] = per;
   return d;
 }
@@ -730,8 +751,27 @@ py::dict Evaluate(const py::object& documents, const py::object& predictions, co
                   const py::object& plugins, std::optional<bool> pretokenized, int threads,
                   const py::object& cache, bool refs_stemmed, const py::object& seed,
                   const py::object& dataset_format, const py::object& predictions_format, const py::object& split,
-                  const py::object& references, const py::object& hulth_keys, const py::object& semeval_answers) {
+                  const py::object& references, const py::object& hulth_keys, const py::object& semeval_answers,
+                  const py::object& shard) {
   const auto start = std::chrono::steady_clock::now();
+  std::optional<host::EvalRequest::Shard> shard_spec;
+  if (!shard.is_none()) {
+    // shard=(i, n): the i-th (from 0) of n contiguous document ranges, as `kplab eval --shard i/n`.
+    const std::string bad = fmt::format("shard: {} (expected a tuple (i, n) of ints with 0 <= i < n)",
+                                        py::repr(shard).cast<std::string>());
+    if (!py::isinstance<py::tuple>(shard) && !py::isinstance<py::list>(shard)) Raise(g_input_error, bad);
+    py::sequence seq = shard.cast<py::sequence>();
+    if (seq.size() != 2) Raise(g_input_error, bad);
+    for (py::handle h : seq) {
+      if (!py::isinstance<py::int_>(h) || py::isinstance<py::bool_>(h)) Raise(g_input_error, bad);
+    }
+    const auto i = seq[0].cast<long long>(), n = seq[1].cast<long long>();
+    if (n < 1 || i < 0 || i >= n) Raise(g_input_error, bad);
+    shard_spec = host::EvalRequest::Shard{i, n};
+    if (store.is_none() || (py::isinstance<py::bool_>(store) && !store.cast<bool>())) {
+      Raise(g_input_error, "shard: a shard is a partial run kept for kplab.merge (expected store=PATH or a Store)");
+    }
+  }
   const auto is_path = [](const py::object& v) { return py::isinstance<py::str>(v) || py::hasattr(v, "__fspath__"); };
   const auto opt_str = [](const py::object& v, const char* what) {
     return v.is_none() ? std::string() : Str(v, what);
@@ -819,6 +859,7 @@ py::dict Evaluate(const py::object& documents, const py::object& predictions, co
   req.plugin_dirs = StrList(plugins, "plugins");
   req.params = ConvertParams(params);
   req.threads = threads;
+  req.shard = shard_spec;
   req.system = system.is_none() ? "python" : Str(system, "system");
   if (!seed.is_none()) {
     if (!py::isinstance<py::int_>(seed) || py::isinstance<py::bool_>(seed)) {
@@ -884,7 +925,7 @@ py::dict Evaluate(const py::object& documents, const py::object& predictions, co
   // Stored with the GIL held: a Store is used by one Python thread at a time.
   if (res.ok() && store_obj != nullptr) {
     // A failed run is recorded as failed, without scores (as `kplab eval` does).
-    auto id = res->errors.empty() ? store_obj->Get().SaveRun(res->run, res->scores, res->aggregates)
+    auto id = res->errors.empty() ? store_obj->Get().SaveRun(res->run, res->scores, res->aggregates, res->slots)
                                   : store_obj->Get().SaveRun(res->run, {}, {});
     if (id.ok()) {
       res->run.id = *id;
@@ -1023,6 +1064,51 @@ py::tuple MinePairs(const py::object& gold, double theta, const py::object& part
   return py::make_tuple(out, st);
 }
 
+// merge(): `kplab runs merge` (host/engine/merge.h).
+py::dict Merge(const py::object& stores, const py::object& runs, const py::object& out, const py::object& plugins) {
+  host::MergeRequest req;
+  if (py::isinstance<py::str>(stores) || py::hasattr(stores, "__fspath__")) {
+    req.from.push_back(*PathArg(stores, "stores"));
+  } else {
+    if (!py::isinstance<py::iterable>(stores)) {
+      Raise(g_input_error, fmt::format("stores: a {} (expected a path or a list of paths)", TypeName(stores)));
+    }
+    for (py::handle h : stores) req.from.push_back(*PathArg(py::reinterpret_borrow<py::object>(h), "stores"));
+  }
+  if (!runs.is_none()) {
+    for (py::handle h : runs) {
+      if (py::isinstance<py::int_>(h) && !py::isinstance<py::bool_>(h)) {
+        req.runs.push_back(std::to_string(h.cast<long long>()));
+      } else if (py::isinstance<py::str>(h)) {
+        req.runs.push_back(h.cast<std::string>());
+      } else {
+        Raise(g_input_error, fmt::format("runs: a {} (expected run ids, or 'FILE:ID' strings)",
+                                         TypeName(py::reinterpret_borrow<py::object>(h))));
+      }
+    }
+  }
+  req.plugin_dirs = StrList(plugins, "plugins");
+  const std::string out_path = PathArg(out, "out").value_or(RunStore::DefaultPath());
+  Result<host::MergeResult> merged = Error{""};
+  {
+    py::gil_scoped_release release;
+    merged = host::MergeShards(req);
+  }
+  if (!merged) {
+    Raise(merged.error().IsScript() ? g_script_error : merged.error().IsStore() ? g_store_error : g_input_error,
+          merged.error().message);
+  }
+  auto store = RunStore::Open(out_path);
+  if (!store) Raise(g_store_error, store.error().message);
+  auto id = store->SaveRun(merged->run, merged->scores, merged->aggregates);
+  if (!id) Raise(g_store_error, id.error().message);
+  merged->run.id = *id;
+  py::dict d = RunDict(merged->run, merged->aggregates, merged->scores);
+  d["store"] = out_path;
+  d["shards"] = merged->shards;
+  return d;
+}
+
 }  // namespace
 }  // namespace kplab::python
 
@@ -1050,9 +1136,14 @@ PYBIND11_MODULE(kplab, m) {
         py::arg("seed") = py::none(), py::arg("dataset_format") = py::none(),
         py::arg("predictions_format") = py::none(), py::arg("split") = py::none(),
         py::arg("references") = py::none(), py::arg("hulth_keys") = py::none(),
-        py::arg("semeval_answers") = py::none(),
+        py::arg("semeval_answers") = py::none(), py::arg("shard") = py::none(),
         "Evaluates predictions against documents; returns a dict with 'aggregates' and 'per_document'.");
 
+  m.def("merge", &Merge, py::arg("stores"), py::kw_only(), py::arg("runs") = py::none(), py::arg("out") = py::none(),
+        py::arg("plugins") = py::none(),
+        "Merges the shards of one evaluation (evaluate(..., shard=(i, n), store=...)) found in `stores` (a "
+        "path or a list), or the runs named, into one run stored in `out` (default $KPLAB_DB or kplab.db), as "
+        "`kplab runs merge`; returns that run as evaluate() does, with 'run_id', 'store' and 'shards'.");
   py::class_<Store>(m, "Store")
       .def(py::init([](const py::object& path) { return std::make_unique<Store>(PathArg(path, "path")); }),
            py::arg("path") = py::none())

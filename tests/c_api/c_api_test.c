@@ -15,14 +15,28 @@
  *            -> (1 + 1/2 + 1 + 1 + 1) / 5 = 0.9
  *   all.n_refs (marker) = 21 / 5 = 4.2
  */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include <kplab/c.h>
 
 static int failures = 0;
+
+/* The "aggregates": {...} object of a run's JSON (a malloc'd copy), or NULL. */
+static char* Aggregates(const char* json) {
+  const char* p = json != NULL ? strstr(json, "\"aggregates\": {") : NULL;
+  if (p == NULL) return NULL;
+  const char* end = strchr(p, '}');
+  char* out = malloc((size_t)(end - p) + 2);
+  memcpy(out, p, (size_t)(end - p) + 1);
+  out[end - p + 1] = '\0';
+  return out;
+}
 
 #define CHECK(cond, ...)                                     \
   do {                                                       \
@@ -87,6 +101,63 @@ int main(int argc, char** argv) {
     CheckValue(json, "run_id", 0);
     CheckValue(json, "all.p@5.micro", 12.0 / 25.0);
     kplab_free(json);
+  }
+
+  /* Shards (docs/store.md): tiny's 5 documents as shards 2/3, 0/3, 1/3 (documents [3,5), [0,1), [1,3))
+   * in two stores, merged into a third: the merged aggregates are the unsharded run's, as text (the
+   * shortest round-trip decimals of the doubles, so bit for bit). */
+  {
+    char tmp[] = "/tmp/kplab_c_shard_XXXXXX";
+    CHECK(mkdtemp(tmp) != NULL, "mkdtemp");
+    char path_a[512], path_b[512], path_out[512];
+    snprintf(path_a, sizeof path_a, "%s/a.db", tmp);
+    snprintf(path_b, sizeof path_b, "%s/b.db", tmp);
+    snprintf(path_out, sizeof path_out, "%s/out.db", tmp);
+    kplab_store* a = kplab_store_open(path_a, &err);
+    kplab_store* b = kplab_store_open(path_b, &err);
+    kplab_store* out = kplab_store_open(path_out, &err);
+    CHECK(a != NULL && b != NULL && out != NULL, "shard stores: %s", err ? err : "?");
+    char* whole = kplab_evaluate(data, "exact,rank", NULL, "tiny-system", NULL, &err);
+    const int order[3] = {2, 0, 1};
+    for (int k = 0; k < 3; ++k) {
+      char* part = kplab_evaluate_shard(data, "exact,rank", NULL, "tiny-system", k == 1 ? b : a, order[k], 3, &err);
+      CHECK(part != NULL, "shard %d/3: %s", order[k], err ? err : "?");
+      char want[64];
+      snprintf(want, sizeof want, "\"shard\": {\"index\": %d, \"count\": 3", order[k]);
+      CHECK(part != NULL && strstr(part, want) != NULL, "shard %d/3: %s", order[k], part ? part : "");
+      kplab_free(part);
+    }
+    const char* from[2] = {path_b, path_a};
+    char* merged = kplab_merge(from, 2, out, &err);
+    CHECK(merged != NULL, "merge: %s", err ? err : "?");
+    char *want = Aggregates(whole), *got = Aggregates(merged);
+    CHECK(want != NULL && got != NULL && strcmp(want, got) == 0, "merged %s\n   whole %s", got ? got : "",
+          want ? want : "");
+    CheckValue(merged, "all.p@5.micro", 12.0 / 25.0);
+    CheckValue(merged, "all.mrr", 0.9);
+    free(want);
+    free(got);
+    kplab_free(merged);
+    /* A second merge of a only (shards 2/3 and 1/3): shard 0/3 is missing; out keeps its one run. */
+    merged = kplab_merge(from + 1, 1, out, &err);
+    CHECK(merged == NULL && err != NULL &&
+              strcmp(err, "missing shard: documents 1-1 ('1' to '1') are in no shard given (shard 0/3)") == 0,
+          "merge without shard 0: %s", err ? err : "(none)");
+    char* bad = kplab_evaluate_shard(data, "exact", NULL, NULL, a, 3, 3, &err);
+    CHECK(bad == NULL && err != NULL &&
+              strcmp(err, "kplab_evaluate_shard: shard 3/3 (expected 0 <= shard_index < shard_count)") == 0,
+          "shard 3/3: %s", err ? err : "(none)");
+    kplab_free(whole);
+    kplab_store_close(a);
+    kplab_store_close(b);
+    kplab_store_close(out);
+    for (const char* f = "a.db\0a.db-wal\0a.db-shm\0b.db\0b.db-wal\0b.db-shm\0out.db\0out.db-wal\0out.db-shm\0";
+         *f != '\0'; f += strlen(f) + 1) {
+      char file[600];
+      snprintf(file, sizeof file, "%s/%s", tmp, f);
+      unlink(file);
+    }
+    rmdir(tmp);
   }
 
   /* Errors: NULL result, *errptr set; a second error replaces (and frees) the first. */

@@ -324,6 +324,11 @@ TEST_F(CacheBulkTest, MigrationFromVersionThreeKeepsEveryVectorBitForBit) {
   {
     SQLite::Database db(db_, SQLite::OPEN_READWRITE);
     db.exec(R"sql(
+      DROP TABLE run_slots;
+      ALTER TABLE runs DROP COLUMN shard_index;
+      ALTER TABLE runs DROP COLUMN shard_count;
+      ALTER TABLE runs DROP COLUMN doc_begin;
+      ALTER TABLE runs DROP COLUMN doc_end;
       DROP TABLE phrase_vectors;
       ALTER TABLE embed_models DROP COLUMN next_label;
       CREATE TABLE phrase_vectors(
@@ -359,7 +364,7 @@ TEST_F(CacheBulkTest, MigrationFromVersionThreeKeepsEveryVectorBitForBit) {
   {
     auto store = RunStore::Open(db_);
     ASSERT_TRUE(store.ok()) << store.error().message;
-    EXPECT_EQ(store->schema_version(), 4);
+    EXPECT_EQ(store->schema_version(), RunStore::CurrentSchemaVersion());
   }
   SQLite::Database db(db_, SQLite::OPEN_READONLY);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM phrase_vectors").getInt64(), static_cast<std::int64_t>(p.size() + 1));

@@ -80,7 +80,7 @@ TEST(RunStoreTest, OpenMemory) {
   auto store = RunStore::Open(":memory:");
   ASSERT_TRUE(store.ok()) << store.error().message;
   EXPECT_EQ(store->schema_version(), RunStore::CurrentSchemaVersion());
-  EXPECT_EQ(RunStore::CurrentSchemaVersion(), 4);
+  EXPECT_EQ(RunStore::CurrentSchemaVersion(), 5);
   auto runs = store->ListRuns();
   ASSERT_TRUE(runs.ok());
   EXPECT_TRUE(runs->empty());
@@ -360,11 +360,11 @@ TEST(RunStoreTest, ReopenPreservesRuns) {
   {
     SQLite::Database db(path, SQLite::OPEN_READONLY);
     EXPECT_EQ(db.execAndGet("PRAGMA journal_mode").getString(), "wal");
-    EXPECT_EQ(db.execAndGet("SELECT value FROM meta WHERE key = 'schema_version'").getString(), "4");
+    EXPECT_EQ(db.execAndGet("SELECT value FROM meta WHERE key = 'schema_version'").getString(), "5");
   }
   auto store = RunStore::Open(path);
   ASSERT_TRUE(store.ok()) << store.error().message;
-  EXPECT_EQ(store->schema_version(), 4);
+  EXPECT_EQ(store->schema_version(), 5);
   auto runs = store->ListRuns();
   ASSERT_TRUE(runs.ok());
   ASSERT_EQ(runs->size(), 1u);
@@ -400,7 +400,7 @@ TEST(RunStoreTest, MigratesVersionZeroDatabase) {
   ASSERT_GT(fs::file_size(path), 0u);
   auto store = RunStore::Open(path);
   ASSERT_TRUE(store.ok()) << store.error().message;
-  EXPECT_EQ(store->schema_version(), 4);
+  EXPECT_EQ(store->schema_version(), 5);
 }
 
 TEST(RunStoreTest, MigratesVersionOneToTwoKeepingRuns) {
@@ -414,14 +414,15 @@ TEST(RunStoreTest, MigratesVersionOneToTwoKeepingRuns) {
   }
   {
     // Turn it back into a version-1 file: version 2 only added the phrase-cache tables, version 3 the
-    // runs' seed column.
+    // runs' seed column, version 5 the shard columns and run_slots.
     SQLite::Database db(path, SQLite::OPEN_READWRITE);
-    db.exec("DROP TABLE phrase_vectors; DROP TABLE embed_models; ALTER TABLE runs DROP COLUMN seed; "
+    db.exec("DROP TABLE run_slots; ALTER TABLE runs DROP COLUMN shard_index; ALTER TABLE runs DROP COLUMN shard_count; "
+            "ALTER TABLE runs DROP COLUMN doc_begin; ALTER TABLE runs DROP COLUMN doc_end; DROP TABLE phrase_vectors; DROP TABLE embed_models; ALTER TABLE runs DROP COLUMN seed; "
             "UPDATE meta SET value = '1' WHERE key = 'schema_version'");
   }
   auto store = RunStore::Open(path);
   ASSERT_TRUE(store.ok()) << store.error().message;
-  EXPECT_EQ(store->schema_version(), 4);
+  EXPECT_EQ(store->schema_version(), 5);
   EXPECT_TRUE(store->GetRun(id).ok());
   SQLite::Database db(path, SQLite::OPEN_READONLY);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM sqlite_master WHERE name = 'phrase_vectors'").getInt(), 1);
@@ -438,7 +439,7 @@ TEST(RunStoreTest, NewerSchemaIsAnError) {
   auto store = RunStore::Open(path);
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.error().message,
-            path + ": schema version 99 is newer than this kplab supports (expected <= 4)");
+            path + ": schema version 99 is newer than this kplab supports (expected <= 5)");
 }
 
 TEST(RunStoreTest, NotADatabase) {
@@ -523,8 +524,11 @@ TEST(RunStoreTest, SeedRoundTripsAndOlderFilesHaveNone) {
   }
   {
     SQLite::Database db(path, SQLite::OPEN_READWRITE);
-    // Version 4's phrase cache back to the version-2 layout, then version 3's seed column away.
-    db.exec("DROP TABLE phrase_vectors; ALTER TABLE embed_models DROP COLUMN next_label; "
+    // Version 5's shard columns away, version 4's phrase cache back to the version-2 layout, then version
+    // 3's seed column away.
+    db.exec("DROP TABLE run_slots; ALTER TABLE runs DROP COLUMN shard_index; ALTER TABLE runs DROP COLUMN "
+            "shard_count; ALTER TABLE runs DROP COLUMN doc_begin; ALTER TABLE runs DROP COLUMN doc_end; "
+            "DROP TABLE phrase_vectors; ALTER TABLE embed_models DROP COLUMN next_label; "
             "CREATE TABLE phrase_vectors(id INTEGER PRIMARY KEY, model_id INTEGER NOT NULL REFERENCES "
             "embed_models(id), phrase TEXT NOT NULL, vec BLOB, UNIQUE(model_id, phrase)); "
             "ALTER TABLE runs DROP COLUMN seed; UPDATE meta SET value = '2' WHERE key = 'schema_version'");
@@ -538,12 +542,73 @@ TEST(RunStoreTest, SeedRoundTripsAndOlderFilesHaveNone) {
   }
   auto rw = RunStore::Open(path);
   ASSERT_TRUE(rw.ok()) << rw.error().message;
-  EXPECT_EQ(rw->schema_version(), 4);
+  EXPECT_EQ(rw->schema_version(), 5);
   EXPECT_EQ(rw->GetRun(with)->seed, std::nullopt);
   RunRecord again = MakeRun("a", "2024-05-01T10:00:02Z");
   again.seed = -7;  // any integer
   const int64_t id = *rw->SaveRun(again, MakeScores(), MakeAggregates());
   EXPECT_EQ(rw->GetRun(id)->seed, std::optional<int64_t>(-7));
+}
+
+// A shard (docs/store.md, Shards): its columns and slots hold its own documents; GetScores pads the
+// columns to every document with NaN; GetSlots gives the slots back bit for bit; bad shapes are refused
+// before anything is written.
+TEST(RunStoreTest, ShardColumnsAndSlots) {
+  TempDir dir;
+  auto store = RunStore::Open(dir.File("s.db"));
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  RunRecord run = MakeRun("sys");  // 3 documents
+  run.shard = ShardInfo{1, 2, 1, 3};
+  ScoreColumns scores{{"f1@5"}, {{0.25, std::nan("")}}};
+  std::vector<SlotColumn> slots = {{0, "all", 2, "hits@5", true, {3, 0}}, {1, "", 1, "x", false, {0.5, 1e-300}}};
+  auto id = store->SaveRun(run, scores, {{"f1@5", 0.25, {}, {}}}, slots);
+  ASSERT_TRUE(id.ok()) << id.error().message;
+  auto back = store->GetRun(*id);
+  ASSERT_TRUE(back.ok());
+  ASSERT_TRUE(back->shard.has_value());
+  EXPECT_EQ(back->shard->index, 1);
+  EXPECT_EQ(back->shard->count, 2);
+  EXPECT_EQ(back->shard->begin, 1);
+  EXPECT_EQ(back->shard->end, 3);
+  auto cols = store->GetScores(*id);
+  ASSERT_TRUE(cols.ok());
+  ASSERT_EQ(cols->columns[0].size(), 3u);
+  EXPECT_TRUE(std::isnan(cols->columns[0][0]));
+  EXPECT_EQ(cols->columns[0][1], 0.25);
+  EXPECT_TRUE(std::isnan(cols->columns[0][2]));
+  auto got = store->GetSlots(*id);
+  ASSERT_TRUE(got.ok());
+  ASSERT_EQ(got->size(), 2u);
+  EXPECT_EQ((*got)[0].subset, "all");
+  EXPECT_EQ((*got)[0].slot, 2);
+  EXPECT_TRUE((*got)[0].hidden);
+  EXPECT_EQ((*got)[0].values, (std::vector<double>{3, 0}));
+  EXPECT_EQ((*got)[1].plugin, 1);
+  EXPECT_EQ((*got)[1].values, (std::vector<double>{0.5, 1e-300}));
+  EXPECT_EQ((*store->ListRuns())[0].shard->count, 2);
+  // A whole run has no slots and no shard.
+  auto whole = store->SaveRun(MakeRun("w"), MakeScores(), MakeAggregates());
+  ASSERT_TRUE(whole.ok());
+  EXPECT_FALSE(store->GetRun(*whole)->shard.has_value());
+  EXPECT_TRUE(store->GetSlots(*whole)->empty());
+  // Refusals, nothing written.
+  const auto before = store->ListRuns()->size();
+  auto e1 = store->SaveRun(MakeRun("w"), MakeScores(), MakeAggregates(), slots);
+  EXPECT_EQ(e1.error().message, "cannot save run: slots are stored for partial runs (shards) only");
+  RunRecord bad = run;
+  bad.shard = ShardInfo{2, 2, 1, 3};
+  EXPECT_EQ(store->SaveRun(bad, scores, {}, slots).error().message,
+            "cannot save run: shard 2/2 of documents [1, 3) does not fit 3 documents");
+  ScoreColumns full{{"f1@5"}, {{0.25, 0.5, 0.75}}};
+  EXPECT_EQ(store->SaveRun(run, full, {}, slots).error().message,
+            "cannot save run: score column 'f1@5' has 3 values (expected 2, one per document of the shard)");
+  std::vector<SlotColumn> short_slot = {{0, "all", 1, "p@5", false, {1}}};
+  EXPECT_EQ(store->SaveRun(run, scores, {}, short_slot).error().message,
+            "cannot save run: slot 'p@5' has 1 values (expected 2, one per document of the shard)");
+  std::vector<SlotColumn> orphan = {{5, "all", 1, "p@5", false, {1, 2}}};
+  EXPECT_EQ(store->SaveRun(run, scores, {}, orphan).error().message,
+            "cannot save run: slot 'p@5' belongs to plugin 5 of 2");
+  EXPECT_EQ(store->ListRuns()->size(), before);
 }
 
 }  // namespace

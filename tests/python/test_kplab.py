@@ -296,6 +296,54 @@ class StoreTest(TempDirTest):
             kplab.Store(os.path.join(self.tmp, "no", "such", "dir", "x.db"))
 
 
+class ShardTest(TempDirTest):
+    """evaluate(..., shard=(i, n)) and merge() (docs/store.md, Shards): the merged run's aggregates and
+    per-document values equal the single-process run's exactly (==, not almost)."""
+
+    def setUp(self):
+        super().setUp()
+        self.ds = os.path.join(SOURCE_DIR, "examples", "tiny")
+        self.preds = os.path.join(self.ds, "predictions.txt")
+
+    def test_three_shards_in_two_stores_equal_the_whole_run(self):
+        whole = kplab.evaluate(self.ds, self.preds, metrics=["exact", "rank", "rprec"], system="s")
+        stores = [os.path.join(self.tmp, "a.db"), os.path.join(self.tmp, "b.db")]
+        for i in (2, 0, 1):  # out of order, shard 1 alone in b.db
+            r = kplab.evaluate(self.ds, self.preds, metrics=["exact", "rank", "rprec"], system="s",
+                               shard=(i, 3), store=stores[1 if i == 1 else 0])
+            # tiny has 5 documents: shards [0, 1), [1, 3), [3, 5)
+            self.assertEqual(r["shard"], {"index": i, "count": 3, "begin": [0, 1, 3][i], "end": [1, 3, 5][i]})
+        merged = kplab.merge(list(reversed(stores)), out=os.path.join(self.tmp, "out.db"))
+        self.assertIsNone(merged["shard"])
+        self.assertEqual(len(merged["shards"]), 3)
+        self.assertEqual(set(merged["aggregates"]), set(whole["aggregates"]))
+        for name, value in whole["aggregates"].items():
+            got = merged["aggregates"][name]
+            self.assertTrue(got == value or (math.isnan(got) and math.isnan(value)), (name, got, value))
+        for name, column in whole["per_document"].items():
+            a, b = values(column), values(merged["per_document"][name])
+            self.assertEqual([x if x == x else None for x in a], [x if x == x else None for x in b], name)
+        with kplab.Store(os.path.join(self.tmp, "out.db")) as store:
+            self.assertEqual(store.run(merged["run_id"])["aggregates"], merged["aggregates"])
+
+    def test_bad_shards_are_refused(self):
+        for bad in [(3, 3), (-1, 2), (0, 0), (1,), "0/2", (0.0, 2), (True, 2)]:
+            with self.assertRaises(kplab.InputError) as cm:
+                kplab.evaluate(self.ds, self.preds, shard=bad, store=self.db)
+            self.assertIn("expected a tuple (i, n) of ints with 0 <= i < n", str(cm.exception))
+        with self.assertRaises(kplab.InputError) as cm:
+            kplab.evaluate(self.ds, self.preds, shard=(0, 2))
+        self.assertEqual(str(cm.exception),
+                         "shard: a shard is a partial run kept for kplab.merge (expected store=PATH or a Store)")
+        kplab.evaluate(self.ds, self.preds, shard=(0, 2), store=self.db)
+        out = os.path.join(self.tmp, "out.db")
+        with self.assertRaises(kplab.InputError) as cm:
+            kplab.merge(self.db, out=out)
+        self.assertTrue(str(cm.exception).startswith("missing shard: documents 3-5 "), str(cm.exception))
+        self.assertTrue(str(cm.exception).endswith(" are in no shard given (shard 1/2)"), str(cm.exception))
+        self.assertFalse(os.path.exists(out))  # nothing written, not even created
+
+
 class EmbedderTest(TempDirTest):
     def check_semrp(self, r):
         semrp = values(r["per_document"]["all.semrp"])

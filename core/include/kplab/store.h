@@ -23,6 +23,25 @@ struct PluginRecord {
   std::string file;
 };
 
+// A partial run (`kplab eval --shard I/N`): shard `index` (0-based) of `count` contiguous document
+// ranges of the dataset, documents [begin, end) in dataset order (begin = n * index / count, end =
+// n * (index + 1) / count for n documents). `kplab runs merge` rebuilds the whole run from every shard.
+struct ShardInfo {
+  int64_t index = 0, count = 1;
+  int64_t begin = 0, end = 0;
+};
+
+// One per-document slot of a plugin as a shard stores it (hidden ones too), for `kplab runs merge`:
+// the values of documents [shard.begin, shard.end) in dataset order, NaN = none.
+struct SlotColumn {
+  int64_t plugin = 0;  // index into RunRecord::plugins
+  std::string subset;  // "all", "present", "absent", or "" for a plugin without subsets
+  int64_t slot = 0;    // 1-based, in the order columns(c, params) declared it
+  std::string name;    // as declared (relative to the subset)
+  bool hidden = false;
+  std::vector<double> values;
+};
+
 struct RunRecord {
   int64_t id = 0;  // assigned by SaveRun
   std::string status = "ok";  // "ok" or "failed"
@@ -41,6 +60,9 @@ struct RunRecord {
   std::string kplab_version;
   std::string created_at;  // ISO 8601 UTC, filled by SaveRun if empty
   double elapsed_seconds = 0;
+  // Set for a partial run: its score columns hold documents [begin, end) only (GetScores pads them to
+  // every document with NaN), and SaveRun stores its plugins' slots beside them.
+  std::optional<ShardInfo> shard;
 };
 
 struct AggregateValue {
@@ -60,6 +82,7 @@ struct RunSummary {
   std::string created_at, status, dataset_name, system, profile;
   int64_t n_docs;
   std::optional<int64_t> seed;
+  std::optional<ShardInfo> shard;
 };
 
 class RunStore {
@@ -86,6 +109,7 @@ class RunStore {
   static constexpr std::size_t kMaxColumns = 10000;
   static constexpr std::size_t kMaxMetricName = 1024;
   static constexpr std::size_t kMaxErrorText = 65536;
+  static constexpr std::size_t kMaxSlots = 100000;  // slot columns of a partial run
 
   // Default path: $KPLAB_DB if set, else "kplab.db".
   static std::string DefaultPath();
@@ -98,13 +122,20 @@ class RunStore {
   int schema_version() const;
 
   // Writes run, its per-document scores and aggregates in one transaction; returns the new run id.
+  // A partial run (run.shard set) has score columns of shard.end - shard.begin values and may bring
+  // `slots` (each of as many values); a whole run brings none.
   Result<int64_t> SaveRun(const RunRecord& run, const ScoreColumns& scores,
-                          const std::vector<AggregateValue>& aggregates);
+                          const std::vector<AggregateValue>& aggregates,
+                          const std::vector<SlotColumn>& slots = {});
 
   Result<std::vector<RunSummary>> ListRuns();
   Result<RunRecord> GetRun(int64_t id);
   Result<std::vector<AggregateValue>> GetAggregates(int64_t id);
   Result<ScoreColumns> GetScores(int64_t id);
+  // The slots a partial run stored, by plugin, subset and slot; empty for a whole run.
+  Result<std::vector<SlotColumn>> GetSlots(int64_t id);
+  // The path the store was opened with.
+  const std::string& path() const;
   Status DeleteRun(int64_t id);
 
  private:

@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <chrono>
@@ -164,11 +165,34 @@ DROP TABLE phrase_vectors;
 ALTER TABLE phrase_vectors_v4 RENAME TO phrase_vectors;
 )sql";
 
+// Version 5: partial runs (`kplab eval --shard I/N`, docs/store.md). A shard records which of how many
+// contiguous document ranges it scored (NULL for a whole run), and keeps every per-document slot of its
+// plugins, hidden ones too, in run_slots (values of its own documents only), so that `kplab runs merge`
+// can recompute the whole run's aggregates.
+constexpr const char kSchemaV5[] = R"sql(
+ALTER TABLE runs ADD COLUMN shard_index INTEGER;
+ALTER TABLE runs ADD COLUMN shard_count INTEGER;
+ALTER TABLE runs ADD COLUMN doc_begin INTEGER;
+ALTER TABLE runs ADD COLUMN doc_end INTEGER;
+CREATE TABLE run_slots(
+  run_id       INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  plugin_idx   INTEGER NOT NULL,
+  subset       TEXT NOT NULL,
+  slot         INTEGER NOT NULL,
+  name         TEXT NOT NULL,
+  hidden       INTEGER NOT NULL,
+  n            INTEGER NOT NULL,
+  values_f64le BLOB NOT NULL,
+  PRIMARY KEY(run_id, plugin_idx, subset, slot)
+);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, kSchemaV1},
     {2, kSchemaV2},
     {3, kSchemaV3},
     {4, kSchemaV4},
+    {5, kSchemaV5},
 };
 
 constexpr int kCurrentVersion = kMigrations[std::size(kMigrations) - 1].version;
@@ -345,7 +369,35 @@ std::optional<double> ReadOptional(const SQLite::Column& c) {
 // (docs/store.md) keep one misbehaving plugin from filling the file: a metric name is an identifier,
 // not a payload, and no metric set comes near 10,000 columns.
 void ValidateRun(const RunRecord& run, const ScoreColumns& scores,
-                 const std::vector<AggregateValue>& aggregates) {
+                 const std::vector<AggregateValue>& aggregates, const std::vector<SlotColumn>& slots) {
+  // A partial run's columns hold its own documents only.
+  std::size_t expected = run.doc_ids.size();
+  if (run.shard) {
+    const ShardInfo& sh = *run.shard;
+    const auto n = static_cast<int64_t>(run.doc_ids.size());
+    if (sh.count < 1 || sh.index < 0 || sh.index >= sh.count || sh.begin < 0 || sh.begin > sh.end || sh.end > n) {
+      throw StoreError(fmt::format("cannot save run: shard {}/{} of documents [{}, {}) does not fit {} documents",
+                                   sh.index, sh.count, sh.begin, sh.end, n));
+    }
+    expected = static_cast<std::size_t>(sh.end - sh.begin);
+  } else if (!slots.empty()) {
+    throw StoreError("cannot save run: slots are stored for partial runs (shards) only");
+  }
+  if (slots.size() > RunStore::kMaxSlots) {
+    throw StoreError(fmt::format("cannot save run: {} slot columns (expected at most {})", slots.size(),
+                                 RunStore::kMaxSlots));
+  }
+  for (const SlotColumn& c : slots) {
+    if (c.plugin < 0 || c.plugin >= static_cast<int64_t>(run.plugins.size())) {
+      throw StoreError(fmt::format("cannot save run: slot '{}' belongs to plugin {} of {}", c.name, c.plugin,
+                                   run.plugins.size()));
+    }
+    if (c.values.size() != expected) {
+      throw StoreError(fmt::format("cannot save run: slot '{}' has {} values (expected {}, one per document of the "
+                                   "shard)",
+                                   c.name, c.values.size(), expected));
+    }
+  }
   if (scores.metrics.size() > RunStore::kMaxColumns) {
     throw StoreError(fmt::format("cannot save run: {} score columns (expected at most {})", scores.metrics.size(),
                                  RunStore::kMaxColumns));
@@ -391,10 +443,9 @@ void ValidateRun(const RunRecord& run, const ScoreColumns& scores,
     if (!seen.insert(m).second) {
       throw StoreError(fmt::format("cannot save run: metric '{}' appears twice in scores", m));
     }
-    if (scores.columns[i].size() != run.doc_ids.size()) {
-      throw StoreError(
-          fmt::format("cannot save run: score column '{}' has {} values (expected {}, one per document)", m,
-                      scores.columns[i].size(), run.doc_ids.size()));
+    if (scores.columns[i].size() != expected) {
+      throw StoreError(fmt::format("cannot save run: score column '{}' has {} values (expected {}, one per document{})",
+                                   m, scores.columns[i].size(), expected, run.shard ? " of the shard" : ""));
     }
   }
   seen.clear();
@@ -641,11 +692,13 @@ Result<RunStore> RunStore::Open(const std::string& path, Mode mode) {
   return RunStore(std::move(impl));
 }
 
+const std::string& RunStore::path() const { return impl_->path; }
+
 Result<int64_t> RunStore::SaveRun(const RunRecord& run, const ScoreColumns& scores,
-                                  const std::vector<AggregateValue>& aggregates) {
+                                  const std::vector<AggregateValue>& aggregates, const std::vector<SlotColumn>& slots) {
   SQLite::Database& db = impl_->db;
   try {
-    ValidateRun(run, scores, aggregates);
+    ValidateRun(run, scores, aggregates, slots);
     if (!run.params_json.empty()) {
       SQLite::Statement type(db, "SELECT CASE WHEN json_valid(?1) THEN json_type(?1) = 'object' ELSE 0 END");
       type.bind(1, run.params_json);
@@ -662,7 +715,8 @@ Result<int64_t> RunStore::SaveRun(const RunRecord& run, const ScoreColumns& scor
         db,
         "INSERT INTO runs(dataset_id, system_id, predictions_path, predictions_hash, profile, "
         "params_json, embedder_fingerprint, kplab_version, created_at, elapsed_seconds, status, "
-        "error, seed) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        "error, seed, shard_index, shard_count, doc_begin, doc_end) "
+        "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     ins.bind(1, dataset_id);
     ins.bind(2, system_id);
     ins.bind(3, run.predictions_path);
@@ -686,6 +740,14 @@ Result<int64_t> RunStore::SaveRun(const RunRecord& run, const ScoreColumns& scor
       ins.bind(13, *run.seed);
     } else {
       ins.bind(13);  // NULL
+    }
+    if (run.shard) {
+      ins.bind(14, run.shard->index);
+      ins.bind(15, run.shard->count);
+      ins.bind(16, run.shard->begin);
+      ins.bind(17, run.shard->end);
+    } else {
+      for (int i = 14; i <= 17; ++i) ins.bind(i);
     }
     ins.exec();
     const int64_t run_id = db.getLastInsertRowid();
@@ -730,6 +792,26 @@ Result<int64_t> RunStore::SaveRun(const RunRecord& run, const ScoreColumns& scor
       score.reset();
     }
 
+    SQLite::Statement slot(db,
+                           "INSERT INTO run_slots(run_id, plugin_idx, subset, slot, name, hidden, n, values_f64le) "
+                           "VALUES(?, ?, ?, ?, ?, ?, ?, ?)");
+    slot.bind(1, run_id);
+    for (const SlotColumn& c : slots) {
+      if (c.values.size() > static_cast<size_t>(std::numeric_limits<int>::max()) / sizeof(double)) {
+        throw StoreError(fmt::format("cannot save run: slot '{}' is too large", c.name));
+      }
+      EncodeF64Le(c.values, blob);
+      static const char kEmpty = 0;
+      slot.bind(2, c.plugin);
+      slot.bindNoCopy(3, c.subset);
+      slot.bind(4, c.slot);
+      slot.bindNoCopy(5, c.name);
+      slot.bind(6, c.hidden ? 1 : 0);
+      slot.bind(7, static_cast<int64_t>(c.values.size()));
+      slot.bindNoCopy(8, blob.empty() ? static_cast<const void*>(&kEmpty) : blob.data(), static_cast<int>(blob.size()));
+      slot.exec();
+      slot.reset();
+    }
     SQLite::Statement agg(db,
                           "INSERT INTO aggregates(run_id, idx, metric, value, ci_low, ci_high) "
                           "VALUES(?, ?, ?, ?, ?, ?)");
@@ -758,9 +840,11 @@ Result<std::vector<RunSummary>> RunStore::ListRuns() {
   try {
     // A file of an older version opened read-only has no seed column.
     const std::string seed = impl_->schema_version >= 3 ? "r.seed" : "NULL";
+    const std::string shard =
+        impl_->schema_version >= 5 ? "r.shard_index, r.shard_count, r.doc_begin, r.doc_end" : "NULL, NULL, NULL, NULL";
     SQLite::Statement st(
         impl_->db,
-        "SELECT r.id, r.created_at, r.status, d.name, s.name, r.profile, d.n_docs, " + seed +
+        "SELECT r.id, r.created_at, r.status, d.name, s.name, r.profile, d.n_docs, " + seed + ", " + shard +
             " FROM runs r JOIN datasets d ON d.id = r.dataset_id JOIN systems s ON s.id = r.system_id "
             "ORDER BY r.created_at DESC, r.id DESC");
     std::vector<RunSummary> out;
@@ -768,8 +852,12 @@ Result<std::vector<RunSummary>> RunStore::ListRuns() {
       out.push_back(RunSummary{st.getColumn(0).getInt64(), st.getColumn(1).getString(),
                                st.getColumn(2).getString(), st.getColumn(3).getString(),
                                st.getColumn(4).getString(), st.getColumn(5).getString(),
-                               st.getColumn(6).getInt64(), std::nullopt});
+                               st.getColumn(6).getInt64(), std::nullopt, std::nullopt});
       if (!st.getColumn(7).isNull()) out.back().seed = st.getColumn(7).getInt64();
+      if (!st.getColumn(8).isNull()) {
+        out.back().shard = ShardInfo{st.getColumn(8).getInt64(), st.getColumn(9).getInt64(),
+                                     st.getColumn(10).getInt64(), st.getColumn(11).getInt64()};
+      }
     }
     return out;
   } catch (const SQLite::Exception& e) {
@@ -788,6 +876,8 @@ Result<RunRecord> RunStore::GetRun(int64_t id) {
         "r.predictions_path, r.predictions_hash, r.profile, r.params_json, "
         "r.embedder_fingerprint, r.kplab_version, r.created_at, r.elapsed_seconds, d.id, " +
             std::string(impl_->schema_version >= 3 ? "r.seed" : "NULL") +
+            (impl_->schema_version >= 5 ? ", r.shard_index, r.shard_count, r.doc_begin, r.doc_end"
+                                        : ", NULL, NULL, NULL, NULL") +
             " FROM runs r JOIN datasets d ON d.id = r.dataset_id JOIN systems s ON s.id = r.system_id "
             "WHERE r.id = ?");
     st.bind(1, id);
@@ -811,6 +901,10 @@ Result<RunRecord> RunStore::GetRun(int64_t id) {
     run.elapsed_seconds = st.getColumn(14).getDouble();
     const int64_t dataset_id = st.getColumn(15).getInt64();
     if (!st.getColumn(16).isNull()) run.seed = st.getColumn(16).getInt64();
+    if (!st.getColumn(17).isNull()) {
+      run.shard = ShardInfo{st.getColumn(17).getInt64(), st.getColumn(18).getInt64(), st.getColumn(19).getInt64(),
+                            st.getColumn(20).getInt64()};
+    }
 
     SQLite::Statement docs(db, "SELECT doc_id FROM documents WHERE dataset_id = ? ORDER BY idx");
     docs.bind(1, dataset_id);
@@ -853,6 +947,16 @@ Result<ScoreColumns> RunStore::GetScores(int64_t id) {
   try {
     SQLite::Transaction tx(db);
     if (!impl_->RunExists(id)) return StoreFail(fmt::format("run {} not found", id));
+    // A partial run stores its own documents' values: padded with NaN to every document of the dataset,
+    // so that readers index columns by document as for any run.
+    std::optional<std::pair<int64_t, int64_t>> pad;  // (begin, n_docs)
+    if (impl_->schema_version >= 5) {
+      SQLite::Statement sh(db,
+                           "SELECT r.doc_begin, d.n_docs FROM runs r JOIN datasets d ON d.id = r.dataset_id "
+                           "WHERE r.id = ? AND r.shard_index IS NOT NULL");
+      sh.bind(1, id);
+      if (sh.executeStep()) pad.emplace(sh.getColumn(0).getInt64(), sh.getColumn(1).getInt64());
+    }
     SQLite::Statement st(db, "SELECT metric, n, values_f64le FROM scores WHERE run_id = ? ORDER BY idx");
     st.bind(1, id);
     ScoreColumns out;
@@ -866,11 +970,53 @@ Result<ScoreColumns> RunStore::GetScores(int64_t id) {
                                  impl_->path, id, metric, bytes, n));
       }
       out.columns.push_back(DecodeF64Le(blob.getBlob(), static_cast<size_t>(n)));
+      if (pad) {
+        if (pad->first < 0 || pad->first + n > pad->second) {
+          return StoreFail(fmt::format("{}: run {}: scores of '{}' are corrupt ({} values from document {} of {})",
+                                       impl_->path, id, metric, n, pad->first, pad->second));
+        }
+        std::vector<double> full(static_cast<size_t>(pad->second), std::numeric_limits<double>::quiet_NaN());
+        std::copy(out.columns.back().begin(), out.columns.back().end(), full.begin() + pad->first);
+        out.columns.back() = std::move(full);
+      }
       out.metrics.push_back(std::move(metric));
     }
     return out;
   } catch (const SQLite::Exception& e) {
     return impl_->DbError("cannot read scores", e);
+  }
+}
+
+Result<std::vector<SlotColumn>> RunStore::GetSlots(int64_t id) {
+  SQLite::Database& db = impl_->db;
+  try {
+    SQLite::Transaction tx(db);
+    if (!impl_->RunExists(id)) return StoreFail(fmt::format("run {} not found", id));
+    std::vector<SlotColumn> out;
+    if (impl_->schema_version < 5) return out;
+    SQLite::Statement st(db,
+                         "SELECT plugin_idx, subset, slot, name, hidden, n, values_f64le FROM run_slots "
+                         "WHERE run_id = ? ORDER BY plugin_idx, subset, slot");
+    st.bind(1, id);
+    while (st.executeStep()) {
+      SlotColumn c;
+      c.plugin = st.getColumn(0).getInt64();
+      c.subset = st.getColumn(1).getString();
+      c.slot = st.getColumn(2).getInt64();
+      c.name = st.getColumn(3).getString();
+      c.hidden = st.getColumn(4).getInt() != 0;
+      const int64_t n = st.getColumn(5).getInt64();
+      const SQLite::Column blob = st.getColumn(6);
+      if (n < 0 || blob.getBytes() != n * static_cast<int64_t>(sizeof(double))) {
+        return StoreFail(fmt::format("{}: run {}: slot '{}' is corrupt ({} bytes for {} values)", impl_->path, id,
+                                     c.name, blob.getBytes(), n));
+      }
+      c.values = DecodeF64Le(blob.getBlob(), static_cast<size_t>(n));
+      out.push_back(std::move(c));
+    }
+    return out;
+  } catch (const SQLite::Exception& e) {
+    return impl_->DbError("cannot read slots", e);
   }
 }
 

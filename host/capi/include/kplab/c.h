@@ -62,6 +62,22 @@ KPLAB_C_EXPORT void kplab_data_free(kplab_data* data);
 KPLAB_C_EXPORT char* kplab_evaluate(const kplab_data* data, const char* metrics, const char* params,
                                     const char* system, kplab_store* store, char** errptr);
 
+/* As kplab_evaluate, scoring only shard `shard_index` (from 0) of `shard_count` contiguous document
+ * ranges of `data` (documents [n*I/N, n*(I+1)/N) in dataset order), stored in `store` (required) as a
+ * partial run for `kplab runs merge` / kplab_merge. The JSON also holds
+ * "shard": {"index": I, "count": N, "begin": B, "end": E}; its aggregates are over the shard's documents.
+ * A bad index or count, or a metric that cannot be merged, is an error before anything is scored. */
+KPLAB_C_EXPORT char* kplab_evaluate_shard(const kplab_data* data, const char* metrics, const char* params,
+                                          const char* system, kplab_store* store, int64_t shard_index,
+                                          int64_t shard_count, char** errptr);
+
+/* Merges the shards of one evaluation found in the stores `from` (`n_from` paths) into one run stored
+ * in `out`, as `kplab runs merge --from ... --db OUT` without run ids. Returns the JSON object
+ * kplab_evaluate returns, for the merged run (its "run_id" in `out`; its aggregates equal those of the
+ * single-process run bit for bit), to be freed with kplab_free; NULL with *errptr set on failure
+ * (`out` is then unchanged). */
+KPLAB_C_EXPORT char* kplab_merge(const char* const* from, size_t n_from, kplab_store* out, char** errptr);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -1,0 +1,539 @@
+#include "merge.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "columns.h"
+#include "evaluate.h"
+#include "kplab/profile.h"
+#include "lua_util.h"
+#include "plugin.h"
+#include "runner.h"
+
+namespace kplab::host {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+Error UsageFail(std::string message) { return Error{std::move(message), ErrorKind::kUsage}; }
+
+// A minimal reader for the JSON a run's params_json holds: objects of strings, numbers, booleans and
+// null (what ParamsJson in evaluate.cc writes). Numbers keep their text, which ApplyParams parses back.
+class JsonReader {
+ public:
+  explicit JsonReader(std::string_view s) : s_(s) {}
+  bool Done() {
+    Space();
+    return i_ == s_.size();
+  }
+  // value -> its text (strings unescaped); objects are returned as nullopt after being read by `on_key`.
+  bool Object(const std::function<bool(const std::string& key, JsonReader& r)>& on_key) {
+    Space();
+    if (!Eat('{')) return false;
+    Space();
+    if (Eat('}')) return true;
+    for (;;) {
+      std::string key;
+      Space();
+      if (!String(key)) return false;
+      Space();
+      if (!Eat(':')) return false;
+      if (!on_key(key, *this)) return false;
+      Space();
+      if (Eat('}')) return true;
+      if (!Eat(',')) return false;
+    }
+  }
+  bool Scalar(std::string& out) {
+    Space();
+    if (i_ < s_.size() && s_[i_] == '"') return String(out);
+    const std::size_t start = i_;
+    while (i_ < s_.size() &&
+           (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '-' || s_[i_] == '+' || s_[i_] == '.')) {
+      ++i_;
+    }
+    out = std::string(s_.substr(start, i_ - start));
+    return !out.empty();
+  }
+  bool Skip() {  // any value
+    Space();
+    if (i_ < s_.size() && s_[i_] == '{') return Object([](const std::string&, JsonReader& r) { return r.Skip(); });
+    if (i_ < s_.size() && s_[i_] == '[') {
+      ++i_;
+      Space();
+      if (Eat(']')) return true;
+      for (;;) {
+        if (!Skip()) return false;
+        Space();
+        if (Eat(']')) return true;
+        if (!Eat(',')) return false;
+      }
+    }
+    std::string ignored;
+    return Scalar(ignored);
+  }
+
+ private:
+  void Space() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\t' || s_[i_] == '\r')) ++i_;
+  }
+  bool Eat(char c) {
+    if (i_ < s_.size() && s_[i_] == c) {
+      ++i_;
+      return true;
+    }
+    return false;
+  }
+  bool String(std::string& out) {
+    if (!Eat('"')) return false;
+    out.clear();
+    while (i_ < s_.size() && s_[i_] != '"') {
+      char c = s_[i_++];
+      if (c == '\\') {
+        if (i_ >= s_.size()) return false;
+        const char e = s_[i_++];
+        switch (e) {
+          case 'n':
+            out += '\n';
+            break;
+          case 't':
+            out += '\t';
+            break;
+          case 'r':
+            out += '\r';
+            break;
+          case 'b':
+            out += '\b';
+            break;
+          case 'f':
+            out += '\f';
+            break;
+          case 'u': {
+            if (i_ + 4 > s_.size()) return false;
+            unsigned v = 0;
+            const auto [p, ec] = std::from_chars(s_.data() + i_, s_.data() + i_ + 4, v, 16);
+            if (ec != std::errc() || p != s_.data() + i_ + 4 || v >= 0x80)
+              return false;  // JsonString escapes < 0x20 only
+            out += static_cast<char>(v);
+            i_ += 4;
+            break;
+          }
+          default:
+            out += e;
+        }
+      } else {
+        out += c;
+      }
+    }
+    return Eat('"');
+  }
+  std::string_view s_;
+  std::size_t i_ = 0;
+};
+
+std::string Label(const std::string& db, const RunRecord& run) {
+  return fmt::format("run {} in {} (shard {}/{})", run.id, db, run.shard->index, run.shard->count);
+}
+
+struct Shard {
+  std::string db;
+  RunRecord run;
+  std::vector<SlotColumn> slots;
+  std::string label;
+};
+
+std::string Short(const std::string& hash) { return hash.size() > 12 ? hash.substr(0, 12) : hash; }
+
+// The documents [begin, end) as the message shows them: 1-based positions and ids.
+std::string DocRange(const std::vector<std::string>& ids, int64_t begin, int64_t end) {
+  return fmt::format("documents {}-{} ('{}' to '{}')", begin + 1, end, ids[static_cast<std::size_t>(begin)],
+                     ids[static_cast<std::size_t>(end - 1)]);
+}
+
+// First difference between two shards that would make their numbers belong to different evaluations.
+std::optional<std::string> Difference(const Shard& a, const Shard& b) {
+  const RunRecord &x = a.run, &y = b.run;
+  if (x.dataset_hash != y.dataset_hash || x.doc_ids != y.doc_ids || x.dataset_format != y.dataset_format) {
+    return fmt::format(
+        "shards of different datasets: {} is on '{}' (sha256 {}, {} documents) but {} is on '{}' "
+        "(sha256 {}, {} documents)",
+        b.label, y.dataset_name, Short(y.dataset_hash), y.doc_ids.size(), a.label, x.dataset_name,
+        Short(x.dataset_hash), x.doc_ids.size());
+  }
+  if (x.predictions_hash != y.predictions_hash) {
+    return fmt::format("shards of different predictions: {} scored {} (sha256 {}) but {} scored {} (sha256 {})",
+                       b.label, y.predictions_path, Short(y.predictions_hash), a.label, x.predictions_path,
+                       Short(x.predictions_hash));
+  }
+  if (x.system != y.system || x.seed != y.seed) {
+    auto show = [](const RunRecord& r) {
+      return r.seed ? fmt::format("'{}' seed {}", r.system, *r.seed) : fmt::format("'{}'", r.system);
+    };
+    return fmt::format("shards of different systems: {} is {} but {} is {}", b.label, show(y), a.label, show(x));
+  }
+  if (x.profile != y.profile) {
+    return fmt::format("shards of different profiles: {} used profile '{}' but {} used '{}'", b.label, y.profile,
+                       a.label, x.profile);
+  }
+  auto names = [](const RunRecord& r) {
+    std::string s;
+    for (const auto& p : r.plugins) s += (s.empty() ? "" : ",") + p.name;
+    return s;
+  };
+  if (names(x) != names(y)) {
+    return fmt::format("shards of different metrics: {} ran {} but {} ran {}", b.label, names(y), a.label, names(x));
+  }
+  for (std::size_t i = 0; i < x.plugins.size(); ++i) {
+    if (x.plugins[i].sha256 != y.plugins[i].sha256 || x.plugins[i].version != y.plugins[i].version) {
+      return fmt::format(
+          "shards of different plugin files: plugin '{}' is {} (sha256 {}) in {} but {} (sha256 {}) "
+          "in {}",
+          x.plugins[i].name, y.plugins[i].version, Short(y.plugins[i].sha256), b.label, x.plugins[i].version,
+          Short(x.plugins[i].sha256), a.label);
+    }
+  }
+  if (x.params_json != y.params_json) {
+    auto px = ParsePluginParams(x.params_json), py = ParsePluginParams(y.params_json);
+    if (px && py) {
+      for (const auto& [plugin, params] : *px) {
+        for (const auto& [name, value] : params) {
+          const auto it = py->find(plugin);
+          const std::string other =
+              it == py->end() || !it->second.count(name) ? std::string("(none)") : "'" + it->second.at(name) + "'";
+          if (other != "'" + value + "'") {
+            return fmt::format("shards with different parameters: {}.{} is {} in {} but '{}' in {}", plugin, name,
+                               other, b.label, value, a.label);
+          }
+        }
+      }
+    }
+    return fmt::format("shards with different parameters or dataset options: {} has {} but {} has {}", b.label,
+                       y.params_json, a.label, x.params_json);
+  }
+  if (x.embedder_fingerprint != y.embedder_fingerprint) {
+    return fmt::format("shards of different embedding models: {} used {} but {} used {}", b.label,
+                       y.embedder_fingerprint.empty() ? "none" : y.embedder_fingerprint, a.label,
+                       x.embedder_fingerprint.empty() ? "none" : x.embedder_fingerprint);
+  }
+  if (x.kplab_version != y.kplab_version) {
+    return fmt::format(
+        "shards of different kplab versions: {} was scored by kplab {} but {} by kplab {} (native "
+        "kernels are not hashed: their numbers may differ)",
+        b.label, y.kplab_version, a.label, x.kplab_version);
+  }
+  return std::nullopt;
+}
+
+// The plugin file the shards ran: the recorded path, else the same name in the plugin directories, with
+// the recorded SHA-256.
+Result<PluginFile> FindPluginFile(const PluginRecord& rec, const std::vector<std::string>& dirs) {
+  std::vector<std::string> seen;
+  std::vector<std::pair<std::string, std::string>> candidates;  // path, display name
+  if (!rec.file.empty()) candidates.emplace_back(rec.file, rec.file);
+  if (auto listed = ListPlugins(ShippedPluginDir(), dirs); listed) {
+    for (const PluginFile& f : *listed) {
+      if (f.name == rec.name && f.path != rec.file) candidates.emplace_back(f.path, f.display_name);
+    }
+  }
+  for (const auto& [path, display] : candidates) {
+    auto file = ReadPluginFile(path, display);
+    if (!file) {
+      seen.push_back(fmt::format("{}: cannot be read", display));
+      continue;
+    }
+    if (file->sha256 == rec.sha256) return file;
+    seen.push_back(fmt::format("{} has sha256 {}", display, Short(file->sha256)));
+  }
+  return UsageFail(
+      fmt::format("plugin '{}' as the shards ran it (sha256 {}) is not found{}{} (give its directory with "
+                  "--plugins DIR)",
+                  rec.name, Short(rec.sha256), seen.empty() ? "" : ": ", fmt::format("{}", [&] {
+                    std::string s;
+                    for (const auto& x : seen) s += (s.empty() ? "" : ", ") + x;
+                    return s;
+                  }())));
+}
+
+}  // namespace
+
+Result<std::map<std::string, std::map<std::string, std::string>>> ParsePluginParams(const std::string& params_json) {
+  std::map<std::string, std::map<std::string, std::string>> out;
+  JsonReader r(params_json);
+  const bool ok = r.Object([&](const std::string& plugin, JsonReader& inner) {
+    if (plugin.starts_with("_")) return inner.Skip();
+    auto& params = out[plugin];
+    return inner.Object([&](const std::string& name, JsonReader& v) {
+      std::string value;
+      if (!v.Scalar(value)) return false;
+      params[name] = value;
+      return true;
+    });
+  });
+  if (!ok || !r.Done()) return UsageFail(fmt::format("cannot read the run's parameters {}", params_json));
+  return out;
+}
+
+Result<MergeResult> MergeShards(const MergeRequest& req) {
+  if (req.from.empty()) return UsageFail("runs merge needs at least one --from STORE");
+  // Every store, read only.
+  std::vector<std::pair<std::string, RunStore>> stores;
+  for (const std::string& path : req.from) {
+    for (const auto& [p, _] : stores) {
+      if (p == path) return UsageFail(fmt::format("--from {} is given twice", path));
+    }
+    auto store = RunStore::Open(path, RunStore::Mode::kReadOnly);
+    if (!store) return store.error();
+    stores.emplace_back(path, std::move(*store));
+  }
+  // The runs: named, or every shard of every store.
+  std::vector<std::pair<std::size_t, int64_t>> picked;  // store index, run id
+  if (req.runs.empty()) {
+    for (std::size_t s = 0; s < stores.size(); ++s) {
+      auto runs = stores[s].second.ListRuns();
+      if (!runs) return runs.error();
+      for (auto it = runs->rbegin(); it != runs->rend(); ++it) {
+        if (it->shard) picked.emplace_back(s, it->id);
+      }
+    }
+    if (picked.empty()) {
+      std::string files;
+      for (const auto& f : req.from) files += (files.empty() ? "" : ", ") + f;
+      return UsageFail(fmt::format("no shards in {} (expected runs of `kplab eval --shard I/N`)", files));
+    }
+  } else {
+    for (const std::string& text : req.runs) {
+      std::string file;
+      std::string id_text = text;
+      if (const auto colon = text.rfind(':'); colon != std::string::npos) {
+        file = text.substr(0, colon);
+        id_text = text.substr(colon + 1);
+      }
+      int64_t id = 0;
+      const auto [p, ec] = std::from_chars(id_text.data(), id_text.data() + id_text.size(), id);
+      if (id_text.empty() || ec != std::errc() || p != id_text.data() + id_text.size() || id < 1) {
+        return UsageFail(
+            fmt::format("'{}' is not a run (expected ID or FILE:ID, FILE one of the --from stores)", text));
+      }
+      std::vector<std::size_t> holders;
+      for (std::size_t s = 0; s < stores.size(); ++s) {
+        if (!file.empty() && stores[s].first != file) continue;
+        if (stores[s].second.GetRun(id)) holders.push_back(s);
+      }
+      if (!file.empty() &&
+          std::none_of(stores.begin(), stores.end(), [&](const auto& st) { return st.first == file; })) {
+        return UsageFail(fmt::format("run '{}': {} is not one of the --from stores", text, file));
+      }
+      if (holders.empty()) return UsageFail(fmt::format("run {} is in none of the --from stores", text));
+      if (holders.size() > 1) {
+        return UsageFail(fmt::format("run {} is in {} and {} (name it FILE:ID)", id, stores[holders[0]].first,
+                                     stores[holders[1]].first));
+      }
+      if (std::find(picked.begin(), picked.end(), std::pair{holders[0], id}) != picked.end()) {
+        return UsageFail(fmt::format("run {} in {} is named twice", id, stores[holders[0]].first));
+      }
+      picked.emplace_back(holders[0], id);
+    }
+  }
+  std::vector<Shard> shards;
+  for (const auto& [s, id] : picked) {
+    Shard sh;
+    sh.db = stores[s].first;
+    auto run = stores[s].second.GetRun(id);
+    if (!run) return run.error();
+    sh.run = std::move(*run);
+    if (!sh.run.shard) {
+      return UsageFail(
+          fmt::format("run {} in {} is not a shard (a whole run; shards are written by `kplab eval "
+                      "--shard I/N`)",
+                      id, sh.db));
+    }
+    sh.label = Label(sh.db, sh.run);
+    if (sh.run.status != "ok") {
+      std::string first_line = sh.run.error.substr(0, sh.run.error.find('\n'));
+      return UsageFail(
+          fmt::format("{} failed ({}): only shards that ran to the end can be merged", sh.label, first_line));
+    }
+    shards.push_back(std::move(sh));
+  }
+  // One evaluation: the same dataset, predictions, system, profile, metrics, plugin files, parameters.
+  for (std::size_t i = 1; i < shards.size(); ++i) {
+    if (auto diff = Difference(shards[0], shards[i])) return UsageFail(*diff);
+  }
+  const std::vector<std::string>& doc_ids = shards[0].run.doc_ids;
+  const auto n = static_cast<int64_t>(doc_ids.size());
+  // The ranges: each where its I/N puts it, no shard twice, no overlap, no gap.
+  for (const Shard& sh : shards) {
+    const ShardInfo& r = *sh.run.shard;
+    if (r.count < 1 || r.index < 0 || r.index >= r.count || r.begin != n * r.index / r.count ||
+        r.end != n * (r.index + 1) / r.count) {
+      return UsageFail(fmt::format("{} records documents [{}, {}), not those of shard {}/{} of {} documents", sh.label,
+                                   r.begin, r.end, r.index, r.count, n));
+    }
+  }
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      const ShardInfo &a = *shards[j].run.shard, &b = *shards[i].run.shard;
+      if (a.index == b.index && a.count == b.count) {
+        return UsageFail(
+            fmt::format("shard {}/{} is given twice: {} and {}", a.index, a.count, shards[j].label, shards[i].label));
+      }
+    }
+  }
+  std::sort(shards.begin(), shards.end(), [](const Shard& a, const Shard& b) {
+    return std::pair(a.run.shard->begin, a.run.shard->end) < std::pair(b.run.shard->begin, b.run.shard->end);
+  });
+  const bool one_count = std::all_of(shards.begin(), shards.end(),
+                                     [&](const Shard& s) { return s.run.shard->count == shards[0].run.shard->count; });
+  auto missing = [&](int64_t from, int64_t to) {
+    std::string which;
+    if (one_count) {
+      const int64_t count = shards[0].run.shard->count;
+      for (int64_t i = 0; i < count; ++i) {
+        if (n * i / count >= from && n * (i + 1) / count <= to)
+          which += fmt::format("{}{}/{}", which.empty() ? "" : ", ", i, count);
+      }
+    }
+    return UsageFail(fmt::format("missing shard{}: {} are in no shard given{}",
+                                 which.find(',') == std::string::npos ? "" : "s", DocRange(doc_ids, from, to),
+                                 which.empty() ? "" : " (shard " + which + ")"));
+  };
+  int64_t covered = 0;
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    const ShardInfo& r = *shards[i].run.shard;
+    if (r.begin < covered) {
+      const Shard& prev = shards[i - 1];
+      return UsageFail(fmt::format("shards overlap: {} has {} and {} has {}", prev.label,
+                                   DocRange(doc_ids, prev.run.shard->begin, prev.run.shard->end), shards[i].label,
+                                   DocRange(doc_ids, r.begin, r.end)));
+    }
+    if (r.begin > covered) return missing(covered, r.begin);
+    covered = r.end;
+  }
+  if (covered < n) return missing(covered, n);
+
+  // The shards' slots.
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    for (const auto& [path, store] : stores) {
+      if (path != shards[i].db) continue;
+      auto slots = const_cast<RunStore&>(store).GetSlots(shards[i].run.id);
+      if (!slots) return slots.error();
+      shards[i].slots = std::move(*slots);
+    }
+  }
+
+  // The plugins as the shards ran them, with their parameters, in one VM.
+  const RunRecord& first = shards[0].run;
+  auto profile = FindProfile(first.profile);
+  if (!profile)
+    return UsageFail(
+        fmt::format("{} used profile '{}', which this kplab does not know", shards[0].label, first.profile));
+  auto params = ParsePluginParams(first.params_json);
+  if (!params) return params.error();
+  LuaVm vm(req.limits);
+  InstallAll(vm);
+  lua_State* L = vm.state();
+  DefineColumnTypes(L);
+  const std::shared_ptr<RunBudget> budget = LuaVm::NewRunBudget(req.limits);
+  vm.BeginRun(budget);
+  struct EndRun {
+    LuaVm& vm;
+    ~EndRun() { vm.EndRun(); }
+  } end_run{vm};
+
+  MergeResult out;
+  out.run = first;
+  out.run.id = 0;
+  out.run.shard.reset();
+  out.run.created_at.clear();
+  out.run.elapsed_seconds = 0;
+  for (const Shard& sh : shards) {
+    out.run.elapsed_seconds += sh.run.elapsed_seconds;
+    out.shards.push_back(sh.label);
+  }
+  for (std::size_t pi = 0; pi < first.plugins.size(); ++pi) {
+    const PluginRecord& rec = first.plugins[pi];
+    auto file = FindPluginFile(rec, req.plugin_dirs);
+    if (!file) return file.error();
+    auto plugin = LoadMetricPlugin(vm, *file);
+    if (!plugin) return Error{plugin.error().message, ErrorKind::kScript};
+    if (plugin->api < 2 || !plugin->unmergeable.empty()) {
+      return UsageFail(fmt::format("metric '{}' cannot be merged ({})", rec.name,
+                                   plugin->api < 2 ? "plugin API 1" : "unmergeable = \"" + plugin->unmergeable + "\""));
+    }
+    if (auto p = params->find(rec.name); p != params->end()) {
+      if (auto st = ApplyParams(*plugin, p->second); !st) return UsageFail(st.message());
+    }
+    DeclaredColumns decl;
+    if (Status st = DeclareColumns(vm, *plugin, decl); !st.ok()) return Error{st.error().message, ErrorKind::kScript};
+    lua_pop(L, 1);  // ctx.slots: nothing is scored here
+    struct Unref {
+      lua_State* L;
+      int ref;
+      ~Unref() { luaL_unref(L, LUA_REGISTRYINDEX, ref); }
+    } unref{L, decl.customs_ref};
+    const std::vector<std::string> subsets = plugin->subsets.empty() ? std::vector<std::string>{""} : plugin->subsets;
+    std::vector<std::vector<std::vector<double>>> values(subsets.size(),
+                                                         std::vector<std::vector<double>>(decl.slots.size()));
+    for (std::size_t s = 0; s < subsets.size(); ++s) {
+      for (const Shard& sh : shards) {
+        const auto begin = static_cast<std::size_t>(sh.run.shard->begin);
+        const auto len = static_cast<std::size_t>(sh.run.shard->end - sh.run.shard->begin);
+        std::size_t found = 0;
+        for (const SlotColumn& c : sh.slots) {
+          if (c.plugin != static_cast<int64_t>(pi) || c.subset != subsets[s]) continue;
+          const auto j = static_cast<std::size_t>(c.slot - 1);
+          if (c.slot < 1 || j >= decl.slots.size() || decl.slots[j].name != c.name ||
+              decl.slots[j].hidden != c.hidden || c.values.size() != len) {
+            return UsageFail(
+                fmt::format("{} stored slot {} '{}' of plugin '{}' (subset '{}'), which its columns(c, "
+                            "params) does not declare so",
+                            sh.label, c.slot, c.name, rec.name, subsets[s]));
+          }
+          auto& col = values[s][j];
+          if (col.empty()) col.assign(static_cast<std::size_t>(n), kNaN);
+          std::copy(c.values.begin(), c.values.end(), col.begin() + static_cast<std::ptrdiff_t>(begin));
+          ++found;
+        }
+        if (found != 0 && found != decl.slots.size()) {
+          return UsageFail(fmt::format("{} stored {} of the {} slots of plugin '{}' (subset '{}')", sh.label, found,
+                                       decl.slots.size(), rec.name, subsets[s]));
+        }
+      }
+      // A subset some shards allocated: every slot of it over every document (absent values NaN).
+      const bool any = std::any_of(values[s].begin(), values[s].end(), [](const auto& c) { return !c.empty(); });
+      if (any) {
+        for (auto& col : values[s]) {
+          if (col.empty()) col.assign(static_cast<std::size_t>(n), kNaN);
+        }
+      }
+    }
+    PluginOutcome o;
+    o.plugin = rec.name;
+    const std::string dataset = first.dataset_name, system = first.system;
+    Status st = FinishSlots(
+        vm, *plugin, decl, std::move(values),
+        [&](lua_State* Ls) { PushMergeCtx(Ls, *profile, doc_ids.size(), dataset, system); }, o);
+    if (!st.ok()) return Error{st.error().message, ErrorKind::kScript};
+    for (const auto& [subset, docs] : SubsetDocCounts(o.columns)) {
+      out.subset_docs[subset] = std::max(out.subset_docs[subset], docs);
+    }
+    for (std::size_t c = 0; c < o.columns.metrics.size(); ++c) {
+      out.scores.metrics.push_back(std::move(o.columns.metrics[c]));
+      out.scores.columns.push_back(std::move(o.columns.columns[c]));
+    }
+    for (auto& a : o.aggregates) out.aggregates.push_back(std::move(a));
+    ReleaseMetricPlugin(vm, *plugin);
+  }
+  return out;
+}
+
+}  // namespace kplab::host
