@@ -195,10 +195,11 @@ struct PhraseCache::Impl {
     return c.IntAt(0);
   }
 
-  // Copies a stored vector (column c of st) into dst after checking its size and values.
+  // Checks a stored vector (column c of st): its size and values, and whether it is a vector (not
+  // NULL, not all zeros); copies it into dst unless dst is null.
   static void ReadVec(const Stmt& st, int c, int dims, float* dst, std::uint8_t* has, std::string_view phrase) {
     if (st.NullAt(c)) {
-      std::fill(dst, dst + dims, 0.0f);
+      if (dst != nullptr) std::fill(dst, dst + dims, 0.0f);
       *has = 0;
       return;
     }
@@ -207,17 +208,21 @@ struct PhraseCache::Impl {
                                            "corrupt cache",
                                            phrase, st.BytesAt(c), dims * 4));
     }
-    std::memcpy(dst, st.BlobAt(c), static_cast<std::size_t>(dims) * 4);
-    double n2 = 0;
-    bool finite = true;
+    const auto* bytes = static_cast<const unsigned char*>(st.BlobAt(c));
+    // On the float32 bit patterns: non-finite = all exponent bits set; a sum of squares in double is
+    // > 0 exactly when some value is not ±0 (the smallest float's square is a normal double).
+    std::uint32_t any_nonfinite = 0, any_nonzero = 0;
     for (int j = 0; j < dims; ++j) {
-      finite &= std::isfinite(dst[j]);
-      n2 += static_cast<double>(dst[j]) * dst[j];
+      std::uint32_t w;
+      std::memcpy(&w, bytes + 4 * j, 4);
+      any_nonfinite |= static_cast<std::uint32_t>((w & 0x7F800000u) == 0x7F800000u);
+      any_nonzero |= w & 0x7FFFFFFFu;
     }
-    if (!finite) {
+    if (any_nonfinite) {
       throw std::runtime_error(fmt::format("the cached vector of '{}' is not finite; corrupt cache", phrase));
     }
-    *has = n2 > 0;
+    if (dst != nullptr) std::memcpy(dst, bytes, static_cast<std::size_t>(dims) * 4);
+    *has = any_nonzero != 0;
   }
 
   // Every vector of the model: the count and largest label, and (label, vector) of the rows with
@@ -304,11 +309,24 @@ Result<std::size_t> PhraseCache::Count(const std::string& fingerprint) {
 Result<CacheStats> PhraseCache::Get(const Embedder& model, const std::string& model_name,
                                     const std::vector<std::string_view>& phrases, float* out,
                                     std::uint8_t* has, int threads) {
+  return Fetch(model, model_name, phrases, out, has, threads);
+}
+
+Result<CacheStats> PhraseCache::Add(const Embedder& model, const std::string& model_name,
+                                    const std::vector<std::string_view>& phrases, int threads) {
+  std::vector<std::uint8_t> has(phrases.size(), 0);
+  return Fetch(model, model_name, phrases, nullptr, has.data(), threads);
+}
+
+Result<CacheStats> PhraseCache::Fetch(const Embedder& model, const std::string& model_name,
+                                      const std::vector<std::string_view>& phrases, float* out,
+                                      std::uint8_t* has, int threads) {
   CacheStats stats;
   const std::size_t n = phrases.size();
   stats.requested = n;
   const int d = model.dims();
   const auto row = static_cast<std::size_t>(d);
+  auto at = [&](std::size_t i) { return out == nullptr ? nullptr : out + i * row; };  // phrase i's row
   threads = Threads(threads);
   if (n >= std::numeric_limits<std::uint32_t>::max()) {
     return Error{fmt::format("phrase cache: {} phrases in one call (expected fewer than {})", n,
@@ -346,10 +364,10 @@ Result<CacheStats> PhraseCache::Get(const Embedder& model, const std::string& mo
           while (j < end && (c = Compare(keys[j], phrases[order[j]], k, text)) < 0) ++j;
           if (j == end || c != 0) continue;
           const std::size_t first = order[j];
-          Impl::ReadVec(scan, 1, d, out + first * row, has + first, text);
+          Impl::ReadVec(scan, 1, d, at(first), has + first, text);
           found[first] = 1;
           for (++j; j < end && Compare(keys[j], phrases[order[j]], k, text) == 0; ++j) {  // asked for again
-            std::memcpy(out + order[j] * row, out + first * row, row * sizeof(float));
+            if (out != nullptr) std::memcpy(at(order[j]), at(first), row * sizeof(float));
             has[order[j]] = has[first];
             found[order[j]] = 1;
           }
@@ -393,7 +411,7 @@ Result<CacheStats> PhraseCache::Get(const Embedder& model, const std::string& mo
         const std::size_t i = order[j];
         if (j > 0 && same(j - 1, j)) {
           if (found[order[j - 1]]) {
-            std::memcpy(out + i * row, out + order[j - 1] * row, row * sizeof(float));
+            if (out != nullptr) std::memcpy(at(i), at(order[j - 1]), row * sizeof(float));
             has[i] = has[order[j - 1]];
             found[i] = 1;
           }
@@ -401,7 +419,7 @@ Result<CacheStats> PhraseCache::Get(const Embedder& model, const std::string& mo
         }
         get.Text(2, phrases[i]);
         if (get.Step()) {
-          Impl::ReadVec(get, 0, d, out + i * row, has + i, phrases[i]);
+          Impl::ReadVec(get, 0, d, at(i), has + i, phrases[i]);
           found[i] = 1;
         }
         get.Reset();
@@ -521,12 +539,12 @@ Result<CacheStats> PhraseCache::Get(const Embedder& model, const std::string& mo
     stats.store_seconds += Since(ts);
     for (std::size_t k = 0; k < m; ++k) {
       const std::size_t i = misses[b + k];
-      std::memcpy(out + i * row, vecs.data() + k * row, row * sizeof(float));
+      if (out != nullptr) std::memcpy(at(i), vecs.data() + k * row, row * sizeof(float));
       has[i] = hv[k];
     }
   }
   for (const auto& [i, src] : repeats) {
-    std::memcpy(out + i * row, out + static_cast<std::size_t>(src) * row, row * sizeof(float));
+    if (out != nullptr) std::memcpy(at(i), at(src), row * sizeof(float));
     has[i] = has[src];
   }
   stats.embedded = misses.size() + repeats.size();
