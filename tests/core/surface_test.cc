@@ -29,8 +29,9 @@ std::vector<std::string> CorpusSurfaces(const Corpus& c) {
   return out;
 }
 
-std::vector<std::string> Lean(const RawDataset& ds, const RawPredictions* preds, const Profile& profile) {
-  auto s = DistinctSurfaces(ds, preds, profile);
+std::vector<std::string> Lean(const RawDataset& ds, const RawPredictions* preds, const Profile& profile,
+                              int threads = 0) {
+  auto s = DistinctSurfaces(ds, preds, profile, threads);
   EXPECT_TRUE(s.ok()) << s.error().message;
   std::vector<std::string> out;
   if (!s.ok()) return out;
@@ -53,9 +54,13 @@ void ExpectSameAsCorpus(const RawDataset& ds, const RawPredictions* preds, std::
     ASSERT_TRUE(corpus.ok()) << corpus.error().message;
     const std::vector<std::string> want = CorpusSurfaces(*corpus);
     ASSERT_GE(want.size(), min_phrases);
-    const std::vector<std::string> got = Lean(ds, preds, profile);
-    ASSERT_EQ(got.size(), want.size());
-    for (std::size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << "surface " << i;
+    // One range, the default, and more ranges than cores (the merge of ranges keeps one pass's order).
+    for (int threads : {1, 0, 3, 8}) {
+      SCOPED_TRACE("threads " + std::to_string(threads));
+      const std::vector<std::string> got = Lean(ds, preds, profile, threads);
+      ASSERT_EQ(got.size(), want.size());
+      for (std::size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << "surface " << i;
+    }
   }
 }
 

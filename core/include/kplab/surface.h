@@ -28,8 +28,10 @@ struct Surfaces {
 // The surfaces of BuildCorpus(dataset, predictions, profile)'s phrases, each once, in the order of
 // the corpus's phrases (the first phrase with a surface places it): exactly the texts CollectPhrases
 // gives for the surface form. Predictions must be aligned (AlignPredictions); a count that differs
-// from the dataset's documents is the error BuildCorpus gives.
+// from the dataset's documents is the error BuildCorpus gives. threads: documents are read in that
+// many contiguous ranges at once (0 = one per core, at most 8, one for a few thousand documents); the
+// list is the same for every count.
 Result<Surfaces> DistinctSurfaces(const RawDataset& dataset, const RawPredictions* predictions,
-                                  const Profile& profile);
+                                  const Profile& profile, int threads = 0);
 
 }  // namespace kplab

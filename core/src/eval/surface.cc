@@ -2,8 +2,13 @@
 
 #include "kplab/surface.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <exception>
+#include <memory>
+#include <system_error>
+#include <thread>
 #include <utility>
 
 #include <fmt/format.h>
@@ -106,66 +111,131 @@ std::uint64_t HashBytes(std::string_view s) {
   return h;
 }
 
-// Surfaces in order of first appearance, each once.
+// Surfaces in order of first appearance, each once. A document's pieces are normalized and hashed
+// first and their slots prefetched, then probed in order: the table (millions of slots) misses the
+// cache on nearly every probe, and the probes of one document overlap.
 class SurfaceSet {
  public:
   explicit SurfaceSet(const Profile& p) : p_(p) {}
 
-  void AddPiece(std::string_view piece) {
+  // One document's pieces: Piece for each, then Flush.
+  void Piece(std::string_view piece) {
     bool ascii = false;
     if (!eval_internal::NormalizeSurface(piece, p_, s_, ascii)) return;
+    batch_.append(s_);
+    batch_ends_.push_back(batch_.size());
     const std::uint64_t h = HashBytes(s_);
-    bool found = false;
-    const std::size_t pos =
-        table_.Probe(h, [&](std::uint32_t k) { return out_[k] == std::string_view(s_); }, &found);
-    if (found) return;
-    out_.bytes.append(s_);
-    out_.ends.push_back(out_.bytes.size());
-    table_.Fill(pos, h, static_cast<std::uint32_t>(out_.size() - 1));
+    batch_hashes_.push_back(h);
+    table_.Prefetch(h);
+  }
+  void Flush() {
+    std::size_t begin = 0;
+    for (std::size_t k = 0; k < batch_ends_.size(); ++k) {
+      Add(std::string_view(batch_).substr(begin, batch_ends_[k] - begin), batch_hashes_[k]);
+      begin = batch_ends_[k];
+    }
+    batch_.clear();
+    batch_ends_.clear();
+    batch_hashes_.clear();
+  }
+  // Every surface of another set (a later range of documents), in its order.
+  void Merge(const SurfaceSet& later) {
+    for (std::size_t i = 0; i < later.out_.size(); ++i) Add(later.out_[i], later.hashes_[i]);
   }
 
   Surfaces Take() { return std::move(out_); }
 
  private:
+  void Add(std::string_view s, std::uint64_t h) {
+    bool found = false;
+    const std::size_t pos = table_.Probe(h, [&](std::uint32_t k) { return out_[k] == s; }, &found);
+    if (found) return;
+    out_.bytes.append(s);
+    out_.ends.push_back(out_.bytes.size());
+    hashes_.push_back(h);
+    table_.Fill(pos, h, static_cast<std::uint32_t>(out_.size() - 1));
+  }
+
   const Profile& p_;
-  std::string s_;
+  std::string s_, batch_;
+  std::vector<std::size_t> batch_ends_;
+  std::vector<std::uint64_t> batch_hashes_;
   Surfaces out_;
+  std::vector<std::uint64_t> hashes_;  // of out_'s surfaces
   eval_internal::SlotTable table_;
 };
+
+// Adds document i's pieces in the order BuildCorpus meets them: references, then predictions.
+void AddDocument(SurfaceSet& set, const RawDoc& raw, const RawPrediction* rp, const Profile& profile) {
+  if (profile.exhird_markers) {
+    for (const auto& ref : eval_internal::ExhirdReferences(raw.refs)) set.Piece(ref[0]);
+  } else {
+    for (const auto& alternatives : raw.refs) {
+      for (const auto& form : alternatives) set.Piece(form);
+    }
+  }
+  if (rp != nullptr) {
+    const std::size_t n = eval_internal::InternedPredictionPieces(profile, *rp);
+    if (profile.exhird_markers) {
+      for (const auto& piece : eval_internal::ExhirdPieces(
+               {rp->phrases.begin(), rp->phrases.begin() + static_cast<std::ptrdiff_t>(n)})) {
+        set.Piece(piece);
+      }
+    } else {
+      for (std::size_t j = 0; j < n; ++j) set.Piece(rp->phrases[j]);
+    }
+  }
+  set.Flush();
+}
 
 }  // namespace
 
 Result<Surfaces> DistinctSurfaces(const RawDataset& dataset, const RawPredictions* predictions,
-                                  const Profile& profile) {
+                                  const Profile& profile, int threads) {
   if (predictions && predictions->docs.size() != dataset.docs.size()) {
     return Error{fmt::format("{}: {} prediction lines for {} documents of {} (expected one per document)",
                              predictions->path, predictions->docs.size(), dataset.docs.size(),
                              dataset.path)};
   }
-  SurfaceSet set(profile);
-  // Document by document, references then predictions: the order in which BuildCorpus meets pieces.
-  for (std::size_t i = 0; i < dataset.docs.size(); ++i) {
-    const RawDoc& raw = dataset.docs[i];
-    if (profile.exhird_markers) {
-      for (const auto& ref : eval_internal::ExhirdReferences(raw.refs)) set.AddPiece(ref[0]);
-    } else {
-      for (const auto& alternatives : raw.refs) {
-        for (const auto& form : alternatives) set.AddPiece(form);
+  // Contiguous ranges of documents, one set each, merged in range order: a surface new to the whole
+  // in range t is first met there at the point one pass would meet it, so the order is one pass's.
+  const std::size_t n_docs = dataset.docs.size();
+  constexpr std::size_t kDocsPerRange = 4000;  // below this a second range costs more than it saves
+  std::size_t n = threads > 0 ? static_cast<std::size_t>(threads)
+                              : std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
+  if (threads <= 0) n = std::min(n, std::max<std::size_t>(1, n_docs / kDocsPerRange));
+  n = std::clamp<std::size_t>(n, 1, std::max<std::size_t>(n_docs, 1));
+  std::vector<std::unique_ptr<SurfaceSet>> sets;
+  for (std::size_t t = 0; t < n; ++t) sets.push_back(std::make_unique<SurfaceSet>(profile));
+  std::vector<std::exception_ptr> errors(n);
+  auto run = [&](std::size_t t) {
+    try {
+      for (std::size_t i = n_docs * t / n; i < n_docs * (t + 1) / n; ++i) {
+        AddDocument(*sets[t], dataset.docs[i], predictions ? &predictions->docs[i] : nullptr, profile);
       }
+    } catch (...) {
+      errors[t] = std::current_exception();
     }
-    if (!predictions) continue;
-    const RawPrediction& rp = predictions->docs[i];
-    const std::size_t n = eval_internal::InternedPredictionPieces(profile, rp);
-    if (profile.exhird_markers) {
-      for (const auto& piece : eval_internal::ExhirdPieces(
-               {rp.phrases.begin(), rp.phrases.begin() + static_cast<std::ptrdiff_t>(n)})) {
-        set.AddPiece(piece);
-      }
-    } else {
-      for (std::size_t j = 0; j < n; ++j) set.AddPiece(rp.phrases[j]);
+  };
+  std::vector<std::thread> pool;
+  std::vector<std::size_t> here = {0};  // ranges this thread runs (all, if no thread starts)
+  for (std::size_t t = 1; t < n; ++t) {
+    try {
+      pool.emplace_back(run, t);
+    } catch (const std::system_error&) {
+      here.push_back(t);
     }
   }
-  return set.Take();
+  for (std::size_t t : here) run(t);
+  for (auto& th : pool) th.join();
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  for (std::size_t t = 1; t < n; ++t) {
+    sets[0]->Merge(*sets[t]);
+    sets[t].reset();
+  }
+  return sets[0]->Take();
 }
 
 }  // namespace kplab
