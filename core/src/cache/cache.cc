@@ -102,11 +102,13 @@ Key MakeKey(std::string_view s, std::size_t i) {
 
 // Sign of a's phrase against b's in byte order (SQLite's BINARY collation: memcmp, then the shorter
 // first — std::string_view's order). Equal 16-byte prefixes of phrases no longer than 16 bytes differ
-// only in length (the shorter is a prefix of the other); otherwise the texts are compared.
+// only in length (the shorter is a prefix of the other); otherwise the texts are compared (past the
+// 16 bytes the keys showed equal when both are that long).
 int Compare(const Key& a, std::string_view as, const Key& b, std::string_view bs) {
   if (a.k0 != b.k0) return a.k0 < b.k0 ? -1 : 1;
   if (a.k1 != b.k1) return a.k1 < b.k1 ? -1 : 1;
   if (a.len <= 16 && b.len <= 16) return a.len == b.len ? 0 : (a.len < b.len ? -1 : 1);
+  if (a.len >= 16 && b.len >= 16) return as.substr(16).compare(bs.substr(16));  // 16 bytes equal
   return as.compare(bs);
 }
 
@@ -186,6 +188,13 @@ struct PhraseCache::Impl {
     SQLite::Statement get(db, "SELECT id FROM embed_models WHERE fingerprint = ?");
     get.bind(1, fp);
     return get.executeStep() ? get.getColumn(0).getInt64() : -1;
+  }
+
+  std::int64_t LabelsGiven(std::int64_t model_id) {
+    Stmt c(db.getHandle(), "SELECT next_label - 1 FROM embed_models WHERE id = ?");
+    c.Int(1, model_id);
+    if (!c.Step()) throw std::runtime_error("the model's row disappeared from embed_models");
+    return c.IntAt(0);
   }
 
   std::int64_t CountRows(std::int64_t model_id) {
@@ -346,9 +355,12 @@ Result<CacheStats> PhraseCache::Fetch(const Embedder& model, const std::string& 
   std::int64_t model_id = 0;
   try {
     model_id = impl_->ModelId(model, model_name);
-    std::int64_t cached = -1;  // unknown
-    if (n > kPointQueryMax) cached = impl_->CountRows(model_id);
-    if (n > 0 && cached > 0 && cached <= 4 * static_cast<std::int64_t>(n) + 1024) {
+    // How many rows the model may have: labels are given one per row inserted (a row another
+    // process stored first consumes one too), so next_label - 1 bounds the count from above without
+    // counting a million rows. It only chooses between the two look-ups; both find every row.
+    std::int64_t labels = -1;  // unknown
+    if (n > kPointQueryMax) labels = impl_->LabelsGiven(model_id);
+    if (n > kPointQueryMax && labels <= 4 * static_cast<std::int64_t>(n) + 1024) {
       // Most of the model's rows are wanted: an ordered scan from the first wanted phrase, merged
       // with the sorted list, beats a B-tree descent per phrase. A large list is cut into key ranges
       // (never inside a run of equal phrases), each merged on its own thread with its own read
@@ -404,7 +416,7 @@ Result<CacheStats> PhraseCache::Fetch(const Embedder& model, const std::string& 
       for (const auto& f : failed) {
         if (f) std::rethrow_exception(f);
       }
-    } else if (n > 0 && cached != 0) {
+    } else if (n > 0) {
       Stmt get(h, "SELECT vec FROM phrase_vectors WHERE model_id = ? AND phrase = ?");
       get.Int(1, model_id);
       for (std::size_t j = 0; j < n; ++j) {
