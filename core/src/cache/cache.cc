@@ -82,10 +82,12 @@ class Stmt {
   sqlite3_stmt* st_ = nullptr;
 };
 
-// A phrase's sort key: its first 16 bytes as two big-endian integers (zero-padded), its length and
-// position. Most comparisons of two keys touch no phrase text.
+// A phrase's sort key: its first 24 bytes as three big-endian integers (zero-padded), its length and
+// position. Most comparisons of two keys touch no phrase text (most keyphrases are shorter than 24
+// bytes; a text read is a cache miss, as phrases are not in memory in key order).
+constexpr std::size_t kKeyBytes = 24;
 struct Key {
-  std::uint64_t k0 = 0, k1 = 0;
+  std::uint64_t k0 = 0, k1 = 0, k2 = 0;
   std::uint32_t len = 0, i = 0;
 };
 
@@ -96,19 +98,20 @@ std::uint64_t Word(std::string_view s, std::size_t at) {
 }
 
 Key MakeKey(std::string_view s, std::size_t i) {
-  return Key{Word(s, 0), Word(s, 8), static_cast<std::uint32_t>(std::min<std::size_t>(s.size(), UINT32_MAX)),
-             static_cast<std::uint32_t>(i)};
+  return Key{Word(s, 0), Word(s, 8), Word(s, 16),
+             static_cast<std::uint32_t>(std::min<std::size_t>(s.size(), UINT32_MAX)), static_cast<std::uint32_t>(i)};
 }
 
 // Sign of a's phrase against b's in byte order (SQLite's BINARY collation: memcmp, then the shorter
-// first — std::string_view's order). Equal 16-byte prefixes of phrases no longer than 16 bytes differ
+// first — std::string_view's order). Equal 24-byte prefixes of phrases no longer than 24 bytes differ
 // only in length (the shorter is a prefix of the other); otherwise the texts are compared (past the
-// 16 bytes the keys showed equal when both are that long).
+// 24 bytes the keys showed equal when both are that long).
 int Compare(const Key& a, std::string_view as, const Key& b, std::string_view bs) {
   if (a.k0 != b.k0) return a.k0 < b.k0 ? -1 : 1;
   if (a.k1 != b.k1) return a.k1 < b.k1 ? -1 : 1;
-  if (a.len <= 16 && b.len <= 16) return a.len == b.len ? 0 : (a.len < b.len ? -1 : 1);
-  if (a.len >= 16 && b.len >= 16) return as.substr(16).compare(bs.substr(16));  // 16 bytes equal
+  if (a.k2 != b.k2) return a.k2 < b.k2 ? -1 : 1;
+  if (a.len <= kKeyBytes && b.len <= kKeyBytes) return a.len == b.len ? 0 : (a.len < b.len ? -1 : 1);
+  if (a.len >= kKeyBytes && b.len >= kKeyBytes) return as.substr(kKeyBytes).compare(bs.substr(kKeyBytes));
   return as.compare(bs);
 }
 
