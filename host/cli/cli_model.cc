@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <optional>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -22,6 +24,7 @@
 #include "kplab/io.h"
 #include "kplab/registry.h"
 #include "kplab/store.h"
+#include "kplab/surface.h"
 #include "kplab/text.h"
 #include "kplab/vecfile.h"
 
@@ -472,6 +475,13 @@ int CachePhrases(Args& a) {
   return kExitOk;
 }
 
+// Freeing an import of a million keyphrases string by string costs a tenth of a warm `cache add`; the
+// process is about to exit, so it is left to the operating system (as `kplab eval` leaves its corpus).
+void LeaveToExit(std::shared_ptr<void> object) {
+  static auto* left = new std::vector<std::shared_ptr<void>>();
+  left->push_back(std::move(object));
+}
+
 int CmdCacheImpl(Args a) {
   auto pos = a.Positionals(true);
   if (pos.empty()) throw UsageError("cache needs a subcommand: add, info, phrases");
@@ -506,27 +516,63 @@ int CmdCacheImpl(Args a) {
   req.dataset_path = rest[1];
   if (rest.size() == 3) req.predictions_path = rest[2];
   const auto tc = std::chrono::steady_clock::now();
-  auto loaded = LoadCorpus(req);
-  const double corpus_secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - tc).count();
-  if (!loaded) {
-    if (loaded.error().IsUsage()) throw UsageError(loaded.error().message);
-    throw ModelInputError(loaded.error().message);
+  // The strings to cache. Surfaces only (the default): the pieces are read and normalized as the
+  // corpus would (DistinctSurfaces, the same code), without tokens, stems or documents. The stems form
+  // needs the corpus's stemming, and an unknown profile gets LoadCorpus's error.
+  std::vector<std::string_view> texts;
+  Surfaces surfaces;
+  PhrasePlan planned;
+  if (auto profile = FindProfile(req.profile); profile && !stems) {
+    std::future<Result<RawPredictions>> reading;  // read beside the dataset, as LoadCorpus does
+    if (!req.predictions_path.empty()) {
+      reading = std::async(std::launch::async, [&] { return ImportPredictions(req.predictions_path, req.predictions_format); });
+    }
+    auto dataset = ImportRequestDataset(req);
+    std::optional<Result<RawPredictions>> predictions;
+    if (reading.valid()) predictions.emplace(reading.get());
+    if (!dataset) throw ModelInputError(dataset.error().message);
+    std::optional<RawPredictions> aligned;
+    if (predictions) {
+      if (!*predictions) throw ModelInputError(predictions->error().message);
+      auto a = AlignPredictions(*dataset, std::move(**predictions));
+      if (!a) throw ModelInputError(a.error().message);
+      aligned = std::move(*a);
+    }
+    surfaces = Must(DistinctSurfaces(*dataset, aligned ? &*aligned : nullptr, *profile));
+    texts.reserve(surfaces.size());
+    for (std::size_t i = 0; i < surfaces.size(); ++i) texts.push_back(surfaces[i]);
+    LeaveToExit(std::make_shared<RawDataset>(std::move(*dataset)));
+    if (aligned) LeaveToExit(std::make_shared<RawPredictions>(std::move(*aligned)));
+  } else {
+    auto loaded = LoadCorpus(req);
+    if (!loaded) {
+      if (loaded.error().IsUsage()) throw UsageError(loaded.error().message);
+      throw ModelInputError(loaded.error().message);
+    }
+    const bool forms[kEmbedForms] = {true, stems};
+    planned = CollectPhrases(*loaded, forms);
+    texts.assign(planned.texts.begin(), planned.texts.end());
+    LeaveToExit(std::make_shared<Corpus>(std::move(*loaded)));
   }
-  const Corpus& corpus = *loaded;
-  PlanRequest plan;
-  plan.model_name = model_name;
-  plan.db_path = db_path;
-  plan.forms[1] = stems;
-  plan.neighbors = index;
+  const double corpus_secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - tc).count();
   auto t0 = std::chrono::steady_clock::now();
-  auto space = Must(PlanEmbeddings(corpus, plan));
+  // A model registered at run time shadows an installed one of that name (as in PlanEmbeddings). An
+  // installed model's files are opened only if some phrase must be embedded (DeferredEmbedder).
+  ModelInfo info;
+  std::shared_ptr<const Embedder> embedder = FindRuntimeModel(model_name, &info);
+  if (!embedder) {
+    info = Must(GetModel(ModelsDir(), model_name));
+    embedder = DeferredEmbedder(info);
+  }
+  auto cache = Must(PhraseCache::Open(db_path));
+  const CacheStats s = Must(cache.Add(*embedder, model_name, texts));
+  if (index) Must(cache.Index(*embedder));
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const CacheStats& s = space->cache;
   std::cout << fmt::format(
       "{} distinct phrases: {} cached already, {} embedded now ({} without a vector) in {:.2f} s "
       "(lookup {:.2f}, embed {:.2f}, store {:.2f}; corpus read before in {:.2f}); model '{}', {}\n",
       s.requested, s.hits, s.embedded, s.no_vector, secs, s.lookup_seconds, s.embed_seconds,
-      s.store_seconds, corpus_secs, space->model.name, db_path);
+      s.store_seconds, corpus_secs, info.name, db_path);
   return kExitOk;
 }
 

@@ -60,10 +60,10 @@ Result<std::shared_ptr<EmbeddingSpace>> PlanEmbeddings(const Corpus& corpus, con
   } else {
     auto info = GetModel(ModelsDir(), name);
     if (!info.ok()) return info.error();
-    auto embedder = LoadEmbedder(*info);
-    if (!embedder.ok()) return embedder.error();
+    // Its files are opened only when a phrase must be embedded (not found in the cache, or asked for
+    // by a plugin beyond the plan): a warm run reads no weights.
     space->model = *info;
-    space->embedder = *embedder;
+    space->embedder = DeferredEmbedder(*info);
   }
   space->dims = space->embedder->dims();
 

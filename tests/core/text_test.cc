@@ -274,6 +274,28 @@ TEST(WordTokenizeTest, HandCases) {
   EXPECT_EQ(WordTokenize(""), Strings{});
 }
 
+// Letters, digits and spaces only (most keyphrases) take a shortcut past nltk's passes; the tokens
+// must stay nltk's. The one pass that changes such text is CONTRACTIONS2 — (?i)\b(can)(not)\b,
+// (gim)(me), (gon)(na), (got)(ta), (lem)(me) and (wan)(na)(?=\s), the text padded with spaces first —
+// and only on a whole word.
+TEST(WordTokenizeTest, PlainWordsKeepNltkTokens) {
+  EXPECT_EQ(WordTokenize("neural network copy7"), (Strings{"neural", "network", "copy7"}));
+  EXPECT_EQ(WordTokenize("  graph   based  "), (Strings{"graph", "based"}));
+  EXPECT_EQ(WordTokenize("123 4x5 X"), (Strings{"123", "4x5", "X"}));
+  EXPECT_EQ(WordTokenize("   "), Strings{});
+  EXPECT_EQ(WordTokenize("gonna make it"), (Strings{"gon", "na", "make", "it"}));
+  EXPECT_EQ(WordTokenize("we Wanna"), (Strings{"we", "Wan", "na"}));
+  EXPECT_EQ(WordTokenize("CANNOT stop"), (Strings{"CAN", "NOT", "stop"}));
+  EXPECT_EQ(WordTokenize("gimme lemme gotta"), (Strings{"gim", "me", "lem", "me", "got", "ta"}));
+  // Not whole words: no split.
+  EXPECT_EQ(WordTokenize("gonnax cannot2 xwanna 2gimme"), (Strings{"gonnax", "cannot2", "xwanna", "2gimme"}));
+  // A character outside the shortcut's set takes nltk's passes: the tab is whitespace to split(),
+  // the hyphen is kept inside the word, the period ends the text.
+  EXPECT_EQ(WordTokenize("deep\tlearning"), (Strings{"deep", "learning"}));
+  EXPECT_EQ(WordTokenize("state-of-the-art model"), (Strings{"state-of-the-art", "model"}));
+  EXPECT_EQ(WordTokenize("gonna be fine."), (Strings{"gon", "na", "be", "fine", "."}));
+}
+
 std::string Unescape(std::string_view s) {
   std::string out;
   for (std::size_t i = 0; i < s.size(); ++i) {

@@ -164,6 +164,45 @@ TEST_F(CachePhrases, RealDatasetBothProfiles) {
   EXPECT_GT(kplab.size(), 1000u);
 }
 
+// `kplab cache add` (no corpus: DistinctSurfaces) caches exactly the surfaces a run embeds: a table
+// made from `cache phrases`'s output is the model, so `cache add` into a fresh database fails on any
+// string the table lacks (added ⊆ printed) and reports how many it embedded (|added| = |printed|).
+// Profiles whose semrp embeds the surface form.
+TEST_F(CachePhrases, CacheAddCachesExactlyTheSurfacesARunEmbeds) {
+  const std::string tiny = "examples/tiny examples/tiny/predictions.txt";
+  struct Case {
+    std::string phrases_args, add_args, profile;
+  };
+  std::vector<Case> cases = {{kTinyArgs, tiny, "kplab"}, {kTinyArgs, tiny, "exhird"},
+                             {kTinyArgs, tiny, "semrp-standalone"}, {kTinyArgs, tiny, "kenchan"}};
+  if (fs::exists(kSrc + "/../shared/data/kpg_testsets_meng2017/semeval")) {
+    const std::string real = "../shared/data/kpg_testsets_meng2017/semeval "
+                             "../shared/data/predictions/catSeq/semeval/predictions.txt";
+    cases.push_back({kRealArgs, real, "kplab"});
+    cases.push_back({kRealArgs, real, "exhird"});
+  }
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.add_args + " " + c.profile);
+    Output o = Run("cache phrases " + c.phrases_args + " --profile " + c.profile + " --metrics semrp");
+    ASSERT_EQ(o.code, 0) << o.err;
+    const std::vector<std::string> printed = Lines(o.out);
+    ASSERT_FALSE(printed.empty());
+    std::string table;
+    for (const auto& p : printed) table += VectorTsvLine(p);
+    const std::string name = "add-" + c.profile + "-" + std::to_string(printed.size());
+    std::ofstream(dir_ / (name + ".tsv")) << table;
+    o = Run("model import " + name + " " + (dir_ / (name + ".tsv")).string() + " --backend precomputed");
+    ASSERT_EQ(o.code, 0) << o.err;
+    const std::string db = (dir_ / (name + ".db")).string();
+    o = Run("cache add " + c.add_args + " --profile " + c.profile + " --model " + name + " --db " + db);
+    ASSERT_EQ(o.code, 0) << o.err;
+    const std::string n = std::to_string(printed.size());
+    EXPECT_TRUE(o.out.starts_with(n + " distinct phrases: 0 cached already, " + n +
+                                  " embedded now (0 without a vector)"))
+        << o.out;
+  }
+}
+
 TEST_F(CachePhrases, BothFormsAndOptions) {
   // A plugin that needs both forms: a string that is both a surface and a stem key ("cluster") is
   // printed once, marked surface+stems; stems-only strings after all surfaces.

@@ -185,4 +185,65 @@ TEST_F(EmbedCli, PluginWithoutEmbeddingsCannotCallThem) {
   EXPECT_NE(o.err.find("cosine"), std::string::npos) << o.err;
 }
 
+// The model's files are opened only when a phrase must be embedded (DeferredEmbedder): a warm
+// `cache add` reads no weights, and a changed vector file is still refused the moment it would be
+// used — by `cache add` with a new phrase and by a run whose plugin embeds beyond the plan — with
+// nothing stored.
+TEST_F(EmbedCli, ModelFilesAreReadOnlyToEmbedAndAChangedFileIsStillRefused) {
+  ImportTiny();
+  const std::string add = "cache add tests/data/embed/sem tests/data/embed/sem/predictions.txt";
+  // Surfaces: neural network, deep learning, graph based, learning, quantum chromodynamics (no vector).
+  Output o = Run(add);
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out.rfind("5 distinct phrases: 0 cached already, 5 embedded now (1 without a vector)", 0), 0u)
+      << o.out;
+  const fs::path kvec = fs::path(models_) / "tiny" / "vectors.kvec";
+  const auto size = fs::file_size(kvec);
+  auto flip_last_byte = [&] {
+    std::fstream f(kvec, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(size - 1));
+    char c = 0;
+    f.read(&c, 1);
+    c = static_cast<char>(c ^ 0x40);
+    f.seekp(static_cast<std::streamoff>(size - 1));
+    f.write(&c, 1);
+  };
+  flip_last_byte();  // the last float of the matrix: the payload checksum no longer matches
+  // Everything cached: answered from the cache, the file is not opened.
+  o = Run(add);
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out.rfind("5 distinct phrases: 5 cached already, 0 embedded now (1 without a vector)", 0), 0u)
+      << o.out;
+  // A new phrase ("graph") must be embedded: the file is opened and refused, nothing is stored.
+  fs::create_directories(dir_ / "more");
+  std::ofstream(dir_ / "more" / "more_allkeywords.txt") << "neural network;graph\n";
+  const std::string add_more = "cache add " + (dir_ / "more").string();
+  o = Run(add_more);
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("tiny/vectors.kvec: corrupt vector file (checksum mismatch"), std::string::npos) << o.err;
+  o = Run("cache info");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("  tiny" + std::string(20, ' ') + " " + std::string(8, ' ') + "5 phrases"),
+            std::string::npos)
+      << o.out;
+  // A run whose plugin embeds a string beyond the plan ("deep") opens the file too, and fails.
+  o = Run(kSemRun);
+  EXPECT_NE(o.code, 0);
+  EXPECT_NE(o.err.find("checksum mismatch"), std::string::npos) << o.err;
+  // Another model's (valid) file in its place: refused as not the manifest's weights.
+  std::ofstream(dir_ / "other.txt") << "neural 1 0 0\nnetwork 0 1 0\ngraph 0 0 1\n";
+  ASSERT_EQ(Run("model import other " + (dir_ / "other.txt").string() + " --backend wordvec").code, 0);
+  fs::copy_file(fs::path(models_) / "other" / "vectors.kvec", kvec, fs::copy_options::overwrite_existing);
+  o = Run(add_more);
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("tiny/vectors.kvec: the vectors do not match the model's fingerprint"), std::string::npos)
+      << o.err;
+  // The right file back: the new phrase is embedded, the cached ones are not.
+  ASSERT_EQ(Run("model import tiny tests/data/embed/tiny.txt --backend wordvec --replace").code, 0);
+  o = Run(add_more);
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out.rfind("2 distinct phrases: 1 cached already, 1 embedded now (0 without a vector)", 0), 0u)
+      << o.out;
+}
+
 }  // namespace

@@ -58,6 +58,12 @@ class PhraseCache {
                          const std::vector<std::string_view>& phrases, float* out, std::uint8_t* has,
                          int threads = 0);
 
+  // Get without the vectors: every phrase ends up cached (the misses embedded and stored exactly as
+  // Get does), the cached ones are read and checked as Get checks them, and nothing is copied out —
+  // `kplab cache add`, where a million vectors (400 MB for GloVe) would be copied only to be freed.
+  Result<CacheStats> Add(const Embedder& model, const std::string& model_name,
+                         const std::vector<std::string_view>& phrases, int threads = 0);
+
   // Number of phrases cached for a model (with or without a vector).
   Result<std::size_t> Count(const std::string& fingerprint);
 
@@ -79,6 +85,10 @@ class PhraseCache {
   const std::string& db_path() const;
 
  private:
+  // Get and Add: out may be null (no vector is copied out), has may not.
+  Result<CacheStats> Fetch(const Embedder& model, const std::string& model_name,
+                           const std::vector<std::string_view>& phrases, float* out, std::uint8_t* has,
+                           int threads);
   struct Impl;
   explicit PhraseCache(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;

@@ -47,6 +47,12 @@ void RemoveStaleWork(const std::string& models_dir);
 
 // Loads the embedder (memory-maps vectors, reads tokenizers) after checking its files.
 Result<std::shared_ptr<const Embedder>> LoadEmbedder(const ModelInfo& info);
+// The model's embedder with its files opened on first use. backend, dims and fingerprint come from the
+// manifest (ParseManifest checked its fingerprint against the weights hash and configuration, and the
+// phrase cache is keyed by that fingerprint); LoadEmbedder, with every check it makes of the files,
+// runs at the first Embed (once, thread-safe), and its error is that call's and every later one's.
+// A run whose phrases are all cached never maps or checksums the weights (GloVe: 145 MB).
+std::shared_ptr<const Embedder> DeferredEmbedder(const ModelInfo& info);
 // Full check: recomputes the weights hash from the bytes (slower: ~70 ms for GloVe).
 Status VerifyModel(const ModelInfo& info);
 

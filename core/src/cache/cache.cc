@@ -82,10 +82,12 @@ class Stmt {
   sqlite3_stmt* st_ = nullptr;
 };
 
-// A phrase's sort key: its first 16 bytes as two big-endian integers (zero-padded), its length and
-// position. Most comparisons of two keys touch no phrase text.
+// A phrase's sort key: its first 24 bytes as three big-endian integers (zero-padded), its length and
+// position. Most comparisons of two keys touch no phrase text (most keyphrases are shorter than 24
+// bytes; a text read is a cache miss, as phrases are not in memory in key order).
+constexpr std::size_t kKeyBytes = 24;
 struct Key {
-  std::uint64_t k0 = 0, k1 = 0;
+  std::uint64_t k0 = 0, k1 = 0, k2 = 0;
   std::uint32_t len = 0, i = 0;
 };
 
@@ -96,17 +98,20 @@ std::uint64_t Word(std::string_view s, std::size_t at) {
 }
 
 Key MakeKey(std::string_view s, std::size_t i) {
-  return Key{Word(s, 0), Word(s, 8), static_cast<std::uint32_t>(std::min<std::size_t>(s.size(), UINT32_MAX)),
-             static_cast<std::uint32_t>(i)};
+  return Key{Word(s, 0), Word(s, 8), Word(s, 16),
+             static_cast<std::uint32_t>(std::min<std::size_t>(s.size(), UINT32_MAX)), static_cast<std::uint32_t>(i)};
 }
 
 // Sign of a's phrase against b's in byte order (SQLite's BINARY collation: memcmp, then the shorter
-// first — std::string_view's order). Equal 16-byte prefixes of phrases no longer than 16 bytes differ
-// only in length (the shorter is a prefix of the other); otherwise the texts are compared.
+// first — std::string_view's order). Equal 24-byte prefixes of phrases no longer than 24 bytes differ
+// only in length (the shorter is a prefix of the other); otherwise the texts are compared (past the
+// 24 bytes the keys showed equal when both are that long).
 int Compare(const Key& a, std::string_view as, const Key& b, std::string_view bs) {
   if (a.k0 != b.k0) return a.k0 < b.k0 ? -1 : 1;
   if (a.k1 != b.k1) return a.k1 < b.k1 ? -1 : 1;
-  if (a.len <= 16 && b.len <= 16) return a.len == b.len ? 0 : (a.len < b.len ? -1 : 1);
+  if (a.k2 != b.k2) return a.k2 < b.k2 ? -1 : 1;
+  if (a.len <= kKeyBytes && b.len <= kKeyBytes) return a.len == b.len ? 0 : (a.len < b.len ? -1 : 1);
+  if (a.len >= kKeyBytes && b.len >= kKeyBytes) return as.substr(kKeyBytes).compare(bs.substr(kKeyBytes));
   return as.compare(bs);
 }
 
@@ -188,6 +193,13 @@ struct PhraseCache::Impl {
     return get.executeStep() ? get.getColumn(0).getInt64() : -1;
   }
 
+  std::int64_t LabelsGiven(std::int64_t model_id) {
+    Stmt c(db.getHandle(), "SELECT next_label - 1 FROM embed_models WHERE id = ?");
+    c.Int(1, model_id);
+    if (!c.Step()) throw std::runtime_error("the model's row disappeared from embed_models");
+    return c.IntAt(0);
+  }
+
   std::int64_t CountRows(std::int64_t model_id) {
     Stmt c(db.getHandle(), "SELECT count(*) FROM phrase_vectors WHERE model_id = ?");
     c.Int(1, model_id);
@@ -195,10 +207,11 @@ struct PhraseCache::Impl {
     return c.IntAt(0);
   }
 
-  // Copies a stored vector (column c of st) into dst after checking its size and values.
+  // Checks a stored vector (column c of st): its size and values, and whether it is a vector (not
+  // NULL, not all zeros); copies it into dst unless dst is null.
   static void ReadVec(const Stmt& st, int c, int dims, float* dst, std::uint8_t* has, std::string_view phrase) {
     if (st.NullAt(c)) {
-      std::fill(dst, dst + dims, 0.0f);
+      if (dst != nullptr) std::fill(dst, dst + dims, 0.0f);
       *has = 0;
       return;
     }
@@ -207,17 +220,21 @@ struct PhraseCache::Impl {
                                            "corrupt cache",
                                            phrase, st.BytesAt(c), dims * 4));
     }
-    std::memcpy(dst, st.BlobAt(c), static_cast<std::size_t>(dims) * 4);
-    double n2 = 0;
-    bool finite = true;
+    const auto* bytes = static_cast<const unsigned char*>(st.BlobAt(c));
+    // On the float32 bit patterns: non-finite = all exponent bits set; a sum of squares in double is
+    // > 0 exactly when some value is not ±0 (the smallest float's square is a normal double).
+    std::uint32_t any_nonfinite = 0, any_nonzero = 0;
     for (int j = 0; j < dims; ++j) {
-      finite &= std::isfinite(dst[j]);
-      n2 += static_cast<double>(dst[j]) * dst[j];
+      std::uint32_t w;
+      std::memcpy(&w, bytes + 4 * j, 4);
+      any_nonfinite |= static_cast<std::uint32_t>((w & 0x7F800000u) == 0x7F800000u);
+      any_nonzero |= w & 0x7FFFFFFFu;
     }
-    if (!finite) {
+    if (any_nonfinite) {
       throw std::runtime_error(fmt::format("the cached vector of '{}' is not finite; corrupt cache", phrase));
     }
-    *has = n2 > 0;
+    if (dst != nullptr) std::memcpy(dst, bytes, static_cast<std::size_t>(dims) * 4);
+    *has = any_nonzero != 0;
   }
 
   // Every vector of the model: the count and largest label, and (label, vector) of the rows with
@@ -304,11 +321,24 @@ Result<std::size_t> PhraseCache::Count(const std::string& fingerprint) {
 Result<CacheStats> PhraseCache::Get(const Embedder& model, const std::string& model_name,
                                     const std::vector<std::string_view>& phrases, float* out,
                                     std::uint8_t* has, int threads) {
+  return Fetch(model, model_name, phrases, out, has, threads);
+}
+
+Result<CacheStats> PhraseCache::Add(const Embedder& model, const std::string& model_name,
+                                    const std::vector<std::string_view>& phrases, int threads) {
+  std::vector<std::uint8_t> has(phrases.size(), 0);
+  return Fetch(model, model_name, phrases, nullptr, has.data(), threads);
+}
+
+Result<CacheStats> PhraseCache::Fetch(const Embedder& model, const std::string& model_name,
+                                      const std::vector<std::string_view>& phrases, float* out,
+                                      std::uint8_t* has, int threads) {
   CacheStats stats;
   const std::size_t n = phrases.size();
   stats.requested = n;
   const int d = model.dims();
   const auto row = static_cast<std::size_t>(d);
+  auto at = [&](std::size_t i) { return out == nullptr ? nullptr : out + i * row; };  // phrase i's row
   threads = Threads(threads);
   if (n >= std::numeric_limits<std::uint32_t>::max()) {
     return Error{fmt::format("phrase cache: {} phrases in one call (expected fewer than {})", n,
@@ -328,9 +358,12 @@ Result<CacheStats> PhraseCache::Get(const Embedder& model, const std::string& mo
   std::int64_t model_id = 0;
   try {
     model_id = impl_->ModelId(model, model_name);
-    std::int64_t cached = -1;  // unknown
-    if (n > kPointQueryMax) cached = impl_->CountRows(model_id);
-    if (n > 0 && cached > 0 && cached <= 4 * static_cast<std::int64_t>(n) + 1024) {
+    // How many rows the model may have: labels are given one per row inserted (a row another
+    // process stored first consumes one too), so next_label - 1 bounds the count from above without
+    // counting a million rows. It only chooses between the two look-ups; both find every row.
+    std::int64_t labels = -1;  // unknown
+    if (n > kPointQueryMax) labels = impl_->LabelsGiven(model_id);
+    if (n > kPointQueryMax && labels <= 4 * static_cast<std::int64_t>(n) + 1024) {
       // Most of the model's rows are wanted: an ordered scan from the first wanted phrase, merged
       // with the sorted list, beats a B-tree descent per phrase. A large list is cut into key ranges
       // (never inside a run of equal phrases), each merged on its own thread with its own read
@@ -340,16 +373,20 @@ Result<CacheStats> PhraseCache::Get(const Embedder& model, const std::string& mo
         scan.Int(1, model_id);
         scan.Text(2, phrases[order[j]]);
         while (j < end && scan.Step()) {
+          // The wanted phrases are in key order but their texts are not in memory order: fetch the
+          // view and then the text a few rows ahead (a warm scan matches about one per row).
+          if (j + 32 < end) __builtin_prefetch(&phrases[order[j + 32]]);
+          if (j + 16 < end) __builtin_prefetch(phrases[order[j + 16]].data());
           const std::string_view text = scan.TextAt(0);
           const Key k = MakeKey(text, 0);
           int c = -1;
           while (j < end && (c = Compare(keys[j], phrases[order[j]], k, text)) < 0) ++j;
           if (j == end || c != 0) continue;
           const std::size_t first = order[j];
-          Impl::ReadVec(scan, 1, d, out + first * row, has + first, text);
+          Impl::ReadVec(scan, 1, d, at(first), has + first, text);
           found[first] = 1;
           for (++j; j < end && Compare(keys[j], phrases[order[j]], k, text) == 0; ++j) {  // asked for again
-            std::memcpy(out + order[j] * row, out + first * row, row * sizeof(float));
+            if (out != nullptr) std::memcpy(at(order[j]), at(first), row * sizeof(float));
             has[order[j]] = has[first];
             found[order[j]] = 1;
           }
@@ -386,14 +423,14 @@ Result<CacheStats> PhraseCache::Get(const Embedder& model, const std::string& mo
       for (const auto& f : failed) {
         if (f) std::rethrow_exception(f);
       }
-    } else if (n > 0 && cached != 0) {
+    } else if (n > 0) {
       Stmt get(h, "SELECT vec FROM phrase_vectors WHERE model_id = ? AND phrase = ?");
       get.Int(1, model_id);
       for (std::size_t j = 0; j < n; ++j) {
         const std::size_t i = order[j];
         if (j > 0 && same(j - 1, j)) {
           if (found[order[j - 1]]) {
-            std::memcpy(out + i * row, out + order[j - 1] * row, row * sizeof(float));
+            if (out != nullptr) std::memcpy(at(i), at(order[j - 1]), row * sizeof(float));
             has[i] = has[order[j - 1]];
             found[i] = 1;
           }
@@ -401,7 +438,7 @@ Result<CacheStats> PhraseCache::Get(const Embedder& model, const std::string& mo
         }
         get.Text(2, phrases[i]);
         if (get.Step()) {
-          Impl::ReadVec(get, 0, d, out + i * row, has + i, phrases[i]);
+          Impl::ReadVec(get, 0, d, at(i), has + i, phrases[i]);
           found[i] = 1;
         }
         get.Reset();
@@ -521,12 +558,12 @@ Result<CacheStats> PhraseCache::Get(const Embedder& model, const std::string& mo
     stats.store_seconds += Since(ts);
     for (std::size_t k = 0; k < m; ++k) {
       const std::size_t i = misses[b + k];
-      std::memcpy(out + i * row, vecs.data() + k * row, row * sizeof(float));
+      if (out != nullptr) std::memcpy(at(i), vecs.data() + k * row, row * sizeof(float));
       has[i] = hv[k];
     }
   }
   for (const auto& [i, src] : repeats) {
-    std::memcpy(out + i * row, out + static_cast<std::size_t>(src) * row, row * sizeof(float));
+    if (out != nullptr) std::memcpy(at(i), at(src), row * sizeof(float));
     has[i] = has[src];
   }
   stats.embedded = misses.size() + repeats.size();

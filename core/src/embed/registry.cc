@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -362,6 +363,43 @@ Result<std::shared_ptr<const Embedder>> LoadEmbedder(const ModelInfo& info) {
   auto cfg = ParseWordVecConfig(info);
   if (!cfg.ok()) return cfg.error();
   return std::shared_ptr<const Embedder>(MakeWordVecEmbedder(shared, *cfg, info.fingerprint));
+}
+
+namespace {
+
+class Deferred final : public Embedder {
+ public:
+  explicit Deferred(ModelInfo info) : info_(std::move(info)) {}
+  std::string_view backend() const override { return info_.backend; }
+  int dims() const override { return info_.dims; }
+  const std::string& fingerprint() const override { return info_.fingerprint; }
+  Status Embed(const std::vector<std::string_view>& p, float* out, std::uint8_t* has) const override {
+    std::call_once(once_, [this] {
+      auto e = LoadEmbedder(info_);
+      if (!e.ok()) {
+        error_ = e.error();
+      } else if ((*e)->dims() != info_.dims || (*e)->fingerprint() != info_.fingerprint ||
+                 (*e)->backend() != info_.backend) {
+        error_ = Error{fmt::format("{}: the loaded model is not the one its manifest describes", info_.dir)};
+      } else {
+        loaded_ = std::move(*e);
+      }
+    });
+    if (!loaded_) return *error_;
+    return loaded_->Embed(p, out, has);
+  }
+
+ private:
+  ModelInfo info_;
+  mutable std::once_flag once_;
+  mutable std::shared_ptr<const Embedder> loaded_;
+  mutable std::optional<Error> error_;
+};
+
+}  // namespace
+
+std::shared_ptr<const Embedder> DeferredEmbedder(const ModelInfo& info) {
+  return std::make_shared<const Deferred>(info);
 }
 
 Status VerifyModel(const ModelInfo& info) {

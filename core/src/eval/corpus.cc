@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "eval/slot_table.h"
+#include "eval/surface.h"
 #include "kplab/stem.h"
 #include "kplab/text.h"
 
@@ -68,34 +69,6 @@ void PhraseArena::Adopt(PhraseArena&& other) {
 namespace {
 
 constexpr std::string_view kPeos = "<peos>";
-
-std::string ReplaceAll(std::string s, std::string_view from, std::string_view to) {
-  std::size_t pos = 0;
-  while ((pos = s.find(from, pos)) != std::string::npos) {
-    s.replace(pos, from.size(), to);
-    pos += to.size();
-  }
-  return s;
-}
-
-// ExHiRD's keyphrase-line markers, replaced in its order (a deletion can create a later marker):
-// split points become ';', <eokp> and <blank> are deleted.
-constexpr std::pair<std::string_view, std::string_view> kExhirdReplacements[] = {
-    {"/", ";"}, {"<eokp>", ""}, {"<p_start>", ";"}, {"<a_start>", ";"},
-    {"<blank>", ""}, {"<p_end>", ";"}, {"<a_end>", ";"}};
-
-std::vector<std::string> ExhirdPieces(const std::vector<std::string>& pieces) {
-  std::vector<std::string> out;
-  for (std::string piece : pieces) {
-    for (const auto& [marker, with] : kExhirdReplacements) piece = ReplaceAll(std::move(piece), marker, with);
-    for (auto part : SplitOn(piece, ";")) {
-      const auto t = Strip(part);
-      if (t.empty() || t == "<absent_end>") continue;
-      out.emplace_back(t);
-    }
-  }
-  return out;
-}
 
 // The Lexicon's hash of a raw piece's bytes (a 64-bit multiply-mix over 8-byte words).
 inline std::uint64_t HashPiece(std::string_view s) {
@@ -256,12 +229,7 @@ class Builder {
 
     // References: each with its alternative forms; dedup by key, first wins.
     std::vector<std::vector<std::string>> split_refs;
-    if (p_.exhird_markers) {  // each split part becomes a reference of its own
-      for (const auto& alternatives : raw.refs) {
-        if (alternatives.empty()) continue;
-        for (auto& part : ExhirdPieces({alternatives[0]})) split_refs.push_back({std::move(part)});
-      }
-    }
+    if (p_.exhird_markers) split_refs = eval_internal::ExhirdReferences(raw.refs);
     seen_.clear();
     const auto& ref_lists = p_.exhird_markers ? split_refs : raw.refs;
     const bool stem_refs = o_.stem_refs && !raw.refs_stemmed;
@@ -301,12 +269,10 @@ class Builder {
     // Token probabilities follow their piece; ExHiRD's marker splitting re-cuts the pieces, so they
     // cannot be attached then (as scores).
     const bool with_probs = !rp->token_probs.empty() && !p_.exhird_markers;
-    std::size_t n_pieces = rp->phrases.size();
-    if (p_.max_pieces > 0) n_pieces = std::min(n_pieces, static_cast<std::size_t>(p_.max_pieces));
-    if (p_.empty_line_is_none && n_pieces == 1 && Strip(rp->phrases[0]).empty()) n_pieces = 0;
+    std::size_t n_pieces = eval_internal::InternedPredictionPieces(p_, *rp);
     std::vector<std::string> exhird_pieces;
     if (p_.exhird_markers) {
-      exhird_pieces = ExhirdPieces({rp->phrases.begin(), rp->phrases.begin() + static_cast<std::ptrdiff_t>(n_pieces)});
+      exhird_pieces = eval_internal::ExhirdPieces({rp->phrases.begin(), rp->phrases.begin() + static_cast<std::ptrdiff_t>(n_pieces)});
       n_pieces = exhird_pieces.size();
     }
     auto raw_piece = [&](std::size_t j) -> std::string_view {
@@ -461,24 +427,9 @@ class Builder {
   }
 
   const Phrase* Normalize(std::string_view piece, bool stem) {
-    const std::string_view stripped = Strip(piece);
-    const bool ascii = IsAscii(stripped);
     std::string s;
-    if (p_.lowercase && !ascii) {
-      s = Lower(stripped);
-    } else {
-      s.assign(stripped);
-      if (p_.lowercase) {
-        for (char& ch : s) {
-          if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
-        }
-      }
-    }
-    if (p_.kpeval_cleanup) {
-      s = ReplaceAll(std::move(s), " ##", "");
-      s = ReplaceAll(std::move(s), "[ digit ]", "[digit]");
-    }
-    if (s.empty() && p_.drop_empty) return nullptr;
+    bool ascii = false;
+    if (!eval_internal::NormalizeSurface(piece, p_, s, ascii)) return nullptr;
     Phrase& ph = phrases.emplace_back();
     ph.id = static_cast<std::uint32_t>(phrases.size() - 1);
     const bool same_join = p_.dedup_join == " ";

@@ -649,10 +649,48 @@ void TokenizeSentence(std::string_view sentence, std::vector<std::string>& token
   if (!tok.empty()) tokens.push_back(std::move(tok));
 }
 
+// Text of ASCII letters, digits and spaces only (most keyphrases): the only pass of nltk's tokenizer
+// that changes such text is CONTRACTIONS2 on a word that is, case aside, cannot, gimme, gonna, gotta,
+// lemme or wanna ("d'ye" and "more'n" need an apostrophe; \b and (?=\s) fall on the spaces and ends,
+// the text being padded with spaces first), so its tokens are its words. Appends them and returns
+// true; returns false, appending nothing, for any other text.
+bool PlainWords(std::string_view s, std::vector<std::string>& tokens) {
+  for (const char c : s) {
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (!alnum && c != ' ') return false;
+  }
+  static constexpr std::string_view kContractions[] = {"cannot", "gimme", "gonna", "gotta", "lemme", "wanna"};
+  const std::size_t first = tokens.size();
+  for (std::size_t i = 0; i < s.size();) {
+    if (s[i] == ' ') {
+      ++i;
+      continue;
+    }
+    std::size_t j = i;
+    while (j < s.size() && s[j] != ' ') ++j;
+    const std::string_view word = s.substr(i, j - i);
+    if (word.size() == 5 || word.size() == 6) {
+      for (const std::string_view k : kContractions) {
+        if (k.size() != word.size()) continue;
+        bool same = true;
+        for (std::size_t c = 0; c < k.size() && same; ++c) same = (word[c] | 0x20) == k[c];
+        if (same) {
+          tokens.resize(first);
+          return false;
+        }
+      }
+    }
+    tokens.emplace_back(word);
+    i = j;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<std::string> WordTokenize(std::string_view s) {
   std::vector<std::string> tokens;
+  if (PlainWords(s, tokens)) return tokens;
   // Sentences end after '.', '?' or '!' followed by whitespace; each is stripped, empty ones are
   // dropped (docs/text.md).
   const std::size_t n = s.size();

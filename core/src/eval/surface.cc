@@ -1,0 +1,241 @@
+#include "eval/surface.h"
+
+#include "kplab/surface.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "eval/slot_table.h"
+#include "kplab/text.h"
+
+namespace kplab {
+namespace eval_internal {
+namespace {
+
+std::string ReplaceAll(std::string s, std::string_view from, std::string_view to) {
+  std::size_t pos = 0;
+  while ((pos = s.find(from, pos)) != std::string::npos) {
+    s.replace(pos, from.size(), to);
+    pos += to.size();
+  }
+  return s;
+}
+
+// ExHiRD's keyphrase-line markers, replaced in its order (a deletion can create a later marker):
+// split points become ';', <eokp> and <blank> are deleted.
+constexpr std::pair<std::string_view, std::string_view> kExhirdReplacements[] = {
+    {"/", ";"}, {"<eokp>", ""}, {"<p_start>", ";"}, {"<a_start>", ";"},
+    {"<blank>", ""}, {"<p_end>", ";"}, {"<a_end>", ";"}};
+
+}  // namespace
+
+bool NormalizeSurface(std::string_view piece, const Profile& profile, std::string& s, bool& ascii) {
+  const std::string_view stripped = Strip(piece);
+  ascii = IsAscii(stripped);
+  if (profile.lowercase && !ascii) {
+    s = Lower(stripped);
+  } else {
+    s.assign(stripped);
+    if (profile.lowercase) {
+      for (char& ch : s) {
+        if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+      }
+    }
+  }
+  if (profile.kpeval_cleanup) {
+    s = ReplaceAll(std::move(s), " ##", "");
+    s = ReplaceAll(std::move(s), "[ digit ]", "[digit]");
+  }
+  return !(s.empty() && profile.drop_empty);
+}
+
+std::vector<std::string> ExhirdPieces(const std::vector<std::string>& pieces) {
+  std::vector<std::string> out;
+  for (std::string piece : pieces) {
+    for (const auto& [marker, with] : kExhirdReplacements) piece = ReplaceAll(std::move(piece), marker, with);
+    for (auto part : SplitOn(piece, ";")) {
+      const auto t = Strip(part);
+      if (t.empty() || t == "<absent_end>") continue;
+      out.emplace_back(t);
+    }
+  }
+  return out;
+}
+
+std::vector<std::vector<std::string>> ExhirdReferences(const std::vector<std::vector<std::string>>& refs) {
+  std::vector<std::vector<std::string>> out;
+  for (const auto& alternatives : refs) {
+    if (alternatives.empty()) continue;
+    for (auto& part : ExhirdPieces({alternatives[0]})) out.push_back({std::move(part)});
+  }
+  return out;
+}
+
+std::size_t InternedPredictionPieces(const Profile& profile, const RawPrediction& prediction) {
+  std::size_t n = prediction.phrases.size();
+  if (profile.max_pieces > 0) n = std::min(n, static_cast<std::size_t>(profile.max_pieces));
+  if (profile.empty_line_is_none && n == 1 && Strip(prediction.phrases[0]).empty()) n = 0;
+  return n;
+}
+
+}  // namespace eval_internal
+
+namespace {
+
+std::uint64_t HashBytes(std::string_view s) {
+  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ (s.size() * 0xC2B2AE3D27D4EB4Full);
+  const char* p = s.data();
+  std::size_t n = s.size();
+  while (n >= 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
+    p += 8;
+    n -= 8;
+  }
+  std::uint64_t w = 0;
+  if (n > 0) std::memcpy(&w, p, n);
+  h = (h ^ w) * 0x94D049BB133111EBull;
+  h ^= h >> 29;
+  h *= 0xBF58476D1CE4E5B9ull;
+  h ^= h >> 32;
+  return h;
+}
+
+// Surfaces in order of first appearance, each once. A document's pieces are normalized and hashed
+// first and their slots prefetched, then probed in order: the table (millions of slots) misses the
+// cache on nearly every probe, and the probes of one document overlap.
+class SurfaceSet {
+ public:
+  explicit SurfaceSet(const Profile& p) : p_(p) {}
+
+  // One document's pieces: Piece for each, then Flush.
+  void Piece(std::string_view piece) {
+    bool ascii = false;
+    if (!eval_internal::NormalizeSurface(piece, p_, s_, ascii)) return;
+    batch_.append(s_);
+    batch_ends_.push_back(batch_.size());
+    const std::uint64_t h = HashBytes(s_);
+    batch_hashes_.push_back(h);
+    table_.Prefetch(h);
+  }
+  void Flush() {
+    std::size_t begin = 0;
+    for (std::size_t k = 0; k < batch_ends_.size(); ++k) {
+      Add(std::string_view(batch_).substr(begin, batch_ends_[k] - begin), batch_hashes_[k]);
+      begin = batch_ends_[k];
+    }
+    batch_.clear();
+    batch_ends_.clear();
+    batch_hashes_.clear();
+  }
+  // Every surface of another set (a later range of documents), in its order.
+  void Merge(const SurfaceSet& later) {
+    for (std::size_t i = 0; i < later.out_.size(); ++i) Add(later.out_[i], later.hashes_[i]);
+  }
+
+  Surfaces Take() { return std::move(out_); }
+
+ private:
+  void Add(std::string_view s, std::uint64_t h) {
+    bool found = false;
+    const std::size_t pos = table_.Probe(h, [&](std::uint32_t k) { return out_[k] == s; }, &found);
+    if (found) return;
+    out_.bytes.append(s);
+    out_.ends.push_back(out_.bytes.size());
+    hashes_.push_back(h);
+    table_.Fill(pos, h, static_cast<std::uint32_t>(out_.size() - 1));
+  }
+
+  const Profile& p_;
+  std::string s_, batch_;
+  std::vector<std::size_t> batch_ends_;
+  std::vector<std::uint64_t> batch_hashes_;
+  Surfaces out_;
+  std::vector<std::uint64_t> hashes_;  // of out_'s surfaces
+  eval_internal::SlotTable table_;
+};
+
+// Adds document i's pieces in the order BuildCorpus meets them: references, then predictions.
+void AddDocument(SurfaceSet& set, const RawDoc& raw, const RawPrediction* rp, const Profile& profile) {
+  if (profile.exhird_markers) {
+    for (const auto& ref : eval_internal::ExhirdReferences(raw.refs)) set.Piece(ref[0]);
+  } else {
+    for (const auto& alternatives : raw.refs) {
+      for (const auto& form : alternatives) set.Piece(form);
+    }
+  }
+  if (rp != nullptr) {
+    const std::size_t n = eval_internal::InternedPredictionPieces(profile, *rp);
+    if (profile.exhird_markers) {
+      for (const auto& piece : eval_internal::ExhirdPieces(
+               {rp->phrases.begin(), rp->phrases.begin() + static_cast<std::ptrdiff_t>(n)})) {
+        set.Piece(piece);
+      }
+    } else {
+      for (std::size_t j = 0; j < n; ++j) set.Piece(rp->phrases[j]);
+    }
+  }
+  set.Flush();
+}
+
+}  // namespace
+
+Result<Surfaces> DistinctSurfaces(const RawDataset& dataset, const RawPredictions* predictions,
+                                  const Profile& profile, int threads) {
+  if (predictions && predictions->docs.size() != dataset.docs.size()) {
+    return Error{fmt::format("{}: {} prediction lines for {} documents of {} (expected one per document)",
+                             predictions->path, predictions->docs.size(), dataset.docs.size(),
+                             dataset.path)};
+  }
+  // Contiguous ranges of documents, one set each, merged in range order: a surface new to the whole
+  // in range t is first met there at the point one pass would meet it, so the order is one pass's.
+  const std::size_t n_docs = dataset.docs.size();
+  constexpr std::size_t kDocsPerRange = 4000;  // below this a second range costs more than it saves
+  std::size_t n = threads > 0 ? static_cast<std::size_t>(threads)
+                              : std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
+  if (threads <= 0) n = std::min(n, std::max<std::size_t>(1, n_docs / kDocsPerRange));
+  n = std::clamp<std::size_t>(n, 1, std::max<std::size_t>(n_docs, 1));
+  std::vector<std::unique_ptr<SurfaceSet>> sets;
+  for (std::size_t t = 0; t < n; ++t) sets.push_back(std::make_unique<SurfaceSet>(profile));
+  std::vector<std::exception_ptr> errors(n);
+  auto run = [&](std::size_t t) {
+    try {
+      for (std::size_t i = n_docs * t / n; i < n_docs * (t + 1) / n; ++i) {
+        AddDocument(*sets[t], dataset.docs[i], predictions ? &predictions->docs[i] : nullptr, profile);
+      }
+    } catch (...) {
+      errors[t] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> pool;
+  std::vector<std::size_t> here = {0};  // ranges this thread runs (all, if no thread starts)
+  for (std::size_t t = 1; t < n; ++t) {
+    try {
+      pool.emplace_back(run, t);
+    } catch (const std::system_error&) {
+      here.push_back(t);
+    }
+  }
+  for (std::size_t t : here) run(t);
+  for (auto& th : pool) th.join();
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  for (std::size_t t = 1; t < n; ++t) {
+    sets[0]->Merge(*sets[t]);
+    sets[t].reset();
+  }
+  return sets[0]->Take();
+}
+
+}  // namespace kplab
