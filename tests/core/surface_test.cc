@@ -24,7 +24,7 @@ std::vector<std::string> CorpusSurfaces(const Corpus& c) {
   std::vector<std::string> out;
   std::unordered_set<std::string> seen;
   for (const Phrase& p : c.phrases) {
-    if (seen.insert(p.surface).second) out.push_back(p.surface);
+    if (seen.emplace(p.surface).second) out.emplace_back(p.surface);
   }
   return out;
 }
@@ -137,7 +137,7 @@ RawPredictions HostilePredictions() {
   p.format = "lines";
   auto line = [&](std::vector<std::string> pieces) {
     RawPrediction r;
-    r.phrases = std::move(pieces);
+    r.phrases.assign(pieces.begin(), pieces.end());
     r.from_line = true;
     p.docs.push_back(std::move(r));
   };
