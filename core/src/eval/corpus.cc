@@ -289,15 +289,16 @@ class Builder {
     for (std::size_t j = 0; j < n_pieces; ++j) {
       const Phrase* ph = Intern(raw_piece(j), true, p_.exhird_markers, hashes_[j]);
       if (!ph) continue;
-      if (ph->surface == kPeos || (!ph->stems.empty() && lex.Str(ph->stems[0]) == kPeos)) {
-        const bool exact = ph->surface == kPeos;
+      const std::uint8_t flags = flags_[ph->id];
+      if (flags & (kPeosSurface | kPeosStem)) {
+        const bool exact = (flags & kPeosSurface) != 0;
         if (exact) after_peos = true;
         if (p_.peos == "first_token" || (p_.peos == "piece" && exact) ||
             (p_.peos == "piece_in_lines" && exact && rp->from_line)) {
           continue;
         }
       }
-      if (IsInvalid(lex, p_, *ph)) continue;
+      if (flags & kInvalid) continue;
       if (p_.dedup && !seen_.insert(ph->dedup_key)) {
         for (std::size_t f = 0; f < preds_.size(); ++f) {
           if (preds_[f].phrase->dedup_key == ph->dedup_key) {
@@ -473,6 +474,13 @@ class Builder {
     ph.key = lex.Intern(key_);
     ph.dedup_key = same_join ? ph.key : lex.Intern(dedup_);
     ph.surface = arena.Copy(s);
+    // What Doc asks of every prediction, once per phrase rather than once per occurrence (each a
+    // look-up of strings spread over the whole lexicon).
+    std::uint8_t flags = 0;
+    if (ph.surface == kPeos) flags |= kPeosSurface;
+    if (!ph.stems.empty() && lex.Str(ph.stems[0]) == kPeos) flags |= kPeosStem;
+    if (IsInvalid(lex, p_, ph)) flags |= kInvalid;
+    flags_.push_back(flags);  // index ph.id (local): phrases are made in id order
     return &ph;
   }
 
@@ -483,6 +491,9 @@ class Builder {
   std::vector<std::string_view> tokens_;
   std::vector<TokenId> tok_ids_, stem_ids_;  // a phrase's ids while Normalize makes it
   std::vector<TokenId> alt_;                 // a reference's alternative keys while Doc reads them
+  // Per local phrase id: its surface is "<peos>", its first stem is, the profile drops it as invalid.
+  static constexpr std::uint8_t kPeosSurface = 1, kPeosStem = 2, kInvalid = 4;
+  std::vector<std::uint8_t> flags_;
   std::vector<TokenId> stem_of_;
   std::deque<std::string> owned_;
   ByteArena piece_bytes_;  // the memo's copies of pieces (o_.consume)

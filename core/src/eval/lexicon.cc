@@ -33,8 +33,17 @@ inline std::uint64_t HashBytes(std::string_view s) {
 
 }  // namespace
 
+// Two tables, chosen by the string alone: strings with a space (multi-word stem keys) in one, the rest
+// (tokens, stems, one-word keys) in the other. A string is in exactly one, so equal strings still get
+// one id, and ids are still handed out in Intern order. The split is for the cache: a million
+// documents' corpus holds millions of keys but some hundred thousand words, and every token of a new
+// phrase is looked up; in a table of their own the words' slots stay cached instead of being spread
+// over a table sized for the keys.
 struct Lexicon::Table {
-  eval_internal::SlotTable slots;
+  eval_internal::SlotTable words, phrases;
+  eval_internal::SlotTable& For(std::string_view s) {
+    return !s.empty() && std::memchr(s.data(), ' ', s.size()) != nullptr ? phrases : words;
+  }
 };
 
 Lexicon::Lexicon() : table_(std::make_unique<Table>()) {}
@@ -44,14 +53,15 @@ Lexicon& Lexicon::operator=(Lexicon&&) noexcept = default;
 
 std::optional<TokenId> Lexicon::Find(std::string_view s) const {
   bool found = false;
-  const std::size_t pos = table_->slots.Probe(HashBytes(s), [&](std::uint32_t id) { return strings_[id] == s; }, &found);
+  const eval_internal::SlotTable& slots = table_->For(s);
+  const std::size_t pos = slots.Probe(HashBytes(s), [&](std::uint32_t id) { return strings_[id] == s; }, &found);
   if (!found) return std::nullopt;
-  return eval_internal::SlotTable::Index(table_->slots.At(pos));
+  return eval_internal::SlotTable::Index(slots.At(pos));
 }
 
 TokenId Lexicon::Intern(std::string_view s) {
   const std::uint64_t h = HashBytes(s);
-  auto& slots = table_->slots;
+  auto& slots = table_->For(s);
   bool found = false;
   const std::size_t pos = slots.Probe(h, [&](std::uint32_t id) { return strings_[id] == s; }, &found);
   if (found) return eval_internal::SlotTable::Index(slots.At(pos));
