@@ -34,7 +34,9 @@ def default_scheduler():
     return "pool"
 
 
-def describe(name, workers):
+def describe(name, workers, address=None):
+    if name == "distributed" and address:
+        return f"the dask.distributed scheduler at {address}"
     return {
         "distributed": f"dask.distributed LocalCluster, {workers} worker processes x 1 thread",
         "processes": f"dask's local process scheduler, {workers} worker processes",
@@ -43,7 +45,8 @@ def describe(name, workers):
 
 
 @contextlib.contextmanager
-def open_scheduler(name, workers):
+def open_scheduler(name, workers, address=None):
+    """address: a running dask.distributed scheduler (tcp://host:8786) to use instead of a LocalCluster."""
     if name not in CHOICES:
         raise ValueError(f"scheduler '{name}' (expected one of {', '.join(CHOICES)})")
     if workers < 1:
@@ -68,11 +71,17 @@ def open_scheduler(name, workers):
     else:
         from dask.distributed import Client, LocalCluster
 
-        # One thread per worker: each task is one kplab.evaluate using the worker's core.
-        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                          dashboard_address=None) as cluster, Client(cluster) as client:
+        def run_on(client):
             def run_map(fn, calls):
                 futures = [client.submit(fn, *call, pure=False) for call in calls]
                 return client.gather(futures)  # raises the first failed task's exception
+            return run_map
 
-            yield run_map
+        if address:
+            with Client(address) as client:
+                yield run_on(client)
+        else:
+            # One thread per worker: each task is one kplab.evaluate using the worker's core.
+            with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                              dashboard_address=None) as cluster, Client(cluster) as client:
+                yield run_on(client)

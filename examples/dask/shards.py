@@ -130,6 +130,8 @@ def main(argv=None):
     p.add_argument("--scheduler", choices=schedulers.CHOICES, default=schedulers.default_scheduler(),
                    help="default: distributed if installed, else Dask's processes, else the stdlib pool "
                         "(now: %(default)s)")
+    p.add_argument("--address", default=None, help="with --scheduler distributed: a running Dask scheduler "
+                   "(tcp://host:8786) instead of a local cluster")
     p.add_argument("--threads", type=int, default=1, help="kplab threads per shard task (default 1)")
     p.add_argument("--workdir", default="kplab-dask-shards",
                    help="where part{i}.db, merged.db and single.db are written, replacing earlier ones "
@@ -141,6 +143,8 @@ def main(argv=None):
     if args.shards < 1:
         p.error(f"--shards {args.shards}: expected at least 1")
     workers = args.workers or args.shards
+    # Absolute, as the workers see them: a worker's current directory need not be this one.
+    args.dataset, args.predictions, args.workdir = map(os.path.abspath, (args.dataset, args.predictions, args.workdir))
     os.makedirs(args.workdir, exist_ok=True)
     clear_outputs(args.workdir)
     common = dict(metrics=args.metrics, system=args.system, seed=args.seed)
@@ -148,9 +152,9 @@ def main(argv=None):
     merged = single = None
     try:
         if args.mode in ("check", "sharded"):
-            print(f"{args.shards} shards on {schedulers.describe(args.scheduler, workers)}", flush=True)
+            print(f"{args.shards} shards on {schedulers.describe(args.scheduler, workers, args.address)}", flush=True)
             t = time.perf_counter()
-            with schedulers.open_scheduler(args.scheduler, workers) as run_map:
+            with schedulers.open_scheduler(args.scheduler, workers, args.address) as run_map:
                 parts, merged = sharded_evaluation(run_map, args.shards, args.dataset, args.predictions,
                                                    args.workdir, threads=args.threads, **common)
             for part in parts:

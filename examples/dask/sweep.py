@@ -100,6 +100,8 @@ def main(argv=None):
     p.add_argument("--scheduler", choices=schedulers.CHOICES, default=schedulers.default_scheduler(),
                    help="default: distributed if installed, else Dask's processes, else the stdlib pool "
                         "(now: %(default)s)")
+    p.add_argument("--address", default=None, help="with --scheduler distributed: a running Dask scheduler "
+                   "(tcp://host:8786) instead of a local cluster")
     p.add_argument("--threads", type=int, default=1, help="kplab threads per task (default 1)")
     p.add_argument("--workdir", default="kplab-dask-sweep", help="where the stores go (default: %(default)s)")
     args = p.parse_args(argv)
@@ -111,11 +113,14 @@ def main(argv=None):
     if not tasks:
         p.error(f"no predictions for '{args.dataset_name}' under {root} (expected SYSTEM/{args.dataset_name}/"
                 "predictions.txt or seedNNNN.txt)")
+    # Absolute, as the workers see them: a worker's current directory need not be this one.
+    dataset, args.workdir = os.path.abspath(dataset), os.path.abspath(args.workdir)
+    tasks = [(s, seed, os.path.abspath(path)) for s, seed, path in tasks]
     os.makedirs(args.workdir, exist_ok=True)
-    print(f"{len(tasks)} runs of {dataset} on {schedulers.describe(args.scheduler, args.workers)}", flush=True)
+    print(f"{len(tasks)} runs of {dataset} on {schedulers.describe(args.scheduler, args.workers, args.address)}", flush=True)
     t = time.perf_counter()
     try:
-        with schedulers.open_scheduler(args.scheduler, args.workers) as run_map:
+        with schedulers.open_scheduler(args.scheduler, args.workers, args.address) as run_map:
             results = sweep(run_map, tasks, dataset, args.workdir, args.metrics, args.threads)
     except Exception as e:
         print(f"{os.path.basename(__file__)}: {type(e).__name__}: {e}", file=sys.stderr)
