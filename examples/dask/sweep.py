@@ -55,7 +55,8 @@ def evaluate_one(system, seed, predictions, dataset, workdir, metrics=None, thre
         r = kplab.evaluate(dataset, predictions, store=store, system=system, seed=seed, metrics=metrics,
                            dataset=os.path.basename(os.path.normpath(dataset)), threads=threads)
     except kplab.Error as e:
-        raise RuntimeError(f"{system} seed {seed} ({predictions}): kplab.{type(e).__name__}: {e}") from None
+        label = system if seed is None else f"{system} seed {seed}"
+        raise RuntimeError(f"{label} ({predictions}): kplab.{type(e).__name__}: {e}") from None
     return {"system": system, "seed": seed, "store": store, "run_id": r["run_id"], "pid": os.getpid(),
             "aggregates": {k: r["aggregates"][k] for k in SHOWN if k in r["aggregates"]}}
 
