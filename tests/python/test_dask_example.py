@@ -110,5 +110,49 @@ class DaskExampleTest(unittest.TestCase):
         self.assertEqual(sorted(os.listdir(work)), [])  # no shard stored, nothing merged
 
 
+@unittest.skipUnless(os.path.isdir(os.path.join(DATA, "predictions")), "shared predictions not found")
+class DaskSweepTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="kplab-dask-sweep-test-")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def sweep(self, *args):
+        return subprocess.run([sys.executable, os.path.join(EXAMPLE, "sweep.py"), "--scheduler", "pool",
+                               "--workers", "2", "--dataset-name", "semeval", *args],
+                              capture_output=True, text=True, timeout=300)
+
+    def test_semeval_sweep_one_store_per_task(self):
+        work = os.path.join(self.dir, "w")
+        p = self.sweep("--workdir", work)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        # The shared data holds 4 single-seed systems and catSeqTG-2RF1 with 3 seeds for SemEval.
+        expected = ["catSeq-GAN-noseed.db", "catSeq-RL-noseed.db", "catSeq-noseed.db", "catSeq-run2-noseed.db",
+                    "catSeqTG-2RF1-1234.db", "catSeqTG-2RF1-5678.db", "catSeqTG-2RF1-9527.db"]
+        self.assertEqual(sorted(f for f in os.listdir(work) if f.endswith(".db")), expected)
+        f1 = []
+        for seed in (1234, 5678, 9527):
+            with kplab.Store(os.path.join(work, f"catSeqTG-2RF1-{seed}.db")) as st:
+                (run,) = st.runs()
+                self.assertEqual((run["system"], run["seed"], run["n_docs"]), ("catSeqTG-2RF1", seed, 100))
+                f1.append(st.run(run["run_id"])["aggregates"]["all.f1@5.macro_doc"])
+        mean = sum(f1) / 3
+        sd = (sum((x - mean) ** 2 for x in f1) / 2) ** 0.5
+        self.assertIn(f"catSeqTG-2RF1     mean  {f'{mean:.4f} ± {sd:.4f}':>22}", p.stdout)
+
+    def test_failing_task_makes_the_sweep_exit_1(self):
+        root = os.path.join(self.dir, "preds")
+        os.makedirs(os.path.join(root, "bad", "semeval"))
+        bad = os.path.join(root, "bad", "semeval", "predictions.txt")
+        with open(bad, "w") as f:
+            f.write("a;b\n")
+        p = self.sweep("--predictions-root", root, "--workdir", os.path.join(self.dir, "w"))
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        dataset = os.path.abspath(os.path.join(DATA, "kpg_testsets_meng2017", "semeval"))
+        self.assertEqual(p.stderr, f"sweep.py: RuntimeError: bad ({bad}): kplab.InputError: {bad}:1: only 1 line "
+                                   f"(expected 100 lines, one per document of {dataset})\n")
+
+
 if __name__ == "__main__":
     unittest.main()
