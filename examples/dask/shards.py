@@ -56,7 +56,7 @@ def evaluate_shard(i, n, dataset, predictions, workdir, metrics=None, system=Non
     except kplab.Error as e:
         raise RuntimeError(f"shard {i}/{n}: kplab.{type(e).__name__}: {e}") from None
     return {"shard": i, "store": store, "run_id": r["run_id"], "begin": r["shard"]["begin"],
-            "end": r["shard"]["end"], "pid": os.getpid()}
+            "end": r["shard"]["end"], "pid": os.getpid(), "seconds": r["elapsed_seconds"]}
 
 
 def merge_shards(stores, out):
@@ -159,13 +159,14 @@ def main(argv=None):
                                                    args.workdir, threads=args.threads, **common)
             for part in parts:
                 print(f"  shard {part['shard']}/{args.shards}: documents {part['begin'] + 1}-{part['end']}, "
-                      f"run {part['run_id']} in {part['store']} (worker pid {part['pid']})")
+                      f"run {part['run_id']} in {part['store']} (worker pid {part['pid']}, {part['seconds']:.2f} s)")
             print(f"merged: run {merged['run_id']} in {merged['store']}, {merged['n_docs']} documents, "
                   f"{len(merged['aggregates'])} aggregates ({time.perf_counter() - t:.2f} s with workers' start-up)")
         if args.mode in ("check", "single"):
             t = time.perf_counter()
             single = single_evaluation(args.dataset, args.predictions, args.workdir, **common)
-            print(f"single process: run {single['run_id']} in {single['store']} ({time.perf_counter() - t:.2f} s)")
+            print(f"single process: run {single['run_id']} in {single['store']} ({single['elapsed_seconds']:.2f} s in "
+                  f"kplab, {time.perf_counter() - t:.2f} s with the import)")
     except Exception as e:  # a task's failure (raised again here by the scheduler) or kplab's
         print(f"{os.path.basename(__file__)}: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
