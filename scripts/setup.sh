@@ -1,12 +1,41 @@
 #!/usr/bin/env bash
 # Set-up + main job on a fresh Debian 12 machine: installs the packages kplab builds and tests with,
 # builds it (Release) into build/, and evaluates the bundled example system, storing the run in kplab.db.
+#
+# Optional extras, installed only when asked (never by the plain command, and no test needs them):
+#   scripts/setup.sh --extra dask    python3-dask python3-distributed: Dask workers for examples/dask
+#                                    (sweeps and sharded runs merged with `kplab runs merge`)
+# An extra installs its Debian packages and stops; run the plain command first to build kplab.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
+
+# Installs the named Debian packages that are not installed yet.
+install_missing() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    $SUDO apt-get update -q
+    $SUDO apt-get install -y -q "${missing[@]}"
+  fi
+}
+
+if [ "$#" -gt 0 ]; then
+  if [ "$#" != 2 ] || [ "$1" != --extra ]; then
+    echo "scripts/setup.sh: usage: scripts/setup.sh [--extra dask] (got: $*)" >&2; exit 2
+  fi
+  case "$2" in
+    dask) install_missing python3-dask python3-distributed   # examples/dask: Dask and dask.distributed
+          echo "extra 'dask' installed: see examples/dask/README.md" ;;
+    *) echo "scripts/setup.sh: unknown extra '$2' (expected: dask)" >&2; exit 2 ;;
+  esac
+  exit 0
+fi
 
 PACKAGES=(
   build-essential cmake pkg-config          # toolchain
@@ -31,14 +60,7 @@ PACKAGES=(
 # no npm is on PATH: a machine with Node.js from elsewhere (e.g. nodesource) has its own npm, and
 # Debian's package would conflict with it.
 if ! command -v npm >/dev/null 2>&1; then PACKAGES+=(npm); fi
-missing=()
-for p in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-  $SUDO apt-get update -q
-  $SUDO apt-get install -y -q "${missing[@]}"
-fi
+install_missing "${PACKAGES[@]}"
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j"$(nproc)"
