@@ -251,7 +251,9 @@ TEST(EvaluateBatchJobs, DoneRunsOnTheCallerInEntryOrder) {
           wrong_thread = wrong_thread || std::this_thread::get_id() != caller;
           order.push_back(i);
           EXPECT_EQ(r.ok(), i % 3 != 1) << i;
-          if (r.ok()) EXPECT_EQ(r->run.system, "s" + std::to_string(i));
+          if (r.ok()) {
+            EXPECT_EQ(r->run.system, "s" + std::to_string(i));
+          }
         },
         [&](std::size_t i) {
           std::lock_guard<std::mutex> lock(mu);
