@@ -134,7 +134,9 @@ TEST(CorpusThreads, RealDataSameForEveryThreadCount) {
       ExpectSameCorpus(*one, *released);
       EXPECT_TRUE(ds_copy.docs.empty());
       EXPECT_EQ(ds_copy.content_hash, ds->content_hash);
-      if (preds_copy) EXPECT_TRUE(preds_copy->docs.empty());
+      if (preds_copy) {
+        EXPECT_TRUE(preds_copy->docs.empty());
+      }
     }
   }
 }

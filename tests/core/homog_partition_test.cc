@@ -100,7 +100,9 @@ TEST(HomogPartition, TiesInTokenOrderAreBrokenById) {
     for (std::uint32_t n : {2u, 3u}) {
       EXPECT_EQ(Mine(sets, 0.5, 0, n), std::vector<DocPair>{p01}) << scale << " " << n;
       EXPECT_EQ(Mine(sets, 0.5, 1, n), std::vector<DocPair>{p23}) << scale << " " << n;
-      if (n == 3) EXPECT_TRUE(Mine(sets, 0.5, 2, n).empty()) << scale;
+      if (n == 3) {
+        EXPECT_TRUE(Mine(sets, 0.5, 2, n).empty()) << scale;
+      }
     }
   }
 }
@@ -197,7 +199,9 @@ TEST(HomogPartition, Kp20kUnionEqualsWhole) {
     ASSERT_EQ(sets.size(), 20000u);
     auto whole = MinePairs(sets, 0.5);
     ASSERT_TRUE(whole.ok());
-    if (!stem) EXPECT_EQ(whole->size(), 549u);
+    if (!stem) {
+      EXPECT_EQ(whole->size(), 549u);
+    }
     for (std::uint32_t n : {1u, 2u, 3u, 7u}) {
       ExpectUnionIsWhole(sets, 0.5, n, stem ? "KP20k stem keys" : "KP20k normalized strings");
       // Every partition of 2+ holds some of the pairs: ownership is spread, not all in one place.
