@@ -13,18 +13,21 @@ std::string FormText(const Corpus& c, const Phrase& p, EmbedForm f) {
 
 PhrasePlan CollectPhrases(const Corpus& corpus, const bool (&forms)[kEmbedForms]) {
   PhrasePlan plan;
-  // A million distinct phrases: rehashing the map as it grows cost more than filling it.
-  plan.row_by_text.reserve(corpus.phrases.size());
+  // Keys are views of the corpus's own strings (surfaces in its arena, stem keys in its lexicon),
+  // which outlive this call: one copy per distinct text, into plan.texts. A million distinct phrases:
+  // rehashing the map as it grows cost more than filling it.
+  std::unordered_map<std::string_view, std::int32_t> row_by_text;
+  row_by_text.reserve(corpus.phrases.size());
   plan.texts.reserve(corpus.phrases.size());
   for (int f = 0; f < kEmbedForms; ++f) {
     if (!forms[f]) continue;
     auto& rows = plan.row_of[f];
     rows.assign(corpus.phrases.size(), -1);
     for (const Phrase& p : corpus.phrases) {
-      std::string t = FormText(corpus, p, static_cast<EmbedForm>(f));
-      auto [it, inserted] = plan.row_by_text.emplace(std::move(t), static_cast<std::int32_t>(plan.texts.size()));
+      const std::string_view t = static_cast<EmbedForm>(f) == EmbedForm::kSurface ? p.surface : corpus.Str(p.key);
+      auto [it, inserted] = row_by_text.emplace(t, static_cast<std::int32_t>(plan.texts.size()));
       if (inserted) {
-        plan.texts.push_back(it->first);
+        plan.texts.emplace_back(t);
         plan.forms.push_back(0);
       }
       plan.forms[it->second] |= static_cast<std::uint8_t>(1u << f);
@@ -36,8 +39,12 @@ PhrasePlan CollectPhrases(const Corpus& corpus, const bool (&forms)[kEmbedForms]
 
 Status EmbeddingSpace::Lookup(std::string_view text, std::vector<float>& out, bool& has_vec) const {
   out.assign(static_cast<std::size_t>(dims), 0.0f);
-  auto it = row_by_text.find(std::string(text));
-  if (it != row_by_text.end()) {
+  std::call_once(row_by_text_once_, [this] {
+    row_by_text_.reserve(texts.size());
+    for (std::size_t r = 0; r < texts.size(); ++r) row_by_text_.emplace(texts[r], static_cast<std::int32_t>(r));
+  });
+  auto it = row_by_text_.find(text);
+  if (it != row_by_text_.end()) {
     const float* v = vecs.data() + static_cast<std::size_t>(it->second) * dims;
     out.assign(v, v + dims);
     has_vec = has[it->second] != 0;
@@ -69,8 +76,8 @@ Result<std::shared_ptr<EmbeddingSpace>> PlanEmbeddings(const Corpus& corpus, con
 
   PhrasePlan plan = CollectPhrases(corpus, req.forms);
   for (int f = 0; f < kEmbedForms; ++f) space->row_of[f] = std::move(plan.row_of[f]);
-  space->row_by_text = std::move(plan.row_by_text);
-  const std::vector<std::string>& texts = plan.texts;
+  space->texts = std::move(plan.texts);
+  const std::vector<std::string>& texts = space->texts;
   std::vector<std::string_view> views(texts.begin(), texts.end());
   space->vecs.assign(views.size() * space->dims, 0.0f);
   space->has.assign(views.size(), 0);

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -32,7 +33,7 @@ struct EmbeddingSpace {
   std::vector<float> vecs;         // row-major, as embedded
   std::vector<std::uint8_t> has;   // per row: has a vector
   std::vector<std::int32_t> row_of[kEmbedForms];  // [form][Phrase::id] -> row, -1 = not planned
-  std::unordered_map<std::string, std::int32_t> row_by_text;
+  std::vector<std::string> texts;  // row -> the string embedded
   CacheStats cache;
   std::size_t no_vector = 0;  // planned strings without a vector
   // Nearest-phrase search (plugins that declare needs = {"neighbors"}).
@@ -47,6 +48,12 @@ struct EmbeddingSpace {
   // Vector for any string: planned rows are read, others embedded now (not cached). has=false when
   // the model has no vector. Thread-safe.
   Status Lookup(std::string_view text, std::vector<float>& out, bool& has_vec) const;
+
+ private:
+  // text -> row, made on the first Lookup: most runs ask for rows by phrase only (Row), and a map of a
+  // hundred thousand strings is a tenth of a warm SemR-p run's plan.
+  mutable std::once_flag row_by_text_once_;
+  mutable std::unordered_map<std::string_view, std::int32_t> row_by_text_;
 };
 
 struct PlanRequest {
@@ -67,7 +74,6 @@ struct PhrasePlan {
   std::vector<std::string> texts;
   std::vector<std::uint8_t> forms;  // per text: bit f set when it is form f of some phrase
   std::vector<std::int32_t> row_of[kEmbedForms];  // as EmbeddingSpace::row_of
-  std::unordered_map<std::string, std::int32_t> row_by_text;
 };
 PhrasePlan CollectPhrases(const Corpus& corpus, const bool (&forms)[kEmbedForms]);
 
