@@ -70,28 +70,6 @@ namespace {
 
 constexpr std::string_view kPeos = "<peos>";
 
-// The Lexicon's hash of a raw piece's bytes (a 64-bit multiply-mix over 8-byte words).
-inline std::uint64_t HashPiece(std::string_view s) {
-  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ (s.size() * 0xC2B2AE3D27D4EB4Full);
-  const char* p = s.data();
-  std::size_t n = s.size();
-  while (n >= 8) {
-    std::uint64_t w;
-    std::memcpy(&w, p, 8);
-    h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 31;
-    p += 8;
-    n -= 8;
-  }
-  std::uint64_t w = 0;
-  if (n > 0) std::memcpy(&w, p, n);
-  h = (h ^ w) * 0x94D049BB133111EBull;
-  h ^= h >> 29;
-  h *= 0xBF58476D1CE4E5B9ull;
-  h ^= h >> 32;
-  return h;
-}
-
 // SplitWhitespace (Python's str.split()) of ASCII text, appending to out without allocating a vector
 // per call: the whitespace bytes are those IsPySpace accepts (which include \x1c-\x1f).
 void SplitAsciiWhitespace(std::string_view s, std::vector<std::string_view>& out) {
@@ -402,12 +380,12 @@ class Builder {
   // Memoized on the raw piece (separately for unstemmed references). A transient piece (ExHiRD's
   // re-cut ones) is copied when it becomes a key of the memo, which must outlive the build.
   void Hash(std::string_view piece, bool stem) {
-    const std::uint64_t h = HashPiece(piece);
+    const std::uint64_t h = eval_internal::HashBytes(piece);
     memo[stem ? 1 : 0].Prefetch(h);
     hashes_.push_back(h);
   }
 
-  // h: HashPiece(piece).
+  // h: eval_internal::HashBytes(piece).
   const Phrase* Intern(std::string_view piece, bool stem, bool transient, std::uint64_t h) {
     eval_internal::SlotTable& m = memo[stem ? 1 : 0];
     bool found = false;
@@ -500,7 +478,7 @@ class Builder {
   SmallSet seen_;
   std::vector<std::uint32_t> dup_index_;  // per kept prediction piece: its index in doc.preds
   std::vector<Keyphrase> preds_;          // a document's predictions while they are filtered
-  std::vector<std::uint64_t> hashes_;     // HashPiece of a document's pieces, in order
+  std::vector<std::uint64_t> hashes_;     // HashBytes of a document's pieces, in order
 };
 
 std::string AsciiLower(std::string s) {
@@ -705,7 +683,7 @@ Result<Corpus> BuildCorpusImpl(const RawDataset& dataset, const RawPredictions* 
     pmap.resize(b.phrases.size());
     for (const Piece& piece : b.pieces) {
       if (piece.phrase == Piece::kDropped) continue;  // dropped in every range alike
-      const std::uint64_t h = HashPiece(piece.view());
+      const std::uint64_t h = eval_internal::HashBytes(piece.view());
       eval_internal::SlotTable& memo = first.memo[piece.stem ? 1 : 0];
       bool found = false;
       const std::size_t pos =

@@ -7,32 +7,6 @@
 
 namespace kplab {
 
-namespace {
-
-// A 64-bit multiply-mix over 8-byte words; good enough to make 64-bit equality a near-certain match.
-inline std::uint64_t HashBytes(std::string_view s) {
-  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ (s.size() * 0xC2B2AE3D27D4EB4Full);
-  const char* p = s.data();
-  std::size_t n = s.size();
-  while (n >= 8) {
-    std::uint64_t w;
-    std::memcpy(&w, p, 8);
-    h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 31;
-    p += 8;
-    n -= 8;
-  }
-  std::uint64_t w = 0;
-  std::memcpy(&w, p, n);
-  h = (h ^ w) * 0x94D049BB133111EBull;
-  h ^= h >> 29;
-  h *= 0xBF58476D1CE4E5B9ull;
-  h ^= h >> 32;
-  return h;
-}
-
-}  // namespace
-
 // Two tables, chosen by the string alone: strings with a space (multi-word stem keys) in one, the rest
 // (tokens, stems, one-word keys) in the other. A string is in exactly one, so equal strings still get
 // one id, and ids are still handed out in Intern order. The split is for the cache: a million
@@ -54,13 +28,13 @@ Lexicon& Lexicon::operator=(Lexicon&&) noexcept = default;
 std::optional<TokenId> Lexicon::Find(std::string_view s) const {
   bool found = false;
   const eval_internal::SlotTable& slots = table_->For(s);
-  const std::size_t pos = slots.Probe(HashBytes(s), [&](std::uint32_t id) { return strings_[id] == s; }, &found);
+  const std::size_t pos = slots.Probe(eval_internal::HashBytes(s), [&](std::uint32_t id) { return strings_[id] == s; }, &found);
   if (!found) return std::nullopt;
   return eval_internal::SlotTable::Index(slots.At(pos));
 }
 
 TokenId Lexicon::Intern(std::string_view s) {
-  const std::uint64_t h = HashBytes(s);
+  const std::uint64_t h = eval_internal::HashBytes(s);
   auto& slots = table_->For(s);
   bool found = false;
   const std::size_t pos = slots.Probe(h, [&](std::uint32_t id) { return strings_[id] == s; }, &found);

@@ -11,10 +11,35 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <string_view>
 #include <new>
 #include <utility>
 
 namespace kplab::eval_internal {
+
+// The interning tables' hash of a string's bytes (the Lexicon's strings, the builders' raw pieces):
+// a 64-bit multiply-mix over 8-byte words, good enough to make 64-bit equality a near-certain match.
+inline std::uint64_t HashBytes(std::string_view s) {
+  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ (s.size() * 0xC2B2AE3D27D4EB4Full);
+  const char* p = s.data();
+  std::size_t n = s.size();
+  while (n >= 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
+    p += 8;
+    n -= 8;
+  }
+  std::uint64_t w = 0;
+  if (n > 0) std::memcpy(&w, p, n);
+  h = (h ^ w) * 0x94D049BB133111EBull;
+  h ^= h >> 29;
+  h *= 0xBF58476D1CE4E5B9ull;
+  h ^= h >> 32;
+  return h;
+}
 
 class SlotTable {
  public:

@@ -90,27 +90,6 @@ std::size_t InternedPredictionPieces(const Profile& profile, const RawPrediction
 
 namespace {
 
-std::uint64_t HashBytes(std::string_view s) {
-  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ (s.size() * 0xC2B2AE3D27D4EB4Full);
-  const char* p = s.data();
-  std::size_t n = s.size();
-  while (n >= 8) {
-    std::uint64_t w;
-    std::memcpy(&w, p, 8);
-    h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 31;
-    p += 8;
-    n -= 8;
-  }
-  std::uint64_t w = 0;
-  if (n > 0) std::memcpy(&w, p, n);
-  h = (h ^ w) * 0x94D049BB133111EBull;
-  h ^= h >> 29;
-  h *= 0xBF58476D1CE4E5B9ull;
-  h ^= h >> 32;
-  return h;
-}
-
 // Surfaces in order of first appearance, each once. A document's pieces are normalized and hashed
 // first and their slots prefetched, then probed in order: the table (millions of slots) misses the
 // cache on nearly every probe, and the probes of one document overlap.
@@ -124,7 +103,7 @@ class SurfaceSet {
     if (!eval_internal::NormalizeSurface(piece, p_, s_, ascii)) return;
     batch_.append(s_);
     batch_ends_.push_back(batch_.size());
-    const std::uint64_t h = HashBytes(s_);
+    const std::uint64_t h = eval_internal::HashBytes(s_);
     batch_hashes_.push_back(h);
     table_.Prefetch(h);
   }
