@@ -6,12 +6,15 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "kplab/corpus.h"
 #include "kplab/io.h"
+#include "kplab/lexicon.h"
+#include "kplab/profile.h"
 #include "kplab/string_list.h"
 
 namespace kplab {
@@ -112,6 +115,57 @@ TEST(PhraseArena, ViewsStayPutAsTheArenaGrowsAndIsAdopted) {
   EXPECT_EQ(a.Copy("again"), "again");  // NOLINT(bugprone-use-after-move): Adopt leaves it empty
   EXPECT_TRUE(a.Copy("").empty());
   EXPECT_TRUE(a.Ids(0).empty());
+}
+
+// The lexicon keeps strings with a space in a table of their own (a string's table depends on the
+// string alone): ids are still one counter in Intern order, equal strings one id, and Find agrees,
+// whatever the mix — strings that differ only by a space, other whitespace, the empty string.
+TEST(Lexicon, TwoTablesOneIdSpace) {
+  Lexicon lex;
+  const std::vector<std::string> strings = {"neural", "neural network", "", " ", "neural\tnetwork",
+                                            "network", "neural  network", "neuralnetwork", " neural"};
+  for (std::size_t i = 0; i < strings.size(); ++i) EXPECT_EQ(lex.Intern(strings[i]), i) << strings[i];
+  EXPECT_EQ(lex.size(), strings.size());
+  for (std::size_t i = 0; i < strings.size(); ++i) {
+    EXPECT_EQ(lex.Intern(strings[i]), i) << "again: " << strings[i];
+    EXPECT_EQ(lex.Str(static_cast<TokenId>(i)), strings[i]);
+    ASSERT_TRUE(lex.Find(strings[i]).has_value()) << strings[i];
+    EXPECT_EQ(*lex.Find(strings[i]), i);
+  }
+  EXPECT_FALSE(lex.Find("neural network ").has_value());
+  EXPECT_FALSE(lex.Find("neura").has_value());
+  // Enough of both kinds that each table grows several times; ids stay in order.
+  for (int i = 0; i < 50000; ++i) {
+    const std::string word = "w" + std::to_string(i), phrase = "p " + std::to_string(i);
+    ASSERT_EQ(lex.Intern(word), strings.size() + 2 * static_cast<std::size_t>(i));
+    ASSERT_EQ(lex.Intern(phrase), strings.size() + 2 * static_cast<std::size_t>(i) + 1);
+  }
+  EXPECT_EQ(*lex.Find("w49999"), strings.size() + 2 * 49999);
+  EXPECT_EQ(*lex.Find("p 0"), strings.size() + 1);
+}
+
+// An import given up to the build and refused (a predictions file of another length) gives the error
+// the shared build gives, and nothing half-built.
+TEST(CorpusRelease, RefusedReleasedImportGivesTheSameError) {
+  RawDataset ds;
+  ds.path = "data";
+  for (int i = 0; i < 3; ++i) {
+    RawDoc d;
+    d.id = std::to_string(i + 1);
+    d.has_text = false;
+    d.refs.push_back({"a b"});
+    ds.docs.push_back(std::move(d));
+  }
+  RawPredictions p;
+  p.path = "preds.txt";
+  p.docs.resize(2);
+  const Profile profile = *FindProfile("kplab");
+  auto shared = BuildCorpus(ds, &p, profile);
+  ASSERT_FALSE(shared.ok());
+  EXPECT_EQ(shared.error().message, "preds.txt: 2 prediction lines for 3 documents of data (expected one per document)");
+  auto released = BuildCorpus(RawDataset(ds), std::optional<RawPredictions>(p), profile);
+  ASSERT_FALSE(released.ok());
+  EXPECT_EQ(released.error().message, shared.error().message);
 }
 
 }  // namespace
