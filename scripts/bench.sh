@@ -291,33 +291,24 @@ if cmake --build "$BUILD" -j"$(nproc)" --target kplab_least_work >"$TMP/build_lw
       --no-store --output csv)
   "${LW[@]}" >"$TMP/lw.out" 2>/dev/null
   "$KPLAB" "${EV[@]}" --metrics exact >"$TMP/lw_kplab.csv" 2>/dev/null
-  : >"$TMP/lw.time"; : >"$TMP/lw_exact.time"; : >"$TMP/lw_default.time"
-  for _ in $(seq "$RUNS"); do
-    timed "$TMP/lw.time" "${LW[@]}" >/dev/null 2>&1
-    timed "$TMP/lw_exact.time" "$KPLAB" "${EV[@]}" --metrics exact >/dev/null 2>&1
-    timed "$TMP/lw_default.time" "$KPLAB" "${EV[@]}" >/dev/null 2>&1
-  done
+  # The numbers first (they must be kplab's), then the timing: bench/least_work_ratio.py runs the three
+  # commands interleaved, RUNS times, timed around each process with a sub-millisecond clock.
   if ! "$PY" - "$TMP" <<'EOF'
-import os, statistics, sys
+import os, sys
 tmp = sys.argv[1]
-def med(name):
-    return statistics.median(float(l.split()[0]) for l in open(os.path.join(tmp, name)) if l.strip())
 mine = dict(l.split() for l in open(os.path.join(tmp, "lw.out")) if l.strip())
 theirs = dict(l.strip().split(",", 1) for l in open(os.path.join(tmp, "lw_kplab.csv")) if "," in l)
 diff = max(abs(float(v) - float(theirs[k])) for k, v in mine.items())
-lw, ex, de = med("lw.time"), med("lw_exact.time"), med("lw_default.time")
 print()
-print("kplab against the least-work program (KP20k, 20,000 documents, catSeqTG-2RF1 seed 1234, whole process):")
-print("  least work (bench/least_work.cc): %.3f s; numbers: %d, max |diff| vs kplab %g (%s)"
-      % (lw, len(mine), diff, "identical" if diff == 0 else "DIFFER"))
-print("  kplab eval --metrics exact: %.3f s = %.1fx (target <= 2x: %s)" % (ex, ex / lw, "yes" if ex <= 2 * lw else "NO"))
-print("  kplab eval (exact, rank, rprec): %.3f s = %.1fx (target <= 3x: %s)" % (de, de / lw, "yes" if de <= 3 * lw else "NO"))
+print("least work (bench/least_work.cc) numbers: %d, max |diff| vs kplab %g (%s)"
+      % (len(mine), diff, "identical" if diff == 0 else "DIFFER"))
 sys.exit(0 if diff == 0 else 1)
 EOF
   then
     echo "bench.sh: the least-work program and kplab disagree" >&2
     status=1
   fi
+  "$PY" bench/least_work_ratio.py --least-work "${LW[0]}" --kplab "$KPLAB" --data "$DATA" --runs "$RUNS" || status=1
 else
   tail -n 30 "$TMP/build_lw.log" >&2
   status=1
