@@ -6,9 +6,8 @@
 
 namespace kplab::host {
 
-std::string FormText(const Corpus& c, const Phrase& p, EmbedForm f) {
-  if (f == EmbedForm::kSurface) return std::string(p.surface);
-  return std::string(c.Str(p.key));
+std::string_view FormText(const Corpus& c, const Phrase& p, EmbedForm f) {
+  return f == EmbedForm::kSurface ? p.surface : c.Str(p.key);
 }
 
 PhrasePlan CollectPhrases(const Corpus& corpus, const bool (&forms)[kEmbedForms]) {
@@ -24,7 +23,7 @@ PhrasePlan CollectPhrases(const Corpus& corpus, const bool (&forms)[kEmbedForms]
     auto& rows = plan.row_of[f];
     rows.assign(corpus.phrases.size(), -1);
     for (const Phrase& p : corpus.phrases) {
-      const std::string_view t = static_cast<EmbedForm>(f) == EmbedForm::kSurface ? p.surface : corpus.Str(p.key);
+      const std::string_view t = FormText(corpus, p, static_cast<EmbedForm>(f));
       auto [it, inserted] = row_by_text.emplace(t, static_cast<std::int32_t>(plan.texts.size()));
       if (inserted) {
         plan.texts.emplace_back(t);

@@ -64,7 +64,8 @@ struct PlanRequest {
   int threads = 0;
 };
 
-std::string FormText(const Corpus& c, const Phrase& p, EmbedForm f);
+// The corpus's own string (its arena's surface or its lexicon's stem key): valid while the corpus is.
+std::string_view FormText(const Corpus& c, const Phrase& p, EmbedForm f);
 
 // The distinct strings a plan embeds: every phrase of the corpus (references and all predictions) in
 // each requested form, in the order of first appearance — all phrases in corpus order in the surface
