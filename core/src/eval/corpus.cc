@@ -87,29 +87,6 @@ void SplitAsciiWhitespace(std::string_view s, std::vector<std::string_view>& out
   }
 }
 
-// Bytes copied into large chunks with stable addresses (one allocation per 256 KiB).
-class ByteArena {
- public:
-  std::string_view Copy(std::string_view s) {
-    if (left_ < s.size()) {
-      const std::size_t size = std::max<std::size_t>(256 * 1024, s.size());
-      chunks_.push_back(std::make_unique<char[]>(size));
-      pos_ = chunks_.back().get();
-      left_ = size;
-    }
-    if (!s.empty()) std::memcpy(pos_, s.data(), s.size());
-    const std::string_view out(pos_, s.size());
-    pos_ += s.size();
-    left_ -= s.size();
-    return out;
-  }
-
- private:
-  std::vector<std::unique_ptr<char[]>> chunks_;
-  char* pos_ = nullptr;
-  std::size_t left_ = 0;
-};
-
 // A distinct raw keyphrase piece a builder met, and the local id of the phrase it normalized to (or
 // kDropped). Its bytes outlive the build: the raw import's (BuildCorpus of a const import), or the
 // builder's copies (ExHiRD's re-cut pieces; every piece when the import is released as it is built).
@@ -474,7 +451,7 @@ class Builder {
   std::vector<std::uint8_t> flags_;
   std::vector<TokenId> stem_of_;
   std::deque<std::string> owned_;
-  ByteArena piece_bytes_;  // the memo's copies of pieces (o_.consume)
+  PhraseArena piece_bytes_;  // the memo's copies of pieces (o_.consume)
   SmallSet seen_;
   std::vector<std::uint32_t> dup_index_;  // per kept prediction piece: its index in doc.preds
   std::vector<Keyphrase> preds_;          // a document's predictions while they are filtered
