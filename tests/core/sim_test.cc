@@ -1,11 +1,14 @@
 // Similarity matrices and maximum-weight assignment, checked against hand-worked examples, brute force,
 // and scipy/numpy outputs stored in tests/data/sim/reference.txt (tests/reference/gen_assign.py).
 #include "kplab/sim.h"
+#include "../../core/src/sim/dot_internal.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <limits>
 #include <numeric>
@@ -396,6 +399,62 @@ TEST(Sim, TopOneIsArgmax) {
       EXPECT_DOUBLE_EQ(RowTopKMean(m, r, 1), RowMax(m)[r]);
     }
   }
+}
+
+
+// Every cosine goes through one dot product; the AVX2 path must give the portable loop's bits, or
+// numbers would change with the machine. Hostile: every length around the 4-wide step (0..13 and
+// 100, 300), magnitudes from subnormal to near FLT_MAX, cancellation, inf and NaN, unaligned starts.
+TEST(Dot, Avx2GivesThePortableBits) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> unit(-1, 1);
+  std::uniform_int_distribution<int> exponent(-149, 127);
+  std::vector<float> x(400), y(400);
+  auto fill = [&](int mode) {
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      if (mode == 0) {
+        x[i] = unit(rng), y[i] = unit(rng);
+      } else if (mode == 1) {  // any magnitude
+        x[i] = std::ldexp(unit(rng), exponent(rng)), y[i] = std::ldexp(unit(rng), exponent(rng) / 2);
+      } else {  // cancellation: y = -x except one element
+        x[i] = unit(rng) * 1e30f, y[i] = (i % 7 == 3) ? 1e-30f : -x[i];
+      }
+    }
+  };
+  double probe = 0;
+  if (!sim_internal::DotAvx2(x.data(), y.data(), 0, &probe)) GTEST_SKIP() << "CPU has no AVX2";
+  EXPECT_EQ(probe, 0.0);
+  int compared = 0;
+  for (int mode = 0; mode < 3; ++mode) {
+    for (int round = 0; round < 20; ++round) {
+      fill(mode);
+      for (int n : {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 100, 300}) {
+        for (int offset : {0, 1, 3}) {
+          const double a = sim_internal::DotPortable(x.data() + offset, y.data() + offset, n);
+          double b = -1;
+          ASSERT_TRUE(sim_internal::DotAvx2(x.data() + offset, y.data() + offset, n, &b));
+          ASSERT_EQ(std::bit_cast<std::uint64_t>(a), std::bit_cast<std::uint64_t>(b))
+              << "mode " << mode << " n " << n << " offset " << offset << ": " << a << " vs " << b;
+          ++compared;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(compared, 3 * 20 * 16 * 3);
+  // Infinities and NaN go through both alike: inf * 0 is NaN in both, inf - inf too.
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> p = {inf, 1, 2, 3, 4}, q = {0, 1, 1, 1, 1}, r = {1, 1, 1, 1, -inf}, s = {inf, 0, 0, 0, 1};
+  double b = 0;
+  ASSERT_TRUE(sim_internal::DotAvx2(p.data(), q.data(), 5, &b));
+  EXPECT_TRUE(std::isnan(b));
+  EXPECT_TRUE(std::isnan(sim_internal::DotPortable(p.data(), q.data(), 5)));
+  ASSERT_TRUE(sim_internal::DotAvx2(s.data(), r.data(), 5, &b));
+  EXPECT_TRUE(std::isnan(b));  // inf + (-inf)
+  // A hand sum: 1*2 + 2*3 + 3*4 + 4*5 + 5*6 = 70.
+  std::vector<float> u = {1, 2, 3, 4, 5}, v = {2, 3, 4, 5, 6};
+  ASSERT_TRUE(sim_internal::DotAvx2(u.data(), v.data(), 5, &b));
+  EXPECT_EQ(b, 70.0);
+  EXPECT_EQ(sim_internal::Dot(u.data(), v.data(), 5), 70.0);
 }
 
 }  // namespace
