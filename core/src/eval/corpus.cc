@@ -629,8 +629,10 @@ Result<Corpus> BuildCorpusImpl(const RawDataset& dataset, const RawPredictions* 
     Builder& b = *builders[t];
     for (std::size_t i = begin; i < end; ++i) {
       b.Doc(i, dataset.docs[i], predictions ? &predictions->docs[i] : nullptr, corpus.docs[i]);
-      if (release_dataset) release_dataset->docs[i] = RawDoc{};
-      if (release_predictions) release_predictions->docs[i] = RawPrediction{};
+      // Moved out and destroyed, not assigned an empty one: a std::string assigned from an empty
+      // (short) string keeps its heap buffer, and the predictions' bytes stayed to the end that way.
+      if (release_dataset) RawDoc(std::move(release_dataset->docs[i]));
+      if (release_predictions) RawPrediction(std::move(release_predictions->docs[i]));
     }
     if (t == 0) return;
     // The local phrase ids of the range's keyphrases, so the merge can free each local phrase as it
