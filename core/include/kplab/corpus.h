@@ -24,7 +24,7 @@ namespace kplab {
 class PhraseArena {
  public:
   std::string_view Copy(std::string_view s);
-  std::span<TokenId> Ids(std::size_t n);
+  std::span<TokenId> Ids(std::size_t n);  // uninitialized: the caller writes every id
   // Takes over another arena's chunks (their addresses do not move).
   void Adopt(PhraseArena&& other);
 

@@ -36,7 +36,7 @@ void* PhraseArena::Take(std::size_t bytes, std::size_t align) {
   std::size_t pad = (align - reinterpret_cast<std::uintptr_t>(pos_) % align) % align;
   if (pos_ == nullptr || left_ < bytes + pad) {
     const std::size_t size = std::max<std::size_t>(256 * 1024, bytes + align);
-    chunks_.push_back(std::make_unique<std::byte[]>(size));
+    chunks_.push_back(std::make_unique_for_overwrite<std::byte[]>(size));  // handed out to be written
     pos_ = chunks_.back().get();
     left_ = size;
     pad = (align - reinterpret_cast<std::uintptr_t>(pos_) % align) % align;

@@ -43,7 +43,7 @@ TokenId Lexicon::Intern(std::string_view s) {
   // Strings live in large chunks (stable addresses, one allocation per 64 KiB).
   if (chunk_left_ < s.size() + 1) {
     const std::size_t size = std::max<std::size_t>(64 * 1024, s.size() + 1);
-    chunks_.push_back(std::make_unique<char[]>(size));
+    chunks_.push_back(std::make_unique_for_overwrite<char[]>(size));  // every byte is written before it is read
     chunk_pos_ = chunks_.back().get();
     chunk_left_ = size;
   }
