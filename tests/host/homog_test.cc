@@ -461,7 +461,17 @@ TEST_F(Homog, StudyScriptReformulationTable) {
       << o.out;
   EXPECT_NE(o.out.find("| Model | CP Hooper | CP Rodgers | % Gen. | Cor. ROUGE (Pearson) | Spearman |"),
             std::string::npos);
-  EXPECT_NE(o.out.find("| fixture | 39.6 | 67.5 | 5.9 | -0.25 | 0.20 |"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("| fixture | 39.6 | 67.5 | 5.9 | -0.25 | 0.20 | all |"), std::string::npos) << o.out;
+  // Capped to the first prediction: r1 {fuzzi cluster} both: 1, 1; r2 {imag segment} vs {graph cut}: 0,
+  // 0; r5 {neural machin translat} vs {machin translat}: 0, words 2/3; r6 {parallel sort} both: 1, 1.
+  // Hooper 2/4 = 50.0 %, Rodgers (1 + 0 + 2/3 + 1)/4 = 66.7 %; the 8 first predictions are all present.
+  o = Run("run scripts/analysis/homogeneity.lua --reformulations tests/data/homog/reformulations.jsonl "
+          "--reform-system fixture=tests/data/homog/reform_pred_original.txt,"
+          "tests/data/homog/reform_pred_reformulation.txt --top-k fixture=1");
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto row = o.out.find("| fixture | 50.0 | 66.7 | 0.0 | ");
+  ASSERT_NE(row, std::string::npos) << o.out;
+  EXPECT_EQ(o.out.substr(o.out.find('\n', row) - 5, 5), "| 1 |") << o.out;
 }
 
 TEST_F(Homog, StudyOnKp20kSharedData) {
