@@ -477,11 +477,13 @@ function kp.homog.wer(hyp, ref) end
 function kp.homog.rouge1(hyp, ref) end
 
 ---A system's prediction statistics over the corpus (or the given documents): {docs=, docs_with_text=,
----preds=, absent=, absent_share=, prmu={P=, R=, M=, U=} (shares), prmu_counts={...}}.
+---preds=, absent=, absent_share=, prmu={P=, R=, M=, U=} (shares), prmu_counts={...}}. top_k (>= 1)
+---counts only each document's first top_k predictions, as a capped system's CP sees them.
 ---@param corpus Corpus
 ---@param docs? integer[]
+---@param opts? {top_k?: integer}
 ---@return table
-function kp.homog.system_stats(corpus, docs) end
+function kp.homog.system_stats(corpus, docs, opts) end
 
 ---Reads a reformulation file (text, named `name` in messages) into two corpora, original and
 ---reformulation, with per-pair word error rate, ROUGE-1 and the keep/keyphrases_ok/length_ok checks:
@@ -805,7 +807,7 @@ function Column:get(i) end
 ---@field dataset string dataset name
 ---@field system string system name
 ---@field model {name: string, backend: string, fingerprint: string, dims: integer}|nil the embedding model (plugins with needs = {"embeddings"})
----@field pairs {normalize: fun(list: KeyphraseList): string[]}|nil plugins with needs = {"pairs"}: normalize replaces each keyphrase by its nearest gold keyphrase of the run
+---@field pairs {theta: number, n: integer, identical: integer, vocabulary_size: integer|nil, normalize: (fun(list: KeyphraseList): string[])|nil}|nil plugins with needs = {"pairs"}: n pairs listed by partners, identical = mined pairs with identical gold sets (in n only under keep_identical); normalize (vocabulary = "gold") replaces each keyphrase by its nearest gold keyphrase of the run
 local Ctx = {}
 
 ---Cosine similarities between the phrases of a and b (KeyphraseLists or arrays of strings) as a Matrix
@@ -823,7 +825,9 @@ function Ctx.cosine(a, b, form) end
 function Ctx.embedding(phrase, form) end
 
 ---The documents paired with doc (plugins with needs = {"pairs"}) whose index is higher, so each pair
----is seen once, in index order.
+---is seen once, in index order; second, how many of the pairs doc opens have identical gold sets
+---(listed only when the plugin's keep_identical is true; counted either way).
 ---@param doc Document
----@return {doc: Document, jaccard: number}[]
+---@return {doc: Document, jaccard: number, index: integer}[] partners
+---@return integer identical
 function Ctx.partners(doc) end

@@ -10,8 +10,9 @@
 //   kp.homog.genericity(corpus, pairs [, {stem=true}]) -> {collection={distinct=, mean_df=, mean_words=}, shared={...},
 //       pair_docs=, pairs=}
 //   kp.homog.wer(hyp, ref), kp.homog.rouge1(hyp, ref): strings (split on whitespace) or arrays of words
-//   kp.homog.system_stats(corpus [, docs]) -> {docs=, docs_with_text=, preds=, absent=, absent_share=,
-//       prmu={P=, R=, M=, U=} (shares), prmu_counts={...}}
+//   kp.homog.system_stats(corpus [, docs [, {top_k=k}]]) -> {docs=, docs_with_text=, preds=, absent=,
+//       absent_share=, prmu={P=, R=, M=, U=} (shares), prmu_counts={...}}; top_k caps each document's
+//       predictions to their first k
 //   kp.homog.reformulations(text, name [, {profile=, predictions_original={lines},
 //       predictions_reformulation={lines}, tolerance=0.1}]) -> {original=Corpus, reformulation=Corpus,
 //       pairs={{id=, method=, line=, words_original=, words_reformulation=, wer=, rouge1=, keep=,
@@ -376,7 +377,15 @@ int SystemStats(lua_State* L) {
       lua_pop(L, 1);
     }
   }
-  const homog::SystemCounts n = homog::CountSystem(*c, docs);
+  CheckOptions(L, 3, fn, {"top_k"});
+  lua_Integer top_k = 0;  // absent: every prediction; else each document's first top_k (>= 1)
+  const bool capped = Opt::Get(L, 3, "top_k") != LUA_TNIL;
+  lua_pop(L, 1);
+  if (capped) {
+    top_k = Opt::Integer(L, 3, fn, "top_k", 0);
+    if (top_k < 1) Fail(L, fn, fmt::format("option 'top_k' must be an integer >= 1 (got {})", top_k));
+  }
+  const homog::SystemCounts n = homog::CountSystem(*c, docs, static_cast<std::size_t>(top_k));
   const double np = static_cast<double>(n.preds);
   lua_createtable(L, 0, 7);
   lua_pushinteger(L, static_cast<lua_Integer>(n.docs));
@@ -488,8 +497,9 @@ int Reformulations(lua_State* L) {
 
 // ---- ctx.partners for plugins with needs = {"pairs"} --------------------------------------------------
 
-// ctx.partners(doc) -> {{doc = Document, jaccard = j}, ...}: the documents paired with doc whose index
-// is higher (each pair once), in index order.
+// ctx.partners(doc) -> {{doc = Document, jaccard = j, index = i}, ...}, identical: the documents paired
+// with doc whose index is higher (each pair once), in index order; and how many of the pairs doc opens
+// have identical gold sets (listed only under keep_identical), so a plugin can report both totals.
 int CtxPartners(lua_State* L) {
   auto* ud = Check<PairsUd>(L, lua_upvalueindex(1), kPairsMeta);
   if (lua_type(L, 1) != LUA_TUSERDATA) return luaL_error(L, "ctx.partners: expected a Document");
@@ -513,7 +523,8 @@ int CtxPartners(lua_State* L) {
     lua_setfield(L, -2, "index");
     lua_rawseti(L, -2, static_cast<lua_Integer>(k + 1));
   }
-  return 1;
+  lua_pushinteger(L, static_cast<lua_Integer>(ud->pairs->gold.identical.at(i)));
+  return 2;
 }
 
 // ctx.pairs.normalize(list) -> array of strings: each keyphrase of the list replaced by its nearest
@@ -562,10 +573,12 @@ void AddPairsCtx(lua_State* L, const std::shared_ptr<const Corpus>& corpus,
   NewUserdata<PairsUd>(L, kPairsMeta, PairsUd{corpus, pairs});
   lua_pushcclosure(L, Safe<CtxPartners>, 1);
   lua_setfield(L, -2, "partners");
-  lua_createtable(L, 0, 4);
+  lua_createtable(L, 0, 5);
   SetNumber(L, "theta", pairs->gold.theta);
   lua_pushinteger(L, static_cast<lua_Integer>(pairs->gold.n_pairs));
   lua_setfield(L, -2, "n");
+  lua_pushinteger(L, static_cast<lua_Integer>(pairs->gold.n_identical));
+  lua_setfield(L, -2, "identical");
   if (pairs->vocab.index) {
     lua_pushinteger(L, static_cast<lua_Integer>(pairs->vocab.size));
     lua_setfield(L, -2, "vocabulary_size");

@@ -10,7 +10,7 @@
 --
 -- kplab run scripts/analysis/homogeneity.lua --dataset DIR --system NAME=PREDICTIONS [--system ...]
 --     [--source FILE] [--theta 0.5] [--profile kplab] [--denominator union|max|mean] [--no-stem]
---     [--mine-stem] [--keep-identical]
+--     [--mine-stem] [--keep-identical] [--top-k K | --top-k NAME=K ...]
 --     [--reformulations FILE --reform-system NAME=ORIG_PREDS,REFORM_PREDS [--reform-system ...]]
 --     [--out FILE]
 -- scripts/homogeneity_study.sh runs it on every system with KP20k predictions in ../shared/data.
@@ -30,7 +30,11 @@ kplab run scripts/analysis/homogeneity.lua --dataset DIR --system NAME=PREDICTIO
   --mine-stem            mining: compare gold keyphrases as stem keys (default: as normalized strings,
                          the paper's "Jaccard index at the keyphrase level")
   --keep-identical       keep pairs whose gold sets are identical (default: left out; in KP20k they
-                         are duplicate records of one paper, which every system indexes identically)
+                         are duplicate records of one paper, which every system indexes identically);
+                         either way their number is reported
+  --top-k K              cap every system's predictions to their first K (K >= 1) before CP, % Gen.
+                         and PRMU (the paper gives its extractive systems 5); default: no cap
+  --top-k NAME=K         the same for the system NAME only (repeatable; overrides --top-k K)
   --reformulations FILE  reformulation pairs (JSONL, docs/homogeneity.md) for the Table 2 study
   --reform-system NAME=ORIG,REFORM   a system's ';' prediction lines for the originals and for the
                          reformulations, one line per pair (repeatable)
@@ -38,7 +42,7 @@ kplab run scripts/analysis/homogeneity.lua --dataset DIR --system NAME=PREDICTIO
 
 local function parse(argv)
   local o = { systems = {}, reform_systems = {}, theta = 0.5, profile = "kplab", denominator = "union",
-              stem = true, mine_stem = false, keep_identical = false }
+              stem = true, mine_stem = false, keep_identical = false, top_k = {} }
   local i = 1
   local function value(name)
     local v = argv[i + 1]
@@ -62,6 +66,15 @@ local function parse(argv)
     elseif a == "--mine-stem" then o.mine_stem = true; i = i + 1
     elseif a == "--keep-identical" then o.keep_identical = true; i = i + 1
     elseif a == "--out" then o.out = value(a)
+    elseif a == "--top-k" then
+      local v = value(a)
+      local name, k = v:match("^(.+)=(%d+)$")
+      if not name then k = v:match("^%d+$") end
+      k = k and math.tointeger(tonumber(k))
+      if not k or k < 1 then
+        error("--top-k expects K or NAME=K with K an integer >= 1 (got '" .. v .. "')", 0)
+      end
+      if name then o.top_k[name] = k else o.top_k_all = k end
     elseif a == "--reformulations" then o.reformulations = value(a)
     elseif a == "--system" then
       local v = value(a)
@@ -80,6 +93,13 @@ local function parse(argv)
   if not o.dataset and not o.reformulations then error("--dataset or --reformulations is required\n" .. USAGE, 0) end
   if o.dataset and #o.systems == 0 then error("--dataset needs at least one --system NAME=PREDICTIONS", 0) end
   if #o.reform_systems > 0 and not o.reformulations then error("--reform-system needs --reformulations", 0) end
+  for name in pairs(o.top_k) do
+    local known = false
+    for _, sys in ipairs(o.systems) do known = known or sys.name == name end
+    for _, sys in ipairs(o.reform_systems) do known = known or sys.name == name end
+    if not known then error("--top-k " .. name .. "=" .. o.top_k[name] .. ": no --system or --reform-system " ..
+      "is named '" .. name .. "'", 0) end
+  end
   return o
 end
 
@@ -113,6 +133,11 @@ local function table_md(header, rows)
 end
 local cp_opts = { stem = o.stem, denominator = o.denominator }
 
+-- A system's cap (--top-k NAME=K, else --top-k K, else none) and a prediction list under it.
+local function cap_of(name) return o.top_k[name] or o.top_k_all end
+local function capped(list, k) return k and list:top(k) or list end
+local function cap_text(k) return k and tostring(k) or "all" end
+
 -- PRMU shares of the reference keyphrases of the given documents (those with text).
 local function gold_prmu(corpus, docs)
   local c, n, with_text = { P = 0, R = 0, M = 0, U = 0 }, 0, 0
@@ -139,8 +164,11 @@ if o.dataset then
   end
   local gold = load(nil)
   local mined, ms = H.mine_pairs(gold, { theta = o.theta, stem = o.mine_stem })
-  local pairs, identical = {}, 0
+  -- Identical gold sets (in KP20k, one record twice): counted whether kept or not, so that both totals
+  -- are reported.
+  local pairs, identical, identical_all = {}, 0, 0
   for _, p in ipairs(mined) do
+    if p.shared == p.union then identical_all = identical_all + 1 end
     if p.shared == p.union and not o.keep_identical then
       identical = identical + 1
     else
@@ -161,7 +189,7 @@ if o.dataset then
     o.stem and "stemmed" or "not stemmed", o.denominator))
   emit(string.format("%d pairs from %d unique documents (%d documents with keyphrases; exact join: %d candidates " ..
     "verified, %d pairs found; %s).\n", #pairs, #docs, ms.sets, ms.candidates, #mined,
-    o.keep_identical and "pairs with identical gold sets kept" or
+    o.keep_identical and (identical_all .. " pairs with identical gold sets kept") or
       (identical .. " pairs with identical gold sets left out")))
 
   -- Table 1's row: the PRMU distribution of the gold keyphrases of the pair documents.
@@ -183,23 +211,25 @@ if o.dataset then
   local rows, extra = {}, {}
   for _, sys in ipairs(o.systems) do
     local corpus = load(sys.path)
+    local k = cap_of(sys.name)
     local hs, rs = {}, {}
     for _, p in ipairs(pairs) do
-      local h, r = H.cp(corpus:doc(p.a).preds, corpus:doc(p.b).preds, cp_opts)
+      local h, r = H.cp(capped(corpus:doc(p.a).preds, k), capped(corpus:doc(p.b).preds, k), cp_opts)
       if h == h then hs[#hs + 1], rs[#rs + 1] = h, r end
     end
-    local st = H.system_stats(corpus, docs)
-    local all = H.system_stats(corpus)
+    local st = H.system_stats(corpus, docs, { top_k = k })
+    local all = H.system_stats(corpus, nil, { top_k = k })
     rows[#rows + 1] = { sys.name, pct(mean(hs)), pct(mean(rs)) }
-    extra[#extra + 1] = { sys.name, tostring(#hs), pct(st.absent_share), tostring(st.preds),
+    extra[#extra + 1] = { sys.name, cap_text(k), tostring(#hs), pct(st.absent_share), tostring(st.preds),
       pct(st.prmu.P), pct(st.prmu.R), pct(st.prmu.M), pct(st.prmu.U), pct(all.absent_share),
       tostring(all.docs_with_text) }
   end
   emit("Homogeneity on the pairs (Table 3 layout; CP in %, mean over pairs):\n")
   table_md({ "Model", "CP Hooper", "CP Rodgers" }, rows)
-  emit("Per-system statistics: % absent (generated) predictions and their PRMU distribution, over the pair " ..
-       "documents with source text, and % absent over every document with text:\n")
-  table_md({ "Model", "pairs", "% Gen. (pairs)", "#preds", "%P", "%R", "%M", "%U", "% Gen. (all)", "docs with text" },
+  emit("Per-system statistics: the cap on each document's predictions (--top-k), % absent (generated) " ..
+       "predictions and their PRMU distribution, over the pair documents with source text, and % absent " ..
+       "over every document with text:\n")
+  table_md({ "Model", "top-k", "pairs", "% Gen. (pairs)", "#preds", "%P", "%R", "%M", "%U", "% Gen. (all)", "docs with text" },
     extra)
 end
 
@@ -238,17 +268,18 @@ if o.reformulations then
   for _, sys in ipairs(o.reform_systems) do
     local set = H.reformulations(text, o.reformulations, { profile = o.profile,
       predictions_original = lines_of(sys.original), predictions_reformulation = lines_of(sys.reformulation) })
+    local k = cap_of(sys.name)
     local hs, rs, rg, gen, total = {}, {}, {}, 0, 0
     for _, i in ipairs(kept) do
-      local a, b = set.original:doc(i), set.reformulation:doc(i)
-      local h, r = H.cp(a.preds, b.preds, cp_opts)
+      local a, b = capped(set.original:doc(i).preds, k), capped(set.reformulation:doc(i).preds, k)
+      local h, r = H.cp(a, b, cp_opts)
       if h == h then
         hs[#hs + 1], rs[#rs + 1], rg[#rg + 1] = h, r, set.pairs[i].rouge1
       end
-      for _, d in ipairs({ a, b }) do
-        for j = 1, #d.preds do
+      for _, list in ipairs({ a, b }) do
+        for j = 1, #list do
           total = total + 1
-          if not d.preds[j].present then gen = gen + 1 end
+          if not list[j].present then gen = gen + 1 end
         end
       end
     end
@@ -258,12 +289,13 @@ if o.reformulations then
       sr, sp = S.spearman(hs, rg)
     end
     local star = function(r, p) return num(r) .. ((p == p and p < 0.05) and "*" or "") end
-    rows[#rows + 1] = { sys.name, pct(mean(hs)), pct(mean(rs)), pct(gen / total), star(pr, pp), star(sr, sp) }
+    rows[#rows + 1] = { sys.name, pct(mean(hs)), pct(mean(rs)), pct(gen / total), star(pr, pp), star(sr, sp),
+      cap_text(k) }
   end
   if #rows > 0 then
     emit("Homogeneity on the kept reformulation pairs (Table 2 layout; CP in %; Cor. ROUGE = Pearson r " ..
          "of Hooper's CP with the pair's ROUGE-1, * p < 0.05; Spearman alongside):\n")
-    table_md({ "Model", "CP Hooper", "CP Rodgers", "% Gen.", "Cor. ROUGE (Pearson)", "Spearman" }, rows)
+    table_md({ "Model", "CP Hooper", "CP Rodgers", "% Gen.", "Cor. ROUGE (Pearson)", "Spearman", "top-k" }, rows)
   end
 end
 

@@ -2,7 +2,8 @@
 // end to end through `kplab run`, their figures opened in headless Chromium (tests/host/chromium.h).
 // calibration.lua runs on the fixture tests/data/calib/ (hand-computed values in tests/host/calib_test.cc);
 // positional.lua runs on the real data in ../shared/data and must give exactly the counts of the
-// independent Python reference tests/reference/positional_ref.py (skipped without the data).
+// independent Python reference tests/reference/positional_ref.py (skipped without the data); with
+// --rule paper, the paper's Table 3 (seed 001) as printed; both rules on a dataset worked out by hand.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -117,6 +118,114 @@ TEST(CalibScripts, PositionalMatchesPythonReferenceOnSharedData) {
   EXPECT_NE(o.out.find("| inspec | 500 |"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("| kp20k | 1000 |"), std::string::npos) << o.out;
   ExpectRenders(dir.path(), {"positional_counts.svg", "positional_accuracy.svg"}, "position");
+}
+
+// The paper's Table 3 (seed 001, §5.5), as printed, from --rule paper on the shared Meng-2017 files.
+TEST(CalibScripts, PositionalPaperRuleGivesThePapersTable3) {
+  const std::string data = KPLAB_SHARED_DATA;
+  if (!fs::exists(data + "/kpg_testsets_meng2017/inspec")) GTEST_SKIP() << "no " << data;
+  TempDir dir;
+  const Output o = RunKplab(dir.path(), "", "run --allow-write " + dir.path() + " --allow-read " + data +
+                                                " scripts/analysis/positional.lua --rule paper --system '' --data " +
+                                                data + " --datasets inspec,semeval,krapivin --out " + dir.path());
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(Slurp(fs::path(dir.path()) / "positional.tsv"),
+            "dataset\tsection\tgold_present\tpredicted\n"
+            "inspec\t1\t1326\t0\ninspec\t2\t845\t0\ninspec\t3\t686\t0\ninspec\t4\t602\t0\ninspec\t5\t173\t0\n"
+            "semeval\t1\t346\t0\nsemeval\t2\t126\t0\nsemeval\t3\t103\t0\nsemeval\t4\t54\t0\nsemeval\t5\t20\t0\n"
+            "krapivin\t1\t706\t0\nkrapivin\t2\t206\t0\nkrapivin\t3\t182\t0\nkrapivin\t4\t159\t0\nkrapivin\t5\t59\t0\n");
+  EXPECT_NE(o.out.find("| inspec | 500 | 1326 | 845 | 686 | 602 | 173 | 3632 |"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("Rule `paper`"), std::string::npos) << o.out;
+}
+
+// A two-document Meng-2017 dataset "tiny" under DIR/kpg_testsets_meng2017/tiny, with predictions of a
+// system "sys" in DIR/predictions/sys/tiny/p.txt.
+void WriteTinyPositional(const fs::path& root, const std::string& context, const std::string& keys,
+                         const std::string& preds) {
+  const fs::path ds = root / "kpg_testsets_meng2017" / "tiny";
+  fs::create_directories(ds);
+  fs::create_directories(root / "predictions" / "sys" / "tiny");
+  std::ofstream(ds / "word_tiny_testing_context.txt", std::ios::binary) << context;
+  std::ofstream(ds / "word_tiny_testing_allkeywords.txt", std::ios::binary) << keys;
+  std::ofstream(root / "predictions" / "sys" / "tiny" / "p.txt", std::ios::binary) << preds;
+}
+
+TEST(CalibScripts, PositionalBothRulesByHand) {
+  // Document 1: "learning networks . <eos> deep networks are learning machines", 61 characters.
+  //   nltk stems: learn network . <eos> deep network are learn machin -> the stemmed line
+  //   "learn network . <eos> deep network are learn machin" (51 characters), words starting at 0, 6, 14,
+  //   16, 22, 27, 35, 39, 45. kplab's text drops <eos>: "learning networks . deep networks are
+  //   learning machines" (55), words starting at 0, 9, 18, 20, 25, 34, 38, 47.
+  //   Gold "machines;deep networks;networks;networks;net;xyz":
+  //     piece          paper: stemmed offset, floor(i / 61 * 5) | kplab: offset, offset * 5 // 55
+  //     machines       45 -> 3.69 -> section 4                | 47 -> 4.27 -> section 5
+  //     deep networks  22 -> 1.80 -> section 2                | 20 -> 1.82 -> section 2
+  //     networks       6 -> 0.49 -> section 1                 | 9 -> 0.82 -> section 1
+  //     networks again counted again: section 1               | deduplicated
+  //     net            inside "network" at 6: section 1       | not a whole stem: absent
+  //     xyz            not found                              | absent
+  //   Predictions "networks;machine;deep network" = stem keys {network, machin, deep network}: every
+  //   piece but net is predicted.
+  // Document 2: "Graph Cuts <eos> we study graph cuts", 36 characters; stemmed "graph cut <eos> we studi
+  //   graph cut" (lower-cased by the stemmer); kplab's text "graph cuts we study graph cuts" (30).
+  //   Gold "graph cuts;Study": graph cut at 0 -> section 1 (both rules); studi at 19 -> 19 / 36 * 5 =
+  //   2.64 -> section 3 | study at 14 -> 70 // 30 = 2 -> section 3. Prediction "graph cuts": predicted.
+  // Per section (count, predicted): paper 1 (4, 3), 2 (1, 1), 3 (1, 0), 4 (1, 1), 5 (0, 0);
+  //                                 kplab 1 (2, 2), 2 (1, 1), 3 (1, 0), 4 (0, 0), 5 (1, 1).
+  TempDir dir;
+  const fs::path root = fs::path(dir.path()) / "data";
+  WriteTinyPositional(root,
+                      "learning networks . <eos> deep networks are learning machines\n"
+                      "Graph Cuts <eos> we study graph cuts\n",
+                      "machines;deep networks;networks;networks;net;xyz\ngraph cuts;Study\n",
+                      "networks;machine;deep network\ngraph cuts\n");
+  const std::string base = "run --allow-write " + dir.path() + " scripts/analysis/positional.lua --data " +
+                           root.string() + " --datasets tiny --system sys --file p.txt --out " + dir.path();
+  Output o = RunKplab(dir.path(), "", base + " --rule paper");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(Slurp(fs::path(dir.path()) / "positional.tsv"),
+            "dataset\tsection\tgold_present\tpredicted\n"
+            "tiny\t1\t4\t3\ntiny\t2\t1\t1\ntiny\t3\t1\t0\ntiny\t4\t1\t1\ntiny\t5\t0\t0\n");
+  EXPECT_NE(o.out.find("| tiny | 2 | 4 | 1 | 1 | 1 | 0 | 7 |"), std::string::npos) << o.out;
+  o = RunKplab(dir.path(), "", base);  // the default rule
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(Slurp(fs::path(dir.path()) / "positional.tsv"),
+            "dataset\tsection\tgold_present\tpredicted\n"
+            "tiny\t1\t2\t2\ntiny\t2\t1\t1\ntiny\t3\t1\t0\ntiny\t4\t0\t0\ntiny\t5\t1\t1\n");
+  EXPECT_NE(o.out.find("Rule `kplab`"), std::string::npos) << o.out;
+}
+
+TEST(CalibScripts, PositionalRuleAndFileErrors) {
+  TempDir dir;
+  const fs::path root = fs::path(dir.path()) / "data";
+  const std::string base = "run --allow-write " + dir.path() + " scripts/analysis/positional.lua --data " +
+                           root.string() + " --datasets tiny --system ''";
+  WriteTinyPositional(root, "a b . <eos> c d\n", "c d\n", "c d\n");
+  Output o = RunKplab(dir.path(), "", base + " --rule Paper");
+  EXPECT_EQ(o.code, 3);  // a script's error
+  EXPECT_NE(o.err.find("--rule must be 'kplab' or 'paper' (got 'Paper')"), std::string::npos) << o.err;
+  o = RunKplab(dir.path(), "", base + " --rule");
+  EXPECT_NE(o.code, 0);
+  EXPECT_NE(o.err.find("option --rule needs a value"), std::string::npos) << o.err;
+  // One gold line for two documents: both files named, nothing written.
+  const std::string ctx = (root / "kpg_testsets_meng2017/tiny/word_tiny_testing_context.txt").string();
+  const std::string kws = (root / "kpg_testsets_meng2017/tiny/word_tiny_testing_allkeywords.txt").string();
+  WriteTinyPositional(root, "a b . <eos> c d\ne f <eos> g\n", "c d\n", "");
+  o = RunKplab(dir.path(), "", base + " --rule paper --out " + dir.path());
+  EXPECT_EQ(o.code, 3);
+  EXPECT_NE(o.err.find(ctx + " has 2 lines but " + kws + " has 1 (expected one gold line per document)"),
+            std::string::npos) << o.err;
+  EXPECT_FALSE(fs::exists(fs::path(dir.path()) / "positional.tsv"));
+  // A line that is not UTF-8 is named by file and line.
+  WriteTinyPositional(root, "a b . <eos> c d\ne \xff f <eos> g\n", "c d\ng\n", "");
+  o = RunKplab(dir.path(), "", base + " --rule paper");
+  EXPECT_EQ(o.code, 3);
+  EXPECT_NE(o.err.find(ctx + ":2: invalid UTF-8 (expected UTF-8 text)"), std::string::npos) << o.err;
+  // A missing context file.
+  fs::remove(ctx);
+  o = RunKplab(dir.path(), "", base + " --rule paper");
+  EXPECT_NE(o.code, 0);
+  EXPECT_NE(o.err.find(ctx), std::string::npos) << o.err;
 }
 
 }  // namespace

@@ -262,6 +262,114 @@ TEST_F(Homog, PluginHooperRodgersOnFixture) {
   EXPECT_NE(o.err.find("homogeneity.lua: pair mining: theta must be in (0, 1] (got 0)"), std::string::npos) << o.err;
 }
 
+// top_k caps each document's predictions (after the profile's dedup) before the CP. Pairs kept by
+// default: (1,2), (1,6), (2,6); left out: (3,4), identical gold.
+//   top_k = 1: d1 {neural network}, d2 {neural network}, d6 {deep learn}; d3 = d4 = {queri expans}.
+//     Hooper and Rodgers: (1,2) 1, (1,6) 0, (2,6) 0 -> 1/3 each; with keep_identical (3,4) adds 1: 2/4.
+//   top_k = 2: d1 {neural network, convolut network}, d2 {neural network, imag classifi}, d6 {deep learn,
+//     neural network}. Hooper: every pair shares 1 of 3 -> 1/3. Rodgers: words d1 {neural, network,
+//     convolut}, d2 {neural, network, imag, classifi}, d6 {deep, learn, neural, network}: (1,2) 2/5,
+//     (1,6) 2/5, (2,6) 2/6 -> (2/5 + 2/5 + 1/3)/3 = 17/45.
+//   top_k = 10 (more than any list) and "all": the uncapped values, 0.7/3 and (3/8 + 5/7)/3.
+// all.cp_identical_pairs counts (3,4) whether it is kept or not: 1.
+TEST_F(Homog, PluginTopKAndIdenticalPairsByHand) {
+  std::string json = Eval("homogeneity", "--param homogeneity.top_k=1");
+  EXPECT_NEAR(Agg(json, "all.cp_hooper"), 1.0 / 3, 1e-12) << json;
+  EXPECT_NEAR(Agg(json, "all.cp_rodgers"), 1.0 / 3, 1e-12) << json;
+  EXPECT_EQ(Agg(json, "all.cp_pairs"), 3) << json;
+  EXPECT_EQ(Agg(json, "all.cp_identical_pairs"), 1) << json;
+  json = Eval("homogeneity", "--param homogeneity.top_k=1 --param homogeneity.keep_identical=true");
+  EXPECT_NEAR(Agg(json, "all.cp_hooper"), 0.5, 1e-12) << json;
+  EXPECT_EQ(Agg(json, "all.cp_pairs"), 4) << json;
+  EXPECT_EQ(Agg(json, "all.cp_identical_pairs"), 1) << json;
+  json = Eval("homogeneity", "--param homogeneity.top_k=2");
+  EXPECT_NEAR(Agg(json, "all.cp_hooper"), 1.0 / 3, 1e-12) << json;
+  EXPECT_NEAR(Agg(json, "all.cp_rodgers"), 17.0 / 45, 1e-12) << json;
+  for (const char* k : {"10", "all"}) {
+    json = Eval("homogeneity", std::string("--param homogeneity.top_k=") + k);
+    EXPECT_NEAR(Agg(json, "all.cp_hooper"), 0.7 / 3, 1e-12) << json;
+    EXPECT_NEAR(Agg(json, "all.cp_rodgers"), (3.0 / 8 + 5.0 / 7) / 3, 1e-12) << json;
+  }
+  // Hostile values fail the run before any document is scored, with the value named.
+  for (const char* bad : {"0", "-1", "five", "1.5", "", " 2"}) {
+    SCOPED_TRACE(bad);
+    Output o = Run(std::string("eval --dataset tests/data/homog/pairs --predictions tests/data/homog/pairs/predictions.txt "
+                               "--metrics homogeneity --no-store --param 'homogeneity.top_k=") + bad + "'");
+    EXPECT_EQ(o.code, 3);
+    EXPECT_NE(o.err.find(std::string("plugins/homogeneity.lua:39: parameter 'top_k' must be 'all' or an integer >= 1 (got '") + bad + "')"),
+              std::string::npos) << o.err;
+  }
+}
+
+TEST_F(Homog, SystemStatsTopKByHand) {
+  // First two predictions of each document (PRMU as in SystemStatsPrmuByHand): d1 P M, d2 P M, d3 P P,
+  // d4 P M, d5 P (it has one), d6 P P: 11 predictions, P 8, M 3, absent 3. First one: 6, all P.
+  Output o = Script(R"(
+local c = kp.load{dataset = "tests/data/homog/pairs", predictions = "tests/data/homog/pairs/predictions.txt"}
+for _, k in ipairs({2, 1}) do
+  local s = kp.homog.system_stats(c, nil, {top_k = k})
+  local n = s.prmu_counts
+  print(s.docs, s.preds, s.absent, n.P, n.R, n.M, n.U)
+end
+local s = kp.homog.system_stats(c, {1, 2}, {})  -- no top_k: every prediction
+print(s.preds, s.absent)
+)");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out, "6\t11\t3\t8\t0\t3\t0\n6\t6\t0\t6\t0\t0\t0\n6\t3\n");
+  const std::string load =
+      "local c = kp.load{dataset = 'tests/data/homog/pairs', predictions = "
+      "'tests/data/homog/pairs/predictions.txt'}\n";
+  o = Script(load + "kp.homog.system_stats(c, nil, {top_k = 0})\n");
+  EXPECT_NE(o.err.find("s.lua:2: kp.homog.system_stats: option 'top_k' must be an integer >= 1 (got 0)"),
+            std::string::npos) << o.err;
+  o = Script(load + "kp.homog.system_stats(c, nil, {top_k = -3})\n");
+  EXPECT_NE(o.err.find("option 'top_k' must be an integer >= 1 (got -3)"), std::string::npos) << o.err;
+  o = Script(load + "kp.homog.system_stats(c, nil, {top_k = 1.5})\n");
+  EXPECT_NE(o.err.find("kp.homog.system_stats: option 'top_k' must be an integer (got a non-integer number)"),
+            std::string::npos) << o.err;
+  o = Script(load + "kp.homog.system_stats(c, nil, {top_k = '5'})\n");
+  EXPECT_NE(o.err.find("option 'top_k' must be an integer (got string)"), std::string::npos) << o.err;
+  o = Script(load + "kp.homog.system_stats(c, nil, {topk = 5})\n");
+  EXPECT_NE(o.err.find("kp.homog.system_stats: unknown option 'topk' (expected one of: top_k)"), std::string::npos)
+      << o.err;
+}
+
+TEST_F(Homog, StudyScriptTopKAndIdenticalCounts) {
+  // The pairs fixture as a dataset: 4 pairs mined at 0.5, (3,4) identical; kept (1,2), (1,6), (2,6) over
+  // documents 1, 2, 6. Capped to 1 (values in PluginTopKAndIdenticalPairsByHand): Hooper = Rodgers =
+  // 33.3 %; the first predictions of documents 1, 2, 6 are all present (P): % Gen. 0.0 over 3
+  // predictions, and over every document's first prediction 0.0. Capped to 2 (by name): 33.3 / 37.8.
+  const std::string base = "run scripts/analysis/homogeneity.lua --dataset tests/data/homog/pairs "
+                           "--system fx=tests/data/homog/pairs/predictions.txt";
+  Output o = Run(base + " --top-k 1");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("3 pairs from 3 unique documents"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("4 pairs found; 1 pairs with identical gold sets left out"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("| fx | 33.3 | 33.3 |"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("| fx | 1 | 3 | 0.0 | 3 | 100.0 | 0.0 | 0.0 | 0.0 | 0.0 | 6 |"), std::string::npos) << o.out;
+  o = Run(base + " --top-k 1 --top-k fx=2");  // the system's own cap wins
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("| fx | 33.3 | 37.8 |"), std::string::npos) << o.out;
+  // Uncapped: 0.7/3 = 23.3 %, (3/8 + 5/7)/3 = 36.3 %; documents 1, 2, 6 have 8 predictions, 3 absent.
+  o = Run(base + " --keep-identical");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("4 pairs found; 1 pairs with identical gold sets kept"), std::string::npos) << o.out;
+  o = Run(base);
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("| fx | 23.3 | 36.3 |"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("| fx | all | 3 | 37.5 | 8 |"), std::string::npos) << o.out;
+  for (const char* bad : {"0", "-1", "five", "fx=0", "2.5", "fx="}) {
+    SCOPED_TRACE(bad);
+    o = Run(base + " --top-k '" + bad + "'");
+    EXPECT_EQ(o.code, 3);  // a script's error
+    EXPECT_NE(o.err.find(std::string("--top-k expects K or NAME=K with K an integer >= 1 (got '") + bad + "')"),
+              std::string::npos) << o.err;
+  }
+  o = Run(base + " --top-k other=5");
+  EXPECT_EQ(o.code, 3);
+  EXPECT_NE(o.err.find("--top-k other=5: no --system or --reform-system is named 'other'"), std::string::npos) << o.err;
+}
+
 // tests/data/homog/vectors.tsv (10 dimensions, unit vectors on axes e1..e10):
 //   neural network(s) = e1; convolutional network = .85 e1 + sqrt(1 - .85^2) e2; image classification = e3;
 //   image classifiers = .9 e3 + sqrt(.19) e4; transfer learning = e5; deep learning = .5 e5 + sqrt(.75) e6;
@@ -353,7 +461,17 @@ TEST_F(Homog, StudyScriptReformulationTable) {
       << o.out;
   EXPECT_NE(o.out.find("| Model | CP Hooper | CP Rodgers | % Gen. | Cor. ROUGE (Pearson) | Spearman |"),
             std::string::npos);
-  EXPECT_NE(o.out.find("| fixture | 39.6 | 67.5 | 5.9 | -0.25 | 0.20 |"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("| fixture | 39.6 | 67.5 | 5.9 | -0.25 | 0.20 | all |"), std::string::npos) << o.out;
+  // Capped to the first prediction: r1 {fuzzi cluster} both: 1, 1; r2 {imag segment} vs {graph cut}: 0,
+  // 0; r5 {neural machin translat} vs {machin translat}: 0, words 2/3; r6 {parallel sort} both: 1, 1.
+  // Hooper 2/4 = 50.0 %, Rodgers (1 + 0 + 2/3 + 1)/4 = 66.7 %; the 8 first predictions are all present.
+  o = Run("run scripts/analysis/homogeneity.lua --reformulations tests/data/homog/reformulations.jsonl "
+          "--reform-system fixture=tests/data/homog/reform_pred_original.txt,"
+          "tests/data/homog/reform_pred_reformulation.txt --top-k fixture=1");
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto row = o.out.find("| fixture | 50.0 | 66.7 | 0.0 | ");
+  ASSERT_NE(row, std::string::npos) << o.out;
+  EXPECT_EQ(o.out.substr(o.out.find('\n', row) - 5, 5), "| 1 |") << o.out;
 }
 
 TEST_F(Homog, StudyOnKp20kSharedData) {
@@ -377,6 +495,14 @@ TEST_F(Homog, StudyOnKp20kSharedData) {
     EXPECT_NE(out.find(std::string("| catSeqTG-2RF1 (") + seed + ") | "), std::string::npos) << out;
   }
   EXPECT_NE(out.find("| shared by a pair | 218 |"), std::string::npos) << out;
+  // Without the drop: all 549 pairs, over 996 documents, the 407 identical ones named as kept.
+  const std::string keep = std::string("cd ") + KPLAB_SOURCE_DIR + " && KPLAB=" + KPLAB_BINARY +
+                           " KPLAB_SHARED_DATA=" + data.string() + " bash scripts/homogeneity_study.sh --keep-identical >" +
+                           (dir_ / "out2").string() + " 2>" + (dir_ / "err2").string();
+  ASSERT_EQ(std::system(keep.c_str()), 0) << kplab::test::Slurp(dir_ / "err2");
+  const std::string all = kplab::test::Slurp(dir_ / "out2");
+  EXPECT_NE(all.find("549 pairs from 996 unique documents"), std::string::npos) << all;
+  EXPECT_NE(all.find("549 pairs found; 407 pairs with identical gold sets kept"), std::string::npos) << all;
 }
 
 }  // namespace

@@ -38,8 +38,9 @@ struct SystemCounts {
   std::size_t absent = 0;          // of them, not present in the text
   std::size_t prmu[4] = {0, 0, 0, 0};  // by Prmu (kPresent, kReordered, kMixed, kUnseen)
 };
-// Counts over c.docs[i] for i in docs (indices must be < c.docs.size()).
-SystemCounts CountSystem(const Corpus& c, std::span<const std::size_t> docs);
+// Counts over c.docs[i] for i in docs (indices must be < c.docs.size()), each document's predictions
+// capped to its first top_k (0: all of them), as the CP of a capped system sees them.
+SystemCounts CountSystem(const Corpus& c, std::span<const std::size_t> docs, std::size_t top_k = 0);
 
 // ---- Genericity ---------------------------------------------------------------------------------------
 
@@ -57,11 +58,14 @@ struct GoldPairOptions {
 };
 
 // The pairs of a run's gold, per document: the partners with a higher index (so that every pair is
-// scored once, by its first document) and the Jaccard of each, in MinePairs order.
+// scored once, by its first document) and the Jaccard of each, in MinePairs order. Pairs with identical
+// gold sets are counted whether kept or not, so that a report can give both totals.
 struct GoldPairs {
   double theta = 0.5;
-  std::size_t n_pairs = 0;
+  std::size_t n_pairs = 0;      // pairs in `partners`
+  std::size_t n_identical = 0;  // mined pairs with identical gold sets (in n_pairs only when kept)
   std::vector<std::vector<std::pair<std::uint32_t, double>>> partners;  // one list per document
+  std::vector<std::uint32_t> identical;  // per document: of the pairs it opens, those with identical gold
 };
 // Errors: theta out of range (MinePairs).
 Result<GoldPairs> MineGoldPairs(const Corpus& c, const GoldPairOptions& options);

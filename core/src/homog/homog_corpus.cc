@@ -1,5 +1,7 @@
 #include "kplab/homog_corpus.h"
 
+#include <algorithm>
+#include <span>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -20,14 +22,15 @@ std::vector<std::vector<std::uint32_t>> GoldSets(const Corpus& c, bool stem) {
   return sets;
 }
 
-SystemCounts CountSystem(const Corpus& c, std::span<const std::size_t> docs) {
+SystemCounts CountSystem(const Corpus& c, std::span<const std::size_t> docs, std::size_t top_k) {
   SystemCounts out;
   out.docs = docs.size();
   for (std::size_t i : docs) {
     const Document& d = c.docs[i];
     if (!d.has_text) continue;  // present/absent is undefined without the source
     ++out.docs_with_text;
-    for (const Keyphrase& k : d.preds) {
+    const std::size_t n = top_k == 0 ? d.preds.size() : std::min(top_k, d.preds.size());
+    for (const Keyphrase& k : std::span<const Keyphrase>(d.preds).first(n)) {
       ++out.preds;
       out.absent += !k.present;
       ++out.prmu[static_cast<int>(c.Classify(d, k))];
@@ -51,9 +54,14 @@ Result<GoldPairs> MineGoldPairs(const Corpus& c, const GoldPairOptions& options)
   GoldPairs out;
   out.theta = options.theta;
   out.partners.resize(c.docs.size());
+  out.identical.assign(c.docs.size(), 0);
   for (const auto& p : *pairs) {
     // Identical gold sets: in KP20k almost always the same record twice (docs/homogeneity.md).
-    if (p.shared == p.uni && !options.keep_identical) continue;
+    if (p.shared == p.uni) {
+      ++out.n_identical;
+      ++out.identical[p.a];
+      if (!options.keep_identical) continue;
+    }
     out.partners[p.a].emplace_back(p.b, p.jaccard);
     ++out.n_pairs;
   }
