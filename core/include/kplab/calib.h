@@ -79,9 +79,10 @@ Result<Reliability> ComputeReliability(std::span<const double> confidence,
                                        std::span<const std::uint8_t> correct, int bins,
                                        Binning binning = Binning::kWidth);
 
-// The largest confidence accepted as a probability: 1 plus the importer's rounding excess of a
-// log-probability (1e-6, docs/calibration.md), which 1/KPP can carry.
-inline constexpr double kMaxProbability = 1.000001;
+// The largest confidence accepted as a probability: the importer lets a log-probability exceed 0 by
+// 1e-6 (float rounding, docs/calibration.md), so 1/KPP can reach exp(1e-6) = 1.0000010000005; the
+// bound is that, rounded up.
+inline constexpr double kMaxProbability = 1.0000011;
 
 // Brier score of binary outcomes: mean over keyphrases of (confidence - correct)^2; NaN for none.
 // Errors: different lengths, a confidence that is not a probability (NaN, < 0 or > kMaxProbability).
