@@ -138,7 +138,7 @@ TEST(CalibScripts, CalibrationReportNextSteps) {
   const std::string p = dir / "p.jsonl";
   std::ofstream(p) << R"({"id": "d1", "tokens": ["a"], "logprobs": [-0.1]})" << "\n"
                    << R"({"id": "d2", "tokens": ["a"], "logprobs": [0.7]})" << "\n";
-  const Output above = RunKplab(dir.path(), "", "run scripts/analysis/calibration.lua --dataset " + kFixture +
+  const Output above = RunKplab(dir.path(), "", "run --allow-read " + dir.path() + " scripts/analysis/calibration.lua --dataset " + kFixture +
                                                     "dataset.jsonl --predictions " + p);
   EXPECT_NE(above.code, 0);
   EXPECT_NE(above.err.find(p + ":2: field \"logprobs\"[0] is 0.7 (expected a natural-log probability"),
@@ -181,7 +181,7 @@ TEST(CalibScripts, RerankByConfidence) {
       << bad.err;
   const std::string lines = dir / "p.txt";
   std::ofstream(lines) << "geothermal energy\nneural network\n";
-  const Output plain = RunKplab(dir.path(), "", "run scripts/analysis/rerank.lua --dataset " + kFixture +
+  const Output plain = RunKplab(dir.path(), "", "run --allow-read " + dir.path() + " scripts/analysis/rerank.lua --dataset " + kFixture +
                                                     "dataset.jsonl --predictions " + lines);
   EXPECT_NE(plain.code, 0);
   EXPECT_NE(plain.err.find("2 documents have predictions without token probabilities"), std::string::npos) << plain.err;

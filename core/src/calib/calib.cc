@@ -90,7 +90,9 @@ Status CheckPairs(std::span<const double> confidence, std::span<const std::uint8
   for (std::size_t j = 0; j < confidence.size(); ++j) {
     const double c = confidence[j];
     if (!std::isfinite(c) || c < 0) {
-      return Error{fmt::format("confidence {} is {} (expected a finite number >= 0)", j + 1, c)};
+      // "nan" whatever its sign bit: Lua's 0/0 is a negative NaN, which fmt spells "-nan".
+      return Error{fmt::format("confidence {} is {} (expected a finite number >= 0)", j + 1,
+                               std::isnan(c) ? std::string("nan") : fmt::format("{}", c))};
     }
   }
   return {};
