@@ -27,7 +27,8 @@ document's keyphrases). Aggregates over every keyphrase of the corpus: <s>.kpp.m
 <s>.ece_bin@i.accuracy and <s>.ece_bin@i.confidence (the last two only for non-empty bins), <s>.mce (the
 largest |accuracy - confidence| of a non-empty bin) and <s>.brier (mean of (confidence - accuracy)^2).
 Predictions dropped by the profile (duplicates, <unk>, empty) are not counted; per document
-all.excluded_dups and all.excluded_invalid say how many there were (run level: their sums).
+all.excluded_dups and all.excluded_invalid say how many there were (run level: all.excluded_dups.total,
+all.excluded_invalid.total).
 Whole-sequence perplexity (Eq. 1, every generated token including delimiters and the end token, padding
 left out): per document all.seq_ppl; run level all.seq_ppl.macro (mean over documents) and
 all.seq_ppl.micro (exp of minus the mean log-probability over every token of the corpus).]],
@@ -43,8 +44,14 @@ all.seq_ppl.micro (exp of minus the mean log-probability over every token of the
       sq_sum = c:hidden("brier_sum"), bins = {},
       -- Document-level quantities, written in subset "all" only.
       seq_ppl = c:column("seq_ppl"), seq_lp = c:hidden("seq_logprob_sum"), seq_n = c:hidden("seq_tokens"),
-      dups = c:column("excluded_dups", "sum"), invalid = c:column("excluded_invalid", "sum"),
+      dups = c:column("excluded_dups"), invalid = c:column("excluded_invalid"),
     }
+    -- Totals only where documents wrote counts (subset all): a plain sum would print 0 for present/absent.
+    for _, name in ipairs({ "excluded_dups", "excluded_invalid" }) do
+      c:custom(name .. ".total", function(_, cols)
+        if cols[name]:count() > 0 then return cols[name]:sum() end
+      end)
+    end
     c:mean("seq_ppl.macro", s.seq_ppl)
     c:custom("seq_ppl.micro", function(_, cols)
       local t = cols.seq_tokens:sum()

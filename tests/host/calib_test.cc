@@ -24,6 +24,7 @@
 #include <fstream>
 #include <regex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../core/temp_dir.h"
@@ -96,8 +97,8 @@ TEST_F(CalibCli, MceBrierSequencePerplexityByHand) {
   const double lp2 = SumLog({0.5, 0.9, 0.5, 0.98, 0.65, 0.65, 0.9, 0.75, 0.75, 0.96});
   EXPECT_NEAR(Aggregate(o.out, "all.seq_ppl.macro"), (std::exp(-lp1 / 10) + std::exp(-lp2 / 10)) / 2, 1e-12);
   EXPECT_NEAR(Aggregate(o.out, "all.seq_ppl.micro"), std::exp(-(lp1 + lp2) / 20), 1e-12);
-  EXPECT_EQ(Aggregate(o.out, "all.excluded_dups"), 0);
-  EXPECT_EQ(Aggregate(o.out, "all.excluded_invalid"), 0);
+  EXPECT_EQ(Aggregate(o.out, "all.excluded_dups.total"), 0);
+  EXPECT_EQ(Aggregate(o.out, "all.excluded_invalid.total"), 0);
   // The sequence is not the keyphrases: the run's KPP and ECE are those of EceAndKppMatchTheHandCalculation.
   EXPECT_NEAR(Aggregate(o.out, "all.ece"), (0.45 + 0.05 + 0.35 + (1 - s) + 0.35 + 0.75) / 6, 1e-12);
 }
@@ -109,14 +110,36 @@ TEST_F(CalibCli, ReportsExcludedPredictions) {
   const Output o = RunKplab(dir_.path(), "", "eval --dataset " + kFixture + "dataset.jsonl --predictions " + kFixture +
                                                  "excluded.jsonl --metrics calibration --no-store --output json");
   ASSERT_EQ(o.code, 0) << o.err;
-  EXPECT_EQ(Aggregate(o.out, "all.excluded_dups"), 2);
-  EXPECT_EQ(Aggregate(o.out, "all.excluded_invalid"), 1);
+  EXPECT_EQ(Aggregate(o.out, "all.excluded_dups.total"), 2);
+  EXPECT_EQ(Aggregate(o.out, "all.excluded_invalid.total"), 1);
+  // Counted per document in subset all only: present/absent have no total rather than a false 0.
+  EXPECT_EQ(o.out.find("present.excluded_dups"), std::string::npos) << o.out;
   EXPECT_NEAR(Aggregate(o.out, "all.confidence.micro"), (0.95 + 0.65) / 2, 1e-12);
   EXPECT_NEAR(Aggregate(o.out, "all.brier"), (0.05 * 0.05 + 0.35 * 0.35) / 2, 1e-12);
   // d1's sequence: all 12 tokens, the dropped keyphrases' included.
   const double lp1 = SumLog({0.95, 0.95, 0.9, 0.5, 0.5, 0.9, 0.4, 0.8, 0.9, 0.2, 0.25, 0.96});
   const double lp2 = SumLog({0.65, 0.65, 0.96});
   EXPECT_NEAR(Aggregate(o.out, "all.seq_ppl.micro"), std::exp(-(lp1 + lp2) / 15), 1e-12);
+}
+
+// Hostile input to the plugin: no bins, and a probability missing from a line (null where a
+// log-probability belongs) or above 1 (a log-probability above 0): each stops the run naming what.
+TEST_F(CalibCli, HostileBinsAndProbabilities) {
+  const Output zero = Eval("--param calibration.bins=0");
+  EXPECT_EQ(zero.code, 1);
+  EXPECT_NE(zero.err.find("plugin 'calibration': parameter 'bins' must be an integer from 1 to 10000 (got 0)"),
+            std::string::npos) << zero.err;
+  const std::string bad = dir_ / "bad.jsonl";
+  for (const auto& [lp, what] : std::vector<std::pair<std::string, std::string>>{
+           {"null", "is null (expected a log-probability (a number <= 0))"},
+           {"0.25", "is 0.25 (expected a natural-log probability: finite and <= 0"}}) {
+    std::ofstream(bad) << R"({"id": "d1", "tokens": ["a"], "logprobs": [-0.1]})" << "\n"
+                       << R"({"id": "d2", "tokens": ["a", "b"], "logprobs": [-0.1, )" << lp << "]}\n";
+    const Output o = RunKplab(dir_.path(), "", "eval --dataset " + kFixture + "dataset.jsonl --predictions " + bad +
+                                                   " --metrics calibration --no-store");
+    EXPECT_EQ(o.code, 2);
+    EXPECT_NE(o.err.find(bad + ":2: field \"logprobs\"[1] " + what), std::string::npos) << o.err;
+  }
 }
 
 // KPP per token (Eq. 2): the three-token keyphrases take the cube root instead of the square root.
