@@ -407,14 +407,46 @@ function kp.calib.count_probs(list) end
 ---@return integer
 function kp.calib.bin(confidence, bins) end
 
----Reliability table and expected calibration error of confidences against 0/1 correctness:
----{ece=, n=, bins={{lo=, hi=, count=, correct=, accuracy=, confidence=}, ...}} (accuracy and
----confidence NaN for empty bins).
+---Reliability table, expected and maximum calibration error of confidences against 0/1 correctness:
+---{ece=, mce=, n=, binning=, bins={{lo=, hi=, count=, correct=, accuracy=, confidence=}, ...}}
+---(accuracy and confidence NaN for empty bins). binning "width" (default): equal-width bins (lo, hi]
+---of [0, 1]; "mass": equal-mass bins of the confidences sorted ascending (ties in input order), lo/hi
+---the smallest and largest confidence of the bin.
 ---@param conf number[]
 ---@param correct (boolean|integer)[]
 ---@param bins integer
----@return {ece: number, n: integer, bins: {lo: number, hi: number, count: integer, correct: integer, accuracy: number, confidence: number}[]}
-function kp.calib.reliability(conf, correct, bins) end
+---@param binning? "width"|"mass"
+---@return {ece: number, mce: number, n: integer, binning: string, bins: {lo: number, hi: number, count: integer, correct: integer, accuracy: number, confidence: number}[]}
+function kp.calib.reliability(conf, correct, bins, binning) end
+
+---Brier score: the mean of (confidence - correct)^2; NaN for no keyphrase. Confidences must be
+---probabilities (up to the importer's 1e-6 rounding excess above 1).
+---@param conf number[]
+---@param correct (boolean|integer)[]
+---@return number
+function kp.calib.brier(conf, correct) end
+
+---Risk-coverage curve of selective prediction: keyphrases sorted by confidence, highest first (ties in
+---input order); keeping the first i gives coverage i/n and risk = errors among them / i. AURC = the
+---mean of the n risks; order = the input indices, most confident first.
+---@param conf number[]
+---@param correct (boolean|integer)[]
+---@return {aurc: number, coverage: number[], risk: number[], threshold: number[], order: integer[]}
+function kp.calib.risk_coverage(conf, correct) end
+
+---The log-probabilities of every token of the generated sequence of the list's document (delimiters
+---and end tokens included, declared padding left out): whole-sequence perplexity, seed 001 Eq. 1.
+---{} without token data.
+---@param list KeyphraseList
+---@return number[]
+function kp.calib.sequence_logprobs(list) end
+
+---How many predictions the profile dropped from the list's document: duplicates, then those with an
+---invalid token such as <unk>.
+---@param list KeyphraseList
+---@return integer dups
+---@return integer invalid
+function kp.calib.excluded(list) end
 
 ---The relative character position of each keyphrase's first occurrence in its document's source (NaN
 ---when absent) and its 1-based section out of `bins` (default 10; false when absent).

@@ -73,7 +73,10 @@ def main():
                 lps = [min(lps[k], 0.0) for k in keep]  # float rounding can give +1e-7
                 if any(not math.isfinite(x) for x in lps):
                     raise SystemExit(f"document {start + i + 1}: a generated token has probability 0")
+                # "padding": the batch padding after a finished sequence is no part of it (left out of
+                # the whole-sequence perplexity, seed 001 Eq. 1); it is in `special` already.
                 out.write(json.dumps({"subword": args.subword, "special": special,
+                                      "padding": [tokenizer.pad_token] if tokenizer.pad_token else [],
                                       "tokens": tokens, "logprobs": lps}, ensure_ascii=False) + "\n")
 
 

@@ -7,8 +7,15 @@
 //   kp.calib.word_probs(list)               -> per keyphrase, the probability of each word
 //   kp.calib.count_probs(list)              -> how many keyphrases of the list carry token probabilities
 //   kp.calib.bin(confidence, bins)          -> 1-based equal-width bin, (lo, hi]
-//   kp.calib.reliability(conf, correct, bins) -> {ece=, n=, bins={{lo=, hi=, count=, correct=, accuracy=,
-//                                                confidence=}, ...}} (accuracy/confidence NaN when empty)
+//   kp.calib.reliability(conf, correct, bins [, "width"|"mass"]) -> {ece=, mce=, n=, binning=, bins={{lo=,
+//                                                hi=, count=, correct=, accuracy=, confidence=}, ...}}
+//                                                (accuracy/confidence NaN when empty)
+//   kp.calib.brier(conf, correct)           -> Brier score
+//   kp.calib.risk_coverage(conf, correct)   -> {aurc=, coverage={}, risk={}, threshold={}, order={}}
+//   kp.calib.sequence_logprobs(list)        -> the log-probabilities of the list's document's whole
+//                                              generated sequence (padding left out; {} without data)
+//   kp.calib.excluded(list)                 -> duplicates, invalid (<unk>) predictions the profile
+//                                              dropped from the list's document
 //   kp.calib.positions(list [, bins])       -> relative character position of each keyphrase's first
 //                                              occurrence in its document's source (NaN when absent), and
 //                                              its 1-based section of `bins` (default 10; false when absent)
@@ -135,28 +142,41 @@ int Bin(lua_State* L) {
   return 1;
 }
 
-int Reliability(lua_State* L) {
-  const std::vector<double> conf = CheckNumbers(L, 1, "reliability", "confidence");
-  luaL_checktype(L, 2, LUA_TTABLE);
-  const lua_Integer n = luaL_len(L, 2);
+std::vector<std::uint8_t> CheckCorrect(lua_State* L, int arg, const char* fn) {
+  luaL_checktype(L, arg, LUA_TTABLE);
+  const lua_Integer n = luaL_len(L, arg);
+  if (n < 0) luaL_error(L, "kp.calib.%s: correct has a negative length", fn);
+  ReserveNative(L, static_cast<double>(n), "the array of flags");
   std::vector<std::uint8_t> correct;
   for (lua_Integer i = 1; i <= n; ++i) {
-    lua_rawgeti(L, 2, i);
+    lua_rawgeti(L, arg, i);
     if (lua_isboolean(L, -1)) {
       correct.push_back(lua_toboolean(L, -1) ? 1 : 0);
     } else if (lua_isinteger(L, -1) && (lua_tointeger(L, -1) == 0 || lua_tointeger(L, -1) == 1)) {
       correct.push_back(static_cast<std::uint8_t>(lua_tointeger(L, -1)));
     } else {
-      return luaL_error(L, "kp.calib.reliability: correct[%d] is %s (expected a boolean or 0/1)",
-                        static_cast<int>(i), luaL_typename(L, -1));
+      luaL_error(L, "kp.calib.%s: correct[%d] is %s (expected a boolean or 0/1)", fn, static_cast<int>(i),
+                 luaL_typename(L, -1));
     }
     lua_pop(L, 1);
   }
+  return correct;
+}
+
+int Reliability(lua_State* L) {
+  const std::vector<double> conf = CheckNumbers(L, 1, "reliability", "confidence");
+  const std::vector<std::uint8_t> correct = CheckCorrect(L, 2, "reliability");
   const int bins = CheckBins(L, 3, "reliability");
-  auto r = calib::ComputeReliability(conf, correct, bins);
+  const char* mode = luaL_optstring(L, 4, "width");
+  auto binning = calib::ParseBinning(mode);
+  if (!binning) return luaL_error(L, "kp.calib.reliability: %s", binning.error().message.c_str());
+  auto r = calib::ComputeReliability(conf, correct, bins, *binning);
   if (!r) return luaL_error(L, "kp.calib.reliability: %s", r.error().message.c_str());
-  lua_createtable(L, 0, 3);
+  lua_createtable(L, 0, 5);
   SetNumber(L, "ece", r->ece);
+  SetNumber(L, "mce", r->mce);
+  lua_pushstring(L, mode);
+  lua_setfield(L, -2, "binning");
   lua_pushinteger(L, static_cast<lua_Integer>(r->n));
   lua_setfield(L, -2, "n");
   lua_createtable(L, bins, 0);
@@ -175,6 +195,50 @@ int Reliability(lua_State* L) {
   }
   lua_setfield(L, -2, "bins");
   return 1;
+}
+
+int Brier(lua_State* L) {
+  const std::vector<double> conf = CheckNumbers(L, 1, "brier", "confidence");
+  const std::vector<std::uint8_t> correct = CheckCorrect(L, 2, "brier");
+  auto b = calib::Brier(conf, correct);
+  if (!b) return luaL_error(L, "kp.calib.brier: %s", b.error().message.c_str());
+  lua_pushnumber(L, *b);
+  return 1;
+}
+
+int RiskCoverage(lua_State* L) {
+  const std::vector<double> conf = CheckNumbers(L, 1, "risk_coverage", "confidence");
+  const std::vector<std::uint8_t> correct = CheckCorrect(L, 2, "risk_coverage");
+  auto rc = calib::ComputeRiskCoverage(conf, correct);
+  if (!rc) return luaL_error(L, "kp.calib.risk_coverage: %s", rc.error().message.c_str());
+  lua_createtable(L, 0, 5);
+  SetNumber(L, "aurc", rc->aurc);
+  PushNumbers(L, rc->coverage);
+  lua_setfield(L, -2, "coverage");
+  PushNumbers(L, rc->risk);
+  lua_setfield(L, -2, "risk");
+  PushNumbers(L, rc->threshold);
+  lua_setfield(L, -2, "threshold");
+  lua_createtable(L, static_cast<int>(rc->order.size()), 0);
+  for (std::size_t i = 0; i < rc->order.size(); ++i) {
+    lua_pushinteger(L, static_cast<lua_Integer>(rc->order[i] + 1));
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_setfield(L, -2, "order");
+  return 1;
+}
+
+int SequenceLogprobs(lua_State* L) {
+  const ListArg a = CheckListArg(L, 1, "sequence_logprobs");
+  PushNumbers(L, a.doc ? a.doc->sequence_logprobs : std::vector<double>{});
+  return 1;
+}
+
+int Excluded(lua_State* L) {
+  const ListArg a = CheckListArg(L, 1, "excluded");
+  lua_pushinteger(L, a.doc ? a.doc->n_pred_dups : 0);
+  lua_pushinteger(L, a.doc ? a.doc->n_pred_invalid : 0);
+  return 2;
 }
 
 int Positions(lua_State* L) {
@@ -216,6 +280,10 @@ const luaL_Reg kFunctions[] = {
     {"count_probs", Safe<CountProbs>},
     {"bin", Safe<Bin>},
     {"reliability", Safe<Reliability>},
+    {"brier", Safe<Brier>},
+    {"risk_coverage", Safe<RiskCoverage>},
+    {"sequence_logprobs", Safe<SequenceLogprobs>},
+    {"excluded", Safe<Excluded>},
     {"positions", Safe<Positions>},
     {"position_bin", Safe<PositionBin>},
     {nullptr, nullptr},

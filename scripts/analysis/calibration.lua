@@ -4,18 +4,23 @@
 -- three figures: reliability.svg (accuracy per confidence bin against the diagonal, with the share of
 -- keyphrases per bin), kpp_hist.svg (KPP of present vs absent keyphrases with their medians, the paper's
 -- Figure 1) and token_position.svg (mean conditional probability of the i-th token of a keyphrase,
--- i = 1..5, its Figure 2).
+-- i = 1..5, its Figure 2); with the paper's next steps (§6): MCE, Brier score, equal-mass bins
+-- (--binning mass), the risk-coverage curve of selective prediction with its AURC (risk_coverage.svg),
+-- whole-sequence perplexity (Eq. 1) and the predictions the profile dropped.
 -- kplab run scripts/analysis/calibration.lua --dataset D --predictions P [--out DIR] [--profile kplab]
---   [--bins 10] [--kpp words|tokens] [--system NAME] [--kpp-max X]
+--   [--bins 10] [--binning width|mass] [--kpp words|tokens] [--system NAME] [--kpp-max X]
 local C = kp.include("common.lua")
 
 local o = C.parse_args(arg, { dataset = "", predictions = "", profile = "kplab", bins = "10",
-                              kpp = "words", system = "", kpp_max = "", source = "", positions = "tokens" },
+                              kpp = "words", system = "", kpp_max = "", source = "", positions = "tokens",
+                              binning = "width" },
   "kplab run scripts/analysis/calibration.lua --dataset D --predictions P [options]\n" ..
   "  --dataset D, --predictions P   a dataset and a predictions file in the \"tokens\" format\n" ..
   "  --source FILE    source texts for a keyphrase-only dataset (KP20k)\n" ..
   "  --profile P      matching and normalisation profile (default kplab)\n" ..
-  "  --bins K         equal-width confidence bins (default 10)\n" ..
+  "  --bins K         confidence bins (default 10)\n" ..
+  "  --binning width|mass   equal-width bins of [0, 1] (default) or equal-mass bins (each holding\n" ..
+  "                   the same number of keyphrases, sorted by confidence)\n" ..
   "  --kpp words|tokens   KPP-s (Eq. 7, default) or KPP per token (Eq. 2/3)\n" ..
   "  --kpp-max X      upper end of the KPP histogram (default: the largest KPP)\n" ..
   "  --positions tokens|words   token_position.svg by token (default) or by word (the product of a\n" ..
@@ -25,6 +30,9 @@ if not o then return end
 if o.dataset == "" or o.predictions == "" then error("--dataset and --predictions are required (see --help)", 0) end
 local bins = math.tointeger(tonumber(o.bins))
 if not bins or bins < 1 then error("--bins must be a positive integer (got '" .. o.bins .. "')", 0) end
+if o.binning ~= "width" and o.binning ~= "mass" then
+  error("--binning must be 'width' (equal-width bins) or 'mass' (equal-mass bins) (got '" .. o.binning .. "')", 0)
+end
 if o.kpp ~= "words" and o.kpp ~= "tokens" then error("--kpp must be 'words' or 'tokens' (got '" .. o.kpp .. "')", 0) end
 if o.positions ~= "words" and o.positions ~= "tokens" then
   error("--positions must be 'tokens' or 'words' (got '" .. o.positions .. "')", 0)
@@ -43,9 +51,19 @@ local pos_n = { present = {}, absent = {}, all = {} }
 for _, s in pairs(pos_sum) do for i = 1, POS do s[i] = 0 end end
 for _, s in pairs(pos_n) do for i = 1, POS do s[i] = 0 end end
 local without_probs = 0
+local excluded_dups, excluded_invalid = 0, 0
+local seq_lp, seq_n, seq_ppl_sum, seq_docs = 0, 0, 0, 0
 for d = 1, #corpus do
   local doc = corpus:doc(d)
   local preds = doc.preds
+  local dups, invalid = kp.calib.excluded(preds)
+  excluded_dups, excluded_invalid = excluded_dups + dups, excluded_invalid + invalid
+  local seq = kp.calib.sequence_logprobs(preds)
+  if #seq > 0 then
+    local lp = 0
+    for i = 1, #seq do lp = lp + seq[i] end
+    seq_lp, seq_n, seq_ppl_sum, seq_docs = seq_lp + lp, seq_n + #seq, seq_ppl_sum + math.exp(-lp / #seq), seq_docs + 1
+  end
   if #preds > 0 then
     if kp.calib.count_probs(preds) < #preds then without_probs = without_probs + 1 end
     local kpps = kp.calib.kpps(preds, o.kpp)
@@ -75,29 +93,42 @@ end
 if #S.all.conf == 0 then error(o.predictions .. ": no predictions to analyse", 0) end
 
 local rep = C.report(o, "calibration", "Calibration of " .. system .. " on " .. o.dataset)
-rep:add(string.format("Profile `%s`, %s, %d equal-width confidence bins (lo, hi]; confidence = 1/KPP; " ..
+rep:add(string.format("Profile `%s`, %s, %d %s confidence bins%s; confidence = 1/KPP; " ..
   "a keyphrase is accurate when it matches a reference.\n", o.profile,
-  o.kpp == "words" and "KPP-s (per word, Eq. 7)" or "KPP (per token, Eq. 2/3)", bins))
+  o.kpp == "words" and "KPP-s (per word, Eq. 7)" or "KPP (per token, Eq. 2/3)", bins,
+  o.binning == "width" and "equal-width" or "equal-mass", o.binning == "width" and " (lo, hi]" or ""))
 
-local summary, rel = {}, {}
+local summary, rel, rc = {}, {}, {}
 for _, name in ipairs({ "all", "present", "absent" }) do
   local t = S[name]
   if #t.conf > 0 then
-    rel[name] = kp.calib.reliability(t.conf, t.correct, bins)
+    rel[name] = kp.calib.reliability(t.conf, t.correct, bins, o.binning)
+    rc[name] = kp.calib.risk_coverage(t.conf, t.correct)
     local hits = 0
     for _, c in ipairs(t.correct) do if c then hits = hits + 1 end end
     summary[#summary + 1] = { name, #t.conf, hits / #t.conf, kp.stats.mean(t.conf), kp.stats.median(t.kpp),
-                              kp.stats.mean(t.kpp), rel[name].ece }
+                              kp.stats.mean(t.kpp), rel[name].ece, rel[name].mce,
+                              kp.calib.brier(t.conf, t.correct), rc[name].aurc }
   end
 end
-rep:add(C.md_table({ "keyphrases", "n", "accuracy", "mean confidence", "median KPP", "mean KPP", "ECE" }, summary, 4))
+rep:add(C.md_table({ "keyphrases", "n", "accuracy", "mean confidence", "median KPP", "mean KPP", "ECE", "MCE",
+                     "Brier", "AURC" }, summary, 4))
+rep:add(string.format("Predictions the profile dropped (not counted above): %d duplicates, %d with an invalid " ..
+  "token (`<unk>`).\n", excluded_dups, excluded_invalid))
+if seq_n > 0 then
+  rep:add(string.format("Whole-sequence perplexity (Eq. 1, every generated token including delimiters and the end " ..
+    "token, padding left out): %.4f over %d tokens (micro); %.4f as the mean of %d documents' (macro).\n",
+    math.exp(-seq_lp / seq_n), seq_n, seq_ppl_sum / seq_docs, seq_docs))
+end
 
 for _, name in ipairs({ "all", "present", "absent" }) do
   if rel[name] then
     local rows = {}
     for i, b in ipairs(rel[name].bins) do
-      rows[i] = { string.format("(%.2f, %.2f]", b.lo, b.hi), b.count, b.count > 0 and b.accuracy or nil,
-                  b.count > 0 and b.confidence or nil }
+      -- Equal-mass bins are named by the confidences they hold (none when empty).
+      local label = o.binning == "width" and string.format("(%.2f, %.2f]", b.lo, b.hi)
+        or b.count > 0 and string.format("[%.4f, %.4f]", b.lo, b.hi) or "(empty)"
+      rows[i] = { label, b.count, b.count > 0 and b.accuracy or nil, b.count > 0 and b.confidence or nil }
     end
     rep:add("### Reliability bins: " .. name .. " keyphrases\n")
     rep:add(C.md_table({ "confidence", "count", "accuracy", "mean confidence" }, rows, 4))
@@ -106,24 +137,58 @@ end
 
 -- Reliability diagram: accuracy of each non-empty bin drawn at the bin's centre (as the paper's bars
 -- are), with the share of all keyphrases per bin as bars.
+-- Equal-mass bins have no fixed centre: their accuracy is drawn at their mean confidence, and no share
+-- bars (every bin holds the same share).
 local series = {}
-local share = { label = "share of keyphrases", x = {}, y = {}, bars = true, bar_width = 0.8 / bins }
-for i, b in ipairs(rel.all.bins) do
-  share.x[i], share.y[i] = (b.lo + b.hi) / 2, b.count / rel.all.n
+if o.binning == "width" then
+  local share = { label = "share of keyphrases", x = {}, y = {}, bars = true, bar_width = 0.8 / bins }
+  for i, b in ipairs(rel.all.bins) do
+    share.x[i], share.y[i] = (b.lo + b.hi) / 2, b.count / rel.all.n
+  end
+  series[1] = share
 end
-series[1] = share
 for _, name in ipairs({ "all", "present", "absent" }) do
   if rel[name] then
     local s = { label = string.format("%s (ECE %.3f)", name, rel[name].ece), x = {}, y = {} }
     for _, b in ipairs(rel[name].bins) do
-      if b.count > 0 then s.x[#s.x + 1], s.y[#s.y + 1] = (b.lo + b.hi) / 2, b.accuracy end
+      if b.count > 0 then
+        s.x[#s.x + 1], s.y[#s.y + 1] = o.binning == "width" and (b.lo + b.hi) / 2 or b.confidence, b.accuracy
+      end
     end
     series[#series + 1] = s
   end
 end
 rep:figure("reliability.svg", kp.plot.lines { title = "Reliability diagram: " .. system, xlabel = "confidence (1/KPP)",
   ylabel = "accuracy", diagonal = true, xrange = { 0, 1 }, yrange = { 0, 1 }, series = series },
-  "Accuracy per confidence bin; dashed: perfect calibration; bars: share of keyphrases per bin.")
+  o.binning == "width" and "Accuracy per confidence bin; dashed: perfect calibration; bars: share of keyphrases per bin."
+    or "Accuracy per equal-mass bin at its mean confidence; dashed: perfect calibration.")
+
+-- Risk-coverage (selective prediction): keep the most confident keyphrases first; risk = share of the
+-- kept ones that match no reference.
+local rseries, rrows = {}, {}
+for _, name in ipairs({ "all", "present", "absent" }) do
+  if rc[name] then
+    rseries[#rseries + 1] = { label = string.format("%s (AURC %.3f)", name, rc[name].aurc), x = rc[name].coverage,
+                              y = rc[name].risk }
+  end
+end
+for step = 1, 10 do
+  local row = { string.format("%d%%", step * 10) }
+  for j, name in ipairs({ "all", "present", "absent" }) do
+    local r = rc[name]
+    if r then
+      -- The last point whose coverage does not exceed step/10 (at least the first).
+      local i = math.max(1, math.floor(step * #r.risk / 10 + 1e-9))
+      row[j + 1] = r.risk[i]
+    end
+  end
+  rrows[#rrows + 1] = row
+end
+rep:add("### Risk by coverage (most confident keyphrases kept first)\n")
+rep:add(C.md_table({ "coverage", "all", "present", "absent" }, rrows, 4))
+rep:figure("risk_coverage.svg", kp.plot.lines { title = "Risk-coverage: " .. system, xlabel = "coverage",
+  ylabel = "risk (error rate of the kept keyphrases)", xrange = { 0, 1 }, yrange = { 0, 1 }, series = rseries },
+  "Error rate among the kept keyphrases when keeping the most confident share; AURC is the area under the curve.")
 
 -- KPP histograms, present vs absent, with medians.
 local groups = {}

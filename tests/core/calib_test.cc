@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -104,6 +105,144 @@ TEST(CalibEce, Errors) {
   EXPECT_TRUE(std::isnan(empty->ece));
 }
 
+// MCE, Brier and AURC worked out by hand on four keyphrases:
+//   confidence 0.9 0.8 0.3 0.2, correct 1 0 1 0.
+// Two equal-width bins (0, 0.5], (0.5, 1]: low {0.3 right, 0.2 wrong} acc 0.5 conf 0.25 gap 0.25; high
+// {0.9 right, 0.8 wrong} acc 0.5 conf 0.85 gap 0.35. ECE = 0.5*0.25 + 0.5*0.35 = 0.3, MCE = 0.35.
+// Brier = (0.1^2 + 0.8^2 + 0.7^2 + 0.2^2) / 4 = (0.01 + 0.64 + 0.49 + 0.04) / 4 = 0.295.
+// Risk-coverage, most confident first (0.9 r, 0.8 w, 0.3 r, 0.2 w): risks 0/1, 1/2, 1/3, 2/4;
+// AURC = (0 + 0.5 + 1/3 + 0.5) / 4 = 1/3.
+TEST(CalibStats, HandComputedMceBrierAurc) {
+  const std::vector<double> conf = {0.9, 0.8, 0.3, 0.2};
+  const std::vector<std::uint8_t> correct = {1, 0, 1, 0};
+  auto r = ComputeReliability(conf, correct, 2);
+  ASSERT_TRUE(r.ok());
+  EXPECT_NEAR(r->ece, 0.3, 1e-12);
+  EXPECT_NEAR(r->mce, 0.35, 1e-12);
+  EXPECT_NEAR(*Brier(conf, correct), 0.295, 1e-12);
+  auto rc = ComputeRiskCoverage(conf, correct);
+  ASSERT_TRUE(rc.ok());
+  EXPECT_NEAR(rc->aurc, 1.0 / 3, 1e-12);
+  EXPECT_EQ(rc->order, (std::vector<std::size_t>{0, 1, 2, 3}));
+  EXPECT_EQ(rc->coverage, (std::vector<double>{0.25, 0.5, 0.75, 1.0}));
+  EXPECT_NEAR(rc->risk[2], 1.0 / 3, 1e-15);
+  // Equal-mass, two bins: sorted 0.2 w, 0.3 r | 0.8 w, 0.9 r -- here the same bins as equal-width.
+  auto m = ComputeReliability(conf, correct, 2, Binning::kMass);
+  ASSERT_TRUE(m.ok());
+  EXPECT_NEAR(m->ece, 0.3, 1e-12);
+  EXPECT_EQ(m->bins[0].lo, 0.2);
+  EXPECT_EQ(m->bins[0].hi, 0.3);
+  EXPECT_EQ(m->bins[1].lo, 0.8);
+  // Three equal-mass bins of four: ranks [0,1), [1,2), [2,4): {0.2 w} gap 0.2, {0.3 r} gap 0.7,
+  // {0.8 w, 0.9 r} gap |0.5 - 0.85| = 0.35. ECE = 0.25*0.2 + 0.25*0.7 + 0.5*0.35 = 0.4, MCE = 0.7.
+  auto m3 = ComputeReliability(conf, correct, 3, Binning::kMass);
+  EXPECT_NEAR(m3->ece, 0.4, 1e-12);
+  EXPECT_NEAR(m3->mce, 0.7, 1e-12);
+  EXPECT_EQ(m3->bins[2].count, 2u);
+  // Whole-sequence perplexity: p = 0.5, 0.5, 1 -> exp(-(2 ln 0.5)/3) = 2^(2/3).
+  EXPECT_NEAR(SequencePerplexity(std::vector<double>{std::log(0.5), std::log(0.5), 0.0}), std::pow(2.0, 2.0 / 3), 1e-12);
+  // Nothing to measure: NaN, not 0.
+  EXPECT_TRUE(std::isnan(*Brier({}, {})));
+  EXPECT_TRUE(std::isnan(ComputeRiskCoverage({}, {})->aurc));
+  EXPECT_TRUE(std::isnan(ComputeReliability({}, {}, 3, Binning::kMass)->mce));
+}
+
+TEST(CalibStats, Errors) {
+  const std::vector<double> conf = {0.5, 1.5};
+  const std::vector<std::uint8_t> two = {1, 0}, one = {1};
+  EXPECT_EQ(Brier(conf, two).error().message, "confidence 2 is 1.5 (expected a probability in [0, 1])");
+  EXPECT_EQ(Brier(conf, one).error().message,
+            "2 confidences and 1 correctness flags (expected one of each per keyphrase)");
+  const std::vector<double> neg = {0.5, -0.1}, nan = {std::nan(""), 0.5};
+  EXPECT_EQ(Brier(neg, two).error().message, "confidence 2 is -0.1 (expected a finite number >= 0)");
+  EXPECT_EQ(ComputeRiskCoverage(nan, two).error().message, "confidence 1 is nan (expected a finite number >= 0)");
+  EXPECT_EQ(ComputeRiskCoverage(conf, one).error().message,
+            "2 confidences and 1 correctness flags (expected one of each per keyphrase)");
+  EXPECT_TRUE(ComputeRiskCoverage(conf, two).ok());  // only the order of confidences matters
+  EXPECT_EQ(ComputeReliability(neg, two, 0, Binning::kMass).error().message, "bins must be >= 1 (got 0)");
+  EXPECT_EQ(ParseBinning("quantile").error().message,
+            "unknown binning 'quantile' (expected 'width' for equal-width bins or 'mass' for equal-mass bins)");
+  EXPECT_EQ(*ParseBinning("mass"), Binning::kMass);
+  // The importer's rounding excess (a log-probability up to 1e-6) is a probability still.
+  EXPECT_TRUE(Brier(std::vector<double>{std::exp(1e-6)}, std::vector<std::uint8_t>{1}).ok());
+}
+
+// Every statistic against numpy's values in tests/data/calib/stats_reference.txt, written by
+// tests/reference/gen_calib_stats.py from the hand-made cases listed there.
+TEST(CalibStats, MatchNumpyReference) {
+  std::ifstream in(kData + "stats_reference.txt");
+  ASSERT_TRUE(in) << kData + "stats_reference.txt";
+  auto read_n = [&](std::size_t n) {
+    std::vector<double> v(n);
+    for (double& x : v) in >> x;
+    return v;
+  };
+  auto expect_key = [&](const std::string& key) {
+    std::string k;
+    in >> k;
+    EXPECT_EQ(k, key);
+  };
+  int cases = 0, seqs = 0;
+  std::string word;
+  while (in >> word) {
+    if (word[0] == '#') {
+      std::getline(in, word);
+      continue;
+    }
+    if (word == "case") {
+      std::string name;
+      int bins = 0;
+      std::size_t n = 0;
+      in >> name >> bins >> n;
+      SCOPED_TRACE(name);
+      expect_key("conf");
+      const std::vector<double> conf = read_n(n);
+      expect_key("correct");
+      std::vector<std::uint8_t> correct;
+      for (double x : read_n(n)) correct.push_back(x != 0);
+      auto value = [&](const std::string& key) {
+        expect_key(key);
+        double v = 0;
+        in >> v;
+        return v;
+      };
+      auto w = ComputeReliability(conf, correct, bins, Binning::kWidth);
+      auto m = ComputeReliability(conf, correct, bins, Binning::kMass);
+      ASSERT_TRUE(w.ok() && m.ok());
+      EXPECT_NEAR(w->ece, value("ece_width"), 1e-12);
+      EXPECT_NEAR(w->mce, value("mce_width"), 1e-12);
+      EXPECT_NEAR(m->ece, value("ece_mass"), 1e-12);
+      EXPECT_NEAR(m->mce, value("mce_mass"), 1e-12);
+      expect_key("mass_counts");
+      const std::vector<double> counts = read_n(static_cast<std::size_t>(bins));
+      for (int b = 0; b < bins; ++b) EXPECT_EQ(static_cast<double>(m->bins[b].count), counts[b]) << "bin " << b;
+      EXPECT_NEAR(*Brier(conf, correct), value("brier"), 1e-12);
+      auto rc = ComputeRiskCoverage(conf, correct);
+      ASSERT_TRUE(rc.ok());
+      EXPECT_NEAR(rc->aurc, value("aurc"), 1e-12);
+      expect_key("risk");
+      const std::vector<double> risk = read_n(n);
+      for (std::size_t i = 0; i < n; ++i) EXPECT_NEAR(rc->risk[i], risk[i], 1e-12) << "point " << i;
+      expect_key("end");
+      ++cases;
+    } else if (word == "seq") {
+      std::string name;
+      std::size_t t = 0;
+      in >> name >> t;
+      const std::vector<double> lp = read_n(t);
+      expect_key("ppl");
+      double ppl = 0;
+      in >> ppl;
+      EXPECT_NEAR(SequencePerplexity(lp), ppl, 1e-12) << name;
+      ++seqs;
+    } else {
+      FAIL() << "unexpected '" << word << "' in stats_reference.txt";
+    }
+  }
+  EXPECT_EQ(cases, 7);
+  EXPECT_EQ(seqs, 3);
+}
+
 TEST(CalibDetokenize, Schemes) {
   std::vector<std::uint8_t> starts;
   const std::vector<std::string> sp = {"\xE2\x96\x81geo", "thermal", "\xE2\x96\x81heat"};
@@ -164,6 +303,25 @@ TEST(CalibTokensFormat, ImportsOne2SetFixture) {
   EXPECT_NEAR(KppWords(g.logprobs, g.words), 10.0, 1e-12);
 }
 
+// Whole-sequence log-probabilities keep delimiters and end tokens (d1: 10 tokens) and leave out the
+// "padding" tokens (d2: 11 tokens, its final <pad> listed as padding).
+TEST(CalibTokensFormat, KeepsTheWholeSequence) {
+  const RawPredictions p = Import(kData + "tokens.jsonl");
+  ASSERT_EQ(p.docs.size(), 2u);
+  ASSERT_EQ(p.docs[0].sequence_logprobs.size(), 10u);
+  EXPECT_EQ(p.docs[0].sequence_logprobs[3], std::log(0.99));  // the first ';'
+  EXPECT_EQ(p.docs[0].sequence_logprobs[9], std::log(0.97));  // '</s>'
+  EXPECT_EQ(p.docs[1].sequence_logprobs.size(), 10u);
+  // d1: 0.625 0.8 0.605 0.99 0.95 0.95 0.9 0.35 0.35 0.97.
+  double lp = 0;
+  for (double q : {0.625, 0.8, 0.605, 0.99, 0.95, 0.95, 0.9, 0.35, 0.35, 0.97}) lp += std::log(q);
+  EXPECT_NEAR(SequencePerplexity(p.docs[0].sequence_logprobs), std::exp(-lp / 10), 1e-12);
+  // One2Set: slot after slot. d2: key phrase Ġgeneration </s> | <null> | neural Ġnetwork </s> <pad>,
+  // nothing declared as padding: all 9 tokens.
+  const RawPredictions s = Import(kData + "one2set.jsonl");
+  EXPECT_EQ(s.docs[0].sequence_logprobs.size(), 9u);
+}
+
 // Each bad line yields FILE:LINE and what was expected.
 TEST(CalibTokensFormat, Errors) {
   test::TempDir dir;
@@ -187,7 +345,7 @@ TEST(CalibTokensFormat, Errors) {
   EXPECT_EQ(error_of(R"({"tokens": ["a"], "logprobs": [-1], "decoding": "greedy"})"),
             at + "field \"decoding\" is \"greedy\" (expected \"one2seq\" or \"one2set\")");
   EXPECT_EQ(error_of(R"({"tokens": ["a"], "logprobs": [-1], "specials": []})"),
-            at + "unknown field \"specials\" (expected only id, decoding, subword, special, tokens, logprobs)");
+            at + "unknown field \"specials\" (expected only id, decoding, subword, special, padding, tokens, logprobs)");
   EXPECT_EQ(error_of(R"({"decoding": "one2set", "special": [";"], "tokens": [["a", ";", "b"]], "logprobs": [[-1, -1, -1]]})"),
             at + "slot 0 has 2 keyphrases (runs of tokens between \"special\" tokens) (expected at most one keyphrase per One2Set slot)");
   EXPECT_EQ(error_of(R"({"decoding": "one2set", "tokens": ["a"], "logprobs": [-1]})"),
@@ -195,6 +353,12 @@ TEST(CalibTokensFormat, Errors) {
   EXPECT_EQ(error_of(R"({"subword": "bpe", "tokens": ["\u4e00"], "logprobs": [-1]})"),
             at + "\"tokens\" tokens 0..0: token \"\xE4\xB8\x80\" has U+4E00, which is not in the byte-level BPE alphabet "
                  "(expected tokens of the declared \"subword\" scheme)");
+  EXPECT_EQ(error_of(R"({"tokens": ["a"], "logprobs": [-1], "padding": "<pad>"})"),
+            at + "field \"padding\" is a string (expected an array of strings)");
+  EXPECT_EQ(error_of(R"({"tokens": ["a", "<pad>"], "logprobs": [-1, 0], "special": ["</s>"], "padding": ["<pad>"]})"),
+            at + "field \"padding\" lists \"<pad>\", which \"special\" does not (expected padding tokens listed in \"special\" too)");
+  EXPECT_EQ(error_of(R"({"tokens": ["a"]], "logprobs": [-1]})"),
+            at + "malformed JSON (expected a JSON object with \"tokens\" and \"logprobs\" (docs/calibration.md))");
   EXPECT_EQ(error_of("[1, 2]"), at + "line is an array (expected a JSON object with \"tokens\" and \"logprobs\" (docs/calibration.md))");
   EXPECT_EQ(error_of("{\"tokens\": "), at + "malformed JSON (expected a JSON object with \"tokens\" and \"logprobs\" (docs/calibration.md))");
 }
@@ -226,6 +390,21 @@ TEST(CalibCorpus, PredictionsCarryTokenProbabilities) {
   EXPECT_EQ(d2.preds[1].surface(), "neural network");
   // 0.65 * 0.65 over two tokens (the end token excluded): KPP = 1/0.65.
   EXPECT_NEAR(KeyphraseKpp(*d2.preds[1].probs(), KppNorm::kTokens), 1 / 0.65, 1e-12);
+}
+
+// tests/data/calib/excluded.jsonl, d1: "heat pump", "heat pump" (a repeat), "<unk> energy" (an invalid
+// token under the kplab profile), "Heat Pumps" (the same stems: a repeat): 2 duplicates, 1 invalid, one
+// kept prediction carrying the first occurrence's probabilities (0.95, 0.95). d2 drops nothing.
+TEST(CalibCorpus, CountsDroppedPredictions) {
+  const Corpus c = Build("excluded.jsonl");
+  ASSERT_EQ(c.docs.size(), 2u);
+  EXPECT_EQ(c.docs[0].n_pred_dups, 2);
+  EXPECT_EQ(c.docs[0].n_pred_invalid, 1);
+  ASSERT_EQ(c.docs[0].preds.size(), 1u);
+  EXPECT_NEAR(KeyphraseKpp(*c.docs[0].preds[0].probs(), KppNorm::kTokens), 1 / 0.95, 1e-12);
+  EXPECT_EQ(c.docs[0].sequence_logprobs.size(), 12u);
+  EXPECT_EQ(c.docs[1].n_pred_dups, 0);
+  EXPECT_EQ(c.docs[1].n_pred_invalid, 0);
 }
 
 // Source of d1 (kplab profile: title and body tokens joined by spaces):

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -99,6 +100,92 @@ TEST(CalibScripts, CalibrationNeedsTokenProbabilities) {
                                                 "dataset.jsonl --predictions " + lines);
   EXPECT_NE(o.code, 0);
   EXPECT_NE(o.err.find("2 documents have predictions without token probabilities"), std::string::npos) << o.err;
+}
+
+// The next-step statistics in the report: MCE, Brier and AURC of the six keyphrases are numpy's values in
+// tests/data/calib/stats_reference.txt (case fixture6: 0.75, 0.2148027836582477, 0.26944444444444443;
+// with three equal-mass bins, fixture6_3: ECE 0.27927639182912384, MCE 0.4), rounded to 4 decimals.
+TEST(CalibScripts, CalibrationReportNextSteps) {
+  TempDir dir;
+  const std::string run = "run --allow-write " + dir.path() + " scripts/analysis/calibration.lua --dataset " + kFixture +
+                          "dataset.jsonl --predictions " + kFixture + "tokens.jsonl --system fixture";
+  const Output o = RunKplab(dir.path(), "", run + " --out " + dir.path());
+  ASSERT_EQ(o.code, 0) << o.err;
+  const std::string md = Slurp(fs::path(dir.path()) / "calibration.md");
+  EXPECT_NE(md.find("| all | 6 | 0.6667 | 0.6207 | 1.6783 | 1.7847 | 0.4126 | 0.7500 | 0.2148 | 0.2694 |"),
+            std::string::npos) << md;
+  EXPECT_NE(md.find("0 duplicates, 0 with an invalid token"), std::string::npos) << md;
+  // Risk at 50% coverage: the 3 most confident (0.95 r, 0.75 w, 0.65 r) -> 1/3; at 100%: 2/6.
+  EXPECT_NE(md.find("| 50% | 0.3333 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 100% | 0.3333 |"), std::string::npos) << md;
+  // Sequence perplexity over 20 tokens: d1's 10 and d2's 10 (its <pad> is padding).
+  EXPECT_NE(md.find("over 20 tokens (micro)"), std::string::npos) << md;
+  ExpectRenders(dir.path(), {"risk_coverage.svg"}, "fixture");
+
+  const Output m = RunKplab(dir.path(), "", run + " --binning mass --bins 3");
+  ASSERT_EQ(m.code, 0) << m.err;
+  EXPECT_NE(m.out.find("| all | 6 | 0.6667 | 0.6207 | 1.6783 | 1.7847 | 0.2793 | 0.4000 | 0.2148 | 0.2694 |"),
+            std::string::npos) << m.out;
+  EXPECT_NE(m.out.find("3 equal-mass confidence bins"), std::string::npos) << m.out;
+
+  const Output bad = RunKplab(dir.path(), "", run + " --binning quantile");
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.err.find("--binning must be 'width' (equal-width bins) or 'mass' (equal-mass bins) (got 'quantile')"),
+            std::string::npos) << bad.err;
+  const Output zero = RunKplab(dir.path(), "", run + " --bins 0");
+  EXPECT_NE(zero.code, 0);
+  EXPECT_NE(zero.err.find("--bins must be a positive integer (got '0')"), std::string::npos) << zero.err;
+  // Probabilities outside [0, 1] (a log-probability above 0) stop the import at the file and line.
+  const std::string p = dir / "p.jsonl";
+  std::ofstream(p) << R"({"id": "d1", "tokens": ["a"], "logprobs": [-0.1]})" << "\n"
+                   << R"({"id": "d2", "tokens": ["a"], "logprobs": [0.7]})" << "\n";
+  const Output above = RunKplab(dir.path(), "", "run --allow-read " + dir.path() + " scripts/analysis/calibration.lua --dataset " + kFixture +
+                                                    "dataset.jsonl --predictions " + p);
+  EXPECT_NE(above.code, 0);
+  EXPECT_NE(above.err.find(p + ":2: field \"logprobs\"[0] is 0.7 (expected a natural-log probability"),
+            std::string::npos) << above.err;
+}
+
+// Re-ranking by confidence on the fixture (confidences in tests/host/calib_test.cc's header):
+//   d1 refs geothermal energy, heat pump, climate change; predicted geothermal energy (0.55 r),
+//      heat pump (0.95 r), solar power (0.35 w) -> re-ranked heat pump, geothermal energy, solar power;
+//   d2 refs keyphrase generation, neural network, sequence to sequence; predicted keyphrase generation
+//      (0.474 r), neural network (0.65 r), deep learning (0.75 w) -> deep learning, neural network,
+//      keyphrase generation.
+// F1@1 before: both documents P 1, R 1/3 -> 0.5 each; after: d1 0.5, d2 0 -> macro 0.25; micro after:
+//   P 1/2, R 1/6 -> 0.25. F1@2 before: P 1, R 2/3 -> 0.8 both; after d2 P 1/2, R 1/3 -> 0.4: macro 0.6.
+// F1@5 and F1@M do not change (three predictions): F1@5 = 2 (2/5)(2/3) / (2/5 + 2/3) = 0.5, which is
+//   also what `exact` reports as all.f1@5.macro_doc.
+TEST(CalibScripts, RerankByConfidence) {
+  TempDir dir;
+  const Output o = RunKplab(dir.path(), "", "run --allow-write " + dir.path() + " scripts/analysis/rerank.lua --dataset " +
+                                                kFixture + "dataset.jsonl --predictions " + kFixture +
+                                                "tokens.jsonl --ks 1,2,5,M --out " + dir.path());
+  ASSERT_EQ(o.code, 0) << o.err;
+  const std::string md = Slurp(fs::path(dir.path()) / "rerank.md");
+  EXPECT_NE(md.find("2 of 2 documents change order"), std::string::npos) << md;
+  EXPECT_NE(md.find("| F1@1 | 0.5000 | 0.2500 | -0.2500 | 0.5000 | 0.2500 | -0.2500 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| F1@2 | 0.8000 | 0.6000 | -0.2000 | 0.8000 | "), std::string::npos) << md;
+  EXPECT_NE(md.find("| F1@5 | 0.5000 | 0.5000 | 0.0000 | 0.5000 | 0.5000 | 0.0000 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| F1@M | 0.6667 | 0.6667 | 0.0000 | 0.6667 | 0.6667 | 0.0000 |"), std::string::npos) << md;
+  const Output e = RunKplab(dir.path(), "", "eval --dataset " + kFixture + "dataset.jsonl --predictions " + kFixture +
+                                                "tokens.jsonl --metrics exact --no-store --output json");
+  ASSERT_EQ(e.code, 0) << e.err;
+  std::smatch f1;
+  ASSERT_TRUE(std::regex_search(e.out, f1, std::regex(R"("all\.f1@5\.macro_doc":\s*([0-9.eE+-]+))"))) << e.out;
+  EXPECT_NEAR(std::stod(f1[1]), 0.5, 1e-12);
+
+  const Output bad = RunKplab(dir.path(), "", "run scripts/analysis/rerank.lua --dataset " + kFixture +
+                                                  "dataset.jsonl --predictions " + kFixture + "tokens.jsonl --ks 0,M");
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.err.find("--ks: '0' is not a cut-off (expected integers >= 1 or M, e.g. 5,10,M)"), std::string::npos)
+      << bad.err;
+  const std::string lines = dir / "p.txt";
+  std::ofstream(lines) << "geothermal energy\nneural network\n";
+  const Output plain = RunKplab(dir.path(), "", "run --allow-read " + dir.path() + " scripts/analysis/rerank.lua --dataset " + kFixture +
+                                                    "dataset.jsonl --predictions " + lines);
+  EXPECT_NE(plain.code, 0);
+  EXPECT_NE(plain.err.find("2 documents have predictions without token probabilities"), std::string::npos) << plain.err;
 }
 
 TEST(CalibScripts, PositionalMatchesPythonReferenceOnSharedData) {

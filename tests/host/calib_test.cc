@@ -12,12 +12,20 @@
 //   all:     (0.45 + 0.05 + 0.35 + (1 - sqrt(0.225)) + 0.35 + 0.75) / 6
 //   present: (0.45 + 0.05 + (1 - sqrt(0.225)) + 0.75) / 4
 //   absent:  (0.35 + 0.35) / 2 = 0.35
+// MCE = the largest |correct - conf|: all and present 0.75 (deep learning), absent 0.35.
+// Brier = mean of (conf - correct)^2 over the same six (or four, two) keyphrases.
+// Whole-sequence perplexity (Eq. 1) over every token, delimiters and end tokens included, d2's <pad>
+// (declared "padding") left out: d1 p = 0.625 0.8 0.605 0.99 0.95 0.95 0.9 0.35 0.35 0.97 (10 tokens),
+// d2 p = 0.5 0.9 0.5 0.98 0.65 0.65 0.9 0.75 0.75 0.96 (10 tokens); ppl = exp(-sum ln p / 10).
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <initializer_list>
 #include <fstream>
 #include <regex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "../core/temp_dir.h"
 #include "cli_harness.h"
@@ -67,6 +75,71 @@ TEST_F(CalibCli, EceAndKppMatchTheHandCalculation) {
   EXPECT_EQ(Aggregate(o.out, "absent.ece_bin@4.accuracy"), 0);
   EXPECT_EQ(Aggregate(o.out, "all.ece_bin@9.count"), 0);
   EXPECT_EQ(o.out.find("all.ece_bin@9.accuracy"), std::string::npos);  // empty bin: no accuracy
+}
+
+double SumLog(std::initializer_list<double> ps) {
+  double s = 0;
+  for (double p : ps) s += std::log(p);
+  return s;
+}
+
+TEST_F(CalibCli, MceBrierSequencePerplexityByHand) {
+  const Output o = Eval("");
+  ASSERT_EQ(o.code, 0) << o.err;
+  const double s = std::sqrt(0.225);
+  EXPECT_NEAR(Aggregate(o.out, "all.mce"), 0.75, 1e-12);
+  EXPECT_NEAR(Aggregate(o.out, "present.mce"), 0.75, 1e-12);
+  EXPECT_NEAR(Aggregate(o.out, "absent.mce"), 0.35, 1e-12);
+  const double sq = 0.45 * 0.45 + 0.05 * 0.05 + 0.35 * 0.35 + (1 - s) * (1 - s) + 0.35 * 0.35 + 0.75 * 0.75;
+  EXPECT_NEAR(Aggregate(o.out, "all.brier"), sq / 6, 1e-12);
+  EXPECT_NEAR(Aggregate(o.out, "absent.brier"), (0.35 * 0.35 + 0.35 * 0.35) / 2, 1e-12);
+  const double lp1 = SumLog({0.625, 0.8, 0.605, 0.99, 0.95, 0.95, 0.9, 0.35, 0.35, 0.97});
+  const double lp2 = SumLog({0.5, 0.9, 0.5, 0.98, 0.65, 0.65, 0.9, 0.75, 0.75, 0.96});
+  EXPECT_NEAR(Aggregate(o.out, "all.seq_ppl.macro"), (std::exp(-lp1 / 10) + std::exp(-lp2 / 10)) / 2, 1e-12);
+  EXPECT_NEAR(Aggregate(o.out, "all.seq_ppl.micro"), std::exp(-(lp1 + lp2) / 20), 1e-12);
+  EXPECT_EQ(Aggregate(o.out, "all.excluded_dups.total"), 0);
+  EXPECT_EQ(Aggregate(o.out, "all.excluded_invalid.total"), 0);
+  // The sequence is not the keyphrases: the run's KPP and ECE are those of EceAndKppMatchTheHandCalculation.
+  EXPECT_NEAR(Aggregate(o.out, "all.ece"), (0.45 + 0.05 + 0.35 + (1 - s) + 0.35 + 0.75) / 6, 1e-12);
+}
+
+// tests/data/calib/excluded.jsonl: d1 repeats "heat pump" twice (once as "Heat Pumps") and has
+// "<unk> energy"; the run reports 2 duplicates and 1 invalid prediction, and scores the one kept
+// keyphrase of d1 (heat pump, 0.95 0.95: right) and d2's neural network (0.65 0.65: right).
+TEST_F(CalibCli, ReportsExcludedPredictions) {
+  const Output o = RunKplab(dir_.path(), "", "eval --dataset " + kFixture + "dataset.jsonl --predictions " + kFixture +
+                                                 "excluded.jsonl --metrics calibration --no-store --output json");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(Aggregate(o.out, "all.excluded_dups.total"), 2);
+  EXPECT_EQ(Aggregate(o.out, "all.excluded_invalid.total"), 1);
+  // Counted per document in subset all only: present/absent have no total rather than a false 0.
+  EXPECT_EQ(o.out.find("present.excluded_dups"), std::string::npos) << o.out;
+  EXPECT_NEAR(Aggregate(o.out, "all.confidence.micro"), (0.95 + 0.65) / 2, 1e-12);
+  EXPECT_NEAR(Aggregate(o.out, "all.brier"), (0.05 * 0.05 + 0.35 * 0.35) / 2, 1e-12);
+  // d1's sequence: all 12 tokens, the dropped keyphrases' included.
+  const double lp1 = SumLog({0.95, 0.95, 0.9, 0.5, 0.5, 0.9, 0.4, 0.8, 0.9, 0.2, 0.25, 0.96});
+  const double lp2 = SumLog({0.65, 0.65, 0.96});
+  EXPECT_NEAR(Aggregate(o.out, "all.seq_ppl.micro"), std::exp(-(lp1 + lp2) / 15), 1e-12);
+}
+
+// Hostile input to the plugin: no bins, and a probability missing from a line (null where a
+// log-probability belongs) or above 1 (a log-probability above 0): each stops the run naming what.
+TEST_F(CalibCli, HostileBinsAndProbabilities) {
+  const Output zero = Eval("--param calibration.bins=0");
+  EXPECT_EQ(zero.code, 1);
+  EXPECT_NE(zero.err.find("plugin 'calibration': parameter 'bins' must be an integer from 1 to 10000 (got 0)"),
+            std::string::npos) << zero.err;
+  const std::string bad = dir_ / "bad.jsonl";
+  for (const auto& [lp, what] : std::vector<std::pair<std::string, std::string>>{
+           {"null", "is null (expected a log-probability (a number <= 0))"},
+           {"0.25", "is 0.25 (expected a natural-log probability: finite and <= 0"}}) {
+    std::ofstream(bad) << R"({"id": "d1", "tokens": ["a"], "logprobs": [-0.1]})" << "\n"
+                       << R"({"id": "d2", "tokens": ["a", "b"], "logprobs": [-0.1, )" << lp << "]}\n";
+    const Output o = RunKplab(dir_.path(), "", "eval --dataset " + kFixture + "dataset.jsonl --predictions " + bad +
+                                                   " --metrics calibration --no-store");
+    EXPECT_EQ(o.code, 2);
+    EXPECT_NE(o.err.find(bad + ":2: field \"logprobs\"[1] " + what), std::string::npos) << o.err;
+  }
 }
 
 // KPP per token (Eq. 2): the three-token keyphrases take the cube root instead of the square root.
@@ -140,6 +213,19 @@ local tp = c.token_probs(d1.preds)
 print(string.format("%.3f %.3f %.3f", tp[1][1], tp[1][2], tp[1][3]))
 print(#d1.preds[1].logprobs, d1.preds[1].words)
 print(pcall(c.kpps, 42))
+-- MCE, Brier, equal-mass bins and AURC by hand (tests/core/calib_test.cc, HandComputedMceBrierAurc).
+local conf, ok = {0.9, 0.8, 0.3, 0.2}, {true, false, true, false}
+local w, m = c.reliability(conf, ok, 2), c.reliability(conf, ok, 3, "mass")
+print(string.format("R %.12f %.12f %s %.12f %.12f %s %d", w.ece, w.mce, w.binning, m.ece, m.mce, m.binning, m.bins[3].count))
+local rc = c.risk_coverage(conf, ok)
+print(string.format("C %.12f %.12f %.12f %d %d", c.brier(conf, ok), rc.aurc, rc.risk[3], rc.order[1], #rc.coverage))
+print("S", #c.sequence_logprobs(d1.preds), c.excluded(d1.preds))
+print("E1", pcall(c.reliability, conf, ok, 0))
+print("E2", pcall(c.reliability, conf, ok, 2, "quantile"))
+print("E3", pcall(c.brier, {0.5, 1.5}, {1, 0}))
+print("E4", pcall(c.brier, {0.5}, {1, 0}))
+print("E5", pcall(c.risk_coverage, {0.5, "x"}, {1, 0}))
+print("E6", pcall(c.brier, {0.5, 0/0}, {1, 0}))
 )lua";
   const Output o = RunKplab(dir_.path(), "", "run " + script + " " + kFixture);
   ASSERT_EQ(o.code, 0) << o.err;
@@ -156,6 +242,30 @@ print(pcall(c.kpps, 42))
   EXPECT_NE(o.out.find("kp.calib.kpps: argument 1 is number (expected a KeyphraseList, e.g. doc.preds)"),
             std::string::npos)
       << o.out;
+  const std::vector<std::string> lines = {
+      "R 0.300000000000 0.350000000000 width 0.400000000000 0.700000000000 mass 2\n",
+      "C 0.295000000000 0.333333333333 0.333333333333 1 4\n",
+      "S\t10\t0\t0\n",
+      "E1\tfalse\tkp.calib.reliability: bins must be in 1..100000 (got 0)\n",
+      "E2\tfalse\tkp.calib.reliability: unknown binning 'quantile' (expected 'width' for equal-width bins or "
+      "'mass' for equal-mass bins)\n",
+      "E3\tfalse\tkp.calib.brier: confidence 2 is 1.5 (expected a probability in [0, 1])\n",
+      "E4\tfalse\tkp.calib.brier: 1 confidences and 2 correctness flags (expected one of each per keyphrase)\n",
+      "E5\tfalse\tkp.calib.risk_coverage: confidence[2] is string (expected a number)\n",
+      "E6\tfalse\tkp.calib.brier: confidence 2 is nan (expected a finite number >= 0)\n",
+  };
+  for (const std::string& line : lines) EXPECT_NE(o.out.find(line), std::string::npos) << line << "in\n" << o.out;
+}
+
+// A script that passes kp.calib a bad value and does not catch the error fails naming its file and line.
+TEST_F(CalibCli, ScriptErrorNamesFileAndLine) {
+  const std::string script = dir_ / "bad.lua";
+  std::ofstream(script) << "local x = 1\nlocal b = kp.calib.brier({1.5}, {true})\n";
+  const Output o = RunKplab(dir_.path(), "", "run " + script);
+  EXPECT_NE(o.code, 0);
+  EXPECT_NE(o.err.find("bad.lua:2: kp.calib.brier: confidence 1 is 1.5 (expected a probability in [0, 1])"),
+            std::string::npos)
+      << o.err;
 }
 
 }  // namespace

@@ -102,6 +102,11 @@ struct Document {
   std::span<const Keyphrase* const> pred_view_dups;
   // Token probabilities of the predictions (a "tokens" file), aligned with preds; empty otherwise.
   std::vector<TokenProbs> pred_probs;
+  // A "tokens" file's whole generated sequence (RawPrediction::sequence_logprobs); empty otherwise.
+  std::vector<double> sequence_logprobs;
+  // Prediction pieces the profile dropped: repeats of a kept prediction (dedup) and those with an
+  // invalid token such as <unk> (Profile::invalid_tokens / invalid_substring). Calibration reports them.
+  int n_pred_dups = 0, n_pred_invalid = 0;
   bool one2set = false;  // the predictions were decoded set-style (One2Set)
 };
 

@@ -97,6 +97,10 @@ struct RawPrediction {
   // (One2Set: each keyphrase decoded from its own control code, conditioned on no other keyphrase).
   std::vector<TokenProbs> token_probs;
   bool one2set = false;
+  // Format "tokens" only: the log-probability of every generated token of the line in order (One2Set:
+  // slot after slot), delimiters and end tokens included, the tokens of the optional "padding" list
+  // left out: what whole-sequence perplexity (seed 001 Eq. 1) is taken over.
+  std::vector<double> sequence_logprobs;
 };
 
 struct RawPredictions {

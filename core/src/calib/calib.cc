@@ -73,41 +73,133 @@ double ReliabilityBin::confidence() const {
   return count == 0 ? kNaN : confidence_sum / static_cast<double>(count);
 }
 
-Result<Reliability> ComputeReliability(std::span<const double> confidence,
-                                       std::span<const std::uint8_t> correct, int bins) {
-  if (bins < 1) return Error{fmt::format("bins must be >= 1 (got {})", bins)};
+Result<Binning> ParseBinning(std::string_view s) {
+  if (s == "width") return Binning::kWidth;
+  if (s == "mass") return Binning::kMass;
+  return Error{fmt::format("unknown binning '{}' (expected 'width' for equal-width bins or 'mass' for "
+                           "equal-mass bins)", s)};
+}
+
+namespace {
+
+Status CheckPairs(std::span<const double> confidence, std::span<const std::uint8_t> correct) {
   if (confidence.size() != correct.size()) {
     return Error{fmt::format("{} confidences and {} correctness flags (expected one of each per keyphrase)",
                              confidence.size(), correct.size())};
   }
-  Reliability r;
-  r.bins.resize(static_cast<std::size_t>(bins));
-  for (int i = 0; i < bins; ++i) {
-    r.bins[i].lo = static_cast<double>(i) / bins;
-    r.bins[i].hi = static_cast<double>(i + 1) / bins;
-  }
   for (std::size_t j = 0; j < confidence.size(); ++j) {
     const double c = confidence[j];
     if (!std::isfinite(c) || c < 0) {
-      return Error{fmt::format("confidence {} is {} (expected a finite number >= 0)", j + 1, c)};
+      // "nan" whatever its sign bit: Lua's 0/0 is a negative NaN, which fmt spells "-nan".
+      return Error{fmt::format("confidence {} is {} (expected a finite number >= 0)", j + 1,
+                               std::isnan(c) ? std::string("nan") : fmt::format("{}", c))};
     }
-    ReliabilityBin& b = r.bins[static_cast<std::size_t>(BinIndex(c, bins))];
-    ++b.count;
-    b.correct += correct[j] ? 1 : 0;
-    b.confidence_sum += c;
   }
-  r.n = confidence.size();
+  return {};
+}
+
+// Input indices sorted by confidence (ascending, or descending), ties in input order.
+std::vector<std::size_t> SortedOrder(std::span<const double> confidence, bool descending) {
+  std::vector<std::size_t> order(confidence.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return descending ? confidence[a] > confidence[b] : confidence[a] < confidence[b];
+  });
+  return order;
+}
+
+}  // namespace
+
+Result<Reliability> ComputeReliability(std::span<const double> confidence,
+                                       std::span<const std::uint8_t> correct, int bins, Binning binning) {
+  if (bins < 1) return Error{fmt::format("bins must be >= 1 (got {})", bins)};
+  if (auto st = CheckPairs(confidence, correct); !st) return st.error();
+  Reliability r;
+  r.bins.resize(static_cast<std::size_t>(bins));
+  const std::size_t n = confidence.size();
+  if (binning == Binning::kWidth) {
+    for (int i = 0; i < bins; ++i) {
+      r.bins[i].lo = static_cast<double>(i) / bins;
+      r.bins[i].hi = static_cast<double>(i + 1) / bins;
+    }
+    for (std::size_t j = 0; j < n; ++j) {
+      ReliabilityBin& b = r.bins[static_cast<std::size_t>(BinIndex(confidence[j], bins))];
+      ++b.count;
+      b.correct += correct[j] ? 1 : 0;
+      b.confidence_sum += confidence[j];
+    }
+  } else {
+    const std::vector<std::size_t> order = SortedOrder(confidence, false);
+    const auto k = static_cast<std::size_t>(bins);
+    for (std::size_t i = 0; i < k; ++i) {
+      ReliabilityBin& b = r.bins[i];
+      // floor(i*n/k) in integers: exact for any n and k the caller can hold in memory.
+      const std::size_t begin = i * n / k, end = (i + 1) * n / k;
+      b.lo = b.hi = kNaN;
+      for (std::size_t s = begin; s < end; ++s) {
+        const std::size_t j = order[s];
+        ++b.count;
+        b.correct += correct[j] ? 1 : 0;
+        b.confidence_sum += confidence[j];
+      }
+      if (end > begin) {
+        b.lo = confidence[order[begin]];
+        b.hi = confidence[order[end - 1]];
+      }
+    }
+  }
+  r.n = n;
   if (r.n == 0) {
-    r.ece = kNaN;
+    r.ece = r.mce = kNaN;
     return r;
   }
-  double ece = 0;
+  double ece = 0, mce = 0;
   for (const ReliabilityBin& b : r.bins) {
     if (b.count == 0) continue;
-    ece += static_cast<double>(b.count) / static_cast<double>(r.n) * std::fabs(b.accuracy() - b.confidence());
+    const double gap = std::fabs(b.accuracy() - b.confidence());
+    ece += static_cast<double>(b.count) / static_cast<double>(r.n) * gap;
+    mce = std::max(mce, gap);
   }
   r.ece = ece;
+  r.mce = mce;
   return r;
+}
+
+Result<double> Brier(std::span<const double> confidence, std::span<const std::uint8_t> correct) {
+  if (auto st = CheckPairs(confidence, correct); !st) return st.error();
+  if (confidence.empty()) return kNaN;
+  double sum = 0;
+  for (std::size_t j = 0; j < confidence.size(); ++j) {
+    if (confidence[j] > kMaxProbability) {
+      return Error{fmt::format("confidence {} is {} (expected a probability in [0, 1])", j + 1, confidence[j])};
+    }
+    const double d = confidence[j] - (correct[j] ? 1.0 : 0.0);
+    sum += d * d;
+  }
+  return sum / static_cast<double>(confidence.size());
+}
+
+Result<RiskCoverage> ComputeRiskCoverage(std::span<const double> confidence, std::span<const std::uint8_t> correct) {
+  if (auto st = CheckPairs(confidence, correct); !st) return st.error();
+  RiskCoverage rc;
+  const std::size_t n = confidence.size();
+  rc.order = SortedOrder(confidence, true);
+  rc.coverage.reserve(n);
+  rc.risk.reserve(n);
+  rc.threshold.reserve(n);
+  std::size_t errors = 0;
+  double risk_sum = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t j = rc.order[i];
+    errors += correct[j] ? 0 : 1;
+    const double risk = static_cast<double>(errors) / static_cast<double>(i + 1);
+    rc.coverage.push_back(static_cast<double>(i + 1) / static_cast<double>(n));
+    rc.risk.push_back(risk);
+    rc.threshold.push_back(confidence[j]);
+    risk_sum += risk;
+  }
+  rc.aurc = n == 0 ? kNaN : risk_sum / static_cast<double>(n);
+  return rc;
 }
 
 std::optional<std::size_t> FirstOccurrence(const Corpus& corpus, const Document& doc,

@@ -221,6 +221,7 @@ class Builder {
     if (!rp) return;
     doc.n_pred_pieces = static_cast<int>(rp->phrases.size());
     doc.one2set = rp->one2set;
+    doc.sequence_logprobs = rp->sequence_logprobs;
     // Token probabilities follow their piece; ExHiRD's marker splitting re-cuts the pieces, so they
     // cannot be attached then (as scores).
     const bool with_probs = !rp->token_probs.empty() && !p_.exhird_markers;
@@ -253,8 +254,12 @@ class Builder {
           continue;
         }
       }
-      if (flags & kInvalid) continue;
+      if (flags & kInvalid) {
+        ++doc.n_pred_invalid;
+        continue;
+      }
       if (p_.dedup && !seen_.insert(ph->dedup_key)) {
+        ++doc.n_pred_dups;
         for (std::size_t f = 0; f < preds_.size(); ++f) {
           if (preds_[f].phrase->dedup_key == ph->dedup_key) {
             dup_index_.push_back(static_cast<std::uint32_t>(f));

@@ -80,7 +80,16 @@ std::vector<double> Logprobs(const LineCtx& ctx, const element& e, const std::st
 struct LineSpec {
   calib::Subword subword = calib::Subword::kNone;
   std::unordered_set<std::string> special;
+  std::unordered_set<std::string> padding;
 };
+
+// Every token's log-probability except padding's, for the whole-sequence perplexity.
+void AddSequence(const LineSpec& spec, const std::vector<std::string>& tokens, const std::vector<double>& logprobs,
+                 RawPrediction& pred) {
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    if (!spec.padding.contains(tokens[i])) pred.sequence_logprobs.push_back(logprobs[i]);
+  }
+}
 
 // Appends the keyphrases of tokens[begin, end) (runs of non-special tokens) to pred. Returns how many.
 int AddKeyphrases(const LineCtx& ctx, const LineSpec& spec, const std::vector<std::string>& tokens,
@@ -139,9 +148,10 @@ void ParseTokenPredictions(const FileData& file, RawPredictions& out) {
     const simdjson::dom::object obj = el.get_object().value_unsafe();
     for (auto field : obj) {
       const std::string_view k = field.key;
-      if (k != "id" && k != "decoding" && k != "subword" && k != "special" && k != "tokens" && k != "logprobs") {
+      if (k != "id" && k != "decoding" && k != "subword" && k != "special" && k != "tokens" && k != "logprobs" &&
+          k != "padding") {
         ctx.Fail(fmt::format("unknown field \"{}\"", k),
-                 "only id, decoding, subword, special, tokens, logprobs");
+                 "only id, decoding, subword, special, padding, tokens, logprobs");
       }
     }
     RawPrediction pred;
@@ -178,6 +188,16 @@ void ParseTokenPredictions(const FileData& file, RawPredictions& out) {
     if (obj.at_key("special").get(e) == simdjson::SUCCESS) {
       for (auto& s : Strings(ctx, e, "field \"special\"")) spec.special.insert(std::move(s));
     }
+    if (obj.at_key("padding").get(e) == simdjson::SUCCESS) {
+      for (auto& s : Strings(ctx, e, "field \"padding\"")) {
+        // Padding belongs to no keyphrase either: a padding token that is not special would be cut into one.
+        if (!spec.special.contains(s)) {
+          ctx.Fail(fmt::format("field \"padding\" lists \"{}\", which \"special\" does not", s),
+                   "padding tokens listed in \"special\" too");
+        }
+        spec.padding.insert(std::move(s));
+      }
+    }
     element tokens_el, logprobs_el;
     if (obj.at_key("tokens").get(tokens_el) != simdjson::SUCCESS) ctx.Fail("missing field \"tokens\"", kObject);
     if (obj.at_key("logprobs").get(logprobs_el) != simdjson::SUCCESS) ctx.Fail("missing field \"logprobs\"", kObject);
@@ -189,6 +209,7 @@ void ParseTokenPredictions(const FileData& file, RawPredictions& out) {
                  "one log-probability per token");
       }
       AddKeyphrases(ctx, spec, tokens, logprobs, "\"tokens\"", pred);
+      AddSequence(spec, tokens, logprobs, pred);
     } else {
       constexpr std::string_view kSlots = "one array per decoder slot (\"decoding\": \"one2set\")";
       if (tokens_el.type() != element_type::ARRAY) ctx.WrongType("field \"tokens\"", tokens_el, kSlots);
@@ -208,6 +229,7 @@ void ParseTokenPredictions(const FileData& file, RawPredictions& out) {
                    "one log-probability per token");
         }
         const int n = AddKeyphrases(ctx, spec, tokens, logprobs, fmt::format("slot {}", s), pred);
+        AddSequence(spec, tokens, logprobs, pred);
         if (n > 1) {
           ctx.Fail(fmt::format("slot {} has {} keyphrases (runs of tokens between \"special\" tokens)", s, n),
                    "at most one keyphrase per One2Set slot");
