@@ -82,7 +82,6 @@ const char* PrmuName(Prmu p);
 
 struct Document {
   std::string id;
-  bool has_text = false;
   std::vector<TokenId> src_tokens;
   std::vector<TokenId> src_stems;
   std::vector<std::uint32_t> section_starts;  // start index of each section in src_* (title, body)
@@ -92,7 +91,13 @@ struct Document {
   std::uint32_t title_end = 0, body_start = 0;
   std::vector<Keyphrase> refs;
   std::vector<Keyphrase> preds;
+  // The counts and flags sit together, without padding between them (paid a million times over).
   int n_pred_pieces = 0;  // prediction pieces in the file line before any filtering
+  // Prediction pieces the profile dropped: repeats of a kept prediction (dedup) and those with an
+  // invalid token such as <unk> (Profile::invalid_tokens / invalid_substring). Calibration reports them.
+  int n_pred_dups = 0, n_pred_invalid = 0;
+  bool has_text = false;
+  bool one2set = false;  // the predictions were decoded set-style (One2Set)
   // Pointers into preds / refs, in order: [0] all, [1] present, [2] absent (for zero-copy list views).
   // They are stored in the corpus (Corpus::view_blocks), all of a document's together.
   std::span<const Keyphrase* const> pred_view[3], ref_view[3];
@@ -104,10 +109,6 @@ struct Document {
   std::vector<TokenProbs> pred_probs;
   // A "tokens" file's whole generated sequence (RawPrediction::sequence_logprobs); empty otherwise.
   std::vector<double> sequence_logprobs;
-  // Prediction pieces the profile dropped: repeats of a kept prediction (dedup) and those with an
-  // invalid token such as <unk> (Profile::invalid_tokens / invalid_substring). Calibration reports them.
-  int n_pred_dups = 0, n_pred_invalid = 0;
-  bool one2set = false;  // the predictions were decoded set-style (One2Set)
 };
 
 class Corpus {
