@@ -302,7 +302,7 @@ Result<std::unique_ptr<MetricKernel>> MetricRunner::MakeKernel(const MetricPlugi
     sp.k = static_cast<int>(std::get<double>(*param("k")));
     sp.clamp = std::get<bool>(*param("clamp"));
     sp.alpha = std::get<double>(*param("alpha"));
-    sp.dedup = std::get<std::string>(*param("dedup"));
+    if (const ParamValue* dedup = param("dedup")) sp.dedup = std::get<std::string>(*dedup);
     if (sp.dedup != "profile" && sp.dedup != "true" && sp.dedup != "false") {
       return fail(fmt::format("parameter 'dedup' must be one of: profile, true, false (got '{}')", sp.dedup));
     }
