@@ -93,6 +93,8 @@ run contrast_cases --runs "$CONTRAST" --top 2
   echo "  correlations with the baselines from k = 1 to k = 3 (section 5.1)"
   echo "- [anova](anova.md): two-way ANOVA system x dataset with eta^2 (section 5.2)"
   echo "- [anova_pooled_k](anova_pooled_k.md): the same with k = 1, 2, 3 pooled, as the paper's N = 48,000 implies"
+  echo "  (8 models x 2 datasets x 1,000 documents x 3 values of k; residual df 47,984 = N - 16 cells): here"
+  echo "  N = 3 x the documents of anova.md"
   echo "- [ranking_agreement](ranking_agreement.md): Spearman of system rankings across metrics (section 5.3)"
   echo "- [factor_analysis](factor_analysis.md): parallel analysis, minres + varimax loadings (section 5.4)"
   echo "- [contrast_cases](contrast_cases.md): documents where SemR-p and F1@M disagree most (section 5.5)"
