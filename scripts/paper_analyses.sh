@@ -9,6 +9,7 @@
 # default kplab). When P and Q differ each system and dataset gets two runs, which the analysis
 # scripts join (--join: one run per system and dataset, columns side by side).
 # Each analysis is one command on any set of runs; see scripts/analysis/*.lua --help.
+# Exit status 1 for bad arguments (an unknown profile is refused before anything is scored).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PROFILE=kplab
@@ -17,14 +18,14 @@ ARGS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --profile|--semrp-profile)
-      if [ $# -lt 2 ]; then echo "paper_analyses.sh: $1 needs a value (a profile: kplab, kpeval, ...)" >&2; exit 2; fi
+      if [ $# -lt 2 ]; then echo "paper_analyses.sh: $1 needs a value (a profile: kplab, kpeval, ...)" >&2; exit 1; fi
       if [ "$1" = --profile ]; then PROFILE=$2; else SEMRP_PROFILE=$2; fi
       shift 2 ;;
-    --*) echo "paper_analyses.sh: unknown option $1 (expected --profile P, --semrp-profile Q, OUT, DB)" >&2; exit 2 ;;
+    --*) echo "paper_analyses.sh: unknown option $1 (expected --profile P, --semrp-profile Q, OUT, DB)" >&2; exit 1 ;;
     *) ARGS+=("$1"); shift ;;
   esac
 done
-if [ ${#ARGS[@]} -gt 2 ]; then echo "paper_analyses.sh: too many arguments (expected [OUT [DB]])" >&2; exit 2; fi
+if [ ${#ARGS[@]} -gt 2 ]; then echo "paper_analyses.sh: too many arguments (expected [OUT [DB]])" >&2; exit 1; fi
 OUT=${ARGS[0]:-paper-report}
 DB=${ARGS[1]:-$OUT/runs.db}
 KPLAB=${KPLAB:-build/host/kplab}
@@ -32,7 +33,7 @@ DATA=${KPLAB_SHARED_DATA:-../shared/data}
 for p in "$PROFILE" "$SEMRP_PROFILE"; do
   if ! "$KPLAB" profiles show "$p" >/dev/null 2>&1; then
     echo "paper_analyses.sh: unknown profile '$p' (see: $KPLAB profiles list)" >&2
-    exit 2
+    exit 1
   fi
 done
 mkdir -p "$OUT"

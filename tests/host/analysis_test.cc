@@ -250,29 +250,130 @@ TEST_F(Scripts, AnovaPoolsKValues) {
   EXPECT_NE(o.err.find("--pool-k and --metric exclude each other"), std::string::npos) << o.err;
 }
 
+// --join: the runs of one system and dataset as one run, columns side by side (the paper's baselines
+// under one profile, SemR-p under another); a column in two of them is an error naming both runs.
+TEST_F(Scripts, JoinPutsRunsOfOneSystemSideBySide) {
+  const std::string data = "eval --dataset tests/data/semrp --predictions tests/data/semrp/predictions.txt ";
+  ASSERT_EQ(Run(data + "--metrics exact --system sysA").code, 0);
+  ASSERT_EQ(Run(data + "--metrics rprec --system sysA --profile kpeval").code, 0);
+  ASSERT_EQ(Run(data + "--metrics exact --system sysB").code, 0);
+  fs::copy_file(fs::path(KPLAB_SOURCE_DIR) / "scripts/analysis/common.lua", dir_ / "common.lua");
+  const fs::path script = Write("j.lua",
+      "local C = kp.include('common.lua')\n"
+      "local o = C.parse_args(arg, { metrics = '' }, 'j.lua')\n"
+      "local want = o.metrics ~= '' and { o.metrics } or nil\n"
+      "for _, r in ipairs(C.load_runs(o, want)) do\n"
+      "  print(r.id, r.profile_label or r.profile, r.profile, r.scores['all.p@5'] ~= nil, r.scores['all.rprec_substr'] ~= nil)\n"
+      "end\n"
+      "print(C.runs_table(C.load_runs(o, want)))\n");
+  Output o = Run("run " + script.string() + " --join");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out,
+            "1+2\tkplab (1) + kpeval (2)\tkplab\ttrue\ttrue\n"
+            "3\tkplab (3)\tkplab\ttrue\tfalse\n"
+            "| run | system | dataset | profile | documents |\n|---|---:|---:|---:|---:|\n"
+            "| 1+2 | sysA | semrp | kplab (1) + kpeval (2) | 7 |\n| 3 | sysB | semrp | kplab (3) | 7 |\n\n");
+  // --runs 2 alone still brings in run 1 (same system and dataset).
+  o = Run("run " + script.string() + " --join --runs 2");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out.substr(0, o.out.find('\n')), "1+2\tkplab (1) + kpeval (2)\tkplab\ttrue\ttrue");
+  // Without --join: three runs.
+  o = Run("run " + script.string());
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out.substr(0, o.out.find("| run |")), "1\tkplab\tkplab\ttrue\tfalse\n2\tkpeval\tkpeval\tfalse\ttrue\n"
+                                                    "3\tkplab\tkplab\ttrue\tfalse\n");
+  ASSERT_EQ(Run(data + "--metrics exact --system sysB").code, 0);
+  o = Run("run " + script.string() + " --join --metrics all.p@5");
+  EXPECT_EQ(o.code, 3);
+  EXPECT_NE(o.err.find("--join: column all.p@5 is in runs 3 and 4 (sysB on semrp); score each metric in one run"),
+            std::string::npos)
+      << o.err;
+}
+
+// k_ablation.lua's Fig. 2 options: --change names two scored k values, --baselines columns that every
+// run has; by default the paper's baselines that are present, the others listed as left out.
+TEST_F(Scripts, KAblationFig2OptionsAreChecked) {
+  fs::create_directories(dir_ / "plugins");
+  Write("plugins/fakek.lua",
+        "-- kplab-api: 2\n"
+        "return kp.metric { name = 'fakek', version = '1', subsets = {'all'},\n"
+        "  columns = {'semrp_k1', 'semrp_k2', 'semrp_k3', 'f1@M'},\n"
+        "  score = function(preds, refs, doc, p, ctx, out)\n"
+        "    local n = #preds\n"
+        "    out.semrp_k1, out.semrp_k2, out.semrp_k3, out['f1@M'] = n, n % 3, (n * 7) % 5, (n * 3) % 4\n"
+        "  end }\n");
+  for (const char* sys : {"A", "B"}) {
+    ASSERT_EQ(Run(std::string("eval --dataset tests/data/semrp --predictions tests/data/semrp/predictions.txt ") +
+                  "--metrics fakek --system " + sys + " --plugins " + (dir_ / "plugins").string()).code, 0);
+  }
+  Output o = Run("run scripts/analysis/k_ablation.lua");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("Baselines not in every run, left out: all.ndcg@M, all.ap@M, all.rprec_substr, all.semp, "
+                       "all.semr, all.semf1.\n"),
+            std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("| all.f1@M | 2 | "), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("With 2 systems the smallest two-sided exact p is 0.500."), std::string::npos) << o.out;
+  const std::pair<const char*, const char*> bad[] = {
+      {"--change 1,4", "--change: k = 4 is not among --ks 1,2,3"},
+      {"--change 2", "--change must name two different k values, e.g. 1,3 (got '2')"},
+      {"--change 3,3", "--change must name two different k values, e.g. 1,3 (got '3,3')"},
+      {"--baselines all.f1@M,all.nosuch", "--baselines: all.nosuch is not a column of every selected run"},
+  };
+  for (const auto& [args, message] : bad) {
+    o = Run(std::string("run scripts/analysis/k_ablation.lua ") + args);
+    EXPECT_EQ(o.code, 3) << args;
+    EXPECT_NE(o.err.find(message), std::string::npos) << args << "\n" << o.err;
+  }
+}
+
 TEST_F(Scripts, PaperAnalysesOnTheSharedSystems) {
   const std::string chromium = kplab::test::FindChromium();
   if (chromium.empty()) GTEST_FAIL() << kplab::test::kChromiumMissing;
   const fs::path report = dir_ / "report";
-  const std::string cmd = std::string("cd ") + KPLAB_SOURCE_DIR + " && KPLAB=" + KPLAB_BINARY +
-                          " KPLAB_SHARED_DATA=" + KPLAB_SHARED_DATA + " bash scripts/paper_analyses.sh " +
-                          report.string() + " >" + (dir_ / "log").string() + " 2>&1";
+  // As examples/semrp-report is made: KPEval's baselines, SemR-p under kplab (two runs per system and
+  // dataset, joined by the scripts).
+  const std::string script = std::string("cd ") + KPLAB_SOURCE_DIR + " && KPLAB=" + KPLAB_BINARY +
+                             " KPLAB_SHARED_DATA=" + KPLAB_SHARED_DATA + " bash scripts/paper_analyses.sh ";
+  const std::string cmd = script + "--profile kpeval " + report.string() + " >" + (dir_ / "log").string() + " 2>&1";
   const int st = std::system(cmd.c_str());
   ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
       << Slurp(dir_ / "log") << "\n(the default model is installed by scripts/setup.sh: kplab model install glove-6b-100d)";
   const std::string kab = Slurp(report / "k_ablation.md");
   for (const char* want : {"## semeval", "## inspec", "## krapivin", "| k = 3 |", "Wilcoxon", "Cliff's delta",
-                           "rho (k=1)"}) {
+                           "rho (k=1)", "## Fig. 2: change of SemR-p's per-system correlation with the baselines",
+                           "| all.rprec_substr | catSeq-RL | ", "With 7 systems the smallest two-sided exact p is 0.016.",
+                           "(k_ablation_fig2.svg)"}) {
     EXPECT_NE(kab.find(want), std::string::npos) << want;
   }
-  // 18 runs: catSeqTG-2RF1 x 3 seeds, catSeq, catSeq-RL on all three datasets; catSeq-GAN on SemEval;
-  // catSeq-run2 on SemEval and Inspec.
-  EXPECT_NE(kab.find("| 18 | catSeq-RL | krapivin | kplab | 400 |"), std::string::npos) << kab.substr(0, 2000);
-  EXPECT_NE(Slurp(report / "anova.md").find("| system x dataset |"), std::string::npos);
+  // 18 systems x datasets: catSeqTG-2RF1 x 3 seeds, catSeq, catSeq-RL on all three datasets; catSeq-GAN
+  // on SemEval; catSeq-run2 on SemEval and Inspec; each as a kpeval run and a kplab run.
+  EXPECT_NE(kab.find("| 35+36 | catSeq-RL | krapivin | kpeval (35) + kplab (36) | 400 |"), std::string::npos)
+      << kab.substr(0, 2000);
+  const std::string anova = Slurp(report / "anova.md");
+  EXPECT_NE(anova.find("| system x dataset |"), std::string::npos);
+  // 100 + 500 + 400 documents: 7 x 100 + 6 x 500 + 5 x 400 = 5,700 scores; pooled over three k, 17,100.
+  EXPECT_NE(anova.find("N = 5700 document scores, 7 systems, 3 datasets.\n"), std::string::npos) << anova;
+  const std::string pooled = Slurp(report / "anova_pooled_k.md");
+  EXPECT_NE(pooled.find("N = 17100 document scores, 7 systems, 3 datasets. Pooled over k = 1,2,3"), std::string::npos)
+      << pooled;
+  EXPECT_NE(pooled.find("| Residual | "), std::string::npos);
+  EXPECT_NE(pooled.substr(pooled.find("| Residual | ")).find(" | 17082 | "), std::string::npos) << pooled;
   EXPECT_NE(Slurp(report / "ranking_agreement.md").find("Spearman's rho between the system ranking"), std::string::npos);
-  EXPECT_NE(Slurp(report / "factor_analysis.md").find("Loadings (minres extraction, varimax rotation"), std::string::npos);
+  const std::string fa = Slurp(report / "factor_analysis.md");
+  EXPECT_NE(fa.find("Loadings (minres extraction, varimax rotation"), std::string::npos);
+  EXPECT_NE(fa.find("5700 documents with every metric defined; 6 metrics."), std::string::npos) << fa;
   EXPECT_NE(Slurp(report / "contrast_cases.md").find("- references:"), std::string::npos);
-  EXPECT_NE(Slurp(report / "README.md").find("[factor_analysis](factor_analysis.md)"), std::string::npos);
+  const std::string readme = Slurp(report / "README.md");
+  EXPECT_NE(readme.find("[factor_analysis](factor_analysis.md)"), std::string::npos);
+  EXPECT_NE(readme.find("under `kpeval`, SemR-p under `kplab`"), std::string::npos) << readme;
+  // An unknown profile is refused before anything is scored.
+  const int bad = std::system((script + "--profile nosuch " + (dir_ / "bad").string() + " >" +
+                               (dir_ / "badlog").string() + " 2>&1").c_str());
+  EXPECT_TRUE(WIFEXITED(bad) && WEXITSTATUS(bad) == 1);
+  EXPECT_NE(Slurp(dir_ / "badlog").find("paper_analyses.sh: unknown profile 'nosuch'"), std::string::npos)
+      << Slurp(dir_ / "badlog");
+  EXPECT_FALSE(fs::exists(dir_ / "bad"));
   // Every figure parses and builds an SVG document in the browser.
   int n_svg = 0;
   for (const auto& e : fs::directory_iterator(report)) {
@@ -288,8 +389,8 @@ TEST_F(Scripts, PaperAnalysesOnTheSharedSystems) {
     EXPECT_NE(d.find("<rect"), std::string::npos) << e.path();
   }
   // A box plot and a Spearman heat map per dataset, a ranking heat map per dataset, the metric
-  // correlation heat map and the factor loadings.
-  EXPECT_EQ(n_svg, 3 + 3 + 3 + 2);
+  // correlation heat map and the factor loadings, and Fig. 2.
+  EXPECT_EQ(n_svg, 3 + 3 + 3 + 2 + 1);
 }
 
 }  // namespace
