@@ -174,8 +174,11 @@ TEST_F(Scripts, RhoChangeMatchesScipy) {
 
 // factor_analysis.lua: a Heywood case is an error, and nothing of the report is written. The crafted
 // columns x, y, z of the seven documents of tests/data/semrp have the sample correlations
-// r_xy = r_xz = 0.8, r_yz = 0.5 (to 4 decimals); one factor fits three variables exactly, with
-// loadings l_x l_y = .8, l_x l_z = .8, l_y l_z = .5, so l_x^2 = .8 * .8 / .5 = 1.28 > 1.
+// r_xy = r_xz = 0.8, r_yz = 0.5 (to 4 decimals); one factor fits three variables exactly only with
+// loadings l_x l_y = .8, l_x l_z = .8, l_y l_z = .5, so l_x^2 = .8 * .8 / .5 = 1.28 > 1: no proper
+// solution exists. Minres keeps each uniqueness >= 0.005 (psych's bound), so psi_x stops there and the
+// leading eigenpair of R - diag(psi) gives x the communality 1.0503 (numpy, the same iteration:
+// psi = (0.005, 0.4472, 0.4475), l^2 = (1.0503, 0.5528, 0.5525)).
 TEST_F(Scripts, FactorAnalysisHeywoodCaseFailsLoudly) {
   fs::create_directories(dir_ / "plugins");
   Write("plugins/crafted.lua",
@@ -196,7 +199,7 @@ TEST_F(Scripts, FactorAnalysisHeywoodCaseFailsLoudly) {
   o = Run("run --allow-write " + out.string() + " scripts/analysis/factor_analysis.lua --out " + out.string() +
           " --metrics all.x,all.y,all.z --factors 1");
   EXPECT_EQ(o.code, 3) << o.out;
-  EXPECT_NE(o.err.find("Heywood case: all.x (communality 1.2798, uniqueness -0.2798) with 1 factor(s) (minres): "
+  EXPECT_NE(o.err.find("Heywood case: all.x (communality 1.0503, uniqueness -0.0503) with 1 factor(s) (minres): "
                        "the solution is improper, no loadings are reported. Drop near-duplicate metrics "
                        "(--metrics) or choose fewer factors (--factors)."),
             std::string::npos)
