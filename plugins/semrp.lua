@@ -13,6 +13,10 @@ negative (as the paper); clamp=true clamps them to [0, 1] first.
 Profiles: kplab divides by R and embeds surfaces in model order; kpeval (the KPEval-SemR-p fork)
 embeds stemmed strings and orders the `all` predictions present-first; semrp-standalone (the
 standalone code) divides by min(#predictions, R), keeps repeats and embeds the original case.
+dedup: repeated predictions (same stem key) before the top-R cut. "profile" (default) as the profile
+built the list (dropped, first wins, except under semrp-standalone); "false" keeps every repeat, each
+taking a rank as in the authors' code (so kplab + dedup=false is "/ R, no dedup"); "true" drops them
+under any profile. References are always the profile's.
 Columns, for <s> in all, present, absent:
   <s>.semrp      k = params.k (default 3).
   <s>.semrp_div  SemR-p-Div (paper section 7): one maximum-weight assignment between the top R
@@ -29,6 +33,8 @@ Columns, for <s> in all, present, absent:
     clamp = kp.bool { default = false, doc = "clamp cosines to [0, 1]" },
     alpha = kp.number { default = 0.5, min = 0, doc = "adaptive k = ceil(alpha * R)" },
     ks = kp.string { default = "", doc = "extra k values, comma-separated integers >= 1 (a semrp_k<j> column each)" },
+    dedup = kp.string { default = "profile", one_of = { "profile", "true", "false" },
+                        doc = "repeated predictions before the top-R cut: as the profile, dropped (true) or kept (false)" },
   },
   check = function(p)
     local ks, message = kp.cutoffs(p.ks == "" and "1" or p.ks)

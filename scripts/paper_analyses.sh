@@ -1,24 +1,56 @@
 #!/usr/bin/env bash
 # The SemR-p paper's analyses (seed 002, sections 5.1-5.5) on the real systems in ../shared/data:
 # scores every system on SemEval, Inspec and Krapivin with the lexical, ranking and semantic metrics
-# (default embedding model), stores the runs in one database, then runs the five analysis scripts
-# and writes a report (Markdown + SVG) to OUT.
-#   bash scripts/paper_analyses.sh [OUT (default paper-report)] [DB (default OUT/runs.db)]
+# (default embedding model), stores the runs in one database, then runs the analysis scripts and
+# writes a report (Markdown + SVG) to OUT.
+#   bash scripts/paper_analyses.sh [--profile P] [--semrp-profile Q] [OUT (default paper-report)] [DB (default OUT/runs.db)]
+# --profile P scores the baselines (F1@M, NDCG, AP, R-precision, SemP/R/F1, ...) under profile P
+# (the paper took them from KPEval: --profile kpeval); --semrp-profile Q scores SemR-p under Q (both
+# default kplab). When P and Q differ each system and dataset gets two runs, which the analysis
+# scripts join (--join: one run per system and dataset, columns side by side).
 # Each analysis is one command on any set of runs; see scripts/analysis/*.lua --help.
+# Exit status 1 for bad arguments (an unknown profile is refused before anything is scored).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-OUT=${1:-paper-report}
-DB=${2:-$OUT/runs.db}
+PROFILE=kplab
+SEMRP_PROFILE=kplab
+ARGS=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --profile|--semrp-profile)
+      if [ $# -lt 2 ]; then echo "paper_analyses.sh: $1 needs a value (a profile: kplab, kpeval, ...)" >&2; exit 1; fi
+      if [ "$1" = --profile ]; then PROFILE=$2; else SEMRP_PROFILE=$2; fi
+      shift 2 ;;
+    --*) echo "paper_analyses.sh: unknown option $1 (expected --profile P, --semrp-profile Q, OUT, DB)" >&2; exit 1 ;;
+    *) ARGS+=("$1"); shift ;;
+  esac
+done
+if [ ${#ARGS[@]} -gt 2 ]; then echo "paper_analyses.sh: too many arguments (expected [OUT [DB]])" >&2; exit 1; fi
+OUT=${ARGS[0]:-paper-report}
+DB=${ARGS[1]:-$OUT/runs.db}
 KPLAB=${KPLAB:-build/host/kplab}
 DATA=${KPLAB_SHARED_DATA:-../shared/data}
+for p in "$PROFILE" "$SEMRP_PROFILE"; do
+  if ! "$KPLAB" profiles show "$p" >/dev/null 2>&1; then
+    echo "paper_analyses.sh: unknown profile '$p' (see: $KPLAB profiles list)" >&2
+    exit 1
+  fi
+done
 mkdir -p "$OUT"
 rm -f "$DB" "$DB-wal" "$DB-shm"
 rm -rf "$DB.hnsw"
-METRICS=exact,rank,rprec,semrp,semantic,diversity
+BASELINES=exact,rank,rprec,semantic,diversity
 
 evaluate() {  # system dataset predictions
-  "$KPLAB" eval --dataset "$DATA/kpg_testsets_meng2017/$2" --predictions "$3" --system "$1" \
-    --metrics "$METRICS" --param semrp.ks=1,2,3 --db "$DB" --output json >/dev/null
+  if [ "$PROFILE" = "$SEMRP_PROFILE" ]; then
+    "$KPLAB" eval --dataset "$DATA/kpg_testsets_meng2017/$2" --predictions "$3" --system "$1" \
+      --metrics "$BASELINES,semrp" --param semrp.ks=1,2,3 --profile "$PROFILE" --db "$DB" --output json >/dev/null
+  else
+    "$KPLAB" eval --dataset "$DATA/kpg_testsets_meng2017/$2" --predictions "$3" --system "$1" \
+      --metrics "$BASELINES" --profile "$PROFILE" --db "$DB" --output json >/dev/null
+    "$KPLAB" eval --dataset "$DATA/kpg_testsets_meng2017/$2" --predictions "$3" --system "$1" \
+      --metrics semrp --param semrp.ks=1,2,3 --profile "$SEMRP_PROFILE" --db "$DB" --output json >/dev/null
+  fi
   echo "scored $1 on $2"
 }
 for ds in semeval inspec krapivin; do
@@ -30,29 +62,40 @@ for ds in semeval inspec krapivin; do
     if [ -f "$f" ]; then evaluate "$sys" "$ds" "$f"; fi
   done
 done
+# Contrast cases of the first and third catSeqTG-2RF1 seeds on SemEval (runs 1 and 3, or with two runs
+# per system the baselines' runs 1 and 5, joined with their SemR-p runs).
+CONTRAST=1,3
+if [ "$PROFILE" != "$SEMRP_PROFILE" ]; then CONTRAST=1,5; fi
 
 # Scripts reach only granted directories (docs/scripts.md): the report, the store and the data it scored.
 run() {
   "$KPLAB" run --instruction-limit 0 --time-limit 3600 --allow-write "$OUT" --allow-read "$DB" --allow-read "$DATA" "scripts/analysis/$1.lua" \
-    --db "$DB" --out "$OUT" "${@:2}" >/dev/null
-  echo "wrote $OUT/$1.md"
+    --db "$DB" --out "$OUT" --join "${@:2}" >/dev/null
+  echo "ran $*"
 }
 run k_ablation
 run anova
+run anova --pool-k 1,2,3
 run ranking_agreement
 run factor_analysis
-run contrast_cases --runs 1,3 --top 2
+run contrast_cases --runs "$CONTRAST" --top 2
 
 {
   echo "# The SemR-p paper's analyses on the shared real systems"
   echo
-  echo "Made by \`bash scripts/paper_analyses.sh $OUT\` with kplab $("$KPLAB" version) and the embedding model"
+  echo "Made by \`bash scripts/paper_analyses.sh --profile $PROFILE --semrp-profile $SEMRP_PROFILE $OUT\` with kplab $("$KPLAB" version) and the embedding model"
   echo "\`${KPLAB_MODEL:-glove-6b-100d}\` (the paper used uclanlp/keyphrase-mpnet-v1; see docs/embeddings.md for using it)."
   echo "Systems: catSeqTG-2RF1 (three training seeds), catSeq, catSeq-RL, catSeq-GAN, a second catSeq run;"
   echo "datasets: SemEval-2010 (100), Inspec (500), Krapivin (400) test splits of Meng et al. (2017)."
   echo
-  echo "- [k_ablation](k_ablation.md): SemR-p for k = 1, 2, 3 (section 5.1)"
+  echo "Profiles: the baselines (F1@M, NDCG, AP, R-precision, SemP/R/F1...) under \`$PROFILE\`, SemR-p under \`$SEMRP_PROFILE\`."
+  echo
+  echo "- [k_ablation](k_ablation.md): SemR-p for k = 1, 2, 3 and the paper's Fig. 2, the change of its per-system"
+  echo "  correlations with the baselines from k = 1 to k = 3 (section 5.1)"
   echo "- [anova](anova.md): two-way ANOVA system x dataset with eta^2 (section 5.2)"
+  echo "- [anova_pooled_k](anova_pooled_k.md): the same with k = 1, 2, 3 pooled, as the paper's N = 48,000 implies"
+  echo "  (8 models x 2 datasets x 1,000 documents x 3 values of k; residual df 47,984 = N - 16 cells): here"
+  echo "  N = 3 x the documents of anova.md"
   echo "- [ranking_agreement](ranking_agreement.md): Spearman of system rankings across metrics (section 5.3)"
   echo "- [factor_analysis](factor_analysis.md): parallel analysis, minres + varimax loadings (section 5.4)"
   echo "- [contrast_cases](contrast_cases.md): documents where SemR-p and F1@M disagree most (section 5.5)"

@@ -194,6 +194,7 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
     plugin.kernel = kernel;
     for (const KernelParam& want : KernelParams(kernel)) {
       const auto spec = plugin.param_specs.find(want.name);
+      if (want.optional && spec == plugin.param_specs.end()) continue;
       if (spec == plugin.param_specs.end() || spec->second.type != want.type) {
         return fmt::format("score = kp.kernel.{} reads parameter '{}' of type {}, which field 'params' must "
                            "declare with that type",

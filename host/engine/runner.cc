@@ -302,6 +302,10 @@ Result<std::unique_ptr<MetricKernel>> MetricRunner::MakeKernel(const MetricPlugi
     sp.k = static_cast<int>(std::get<double>(*param("k")));
     sp.clamp = std::get<bool>(*param("clamp"));
     sp.alpha = std::get<double>(*param("alpha"));
+    if (const ParamValue* dedup = param("dedup")) sp.dedup = std::get<std::string>(*dedup);
+    if (sp.dedup != "profile" && sp.dedup != "true" && sp.dedup != "false") {
+      return fail(fmt::format("parameter 'dedup' must be one of: profile, true, false (got '{}')", sp.dedup));
+    }
     if (const std::string& ks = std::get<std::string>(*param("ks")); !ks.empty()) {
       Result<std::vector<Cutoff>> parsed = ParseCutoffs(ks);
       if (!parsed) return fail("parameter 'ks': " + parsed.error().message);

@@ -21,7 +21,9 @@ class SemrpKernel final : public MetricKernel {
         p_(params),
         form_(profile.semrp_embed == "stems" ? EmbedForm::kStems : EmbedForm::kSurface),
         present_first_(profile.rprec_order == "present_first"),
-        min_preds_refs_(profile.semrp_denominator == "min_preds_refs") {
+        min_preds_refs_(profile.semrp_denominator == "min_preds_refs"),
+        keep_repeats_(p_.dedup == "false" && profile.dedup),
+        drop_repeats_(p_.dedup == "true" && !profile.dedup) {
     // Every row's norm once (CosineMatrix recomputes them per call; the values are the same).
     norms_ = RowNorms(space_->vecs.data(), space_->has.data(), static_cast<int>(space_->has.size()), space_->dims);
     names_ = {"semrp", "semrp_div", "semrp_ak", "semrp_dk"};
@@ -30,12 +32,31 @@ class SemrpKernel final : public MetricKernel {
 
   void Score(const Corpus&, const Document& doc, std::span<const KernelSubset> subsets,
              std::span<double> values) const override {
-    std::vector<const Keyphrase*> ordered;
+    std::vector<const Keyphrase*> ordered, listed;
     std::vector<std::int32_t> rt, rr;
     for (std::size_t s = 0; s < subsets.size(); ++s) {
       double* out = &values[s * names_.size()];
       PhraseRefs preds = doc.pred_view[subsets[s].view];
       const PhraseRefs refs = doc.ref_view[subsets[s].view];
+      if (keep_repeats_ && !doc.pred_view_dups.empty()) {
+        // The corpus dropped repeats; its list before dedup (a repeat points at its first occurrence, so
+        // it scores the same) restricted to the subset, whose present flag every repeat shares.
+        const int view = subsets[s].view;
+        listed.clear();
+        for (const Keyphrase* k : doc.pred_view_dups) {
+          if (view == 0 || (view == 1) == k->present) listed.push_back(k);
+        }
+        preds = listed;
+      } else if (drop_repeats_) {
+        listed.clear();
+        for (const Keyphrase* k : preds) {
+          const bool seen = std::any_of(listed.begin(), listed.end(), [&](const Keyphrase* e) {
+            return e->phrase->dedup_key == k->phrase->dedup_key;
+          });
+          if (!seen) listed.push_back(k);
+        }
+        preds = listed;
+      }
       if (subsets[s].name == "all" && doc.has_text && present_first_) {
         ordered.assign(preds.begin(), preds.end());
         std::stable_partition(ordered.begin(), ordered.end(), [](const Keyphrase* k) { return k->present; });
@@ -128,6 +149,8 @@ class SemrpKernel final : public MetricKernel {
   SemrpParams p_;
   EmbedForm form_;
   bool present_first_, min_preds_refs_;
+  bool keep_repeats_;  // semrp.dedup=false on a deduplicating profile: score the list before dedup
+  bool drop_repeats_;  // semrp.dedup=true on a profile that keeps repeats: drop them here, first wins
 };
 
 }  // namespace

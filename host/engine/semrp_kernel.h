@@ -16,6 +16,10 @@ struct SemrpParams {
   bool clamp = false;
   double alpha = 0.5;
   std::vector<int> ks;  // extra k values (semrp_k<j> columns)
+  // Repeated predictions (same stem key) before the top-R cut: "profile" as the corpus was built
+  // (kplab, kpeval...: dropped, first wins; semrp-standalone: kept), "true" dropped, "false" kept, each
+  // repeat taking a rank as in the authors' code. References stay as the profile built them.
+  std::string dedup = "profile";
 };
 
 std::unique_ptr<MetricKernel> MakeSemrpKernel(std::shared_ptr<const EmbeddingSpace> space, const SemrpParams& params,

@@ -63,6 +63,7 @@ const char* KernelOf(int (*f)(lua_State*));
 struct KernelParam {
   std::string name;
   ParamType type;
+  bool optional = false;  // the kernel has a default when the plugin does not declare it
 };
 const std::vector<KernelParam>& KernelParams(std::string_view kernel);   // lua_homog.cc: kp.homog (consistency of a pair, pair mining, reformulations)
 // The pairs of a run (pair_index.h; built by the engine's MineCorpusPairs, engine/pairs.h).

@@ -21,7 +21,8 @@ const std::vector<KernelInfo>& Kernels() {
       {"rank", {{"alpha", ParamType::kNumber}, {"ks", ParamType::kCutoffs}}},
       {"rprec", {}},
       {"semrp", {{"k", ParamType::kInt}, {"clamp", ParamType::kBool}, {"alpha", ParamType::kNumber},
-                 {"ks", ParamType::kString}}},
+                 {"ks", ParamType::kString},
+                 {"dedup", ParamType::kString, /*optional=*/true}}},
   };
   return kernels;
 }

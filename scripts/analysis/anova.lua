@@ -1,28 +1,51 @@
 -- Sensitivity to systems and datasets (the SemR-p paper's section 5.2): two-way ANOVA of the
 -- per-document scores of one metric with factors system and dataset and their interaction (Type II
 -- sums of squares, for unbalanced designs), with eta-squared = SS / SS_total.
--- kplab run scripts/analysis/anova.lua [--db FILE] [--runs LIST] [--out DIR] [--metric M]
+-- --pool-k LIST pools the columns all.semrp_k<j> for j in LIST as observations of one response, as the
+-- paper's N = 48,000 (8 models x 2 datasets x 1,000 documents x k = 1, 2, 3) and residual df 47,984 =
+-- N - 16 cells imply: k is no factor, and each document enters once per k (the observations are not
+-- independent, so the p-values are optimistic; the report says so).
+-- kplab run scripts/analysis/anova.lua [--db FILE] [--runs LIST] [--out DIR] [--metric M] [--pool-k LIST]
 local C = kp.include("common.lua")
 local S = kp.stats
 
-local o = C.parse_args(arg, { metric = "all.semrp" },
-  "kplab run scripts/analysis/anova.lua [options]\n  --metric M       the per-document score analysed (default all.semrp)")
+local o = C.parse_args(arg, { metric = "all.semrp", pool_k = "" },
+  "kplab run scripts/analysis/anova.lua [options]\n  --metric M       the per-document score analysed (default all.semrp)\n" ..
+  "  --pool-k LIST    instead: all.semrp_k<j> for each j in LIST (e.g. 1,2,3) pooled as one response")
 if not o then return end
-local runs = C.load_runs(o, { o.metric })
+local columns = { o.metric }
+if o.pool_k ~= "" and o.metric ~= "all.semrp" then error("--pool-k and --metric exclude each other", 0) end
+if o.pool_k ~= "" then
+  columns = {}
+  for _, k in ipairs(C.parse_ids(o.pool_k)) do
+    if k < 1 then error("--pool-k: k must be >= 1 (got " .. k .. ")", 0) end
+    columns[#columns + 1] = "all.semrp_k" .. k
+  end
+end
+local runs = C.load_runs(o, columns)
 local y, sys, ds = {}, {}, {}
 for _, r in ipairs(runs) do
-  local col = r.scores[o.metric]
-  if not col then error("run " .. r.id .. " has no column " .. o.metric, 0) end
-  for _, v in ipairs(col) do
-    if C.finite(v) then
-      y[#y + 1], sys[#sys + 1], ds[#ds + 1] = v, r.system, r.dataset
+  for _, c in ipairs(columns) do
+    local col = r.scores[c]
+    if not col then
+      error("run " .. r.id .. " has no column " .. c ..
+            (o.pool_k ~= "" and " (evaluate with --param semrp.ks=" .. o.pool_k .. ")" or ""), 0)
+    end
+    for _, v in ipairs(col) do
+      if C.finite(v) then
+        y[#y + 1], sys[#sys + 1], ds[#ds + 1] = v, r.system, r.dataset
+      end
     end
   end
 end
-local rep = C.report(o, "anova", "Two-way ANOVA of " .. o.metric .. ": system x dataset")
+local what = o.pool_k ~= "" and (table.concat(columns, ", ") .. " pooled") or o.metric
+local rep = C.report(o, o.pool_k ~= "" and "anova_pooled_k" or "anova", "Two-way ANOVA of " .. what .. ": system x dataset")
 rep:add("Runs:\n\n" .. C.runs_table(runs))
 local n_sys, n_ds = #C.distinct(runs, "system"), #C.distinct(runs, "dataset")
-rep:add(string.format("%d document scores, %d systems, %d datasets.\n", #y, n_sys, n_ds))
+rep:add(string.format("N = %d document scores, %d systems, %d datasets.%s\n", #y, n_sys, n_ds,
+  o.pool_k ~= "" and string.format(" Pooled over k = %s: each document counts %d times, so N is %d x the " ..
+    "documents and the observations are not independent (p-values optimistic; the eta^2 shares are " ..
+    "descriptive).", o.pool_k, #columns, #columns) or ""))
 if n_sys < 2 or n_ds < 2 then
   rep:add("Two-way ANOVA needs at least two systems and two datasets.\n")
 else

@@ -5,14 +5,17 @@ local C = {}
 local HELP_COMMON = [[
   --db FILE        run store (default: $KPLAB_DB or kplab.db)
   --runs LIST      run ids, e.g. 3,4,7-12 (default: every successful run in the store)
-  --out DIR        write DIR/<name>.md and the SVG figures there (default: print only)]]
+  --out DIR        write DIR/<name>.md and the SVG figures there (default: print only)
+  --join           one run per system and dataset: each selected run with the store's other runs of
+                   its system and dataset, columns side by side (e.g. the baselines scored under one
+                   profile and SemR-p under another; a column in two of them is an error)]]
 
 -- Parses "--name value" pairs (and bare "--flag") into a table; `spec` maps option name -> default
 -- (false for flags). Unknown options are errors naming them.
 function C.parse_args(argv, spec, usage)
-  local o = { db = nil, runs = nil, out = nil }
+  local o = { db = nil, runs = nil, out = nil, join = false }
   for k, v in pairs(spec) do o[k] = v end
-  local known = { db = true, runs = true, out = true, help = true }
+  local known = { db = true, runs = true, out = true, help = true, join = true }
   for k in pairs(spec) do known[k] = true end
   local i = 1
   while argv[i] do
@@ -25,7 +28,7 @@ function C.parse_args(argv, spec, usage)
       print(usage .. "\n" .. HELP_COMMON)
       return nil
     end
-    if spec[name] == false then
+    if spec[name] == false or name == "join" then
       o[name] = true
       i = i + 1
     else
@@ -71,7 +74,63 @@ function C.load_runs(o, metrics)
     local r = kp.runs.get(id, o.db, metrics)
     if r.status == "ok" then runs[#runs + 1] = r end
   end
+  if o.join then runs = C.join_runs(runs, o.db, metrics) end
   return runs
+end
+
+-- --join: each run with the store's other successful runs of its system and dataset (oldest first),
+-- as one run: the first one's fields (profile too: scripts that reload the corpus use it), the
+-- columns and aggregates of all, `id` "3+4", `profile_label` "kpeval (3) + kplab (4)". Runs must
+-- have the same documents in the same order, and a column may come from one run only.
+function C.join_runs(runs, db, metrics)
+  local by_key = {}
+  local list = kp.runs.list(db)
+  for i = #list, 1, -1 do
+    local e = list[i]
+    if e.status == "ok" then
+      local key = e.system .. "\0" .. e.dataset
+      by_key[key] = by_key[key] or {}
+      table.insert(by_key[key], e.id)
+    end
+  end
+  local out, done = {}, {}
+  for _, r in ipairs(runs) do
+    local key = r.system .. "\0" .. r.dataset
+    if not done[key] then
+      done[key] = true
+      local ids = by_key[key] or { r.id }
+      local parts = {}
+      for _, id in ipairs(ids) do parts[#parts + 1] = id == r.id and r or kp.runs.get(id, db, metrics) end
+      local j = {}
+      for k, v in pairs(parts[1]) do j[k] = v end
+      j.scores, j.aggregates = {}, {}
+      local idl, labels, from = {}, {}, {}
+      for _, p in ipairs(parts) do
+        if #p.doc_ids ~= #j.doc_ids then
+          error(string.format("--join: runs %d and %d (%s on %s) have %d and %d documents", parts[1].id, p.id,
+                              r.system, r.dataset, #j.doc_ids, #p.doc_ids), 0)
+        end
+        for d, doc in ipairs(p.doc_ids) do
+          if doc ~= j.doc_ids[d] then
+            error(string.format("--join: runs %d and %d (%s on %s) differ at document %d ('%s' vs '%s')",
+                                parts[1].id, p.id, r.system, r.dataset, d, j.doc_ids[d], doc), 0)
+          end
+        end
+        for name, col in pairs(p.scores) do
+          if from[name] then
+            error(string.format("--join: column %s is in runs %d and %d (%s on %s); score each metric in one run",
+                                name, from[name], p.id, r.system, r.dataset), 0)
+          end
+          from[name], j.scores[name] = p.id, col
+        end
+        for name, v in pairs(p.aggregates) do j.aggregates[name] = v end
+        idl[#idl + 1], labels[#labels + 1] = tostring(p.id), p.profile .. " (" .. p.id .. ")"
+      end
+      j.id, j.profile_label = table.concat(idl, "+"), table.concat(labels, " + ")
+      out[#out + 1] = j
+    end
+  end
+  return out
 end
 
 -- Distinct values of field `key` over runs, in first-seen order.
@@ -202,12 +261,13 @@ function C.md_table(header, rows, digits)
 end
 
 -- Collects a report: C.report(o, name) -> object with :add(text), :figure(file, svg, caption), :finish().
+-- Nothing is written before :finish(), so a script that fails half-way leaves no partial report.
 function C.report(o, name, title)
-  local rep = { parts = { "# " .. title .. "\n" } }
+  local rep = { parts = { "# " .. title .. "\n" }, figures = {} }
   function rep:add(text) self.parts[#self.parts + 1] = text end
   function rep:figure(file, svg, caption)
     if o.out then
-      kp.write(o.out .. "/" .. file, svg)
+      self.figures[#self.figures + 1] = { file, svg }
       self.parts[#self.parts + 1] = "![" .. caption .. "](" .. file .. ")\n\n*" .. caption .. "*\n"
     else
       self.parts[#self.parts + 1] = "(figure " .. file .. ": " .. caption .. "; pass --out DIR to write it)\n"
@@ -215,7 +275,10 @@ function C.report(o, name, title)
   end
   function rep:finish()
     local text = table.concat(self.parts, "\n")
-    if o.out then kp.write(o.out .. "/" .. name .. ".md", text) end
+    if o.out then
+      for _, f in ipairs(self.figures) do kp.write(o.out .. "/" .. f[1], f[2]) end
+      kp.write(o.out .. "/" .. name .. ".md", text)
+    end
     print(text)
   end
   return rep
@@ -224,8 +287,58 @@ end
 -- The runs as a Markdown list: id, system, dataset, profile, documents.
 function C.runs_table(runs)
   local rows = {}
-  for _, r in ipairs(runs) do rows[#rows + 1] = { tostring(r.id), r.system, r.dataset, r.profile, tostring(#r.doc_ids) } end
+  for _, r in ipairs(runs) do
+    rows[#rows + 1] = { tostring(r.id), r.system, r.dataset, r.profile_label or r.profile, tostring(#r.doc_ids) }
+  end
   return C.md_table({ "run", "system", "dataset", "profile", "documents" }, rows)
+end
+
+-- The change of a correlation profile between two settings, as the SemR-p paper's Fig. 2 (k = 1 vs
+-- k = 3): for every group g (a system) and metric m, rho_a = Spearman(groups[g].a, m) and rho_b =
+-- Spearman(groups[g].b, m) over the group's documents; per metric, over the groups, the paired change
+-- rho_b - rho_a with the two-sided Wilcoxon signed-rank test (scipy's defaults: zero differences
+-- dropped, exact null distribution up to 50 pairs) and Cliff's delta(rho_b, rho_a) (> 0: the
+-- correlations are higher under b). A group where a rho is NaN (a constant column) is left out of that
+-- metric and counted in `dropped`. groups[g] = {label=, a={...}, b={...}, metrics={[name]={...}}}.
+-- Returns one entry per metric: {metric=, rho={{label=, a=, b=}...}, n=, mean_a=, mean_b=,
+--   mean_change=, w=, p=, delta=, dropped=, note=} (w, p, delta NaN with a note when they cannot be had).
+function C.rho_change(groups, metrics)
+  local S = kp.stats
+  local nan = 0 / 0
+  local out = {}
+  for _, m in ipairs(metrics) do
+    local e = { metric = m, rho = {}, dropped = 0, w = nan, p = nan, delta = nan }
+    local ra, rb = {}, {}
+    for _, g in ipairs(groups) do
+      local y = g.metrics[m]
+      local a, b = nan, nan
+      if #y >= 3 then a, b = S.spearman(g.a, y), S.spearman(g.b, y) end
+      e.rho[#e.rho + 1] = { label = g.label, a = a, b = b }
+      if a == a and b == b then
+        ra[#ra + 1], rb[#rb + 1] = a, b
+      else
+        e.dropped = e.dropped + 1
+      end
+    end
+    e.n = #ra
+    if #ra > 0 then
+      local d = {}
+      for i = 1, #ra do d[i] = rb[i] - ra[i] end
+      e.mean_a, e.mean_b, e.mean_change = S.mean(ra), S.mean(rb), S.mean(d)
+      e.delta = S.cliffs_delta(rb, ra)
+      local ok, w, p = pcall(S.wilcoxon, rb, ra)
+      if ok then
+        e.w, e.p = w, p
+      else
+        e.note = "no Wilcoxon test: every change is zero"
+      end
+    else
+      e.mean_a, e.mean_b, e.mean_change = nan, nan, nan
+      e.note = "no group with both correlations defined"
+    end
+    out[#out + 1] = e
+  end
+  return out
 end
 
 return C

@@ -63,6 +63,10 @@ TEST_F(Kernels, SameNumbersAsTheirLuaUnderEveryProfile) {
       "--dataset " + d + "kp20k --predictions " + p + "kp20k/seed1234.txt",
       "--dataset " + d + "inspec --predictions " + p + "inspec/seed1234.txt --param semrp.clamp=true "
       "--param semrp.ks=1,2,7 --param semrp.alpha=0.3 --param semrp.k=1",
+      // semrp.dedup=false: the list before dedup, per subset (kpeval: then present-first).
+      "--dataset " + d + "krapivin --predictions " + p + "krapivin/seed1234.txt --param semrp.dedup=false "
+      "--param semrp.ks=1,2",
+      "--dataset " + d + "inspec --predictions " + p + "inspec/seed1234.txt --profile kpeval --param semrp.dedup=false",
   };
   int n = 0;
   for (const std::string& c : cases) {

@@ -155,6 +155,46 @@ TEST_F(SemanticPlugins, StandaloneProfile) {
   EXPECT_NE(o.err.find("not in the precomputed table"), std::string::npos) << o.err;
 }
 
+// semrp.dedup decides repeats before the top-R cut whatever the profile; "profile" (the default) keeps
+// every existing number. Doc 4 is (AI systems, AI systems, neural computation), R = 3, k = 3:
+// AI -> (.72 + .68 + .61) / 3 = .67, NC -> (.76 + .66 + .60) / 3 = .673333.
+TEST_F(SemanticPlugins, DedupKnobGivesDivideByRWithoutDedup) {
+  // kplab, dedup=false: top 3 = AI, AI, NC; / R = 3 -> (.67 + .67 + .673333) / 3 (the authors' count
+  // of repeats with the paper's denominator).
+  Scores off = Eval("semrp", "kplab", "lower", "--param semrp.dedup=false --param semrp.ks=1");
+  EXPECT_NEAR(off["4"]["all.semrp"], (2.01 / 3 * 2 + 2.02 / 3) / 3, kTol);
+  EXPECT_NEAR(off["4"]["all.semrp_k1"], (.72 * 2 + .76) / 3, kTol);
+  // Div: rows AI (.68 .61 .72) twice and NC (.76 .60 .66); of the six one-to-one assignments the best
+  // is AI-DL .72 + AI-MT .61 + NC-NN .76 = 2.09 (next: AI-NN .68 + AI-DL .72 + NC-MT .60 = 2.00).
+  EXPECT_NEAR(off["4"]["all.semrp_div"], 2.09 / 3, kTol);
+  // Nothing of doc 4 is in its text: the absent subset holds all three, the present subset none.
+  EXPECT_NEAR(off["4"]["absent.semrp"], (2.01 / 3 * 2 + 2.02 / 3) / 3, kTol);
+  EXPECT_EQ(off["4"]["present.semrp"], 0);
+  // Documents without repeats are unchanged (doc 1: the paper's Table 1).
+  EXPECT_NEAR(off["1"]["all.semrp"], (1 + 2.01 / 3 + 2.02 / 3) / 3, kTol);
+  // kplab, dedup=true and the default: AI, NC; / 3.
+  for (const char* extra : {"--param semrp.dedup=true", "--param semrp.dedup=profile", ""}) {
+    Scores on = Eval("semrp", "kplab", "lower", extra);
+    EXPECT_NEAR(on["4"]["all.semrp"], (2.01 / 3 + 2.02 / 3) / 3, kTol) << extra;
+  }
+  // semrp-standalone keeps repeats by itself; dedup=true drops the second AI: AI, NC / min(2, 3) = 2.
+  Scores sa = Eval("semrp", "semrp-standalone", "cased", "--param semrp.dedup=true");
+  EXPECT_NEAR(sa["4"]["all.semrp"], (2.01 / 3 + 2.02 / 3) / 2, kTol);
+  Scores sf = Eval("semrp", "semrp-standalone", "cased", "--param semrp.dedup=false");
+  EXPECT_NEAR(sf["4"]["all.semrp"], (2.01 / 3 * 2 + 2.02 / 3) / 3, kTol);
+}
+
+TEST_F(SemanticPlugins, DedupKnobRejectsOtherValues) {
+  for (const char* bad : {"yes", "1", "False"}) {
+    Output o = Run(std::string("eval --dataset tests/data/semrp --predictions tests/data/semrp/predictions.txt "
+                               "--metrics semrp --model lower --no-store --param semrp.dedup=") + bad);
+    EXPECT_EQ(o.code, 1) << bad;  // a usage error, as every bad --param value
+    EXPECT_EQ(o.err, std::string("kplab: plugin 'semrp': parameter 'dedup' must be one of: profile, true, false (got '") +
+                         bad + "')\n");
+    EXPECT_EQ(o.out, "") << bad;
+  }
+}
+
 TEST_F(SemanticPlugins, KpevalForkProfileEmbedsStemsPresentFirst) {
   // The stems table has only stemmed strings: the run works only if stems are embedded.
   Scores s = Eval("semrp", "kpeval", "stems");

@@ -38,6 +38,8 @@ Columns, for <s> in all, present, absent:
     clamp = kp.bool { default = false, doc = "clamp cosines to [0, 1]" },
     alpha = kp.number { default = 0.5, min = 0, doc = "adaptive k = ceil(alpha * R)" },
     ks = kp.string { default = "", doc = "extra k values, comma-separated integers >= 1 (a semrp_k<j> column each)" },
+    -- The reference covers "profile" and "false" (a KeyphraseList cannot be deduplicated from Lua).
+    dedup = kp.string { default = "profile", one_of = { "profile", "false" } },
   },
   check = function(p)
     local ks, message = kp.cutoffs(p.ks == "" and "1" or p.ks)
@@ -60,6 +62,10 @@ Columns, for <s> in all, present, absent:
   end,
   score = function(preds, refs, doc, p, ctx, out)
     local prof, s = ctx.profile, ctx.slots
+    if p.dedup == "false" and prof.dedup then
+      preds = doc.preds_with_duplicates
+      if ctx.subset ~= "all" then preds = preds:subset(ctx.subset) end
+    end
     if ctx.subset == "all" and doc.has_text and prof.rprec_order == "present_first" then
       preds = preds:present_first()
     end
