@@ -286,40 +286,45 @@ for _, level in ipairs(LEVELS) do
   end
 end
 
--- Machine-readable results (meta_eval.json with --out): every number above, and the items.
-local function json(v)
-  local t = type(v)
-  if t == "number" then
-    if v ~= v or v == math.huge or v == -math.huge then return "null" end
-    if math.type(v) == "integer" then return tostring(v) end
-    return string.format("%.17g", v)
-  elseif t == "string" then
-    return '"' .. v:gsub('[%c"\\]', function(c)
-      local map = { ['"'] = '\\"', ["\\"] = "\\\\", ["\n"] = "\\n", ["\t"] = "\\t", ["\r"] = "\\r" }
-      return map[c] or string.format("\\u%04x", c:byte())
-    end) .. '"'
-  elseif t == "table" then
-    if #v > 0 or next(v) == nil then
-      local parts = {}
-      for i, x in ipairs(v) do parts[i] = json(x) end
-      return "[" .. table.concat(parts, ",") .. "]"
-    end
-    local keys = {}
-    for k in pairs(v) do keys[#keys + 1] = k end
-    table.sort(keys)
-    local parts = {}
-    for _, k in ipairs(keys) do parts[#parts + 1] = json(k) .. ":" .. json(v[k]) end
-    return "{" .. table.concat(parts, ",") .. "}"
-  end
-  return tostring(v)
+-- Machine-readable results with --out: meta_eval.tsv (long format, one number per line: level, metric,
+-- second metric of a Williams row or "", statistic, value) and meta_eval_items.tsv (the observations of
+-- the document level).
+local function num(v)
+  if v ~= v then return "nan" end
+  if math.type(v) == "integer" then return tostring(v) end
+  return string.format("%.17g", v)
 end
+-- Names are free text: a tab or line break in one would shift the columns.
+local function cell(v) return (tostring(v):gsub("[\t\r\n]", " ")) end
 if o.out then
-  local out_items = {}
-  for _, it in ipairs(kept) do
-    out_items[#out_items + 1] = { doc_id = it.doc_id, system = it.system, human = it.human, values = it.values }
+  local lines = { "level\tmetric\tversus\tstatistic\tvalue" }
+  local function add(level, m, versus, stat, v) lines[#lines + 1] = table.concat({ level, cell(m), cell(versus), stat, num(v) }, "\t") end
+  for _, level in ipairs(LEVELS) do
+    local L = result.levels[level]
+    add(level, "", "", "n", L.n)
+    for _, e in ipairs(L.metrics) do
+      for _, c in ipairs(COEFS) do
+        add(level, e.metric, "", c.key, e[c.key])
+        add(level, e.metric, "", c.key .. "_p", e[c.key .. "_p"])
+        add(level, e.metric, "", c.key .. "_ci_low", e[c.key .. "_ci"][1])
+        add(level, e.metric, "", c.key .. "_ci_high", e[c.key .. "_ci"][2])
+        add(level, e.metric, "", c.key .. "_undefined", e[c.key .. "_undefined"])
+      end
+    end
+    for _, w in ipairs(L.williams) do
+      for _, c in ipairs({ "r", "rho" }) do
+        for _, stat in ipairs({ "r_ab", "t", "df", "p" }) do add(level, w.a, w.b, "williams_" .. c .. "_" .. stat, w[c][stat]) end
+      end
+    end
   end
-  result.metrics, result.items, result.n_resamples, result.seed, result.confidence = metrics, out_items, B, SEED, CONF
-  result.dropped = #dropped
-  kp.write(o.out .. "/meta_eval.json", json(result) .. "\n")
+  kp.write(o.out .. "/meta_eval.tsv", table.concat(lines, "\n") .. "\n")
+  local il = { "doc_id\tsystem\thuman" }
+  for _, m in ipairs(metrics) do il[1] = il[1] .. "\t" .. cell(m) end
+  for _, it in ipairs(kept) do
+    local cells = { cell(it.doc_id), cell(it.system), num(it.human) }
+    for j = 1, #metrics do cells[#cells + 1] = num(it.values[j]) end
+    il[#il + 1] = table.concat(cells, "\t")
+  end
+  kp.write(o.out .. "/meta_eval_items.tsv", table.concat(il, "\n") .. "\n")
 end
 rep:finish()
