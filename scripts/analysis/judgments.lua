@@ -188,8 +188,12 @@ local function json_decode(s, name, line)
       while true do
         ws()
         if s:sub(pos, pos) ~= '"' then bad("expected a string key") end
+        local key_start = pos
         local k = str()
-        if obj[k] ~= nil then bad("key '" .. k .. "' given twice") end
+        if obj[k] ~= nil then
+          pos = key_start
+          bad("key '" .. k .. "' given twice")
+        end
         ws()
         if s:sub(pos, pos) ~= ":" then bad("expected ':'") end
         pos = pos + 1

@@ -104,7 +104,7 @@ class Rng:
 
 
 def williams(r12, r13, r23, n):
-    """Steiger (1980) eq. 3: t with n - 3 df for H0 rho12 = rho13 (variable 1 shared)."""
+    """Williams T2 as given by Steiger (1980): t with n - 3 df for H0 rho12 = rho13 (variable 1 shared)."""
     det = 1 - r12 ** 2 - r13 ** 2 - r23 ** 2 + 2 * r12 * r13 * r23
     rbar = (r12 + r13) / 2
     den = 2 * (n - 1) / (n - 3) * det + rbar ** 2 * (1 - r23) ** 3

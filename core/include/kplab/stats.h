@@ -86,7 +86,7 @@ enum class KendallMethod { kAuto, kExact, kAsymptotic };
 Result<Correlation> Kendall(std::span<const double> x, std::span<const double> y,
                             KendallMethod method = KendallMethod::kAuto);
 
-// Williams' test (Williams 1959; Steiger 1980, eq. 3, his T2) for the difference between two dependent
+// Williams' test (Williams 1959; his T2 as given by Steiger 1980) for the difference between two dependent
 // correlations that share one variable: r12 = corr(h, a), r13 = corr(h, b), r23 = corr(a, b), all from
 // the same n observations (h a human score, a and b two metrics). With |R| = 1 - r12^2 - r13^2 - r23^2
 // + 2 r12 r13 r23 and rbar = (r12 + r13) / 2,
