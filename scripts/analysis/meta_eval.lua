@@ -39,6 +39,45 @@ if not CONF or not (CONF > 0 and CONF < 1) then error("--confidence: expected a 
 local judgments = J.read(o.judgments, { labels = o.labels and J.parse_labels(o.labels) or nil,
                                         format = o.format })
 
+-- The correctly rounded sum of a list (Shewchuk's exact partials, then the final rounding as Python's
+-- math.fsum): it depends only on the values, not on their order, so two systems whose scores are equal
+-- up to order get bit-identical means, and a tie stays a tie whatever order a resample lists items in
+-- (a near-tie broken by rounding would change the ranks that tau and rho see).
+local function fsum(xs)
+  local partials = {}
+  for _, x in ipairs(xs) do
+    local i = 1
+    for j = 1, #partials do
+      local y = partials[j]
+      if math.abs(x) < math.abs(y) then x, y = y, x end
+      local hi = x + y
+      local lo = y - (hi - x)
+      if lo ~= 0 then partials[i], i = lo, i + 1 end
+      x = hi
+    end
+    for j = #partials, i, -1 do partials[j] = nil end
+    partials[i] = x
+  end
+  local n = #partials
+  if n == 0 then return 0.0 end
+  local hi, lo = partials[n], 0.0
+  n = n - 1
+  while n > 0 do
+    local x, y = hi, partials[n]
+    n = n - 1
+    hi = x + y
+    lo = y - (hi - x)
+    if lo ~= 0 then break end
+  end
+  if n > 0 and ((lo < 0 and partials[n] < 0) or (lo > 0 and partials[n] > 0)) then
+    local y = lo * 2
+    local x = hi + y
+    if y == x - hi then hi = x end
+  end
+  return hi
+end
+local function mean(xs) return fsum(xs) / #xs end
+
 -- ---- Runs: one per system ----------------------------------------------------------------------------
 local runs = C.load_runs(o)
 local run_of = {}
@@ -94,17 +133,17 @@ for _, row in ipairs(judgments) do
   local key = row.doc_id .. "\0" .. row.system
   local it = item_of[key]
   if not it then
-    it = { doc_id = row.doc_id, system = row.system, doc = d, sum = 0, count = 0 }
+    it = { doc_id = row.doc_id, system = row.system, doc = d, scores = {} }
     item_of[key] = it
     items[#items + 1] = it
   end
-  it.sum, it.count = it.sum + row.score, it.count + 1
+  it.scores[#it.scores + 1] = row.score
 end
 -- Items where some metric is undefined (NaN) are left out for every metric, so that all correlations,
 -- and Williams' test between any two of them, use the same observations.
 local kept, dropped = {}, {}
 for _, it in ipairs(items) do
-  it.human = it.sum / it.count
+  it.human = mean(it.scores)
   it.values = {}
   local good = true
   for j, m in ipairs(metrics) do
@@ -138,18 +177,18 @@ local function columns(idx, level)
     end
     return h, v
   end
-  local sh, sv, cnt = {}, {}, {}
-  for s = 1, #systems do sh[s], cnt[s], sv[s] = 0, 0, {} for j = 1, #metrics do sv[s][j] = 0 end end
+  local sh, sv = {}, {}
+  for s = 1, #systems do sh[s], sv[s] = {}, {} for j = 1, #metrics do sv[s][j] = {} end end
   for _, k in ipairs(idx) do
     local it = kept[k]
     local s = system_pos[it.system]
-    sh[s], cnt[s] = sh[s] + it.human, cnt[s] + 1
-    for j = 1, #metrics do sv[s][j] = sv[s][j] + it.values[j] end
+    sh[s][#sh[s] + 1] = it.human
+    for j = 1, #metrics do sv[s][j][#sv[s][j] + 1] = it.values[j] end
   end
   for s = 1, #systems do
-    if cnt[s] == 0 then return nil end
-    h[s] = sh[s] / cnt[s]
-    for j = 1, #metrics do v[j][s] = sv[s][j] / cnt[s] end
+    if #sh[s] == 0 then return nil end
+    h[s] = mean(sh[s])
+    for j = 1, #metrics do v[j][s] = mean(sv[s][j]) end
   end
   return h, v
 end

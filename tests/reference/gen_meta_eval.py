@@ -14,7 +14,8 @@ bootstrap intervals are numpy.percentile of the statistics over resamples of doc
 replay the generator of core/include/kplab/stats.h (the same reimplementation as gen_stats.py).
 
 The procedure mirrored (docs/meta-eval.md):
-  - items: judged (document, system) pairs in order of first appearance in the file; human = mean;
+  - items: judged (document, system) pairs in order of first appearance in the file; human = mean
+    (every mean here is math.fsum / count);
   - document level: one observation per item; system level: per system (first-appearance order) the
     mean over its items of the human score and of each metric;
   - bootstrap: D documents (first-appearance order among items), draws = D * B values of
@@ -114,6 +115,12 @@ def williams(r12, r13, r23, n):
     return float(t), n - 3, float(2 * st.t.sf(abs(t), n - 3))
 
 
+def fmean(xs):
+    """The mean as meta_eval.lua takes it: the correctly rounded sum (math.fsum) over the count, so that
+    it does not depend on the order of the values (ties between systems survive resampling)."""
+    return math.fsum(xs) / len(xs)
+
+
 lines = []
 
 
@@ -169,7 +176,7 @@ with open(os.path.join(DATA, "judgments.csv"), newline="", encoding="utf-8") as 
             order.append(key)
             sums[key] = []
         sums[key].append(float(row["score"]))
-items = [(d, s, float(np.mean(sums[(d, s)])), values[(d, s)]) for d, s in order]
+items = [(d, s, fmean(sums[(d, s)]), values[(d, s)]) for d, s in order]
 for d, s, hum, vals in items:
     case("meta_item", f"{d}:{s}", human=hum, values=vals)
 
@@ -195,9 +202,9 @@ def columns(idx, level):
         ks = [k for k in idx if items[k][1] == s]
         if not ks:
             return None
-        h.append(np.mean([items[k][2] for k in ks]))
+        h.append(fmean([items[k][2] for k in ks]))
         for j in range(len(METRICS)):
-            v[j].append(np.mean([items[k][3][j] for k in ks]))
+            v[j].append(fmean([items[k][3][j] for k in ks]))
     return np.array(h), [np.array(c) for c in v]
 
 
