@@ -216,8 +216,10 @@ for _, level in ipairs(LEVELS) do
     -- Percentile bootstrap over documents: resample b takes documents draws[(b-1)D + 1 .. bD] (with
     -- repeats) and all their judged items; a resample whose statistic is undefined (a constant column,
     -- or a system with no item) is left out of that statistic's interval and counted.
+    -- boot[j][coef][b]: the statistic on resample b (NaN when undefined), kept aligned across metrics so
+    -- that the difference between two metrics is taken on the same resamples.
     local boot = {}
-    for j = 1, #metrics do boot[j] = { tau_b = {}, rho = {}, r = {}, undefined = { tau_b = 0, rho = 0, r = 0 } } end
+    for j = 1, #metrics do boot[j] = { tau_b = {}, rho = {}, r = {} } end
     local D = #docs
     for b = 1, B do
       local idx = {}
@@ -228,25 +230,21 @@ for _, level in ipairs(LEVELS) do
       for j = 1, #metrics do
         for _, c in ipairs(COEFS) do
           local x = bh and #bh >= 3 and (c.fn(bv[j], bh)) or 0 / 0
-          if C.finite(x) then
-            local t = boot[j][c.key]
-            t[#t + 1] = x
-          else
-            boot[j].undefined[c.key] = boot[j].undefined[c.key] + 1
-          end
+          boot[j][c.key][b] = C.finite(x) and x or 0 / 0
         end
       end
     end
+    -- Percentile interval of the finite values of xs, and how many were not finite.
+    local function interval(xs)
+      local ok = {}
+      for _, x in ipairs(xs) do if x == x then ok[#ok + 1] = x end end
+      if #ok == 0 then return { 0 / 0, 0 / 0 }, #xs end
+      local q = S.quantile(ok, { (1 - CONF) / 2, (1 + CONF) / 2 })
+      return { q[1], q[2] }, #xs - #ok
+    end
     for j = 1, #metrics do
       for _, c in ipairs(COEFS) do
-        local t = boot[j][c.key]
-        local lo, hi = 0 / 0, 0 / 0
-        if #t > 0 then
-          local q = S.quantile(t, { (1 - CONF) / 2, (1 + CONF) / 2 })
-          lo, hi = q[1], q[2]
-        end
-        L.metrics[j][c.key .. "_ci"] = { lo, hi }
-        L.metrics[j][c.key .. "_undefined"] = boot[j].undefined[c.key]
+        L.metrics[j][c.key .. "_ci"], L.metrics[j][c.key .. "_undefined"] = interval(boot[j][c.key])
       end
     end
     -- Williams' test on Pearson's r and on Spearman's rho (Pearson's r of the ranks).
@@ -267,7 +265,15 @@ for _, level in ipairs(LEVELS) do
     if n >= 4 then
       for _, p in ipairs(pairs_list) do
         local a, bb = p[1], p[2]
-        local w = { a = metrics[a], b = metrics[bb] }
+        local w = { a = metrics[a], b = metrics[bb], diff = {} }
+        -- The paired bootstrap of the difference a - b of each coefficient (tau-b included, for which
+        -- Williams' test does not apply): resamples where both are defined.
+        for _, c in ipairs(COEFS) do
+          local d = {}
+          for t = 1, B do d[t] = boot[a][c.key][t] - boot[bb][c.key][t] end
+          local ci, undefined = interval(d)
+          w.diff[c.key] = { value = L.metrics[a][c.key] - L.metrics[bb][c.key], ci = ci, undefined = undefined }
+        end
         for _, c in ipairs({ { key = "r", fn = S.pearson }, { key = "rho", fn = S.spearman } }) do
           local r12, r13, r23 = c.fn(h, v[a]), c.fn(h, v[bb]), c.fn(v[a], v[bb])
           if C.finite(r12) and C.finite(r13) and C.finite(r23) then
@@ -314,12 +320,14 @@ for _, level in ipairs(LEVELS) do
     if #L.williams > 0 then
       local wrows = {}
       for _, w in ipairs(L.williams) do
-        wrows[#wrows + 1] = { w.a .. " vs " .. w.b, w.r.r_ab, w.r.t, C.fmt_p(w.r.p), w.rho.r_ab, w.rho.t, C.fmt_p(w.rho.p) }
+        wrows[#wrows + 1] = { w.a .. " vs " .. w.b, w.r.r_ab, w.r.t, C.fmt_p(w.r.p), w.rho.r_ab, w.rho.t, C.fmt_p(w.rho.p),
+                              w.diff.tau_b.value, ci_text(w.diff.tau_b.ci) }
       end
       rep:add("Williams' test of equal correlation with the human score (t with n − 3 = " .. (L.n - 3) ..
-              " degrees of freedom), on Pearson's r and on Spearman's ρ:\n\n" ..
-              C.md_table({ "metrics", "r(a,b)", "t (r)", "p (r)", "ρ(a,b)", "t (ρ)", "p (ρ)" }, wrows))
-    elseif L.n < 4 then
+              " degrees of freedom), on Pearson's r and on Spearman's ρ, and the bootstrap interval of the " ..
+              "difference in τ-b (a − b, same resamples):\n\n" ..
+              C.md_table({ "metrics", "r(a,b)", "t (r)", "p (r)", "ρ(a,b)", "t (ρ)", "p (ρ)", "Δτ-b", "CI" }, wrows))
+    elseif L.n < 4 and #metrics > 1 then
       rep:add("Fewer than 4 observations: no Williams' test.\n")
     end
   end
@@ -353,6 +361,13 @@ if o.out then
     for _, w in ipairs(L.williams) do
       for _, c in ipairs({ "r", "rho" }) do
         for _, stat in ipairs({ "r_ab", "t", "df", "p" }) do add(level, w.a, w.b, "williams_" .. c .. "_" .. stat, w[c][stat]) end
+      end
+      for _, c in ipairs(COEFS) do
+        local d = w.diff[c.key]
+        add(level, w.a, w.b, "diff_" .. c.key, d.value)
+        add(level, w.a, w.b, "diff_" .. c.key .. "_ci_low", d.ci[1])
+        add(level, w.a, w.b, "diff_" .. c.key .. "_ci_high", d.ci[2])
+        add(level, w.a, w.b, "diff_" .. c.key .. "_undefined", d.undefined)
       end
     end
   end

@@ -128,8 +128,9 @@ TEST_F(MetaEval, EveryStatisticMatchesScipy) {
       ++checked;
     }
   }
-  // 2 levels x 4 metrics x 3 coefficients x 5 statistics + 2 levels x 6 pairs x 8 Williams numbers.
-  EXPECT_EQ(checked, 2 * 4 * 15 + 2 * 6 * 8);
+  // 2 levels x 4 metrics x 3 coefficients x 5 statistics + 2 levels x 6 pairs x (8 Williams numbers
+  // + 3 coefficients x 4 numbers of the bootstrapped difference).
+  EXPECT_EQ(checked, 2 * 4 * 15 + 2 * 6 * (8 + 12));
   // The observations: human means and metric values as kpref.py computes them, in the file's order.
   std::istringstream items(Slurp(dir_ / "out" / "meta_eval_items.tsv"));
   std::string line;

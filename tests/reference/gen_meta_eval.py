@@ -21,7 +21,8 @@ The procedure mirrored (docs/meta-eval.md):
   - bootstrap: D documents (first-appearance order among items), draws = D * B values of
     Rng(seed).below(D); resample b takes documents draws[b*D:(b+1)*D] and all their items (repeats
     kept); a statistic that is NaN on a resample is left out of its interval and counted;
-  - Williams' test on Pearson's r and on Spearman's rho for every pair of metrics.
+  - Williams' test on Pearson's r and on Spearman's rho for every pair of metrics, and the percentile
+    interval of the difference a - b of each coefficient over the resamples where both are defined.
 
 File format (as tests/data/stats/reference.txt): 'case <kind> <name>', '<key> <values...>', 'end'.
 """
@@ -245,6 +246,15 @@ for level in ("document", "system"):
                 t, df, p = williams(r12, r13, r23, n)
                 kv.update({f"williams_{c}_r_ab": r23, f"williams_{c}_t": t, f"williams_{c}_df": df,
                            f"williams_{c}_p": p})
+            # The paired bootstrap of the difference of each coefficient, on the same resamples.
+            for c, cfn in COEFS:
+                ra = float(cfn(v[a], h)[0])
+                rb = float(cfn(v[b], h)[0])
+                d = np.array(boot[(a, c)]) - np.array(boot[(b, c)])
+                ok = d[np.isfinite(d)]
+                lo, hi = np.percentile(ok, [100 * (1 - CONFIDENCE) / 2, 100 * (1 + CONFIDENCE) / 2])
+                kv.update({f"diff_{c}": ra - rb, f"diff_{c}_ci_low": lo, f"diff_{c}_ci_high": hi,
+                           f"diff_{c}_undefined": len(d) - len(ok)})
             case("meta_williams", f"{level}:{METRICS[a]}:{METRICS[b]}", **kv)
 
 with open(os.path.join(DATA, "expected.txt"), "w") as f:
