@@ -155,11 +155,14 @@ for _, it in ipairs(items) do
 end
 if #kept < 3 then error(string.format("only %d judged (document, system) pairs with every metric defined (expected at least 3)", #kept), 0) end
 
-local docs, doc_items = {}, {}  -- documents in first-seen order; their kept items
+-- Documents (the bootstrap's clusters) in first-seen order, with their kept items; a document is known
+-- by dataset and id, in case the runs of different systems are on different datasets.
+local docs, doc_items = {}, {}
 local systems, system_pos = {}, {}
 for k, it in ipairs(kept) do
-  if not doc_items[it.doc_id] then docs[#docs + 1], doc_items[it.doc_id] = it.doc_id, {} end
-  table.insert(doc_items[it.doc_id], k)
+  local dk = run_of[it.system].dataset .. "\0" .. it.doc_id
+  if not doc_items[dk] then docs[#docs + 1], doc_items[dk] = dk, {} end
+  table.insert(doc_items[dk], k)
   if not system_pos[it.system] then systems[#systems + 1], system_pos[it.system] = it.system, #systems + 1 end
 end
 
