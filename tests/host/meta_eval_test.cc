@@ -200,7 +200,8 @@ TEST_F(MetaEval, KeyphraseJudgmentsAreAveragedPerDocumentAndSystem) {
       "1,sysD,translation,0\n"
       "2,sysD,graph,0.75\n"
       "1,sysE,we translate,0\n"
-      "2,sysE,we rank,0\n");
+      "\n"
+      " 2\t, sysE , we rank ,  0 \n");  // spaces and tabs around fields are trimmed; blank lines ignored
   const Output o = Meta("--judgments " + f.string());
   ASSERT_EQ(o.code, 0) << o.err;
   const std::string items = Slurp(dir_ / "out" / "meta_eval_items.tsv");
@@ -210,6 +211,63 @@ TEST_F(MetaEval, KeyphraseJudgmentsAreAveragedPerDocumentAndSystem) {
   const auto t = Table();
   EXPECT_EQ(Get(t, "document|||n"), 10);
   EXPECT_EQ(Get(t, "system|||n"), 5);
+}
+
+TEST_F(MetaEval, JsonlIntegerIdsEscapesAndFormatOverride) {
+  Evaluate();
+  // doc_id and annotator as JSON integers; \u escapes (a surrogate pair too) in a keyphrase; a .txt
+  // file read as JSONL by --format. Document 1 of sysA: (1 + 0) / 2; of sysB: 0.5.
+  const fs::path f = Write("judgments.txt",
+      "{\"doc_id\": 1, \"system\": \"sysA\", \"annotator\": 7, \"keyphrase\": \"caf\\u00e9 \\ud83d\\ude00\", \"score\": 1}\n"
+      "{\"doc_id\": 1, \"system\": \"sysA\", \"annotator\": 8, \"keyphrase\": \"caf\\u00e9 \\ud83d\\ude00\", \"score\": 0}\n"
+      "{\"doc_id\": 1, \"system\": \"sysB\", \"annotator\": 7, \"keyphrase\": \"x\", \"score\": 0.5}\n"
+      "{\"doc_id\": 2, \"system\": \"sysB\", \"annotator\": 7, \"keyphrase\": \"x\", \"score\": 1e0}\n"
+      "{\"doc_id\": 2, \"system\": \"sysC\", \"annotator\": 7, \"keyphrase\": \"x\", \"score\": -0.25}\n");
+  const Output o = Meta("--judgments " + f.string() + " --format jsonl");
+  ASSERT_EQ(o.code, 0) << o.err;
+  const std::string items = Slurp(dir_ / "out" / "meta_eval_items.tsv");
+  EXPECT_NE(items.find("\n1\tsysA\t0.5\t"), std::string::npos) << items;
+  EXPECT_NE(items.find("\n2\tsysB\t1\t"), std::string::npos) << items;
+  EXPECT_NE(items.find("\n2\tsysC\t-0.25\t"), std::string::npos) << items;
+  // The same annotator twice on one keyphrase is a duplicate, found through the escapes.
+  const fs::path g = Write("dup.jsonl",
+      "{\"doc_id\": 1, \"system\": \"sysA\", \"annotator\": 7, \"keyphrase\": \"caf\\u00e9\", \"score\": 1}\n"
+      "{\"doc_id\": \"1\", \"system\": \"sysA\", \"annotator\": \"7\", \"keyphrase\": \"caf\u00c3\u00a9\", \"score\": 1}\n");
+  const Output d = Meta("--judgments " + g.string(), "dup");
+  EXPECT_EQ(d.code, 3);
+  EXPECT_NE(d.err.find(g.string() + ":2: duplicate judgment of document '1', system 'sysA', keyphrase 'caf\u00e9', "
+                       "annotator '7' (first on line 1)"), std::string::npos) << d.err;
+}
+
+// A metric undefined (NaN) on some documents: those (document, system) pairs leave every correlation,
+// and the report says which.
+TEST_F(MetaEval, PairsWithAnUndefinedMetricAreLeftOutForAll) {
+  fs::create_directories(dir_ / "plugins");
+  Write("plugins/gap.lua",
+        "-- kplab-api: 2\n"
+        "return kp.metric {\n"
+        "  name = 'gap', version = '1.0.0', doc = 'the number of predictions, undefined for exactly four',\n"
+        "  subsets = { 'all' },\n"
+        "  columns = function(c) local s = { n = c:column('n') } c:mean('n.macro', s.n) return s end,\n"
+        "  score = function(preds, refs, doc, p, ctx, out) out[ctx.slots.n] = #preds == 4 and 0 / 0 or #preds end,\n"
+        "}\n");
+  for (const char* s : kSystems) {
+    const Output o = Run(std::string("eval --dataset tests/data/meta_eval --predictions tests/data/meta_eval/") + s +
+                         ".txt --metrics exact,gap --plugins " + (dir_ / "plugins").string() + " --system " + s);
+    ASSERT_EQ(o.code, 0) << o.err;
+  }
+  const Output o = Run("run --allow-write " + dir_.string() + " scripts/analysis/meta_eval.lua --metrics all.p@5,all.n "
+                       "--n 50 --judgments tests/data/meta_eval/judgments.csv --out " + (dir_ / "out").string());
+  ASSERT_EQ(o.code, 0) << o.err;
+  // sysA predicts four keyphrases for documents 1-4: its four judged pairs there are left out.
+  EXPECT_NE(o.out.find("4 pairs left out because a metric is undefined there: 1/sysA, 2/sysA, 3/sysA, 4/sysA"),
+            std::string::npos) << o.out;
+  const auto t = Table();
+  EXPECT_EQ(Get(t, "document|||n"), 37 - 4);
+  EXPECT_EQ(Get(t, "system|||n"), 5);
+  const std::string items = Slurp(dir_ / "out" / "meta_eval_items.tsv");
+  EXPECT_EQ(items.find("\n1\tsysA\t"), std::string::npos) << items;
+  EXPECT_NE(items.find("\n5\tsysA\t"), std::string::npos) << items;
 }
 
 // Each bad file: exit 3, the exact error naming file and line, and no report written.
@@ -238,6 +296,8 @@ TEST_F(MetaEval, HostileJudgmentFilesAreRefusedWithFileAndLine) {
       {"cr.csv", "doc_id,system,score\r1,sysA,3\r", "cr.csv:1: carriage return not followed by a line feed (expected LF or CRLF line ends)", ""},
       {"quote.csv", "doc_id,system,keyphrase,score\n1,sysA,\"open,3\n2,sysA,x,3\n",
        "quote.csv:2: a quoted field is not closed (expected a closing \")", ""},
+      {"multiline.csv", "doc_id,system,keyphrase,score\n1,sysA,\"two\nlines\",1\n\n1,sysB,x,oops\n",
+       "multiline.csv:5: score 'oops' is not a number (expected a finite decimal number)", ""},
       {"midquote.csv", "doc_id,system,keyphrase,score\n1,sysA,the \"word\" graph,3\n",
        "midquote.csv:2: a double quote inside an unquoted field (expected the field in quotes with \"\" for a quote)", ""},
       {"utf16.csv", std::string("\xFF\xFE" "d\0o\0", 6), "utf16.csv: UTF-16 text (byte order mark FF FE or FE FF); expected UTF-8", ""},
