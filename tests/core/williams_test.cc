@@ -52,11 +52,11 @@ TEST(Williams, HandCalculation) {
 
 TEST(Williams, Errors) {
   EXPECT_EQ(Williams(0.5, 0.3, 0.5, 3).error().message, "williams: needs n >= 4 observations (got 3)");
-  EXPECT_EQ(Williams(0.5, 0.3, 0.5, std::nan("")).error().message, "williams: needs n >= 4 observations (got nan)");
+  EXPECT_EQ(Williams(0.5, 0.3, 0.5, std::nan("")).error().message, "williams: needs n >= 4 observations (got NaN)");
   EXPECT_EQ(Williams(-1.01, 0.3, 0.5, 10).error().message,
             "williams: r12 must be a correlation in [-1, 1] (got -1.01)");
   EXPECT_EQ(Williams(0.5, 0.3, std::nan(""), 10).error().message,
-            "williams: r23 must be a correlation in [-1, 1] (got nan)");
+            "williams: r23 must be a correlation in [-1, 1] (got NaN)");
 }
 
 }  // namespace

@@ -152,8 +152,8 @@ TEST_F(MetaEval, EveryStatisticMatchesScipy) {
     }
   }
   EXPECT_FALSE(std::getline(items, line)) << "extra item " << line;
-  // By hand from judgments.csv: document 1, sysA was scored 4 and 5 by a1 and a2.
-  EXPECT_NE(Slurp(dir_ / "out" / "meta_eval_items.tsv").find("\n1\tsysA\t4.5\t"), std::string::npos);
+  // By hand from judgments.csv: document 1, sysA was scored 3 and 4 by a1 and a2.
+  EXPECT_NE(Slurp(dir_ / "out" / "meta_eval_items.tsv").find("\n1\tsysA\t3.5\t"), std::string::npos);
   // 37 judged pairs of 8 documents x 5 systems (three pairs were not judged); 5 systems.
   EXPECT_EQ(Get(t, "document|||n"), 37);
   EXPECT_EQ(Get(t, "system|||n"), 5);
@@ -232,7 +232,7 @@ TEST_F(MetaEval, JsonlIntegerIdsEscapesAndFormatOverride) {
   // The same annotator twice on one keyphrase is a duplicate, found through the escapes.
   const fs::path g = Write("dup.jsonl",
       "{\"doc_id\": 1, \"system\": \"sysA\", \"annotator\": 7, \"keyphrase\": \"caf\\u00e9\", \"score\": 1}\n"
-      "{\"doc_id\": \"1\", \"system\": \"sysA\", \"annotator\": \"7\", \"keyphrase\": \"caf\u00c3\u00a9\", \"score\": 1}\n");
+      "{\"doc_id\": \"1\", \"system\": \"sysA\", \"annotator\": \"7\", \"keyphrase\": \"caf\xC3\xA9\", \"score\": 1}\n");
   const Output d = Meta("--judgments " + g.string(), "dup");
   EXPECT_EQ(d.code, 3);
   EXPECT_NE(d.err.find(g.string() + ":2: duplicate judgment of document '1', system 'sysA', keyphrase 'caf\u00e9', "
@@ -399,7 +399,7 @@ TEST_F(MetaEval, WilliamsAndDrawIndicesThroughTheSandbox) {
   } errors[] = {
       {"kp.stats.williams(0.5, 0.4, 0.3, 3)", "kp.stats.williams: needs n >= 4 observations (got 3)"},
       {"kp.stats.williams(1.5, 0.4, 0.3, 10)", "kp.stats.williams: r12 must be a correlation in [-1, 1] (got 1.5)"},
-      {"kp.stats.williams(0.5, 0/0, 0.3, 10)", "kp.stats.williams: r13 must be a correlation in [-1, 1] (got nan)"},
+      {"kp.stats.williams(0.5, 0/0, 0.3, 10)", "kp.stats.williams: r13 must be a correlation in [-1, 1] (got NaN)"},
       {"kp.stats.williams(0.5, 0.4, '0.3', 10)", "kp.stats.williams: argument 'r23' must be a number (got string)"},
       {"kp.stats.draw_indices(0, 3)", "kp.stats.draw_indices: argument 'n' must be between 1 and 4294967295 (got 0)"},
       {"kp.stats.draw_indices(3, -1)", "kp.stats.draw_indices: argument 'count' must be between 0 and 100000000 (got -1)"},

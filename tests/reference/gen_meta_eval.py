@@ -110,7 +110,7 @@ def williams(r12, r13, r23, n):
     det = 1 - r12 ** 2 - r13 ** 2 - r23 ** 2 + 2 * r12 * r13 * r23
     rbar = (r12 + r13) / 2
     den = 2 * (n - 1) / (n - 3) * det + rbar ** 2 * (1 - r23) ** 3
-    if not den > 0:
+    if not den > 0 or 1 - r23 <= 1e-12:  # a and b perfectly correlated, up to rounding: 0 / 0
         return math.nan, n - 3, math.nan
     t = (r12 - r13) * np.sqrt((n - 1) * (1 + r23) / den)
     return float(t), n - 3, float(2 * st.t.sf(abs(t), n - 3))
@@ -154,7 +154,8 @@ for name, n, ca, cb, cab in [("close", 40, 0.6, 0.5, 0.3), ("apart", 25, 0.8, 0.
     case("williams", name, r12=r12, r13=r13, r23=r23, n=n, t=t, df=df, p=p)
 for name, r12, r13, r23, n in [("equal", 0.5, 0.5, 0.7, 30), ("swap", 0.3, 0.6, 0.4, 20),
                                ("n4", 0.9, 0.2, 0.1, 4), ("identical_metrics", 0.6, 0.6, 1.0, 30),
-                               ("perfect_a", 1.0, 0.5, 0.5, 10)]:
+                               ("perfect_a", 1.0, 0.5, 0.5, 10),
+                               ("rounded_identical", 0.9, 0.9, 1 - 2.0 ** -52, 5)]:
     t, df, p = williams(r12, r13, r23, n)
     case("williams", name, r12=r12, r13=r13, r23=r23, n=n, t=t, df=df, p=p)
 

@@ -92,8 +92,9 @@ Result<Correlation> Kendall(std::span<const double> x, std::span<const double> y
 // + 2 r12 r13 r23 and rbar = (r12 + r13) / 2,
 //   t = (r12 - r13) sqrt((n - 1)(1 + r23) / (2 (n - 1) / (n - 3) |R| + rbar^2 (1 - r23)^3)),
 // Student's t with n - 3 degrees of freedom; p = 2 P(T > |t|). It assumes Pearson correlations of
-// (approximately) normal variables; applied to ranks (Spearman) it is the usual approximation. When the
-// denominator is 0 (a and b perfectly correlated, so the difference is 0 / 0) t and p are NaN.
+// (approximately) normal variables; applied to ranks (Spearman) it is the usual approximation. When a and
+// b are perfectly correlated (r23 >= 1 - 1e-12, or a denominator <= 0) the statistic is 0 / 0: t and p
+// are NaN.
 // Errors: n < 4, a correlation that is NaN or outside [-1, 1].
 struct WilliamsResult {
   double t = 0;
