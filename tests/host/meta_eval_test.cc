@@ -288,6 +288,11 @@ TEST_F(MetaEval, HostileJudgmentFilesAreRefusedWithFileAndLine) {
       {"nan.csv", "doc_id,system,score\n1,sysA,3\n2,sysA,n/a\n",
        "nan.csv:3: score 'n/a' is not a number (expected a finite decimal number)", ""},
       {"inf.csv", "doc_id,system,score\n1,sysA,1e999\n", "inf.csv:2: score '1e999' is not a number (expected a finite decimal number)", ""},
+      {"nanscore.csv", "doc_id,system,score\n1,sysA,nan\n", "nanscore.csv:2: score 'nan' is not a number (expected a finite decimal number)", ""},
+      {"infscore.csv", "doc_id,system,score\n1,sysA,-inf\n", "infscore.csv:2: score '-inf' is not a number (expected a finite decimal number)", ""},
+      {"noscore.csv", "doc_id,system,annotator\n1,sysA,x\n", "noscore.csv:1: no column 'score' or 'label' (expected one of them)", ""},
+      {"bothrow.jsonl", "{\"doc_id\": \"1\", \"system\": \"sysA\", \"score\": 1, \"label\": \"good\"}\n",
+       "bothrow.jsonl:1: both score and label (expected one of them)", "--labels good=1"},
       {"hex.csv", "doc_id,system,score\n1,sysA,0x3\n", "hex.csv:2: score '0x3' is not a number (expected a finite decimal number)", ""},
       {"short.csv", "doc_id,system,score\n1,sysA\n", "short.csv:2: 2 fields, expected 3 (doc_id,system,score)", ""},
       {"emptyid.csv", "doc_id,system,score\n ,sysA,3\n", "emptyid.csv:2: empty doc_id (expected a non-empty doc_id)", ""},
@@ -355,6 +360,24 @@ TEST_F(MetaEval, RunSelectionMustGiveOneRunPerSystem) {
   o = Meta("--judgments tests/data/meta_eval/judgments.csv --runs 1-5 --n 0");
   EXPECT_EQ(o.code, 3);
   EXPECT_NE(o.err.find("--n: expected a positive integer (got '0')"), std::string::npos) << o.err;
+  o = Meta("--judgments tests/data/meta_eval/judgments.csv --runs 1-5 --confidence 1");
+  EXPECT_EQ(o.code, 3);
+  EXPECT_NE(o.err.find("--confidence: expected a number in (0, 1) (got '1')"), std::string::npos) << o.err;
+  o = Meta("--judgments tests/data/meta_eval/judgments.csv --runs 1-5 --seed -1");
+  EXPECT_EQ(o.code, 3);
+  EXPECT_NE(o.err.find("--seed: expected an integer >= 0 (got '-1')"), std::string::npos) << o.err;
+  const fs::path two = Write("two.csv", "doc_id,system,score\n1,sysA,3\n2,sysA,4\n");
+  o = Meta("--judgments " + two.string() + " --runs 1-5");
+  EXPECT_EQ(o.code, 3);
+  EXPECT_NE(o.err.find("only 2 judged (document, system) pairs with every metric defined (expected at least 3)"),
+            std::string::npos) << o.err;
+  // Two systems: a document level, but no system-level correlation.
+  const fs::path pair = Write("pair.csv", "doc_id,system,score\n1,sysA,3\n2,sysA,4\n1,sysB,2\n2,sysB,5\n");
+  o = Meta("--judgments " + pair.string() + " --runs 1-5", "pair");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("## System level (n = 2)\n\nFewer than 3 observations: no correlation."), std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("## Document level (n = 4)"), std::string::npos) << o.out;
   // The chosen pairs only.
   o = Meta("--judgments tests/data/meta_eval/judgments.csv --runs 1-5 --pairs all.mrr:all.p@5");
   ASSERT_EQ(o.code, 0) << o.err;
