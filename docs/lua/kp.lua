@@ -314,6 +314,27 @@ function kp.stats.approx_randomization(x, y, opts) end
 ---@return number[]
 function kp.stats.holm(ps) end
 
+---Williams' test (Williams 1959, Steiger 1980's T2) of corr(h, a) = corr(h, b) for two correlations
+---sharing the variable h, from r12 = corr(h, a), r13 = corr(h, b), r23 = corr(a, b) over the same n
+---observations: t with n - 3 degrees of freedom and its two-sided p (NaN, NaN when a and b are
+---perfectly correlated).
+---@param r12 number
+---@param r13 number
+---@param r23 number
+---@param n integer
+---@return number t
+---@return number p
+---@return number df
+function kp.stats.williams(r12, r13, r23, n) end
+
+---`count` integers drawn uniformly from 1..n by the Rng of stats.h (`Rng(seed).Below(n) + 1` in
+---order), for resampling done in Lua that other languages must replay.
+---@param n integer
+---@param count integer
+---@param opts? {seed?: integer}
+---@return integer[]
+function kp.stats.draw_indices(n, count, opts) end
+
 ---Exploratory factor analysis of a rows x variables table (R psych::fa): minres or principal axis,
 ---varimax or no rotation.
 ---@param rows number[][]

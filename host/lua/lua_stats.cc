@@ -16,6 +16,8 @@
 //   kp.stats.paired_bootstrap_ci(x, y, {...}) -> low, high      (of mean(x - y))
 //   kp.stats.approx_randomization(x, y, {n=10000, seed=0}) -> p
 //   kp.stats.holm(ps) -> adjusted list
+//   kp.stats.williams(r12, r13, r23, n) -> t, p, df   (Williams' test, two dependent correlations)
+//   kp.stats.draw_indices(n, count, {seed=0}) -> count integers in 1..n (Rng(seed).Below(n) + 1)
 //   kp.stats.factor_analysis(rows, {factors=1, method="minres"|"pa", rotate="varimax"|"none"})
 //       -> {loadings={{...}, ...}, communalities=, uniquenesses=, ss_loadings=, proportion=}
 //   kp.stats.parallel_analysis(rows, {iter=100, seed=0})
@@ -499,6 +501,46 @@ int ParallelAnalysis(lua_State* L) {
   return 1;
 }
 
+int Williams(lua_State* L) {
+  const char* fn = "williams";
+  double v[4];
+  const char* names[4] = {"r12", "r13", "r23", "n"};
+  for (int i = 0; i < 4; ++i) {
+    if (lua_type(L, i + 1) != LUA_TNUMBER) {
+      Fail(L, fn, std::string("argument '") + names[i] + "' must be a number (got " + TypeName(L, i + 1) + ")");
+    }
+    v[i] = lua_tonumber(L, i + 1);
+  }
+  const st::WilliamsResult r = Unwrap(L, fn, st::Williams(v[0], v[1], v[2], v[3]));
+  lua_pushnumber(L, r.t);
+  lua_pushnumber(L, r.p);
+  lua_pushnumber(L, r.df);
+  return 3;
+}
+
+// The draws of a bootstrap done in Lua (e.g. resampling documents as clusters), from the Rng of stats.h
+// so that a reference implementation can replay them: Below(n) + 1, `count` times, in order.
+int DrawIndices(lua_State* L) {
+  const char* fn = "draw_indices";
+  const lua_Integer n = luaL_checkinteger(L, 1);
+  const lua_Integer count = luaL_checkinteger(L, 2);
+  if (n < 1 || n > 0xFFFFFFFFLL) Fail(L, fn, "argument 'n' must be between 1 and 4294967295 (got " + std::to_string(n) + ")");
+  if (count < 0 || count > 100000000) {
+    Fail(L, fn, "argument 'count' must be between 0 and 100000000 (got " + std::to_string(count) + ")");
+  }
+  CheckOptions(L, 3, fn, {"seed"});
+  const auto seed = static_cast<std::uint64_t>(Opt::Integer(L, 3, fn, "seed", 0));
+  ChargeNative(L, static_cast<double>(count));
+  ReserveNative(L, static_cast<double>(count) * 16, "kp.stats.draw_indices");
+  st::Rng rng(seed);
+  lua_createtable(L, static_cast<int>(count), 0);
+  for (lua_Integer i = 1; i <= count; ++i) {
+    lua_pushinteger(L, static_cast<lua_Integer>(rng.Below(static_cast<std::uint32_t>(n))) + 1);
+    lua_rawseti(L, -2, i);
+  }
+  return 1;
+}
+
 const luaL_Reg kFunctions[] = {
     {"mean", Safe<Mean>},
     {"median", Safe<Median>},
@@ -515,6 +557,8 @@ const luaL_Reg kFunctions[] = {
     {"paired_bootstrap_ci", Safe<PairedBootstrapCi>},
     {"approx_randomization", Safe<ApproxRandomization>},
     {"holm", Safe<Holm>},
+    {"williams", Safe<Williams>},
+    {"draw_indices", Safe<DrawIndices>},
     {"factor_analysis", Safe<FactorAnalysis>},
     {"parallel_analysis", Safe<ParallelAnalysis>},
     {nullptr, nullptr},

@@ -86,6 +86,23 @@ enum class KendallMethod { kAuto, kExact, kAsymptotic };
 Result<Correlation> Kendall(std::span<const double> x, std::span<const double> y,
                             KendallMethod method = KendallMethod::kAuto);
 
+// Williams' test (Williams 1959; his T2 as given by Steiger 1980) for the difference between two dependent
+// correlations that share one variable: r12 = corr(h, a), r13 = corr(h, b), r23 = corr(a, b), all from
+// the same n observations (h a human score, a and b two metrics). With |R| = 1 - r12^2 - r13^2 - r23^2
+// + 2 r12 r13 r23 and rbar = (r12 + r13) / 2,
+//   t = (r12 - r13) sqrt((n - 1)(1 + r23) / (2 (n - 1) / (n - 3) |R| + rbar^2 (1 - r23)^3)),
+// Student's t with n - 3 degrees of freedom; p = 2 P(T > |t|). It assumes Pearson correlations of
+// (approximately) normal variables; applied to ranks (Spearman) it is the usual approximation. When a and
+// b are perfectly correlated (r23 >= 1 - 1e-12, or a denominator <= 0) the statistic is 0 / 0: t and p
+// are NaN.
+// Errors: n < 4, a correlation that is NaN or outside [-1, 1].
+struct WilliamsResult {
+  double t = 0;
+  double df = 0;
+  double p = 0;  // two-sided
+};
+Result<WilliamsResult> Williams(double r12, double r13, double r23, double n);
+
 // ---- Wilcoxon signed-rank test ----------------------------------------------------------------------
 
 enum class ZeroMethod {

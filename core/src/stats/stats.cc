@@ -588,6 +588,39 @@ Result<WilcoxonResult> Wilcoxon(std::span<const double> differences, const Wilco
   return WilcoxonImpl(std::vector<double>(differences.begin(), differences.end()), options);
 }
 
+// ---- Williams' test ------------------------------------------------------------------------------------------
+
+constexpr double kWilliamsR23Tolerance = 1e-12;
+
+Result<WilliamsResult> Williams(double r12, double r13, double r23, double n) {
+  const double rs[3] = {r12, r13, r23};
+  const char* names[3] = {"r12", "r13", "r23"};
+  for (int i = 0; i < 3; ++i) {
+    if (!(rs[i] >= -1 && rs[i] <= 1)) {
+      return Error{fmt::format("williams: {} must be a correlation in [-1, 1] (got {})", names[i],
+                               std::isnan(rs[i]) ? std::string("NaN") : fmt::format("{}", rs[i]))};
+    }
+  }
+  if (!(n >= 4)) {
+    return Error{fmt::format("williams: needs n >= 4 observations (got {})",
+                             std::isnan(n) ? std::string("NaN") : fmt::format("{}", n))};
+  }
+  const double det = 1 - r12 * r12 - r13 * r13 - r23 * r23 + 2 * r12 * r13 * r23;
+  const double rbar = (r12 + r13) / 2;
+  const double denominator = 2 * (n - 1) / (n - 3) * det + rbar * rbar * std::pow(1 - r23, 3);
+  WilliamsResult out;
+  out.df = n - 3;
+  // a and b perfectly correlated (up to rounding: a Spearman rho of identical rankings may come out as
+  // 1 - 2^-52) make the statistic 0/0; rounding alone would otherwise decide between NaN and t = 0.
+  if (!(denominator > 0) || 1 - r23 <= kWilliamsR23Tolerance) {
+    out.t = out.p = std::numeric_limits<double>::quiet_NaN();
+    return out;
+  }
+  out.t = (r12 - r13) * std::sqrt((n - 1) * (1 + r23) / denominator);
+  out.p = std::min(1.0, 2 * StudentTSf(std::fabs(out.t), out.df));
+  return out;
+}
+
 // ---- Cliff's delta --------------------------------------------------------------------------------------------
 
 Result<double> CliffsDelta(std::span<const double> x, std::span<const double> y) {
