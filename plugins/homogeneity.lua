@@ -27,6 +27,7 @@ Pairs where both lists are empty are left out.]],
     c:ratio("all.cp_hooper", s.h, s.n, NaN)
     c:ratio("all.cp_rodgers", s.r, s.n, NaN)
     c:sum("all.cp_pairs", s.n)
+    c:units("pairs")  -- the paper's unit: `kplab eval --ci` resamples pairs (ctx.unit below)
     return s
   end,
   score = function(doc, p, ctx, out)
@@ -36,6 +37,7 @@ Pairs where both lists are empty are left out.]],
       local hooper, rodgers = kp.homog.cp(doc.preds, q.doc.preds, opts)
       if hooper == hooper then  -- NaN: both lists empty
         n, h, r = n + 1, h + hooper, r + rodgers
+        ctx.unit(q.index, { [ctx.slots.n] = 1, [ctx.slots.h] = hooper, [ctx.slots.r] = rodgers })
       end
     end
     out.pairs, out.hooper_sum, out.rodgers_sum = n, h, r

@@ -12,6 +12,7 @@
 #include "kplab/corpus.h"
 #include "kplab/io.h"
 #include "kplab/result.h"
+#include "bootstrap.h"
 #include "kplab/store.h"
 #include "plugin.h"
 #include "runner.h"
@@ -49,6 +50,11 @@ struct EvalRequest {
     int64_t index = 0, count = 1;
   };
   std::optional<Shard> shard;
+  // `kplab eval --ci`: a percentile bootstrap CI for every aggregate, by re-running each plugin's
+  // aggregation over resampled documents (or pairs, for a plugin with units; bootstrap.h). Every
+  // selected metric must be re-runnable (NotResampleable), checked before anything is scored. The run
+  // then keeps its slots (EvalResult.slots), which `kplab runs compare` resamples.
+  std::optional<CiOptions> ci;
 };
 
 // "I/N" (as --shard takes it) -> the shard, or a usage error naming what is wrong.
@@ -64,7 +70,9 @@ struct EmbeddingReport {
 struct EvalResult {
   RunRecord run;  // everything but id; status "failed" with error text when a plugin failed
   ScoreColumns scores;  // a shard's: its documents only (RunStore::SaveRun stores them so)
-  std::vector<SlotColumn> slots;  // a shard's: every slot of every plugin, for `kplab runs merge`
+  // A shard's (for `kplab runs merge`) or a --ci run's (for `kplab runs compare`): every slot of every
+  // plugin, hidden ones too.
+  std::vector<SlotColumn> slots;
   std::vector<AggregateValue> aggregates;
   std::vector<ScriptError> errors;
   std::optional<EmbeddingReport> embeddings;
