@@ -597,6 +597,10 @@ void PrintComparison(std::ostream& os, const std::string& output, const Comparis
                     "test(s) in Holm's family, up to {} random sign flips each (sequential stop after 50 "
                     "exceedances), {} bootstrap resamples for the {}% CI\n",
                     c.shared_docs, c.family, c.resamples, c.ci_resamples, pct);
+  if (std::any_of(c.rows.begin(), c.rows.end(), [](const CompareRow& r) { return r.resampled; })) {
+    os << "(re-aggregated): a corpus-level metric; B - A of the aggregates, its CI by resampling the same "
+          "documents (or the plugin's units, e.g. pairs) in both runs, p by swapping them between the runs\n";
+  }
   os << fmt::format("{:<{}}  {:>9}  {:>9}  {:>9}  {:>21}  {:>8}  {:>8}\n", "metric", w, fmt::format("run {}", c.a.id),
                     fmt::format("run {}", c.b.id), "B - A", fmt::format("{}% CI of B - A", pct), "p", "p Holm");
   for (const CompareRow& r : c.rows) {
@@ -605,7 +609,7 @@ void PrintComparison(std::ostream& os, const std::string& output, const Comparis
       line += fmt::format("  {:>21}  {:>8.4f}  {:>8.4f}", fmt::format("[{:+.4f}, {:+.4f}]", r.ci_low, r.ci_high), r.p,
                           r.p_holm);
       if (!r.same_as.empty()) line += "  (same test as " + r.same_as + ")";
-      if (r.resampled) line += "  (re-aggregated)";
+      if (r.resampled) line += r.unit == "documents" ? "  (re-aggregated)" : "  (re-aggregated, " + r.unit + ")";
     }
     os << line << "\n";
   }

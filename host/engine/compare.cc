@@ -90,14 +90,11 @@ void SameShape(SlotValues& x, SlotValues& y, std::size_t rows) {
 // The corpus-level rows of `cmp` (indices `rows`, none a mean of a per-document column) that both runs
 // can re-aggregate from their stored slots: observed difference, paired bootstrap CI and randomization p.
 // Rows that cannot be tested get `untested`. Errors: a plugin that fails to load or aggregate.
-Status CompareResampled(RunStore& store, const RunRecord& ra, const RunRecord& rb,
+Status CompareResampled(const RunRecord& ra, const RunRecord& rb, const std::vector<SlotColumn>* sa,
+                        const std::vector<SlotColumn>* sb,
                         const std::vector<std::pair<std::size_t, std::size_t>>& pairs, const CompareOptions& opt,
                         int resamples, const std::vector<std::size_t>& rows, Comparison& cmp) {
   if (rows.empty()) return Status::Ok();
-  auto sa = store.GetSlots(ra.id);
-  if (!sa) return sa.error();
-  auto sb = store.GetSlots(rb.id);
-  if (!sb) return sb.error();
   const RunRecord* bare = sa->empty() ? &ra : sb->empty() ? &rb : nullptr;
   if (bare) {
     for (std::size_t r : rows) {
@@ -475,11 +472,21 @@ Result<Comparison> CompareRuns(RunStore& store, std::int64_t ida, std::int64_t i
   for (std::size_t r = 0; r < cmp.rows.size(); ++r) {
     if (column_of[r].empty()) corpus_rows.push_back(r);
   }
+  std::vector<SlotColumn> slots_a, slots_b;
+  if (!corpus_rows.empty()) {
+    auto got_a = store.GetSlots(ida);
+    if (!got_a) return got_a.error();
+    auto got_b = store.GetSlots(idb);
+    if (!got_b) return got_b.error();
+    slots_a = std::move(*got_a);
+    slots_b = std::move(*got_b);
+  }
+  const std::size_t may_test = slots_a.empty() || slots_b.empty() ? 0 : corpus_rows.size();
   cmp.family = todo.size();
   cmp.resamples = opt.resamples > 0 ? opt.resamples
-                                    : std::max<int>(kMinResamples,
-                                                    static_cast<int>(40 * (todo.size() + corpus_rows.size())));
-  if (Status st = CompareResampled(store, *ra, *rb, pairs, opt, cmp.resamples, corpus_rows, cmp); !st.ok()) {
+                                    : std::max<int>(kMinResamples, static_cast<int>(40 * (todo.size() + may_test)));
+  if (Status st = CompareResampled(*ra, *rb, &slots_a, &slots_b, pairs, opt, cmp.resamples, corpus_rows, cmp);
+      !st.ok()) {
     return st.error();
   }
 
