@@ -249,6 +249,14 @@ Status CompareResampled(const RunRecord& ra, const RunRecord& rb, const std::vec
       live.push_back(k);
     }
     if (live.empty()) continue;
+    // Subsets aggregate independently (columns.h): one no tested metric belongs to is not resampled.
+    for (std::size_t s2 = 0; s2 < plugin->subsets.size(); ++s2) {
+      const std::string prefix = plugin->subsets[s2] + ".";
+      if (std::any_of(live.begin(), live.end(), [&](std::size_t k) { return names[k].starts_with(prefix); })) continue;
+      for (auto* x : {&xa, &xb}) {
+        for (auto& col : (*x)[s2]) col.clear();
+      }
+    }
     // Paired bootstrap: the same resampled documents for both runs.
     std::vector<std::vector<double>> boot(mine.size());
     {
