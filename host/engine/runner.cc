@@ -641,6 +641,14 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
     }
   }
   kernel_.reset();
+  if (!plugin.kernel.empty() && plugin.api >= 2 && !decls.front().units.empty()) {
+    // A native kernel writes document slots only: the units c:units promises would never come.
+    out.error = PluginError(plugin, fmt::format("{}: c:units(\"{}\") needs a Lua score function that reports them "
+                                                "with ctx.unit (score = kp.kernel.{} reports none)",
+                                                plugin.file.display_name, decls.front().units, plugin.kernel));
+    v2_.clear();
+    return out;
+  }
   if (!plugin.kernel.empty()) {
     Result<std::unique_ptr<MetricKernel>> kernel = MakeKernel(plugin);
     if (!kernel) {

@@ -205,6 +205,11 @@ TEST_F(Ci, HomogeneityResamplesPairs) {
   EXPECT_EQ(pairs[7], "1");
   Output json = Run("runs compare 1 2 --metrics all.cp_hooper --output json");
   EXPECT_NE(json.out.find("\"unit\": \"pairs\""), std::string::npos) << json.out;
+  // Lanes report their units in document order: the same CI with 3 scoring threads.
+  Output lanes = Run(kHom + " --predictions " + kData + "/hom_a.txt --ci --ci-resamples 200 --ci-seed 7 --output csv "
+                            "--no-store --threads 3");
+  ASSERT_EQ(lanes.code, 0) << lanes.err;
+  EXPECT_EQ(Row(lanes.out, "all.cp_hooper"), cp);
 }
 
 // A micro average every resample gives the same value (each document: 1 hit in 2 predictions) has a
@@ -302,6 +307,25 @@ return kp.metric {
                            "/ c:hidden or a declared name)"),
             std::string::npos)
       << stray.err;
+  // A native kernel reports no units: declaring them with one is refused, not left without a CI.
+  std::ofstream(dir_ / "pl" / "kunits.lua") << R"(-- kplab-api: 2
+return kp.metric {
+  name = "kunits", version = "1", subsets = { "all" },
+  params = { ks = kp.cutoffs { default = "5" } },
+  columns = function(c, p)
+    local s = { p = c:column("p@5", "mean") }
+    c:units("items")
+    return s
+  end,
+  score = kp.kernel.exact,
+}
+)";
+  Output kunits = Run(base + "kunits");
+  EXPECT_EQ(kunits.code, 3) << kunits.err;
+  EXPECT_NE(kunits.err.find(P("pl") + "/kunits.lua: c:units(\"items\") needs a Lua score function that reports "
+                                      "them with ctx.unit (score = kp.kernel.exact reports none)"),
+            std::string::npos)
+      << kunits.err;
   // Without --ci, the units are checked as well (a plugin's mistake is not silent).
   Output stray_plain = Run("eval --dataset " + kData + "/hom --predictions " + kData + "/hom_a.txt --plugins " +
                            P("pl") + " --no-store --metrics stray");
@@ -323,6 +347,15 @@ TEST_F(Ci, CompareWithoutSlotsSaysWhy) {
   auto macro = Row(Run("runs compare 1 2 --metrics all.kpp.macro --output csv").out, "all.kpp.macro");
   ASSERT_EQ(macro.size(), 11u);
   EXPECT_EQ(macro[10], "per_document");
+  // Slots from different parameters cannot be swapped between runs: no test, and the reason.
+  ASSERT_EQ(Run(kCalib + " --predictions " + kData + "/calib_a.jsonl --ci").code, 0);                        // 3
+  ASSERT_EQ(Run(kCalib + " --predictions " + kData + "/calib_b.jsonl --ci --param calibration.bins=5").code, 0);  // 4
+  Output differ = Run("runs compare 3 4 --metrics all.accuracy.micro");
+  ASSERT_EQ(differ.code, 0) << differ.err;
+  EXPECT_NE(differ.out.find("no test for 1 corpus-level metric(s) (all.accuracy.micro): the runs ran plugin "
+                            "'calibration' with different parameters\n"),
+            std::string::npos)
+      << differ.out;
 }
 
 }  // namespace
