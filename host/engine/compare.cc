@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "kplab/profile.h"
 #include "kplab/stats.h"
@@ -107,7 +108,9 @@ Status CompareResampled(const RunRecord& ra, const RunRecord& rb, const std::vec
   auto pb = ParsePluginParams(rb.params_json);
   if (!pb) return pb.error();
   std::vector<bool> done(cmp.rows.size(), false);
+  std::vector<std::string> problems;  // plugins that could not be loaded for re-aggregation
   for (std::size_t pi = 0; pi < ra.plugins.size(); ++pi) {
+    if (std::all_of(rows.begin(), rows.end(), [&](std::size_t r) { return done[r]; })) break;
     const PluginRecord& rec = ra.plugins[pi];
     std::size_t pj = rb.plugins.size();
     for (std::size_t k = 0; k < rb.plugins.size(); ++k) {
@@ -130,19 +133,33 @@ Status CompareResampled(const RunRecord& ra, const RunRecord& rb, const std::vec
     LuaVm vm(opt.limits);
     InstallAll(vm);
     DefineColumnTypes(vm.state());
+    // A plugin that cannot be loaded as the run ran it (its file changed, say) leaves its metrics untested
+    // with the reason; the other metrics are still compared.
     auto file = FindPluginFile(rec, opt.plugin_dirs, fmt::format("run {}", ra.id));
-    if (!file) return file.error();
+    if (!file) {
+      problems.push_back(file.error().message);
+      continue;
+    }
     auto plugin = LoadMetricPlugin(vm, *file);
-    if (!plugin) return Error{plugin.error().message, ErrorKind::kScript};
+    if (!plugin) {
+      problems.push_back(plugin.error().message);
+      continue;
+    }
     struct Release {
       LuaVm& vm;
       MetricPlugin& p;
       ~Release() { ReleaseMetricPlugin(vm, p); }
     } release{vm, *plugin};
-    if (Status st = ApplyParams(*plugin, params); !st.ok()) return Error{st.error().message, ErrorKind::kUsage};
+    if (Status st = ApplyParams(*plugin, params); !st.ok()) {
+      problems.push_back(fmt::format("plugin '{}': {}", rec.name, st.error().message));
+      continue;
+    }
     if (std::string why = NotResampleable(*plugin); !why.empty() && differ.empty()) differ = why;
     auto re = Reaggregation::Open(vm, *plugin);
-    if (!re) return Error{re.error().message, ErrorKind::kScript};
+    if (!re) {
+      problems.push_back(re.error().message);
+      continue;
+    }
     const DeclaredColumns& decl = (*re)->decl();
     SlotValues xa, xb;
     std::size_t n_rows = pairs.size();
@@ -330,7 +347,8 @@ Status CompareResampled(const RunRecord& ra, const RunRecord& rb, const std::vec
   }
   for (std::size_t r : rows) {
     if (!done[r] && cmp.rows[r].untested.empty()) {
-      cmp.rows[r].untested = "no stored slots of its plugin in both runs";
+      cmp.rows[r].untested = problems.empty() ? "no plugin of both runs declares it"
+                                              : fmt::format("cannot re-aggregate: {}", fmt::join(problems, "; "));
     }
   }
   return Status::Ok();

@@ -144,6 +144,10 @@ struct UnitSink {
 int CtxUnit(lua_State* L) {
   auto* sink = static_cast<UnitSink*>(lua_touserdata(L, lua_upvalueindex(1)));
   const double key = luaL_checknumber(L, 1);
+  if (!std::isfinite(key)) {
+    throw std::runtime_error(fmt::format("ctx.unit: the key must be a finite number (got {})",
+                                         std::isnan(key) ? "NaN" : key > 0 ? "inf" : "-inf"));
+  }
   luaL_checktype(L, 2, LUA_TTABLE);
   UnitRow row;
   row.doc = sink->doc;

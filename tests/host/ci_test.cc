@@ -326,6 +326,25 @@ return kp.metric {
                                       "them with ctx.unit (score = kp.kernel.exact reports none)"),
             std::string::npos)
       << kunits.err;
+  // A unit's key identifies it across runs: NaN cannot.
+  std::ofstream(dir_ / "pl" / "nankey.lua") << R"(-- kplab-api: 2
+return kp.metric {
+  name = "nankey", version = "1",
+  columns = function(c)
+    local s = { n = c:hidden("n") }
+    c:sum("all.n", s.n)
+    c:units("items")
+    return s
+  end,
+  score = function(doc, _, ctx, out)
+    out[ctx.slots.n] = 1
+    ctx.unit(0 / 0, { [ctx.slots.n] = 1 })
+  end,
+}
+)";
+  Output nankey = Run(base + "nankey");
+  EXPECT_EQ(nankey.code, 3) << nankey.err;
+  EXPECT_NE(nankey.err.find("ctx.unit: the key must be a finite number (got NaN)"), std::string::npos) << nankey.err;
   // Without --ci, the units are checked as well (a plugin's mistake is not silent).
   Output stray_plain = Run("eval --dataset " + kData + "/hom --predictions " + kData + "/hom_a.txt --plugins " +
                            P("pl") + " --no-store --metrics stray");
@@ -347,6 +366,36 @@ TEST_F(Ci, CompareWithoutSlotsSaysWhy) {
   auto macro = Row(Run("runs compare 1 2 --metrics all.kpp.macro --output csv").out, "all.kpp.macro");
   ASSERT_EQ(macro.size(), 11u);
   EXPECT_EQ(macro[10], "per_document");
+  // A plugin file changed since the runs: its corpus-level metric is not tested, and says why; the
+  // per-document metrics of the same plugin still are.
+  fs::create_directories(dir_ / "pl");
+  const std::string cnt = R"(-- kplab-api: 2
+return kp.metric {
+  name = "cnt", version = "1",
+  columns = function(c)
+    local s = { n = c:column("all.n", "mean"), h = c:hidden("h") }
+    c:ratio("all.r", s.h, s.n)
+    return s
+  end,
+  score = function(doc, _, ctx, out) out[ctx.slots.n], out[ctx.slots.h] = #doc.preds, 1 end,
+}
+)";
+  std::ofstream(dir_ / "pl" / "cnt.lua") << cnt;
+  for (const char* f : {"hom_a.txt", "hom_b.txt"}) {
+    ASSERT_EQ(Run("eval --dataset " + kData + "/hom --predictions " + kData + "/" + f + " --plugins " + P("pl") +
+                  " --metrics cnt --ci --db " + P("cnt.db"))
+                  .code,
+              0);
+  }
+  std::ofstream(dir_ / "pl" / "cnt.lua") << cnt << "-- edited\n";
+  Output edited = Run("runs compare 1 2 --db " + P("cnt.db") + " --plugins " + P("pl") + " --output csv");
+  ASSERT_EQ(edited.code, 0) << edited.err;
+  EXPECT_EQ(Row(edited.out, "all.n").back(), "per_document") << edited.out;
+  Output why = Run("runs compare 1 2 --db " + P("cnt.db") + " --plugins " + P("pl"));
+  EXPECT_NE(why.out.find("no test for 1 corpus-level metric(s) (all.r): cannot re-aggregate: plugin 'cnt' as run 1 "
+                         "ran it (sha256 "),
+            std::string::npos)
+      << why.out;
   // Slots from different parameters cannot be swapped between runs: no test, and the reason.
   ASSERT_EQ(Run(kCalib + " --predictions " + kData + "/calib_a.jsonl --ci").code, 0);                        // 3
   ASSERT_EQ(Run(kCalib + " --predictions " + kData + "/calib_b.jsonl --ci --param calibration.bins=5").code, 0);  // 4
