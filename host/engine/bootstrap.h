@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "columns.h"
+#include "evaluate.h"
 #include "kplab/result.h"
 #include "kplab/stats.h"
 #include "kplab/store.h"
@@ -24,16 +25,10 @@ struct lua_State;
 
 namespace kplab::host {
 
+// CiOptions (the resamples, confidence and seed) are in evaluate.h, as part of EvalRequest.
+
 // values[s][j][d]: slot j + 1 of subset s for row d (an empty column: a subset no row wrote).
 using SlotValues = std::vector<std::vector<std::vector<double>>>;
-
-struct CiOptions {
-  int resamples = 1000;
-  double confidence = 0.95;
-  std::uint64_t seed = 1;
-};
-
-inline constexpr int kMaxCiResamples = 1000000;
 
 // The rows of bootstrap resample r (r = 0, 1, ...) of n rows: n indices rng.Below(n), in order, from
 // one Rng(seed) drawn resample after resample (stats::BootstrapMeanCI's draws, so

@@ -19,6 +19,7 @@
 #include <fmt/ranges.h>
 
 #include "bindings.h"
+#include "bootstrap.h"
 #include "embedding.h"
 #include "kplab/json.h"
 #include "kplab/sha256.h"

@@ -12,7 +12,6 @@
 #include "kplab/corpus.h"
 #include "kplab/io.h"
 #include "kplab/result.h"
-#include "bootstrap.h"
 #include "kplab/store.h"
 #include "plugin.h"
 #include "runner.h"
@@ -22,6 +21,15 @@ namespace kplab::host {
 
 inline constexpr const char* kDefaultMetrics = "exact,rank,rprec";
 inline constexpr int kMaxThreads = 64;
+
+// `kplab eval --ci` (host/engine/bootstrap.h): percentile bootstrap CIs of every aggregate.
+struct CiOptions {
+  int resamples = 1000;
+  double confidence = 0.95;
+  std::uint64_t seed = 1;
+};
+
+inline constexpr int kMaxCiResamples = 1000000;
 
 struct EvalRequest {
   std::string dataset_path;
