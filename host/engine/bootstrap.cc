@@ -63,7 +63,7 @@ Status AggregateByName(LuaVm& vm, const MetricPlugin& plugin, const DeclaredColu
 }
 
 Status BootstrapAggregates(LuaVm& vm, const MetricPlugin& plugin, const DeclaredColumns& decl, const SlotValues& values,
-                           std::size_t rows, const std::function<void(lua_State*)>& push_ctx, const CiOptions& opt,
+                           std::size_t rows, const std::function<void(lua_State*)>& push_ctx, const stats::BootstrapOptions& opt,
                            std::vector<AggregateValue>& aggs) {
   if (rows == 0 || aggs.empty()) return Status::Ok();
   if (rows >= (std::size_t{1} << 32)) {
@@ -72,11 +72,11 @@ Status BootstrapAggregates(LuaVm& vm, const MetricPlugin& plugin, const Declared
   std::vector<std::string> names;
   for (const auto& a : aggs) names.push_back(a.metric);
   std::vector<std::vector<double>> samples(aggs.size());
-  for (auto& s : samples) s.reserve(static_cast<std::size_t>(opt.resamples));
+  for (auto& s : samples) s.reserve(static_cast<std::size_t>(opt.n_resamples));
   BootstrapDraws draws(rows, opt.seed);
   SlotValues picked;
   std::vector<double> got;
-  for (int r = 0; r < opt.resamples; ++r) {
+  for (int r = 0; r < opt.n_resamples; ++r) {
     PickRows(values, draws.Next(), picked);
     if (Status st = AggregateByName(vm, plugin, decl, picked, push_ctx, names, got); !st.ok()) return st;
     for (std::size_t i = 0; i < got.size(); ++i) {

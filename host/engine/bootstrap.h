@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "columns.h"
-#include "evaluate.h"
 #include "kplab/result.h"
 #include "kplab/stats.h"
 #include "kplab/store.h"
@@ -25,7 +24,8 @@ struct lua_State;
 
 namespace kplab::host {
 
-// CiOptions (the resamples, confidence and seed) are in evaluate.h, as part of EvalRequest.
+// The resamples, confidence and seed come as stats::BootstrapOptions: `kplab eval --ci` converts its
+// CiOptions (evaluate.h, which this file does not include: evaluate.cc includes this one).
 
 // values[s][j][d]: slot j + 1 of subset s for row d (an empty column: a subset no row wrote).
 using SlotValues = std::vector<std::vector<std::vector<double>>>;
@@ -58,7 +58,7 @@ Status AggregateByName(LuaVm& vm, const MetricPlugin& plugin, const DeclaredColu
 // (numpy 'linear') of the resampled values that are defined. Sets ci_low / ci_high of each aggregate
 // some resample defines; `rows` is the number of rows (documents, or pairs for a plugin with units).
 Status BootstrapAggregates(LuaVm& vm, const MetricPlugin& plugin, const DeclaredColumns& decl, const SlotValues& values,
-                           std::size_t rows, const std::function<void(lua_State*)>& push_ctx, const CiOptions& opt,
+                           std::size_t rows, const std::function<void(lua_State*)>& push_ctx, const stats::BootstrapOptions& opt,
                            std::vector<AggregateValue>& aggs);
 
 // Why a plugin's aggregates cannot be bootstrapped by re-aggregation (API 1: its aggregate(cols) is

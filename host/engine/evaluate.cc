@@ -445,7 +445,10 @@ Status BootstrapRun(LuaVm& vm, const MetricPlugin& plugin, const Corpus& corpus,
   if (!re) return re.error();
   const DeclaredColumns& decl = (*re)->decl();
   auto ctx = [&](lua_State* L) { PushMergeCtx(L, corpus.profile, corpus.docs.size(), run.dataset_name, run.system); };
-  if (decl.units.empty()) return BootstrapAggregates(vm, plugin, decl, o.slots, RowCount(o.slots), ctx, ci, o.aggregates);
+  const stats::BootstrapOptions boot{ci.resamples, ci.confidence, ci.seed};
+  if (decl.units.empty()) {
+    return BootstrapAggregates(vm, plugin, decl, o.slots, RowCount(o.slots), ctx, boot, o.aggregates);
+  }
   // Units (c:units): their rows must give the run's values, or resampling them means nothing.
   if (o.units.empty()) return Status::Ok();  // nothing to resample (no pair, say): no CI
   const SlotValues units = UnitSlotValues(plugin, decl, o.units);
@@ -460,7 +463,7 @@ Status BootstrapRun(LuaVm& vm, const MetricPlugin& plugin, const Corpus& corpus,
                              "documents but {} over the {} {} (a document's slots must be the sums of its units')",
                              plugin.file.display_name, decl.units, names[i], x, y, o.units.size(), decl.units)};
   }
-  return BootstrapAggregates(vm, plugin, decl, units, o.units.size(), ctx, ci, o.aggregates);
+  return BootstrapAggregates(vm, plugin, decl, units, o.units.size(), ctx, boot, o.aggregates);
 }
 
 }  // namespace
