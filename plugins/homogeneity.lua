@@ -44,6 +44,7 @@ Pairs where both lists are empty are left out.]],
     c:ratio("all.cp_rodgers", s.r, s.n, NaN)
     c:sum("all.cp_pairs", s.n)
     c:sum("all.cp_identical_pairs", s.identical)
+    c:units("pairs")  -- the paper's unit: `kplab eval --ci` resamples pairs (ctx.unit below)
     return s
   end,
   score = function(doc, p, ctx, out)
@@ -56,6 +57,7 @@ Pairs where both lists are empty are left out.]],
       local hooper, rodgers = kp.homog.cp(a, preds(q.doc), opts)
       if hooper == hooper then  -- NaN: both lists empty
         n, h, r = n + 1, h + hooper, r + rodgers
+        ctx.unit(q.index, { [ctx.slots.n] = 1, [ctx.slots.h] = hooper, [ctx.slots.r] = rodgers })
       end
     end
     out.pairs, out.hooper_sum, out.rodgers_sum, out.identical = n, h, r, identical

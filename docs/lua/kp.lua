@@ -829,6 +829,12 @@ function ColumnBuilder:ratio(name, numerator, denominator, if_zero) end
 ---@param fn fun(a: table<string, number>, cols: table<string, Column>, params: table, ctx: Ctx): number|nil
 function ColumnBuilder:custom(name, fn) end
 
+---The run-level values are over units finer than documents (homogeneity: "pairs"), each reported by
+---score with ctx.unit; `kplab eval --ci` and `kplab runs compare` resample the units instead of the
+---documents. A document's slots must be the sums of its units'. Once per plugin.
+---@param name string
+function ColumnBuilder:units(name) end
+
 ---One per-document score column in aggregate(cols, ...) (API 1) and custom aggregates (API 2): #col
 ---documents; NaN entries are undefined scores.
 ---@class Column
@@ -884,3 +890,10 @@ function Ctx.embedding(phrase, form) end
 ---@return {doc: Document, jaccard: number, index: integer}[] partners
 ---@return integer identical
 function Ctx.partners(doc) end
+
+---One unit of the document being scored, in the current subset (plugins that declare c:units): values
+---maps slots (or declared names) to numbers, as `out`; key (a finite number, homogeneity: the partner's
+---index) identifies the unit within its document, the same in every run of the dataset.
+---@param key number
+---@param values table<integer|string, number>
+function Ctx.unit(key, values) end

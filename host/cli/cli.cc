@@ -74,12 +74,15 @@ std::string CsvField(const std::string& s, char sep) {
 }
 
 // Pivot "subset.rest" names into rows (rest) x columns (all/present/absent); other names go to "all".
-// `docs` (optional): documents behind each column, printed under the header.
+// `docs` (optional): documents behind each column, printed under the header. A value with a CI
+// (`kplab eval --ci`) is shown as "value [low, high]".
 void PrintAggregateTable(std::ostream& os, const std::vector<AggregateValue>& aggs,
                          const std::map<std::string, std::size_t>& docs = {}) {
   const std::vector<std::string> subsets = {"all", "present", "absent"};
   std::vector<std::string> rows;
-  std::map<std::string, std::map<std::string, double>> cells;
+  std::map<std::string, std::map<std::string, const AggregateValue*>> cells;
+  const bool with_ci = std::any_of(aggs.begin(), aggs.end(), [](const AggregateValue& a) { return a.ci_low.has_value(); });
+  const int cw = with_ci ? 26 : 8;
   for (const auto& a : aggs) {
     std::string subset = "all", rest = a.metric;
     for (const auto& s : subsets) {
@@ -89,18 +92,18 @@ void PrintAggregateTable(std::ostream& os, const std::vector<AggregateValue>& ag
       }
     }
     if (!cells.count(rest)) rows.push_back(rest);
-    cells[rest][subset] = a.value;
+    cells[rest][subset] = &a;
   }
   std::size_t w = 6;
   for (const auto& r : rows) w = std::max(w, r.size());
   os << fmt::format("{:<{}}", "metric", w);
-  for (const auto& s : subsets) os << fmt::format("  {:>8}", s);
+  for (const auto& s : subsets) os << fmt::format("  {:>{}}", s, cw);
   os << "\n";
   if (!docs.empty()) {
     os << fmt::format("{:<{}}", "(documents)", w);
     for (const auto& s : subsets) {
       auto it = docs.find(s);
-      os << fmt::format("  {:>8}", it == docs.end() ? std::string("-") : std::to_string(it->second));
+      os << fmt::format("  {:>{}}", it == docs.end() ? std::string("-") : std::to_string(it->second), cw);
     }
     os << "\n";
   }
@@ -108,10 +111,14 @@ void PrintAggregateTable(std::ostream& os, const std::vector<AggregateValue>& ag
     os << fmt::format("{:<{}}", r, w);
     for (const auto& s : subsets) {
       auto it = cells[r].find(s);
-      if (it == cells[r].end() || std::isnan(it->second)) {
-        os << fmt::format("  {:>8}", "-");
+      if (it == cells[r].end() || std::isnan(it->second->value)) {
+        os << fmt::format("  {:>{}}", "-", cw);
+      } else if (it->second->ci_low && it->second->ci_high) {
+        os << fmt::format("  {:>{}}", fmt::format("{:.4f} [{:.4f}, {:.4f}]", it->second->value, *it->second->ci_low,
+                                                  *it->second->ci_high),
+                          cw);
       } else {
-        os << fmt::format("  {:>8.4f}", it->second);
+        os << fmt::format("  {:>{}.4f}", it->second->value, cw);
       }
     }
     os << "\n";
@@ -120,6 +127,7 @@ void PrintAggregateTable(std::ostream& os, const std::vector<AggregateValue>& ag
 
 void PrintAggregates(std::ostream& os, const std::string& format, int64_t run_id, const RunRecord& run,
                      const std::vector<AggregateValue>& aggs, const std::map<std::string, std::size_t>& docs) {
+  const bool with_ci = std::any_of(aggs.begin(), aggs.end(), [](const AggregateValue& a) { return a.ci_low.has_value(); });
   if (format == "json") {
     os << "{\"run_id\": " << run_id << ", \"dataset\": " << JsonString(run.dataset_name)
        << ", \"system\": " << JsonString(run.system) << ", \"profile\": " << JsonString(run.profile)
@@ -138,11 +146,30 @@ void PrintAggregates(std::ostream& os, const std::string& format, int64_t run_id
     for (std::size_t i = 0; i < aggs.size(); ++i) {
       os << (i ? ", " : "") << JsonString(aggs[i].metric) << ": " << JsonNumber(aggs[i].value);
     }
-    os << "}}\n";
+    os << "}";
+    // "ci": the aggregates with a confidence interval, as [low, high] (`kplab eval --ci`).
+    if (with_ci) {
+      os << ", \"ci\": {";
+      bool first_ci = true;
+      for (const auto& a : aggs) {
+        if (!a.ci_low || !a.ci_high) continue;
+        os << (first_ci ? "" : ", ") << JsonString(a.metric) << ": [" << JsonNumber(*a.ci_low) << ", "
+           << JsonNumber(*a.ci_high) << "]";
+        first_ci = false;
+      }
+      os << "}";
+    }
+    os << "}\n";
   } else if (format == "csv" || format == "tsv") {
     const char sep = format == "csv" ? ',' : '\t';
-    os << "metric" << sep << "value\n";
-    for (const auto& a : aggs) os << CsvField(a.metric, sep) << sep << FormatCsvNumber(a.value) << "\n";
+    os << "metric" << sep << "value" << (with_ci ? fmt::format("{}ci_low{}ci_high", sep, sep) : "") << "\n";
+    for (const auto& a : aggs) {
+      os << CsvField(a.metric, sep) << sep << FormatCsvNumber(a.value);
+      if (with_ci) {
+        os << sep << (a.ci_low ? FormatCsvNumber(*a.ci_low) : "") << sep << (a.ci_high ? FormatCsvNumber(*a.ci_high) : "");
+      }
+      os << "\n";
+    }
   } else {
     os << fmt::format("run {}  dataset {} ({} docs)  system {}  profile {}\n", run_id, run.dataset_name,
                       run.doc_ids.size(), run.system, run.profile);
@@ -286,9 +313,29 @@ int CmdEval(Args a) {
     if (!shard) throw UsageError(shard.error().message);
     req.shard = *shard;
   }
+  {
+    const bool ci = a.Flag("--ci");
+    const auto resamples = a.Take("--ci-resamples"), seed = a.Take("--ci-seed");
+    if (!ci && (resamples || seed)) {
+      throw UsageError(fmt::format("{} sets up --ci, which is not given (expected --ci {} VALUE)",
+                                   resamples ? "--ci-resamples" : "--ci-seed",
+                                   resamples ? "--ci-resamples" : "--ci-seed"));
+    }
+    if (ci) {
+      req.ci = CiOptions{};
+      if (resamples) {
+        req.ci->resamples = static_cast<int>(ParseCount("--ci-resamples", *resamples, 100, kMaxCiResamples));
+      }
+      if (seed) req.ci->seed = ParseCount("--ci-seed", *seed, 0, std::numeric_limits<int64_t>::max());
+    }
+  }
   CheckOutputFormat(output);
   if (!a.Positionals().empty()) {
     throw UsageError(fmt::format("unexpected argument '{}'", a.Positionals()[0]));
+  }
+  if (req.ci && req.shard) {
+    throw UsageError("--ci resamples the whole run: it cannot be combined with --shard (merge the shards with "
+                     "`kplab runs merge`, then compare runs with `kplab runs compare`)");
   }
   if (req.shard && no_store) {
     throw UsageError("--shard writes a partial run for `kplab runs merge`: it cannot be combined with --no-store");
@@ -424,7 +471,7 @@ int CmdEvalBatch(const EvalRequest& req, const std::vector<ManifestEntry>& entri
         row.status = failed ? "failed" : "ok";
         if (failed && exit_code == kExitOk) exit_code = kExitScript;
         if (store) {
-          auto id = failed ? store->SaveRun(run, {}, {}) : store->SaveRun(run, res->scores, res->aggregates);
+          auto id = failed ? store->SaveRun(run, {}, {}) : store->SaveRun(run, res->scores, res->aggregates, res->slots);
           if (!id) {
             std::cerr << "kplab: " << id.error().message << "\n";
             if (exit_code == kExitOk) exit_code = kExitStore;
@@ -514,7 +561,9 @@ void PrintComparison(std::ostream& os, const std::string& output, const Comparis
            << JsonNumber(r.ci_low) << ", \"ci_high\": " << JsonNumber(r.ci_high) << ", \"p\": " << JsonNumber(r.p)
            << ", \"p_holm\": " << JsonNumber(r.p_holm);
         if (!r.same_as.empty()) os << ", \"same_as\": " << JsonString(r.same_as);
+        os << ", \"test\": " << (r.resampled ? "\"resampled\", \"unit\": " + JsonString(r.unit) : "\"per_document\"");
       }
+      if (!r.untested.empty()) os << ", \"untested\": " << JsonString(r.untested);
       os << "}";
     }
     os << "]}\n";
@@ -523,15 +572,16 @@ void PrintComparison(std::ostream& os, const std::string& output, const Comparis
   if (output == "csv" || output == "tsv") {
     const char sep = output == "tsv" ? '\t' : ',';
     os << "metric" << sep << "run" << c.a.id << sep << "run" << c.b.id << sep << "diff" << sep << "n" << sep
-       << "ci_low" << sep << "ci_high" << sep << "p" << sep << "p_holm" << sep << "same_as\n";
+       << "ci_low" << sep << "ci_high" << sep << "p" << sep << "p_holm" << sep << "same_as" << sep << "test\n";
     for (const CompareRow& r : c.rows) {
       os << CsvField(r.metric, sep) << sep << FormatCsvNumber(r.a) << sep << FormatCsvNumber(r.b) << sep
          << FormatCsvNumber(r.b - r.a);
       if (r.paired) {
         os << sep << r.n << sep << FormatCsvNumber(r.ci_low) << sep << FormatCsvNumber(r.ci_high) << sep
-           << FormatCsvNumber(r.p) << sep << FormatCsvNumber(r.p_holm) << sep << CsvField(r.same_as, sep);
+           << FormatCsvNumber(r.p) << sep << FormatCsvNumber(r.p_holm) << sep << CsvField(r.same_as, sep) << sep
+           << (r.resampled ? "resampled" : "per_document");
       } else {
-        os << sep << sep << sep << sep << sep << sep;
+        os << sep << sep << sep << sep << sep << sep << sep;
       }
       os << "\n";
     }
@@ -547,6 +597,10 @@ void PrintComparison(std::ostream& os, const std::string& output, const Comparis
                     "test(s) in Holm's family, up to {} random sign flips each (sequential stop after 50 "
                     "exceedances), {} bootstrap resamples for the {}% CI\n",
                     c.shared_docs, c.family, c.resamples, c.ci_resamples, pct);
+  if (std::any_of(c.rows.begin(), c.rows.end(), [](const CompareRow& r) { return r.resampled; })) {
+    os << "(re-aggregated): a corpus-level metric; B - A of the aggregates, its CI by resampling the same "
+          "documents (or the plugin's units, e.g. pairs) in both runs, p by swapping them between the runs\n";
+  }
   os << fmt::format("{:<{}}  {:>9}  {:>9}  {:>9}  {:>21}  {:>8}  {:>8}\n", "metric", w, fmt::format("run {}", c.a.id),
                     fmt::format("run {}", c.b.id), "B - A", fmt::format("{}% CI of B - A", pct), "p", "p Holm");
   for (const CompareRow& r : c.rows) {
@@ -555,8 +609,21 @@ void PrintComparison(std::ostream& os, const std::string& output, const Comparis
       line += fmt::format("  {:>21}  {:>8.4f}  {:>8.4f}", fmt::format("[{:+.4f}, {:+.4f}]", r.ci_low, r.ci_high), r.p,
                           r.p_holm);
       if (!r.same_as.empty()) line += "  (same test as " + r.same_as + ")";
+      if (r.resampled) line += r.unit == "documents" ? "  (re-aggregated)" : "  (re-aggregated, " + r.unit + ")";
     }
     os << line << "\n";
+  }
+  // Corpus-level metrics that could not be resampled, once per reason.
+  std::vector<std::pair<std::string, std::vector<std::string>>> why;
+  for (const CompareRow& r : c.rows) {
+    if (r.untested.empty()) continue;
+    auto it = std::find_if(why.begin(), why.end(), [&](const auto& x) { return x.first == r.untested; });
+    if (it == why.end()) it = why.insert(why.end(), {r.untested, {}});
+    it->second.push_back(r.metric);
+  }
+  for (const auto& [reason, metrics] : why) {
+    os << fmt::format("no test for {} corpus-level metric(s) ({}{}): {}\n", metrics.size(), metrics[0],
+                      metrics.size() > 1 ? ", ..." : "", reason);
   }
 }
 
@@ -755,6 +822,8 @@ int CmdRuns(Args a) {
       if (copt.metrics.empty()) throw UsageError("--metrics names no metric pattern");
     }
     copt.force = a.Flag("--force");
+    copt.plugin_dirs = a.TakeAll("--plugins");
+    copt.limits = TakeLimits(a);
   }
   // runs table: the leaderboard (host/table.h).
   TableOptions topt;
@@ -1211,6 +1280,12 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  --shard I/N             score only shard I (from 0) of N contiguous document ranges, documents\n"
        "                          [n*I/N, n*(I+1)/N) in dataset order, stored as a partial run for\n"
        "                          `kplab runs merge`; refused for a metric that cannot be merged\n"
+       "  --ci                    a 95% percentile bootstrap CI for every aggregate, corpus-level ones\n"
+       "                          (ECE, micro F1, CP over pairs) by re-running the plugin's aggregation\n"
+       "                          over resampled documents (pairs for homogeneity); stored, with the\n"
+       "                          run's slots for `runs compare` (docs/store.md)\n"
+       "  --ci-resamples N        bootstrap resamples (default 1000; 100 to 1000000)\n"
+       "  --ci-seed S             seed of the resampling (default 1)\n"
        "  --model NAME            embedding model for semantic metrics (default: $KPLAB_MODEL or\n"
        "                          glove-6b-100d); see `kplab model list`\n"},
       {"model",
@@ -1256,10 +1331,13 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  randomization p-value (two-sided, sign flips) and Holm's adjustment over the distinct tests\n"
        "  shown (a column identical to an earlier one is the same test). Runs on different datasets are\n"
        "  refused (--force pairs their documents by id anyway); different profiles get a warning.\n"
+       "  Corpus-level metrics (ECE, micro averages, CP over pairs) are tested when both runs were scored\n"
+       "  with `eval --ci`: B - A of the aggregates, the CI by re-aggregating both runs over the same\n"
+       "  resampled documents (pairs for homogeneity), p by swapping them between the runs.\n"
        "  --metrics PATTERN[,PATTERN...] glob patterns over the aggregate names (default: all)\n"
        "  --resamples N    sign flips (default: max(9999, 40 x tests), so Holm can reach 0.05)\n"
        "  --ci-resamples N bootstrap resamples of the CI (default 1000)\n"
-       "  --seed N (default 1)  --force\n"
+       "  --seed N (default 1)  --force  --plugins DIR (where to find a plugin file the runs ran)\n"
        "kplab runs merge [RUN...] --from STORE [--from STORE...] [--db OUT] [--plugins DIR] [--output table|json]\n"
        "  Rebuilds one run from its shards (`kplab eval --shard I/N`): every shard in the --from stores,\n"
        "  or the runs named (ID, or FILE:ID when several stores hold that id). The shards must cover every\n"

@@ -183,10 +183,19 @@ int BuilderCustom(lua_State* L) {
   return 0;
 }
 
+// c:units(name): the resampling unit of the run-level values, when not the document (DeclaredColumns).
+int BuilderUnits(lua_State* L) {
+  DeclaredColumns& c = CheckOpen(L);
+  std::string name = CheckName(L, 2, "units");
+  if (!c.units.empty()) luaL_error(L, "units are declared twice ('%s' and '%s')", c.units.c_str(), name.c_str());
+  c.units = std::move(name);
+  return 0;
+}
+
 const luaL_Reg kBuilderMethods[] = {
     {"column", Safe<BuilderColumn>}, {"hidden", Safe<BuilderHidden>}, {"mean", Safe<BuilderMean>},
     {"sum", Safe<BuilderSum>},       {"ratio", Safe<BuilderRatio>},   {"custom", Safe<BuilderCustom>},
-    {nullptr, nullptr},
+    {"units", Safe<BuilderUnits>},   {nullptr, nullptr},
 };
 
 std::string JoinName(const std::string& subset, const std::string& name) {
@@ -266,7 +275,9 @@ Status DeclareColumns(LuaVm& vm, const MetricPlugin& plugin, DeclaredColumns& ou
 }
 
 bool SameDeclaration(const DeclaredColumns& a, const DeclaredColumns& b) {
-  if (a.slots.size() != b.slots.size() || a.aggregates.size() != b.aggregates.size()) return false;
+  if (a.slots.size() != b.slots.size() || a.aggregates.size() != b.aggregates.size() || a.units != b.units) {
+    return false;
+  }
   for (std::size_t i = 0; i < a.slots.size(); ++i) {
     if (a.slots[i].name != b.slots[i].name || a.slots[i].hidden != b.slots[i].hidden) return false;
   }

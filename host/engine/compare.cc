@@ -2,13 +2,22 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <thread>
 #include <unordered_map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "kplab/profile.h"
 #include "kplab/stats.h"
+#include "bootstrap.h"
+#include "columns.h"
+#include "evaluate.h"
+#include "lua_util.h"
+#include "merge.h"
+#include "runner.h"
 
 namespace kplab::host {
 
@@ -36,6 +45,314 @@ bool GlobMatch(std::string_view p, std::string_view s) {
 namespace {
 
 std::string Short(const std::string& hash) { return hash.substr(0, 12); }
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// One run's slots of plugin `pi` as SlotValues over the shared documents (rows in `pairs` order,
+// taking side `first` or second of each pair); subsets as the plugin lists them.
+SlotValues SharedSlots(const std::vector<SlotColumn>& slots, std::size_t pi, const MetricPlugin& plugin,
+                       std::size_t n_slots, const std::vector<std::pair<std::size_t, std::size_t>>& pairs,
+                       bool first) {
+  const std::size_t n_sub = plugin.subsets.empty() ? 1 : plugin.subsets.size();
+  SlotValues out(n_sub, std::vector<std::vector<double>>(n_slots));
+  for (const SlotColumn& c : slots) {
+    if (c.plugin != static_cast<int64_t>(pi) || c.slot < 1 || static_cast<std::size_t>(c.slot) > n_slots) continue;
+    std::size_t s = 0;
+    if (!plugin.subsets.empty()) {
+      auto it = std::find(plugin.subsets.begin(), plugin.subsets.end(), c.subset);
+      if (it == plugin.subsets.end()) continue;
+      s = static_cast<std::size_t>(it - plugin.subsets.begin());
+    }
+    auto& col = out[s][static_cast<std::size_t>(c.slot - 1)];
+    col.resize(pairs.size());
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      const std::size_t d = first ? pairs[i].first : pairs[i].second;
+      col[i] = d < c.values.size() ? c.values[d] : kNaN;
+    }
+  }
+  return out;
+}
+
+// A subset one run allocated and the other did not: the other's columns NaN, so both have one shape
+// and a swap of rows moves whole rows.
+void SameShape(SlotValues& x, SlotValues& y, std::size_t rows) {
+  for (std::size_t s = 0; s < x.size(); ++s) {
+    const bool xs = std::any_of(x[s].begin(), x[s].end(), [](const auto& c) { return !c.empty(); });
+    const bool ys = std::any_of(y[s].begin(), y[s].end(), [](const auto& c) { return !c.empty(); });
+    if (!xs && !ys) continue;
+    for (auto* v : {&x, &y}) {
+      for (auto& col : (*v)[s]) {
+        if (col.empty()) col.assign(rows, kNaN);
+      }
+    }
+  }
+}
+
+// The corpus-level rows of `cmp` (indices `rows`, none a mean of a per-document column) that both runs
+// can re-aggregate from their stored slots: observed difference, paired bootstrap CI and randomization p.
+// Rows that cannot be tested get `untested`. Errors: a plugin that fails to load or aggregate.
+Status CompareResampled(const RunRecord& ra, const RunRecord& rb, const std::vector<SlotColumn>* sa,
+                        const std::vector<SlotColumn>* sb,
+                        const std::vector<std::pair<std::size_t, std::size_t>>& pairs, const CompareOptions& opt,
+                        int resamples, const std::vector<std::size_t>& rows, Comparison& cmp) {
+  if (rows.empty()) return Status::Ok();
+  const RunRecord* bare = sa->empty() ? &ra : sb->empty() ? &rb : nullptr;
+  if (bare) {
+    for (std::size_t r : rows) {
+      cmp.rows[r].untested = fmt::format("run {} stored no slots to resample (score it with `kplab eval --ci`)", bare->id);
+    }
+    return Status::Ok();
+  }
+  auto pa = ParsePluginParams(ra.params_json);
+  if (!pa) return pa.error();
+  auto pb = ParsePluginParams(rb.params_json);
+  if (!pb) return pb.error();
+  std::vector<bool> done(cmp.rows.size(), false);
+  std::vector<std::string> problems;  // plugins that could not be loaded for re-aggregation
+  for (std::size_t pi = 0; pi < ra.plugins.size(); ++pi) {
+    if (std::all_of(rows.begin(), rows.end(), [&](std::size_t r) { return done[r]; })) break;
+    const PluginRecord& rec = ra.plugins[pi];
+    std::size_t pj = rb.plugins.size();
+    for (std::size_t k = 0; k < rb.plugins.size(); ++k) {
+      if (rb.plugins[k].name == rec.name) pj = k;
+    }
+    if (pj == rb.plugins.size()) continue;
+    const PluginRecord& recb = rb.plugins[pj];
+    auto params_of = [](const auto& all, const std::string& name) {
+      auto it = all.find(name);
+      return it == all.end() ? std::map<std::string, std::string>{} : it->second;
+    };
+    const auto params = params_of(*pa, rec.name);
+    std::string differ;
+    if (rec.sha256 != recb.sha256) {
+      differ = fmt::format("the runs ran different files of plugin '{}' (sha256 {} and {})", rec.name, Short(rec.sha256),
+                           Short(recb.sha256));
+    } else if (params != params_of(*pb, rec.name)) {
+      differ = fmt::format("the runs ran plugin '{}' with different parameters", rec.name);
+    }
+    LuaVm vm(opt.limits);
+    InstallAll(vm);
+    DefineColumnTypes(vm.state());
+    // A plugin that cannot be loaded as the run ran it (its file changed, say) leaves its metrics untested
+    // with the reason; the other metrics are still compared.
+    auto file = FindPluginFile(rec, opt.plugin_dirs, fmt::format("run {}", ra.id));
+    if (!file) {
+      problems.push_back(file.error().message);
+      continue;
+    }
+    auto plugin = LoadMetricPlugin(vm, *file);
+    if (!plugin) {
+      problems.push_back(plugin.error().message);
+      continue;
+    }
+    struct Release {
+      LuaVm& vm;
+      MetricPlugin& p;
+      ~Release() { ReleaseMetricPlugin(vm, p); }
+    } release{vm, *plugin};
+    if (Status st = ApplyParams(*plugin, params); !st.ok()) {
+      problems.push_back(fmt::format("plugin '{}': {}", rec.name, st.error().message));
+      continue;
+    }
+    if (std::string why = NotResampleable(*plugin); !why.empty() && differ.empty()) differ = why;
+    auto re = Reaggregation::Open(vm, *plugin);
+    if (!re) {
+      problems.push_back(re.error().message);
+      continue;
+    }
+    const DeclaredColumns& decl = (*re)->decl();
+    SlotValues xa, xb;
+    std::size_t n_rows = pairs.size();
+    if (decl.units.empty()) {
+      xa = SharedSlots(*sa, pi, *plugin, decl.slots.size(), pairs, true);
+      xb = SharedSlots(*sb, pj, *plugin, decl.slots.size(), pairs, false);
+      SameShape(xa, xb, pairs.size());
+    } else if (differ.empty()) {
+      // Units (c:units): rows matched between the runs by (document id, key), over the shared documents;
+      // a unit one run has and the other has not (homogeneity: a pair whose two lists are empty in one
+      // run) is a row of NaN there.
+      StoredUnits ua = ReadUnits(*sa, static_cast<int64_t>(pi), *plugin, decl.slots.size());
+      StoredUnits ub = ReadUnits(*sb, static_cast<int64_t>(pj), *plugin, decl.slots.size());
+      if (ua.ids.empty() || ub.ids.empty()) {
+        differ = fmt::format("run {} stored no {} of plugin '{}' to resample (score it with `kplab eval --ci`)",
+                             ua.ids.empty() ? ra.id : rb.id, decl.units, rec.name);
+      } else {
+        std::unordered_map<std::string, std::size_t> shared_a, shared_b;  // doc id -> its index in the run
+        for (auto [i, j] : pairs) {
+          shared_a.emplace(ra.doc_ids[i], i);
+          shared_b.emplace(rb.doc_ids[j], j);
+        }
+        std::map<std::pair<std::string, double>, std::pair<long, long>> rows_of;  // -> row in A, row in B
+        std::vector<std::pair<std::string, double>> order;
+        auto add = [&](const StoredUnits& u, const RunRecord& run, const auto& shared, bool is_a) {
+          for (std::size_t r = 0; r < u.ids.size(); ++r) {
+            if (u.ids[r].first >= run.doc_ids.size() || !shared.count(run.doc_ids[u.ids[r].first])) continue;
+            const std::pair<std::string, double> id{run.doc_ids[u.ids[r].first], u.ids[r].second};
+            auto [it, fresh] = rows_of.emplace(id, std::pair<long, long>{-1, -1});
+            if (fresh) order.push_back(id);
+            (is_a ? it->second.first : it->second.second) = static_cast<long>(r);
+          }
+        };
+        add(ua, ra, shared_a, true);
+        add(ub, rb, shared_b, false);
+        n_rows = order.size();
+        auto build = [&](const StoredUnits& u, bool is_a) {
+          SlotValues x(u.values.size(), std::vector<std::vector<double>>(decl.slots.size(), std::vector<double>(n_rows, kNaN)));
+          for (std::size_t k = 0; k < n_rows; ++k) {
+            const auto& rr = rows_of.at(order[k]);
+            const long r = is_a ? rr.first : rr.second;
+            if (r < 0) continue;
+            for (std::size_t s2 = 0; s2 < x.size(); ++s2) {
+              for (std::size_t j = 0; j < x[s2].size(); ++j) x[s2][j][k] = u.values[s2][j][static_cast<std::size_t>(r)];
+            }
+          }
+          return x;
+        };
+        xa = build(ua, true);
+        xb = build(ub, false);
+      }
+    }
+    const std::size_t n_docs = ra.doc_ids.size();
+    auto profile = FindProfile(ra.profile);
+    if (!profile) {
+      return Error{fmt::format("run {} used profile '{}', which this kplab does not know", ra.id, ra.profile),
+                   ErrorKind::kUsage};
+    }
+    auto ctx = [&](lua_State* L) { PushMergeCtx(L, *profile, n_docs, ra.dataset_name, ra.system); };
+    // The names this plugin produces: its declaration's, per subset.
+    std::vector<AggregateValue> full;
+    for (const auto& agg : decl.aggregates) {
+      if (plugin->subsets.empty()) full.push_back({agg.name, 0, {}, {}});
+      for (const auto& sub : plugin->subsets) full.push_back({sub + "." + agg.name, 0, {}, {}});
+    }
+    // The rows this plugin produces.
+    std::vector<std::size_t> mine;
+    std::vector<std::string> names;
+    for (std::size_t r : rows) {
+      if (done[r]) continue;
+      for (const auto& f : full) {
+        if (f.metric == cmp.rows[r].metric) {
+          mine.push_back(r);
+          names.push_back(f.metric);
+          done[r] = true;
+        }
+      }
+    }
+    if (mine.empty()) continue;
+    if (differ.empty() && n_rows == 0) differ = fmt::format("no {} to resample over the shared documents", decl.units);
+    if (!differ.empty()) {
+      for (std::size_t r : mine) cmp.rows[r].untested = differ;
+      continue;
+    }
+    std::vector<double> obs_a, obs_b;
+    if (Status st = AggregateByName(vm, *plugin, decl, xa, ctx, names, obs_a); !st.ok()) return st;
+    if (Status st = AggregateByName(vm, *plugin, decl, xb, ctx, names, obs_b); !st.ok()) return st;
+    const bool all_shared = pairs.size() == ra.doc_ids.size() && pairs.size() == rb.doc_ids.size();
+    std::vector<double> d_obs(mine.size());
+    std::vector<std::size_t> live;  // indices into mine that are tested
+    for (std::size_t k = 0; k < mine.size(); ++k) {
+      CompareRow& row = cmp.rows[mine[k]];
+      auto same = [](double x, double y) { return std::abs(x - y) <= 1e-9 * std::max(1.0, std::abs(x)); };
+      if (all_shared && (!same(obs_a[k], row.a) || !same(obs_b[k], row.b))) {
+        row.untested = fmt::format("re-aggregating the stored slots gives {} and {}, not the stored {} and {}",
+                                   obs_a[k], obs_b[k], row.a, row.b);
+        continue;
+      }
+      d_obs[k] = obs_b[k] - obs_a[k];
+      if (std::isnan(d_obs[k])) {
+        row.untested = "undefined over the shared documents in one of the runs";
+        continue;
+      }
+      live.push_back(k);
+    }
+    if (live.empty()) continue;
+    // Subsets aggregate independently (columns.h): one no tested metric belongs to is not resampled.
+    for (std::size_t s2 = 0; s2 < plugin->subsets.size(); ++s2) {
+      const std::string prefix = plugin->subsets[s2] + ".";
+      if (std::any_of(live.begin(), live.end(), [&](std::size_t k) { return names[k].starts_with(prefix); })) continue;
+      for (auto* x : {&xa, &xb}) {
+        for (auto& col : (*x)[s2]) col.clear();
+      }
+    }
+    // Paired bootstrap: the same resampled documents for both runs.
+    std::vector<std::vector<double>> boot(mine.size());
+    {
+      BootstrapDraws draws(n_rows, opt.seed);
+      SlotValues pa_rows, pb_rows;
+      std::vector<double> ga, gb;
+      for (int r = 0; r < opt.ci_resamples; ++r) {
+        const auto& idx = draws.Next();
+        PickRows(xa, idx, pa_rows);
+        PickRows(xb, idx, pb_rows);
+        if (Status st = AggregateByName(vm, *plugin, decl, pa_rows, ctx, names, ga); !st.ok()) return st;
+        if (Status st = AggregateByName(vm, *plugin, decl, pb_rows, ctx, names, gb); !st.ok()) return st;
+        for (std::size_t k : live) {
+          if (!std::isnan(gb[k] - ga[k])) boot[k].push_back(gb[k] - ga[k]);
+        }
+      }
+    }
+    // Approximate randomization: each shared document's slot rows swapped between the runs with
+    // probability 1/2 (bit i mod 64 of the (i div 64)-th word, as stats::ApproximateRandomization).
+    // Besag-Clifford stopping per metric after 50 resamples reach the observed |B - A|; a resample where
+    // either value is undefined counts as reaching it (conservative).
+    std::vector<int> hits(mine.size(), 0), seen(mine.size(), 0);
+    std::vector<bool> stopped(mine.size(), false);
+    {
+      stats::Rng rng(opt.seed * 1000003u + 999983u);
+      SlotValues ya = xa, yb = xb;
+      std::vector<double> ga, gb;
+      std::vector<std::uint64_t> words((n_rows + 63) / 64);
+      for (int r = 0; r < resamples; ++r) {
+        if (std::all_of(live.begin(), live.end(), [&](std::size_t k) { return stopped[k]; })) break;
+        for (auto& w : words) w = rng.Next();
+        for (std::size_t s = 0; s < xa.size(); ++s) {
+          for (std::size_t j = 0; j < xa[s].size(); ++j) {
+            if (xa[s][j].empty()) continue;
+            for (std::size_t i = 0; i < n_rows; ++i) {
+              const bool swap = (words[i / 64] >> (i % 64)) & 1u;
+              ya[s][j][i] = swap ? xb[s][j][i] : xa[s][j][i];
+              yb[s][j][i] = swap ? xa[s][j][i] : xb[s][j][i];
+            }
+          }
+        }
+        if (Status st = AggregateByName(vm, *plugin, decl, ya, ctx, names, ga); !st.ok()) return st;
+        if (Status st = AggregateByName(vm, *plugin, decl, yb, ctx, names, gb); !st.ok()) return st;
+        for (std::size_t k : live) {
+          if (stopped[k]) continue;
+          const double d = gb[k] - ga[k];
+          const double tol = 1e-9 * std::max(1.0, std::abs(d_obs[k]));
+          ++seen[k];
+          if (std::isnan(d) || std::abs(d) >= std::abs(d_obs[k]) - tol) ++hits[k];
+          if (hits[k] == 50) stopped[k] = true;
+        }
+      }
+    }
+    const double qs[2] = {(1 - opt.confidence) / 2, (1 + opt.confidence) / 2};
+    for (std::size_t k : live) {
+      CompareRow& row = cmp.rows[mine[k]];
+      row.paired = row.resampled = true;
+      row.n = n_rows;
+      row.unit = decl.units.empty() ? "documents" : decl.units;
+      row.mean_diff = d_obs[k];
+      if (!boot[k].empty()) {
+        auto q = stats::Quantiles(boot[k], qs);
+        if (!q) return q.error();
+        row.ci_low = (*q)[0];
+        row.ci_high = (*q)[1];
+      } else {
+        row.ci_low = row.ci_high = kNaN;
+      }
+      row.p = stopped[k] ? 50.0 / seen[k] : (1.0 + hits[k]) / (1.0 + seen[k]);
+    }
+  }
+  for (std::size_t r : rows) {
+    if (!done[r] && cmp.rows[r].untested.empty()) {
+      cmp.rows[r].untested = problems.empty() ? "no plugin of both runs declares it"
+                                              : fmt::format("cannot re-aggregate: {}", fmt::join(problems, "; "));
+    }
+  }
+  return Status::Ok();
+}
 
 }  // namespace
 
@@ -175,9 +492,29 @@ Result<Comparison> CompareRuns(RunStore& store, std::int64_t ida, std::int64_t i
     }
     if (row.same_as.empty()) todo.push_back(r);
   }
+  // Corpus-level rows (no per-document column whose mean they are): tested by re-aggregation when both
+  // runs stored their slots. The resample count is chosen for the largest family they can make.
+  std::vector<std::size_t> corpus_rows;
+  for (std::size_t r = 0; r < cmp.rows.size(); ++r) {
+    if (column_of[r].empty()) corpus_rows.push_back(r);
+  }
+  std::vector<SlotColumn> slots_a, slots_b;
+  if (!corpus_rows.empty()) {
+    auto got_a = store.GetSlots(ida);
+    if (!got_a) return got_a.error();
+    auto got_b = store.GetSlots(idb);
+    if (!got_b) return got_b.error();
+    slots_a = std::move(*got_a);
+    slots_b = std::move(*got_b);
+  }
+  const std::size_t may_test = slots_a.empty() || slots_b.empty() ? 0 : corpus_rows.size();
   cmp.family = todo.size();
   cmp.resamples = opt.resamples > 0 ? opt.resamples
-                                    : std::max<int>(kMinResamples, static_cast<int>(40 * cmp.family));
+                                    : std::max<int>(kMinResamples, static_cast<int>(40 * (todo.size() + may_test)));
+  if (Status st = CompareResampled(*ra, *rb, &slots_a, &slots_b, pairs, opt, cmp.resamples, corpus_rows, cmp);
+      !st.ok()) {
+    return st.error();
+  }
 
   // The paired statistics, one metric per task, spread over threads (each metric has its own fixed
   // seed, so the result does not depend on the thread count).
@@ -212,6 +549,10 @@ Result<Comparison> CompareRuns(RunStore& store, std::int64_t ida, std::int64_t i
     if (!errors[r].empty()) return Error{fmt::format("{}: {}", cmp.rows[r].metric, errors[r]), ErrorKind::kInternal};
   }
   // Holm over the distinct tests of the shown metrics; a duplicate row takes its original's values.
+  for (std::size_t r : corpus_rows) {
+    if (cmp.rows[r].resampled) todo.push_back(r);
+  }
+  cmp.family = todo.size();
   std::vector<double> ps;
   for (std::size_t t : todo) ps.push_back(cmp.rows[t].p);
   if (!ps.empty()) {

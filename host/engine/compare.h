@@ -11,6 +11,7 @@
 
 #include "kplab/result.h"
 #include "kplab/store.h"
+#include "sandbox.h"
 
 namespace kplab::host {
 
@@ -24,6 +25,11 @@ struct CompareOptions {
   int threads = 0;           // 0: one per core
   std::vector<std::string> metrics;  // glob patterns ('*', '?') over aggregate names; empty = all
   bool force = false;        // compare runs on different datasets (documents paired by id)
+  // Corpus-level metrics (not the mean of a per-document column: ECE, micro averages, CP over pairs) are
+  // tested by re-running their plugin's aggregation over the runs' stored slots (`kplab eval --ci`
+  // stores them), so the plugin files are looked up as `kplab runs merge` does.
+  std::vector<std::string> plugin_dirs;
+  Limits limits;
 };
 
 inline constexpr int kMinResamples = 9999;
@@ -40,6 +46,13 @@ struct CompareRow {
   // The paired per-document values equal those of an earlier shown metric (e.g. r@10 and r@M when no
   // document has more than 10 predictions): the same test, counted once in Holm's family.
   std::string same_as;
+  // A corpus-level metric tested by re-aggregating resampled slots (mean_diff is then B - A of the
+  // aggregates over the shared documents, ci the paired bootstrap percentile CI of that difference, p the
+  // approximate randomization test swapping each document's slots between the runs).
+  bool resampled = false;
+  std::string unit;  // what was resampled: "documents", or the plugin's units ("pairs")
+  // Why a corpus-level metric has no test (e.g. a run stored without slots); empty otherwise.
+  std::string untested;
 };
 
 struct Comparison {

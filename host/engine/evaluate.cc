@@ -19,6 +19,7 @@
 #include <fmt/ranges.h>
 
 #include "bindings.h"
+#include "bootstrap.h"
 #include "embedding.h"
 #include "kplab/json.h"
 #include "kplab/sha256.h"
@@ -433,6 +434,40 @@ std::map<std::string, std::size_t> SubsetDocCounts(const ScoreColumns& scores) {
   return n;
 }
 
+namespace {
+
+// `kplab eval --ci`: the CIs of one plugin's aggregates, from the slots the runner kept. The resampled
+// aggregation sees the context `kplab runs merge` gives (profile, n_docs, dataset, system), so a CI is
+// what re-aggregating a stored run's resampled slots gives too.
+Status BootstrapRun(LuaVm& vm, const MetricPlugin& plugin, const Corpus& corpus, const RunRecord& run,
+                    const CiOptions& ci, PluginOutcome& o) {
+  auto re = Reaggregation::Open(vm, plugin);
+  if (!re) return re.error();
+  const DeclaredColumns& decl = (*re)->decl();
+  auto ctx = [&](lua_State* L) { PushMergeCtx(L, corpus.profile, corpus.docs.size(), run.dataset_name, run.system); };
+  const stats::BootstrapOptions boot{ci.resamples, ci.confidence, ci.seed};
+  if (decl.units.empty()) {
+    return BootstrapAggregates(vm, plugin, decl, o.slots, RowCount(o.slots), ctx, boot, o.aggregates);
+  }
+  // Units (c:units): their rows must give the run's values, or resampling them means nothing.
+  if (o.units.empty()) return Status::Ok();  // nothing to resample (no pair, say): no CI
+  const SlotValues units = UnitSlotValues(plugin, decl, o.units);
+  std::vector<std::string> names;
+  for (const auto& a : o.aggregates) names.push_back(a.metric);
+  std::vector<double> got;
+  if (Status st = AggregateByName(vm, plugin, decl, units, ctx, names, got); !st.ok()) return st;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const double x = o.aggregates[i].value, y = got[i];
+    if ((std::isnan(x) && std::isnan(y)) || std::abs(x - y) <= 1e-9 * std::max(1.0, std::abs(x))) continue;
+    return Error{fmt::format("{}: its {} (ctx.unit) do not add up to its documents: aggregate '{}' is {} over the "
+                             "documents but {} over the {} {} (a document's slots must be the sums of its units')",
+                             plugin.file.display_name, decl.units, names[i], x, y, o.units.size(), decl.units)};
+  }
+  return BootstrapAggregates(vm, plugin, decl, units, o.units.size(), ctx, boot, o.aggregates);
+}
+
+}  // namespace
+
 Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const EvalRequest& req,
                                   const Progress& progress) {
   const auto start = std::chrono::steady_clock::now();
@@ -490,6 +525,21 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
     shard_begin = n * index / count;
     shard_end = n * (index + 1) / count;
   }
+  if (req.ci) {
+    if (req.shard) {
+      return fail(ErrorKind::kUsage, "--ci resamples the whole run: it cannot be combined with --shard (merge the "
+                                     "shards with `kplab runs merge`, then compare runs with `kplab runs compare`)");
+    }
+    if (req.ci->resamples < 1 || req.ci->resamples > kMaxCiResamples) {
+      return fail(ErrorKind::kUsage, fmt::format("--ci-resamples must be from 1 to {} (got {})", kMaxCiResamples,
+                                                 req.ci->resamples));
+    }
+    for (const auto& p : *plugins) {
+      if (std::string why = NotResampleable(p); !why.empty()) {
+        return fail(ErrorKind::kUsage, fmt::format("metric '{}' has no bootstrap CI (--ci): {}", p.name, why));
+      }
+    }
+  }
   timer.Done("lua setup");
 
   EvalResult res;
@@ -518,6 +568,13 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
   run.predictions_hash = corpus.predictions_hash;
   run.profile = corpus.profile.name;
   run.params_json = ParamsJson(*plugins);
+  if (req.ci) {
+    // How the stored CIs were drawn: part of what they mean, and what reproduces them.
+    run.params_json.pop_back();
+    run.params_json += fmt::format("{}\"_ci\": {{\"resamples\": {}, \"seed\": {}, \"confidence\": {}}}}}",
+                                   run.params_json.size() > 1 ? ", " : "", req.ci->resamples, req.ci->seed,
+                                   req.ci->confidence);
+  }
   res.warnings = corpus.warnings;
   {
     // How the dataset was read, when not by default: part of what the numbers mean (refs_stemmed), and
@@ -588,7 +645,7 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
   RunContext rctx{corpus.dataset_name, run.system, space};
   rctx.begin = shard_begin;
   rctx.end = shard_end;
-  rctx.keep_slots = req.shard.has_value();
+  rctx.keep_slots = req.shard.has_value() || req.ci.has_value();
   MetricRunner runner(std::move(lane_list), shared, std::move(rctx));
   std::map<std::string, std::string> owner;  // metric name (aggregates prefixed '=') -> plugin
   for (std::size_t pi = 0; pi < plugins->size(); ++pi) {
@@ -625,10 +682,26 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
       res.scores.metrics.push_back(std::move(o.columns.metrics[c]));
       res.scores.columns.push_back(std::move(o.columns.columns[c]));
     }
+    if (req.ci) {
+      if (Status st = BootstrapRun(*vms[0], lane_plugins[0][pi], corpus, run, *req.ci, o); !st.ok()) {
+        ScriptError e;
+        e.plugin = o.plugin;
+        e.file = (*plugins)[pi].file.display_name;
+        e.message = fmt::format("{} (while resampling for --ci)", st.error().message);
+        res.errors.push_back(std::move(e));
+        continue;
+      }
+    }
     for (auto& ag : o.aggregates) res.aggregates.push_back(std::move(ag));
+    if (!o.units.empty()) {
+      for (auto& c : UnitSlotColumns(lane_plugins[0][pi], o.slot_names, o.units)) {
+        c.plugin = static_cast<int64_t>(pi);
+        res.slots.push_back(std::move(c));
+      }
+    }
     for (std::size_t s = 0; s < o.slots.size(); ++s) {
       for (std::size_t j = 0; j < o.slots[s].size(); ++j) {
-        if (o.slots[s][j].empty() && shard_end > shard_begin) continue;  // a subset the run allocated none for
+        if (o.slots[s][j].empty()) continue;  // a subset the run allocated none for
         res.slots.push_back(SlotColumn{static_cast<int64_t>(pi), o.slot_subsets[s], static_cast<int64_t>(j + 1),
                                        o.slot_names[j].first, o.slot_names[j].second, std::move(o.slots[s][j])});
       }

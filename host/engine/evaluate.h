@@ -22,6 +22,15 @@ namespace kplab::host {
 inline constexpr const char* kDefaultMetrics = "exact,rank,rprec";
 inline constexpr int kMaxThreads = 64;
 
+// `kplab eval --ci` (host/engine/bootstrap.h): percentile bootstrap CIs of every aggregate.
+struct CiOptions {
+  int resamples = 1000;
+  double confidence = 0.95;
+  std::uint64_t seed = 1;
+};
+
+inline constexpr int kMaxCiResamples = 1000000;
+
 struct EvalRequest {
   std::string dataset_path;
   DatasetOptions dataset_options;
@@ -49,6 +58,11 @@ struct EvalRequest {
     int64_t index = 0, count = 1;
   };
   std::optional<Shard> shard;
+  // `kplab eval --ci`: a percentile bootstrap CI for every aggregate, by re-running each plugin's
+  // aggregation over resampled documents (or pairs, for a plugin with units; bootstrap.h). Every
+  // selected metric must be re-runnable (NotResampleable), checked before anything is scored. The run
+  // then keeps its slots (EvalResult.slots), which `kplab runs compare` resamples.
+  std::optional<CiOptions> ci;
 };
 
 // "I/N" (as --shard takes it) -> the shard, or a usage error naming what is wrong.
@@ -64,7 +78,9 @@ struct EmbeddingReport {
 struct EvalResult {
   RunRecord run;  // everything but id; status "failed" with error text when a plugin failed
   ScoreColumns scores;  // a shard's: its documents only (RunStore::SaveRun stores them so)
-  std::vector<SlotColumn> slots;  // a shard's: every slot of every plugin, for `kplab runs merge`
+  // A shard's (for `kplab runs merge`) or a --ci run's (for `kplab runs compare`): every slot of every
+  // plugin, hidden ones too.
+  std::vector<SlotColumn> slots;
   std::vector<AggregateValue> aggregates;
   std::vector<ScriptError> errors;
   std::optional<EmbeddingReport> embeddings;

@@ -233,9 +233,10 @@ std::optional<std::string> Difference(const Shard& a, const Shard& b) {
   return std::nullopt;
 }
 
-// The plugin file the shards ran: the recorded path, else the same name in the plugin directories, with
-// the recorded SHA-256.
-Result<PluginFile> FindPluginFile(const PluginRecord& rec, const std::vector<std::string>& dirs) {
+}  // namespace
+
+Result<PluginFile> FindPluginFile(const PluginRecord& rec, const std::vector<std::string>& dirs,
+                                  const std::string& who) {
   std::vector<std::string> seen;
   std::vector<std::pair<std::string, std::string>> candidates;  // path, display name
   if (!rec.file.empty()) candidates.emplace_back(rec.file, rec.file);
@@ -254,16 +255,14 @@ Result<PluginFile> FindPluginFile(const PluginRecord& rec, const std::vector<std
     seen.push_back(fmt::format("{} has sha256 {}", display, Short(file->sha256)));
   }
   return UsageFail(
-      fmt::format("plugin '{}' as the shards ran it (sha256 {}) is not found{}{} (give its directory with "
+      fmt::format("plugin '{}' as {} ran it (sha256 {}) is not found{}{} (give its directory with "
                   "--plugins DIR)",
-                  rec.name, Short(rec.sha256), seen.empty() ? "" : ": ", fmt::format("{}", [&] {
+                  rec.name, who, Short(rec.sha256), seen.empty() ? "" : ": ", fmt::format("{}", [&] {
                     std::string s;
                     for (const auto& x : seen) s += (s.empty() ? "" : ", ") + x;
                     return s;
                   }())));
 }
-
-}  // namespace
 
 Result<std::map<std::string, std::map<std::string, std::string>>> ParsePluginParams(const std::string& params_json) {
   std::map<std::string, std::map<std::string, std::string>> out;
@@ -461,7 +460,7 @@ Result<MergeResult> MergeShards(const MergeRequest& req) {
   }
   for (std::size_t pi = 0; pi < first.plugins.size(); ++pi) {
     const PluginRecord& rec = first.plugins[pi];
-    auto file = FindPluginFile(rec, req.plugin_dirs);
+    auto file = FindPluginFile(rec, req.plugin_dirs, "the shards");
     if (!file) return file.error();
     auto plugin = LoadMetricPlugin(vm, *file);
     if (!plugin) return Error{plugin.error().message, ErrorKind::kScript};

@@ -42,6 +42,11 @@ struct MergeResult {
 // runs, files and what differs.
 Result<MergeResult> MergeShards(const MergeRequest& request);
 
+// The plugin file a run ran: the recorded path, else the same name in `dirs`, the shipped directory and
+// $KPLAB_PLUGIN_PATH, with the recorded SHA-256. `who` names the run(s) in the error ("the shards").
+Result<PluginFile> FindPluginFile(const PluginRecord& rec, const std::vector<std::string>& dirs,
+                                  const std::string& who);
+
 // The parameters a run's params_json records, per plugin, as the strings ApplyParams takes (keys
 // starting with '_' are the run's own records, not plugins). An error for text that is not such JSON.
 Result<std::map<std::string, std::map<std::string, std::string>>> ParsePluginParams(const std::string& params_json);

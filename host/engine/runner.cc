@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 #include <system_error>
 #include <thread>
 #include <string_view>
@@ -125,7 +126,61 @@ struct Columns {
 struct MetricRunner::Partial {
   Columns cols;
   std::optional<ScriptError> error;
+  std::vector<UnitRow> units;  // ctx.unit's rows, in the lane's document order
 };
+
+namespace {
+
+// Where ctx.unit writes: the lane's rows and the document being scored.
+struct UnitSink {
+  const DeclaredColumns* decl = nullptr;
+  std::vector<UnitRow>* rows = nullptr;  // null: checked, not kept
+  std::size_t doc = 0, subset = 0;
+};
+
+// ctx.unit(key, values): one unit of the document being scored (c:units). key: a number identifying the
+// unit within its document (the same unit in another run of the dataset has the same key); values: slot
+// or declared name -> number, as `out`.
+int CtxUnit(lua_State* L) {
+  auto* sink = static_cast<UnitSink*>(lua_touserdata(L, lua_upvalueindex(1)));
+  const double key = luaL_checknumber(L, 1);
+  if (!std::isfinite(key)) {
+    throw std::runtime_error(fmt::format("ctx.unit: the key must be a finite number (got {})",
+                                         std::isnan(key) ? "NaN" : key > 0 ? "inf" : "-inf"));
+  }
+  luaL_checktype(L, 2, LUA_TTABLE);
+  UnitRow row;
+  row.doc = sink->doc;
+  row.subset = sink->subset;
+  row.key = key;
+  const auto n_slots = static_cast<lua_Integer>(sink->decl->slots.size());
+  lua_pushnil(L);
+  while (lua_next(L, 2) != 0) {
+    int slot = 0;
+    if (lua_isinteger(L, -2) && lua_tointeger(L, -2) >= 1 && lua_tointeger(L, -2) <= n_slots) {
+      slot = static_cast<int>(lua_tointeger(L, -2));
+    } else if (lua_type(L, -2) == LUA_TSTRING) {
+      auto it = sink->decl->slot_of.find(lua_tostring(L, -2));
+      if (it != sink->decl->slot_of.end()) slot = it->second;
+    }
+    if (slot == 0) {
+      throw std::runtime_error(fmt::format("ctx.unit: key {} of the values is not a declared column (expected a slot "
+                                           "from c:column / c:hidden or a declared name)",
+                                           luaL_tolstring(L, -2, nullptr)));
+    }
+    if (lua_type(L, -1) != LUA_TNUMBER) {
+      throw std::runtime_error(fmt::format("ctx.unit: column '{}' = a {} (expected a number)",
+                                           sink->decl->slots[static_cast<std::size_t>(slot - 1)].name,
+                                           luaL_typename(L, -1)));
+    }
+    row.values.emplace_back(slot, lua_tonumber(L, -1));
+    lua_pop(L, 1);
+  }
+  if (sink->rows) sink->rows->push_back(std::move(row));
+  return 0;
+}
+
+}  // namespace
 
 MetricRunner::MetricRunner(std::vector<Lane> lanes, std::shared_ptr<const Corpus> corpus, RunContext ctx)
     : lanes_(std::move(lanes)), corpus_(std::move(corpus)), rc_(std::move(ctx)) {
@@ -409,6 +464,13 @@ void MetricRunner::ScoreV2(std::size_t lane, std::size_t index, const DeclaredCo
   PushCtx(L);                                        // [params, ctxdata]
   lua_rawgeti(L, LUA_REGISTRYINDEX, slots_ref);
   lua_setfield(L, -2, "slots");
+  // Units are kept only when the run keeps its slots (--ci); otherwise ctx.unit checks and drops them.
+  UnitSink sink{&decl, rc_.keep_slots ? &part.units : nullptr};
+  if (!decl.units.empty()) {
+    lua_pushlightuserdata(L, &sink);
+    lua_pushcclosure(L, Safe<CtxUnit>, 1);
+    lua_setfield(L, -2, "unit");
+  }
   PushReadOnlyProxy(L, -1, "ctx");                   // [params, ctxdata, ctx]
   lua_createtable(L, static_cast<int>(n_slots), 0);  // [params, ctxdata, ctx, out]
   const int params_idx = base + 1, data_idx = base + 2, ctx_idx = base + 3, out_idx = base + 4;
@@ -420,6 +482,8 @@ void MetricRunner::ScoreV2(std::size_t lane, std::size_t index, const DeclaredCo
     const int doc_idx = lua_gettop(L);
     const std::string& doc_id = corpus_->docs[begin + i].id;
     for (std::size_t s = 0; s < n_sub && !part.error; ++s) {
+      sink.doc = begin + i;
+      sink.subset = s;
       lua_rawgeti(L, LUA_REGISTRYINDEX, plugin.score_ref);
       int nargs = 4;
       std::string where = fmt::format("document '{}'", doc_id);
@@ -585,6 +649,14 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
     }
   }
   kernel_.reset();
+  if (!plugin.kernel.empty() && plugin.api >= 2 && !decls.front().units.empty()) {
+    // A native kernel writes document slots only: the units c:units promises would never come.
+    out.error = PluginError(plugin, fmt::format("{}: c:units(\"{}\") needs a Lua score function that reports them "
+                                                "with ctx.unit (score = kp.kernel.{} reports none)",
+                                                plugin.file.display_name, decls.front().units, plugin.kernel));
+    v2_.clear();
+    return out;
+  }
   if (!plugin.kernel.empty()) {
     Result<std::unique_ptr<MetricKernel>> kernel = MakeKernel(plugin);
     if (!kernel) {
@@ -630,6 +702,11 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
     }
   }
   if (progress) progress(plugin.name, n, n);
+  if (plugin.api >= 2 && rc_.keep_slots) {
+    for (auto& p : parts) {
+      for (auto& u : p.units) out.units.push_back(std::move(u));
+    }
+  }
   if (plugin.api >= 2) return FinishV2(plugin, decls.front(), std::move(out));
   // Merge the lanes' columns in document order.
   Columns cols;

@@ -17,6 +17,15 @@
 
 namespace kplab::host {
 
+// One unit reported by score with ctx.unit(key, values) (a plugin that declares c:units): the document
+// (corpus index) and subset (index into the plugin's subsets, 0 without) it was scored in, the plugin's
+// key for it (homogeneity: the partner document's corpus index), and the slots it wrote (1-based).
+struct UnitRow {
+  std::size_t doc = 0, subset = 0;
+  double key = 0;
+  std::vector<std::pair<int, double>> values;
+};
+
 struct PluginOutcome {
   std::string plugin;
   ScoreColumns columns;                   // public per-document columns, document order
@@ -28,6 +37,8 @@ struct PluginOutcome {
   std::vector<std::vector<std::vector<double>>> slots;
   std::vector<std::string> slot_subsets;
   std::vector<std::pair<std::string, bool>> slot_names;
+  // When RunContext::keep_slots and the plugin declares c:units: its units, in document order.
+  std::vector<UnitRow> units;
 };
 
 struct EmbeddingSpace;

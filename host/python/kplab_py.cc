@@ -654,7 +654,11 @@ class Store {
         row["p"] = r.p;
         row["p_holm"] = r.p_holm;
         if (!r.same_as.empty()) row["same_as"] = r.same_as;
+        // A corpus-level metric re-aggregated over resampled documents or units (`eval --ci` runs).
+        row["test"] = r.resampled ? "resampled" : "per_document";
+        if (r.resampled) row["unit"] = r.unit;
       }
+      if (!r.untested.empty()) row["untested"] = r.untested;
       rows[py::str(r.metric)] = row;
     }
     out["metrics"] = rows;

@@ -593,8 +593,10 @@ TEST(RunStoreTest, ShardColumnsAndSlots) {
   EXPECT_TRUE(store->GetSlots(*whole)->empty());
   // Refusals, nothing written.
   const auto before = store->ListRuns()->size();
+  // A whole run's slots (`kplab eval --ci`) have one value per document of the run, not of a shard.
   auto e1 = store->SaveRun(MakeRun("w"), MakeScores(), MakeAggregates(), slots);
-  EXPECT_EQ(e1.error().message, "cannot save run: slots are stored for partial runs (shards) only");
+  EXPECT_EQ(e1.error().message,
+            "cannot save run: slot 'hits@5' has 2 values (expected 3, one per document of the run)");
   RunRecord bad = run;
   bad.shard = ShardInfo{2, 2, 1, 3};
   EXPECT_EQ(store->SaveRun(bad, scores, {}, slots).error().message,
@@ -609,6 +611,10 @@ TEST(RunStoreTest, ShardColumnsAndSlots) {
   EXPECT_EQ(store->SaveRun(run, scores, {}, orphan).error().message,
             "cannot save run: slot 'p@5' belongs to plugin 5 of 2");
   EXPECT_EQ(store->ListRuns()->size(), before);
+  std::vector<SlotColumn> whole_slots = {{0, "all", 2, "hits@5", true, {3, 0, 1}}};
+  auto kept = store->SaveRun(MakeRun("w"), MakeScores(), MakeAggregates(), whole_slots);
+  ASSERT_TRUE(kept.ok()) << kept.error().message;
+  EXPECT_EQ((*store->GetSlots(*kept))[0].values, (std::vector<double>{3, 0, 1}));
 }
 
 }  // namespace

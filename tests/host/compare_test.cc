@@ -7,7 +7,8 @@
 //     exact p is 2 / 2^7 = 0.015625; 1000 random flips estimate it (1 + hits) / 1001 with standard error
 //     sqrt(p (1 - p) / 1000) = 0.004, so it lies in [0.003, 0.035] except with negligible probability
 //     (the seed is fixed anyway, so the test is deterministic).
-//   - micro averages (sums of hits over sums of denominators) are not means of a column: no test.
+//   - micro averages (sums of hits over sums of denominators) are not means of a column: no test here,
+//     since these runs were stored without --ci (tests/host/ci_test.cc tests them re-aggregated).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -41,7 +42,7 @@ TEST(RunsCompare, PairedDifferenceCiAndRandomizationP) {
   }
   Output o = kplab::test::RunKplab(dir, env, "runs compare 1 2 --output csv");
   ASSERT_EQ(o.code, 0) << o.err;
-  // metric,run1,run2,diff,n,ci_low,ci_high,p,p_holm
+  // metric,run1,run2,diff,n,ci_low,ci_high,p,p_holm,same_as,test
   auto line_of = [&](const std::string& metric) {
     const auto at = o.out.find("\n" + metric + ",");
     return at == std::string::npos ? std::string() : o.out.substr(at + 1, o.out.find('\n', at + 1) - at - 1);
@@ -62,11 +63,11 @@ TEST(RunsCompare, PairedDifferenceCiAndRandomizationP) {
   EXPECT_GE(p, 0.003);
   EXPECT_LE(p, 0.035);
   EXPECT_GE(p_holm, p);
-  EXPECT_EQ(line_of("all.p@5.micro"), "all.p@5.micro,0,0.2,0.2,,,,,,") << o.out;
+  EXPECT_EQ(line_of("all.p@5.micro"), "all.p@5.micro,0,0.2,0.2,,,,,,,") << o.out;
   // A run compared with itself: no difference, p = 1 (every flip ties).
   o = kplab::test::RunKplab(dir, env, "runs compare 1 1 --output csv");
   ASSERT_EQ(o.code, 0) << o.err;
-  const auto self = o.out.find("\nall.p@5.macro,0,0,0,7,0,0,1,1,\n");
+  const auto self = o.out.find("\nall.p@5.macro,0,0,0,7,0,0,1,1,,per_document\n");
   EXPECT_NE(self, std::string::npos) << o.out;
   fs::remove_all(dir);
 }

@@ -278,6 +278,12 @@ class StoreTest(TempDirTest):
             self.assertEqual(row["ci"], (1.0, 1.0))
             self.assertLess(row["p"], 0.05)
             self.assertGreaterEqual(row["p_holm"], row["p"])
+            self.assertEqual(row["test"], "per_document")
+            # A micro average is corpus-level: tested only for runs that kept their slots (`kplab eval --ci`).
+            micro = c["metrics"]["all.p@M.micro"]
+            self.assertFalse(micro["paired"])
+            self.assertEqual(micro["untested"],
+                             f"run {a} stored no slots to resample (score it with `kplab eval --ci`)")
             with self.assertRaises(kplab.StoreError):
                 store.compare(a, 999)
             with self.assertRaises(kplab.InputError):

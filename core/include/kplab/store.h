@@ -123,7 +123,8 @@ class RunStore {
 
   // Writes run, its per-document scores and aggregates in one transaction; returns the new run id.
   // A partial run (run.shard set) has score columns of shard.end - shard.begin values and may bring
-  // `slots` (each of as many values); a whole run brings none.
+  // `slots` (each of as many values); a whole run may bring slots of one value per document (`kplab eval
+  // --ci`, for `kplab runs compare`'s resampling).
   Result<int64_t> SaveRun(const RunRecord& run, const ScoreColumns& scores,
                           const std::vector<AggregateValue>& aggregates,
                           const std::vector<SlotColumn>& slots = {});
@@ -132,7 +133,8 @@ class RunStore {
   Result<RunRecord> GetRun(int64_t id);
   Result<std::vector<AggregateValue>> GetAggregates(int64_t id);
   Result<ScoreColumns> GetScores(int64_t id);
-  // The slots a partial run stored, by plugin, subset and slot; empty for a whole run.
+  // The slots a partial run, or a whole run scored with `kplab eval --ci`, stored, by plugin, subset and
+  // slot; empty for other runs.
   Result<std::vector<SlotColumn>> GetSlots(int64_t id);
   // The path the store was opened with.
   const std::string& path() const;

@@ -380,8 +380,6 @@ void ValidateRun(const RunRecord& run, const ScoreColumns& scores,
                                    sh.index, sh.count, sh.begin, sh.end, n));
     }
     expected = static_cast<std::size_t>(sh.end - sh.begin);
-  } else if (!slots.empty()) {
-    throw StoreError("cannot save run: slots are stored for partial runs (shards) only");
   }
   if (slots.size() > RunStore::kMaxSlots) {
     throw StoreError(fmt::format("cannot save run: {} slot columns (expected at most {})", slots.size(),
@@ -392,10 +390,11 @@ void ValidateRun(const RunRecord& run, const ScoreColumns& scores,
       throw StoreError(fmt::format("cannot save run: slot '{}' belongs to plugin {} of {}", c.name, c.plugin,
                                    run.plugins.size()));
     }
-    if (c.values.size() != expected) {
+    // A subset named "#..." holds units finer than documents (host/engine/bootstrap.h): any number of rows.
+    if (c.values.size() != expected && !c.subset.starts_with("#")) {
       throw StoreError(fmt::format("cannot save run: slot '{}' has {} values (expected {}, one per document of the "
-                                   "shard)",
-                                   c.name, c.values.size(), expected));
+                                   "{})",
+                                   c.name, c.values.size(), expected, run.shard ? "shard" : "run"));
     }
   }
   if (scores.metrics.size() > RunStore::kMaxColumns) {
