@@ -44,7 +44,9 @@ Pairs where both lists are empty are left out.]],
     c:ratio("all.cp_rodgers", s.r, s.n, NaN)
     c:sum("all.cp_pairs", s.n)
     c:sum("all.cp_identical_pairs", s.identical)
-    c:units("pairs")  -- the paper's unit: `kplab eval --ci` resamples pairs (ctx.unit below)
+    -- The paper's unit: `kplab eval --ci` resamples pairs (ctx.unit below). The identical-gold pairs
+    -- were left out before any pair was scored: their count is the run's, not a statistic of its pairs.
+    c:units("pairs", { fixed = { "all.cp_identical_pairs" } })
     return s
   end,
   score = function(doc, p, ctx, out)

@@ -189,6 +189,27 @@ int BuilderUnits(lua_State* L) {
   std::string name = CheckName(L, 2, "units");
   if (!c.units.empty()) luaL_error(L, "units are declared twice ('%s' and '%s')", c.units.c_str(), name.c_str());
   c.units = std::move(name);
+  if (lua_isnoneornil(L, 3)) return 0;
+  luaL_checktype(L, 3, LUA_TTABLE);
+  lua_pushnil(L);
+  while (lua_next(L, 3) != 0) {
+    if (lua_type(L, -2) != LUA_TSTRING || std::string_view(lua_tostring(L, -2)) != "fixed") {
+      luaL_error(L, "units options: unknown key (expected only 'fixed', a list of aggregate names)");
+    }
+    luaL_checktype(L, -1, LUA_TTABLE);
+    const lua_Integer n = luaL_len(L, -1);
+    for (lua_Integer i = 1; i <= n; ++i) {
+      lua_rawgeti(L, -1, i);
+      if (lua_type(L, -1) != LUA_TSTRING) luaL_error(L, "units option 'fixed': entry %d is not an aggregate name", static_cast<int>(i));
+      std::string agg = lua_tostring(L, -1);
+      if (!c.aggregate_names.count(agg)) {
+        luaL_error(L, "units option 'fixed': '%s' is not an aggregate declared before c:units", agg.c_str());
+      }
+      c.unit_fixed.push_back(std::move(agg));
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+  }
   return 0;
 }
 
@@ -275,7 +296,8 @@ Status DeclareColumns(LuaVm& vm, const MetricPlugin& plugin, DeclaredColumns& ou
 }
 
 bool SameDeclaration(const DeclaredColumns& a, const DeclaredColumns& b) {
-  if (a.slots.size() != b.slots.size() || a.aggregates.size() != b.aggregates.size() || a.units != b.units) {
+  if (a.slots.size() != b.slots.size() || a.aggregates.size() != b.aggregates.size() || a.units != b.units ||
+      a.unit_fixed != b.unit_fixed) {
     return false;
   }
   for (std::size_t i = 0; i < a.slots.size(); ++i) {

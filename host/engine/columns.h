@@ -42,6 +42,9 @@ struct DeclaredColumns {
   // pairs), each reported by score with ctx.unit(key, values) as a row of slot values; the document's
   // own slots are the sums over its units. `kplab eval --ci` then resamples units instead of documents.
   std::string units;
+  // c:units(name, {fixed = {...}}): aggregates that count the run itself rather than its units (the
+  // pairs homogeneity left out): not checked against the units and given no CI by `--ci`.
+  std::vector<std::string> unit_fixed;
   bool open = true;      // the builder refuses use once columns() has returned
 };
 

@@ -456,14 +456,24 @@ Status BootstrapRun(LuaVm& vm, const MetricPlugin& plugin, const Corpus& corpus,
   for (const auto& a : o.aggregates) names.push_back(a.metric);
   std::vector<double> got;
   if (Status st = AggregateByName(vm, plugin, decl, units, ctx, names, got); !st.ok()) return st;
+  auto fixed = [&](const std::string& name) {
+    return std::find(decl.unit_fixed.begin(), decl.unit_fixed.end(), name) != decl.unit_fixed.end();
+  };
   for (std::size_t i = 0; i < names.size(); ++i) {
+    if (fixed(names[i])) continue;  // a count of the run, not of its units
     const double x = o.aggregates[i].value, y = got[i];
     if ((std::isnan(x) && std::isnan(y)) || std::abs(x - y) <= 1e-9 * std::max(1.0, std::abs(x))) continue;
     return Error{fmt::format("{}: its {} (ctx.unit) do not add up to its documents: aggregate '{}' is {} over the "
                              "documents but {} over the {} {} (a document's slots must be the sums of its units')",
                              plugin.file.display_name, decl.units, names[i], x, y, o.units.size(), decl.units)};
   }
-  return BootstrapAggregates(vm, plugin, decl, units, o.units.size(), ctx, boot, o.aggregates);
+  if (Status st = BootstrapAggregates(vm, plugin, decl, units, o.units.size(), ctx, boot, o.aggregates); !st.ok()) {
+    return st;
+  }
+  for (auto& a : o.aggregates) {
+    if (fixed(a.metric)) a.ci_low = a.ci_high = std::nullopt;
+  }
+  return Status::Ok();
 }
 
 }  // namespace

@@ -172,6 +172,43 @@ TEST_F(Ci, CompareEceIsPairedOverResampledDocuments) {
   EXPECT_NE(json.out.find("\"test\": \"resampled\", \"unit\": \"documents\""), std::string::npos) << json.out;
 }
 
+// An aggregate that counts the run rather than its units (homogeneity's identical-gold pairs, left out
+// before any pair is scored) is declared `fixed`: not checked against the units, no CI; the others keep
+// theirs. Hostile: a fixed name that is no declared aggregate, an unknown option.
+TEST_F(Ci, FixedAggregatesAreNotResampled) {
+  fs::create_directories(dir_ / "pl");
+  auto plugin = [&](const std::string& name, const std::string& units) {
+    std::ofstream(dir_ / "pl" / (name + ".lua")) << "-- kplab-api: 2\nreturn kp.metric {\n  name = \"" << name
+        << "\", version = \"1\",\n  columns = function(c)\n    local s = { n = c:hidden(\"n\"), d = c:hidden(\"d\") }\n"
+           "    c:sum(\"all.n\", s.n)\n    c:sum(\"all.d\", s.d)\n    " << units << "\n    return s\n  end,\n"
+           "  score = function(doc, _, ctx, out)\n    out[ctx.slots.n], out[ctx.slots.d] = 2, 1\n"
+           "    ctx.unit(1, { [ctx.slots.n] = 1 })\n    ctx.unit(2, { [ctx.slots.n] = 1 })\n  end,\n}\n";
+  };
+  plugin("fixedcount", "c:units(\"items\", { fixed = { \"all.d\" } })");
+  plugin("nofixed", "c:units(\"items\")");
+  plugin("badfixed", "c:units(\"items\", { fixed = { \"all.nope\" } })");
+  plugin("badkey", "c:units(\"items\", { fix = { \"all.d\" } })");
+  const std::string base = "eval --dataset " + kData + "/hom --predictions " + kData + "/hom_a.txt --plugins " +
+                           P("pl") + " --no-store --ci --output csv --metrics ";
+  Output ok = Run(base + "fixedcount");
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  // 4 documents, each 2 units of 1: every resample of the 8 units sums to 8.
+  EXPECT_EQ(Row(ok.out, "all.n"), (std::vector<std::string>{"all.n", "8", "8", "8"})) << ok.out;
+  EXPECT_EQ(Row(ok.out, "all.d"), (std::vector<std::string>{"all.d", "4", "", ""})) << ok.out;
+  // Without the declaration the count does not add up over the units, and the run says so.
+  Output no = Run(base + "nofixed");
+  EXPECT_EQ(no.code, 3) << no.err;
+  EXPECT_NE(no.err.find("aggregate 'all.d' is 4 over the documents but 0 over the 8 items"), std::string::npos) << no.err;
+  Output bad = Run(base + "badfixed");
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.err.find("units option 'fixed': 'all.nope' is not an aggregate declared before c:units"),
+            std::string::npos) << bad.err;
+  Output key = Run(base + "badkey");
+  EXPECT_NE(key.code, 0);
+  EXPECT_NE(key.err.find("units options: unknown key (expected only 'fixed', a list of aggregate names)"),
+            std::string::npos) << key.err;
+}
+
 // Homogeneity's unit is the pair (c:units("pairs")): its CI resamples the 3 mined pairs (1/9 with
 // values 1/3, 0, 0), and the paired test matches pairs between the runs.
 TEST_F(Ci, HomogeneityResamplesPairs) {

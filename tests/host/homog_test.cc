@@ -282,6 +282,15 @@ TEST_F(Homog, PluginTopKAndIdenticalPairsByHand) {
   EXPECT_NEAR(Agg(json, "all.cp_hooper"), 0.5, 1e-12) << json;
   EXPECT_EQ(Agg(json, "all.cp_pairs"), 4) << json;
   EXPECT_EQ(Agg(json, "all.cp_identical_pairs"), 1) << json;
+  // With --ci the pairs are resampled and the identical-gold count, a count of the run rather than of
+  // its pairs, keeps its value with no interval (it once failed the run: "do not add up").
+  {
+    Output o = Run("eval --dataset tests/data/homog/pairs --predictions tests/data/homog/pairs/predictions.txt "
+                   "--metrics homogeneity --no-store --ci --output csv --param homogeneity.top_k=1");
+    ASSERT_EQ(o.code, 0) << o.err;
+    EXPECT_NE(o.out.find("\nall.cp_identical_pairs,1,,\n"), std::string::npos) << o.out;
+    EXPECT_NE(o.out.find("\nall.cp_pairs,3,3,3\n"), std::string::npos) << o.out;
+  }
   json = Eval("homogeneity", "--param homogeneity.top_k=2");
   EXPECT_NEAR(Agg(json, "all.cp_hooper"), 1.0 / 3, 1e-12) << json;
   EXPECT_NEAR(Agg(json, "all.cp_rodgers"), 17.0 / 45, 1e-12) << json;
