@@ -831,9 +831,11 @@ function ColumnBuilder:custom(name, fn) end
 
 ---The run-level values are over units finer than documents (homogeneity: "pairs"), each reported by
 ---score with ctx.unit; `kplab eval --ci` and `kplab runs compare` resample the units instead of the
----documents. A document's slots must be the sums of its units'. Once per plugin.
+---documents. A document's slots must be the sums of its units'. Once per plugin. opts.fixed lists
+---aggregates (declared before) that count the run, not its units: not checked, not resampled.
 ---@param name string
-function ColumnBuilder:units(name) end
+---@param opts? {fixed: string[]}
+function ColumnBuilder:units(name, opts) end
 
 ---One per-document score column in aggregate(cols, ...) (API 1) and custom aggregates (API 2): #col
 ---documents; NaN entries are undefined scores.
