@@ -46,6 +46,17 @@ struct DeclaredColumns {
   // pairs homogeneity left out): not checked against the units and given no CI by `--ci`.
   std::vector<std::string> unit_fixed;
   bool open = true;      // the builder refuses use once columns() has returned
+
+  // Is the run-level value `full_name` ("all.x", or "x" for a plugin without subsets) one of unit_fixed?
+  bool UnitFixed(const std::string& full_name) const {
+    for (const auto& f : unit_fixed) {
+      if (full_name == f || (full_name.size() > f.size() && full_name.ends_with(f) &&
+                             full_name[full_name.size() - f.size() - 1] == '.')) {
+        return true;
+      }
+    }
+    return false;
+  }
 };
 
 // Calls plugin.columns(c, params) in `vm` (the VM that loaded the plugin) and fills `out`. On success

@@ -252,6 +252,10 @@ Status CompareResampled(const RunRecord& ra, const RunRecord& rb, const std::vec
     std::vector<std::size_t> live;  // indices into mine that are tested
     for (std::size_t k = 0; k < mine.size(); ++k) {
       CompareRow& row = cmp.rows[mine[k]];
+      if (decl.UnitFixed(names[k])) {
+        row.untested = fmt::format("a count of the run, not of its {}: not resampled (c:units fixed)", decl.units);
+        continue;
+      }
       auto same = [](double x, double y) { return std::abs(x - y) <= 1e-9 * std::max(1.0, std::abs(x)); };
       if (all_shared && (!same(obs_a[k], row.a) || !same(obs_b[k], row.b))) {
         row.untested = fmt::format("re-aggregating the stored slots gives {} and {}, not the stored {} and {}",

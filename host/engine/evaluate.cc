@@ -456,9 +456,7 @@ Status BootstrapRun(LuaVm& vm, const MetricPlugin& plugin, const Corpus& corpus,
   for (const auto& a : o.aggregates) names.push_back(a.metric);
   std::vector<double> got;
   if (Status st = AggregateByName(vm, plugin, decl, units, ctx, names, got); !st.ok()) return st;
-  auto fixed = [&](const std::string& name) {
-    return std::find(decl.unit_fixed.begin(), decl.unit_fixed.end(), name) != decl.unit_fixed.end();
-  };
+  auto fixed = [&](const std::string& name) { return decl.UnitFixed(name); };
   for (std::size_t i = 0; i < names.size(); ++i) {
     if (fixed(names[i])) continue;  // a count of the run, not of its units
     const double x = o.aggregates[i].value, y = got[i];

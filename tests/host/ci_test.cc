@@ -195,6 +195,16 @@ TEST_F(Ci, FixedAggregatesAreNotResampled) {
   // 4 documents, each 2 units of 1: every resample of the 8 units sums to 8.
   EXPECT_EQ(Row(ok.out, "all.n"), (std::vector<std::string>{"all.n", "8", "8", "8"})) << ok.out;
   EXPECT_EQ(Row(ok.out, "all.d"), (std::vector<std::string>{"all.d", "4", "", ""})) << ok.out;
+  // runs compare leaves the fixed count untested with its reason, and tests the other.
+  const std::string stored = "eval --dataset " + kData + "/hom --predictions " + kData + "/hom_a.txt --plugins " +
+                             P("pl") + " --ci --output csv --metrics fixedcount";
+  ASSERT_EQ(Run(stored).code, 0);
+  ASSERT_EQ(Run(stored).code, 0);
+  Output cmp = Run("runs compare 1 2 --output json");
+  ASSERT_EQ(cmp.code, 0) << cmp.err;
+  EXPECT_NE(cmp.out.find("a count of the run, not of its items: not resampled (c:units fixed)"), std::string::npos)
+      << cmp.out;
+  EXPECT_NE(cmp.out.find("\"test\": \"resampled\", \"unit\": \"items\""), std::string::npos) << cmp.out;
   // Without the declaration the count does not add up over the units, and the run says so.
   Output no = Run(base + "nofixed");
   EXPECT_EQ(no.code, 3) << no.err;
