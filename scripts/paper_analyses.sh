@@ -4,6 +4,7 @@
 # (default embedding model), stores the runs in one database, then runs the analysis scripts and
 # writes a report (Markdown + SVG) to OUT.
 #   bash scripts/paper_analyses.sh [--profile P] [--semrp-profile Q] [OUT (default paper-report)] [DB (default OUT/runs.db)]
+#   (paths relative to the current directory; a DB you give must not exist yet: it is never deleted)
 # --profile P scores the baselines (F1@M, NDCG, AP, R-precision, SemP/R/F1, ...) under profile P
 # (the paper took them from KPEval: --profile kpeval); --semrp-profile Q scores SemR-p under Q (both
 # default kplab). When P and Q differ each system and dataset gets two runs, which the analysis
@@ -11,6 +12,7 @@
 # Each analysis is one command on any set of runs; see scripts/analysis/*.lua --help.
 # Exit status 1 for bad arguments (an unknown profile is refused before anything is scored).
 set -euo pipefail
+CALLER=$PWD  # OUT and DB are paths as the caller gave them, relative to where it stands
 cd "$(dirname "$0")/.."
 PROFILE=kplab
 SEMRP_PROFILE=kplab
@@ -26,8 +28,18 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ ${#ARGS[@]} -gt 2 ]; then echo "paper_analyses.sh: too many arguments (expected [OUT [DB]])" >&2; exit 1; fi
-OUT=${ARGS[0]:-paper-report}
-DB=${ARGS[1]:-$OUT/runs.db}
+OUT_ARG=${ARGS[0]:-paper-report}
+case "$OUT_ARG" in /*) OUT=$OUT_ARG ;; *) OUT=$CALLER/$OUT_ARG ;; esac
+if [ ${#ARGS[@]} -ge 2 ]; then
+  case "${ARGS[1]}" in /*) DB=${ARGS[1]} ;; *) DB=$CALLER/${ARGS[1]} ;; esac
+  # A store given by the caller is never deleted: the runs are scored into a fresh one.
+  if [ -e "$DB" ]; then
+    echo "paper_analyses.sh: $DB exists (expected a new path: the runs are scored into a fresh store, and a store you give is never deleted)" >&2
+    exit 1
+  fi
+else
+  DB=$OUT/runs.db  # the script's own, replaced on every run
+fi
 KPLAB=${KPLAB:-build/host/kplab}
 DATA=${KPLAB_SHARED_DATA:-../shared/data}
 for p in "$PROFILE" "$SEMRP_PROFILE"; do
@@ -37,8 +49,10 @@ for p in "$PROFILE" "$SEMRP_PROFILE"; do
   fi
 done
 mkdir -p "$OUT"
-rm -f "$DB" "$DB-wal" "$DB-shm"
-rm -rf "$DB.hnsw"
+if [ "$DB" = "$OUT/runs.db" ]; then
+  rm -f "$DB" "$DB-wal" "$DB-shm"
+  rm -rf "$DB.hnsw"
+fi
 BASELINES=exact,rank,rprec,semantic,diversity
 
 evaluate() {  # system dataset predictions
@@ -83,7 +97,7 @@ run contrast_cases --runs "$CONTRAST" --top 2
 {
   echo "# The SemR-p paper's analyses on the shared real systems"
   echo
-  echo "Made by \`bash scripts/paper_analyses.sh --profile $PROFILE --semrp-profile $SEMRP_PROFILE $OUT\` with kplab $("$KPLAB" version) and the embedding model"
+  echo "Made by \`bash scripts/paper_analyses.sh --profile $PROFILE --semrp-profile $SEMRP_PROFILE $OUT_ARG\` with kplab $("$KPLAB" version) and the embedding model"
   echo "\`${KPLAB_MODEL:-glove-6b-100d}\` (the paper used uclanlp/keyphrase-mpnet-v1; see docs/embeddings.md for using it)."
   echo "Systems: catSeqTG-2RF1 (three training seeds), catSeq, catSeq-RL, catSeq-GAN, a second catSeq run;"
   echo "datasets: SemEval-2010 (100), Inspec (500), Krapivin (400) test splits of Meng et al. (2017)."

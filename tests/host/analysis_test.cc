@@ -377,6 +377,18 @@ TEST_F(Scripts, PaperAnalysesOnTheSharedSystems) {
   EXPECT_NE(Slurp(dir_ / "badlog").find("paper_analyses.sh: unknown profile 'nosuch'"), std::string::npos)
       << Slurp(dir_ / "badlog");
   EXPECT_FALSE(fs::exists(dir_ / "bad"));
+  // A store the caller names is never deleted: one that exists is refused, untouched, nothing written.
+  std::ofstream(dir_ / "mine.db") << "my runs";
+  const int mine = std::system((script + (dir_ / "out2").string() + " " + (dir_ / "mine.db").string() + " >" +
+                                (dir_ / "minelog").string() + " 2>&1").c_str());
+  EXPECT_TRUE(WIFEXITED(mine) && WEXITSTATUS(mine) == 1);
+  EXPECT_NE(Slurp(dir_ / "minelog").find("paper_analyses.sh: " + (dir_ / "mine.db").string() +
+                                         " exists (expected a new path: the runs are scored into a fresh store, "
+                                         "and a store you give is never deleted)"),
+            std::string::npos)
+      << Slurp(dir_ / "minelog");
+  EXPECT_EQ(Slurp(dir_ / "mine.db"), "my runs");
+  EXPECT_FALSE(fs::exists(dir_ / "out2"));
   // Every figure parses and builds an SVG document in the browser.
   int n_svg = 0;
   for (const auto& e : fs::directory_iterator(report)) {
