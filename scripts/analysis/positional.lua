@@ -66,6 +66,11 @@ local function count_kplab(ds)
       end
     end
   end
+  -- Positions need the source: a dataset without it (keywords only) would give an empty table.
+  if docs == 0 then
+    error(o.data .. "/kpg_testsets_meng2017/" .. ds .. ": no document has source text (expected the " ..
+          "dataset's *_context.txt beside its keywords, or kp20k's test_src.txt)", 0)
+  end
   return docs, count, hit
 end
 

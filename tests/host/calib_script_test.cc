@@ -313,6 +313,13 @@ TEST(CalibScripts, PositionalRuleAndFileErrors) {
   o = RunKplab(dir.path(), "", base + " --rule paper");
   EXPECT_NE(o.code, 0);
   EXPECT_NE(o.err.find(ctx), std::string::npos) << o.err;
+  // The default rule without any source text is an error too, not an empty table (it wrote one).
+  o = RunKplab(dir.path(), "", base + " --out " + dir.path());
+  EXPECT_EQ(o.code, 3) << o.out;
+  EXPECT_NE(o.err.find(root.string() + "/kpg_testsets_meng2017/tiny: no document has source text (expected the "
+                       "dataset's *_context.txt beside its keywords, or kp20k's test_src.txt)"),
+            std::string::npos) << o.err;
+  EXPECT_FALSE(fs::exists(fs::path(dir.path()) / "positional.tsv"));
 }
 
 }  // namespace
