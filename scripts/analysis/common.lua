@@ -297,11 +297,13 @@ end
 -- k = 3): for every group g (a system) and metric m, rho_a = Spearman(groups[g].a, m) and rho_b =
 -- Spearman(groups[g].b, m) over the group's documents; per metric, over the groups, the paired change
 -- rho_b - rho_a with the two-sided Wilcoxon signed-rank test (scipy's defaults: zero differences
--- dropped, exact null distribution up to 50 pairs) and Cliff's delta(rho_b, rho_a) (> 0: the
+-- dropped, exact null distribution up to 50 pairs without a zero change, else the normal
+-- approximation) and Cliff's delta(rho_b, rho_a) (> 0: the
 -- correlations are higher under b). A group where a rho is NaN (a constant column) is left out of that
 -- metric and counted in `dropped`. groups[g] = {label=, a={...}, b={...}, metrics={[name]={...}}}.
 -- Returns one entry per metric: {metric=, rho={{label=, a=, b=}...}, n=, mean_a=, mean_b=,
---   mean_change=, w=, p=, delta=, dropped=, note=} (w, p, delta NaN with a note when they cannot be had).
+--   mean_change=, w=, p=, approx=, delta=, dropped=, note=} (w, p, delta NaN with a note when they cannot
+--   be had; approx: p is the normal approximation, as scipy's when a change is zero).
 function C.rho_change(groups, metrics)
   local S = kp.stats
   local nan = 0 / 0
@@ -326,9 +328,10 @@ function C.rho_change(groups, metrics)
       for i = 1, #ra do d[i] = rb[i] - ra[i] end
       e.mean_a, e.mean_b, e.mean_change = S.mean(ra), S.mean(rb), S.mean(d)
       e.delta = S.cliffs_delta(rb, ra)
-      local ok, w, p = pcall(S.wilcoxon, rb, ra)
+      local ok, w, p, z = pcall(S.wilcoxon, rb, ra)
       if ok then
-        e.w, e.p = w, p
+        -- scipy's "auto": exact up to 50 pairs without zero changes, else the normal approximation
+        e.w, e.p, e.approx = w, p, z ~= nil
       else
         e.note = "no Wilcoxon test: every change is zero"
       end

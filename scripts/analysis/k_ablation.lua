@@ -143,10 +143,12 @@ for _, ds in ipairs(C.distinct(runs, "dataset")) do
     local sum = {}
     for _, e in ipairs(entries) do
       sum[#sum + 1] = { e.metric, tostring(e.n), e.mean_a, e.mean_b, e.mean_change, e.w,
-                        e.p == e.p and C.fmt_p(e.p) or (e.note or "nan"), e.delta }
+                        e.p == e.p and (C.fmt_p(e.p) .. (e.approx and " (approx.)" or "")) or (e.note or "nan"),
+                        e.delta }
     end
     rep:add("Change of the per-system correlation from " .. ka .. " to " .. kb .. " (paired by system): " ..
-            "Wilcoxon signed-rank (two-sided, exact for these sizes, zero changes dropped) and Cliff's delta " ..
+            "Wilcoxon signed-rank (two-sided, zero changes dropped; exact, or scipy's normal approximation where a " ..
+            "change is zero, marked approx.) and Cliff's delta " ..
             "(rho at " .. kb .. " vs rho at " .. ka .. "; > 0: SemR-p agrees more with the baseline at " .. kb ..
             "). With " .. #groups .. " systems the smallest two-sided exact p is " ..
             C.fmt_p(2 / 2 ^ #groups) .. ".\n\n" ..
