@@ -17,8 +17,13 @@ local columns = { o.metric }
 if o.pool_k ~= "" and o.metric ~= "all.semrp" then error("--pool-k and --metric exclude each other", 0) end
 if o.pool_k ~= "" then
   columns = {}
-  for _, k in ipairs(C.parse_ids(o.pool_k)) do
+  local seen = {}
+  local ks = C.parse_ids(o.pool_k, "--pool-k", "a k value or a range like 1-3")
+  if #ks < 2 then error("--pool-k needs at least two k values to pool (got '" .. o.pool_k .. "')", 0) end
+  for _, k in ipairs(ks) do
     if k < 1 then error("--pool-k: k must be >= 1 (got " .. k .. ")", 0) end
+    if seen[k] then error("--pool-k: k = " .. k .. " is given twice (each document would count twice)", 0) end
+    seen[k] = true
     columns[#columns + 1] = "all.semrp_k" .. k
   end
 end

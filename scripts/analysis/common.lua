@@ -42,7 +42,9 @@ function C.parse_args(argv, spec, usage)
 end
 
 -- "3,4,7-9" -> {3, 4, 7, 8, 9}
-function C.parse_ids(text)
+-- option: the option named in errors ("--runs" by default; k lists pass theirs), what: the item's name.
+function C.parse_ids(text, option, what)
+  option, what = option or "--runs", what or "a run id or a range like 3-7"
   local ids = {}
   for part in text:gmatch("[^,]+") do
     local a, b = part:match("^%s*(%d+)%s*%-%s*(%d+)%s*$")
@@ -50,7 +52,7 @@ function C.parse_ids(text)
       for id = tonumber(a), tonumber(b) do ids[#ids + 1] = id end
     else
       local id = tonumber(part)
-      if not id then error("--runs: '" .. part .. "' is not a run id or a range like 3-7", 0) end
+      if not id then error(option .. ": '" .. part .. "' is not " .. what, 0) end
       ids[#ids + 1] = id
     end
   end

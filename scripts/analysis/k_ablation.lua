@@ -20,8 +20,8 @@ local o = C.parse_args(arg, { ks = "1,2,3", change = "1,3", baselines = "" },
   "  --change A,B     the two k values whose per-system correlations are compared (Fig. 2; default 1,3)\n" ..
   "  --baselines LIST the metrics correlated per system (default " .. BASELINES .. ", those present)")
 if not o then return end
-local ks = C.parse_ids(o.ks)
-local change = C.parse_ids(o.change)
+local ks = C.parse_ids(o.ks, "--ks", "a k value or a range like 1-3")
+local change = C.parse_ids(o.change, "--change", "a k value")
 if #change ~= 2 or change[1] == change[2] then
   error("--change must name two different k values, e.g. 1,3 (got '" .. o.change .. "')", 0)
 end

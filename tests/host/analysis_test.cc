@@ -272,6 +272,16 @@ TEST_F(Scripts, AnovaPoolsKValues) {
   o = Run("run scripts/analysis/anova.lua --pool-k 1,2 --metric all.semrp_k1");
   EXPECT_EQ(o.code, 3);
   EXPECT_NE(o.err.find("--pool-k and --metric exclude each other"), std::string::npos) << o.err;
+  // Hostile lists: a repeated k (each document would count twice), one k, a non-number named by its
+  // own option (it used to say --runs).
+  for (const auto& [arg, want] : std::vector<std::pair<std::string, std::string>>{
+           {"1,1", "--pool-k: k = 1 is given twice (each document would count twice)"},
+           {"2", "--pool-k needs at least two k values to pool (got '2')"},
+           {"x", "--pool-k: 'x' is not a k value or a range like 1-3"}}) {
+    o = Run("run scripts/analysis/anova.lua --pool-k " + arg);
+    EXPECT_EQ(o.code, 3) << arg;
+    EXPECT_NE(o.err.find(want), std::string::npos) << o.err;
+  }
 }
 
 // --join: the runs of one system and dataset as one run, columns side by side (the paper's baselines
