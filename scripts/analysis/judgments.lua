@@ -291,6 +291,11 @@ local function add_row(out, seen, shape, name, line, rec, labels)
     else
       fail(name, line, "score must be a number (got " .. (v.kind or "another JSON value") .. ")")
     end
+    -- Two judgments of 1e308 averaged overflowed to inf and failed deep in the statistics.
+    if math.abs(x) > 1e300 then
+      fail(name, line, "score '" .. (v.text or tostring(x)) .. "' is too large (expected |score| <= 1e300, so that " ..
+           "means of judgments stay finite)")
+    end
     row.score = x
   else
     local l = text_field("label", true, false)

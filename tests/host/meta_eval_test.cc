@@ -290,6 +290,11 @@ TEST_F(MetaEval, HostileJudgmentFilesAreRefusedWithFileAndLine) {
       {"inf.csv", "doc_id,system,score\n1,sysA,1e999\n", "inf.csv:2: score '1e999' is not a number (expected a finite decimal number)", ""},
       {"nanscore.csv", "doc_id,system,score\n1,sysA,nan\n", "nanscore.csv:2: score 'nan' is not a number (expected a finite decimal number)", ""},
       {"infscore.csv", "doc_id,system,score\n1,sysA,-inf\n", "infscore.csv:2: score '-inf' is not a number (expected a finite decimal number)", ""},
+      // Finite but so large that two of them average to inf (it failed inside kp.stats.kendall).
+      {"huge.csv", "doc_id,system,annotator,score\n1,sysA,a,1e308\n1,sysA,b,1e308\n",
+       "huge.csv:2: score '1e308' is too large (expected |score| <= 1e300, so that means of judgments stay finite)", ""},
+      {"huge.jsonl", "{\"doc_id\": \"1\", \"system\": \"sysA\", \"score\": -2e301}\n",
+       "huge.jsonl:1: score '-2e301' is too large (expected |score| <= 1e300, so that means of judgments stay finite)", ""},
       {"noscore.csv", "doc_id,system,annotator\n1,sysA,x\n", "noscore.csv:1: no column 'score' or 'label' (expected one of them)", ""},
       {"bothrow.jsonl", "{\"doc_id\": \"1\", \"system\": \"sysA\", \"score\": 1, \"label\": \"good\"}\n",
        "bothrow.jsonl:1: both score and label (expected one of them)", "--labels good=1"},
