@@ -51,6 +51,11 @@ for r, row in ipairs(rows) do
   for i, f in ipairs(first) do data[r][i] = row[keep[f]] end
 end
 
+-- One factor needs at least two metrics ("--factors must be between 1 and 0" said nothing useful).
+if #names < 2 then
+  error("factor analysis needs at least two non-constant, distinct metrics (got " .. #names ..
+        (#names == 1 and (": " .. names[1]) or "") .. "; choose them with --metrics)", 0)
+end
 local rep = C.report(o, "factor_analysis", "Factor analysis of per-document metric scores")
 rep:add("Runs:\n\n" .. C.runs_table(runs))
 rep:add(string.format("%d documents with every metric defined; %d metrics.%s%s\n", #data, #names,

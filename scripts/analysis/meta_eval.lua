@@ -30,7 +30,9 @@ for _, k in ipairs({ "format", "labels", "pairs" }) do
 end
 if o.judgments == "" then error("--judgments FILE is required\n" .. USAGE, 0) end
 local B = math.tointeger(tonumber(o.n))
-if not B or B < 1 then error("--n: expected a positive integer (got '" .. o.n .. "')", 0) end
+if not B or B < 1 or B > 1000000 then
+  error("--n: expected a positive integer of at most 1000000 (got '" .. o.n .. "')", 0)
+end
 local SEED = math.tointeger(tonumber(o.seed))
 if not SEED or SEED < 0 then error("--seed: expected an integer >= 0 (got '" .. o.seed .. "')", 0) end
 local CONF = tonumber(o.confidence)
@@ -82,6 +84,9 @@ local function mean(xs) return fsum(xs) / #xs end
 local runs = C.load_runs(o)
 local run_of = {}
 for _, r in ipairs(runs) do
+  if run_of[r.system] and run_of[r.system].id == r.id then
+    error(string.format("--runs: run %d is given twice (expected one run per system)", r.id), 0)
+  end
   if run_of[r.system] then
     error(string.format("runs %d and %d are both system '%s' (choose one run per system with --runs)",
                         run_of[r.system].id, r.id, r.system), 0)

@@ -230,6 +230,16 @@ TEST_F(Scripts, FactorAnalysisHeywoodCaseFailsLoudly) {
   o = Run("run --allow-write " + out.string() + " scripts/analysis/factor_analysis.lua --out " + out.string() +
           " --metrics all.x,all.y --factors 1");
   EXPECT_EQ(o.code, 0) << o.err;
+  // One metric is no factor analysis: said so (it read "--factors must be between 1 and 0").
+  const fs::path one = dir_ / "one";
+  fs::create_directories(one);
+  o = Run("run --allow-write " + one.string() + " scripts/analysis/factor_analysis.lua --out " + one.string() +
+          " --metrics all.x");
+  EXPECT_EQ(o.code, 3) << o.out;
+  EXPECT_NE(o.err.find("factor analysis needs at least two non-constant, distinct metrics (got 1: all.x; choose "
+                       "them with --metrics)"),
+            std::string::npos) << o.err;
+  EXPECT_TRUE(fs::is_empty(one));
 }
 
 // anova.lua --pool-k: the columns all.semrp_k<j> pooled as one response (the paper's N = 48,000). A

@@ -362,9 +362,16 @@ TEST_F(MetaEval, RunSelectionMustGiveOneRunPerSystem) {
   o = Meta("--judgments tests/data/meta_eval/judgments.csv --runs 1-5 --pairs all.mrr:all.mrr");
   EXPECT_EQ(o.code, 3);
   EXPECT_NE(o.err.find("--pairs: 'all.mrr:all.mrr' is not two different metrics A:B"), std::string::npos) << o.err;
-  o = Meta("--judgments tests/data/meta_eval/judgments.csv --runs 1-5 --n 0");
+  for (const char* n : {"0", "1e9", "2000000"}) {
+    o = Meta(std::string("--judgments tests/data/meta_eval/judgments.csv --runs 1-5 --n ") + n);
+    EXPECT_EQ(o.code, 3);
+    EXPECT_NE(o.err.find(std::string("--n: expected a positive integer of at most 1000000 (got '") + n + "')"),
+              std::string::npos) << o.err;
+  }
+  // A run named twice is said to be named twice (it read "runs 1 and 1 are both system 'sysA'").
+  o = Meta("--judgments tests/data/meta_eval/judgments.csv --runs 1,1,2");
   EXPECT_EQ(o.code, 3);
-  EXPECT_NE(o.err.find("--n: expected a positive integer (got '0')"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("--runs: run 1 is given twice (expected one run per system)"), std::string::npos) << o.err;
   o = Meta("--judgments tests/data/meta_eval/judgments.csv --runs 1-5 --confidence 1");
   EXPECT_EQ(o.code, 3);
   EXPECT_NE(o.err.find("--confidence: expected a number in (0, 1) (got '1')"), std::string::npos) << o.err;
