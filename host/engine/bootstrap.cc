@@ -88,6 +88,17 @@ Status BootstrapAggregates(LuaVm& vm, const MetricPlugin& plugin, const Declared
     if (samples[i].empty()) continue;
     auto q = stats::Quantiles(samples[i], qs);
     if (!q) return q.error();
+    // Interpolating next to an infinite resample gives NaN (inf - inf); the bound is then the order
+    // statistic on the infinite side, as the value it stands for is unbounded (an overflowing mean).
+    for (int b = 0; b < 2; ++b) {
+      if (!std::isnan((*q)[b])) continue;
+      std::vector<double> sorted = samples[i];
+      std::sort(sorted.begin(), sorted.end());
+      const double pos = qs[b] * static_cast<double>(sorted.size() - 1);
+      const double lo = sorted[static_cast<std::size_t>(std::floor(pos))];
+      const double hi = sorted[static_cast<std::size_t>(std::ceil(pos))];
+      (*q)[b] = std::isinf(lo) ? lo : hi;
+    }
     aggs[i].ci_low = (*q)[0];
     aggs[i].ci_high = (*q)[1];
   }

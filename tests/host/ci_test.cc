@@ -219,6 +219,29 @@ TEST_F(Ci, FixedAggregatesAreNotResampled) {
             std::string::npos) << key.err;
 }
 
+// A mean that overflows (two documents of 1e308 sum to inf) has an infinite value and infinite
+// bounds, not "-nan" (interpolating inf - inf); a document-level mean that stays finite keeps its CI.
+TEST_F(Ci, OverflowingAggregateHasInfiniteBoundsNotNaN) {
+  fs::create_directories(dir_ / "pl");
+  std::ofstream(dir_ / "pl" / "big.lua") << R"(-- kplab-api: 2
+return kp.metric {
+  name = "big", version = "1",
+  columns = function(c)
+    return { v = c:column("all.v", "mean"), w = c:column("all.w", "mean") }
+  end,
+  score = function(doc, _, ctx, out)
+    out[ctx.slots.v] = 1e308
+    out[ctx.slots.w] = 0.5
+  end,
+}
+)";
+  Output o = Run("eval --dataset " + kData + "/hom --predictions " + kData + "/hom_a.txt --plugins " + P("pl") +
+                 " --no-store --ci --output csv --metrics big");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(Row(o.out, "all.v"), (std::vector<std::string>{"all.v", "inf", "inf", "inf"})) << o.out;
+  EXPECT_EQ(Row(o.out, "all.w"), (std::vector<std::string>{"all.w", "0.5", "0.5", "0.5"})) << o.out;
+}
+
 // Homogeneity's unit is the pair (c:units("pairs")): its CI resamples the 3 mined pairs (1/9 with
 // values 1/3, 0, 0), and the paired test matches pairs between the runs.
 TEST_F(Ci, HomogeneityResamplesPairs) {
