@@ -236,7 +236,7 @@ int SequenceLogprobs(lua_State* L) {
 
 int Excluded(lua_State* L) {
   const ListArg a = CheckListArg(L, 1, "excluded");
-  lua_pushinteger(L, a.doc ? a.doc->n_pred_dups : 0);
+  lua_pushinteger(L, a.doc ? a.doc->n_pred_dups() : 0);
   lua_pushinteger(L, a.doc ? a.doc->n_pred_invalid : 0);
   return 2;
 }

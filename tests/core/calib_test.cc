@@ -398,12 +398,12 @@ TEST(CalibCorpus, PredictionsCarryTokenProbabilities) {
 TEST(CalibCorpus, CountsDroppedPredictions) {
   const Corpus c = Build("excluded.jsonl");
   ASSERT_EQ(c.docs.size(), 2u);
-  EXPECT_EQ(c.docs[0].n_pred_dups, 2);
+  EXPECT_EQ(c.docs[0].n_pred_dups(), 2);
   EXPECT_EQ(c.docs[0].n_pred_invalid, 1);
   ASSERT_EQ(c.docs[0].preds.size(), 1u);
   EXPECT_NEAR(KeyphraseKpp(*c.docs[0].preds[0].probs(), KppNorm::kTokens), 1 / 0.95, 1e-12);
   EXPECT_EQ(c.docs[0].sequence_logprobs.size(), 12u);
-  EXPECT_EQ(c.docs[1].n_pred_dups, 0);
+  EXPECT_EQ(c.docs[1].n_pred_dups(), 0);
   EXPECT_EQ(c.docs[1].n_pred_invalid, 0);
 }
 

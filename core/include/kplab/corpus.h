@@ -93,9 +93,9 @@ struct Document {
   std::vector<Keyphrase> preds;
   // The counts and flags sit together, without padding between them (paid a million times over).
   int n_pred_pieces = 0;  // prediction pieces in the file line before any filtering
-  // Prediction pieces the profile dropped: repeats of a kept prediction (dedup) and those with an
-  // invalid token such as <unk> (Profile::invalid_tokens / invalid_substring). Calibration reports them.
-  int n_pred_dups = 0, n_pred_invalid = 0;
+  // Prediction pieces the profile dropped for an invalid token such as <unk> (Profile::invalid_tokens /
+  // invalid_substring). Calibration reports them, with n_pred_dups().
+  int n_pred_invalid = 0;
   bool has_text = false;
   bool one2set = false;  // the predictions were decoded set-style (One2Set)
   // Pointers into preds / refs, in order: [0] all, [1] present, [2] absent (for zero-copy list views).
@@ -105,6 +105,10 @@ struct Document {
   // occurrence in preds; empty when the line had no repeat (then it equals pred_view[0]). Diversity
   // metrics count repeats (KPEval's diversity_metric.py does not dedup).
   std::span<const Keyphrase* const> pred_view_dups;
+  // Repeats the profile's dedup dropped: what pred_view_dups holds beyond preds (empty when none).
+  int n_pred_dups() const {
+    return pred_view_dups.empty() ? 0 : static_cast<int>(pred_view_dups.size() - preds.size());
+  }
   // Token probabilities of the predictions (a "tokens" file), aligned with preds; empty otherwise.
   std::vector<TokenProbs> pred_probs;
   // A "tokens" file's whole generated sequence (RawPrediction::sequence_logprobs); empty otherwise.

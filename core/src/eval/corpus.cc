@@ -259,7 +259,6 @@ class Builder {
         continue;
       }
       if (p_.dedup && !seen_.insert(ph->dedup_key)) {
-        ++doc.n_pred_dups;
         for (std::size_t f = 0; f < preds_.size(); ++f) {
           if (preds_[f].phrase->dedup_key == ph->dedup_key) {
             dup_index_.push_back(static_cast<std::uint32_t>(f));
