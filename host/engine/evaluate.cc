@@ -356,7 +356,20 @@ Result<Corpus> CorpusFor(const RawDataset& dataset, const EvalRequest& req, Phas
 // for one thread, the predictions are imported on a second thread meanwhile. A dataset error still comes
 // first, as when they were read one after the other.
 Result<Corpus> LoadCorpusTimed(const EvalRequest& req, PhaseTimer& timer) {
-  if (auto profile = RequestProfile(req); !profile) return profile.error();
+  auto profile = RequestProfile(req);
+  if (!profile) return profile.error();
+  // Meng-2017 lines and prediction lines: parsed by the threads that build the corpus, never held as an
+  // import (same errors, same corpus; kplab/io.h LineDocuments).
+  if (!req.source_path &&
+      LineDocuments::Handles(req.dataset_path, req.dataset_options, req.predictions_path, req.predictions_format)) {
+    auto docs = LineDocuments::Open(req.dataset_path, req.dataset_options, req.predictions_path, req.threads);
+    if (!docs) return Error{docs.error().message, ErrorKind::kInput};
+    timer.Done("dataset");
+    auto corpus = BuildCorpus(std::move(*docs), *profile, std::min(req.threads, kMaxThreads));
+    if (!corpus) return Error{corpus.error().message, ErrorKind::kInput};
+    timer.Done("corpus");
+    return corpus;
+  }
   std::optional<Result<RawPredictions>> predictions;
   std::jthread reader;
   if (!req.predictions_path.empty() && req.threads != 1) {

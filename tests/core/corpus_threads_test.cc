@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kplab/corpus.h"
+#include "kplab/io.h"
 
 namespace kplab {
 namespace {
@@ -123,6 +124,30 @@ TEST(CorpusThreads, RealDataSameForEveryThreadCount) {
       ASSERT_TRUE(many.ok()) << many.error().message;
       ExpectSameCorpus(*one, *many);
     }
+    // Read a line at a time by the building threads (LineDocuments: Meng-2017 lines with prediction
+    // lines), the lines' pages given back every 4096 documents: the same corpus, the same identity.
+    if (LineDocuments::Handles(c.dataset, {}, c.predictions, "")) {
+      for (int threads : {1, 2, 3}) {
+        SCOPED_TRACE("line documents, threads " + std::to_string(threads));
+        auto docs = LineDocuments::Open(c.dataset, {}, c.predictions, threads);
+        ASSERT_TRUE(docs.ok()) << docs.error().message;
+        EXPECT_EQ(docs->size(), ds->docs.size());
+        auto lines = BuildCorpus(std::move(*docs), profile, threads);
+        ASSERT_TRUE(lines.ok()) << lines.error().message;
+        ExpectSameCorpus(*one, *lines);
+        EXPECT_EQ(lines->dataset_name, one->dataset_name);
+        EXPECT_EQ(lines->dataset_path, one->dataset_path);
+        EXPECT_EQ(lines->dataset_format, one->dataset_format);
+        EXPECT_EQ(lines->dataset_hash, one->dataset_hash);
+        EXPECT_EQ(lines->predictions_path, one->predictions_path);
+        EXPECT_EQ(lines->predictions_hash, one->predictions_hash);
+        EXPECT_EQ(lines->has_predictions, one->has_predictions);
+        EXPECT_EQ(lines->refs_stemmed, one->refs_stemmed);
+        EXPECT_EQ(lines->warnings, one->warnings);
+      }
+    } else {
+      EXPECT_TRUE(c.predictions.empty() || c.dataset.find("meng2017") == std::string::npos) << "not read as lines";
+    }
     // An import given up to the build (freed document by document as it is built) gives the same
     // corpus, and is left without documents but with its identity.
     for (int threads : {1, 2, 3}) {
@@ -139,6 +164,30 @@ TEST(CorpusThreads, RealDataSameForEveryThreadCount) {
       }
     }
   }
+}
+
+// --refs-stemmed reaches every document read as lines (SemEval's stemmed gold matched as given).
+TEST(CorpusThreads, LineDocumentsKeepRefsStemmed) {
+  const std::string semeval = kShared + "kpg_testsets_meng2017/semeval";
+  const std::string preds = kShared + "predictions/catSeqTG-2RF1/semeval/seed1234.txt";
+  if (!std::filesystem::exists(semeval)) GTEST_SKIP() << "no ../shared/data";
+  DatasetOptions opt;
+  opt.refs_stemmed = true;
+  auto ds = ImportDataset(semeval, opt);
+  auto p = ImportPredictions(preds);
+  ASSERT_TRUE(ds.ok() && p.ok());
+  auto a = AlignPredictions(*ds, std::move(*p));
+  ASSERT_TRUE(a.ok());
+  const Profile profile = *FindProfile("kenchan");
+  auto one = BuildCorpus(*ds, &*a, profile, 1);
+  ASSERT_TRUE(one.ok());
+  ASSERT_TRUE(LineDocuments::Handles(semeval, opt, preds, "lines"));
+  auto docs = LineDocuments::Open(semeval, opt, preds);
+  ASSERT_TRUE(docs.ok()) << docs.error().message;
+  auto lines = BuildCorpus(std::move(*docs), profile, 2);
+  ASSERT_TRUE(lines.ok());
+  EXPECT_TRUE(lines->refs_stemmed);
+  ExpectSameCorpus(*one, *lines);
 }
 
 RawDataset Docs(const std::vector<std::vector<std::string>>& refs) {

@@ -155,6 +155,10 @@ Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* pred
 Result<Corpus> BuildCorpus(RawDataset&& dataset, std::optional<RawPredictions>&& predictions,
                            const Profile& profile, int threads = 0);
 
+// The same corpus from documents read a line at a time by the threads that build them: the import is
+// never held, and each document's lines go back to the system once it is built (LineDocuments).
+Result<Corpus> BuildCorpus(LineDocuments&& documents, const Profile& profile, int threads = 0);
+
 // Attaches source text to a dataset whose release has keyphrases only (KP20k): line i of the file
 // becomes the text of document i ("title <eos> abstract"); later documents stay without text.
 Status AttachSources(RawDataset& dataset, const std::string& path);

@@ -157,6 +157,46 @@ Result<RawPredictions> ImportPredictions(const std::string& path, const std::str
 // reorders them to dataset order. Error names the prediction file and line.
 Result<RawPredictions> AlignPredictions(const RawDataset& dataset, RawPredictions predictions);
 
+// A one-document-a-line dataset (Meng-2017: keywords, optional context) with its "lines" predictions,
+// read and checked as ImportDataset + ImportPredictions + AlignPredictions do (same errors in the same
+// order, same content hashes) but not parsed into RawDocs: document i is parsed from its lines by the
+// thread that builds it (BuildCorpus of a LineDocuments), into a RawDoc that thread reuses, and the
+// bytes of documents already built are given back to the system as the build goes. A million
+// documents' import is then never in memory beside their corpus (issue 16). Other formats keep the
+// general path.
+class LineDocuments {
+ public:
+  // Can Open read this pair? A Meng-2017 dataset (given or detected) without --references/--split,
+  // and a "lines" predictions file (given or detected). Any problem with the paths is left for the
+  // general importers to report: this is false then.
+  static bool Handles(const std::string& dataset_path, const DatasetOptions& options,
+                      const std::string& predictions_path, const std::string& predictions_format);
+  // Errors: every message ImportDataset, ImportPredictions and AlignPredictions give for these files.
+  // The predictions are read on a second thread meanwhile unless threads == 1.
+  static Result<LineDocuments> Open(const std::string& dataset_path, const DatasetOptions& options,
+                                    const std::string& predictions_path, int threads = 0);
+
+  LineDocuments(LineDocuments&&) noexcept;
+  LineDocuments& operator=(LineDocuments&&) noexcept;
+  ~LineDocuments();
+
+  std::size_t size() const;
+  // Every field but docs, as the importers would have filled them.
+  const RawDataset& dataset() const;
+  const RawPredictions& predictions() const;
+  // Document i into doc and pred (every field assigned; their buffers are reused). Safe to call from
+  // several threads at once for different documents.
+  void Read(std::size_t i, RawDoc& doc, RawPrediction& pred) const;
+  // Documents [begin, end) are built: the whole pages of their lines go back to the system (they read
+  // as zero bytes from then on). Safe from several threads at once for ranges that do not overlap.
+  void Release(std::size_t begin, std::size_t end);
+
+ private:
+  struct Files;
+  explicit LineDocuments(std::unique_ptr<Files> files);
+  std::unique_ptr<Files> f_;
+};
+
 // The bytes of a regular file (symbolic links followed). Anything else (a directory, FIFO, socket, or a
 // device such as /dev/zero) is refused from its status before it is opened for reading, so that no
 // reader can block on a FIFO or read without end: "PATH: a FIFO, not a regular file (expected

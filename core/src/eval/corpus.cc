@@ -470,8 +470,16 @@ std::string AsciiLower(std::string s) {
 // The zero-copy list views of a document's keyphrases (Document::pred_view, ref_view, pred_view_dups)
 // and the token probabilities' pointers, once its keyphrases have their final addresses. The views
 // are appended to block, which has room for them (ViewSlots).
+// A list whose keyphrases are all present (or all absent: every list of a document without text) has its
+// present (absent) view share the pointers of the whole list's view: only a mixed list needs a second copy.
+bool Mixed(const std::vector<Keyphrase>& kps) {
+  const auto present = std::count_if(kps.begin(), kps.end(), [](const Keyphrase& k) { return k.present; });
+  return present > 0 && static_cast<std::size_t>(present) < kps.size();
+}
+
 std::size_t ViewSlots(const Document& doc, const std::vector<std::uint32_t>* dup_indices) {
-  return 2 * (doc.preds.size() + doc.refs.size()) + (dup_indices ? dup_indices->size() : 0);
+  auto slots = [](const std::vector<Keyphrase>& kps) { return kps.size() * (Mixed(kps) ? 2 : 1); };
+  return slots(doc.preds) + slots(doc.refs) + (dup_indices ? dup_indices->size() : 0);
 }
 
 void FinishDocument(Document& doc, const std::vector<std::uint32_t>* dup_indices,
@@ -490,6 +498,12 @@ void FinishDocument(Document& doc, const std::vector<std::uint32_t>* dup_indices
     std::size_t start = block.size();
     for (const Keyphrase& k : kps) block.push_back(&k);
     view[0] = span_from(start);
+    if (!Mixed(kps)) {
+      const bool all_present = !kps.empty() && kps.front().present;
+      view[1] = all_present ? view[0] : std::span<const Keyphrase* const>{};
+      view[2] = all_present ? std::span<const Keyphrase* const>{} : view[0];
+      return;
+    }
     for (const bool present : {true, false}) {
       start = block.size();
       for (const Keyphrase& k : kps) {
@@ -570,12 +584,76 @@ int CorpusThreads(std::size_t docs, int threads) {
 
 namespace {
 
-// BuildCorpus. release_dataset / release_predictions: the same objects as dataset / predictions when the
-// caller gave them up (rvalues): each document's raw text is freed once it is built, so the import and
-// the corpus are not both held in full at the end of the build.
-Result<Corpus> BuildCorpusImpl(const RawDataset& dataset, const RawPredictions* predictions,
-                               const Profile& profile, int threads, RawDataset* release_dataset,
-                               RawPredictions* release_predictions) {
+// Where BuildCorpusImpl's documents come from. A reader has the dataset's and predictions' descriptive
+// fields and a Local per building thread: Get(i) gives document i and its predictions (null without),
+// valid until the next Get; Done(i) says it is built.
+
+// An import in memory. When the caller gave it up (an rvalue), each document's raw text is freed
+// once it is built, so the import and the corpus are not both held in full at the end of the build.
+struct ImportReader {
+  const RawDataset& dataset;
+  const RawPredictions* predictions;
+  RawDataset* owned_dataset;  // the same objects, or null when the import is not given up
+  RawPredictions* owned_predictions;
+  std::size_t size() const { return dataset.docs.size(); }
+  bool any_refs_stemmed() const {
+    return std::any_of(dataset.docs.begin(), dataset.docs.end(), [](const RawDoc& d) { return d.refs_stemmed; });
+  }
+  bool any_raw_text() const {
+    return std::any_of(dataset.docs.begin(), dataset.docs.end(),
+                       [](const RawDoc& d) { return d.has_text && !d.pretokenized; });
+  }
+  struct Local {
+    const ImportReader& r;
+    Local(const ImportReader& reader, std::size_t /*begin*/) : r(reader) {}
+    std::pair<const RawDoc*, const RawPrediction*> Get(std::size_t i) {
+      return {&r.dataset.docs[i], r.predictions ? &r.predictions->docs[i] : nullptr};
+    }
+    void Done(std::size_t i) {
+      // Moved out and destroyed, not assigned an empty one: a std::string assigned from an empty
+      // (short) string keeps its heap buffer, and the predictions' bytes stayed to the end that way.
+      if (r.owned_dataset) RawDoc(std::move(r.owned_dataset->docs[i]));
+      if (r.owned_predictions) RawPrediction(std::move(r.owned_predictions->docs[i]));
+    }
+    void Finish(std::size_t) {}
+  };
+};
+
+// Documents parsed from their lines by the thread that builds them (LineDocuments), into one RawDoc
+// and RawPrediction per thread; the lines' pages go back to the system every few thousand documents.
+struct LineReader {
+  LineDocuments& docs;
+  std::size_t size() const { return docs.size(); }
+  bool any_refs_stemmed() const {
+    RawDoc d;
+    RawPrediction p;
+    docs.Read(0, d, p);  // one flag for every document
+    return d.refs_stemmed;
+  }
+  bool any_raw_text() const { return false; }  // Meng-2017 text is pre-tokenized
+  struct Local {
+    LineDocuments& docs;
+    std::size_t released;  // documents before this one are given back
+    RawDoc doc;
+    RawPrediction pred;
+    Local(const LineReader& r, std::size_t begin) : docs(r.docs), released(begin) {}
+    std::pair<const RawDoc*, const RawPrediction*> Get(std::size_t i) {
+      docs.Read(i, doc, pred);
+      return {&doc, &pred};
+    }
+    void Done(std::size_t i) {
+      if (i + 1 - released >= 4096) Finish(i + 1);
+    }
+    void Finish(std::size_t end) {
+      docs.Release(released, end);
+      released = end;
+    }
+  };
+};
+
+template <typename Reader>
+Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, const RawPredictions* predictions,
+                               const Profile& profile, int threads, bool consume) {
   if (predictions && predictions->docs.size() != dataset.docs.size()) {
     return Error{fmt::format("{}: {} prediction lines for {} documents of {} (expected one per document)",
                              predictions->path, predictions->docs.size(), dataset.docs.size(),
@@ -603,8 +681,7 @@ Result<Corpus> BuildCorpusImpl(const RawDataset& dataset, const RawPredictions* 
   }
   // References released stemmed (RawDoc::refs_stemmed: SemEval *.stem.final, --refs-stemmed) are
   // matched as given: stemming "databas" again gives "databa" and a correct prediction stops matching.
-  corpus.refs_stemmed = std::any_of(dataset.docs.begin(), dataset.docs.end(),
-                                    [](const RawDoc& d) { return d.refs_stemmed; });
+  corpus.refs_stemmed = reader.any_refs_stemmed();
   if (stem_refs && !corpus.refs_stemmed && dataset.format == "meng") {
     bool semeval = AsciiLower(dataset.name).find("semeval") != std::string::npos;
     for (const auto& f : dataset.files) semeval = semeval || AsciiLower(f).find("semeval") != std::string::npos;
@@ -615,29 +692,27 @@ Result<Corpus> BuildCorpusImpl(const RawDataset& dataset, const RawPredictions* 
           "(kenchan0226's -target_already_stemmed) to match the references as given");
     }
   }
-  const bool raw_text = std::any_of(dataset.docs.begin(), dataset.docs.end(),
-                                    [](const RawDoc& d) { return d.has_text && !d.pretokenized; });
-  const std::size_t n_docs = dataset.docs.size();
+  const bool raw_text = reader.any_raw_text();
+  const std::size_t n_docs = reader.size();
   corpus.docs.resize(n_docs);
 
   // Documents in contiguous ranges, one builder each.
   const std::size_t n = static_cast<std::size_t>(CorpusThreads(n_docs, threads));
   std::vector<std::unique_ptr<Builder>> builders;
   for (std::size_t t = 0; t < n; ++t) {
-    builders.push_back(std::make_unique<Builder>(
-        Builder::Options{&corpus.profile, raw_text, stem_refs, release_dataset != nullptr}));
+    builders.push_back(std::make_unique<Builder>(Builder::Options{&corpus.profile, raw_text, stem_refs, consume}));
   }
   auto range = [&](std::size_t t) { return std::pair{n_docs * t / n, n_docs * (t + 1) / n}; };
   OnThreads(n, [&](std::size_t t) {
     const auto [begin, end] = range(t);
     Builder& b = *builders[t];
+    typename Reader::Local local(reader, begin);
     for (std::size_t i = begin; i < end; ++i) {
-      b.Doc(i, dataset.docs[i], predictions ? &predictions->docs[i] : nullptr, corpus.docs[i]);
-      // Moved out and destroyed, not assigned an empty one: a std::string assigned from an empty
-      // (short) string keeps its heap buffer, and the predictions' bytes stayed to the end that way.
-      if (release_dataset) RawDoc(std::move(release_dataset->docs[i]));
-      if (release_predictions) RawPrediction(std::move(release_predictions->docs[i]));
+      const auto [raw, rp] = local.Get(i);
+      b.Doc(i, *raw, rp, corpus.docs[i]);
+      local.Done(i);
     }
+    local.Finish(end);
     if (t == 0) return;
     // The local phrase ids of the range's keyphrases, so the merge can free each local phrase as it
     // goes (a later range's phrases are moved into the corpus or are duplicates).
@@ -744,16 +819,22 @@ Result<Corpus> BuildCorpusImpl(const RawDataset& dataset, const RawPredictions* 
 
 Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* predictions, const Profile& profile,
                            int threads) {
-  return BuildCorpusImpl(dataset, predictions, profile, threads, nullptr, nullptr);
+  return BuildCorpusImpl(ImportReader{dataset, predictions, nullptr, nullptr}, dataset, predictions, profile, threads, false);
 }
 
 Result<Corpus> BuildCorpus(RawDataset&& dataset, std::optional<RawPredictions>&& predictions, const Profile& profile,
                            int threads) {
   RawPredictions* preds = predictions ? &*predictions : nullptr;
-  auto corpus = BuildCorpusImpl(dataset, preds, profile, threads, &dataset, preds);
+  auto corpus = BuildCorpusImpl(ImportReader{dataset, preds, &dataset, preds}, dataset, preds, profile, threads, true);
   dataset.docs = {};
   if (preds) preds->docs = {};
   return corpus;
+}
+
+Result<Corpus> BuildCorpus(LineDocuments&& documents, const Profile& profile, int threads) {
+  LineDocuments docs = std::move(documents);  // freed on return, whatever the caller does
+  // The descriptive fields only: the documents come from the reader.
+  return BuildCorpusImpl(LineReader{docs}, docs.dataset(), &docs.predictions(), profile, threads, true);
 }
 
 Status AttachSources(RawDataset& dataset, const std::string& path) {

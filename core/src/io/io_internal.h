@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -66,6 +67,28 @@ void RequireFileOrDirectory(const std::string& path, std::string_view expected);
 // text.
 std::vector<std::string_view> SplitLines(std::string_view text);
 
+// Where each line of a text starts (8 bytes a line rather than a view's 16): At(text, i) is line i as
+// SplitLines gives it, without "\n" or "\r\n".
+class LineIndex {
+ public:
+  LineIndex() = default;
+  explicit LineIndex(std::string_view text);
+  std::size_t size() const { return starts_.size(); }
+  std::string_view At(std::string_view text, std::size_t i) const {
+    const std::size_t start = starts_[i];
+    const std::size_t next = i + 1 < starts_.size() ? starts_[i + 1] : text.size();
+    // A line ends at its "\n" (the next line's start - 1), or at the end of a text without a final one.
+    const bool newline = next > start && text[next - 1] == '\n';
+    std::string_view line = text.substr(start, next - start - (newline ? 1 : 0));
+    if (newline && !line.empty() && line.back() == '\r') line.remove_suffix(1);
+    return line;
+  }
+  std::size_t Start(std::size_t i) const { return starts_[i]; }
+
+ private:
+  std::vector<std::uint64_t> starts_;
+};
+
 // Python s.split(sep) for a one-character separator; appends views into s to out.
 void SplitChar(std::string_view s, char sep, std::vector<std::string_view>& out);
 
@@ -91,6 +114,27 @@ void SplitTitleBody(std::string_view src, std::size_t pos, std::size_t sep_len,
                     std::string_view separator, RawDoc& doc);
 
 // Format parsers (io_text.cc, io_json.cc). root is the directory that rel names are relative to.
+// The dataset format at path (DetectDatasetFormat), or InputError.
+std::string DetectOrThrow(const std::string& path);
+// RawDataset::name for path ("inspec", "kp20k/test").
+std::string DatasetName(const std::string& path);
+
+// The line-aligned file pair of Meng-2017 / kg_one2set, read and checked (same line counts): files
+// gets the keys file, then the text file if there is one.
+struct PairLines {
+  LineIndex keys;
+  std::optional<LineIndex> text;  // none: the dataset ships references only
+};
+PairLines ReadLinePair(const std::string& path, std::string_view text_suffix, std::string_view keys_suffix,
+                       std::vector<FileData>& files);
+// Document i of a line pair (text_line null without a text file): every field but loc.file is
+// assigned, so one RawDoc can be read into again and again. pieces is scratch.
+void ParseLinePairDoc(std::size_t i, std::string_view key_line, const std::string_view* text_line, RawDoc& doc,
+                      std::vector<std::string_view>& pieces);
+// Line i of a "lines" predictions file, as ImportPredictions reads it (every field but loc.file).
+void ParsePredictionLine(std::size_t i, std::string_view line, RawPrediction& pred,
+                         std::vector<std::string_view>& pieces);
+
 void ImportMeng(const std::string& path, RawDataset& out, std::vector<FileData>& files);
 void ImportOne2Set(const std::string& path, RawDataset& out, std::vector<FileData>& files);
 void ImportHulth(const std::string& path, const DatasetOptions& options, RawDataset& out,

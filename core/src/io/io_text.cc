@@ -87,10 +87,12 @@ FilePair ResolvePair(const std::string& path, std::string_view text_suffix,
   return pair;
 }
 
+}  // namespace
+
 // Meng-2017 and kg_one2set share one layout: line i of the text file is "title <eos> abstract" and
 // line i of the keys file is "kp1;kp2;...".
-void ImportLinePair(const std::string& path, std::string_view text_suffix,
-                    std::string_view keys_suffix, RawDataset& out, std::vector<FileData>& files) {
+PairLines ReadLinePair(const std::string& path, std::string_view text_suffix, std::string_view keys_suffix,
+                       std::vector<FileData>& files) {
   const FilePair pair = ResolvePair(path, text_suffix, keys_suffix);
   files.reserve(2);
   files.push_back(ReadTextFile(pair.keys_path, fs::path(pair.keys_path).filename().string()));
@@ -98,38 +100,60 @@ void ImportLinePair(const std::string& path, std::string_view text_suffix,
   if (has_text) {
     files.push_back(ReadTextFile(pair.text_path, fs::path(pair.text_path).filename().string()));
   }
-  const FileData& keys = files[0];
-  const auto key_lines = SplitLines(keys.bytes);
-  std::vector<std::string_view> text_lines;
+  PairLines lines;
+  lines.keys = LineIndex(files[0].bytes);
   if (has_text) {
-    text_lines = SplitLines(files[1].bytes);
-    if (key_lines.size() != text_lines.size()) {
-      const int line = static_cast<int>(std::min(key_lines.size(), text_lines.size() + 1));
-      FailCount(keys.path, key_lines.size(), line, text_lines.size(), "line of " + files[1].path);
+    lines.text = LineIndex(files[1].bytes);
+    if (lines.keys.size() != lines.text->size()) {
+      const int line = static_cast<int>(std::min(lines.keys.size(), lines.text->size() + 1));
+      FailCount(files[0].path, lines.keys.size(), line, lines.text->size(), "line of " + files[1].path);
     }
   }
-  const SharedPath loc_file(has_text ? files[1].path : keys.path);  // one copy for every document
-  out.docs.resize(key_lines.size());
-  std::vector<std::string_view> pieces;
-  for (std::size_t i = 0; i < key_lines.size(); ++i) {
-    RawDoc& doc = out.docs[i];
-    doc.id = std::to_string(i + 1);
-    doc.pretokenized = true;
-    doc.has_text = has_text;
-    if (has_text) {
-      const std::string_view src = text_lines[i];
-      const std::size_t pos = src.find("<eos>");
-      if (pos == std::string_view::npos) {
-        doc.body.assign(src);
-      } else {
-        SplitTitleBody(src, pos, 5, "<eos>", doc);
-      }
+  return lines;
+}
+
+void ParseLinePairDoc(std::size_t i, std::string_view key_line, const std::string_view* text_line, RawDoc& doc,
+                      std::vector<std::string_view>& pieces) {
+  doc.id = std::to_string(i + 1);
+  doc.pretokenized = true;
+  doc.has_text = text_line != nullptr;
+  doc.title.clear();
+  doc.body.clear();
+  doc.separator.clear();
+  if (text_line) {
+    const std::string_view src = *text_line;
+    const std::size_t pos = src.find("<eos>");
+    if (pos == std::string_view::npos) {
+      doc.body.assign(src);
+    } else {
+      SplitTitleBody(src, pos, 5, "<eos>", doc);
     }
-    pieces.clear();
-    SplitChar(key_lines[i], ';', pieces);
-    doc.refs.resize(pieces.size());
-    for (std::size_t k = 0; k < pieces.size(); ++k) doc.refs[k].emplace_back(pieces[k]);
-    doc.loc = {loc_file, static_cast<int>(i + 1)};
+  }
+  pieces.clear();
+  SplitChar(key_line, ';', pieces);
+  // Assigned in place, so that a document object read into again and again keeps its buffers.
+  doc.refs.resize(pieces.size());
+  for (std::size_t k = 0; k < pieces.size(); ++k) {
+    doc.refs[k].resize(1);
+    doc.refs[k][0].assign(pieces[k]);
+  }
+  doc.loc.line = static_cast<int>(i + 1);
+}
+
+namespace {
+
+void ImportLinePair(const std::string& path, std::string_view text_suffix,
+                    std::string_view keys_suffix, RawDataset& out, std::vector<FileData>& files) {
+  const PairLines lines = ReadLinePair(path, text_suffix, keys_suffix, files);
+  const bool has_text = lines.text.has_value();
+  const SharedPath loc_file(has_text ? files[1].path : files[0].path);  // one copy for every document
+  out.docs.resize(lines.keys.size());
+  std::vector<std::string_view> pieces;
+  for (std::size_t i = 0; i < lines.keys.size(); ++i) {
+    RawDoc& doc = out.docs[i];
+    const std::string_view text_line = has_text ? lines.text->At(files[1].bytes, i) : std::string_view();
+    ParseLinePairDoc(i, lines.keys.At(files[0].bytes, i), has_text ? &text_line : nullptr, doc, pieces);
+    doc.loc.file = loc_file;
   }
 }
 

@@ -1,0 +1,166 @@
+// LineDocuments: a Meng-2017 dataset and its "lines" predictions, checked as the importers check them but
+// parsed a document at a time by whoever builds the corpus (kplab/io.h).
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <exception>
+#include <filesystem>
+#include <system_error>
+#include <thread>
+
+#include "io/io_internal.h"
+#include "kplab/io.h"
+
+namespace kplab {
+
+using io_internal::Fail;
+using io_internal::FileData;
+using io_internal::InputError;
+using io_internal::LineIndex;
+
+struct LineDocuments::Files {
+  RawDataset dataset;         // without docs
+  RawPredictions predictions;  // without docs
+  std::vector<FileData> data;  // the keys file, then the text file if any
+  FileData pred;
+  io_internal::PairLines lines;
+  LineIndex pred_lines;
+  SharedPath doc_loc, pred_loc;
+  bool refs_stemmed = false;
+};
+
+LineDocuments::LineDocuments(std::unique_ptr<Files> files) : f_(std::move(files)) {}
+LineDocuments::LineDocuments(LineDocuments&&) noexcept = default;
+LineDocuments& LineDocuments::operator=(LineDocuments&&) noexcept = default;
+LineDocuments::~LineDocuments() = default;
+
+namespace {
+
+bool PredictionsAreLines(const std::string& path, const std::string& format) {
+  if (!format.empty()) return format == "lines";
+  return !io_internal::EndsWith(path, ".jsonl") && !io_internal::EndsWith(path, ".json");
+}
+
+}  // namespace
+
+bool LineDocuments::Handles(const std::string& dataset_path, const DatasetOptions& options,
+                            const std::string& predictions_path, const std::string& predictions_format) {
+  if (predictions_path.empty() || !PredictionsAreLines(predictions_path, predictions_format)) return false;
+  if (!options.references.empty() || !options.split.empty()) return false;  // errors for meng: the importer's
+  try {
+    io_internal::RequireFileOrDirectory(dataset_path, "a dataset file or directory");
+    const std::string format = options.format.empty() ? io_internal::DetectOrThrow(dataset_path) : options.format;
+    return format == "meng";
+  } catch (const InputError&) {
+    return false;
+  } catch (const std::filesystem::filesystem_error&) {
+    return false;
+  }
+}
+
+Result<LineDocuments> LineDocuments::Open(const std::string& dataset_path, const DatasetOptions& options,
+                                          const std::string& predictions_path, int threads) {
+  namespace fs = std::filesystem;
+  auto f = std::make_unique<Files>();
+  // The predictions file is read and checked meanwhile, as `kplab eval` reads it beside an import; a
+  // dataset error still comes first.
+  std::exception_ptr pred_error;
+  auto read_predictions = [&] {
+    try {
+      f->pred = io_internal::ReadTextFile(predictions_path, fs::path(predictions_path).filename().string());
+      f->pred_lines = LineIndex(f->pred.bytes);
+    } catch (...) {
+      pred_error = std::current_exception();
+    }
+  };
+  std::jthread reader;
+  if (threads != 1) {
+    try {
+      reader = std::jthread(read_predictions);
+    } catch (const std::system_error&) {
+      // No thread: read after the dataset.
+    }
+  }
+  try {
+    RawDataset& ds = f->dataset;
+    ds.path = dataset_path;
+    io_internal::RequireFileOrDirectory(dataset_path, "a dataset file or directory");
+    ds.format = "meng";
+    f->lines = io_internal::ReadLinePair(dataset_path, "_context.txt", "_allkeywords.txt", f->data);
+    if (f->lines.keys.size() == 0) Fail(dataset_path, 0, "no documents", "a dataset with at least one document");
+    ds.name = io_internal::DatasetName(dataset_path);
+    f->refs_stemmed = options.refs_stemmed;
+    std::vector<const FileData*> read;
+    for (const auto& file : f->data) {
+      read.push_back(&file);
+      ds.files.push_back(file.path);
+    }
+    ds.content_hash = io_internal::ContentHash(std::move(read));
+    f->doc_loc = SharedPath(f->lines.text ? f->data[1].path : f->data[0].path);
+  } catch (const InputError& e) {
+    return Error{e.message};
+  } catch (const fs::filesystem_error& e) {
+    return Error{dataset_path + ": " + e.what()};
+  }
+  if (reader.joinable()) {
+    reader.join();
+  } else {
+    read_predictions();
+  }
+  try {
+    if (pred_error) std::rethrow_exception(pred_error);
+    RawPredictions& p = f->predictions;
+    p.path = predictions_path;
+    p.format = "lines";
+    if (f->pred_lines.size() == 0) Fail(predictions_path, 0, "no prediction lines", "one line per document");
+    p.content_hash = io_internal::ContentHash({&f->pred});
+    f->pred_loc = SharedPath(predictions_path);
+    // AlignPredictions of lines without ids: one line per document, in order.
+    const std::size_t n = f->pred_lines.size(), m = f->lines.keys.size();
+    if (n != m) {
+      io_internal::FailCount(predictions_path, n, static_cast<int>(n < m ? n : m + 1), m,
+                             "document of " + dataset_path);
+    }
+  } catch (const InputError& e) {
+    return Error{e.message};
+  }
+  return LineDocuments(std::move(f));
+}
+
+std::size_t LineDocuments::size() const { return f_->lines.keys.size(); }
+const RawDataset& LineDocuments::dataset() const { return f_->dataset; }
+const RawPredictions& LineDocuments::predictions() const { return f_->predictions; }
+
+void LineDocuments::Read(std::size_t i, RawDoc& doc, RawPrediction& pred) const {
+  thread_local std::vector<std::string_view> pieces;
+  const Files& f = *f_;
+  const std::string_view text_line = f.lines.text ? f.lines.text->At(f.data[1].bytes, i) : std::string_view();
+  io_internal::ParseLinePairDoc(i, f.lines.keys.At(f.data[0].bytes, i), f.lines.text ? &text_line : nullptr, doc,
+                                pieces);
+  doc.refs_stemmed = f.refs_stemmed;
+  // The path's one shared copy: assigned once to an object that is read into again and again.
+  if (&doc.loc.file.str() != &f.doc_loc.str()) doc.loc.file = f.doc_loc;
+  io_internal::ParsePredictionLine(i, f.pred_lines.At(f.pred.bytes, i), pred, pieces);
+  if (&pred.loc.file.str() != &f.pred_loc.str()) pred.loc.file = f.pred_loc;
+}
+
+void LineDocuments::Release(std::size_t begin, std::size_t end) {
+  if (begin >= end) return;
+  static const std::size_t kPage = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  auto release = [&](std::string& bytes, const LineIndex& lines) {
+    const std::size_t from = lines.Start(begin);
+    const std::size_t to = end < lines.size() ? lines.Start(end) : bytes.size();
+    // Only the pages wholly inside these documents' lines: the neighbours' bytes stay. The buffer is
+    // the string's own heap block, never read again once its documents are built (a read would see
+    // zeros, not a fault); freeing the string later returns the block as usual.
+    const auto base = reinterpret_cast<std::uintptr_t>(bytes.data());
+    const std::uintptr_t lo = (base + from + kPage - 1) / kPage * kPage;
+    const std::uintptr_t hi = (base + to) / kPage * kPage;
+    if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+  };
+  release(f_->data[0].bytes, f_->lines.keys);
+  if (f_->lines.text) release(f_->data[1].bytes, *f_->lines.text);
+  release(f_->pred.bytes, f_->pred_lines);
+}
+
+}  // namespace kplab

@@ -1,0 +1,149 @@
+// LineDocuments (kplab/io.h): Meng-2017 lines and "lines" predictions read for a build a line at a time.
+// Its promise is "same errors in the same order as ImportDataset + ImportPredictions + AlignPredictions";
+// each hostile input below is given to both, and the message is also written out by hand once.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <string>
+
+#include "kplab/corpus.h"
+#include "kplab/io.h"
+#include "temp_dir.h"
+
+namespace kplab {
+namespace {
+
+using test::TempDir;
+
+std::string WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+// The general path's first error for this pair, or "" when it reads them.
+std::string GeneralError(const std::string& dataset, const std::string& predictions) {
+  auto ds = ImportDataset(dataset);
+  if (!ds) return ds.error().message;
+  auto p = ImportPredictions(predictions);
+  if (!p) return p.error().message;
+  auto a = AlignPredictions(*ds, std::move(*p));
+  return a ? "" : a.error().message;
+}
+
+std::string LinesError(const std::string& dataset, const std::string& predictions, int threads) {
+  auto docs = LineDocuments::Open(dataset, {}, predictions, threads);
+  return docs ? "" : docs.error().message;
+}
+
+struct Case {
+  std::string keys, context, predictions;  // context "-": no context file
+  std::string expected;                    // the message, written out (DIR/ stands for the directory)
+};
+
+TEST(LineDocuments, SameErrorsAsTheImporters) {
+  const std::vector<Case> cases = {
+      {"a;b\nc\n", "-", "x\n", "P:1: only 1 line (expected 2 lines, one per document of DIR)"},
+      {"a;b\n", "-", "x\ny\n", "P:2: extra line (expected 1 line, one per document of DIR)"},
+      {"a;b\n", "-", "", "P: no prediction lines (expected one line per document)"},
+      {"a;b\n", "-", "x\ry\n", "P:1: carriage return (CR) without a line feed after it (expected LF or CRLF line ends; "
+                               "convert CR-only files with `tr '\\r' '\\n'`)"},
+      {"a;b\n", "-", "ok\n\xff\n", "P:2: invalid UTF-8 (expected UTF-8 text)"},
+      // A dataset error comes first, even with the predictions also wrong.
+      {"a\n\xc3\n", "-", "", "DIR/x_allkeywords.txt:2: invalid UTF-8 (expected UTF-8 text)"},
+      {"", "-", "x\n", "DIR: no documents (expected a dataset with at least one document)"},
+      {"a\nb\n", "t1\n", "x\ny\n",
+       "DIR/x_allkeywords.txt:2: extra line (expected 1 line, one per line of DIR/x_context.txt)"},
+      {"a\n", "t1 <eos> b\n", "x\n", ""},
+      {"a\r\nb\r\n", "-", "x;y\r\n\r\n", ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.keys + "|" + c.context + "|" + c.predictions);
+    TempDir dir;
+    WriteFile(dir / "x_allkeywords.txt", c.keys);
+    if (c.context != "-") WriteFile(dir / "x_context.txt", c.context);
+    const std::string p = WriteFile(dir / "p.txt", c.predictions);
+    ASSERT_TRUE(LineDocuments::Handles(dir.path(), {}, p, ""));
+    std::string expected = c.expected;
+    for (auto [from, to] : {std::pair<std::string, std::string>{"DIR", dir.path()}, {"P", p}}) {
+      for (std::size_t at = expected.find(from); at != std::string::npos; at = expected.find(from, at + to.size())) {
+        if (from == "P" && (at + 1 >= expected.size() || (expected[at + 1] != ':'))) continue;  // only "P:" is the file
+        expected.replace(at, from.size(), to);
+      }
+    }
+    EXPECT_EQ(GeneralError(dir.path(), p), expected);
+    for (int threads : {1, 2}) EXPECT_EQ(LinesError(dir.path(), p, threads), expected) << threads;
+  }
+}
+
+// Paths that are not files: the general importers' messages, through Handles (false: the general path
+// reports them) or Open.
+TEST(LineDocuments, HostilePaths) {
+  TempDir dir;
+  WriteFile(dir / "x_allkeywords.txt", "a\n");
+  ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0644), 0);
+  EXPECT_TRUE(LineDocuments::Handles(dir.path(), {}, dir / "fifo", ""));
+  EXPECT_EQ(LinesError(dir.path(), dir / "fifo", 2), GeneralError(dir.path(), dir / "fifo"));
+  EXPECT_EQ(LinesError(dir.path(), dir / "fifo", 2),
+            dir / "fifo" + ": a FIFO, not a regular file (expected a UTF-8 text file)");
+  EXPECT_EQ(LinesError(dir.path(), dir.path(), 1), GeneralError(dir.path(), dir.path()));
+  EXPECT_EQ(LinesError(dir.path(), dir / "none.txt", 1), GeneralError(dir.path(), dir / "none.txt"));
+  // Not handled: other formats, JSONL predictions, missing datasets, options the importer refuses.
+  EXPECT_FALSE(LineDocuments::Handles(dir / "missing", {}, dir / "p.txt", ""));
+  EXPECT_FALSE(LineDocuments::Handles(dir.path(), {}, dir / "p.jsonl", ""));
+  EXPECT_FALSE(LineDocuments::Handles(dir.path(), {}, dir / "p.txt", "jsonl"));
+  EXPECT_FALSE(LineDocuments::Handles(dir.path(), {}, "", ""));
+  DatasetOptions split;
+  split.split = "test";
+  EXPECT_FALSE(LineDocuments::Handles(dir.path(), split, dir / "p.txt", ""));
+  DatasetOptions hulth;
+  hulth.format = "hulth";
+  EXPECT_FALSE(LineDocuments::Handles(dir.path(), hulth, dir / "p.txt", ""));
+}
+
+// Documents read by hand from a two-line pair with context: what Read fills, and that a RawDoc read
+// into again keeps nothing of the document before (a title left over would change the source).
+TEST(LineDocuments, ReadFillsEveryField) {
+  TempDir dir;
+  WriteFile(dir / "x_allkeywords.txt", "neural nets;deep learning\ngraphs\n");
+  WriteFile(dir / "x_context.txt", "a title <eos> the body\nno separator here\n");
+  const std::string p = WriteFile(dir / "p.txt", "nets;<peos>;x\n\n");
+  auto docs = LineDocuments::Open(dir.path(), {}, p);
+  ASSERT_TRUE(docs.ok()) << docs.error().message;
+  ASSERT_EQ(docs->size(), 2u);
+  EXPECT_EQ(docs->dataset().format, "meng");
+  EXPECT_EQ(docs->predictions().format, "lines");
+  RawDoc d;
+  RawPrediction r;
+  docs->Read(0, d, r);
+  EXPECT_EQ(d.id, "1");
+  EXPECT_EQ(d.title, "a title");
+  EXPECT_EQ(d.body, "the body");
+  EXPECT_EQ(d.separator, "<eos>");
+  EXPECT_TRUE(d.has_text);
+  EXPECT_TRUE(d.pretokenized);
+  ASSERT_EQ(d.refs.size(), 2u);
+  EXPECT_EQ(d.refs[1], std::vector<std::string>{"deep learning"});
+  EXPECT_EQ(r.phrases, (StringList{"nets", "<peos>", "x"}));
+  EXPECT_TRUE(r.from_line);
+  EXPECT_EQ(r.loc.line, 1);
+  EXPECT_EQ(d.loc.file.str(), dir / "x_context.txt");
+  docs->Read(1, d, r);
+  EXPECT_EQ(d.id, "2");
+  EXPECT_EQ(d.title, "");
+  EXPECT_EQ(d.body, "no separator here");
+  EXPECT_EQ(d.separator, "");
+  ASSERT_EQ(d.refs.size(), 1u);
+  EXPECT_EQ(d.refs[0], std::vector<std::string>{"graphs"});
+  EXPECT_EQ(r.phrases, (StringList{""}));  // an empty line is one empty piece, as split(';') gives
+  EXPECT_EQ(r.loc.line, 2);
+  // The same documents as the importers give.
+  auto ds = ImportDataset(dir.path());
+  ASSERT_TRUE(ds.ok());
+  EXPECT_EQ(ds->content_hash, docs->dataset().content_hash);
+  EXPECT_EQ(ds->files, docs->dataset().files);
+  EXPECT_EQ(ds->name, docs->dataset().name);
+}
+
+}  // namespace
+}  // namespace kplab
