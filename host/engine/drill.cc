@@ -103,12 +103,12 @@ Result<DocView> ViewDocument(RunStore& store, std::int64_t id, const std::string
   for (std::size_t i = 0; i < preds.size(); ++i) {
     bool m = false;
     for (std::size_t j = 0; j < refs.size(); ++j) m = m || pairs[i * refs.size() + j];
-    v.preds.push_back({std::string(preds[i]->surface()), preds[i]->present, m});
+    v.preds.push_back({std::string(preds[i]->surface()), preds[i]->present(), m});
   }
   for (std::size_t j = 0; j < refs.size(); ++j) {
     bool m = false;
     for (std::size_t i = 0; i < preds.size(); ++i) m = m || pairs[i * refs.size() + j];
-    v.refs.push_back({std::string(refs[j]->surface()), refs[j]->present, m});
+    v.refs.push_back({std::string(refs[j]->surface()), refs[j]->present(), m});
   }
   auto scores = store.GetScores(id);
   if (!scores) return scores.error();

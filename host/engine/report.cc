@@ -218,7 +218,7 @@ Result<std::string> BuildReport(RunStore& store, const ReportOptions& opt) {
       for (std::size_t j = 0; j < doc.ref_view[0].size(); ++j) {
         const Keyphrase* kp = doc.ref_view[0][j];
         refs += fmt::format("{}{{\"s\": {}, \"present\": {}, \"span\": {}}}", j ? "," : "", JsonString(kp->surface()),
-                            kp->present ? "true" : "false", span(base, doc, kp));
+                            kp->present() ? "true" : "false", span(base, doc, kp));
       }
       refs += "]";
       std::string per_run = "{";
@@ -233,7 +233,7 @@ Result<std::string> BuildReport(RunStore& store, const ReportOptions& opt) {
           bool m = false;
           for (std::size_t j = 0; j < rfs.size(); ++j) m = m || pairs[i * rfs.size() + j];
           p += fmt::format("{}{{\"s\": {}, \"present\": {}, \"matched\": {}, \"span\": {}}}", i ? "," : "",
-                           JsonString(preds[i]->surface()), preds[i]->present ? "true" : "false", m ? "true" : "false",
+                           JsonString(preds[i]->surface()), preds[i]->present() ? "true" : "false", m ? "true" : "false",
                            span(c, dd, preds[i]));
         }
         p += "]";

@@ -44,7 +44,7 @@ class SemrpKernel final : public MetricKernel {
         const int view = subsets[s].view;
         listed.clear();
         for (const Keyphrase* k : doc.pred_view_dups) {
-          if (view == 0 || (view == 1) == k->present) listed.push_back(k);
+          if (view == 0 || (view == 1) == k->present()) listed.push_back(k);
         }
         preds = listed;
       } else if (drop_repeats_) {
@@ -59,7 +59,7 @@ class SemrpKernel final : public MetricKernel {
       }
       if (subsets[s].name == "all" && doc.has_text && present_first_) {
         ordered.assign(preds.begin(), preds.end());
-        std::stable_partition(ordered.begin(), ordered.end(), [](const Keyphrase* k) { return k->present; });
+        std::stable_partition(ordered.begin(), ordered.end(), [](const Keyphrase* k) { return k->present(); });
         preds = ordered;
       }
       const std::size_t R = refs.size();

@@ -80,9 +80,9 @@ void PushKeyphrase(lua_State* L, const Corpus& c, const Keyphrase& kp) {
   lua_setfield(L, -2, "tokens");
   PushStringArray(L, c, kp.stems());
   lua_setfield(L, -2, "stems");
-  lua_pushboolean(L, kp.present);
+  lua_pushboolean(L, kp.present());
   lua_setfield(L, -2, "present");
-  lua_pushboolean(L, kp.after_peos);
+  lua_pushboolean(L, kp.after_peos());
   lua_setfield(L, -2, "after_peos");
   if (kp.probs() != nullptr) {  // predictions from a "tokens" file (docs/calibration.md)
     lua_createtable(L, static_cast<int>(kp.probs()->logprobs.size()), 0);
@@ -135,7 +135,7 @@ int ListFilterPresent(lua_State* L) {
   std::vector<const Keyphrase*> filtered;
   if (!same(preds[0]) && !same(refs[0])) {
     for (const Keyphrase* k : l->items) {
-      if (k->present == kWantPresent) filtered.push_back(k);
+      if (k->present() == kWantPresent) filtered.push_back(k);
     }
   }
   const bool from_preds = same(preds[0]), from_refs = same(refs[0]);
@@ -153,7 +153,7 @@ int ListFilterPresent(lua_State* L) {
 int ListPresentFirst(lua_State* L) {
   ListUd* l = CheckList(L, 1);
   std::vector<const Keyphrase*> v(l->items.begin(), l->items.end());
-  std::stable_partition(v.begin(), v.end(), [](const Keyphrase* k) { return k->present; });
+  std::stable_partition(v.begin(), v.end(), [](const Keyphrase* k) { return k->present(); });
   PushList(L, l->corpus, l->doc)->Own(std::move(v));
   return 1;
 }

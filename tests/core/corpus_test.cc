@@ -32,7 +32,7 @@ RawPredictions Preds(std::vector<std::string> pieces) {
   return p;
 }
 
-std::vector<std::string> Surfaces(const std::vector<Keyphrase>& kps) {
+std::vector<std::string> Surfaces(std::span<const Keyphrase> kps) {
   std::vector<std::string> out;
   for (const auto& k : kps) out.emplace_back(k.surface());
   return out;
@@ -50,10 +50,10 @@ TEST(Corpus, KplabProfileNormalizesAndDedups) {
   const Document& d = c->docs[0];
   EXPECT_EQ(Surfaces(d.refs), (std::vector<std::string>{"neural networks", "deep models"}));
   EXPECT_EQ(Surfaces(d.preds), (std::vector<std::string>{"neural networks", "deep learning"}));
-  EXPECT_TRUE(d.preds[0].present);
-  EXPECT_FALSE(d.preds[0].after_peos);
-  EXPECT_FALSE(d.preds[1].present);
-  EXPECT_TRUE(d.preds[1].after_peos);
+  EXPECT_TRUE(d.preds[0].present());
+  EXPECT_FALSE(d.preds[0].after_peos());
+  EXPECT_FALSE(d.preds[1].present());
+  EXPECT_TRUE(d.preds[1].after_peos());
   EXPECT_EQ(c->Str(d.refs[0].key()), "neural network");
   EXPECT_EQ(d.n_pred_pieces, 7);
 }
@@ -63,12 +63,12 @@ TEST(Corpus, KplabDoesNotMatchAcrossTitleAndBody) {
   const auto ds = OneDoc("deep models", "we train", {"models we", "deep models"});
   auto c = BuildCorpus(ds, nullptr, *FindProfile("kplab"));
   ASSERT_TRUE(c.ok());
-  EXPECT_FALSE(c->docs[0].refs[0].present);
-  EXPECT_TRUE(c->docs[0].refs[1].present);
+  EXPECT_FALSE(c->docs[0].refs[0].present());
+  EXPECT_TRUE(c->docs[0].refs[1].present());
   // The peers join title and body into one sequence, so the same phrase is present there.
   auto k = BuildCorpus(ds, nullptr, *FindProfile("kenchan"));
   ASSERT_TRUE(k.ok());
-  EXPECT_TRUE(k->docs[0].refs[0].present);
+  EXPECT_TRUE(k->docs[0].refs[0].present());
 }
 
 TEST(Corpus, PeerProfilesKeepEmptyAndPeosPieces) {
@@ -78,7 +78,7 @@ TEST(Corpus, PeerProfilesKeepEmptyAndPeosPieces) {
   ASSERT_TRUE(c.ok());
   // KPEval keeps "<peos>" as a keyphrase and the empty piece as an empty keyphrase (never present).
   EXPECT_EQ(Surfaces(c->docs[0].preds), (std::vector<std::string>{"a b", "<peos>", ""}));
-  EXPECT_FALSE(c->docs[0].preds[2].present);
+  EXPECT_FALSE(c->docs[0].preds[2].present());
 }
 
 TEST(Corpus, OneToSetRuleAndCut) {

@@ -19,20 +19,20 @@ const std::string kShared = std::string(KPLAB_SHARED_DATA) + "/";
 std::vector<TokenId> Ids(std::span<const TokenId> ids) { return {ids.begin(), ids.end()}; }
 
 // Positions of view entries in the document's own keyphrase list (views hold addresses).
-std::vector<std::ptrdiff_t> Positions(std::span<const Keyphrase* const> view, const std::vector<Keyphrase>& kps) {
+std::vector<std::ptrdiff_t> Positions(std::span<const Keyphrase* const> view, std::span<const Keyphrase> kps) {
   std::vector<std::ptrdiff_t> out;
   for (const Keyphrase* k : view) out.push_back(k - kps.data());
   return out;
 }
 
-void ExpectSameKeyphrases(const std::vector<Keyphrase>& a, const std::vector<Keyphrase>& b, const std::string& what) {
+void ExpectSameKeyphrases(std::span<const Keyphrase> a, std::span<const Keyphrase> b, const std::string& what) {
   ASSERT_EQ(a.size(), b.size()) << what;
   for (std::size_t j = 0; j < a.size(); ++j) {
     EXPECT_EQ(a[j].phrase->id, b[j].phrase->id) << what << " " << j;
     EXPECT_EQ(a[j].key(), b[j].key()) << what << " " << j;
     EXPECT_EQ(Ids(a[j].alt_keys()), Ids(b[j].alt_keys())) << what << " " << j;
-    EXPECT_EQ(a[j].present, b[j].present) << what << " " << j;
-    EXPECT_EQ(a[j].after_peos, b[j].after_peos) << what << " " << j;
+    EXPECT_EQ(a[j].present(), b[j].present()) << what << " " << j;
+    EXPECT_EQ(a[j].after_peos(), b[j].after_peos()) << what << " " << j;
     EXPECT_EQ(a[j].score(), b[j].score()) << what << " " << j;
     EXPECT_EQ(a[j].probs() == nullptr, b[j].probs() == nullptr) << what << " " << j;
   }

@@ -89,7 +89,7 @@ TEST(Match, AlternativeKeysMatch) {
   const TokenId alt_key = alt.key();
   KeyphraseExtra extra;
   extra.alt_keys = std::span<const TokenId>(&alt_key, 1);
-  ref.extra = &extra;
+  ref.set_extra(&extra);
   const Keyphrase* refs[] = {&ref};
   const Keyphrase* preds[] = {&alt};
   EXPECT_EQ(ExactMatch(preds, refs), (std::vector<std::uint8_t>{1}));

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <cstddef>
+#include <cstring>
+#include <type_traits>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -25,6 +27,15 @@ class PhraseArena {
  public:
   std::string_view Copy(std::string_view s);
   std::span<TokenId> Ids(std::size_t n);  // uninitialized: the caller writes every id
+  // A copy of objects that need no destructor (the documents' keyphrase lists).
+  template <typename T>
+  std::span<const T> CopyOf(std::span<const T> items) {
+    static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
+    if (items.empty()) return {};
+    T* out = static_cast<T*>(Take(items.size_bytes(), alignof(T)));
+    std::memcpy(static_cast<void*>(out), items.data(), items.size_bytes());
+    return {out, items.size()};
+  }
   // Takes over another arena's chunks (their addresses do not move).
   void Adopt(PhraseArena&& other);
 
@@ -58,23 +69,34 @@ struct KeyphraseExtra {
   const TokenProbs* probs = nullptr;
 };
 
-// One occurrence of a phrase in a document's reference or prediction list.
+// One occurrence of a phrase in a document's reference or prediction list. Sixteen bytes: a million
+// documents hold some 14 million keyphrases.
 struct Keyphrase {
   const Phrase* phrase = nullptr;  // owned by the corpus
+
   // Owned by the corpus (Corpus::extras) or, for a keyphrase made by hand, by its maker; null when the
   // keyphrase has none of its fields.
-  KeyphraseExtra* extra = nullptr;
-  bool present = false;         // meaningful only if the document has text
-  bool after_peos = false;      // the generator placed it after its <peos> marker
+  KeyphraseExtra* extra() const { return reinterpret_cast<KeyphraseExtra*>(bits_ & ~kFlags); }
+  bool present() const { return (bits_ & kPresent) != 0; }      // meaningful only if the document has text
+  bool after_peos() const { return (bits_ & kAfterPeos) != 0; }  // the generator placed it after its <peos> marker
+  void set_extra(KeyphraseExtra* e) { bits_ = reinterpret_cast<std::uintptr_t>(e) | (bits_ & kFlags); }
+  void set_present(bool v) { bits_ = v ? bits_ | kPresent : bits_ & ~kPresent; }
+  void set_after_peos(bool v) { bits_ = v ? bits_ | kAfterPeos : bits_ & ~kAfterPeos; }
 
   std::string_view surface() const { return phrase->surface; }
   std::span<const TokenId> tokens() const { return phrase->tokens; }
   std::span<const TokenId> stems() const { return phrase->stems; }
   TokenId key() const { return phrase->key; }
-  std::span<const TokenId> alt_keys() const { return extra ? extra->alt_keys : std::span<const TokenId>{}; }
-  double score() const { return extra ? extra->score : 0; }
-  const TokenProbs* probs() const { return extra ? extra->probs : nullptr; }
+  std::span<const TokenId> alt_keys() const { return extra() ? extra()->alt_keys : std::span<const TokenId>{}; }
+  double score() const { return extra() ? extra()->score : 0; }
+  const TokenProbs* probs() const { return extra() ? extra()->probs : nullptr; }
+
+ private:
+  // The extra's address with the two flags in its low bits (a KeyphraseExtra is 8-byte aligned).
+  static constexpr std::uintptr_t kPresent = 1, kAfterPeos = 2, kFlags = 3;
+  std::uintptr_t bits_ = 0;
 };
+static_assert(alignof(KeyphraseExtra) >= 4 && sizeof(Keyphrase) == 16);
 
 // Present/Reordered/Mixed/Unseen (Boudin & Gallina 2021).
 enum class Prmu { kPresent, kReordered, kMixed, kUnseen };
@@ -89,8 +111,9 @@ struct Document {
   // (a separator token kept in the source, ExHiRD's "<eos>", belongs to neither). An empty title is an
   // empty range even where the profile gives it a token (KPEval's split(' ') of "").
   std::uint32_t title_end = 0, body_start = 0;
-  std::vector<Keyphrase> refs;
-  std::vector<Keyphrase> preds;
+  // In the corpus's arena (Corpus::arena), each document's together: no heap block per list.
+  std::span<const Keyphrase> refs;
+  std::span<const Keyphrase> preds;
   // The counts and flags sit together, without padding between them (paid a million times over).
   int n_pred_pieces = 0;  // prediction pieces in the file line before any filtering
   // Prediction pieces the profile dropped for an invalid token such as <unk> (Profile::invalid_tokens /

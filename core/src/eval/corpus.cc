@@ -197,7 +197,7 @@ class Builder {
       for (const auto& form : alternatives) Hash(form, stem_refs);
     }
     std::size_t next_hash = 0;
-    doc.refs.reserve(ref_lists.size());
+    refs_.clear();
     for (const auto& alternatives : ref_lists) {
       Keyphrase kp;
       alt_.clear();
@@ -214,12 +214,13 @@ class Builder {
       if (!alt_.empty()) {
         const std::span<TokenId> keys = arena.Ids(alt_.size());
         std::copy(alt_.begin(), alt_.end(), keys.begin());
-        kp.extra = &extras.emplace_back();
-        kp.extra->alt_keys = keys;
+        kp.set_extra(&extras.emplace_back());
+        kp.extra()->alt_keys = keys;
       }
-      kp.present = FirstOccurrenceIn(lex, p_, doc, kp.stems()).has_value();
-      doc.refs.push_back(std::move(kp));
+      kp.set_present(FirstOccurrenceIn(lex, p_, doc, kp.stems()).has_value());
+      refs_.push_back(kp);
     }
+    doc.refs = arena.CopyOf(std::span<const Keyphrase>(refs_));
 
     if (!rp) return;
     doc.n_pred_pieces = static_cast<int>(rp->phrases.size());
@@ -274,16 +275,16 @@ class Builder {
       dup_index_.push_back(static_cast<std::uint32_t>(preds_.size()));
       Keyphrase kp;
       kp.phrase = ph;
-      kp.after_peos = after_peos;
+      kp.set_after_peos(after_peos);
       if (j < rp->scores.size() && !p_.exhird_markers && rp->scores[j] != 0) {
-        kp.extra = &extras.emplace_back();
-        kp.extra->score = rp->scores[j];
+        kp.set_extra(&extras.emplace_back());
+        kp.extra()->score = rp->scores[j];
       }
-      kp.present = FirstOccurrenceIn(lex, p_, doc, kp.stems()).has_value();
+      kp.set_present(FirstOccurrenceIn(lex, p_, doc, kp.stems()).has_value());
       preds_.push_back(std::move(kp));
       if (with_probs) doc.pred_probs.push_back(rp->token_probs[j]);
     }
-    doc.preds.assign(std::make_move_iterator(preds_.begin()), std::make_move_iterator(preds_.end()));
+    doc.preds = arena.CopyOf(std::span<const Keyphrase>(preds_));
     if (any_dup) dups.emplace_back(i, dup_index_);
   }
 
@@ -461,7 +462,7 @@ class Builder {
   PhraseArena piece_bytes_;  // the memo's copies of pieces (o_.consume)
   SmallSet seen_;
   std::vector<std::uint32_t> dup_index_;  // per kept prediction piece: its index in doc.preds
-  std::vector<Keyphrase> preds_;          // a document's predictions while they are filtered
+  std::vector<Keyphrase> preds_, refs_;   // a document's keyphrases while they are filtered
   std::vector<std::uint64_t> hashes_;     // HashBytes of a document's pieces, in order
 };
 
@@ -475,13 +476,13 @@ std::string AsciiLower(std::string s) {
 // are appended to block, which has room for them (ViewSlots).
 // A list whose keyphrases are all present (or all absent: every list of a document without text) has its
 // present (absent) view share the pointers of the whole list's view: only a mixed list needs a second copy.
-bool Mixed(const std::vector<Keyphrase>& kps) {
-  const auto present = std::count_if(kps.begin(), kps.end(), [](const Keyphrase& k) { return k.present; });
+bool Mixed(std::span<const Keyphrase> kps) {
+  const auto present = std::count_if(kps.begin(), kps.end(), [](const Keyphrase& k) { return k.present(); });
   return present > 0 && static_cast<std::size_t>(present) < kps.size();
 }
 
 std::size_t ViewSlots(const Document& doc, const std::vector<std::uint32_t>* dup_indices) {
-  auto slots = [](const std::vector<Keyphrase>& kps) { return kps.size() * (Mixed(kps) ? 2 : 1); };
+  auto slots = [](std::span<const Keyphrase> kps) { return kps.size() * (Mixed(kps) ? 2 : 1); };
   return slots(doc.preds) + slots(doc.refs) + (dup_indices ? dup_indices->size() : 0);
 }
 
@@ -489,20 +490,20 @@ void FinishDocument(Document& doc, const std::vector<std::uint32_t>* dup_indices
                     std::vector<const Keyphrase*>& block, std::deque<KeyphraseExtra>& extras) {
   if (!doc.pred_probs.empty() && doc.pred_probs.size() == doc.preds.size()) {
     for (std::size_t j = 0; j < doc.preds.size(); ++j) {
-      Keyphrase& k = doc.preds[j];
-      if (!k.extra) k.extra = &extras.emplace_back();
-      k.extra->probs = &doc.pred_probs[j];
+      Keyphrase& k = const_cast<Keyphrase&>(doc.preds[j]);  // the builder's own arena memory
+      if (!k.extra()) k.set_extra(&extras.emplace_back());
+      k.extra()->probs = &doc.pred_probs[j];
     }
   }
   auto span_from = [&](std::size_t start) {
     return std::span<const Keyphrase* const>(block.data() + start, block.size() - start);
   };
-  auto views = [&](const std::vector<Keyphrase>& kps, std::span<const Keyphrase* const>(&view)[3]) {
+  auto views = [&](std::span<const Keyphrase> kps, std::span<const Keyphrase* const>(&view)[3]) {
     std::size_t start = block.size();
     for (const Keyphrase& k : kps) block.push_back(&k);
     view[0] = span_from(start);
     if (!Mixed(kps)) {
-      const bool all_present = !kps.empty() && kps.front().present;
+      const bool all_present = !kps.empty() && kps.front().present();
       view[1] = all_present ? view[0] : std::span<const Keyphrase* const>{};
       view[2] = all_present ? std::span<const Keyphrase* const>{} : view[0];
       return;
@@ -510,7 +511,7 @@ void FinishDocument(Document& doc, const std::vector<std::uint32_t>* dup_indices
     for (const bool present : {true, false}) {
       start = block.size();
       for (const Keyphrase& k : kps) {
-        if (k.present == present) block.push_back(&k);
+        if (k.present() == present) block.push_back(&k);
       }
       view[present ? 1 : 2] = span_from(start);
     }
@@ -786,12 +787,13 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
       const auto& pmap = phrase_map[t];
       const auto& local = builders[t]->keyphrase_phrases;
       std::size_t next = 0;
-      auto remap = [&](std::vector<Keyphrase>& kps) {
-        for (Keyphrase& k : kps) {
+      auto remap = [&](std::span<const Keyphrase> kps) {
+        for (const Keyphrase& kc : kps) {
+          Keyphrase& k = const_cast<Keyphrase&>(kc);  // the range's arena (the corpus's now)
           k.phrase = pmap[local[next++]];
           // Each extra belongs to one keyphrase, and its keys to the range's arena (the corpus's now).
-          if (k.extra) {
-            for (const TokenId& x : k.extra->alt_keys) const_cast<TokenId&>(x) = tmap[x];
+          if (k.extra()) {
+            for (const TokenId& x : k.extra()->alt_keys) const_cast<TokenId&>(x) = tmap[x];
           }
         }
       };

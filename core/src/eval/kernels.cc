@@ -151,7 +151,7 @@ class RprecKernel final : public MetricKernel {
       out[4] = p * rc != 0 ? 2 * p * rc / (p + rc) : 0;
       if (subsets[s].name == "all" && doc.has_text && present_first_) {
         ordered.assign(preds.begin(), preds.end());
-        std::stable_partition(ordered.begin(), ordered.end(), [](const Keyphrase* k) { return k->present; });
+        std::stable_partition(ordered.begin(), ordered.end(), [](const Keyphrase* k) { return k->present(); });
         preds = ordered;
       }
       const PhraseRefs top = preds.first(std::min(R, n));

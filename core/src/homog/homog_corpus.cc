@@ -30,9 +30,9 @@ SystemCounts CountSystem(const Corpus& c, std::span<const std::size_t> docs, std
     if (!d.has_text) continue;  // present/absent is undefined without the source
     ++out.docs_with_text;
     const std::size_t n = top_k == 0 ? d.preds.size() : std::min(top_k, d.preds.size());
-    for (const Keyphrase& k : std::span<const Keyphrase>(d.preds).first(n)) {
+    for (const Keyphrase& k : d.preds.first(n)) {
       ++out.preds;
-      out.absent += !k.present;
+      out.absent += !k.present();
       ++out.prmu[static_cast<int>(c.Classify(d, k))];
     }
   }
@@ -180,7 +180,7 @@ Result<ReformulationStudy> StudyReformulations(std::span<const ReformulationPair
     }
     std::vector<bool> kept;
     for (std::size_t j = 0; j < a.refs.size(); ++j) {
-      if (!a.refs[j].present) continue;
+      if (!a.refs[j].present()) continue;
       const Prmu cls = ref.Classify(b, b.refs[j]);
       kept.push_back(cls == Prmu::kPresent || cls == Prmu::kReordered);
     }
