@@ -97,8 +97,8 @@ Result<DocView> ViewDocument(RunStore& store, std::int64_t id, const std::string
   v.dataset = run->dataset_name;
   v.profile = run->profile;
   v.has_text = d.has_text;
-  const auto& preds = d.pred_view[0];
-  const auto& refs = d.ref_view[0];
+  const auto& preds = d.pred_view(0);
+  const auto& refs = d.ref_view(0);
   const std::vector<std::uint8_t> pairs = ExactMatchPairs(preds, refs);
   for (std::size_t i = 0; i < preds.size(); ++i) {
     bool m = false;

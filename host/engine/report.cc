@@ -215,8 +215,8 @@ Result<std::string> BuildReport(RunStore& store, const ReportOptions& opt) {
       };
       // References (from the first run's corpus) and whether any of the runs matched each.
       std::string refs = "[";
-      for (std::size_t j = 0; j < doc.ref_view[0].size(); ++j) {
-        const Keyphrase* kp = doc.ref_view[0][j];
+      for (std::size_t j = 0; j < doc.ref_view(0).size(); ++j) {
+        const Keyphrase* kp = doc.ref_view(0)[j];
         refs += fmt::format("{}{{\"s\": {}, \"present\": {}, \"span\": {}}}", j ? "," : "", JsonString(kp->surface()),
                             kp->present() ? "true" : "false", span(base, doc, kp));
       }
@@ -225,8 +225,8 @@ Result<std::string> BuildReport(RunStore& store, const ReportOptions& opt) {
       for (std::size_t k = 0; k < corpora.size(); ++k) {
         const Corpus& c = corpora[k];
         const Document& dd = c.docs[d];
-        const auto& preds = dd.pred_view[0];
-        const auto& rfs = dd.ref_view[0];
+        const auto& preds = dd.pred_view(0);
+        const auto& rfs = dd.ref_view(0);
         const auto pairs = ExactMatchPairs(preds, rfs);
         std::string p = "[";
         for (std::size_t i = 0; i < preds.size(); ++i) {

@@ -36,14 +36,14 @@ class SemrpKernel final : public MetricKernel {
     std::vector<std::int32_t> rt, rr;
     for (std::size_t s = 0; s < subsets.size(); ++s) {
       double* out = &values[s * names_.size()];
-      PhraseRefs preds = doc.pred_view[subsets[s].view];
-      const PhraseRefs refs = doc.ref_view[subsets[s].view];
-      if (keep_repeats_ && !doc.pred_view_dups.empty()) {
+      PhraseRefs preds = doc.pred_view(subsets[s].view);
+      const PhraseRefs refs = doc.ref_view(subsets[s].view);
+      if (keep_repeats_ && !doc.pred_view_dups().empty()) {
         // The corpus dropped repeats; its list before dedup (a repeat points at its first occurrence, so
         // it scores the same) restricted to the subset, whose present flag every repeat shares.
         const int view = subsets[s].view;
         listed.clear();
-        for (const Keyphrase* k : doc.pred_view_dups) {
+        for (const Keyphrase* k : doc.pred_view_dups()) {
           if (view == 0 || (view == 1) == k->present()) listed.push_back(k);
         }
         preds = listed;

@@ -34,10 +34,10 @@ int PushDocSubset(lua_State* L, int doc, int view);
 // Pushes a Document userdata for corpus->docs[index] (keeps corpus alive).
 void PushDocument(lua_State* L, std::shared_ptr<const Corpus> corpus, std::size_t index);
 // If the value at idx is a KeyphraseList, sets *items (and *corpus) and returns true.
-bool ToKeyphraseList(lua_State* L, int idx, std::span<const Keyphrase* const>* items,
+bool ToKeyphraseList(lua_State* L, int idx, KeyphraseList* items,
                      const Corpus** corpus);
 // The same, also giving the document the list belongs to.
-bool ToKeyphraseListDoc(lua_State* L, int idx, std::span<const Keyphrase* const>* items,
+bool ToKeyphraseListDoc(lua_State* L, int idx, KeyphraseList* items,
                         const Corpus** corpus, const Document** doc);
 
 // lua_params.cc: kp.int, kp.number, kp.bool, kp.string{...} (and kp.cutoffs{...} through lua_corpus.cc's

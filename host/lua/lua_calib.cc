@@ -37,7 +37,7 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 struct ListArg {
-  std::span<const Keyphrase* const> items;
+  KeyphraseList items;
   const Corpus* corpus = nullptr;
   const Document* doc = nullptr;
 };

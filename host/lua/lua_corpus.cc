@@ -37,7 +37,7 @@ struct ListUd {
   std::shared_ptr<const Corpus> corpus;
   const Document* doc;
   std::vector<const Keyphrase*> owned;
-  std::span<const Keyphrase* const> items;
+  KeyphraseList items;
   bool is_view = true;  // items points into the corpus
   void Own(std::vector<const Keyphrase*> v) {
     owned = std::move(v);
@@ -127,23 +127,20 @@ int ListFilterPresent(lua_State* L) {
                       l->doc->id.c_str());
   }
   const int view = kWantPresent ? 1 : 2;
-  const auto& preds = l->doc->pred_view;
-  const auto& refs = l->doc->ref_view;
-  auto same = [&](std::span<const Keyphrase* const> v) {
-    return l->is_view && l->items.data() == v.data() && l->items.size() == v.size();
-  };
+  const Document& doc = *l->doc;
+  auto same = [&](KeyphraseList v) { return l->is_view && l->items.SameAs(v); };
+  const bool from_preds = same(doc.pred_view(0)), from_refs = !from_preds && same(doc.ref_view(0));
   std::vector<const Keyphrase*> filtered;
-  if (!same(preds[0]) && !same(refs[0])) {
+  if (!from_preds && !from_refs) {
     for (const Keyphrase* k : l->items) {
       if (k->present() == kWantPresent) filtered.push_back(k);
     }
   }
-  const bool from_preds = same(preds[0]), from_refs = same(refs[0]);
   ListUd* out = PushList(L, l->corpus, l->doc);
   if (from_preds) {
-    out->items = preds[view];
+    out->items = doc.pred_view(view);
   } else if (from_refs) {
-    out->items = refs[view];
+    out->items = doc.ref_view(view);
   } else {
     out->Own(std::move(filtered));
   }
@@ -395,7 +392,7 @@ const luaL_Reg kMatchMethods[] = {
 
 DocUd* CheckDoc(lua_State* L, int i) { return Check<DocUd>(L, i, kDocMeta); }
 
-void PushAll(lua_State* L, const DocUd* d, std::span<const Keyphrase* const> view) {
+void PushAll(lua_State* L, const DocUd* d, KeyphraseList view) {
   PushList(L, d->corpus, d->doc)->items = view;
 }
 
@@ -415,8 +412,8 @@ int DocSubset(lua_State* L) {
     return luaL_argerror(L, 2, "expected 'all', 'present' or 'absent'");
   }
   if (view > 0 && !d->doc->has_text) return 0;
-  PushList(L, d->corpus, d->doc)->items = d->doc->pred_view[view];
-  PushList(L, d->corpus, d->doc)->items = d->doc->ref_view[view];
+  PushList(L, d->corpus, d->doc)->items = d->doc->pred_view(view);
+  PushList(L, d->corpus, d->doc)->items = d->doc->ref_view(view);
   return 2;
 }
 
@@ -426,11 +423,11 @@ int DocIndex(lua_State* L) {
   if (key == "subset") {
     lua_pushcfunction(L, Safe<DocSubset>);
   } else if (key == "preds") {
-    PushAll(L, d, d->doc->pred_view[0]);
+    PushAll(L, d, d->doc->pred_view(0));
   } else if (key == "refs") {
-    PushAll(L, d, d->doc->ref_view[0]);
+    PushAll(L, d, d->doc->ref_view(0));
   } else if (key == "preds_with_duplicates") {
-    PushAll(L, d, d->doc->pred_view_dups.empty() ? d->doc->pred_view[0] : d->doc->pred_view_dups);
+    PushAll(L, d, d->doc->pred_view_dups().empty() ? d->doc->pred_view(0) : d->doc->pred_view_dups());
   } else if (key == "id") {
     lua_pushlstring(L, d->doc->id.data(), d->doc->id.size());
   } else if (key == "has_text") {
@@ -552,8 +549,8 @@ void PushCutoffs(lua_State* L, const std::vector<Cutoff>& ks) {
 int PushDocSubset(lua_State* L, int doc, int view) {
   DocUd* d = CheckDoc(L, doc);
   if (view > 0 && !d->doc->has_text) return 0;
-  PushList(L, d->corpus, d->doc)->items = d->doc->pred_view[view];
-  PushList(L, d->corpus, d->doc)->items = d->doc->ref_view[view];
+  PushList(L, d->corpus, d->doc)->items = d->doc->pred_view(view);
+  PushList(L, d->corpus, d->doc)->items = d->doc->ref_view(view);
   return 2;
 }
 
@@ -577,7 +574,7 @@ const Corpus* TestCorpus(lua_State* L, int idx) {
   return ok ? static_cast<CorpusUd*>(p)->corpus.get() : nullptr;
 }
 
-bool ToKeyphraseList(lua_State* L, int idx, std::span<const Keyphrase* const>* items,
+bool ToKeyphraseList(lua_State* L, int idx, KeyphraseList* items,
                      const Corpus** corpus) {
   void* p = lua_touserdata(L, idx);
   if (p == nullptr || !lua_getmetatable(L, idx)) return false;
@@ -591,7 +588,7 @@ bool ToKeyphraseList(lua_State* L, int idx, std::span<const Keyphrase* const>* i
   return true;
 }
 
-bool ToKeyphraseListDoc(lua_State* L, int idx, std::span<const Keyphrase* const>* items,
+bool ToKeyphraseListDoc(lua_State* L, int idx, KeyphraseList* items,
                         const Corpus** corpus, const Document** doc) {
   if (!ToKeyphraseList(L, idx, items, corpus)) return false;
   *doc = static_cast<ListUd*>(lua_touserdata(L, idx))->doc;

@@ -306,7 +306,7 @@ EmbedForm CheckForm(lua_State* L, int arg) {
 void Gather(lua_State* L, const EmbeddingSpace& s, int arg, EmbedForm form, std::vector<float>& vecs,
             std::vector<std::uint8_t>& has) {
   const int d = s.dims;
-  std::span<const Keyphrase* const> items;
+  KeyphraseList items;
   const Corpus* corpus = nullptr;
   if (ToKeyphraseList(L, arg, &items, &corpus)) {
     vecs.resize(items.size() * d);

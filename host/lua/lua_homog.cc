@@ -103,7 +103,7 @@ const Corpus* ToCorpus(lua_State* L, int idx, const char* fn) {
 std::vector<homog::Words> ListWords(lua_State* L, int idx, bool stem, std::vector<std::string>& strings,
                                     const char* fn) {
   std::vector<homog::Words> out;
-  std::span<const Keyphrase* const> items;
+  KeyphraseList items;
   const Corpus* c = nullptr;
   if (ToKeyphraseList(L, idx, &items, &c)) {
     for (const Keyphrase* k : items) {
@@ -504,7 +504,7 @@ int CtxPartners(lua_State* L) {
   auto* ud = Check<PairsUd>(L, lua_upvalueindex(1), kPairsMeta);
   if (lua_type(L, 1) != LUA_TUSERDATA) return luaL_error(L, "ctx.partners: expected a Document");
   lua_getfield(L, 1, "refs");
-  std::span<const Keyphrase* const> items;
+  KeyphraseList items;
   const Corpus* c = nullptr;
   const Document* d = nullptr;
   if (!ToKeyphraseListDoc(L, -1, &items, &c, &d) || c != ud->corpus.get() || d == nullptr) {
@@ -533,7 +533,7 @@ int CtxPartners(lua_State* L) {
 int CtxNormalize(lua_State* L) {
   auto* ud = Check<PairsUd>(L, lua_upvalueindex(1), kPairsMeta);
   const PairIndex& px = *ud->pairs;
-  std::span<const Keyphrase* const> items;
+  KeyphraseList items;
   const Corpus* c = nullptr;
   if (!ToKeyphraseList(L, 1, &items, &c) || c != ud->corpus.get()) {
     return luaL_error(L, "ctx.pairs.normalize: expected a KeyphraseList of the run");

@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
   Check(corpus->docs.size() == 5, "5 documents");
   for (std::size_t i = 0; i < corpus->docs.size() && i < 5; ++i) {
     const kplab::Document& d = corpus->docs[i];
-    const auto flags = kplab::ExactMatch(d.pred_view[0], d.ref_view[0]);
+    const auto flags = kplab::ExactMatch(d.pred_view(0), d.ref_view(0));
     const int hits = kplab::HitsAt(flags, 5);
     std::printf("doc %s: hits@5 %d\n", d.id.c_str(), hits);
     Check(hits == expected[i], "hits@5 of document " + d.id);

@@ -19,7 +19,7 @@ const std::string kShared = std::string(KPLAB_SHARED_DATA) + "/";
 std::vector<TokenId> Ids(std::span<const TokenId> ids) { return {ids.begin(), ids.end()}; }
 
 // Positions of view entries in the document's own keyphrase list (views hold addresses).
-std::vector<std::ptrdiff_t> Positions(std::span<const Keyphrase* const> view, std::span<const Keyphrase> kps) {
+std::vector<std::ptrdiff_t> Positions(KeyphraseList view, std::span<const Keyphrase> kps) {
   std::vector<std::ptrdiff_t> out;
   for (const Keyphrase* k : view) out.push_back(k - kps.data());
   return out;
@@ -72,10 +72,10 @@ void ExpectSameCorpus(const Corpus& a, const Corpus& b) {
     ExpectSameKeyphrases(d.refs, e.refs, what + " refs");
     ExpectSameKeyphrases(d.preds, e.preds, what + " preds");
     for (int v = 0; v < 3; ++v) {
-      EXPECT_EQ(Positions(d.pred_view[v], d.preds), Positions(e.pred_view[v], e.preds)) << what << " pred_view " << v;
-      EXPECT_EQ(Positions(d.ref_view[v], d.refs), Positions(e.ref_view[v], e.refs)) << what << " ref_view " << v;
+      EXPECT_EQ(Positions(d.pred_view(v), d.preds), Positions(e.pred_view(v), e.preds)) << what << " pred_view " << v;
+      EXPECT_EQ(Positions(d.ref_view(v), d.refs), Positions(e.ref_view(v), e.refs)) << what << " ref_view " << v;
     }
-    EXPECT_EQ(Positions(d.pred_view_dups, d.preds), Positions(e.pred_view_dups, e.preds)) << what;
+    EXPECT_EQ(Positions(d.pred_view_dups(), d.preds), Positions(e.pred_view_dups(), e.preds)) << what;
     // Keyphrases point at the corpus's own phrases, by id.
     for (const Keyphrase& k : e.refs) EXPECT_EQ(k.phrase, &b.phrases[k.phrase->id]) << what;
     for (const Keyphrase& k : e.preds) EXPECT_EQ(k.phrase, &b.phrases[k.phrase->id]) << what;

@@ -98,6 +98,81 @@ struct Keyphrase {
 };
 static_assert(alignof(KeyphraseExtra) >= 4 && sizeof(Keyphrase) == 16);
 
+// A list of keyphrases, in order, read as a sequence of `const Keyphrase*` (as a std::span of them
+// reads): either keyphrase objects in place (a document's own list, or the present or absent part of
+// it when that is the whole list: no copy) or an array of their addresses (a filtered or reordered
+// list). Sixteen bytes, copied by value; does not own what it lists.
+class KeyphraseList {
+ public:
+  class iterator {
+   public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = const Keyphrase*;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = const Keyphrase*;
+    iterator() = default;
+    iterator(const KeyphraseList* l, std::size_t i) : l_(l), i_(i) {}
+    const Keyphrase* operator*() const { return (*l_)[i_]; }
+    const Keyphrase* operator[](difference_type n) const { return (*l_)[i_ + static_cast<std::size_t>(n)]; }
+    iterator& operator++() { ++i_; return *this; }
+    iterator operator++(int) { auto t = *this; ++i_; return t; }
+    iterator& operator--() { --i_; return *this; }
+    iterator operator--(int) { auto t = *this; --i_; return t; }
+    iterator& operator+=(difference_type n) { i_ += static_cast<std::size_t>(n); return *this; }
+    iterator& operator-=(difference_type n) { i_ -= static_cast<std::size_t>(n); return *this; }
+    friend iterator operator+(iterator it, difference_type n) { return it += n; }
+    friend iterator operator+(difference_type n, iterator it) { return it += n; }
+    friend iterator operator-(iterator it, difference_type n) { return it -= n; }
+    friend difference_type operator-(iterator a, iterator b) {
+      return static_cast<difference_type>(a.i_) - static_cast<difference_type>(b.i_);
+    }
+    friend bool operator==(iterator a, iterator b) { return a.i_ == b.i_; }
+    friend auto operator<=>(iterator a, iterator b) { return a.i_ <=> b.i_; }
+
+   private:
+    const KeyphraseList* l_ = nullptr;
+    std::size_t i_ = 0;
+  };
+  using const_iterator = iterator;
+  using value_type = const Keyphrase*;
+  using size_type = std::size_t;
+
+  KeyphraseList() = default;
+  KeyphraseList(std::span<const Keyphrase> in_place)  // NOLINT: implicit, as a span converts
+      : p_(in_place.data()), n_(static_cast<std::uint32_t>(in_place.size())), in_place_(true) {}
+  KeyphraseList(std::span<const Keyphrase* const> addresses)  // NOLINT
+      : p_(addresses.data()), n_(static_cast<std::uint32_t>(addresses.size())) {}
+  KeyphraseList(const std::vector<const Keyphrase*>& addresses)  // NOLINT
+      : KeyphraseList(std::span<const Keyphrase* const>(addresses)) {}
+  template <std::size_t N>
+  KeyphraseList(const Keyphrase* const (&addresses)[N])  // NOLINT
+      : KeyphraseList(std::span<const Keyphrase* const>(addresses)) {}
+
+  std::size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  const Keyphrase* operator[](std::size_t i) const {
+    return in_place_ ? static_cast<const Keyphrase*>(p_) + i : static_cast<const Keyphrase* const*>(p_)[i];
+  }
+  const Keyphrase* front() const { return (*this)[0]; }
+  const Keyphrase* back() const { return (*this)[n_ - 1]; }
+  iterator begin() const { return {this, 0}; }
+  iterator end() const { return {this, n_}; }
+  // The first n items (n <= size()), the same storage.
+  KeyphraseList first(std::size_t n) const {
+    KeyphraseList l = *this;
+    l.n_ = static_cast<std::uint32_t>(n);
+    return l;
+  }
+  // The same storage and length (not merely the same items).
+  bool SameAs(const KeyphraseList& o) const { return p_ == o.p_ && n_ == o.n_ && in_place_ == o.in_place_; }
+
+ private:
+  const void* p_ = nullptr;
+  std::uint32_t n_ = 0;
+  bool in_place_ = false;
+};
+
 // Present/Reordered/Mixed/Unseen (Boudin & Gallina 2021).
 enum class Prmu { kPresent, kReordered, kMixed, kUnseen };
 const char* PrmuName(Prmu p);
@@ -121,21 +196,43 @@ struct Document {
   int n_pred_invalid = 0;
   bool has_text = false;
   bool one2set = false;  // the predictions were decoded set-style (One2Set)
-  // Pointers into preds / refs, in order: [0] all, [1] present, [2] absent (for zero-copy list views).
-  // They are stored in the corpus (Corpus::view_blocks), all of a document's together.
-  std::span<const Keyphrase* const> pred_view[3], ref_view[3];
+  // The document's lists for zero-copy views, in order: v = 0 all, 1 present, 2 absent. The whole list
+  // and a part that is the whole list (no text: every keyphrase is absent) are the keyphrases in
+  // place; only a list with both present and absent keyphrases has its parts as addresses, in
+  // Corpus::view_blocks.
+  KeyphraseList pred_view(int v) const { return View(preds, n_present_preds, 0, v); }
+  KeyphraseList ref_view(int v) const { return View(refs, n_present_refs, Mixed(preds, n_present_preds), v); }
   // The predictions before dedup (after every other filter), a repeat pointing at its first
-  // occurrence in preds; empty when the line had no repeat (then it equals pred_view[0]). Diversity
+  // occurrence in preds; empty when the line had no repeat (then it equals pred_view(0)). Diversity
   // metrics count repeats (KPEval's diversity_metric.py does not dedup).
-  std::span<const Keyphrase* const> pred_view_dups;
-  // Repeats the profile's dedup dropped: what pred_view_dups holds beyond preds (empty when none).
-  int n_pred_dups() const {
-    return pred_view_dups.empty() ? 0 : static_cast<int>(pred_view_dups.size() - preds.size());
+  KeyphraseList pred_view_dups() const {
+    const std::size_t at = Mixed(preds, n_present_preds) + Mixed(refs, n_present_refs);
+    return std::span<const Keyphrase* const>(view_block ? view_block + at : nullptr, n_dup_view);
   }
+  // Repeats the profile's dedup dropped: what pred_view_dups holds beyond preds (empty when none).
+  int n_pred_dups() const { return n_dup_view == 0 ? 0 : static_cast<int>(n_dup_view - preds.size()); }
+  // Set by BuildCorpus for the views: how many of preds and refs are present, how long the repeats'
+  // list is (0 without a repeat), and where the document's addresses start in Corpus::view_blocks.
+  std::uint32_t n_present_preds = 0, n_present_refs = 0, n_dup_view = 0;
+  const Keyphrase* const* view_block = nullptr;
   // Token probabilities of the predictions (a "tokens" file), aligned with preds; empty otherwise.
   std::vector<TokenProbs> pred_probs;
   // A "tokens" file's whole generated sequence (RawPrediction::sequence_logprobs); empty otherwise.
   std::vector<double> sequence_logprobs;
+
+ private:
+  // Addresses a list of n keyphrases, p of them present, takes in the view block: both parts when
+  // mixed, none otherwise.
+  static std::size_t Mixed(std::span<const Keyphrase> kps, std::uint32_t p) {
+    return p > 0 && p < kps.size() ? kps.size() : 0;
+  }
+  KeyphraseList View(std::span<const Keyphrase> kps, std::uint32_t p, std::size_t at, int v) const {
+    if (v == 0) return kps;
+    const bool present = v == 1;
+    if (p == 0) return present ? std::span<const Keyphrase>{} : kps;
+    if (p == kps.size()) return present ? kps : std::span<const Keyphrase>{};
+    return std::span<const Keyphrase* const>(view_block + at + (present ? 0 : p), present ? p : kps.size() - p);
+  }
 };
 
 class Corpus {
@@ -146,8 +243,8 @@ class Corpus {
   std::deque<Phrase> phrases;  // stable addresses
   std::vector<std::deque<KeyphraseExtra>> extras;  // Keyphrase::extra, stable addresses
   std::vector<Document> docs;
-  // The documents' list views (Document::pred_view, ref_view, pred_view_dups) point into these, one
-  // block per range of documents built together: one allocation each rather than seven per document.
+  // The addresses of the documents' mixed lists and repeats (Document::pred_view, ref_view,
+  // pred_view_dups), one block per range of documents built together.
   std::vector<std::vector<const Keyphrase*>> view_blocks;
   std::string dataset_name, dataset_path, dataset_format, dataset_hash;
   std::string predictions_path, predictions_hash;

@@ -14,7 +14,7 @@
 
 namespace kplab {
 
-using PhraseRefs = std::span<const Keyphrase* const>;
+using PhraseRefs = KeyphraseList;  // kplab/corpus.h
 
 // Row-major preds.size() x refs.size(): cell (i, j) = 1 if prediction i's key equals reference j's key
 // or one of its alternative keys (which references a prediction matches, for one-to-one matching).

@@ -474,18 +474,23 @@ std::string AsciiLower(std::string s) {
 // The zero-copy list views of a document's keyphrases (Document::pred_view, ref_view, pred_view_dups)
 // and the token probabilities' pointers, once its keyphrases have their final addresses. The views
 // are appended to block, which has room for them (ViewSlots).
-// A list whose keyphrases are all present (or all absent: every list of a document without text) has its
-// present (absent) view share the pointers of the whole list's view: only a mixed list needs a second copy.
-bool Mixed(std::span<const Keyphrase> kps) {
-  const auto present = std::count_if(kps.begin(), kps.end(), [](const Keyphrase& k) { return k.present(); });
-  return present > 0 && static_cast<std::size_t>(present) < kps.size();
+std::uint32_t PresentCount(std::span<const Keyphrase> kps) {
+  return static_cast<std::uint32_t>(std::count_if(kps.begin(), kps.end(), [](const Keyphrase& k) { return k.present(); }));
 }
 
+// Addresses a document's views need in its range's view block (Document::View): the parts of a list
+// with both present and absent keyphrases, and the repeats' list.
 std::size_t ViewSlots(const Document& doc, const std::vector<std::uint32_t>* dup_indices) {
-  auto slots = [](std::span<const Keyphrase> kps) { return kps.size() * (Mixed(kps) ? 2 : 1); };
+  auto slots = [](std::span<const Keyphrase> kps) {
+    const std::uint32_t p = PresentCount(kps);
+    return p > 0 && p < kps.size() ? kps.size() : 0;
+  };
   return slots(doc.preds) + slots(doc.refs) + (dup_indices ? dup_indices->size() : 0);
 }
 
+// The views of a document (Document::pred_view, ref_view, pred_view_dups) and its token probabilities'
+// pointers, once its keyphrases have their final addresses. The addresses are appended to block,
+// which has room for them (ViewSlots).
 void FinishDocument(Document& doc, const std::vector<std::uint32_t>* dup_indices,
                     std::vector<const Keyphrase*>& block, std::deque<KeyphraseExtra>& extras) {
   if (!doc.pred_probs.empty() && doc.pred_probs.size() == doc.preds.size()) {
@@ -495,33 +500,23 @@ void FinishDocument(Document& doc, const std::vector<std::uint32_t>* dup_indices
       k.extra()->probs = &doc.pred_probs[j];
     }
   }
-  auto span_from = [&](std::size_t start) {
-    return std::span<const Keyphrase* const>(block.data() + start, block.size() - start);
-  };
-  auto views = [&](std::span<const Keyphrase> kps, std::span<const Keyphrase* const>(&view)[3]) {
-    std::size_t start = block.size();
-    for (const Keyphrase& k : kps) block.push_back(&k);
-    view[0] = span_from(start);
-    if (!Mixed(kps)) {
-      const bool all_present = !kps.empty() && kps.front().present();
-      view[1] = all_present ? view[0] : std::span<const Keyphrase* const>{};
-      view[2] = all_present ? std::span<const Keyphrase* const>{} : view[0];
-      return;
-    }
-    for (const bool present : {true, false}) {
-      start = block.size();
-      for (const Keyphrase& k : kps) {
-        if (k.present() == present) block.push_back(&k);
+  doc.view_block = block.data() + block.size();
+  auto parts = [&](std::span<const Keyphrase> kps) {
+    const std::uint32_t p = PresentCount(kps);
+    if (p > 0 && p < kps.size()) {
+      for (const bool present : {true, false}) {
+        for (const Keyphrase& k : kps) {
+          if (k.present() == present) block.push_back(&k);
+        }
       }
-      view[present ? 1 : 2] = span_from(start);
     }
+    return p;
   };
-  views(doc.preds, doc.pred_view);
-  views(doc.refs, doc.ref_view);
+  doc.n_present_preds = parts(doc.preds);
+  doc.n_present_refs = parts(doc.refs);
   if (dup_indices) {
-    const std::size_t start = block.size();
     for (std::uint32_t f : *dup_indices) block.push_back(&doc.preds[f]);
-    doc.pred_view_dups = span_from(start);
+    doc.n_dup_view = static_cast<std::uint32_t>(dup_indices->size());
   }
 }
 
@@ -764,8 +759,12 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
       for (const TokenId& x : ph.stems) const_cast<TokenId&>(x) = tmap[x];
       ph.key = tmap[ph.key];
       ph.dedup_key = tmap[ph.dedup_key];
-      first.pieces.push_back({piece.data, piece.size, ph.id, piece.stem});
-      memo.Fill(pos, h, static_cast<std::uint32_t>(first.pieces.size() - 1));
+      // Remembered for the ranges still to merge; after the last one the memo is dropped unread (and
+      // growing it then was the build's peak of memory).
+      if (t + 1 < n) {
+        first.pieces.push_back({piece.data, piece.size, ph.id, piece.stem});
+        memo.Fill(pos, h, static_cast<std::uint32_t>(first.pieces.size() - 1));
+      }
       pmap[piece.phrase] = &ph;
     }
     b.memo[0] = eval_internal::SlotTable();

@@ -34,7 +34,7 @@ class ExactKernel final : public MetricKernel {
   void Score(const Corpus&, const Document& doc, std::span<const KernelSubset> subsets,
              std::span<double> values) const override {
     for (std::size_t s = 0; s < subsets.size(); ++s) {
-      const PhraseRefs preds = doc.pred_view[subsets[s].view], refs = doc.ref_view[subsets[s].view];
+      const PhraseRefs preds = doc.pred_view(subsets[s].view), refs = doc.ref_view(subsets[s].view);
       const std::size_t n = preds.size(), r = refs.size();
       const std::vector<std::uint8_t> flags = ExactMatch(preds, refs);
       for (std::size_t i = 0; i < ks_.size(); ++i) {
@@ -71,7 +71,7 @@ class RankKernel final : public MetricKernel {
   void Score(const Corpus& corpus, const Document& doc, std::span<const KernelSubset> subsets,
              std::span<double> values) const override {
     for (std::size_t s = 0; s < subsets.size(); ++s) {
-      const PhraseRefs preds = doc.pred_view[subsets[s].view], refs = doc.ref_view[subsets[s].view];
+      const PhraseRefs preds = doc.pred_view(subsets[s].view), refs = doc.ref_view(subsets[s].view);
       const std::size_t n = preds.size(), r = refs.size();
       const std::vector<std::uint8_t> flags = ExactMatch(preds, refs);
       const std::vector<std::size_t> cut = Resolve(ks_, n, r);
@@ -111,8 +111,8 @@ class RprecKernel final : public MetricKernel {
   // subset reads its rows and columns (SubstringMatch over a sub-list gives the same flags).
   void Score(const Corpus& corpus, const Document& doc, std::span<const KernelSubset> subsets,
              std::span<double> values) const override {
-    const auto& all_preds = doc.pred_view[0];
-    const auto& all_refs = doc.ref_view[0];
+    const auto& all_preds = doc.pred_view(0);
+    const auto& all_refs = doc.ref_view(0);
     const std::size_t width = all_refs.size();
     const std::vector<std::uint8_t> rel = SubstringMatchPairs(corpus.lex, all_preds, all_refs);
     // Views hold pointers into doc.preds / doc.refs, so a pointer's offset is its row or column.
@@ -121,8 +121,8 @@ class RprecKernel final : public MetricKernel {
     std::vector<std::size_t> ref_cols;
     std::vector<const Keyphrase*> ordered;
     for (std::size_t s = 0; s < subsets.size(); ++s) {
-      PhraseRefs preds = doc.pred_view[subsets[s].view];
-      const PhraseRefs refs = doc.ref_view[subsets[s].view];
+      PhraseRefs preds = doc.pred_view(subsets[s].view);
+      const PhraseRefs refs = doc.ref_view(subsets[s].view);
       const std::size_t n = preds.size(), R = refs.size();
       ref_cols.clear();
       for (const Keyphrase* r : refs) ref_cols.push_back(col(r));

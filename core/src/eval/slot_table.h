@@ -89,10 +89,13 @@ class SlotTable {
   std::uint64_t At(std::size_t pos) const { return slots_[pos]; }
   // Starts loading the first slot of hash's probe path (a list of keys is hashed, then probed).
   void Prefetch(std::uint64_t hash) const { __builtin_prefetch(&slots_[Home(hash) & (size_ - 1)]); }
-  // Fills the free position pos (from Probe); the table doubles when over half full.
+  // Fills the free position pos (from Probe); the table doubles when over 70% full. (Half full was
+  // the limit before: 4.3 million keys then took 16 million slots, 128 MB, for a million documents. A
+  // probe compares 32 bits of hash before any key, and eight slots share a cache line, so the longer
+  // runs of linear probing at 70% cost little.)
   void Fill(std::size_t pos, std::uint64_t hash, std::uint32_t index) {
     slots_[pos] = Slot(hash, index);
-    if (++used_ * 2 > size_) Grow();
+    if (++used_ * 10 > size_ * 7) Grow();
   }
   std::size_t size() const { return size_; }
 
