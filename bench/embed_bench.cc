@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
     RawPredictions rp = Must(AlignPredictions(ds, Must(ImportPredictions(p, ""), "predictions")), "align");
     Corpus c = Must(BuildCorpus(ds, &rp, profile), "corpus");
     for (const Phrase& ph : c.phrases) {
-      if (seen.emplace(ph.surface).second) texts.emplace_back(ph.surface);
+      if (seen.emplace(ph.surface()).second) texts.emplace_back(ph.surface());
     }
   }
   std::vector<std::string_view> phrases(texts.begin(), texts.end());

@@ -7,7 +7,7 @@
 namespace kplab::host {
 
 std::string_view FormText(const Corpus& c, const Phrase& p, EmbedForm f) {
-  return f == EmbedForm::kSurface ? p.surface : c.Str(p.key);
+  return f == EmbedForm::kSurface ? p.surface() : c.Str(p.key);
 }
 
 PhrasePlan CollectPhrases(const Corpus& corpus, const bool (&forms)[kEmbedForms]) {

@@ -546,7 +546,7 @@ int CtxNormalize(lua_State* L) {
     const std::int32_t row = s.Row(*k.phrase, EmbedForm::kSurface);
     if (row >= 0 && s.has[row]) {
       const auto hit = px.vocab.index->Search(s.vecs.data() + static_cast<std::size_t>(row) * s.dims, 1);
-      if (!hit.empty()) out = c->phrases[static_cast<std::size_t>(hit[0].first)].surface;
+      if (!hit.empty()) out = c->phrases[static_cast<std::size_t>(hit[0].first)].surface();
     }
     lua_pushlstring(L, out.data(), out.size());
     lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));

@@ -48,9 +48,9 @@ void ExpectSameCorpus(const Corpus& a, const Corpus& b) {
     const Phrase& q = b.phrases[i];
     ASSERT_EQ(p.id, i);
     ASSERT_EQ(q.id, i);
-    EXPECT_EQ(p.surface, q.surface) << "phrase " << i;
-    EXPECT_EQ(Ids(p.tokens), Ids(q.tokens)) << "phrase " << i;
-    EXPECT_EQ(Ids(p.stems), Ids(q.stems)) << "phrase " << i;
+    EXPECT_EQ(p.surface(), q.surface()) << "phrase " << i;
+    EXPECT_EQ(Ids(p.tokens()), Ids(q.tokens())) << "phrase " << i;
+    EXPECT_EQ(Ids(p.stems()), Ids(q.stems())) << "phrase " << i;
     EXPECT_EQ(p.key, q.key) << "phrase " << i;
     EXPECT_EQ(p.dedup_key, q.dedup_key) << "phrase " << i;
     EXPECT_EQ(p.blank, q.blank) << "phrase " << i;
@@ -212,7 +212,7 @@ TEST(CorpusThreads, IdsByFirstOccurrenceAcrossRanges) {
     auto c = BuildCorpus(ds, nullptr, *FindProfile("kplab"), threads);
     ASSERT_TRUE(c.ok());
     std::vector<std::string> surfaces;
-    for (const Phrase& p : c->phrases) surfaces.emplace_back(p.surface);
+    for (const Phrase& p : c->phrases) surfaces.emplace_back(p.surface());
     EXPECT_EQ(surfaces, (std::vector<std::string>{"beta", "alpha", "gamma rays", "delta"}));
     // Strings in order of first use: token, its stem, then the key (nltk: rays -> ray).
     std::vector<std::string> strings;

@@ -52,14 +52,15 @@ Keyphrase Make(Lexicon& lex, std::initializer_list<const char*> stems) {
     ids.push_back(lex.Intern(s));
     key += (key.empty() ? "" : " ") + std::string(s);
   }
-  const std::span<TokenId> stored = g_arena.Ids(ids.size());
+  // Tokens and stems alike: the ids twice, back to back (Phrase::set_ids).
+  const std::span<TokenId> stored = g_arena.Ids(2 * ids.size());
   std::copy(ids.begin(), ids.end(), stored.begin());
-  p.stems = stored;
-  p.tokens = stored;
+  std::copy(ids.begin(), ids.end(), stored.begin() + static_cast<std::ptrdiff_t>(ids.size()));
+  p.set_ids(stored);
   p.key = lex.Intern(key);
   p.dedup_key = p.key;
   p.blank = key.empty();
-  p.surface = g_arena.Copy(key);
+  p.set_surface(g_arena.Copy(key));
   Keyphrase k;
   k.phrase = &p;
   return k;

@@ -24,7 +24,7 @@ std::vector<std::string> CorpusSurfaces(const Corpus& c) {
   std::vector<std::string> out;
   std::unordered_set<std::string> seen;
   for (const Phrase& p : c.phrases) {
-    if (seen.emplace(p.surface).second) out.emplace_back(p.surface);
+    if (seen.emplace(p.surface()).second) out.emplace_back(p.surface());
   }
   return out;
 }

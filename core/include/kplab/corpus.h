@@ -49,15 +49,35 @@ class PhraseArena {
 // A distinct normalized phrase, interned once per corpus (Corpus::phrases): the same string in many
 // documents is tokenized and stemmed once. Its surface and ids are views into Corpus::arena (or, for a
 // phrase made by hand, into storage its maker keeps alive).
+// Forty bytes: a million documents of distinct phrases hold some four million.
 struct Phrase {
-  std::string_view surface;         // after the profile's strip/lower/cleanup
-  std::span<const TokenId> tokens;  // token ids (lower-cased)
-  std::span<const TokenId> stems;   // stem ids, one per token
+  std::string_view surface() const { return {surface_, surface_size_}; }  // after strip/lower/cleanup
+  std::span<const TokenId> tokens() const { return {ids_, n_}; }            // token ids (lower-cased)
+  std::span<const TokenId> stems() const { return {ids_ + n_, n_}; }        // stem ids, one per token
+  // The token ids then the stem ids, back to back (what set_ids was given).
+  std::span<const TokenId> ids() const { return {ids_, 2 * std::size_t{n_}}; }
+  void set_surface(std::string_view s) {
+    surface_ = s.data();
+    surface_size_ = static_cast<std::uint32_t>(s.size());
+  }
+  // ids: n token ids followed by their n stem ids, kept alive by the phrase's maker.
+  void set_ids(std::span<const TokenId> ids) {
+    ids_ = ids.data();
+    n_ = static_cast<std::uint32_t>(ids.size() / 2);
+  }
+
+ private:
+  const char* surface_ = nullptr;
+  const TokenId* ids_ = nullptr;
+  std::uint32_t surface_size_ = 0, n_ = 0;
+
+ public:
   TokenId key = kNoToken;       // id of the stems joined by ' ' (the match key)
   TokenId dedup_key = kNoToken;  // id of the stems joined by the profile's dedup_join
-  bool blank = true;            // no token or only empty tokens: never present
   std::uint32_t id = 0;         // index in Corpus::phrases
+  bool blank = true;            // no token or only empty tokens: never present
 };
+static_assert(sizeof(Phrase) == 40);
 
 // What only some keyphrases carry, kept apart so that a keyphrase is three words (a million documents
 // hold some 14 million keyphrases): alternative forms, a ranked list's score, token probabilities.
@@ -83,9 +103,9 @@ struct Keyphrase {
   void set_present(bool v) { bits_ = v ? bits_ | kPresent : bits_ & ~kPresent; }
   void set_after_peos(bool v) { bits_ = v ? bits_ | kAfterPeos : bits_ & ~kAfterPeos; }
 
-  std::string_view surface() const { return phrase->surface; }
-  std::span<const TokenId> tokens() const { return phrase->tokens; }
-  std::span<const TokenId> stems() const { return phrase->stems; }
+  std::string_view surface() const { return phrase->surface(); }
+  std::span<const TokenId> tokens() const { return phrase->tokens(); }
+  std::span<const TokenId> stems() const { return phrase->stems(); }
   TokenId key() const { return phrase->key; }
   std::span<const TokenId> alt_keys() const { return extra() ? extra()->alt_keys : std::span<const TokenId>{}; }
   double score() const { return extra() ? extra()->score : 0; }

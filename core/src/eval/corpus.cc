@@ -125,7 +125,7 @@ std::optional<std::size_t> FirstOccurrenceIn(const Lexicon& lex, const Profile& 
 }
 
 bool IsInvalid(const Lexicon& lex, const Profile& p, const Phrase& ph) {
-  for (TokenId t : ph.stems) {
+  for (TokenId t : ph.stems()) {
     const auto s = lex.Str(t);
     for (const auto& bad : p.invalid_tokens) {
       if (s == bad) return true;
@@ -383,7 +383,7 @@ class Builder {
     if (transient) {
       piece = owned_.emplace_back(piece);
     } else if (o_.consume) {
-      piece = ph && ph->surface == piece ? ph->surface : piece_bytes_.Copy(piece);
+      piece = ph && ph->surface() == piece ? ph->surface() : piece_bytes_.Copy(piece);
     }
     pieces.push_back({piece.data(), static_cast<std::uint32_t>(piece.size()), ph ? ph->id : Piece::kDropped, stem});
     m.Fill(pos, h, static_cast<std::uint32_t>(pieces.size() - 1));
@@ -432,16 +432,15 @@ class Builder {
     const std::span<TokenId> ids = arena.Ids(2 * n);
     std::copy(tok_ids_.begin(), tok_ids_.end(), ids.begin());
     std::copy(stem_ids_.begin(), stem_ids_.end(), ids.begin() + static_cast<std::ptrdiff_t>(n));
-    ph.tokens = ids.first(n);
-    ph.stems = ids.subspan(n, n);
+    ph.set_ids(ids);
     ph.key = lex.Intern(key_);
     ph.dedup_key = same_join ? ph.key : lex.Intern(dedup_);
-    ph.surface = arena.Copy(s);
+    ph.set_surface(arena.Copy(s));
     // What Doc asks of every prediction, once per phrase rather than once per occurrence (each a
     // look-up of strings spread over the whole lexicon).
     std::uint8_t flags = 0;
-    if (ph.surface == kPeos) flags |= kPeosSurface;
-    if (!ph.stems.empty() && lex.Str(ph.stems[0]) == kPeos) flags |= kPeosStem;
+    if (ph.surface() == kPeos) flags |= kPeosSurface;
+    if (!ph.stems().empty() && lex.Str(ph.stems()[0]) == kPeos) flags |= kPeosStem;
     if (IsInvalid(lex, p_, ph)) flags |= kInvalid;
     flags_.push_back(flags);  // index ph.id (local): phrases are made in id order
     return &ph;
@@ -755,8 +754,7 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
       b.phrases.pop_front();
       ph.id = static_cast<std::uint32_t>(corpus.phrases.size() - 1);
       // The ids live in the builder's arena, which the corpus adopts below: its own, mutable memory.
-      for (const TokenId& x : ph.tokens) const_cast<TokenId&>(x) = tmap[x];
-      for (const TokenId& x : ph.stems) const_cast<TokenId&>(x) = tmap[x];
+      for (const TokenId& x : ph.ids()) const_cast<TokenId&>(x) = tmap[x];
       ph.key = tmap[ph.key];
       ph.dedup_key = tmap[ph.dedup_key];
       // Remembered for the ranges still to merge; after the last one the memo is dropped unread (and
