@@ -204,8 +204,8 @@ Result<std::string> BuildReport(RunStore& store, const ReportOptions& opt) {
     for (std::size_t d = 0; d < base.docs.size(); ++d) {
       const Document& doc = base.docs[d];
       std::string text = "[";
-      for (std::size_t t = 0; t < doc.src_tokens.size(); ++t) {
-        text += (t ? "," : "") + JsonString(base.lex.Str(doc.src_tokens[t]));
+      for (std::size_t t = 0; t < doc.src_tokens().size(); ++t) {
+        text += (t ? "," : "") + JsonString(base.lex.Str(doc.src_tokens()[t]));
       }
       text += "]";
       auto span = [](const Corpus& c, const Document& dd, const Keyphrase* kp) -> std::string {

@@ -78,7 +78,7 @@ int CheckBins(lua_State* L, int arg, const char* fn) {
   return static_cast<int>(b);
 }
 
-void PushNumbers(lua_State* L, const std::vector<double>& v) {
+void PushNumbers(lua_State* L, std::span<const double> v) {
   lua_createtable(L, static_cast<int>(v.size()), 0);
   for (std::size_t i = 0; i < v.size(); ++i) {
     lua_pushnumber(L, v[i]);
@@ -230,7 +230,7 @@ int RiskCoverage(lua_State* L) {
 
 int SequenceLogprobs(lua_State* L) {
   const ListArg a = CheckListArg(L, 1, "sequence_logprobs");
-  PushNumbers(L, a.doc ? a.doc->sequence_logprobs : std::vector<double>{});
+  PushNumbers(L, a.doc ? a.doc->sequence_logprobs : std::span<const double>{});
   return 1;
 }
 

@@ -436,7 +436,7 @@ int DocIndex(lua_State* L) {
     if (!d->doc->has_text) {
       lua_pushnil(L);
     } else {
-      PushStringArray(L, *d->corpus, d->doc->src_tokens);
+      PushStringArray(L, *d->corpus, d->doc->src_tokens());
     }
   } else if (key == "title" || key == "body" || key == "title_stems" || key == "body_stems") {
     // The document's parts as the profile tokenized them (stems: one per token); nil without text.
@@ -445,10 +445,10 @@ int DocIndex(lua_State* L) {
       lua_pushnil(L);
     } else {
       const bool stems = key.ends_with("_stems");
-      const std::vector<TokenId>& all = stems ? doc.src_stems : doc.src_tokens;
+      const std::span<const TokenId> all = stems ? doc.src_stems() : doc.src_tokens();
       const std::span<const TokenId> part =
-          key.starts_with("title") ? std::span<const TokenId>(all).first(std::min<std::size_t>(doc.title_end, all.size()))
-                                   : std::span<const TokenId>(all).subspan(std::min<std::size_t>(doc.body_start, all.size()));
+          key.starts_with("title") ? std::span<const TokenId>(all).first(std::min<std::size_t>(doc.title_end(), all.size()))
+                                   : std::span<const TokenId>(all).subspan(std::min<std::size_t>(doc.body_start(), all.size()));
       PushStringArray(L, *d->corpus, part);
     }
   } else if (key == "n_pred_pieces") {

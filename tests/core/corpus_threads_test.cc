@@ -62,11 +62,11 @@ void ExpectSameCorpus(const Corpus& a, const Corpus& b) {
     const std::string what = "doc " + std::to_string(i);
     EXPECT_EQ(d.id, e.id) << what;
     EXPECT_EQ(d.has_text, e.has_text) << what;
-    EXPECT_EQ(d.src_tokens, e.src_tokens) << what;
-    EXPECT_EQ(d.src_stems, e.src_stems) << what;
-    EXPECT_EQ(d.section_starts, e.section_starts) << what;
-    EXPECT_EQ(d.title_end, e.title_end) << what;
-    EXPECT_EQ(d.body_start, e.body_start) << what;
+    EXPECT_EQ(Ids(d.src_tokens()), Ids(e.src_tokens())) << what;
+    EXPECT_EQ(Ids(d.src_stems()), Ids(e.src_stems())) << what;
+    EXPECT_EQ(Ids(d.section_starts()), Ids(e.section_starts())) << what;
+    EXPECT_EQ(d.title_end(), e.title_end()) << what;
+    EXPECT_EQ(d.body_start(), e.body_start()) << what;
     EXPECT_EQ(d.n_pred_pieces, e.n_pred_pieces) << what;
     EXPECT_EQ(d.one2set, e.one2set) << what;
     ExpectSameKeyphrases(d.refs, e.refs, what + " refs");

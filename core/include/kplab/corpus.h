@@ -197,15 +197,28 @@ class KeyphraseList {
 enum class Prmu { kPresent, kReordered, kMixed, kUnseen };
 const char* PrmuName(Prmu p);
 
+// A document's tokenized source, for documents with text only (Document::source).
+struct DocumentSource {
+  std::span<const TokenId> tokens, stems;
+  std::span<const std::uint32_t> section_starts;
+  std::uint32_t title_end = 0, body_start = 0;
+};
+
 struct Document {
   std::string id;
-  std::vector<TokenId> src_tokens;
-  std::vector<TokenId> src_stems;
-  std::vector<std::uint32_t> section_starts;  // start index of each section in src_* (title, body)
+  // The source, in the corpus (Corpus::sources); null without text (then the spans are empty).
+  const DocumentSource* source = nullptr;
+  std::span<const TokenId> src_tokens() const { return source ? source->tokens : std::span<const TokenId>{}; }
+  std::span<const TokenId> src_stems() const { return source ? source->stems : std::span<const TokenId>{}; }
+  // Start index of each section in src_* (title, body).
+  std::span<const std::uint32_t> section_starts() const {
+    return source ? source->section_starts : std::span<const std::uint32_t>{};
+  }
   // The title is src_*[0, title_end) and the body src_*[body_start, end), as the profile tokenized them
   // (a separator token kept in the source, ExHiRD's "<eos>", belongs to neither). An empty title is an
   // empty range even where the profile gives it a token (KPEval's split(' ') of "").
-  std::uint32_t title_end = 0, body_start = 0;
+  std::uint32_t title_end() const { return source ? source->title_end : 0; }
+  std::uint32_t body_start() const { return source ? source->body_start : 0; }
   // In the corpus's arena (Corpus::arena), each document's together: no heap block per list.
   std::span<const Keyphrase> refs;
   std::span<const Keyphrase> preds;
@@ -235,10 +248,9 @@ struct Document {
   // list is (0 without a repeat), and where the document's addresses start in Corpus::view_blocks.
   std::uint32_t n_present_preds = 0, n_present_refs = 0, n_dup_view = 0;
   const Keyphrase* const* view_block = nullptr;
-  // Token probabilities of the predictions (a "tokens" file), aligned with preds; empty otherwise.
-  std::vector<TokenProbs> pred_probs;
-  // A "tokens" file's whole generated sequence (RawPrediction::sequence_logprobs); empty otherwise.
-  std::vector<double> sequence_logprobs;
+  // A "tokens" file's whole generated sequence (RawPrediction::sequence_logprobs), in the corpus's
+  // arena; empty otherwise. (The predictions' own token probabilities: Keyphrase::probs.)
+  std::span<const double> sequence_logprobs;
 
  private:
   // Addresses a list of n keyphrases, p of them present, takes in the view block: both parts when
@@ -262,6 +274,8 @@ class Corpus {
   PhraseArena arena;           // the phrases' surfaces and ids, the keyphrases' alternative keys
   std::deque<Phrase> phrases;  // stable addresses
   std::vector<std::deque<KeyphraseExtra>> extras;  // Keyphrase::extra, stable addresses
+  std::vector<std::deque<TokenProbs>> token_probs;  // KeyphraseExtra::probs, stable addresses
+  std::vector<std::deque<DocumentSource>> sources;  // Document::source, stable addresses
   std::vector<Document> docs;
   // The addresses of the documents' mixed lists and repeats (Document::pred_view, ref_view,
   // pred_view_dups), one block per range of documents built together.

@@ -209,7 +209,7 @@ std::optional<std::size_t> FirstOccurrence(const Corpus& corpus, const Document&
 
 CharPosition TokenCharPosition(const Corpus& corpus, const Document& doc, std::size_t index) {
   CharPosition p;
-  const auto& toks = doc.src_tokens;
+  const auto toks = doc.src_tokens();
   for (std::size_t i = 0; i < toks.size(); ++i) {
     if (i == index) p.offset = p.length + (i > 0 ? 1 : 0);
     p.length += Utf8Length(corpus.Str(toks[i])) + (i > 0 ? 1 : 0);

@@ -107,14 +107,15 @@ std::optional<std::size_t> FirstOccurrenceIn(const Lexicon& lex, const Profile& 
                                              std::span<const TokenId> stems) {
   if (stems.empty() || !doc.has_text) return std::nullopt;
   if (std::all_of(stems.begin(), stems.end(), [&](TokenId t) { return lex.Str(t).empty(); })) return std::nullopt;
-  const auto& src = doc.src_stems;
+  const auto src = doc.src_stems();
+  const auto starts = doc.section_starts();
   const std::size_t n = stems.size();
-  const bool cross = profile.match_across_sections || doc.section_starts.size() <= 1;
+  const bool cross = profile.match_across_sections || starts.size() <= 1;
   // Sections are in source order, so the first section with a match has the earliest one.
-  const std::size_t n_sections = cross ? 1 : doc.section_starts.size();
+  const std::size_t n_sections = cross ? 1 : starts.size();
   for (std::size_t s = 0; s < n_sections; ++s) {
-    const std::size_t begin = cross ? 0 : doc.section_starts[s];
-    const std::size_t end = (cross || s + 1 == doc.section_starts.size()) ? src.size() : doc.section_starts[s + 1];
+    const std::size_t begin = cross ? 0 : starts[s];
+    const std::size_t end = (cross || s + 1 == starts.size()) ? src.size() : starts[s + 1];
     for (std::size_t i = begin; i + n <= end; ++i) {
       if (src[i] == stems[0] && std::equal(stems.begin(), stems.end(), src.begin() + static_cast<std::ptrdiff_t>(i))) {
         return i;
@@ -173,6 +174,8 @@ class Builder {
   Lexicon lex;
   PhraseArena arena;           // the phrases' surfaces and ids (adopted by the corpus)
   std::deque<KeyphraseExtra> extras;  // the range's keyphrases' (moved into the corpus)
+  std::deque<TokenProbs> probs;        // the range's predictions' token probabilities (moved there too)
+  std::deque<DocumentSource> sources;  // the range's documents' sources (moved there too)
   std::deque<Phrase> phrases;  // ids are indices here (local until merged)
   std::vector<Piece> pieces;   // distinct pieces in order of first use; phrases are made in this order
   eval_internal::SlotTable memo[2];  // unstemmed / stemmed piece -> index in pieces
@@ -225,7 +228,7 @@ class Builder {
     if (!rp) return;
     doc.n_pred_pieces = static_cast<int>(rp->phrases.size());
     doc.one2set = rp->one2set;
-    doc.sequence_logprobs = rp->sequence_logprobs;
+    doc.sequence_logprobs = arena.CopyOf(std::span<const double>(rp->sequence_logprobs));
     // Token probabilities follow their piece; ExHiRD's marker splitting re-cuts the pieces, so they
     // cannot be attached then (as scores).
     const bool with_probs = !rp->token_probs.empty() && !p_.exhird_markers;
@@ -281,8 +284,11 @@ class Builder {
         kp.extra()->score = rp->scores[j];
       }
       kp.set_present(FirstOccurrenceIn(lex, p_, doc, kp.stems()).has_value());
+      if (with_probs) {
+        if (!kp.extra()) kp.set_extra(&extras.emplace_back());
+        kp.extra()->probs = &probs.emplace_back(rp->token_probs[j]);
+      }
       preds_.push_back(std::move(kp));
-      if (with_probs) doc.pred_probs.push_back(rp->token_probs[j]);
     }
     doc.preds = arena.CopyOf(std::span<const Keyphrase>(preds_));
     if (any_dup) dups.emplace_back(i, dup_index_);
@@ -303,21 +309,32 @@ class Builder {
     return id;
   }
 
+  // The document's source into the range's arena (Document::source).
   void Source(Document& doc, const RawDoc& raw) {
+    src_ids_.clear();
+    src_stems_.clear();
+    sections_.clear();
+    DocumentSource& out = sources.emplace_back();
+    SourceTokens(out, raw);
+    out.tokens = arena.CopyOf(std::span<const TokenId>(src_ids_));
+    out.stems = arena.CopyOf(std::span<const TokenId>(src_stems_));
+    out.section_starts = arena.CopyOf(std::span<const std::uint32_t>(sections_));
+    doc.source = &out;
+  }
+
+  void SourceTokens(DocumentSource& doc, const RawDoc& raw) {
     auto add_tokens = [&](const auto& toks) {
-      doc.src_tokens.reserve(doc.src_tokens.size() + toks.size());
-      doc.src_stems.reserve(doc.src_stems.size() + toks.size());
       for (const auto& t : toks) {
         const TokenId id = Token(t);
-        doc.src_tokens.push_back(id);
-        doc.src_stems.push_back(StemOf(id));
+        src_ids_.push_back(id);
+        src_stems_.push_back(StemOf(id));
       }
     };
-    auto section = [&] { doc.section_starts.push_back(static_cast<std::uint32_t>(doc.src_tokens.size())); };
+    auto section = [&] { sections_.push_back(static_cast<std::uint32_t>(src_ids_.size())); };
     const std::string title = p_.lowercase ? Lower(raw.title) : raw.title;
     const std::string body = p_.lowercase ? Lower(raw.body) : raw.body;
     auto mark_title = [&](std::size_t skip) {
-      doc.title_end = static_cast<std::uint32_t>(doc.src_tokens.size());
+      doc.title_end = static_cast<std::uint32_t>(src_ids_.size());
       doc.body_start = doc.title_end + static_cast<std::uint32_t>(skip);
     };
     if (!raw.pretokenized) {  // raw text: kplab's word tokenizer, title and body as sections
@@ -341,7 +358,7 @@ class Builder {
         const auto title_tokens = SplitSpace(Strip(title));
         add_tokens(title_tokens);
         // split(' ') of an empty title is one empty token: a token of the sequence, not a title.
-        if (Strip(title).empty()) doc.title_end = 0, doc.body_start = static_cast<std::uint32_t>(doc.src_tokens.size());
+        if (Strip(title).empty()) doc.title_end = 0, doc.body_start = static_cast<std::uint32_t>(src_ids_.size());
         else mark_title(0);
         add_tokens(SplitSpace(Strip(body)));
         break;
@@ -462,6 +479,8 @@ class Builder {
   SmallSet seen_;
   std::vector<std::uint32_t> dup_index_;  // per kept prediction piece: its index in doc.preds
   std::vector<Keyphrase> preds_, refs_;   // a document's keyphrases while they are filtered
+  std::vector<TokenId> src_ids_, src_stems_;  // a document's source while it is tokenized
+  std::vector<std::uint32_t> sections_;
   std::vector<std::uint64_t> hashes_;     // HashBytes of a document's pieces, in order
 };
 
@@ -487,18 +506,11 @@ std::size_t ViewSlots(const Document& doc, const std::vector<std::uint32_t>* dup
   return slots(doc.preds) + slots(doc.refs) + (dup_indices ? dup_indices->size() : 0);
 }
 
-// The views of a document (Document::pred_view, ref_view, pred_view_dups) and its token probabilities'
-// pointers, once its keyphrases have their final addresses. The addresses are appended to block,
+// The views of a document (Document::pred_view, ref_view, pred_view_dups), once its keyphrases have
+// their final addresses. The addresses are appended to block,
 // which has room for them (ViewSlots).
 void FinishDocument(Document& doc, const std::vector<std::uint32_t>* dup_indices,
-                    std::vector<const Keyphrase*>& block, std::deque<KeyphraseExtra>& extras) {
-  if (!doc.pred_probs.empty() && doc.pred_probs.size() == doc.preds.size()) {
-    for (std::size_t j = 0; j < doc.preds.size(); ++j) {
-      Keyphrase& k = const_cast<Keyphrase&>(doc.preds[j]);  // the builder's own arena memory
-      if (!k.extra()) k.set_extra(&extras.emplace_back());
-      k.extra()->probs = &doc.pred_probs[j];
-    }
-  }
+                    std::vector<const Keyphrase*>& block) {
   doc.view_block = block.data() + block.size();
   auto parts = [&](std::span<const Keyphrase> kps) {
     const std::uint32_t p = PresentCount(kps);
@@ -559,7 +571,8 @@ Prmu Corpus::Classify(const Document& doc, const Keyphrase& kp) const {
   if (IsPresent(doc, kp.stems())) return Prmu::kPresent;
   std::size_t seen = 0;
   for (TokenId s : kp.stems()) {
-    if (std::find(doc.src_stems.begin(), doc.src_stems.end(), s) != doc.src_stems.end()) ++seen;
+    const auto src = doc.src_stems();
+    if (std::find(src.begin(), src.end(), s) != src.end()) ++seen;
   }
   if (seen == kp.stems().size()) return Prmu::kReordered;
   if (seen > 0) return Prmu::kMixed;
@@ -775,7 +788,13 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
   first.pieces = {};
   corpus.view_blocks.resize(n);
   corpus.extras.resize(n);
-  for (std::size_t t = 0; t < n; ++t) corpus.extras[t] = std::move(builders[t]->extras);  // addresses stay
+  corpus.token_probs.resize(n);
+  corpus.sources.resize(n);
+  for (std::size_t t = 0; t < n; ++t) {  // a deque moves its blocks: addresses stay
+    corpus.extras[t] = std::move(builders[t]->extras);
+    corpus.token_probs[t] = std::move(builders[t]->probs);
+    corpus.sources[t] = std::move(builders[t]->sources);
+  }
   // Every range's documents to the merged ids, then their views.
   OnThreads(n, [&](std::size_t t) {
     const auto [begin, end] = range(t);
@@ -796,8 +815,9 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
       };
       for (std::size_t i = begin; i < end; ++i) {
         Document& doc = corpus.docs[i];
-        for (TokenId& x : doc.src_tokens) x = tmap[x];
-        for (TokenId& x : doc.src_stems) x = tmap[x];
+        // The range's arena (the corpus's now): its own, mutable memory.
+        for (const TokenId& x : doc.src_tokens()) const_cast<TokenId&>(x) = tmap[x];
+        for (const TokenId& x : doc.src_stems()) const_cast<TokenId&>(x) = tmap[x];
         remap(doc.refs);
         remap(doc.preds);
       }
@@ -812,7 +832,7 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
     std::vector<const Keyphrase*>& block = corpus.view_blocks[t];
     block.reserve(slots);  // exactly: the views' addresses never move
     d = 0;
-    for (std::size_t i = begin; i < end; ++i) FinishDocument(corpus.docs[i], dups_of(i, d), block, corpus.extras[t]);
+    for (std::size_t i = begin; i < end; ++i) FinishDocument(corpus.docs[i], dups_of(i, d), block);
   });
   return corpus;
 }

@@ -186,10 +186,10 @@ Result<ReformulationStudy> StudyReformulations(std::span<const ReformulationPair
     }
     // Words: the profile's source tokens with a letter or digit (punctuation is not a word).
     std::vector<std::string_view> wa, wb;
-    for (TokenId t : a.src_tokens) {
+    for (TokenId t : a.src_tokens()) {
       if (IsWord(orig.Str(t))) wa.push_back(orig.Str(t));
     }
-    for (TokenId t : b.src_tokens) {
+    for (TokenId t : b.src_tokens()) {
       if (IsWord(ref.Str(t))) wb.push_back(ref.Str(t));
     }
     std::unique_ptr<bool[]> kept_arr(new bool[kept.size() + 1]);
