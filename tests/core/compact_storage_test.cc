@@ -144,6 +144,42 @@ TEST(Lexicon, TwoTablesOneIdSpace) {
   EXPECT_EQ(*lex.Find("p 0"), strings.size() + 1);
 }
 
+// Strings of every length read back whole, including those past the 16-bit length of an entry
+// (65,535 bytes and up keep their length beside their bytes) and ones with NUL bytes inside.
+TEST(Lexicon, LongStringsAndBorrowedBytes) {
+  Lexicon lex;
+  const std::string at_limit(65534, 'a'), marker(65535, 'b'), long_one(200000, 'c');
+  const std::string with_nul("x\0y", 3);
+  for (const std::string* s : {&at_limit, &marker, &long_one, &with_nul}) {
+    const TokenId id = lex.Intern(*s);
+    EXPECT_EQ(lex.Str(id), *s) << s->size();
+    EXPECT_EQ(lex.Intern(*s), id);
+    EXPECT_EQ(*lex.Find(*s), id);
+  }
+  // InternStable keeps the caller's bytes for a new string (same address), and a long string is
+  // copied anyway (its length has no room in the entry).
+  const std::string borrowed = "graph neural network";
+  const TokenId b = lex.InternStable(borrowed);
+  EXPECT_EQ(lex.Str(b).data(), borrowed.data());
+  EXPECT_EQ(lex.Intern("graph neural network"), b);  // found, not added again
+  const std::string long_borrowed(70000, 'd');
+  const TokenId lb = lex.InternStable(long_borrowed);
+  EXPECT_NE(lex.Str(lb).data(), long_borrowed.data());
+  EXPECT_EQ(lex.Str(lb), long_borrowed);
+  // Adopted bytes outlive the lexicon they came from.
+  Lexicon merged;
+  TokenId in_other;
+  {
+    Lexicon other;
+    in_other = other.Intern("from the other range");
+    merged.AdoptBytes(other);
+    const TokenId m = merged.InternStable(other.Str(in_other));
+    EXPECT_EQ(m, 0u);
+  }
+  EXPECT_EQ(merged.Str(0), "from the other range");
+  EXPECT_EQ(merged.Intern("next"), 1u);
+}
+
 // An import given up to the build and refused (a predictions file of another length) gives the error
 // the shared build gives, and nothing half-built.
 TEST(CorpusRelease, RefusedReleasedImportGivesTheSameError) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -24,17 +25,35 @@ class Lexicon {
   Lexicon& operator=(Lexicon&&) noexcept;
 
   TokenId Intern(std::string_view s);
+  // Intern, but a new string is not copied: its bytes must stay where they are, unchanged, as long as
+  // the lexicon is used (a phrase's surface in the corpus's arena, whose key is often the same text;
+  // the chunks of a lexicon this one adopted).
+  TokenId InternStable(std::string_view s);
   std::optional<TokenId> Find(std::string_view s) const;
-  std::string_view Str(TokenId id) const { return strings_[id]; }
+  std::string_view Str(TokenId id) const {
+    const std::uint64_t v = strings_[id];
+    const char* p = reinterpret_cast<const char*>(static_cast<std::uintptr_t>(v >> 16));
+    std::size_t n = v & kLongString;
+    if (n == kLongString) std::memcpy(&n, p - sizeof n, sizeof n);  // a long string: its length is before it
+    return {p, n};
+  }
   std::size_t size() const { return strings_.size(); }
+  // Takes over other's string bytes (not its ids): its strings stay readable where they are for as long
+  // as this lexicon lives, so a merge can InternStable them instead of copying.
+  void AdoptBytes(Lexicon& other);
 
  private:
+  static constexpr std::uint64_t kLongString = 0xFFFF;
+  TokenId Add(std::string_view s, bool copy);
+  char* Take(std::size_t bytes);
   struct Table;
   std::unique_ptr<Table> table_;
   std::vector<std::unique_ptr<char[]>> chunks_;  // string bytes, stable addresses
   char* chunk_pos_ = nullptr;
   std::size_t chunk_left_ = 0;
-  std::vector<std::string_view> strings_;
+  // Each string as its address (48 bits: user-space addresses) and length (16 bits; 0xFFFF: stored
+  // before the bytes): eight bytes a string rather than a view's sixteen, for millions of keys.
+  std::vector<std::uint64_t> strings_;
 };
 
 }  // namespace kplab

@@ -450,9 +450,10 @@ class Builder {
     std::copy(tok_ids_.begin(), tok_ids_.end(), ids.begin());
     std::copy(stem_ids_.begin(), stem_ids_.end(), ids.begin() + static_cast<std::ptrdiff_t>(n));
     ph.set_ids(ids);
-    ph.key = lex.Intern(key_);
-    ph.dedup_key = same_join ? ph.key : lex.Intern(dedup_);
     ph.set_surface(arena.Copy(s));
+    // A key that reads as the surface (nothing the stemmer changed) is the surface's bytes, not a copy.
+    ph.key = key_ == ph.surface() ? lex.InternStable(ph.surface()) : lex.Intern(key_);
+    ph.dedup_key = same_join ? ph.key : lex.Intern(dedup_);
     // What Doc asks of every prediction, once per phrase rather than once per occurrence (each a
     // look-up of strings spread over the whole lexicon).
     std::uint8_t flags = 0;
@@ -746,8 +747,11 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
     Builder& b = *builders[t];
     auto& tmap = token_map[t];
     tmap.resize(b.lex.size());
-    for (std::size_t id = 0; id < tmap.size(); ++id) tmap[id] = corpus.lex.Intern(b.lex.Str(static_cast<TokenId>(id)));
-    b.lex = Lexicon();  // the merged lexicon grows as the range's shrinks: no peak of both
+    // The range's string bytes become the corpus's where they are: its strings are interned without a
+    // copy (and the bytes of the few already known stay unused).
+    corpus.lex.AdoptBytes(b.lex);
+    for (std::size_t id = 0; id < tmap.size(); ++id) tmap[id] = corpus.lex.InternStable(b.lex.Str(static_cast<TokenId>(id)));
+    b.lex = Lexicon();
     auto& pmap = phrase_map[t];
     pmap.resize(b.phrases.size());
     for (const Piece& piece : b.pieces) {

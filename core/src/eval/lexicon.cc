@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 #include "eval/slot_table.h"
 
@@ -28,33 +29,60 @@ Lexicon& Lexicon::operator=(Lexicon&&) noexcept = default;
 std::optional<TokenId> Lexicon::Find(std::string_view s) const {
   bool found = false;
   const eval_internal::SlotTable& slots = table_->For(s);
-  const std::size_t pos = slots.Probe(eval_internal::HashBytes(s), [&](std::uint32_t id) { return strings_[id] == s; }, &found);
+  const std::size_t pos = slots.Probe(eval_internal::HashBytes(s), [&](std::uint32_t id) { return Str(id) == s; }, &found);
   if (!found) return std::nullopt;
   return eval_internal::SlotTable::Index(slots.At(pos));
 }
 
-TokenId Lexicon::Intern(std::string_view s) {
-  const std::uint64_t h = eval_internal::HashBytes(s);
-  auto& slots = table_->For(s);
-  bool found = false;
-  const std::size_t pos = slots.Probe(h, [&](std::uint32_t id) { return strings_[id] == s; }, &found);
-  if (found) return eval_internal::SlotTable::Index(slots.At(pos));
-  const TokenId id = static_cast<TokenId>(strings_.size());
+TokenId Lexicon::Intern(std::string_view s) { return Add(s, true); }
+TokenId Lexicon::InternStable(std::string_view s) { return Add(s, s.size() >= kLongString); }
+
+char* Lexicon::Take(std::size_t bytes) {
   // Strings live in large chunks (stable addresses, one allocation per 64 KiB).
-  if (chunk_left_ < s.size() + 1) {
-    const std::size_t size = std::max<std::size_t>(64 * 1024, s.size() + 1);
+  if (chunk_left_ < bytes) {
+    const std::size_t size = std::max<std::size_t>(64 * 1024, bytes);
     chunks_.push_back(std::make_unique_for_overwrite<char[]>(size));  // every byte is written before it is read
     chunk_pos_ = chunks_.back().get();
     chunk_left_ = size;
   }
-  char* dst = chunk_pos_;
-  std::memcpy(dst, s.data(), s.size());
-  dst[s.size()] = '\0';
-  chunk_pos_ += s.size() + 1;
-  chunk_left_ -= s.size() + 1;
-  strings_.emplace_back(dst, s.size());
+  char* out = chunk_pos_;
+  chunk_pos_ += bytes;
+  chunk_left_ -= bytes;
+  return out;
+}
+
+TokenId Lexicon::Add(std::string_view s, bool copy) {
+  const std::uint64_t h = eval_internal::HashBytes(s);
+  auto& slots = table_->For(s);
+  bool found = false;
+  const std::size_t pos = slots.Probe(h, [&](std::uint32_t id) { return Str(id) == s; }, &found);
+  if (found) return eval_internal::SlotTable::Index(slots.At(pos));
+  const TokenId id = static_cast<TokenId>(strings_.size());
+  const char* bytes = s.data();
+  const bool long_string = s.size() >= kLongString;
+  if (copy) {
+    const std::size_t prefix = long_string ? sizeof(std::size_t) : 0;
+    char* dst = Take(prefix + s.size() + 1);
+    if (long_string) {
+      const std::size_t n = s.size();
+      std::memcpy(dst, &n, sizeof n);
+    }
+    std::memcpy(dst + prefix, s.data(), s.size());
+    dst[prefix + s.size()] = '\0';
+    bytes = dst + prefix;
+  }
+  const auto address = reinterpret_cast<std::uintptr_t>(bytes);
+  if ((static_cast<std::uint64_t>(address) >> 48) != 0) throw std::length_error("Lexicon: an address beyond 48 bits");
+  strings_.push_back((static_cast<std::uint64_t>(address) << 16) | (long_string ? kLongString : s.size()));
   slots.Fill(pos, h, id);
   return id;
+}
+
+void Lexicon::AdoptBytes(Lexicon& other) {
+  for (auto& c : other.chunks_) chunks_.push_back(std::move(c));
+  other.chunks_.clear();
+  other.chunk_pos_ = nullptr;
+  other.chunk_left_ = 0;
 }
 
 }  // namespace kplab
