@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
   for (const auto& d : corpus.docs) {
     std::vector<std::uint32_t> s;
     for (const auto& r : d.refs) {
-      if (!r.phrase->blank) s.push_back(r.key());
+      if (!r.phrase->blank()) s.push_back(r.key());
     }
     sets.push_back(std::move(s));
   }

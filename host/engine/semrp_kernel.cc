@@ -30,7 +30,7 @@ class SemrpKernel final : public MetricKernel {
     for (int k : p_.ks) names_.push_back(fmt::format("semrp_k{}", k));
   }
 
-  void Score(const Corpus&, const Document& doc, std::span<const KernelSubset> subsets,
+  void Score(const Corpus& corpus, const Document& doc, std::span<const KernelSubset> subsets,
              std::span<double> values) const override {
     std::vector<const Keyphrase*> ordered, listed;
     std::vector<std::int32_t> rt, rr;
@@ -51,7 +51,7 @@ class SemrpKernel final : public MetricKernel {
         listed.clear();
         for (const Keyphrase* k : preds) {
           const bool seen = std::any_of(listed.begin(), listed.end(), [&](const Keyphrase* e) {
-            return e->phrase->dedup_key == k->phrase->dedup_key;
+            return corpus.DedupKey(*e->phrase) == corpus.DedupKey(*k->phrase);
           });
           if (!seen) listed.push_back(k);
         }

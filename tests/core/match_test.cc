@@ -58,8 +58,7 @@ Keyphrase Make(Lexicon& lex, std::initializer_list<const char*> stems) {
   std::copy(ids.begin(), ids.end(), stored.begin() + static_cast<std::ptrdiff_t>(ids.size()));
   p.set_ids(stored);
   p.key = lex.Intern(key);
-  p.dedup_key = p.key;
-  p.blank = key.empty();
+  p.set_blank(key.empty());
   p.set_surface(g_arena.Copy(key));
   Keyphrase k;
   k.phrase = &p;

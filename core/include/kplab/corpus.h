@@ -49,13 +49,17 @@ class PhraseArena {
 // A distinct normalized phrase, interned once per corpus (Corpus::phrases): the same string in many
 // documents is tokenized and stemmed once. Its surface and ids are views into Corpus::arena (or, for a
 // phrase made by hand, into storage its maker keeps alive).
-// Forty bytes: a million documents of distinct phrases hold some four million.
+// Thirty-two bytes: a million documents of distinct phrases hold some four million. (The key under the
+// profile's dedup_join, where that is not ' ', is Corpus::DedupKey's.)
 struct Phrase {
   std::string_view surface() const { return {surface_, surface_size_}; }  // after strip/lower/cleanup
   std::span<const TokenId> tokens() const { return {ids_, n_}; }            // token ids (lower-cased)
   std::span<const TokenId> stems() const { return {ids_ + n_, n_}; }        // stem ids, one per token
   // The token ids then the stem ids, back to back (what set_ids was given).
   std::span<const TokenId> ids() const { return {ids_, 2 * std::size_t{n_}}; }
+  // No token or only empty tokens: never present.
+  bool blank() const { return blank_; }
+  void set_blank(bool b) { blank_ = b; }
   void set_surface(std::string_view s) {
     surface_ = s.data();
     surface_size_ = static_cast<std::uint32_t>(s.size());
@@ -69,15 +73,15 @@ struct Phrase {
  private:
   const char* surface_ = nullptr;
   const TokenId* ids_ = nullptr;
-  std::uint32_t surface_size_ = 0, n_ = 0;
+  std::uint32_t surface_size_ = 0;
+  std::uint32_t n_ : 31 = 0;
+  std::uint32_t blank_ : 1 = 1;
 
  public:
-  TokenId key = kNoToken;       // id of the stems joined by ' ' (the match key)
-  TokenId dedup_key = kNoToken;  // id of the stems joined by the profile's dedup_join
-  std::uint32_t id = 0;         // index in Corpus::phrases
-  bool blank = true;            // no token or only empty tokens: never present
+  TokenId key = kNoToken;  // id of the stems joined by ' ' (the match key)
+  std::uint32_t id = 0;    // index in Corpus::phrases
 };
-static_assert(sizeof(Phrase) == 40);
+static_assert(sizeof(Phrase) == 32);
 
 // What only some keyphrases carry, kept apart so that a keyphrase is three words (a million documents
 // hold some 14 million keyphrases): alternative forms, a ranked list's score, token probabilities.
@@ -274,6 +278,8 @@ class Corpus {
   PhraseArena arena;           // the phrases' surfaces and ids, the keyphrases' alternative keys
   std::deque<Phrase> phrases;  // stable addresses
   std::vector<std::deque<KeyphraseExtra>> extras;  // Keyphrase::extra, stable addresses
+  // Per phrase id, the stems joined by the profile's dedup_join, when that is not ' ' (DedupKey).
+  std::vector<TokenId> dedup_keys;
   std::vector<std::deque<TokenProbs>> token_probs;  // KeyphraseExtra::probs, stable addresses
   std::vector<std::deque<DocumentSource>> sources;  // Document::source, stable addresses
   std::vector<Document> docs;
@@ -295,6 +301,9 @@ class Corpus {
   std::optional<std::size_t> FirstOccurrence(const Document& doc, std::span<const TokenId> stems) const;
   Prmu Classify(const Document& doc, const Keyphrase& kp) const;
   std::string_view Str(TokenId id) const { return lex.Str(id); }
+  // The id of p's stems joined by the profile's dedup_join: what dedup compares (its key when the
+  // join is ' ').
+  TokenId DedupKey(const Phrase& p) const { return dedup_keys.empty() ? p.key : dedup_keys[p.id]; }
 };
 
 // Normalizes a dataset and (optionally) aligned predictions under a profile. Predictions must already be

@@ -177,6 +177,8 @@ class Builder {
   std::deque<TokenProbs> probs;        // the range's predictions' token probabilities (moved there too)
   std::deque<DocumentSource> sources;  // the range's documents' sources (moved there too)
   std::deque<Phrase> phrases;  // ids are indices here (local until merged)
+  std::vector<TokenId> dedup_keys;  // per local phrase id, when the profile's dedup_join is not ' '
+  TokenId DedupKey(const Phrase& p) const { return dedup_keys.empty() ? p.key : dedup_keys[p.id]; }
   std::vector<Piece> pieces;   // distinct pieces in order of first use; phrases are made in this order
   eval_internal::SlotTable memo[2];  // unstemmed / stemmed piece -> index in pieces
   std::vector<std::uint32_t> keyphrase_phrases;  // a later range's: see BuildCorpus
@@ -213,7 +215,7 @@ class Builder {
           alt_.push_back(ph->key);
         }
       }
-      if (!kp.phrase || (p_.dedup && !seen_.insert(kp.phrase->dedup_key))) continue;
+      if (!kp.phrase || (p_.dedup && !seen_.insert(DedupKey(*kp.phrase)))) continue;
       if (!alt_.empty()) {
         const std::span<TokenId> keys = arena.Ids(alt_.size());
         std::copy(alt_.begin(), alt_.end(), keys.begin());
@@ -265,9 +267,9 @@ class Builder {
         ++doc.n_pred_invalid;
         continue;
       }
-      if (p_.dedup && !seen_.insert(ph->dedup_key)) {
+      if (p_.dedup && !seen_.insert(DedupKey(*ph))) {
         for (std::size_t f = 0; f < preds_.size(); ++f) {
-          if (preds_[f].phrase->dedup_key == ph->dedup_key) {
+          if (DedupKey(*preds_[f].phrase) == DedupKey(*ph)) {
             dup_index_.push_back(static_cast<std::uint32_t>(f));
             break;
           }
@@ -424,7 +426,7 @@ class Builder {
       const TokenId st = stem ? StemOf(id) : id;
       stem_ids_.push_back(st);
       const std::string_view sv = lex.Str(st);
-      if (!sv.empty()) ph.blank = false;
+      if (!sv.empty()) ph.set_blank(false);
       if (stem_ids_.size() > 1) {
         key_.push_back(' ');
         if (!same_join) dedup_.append(p_.dedup_join);
@@ -453,7 +455,7 @@ class Builder {
     ph.set_surface(arena.Copy(s));
     // A key that reads as the surface (nothing the stemmer changed) is the surface's bytes, not a copy.
     ph.key = key_ == ph.surface() ? lex.InternStable(ph.surface()) : lex.Intern(key_);
-    ph.dedup_key = same_join ? ph.key : lex.Intern(dedup_);
+    if (!same_join) dedup_keys.push_back(lex.Intern(dedup_));  // index ph.id (local)
     // What Doc asks of every prediction, once per phrase rather than once per occurrence (each a
     // look-up of strings spread over the whole lexicon).
     std::uint8_t flags = 0;
@@ -568,7 +570,7 @@ std::optional<std::size_t> Corpus::FirstOccurrence(const Document& doc, std::spa
 }
 
 Prmu Corpus::Classify(const Document& doc, const Keyphrase& kp) const {
-  if (kp.phrase->blank) return Prmu::kPresent;  // boudinfl: an empty keyphrase counts as present
+  if (kp.phrase->blank()) return Prmu::kPresent;  // boudinfl: an empty keyphrase counts as present
   if (IsPresent(doc, kp.stems())) return Prmu::kPresent;
   std::size_t seen = 0;
   for (TokenId s : kp.stems()) {
@@ -741,6 +743,7 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
   corpus.lex = std::move(first.lex);
   corpus.arena.Adopt(std::move(first.arena));
   corpus.phrases = std::move(first.phrases);  // a deque moves its blocks: phrase addresses stay
+  corpus.dedup_keys = std::move(first.dedup_keys);
   std::vector<std::vector<TokenId>> token_map(n);
   std::vector<std::vector<const Phrase*>> phrase_map(n);
   for (std::size_t t = 1; t < n; ++t) {
@@ -773,7 +776,7 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
       // The ids live in the builder's arena, which the corpus adopts below: its own, mutable memory.
       for (const TokenId& x : ph.ids()) const_cast<TokenId&>(x) = tmap[x];
       ph.key = tmap[ph.key];
-      ph.dedup_key = tmap[ph.dedup_key];
+      if (!b.dedup_keys.empty()) corpus.dedup_keys.push_back(tmap[b.dedup_keys[piece.phrase]]);
       // Remembered for the ranges still to merge; after the last one the memo is dropped unread (and
       // growing it then was the build's peak of memory).
       if (t + 1 < n) {

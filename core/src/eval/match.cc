@@ -126,9 +126,9 @@ std::vector<std::uint8_t> SubstringCover(const Lexicon& lex, PhraseRefs preds, P
 std::vector<std::uint8_t> ZeschGurevychMatch(PhraseRefs preds, PhraseRefs refs) {
   std::vector<std::uint8_t> flags(preds.size(), 0);
   for (std::size_t i = 0; i < preds.size(); ++i) {
-    if (preds[i]->phrase->blank) continue;
+    if (preds[i]->phrase->blank()) continue;
     for (const Keyphrase* r : refs) {
-      if (r->phrase->blank) continue;
+      if (r->phrase->blank()) continue;
       if (StemsRunIn(*r, *preds[i]) || StemsRunIn(*preds[i], *r)) {
         flags[i] = 1;
         break;
@@ -284,7 +284,7 @@ bool AlphaNdcgWordPoolSmall(PhraseRefs preds, PhraseRefs refs, std::span<const s
   // space), so equal keys are equal stems, and different keys of as many stems are not a run of the other.
   auto cover = [&](const Keyphrase& item) {
     std::uint64_t mask = 0;
-    if (item.phrase->blank) return mask;
+    if (item.phrase->blank()) return mask;
     for (std::size_t t = 0; t < n_refs; ++t) {
       if (StemsRunIn(*refs[t], item)) mask |= std::uint64_t{1} << t;
     }
@@ -378,7 +378,7 @@ std::vector<double> AlphaNdcgWordPool(PhraseRefs preds, PhraseRefs refs, std::sp
   if (AlphaNdcgWordPoolSmall(preds, refs, ks, alpha, out)) return out;
   Covers pred_covers, pool;
   auto add = [&](Covers& c, const Keyphrase& item) {
-    if (!item.phrase->blank) {
+    if (!item.phrase->blank()) {
       for (std::size_t t = 0; t < refs.size(); ++t) {
         if (ContainsRun(refs[t]->stems(), item.stems())) c.refs.push_back(static_cast<std::uint32_t>(t));
       }

@@ -16,7 +16,7 @@ std::vector<std::vector<std::uint32_t>> GoldSets(const Corpus& c, bool stem) {
   std::vector<std::vector<std::uint32_t>> sets(c.docs.size());
   for (std::size_t i = 0; i < c.docs.size(); ++i) {
     for (const Keyphrase& r : c.docs[i].refs) {
-      if (!r.phrase->blank) sets[i].push_back(stem ? r.key() : r.phrase->id);
+      if (!r.phrase->blank()) sets[i].push_back(stem ? r.key() : r.phrase->id);
     }
   }
   return sets;
