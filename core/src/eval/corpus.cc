@@ -297,7 +297,59 @@ class Builder {
   }
 
  private:
-  TokenId Token(std::string_view tok) { return lex.Intern(tok); }
+  // A direct-mapped cache of short tokens: the token's id and, once asked, its stem's id and bytes, in
+  // one cache line. Without it every token of every new phrase was a lexicon look-up whose entry (among
+  // millions of keys) and bytes missed the cache, and its stem's string a third miss: at a million
+  // documents, the largest part of the build. It only remembers what Intern and StemOf gave, so ids
+  // come out the same.
+  struct WordSlot {
+    static constexpr std::size_t kMax = 24;
+    char token[kMax];
+    char stem[kMax];
+    TokenId token_id;
+    TokenId stem_id;
+    std::uint8_t token_len = 0xFF;  // 0xFF: empty slot
+    std::uint8_t stem_len = 0xFF;   // 0xFF: stem not asked yet (or too long to keep)
+  };
+  static constexpr std::size_t kWordSlots = std::size_t{1} << 15;
+
+  // Token t's id and, with stem, its stem's id and string (without: the token's own); the string is
+  // valid until the next call.
+  void TokenStem(std::string_view t, bool stem, TokenId& id, TokenId& st, std::string_view& st_str) {
+    if (t.size() >= WordSlot::kMax) {
+      id = lex.Intern(t);
+      st = stem ? StemOf(id) : id;
+      st_str = lex.Str(st);
+      return;
+    }
+    if (!words_) words_ = std::make_unique<WordSlot[]>(kWordSlots);
+    WordSlot& w = words_[eval_internal::HashBytes(t) & (kWordSlots - 1)];
+    if (w.token_len != t.size() || std::memcmp(w.token, t.data(), t.size()) != 0) {
+      w.token_id = lex.Intern(t);
+      std::memcpy(w.token, t.data(), t.size());
+      w.token_len = static_cast<std::uint8_t>(t.size());
+      w.stem_len = 0xFF;
+    }
+    id = w.token_id;
+    if (!stem) {
+      st = id;
+      st_str = {w.token, w.token_len};
+      return;
+    }
+    if (w.stem_len == 0xFF) {
+      w.stem_id = StemOf(id);
+      const std::string_view s = lex.Str(w.stem_id);
+      if (s.size() >= WordSlot::kMax) {
+        st = w.stem_id;
+        st_str = s;
+        return;
+      }
+      std::memcpy(w.stem, s.data(), s.size());
+      w.stem_len = static_cast<std::uint8_t>(s.size());
+    }
+    st = w.stem_id;
+    st_str = {w.stem, w.stem_len};
+  }
 
   TokenId StemOf(TokenId tok) {
     if (tok >= stem_of_.size()) stem_of_.resize(lex.size() + 1024, kNoToken);
@@ -327,9 +379,11 @@ class Builder {
   void SourceTokens(DocumentSource& doc, const RawDoc& raw) {
     auto add_tokens = [&](const auto& toks) {
       for (const auto& t : toks) {
-        const TokenId id = Token(t);
+        TokenId id, st;
+        std::string_view unused;
+        TokenStem(t, true, id, st, unused);
         src_ids_.push_back(id);
-        src_stems_.push_back(StemOf(id));
+        src_stems_.push_back(st);
       }
     };
     auto section = [&] { sections_.push_back(static_cast<std::uint32_t>(src_ids_.size())); };
@@ -421,11 +475,11 @@ class Builder {
     tok_ids_.clear();
     stem_ids_.clear();
     auto add = [&](std::string_view t) {
-      const TokenId id = Token(t);
+      TokenId id, st;
+      std::string_view sv;
+      TokenStem(t, stem, id, st, sv);
       tok_ids_.push_back(id);
-      const TokenId st = stem ? StemOf(id) : id;
       stem_ids_.push_back(st);
-      const std::string_view sv = lex.Str(st);
       if (!sv.empty()) ph.set_blank(false);
       if (stem_ids_.size() > 1) {
         key_.push_back(' ');
@@ -477,6 +531,7 @@ class Builder {
   static constexpr std::uint8_t kPeosSurface = 1, kPeosStem = 2, kInvalid = 4;
   std::vector<std::uint8_t> flags_;
   std::vector<TokenId> stem_of_;
+  std::unique_ptr<WordSlot[]> words_;  // TokenStem's cache
   std::deque<std::string> owned_;
   PhraseArena piece_bytes_;  // the memo's copies of pieces (o_.consume)
   SmallSet seen_;
@@ -753,13 +808,41 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
     // The range's string bytes become the corpus's where they are: its strings are interned without a
     // copy (and the bytes of the few already known stay unused).
     corpus.lex.AdoptBytes(b.lex);
-    for (std::size_t id = 0; id < tmap.size(); ++id) tmap[id] = corpus.lex.InternStable(b.lex.Str(static_cast<TokenId>(id)));
+    {
+      // Each string's table slot is requested kAhead strings before it is read (the slots of millions
+      // of new keys are cache misses).
+      constexpr std::size_t kAhead = 16;
+      std::uint64_t hashes[kAhead];
+      auto str = [&](std::size_t id) { return b.lex.Str(static_cast<TokenId>(id)); };
+      for (std::size_t id = 0; id < std::min(kAhead, tmap.size()); ++id) {
+        hashes[id] = Lexicon::Hash(str(id));
+        corpus.lex.Prefetch(str(id), hashes[id]);
+      }
+      for (std::size_t id = 0; id < tmap.size(); ++id) {
+        const std::uint64_t h = hashes[id % kAhead];
+        if (id + kAhead < tmap.size()) {
+          hashes[id % kAhead] = Lexicon::Hash(str(id + kAhead));
+          corpus.lex.Prefetch(str(id + kAhead), hashes[id % kAhead]);
+        }
+        tmap[id] = corpus.lex.InternStable(str(id), h);
+      }
+    }
     b.lex = Lexicon();
     auto& pmap = phrase_map[t];
     pmap.resize(b.phrases.size());
-    for (const Piece& piece : b.pieces) {
+    constexpr std::size_t kAhead = 16;  // as above: each memo slot requested ahead of its probe
+    std::uint64_t piece_hashes[kAhead];
+    auto ahead = [&](std::size_t k) {
+      const Piece& p = b.pieces[k];
+      piece_hashes[k % kAhead] = eval_internal::HashBytes(p.view());
+      first.memo[p.stem ? 1 : 0].Prefetch(piece_hashes[k % kAhead]);
+    };
+    for (std::size_t k = 0; k < std::min(kAhead, b.pieces.size()); ++k) ahead(k);
+    for (std::size_t k = 0; k < b.pieces.size(); ++k) {
+      const Piece& piece = b.pieces[k];
+      const std::uint64_t h = piece_hashes[k % kAhead];
+      if (k + kAhead < b.pieces.size()) ahead(k + kAhead);
       if (piece.phrase == Piece::kDropped) continue;  // dropped in every range alike
-      const std::uint64_t h = eval_internal::HashBytes(piece.view());
       eval_internal::SlotTable& memo = first.memo[piece.stem ? 1 : 0];
       bool found = false;
       const std::size_t pos =

@@ -34,8 +34,11 @@ std::optional<TokenId> Lexicon::Find(std::string_view s) const {
   return eval_internal::SlotTable::Index(slots.At(pos));
 }
 
-TokenId Lexicon::Intern(std::string_view s) { return Add(s, true); }
-TokenId Lexicon::InternStable(std::string_view s) { return Add(s, s.size() >= kLongString); }
+TokenId Lexicon::Intern(std::string_view s) { return Add(s, true, eval_internal::HashBytes(s)); }
+TokenId Lexicon::InternStable(std::string_view s) { return InternStable(s, eval_internal::HashBytes(s)); }
+TokenId Lexicon::InternStable(std::string_view s, std::uint64_t hash) { return Add(s, s.size() >= kLongString, hash); }
+std::uint64_t Lexicon::Hash(std::string_view s) { return eval_internal::HashBytes(s); }
+void Lexicon::Prefetch(std::string_view s, std::uint64_t hash) const { table_->For(s).Prefetch(hash); }
 
 char* Lexicon::Take(std::size_t bytes) {
   // Strings live in large chunks (stable addresses, one allocation per 64 KiB).
@@ -51,8 +54,7 @@ char* Lexicon::Take(std::size_t bytes) {
   return out;
 }
 
-TokenId Lexicon::Add(std::string_view s, bool copy) {
-  const std::uint64_t h = eval_internal::HashBytes(s);
+TokenId Lexicon::Add(std::string_view s, bool copy, std::uint64_t h) {
   auto& slots = table_->For(s);
   bool found = false;
   const std::size_t pos = slots.Probe(h, [&](std::uint32_t id) { return Str(id) == s; }, &found);
