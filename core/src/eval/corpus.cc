@@ -181,7 +181,6 @@ class Builder {
   TokenId DedupKey(const Phrase& p) const { return dedup_keys.empty() ? p.key : dedup_keys[p.id]; }
   std::vector<Piece> pieces;   // distinct pieces in order of first use; phrases are made in this order
   eval_internal::SlotTable memo[2];  // unstemmed / stemmed piece -> index in pieces
-  std::vector<std::uint32_t> keyphrase_phrases;  // a later range's: see BuildCorpus
   // Documents with a repeated prediction: index in the corpus, and per kept piece its index in preds.
   std::vector<std::pair<std::size_t, std::vector<std::uint32_t>>> dups;
 
@@ -201,6 +200,7 @@ class Builder {
     for (const auto& alternatives : ref_lists) {
       for (const auto& form : alternatives) Hash(form, stem_refs);
     }
+    PrefetchKnown(stem_refs);
     std::size_t next_hash = 0;
     refs_.clear();
     for (const auto& alternatives : ref_lists) {
@@ -251,6 +251,7 @@ class Builder {
     preds_.clear();
     hashes_.clear();
     for (std::size_t j = 0; j < n_pieces; ++j) Hash(raw_piece(j), true);
+    PrefetchKnown(true);
     for (std::size_t j = 0; j < n_pieces; ++j) {
       const Phrase* ph = Intern(raw_piece(j), true, p_.exhird_markers, hashes_[j]);
       if (!ph) continue;
@@ -441,6 +442,25 @@ class Builder {
     const std::uint64_t h = eval_internal::HashBytes(piece);
     memo[stem ? 1 : 0].Prefetch(h);
     hashes_.push_back(h);
+  }
+
+  // Most of a document's pieces were met before: each is then a memo slot, its Piece record and the
+  // piece's bytes, three cache misses in a row. With the slots requested (Hash), this requests the
+  // records of the pieces whose home slot holds their hash, then those records' bytes, so the misses
+  // of the whole list overlap before Intern reads them one by one. A hint only: Intern decides.
+  void PrefetchKnown(bool stem) {
+    const eval_internal::SlotTable& m = memo[stem ? 1 : 0];
+    auto known = [&](std::uint64_t h) -> const Piece* {
+      const std::uint64_t slot = m.AtHome(h);
+      return slot != 0 && eval_internal::SlotTable::HashMatches(slot, h) ? &pieces[eval_internal::SlotTable::Index(slot)]
+                                                                          : nullptr;
+    };
+    for (std::uint64_t h : hashes_) {
+      if (const Piece* p = known(h)) __builtin_prefetch(p);
+    }
+    for (std::uint64_t h : hashes_) {
+      if (const Piece* p = known(h)) __builtin_prefetch(p->data);
+    }
   }
 
   // h: eval_internal::HashBytes(piece).
@@ -783,11 +803,16 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
     }
     local.Finish(end);
     if (t == 0) return;
-    // The local phrase ids of the range's keyphrases, so the merge can free each local phrase as it
-    // goes (a later range's phrases are moved into the corpus or are duplicates).
+    // Each keyphrase of the range holds its local phrase id in place of the address until the merge
+    // has made the corpus's phrases, so the merge can free each local phrase as it goes (they are
+    // moved into the corpus or are duplicates). Nothing reads the field in between.
     for (std::size_t i = begin; i < end; ++i) {
-      for (const Keyphrase& k : corpus.docs[i].refs) b.keyphrase_phrases.push_back(k.phrase->id);
-      for (const Keyphrase& k : corpus.docs[i].preds) b.keyphrase_phrases.push_back(k.phrase->id);
+      for (auto kps : {corpus.docs[i].refs, corpus.docs[i].preds}) {
+        for (const Keyphrase& kc : kps) {
+          Keyphrase& k = const_cast<Keyphrase&>(kc);  // the range's own arena
+          k.phrase = reinterpret_cast<const Phrase*>(static_cast<std::uintptr_t>(k.phrase->id));
+        }
+      }
     }
   });
 
@@ -828,6 +853,9 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
       }
     }
     b.lex = Lexicon();
+    // The range's own memo is not read again (its pieces are, in order).
+    b.memo[0] = eval_internal::SlotTable();
+    b.memo[1] = eval_internal::SlotTable();
     auto& pmap = phrase_map[t];
     pmap.resize(b.phrases.size());
     constexpr std::size_t kAhead = 16;  // as above: each memo slot requested ahead of its probe
@@ -868,8 +896,6 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
       }
       pmap[piece.phrase] = &ph;
     }
-    b.memo[0] = eval_internal::SlotTable();
-    b.memo[1] = eval_internal::SlotTable();
     b.pieces = {};
     corpus.arena.Adopt(std::move(b.arena));
   }
@@ -891,12 +917,10 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
     if (t > 0) {
       const auto& tmap = token_map[t];
       const auto& pmap = phrase_map[t];
-      const auto& local = builders[t]->keyphrase_phrases;
-      std::size_t next = 0;
       auto remap = [&](std::span<const Keyphrase> kps) {
         for (const Keyphrase& kc : kps) {
           Keyphrase& k = const_cast<Keyphrase&>(kc);  // the range's arena (the corpus's now)
-          k.phrase = pmap[local[next++]];
+          k.phrase = pmap[reinterpret_cast<std::uintptr_t>(k.phrase)];  // the local id (see above)
           // Each extra belongs to one keyphrase, and its keys to the range's arena (the corpus's now).
           if (k.extra()) {
             for (const TokenId& x : k.extra()->alt_keys) const_cast<TokenId&>(x) = tmap[x];
@@ -911,7 +935,6 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
         remap(doc.refs);
         remap(doc.preds);
       }
-      builders[t]->keyphrase_phrases = {};
     }
     const auto& dups = builders[t]->dups;
     auto dups_of = [&](std::size_t i, std::size_t& d) -> const std::vector<std::uint32_t>* {

@@ -87,6 +87,8 @@ class SlotTable {
     }
   }
   std::uint64_t At(std::size_t pos) const { return slots_[pos]; }
+  // The slot where hash's probe path starts (0: free).
+  std::uint64_t AtHome(std::uint64_t hash) const { return slots_[Home(hash) & (size_ - 1)]; }
   // Starts loading the first slot of hash's probe path (a list of keys is hashed, then probed).
   void Prefetch(std::uint64_t hash) const { __builtin_prefetch(&slots_[Home(hash) & (size_ - 1)]); }
   // Fills the free position pos (from Probe); the table doubles when over 70% full. (Half full was
