@@ -147,3 +147,49 @@ TEST(LineDocuments, ReadFillsEveryField) {
 
 }  // namespace
 }  // namespace kplab
+
+namespace kplab {
+namespace {
+
+// Release gives back only whole pages inside the released documents' lines: every other document
+// still reads as the importers read it, whatever the line lengths and the page boundaries (lines of
+// 1 to ~9,000 bytes, so some ranges hold no whole page and some lines span several).
+TEST(LineDocuments, ReleaseKeepsTheNeighbours) {
+  test::TempDir dir;
+  std::string keys, preds;
+  for (int i = 0; i < 3000; ++i) {
+    const int len = (i * 7919) % 9000 + 1;
+    std::string kp(static_cast<std::size_t>(len), static_cast<char>('a' + i % 26));
+    keys += kp + ";k" + std::to_string(i) + "\n";
+    preds += "p" + std::to_string(i) + ";" + kp.substr(0, static_cast<std::size_t>(len / 2)) + "\n";
+  }
+  std::ofstream(dir / "x_allkeywords.txt", std::ios::binary) << keys;
+  std::ofstream(dir / "p.txt", std::ios::binary) << preds;
+  auto ds = ImportDataset(dir.path());
+  auto p = ImportPredictions(dir / "p.txt");
+  ASSERT_TRUE(ds.ok() && p.ok());
+  auto docs = LineDocuments::Open(dir.path(), {}, dir / "p.txt");
+  ASSERT_TRUE(docs.ok()) << docs.error().message;
+  RawDoc d;
+  RawPrediction r;
+  auto same = [&](std::size_t i) {
+    docs->Read(i, d, r);
+    return d.refs == ds->docs[i].refs && r.phrases == p->docs[i].phrases;
+  };
+  // Released ranges next to, around and between the documents still to read.
+  docs->Release(0, 1000);
+  for (std::size_t i = 1000; i < 3000; ++i) ASSERT_TRUE(same(i)) << i;
+  docs->Release(1001, 1002);  // one document, its neighbours on both sides kept
+  EXPECT_TRUE(same(1000));
+  EXPECT_TRUE(same(1002));
+  docs->Release(1500, 2999);
+  EXPECT_TRUE(same(1499));
+  EXPECT_TRUE(same(2999));
+  docs->Release(2999, 2999);  // empty
+  EXPECT_TRUE(same(2999));
+  docs->Release(2999, 3000);  // the last line, up to the end of the file
+  EXPECT_TRUE(same(1499));
+}
+
+}  // namespace
+}  // namespace kplab
