@@ -60,28 +60,42 @@ struct DocItems {
     n_preds = doc.preds.size();
     n_refs = doc.refs.size();
     alt_refs = 0;
-    auto load = [&](const Keyphrase& kp, Item& it) {
+    // In passes, each of which only starts loads (independent cache misses overlap) that the next one
+    // reads: the phrases, then what they point to (stems, key strings), then the sets.
+    auto phrase = [&](const Keyphrase& kp, Item& it) {
       it.key = kp.key();
       it.blank = kp.phrase->blank;
       it.stems = kp.stems();
       it.len = static_cast<std::uint32_t>(it.stems.size());
+      if (with_stems && it.len > 0) __builtin_prefetch(it.stems.data());
+      if (with_strings) {
+        it.str = corpus.lex.Str(it.key);
+        __builtin_prefetch(it.str.data());
+      }
+    };
+    auto sets = [&](Item& it) {
       if (with_stems) {
         std::uint64_t set = 0;
         for (TokenId id : it.stems) set |= std::uint64_t{1} << (id & 63);
         it.stem_set = set;
       }
       if (with_strings) {
-        it.str = corpus.lex.Str(it.key);
         std::uint64_t set = 0;
         for (unsigned char c : it.str) set |= std::uint64_t{1} << (c & 63);
         it.byte_set = set;
       }
     };
-    for (std::size_t i = 0; i < n_preds; ++i) load(doc.preds[i], preds[i]);
+    for (const Keyphrase& kp : doc.preds) __builtin_prefetch(&kp.phrase->key);
+    for (const Keyphrase& kp : doc.refs) __builtin_prefetch(&kp.phrase->key);
+    for (std::size_t i = 0; i < n_preds; ++i) phrase(doc.preds[i], preds[i]);
     for (std::size_t j = 0; j < n_refs; ++j) {
-      load(doc.refs[j], refs[j]);
+      phrase(doc.refs[j], refs[j]);
       refs[j].alt_keys = doc.refs[j].alt_keys();
       if (!refs[j].alt_keys.empty()) alt_refs |= std::uint64_t{1} << j;
+    }
+    if (with_stems || with_strings) {
+      for (std::size_t i = 0; i < n_preds; ++i) sets(preds[i]);
+      for (std::size_t j = 0; j < n_refs; ++j) sets(refs[j]);
     }
   }
 };
