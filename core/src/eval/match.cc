@@ -168,6 +168,13 @@ double DcgAt(std::span<const std::uint8_t> flags, std::size_t k) {
 
 double IdealDcgAt(std::size_t n_relevant, std::size_t k) {
   const std::size_t n = std::min(n_relevant, k);
+  // The sums the loop below adds, in its order, for the ranks kLog2Ranks holds.
+  static const std::vector<double> kCumulative = [] {
+    std::vector<double> t(kLog2Ranks.size() + 1, 0.0);
+    for (std::size_t i = 0; i < kLog2Ranks.size(); ++i) t[i + 1] = t[i] + 1.0 / Log2Rank(i);
+    return t;
+  }();
+  if (n < kCumulative.size()) return kCumulative[n];
   double dcg = 0;
   for (std::size_t i = 0; i < n; ++i) dcg += 1.0 / Log2Rank(i);
   return dcg;
@@ -312,42 +319,48 @@ bool AlphaNdcgFromMasks(std::span<const std::uint64_t> pred_cover, std::span<con
     dcg[i + 1] = pred_cover[i] != 0 ? dcg[i] + gain(pred_cover[i]) / Log2Rank(i) : dcg[i];
     take(pred_cover[i]);
   }
-  // Cumulative greedy ideal over the pool (CumulativeGreedyIdeal: the same lazy heap, the same ties).
-  // Gains never grow (0 <= 1 - alpha <= 1), so once no item has a positive gain every later pick adds
-  // zero: items with a zero gain are left out of the heap (or dropped when they reach it), and when it
-  // runs dry the rest of the ideal is the sum so far. The picks with positive gains are the ones the
-  // full heap makes: (gain, index) orders the entries strictly, and the left-out ones rank below them.
+  // Cumulative greedy ideal over the pool, with CumulativeGreedyIdeal's picks: the item of the largest
+  // current gain, the lowest index on ties (what its lazy heap returns: an entry whose stored gain is
+  // still current beats every other, whose current gain is at most its stored one, equal stored gains
+  // ranking by index). Each live item's current gain is kept, recomputed only when a pick covers one
+  // of its references (otherwise its counts, so the double gain() gives, are unchanged). Gains never
+  // grow (0 <= 1 - alpha <= 1), so an item whose gain reaches zero stays at zero and is dropped; when
+  // none is left every later pick adds zero, and the rest of the ideal is the sum so far.
   const std::size_t depth = std::min(max_k, pool_size);
   double ideal[kMaxItems + 1];
   std::fill(seen, seen + 64, 0);
   ideal[0] = 0.0;
-  struct Entry {
-    double gain;
-    std::size_t index;
-    bool operator<(const Entry& o) const { return gain < o.gain || (gain == o.gain && index > o.index); }
-  };
-  Entry heap[kMaxItems];
-  std::size_t heap_size = 0;
+  double current[kMaxItems];
+  std::uint16_t live_index[kMaxItems];  // pool indices, increasing
+  std::size_t live = 0;
   for (std::size_t i = 0; i < pool_size; ++i) {
     if (pool[i] == 0) continue;
-    if (const double g = gain(pool[i]); g > 0) heap[heap_size++] = {g, i};
-  }
-  std::make_heap(heap, heap + heap_size);
-  std::size_t r = 0;
-  while (r < depth && heap_size > 0) {
-    std::pop_heap(heap, heap + heap_size);
-    const Entry top = heap[--heap_size];
-    const double now = gain(pool[top.index]);
-    if (now != top.gain) {
-      if (now > 0) {
-        heap[heap_size++] = {now, top.index};
-        std::push_heap(heap, heap + heap_size);
-      }
-      continue;
+    if (const double g = gain(pool[i]); g > 0) {
+      current[live] = g;
+      live_index[live++] = static_cast<std::uint16_t>(i);
     }
-    take(pool[top.index]);
-    ideal[r + 1] = ideal[r] + now / Log2Rank(r);
+  }
+  std::size_t r = 0;
+  while (r < depth && live > 0) {
+    std::size_t best = 0;
+    for (std::size_t k = 1; k < live; ++k) {
+      if (current[k] > current[best]) best = k;
+    }
+    const std::uint64_t taken = pool[live_index[best]];
+    take(taken);
+    ideal[r + 1] = ideal[r] + current[best] / Log2Rank(r);
     ++r;
+    std::size_t kept = 0;
+    for (std::size_t k = 0; k < live; ++k) {
+      if (k == best) continue;
+      const std::uint64_t mask = pool[live_index[k]];
+      const double g = (mask & taken) != 0 ? gain(mask) : current[k];
+      if (g > 0) {
+        current[kept] = g;
+        live_index[kept++] = live_index[k];
+      }
+    }
+    live = kept;
   }
   for (; r < depth; ++r) ideal[r + 1] = ideal[r];
   for (std::size_t i = 0; i < ks.size(); ++i) {
