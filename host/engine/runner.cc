@@ -383,6 +383,26 @@ Result<std::unique_ptr<MetricKernel>> MetricRunner::MakeKernel(const MetricPlugi
   return kernel;
 }
 
+namespace {
+
+// Asks the memory system for what a kernel reads of a document it will score soon: stage 0 its
+// keyphrase lists, stage 1 (once those are in) their phrases. In a large corpus each is a cache miss;
+// requested a few documents ahead, they arrive while the documents before are scored instead of being
+// waited for one after another. Changes nothing.
+void PrefetchDocument(const Document& doc, int stage) {
+  for (const std::vector<Keyphrase>* list : {&doc.preds, &doc.refs}) {
+    if (stage == 0) {
+      const char* p = reinterpret_cast<const char*>(list->data());
+      const std::size_t bytes = list->size() * sizeof(Keyphrase);
+      for (std::size_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
+    } else {
+      for (const Keyphrase& kp : *list) __builtin_prefetch(&kp.phrase->key);
+    }
+  }
+}
+
+}  // namespace
+
 // A plugin whose score is kp.kernel.NAME: the native kernel scores every document and subset of the
 // lane straight into the declared slots; no Lua runs per document. Every declared column must be one the
 // kernel writes (a misspelt name would otherwise stay empty); columns it writes that the plugin did not
@@ -426,7 +446,10 @@ void MetricRunner::ScoreKernel(std::size_t lane, std::size_t index, const Declar
   }
   std::vector<double> values(names.size() * n_sub);
   std::size_t next_report = 0;
+  constexpr std::size_t kListsAhead = 8, kPhrasesAhead = 4;  // documents ahead (PrefetchDocument)
   for (std::size_t i = 0; i < n; ++i) {
+    if (i + kListsAhead < n) PrefetchDocument(corpus_->docs[begin + i + kListsAhead], 0);
+    if (i + kPhrasesAhead < n) PrefetchDocument(corpus_->docs[begin + i + kPhrasesAhead], 1);
     const Document& doc = corpus_->docs[begin + i];
     const auto& subsets = doc.has_text ? with_text : without_text;
     const auto& index_of = doc.has_text ? with_index : without_index;
