@@ -386,7 +386,8 @@ Result<std::unique_ptr<MetricKernel>> MetricRunner::MakeKernel(const MetricPlugi
 namespace {
 
 // Asks the memory system for what a kernel reads of a document it will score soon: stage 0 its
-// keyphrase lists, stage 1 (once those are in) their phrases. In a large corpus each is a cache miss;
+// keyphrase lists and their views (the document's record must be in), stage 1 (once the lists are in)
+// their phrases. In a large corpus each is a cache miss;
 // requested a few documents ahead, they arrive while the documents before are scored instead of being
 // waited for one after another. Changes nothing.
 void PrefetchDocument(const Document& doc, int stage) {
@@ -395,6 +396,8 @@ void PrefetchDocument(const Document& doc, int stage) {
       const char* p = reinterpret_cast<const char*>(list->data());
       const std::size_t bytes = list->size() * sizeof(Keyphrase);
       for (std::size_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
+      // The view of the whole list (pointers into it), which the kernels walk.
+      __builtin_prefetch(list == &doc.preds ? doc.pred_view[0].data() : doc.ref_view[0].data());
     } else {
       for (const Keyphrase& kp : *list) __builtin_prefetch(&kp.phrase->key);
     }
@@ -446,8 +449,13 @@ void MetricRunner::ScoreKernel(std::size_t lane, std::size_t index, const Declar
   }
   std::vector<double> values(names.size() * n_sub);
   std::size_t next_report = 0;
-  constexpr std::size_t kListsAhead = 8, kPhrasesAhead = 4;  // documents ahead (PrefetchDocument)
+  // Documents ahead of the one scored whose record, keyphrase lists and phrases are asked for.
+  constexpr std::size_t kDocAhead = 16, kListsAhead = 8, kPhrasesAhead = 4;
   for (std::size_t i = 0; i < n; ++i) {
+    if (i + kDocAhead < n) {
+      const char* rec = reinterpret_cast<const char*>(&corpus_->docs[begin + i + kDocAhead]);
+      for (std::size_t off = 0; off < sizeof(Document); off += 64) __builtin_prefetch(rec + off);
+    }
     if (i + kListsAhead < n) PrefetchDocument(corpus_->docs[begin + i + kListsAhead], 0);
     if (i + kPhrasesAhead < n) PrefetchDocument(corpus_->docs[begin + i + kPhrasesAhead], 1);
     const Document& doc = corpus_->docs[begin + i];

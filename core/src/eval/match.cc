@@ -309,11 +309,19 @@ bool AlphaNdcgFromMasks(std::span<const std::uint64_t> pred_cover, std::span<con
   };
   std::size_t max_k = 0;
   for (std::size_t k : ks) max_k = std::max(max_k, k);
+  // The counts of the references some mask covers (the others are never read).
+  std::uint64_t covered = 0;
+  for (std::uint64_t m : pred_cover) covered |= m;
+  for (std::uint64_t m : pool) covered |= m;
+  const int width = 64 - std::countl_zero(covered);
+  auto clear_seen = [&] {
+    for (int t = 0; t < width; ++t) seen[t] = 0;
+  };
   // Cumulative DCG of the predictions in order (CumulativeDcg), as far as a cut-off reads it. An item
   // covering nothing adds a zero gain, which leaves the sum as it is.
   const std::size_t dcg_depth = std::min(max_k, n);
   double dcg[kMaxItems + 1];
-  std::fill(seen, seen + 64, 0);
+  clear_seen();
   dcg[0] = 0.0;
   for (std::size_t i = 0; i < dcg_depth; ++i) {
     dcg[i + 1] = pred_cover[i] != 0 ? dcg[i] + gain(pred_cover[i]) / Log2Rank(i) : dcg[i];
@@ -328,7 +336,7 @@ bool AlphaNdcgFromMasks(std::span<const std::uint64_t> pred_cover, std::span<con
   // none is left every later pick adds zero, and the rest of the ideal is the sum so far.
   const std::size_t depth = std::min(max_k, pool_size);
   double ideal[kMaxItems + 1];
-  std::fill(seen, seen + 64, 0);
+  clear_seen();
   ideal[0] = 0.0;
   double current[kMaxItems];
   std::uint16_t live_index[kMaxItems];  // pool indices, increasing
