@@ -109,6 +109,23 @@ std::uint64_t RefBits(const Document& doc, PhraseRefs refs) {
   return bits;
 }
 
+// A subset's rows (indices into doc.preds) and its references' bits. View 0 is the whole lists, all of
+// doc.preds and doc.refs in order: its rows are read without walking its pointers (a cache miss per
+// document in a large corpus).
+struct SubsetIndex {
+  const Document* doc;
+  PhraseRefs preds;
+  bool whole;
+  std::uint64_t cols;
+  std::size_t row(std::size_t i) const { return whole ? i : Row(*doc, preds[i]); }
+};
+
+SubsetIndex IndexSubset(const Document& doc, int view, PhraseRefs preds, PhraseRefs refs) {
+  const bool whole = view == 0 && preds.size() == doc.preds.size() && refs.size() == doc.refs.size();
+  const std::uint64_t all = refs.size() >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << refs.size()) - 1;
+  return {&doc, preds, whole, whole ? all : RefBits(doc, refs)};
+}
+
 std::uint64_t Bit(bool b, std::size_t j) { return static_cast<std::uint64_t>(b) << j; }
 
 // Each row below is one item's relation to every reference, as bits. The tests are those of match.cc,
@@ -237,8 +254,8 @@ class ExactKernel final : public MetricKernel {
     std::uint8_t flags[kMaxItems];
     for (std::size_t s = 0; s < subsets.size(); ++s) {
       const PhraseRefs preds = doc.pred_view[subsets[s].view], refs = doc.ref_view[subsets[s].view];
-      const std::uint64_t cols = RefBits(doc, refs);
-      for (std::size_t i = 0; i < preds.size(); ++i) flags[i] = (match[Row(doc, preds[i])] & cols) != 0;
+      const SubsetIndex index = IndexSubset(doc, subsets[s].view, preds, refs);
+      for (std::size_t i = 0; i < preds.size(); ++i) flags[i] = (match[index.row(i)] & index.cols) != 0;
       Write(std::span(flags, preds.size()), preds.size(), refs.size(), &values[s * names_.size()]);
     }
   }
@@ -316,9 +333,10 @@ class RankKernel final : public MetricKernel {
     for (std::size_t s = 0; s < subsets.size(); ++s) {
       const PhraseRefs preds = doc.pred_view[subsets[s].view], refs = doc.ref_view[subsets[s].view];
       const std::size_t n = preds.size(), r = refs.size();
-      const std::uint64_t cols = RefBits(doc, refs);
+      const SubsetIndex index = IndexSubset(doc, subsets[s].view, preds, refs);
+      const std::uint64_t cols = index.cols;
       for (std::size_t i = 0; i < n; ++i) {
-        const std::size_t row = Row(doc, preds[i]);
+        const std::size_t row = index.row(i);
         flags[i] = (match[row] & cols) != 0;
         pred_cover[i] = cover[row] & cols;
       }
@@ -333,7 +351,9 @@ class RankKernel final : public MetricKernel {
           std::copy(pred_cover, pred_cover + n, pool);
           pool_size = n;
         } else {
-          for (const Keyphrase* ref : refs) pool[pool_size++] = ref_cover[Col(doc, ref)] & cols;
+          for (std::uint64_t bits = cols; bits != 0; bits &= bits - 1) {  // the references in list order
+            pool[pool_size++] = ref_cover[std::countr_zero(bits)] & cols;
+          }
           for (std::size_t i = 0; i < n; ++i) {
             if (!flags[i]) pool[pool_size++] = pred_cover[i];
           }
@@ -403,19 +423,22 @@ class RprecKernel final : public MetricKernel {
     for (std::size_t s = 0; s < subsets.size(); ++s) {
       PhraseRefs preds = doc.pred_view[subsets[s].view];
       const PhraseRefs refs = doc.ref_view[subsets[s].view];
-      const std::uint64_t cols = RefBits(doc, refs);
+      const SubsetIndex index = IndexSubset(doc, subsets[s].view, preds, refs);
+      const std::uint64_t cols = index.cols;
       int pred_hits = 0;
       std::uint64_t reached = 0;  // the subset's references some prediction relates to
-      for (const Keyphrase* p : preds) {
-        const std::uint64_t bits = rel[Row(doc, p)] & cols;
+      for (std::size_t i = 0; i < preds.size(); ++i) {
+        const std::uint64_t bits = rel[index.row(i)] & cols;
         pred_hits += bits != 0;
         reached |= bits;
       }
       const PhraseRefs top = Top(doc, subsets[s], preds, refs.size());
+      const bool reordered = top.data() != preds.data();
       int top_hits = 0, zg_hits = 0;
-      for (const Keyphrase* t : top) {
-        top_hits += (rel[Row(doc, t)] & cols) != 0;
-        zg_hits += (zg_row(Row(doc, t)) & cols) != 0;
+      for (std::size_t i = 0; i < top.size(); ++i) {
+        const std::size_t row = reordered ? Row(doc, top[i]) : index.row(i);
+        top_hits += (rel[row] & cols) != 0;
+        zg_hits += (zg_row(row) & cols) != 0;
       }
       Write(preds.size(), refs.size(), pred_hits, std::popcount(reached), top_hits, zg_hits, &values[s * names_.size()]);
     }
