@@ -324,16 +324,62 @@ Status ComputeAggregates(LuaVm& vm, const MetricPlugin& plugin, const DeclaredCo
       if (reached) break;
     }
     if (!reached) continue;
-    auto sum = [&](int slot, std::size_t* count) {
-      double total = 0;
-      std::size_t n = 0;
-      for (double v : slots[static_cast<std::size_t>(slot - 1)]) {
-        if (std::isnan(v)) continue;
-        total += v;
-        ++n;
+    // Each slot's total and count over the documents with a value, in document order, computed once
+    // (a slot may feed several aggregates: exact's hits@k feeds two ratios) and four slots per pass,
+    // whose additions then overlap instead of each waiting on the one before.
+    std::vector<double> totals(slots.size(), 0.0);
+    std::vector<std::size_t> counts(slots.size(), 0);
+    {
+      std::vector<std::size_t> todo;
+      std::vector<bool> needed(slots.size(), false);
+      for (const auto& agg : cols.aggregates) {
+        if (agg.kind == DeclaredColumns::Kind::kCustom) continue;
+        needed[static_cast<std::size_t>(agg.a - 1)] = true;
+        if (agg.kind == DeclaredColumns::Kind::kRatio) needed[static_cast<std::size_t>(agg.b - 1)] = true;
       }
-      if (count) *count = n;
-      return total;
+      for (std::size_t j = 0; j < slots.size(); ++j) {
+        if (needed[j]) todo.push_back(j);
+      }
+      auto one = [&](std::size_t j) {
+        double total = 0;
+        std::size_t n = 0;
+        for (double v : slots[j]) {
+          if (std::isnan(v)) continue;
+          total += v;
+          ++n;
+        }
+        totals[j] = total;
+        counts[j] = n;
+      };
+      std::size_t t = 0;
+      for (; t + 4 <= todo.size(); t += 4) {
+        const std::vector<double>* c[4] = {&slots[todo[t]], &slots[todo[t + 1]], &slots[todo[t + 2]], &slots[todo[t + 3]]};
+        const std::size_t len = c[0]->size();
+        if (c[1]->size() != len || c[2]->size() != len || c[3]->size() != len) {
+          for (int k = 0; k < 4; ++k) one(todo[t + static_cast<std::size_t>(k)]);
+          continue;
+        }
+        double total[4] = {0, 0, 0, 0};
+        std::size_t n[4] = {0, 0, 0, 0};
+        const double* d[4] = {c[0]->data(), c[1]->data(), c[2]->data(), c[3]->data()};
+        for (std::size_t i = 0; i < len; ++i) {
+          for (int k = 0; k < 4; ++k) {
+            const double v = d[k][i];
+            if (std::isnan(v)) continue;
+            total[k] += v;
+            ++n[k];
+          }
+        }
+        for (int k = 0; k < 4; ++k) {
+          totals[todo[t + static_cast<std::size_t>(k)]] = total[k];
+          counts[todo[t + static_cast<std::size_t>(k)]] = n[k];
+        }
+      }
+      for (; t < todo.size(); ++t) one(todo[t]);
+    }
+    auto sum = [&](int slot, std::size_t* count) {
+      if (count) *count = counts[static_cast<std::size_t>(slot - 1)];
+      return totals[static_cast<std::size_t>(slot - 1)];
     };
     const int top = lua_gettop(L);
     lua_newtable(L);  // [a]: this subset's aggregates so far, by relative name

@@ -124,5 +124,49 @@ TEST(Match, AlphaNdcgWordPoolByHandFewAndManyReferences) {
   }
 }
 
+// AlphaNdcgFromMasks (the kernels' alpha-NDCG) by hand. References t0, t1, t2; alpha 0.5.
+//   predictions cover {t0, t1}, {t0}, {t2}: gains 2, 0.5 (t0 seen once), 1
+//     DCG@1 = 2, DCG@2 = 2 + 0.5/log2(3), DCG@3 = DCG@2 + 1/log2(4)
+//   pool {t0}, {t1}, {t2}, {t0, t1}: the ideal takes {t0, t1} (gain 2), then {t2} (1; {t0} and {t1}
+//   are down to 0.5), then {t0} before {t1} (a tie at 0.5: the lower index), then {t1} (0.5)
+//     IDCG@1 = 2, @2 = 2 + 1/log2(3), @3 = @2 + 0.5/log2(4), @4 = @3 + 0.5/log2(5)
+//   A cut-off beyond the predictions reads DCG@3, beyond the pool IDCG@4.
+// alpha 1: a reference seen once gives nothing more. Predictions {t0}, {t0}: DCG 1, 1. Pool {t0},
+// {t0}, {t1}: the ideal takes {t0} (1), then {t1} (1; the second {t0} gives 0), then 0.
+TEST(Match, AlphaNdcgFromMasksByHand) {
+  const double l3 = std::log2(3.0), l4 = std::log2(4.0), l5 = std::log2(5.0);
+  const std::uint64_t preds[] = {0b011, 0b001, 0b100}, pool[] = {0b001, 0b010, 0b100, 0b011};
+  const std::size_t ks[] = {1, 2, 3, 4, 10};
+  std::vector<double> out(5, -1);
+  ASSERT_TRUE(AlphaNdcgFromMasks(preds, pool, ks, 0.5, out));
+  const double dcg2 = 2 + 0.5 / l3, dcg3 = dcg2 + 1 / l4;
+  const double idcg2 = 2 + 1 / l3, idcg3 = idcg2 + 0.5 / l4, idcg4 = idcg3 + 0.5 / l5;
+  EXPECT_DOUBLE_EQ(out[0], 1.0);
+  EXPECT_DOUBLE_EQ(out[1], dcg2 / idcg2);
+  EXPECT_DOUBLE_EQ(out[2], dcg3 / idcg3);
+  EXPECT_DOUBLE_EQ(out[3], dcg3 / idcg4);
+  EXPECT_DOUBLE_EQ(out[4], dcg3 / idcg4);
+
+  const std::uint64_t repeats[] = {0b01, 0b01}, pool1[] = {0b01, 0b01, 0b10};
+  const std::size_t ks1[] = {1, 2, 3};
+  std::vector<double> one(3, -1);
+  ASSERT_TRUE(AlphaNdcgFromMasks(repeats, pool1, ks1, 1.0, one));
+  EXPECT_DOUBLE_EQ(one[0], 1.0);
+  EXPECT_DOUBLE_EQ(one[1], 1 / (1 + 1 / l3));
+  EXPECT_DOUBLE_EQ(one[2], 1 / (1 + 1 / l3));
+
+  // Nothing covered: 0, not NaN. More than 256 items: refused, out untouched.
+  const std::uint64_t none[] = {0, 0};
+  std::vector<double> zero(1, -1);
+  const std::size_t k5[] = {5};
+  ASSERT_TRUE(AlphaNdcgFromMasks(none, none, k5, 0.5, zero));
+  EXPECT_EQ(zero[0], 0.0);
+  const std::vector<std::uint64_t> many(257, 1);
+  std::vector<double> untouched(1, -1);
+  EXPECT_FALSE(AlphaNdcgFromMasks(many, none, k5, 0.5, untouched));
+  EXPECT_FALSE(AlphaNdcgFromMasks(none, many, k5, 0.5, untouched));
+  EXPECT_EQ(untouched[0], -1);
+}
+
 }  // namespace
 }  // namespace kplab

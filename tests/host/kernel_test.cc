@@ -79,6 +79,74 @@ TEST_F(Kernels, SameNumbersAsTheirLuaUnderEveryProfile) {
   }
 }
 
+// The kernels score a document from bit masks of its prediction-reference relations (at most 64
+// references, 256 keyphrases; otherwise from the lists) with byte- and stem-set filters in front of
+// the substring and run searches (issue 16, perf-kernels). Documents written to break that: 64
+// references (the top bit), 70 (the list path), 200 predictions beside 60 references (too many
+// keyphrases), predictions that are byte substrings but not stem runs ("net" in "network"), whose
+// bytes all occur in a reference without being a substring of it ("ten" and "network"), references
+// inside predictions, repeats, an empty prediction line; under every alpha-NDCG form and an alpha
+// of 0 and 1 (every repeat's gain zero), against the plugins' Lua; and SemEval-2010's references
+// with alternative forms ('+').
+TEST_F(Kernels, MaskPathMatchesTheLuaOnHostileDocuments) {
+  const fs::path data = dir_ / "hostile";
+  fs::create_directories(data);
+  std::ofstream ctx(data / "hostile_context.txt"), keys(data / "hostile_allkeywords.txt"), preds(dir_ / "preds.txt");
+  auto refs_list = [](int n, const std::string& word) {
+    std::string out;
+    for (int i = 1; i <= n; ++i) out += (i > 1 ? ";" : "") + word + " t" + std::to_string(i);
+    return out;
+  };
+  // 64 references: predictions hit the first and the last (bit 63) and cover some by a run.
+  ctx << "alpha t1 and alpha t64 with beta t2 . <eos> alpha t63 text\n";
+  keys << refs_list(64, "alpha") << "\n";
+  preds << "alpha t64;alpha t1;t2;alpha;alpha t1;<peos>;alpha t63;gamma\n";
+  // 70 references: the list path.
+  ctx << "beta t70 and beta t1 . <eos> beta t35\n";
+  keys << refs_list(70, "beta") << "\n";
+  preds << "beta t70;beta;beta t1;t1;<peos>;beta t35;delta\n";
+  // 200 predictions beside 60 references: too many keyphrases for the masks.
+  ctx << "gamma t1 gamma t2 . <eos> gamma t60\n";
+  keys << refs_list(60, "gamma") << "\n";
+  for (int i = 1; i <= 200; ++i) preds << (i > 1 ? ";" : "") << "gamma t" << (i * 7 % 230);
+  preds << "\n";
+  // Byte substrings that are not stem runs, bytes without a substring, runs both ways, repeats.
+  ctx << "network analysis of deep neural network models . <eos> we study graph neural network training on a "
+         "network of ten nodes\n";
+  keys << "network;deep neural network model;graph;ten nodes;neural network training\n";
+  preds << "net;ten;work;neural network;graph neural network;network;network;deep neural network model;"
+           "neural;<peos>;twork;network training;nodes\n";
+  // No prediction at all, then a document whose predictions match nothing.
+  ctx << "an empty line of predictions . <eos> nothing here\n";
+  keys << "empty line;predictions\n";
+  preds << "\n";
+  ctx << "unrelated words . <eos> more words\n";
+  keys << "first key;second key\n";
+  preds << "zzz;yyy;<peos>;xxx\n";
+  ctx.close(), keys.close(), preds.close();
+  const std::string on = "--dataset " + data.string() + " --predictions " + (dir_ / "preds.txt").string();
+  const std::string cases[] = {
+      on,
+      on + " --profile kpeval",
+      on + " --profile kenchan",
+      on + " --param rank.alpha=1 --param rank.ks=1,2,3,64,70,100,M,O --param exact.ks=1,64,O,M",
+      on + " --param rank.alpha=0 --profile kpeval --param rank.ks=1,3,M,O,250",
+      "--dataset ../shared/data/semeval2010/test --predictions ../shared/data/predictions/catSeqTG-2RF1/semeval/"
+      "seed1234.txt",
+      "--dataset ../shared/data/semeval2010/test --predictions ../shared/data/predictions/catSeqTG-2RF1/semeval/"
+      "seed1234.txt --profile kpeval",
+  };
+  int n = 0;
+  for (const std::string& c : cases) {
+    const std::string args = c + " --metrics exact,rank,rprec --system s";
+    const std::string lua = Numbers(args, "tests/data/lua_scorers", "hlua" + std::to_string(n) + ".db");
+    const std::string native = Numbers(args, "", "hnative" + std::to_string(n) + ".db");
+    ASSERT_GT(native.size(), 200u) << c;
+    EXPECT_EQ(native, lua) << c;
+    ++n;
+  }
+}
+
 TEST_F(Kernels, MarkerCalledFromLuaExplainsItself) {
   auto o = Probe(R"(-- kplab-api: 2
 return kp.metric { name = "probe", version = "1", subsets = { "all" }, columns = { "x" },

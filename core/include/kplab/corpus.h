@@ -190,6 +190,8 @@ class KeyphraseList {
   }
   // The same storage and length (not merely the same items).
   bool SameAs(const KeyphraseList& o) const { return p_ == o.p_ && n_ == o.n_ && in_place_ == o.in_place_; }
+  // The same storage from the same first item: one list is a prefix (first(n)) of the other.
+  bool SharesStart(const KeyphraseList& o) const { return p_ == o.p_ && in_place_ == o.in_place_; }
 
  private:
   const void* p_ = nullptr;

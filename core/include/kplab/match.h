@@ -82,6 +82,13 @@ double AlphaNdcgWordPool(PhraseRefs preds, PhraseRefs refs, std::size_t k, doubl
 // once): result[i] is the value at ks[i].
 std::vector<double> AlphaNdcgWordPool(PhraseRefs preds, PhraseRefs refs, std::span<const std::size_t> ks,
                                       double alpha);
+// kplab's alpha-NDCG (word pool) from coverage masks, bit t of a mask meaning "covers reference t" (at
+// most 64 references): pred_cover for the ranked predictions, pool for the greedy ideal's candidates in
+// index order (AlphaNdcgWordPool's: references, then predictions that are not a reference). out[i]
+// receives the value at ks[i], bit for bit what AlphaNdcgWordPool gives for the lists the masks
+// describe. Returns false (out untouched) for more than 256 predictions or pool items.
+bool AlphaNdcgFromMasks(std::span<const std::uint64_t> pred_cover, std::span<const std::uint64_t> pool,
+                        std::span<const std::size_t> ks, double alpha, std::span<double> out);
 std::vector<double> AlphaNdcgSubstring(const Lexicon& lex, PhraseRefs preds, PhraseRefs refs,
                                        std::span<const std::size_t> ks, double alpha);
 

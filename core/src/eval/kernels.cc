@@ -1,6 +1,7 @@
 #include "kplab/kernels.h"
 
 #include <algorithm>
+#include <bit>
 
 #include <fmt/format.h>
 
@@ -22,6 +23,210 @@ std::vector<std::size_t> Resolve(const std::vector<Cutoff>& ks, std::size_t n, s
   return cut;
 }
 
+// One document's keyphrases as the kernels read them, and the relations between its predictions and
+// references as bit masks over the references (bit j: doc.refs[j]), computed once per document for all
+// its subsets. In a large corpus every keyphrase's phrase is a cache miss, and the per-subset matching
+// of match.h reads each one many times; here each is read once. A subset is a sub-list of doc.preds
+// and doc.refs in their order (its views point into them), so its relation is its predictions' rows
+// masked with its references' bits, and the bits from the lowest up visit its references in list
+// order: every test and sum is the one match.h makes on the subset's lists. Documents with more than
+// 64 references or 256 keyphrases do not fit; the kernels score them with match.h as before.
+constexpr std::size_t kMaxRefs = 64, kMaxItems = 256;
+
+bool FitsMasks(const Document& doc) {
+  return doc.refs.size() <= kMaxRefs && doc.preds.size() + doc.refs.size() <= kMaxItems;
+}
+
+struct Item {
+  TokenId key = kNoToken;
+  bool blank = true;
+  std::uint32_t len = 0;              // number of stems
+  std::span<const TokenId> stems;
+  std::uint64_t stem_set = 0;         // bit (id & 63) set for each stem id
+  std::span<const TokenId> alt_keys;  // references only
+  std::string_view str;               // the key's string, when the kernel reads it
+  std::uint64_t byte_set = 0;         // bit (c & 63) set for each byte c of str
+};
+
+struct DocItems {
+  std::size_t n_preds = 0, n_refs = 0;
+  std::uint64_t alt_refs = 0;  // references with alternative keys
+  Item preds[kMaxItems];
+  Item refs[kMaxRefs];
+
+  // with_stems: the stems' set (for runs of stems); with_strings: the keys' strings and their bytes'
+  // set (for substrings).
+  void Load(const Corpus& corpus, const Document& doc, bool with_stems, bool with_strings) {
+    n_preds = doc.preds.size();
+    n_refs = doc.refs.size();
+    alt_refs = 0;
+    // In passes, each of which only starts loads (independent cache misses overlap) that the next one
+    // reads: the phrases, then what they point to (stems, key strings), then the sets.
+    auto phrase = [&](const Keyphrase& kp, Item& it) {
+      it.key = kp.key();
+      it.blank = kp.phrase->blank();
+      it.stems = kp.stems();
+      it.len = static_cast<std::uint32_t>(it.stems.size());
+      if (with_stems && it.len > 0) __builtin_prefetch(it.stems.data());
+      if (with_strings) {
+        it.str = corpus.lex.Str(it.key);
+        __builtin_prefetch(it.str.data());
+      }
+    };
+    auto sets = [&](Item& it) {
+      if (with_stems) {
+        std::uint64_t set = 0;
+        for (TokenId id : it.stems) set |= std::uint64_t{1} << (id & 63);
+        it.stem_set = set;
+      }
+      if (with_strings) {
+        std::uint64_t set = 0;
+        for (unsigned char c : it.str) set |= std::uint64_t{1} << (c & 63);
+        it.byte_set = set;
+      }
+    };
+    for (const Keyphrase& kp : doc.preds) __builtin_prefetch(&kp.phrase->key);
+    for (const Keyphrase& kp : doc.refs) __builtin_prefetch(&kp.phrase->key);
+    for (std::size_t i = 0; i < n_preds; ++i) phrase(doc.preds[i], preds[i]);
+    for (std::size_t j = 0; j < n_refs; ++j) {
+      phrase(doc.refs[j], refs[j]);
+      refs[j].alt_keys = doc.refs[j].alt_keys();
+      if (!refs[j].alt_keys.empty()) alt_refs |= std::uint64_t{1} << j;
+    }
+    if (with_stems || with_strings) {
+      for (std::size_t i = 0; i < n_preds; ++i) sets(preds[i]);
+      for (std::size_t j = 0; j < n_refs; ++j) sets(refs[j]);
+    }
+  }
+};
+
+std::size_t Row(const Document& doc, const Keyphrase* k) { return static_cast<std::size_t>(k - doc.preds.data()); }
+std::size_t Col(const Document& doc, const Keyphrase* k) { return static_cast<std::size_t>(k - doc.refs.data()); }
+
+std::uint64_t RefBits(const Document& doc, PhraseRefs refs) {
+  std::uint64_t bits = 0;
+  for (const Keyphrase* r : refs) bits |= std::uint64_t{1} << Col(doc, r);
+  return bits;
+}
+
+// A subset's rows (indices into doc.preds) and its references' bits. View 0 is the whole lists, all of
+// doc.preds and doc.refs in order: its rows are read without walking its pointers (a cache miss per
+// document in a large corpus).
+struct SubsetIndex {
+  const Document* doc;
+  PhraseRefs preds;
+  bool whole;
+  std::uint64_t cols;
+  std::size_t row(std::size_t i) const { return whole ? i : Row(*doc, preds[i]); }
+};
+
+SubsetIndex IndexSubset(const Document& doc, int view, PhraseRefs preds, PhraseRefs refs) {
+  const bool whole = view == 0 && preds.size() == doc.preds.size() && refs.size() == doc.refs.size();
+  const std::uint64_t all = refs.size() >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << refs.size()) - 1;
+  return {&doc, preds, whole, whole ? all : RefBits(doc, refs)};
+}
+
+std::uint64_t Bit(bool b, std::size_t j) { return static_cast<std::uint64_t>(b) << j; }
+
+// Each row below is one item's relation to every reference, as bits. The tests are those of match.cc,
+// the cheap ones first for all references without branching, the search only where they leave a
+// candidate: a run of stems (a substring) holds every stem id (byte) of the needle, so a needle
+// whose set is not within the hay's is none.
+
+// match.cc's KeyMatches(pred, reference j): the key is the reference's or one of its alternative keys.
+std::uint64_t KeyRow(const DocItems& d, const Item& p) {
+  std::uint64_t bits = 0;
+  for (std::size_t j = 0; j < d.n_refs; ++j) bits |= Bit(d.refs[j].key == p.key, j);
+  for (std::uint64_t alt = d.alt_refs & ~bits; alt != 0; alt &= alt - 1) {
+    const std::size_t j = static_cast<std::size_t>(std::countr_zero(alt));
+    const auto keys = d.refs[j].alt_keys;
+    if (std::find(keys.begin(), keys.end(), p.key) != keys.end()) bits |= Bit(true, j);
+  }
+  return bits;
+}
+
+bool StemsSearch(const Item& hay, const Item& needle) {
+  return std::search(hay.stems.begin(), hay.stems.end(), needle.stems.begin(), needle.stems.end()) != hay.stems.end();
+}
+
+// match.cc's StemsRunIn(reference j, x) for every j: x's stems occur contiguously in the reference's
+// (equal keys are equal stems; different keys of as many stems are not a run of each other).
+std::uint64_t RunInRefsRow(const DocItems& d, const Item& x) {
+  if (x.len == 0) return 0;
+  std::uint64_t equal = 0, maybe = 0;
+  for (std::size_t j = 0; j < d.n_refs; ++j) {
+    const Item& r = d.refs[j];
+    equal |= Bit(r.key == x.key, j);
+    maybe |= Bit((x.len < r.len) & ((x.stem_set & ~r.stem_set) == 0), j);
+  }
+  for (maybe &= ~equal; maybe != 0; maybe &= maybe - 1) {
+    const std::size_t j = static_cast<std::size_t>(std::countr_zero(maybe));
+    if (StemsSearch(d.refs[j], x)) equal |= Bit(true, j);
+  }
+  return equal;
+}
+
+// match.cc's ZeschGurevychMatch relation of a non-blank prediction p to every reference j: j is not
+// blank and StemsRunIn(j, p) || StemsRunIn(p, j).
+std::uint64_t ZeschGurevychRow(const DocItems& d, const Item& p) {
+  std::uint64_t equal = 0, p_in_r = 0, r_in_p = 0;
+  for (std::size_t j = 0; j < d.n_refs; ++j) {
+    const Item& r = d.refs[j];
+    const bool live = !r.blank;
+    equal |= Bit(live & (r.key == p.key) & (p.len > 0), j);
+    p_in_r |= Bit(live & (p.len > 0) & (p.len < r.len) & ((p.stem_set & ~r.stem_set) == 0), j);
+    r_in_p |= Bit(live & (r.len > 0) & (r.len < p.len) & ((r.stem_set & ~p.stem_set) == 0), j);
+  }
+  for (p_in_r &= ~equal; p_in_r != 0; p_in_r &= p_in_r - 1) {
+    const std::size_t j = static_cast<std::size_t>(std::countr_zero(p_in_r));
+    if (StemsSearch(d.refs[j], p)) equal |= Bit(true, j);
+  }
+  for (r_in_p &= ~equal; r_in_p != 0; r_in_p &= r_in_p - 1) {
+    const std::size_t j = static_cast<std::size_t>(std::countr_zero(r_in_p));
+    if (StemsSearch(p, d.refs[j])) equal |= Bit(true, j);
+  }
+  return equal;
+}
+
+// Python `b in a` on the keys' strings.
+bool StrIn(const Item& b, const Item& a) { return a.str.find(b.str) != std::string_view::npos; }
+
+// match.cc's SubstringCover row (AlphaNdcgSubstring): p's string is in reference j's.
+std::uint64_t InRefsRow(const DocItems& d, const Item& p) {
+  std::uint64_t maybe = 0;
+  for (std::size_t j = 0; j < d.n_refs; ++j) {
+    const Item& r = d.refs[j];
+    maybe |= Bit((p.str.size() <= r.str.size()) & ((p.byte_set & ~r.byte_set) == 0), j);
+  }
+  std::uint64_t bits = 0;
+  for (; maybe != 0; maybe &= maybe - 1) {
+    const std::size_t j = static_cast<std::size_t>(std::countr_zero(maybe));
+    if (StrIn(p, d.refs[j])) bits |= Bit(true, j);
+  }
+  return bits;
+}
+
+// match.cc's SubstrEitherKeys (SubstringMatch's relation) of p to every reference j: equal keys, or the
+// shorter string is in the longer (two different strings of one length hold neither the other).
+std::uint64_t SubstrEitherRow(const DocItems& d, const Item& p) {
+  std::uint64_t equal = 0, p_in_r = 0, r_in_p = 0;
+  for (std::size_t j = 0; j < d.n_refs; ++j) {
+    const Item& r = d.refs[j];
+    equal |= Bit(r.key == p.key, j);
+    p_in_r |= Bit((p.str.size() < r.str.size()) & ((p.byte_set & ~r.byte_set) == 0), j);
+    r_in_p |= Bit((r.str.size() < p.str.size()) & ((r.byte_set & ~p.byte_set) == 0), j);
+  }
+  for (p_in_r &= ~equal; p_in_r != 0; p_in_r &= p_in_r - 1) {
+    const std::size_t j = static_cast<std::size_t>(std::countr_zero(p_in_r));
+    if (StrIn(p, d.refs[j])) equal |= Bit(true, j);
+  }
+  for (r_in_p &= ~equal; r_in_p != 0; r_in_p &= r_in_p - 1) {
+    const std::size_t j = static_cast<std::size_t>(std::countr_zero(r_in_p));
+    if (StrIn(d.refs[j], p)) equal |= Bit(true, j);
+  }
+  return equal;
+}
+
 // plugins/exact.lua: per cut-off p, r, f1, hits, pden, rden.
 class ExactKernel final : public MetricKernel {
  public:
@@ -31,25 +236,44 @@ class ExactKernel final : public MetricKernel {
       for (const char* c : {"p", "r", "f1", "hits", "pden", "rden"}) names_.push_back(fmt::format("{}@{}", c, k.Text()));
     }
   }
-  void Score(const Corpus&, const Document& doc, std::span<const KernelSubset> subsets,
+  void Score(const Corpus& corpus, const Document& doc, std::span<const KernelSubset> subsets,
              std::span<double> values) const override {
+    if (!FitsMasks(doc)) {
+      for (std::size_t s = 0; s < subsets.size(); ++s) {
+        const PhraseRefs preds = doc.pred_view(subsets[s].view), refs = doc.ref_view(subsets[s].view);
+        Write(ExactMatch(preds, refs), preds.size(), refs.size(), &values[s * names_.size()]);
+      }
+      return;
+    }
+    thread_local DocItems d;
+    d.Load(corpus, doc, false, false);
+    std::uint64_t match[kMaxItems];
+    for (std::size_t i = 0; i < d.n_preds; ++i) {
+      match[i] = KeyRow(d, d.preds[i]);
+    }
+    std::uint8_t flags[kMaxItems];
     for (std::size_t s = 0; s < subsets.size(); ++s) {
       const PhraseRefs preds = doc.pred_view(subsets[s].view), refs = doc.ref_view(subsets[s].view);
-      const std::size_t n = preds.size(), r = refs.size();
-      const std::vector<std::uint8_t> flags = ExactMatch(preds, refs);
-      for (std::size_t i = 0; i < ks_.size(); ++i) {
-        const std::size_t cut = ks_[i].Resolve(n, r);
-        const int hits = HitsAt(flags, cut);
-        const std::size_t pden = (n > 0 || always_) ? cut : 0;
-        const double p = Ratio(hits, pden), rc = Ratio(hits, r);
-        double* o = &values[s * names_.size() + i * 6];
-        o[0] = p, o[1] = rc, o[2] = F1(p, rc);
-        o[3] = hits, o[4] = static_cast<double>(pden), o[5] = static_cast<double>(r);
-      }
+      const SubsetIndex index = IndexSubset(doc, subsets[s].view, preds, refs);
+      for (std::size_t i = 0; i < preds.size(); ++i) flags[i] = (match[index.row(i)] & index.cols) != 0;
+      Write(std::span(flags, preds.size()), preds.size(), refs.size(), &values[s * names_.size()]);
     }
   }
 
  private:
+  // One subset's values from its match flags (ExactMatch's).
+  void Write(std::span<const std::uint8_t> flags, std::size_t n, std::size_t r, double* out) const {
+    for (std::size_t i = 0; i < ks_.size(); ++i) {
+      const std::size_t cut = ks_[i].Resolve(n, r);
+      const int hits = HitsAt(flags, cut);
+      const std::size_t pden = (n > 0 || always_) ? cut : 0;
+      const double p = Ratio(hits, pden), rc = Ratio(hits, r);
+      double* o = &out[i * 6];
+      o[0] = p, o[1] = rc, o[2] = F1(p, rc);
+      o[3] = hits, o[4] = static_cast<double>(pden), o[5] = static_cast<double>(r);
+    }
+  }
+
   std::vector<Cutoff> ks_;
   bool always_;
 };
@@ -70,32 +294,95 @@ class RankKernel final : public MetricKernel {
   }
   void Score(const Corpus& corpus, const Document& doc, std::span<const KernelSubset> subsets,
              std::span<double> values) const override {
+    if (!FitsMasks(doc)) {
+      for (std::size_t s = 0; s < subsets.size(); ++s) {
+        const PhraseRefs preds = doc.pred_view(subsets[s].view), refs = doc.ref_view(subsets[s].view);
+        const std::size_t n = preds.size(), r = refs.size();
+        const std::vector<std::size_t> cut = Resolve(ks_, n, r);
+        const std::vector<double> alpha = substring_ ? AlphaNdcgSubstring(corpus.lex, preds, refs, cut, alpha_)
+                                                     : AlphaNdcgWordPool(preds, refs, cut, alpha_);
+        Write(ExactMatch(preds, refs), r, cut, alpha, &values[s * names_.size()]);
+      }
+      return;
+    }
+    thread_local DocItems d;
+    d.Load(corpus, doc, !substring_, substring_);
+    // Per prediction: the references it matches (ExactMatch) and those it covers as alpha-NDCG's
+    // subtopics (AlphaNdcgSubstring: its string is in theirs; AlphaNdcgWordPool: its stems are a run of
+    // theirs, and each reference's own coverage for the ideal's pool).
+    std::uint64_t match[kMaxItems], cover[kMaxItems], ref_cover[kMaxRefs];
+    for (std::size_t i = 0; i < d.n_preds; ++i) {
+      const Item& p = d.preds[i];
+      match[i] = KeyRow(d, p);
+      if (substring_) {
+        cover[i] = InRefsRow(d, p);
+      } else {
+        cover[i] = p.blank ? 0 : RunInRefsRow(d, p);
+      }
+    }
+    if (!substring_) {
+      for (std::size_t u = 0; u < d.n_refs; ++u) {
+        const Item& item = d.refs[u];
+        ref_cover[u] = item.blank ? 0 : RunInRefsRow(d, item);
+      }
+    }
+    thread_local std::vector<std::size_t> cut;
+    thread_local std::vector<double> alpha;
+    std::uint8_t flags[kMaxItems];
+    std::uint64_t pred_cover[kMaxItems], pool[kMaxItems];
     for (std::size_t s = 0; s < subsets.size(); ++s) {
       const PhraseRefs preds = doc.pred_view(subsets[s].view), refs = doc.ref_view(subsets[s].view);
       const std::size_t n = preds.size(), r = refs.size();
-      const std::vector<std::uint8_t> flags = ExactMatch(preds, refs);
-      const std::vector<std::size_t> cut = Resolve(ks_, n, r);
-      const std::vector<double> alpha = substring_ ? AlphaNdcgSubstring(corpus.lex, preds, refs, cut, alpha_)
-                                                   : AlphaNdcgWordPool(preds, refs, cut, alpha_);
-      const std::size_t own_hits = static_cast<std::size_t>(HitsAt(flags, flags.size()));
-      double* out = &values[s * names_.size()];
-      for (std::size_t i = 0; i < ks_.size(); ++i) {
-        const double psum = PrecisionSumAt(flags, cut[i]);
-        const double dcg = DcgAt(flags, cut[i]);
-        const double ideal = IdealDcgAt(own_ideal_ ? own_hits : r, cut[i]);
-        const std::size_t den = ap_refs_ ? r : std::min(r, cut[i]);
-        double* o = &out[1 + i * 3];
-        o[0] = Ratio(psum, den);
-        o[1] = ideal > 0 ? dcg / ideal : 0;
-        o[2] = alpha[i];
+      const SubsetIndex index = IndexSubset(doc, subsets[s].view, preds, refs);
+      const std::uint64_t cols = index.cols;
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t row = index.row(i);
+        flags[i] = (match[row] & cols) != 0;
+        pred_cover[i] = cover[row] & cols;
       }
-      const int first = FirstHit(flags);
-      out[0] = first > 0 ? 1.0 / first : 0;
+      cut.resize(ks_.size());
+      for (std::size_t i = 0; i < ks_.size(); ++i) cut[i] = ks_[i].Resolve(n, r);
+      alpha.assign(ks_.size(), 0.0);
+      if (n > 0 && r > 0) {
+        // The ideal's pool: the predictions (substring), or the references then the predictions that
+        // match none of them (word pool). At most n + r <= kMaxItems items.
+        std::size_t pool_size = 0;
+        if (substring_) {
+          std::copy(pred_cover, pred_cover + n, pool);
+          pool_size = n;
+        } else {
+          for (std::uint64_t bits = cols; bits != 0; bits &= bits - 1) {  // the references in list order
+            pool[pool_size++] = ref_cover[std::countr_zero(bits)] & cols;
+          }
+          for (std::size_t i = 0; i < n; ++i) {
+            if (!flags[i]) pool[pool_size++] = pred_cover[i];
+          }
+        }
+        AlphaNdcgFromMasks(std::span(pred_cover, n), std::span(pool, pool_size), cut, alpha_, alpha);
+      }
+      Write(std::span(flags, n), r, cut, alpha, &values[s * names_.size()]);
     }
   }
 
-
  private:
+  // One subset's values from its match flags, cut-offs and alpha-NDCG values.
+  void Write(std::span<const std::uint8_t> flags, std::size_t r, std::span<const std::size_t> cut,
+             std::span<const double> alpha, double* out) const {
+    const std::size_t own_hits = static_cast<std::size_t>(HitsAt(flags, flags.size()));
+    for (std::size_t i = 0; i < ks_.size(); ++i) {
+      const double psum = PrecisionSumAt(flags, cut[i]);
+      const double dcg = DcgAt(flags, cut[i]);
+      const double ideal = IdealDcgAt(own_ideal_ ? own_hits : r, cut[i]);
+      const std::size_t den = ap_refs_ ? r : std::min(r, cut[i]);
+      double* o = &out[1 + i * 3];
+      o[0] = Ratio(psum, den);
+      o[1] = ideal > 0 ? dcg / ideal : 0;
+      o[2] = alpha[i];
+    }
+    const int first = FirstHit(flags);
+    out[0] = first > 0 ? 1.0 / first : 0;
+  }
+
   std::vector<Cutoff> ks_;
   double alpha_;
   bool ap_refs_, own_ideal_, substring_;
@@ -111,23 +398,69 @@ class RprecKernel final : public MetricKernel {
   // subset reads its rows and columns (SubstringMatch over a sub-list gives the same flags).
   void Score(const Corpus& corpus, const Document& doc, std::span<const KernelSubset> subsets,
              std::span<double> values) const override {
+    if (!FitsMasks(doc)) {
+      ScoreLists(corpus, doc, subsets, values);
+      return;
+    }
+    thread_local DocItems d;
+    d.Load(corpus, doc, true, true);
+    std::uint64_t rel[kMaxItems];
+    for (std::size_t i = 0; i < d.n_preds; ++i) {
+      rel[i] = SubstrEitherRow(d, d.preds[i]);
+    }
+    // ZeschGurevychMatch's relation, for the rows a subset's top reads (usually a few).
+    std::uint64_t zg[kMaxItems];
+    std::uint8_t zg_done[kMaxItems];
+    std::fill(zg_done, zg_done + d.n_preds, 0);
+    auto zg_row = [&](std::size_t row) {
+      if (!zg_done[row]) {
+        const Item& p = d.preds[row];
+        zg[row] = p.blank ? 0 : ZeschGurevychRow(d, p);
+        zg_done[row] = 1;
+      }
+      return zg[row];
+    };
+    for (std::size_t s = 0; s < subsets.size(); ++s) {
+      PhraseRefs preds = doc.pred_view(subsets[s].view);
+      const PhraseRefs refs = doc.ref_view(subsets[s].view);
+      const SubsetIndex index = IndexSubset(doc, subsets[s].view, preds, refs);
+      const std::uint64_t cols = index.cols;
+      int pred_hits = 0;
+      std::uint64_t reached = 0;  // the subset's references some prediction relates to
+      for (std::size_t i = 0; i < preds.size(); ++i) {
+        const std::uint64_t bits = rel[index.row(i)] & cols;
+        pred_hits += bits != 0;
+        reached |= bits;
+      }
+      const PhraseRefs top = Top(doc, subsets[s], preds, refs.size());
+      const bool reordered = !top.SharesStart(preds);
+      int top_hits = 0, zg_hits = 0;
+      for (std::size_t i = 0; i < top.size(); ++i) {
+        const std::size_t row = reordered ? Row(doc, top[i]) : index.row(i);
+        top_hits += (rel[row] & cols) != 0;
+        zg_hits += (zg_row(row) & cols) != 0;
+      }
+      Write(preds.size(), refs.size(), pred_hits, std::popcount(reached), top_hits, zg_hits, &values[s * names_.size()]);
+    }
+  }
+
+ private:
+  // Score on the lists, for a document whose relations do not fit the masks.
+  void ScoreLists(const Corpus& corpus, const Document& doc, std::span<const KernelSubset> subsets,
+                  std::span<double> values) const {
     const auto& all_preds = doc.pred_view(0);
     const auto& all_refs = doc.ref_view(0);
     const std::size_t width = all_refs.size();
     const std::vector<std::uint8_t> rel = SubstringMatchPairs(corpus.lex, all_preds, all_refs);
     // Views hold pointers into doc.preds / doc.refs, so a pointer's offset is its row or column.
-    auto row = [&](const Keyphrase* k) { return static_cast<std::size_t>(k - doc.preds.data()); };
-    auto col = [&](const Keyphrase* k) { return static_cast<std::size_t>(k - doc.refs.data()); };
     std::vector<std::size_t> ref_cols;
-    std::vector<const Keyphrase*> ordered;
     for (std::size_t s = 0; s < subsets.size(); ++s) {
-      PhraseRefs preds = doc.pred_view(subsets[s].view);
+      const PhraseRefs preds = doc.pred_view(subsets[s].view);
       const PhraseRefs refs = doc.ref_view(subsets[s].view);
-      const std::size_t n = preds.size(), R = refs.size();
       ref_cols.clear();
-      for (const Keyphrase* r : refs) ref_cols.push_back(col(r));
+      for (const Keyphrase* r : refs) ref_cols.push_back(Col(doc, r));
       auto matches_some_ref = [&](const Keyphrase* p) {
-        const std::uint8_t* cells = &rel[row(p) * width];
+        const std::uint8_t* cells = &rel[Row(doc, p) * width];
         for (std::size_t c : ref_cols) {
           if (cells[c]) return true;
         }
@@ -138,33 +471,42 @@ class RprecKernel final : public MetricKernel {
       int ref_hits = 0;
       for (std::size_t c : ref_cols) {
         for (const Keyphrase* p : preds) {
-          if (rel[row(p) * width + c]) {
+          if (rel[Row(doc, p) * width + c]) {
             ++ref_hits;
             break;
           }
         }
       }
-      double* out = &values[s * names_.size()];
-      const double p = n > 0 ? pred_hits / static_cast<double>(n) : 0;
-      const double rc = R > 0 ? ref_hits / static_cast<double>(R) : 0;
-      out[2] = p, out[3] = rc;
-      out[4] = p * rc != 0 ? 2 * p * rc / (p + rc) : 0;
-      if (subsets[s].name == "all" && doc.has_text && present_first_) {
-        ordered.assign(preds.begin(), preds.end());
-        std::stable_partition(ordered.begin(), ordered.end(), [](const Keyphrase* k) { return k->present(); });
-        preds = ordered;
-      }
-      const PhraseRefs top = preds.first(std::min(R, n));
+      const PhraseRefs top = Top(doc, subsets[s], preds, refs.size());
       int top_hits = 0;
       for (const Keyphrase* t : top) top_hits += matches_some_ref(t);
-      out[0] = R > 0 ? top_hits / static_cast<double>(R) : 0;
-      auto hits = [](const std::vector<std::uint8_t>& flags) { return HitsAt(flags, flags.size()); };
-      out[1] = R > 0 ? hits(ZeschGurevychMatch(top, refs)) / static_cast<double>(R) : 0;
+      const int zg_hits = HitsAt(ZeschGurevychMatch(top, refs), top.size());
+      Write(preds.size(), refs.size(), pred_hits, ref_hits, top_hits, zg_hits, &values[s * names_.size()]);
     }
   }
 
+  // The first min(R, n) predictions R-precision reads: of the list, or (profile rprec_order
+  // "present_first", subset "all" of a document with text) of the list with its present predictions
+  // first. Valid until the next call on this thread.
+  PhraseRefs Top(const Document& doc, const KernelSubset& subset, PhraseRefs preds, std::size_t n_refs) const {
+    if (subset.name == "all" && doc.has_text && present_first_) {
+      thread_local std::vector<const Keyphrase*> ordered;
+      ordered.assign(preds.begin(), preds.end());
+      std::stable_partition(ordered.begin(), ordered.end(), [](const Keyphrase* k) { return k->present(); });
+      preds = ordered;
+    }
+    return preds.first(std::min(n_refs, preds.size()));
+  }
 
- private:
+  void Write(std::size_t n, std::size_t R, int pred_hits, int ref_hits, int top_hits, int zg_hits, double* out) const {
+    const double p = n > 0 ? pred_hits / static_cast<double>(n) : 0;
+    const double rc = R > 0 ? ref_hits / static_cast<double>(R) : 0;
+    out[2] = p, out[3] = rc;
+    out[4] = p * rc != 0 ? 2 * p * rc / (p + rc) : 0;
+    out[0] = R > 0 ? top_hits / static_cast<double>(R) : 0;
+    out[1] = R > 0 ? zg_hits / static_cast<double>(R) : 0;
+  }
+
   bool present_first_;
 };
 

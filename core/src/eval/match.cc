@@ -168,6 +168,13 @@ double DcgAt(std::span<const std::uint8_t> flags, std::size_t k) {
 
 double IdealDcgAt(std::size_t n_relevant, std::size_t k) {
   const std::size_t n = std::min(n_relevant, k);
+  // The sums the loop below adds, in its order, for the ranks kLog2Ranks holds.
+  static const std::vector<double> kCumulative = [] {
+    std::vector<double> t(kLog2Ranks.size() + 1, 0.0);
+    for (std::size_t i = 0; i < kLog2Ranks.size(); ++i) t[i + 1] = t[i] + 1.0 / Log2Rank(i);
+    return t;
+  }();
+  if (n < kCumulative.size()) return kCumulative[n];
   double dcg = 0;
   for (std::size_t i = 0; i < n; ++i) dcg += 1.0 / Log2Rank(i);
   return dcg;
@@ -269,6 +276,108 @@ double At(const std::vector<double>& cumulative, std::size_t k) {
 
 }  // namespace
 
+bool AlphaNdcgFromMasks(std::span<const std::uint64_t> pred_cover, std::span<const std::uint64_t> pool,
+                        std::span<const std::size_t> ks, double alpha, std::span<double> out) {
+  constexpr std::size_t kMaxItems = 256;
+  const std::size_t n = pred_cover.size(), pool_size = pool.size();
+  if (n > kMaxItems || pool_size > kMaxItems || out.size() < ks.size()) return false;
+  // (1 - alpha)^times with std::pow, as AlphaGain computes it; kept per thread while alpha stays the same
+  // (a run scores every document with one alpha).
+  thread_local double pow_alpha = std::numeric_limits<double>::quiet_NaN();
+  thread_local double pow_cache[kMaxItems + 1];
+  thread_local std::size_t pow_size = 0;
+  if (!(pow_alpha == alpha)) {
+    pow_alpha = alpha;
+    pow_cache[0] = 1.0;
+    pow_size = 1;
+  }
+  auto pow = [&](int times) {
+    while (pow_size <= static_cast<std::size_t>(times)) {
+      pow_cache[pow_size] = std::pow(1.0 - alpha, static_cast<double>(pow_size));
+      ++pow_size;
+    }
+    return pow_cache[times];
+  };
+  int seen[64];
+  auto gain = [&](std::uint64_t mask) {
+    double g = 0;
+    for (; mask != 0; mask &= mask - 1) g += pow(seen[std::countr_zero(mask)]);
+    return g;
+  };
+  auto take = [&](std::uint64_t mask) {
+    for (; mask != 0; mask &= mask - 1) ++seen[std::countr_zero(mask)];
+  };
+  std::size_t max_k = 0;
+  for (std::size_t k : ks) max_k = std::max(max_k, k);
+  // The counts of the references some mask covers (the others are never read).
+  std::uint64_t covered = 0;
+  for (std::uint64_t m : pred_cover) covered |= m;
+  for (std::uint64_t m : pool) covered |= m;
+  const int width = 64 - std::countl_zero(covered);
+  auto clear_seen = [&] {
+    for (int t = 0; t < width; ++t) seen[t] = 0;
+  };
+  // Cumulative DCG of the predictions in order (CumulativeDcg), as far as a cut-off reads it. An item
+  // covering nothing adds a zero gain, which leaves the sum as it is.
+  const std::size_t dcg_depth = std::min(max_k, n);
+  double dcg[kMaxItems + 1];
+  clear_seen();
+  dcg[0] = 0.0;
+  for (std::size_t i = 0; i < dcg_depth; ++i) {
+    dcg[i + 1] = pred_cover[i] != 0 ? dcg[i] + gain(pred_cover[i]) / Log2Rank(i) : dcg[i];
+    take(pred_cover[i]);
+  }
+  // Cumulative greedy ideal over the pool, with CumulativeGreedyIdeal's picks: the item of the largest
+  // current gain, the lowest index on ties (what its lazy heap returns: an entry whose stored gain is
+  // still current beats every other, whose current gain is at most its stored one, equal stored gains
+  // ranking by index). Each live item's current gain is kept, recomputed only when a pick covers one
+  // of its references (otherwise its counts, so the double gain() gives, are unchanged). Gains never
+  // grow (0 <= 1 - alpha <= 1), so an item whose gain reaches zero stays at zero and is dropped; when
+  // none is left every later pick adds zero, and the rest of the ideal is the sum so far.
+  const std::size_t depth = std::min(max_k, pool_size);
+  double ideal[kMaxItems + 1];
+  clear_seen();
+  ideal[0] = 0.0;
+  double current[kMaxItems];
+  std::uint16_t live_index[kMaxItems];  // pool indices, increasing
+  std::size_t live = 0;
+  for (std::size_t i = 0; i < pool_size; ++i) {
+    if (pool[i] == 0) continue;
+    if (const double g = gain(pool[i]); g > 0) {
+      current[live] = g;
+      live_index[live++] = static_cast<std::uint16_t>(i);
+    }
+  }
+  std::size_t r = 0;
+  while (r < depth && live > 0) {
+    std::size_t best = 0;
+    for (std::size_t k = 1; k < live; ++k) {
+      if (current[k] > current[best]) best = k;
+    }
+    const std::uint64_t taken = pool[live_index[best]];
+    take(taken);
+    ideal[r + 1] = ideal[r] + current[best] / Log2Rank(r);
+    ++r;
+    std::size_t kept = 0;
+    for (std::size_t k = 0; k < live; ++k) {
+      if (k == best) continue;
+      const std::uint64_t mask = pool[live_index[k]];
+      const double g = (mask & taken) != 0 ? gain(mask) : current[k];
+      if (g > 0) {
+        current[kept] = g;
+        live_index[kept++] = live_index[k];
+      }
+    }
+    live = kept;
+  }
+  for (; r < depth; ++r) ideal[r + 1] = ideal[r];
+  for (std::size_t i = 0; i < ks.size(); ++i) {
+    const double id = ideal[std::min(ks[i], depth)];
+    out[i] = id > 0 ? dcg[std::min(ks[i], n)] / id : 0;
+  }
+  return true;
+}
+
 namespace {
 
 // AlphaNdcgWordPool for lists that fit fixed arrays (at most 64 references, 256 items in the pool): each
@@ -299,74 +408,7 @@ bool AlphaNdcgWordPoolSmall(PhraseRefs preds, PhraseRefs refs, std::span<const s
     if (std::any_of(refs.begin(), refs.end(), [&](const Keyphrase* r) { return KeyMatches(*p, *r); })) continue;
     pool[pool_size++] = pred_mask[i];
   }
-  // (1 - alpha)^times with std::pow, as AlphaGain computes it; kept per thread while alpha stays the same
-  // (a run scores every document with one alpha).
-  thread_local double pow_alpha = std::numeric_limits<double>::quiet_NaN();
-  thread_local double pow_cache[kMaxItems + 1];
-  thread_local std::size_t pow_size = 0;
-  if (!(pow_alpha == alpha)) {
-    pow_alpha = alpha;
-    pow_cache[0] = 1.0;
-    pow_size = 1;
-  }
-  auto pow = [&](int times) {
-    while (pow_size <= static_cast<std::size_t>(times)) {
-      pow_cache[pow_size] = std::pow(1.0 - alpha, static_cast<double>(pow_size));
-      ++pow_size;
-    }
-    return pow_cache[times];
-  };
-  int seen[kMaxRefs];
-  auto gain = [&](std::uint64_t mask) {
-    double g = 0;
-    for (; mask != 0; mask &= mask - 1) g += pow(seen[std::countr_zero(mask)]);
-    return g;
-  };
-  auto take = [&](std::uint64_t mask) {
-    for (; mask != 0; mask &= mask - 1) ++seen[std::countr_zero(mask)];
-  };
-  std::size_t max_k = 0;
-  for (std::size_t k : ks) max_k = std::max(max_k, k);
-  // Cumulative DCG of the predictions in order (CumulativeDcg).
-  double dcg[kMaxItems + 1];
-  std::fill(seen, seen + n_refs, 0);
-  dcg[0] = 0.0;
-  for (std::size_t i = 0; i < n; ++i) {
-    dcg[i + 1] = dcg[i] + gain(pred_mask[i]) / Log2Rank(i);
-    take(pred_mask[i]);
-  }
-  // Cumulative greedy ideal over the pool (CumulativeGreedyIdeal: the same lazy heap, the same ties).
-  const std::size_t depth = std::min(max_k, pool_size);
-  double ideal[kMaxItems + 1];
-  std::fill(seen, seen + n_refs, 0);
-  ideal[0] = 0.0;
-  struct Entry {
-    double gain;
-    std::size_t index;
-    bool operator<(const Entry& o) const { return gain < o.gain || (gain == o.gain && index > o.index); }
-  };
-  Entry heap[kMaxItems];
-  std::size_t heap_size = 0;
-  for (std::size_t i = 0; i < pool_size; ++i) heap[heap_size++] = {gain(pool[i]), i};
-  std::make_heap(heap, heap + heap_size);
-  for (std::size_t r = 0; r < depth;) {
-    std::pop_heap(heap, heap + heap_size);
-    const Entry top = heap[--heap_size];
-    const double now = gain(pool[top.index]);
-    if (now != top.gain) {
-      heap[heap_size++] = {now, top.index};
-      std::push_heap(heap, heap + heap_size);
-      continue;
-    }
-    take(pool[top.index]);
-    ideal[r + 1] = ideal[r] + now / Log2Rank(r);
-    ++r;
-  }
-  for (std::size_t i = 0; i < ks.size(); ++i) {
-    const double id = ideal[std::min(ks[i], depth)];
-    out[i] = id > 0 ? dcg[std::min(ks[i], n)] / id : 0;
-  }
-  return true;
+  return AlphaNdcgFromMasks(std::span(pred_mask, n), std::span(pool, pool_size), ks, alpha, out);
 }
 
 }  // namespace
