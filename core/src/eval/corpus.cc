@@ -830,13 +830,15 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
     Builder& b = *builders[t];
     auto& tmap = token_map[t];
     tmap.resize(b.lex.size());
+    // The range's own memo is not read again (its pieces are, in order).
+    b.memo[0] = eval_internal::SlotTable();
+    b.memo[1] = eval_internal::SlotTable();
+    constexpr std::size_t kAhead = 16;  // each table slot is requested this many items before it is read
     // The range's string bytes become the corpus's where they are: its strings are interned without a
-    // copy (and the bytes of the few already known stay unused).
-    corpus.lex.AdoptBytes(b.lex);
-    {
-      // Each string's table slot is requested kAhead strings before it is read (the slots of millions
-      // of new keys are cache misses).
-      constexpr std::size_t kAhead = 16;
+    // copy (and the bytes of the few already known stay unused). The slots of millions of new keys are
+    // cache misses: each is requested kAhead strings ahead.
+    auto merge_strings = [&] {
+      corpus.lex.AdoptBytes(b.lex);
       std::uint64_t hashes[kAhead];
       auto str = [&](std::size_t id) { return b.lex.Str(static_cast<TokenId>(id)); };
       for (std::size_t id = 0; id < std::min(kAhead, tmap.size()); ++id) {
@@ -851,33 +853,68 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
         }
         tmap[id] = corpus.lex.InternStable(str(id), h);
       }
-    }
-    b.lex = Lexicon();
-    // The range's own memo is not read again (its pieces are, in order).
-    b.memo[0] = eval_internal::SlotTable();
-    b.memo[1] = eval_internal::SlotTable();
-    auto& pmap = phrase_map[t];
-    pmap.resize(b.phrases.size());
-    constexpr std::size_t kAhead = 16;  // as above: each memo slot requested ahead of its probe
+    };
+    // Each piece's probe of the earlier ranges' memo: (found, position, hash). Calls must come in piece
+    // order (the memo slots are requested ahead).
     std::uint64_t piece_hashes[kAhead];
     auto ahead = [&](std::size_t k) {
       const Piece& p = b.pieces[k];
       piece_hashes[k % kAhead] = eval_internal::HashBytes(p.view());
       first.memo[p.stem ? 1 : 0].Prefetch(piece_hashes[k % kAhead]);
     };
-    for (std::size_t k = 0; k < std::min(kAhead, b.pieces.size()); ++k) ahead(k);
-    for (std::size_t k = 0; k < b.pieces.size(); ++k) {
+    struct Probed {
+      bool found;
+      std::size_t pos;
+      std::uint64_t hash;
+    };
+    auto probe = [&](std::size_t k) {
+      if (k == 0) {
+        for (std::size_t j = 0; j < std::min(kAhead, b.pieces.size()); ++j) ahead(j);
+      }
       const Piece& piece = b.pieces[k];
       const std::uint64_t h = piece_hashes[k % kAhead];
       if (k + kAhead < b.pieces.size()) ahead(k + kAhead);
-      if (piece.phrase == Piece::kDropped) continue;  // dropped in every range alike
+      const eval_internal::SlotTable& memo = first.memo[piece.stem ? 1 : 0];
+      Probed r{false, 0, h};
+      r.pos = memo.Probe(h, [&](std::uint32_t i) { return first.pieces[i].view() == piece.view(); }, &r.found);
+      return r;
+    };
+    // The last range adds nothing to the memo, so its probes only read: they run on a second thread
+    // while this one merges the strings (the merge is the build's serial part).
+    const bool last = t + 1 == n;
+    constexpr std::uint32_t kNew = 0xFFFFFFFFu;
+    std::vector<std::uint32_t> known;  // last range: per piece, the corpus phrase an earlier range made
+    if (last) {
+      known.resize(b.pieces.size());
+      OnThreads(2, [&](std::size_t part) {
+        if (part == 0) return merge_strings();
+        for (std::size_t k = 0; k < b.pieces.size(); ++k) {
+          const Probed r = probe(k);
+          const eval_internal::SlotTable& memo = first.memo[b.pieces[k].stem ? 1 : 0];
+          known[k] = r.found ? first.pieces[eval_internal::SlotTable::Index(memo.At(r.pos))].phrase : kNew;
+        }
+      });
+    } else {
+      merge_strings();
+    }
+    b.lex = Lexicon();
+    auto& pmap = phrase_map[t];
+    pmap.resize(b.phrases.size());
+    for (std::size_t k = 0; k < b.pieces.size(); ++k) {
+      const Piece& piece = b.pieces[k];
       eval_internal::SlotTable& memo = first.memo[piece.stem ? 1 : 0];
-      bool found = false;
-      const std::size_t pos =
-          memo.Probe(h, [&](std::uint32_t k) { return first.pieces[k].view() == piece.view(); }, &found);
+      Probed r{};
+      std::uint32_t earlier = kNew;
+      if (last) {
+        earlier = known[k];
+      } else {
+        r = probe(k);  // every piece in order, dropped ones too (the requests run ahead)
+        if (r.found) earlier = first.pieces[eval_internal::SlotTable::Index(memo.At(r.pos))].phrase;
+      }
+      if (piece.phrase == Piece::kDropped) continue;  // dropped in every range alike
       // Local phrases are made in piece order: this piece's is the oldest one left.
-      if (found) {  // normalizing is deterministic: the earlier range made the same phrase
-        pmap[piece.phrase] = &corpus.phrases[first.pieces[eval_internal::SlotTable::Index(memo.At(pos))].phrase];
+      if (earlier != kNew) {  // normalizing is deterministic: the earlier range made the same phrase
+        pmap[piece.phrase] = &corpus.phrases[earlier];
         b.phrases.pop_front();
         continue;
       }
@@ -890,9 +927,9 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
       if (!b.dedup_keys.empty()) corpus.dedup_keys.push_back(tmap[b.dedup_keys[piece.phrase]]);
       // Remembered for the ranges still to merge; after the last one the memo is dropped unread (and
       // growing it then was the build's peak of memory).
-      if (t + 1 < n) {
+      if (!last) {
         first.pieces.push_back({piece.data, piece.size, ph.id, piece.stem});
-        memo.Fill(pos, h, static_cast<std::uint32_t>(first.pieces.size() - 1));
+        memo.Fill(r.pos, r.hash, static_cast<std::uint32_t>(first.pieces.size() - 1));
       }
       pmap[piece.phrase] = &ph;
     }
