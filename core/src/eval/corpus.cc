@@ -297,6 +297,19 @@ class Builder {
     if (any_dup) dups.emplace_back(i, dup_index_);
   }
 
+  // Requests the memo slots of a document about to be built (the next one), so that they are in
+  // cache when Doc probes them. A hint only.
+  void Prefetch(const RawDoc& raw, const RawPrediction* rp) const {
+    if (p_.exhird_markers) return;  // its pieces are re-cut first
+    const eval_internal::SlotTable& refs_memo = memo[o_.stem_refs && !raw.refs_stemmed ? 1 : 0];
+    for (const auto& alternatives : raw.refs) {
+      for (const auto& form : alternatives) refs_memo.Prefetch(eval_internal::HashBytes(form));
+    }
+    if (!rp) return;
+    const std::size_t n = std::min(rp->phrases.size(), std::size_t{64});
+    for (std::size_t j = 0; j < n; ++j) memo[1].Prefetch(eval_internal::HashBytes(rp->phrases[j]));
+  }
+
  private:
   // A direct-mapped cache of short tokens: the token's id and, once asked, its stem's id and bytes, in
   // one cache line. Without it every token of every new phrase was a lexicon look-up whose entry (among
@@ -726,12 +739,18 @@ struct LineReader {
   struct Local {
     LineDocuments& docs;
     std::size_t released;  // documents before this one are given back
-    RawDoc doc;
-    RawPrediction pred;
+    // Two documents: the one being built and the next (read ahead for Builder::Prefetch).
+    RawDoc doc[2];
+    RawPrediction pred[2];
+    std::size_t read[2] = {SIZE_MAX, SIZE_MAX};  // which document each holds
     Local(const LineReader& r, std::size_t begin) : docs(r.docs), released(begin) {}
     std::pair<const RawDoc*, const RawPrediction*> Get(std::size_t i) {
-      docs.Read(i, doc, pred);
-      return {&doc, &pred};
+      const std::size_t b = i & 1;
+      if (read[b] != i) {
+        docs.Read(i, doc[b], pred[b]);
+        read[b] = i;
+      }
+      return {&doc[b], &pred[b]};
     }
     void Done(std::size_t i) {
       if (i + 1 - released >= 4096) Finish(i + 1);
@@ -801,6 +820,10 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
     typename Reader::Local local(reader, begin);
     for (std::size_t i = begin; i < end; ++i) {
       const auto [raw, rp] = local.Get(i);
+      if (i + 1 < end) {  // the next document's memo slots load while this one is built
+        const auto [next, next_rp] = local.Get(i + 1);
+        b.Prefetch(*next, next_rp);
+      }
       b.Doc(i, *raw, rp, corpus.docs[i]);
       local.Done(i);
     }
