@@ -135,6 +135,10 @@ bool IsInvalid(const Lexicon& lex, const Profile& p, const Phrase& ph) {
   return !p.invalid_substring.empty() && lex.Str(ph.key).find(p.invalid_substring) != std::string_view::npos;
 }
 
+std::uint32_t PresentCount(std::span<const Keyphrase> kps) {
+  return static_cast<std::uint32_t>(std::count_if(kps.begin(), kps.end(), [](const Keyphrase& k) { return k.present(); }));
+}
+
 // Dedup sets are usually small (tens of keyphrases): a vector scan beats hashing; a hash set takes
 // over for long lists so a line with thousands of predictions stays linear.
 struct SmallSet {
@@ -226,6 +230,7 @@ class Builder {
       refs_.push_back(kp);
     }
     doc.refs = arena.CopyOf(std::span<const Keyphrase>(refs_));
+    doc.n_present_refs = PresentCount(refs_);
 
     if (!rp) return;
     doc.n_pred_pieces = static_cast<int>(rp->phrases.size());
@@ -294,6 +299,7 @@ class Builder {
       preds_.push_back(std::move(kp));
     }
     doc.preds = arena.CopyOf(std::span<const Keyphrase>(preds_));
+    doc.n_present_preds = PresentCount(preds_);
     if (any_dup) dups.emplace_back(i, dup_index_);
   }
 
@@ -583,31 +589,21 @@ std::string AsciiLower(std::string s) {
   return s;
 }
 
-// The zero-copy list views of a document's keyphrases (Document::pred_view, ref_view, pred_view_dups)
-// and the token probabilities' pointers, once its keyphrases have their final addresses. The views
-// are appended to block, which has room for them (ViewSlots).
-std::uint32_t PresentCount(std::span<const Keyphrase> kps) {
-  return static_cast<std::uint32_t>(std::count_if(kps.begin(), kps.end(), [](const Keyphrase& k) { return k.present(); }));
-}
-
 // Addresses a document's views need in its range's view block (Document::View): the parts of a list
-// with both present and absent keyphrases, and the repeats' list.
+// with both present and absent keyphrases, and the repeats' list. The present counts were set when
+// the lists were made (Builder::Doc), so a document whose lists are not mixed is not read again.
 std::size_t ViewSlots(const Document& doc, const std::vector<std::uint32_t>* dup_indices) {
-  auto slots = [](std::span<const Keyphrase> kps) {
-    const std::uint32_t p = PresentCount(kps);
-    return p > 0 && p < kps.size() ? kps.size() : 0;
-  };
-  return slots(doc.preds) + slots(doc.refs) + (dup_indices ? dup_indices->size() : 0);
+  auto slots = [](std::span<const Keyphrase> kps, std::uint32_t p) { return p > 0 && p < kps.size() ? kps.size() : 0; };
+  return slots(doc.preds, doc.n_present_preds) + slots(doc.refs, doc.n_present_refs) +
+         (dup_indices ? dup_indices->size() : 0);
 }
 
 // The views of a document (Document::pred_view, ref_view, pred_view_dups), once its keyphrases have
-// their final addresses. The addresses are appended to block,
-// which has room for them (ViewSlots).
+// their final addresses. The addresses are appended to block, which has room for them (ViewSlots).
 void FinishDocument(Document& doc, const std::vector<std::uint32_t>* dup_indices,
                     std::vector<const Keyphrase*>& block) {
   doc.view_block = block.data() + block.size();
-  auto parts = [&](std::span<const Keyphrase> kps) {
-    const std::uint32_t p = PresentCount(kps);
+  auto parts = [&](std::span<const Keyphrase> kps, std::uint32_t p) {
     if (p > 0 && p < kps.size()) {
       for (const bool present : {true, false}) {
         for (const Keyphrase& k : kps) {
@@ -615,10 +611,9 @@ void FinishDocument(Document& doc, const std::vector<std::uint32_t>* dup_indices
         }
       }
     }
-    return p;
   };
-  doc.n_present_preds = parts(doc.preds);
-  doc.n_present_refs = parts(doc.refs);
+  parts(doc.preds, doc.n_present_preds);
+  parts(doc.refs, doc.n_present_refs);
   if (dup_indices) {
     for (std::uint32_t f : *dup_indices) block.push_back(&doc.preds[f]);
     doc.n_dup_view = static_cast<std::uint32_t>(dup_indices->size());
