@@ -512,3 +512,30 @@ TEST_F(Hostile, StoreBoundsAndAggregateTypes) {
 }
 
 }  // namespace
+
+namespace {
+
+// Running out of memory while reading the predictions is the same input error on both import paths:
+// the streaming one (`LineDocuments`, Meng lines with prediction lines) and the general one (here
+// taken by giving the source text with --source). A sparse 2 GiB predictions file under a 400 MB
+// address-space limit fails its buffer's allocation on either path; the stream path used to report
+// it as "internal error: std::bad_alloc" (exit 5).
+TEST_F(Hostile, OutOfMemoryReadingPredictionsIsTheSameErrorOnBothPaths) {
+  fs::create_directories(dir_ / "d");
+  Write("d/x_allkeywords.txt", "a;b\nc\nd\n");
+  const std::string src = Write("src.txt", "t <eos> a b\nt <eos> c\nt <eos> d\n");
+  const std::string huge = Path("huge.txt");
+  std::ofstream(huge).close();
+  fs::resize_file(huge, std::uintmax_t{2} << 30);  // sparse: no disk used
+  const std::string expected = "kplab: " + huge + ": out of memory while reading the predictions\n";
+  for (const std::string& extra : {std::string(""), " --source " + src}) {
+    SCOPED_TRACE(extra);
+    const Output o = kplab::test::RunKplab(dir_ / "io", "KPLAB_DB=" + db_ + " timeout 60 prlimit --as=400000000",
+                                           "eval --dataset " + Path("d") + " --predictions " + huge + extra +
+                                               " --no-store --output csv");
+    EXPECT_EQ(o.code, 2) << o.err;
+    EXPECT_EQ(o.err, expected);
+  }
+}
+
+}  // namespace

@@ -111,6 +111,13 @@ Result<LineDocuments> LineDocuments::Open(const std::string& dataset_path, const
   }
   try {
     if (pred_error) std::rethrow_exception(pred_error);
+  } catch (const std::bad_alloc&) {
+    // As `kplab eval` reports it for an import (evaluate.cc), not as an internal error.
+    return Error{predictions_path + ": out of memory while reading the predictions"};
+  } catch (const InputError& e) {
+    return Error{e.message};
+  }
+  try {
     RawPredictions& p = f->predictions;
     p.path = predictions_path;
     p.format = "lines";
