@@ -1,7 +1,6 @@
 """The generator of kplab/stats.h replayed in Python (splitmix64-seeded xoshiro256**, 32-bit halves
 of each 64-bit draw, Lemire's bounded draw), for the reference scripts that replay kplab's bootstrap
-draws (gen_ci.py, gen_meta_eval.py; gen_stats.py keeps its own copy, as it needs statsmodels, which
-this machine lacks, to be re-run and checked)."""
+draws (gen_ci.py, gen_meta_eval.py, gen_stats.py)."""
 
 M64 = (1 << 64) - 1
 M32 = (1 << 32) - 1
