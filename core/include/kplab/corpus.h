@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "kplab/index_iterator.h"
 #include "kplab/io.h"
 #include "kplab/lexicon.h"
 #include "kplab/profile.h"
@@ -128,36 +129,7 @@ static_assert(alignof(KeyphraseExtra) >= 4 && sizeof(Keyphrase) == 16);
 // list). Sixteen bytes, copied by value; does not own what it lists.
 class KeyphraseList {
  public:
-  class iterator {
-   public:
-    using iterator_category = std::random_access_iterator_tag;
-    using value_type = const Keyphrase*;
-    using difference_type = std::ptrdiff_t;
-    using pointer = void;
-    using reference = const Keyphrase*;
-    iterator() = default;
-    iterator(const KeyphraseList* l, std::size_t i) : l_(l), i_(i) {}
-    const Keyphrase* operator*() const { return (*l_)[i_]; }
-    const Keyphrase* operator[](difference_type n) const { return (*l_)[i_ + static_cast<std::size_t>(n)]; }
-    iterator& operator++() { ++i_; return *this; }
-    iterator operator++(int) { auto t = *this; ++i_; return t; }
-    iterator& operator--() { --i_; return *this; }
-    iterator operator--(int) { auto t = *this; --i_; return t; }
-    iterator& operator+=(difference_type n) { i_ += static_cast<std::size_t>(n); return *this; }
-    iterator& operator-=(difference_type n) { i_ -= static_cast<std::size_t>(n); return *this; }
-    friend iterator operator+(iterator it, difference_type n) { return it += n; }
-    friend iterator operator+(difference_type n, iterator it) { return it += n; }
-    friend iterator operator-(iterator it, difference_type n) { return it -= n; }
-    friend difference_type operator-(iterator a, iterator b) {
-      return static_cast<difference_type>(a.i_) - static_cast<difference_type>(b.i_);
-    }
-    friend bool operator==(iterator a, iterator b) { return a.i_ == b.i_; }
-    friend auto operator<=>(iterator a, iterator b) { return a.i_ <=> b.i_; }
-
-   private:
-    const KeyphraseList* l_ = nullptr;
-    std::size_t i_ = 0;
-  };
+  using iterator = IndexIterator<KeyphraseList, const Keyphrase*>;
   using const_iterator = iterator;
   using value_type = const Keyphrase*;
   using size_type = std::size_t;

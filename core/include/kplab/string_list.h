@@ -14,41 +14,13 @@
 #include <string_view>
 #include <vector>
 
+#include "kplab/index_iterator.h"
+
 namespace kplab {
 
 class StringList {
  public:
-  class const_iterator {
-   public:
-    using iterator_category = std::random_access_iterator_tag;
-    using value_type = std::string_view;
-    using difference_type = std::ptrdiff_t;
-    using pointer = void;
-    using reference = std::string_view;
-
-    const_iterator() = default;
-    const_iterator(const StringList* list, std::size_t i) : list_(list), i_(i) {}
-    std::string_view operator*() const { return (*list_)[i_]; }
-    std::string_view operator[](difference_type n) const { return (*list_)[i_ + static_cast<std::size_t>(n)]; }
-    const_iterator& operator++() { ++i_; return *this; }
-    const_iterator operator++(int) { auto t = *this; ++i_; return t; }
-    const_iterator& operator--() { --i_; return *this; }
-    const_iterator operator--(int) { auto t = *this; --i_; return t; }
-    const_iterator& operator+=(difference_type n) { i_ += static_cast<std::size_t>(n); return *this; }
-    const_iterator& operator-=(difference_type n) { i_ -= static_cast<std::size_t>(n); return *this; }
-    friend const_iterator operator+(const_iterator it, difference_type n) { return it += n; }
-    friend const_iterator operator+(difference_type n, const_iterator it) { return it += n; }
-    friend const_iterator operator-(const_iterator it, difference_type n) { return it -= n; }
-    friend difference_type operator-(const_iterator a, const_iterator b) {
-      return static_cast<difference_type>(a.i_) - static_cast<difference_type>(b.i_);
-    }
-    friend bool operator==(const_iterator a, const_iterator b) { return a.i_ == b.i_; }
-    friend auto operator<=>(const_iterator a, const_iterator b) { return a.i_ <=> b.i_; }
-
-   private:
-    const StringList* list_ = nullptr;
-    std::size_t i_ = 0;
-  };
+  using const_iterator = IndexIterator<StringList, std::string_view>;
   using iterator = const_iterator;
   using value_type = std::string_view;
   using size_type = std::size_t;
