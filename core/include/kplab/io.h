@@ -184,6 +184,8 @@ class LineDocuments {
   // Every field but docs, as the importers would have filled them.
   const RawDataset& dataset() const;
   const RawPredictions& predictions() const;
+  // Every document's RawDoc::refs_stemmed (DatasetOptions::refs_stemmed).
+  bool refs_stemmed() const;
   // Document i into doc and pred (every field assigned; their buffers are reused). Safe to call from
   // several threads at once for different documents.
   void Read(std::size_t i, RawDoc& doc, RawPrediction& pred) const;

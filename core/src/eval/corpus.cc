@@ -724,12 +724,7 @@ struct ImportReader {
 struct LineReader {
   LineDocuments& docs;
   std::size_t size() const { return docs.size(); }
-  bool any_refs_stemmed() const {
-    RawDoc d;
-    RawPrediction p;
-    docs.Read(0, d, p);  // one flag for every document
-    return d.refs_stemmed;
-  }
+  bool any_refs_stemmed() const { return docs.refs_stemmed(); }
   bool any_raw_text() const { return false; }  // Meng-2017 text is pre-tokenized
   struct Local {
     LineDocuments& docs;

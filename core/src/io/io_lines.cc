@@ -138,6 +138,7 @@ Result<LineDocuments> LineDocuments::Open(const std::string& dataset_path, const
 std::size_t LineDocuments::size() const { return f_->lines.keys.size(); }
 const RawDataset& LineDocuments::dataset() const { return f_->dataset; }
 const RawPredictions& LineDocuments::predictions() const { return f_->predictions; }
+bool LineDocuments::refs_stemmed() const { return f_->refs_stemmed; }
 
 void LineDocuments::Read(std::size_t i, RawDoc& doc, RawPrediction& pred) const {
   thread_local std::vector<std::string_view> pieces;
