@@ -230,12 +230,13 @@ struct Document {
   // arena; empty otherwise. (The predictions' own token probabilities: Keyphrase::probs.)
   std::span<const double> sequence_logprobs;
 
- private:
-  // Addresses a list of n keyphrases, p of them present, takes in the view block: both parts when
-  // mixed, none otherwise.
+  // Addresses a list of keyphrases, p of them present, takes in the view block: all of them (present
+  // ones, then absent ones) when mixed, none otherwise.
   static std::size_t Mixed(std::span<const Keyphrase> kps, std::uint32_t p) {
     return p > 0 && p < kps.size() ? kps.size() : 0;
   }
+
+ private:
   KeyphraseList View(std::span<const Keyphrase> kps, std::uint32_t p, std::size_t at, int v) const {
     if (v == 0) return kps;
     const bool present = v == 1;

@@ -593,8 +593,7 @@ std::string AsciiLower(std::string s) {
 // with both present and absent keyphrases, and the repeats' list. The present counts were set when
 // the lists were made (Builder::Doc), so a document whose lists are not mixed is not read again.
 std::size_t ViewSlots(const Document& doc, const std::vector<std::uint32_t>* dup_indices) {
-  auto slots = [](std::span<const Keyphrase> kps, std::uint32_t p) { return p > 0 && p < kps.size() ? kps.size() : 0; };
-  return slots(doc.preds, doc.n_present_preds) + slots(doc.refs, doc.n_present_refs) +
+  return Document::Mixed(doc.preds, doc.n_present_preds) + Document::Mixed(doc.refs, doc.n_present_refs) +
          (dup_indices ? dup_indices->size() : 0);
 }
 
@@ -604,7 +603,7 @@ void FinishDocument(Document& doc, const std::vector<std::uint32_t>* dup_indices
                     std::vector<const Keyphrase*>& block) {
   doc.view_block = block.data() + block.size();
   auto parts = [&](std::span<const Keyphrase> kps, std::uint32_t p) {
-    if (p > 0 && p < kps.size()) {
+    if (Document::Mixed(kps, p) > 0) {
       for (const bool present : {true, false}) {
         for (const Keyphrase& k : kps) {
           if (k.present() == present) block.push_back(&k);
