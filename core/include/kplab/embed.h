@@ -18,6 +18,17 @@
 
 namespace kplab {
 
+// Contextual token embeddings of several strings (transformer backends): every string's tokens, the
+// special tokens its post-processor adds included ([CLS] ... [SEP], <s> ... </s>), in order.
+struct TokenBatch {
+  int dims = 0;
+  std::vector<float> vecs;            // one row of dims floats per token, strings one after another
+  std::vector<std::size_t> offsets;   // string i's rows are offsets[i] .. offsets[i + 1] - 1
+  std::vector<int> ids;               // per row: the token id
+  std::vector<std::uint8_t> special;  // per row: 1 when the post-processor added it (CLS/SEP-like)
+  std::vector<std::uint8_t> truncated;  // per string: 1 when cut to the model's max_seq_length
+};
+
 class Embedder {
  public:
   virtual ~Embedder() = default;
@@ -33,6 +44,15 @@ class Embedder {
   // call concurrently from several threads.
   virtual Status Embed(const std::vector<std::string_view>& phrases, float* out,
                        std::uint8_t* has) const = 0;
+
+  // Contextual backends (transformer): the number of layers L, so EmbedTokens takes layer 0 (the
+  // embedding layer's output) .. L (the last layer's output), as Hugging Face's hidden_states[layer].
+  // -1 for backends without token embeddings (wordvec, model2vec, precomputed).
+  virtual int token_layers() const { return -1; }
+  // Token embeddings of texts at one layer, tokenized as for Embed (special tokens added, cut to
+  // max_seq_length). Thread-safe. The default says the backend has none.
+  virtual Status EmbedTokens(const std::vector<std::string_view>& texts, int layer,
+                             TokenBatch& out) const;
 };
 
 }  // namespace kplab

@@ -374,6 +374,18 @@ class Deferred final : public Embedder {
   int dims() const override { return info_.dims; }
   const std::string& fingerprint() const override { return info_.fingerprint; }
   Status Embed(const std::vector<std::string_view>& p, float* out, std::uint8_t* has) const override {
+    if (!Load()) return *error_;
+    return loaded_->Embed(p, out, has);
+  }
+  // Loads the model to answer: only a plugin that asks for token embeddings calls it.
+  int token_layers() const override { return Load() ? loaded_->token_layers() : -1; }
+  Status EmbedTokens(const std::vector<std::string_view>& texts, int layer, TokenBatch& out) const override {
+    if (!Load()) return *error_;
+    return loaded_->EmbedTokens(texts, layer, out);
+  }
+
+ private:
+  bool Load() const {
     std::call_once(once_, [this] {
       auto e = LoadEmbedder(info_);
       if (!e.ok()) {
@@ -385,11 +397,9 @@ class Deferred final : public Embedder {
         loaded_ = std::move(*e);
       }
     });
-    if (!loaded_) return *error_;
-    return loaded_->Embed(p, out, has);
+    return loaded_ != nullptr;
   }
 
- private:
   ModelInfo info_;
   mutable std::once_flag once_;
   mutable std::shared_ptr<const Embedder> loaded_;
@@ -397,6 +407,11 @@ class Deferred final : public Embedder {
 };
 
 }  // namespace
+
+Status Embedder::EmbedTokens(const std::vector<std::string_view>&, int, TokenBatch&) const {
+  return Error{fmt::format("model backend '{}' has no token embeddings (a transformer model has: "
+                           "kplab model import NAME --backend transformer DIR)", backend())};
+}
 
 std::shared_ptr<const Embedder> DeferredEmbedder(const ModelInfo& info) {
   return std::make_shared<const Deferred>(info);
