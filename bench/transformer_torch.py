@@ -26,9 +26,8 @@ sys.dont_write_bytecode = True
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "data", "transformer"))
 
-import torch  # noqa: E402
-
-import torch_reference as ref  # noqa: E402
+# torch and ref are imported in main(), after the thread environment is set.
+torch = ref = None
 
 
 def read_ids(path, pad_id, vocab_size, max_len):
@@ -66,6 +65,14 @@ def main():
     if args.threads < 1 or args.batch_size < 1:
         ap.error("--threads and --batch-size must be positive")
 
+    # Debian's torch does its GEMMs in OpenBLAS (pthread build), whose pool is sized from
+    # the environment at load time, not by torch.set_num_threads: without this a
+    # "--threads 1" run still multiplies on every core and oversubscribes with OpenMP.
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(args.threads)
+    global torch, ref
+    import torch
+    import torch_reference as ref
     torch.set_num_threads(args.threads)
     with open(os.path.join(args.snapshot, "config.json")) as f:
         cfg = json.load(f)
