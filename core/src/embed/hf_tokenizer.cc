@@ -1077,7 +1077,8 @@ void ParsePostProcessorImpl(const Json& j, const element& e, const std::string& 
     const bool have_specials = j.Get(o, "special_tokens", specials);
     bool seen_sequence = false;
     std::size_t i = 0;
-    for (element item : single.get_array().value_unsafe()) {
+    const simdjson::dom::array arr1 = single.get_array().value_unsafe();  // a copy, not the temporary's
+    for (element item : arr1) {
       const std::string f = fmt::format("{}.single[{}]", field, i++);
       const object io = j.Obj(item, f);
       element x;
@@ -1098,7 +1099,8 @@ void ParsePostProcessorImpl(const Json& j, const element& e, const std::string& 
       if (!j.Get(j.Obj(tok, tf), "ids", ids) || ids.type() != element_type::ARRAY) {
         j.Fail(fmt::format("\"{}.ids\" is missing", tf), "an array of ids");
       }
-      for (element id_el : ids.get_array().value_unsafe()) {
+      const simdjson::dom::array arr2 = ids.get_array().value_unsafe();  // a copy, not the temporary's
+      for (element id_el : arr2) {
         const std::int64_t id = j.Int(id_el, tf + ".ids[]");
         if (id < 0 || id > 100000000) j.Fail(fmt::format("\"{}.ids\" has {}", tf, id), "token ids >= 0");
         (seen_sequence ? after : before).push_back(static_cast<int>(id));
@@ -1111,7 +1113,8 @@ void ParsePostProcessorImpl(const Json& j, const element& e, const std::string& 
       j.Fail(fmt::format("\"{}.processors\" is missing", field), "an array of post-processors");
     }
     std::size_t i = 0;
-    for (element p : procs.get_array().value_unsafe()) {
+    const simdjson::dom::array arr3 = procs.get_array().value_unsafe();  // a copy, not the temporary's
+    for (element p : arr3) {
       const std::string f = fmt::format("{}.processors[{}]", field, i++);
       if (j.Str(j.Obj(p, f), "type", f + ".type") == "ByteLevel") continue;  // offsets only
       ParsePostProcessorImpl(j, p, f, before, after);

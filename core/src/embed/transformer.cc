@@ -526,7 +526,8 @@ Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::stri
     }
     bool have_transformer = false, have_pooling = false;
     std::size_t i = 0;
-    for (element m : root.get_array().value_unsafe()) {
+    const simdjson::dom::array arr1 = root.get_array().value_unsafe();  // a copy, not the temporary's
+    for (element m : arr1) {
       std::string_view type, mod_path;
       if (m.type() != element_type::OBJECT || m["type"].get_string().get(type) != simdjson::SUCCESS) {
         return Error{fmt::format("{}: module {} has no \"type\" (expected {{\"type\": ..., \"path\": ...}})", mpath, i)};

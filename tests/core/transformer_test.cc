@@ -1,0 +1,468 @@
+// Transformer backend (BERT, MPNet). Truth comes from outside the code: tests/data/transformer holds
+// tiny random-weight checkpoints in the exact Hugging Face / sentence-transformers layout and
+// expected.json, made by gen_fixtures.py beside them from a reference forward pass written with
+// torch's own modules (nn.TransformerEncoderLayer, nn.LayerNorm, nn.Embedding), in float64; the token
+// ids in it are written by hand in the generator. kplab computes in float32, so values agree within
+// 1e-5 relative to max(|expected|, 1) (hidden states are LayerNorm outputs, of order 1).
+#include "kplab/transformer.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <simdjson.h>
+#include <sys/stat.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kplab/registry.h"
+#include "kplab/safetensors.h"
+#include "temp_dir.h"
+
+namespace kplab {
+namespace {
+
+namespace fs = std::filesystem;
+using test::TempDir;
+
+const std::string kDir = std::string(KPLAB_TEST_DATA) + "/transformer/";
+constexpr double kTol = 1e-5;
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+void WriteAll(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out << bytes;
+}
+
+struct Expected {
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  Expected() { root = parser.load(kDir + "expected.json").value(); }
+  simdjson::dom::element Model(const std::string& name) { return root["models"][name].value(); }
+};
+
+// A copy of the array: a loop over get_array().value() would hold a reference into a temporary.
+simdjson::dom::array Arr(simdjson::dom::element e) {
+  simdjson::dom::array a = e.get_array().value();
+  return a;
+}
+
+std::vector<double> Doubles(simdjson::dom::element e) {
+  std::vector<double> v;
+  for (simdjson::dom::element x : Arr(e)) v.push_back(x.get_double().value());
+  return v;
+}
+std::vector<int> Ints(simdjson::dom::element e) {
+  std::vector<int> v;
+  for (simdjson::dom::element x : Arr(e)) v.push_back(static_cast<int>(x.get_int64().value()));
+  return v;
+}
+
+// Largest |got - want| / max(|want|, 1).
+double WorstError(const float* got, const std::vector<double>& want) {
+  double worst = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    worst = std::max(worst, std::abs(got[i] - want[i]) / std::max(std::abs(want[i]), 1.0));
+  }
+  return worst;
+}
+
+std::unique_ptr<TransformerModel> MustLoad(const std::string& dir) {
+  auto m = TransformerModel::Load(dir);
+  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
+  return m.ok() ? std::move(*m) : nullptr;
+}
+
+class Fixture : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(Fixture, EveryLayerPoolingAndSentenceVectorMatchTheTorchReference) {
+  Expected ex;
+  auto m = ex.Model(GetParam());
+  auto model = MustLoad(kDir + std::string(m["dir"].get_string().value()));
+  ASSERT_TRUE(model);
+  const int layers = static_cast<int>(m["num_layers"].get_int64().value());
+  const int H = static_cast<int>(m["hidden_size"].get_int64().value());
+  EXPECT_EQ(model->token_layers(), layers);
+  EXPECT_EQ(model->config().max_seq_length, m["max_seq_length"].get_int64().value());
+  std::vector<std::string> texts;
+  std::vector<bool> truncated;
+  std::vector<std::vector<double>> sentences;
+  std::vector<std::vector<std::vector<double>>> per_layer_rows;  // [input][layer] flattened
+  double worst = 0;
+  int n_inputs = 0;
+  for (simdjson::dom::element in : Arr(m["inputs"].value())) {
+    ++n_inputs;
+    const std::string text(in["text"].get_string().value());
+    SCOPED_TRACE(text);
+    std::vector<int> ids;
+    std::vector<std::uint8_t> special;
+    const bool cut = model->Tokenize(text, 0, ids, special);
+    EXPECT_EQ(ids, Ints(in["ids"].value()));
+    EXPECT_EQ(cut, in["truncated"].get_bool().value());
+    ASSERT_GE(ids.size(), 2u);
+    EXPECT_EQ(special.front(), 1);
+    EXPECT_EQ(special.back(), 1);
+    auto hs = model->HiddenStates(ids, layers);
+    ASSERT_TRUE(hs.ok()) << hs.error().message;
+    ASSERT_EQ(hs->size(), static_cast<std::size_t>(layers + 1));
+    std::size_t l = 0;
+    std::vector<std::vector<double>> rows_by_layer;
+    for (simdjson::dom::element layer : Arr(in["hidden"].value())) {
+      std::vector<double> flat;
+      for (simdjson::dom::element tok : Arr(layer)) {
+        auto v = Doubles(tok);
+        flat.insert(flat.end(), v.begin(), v.end());
+      }
+      ASSERT_EQ((*hs)[l].size(), flat.size()) << "layer " << l;
+      const double e = WorstError((*hs)[l].data(), flat);
+      EXPECT_LE(e, kTol) << "layer " << l;
+      worst = std::max(worst, e);
+      rows_by_layer.push_back(std::move(flat));
+      ++l;
+    }
+    EXPECT_EQ(l, static_cast<std::size_t>(layers + 1));
+    const std::vector<float>& last = hs->back();
+    for (const char* mode : {"mean", "cls", "max"}) {
+      auto pooled = TransformerModel::Pool(last.data(), ids.size(), H, mode);
+      EXPECT_LE(WorstError(pooled.data(), Doubles(in["pooled"][mode].value())), kTol) << mode;
+    }
+    texts.push_back(text);
+    truncated.push_back(cut);
+    sentences.push_back(Doubles(in["sentence"].value()));
+    per_layer_rows.push_back(std::move(rows_by_layer));
+  }
+  EXPECT_GE(n_inputs, 8);
+  // The batched path (grouped by length) gives the same vectors as one sequence at a time.
+  std::vector<std::string_view> views(texts.begin(), texts.end());
+  std::vector<float> out(texts.size() * static_cast<std::size_t>(model->dims()));
+  std::vector<std::uint8_t> has(texts.size());
+  ASSERT_TRUE(model->Embed(views, out.data(), has.data()).ok());
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    SCOPED_TRACE(texts[i]);
+    EXPECT_EQ(has[i], 1);
+    EXPECT_LE(WorstError(out.data() + i * model->dims(), sentences[i]), kTol);
+  }
+  // Token embeddings at every layer are the hidden states of that layer.
+  for (int layer = 0; layer <= layers; ++layer) {
+    TokenBatch tb;
+    ASSERT_TRUE(model->EmbedTokens(views, layer, tb).ok());
+    ASSERT_EQ(tb.offsets.size(), texts.size() + 1);
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+      if (truncated[i]) {
+        // Token embeddings are cut to the tokenizer's model_max_length (as bert_score cuts), not to
+        // sentence-transformers' max_seq_length: a longer sequence, not the reference's.
+        EXPECT_LE(tb.offsets[i + 1] - tb.offsets[i], static_cast<std::size_t>(model->config().token_max_length));
+        EXPECT_GT(tb.offsets[i + 1] - tb.offsets[i], static_cast<std::size_t>(model->config().max_seq_length));
+        continue;
+      }
+      EXPECT_EQ(tb.truncated[i], 0);
+      const auto& want = per_layer_rows[i][static_cast<std::size_t>(layer)];
+      ASSERT_EQ((tb.offsets[i + 1] - tb.offsets[i]) * H, want.size());
+      EXPECT_LE(WorstError(tb.vecs.data() + tb.offsets[i] * H, want), kTol) << texts[i] << " layer " << layer;
+    }
+  }
+  TokenBatch tb;
+  auto bad = model->EmbedTokens(views, layers + 1, tb);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find(fmt::format("layer {} is outside 0..{}", layers + 1, layers)), std::string::npos);
+  std::cout << GetParam() << ": worst relative error " << worst << "\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(Transformer, Fixture, ::testing::Values("bert-tiny", "mpnet-tiny"));
+
+TEST(Transformer, MpnetBucketsAreHuggingFacesFromMinus600To600) {
+  Expected ex;
+  auto m = ex.Model("mpnet-tiny");
+  auto model = MustLoad(kDir + "mpnet-tiny");
+  ASSERT_TRUE(model);
+  const int from = static_cast<int>(m["buckets"]["from"].get_int64().value());
+  const auto values = Ints(m["buckets"]["values"].value());
+  ASSERT_EQ(values.size(), 1201u);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    EXPECT_EQ(model->Bucket(from + static_cast<int>(i)), values[i]) << "relative position " << from + static_cast<int>(i);
+  }
+  // By hand (HF relative_position_bucket, 32 buckets, max_distance 128): n = -rel; n < 0 adds 16;
+  // |n| < 8 is its own bucket; |n| = 16 gives 8 + int(log(2)/log(16) * 8) = 10; far away caps at 15.
+  EXPECT_EQ(model->Bucket(0), 0);
+  EXPECT_EQ(model->Bucket(-3), 3);
+  EXPECT_EQ(model->Bucket(3), 19);
+  EXPECT_EQ(model->Bucket(-16), 10);
+  EXPECT_EQ(model->Bucket(-1000), 15);
+  EXPECT_EQ(model->Bucket(1000), 31);
+}
+
+TEST(Transformer, HubCacheLayoutLoadsTheSnapshotRefsMainNames) {
+  const std::string hub = kDir + "hub/models--kplab-test--mpnet-tiny";
+  auto snap = ResolveSnapshot(hub);
+  ASSERT_TRUE(snap.ok()) << snap.error().message;
+  const std::string sha = ReadAll(hub + "/refs/main");
+  EXPECT_EQ(*snap, hub + "/snapshots/" + sha);
+  EXPECT_TRUE(fs::is_symlink(*snap + "/model.safetensors"));  // as the hub writes it: links into blobs/
+  auto a = MustLoad(hub);
+  auto b = MustLoad(kDir + "mpnet-tiny");
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->fingerprint(), b->fingerprint());
+  EXPECT_EQ(a->dims(), 32);
+  EXPECT_TRUE(a->config().normalize);
+  EXPECT_EQ(a->config().pooling, "mean");
+  EXPECT_EQ(MustLoad(kDir + "bert-tiny")->config().pooling, "cls");
+}
+
+TEST(Transformer, ImportCopiesTheSnapshotAndTheCopyGivesTheSameVectors) {
+  TempDir models;
+  auto info = ImportTransformer(models.path(), "mpnet", kDir + "hub/models--kplab-test--mpnet-tiny");
+  ASSERT_TRUE(info.ok()) << info.error().message;
+  EXPECT_EQ(info->backend, "transformer");
+  EXPECT_EQ(info->dims, 32);
+  EXPECT_FALSE(fs::is_symlink(info->dir + "/model.safetensors"));
+  EXPECT_TRUE(fs::exists(info->dir + "/1_Pooling/config.json"));
+  auto got = GetModel(models.path(), "mpnet");
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  auto emb = LoadEmbedder(*got);
+  ASSERT_TRUE(emb.ok()) << emb.error().message;
+  EXPECT_EQ((*emb)->token_layers(), 2);
+  std::vector<float> a(32), b(32);
+  std::uint8_t ha = 0, hb = 0;
+  ASSERT_TRUE((*emb)->Embed({"neural networks"}, a.data(), &ha).ok());
+  ASSERT_TRUE(MustLoad(kDir + "mpnet-tiny")->Embed({"neural networks"}, b.data(), &hb).ok());
+  EXPECT_EQ(a, b);
+  EXPECT_TRUE(VerifyModel(*got).ok());
+  // A changed file after import is found.
+  std::string st = ReadAll(info->dir + "/model.safetensors");
+  st[st.size() - 1] ^= 0x01;
+  WriteAll(info->dir + "/model.safetensors", st);
+  auto again = LoadEmbedder(*got);
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.error().message.find("do not match the model's fingerprint"), std::string::npos)
+      << again.error().message;
+}
+
+// --- Bad input -------------------------------------------------------------------------------
+
+// A copy of a fixture to break.
+std::string CopyFixture(const TempDir& t, const std::string& name) {
+  const std::string dst = t.File(name);
+  fs::copy(kDir + name, dst, fs::copy_options::recursive);
+  return dst;
+}
+
+struct RawTensor {
+  std::string name, dtype;
+  std::vector<std::int64_t> shape;
+  std::string bytes;
+};
+
+std::vector<RawTensor> ReadTensors(const std::string& path) {
+  auto st = Safetensors::Open(path);
+  EXPECT_TRUE(st.ok());
+  std::vector<RawTensor> out;
+  const std::string& all = st->bytes();
+  std::uint64_t n = 0;
+  std::memcpy(&n, all.data(), 8);
+  for (const auto& t : st->tensors()) {
+    out.push_back({t.name, t.dtype, t.shape, all.substr(8 + n + t.begin, t.end - t.begin)});
+  }
+  return out;
+}
+
+void WriteTensors(const std::string& path, const std::vector<RawTensor>& ts) {
+  std::string header = "{", data;
+  for (const auto& t : ts) {
+    std::string shape;
+    for (std::size_t i = 0; i < t.shape.size(); ++i) shape += (i ? "," : "") + std::to_string(t.shape[i]);
+    header += fmt::format("{}\"{}\":{{\"dtype\":\"{}\",\"shape\":[{}],\"data_offsets\":[{},{}]}}",
+                          header.size() > 1 ? "," : "", t.name, t.dtype, shape, data.size(), data.size() + t.bytes.size());
+    data += t.bytes;
+  }
+  header += "}";
+  std::string out(8, '\0');
+  const std::uint64_t n = header.size();
+  std::memcpy(out.data(), &n, 8);
+  WriteAll(path, out + header + data);
+}
+
+void ReplaceInFile(const std::string& path, const std::string& from, const std::string& to) {
+  std::string s = ReadAll(path);
+  const auto at = s.find(from);
+  ASSERT_NE(at, std::string::npos) << from << " in " << path;
+  s.replace(at, from.size(), to);
+  WriteAll(path, s);
+}
+
+std::string LoadError(const std::string& dir) {
+  auto m = TransformerModel::Load(dir);
+  EXPECT_FALSE(m.ok()) << dir << " loaded";
+  return m.ok() ? "" : m.error().message;
+}
+
+TEST(TransformerBadInput, UnknownArchitecture) {
+  TempDir t;
+  const std::string d = CopyFixture(t, "bert-tiny");
+  ReplaceInFile(d + "/config.json", "\"model_type\": \"bert\"", "\"model_type\": \"roberta\"");
+  EXPECT_EQ(LoadError(d), d + "/config.json: unknown architecture: model_type \"roberta\" (expected \"bert\" or \"mpnet\")");
+  ReplaceInFile(d + "/config.json", "\"model_type\": \"roberta\"", "\"model_typo\": \"bert\"");
+  EXPECT_EQ(LoadError(d), d + "/config.json: unknown architecture: model_type \"\" (expected \"bert\" or \"mpnet\")");
+}
+
+TEST(TransformerBadInput, MissingTensorWrongShapeWrongDtype) {
+  TempDir t;
+  const std::string d = CopyFixture(t, "bert-tiny");
+  const std::string st = d + "/model.safetensors";
+  const auto orig = ReadTensors(st);
+  auto drop = orig;
+  drop.erase(std::remove_if(drop.begin(), drop.end(),
+                            [](const RawTensor& r) { return r.name == "encoder.layer.1.attention.self.key.weight"; }),
+             drop.end());
+  ASSERT_EQ(drop.size() + 1, orig.size());
+  WriteTensors(st, drop);
+  EXPECT_EQ(LoadError(d), st + ": has no tensor 'encoder.layer.1.attention.self.key.weight' (expected a Linear of 32 "
+                                "inputs and 32 outputs for these config.json sizes)");
+  // Shape: a config that says 65 intermediate units for weights of 64.
+  WriteTensors(st, orig);
+  ReplaceInFile(d + "/config.json", "\"intermediate_size\": 64", "\"intermediate_size\": 65");
+  EXPECT_EQ(LoadError(d), st + ": tensor 'encoder.layer.0.intermediate.dense.weight' has shape [64, 32] (expected [65, 32]: a "
+                               "Linear of 32 inputs and 65 outputs for these config.json sizes)");
+  ReplaceInFile(d + "/config.json", "\"intermediate_size\": 65", "\"intermediate_size\": 64");
+  // Dtype: integers where floats belong.
+  auto ints = orig;
+  for (auto& r : ints) {
+    if (r.name == "embeddings.LayerNorm.bias") r.dtype = "I32";
+  }
+  WriteTensors(st, ints);
+  EXPECT_EQ(LoadError(d), st + ": tensor 'embeddings.LayerNorm.bias' has dtype I32 (expected F32, F16 or BF16)");
+  // A NaN weight.
+  auto nan = orig;
+  for (auto& r : nan) {
+    if (r.name == "encoder.layer.0.output.dense.bias") {
+      const float q = std::nanf("");
+      std::memcpy(r.bytes.data() + 4, &q, 4);
+    }
+  }
+  WriteTensors(st, nan);
+  const std::string e = LoadError(d);
+  EXPECT_NE(e.find("encoder.layer.0.output.dense.bias"), std::string::npos) << e;
+  EXPECT_NE(e.find(st), std::string::npos) << e;
+  // Truncated file.
+  WriteAll(st, ReadAll(kDir + "bert-tiny/model.safetensors").substr(0, 5000));
+  EXPECT_NE(LoadError(d).find(st), std::string::npos);
+  // The old LayerNorm names (gamma / beta) and a "bert." prefix are read, as Hugging Face reads them.
+  auto renamed = orig;
+  for (auto& r : renamed) {
+    std::string n = "bert." + r.name;
+    if (n.find("LayerNorm.weight") != std::string::npos) n.replace(n.size() - 6, 6, "gamma");
+    if (n.find("LayerNorm.bias") != std::string::npos) n.replace(n.size() - 4, 4, "beta");
+    r.name = n;
+  }
+  WriteTensors(st, renamed);
+  auto ok = TransformerModel::Load(d);
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  std::vector<float> a(32), b(32);
+  std::uint8_t h = 0;
+  ASSERT_TRUE((*ok)->Embed({"deep learning"}, a.data(), &h).ok());
+  ASSERT_TRUE(MustLoad(kDir + "bert-tiny")->Embed({"deep learning"}, b.data(), &h).ok());
+  EXPECT_EQ(a, b);
+}
+
+TEST(TransformerBadInput, TokenizerLargerThanTheVocabulary) {
+  TempDir t;
+  const std::string d = CopyFixture(t, "bert-tiny");
+  const std::string st = d + "/model.safetensors";
+  auto ts = ReadTensors(st);
+  int vocab = 0;
+  for (auto& r : ts) {
+    if (r.name == "embeddings.word_embeddings.weight") {
+      vocab = static_cast<int>(r.shape[0]);
+      r.shape[0] -= 10;
+      r.bytes.resize(r.bytes.size() - 10 * 32 * 4);
+    }
+  }
+  WriteTensors(st, ts);
+  ReplaceInFile(d + "/config.json", fmt::format("\"vocab_size\": {}", vocab), fmt::format("\"vocab_size\": {}", vocab - 10));
+  EXPECT_EQ(LoadError(d), fmt::format("{}/tokenizer.json: the tokenizer has {} token ids but config.json vocab_size is {} "
+                                      "(the word embeddings have {} rows): tokenizer and model do not match",
+                                      d, vocab, vocab - 10, vocab - 10));
+}
+
+TEST(TransformerBadInput, PytorchBinOnlySaysHowToConvert) {
+  TempDir t;
+  const std::string d = CopyFixture(t, "mpnet-tiny");
+  fs::rename(d + "/model.safetensors", d + "/pytorch_model.bin");
+  const std::string e = LoadError(d);
+  EXPECT_EQ(e.rfind(d + ": no model.safetensors (it has pytorch_model.bin) (kplab reads safetensors only; convert", 0), 0u)
+      << e;
+  EXPECT_NE(e.find("save_file("), std::string::npos) << e;
+  EXPECT_NE(e.find("safe_serialization=True"), std::string::npos) << e;
+}
+
+TEST(TransformerBadInput, MaxSeqLengthBeyondThePositionTable) {
+  TempDir t;
+  const std::string d = CopyFixture(t, "mpnet-tiny");
+  ReplaceInFile(d + "/sentence_bert_config.json", "\"max_seq_length\": 16", "\"max_seq_length\": 21");
+  EXPECT_EQ(LoadError(d), d + "/sentence_bert_config.json: max_seq_length 21 is longer than the position table allows "
+                              "(20 = config.json max_position_embeddings 22 - 2)");
+  ReplaceInFile(d + "/sentence_bert_config.json", "\"max_seq_length\": 21", "\"max_seq_length\": 20");
+  auto m = MustLoad(d);
+  ASSERT_TRUE(m);
+  // A text far longer than the table is cut, never read past it.
+  std::string longtext;
+  for (int i = 0; i < 500; ++i) longtext += "neural network ";
+  std::vector<int> ids;
+  std::vector<std::uint8_t> sp;
+  EXPECT_TRUE(m->Tokenize(longtext, 0, ids, sp));
+  EXPECT_EQ(ids.size(), 20u);
+  std::vector<float> v(32);
+  std::uint8_t h = 0;
+  EXPECT_TRUE(m->Embed({longtext}, v.data(), &h).ok());
+  EXPECT_EQ(h, 1);
+}
+
+TEST(TransformerBadInput, SentenceTransformersModulesAndHostileFiles) {
+  TempDir t;
+  const std::string d = CopyFixture(t, "mpnet-tiny");
+  const std::string modules = ReadAll(d + "/modules.json");
+  ReplaceInFile(d + "/modules.json", "sentence_transformers.models.Normalize", "sentence_transformers.models.Dense");
+  EXPECT_EQ(LoadError(d), d + "/modules.json: module \"sentence_transformers.models.Dense\" is not supported (expected "
+                              "Transformer, Pooling and Normalize)");
+  WriteAll(d + "/modules.json", modules);
+  ReplaceInFile(d + "/config.json", "\"hidden_act\": \"gelu\"", "\"hidden_act\": \"relu\"");
+  EXPECT_EQ(LoadError(d), d + "/config.json: \"hidden_act\" is \"relu\" (expected \"gelu\", the exact erf GELU)");
+  fs::remove(d + "/config.json");
+  ASSERT_EQ(::mkfifo((d + "/config.json").c_str(), 0600), 0);
+  EXPECT_EQ(LoadError(d), d + "/config.json: a FIFO, not a regular file (expected the model's config.json)");
+  fs::remove(d + "/config.json");
+  fs::copy_file(kDir + "mpnet-tiny/config.json", d + "/config.json");
+  fs::remove(d + "/tokenizer.json");
+  fs::create_directory(d + "/tokenizer.json");
+  EXPECT_EQ(LoadError(d).rfind(d + "/tokenizer.json: a directory, not a regular file", 0), 0u) << LoadError(d);
+  EXPECT_EQ(LoadError(t.File("nowhere")), t.File("nowhere") +
+                                              ": not a directory (expected a Hugging Face snapshot directory with config.json)");
+}
+
+TEST(TransformerBadInput, HubCacheWithoutRefsOrWithABadRef) {
+  TempDir t;
+  const std::string hub = t.File("models--x--y");
+  fs::copy(kDir + "hub/models--kplab-test--mpnet-tiny", hub, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  const std::string sha = ReadAll(hub + "/refs/main");
+  ASSERT_TRUE(TransformerModel::Load(hub).ok());
+  WriteAll(hub + "/refs/main", "0000000000000000000000000000000000000000");
+  EXPECT_EQ(LoadError(hub), hub + "/refs/main: points to snapshot '0000000000000000000000000000000000000000', which " + hub +
+                                "/snapshots does not have");
+  WriteAll(hub + "/refs/main", "../../etc");
+  EXPECT_EQ(LoadError(hub), hub + "/refs/main: '../../etc' is not a commit id (expected the snapshot's name)");
+  fs::remove(hub + "/refs/main");
+  ASSERT_TRUE(TransformerModel::Load(hub).ok());  // the only snapshot
+  fs::create_directory(hub + "/snapshots/other");
+  EXPECT_EQ(LoadError(hub), hub + "/snapshots: 2 snapshots and no refs/main (expected one, or name the snapshot directory)");
+}
+
+}  // namespace
+}  // namespace kplab
