@@ -426,10 +426,12 @@ def write_json(path, obj):
 
 
 def write_snapshot(out, cfg, weights, tokenizer, tokenizer_config, pooling, normalize,
-                   max_seq_length):
-    if os.path.exists(out):
+                   max_seq_length, fresh):
+    """fresh: remove `out` first (only for the fixture dirs this script owns; a --base
+    directory given by the user is written into, never removed)."""
+    if fresh and os.path.exists(out):
         shutil.rmtree(out)
-    os.makedirs(out)
+    os.makedirs(out, exist_ok=True)
     write_json(os.path.join(out, "config.json"), cfg)
     ref.write_safetensors(os.path.join(out, "model.safetensors"), weights)
     write_json(os.path.join(out, "tokenizer.json"), tokenizer)
@@ -665,9 +667,9 @@ def generate_tiny():
     bert_dir = os.path.join(HERE, "bert-tiny")
     mpnet_dir = os.path.join(HERE, "mpnet-tiny")
     write_snapshot(bert_dir, BERT_CONFIG, bert_w, bert_tokenizer_json(BERT_VOCAB),
-                   BERT_TOKENIZER_CONFIG, "cls", False, 12)
+                   BERT_TOKENIZER_CONFIG, "cls", False, 12, fresh=True)
     write_snapshot(mpnet_dir, MPNET_CONFIG, mpnet_w, mpnet_tokenizer_json(MPNET_VOCAB),
-                   MPNET_TOKENIZER_CONFIG, "mean", True, 16)
+                   MPNET_TOKENIZER_CONFIG, "mean", True, 16, fresh=True)
     # Weights are read back from the written file, so expected values are those of the
     # committed bytes.
     bert_w = ref.read_safetensors(os.path.join(bert_dir, "model.safetensors"))
@@ -727,7 +729,8 @@ def generate_base(out, arch, vocab_from):
     else:
         sys.exit(f"--arch must be bert or mpnet, got {arch!r}")
     weights = random_weights(cfg, 7, BASE_STD)
-    write_snapshot(out, cfg, weights, tokenizer, tok_cfg, pooling, normalize, max_seq)
+    write_snapshot(out, cfg, weights, tokenizer, tok_cfg, pooling, normalize, max_seq,
+                   fresh=False)
     print(f"wrote {out} ({arch}, vocab {cfg['vocab_size']})")
 
 
