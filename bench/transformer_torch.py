@@ -12,7 +12,8 @@ loaded with the snapshot's weights). Like sentence-transformers' encode(): seque
 longest first, right-padded batches, forward under torch.inference_mode(), the snapshot's
 pooling, L2 normalization if modules.json has a Normalize module. Only the forward passes
 and pooling are timed (not loading, sorting or padding of the id lists). Prints one JSON
-line: {"phrases": n, "seconds": s, "phrases_per_s": r, "threads": T, ...}.
+line: {"phrases": n, "seconds": s, "phrases_per_s": r, "threads": T, ...}. --dump FILE.npy
+writes the vectors (rows in the ids file's order) for the benchmark's agreement check.
 Needs Debian's python3-torch.
 """
 
@@ -61,6 +62,7 @@ def main():
     ap.add_argument("ids_file")
     ap.add_argument("--threads", type=int, required=True)
     ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--dump", help="write the vectors (float32 .npy, rows in the ids file's order) here")
     args = ap.parse_args()
     if args.threads < 1 or args.batch_size < 1:
         ap.error("--threads and --batch-size must be positive")
@@ -96,6 +98,7 @@ def main():
 
     dim = cfg["hidden_size"]
     checksum = 0.0
+    outs = []
     with torch.inference_mode():
         t0 = time.perf_counter()
         for ids, mask in batches:
@@ -105,7 +108,13 @@ def main():
                 emb = ref.l2_normalize(emb)
             assert emb.shape[1] == dim
             checksum += float(emb.sum())
+            outs.append(emb)
         seconds = time.perf_counter() - t0
+    if args.dump:
+        import numpy as np
+        table = np.zeros((len(seqs), outs[0].shape[1] if outs else dim), dtype=np.float32)
+        table[order] = torch.cat(outs).numpy() if outs else table[order]
+        np.save(args.dump, table)
     print(json.dumps({
         "phrases": len(seqs), "seconds": round(seconds, 6),
         "phrases_per_s": round(len(seqs) / seconds, 3), "threads": args.threads,

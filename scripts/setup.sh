@@ -5,6 +5,8 @@
 # Optional extras, installed only when asked (never by the plain command, and no test needs them):
 #   scripts/setup.sh --extra dask    python3-dask python3-distributed: Dask workers for examples/dask
 #                                    (sweeps and sharded runs merged with `kplab runs merge`)
+#   scripts/setup.sh --extra torch   python3-torch: the PyTorch reference of the transformer backend
+#                                    (tests/data/transformer/gen_fixtures.py, bench/transformer_bench.sh)
 # An extra installs its Debian packages and stops; run the plain command first to build kplab.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,12 +29,14 @@ install_missing() {
 
 if [ "$#" -gt 0 ]; then
   if [ "$#" != 2 ] || [ "$1" != --extra ]; then
-    echo "scripts/setup.sh: usage: scripts/setup.sh [--extra dask] (got: $*)" >&2; exit 2
+    echo "scripts/setup.sh: usage: scripts/setup.sh [--extra dask|torch] (got: $*)" >&2; exit 2
   fi
   case "$2" in
     dask) install_missing python3-dask python3-distributed   # examples/dask: Dask and dask.distributed
           echo "extra 'dask' installed: see examples/dask/README.md" ;;
-    *) echo "scripts/setup.sh: unknown extra '$2' (expected: dask)" >&2; exit 2 ;;
+    torch) install_missing python3-torch python3-numpy   # fixture generator and throughput benchmark
+           echo "extra 'torch' installed: see tests/data/transformer/README.md and bench/README.md" ;;
+    *) echo "scripts/setup.sh: unknown extra '$2' (expected: dask or torch)" >&2; exit 2 ;;
   esac
   exit 0
 fi

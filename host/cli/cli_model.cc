@@ -11,6 +11,7 @@
 #include <future>
 #include <optional>
 #include <sstream>
+#include <thread>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -313,14 +314,110 @@ int ModelTokenize(Args& a) {
   return kExitOk;
 }
 
+// Vectors of each line of a file from any installed model, embedded on --threads threads in
+// contiguous slices as the phrase cache embeds its misses (no cache read or written): for a quick
+// look, for numpy (--output FILE.npy, float32, one row a line, zeros where a model has no vector),
+// and for timing a model (bench/transformer_bench.sh). The seconds printed are the embedding calls'
+// (tokenization included), not the load.
+int ModelEmbed(Args& a) {
+  auto out_path = a.Take("--output");
+  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (auto t = a.Take("--threads")) threads = static_cast<int>(ParseCount("--threads", *t, 1, 256));
+  auto pos = a.Positionals();
+  if (pos.size() != 3) {
+    throw UsageError("usage: kplab model embed NAME FILE [--threads N] [--output FILE.npy] (FILE - = standard input)");
+  }
+  ModelInfo m = Must(GetModel(ModelsDir(), pos[1]));
+  std::string text;
+  if (pos[2] == "-") {
+    std::ostringstream ss;
+    ss << std::cin.rdbuf();
+    text = std::move(ss).str();
+  } else {
+    text = Must(ReadRegularFile(pos[2], "text, one string per line"));
+  }
+  std::vector<std::string_view> lines;
+  for (std::string_view rest = text; !rest.empty();) {
+    const std::size_t nl = rest.find('\n');
+    std::string_view line = rest.substr(0, nl);
+    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (!ValidUtf8(line)) {
+      throw ModelInputError(fmt::format("{}:{}: not valid UTF-8 (expected text)", pos[2], lines.size() + 1));
+    }
+    lines.push_back(line);
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  auto emb = Must(LoadEmbedder(m));
+  const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::size_t n = lines.size(), d = static_cast<std::size_t>(emb->dims());
+  std::vector<float> vecs(n * d, 0.0f);
+  std::vector<std::uint8_t> has(n, 0);
+  std::vector<std::string> errors(static_cast<std::size_t>(threads));
+  t0 = std::chrono::steady_clock::now();
+  {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+      const std::size_t lo = n * static_cast<std::size_t>(t) / static_cast<std::size_t>(threads);
+      const std::size_t hi = n * static_cast<std::size_t>(t + 1) / static_cast<std::size_t>(threads);
+      pool.emplace_back([&, t, lo, hi] {
+        if (lo == hi) return;
+        std::vector<std::string_view> part(lines.begin() + static_cast<std::ptrdiff_t>(lo),
+                                           lines.begin() + static_cast<std::ptrdiff_t>(hi));
+        Status st = emb->Embed(part, vecs.data() + lo * d, has.data() + lo);
+        if (!st.ok()) errors[static_cast<std::size_t>(t)] = st.message();
+      });
+    }
+    for (auto& th : pool) th.join();
+  }
+  const double embed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (const auto& e : errors) {
+    if (!e.empty()) throw ModelInputError(fmt::format("model '{}': {}", m.name, e));
+  }
+  std::size_t with = 0;
+  for (auto h : has) with += h;
+  if (out_path) {
+    // .npy version 1.0: magic, header length, a dict padded with spaces to a multiple of 64 bytes.
+    std::string header = fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': ({}, {}), }}", n, d);
+    const std::size_t total = 10 + header.size() + 1;
+    header.append((64 - total % 64) % 64, ' ');
+    header += '\n';
+    std::string bytes = std::string("\x93NUMPY\x01\x00", 8);
+    bytes += static_cast<char>(header.size() & 0xff);
+    bytes += static_cast<char>(header.size() >> 8);
+    bytes += header;
+    bytes.append(reinterpret_cast<const char*>(vecs.data()), vecs.size() * sizeof(float));
+    // Replaced by a rename, so a reader never sees half a table; only a regular file is replaced.
+    std::error_code ec;
+    const auto st = fs::symlink_status(*out_path, ec);
+    if (!ec && fs::exists(st) && !fs::is_regular_file(st)) {
+      throw UsageError(fmt::format("{}: not a regular file (expected a path for the .npy table to create or replace)",
+                                   *out_path));
+    }
+    const std::string tmp = *out_path + ".tmp-" + std::to_string(::getpid());
+    std::ofstream f(tmp, std::ios::binary);
+    f << bytes;
+    f.close();
+    if (!f || std::rename(tmp.c_str(), out_path->c_str()) != 0) {
+      std::remove(tmp.c_str());
+      throw ModelInputError(fmt::format("{}: cannot write the table", *out_path));
+    }
+  }
+  std::cerr << fmt::format("{} lines, {} with a vector, {} dims: load {:.2f} s, embed {:.3f} s on {} threads "
+                           "({:.1f} lines/s)\n",
+                           n, with, d, load_s, embed_s, threads, embed_s > 0 ? n / embed_s : 0.0);
+  return kExitOk;
+}
+
 int CmdModelImpl(Args a) {
   auto pos0 = a.Positionals(true);
-  if (pos0.empty()) throw UsageError("model needs a subcommand: list, install, import, info, tokenize, rm");
+  if (pos0.empty()) throw UsageError("model needs a subcommand: list, install, import, info, tokenize, embed, rm");
   const std::string sub = pos0[0];
   if (sub == "import") return ModelImport(a);
   if (sub == "install") return ModelInstall(a);
   if (sub == "info") return ModelInfoCmd(a);
   if (sub == "tokenize") return ModelTokenize(a);
+  if (sub == "embed") return ModelEmbed(a);
   if (sub == "list") {
     auto out = a.Take("--output").value_or("table");
     auto models = Must(ListModels(ModelsDir()));
@@ -358,7 +455,7 @@ int CmdModelImpl(Args a) {
     std::cerr << fmt::format("removed model '{}'\n", pos[1]);
     return kExitOk;
   }
-  throw UsageError(fmt::format("unknown model subcommand '{}' (expected list, install, import, info, tokenize, rm)", sub));
+  throw UsageError(fmt::format("unknown model subcommand '{}' (expected list, install, import, info, tokenize, embed, rm)", sub));
 }
 
 // Nearest vocabulary words of a word-vector model (exact search; ~341k x 100 multiply-adds).
