@@ -179,6 +179,39 @@ TEST_P(Fixture, EveryLayerPoolingAndSentenceVectorMatchTheTorchReference) {
 
 INSTANTIATE_TEST_SUITE_P(Transformer, Fixture, ::testing::Values("bert-tiny", "mpnet-tiny"));
 
+// The phrase cache slices its misses across threads and assumes a phrase's vector does not depend on
+// what it is embedded with: every text alone, in the whole list, and in the list reversed and
+// repeated gives the same bits (sequences are grouped by length and run in blocks of rows).
+TEST(Transformer, AVectorIsTheSameBitsWhateverIsEmbeddedWithIt) {
+  for (const char* name : {"bert-tiny", "mpnet-tiny"}) {
+    auto model = MustLoad(kDir + name);
+    ASSERT_TRUE(model);
+    std::vector<std::string> texts;
+    for (int i = 0; i < 300; ++i) {
+      std::string t;
+      for (int w = 0; w <= i % 9; ++w) t += (w ? " " : "") + std::string(w % 2 ? "neural" : "network") + std::to_string(i % 7);
+      texts.push_back(t);
+    }
+    const int D = model->dims();
+    std::vector<std::string_view> all(texts.begin(), texts.end());
+    std::vector<float> together(all.size() * D);
+    std::vector<std::uint8_t> has(all.size());
+    ASSERT_TRUE(model->Embed(all, together.data(), has.data()).ok());
+    std::vector<std::string_view> mixed(all.rbegin(), all.rend());
+    mixed.insert(mixed.end(), all.begin(), all.begin() + 57);
+    std::vector<float> other(mixed.size() * D);
+    std::vector<std::uint8_t> has2(mixed.size());
+    ASSERT_TRUE(model->Embed(mixed, other.data(), has2.data()).ok());
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      std::vector<float> alone(D);
+      std::uint8_t h = 0;
+      ASSERT_TRUE(model->Embed({all[i]}, alone.data(), &h).ok());
+      ASSERT_EQ(0, std::memcmp(alone.data(), together.data() + i * D, D * sizeof(float))) << name << " " << texts[i];
+      ASSERT_EQ(0, std::memcmp(alone.data(), other.data() + (all.size() - 1 - i) * D, D * sizeof(float))) << texts[i];
+    }
+  }
+}
+
 TEST(Transformer, MpnetBucketsAreHuggingFacesFromMinus600To600) {
   Expected ex;
   auto m = ex.Model("mpnet-tiny");

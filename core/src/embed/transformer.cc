@@ -144,11 +144,31 @@ void LayerNormRows(float* x, std::size_t rows, int n, const float* g, const floa
   }
 }
 
+// Rows per matrix product. Every product is made on blocks of exactly this many rows (the last one
+// padded with zeros), so OpenBLAS takes the same kernel path for every call of a layer and a row's
+// result depends on that row alone: a phrase's vector is the same bits whatever was embedded with it
+// and however the phrases were sliced across threads (the phrase cache's promise for every backend).
+constexpr std::size_t kBlockRows = 128;
+
 // y[rows x out] = x[rows x in] * W^T + bias, W stored [out x in] (PyTorch's Linear).
 void Linear(const float* x, std::size_t rows, int in, const float* w, const float* bias, int out, float* y) {
-  for (std::size_t r = 0; r < rows; ++r) std::copy(bias, bias + out, y + r * static_cast<std::size_t>(out));
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(rows), out, in, 1.0f, x, in, w, in, 1.0f,
-              y, out);
+  thread_local std::vector<float> xin, yout;
+  for (std::size_t start = 0; start < rows; start += kBlockRows) {
+    const std::size_t n = std::min(kBlockRows, rows - start);
+    const float* a = x + start * static_cast<std::size_t>(in);
+    float* c = y + start * static_cast<std::size_t>(out);
+    if (n < kBlockRows) {
+      xin.assign(kBlockRows * static_cast<std::size_t>(in), 0.0f);
+      std::copy(a, a + n * static_cast<std::size_t>(in), xin.begin());
+      yout.resize(kBlockRows * static_cast<std::size_t>(out));
+      a = xin.data();
+      c = yout.data();
+    }
+    for (std::size_t r = 0; r < kBlockRows; ++r) std::copy(bias, bias + out, c + r * static_cast<std::size_t>(out));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(kBlockRows), out, in, 1.0f, a, in, w, in,
+                1.0f, c, out);
+    if (n < kBlockRows) std::copy(yout.begin(), yout.begin() + static_cast<std::ptrdiff_t>(n * out), y + start * out);
+  }
 }
 
 // Exact (erf) GELU, as torch.nn.functional.gelu with approximate='none'.
