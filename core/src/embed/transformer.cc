@@ -21,6 +21,7 @@
 #include "kplab/safetensors.h"
 #include "kplab/sha256.h"
 #include "kplab/text.h"
+#include "kplab/utf8.h"
 
 namespace fs = std::filesystem;
 
@@ -646,6 +647,16 @@ bool TransformerModel::Tokenize(std::string_view text, std::size_t max_len, std:
   const auto& c = impl_->cfg;
   if (max_len == 0) max_len = static_cast<std::size_t>(c.max_seq_length);
   if (c.lowercase) {
+    // Lower() wants valid UTF-8; the tokenizer would read each bad sequence as U+FFFD anyway.
+    std::string valid;
+    if (!ValidUtf8(text)) {
+      for (std::size_t i = 0; i < text.size();) {
+        const Utf8Char ch = DecodeUtf8Char(text, i);
+        AppendUtf8(valid, ch.cp);
+        i += ch.size;
+      }
+      text = valid;
+    }
     const std::string lower = Lower(text);
     return impl_->tok->EncodeWithSpecials(lower, max_len, ids, special);
   }
