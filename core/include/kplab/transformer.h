@@ -9,7 +9,9 @@
 // The network, as Hugging Face's BertModel / MPNetModel compute it (post-LayerNorm layers, exact erf
 // GELU, softmax attention; MPNet: positions from padding_idx + 1 and one relative-position bias per
 // head shared by every layer, bucketed as HF's relative_position_bucket in float32). Sequences are
-// run unpadded, grouped by length, so padding never enters a result. A phrase's vector is the
+// run unpadded: several at once as one matrix of token rows (attention within each sequence), the
+// matrix products on fixed blocks of rows, so padding never enters a result and a text's vector is
+// the same bits whatever is embedded with it. A phrase's vector is the
 // sentence-transformers output: the text lower-cased first when sentence_bert_config.json says
 // do_lower_case, tokenized with the special tokens and cut to max_seq_length tokens (as
 // sentence-transformers truncates: the text's tokens from the right, the special tokens kept), the

@@ -149,7 +149,7 @@ void LayerNormRows(float* x, std::size_t rows, int n, const float* g, const floa
 // padded with zeros), so OpenBLAS takes the same kernel path for every call of a layer and a row's
 // result depends on that row alone: a phrase's vector is the same bits whatever was embedded with it
 // and however the phrases were sliced across threads (the phrase cache's promise for every backend).
-constexpr std::size_t kBlockRows = 128;
+constexpr std::size_t kBlockRows = 256;
 
 // y[rows x out] = x[rows x in] * W^T + bias, W stored [out x in] (PyTorch's Linear).
 void Linear(const float* x, std::size_t rows, int in, const float* w, const float* bias, int out, float* y) {
@@ -210,10 +210,13 @@ struct TransformerModel::Impl {
 
   mutable std::atomic<bool> warned_cut{false};
 
-  void Embeddings(const int* ids, int L, int B, float* x) const;
-  // Runs `last` layers on B sequences of L ids each (ids row-major), keeping the output of each
-  // layer in `keep` when it is not null (keep[0] = embeddings). x ends as the last one.
-  void Run(const std::vector<int>& ids, int L, int B, int last, std::vector<float>& x,
+  // Sequences of any lengths run together: their tokens are the rows of one matrix (seq i's rows
+  // start at off[i]; off has one more entry, the total), every row-wise step (embeddings, Linear,
+  // LayerNorm, GELU) runs over all rows, attention over each sequence's own rows. No padding.
+  void Embeddings(const std::vector<int>& ids, const std::vector<std::size_t>& off, float* x) const;
+  // Runs `last` layers, keeping the output of each layer in `keep` when it is not null (keep[0] =
+  // embeddings). x ends as the last one.
+  void Run(const std::vector<int>& ids, const std::vector<std::size_t>& off, int last, std::vector<float>& x,
            std::vector<std::vector<float>>* keep) const;
 };
 
@@ -663,13 +666,14 @@ bool TransformerModel::Tokenize(std::string_view text, std::size_t max_len, std:
   return impl_->tok->EncodeWithSpecials(text, max_len, ids, special);
 }
 
-void TransformerModel::Impl::Embeddings(const int* ids, int L, int B, float* x) const {
+void TransformerModel::Impl::Embeddings(const std::vector<int>& ids, const std::vector<std::size_t>& off,
+                                        float* x) const {
   const int H = cfg.hidden;
-  for (int b = 0; b < B; ++b) {
-    for (int t = 0; t < L; ++t) {
-      float* row = x + (static_cast<std::size_t>(b) * L + t) * H;
-      const float* w = word.data() + static_cast<std::size_t>(ids[b * L + t]) * H;
-      const float* p = pos.data() + static_cast<std::size_t>(t + pos_offset) * H;
+  for (std::size_t s = 0; s + 1 < off.size(); ++s) {
+    for (std::size_t r = off[s]; r < off[s + 1]; ++r) {
+      float* row = x + r * H;
+      const float* w = word.data() + static_cast<std::size_t>(ids[r]) * H;
+      const float* p = pos.data() + (r - off[s] + static_cast<std::size_t>(pos_offset)) * H;
       if (type0.empty()) {
         for (int i = 0; i < H; ++i) row[i] = w[i] + p[i];
       } else {
@@ -677,21 +681,23 @@ void TransformerModel::Impl::Embeddings(const int* ids, int L, int B, float* x) 
       }
     }
   }
-  LayerNormRows(x, static_cast<std::size_t>(B) * L, H, emb_ln_g.data(), emb_ln_b.data(), cfg.layer_norm_eps);
+  LayerNormRows(x, off.back(), H, emb_ln_g.data(), emb_ln_b.data(), cfg.layer_norm_eps);
 }
 
-void TransformerModel::Impl::Run(const std::vector<int>& ids, int L, int B, int last, std::vector<float>& x,
-                                 std::vector<std::vector<float>>* keep) const {
+void TransformerModel::Impl::Run(const std::vector<int>& ids, const std::vector<std::size_t>& off, int last,
+                                 std::vector<float>& x, std::vector<std::vector<float>>* keep) const {
   const int H = cfg.hidden, I = cfg.intermediate, nh = cfg.heads, hd = head_dim;
-  const std::size_t rows = static_cast<std::size_t>(B) * L;
+  const std::size_t rows = off.back();
   x.resize(rows * H);
-  Embeddings(ids.data(), L, B, x.data());
+  Embeddings(ids, off, x.data());
   if (keep) keep->push_back(x);
-  std::vector<float> qkv(rows * 3 * H), ctx(rows * H), tmp(rows * H), mid(rows * I), scores(static_cast<std::size_t>(L) * L);
-  // MPNet: the bias of each head for every (i, j), the same in every layer.
-  std::vector<float> bias;
-  if (!rel_bias.empty()) {
-    bias.resize(static_cast<std::size_t>(nh) * L * L);
+  std::vector<float> qkv(rows * 3 * H), ctx(rows * H), tmp(rows * H), mid(rows * I), scores;
+  // MPNet: each head's bias for every (i, j) of a length, the same in every layer.
+  std::map<int, std::vector<float>> bias_of;
+  auto bias_for = [&](int L) -> const std::vector<float>& {
+    auto it = bias_of.find(L);
+    if (it != bias_of.end()) return it->second;
+    std::vector<float> bias(static_cast<std::size_t>(nh) * L * L);
     for (int i = 0; i < L; ++i) {
       for (int j = 0; j < L; ++j) {
         const int bk = bucket_of[static_cast<std::size_t>(j - i + cfg.max_positions - 1)];
@@ -700,13 +706,18 @@ void TransformerModel::Impl::Run(const std::vector<int>& ids, int L, int B, int 
         }
       }
     }
-  }
+    return bias_of.emplace(L, std::move(bias)).first->second;
+  };
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   for (int li = 0; li < last; ++li) {
     const LayerWeights& lw = layers[static_cast<std::size_t>(li)];
     Linear(x.data(), rows, H, lw.qkv.w.data(), lw.qkv.b.data(), 3 * H, qkv.data());
-    for (int b = 0; b < B; ++b) {
-      const float* base = qkv.data() + static_cast<std::size_t>(b) * L * 3 * H;
+    for (std::size_t sq = 0; sq + 1 < off.size(); ++sq) {
+      const int L = static_cast<int>(off[sq + 1] - off[sq]);
+      if (L == 0) continue;
+      scores.resize(static_cast<std::size_t>(L) * L);
+      const std::vector<float>* bias = rel_bias.empty() ? nullptr : &bias_for(L);
+      const float* base = qkv.data() + off[sq] * 3 * H;
       for (int h = 0; h < nh; ++h) {
         const float* q = base + h * hd;
         const float* k = base + H + h * hd;
@@ -716,8 +727,8 @@ void TransformerModel::Impl::Run(const std::vector<int>& ids, int L, int B, int 
                     scores.data(), L);
         for (int i = 0; i < L; ++i) {
           float* s = scores.data() + static_cast<std::size_t>(i) * L;
-          if (!bias.empty()) {
-            const float* bi = bias.data() + (static_cast<std::size_t>(h) * L + i) * L;
+          if (bias) {
+            const float* bi = bias->data() + (static_cast<std::size_t>(h) * L + i) * L;
             for (int j = 0; j < L; ++j) s[j] += bi[j];
           }
           float m = s[0];
@@ -730,7 +741,7 @@ void TransformerModel::Impl::Run(const std::vector<int>& ids, int L, int B, int 
           const float inv = 1.0f / sum;
           for (int j = 0; j < L; ++j) s[j] *= inv;
         }
-        float* out = ctx.data() + static_cast<std::size_t>(b) * L * H + h * hd;
+        float* out = ctx.data() + off[sq] * H + h * hd;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, L, hd, L, 1.0f, scores.data(), L, v, 3 * H, 0.0f,
                     out, H);
       }
@@ -760,7 +771,7 @@ Result<std::vector<std::vector<float>>> TransformerModel::HiddenStates(const std
   }
   std::vector<float> x;
   std::vector<std::vector<float>> keep;
-  impl_->Run(ids, static_cast<int>(ids.size()), 1, last, x, &keep);
+  impl_->Run(ids, {0, ids.size()}, last, x, &keep);
   return keep;
 }
 
@@ -787,8 +798,29 @@ std::vector<float> TransformerModel::Pool(const float* rows, std::size_t n, int 
 
 namespace {
 
-// Sequences of one length, run together: the batch's rows stay near kRowsPerBatch tokens.
-constexpr int kRowsPerBatch = 512;
+// Tokens run together at most: bounds the activations (intermediate: rows x 3072 floats for a base
+// model, 48 MB) while keeping the matrix products large.
+constexpr std::size_t kChunkRows = 4096;
+
+// Calls run(ids, off, first, count) for consecutive sequences of seqs whose tokens fit kChunkRows
+// (a longer sequence goes alone).
+template <typename Fn>
+void ForChunks(const std::vector<std::vector<int>>& seqs, Fn run) {
+  std::vector<int> ids;
+  std::vector<std::size_t> off;
+  std::size_t k = 0;
+  while (k < seqs.size()) {
+    ids.clear();
+    off.assign(1, 0);
+    const std::size_t first = k;
+    while (k < seqs.size() && (k == first || ids.size() + seqs[k].size() <= kChunkRows)) {
+      ids.insert(ids.end(), seqs[k].begin(), seqs[k].end());
+      off.push_back(ids.size());
+      ++k;
+    }
+    run(ids, off, first, k - first);
+  }
+}
 
 }  // namespace
 
@@ -806,32 +838,21 @@ Status TransformerModel::Embed(const std::vector<std::string_view>& phrases, flo
                  "sentence-transformers does\n",
                  impl_->dir.c_str(), cut, c.max_seq_length);
   }
-  std::vector<std::size_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return ids[a].size() < ids[b].size(); });
-  std::vector<int> batch;
   std::vector<float> x;
-  std::size_t k = 0;
-  while (k < n) {
-    const int L = static_cast<int>(ids[order[k]].size());
-    const int cap = std::max(1, kRowsPerBatch / L);
-    int B = 0;
-    batch.clear();
-    while (k + B < n && B < cap && static_cast<int>(ids[order[k + B]].size()) == L) {
-      batch.insert(batch.end(), ids[order[k + B]].begin(), ids[order[k + B]].end());
-      ++B;
-    }
-    impl_->Run(batch, L, B, c.layers, x, nullptr);
-    for (int b = 0; b < B; ++b) {
-      const std::size_t i = order[k + b];
+  ForChunks(ids, [&](const std::vector<int>& chunk, const std::vector<std::size_t>& off, std::size_t first,
+                     std::size_t count) {
+    impl_->Run(chunk, off, c.layers, x, nullptr);
+    for (std::size_t b = 0; b < count; ++b) {
+      const std::size_t i = first + b;
       float* o = out + i * static_cast<std::size_t>(D);
-      const float* rows = x.data() + static_cast<std::size_t>(b) * L * H;
+      const float* rows = x.data() + off[b] * H;
+      const std::size_t L = off[b + 1] - off[b];
       int at = 0;
       std::size_t start = 0;
       while (start <= c.pooling.size()) {
         std::size_t end = c.pooling.find('+', start);
         if (end == std::string::npos) end = c.pooling.size();
-        const auto v = Pool(rows, static_cast<std::size_t>(L), H, std::string_view(c.pooling).substr(start, end - start));
+        const auto v = Pool(rows, L, H, std::string_view(c.pooling).substr(start, end - start));
         std::copy(v.begin(), v.end(), o + at);
         at += H;
         start = end + 1;
@@ -845,8 +866,7 @@ Status TransformerModel::Embed(const std::vector<std::string_view>& phrases, flo
       }
       has[i] = 1;
     }
-    k += static_cast<std::size_t>(B);
-  }
+  });
   return Status::Ok();
 }
 
@@ -876,29 +896,15 @@ Status TransformerModel::EmbedTokens(const std::vector<std::string_view>& texts,
     std::copy(ids[i].begin(), ids[i].end(), out.ids.begin() + static_cast<std::ptrdiff_t>(out.offsets[i]));
     std::copy(sp[i].begin(), sp[i].end(), out.special.begin() + static_cast<std::ptrdiff_t>(out.offsets[i]));
   }
-  std::vector<std::size_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return ids[a].size() < ids[b].size(); });
-  std::vector<int> batch;
   std::vector<float> x;
-  std::size_t k = 0;
-  while (k < n) {
-    const int L = static_cast<int>(ids[order[k]].size());
-    const int cap = std::max(1, kRowsPerBatch / L);
-    int B = 0;
-    batch.clear();
-    while (k + B < n && B < cap && static_cast<int>(ids[order[k + B]].size()) == L) {
-      batch.insert(batch.end(), ids[order[k + B]].begin(), ids[order[k + B]].end());
-      ++B;
+  ForChunks(ids, [&](const std::vector<int>& chunk, const std::vector<std::size_t>& off, std::size_t first,
+                     std::size_t count) {
+    impl_->Run(chunk, off, layer, x, nullptr);
+    for (std::size_t b = 0; b < count; ++b) {
+      std::copy(x.begin() + static_cast<std::ptrdiff_t>(off[b] * H), x.begin() + static_cast<std::ptrdiff_t>(off[b + 1] * H),
+                out.vecs.begin() + static_cast<std::ptrdiff_t>(out.offsets[first + b] * H));
     }
-    impl_->Run(batch, L, B, layer, x, nullptr);
-    for (int b = 0; b < B; ++b) {
-      const std::size_t i = order[k + b];
-      std::copy(x.begin() + static_cast<std::ptrdiff_t>(b) * L * H, x.begin() + static_cast<std::ptrdiff_t>(b + 1) * L * H,
-                out.vecs.begin() + static_cast<std::ptrdiff_t>(out.offsets[i] * H));
-    }
-    k += static_cast<std::size_t>(B);
-  }
+  });
   return Status::Ok();
 }
 
