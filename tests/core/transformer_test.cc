@@ -466,6 +466,10 @@ TEST(TransformerBadInput, SentenceTransformersModulesAndHostileFiles) {
   EXPECT_EQ(LoadError(d), d + "/modules.json: module \"sentence_transformers.models.Dense\" is not supported (expected "
                               "Transformer, Pooling and Normalize)");
   WriteAll(d + "/modules.json", modules);
+  const std::string config = ReadAll(d + "/config.json");
+  ReplaceInFile(d + "/config.json", "\"relative_attention_num_buckets\": 32", "\"relative_attention_num_buckets\": 16");
+  EXPECT_EQ(LoadError(d), d + "/config.json: \"relative_attention_num_buckets\" is 16 (expected an integer from 32 to 4096)");
+  WriteAll(d + "/config.json", config);
   ReplaceInFile(d + "/config.json", "\"hidden_act\": \"gelu\"", "\"hidden_act\": \"relu\"");
   EXPECT_EQ(LoadError(d), d + "/config.json: \"hidden_act\" is \"relu\" (expected \"gelu\", the exact erf GELU)");
   fs::remove(d + "/config.json");

@@ -7,8 +7,9 @@
 // The hub cache layout models--ORG--NAME/ (refs/main, snapshots/SHA/) is resolved to its snapshot.
 //
 // The network, as Hugging Face's BertModel / MPNetModel compute it (post-LayerNorm layers, exact erf
-// GELU, softmax attention; MPNet: positions from padding_idx + 1 and one relative-position bias per
-// head shared by every layer, bucketed as HF's relative_position_bucket in float32). Sequences are
+// GELU, softmax attention; MPNet: positions from 2 (HF's MPNetEmbeddings fixes padding_idx = 1) and
+// one relative-position bias per head shared by every layer, bucketed as HF's
+// relative_position_bucket in float32 with 32 buckets whatever the config says, as HF does). Sequences are
 // run unpadded: several at once as one matrix of token rows (attention within each sequence), the
 // matrix products on fixed blocks of rows, so padding never enters a result and a text's vector is
 // the same bits whatever is embedded with it. A phrase's vector is the
@@ -49,7 +50,7 @@ struct TransformerConfig {
   int type_vocab = 0;     // bert: token type rows (type 0 is used)
   double layer_norm_eps = 1e-12;
   int pad_token_id = 0;
-  int buckets = 32;        // mpnet: relative_attention_num_buckets
+  int buckets = 32;        // mpnet: relative_attention_num_buckets (rows of the bias table, >= 32)
   // sentence-transformers
   std::string pooling = "mean";  // canonical: modes joined by '+', e.g. "cls", "mean", "mean+max"
   bool normalize = false;

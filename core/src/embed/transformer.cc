@@ -278,6 +278,8 @@ int MpnetBucket(int rel, int num_buckets, int max_distance) {
   return ret + static_cast<int>(large);
 }
 
+constexpr int kMpnetBuckets = 32;
+
 // The pooling modes of a sentence-transformers Pooling config, in its concatenation order.
 constexpr std::pair<const char*, const char*> kPoolModes[] = {
     {"pooling_mode_cls_token", "cls"},
@@ -344,9 +346,7 @@ const std::vector<std::string>& TransformerModel::hashed_files() const { return 
 const std::string& TransformerModel::dir() const { return impl_->dir; }
 int TransformerModel::token_layers() const { return impl_->cfg.layers; }
 
-int TransformerModel::Bucket(int rel) const {
-  return MpnetBucket(rel, impl_->cfg.buckets, 128);
-}
+int TransformerModel::Bucket(int rel) const { return MpnetBucket(rel, kMpnetBuckets, 128); }
 
 Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::string& path) {
   // Embed and EmbedTokens run on several threads at once (the phrase cache slices its misses), so
@@ -405,9 +405,12 @@ Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::stri
   } else {
     KP_TRY(pad, conf->Int("pad_token_id", 1, 0, kBig));
     c.pad_token_id = static_cast<int>(pad);
-    KP_TRY(nb, conf->Int("relative_attention_num_buckets", 32, 2, 1 << 12));
+    // Hugging Face's MPNet buckets with 32 whatever the config says (compute_position_bias's default
+    // argument) and reads the table with those buckets, so it needs at least 32 rows.
+    KP_TRY(nb, conf->Int("relative_attention_num_buckets", 32, kMpnetBuckets, 1 << 12));
     c.buckets = static_cast<int>(nb);
-    impl->pos_offset = c.pad_token_id + 1;
+    // MPNetEmbeddings' padding_idx is 1 whatever pad_token_id says: positions start at 2.
+    impl->pos_offset = 2;
   }
   const int capacity = c.max_positions - impl->pos_offset;
   if (capacity < 2) {
@@ -501,7 +504,7 @@ Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::stri
     impl->rel_bias = std::move(rb);
     impl->bucket_of.resize(static_cast<std::size_t>(2 * c.max_positions - 1));
     for (int r = -(c.max_positions - 1); r <= c.max_positions - 1; ++r) {
-      impl->bucket_of[static_cast<std::size_t>(r + c.max_positions - 1)] = MpnetBucket(r, c.buckets, 128);
+      impl->bucket_of[static_cast<std::size_t>(r + c.max_positions - 1)] = MpnetBucket(r, kMpnetBuckets, 128);
     }
   }
 
