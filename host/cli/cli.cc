@@ -1291,8 +1291,10 @@ const std::map<std::string, std::string>& HelpTexts() {
       {"model",
        "kplab model list [--output table|json]\n"
        "kplab model install NAME [--tarball FILE] [--replace]\n"
-       "kplab model import NAME PATH --backend wordvec|model2vec|precomputed [options] [--replace]\n"
+       "kplab model import NAME PATH --backend wordvec|model2vec|transformer|precomputed [options] [--replace]\n"
        "kplab model info NAME [--verify] [--db FILE]\n"
+       "kplab model tokenize NAME FILE\n"
+       "kplab model embed NAME FILE [--threads N] [--output FILE.npy]\n"
        "kplab model rm NAME\n"
        "  Embedding models live in $KPLAB_MODELS (default ~/.local/share/kplab/models), one directory\n"
        "  each with a manifest; a model's fingerprint (weights + configuration) keys its cached vectors.\n"
@@ -1301,9 +1303,13 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  import --backend wordvec PATH: GloVe/word2vec/fastText text vectors (header line optional);\n"
        "           --sif A weights words by A/(A+p(w)) (Zipf frequency proxy), --cased keeps case.\n"
        "  import --backend model2vec DIR: model.safetensors + tokenizer.json (+ config.json).\n"
+       "  import --backend transformer DIR: a BERT or MPNet snapshot (Hugging Face / sentence-transformers,\n"
+       "           or a hub cache directory models--ORG--NAME), run natively (docs/embeddings.md).\n"
        "  import --backend precomputed FILE: phrase->vector table made elsewhere: --format jsonl\n"
        "           ({\"phrase\",\"vector\"} lines), tsv (phrase TAB values) or npy (with --phrases FILE).\n"
-       "  info --verify recomputes the weights' SHA-256.\n"},
+       "  info --verify recomputes the weights' SHA-256.\n"
+       "  tokenize: a transformer's token ids of each line (special tokens added, cut to max_seq_length).\n"
+       "  embed: each line's vector (no cache), FILE - = standard input; --output writes a float32 .npy.\n"},
       {"neighbors",
        "kplab neighbors \"PHRASE\" [-k 10] [--model NAME] [--db FILE] [--vocab] [--output table|json|tsv]\n"
        "  Nearest cached phrases of the model (HNSW index beside the run store, updated as needed);\n"

@@ -416,8 +416,15 @@ int CmdModelImpl(Args a) {
   if (sub == "import") return ModelImport(a);
   if (sub == "install") return ModelInstall(a);
   if (sub == "info") return ModelInfoCmd(a);
-  if (sub == "tokenize") return ModelTokenize(a);
-  if (sub == "embed") return ModelEmbed(a);
+  if (sub == "tokenize" || sub == "embed") {
+    // A line or an input too large for memory is an input error, not an internal one.
+    try {
+      return sub == "tokenize" ? ModelTokenize(a) : ModelEmbed(a);
+    } catch (const std::bad_alloc&) {
+      throw ModelInputError(fmt::format("model {}: out of memory reading or tokenizing the input (expected lines "
+                                        "that fit in memory)", sub));
+    }
+  }
   if (sub == "list") {
     auto out = a.Take("--output").value_or("table");
     auto models = Must(ListModels(ModelsDir()));

@@ -10,6 +10,9 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <thread>
 
 #include <cmath>
 #include <cstring>
@@ -499,6 +502,149 @@ TEST(TransformerBadInput, HubCacheWithoutRefsOrWithABadRef) {
   ASSERT_TRUE(TransformerModel::Load(hub).ok());  // the only snapshot
   fs::create_directory(hub + "/snapshots/other");
   EXPECT_EQ(LoadError(hub), hub + "/snapshots: 2 snapshots and no refs/main (expected one, or name the snapshot directory)");
+}
+
+// From the hostile pass: files far larger than a model's (a sparse terabyte) are refused by their
+// size or their header, never read into memory.
+TEST(TransformerBadInput, SparseTerabyteFilesAreRefusedWithoutReading) {
+  TempDir t;
+  const std::string d = CopyFixture(t, "bert-tiny");
+  const std::string st = d + "/model.safetensors";
+  WriteAll(st, "");
+  ASSERT_EQ(::truncate(st.c_str(), 1LL << 40), 0);  // zeros: header length 0
+  EXPECT_EQ(LoadError(d), st + ": header does not start with '{' (expected a JSON object header)");
+  // A valid header followed by a terabyte of nothing.
+  fs::copy_file(kDir + "bert-tiny/model.safetensors", st, fs::copy_options::overwrite_existing);
+  const auto real = fs::file_size(st);
+  ASSERT_EQ(::truncate(st.c_str(), 1LL << 40), 0);
+  EXPECT_EQ(LoadError(d), fmt::format("{}: the file is {} bytes but its header describes {} (padded, or not a "
+                                      "safetensors file?) (expected a safetensors file: 8-byte little-endian header "
+                                      "length, JSON header, tensor data)",
+                                      st, 1LL << 40, real));
+  fs::copy_file(kDir + "bert-tiny/model.safetensors", st, fs::copy_options::overwrite_existing);
+  ASSERT_EQ(::truncate((d + "/config.json").c_str(), 1LL << 40), 0);
+  EXPECT_EQ(LoadError(d), fmt::format("{}/config.json: {} bytes, more than a model's configuration file can be "
+                                      "(expected the model's config.json of at most 1 GiB)",
+                                      d, 1LL << 40));
+}
+
+TEST(TransformerBadInput, ModulePathsStayInsideTheSnapshot) {
+  TempDir t;
+  const std::string d = CopyFixture(t, "mpnet-tiny");
+  ReplaceInFile(d + "/modules.json", "\"path\": \"1_Pooling\"", "\"path\": \"../evil\"");
+  EXPECT_EQ(LoadError(d), d + "/modules.json: module 1 has path '../evil', which leaves the snapshot (expected a "
+                              "directory inside it, such as 1_Pooling)");
+  ReplaceInFile(d + "/modules.json", "\"path\": \"../evil\"", "\"path\": \"/etc\"");
+  EXPECT_EQ(LoadError(d), d + "/modules.json: module 1 has path '/etc', which leaves the snapshot (expected a "
+                              "directory inside it, such as 1_Pooling)");
+  TempDir models;
+  EXPECT_FALSE(ImportTransformer(models.path(), "m", d).ok());
+  EXPECT_TRUE(fs::is_empty(models.path()) || !fs::exists(models.path() + "/m"));
+}
+
+// Hugging Face numbers MPNet positions with create_position_ids_from_input_ids: a padding id (1) gets
+// position 1 and does not advance the others. "<pad> neural" is <s> <pad> neural </s> = ids 0 1 135 2
+// at positions 2 1 3 4. The embedding layer's output is computed here by hand from the tensors:
+// LayerNorm(word[id] + position[p]) with eps 1e-5.
+TEST(Transformer, MpnetLiteralPadTokenTakesPositionOneAsHuggingFace) {
+  auto model = MustLoad(kDir + "mpnet-tiny");
+  ASSERT_TRUE(model);
+  std::vector<int> ids;
+  std::vector<std::uint8_t> sp;
+  model->Tokenize("<pad> neural", 0, ids, sp);
+  ASSERT_EQ(ids, (std::vector<int>{0, 1, 135, 2}));
+  auto st = Safetensors::Open(kDir + "mpnet-tiny/model.safetensors");
+  ASSERT_TRUE(st.ok());
+  auto word = st->ToFloat(*st->Find("embeddings.word_embeddings.weight")).value();
+  auto pos = st->ToFloat(*st->Find("embeddings.position_embeddings.weight")).value();
+  auto g = st->ToFloat(*st->Find("embeddings.LayerNorm.weight")).value();
+  auto b = st->ToFloat(*st->Find("embeddings.LayerNorm.bias")).value();
+  const int positions[] = {2, 1, 3, 4};
+  std::vector<double> want;
+  for (int t = 0; t < 4; ++t) {
+    std::vector<double> v(32);
+    double mean = 0, var = 0;
+    for (int i = 0; i < 32; ++i) {
+      v[i] = static_cast<double>(word[ids[t] * 32 + i]) + pos[positions[t] * 32 + i];
+      mean += v[i] / 32;
+    }
+    for (int i = 0; i < 32; ++i) var += (v[i] - mean) * (v[i] - mean) / 32;
+    for (int i = 0; i < 32; ++i) want.push_back((v[i] - mean) / std::sqrt(var + 1e-5) * g[i] + b[i]);
+  }
+  auto hs = model->HiddenStates(ids, 0);
+  ASSERT_TRUE(hs.ok());
+  EXPECT_LE(WorstError((*hs)[0].data(), want), kTol);
+}
+
+TEST(Transformer, TokenizerFileTruncationAndPaddingDoNotApplyAsInSentenceTransformers) {
+  TempDir t;
+  const std::string d = CopyFixture(t, "bert-tiny");
+  ReplaceInFile(d + "/tokenizer.json", "\"truncation\": null",
+                "\"truncation\": {\"direction\": \"Left\", \"max_length\": 4, \"strategy\": \"LongestFirst\", "
+                "\"stride\": 0}");
+  ReplaceInFile(d + "/tokenizer.json", "\"padding\": null",
+                "\"padding\": {\"strategy\": \"BatchLongest\", \"direction\": \"Right\", \"pad_to_multiple_of\": null, "
+                "\"pad_id\": 0, \"pad_type_id\": 0, \"pad_token\": \"[PAD]\"}");
+  auto model = MustLoad(d);
+  ASSERT_TRUE(model);
+  std::vector<int> ids;
+  std::vector<std::uint8_t> sp;
+  EXPECT_FALSE(model->Tokenize("neural networks deep learning", 0, ids, sp));
+  EXPECT_EQ(ids, (std::vector<int>{2, 131, 133, 135, 134, 3}));  // [CLS] neural networks deep learning [SEP]
+}
+
+// A word of 200,000 letters with max_input_chars_per_word raised to 1e9: WordPiece starts each piece
+// at the longest vocabulary entry, so this finishes at once (it took cubic time) with the same
+// pieces: a ##a ##a ..., cut to max_seq_length 12 = [CLS] a + 9 x ##a [SEP].
+TEST(TransformerBadInput, LongWordsTokenizeInLinearTime) {
+  TempDir t;
+  const std::string d = CopyFixture(t, "bert-tiny");
+  ReplaceInFile(d + "/tokenizer.json", "\"max_input_chars_per_word\": 100", "\"max_input_chars_per_word\": 1000000000");
+  auto model = MustLoad(d);
+  ASSERT_TRUE(model);
+  std::vector<int> ids;
+  std::vector<std::uint8_t> sp;
+  EXPECT_TRUE(model->Tokenize(std::string(200000, 'a'), 0, ids, sp));
+  std::vector<int> want = {2, 47};
+  want.insert(want.end(), 9, 73);
+  want.push_back(3);
+  EXPECT_EQ(ids, want);
+}
+
+// Two imports of one name at once, without --replace: exactly one wins, the other says so.
+TEST(TransformerBadInput, ConcurrentImportsOfOneNameWithoutReplace) {
+  for (int round = 0; round < 8; ++round) {
+    TempDir models;
+    Result<ModelInfo> a = Error{""}, b = Error{""};
+    std::thread ta([&] { a = ImportTransformer(models.path(), "m", kDir + "bert-tiny"); });
+    std::thread tb([&] { b = ImportTransformer(models.path(), "m", kDir + "mpnet-tiny"); });
+    ta.join();
+    tb.join();
+    ASSERT_EQ(a.ok() + b.ok(), 1) << "round " << round << ": " << (a.ok() ? "" : a.error().message) << " / " << (b.ok() ? "" : b.error().message);
+    const std::string e = a.ok() ? b.error().message : a.error().message;
+    EXPECT_NE(e.find("model 'm' is already installed in " + models.path()), std::string::npos) << e;
+    auto got = GetModel(models.path(), "m");
+    ASSERT_TRUE(got.ok()) << got.error().message;
+    EXPECT_EQ(got->fingerprint, a.ok() ? a->fingerprint : b->fingerprint);
+  }
+}
+
+TEST(TransformerBadInput, JsonErrorsSayWhatIsWrong) {
+  TempDir t;
+  const std::string d = CopyFixture(t, "bert-tiny");
+  WriteAll(d + "/config.json", "{\"model_type\": \"bert\", \"layer_norm_eps\": NaN}");
+  const std::string e = LoadError(d);
+  EXPECT_EQ(e.rfind(d + "/config.json: not valid JSON (", 0), 0u) << e;
+  EXPECT_NE(e.find("(expected the model's config.json)"), std::string::npos) << e;
+  WriteAll(d + "/config.json", "[1, 2]");
+  EXPECT_EQ(LoadError(d), d + "/config.json: not a JSON object (expected the model's config.json)");
+  const std::string hub = t.File("models--x--y");
+  fs::copy(kDir + "hub/models--kplab-test--mpnet-tiny", hub, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  WriteAll(hub + "/refs/main", ".");
+  EXPECT_EQ(LoadError(hub), hub + "/refs/main: '.' is not a commit id (expected the snapshot's name)");
+  fs::remove(hub + "/refs/main");
+  fs::create_directory(hub + "/refs/main");
+  EXPECT_EQ(LoadError(hub).rfind(hub + "/refs/main: a directory, not a regular file", 0), 0u) << LoadError(hub);
 }
 
 }  // namespace

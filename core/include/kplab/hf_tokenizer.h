@@ -40,6 +40,9 @@ class HfTokenizer {
   static Result<HfTokenizer> Load(const std::string& path);
   // Parses the JSON text; path is only used in messages.
   static Result<HfTokenizer> Parse(std::string_view json, const std::string& path);
+  // for_encoder: the tokenizer of a transformer (EncodeWithSpecials, one text at a time), for which a
+  // "padding" in the file is ignored as transformers ignores it when called without padding.
+  static Result<HfTokenizer> Parse(std::string_view json, const std::string& path, bool for_encoder);
 
   HfTokenizer(HfTokenizer&&) noexcept;
   HfTokenizer& operator=(HfTokenizer&&) noexcept;
@@ -51,10 +54,10 @@ class HfTokenizer {
   void Encode(std::string_view text, std::vector<int>& ids) const;
   // Token ids as encode(text, add_special_tokens=True, truncation=True, max_length=max_length) gives
   // them (what sentence-transformers and bert_score call): the post-processor's single-sequence
-  // special tokens around the text's tokens, the text's tokens cut (from the right, or from the left
-  // when the file's truncation says so) so that the whole fits max_length (0 = no limit) and the
-  // file's own truncation.max_length. special[i] = 1 for the ids the post-processor added. Returns
-  // true when tokens were cut.
+  // special tokens around the text's tokens, the text's tokens cut from the right so that the whole
+  // fits max_length (0 = no limit). The file's own "truncation" is not applied here: the callers that
+  // add special tokens (sentence-transformers, bert_score) replace it with theirs. special[i] = 1 for
+  // the ids the post-processor added. Returns true when tokens were cut.
   bool EncodeWithSpecials(std::string_view text, std::size_t max_length, std::vector<int>& ids,
                           std::vector<std::uint8_t>& special) const;
   // How many ids the post-processor adds to one text (0 without one).

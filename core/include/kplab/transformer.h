@@ -94,6 +94,8 @@ class TransformerModel final : public Embedder {
 
  private:
   struct Impl;
+  Status EmbedUnchecked(const std::vector<std::string_view>& phrases, float* out, std::uint8_t* has) const;
+  Status EmbedTokensUnchecked(const std::vector<std::string_view>& texts, int layer, TokenBatch& out) const;
   explicit TransformerModel(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

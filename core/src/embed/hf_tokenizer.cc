@@ -712,6 +712,7 @@ struct HfTokenizer::Impl {
 
   // WordPiece
   VocabMap continuing;  // pieces that start with the prefix, keyed without it
+  std::size_t longest_piece = 0;  // bytes of the longest key of vocab or continuing
   std::string prefix = "##";
   std::size_t max_chars = 100;
 
@@ -735,7 +736,14 @@ void HfTokenizer::Impl::WordPiece(std::string_view w, std::vector<int>& ids) con
   const std::size_t first = ids.size();
   std::size_t start = 0;
   while (start < w.size()) {
+    // No piece is longer than the longest vocabulary entry: starting there changes no result and keeps
+    // a long word (max_input_chars_per_word can be anything) from costing cubic time.
     std::size_t end = w.size();
+    if (end - start > longest_piece) {
+      end = start + longest_piece;
+      while (end > start && end < w.size() && IsUtf8Continuation(static_cast<unsigned char>(w[end]))) --end;
+      if (end == start) end = w.size();  // cannot happen for valid UTF-8 and a piece of >= 4 bytes
+    }
     int id = -1;
     while (start < end) {
       const std::string_view sub = w.substr(start, end - start);
@@ -1131,6 +1139,10 @@ void ParsePostProcessor(const Json& j, const element& e, const std::string& fiel
 }
 
 Result<HfTokenizer> HfTokenizer::Parse(std::string_view json, const std::string& path) {
+  return Parse(json, path, false);
+}
+
+Result<HfTokenizer> HfTokenizer::Parse(std::string_view json, const std::string& path, bool for_encoder) {
   try {
     auto impl = std::make_unique<Impl>();
     impl->path = path;
@@ -1176,6 +1188,7 @@ Result<HfTokenizer> HfTokenizer::Parse(std::string_view json, const std::string&
           impl->max_chars = v < 0 ? 0 : static_cast<std::size_t>(v);
         }
         for (const auto& [tok, id] : impl->vocab) {
+          impl->longest_piece = std::max(impl->longest_piece, tok.size());
           if (tok.size() >= impl->prefix.size() &&
               tok.compare(0, impl->prefix.size(), impl->prefix) == 0) {
             impl->continuing[tok.substr(impl->prefix.size())] = id;
@@ -1244,7 +1257,7 @@ Result<HfTokenizer> HfTokenizer::Parse(std::string_view json, const std::string&
       impl->truncate = v <= 0 ? 0 : static_cast<std::size_t>(v);
       impl->truncate_left = j.StrOr(t, "direction", "truncation.direction", "Right") == "Left";
     }
-    if (j.Get(top, "padding", e)) {
+    if (j.Get(top, "padding", e) && !for_encoder) {
       j.Fail("\"padding\" is set", "null: padding adds pad tokens to every text of a batch");
     }
 
@@ -1323,8 +1336,9 @@ bool HfTokenizer::EncodeWithSpecials(std::string_view text, std::size_t max_leng
   ids.insert(ids.end(), im.special_before.begin(), im.special_before.end());
   im.EncodeContent(text, ids);
   const std::size_t n_special = im.special_before.size() + im.special_after.size();
-  std::size_t limit = max_length;
-  if (im.truncate > 0 && (limit == 0 || im.truncate < limit)) limit = im.truncate;
+  // The file's own truncation is not applied: sentence-transformers and transformers replace it with
+  // the max_length of the call (set_truncation_and_padding), cutting from the right.
+  const std::size_t limit = max_length;
   bool cut = false;
   if (limit > 0) {
     const std::size_t room = limit > n_special ? limit - n_special : 0;
@@ -1332,11 +1346,8 @@ bool HfTokenizer::EncodeWithSpecials(std::string_view text, std::size_t max_leng
     if (content > room) {
       cut = true;
       const auto b = ids.begin() + static_cast<std::ptrdiff_t>(im.special_before.size());
-      if (im.truncate_left && limit == im.truncate) {
-        ids.erase(b, b + static_cast<std::ptrdiff_t>(content - room));
-      } else {
-        ids.resize(im.special_before.size() + room);
-      }
+      (void)b;
+      ids.resize(im.special_before.size() + room);
     }
   }
   ids.insert(ids.end(), im.special_after.begin(), im.special_after.end());

@@ -1,7 +1,13 @@
 #include "kplab/registry.h"
 
+#include <fcntl.h>
+#include <stdio.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -98,19 +104,24 @@ class Staging {
     RemoveStaleWork(models_dir);
     Staging s;
     s.final_ = fs::path(models_dir) / name;
+    s.replace_ = replace;
     if (fs::exists(s.final_ / kManifest) && !replace) {
       return Error{fmt::format("model '{}' is already installed in {} (remove it with `kplab model rm "
                                "{}` or pass --replace)",
                                name, models_dir, name)};
     }
-    s.tmp_ = fs::path(models_dir) / fmt::format(".{}.tmp{}", name, ::getpid());
+    // Unique in the process too (imports on several threads); RemoveStaleWork reads the pid at the end.
+    static std::atomic<unsigned> serial{0};
+    s.tmp_ = fs::path(models_dir) / fmt::format(".{}.{}.tmp{}", name, serial++, ::getpid());
     fs::remove_all(s.tmp_, ec);
     fs::create_directories(s.tmp_, ec);
     if (ec) return Error{fmt::format("{}: cannot create: {}", s.tmp_.string(), ec.message())};
     return s;
   }
   Staging() = default;
-  Staging(Staging&& o) noexcept : final_(std::move(o.final_)), tmp_(std::move(o.tmp_)) { o.tmp_.clear(); }
+  Staging(Staging&& o) noexcept : final_(std::move(o.final_)), tmp_(std::move(o.tmp_)), replace_(o.replace_) {
+    o.tmp_.clear();
+  }
   ~Staging() {
     std::error_code ec;
     if (!tmp_.empty()) fs::remove_all(tmp_, ec);
@@ -123,8 +134,24 @@ class Staging {
     std::error_code ec;
     // The previous version (with --replace) is moved to a hidden name first and put back if the new
     // one cannot be moved into place.
-    fs::path old = final_.parent_path() / fmt::format(".{}.old{}", final_.filename().string(), ::getpid());
+    static std::atomic<unsigned> serial{0};
+    fs::path old = final_.parent_path() / fmt::format(".{}.{}.old{}", final_.filename().string(), serial++, ::getpid());
     fs::remove_all(old, ec);
+    if (!replace_) {
+      // Without --replace the rename itself refuses an existing name: another import of the same
+      // name may have finished since Begin checked (renameat2 RENAME_NOREPLACE, atomic).
+      if (::renameat2(AT_FDCWD, tmp_.c_str(), AT_FDCWD, final_.c_str(), RENAME_NOREPLACE) != 0) {
+        const int e = errno;
+        if (e == EEXIST || e == ENOTEMPTY) {
+          return Error{fmt::format("model '{}' is already installed in {} (another import finished first; "
+                                   "pass --replace to replace it)",
+                                   final_.filename().string(), final_.parent_path().string())};
+        }
+        return Error{fmt::format("{}: cannot install: {}", final_.string(), std::strerror(e))};
+      }
+      tmp_.clear();
+      return Status::Ok();
+    }
     const bool had_old = fs::exists(final_);
     if (had_old) {
       fs::rename(final_, old, ec);
@@ -143,6 +170,7 @@ class Staging {
 
  private:
   fs::path final_, tmp_;
+  bool replace_ = false;
 };
 
 Result<ModelInfo> ParseManifest(const fs::path& path) {

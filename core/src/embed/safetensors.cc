@@ -110,9 +110,47 @@ Result<Safetensors> Safetensors::Open(const std::string& path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return Error{fmt::format("{}: cannot open (expected {})", path, kLayout)};
   const std::streamoff size = in.tellg();
-  std::string bytes(size > 0 ? static_cast<std::size_t>(size) : 0, '\0');
+  if (size < 0) return Error{fmt::format("{}: read error", path)};
+  // The header says how long the data is: a file longer than that (a sparse terabyte, a padded
+  // download) or whose header is not one is refused from its first bytes, without reading the rest.
+  // A shorter (truncated) file is read, for Parse's detailed message.
+  if (size >= 8) {
+    char len[8];
+    in.seekg(0);
+    if (!in.read(len, 8)) return Error{fmt::format("{}: read error", path)};
+    const std::uint64_t n = Load<std::uint64_t>(len);
+    if (n > static_cast<std::uint64_t>(size) - 8) {
+      return Error{fmt::format("{}: header length {} runs past the end of the {}-byte file (truncated?) (expected {})",
+                               path, n, size, kLayout)};
+    }
+    std::string head(8 + n, '\0');
+    std::memcpy(head.data(), len, 8);
+    if (!in.read(head.data() + 8, static_cast<std::streamsize>(n))) return Error{fmt::format("{}: read error", path)};
+    simdjson::dom::parser parser;
+    element root;
+    if (parser.parse(head.data() + 8, n).get(root) != simdjson::SUCCESS || root.type() != element_type::OBJECT) {
+      return Parse(std::move(head), path);  // the header's own error
+    }
+    std::uint64_t data_end = 0;
+    const simdjson::dom::object fields = root.get_object().value_unsafe();  // a copy, not the temporary's
+    for (auto field : fields) {
+      simdjson::dom::array off;
+      std::uint64_t end = 0;
+      if (field.value.type() == element_type::OBJECT &&
+          field.value.at_key("data_offsets").get_array().get(off) == simdjson::SUCCESS && off.size() == 2 &&
+          off.at(1).get_uint64().get(end) == simdjson::SUCCESS) {
+        data_end = std::max(data_end, end);
+      }
+    }
+    if (data_end < static_cast<std::uint64_t>(size) - 8 - n) {
+      return Error{fmt::format("{}: the file is {} bytes but its header describes {} (padded, or not a safetensors "
+                               "file?) (expected {})",
+                               path, size, 8 + n + data_end, kLayout)};
+    }
+  }
+  std::string bytes(static_cast<std::size_t>(size), '\0');
   in.seekg(0);
-  if (size < 0 || !in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()))) {
+  if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()))) {
     return Error{fmt::format("{}: read error", path)};
   }
   return Parse(std::move(bytes), path);

@@ -35,7 +35,17 @@ using simdjson::dom::object;
 // ---------------------------------------------------------------------------------------------
 // Snapshot files
 
+// Configuration files (JSON) and tokenizer.json: a real one is at most a few tens of MB, so a larger
+// file (a sparse terabyte) is refused by its size, before it is read.
 Result<std::string> ReadModelFile(const fs::path& p, std::string_view expected) {
+  constexpr std::uintmax_t kMaxBytes = 1u << 30;
+  std::error_code ec;
+  const std::uintmax_t size = fs::file_size(p, ec);
+  if (!ec && size > kMaxBytes) {
+    return Error{fmt::format("{}: {} bytes, more than a model's configuration file can be (expected {} of at most "
+                             "1 GiB)",
+                             p.string(), size, expected)};
+  }
   return ReadRegularFile(p.string(), expected);
 }
 
@@ -53,7 +63,10 @@ struct JsonFile {
     if (!b.ok()) return b.error();
     f->bytes = std::move(*b);
     element root;
-    if (f->parser.parse(f->bytes).get(root) != simdjson::SUCCESS || root.type() != element_type::OBJECT) {
+    if (auto err = f->parser.parse(f->bytes).get(root); err != simdjson::SUCCESS) {
+      return Error{fmt::format("{}: not valid JSON ({}) (expected {})", f->path, simdjson::error_message(err), expected)};
+    }
+    if (root.type() != element_type::OBJECT) {
       return Error{fmt::format("{}: not a JSON object (expected {})", f->path, expected)};
     }
     f->root = root.get_object().value_unsafe();
@@ -305,12 +318,12 @@ Result<std::string> ResolveSnapshot(const std::string& path) {
                              path)};
   }
   const fs::path ref = p / "refs" / "main";
-  if (fs::is_regular_file(ref, ec)) {
+  if (fs::exists(fs::symlink_status(ref, ec)) || fs::is_symlink(ref, ec)) {
     auto sha = ReadRegularFile(ref.string(), "the commit id of refs/main");
     if (!sha.ok()) return sha.error();
     std::string s = *sha;
     while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
-    if (s.empty() || s.find('/') != std::string::npos || s.find("..") != std::string::npos) {
+    if (s.empty() || s == "." || s.find('/') != std::string::npos || s.find("..") != std::string::npos) {
       return Error{fmt::format("{}: '{}' is not a commit id (expected the snapshot's name)", ref.string(), s)};
     }
     const fs::path snap = snaps / s;
@@ -512,7 +525,7 @@ Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::stri
   const fs::path tok_path = dir / "tokenizer.json";
   auto tok_bytes = ReadModelFile(tok_path, "the model's tokenizer.json");
   if (!tok_bytes.ok()) return tok_bytes.error();
-  auto tok = HfTokenizer::Parse(*tok_bytes, tok_path.string());
+  auto tok = HfTokenizer::Parse(*tok_bytes, tok_path.string(), /*for_encoder=*/true);
   if (!tok.ok()) return tok.error();
   if (tok->model_type() != "WordPiece") {
     return Error{fmt::format("{}: a {} tokenizer (expected WordPiece, as BERT and MPNet use)", tok_path.string(),
@@ -560,9 +573,23 @@ Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::stri
         return Error{fmt::format("{}: module {} has no \"type\" (expected {{\"type\": ..., \"path\": ...}})", mpath, i)};
       }
       if (m["path"].get_string().get(mod_path) != simdjson::SUCCESS) mod_path = "";
+      const fs::path rel{std::string(mod_path)};
+      bool escapes = rel.is_absolute();
+      for (const auto& part : rel) escapes = escapes || part == "..";
+      if (escapes) {
+        return Error{fmt::format("{}: module {} has path '{}', which leaves the snapshot (expected a "
+                                 "directory inside it, such as 1_Pooling)",
+                                 mpath, i, mod_path)};
+      }
       const std::string t(type);
       if (t == "sentence_transformers.models.Transformer") {
         have_transformer = true;
+        if (!mod_path.empty()) {
+          return Error{fmt::format("{}: the Transformer module is in '{}' (sentence-transformers' older "
+                                   "layout), which kplab does not read (expected it at the snapshot's top, "
+                                   "as sentence-transformers 2 and later save it)",
+                                   mpath, mod_path)};
+        }
       } else if (t == "sentence_transformers.models.Pooling") {
         have_pooling = true;
         const fs::path pc = dir / std::string(mod_path) / "config.json";
@@ -630,8 +657,11 @@ Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::stri
     c.lowercase = lc;
     hashed.emplace_back("sentence_bert_config.json", sb->bytes);
   }
-  if (c.max_seq_length <= static_cast<int>(tok->num_special_tokens())) {
-    return Error{fmt::format("{}: max_seq_length {} leaves no room for a token", dir.string(), c.max_seq_length)};
+  if (c.max_seq_length <= static_cast<int>(tok->num_special_tokens()) ||
+      c.token_max_length <= static_cast<int>(tok->num_special_tokens())) {
+    return Error{fmt::format("{}: a length limit of {} tokens (max_seq_length from sentence_bert_config.json, else "
+                             "model_max_length from tokenizer_config.json) leaves no room beside the {} special tokens",
+                             dir.string(), std::min(c.max_seq_length, c.token_max_length), tok->num_special_tokens())};
   }
 
   // Fingerprint: weights, config, tokenizer and the sentence-transformers files, name order.
@@ -673,10 +703,16 @@ void TransformerModel::Impl::Embeddings(const std::vector<int>& ids, const std::
                                         float* x) const {
   const int H = cfg.hidden;
   for (std::size_t s = 0; s + 1 < off.size(); ++s) {
+    std::size_t counted = 0;  // MPNet: tokens that are not padding so far
     for (std::size_t r = off[s]; r < off[s + 1]; ++r) {
       float* row = x + r * H;
       const float* w = word.data() + static_cast<std::size_t>(ids[r]) * H;
-      const float* p = pos.data() + (r - off[s] + static_cast<std::size_t>(pos_offset)) * H;
+      // BERT: 0, 1, 2, ...; MPNet (RoBERTa-style): padding_idx (1) for a padding id, else padding_idx +
+      // the count of non-padding tokens up to it, as Hugging Face's create_position_ids_from_input_ids
+      // (a literal "<pad>" in the text gets position 1 and does not advance the others).
+      std::size_t at = r - off[s];
+      if (pos_offset > 0) at = ids[r] == 1 ? 1 : ++counted + 1;
+      const float* p = pos.data() + at * H;
       if (type0.empty()) {
         for (int i = 0; i < H; ++i) row[i] = w[i] + p[i];
       } else {
@@ -828,18 +864,40 @@ void ForChunks(const std::vector<std::vector<int>>& seqs, Fn run) {
 }  // namespace
 
 Status TransformerModel::Embed(const std::vector<std::string_view>& phrases, float* out, std::uint8_t* has) const {
+  try {
+    return EmbedUnchecked(phrases, out, has);
+  } catch (const std::bad_alloc&) {
+    return Error{fmt::format("{}: out of memory embedding {} texts", impl_->dir, phrases.size())};
+  }
+}
+
+Status TransformerModel::EmbedTokens(const std::vector<std::string_view>& texts, int layer, TokenBatch& out) const {
+  try {
+    return EmbedTokensUnchecked(texts, layer, out);
+  } catch (const std::bad_alloc&) {
+    out = TokenBatch{};
+    return Error{fmt::format("{}: out of memory embedding the tokens of {} texts", impl_->dir, texts.size())};
+  }
+}
+
+Status TransformerModel::EmbedUnchecked(const std::vector<std::string_view>& phrases, float* out,
+                                        std::uint8_t* has) const {
   const auto& c = impl_->cfg;
   const int H = c.hidden, D = dims();
   const std::size_t n = phrases.size();
   std::vector<std::vector<int>> ids(n);
   std::vector<std::uint8_t> sp;
-  std::size_t cut = 0;
-  for (std::size_t i = 0; i < n; ++i) cut += Tokenize(phrases[i], 0, ids[i], sp);
-  if (cut > 0 && !impl_->warned_cut.exchange(true)) {
+  std::size_t first_cut = n;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (Tokenize(phrases[i], 0, ids[i], sp) && first_cut == n) first_cut = i;
+  }
+  if (first_cut < n && !impl_->warned_cut.exchange(true)) {
+    const std::string_view t = phrases[first_cut];
     std::fprintf(stderr,
-                 "kplab: transformer model %s: %zu text(s) longer than max_seq_length = %d tokens were cut to it, as "
-                 "sentence-transformers does\n",
-                 impl_->dir.c_str(), cut, c.max_seq_length);
+                 "kplab: transformer model %s: texts longer than max_seq_length = %d tokens are cut to it, as "
+                 "sentence-transformers does (the first: \"%.*s%s\")\n",
+                 impl_->dir.c_str(), c.max_seq_length, static_cast<int>(std::min<std::size_t>(t.size(), 60)), t.data(),
+                 t.size() > 60 ? "..." : "");
   }
   std::vector<float> x;
   ForChunks(ids, [&](const std::vector<int>& chunk, const std::vector<std::size_t>& off, std::size_t first,
@@ -873,7 +931,8 @@ Status TransformerModel::Embed(const std::vector<std::string_view>& phrases, flo
   return Status::Ok();
 }
 
-Status TransformerModel::EmbedTokens(const std::vector<std::string_view>& texts, int layer, TokenBatch& out) const {
+Status TransformerModel::EmbedTokensUnchecked(const std::vector<std::string_view>& texts, int layer,
+                                              TokenBatch& out) const {
   const auto& c = impl_->cfg;
   if (layer < 0 || layer > c.layers) {
     return Error{fmt::format("layer {} is outside 0..{} (the model {} has {} layers)", layer, c.layers, impl_->dir,
