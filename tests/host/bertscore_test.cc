@@ -49,7 +49,7 @@ class ToyTokens : public Embedder {
     }
     return Status::Ok();
   }
-  int token_layers() const override { return has_tokens_ ? 2 : -1; }
+  int token_layers() const override { return has_tokens_ ? 12 : -1; }  // bert-base's count
   Status EmbedTokens(const std::vector<std::string_view>& texts, int layer, TokenBatch& out) const override {
     if (!has_tokens_) return Embedder::EmbedTokens(texts, layer, out);
     {
@@ -214,19 +214,30 @@ TEST_F(BertscoreRuns, IdfByHand) {
   (void)0;
 }
 
-// The same, each shard scoring its range: prepare sees the whole corpus in every shard, so the idf and
-// hence every document's values are the full run's (shards merge).
+// tests/data/bertscore/idf: references a;b, b;c, a and predictions a, c, a;c. Over the N = 3 reference
+// strings "a, b", "b, c", "a": df [CLS] [SEP] 3, a ',' b 2, c 1, so idf = 0, L = ln(4/3), ln 2 for c.
+//  doc 2: cand "c" vs ref "b, c": P = 1 (c matches c); R = (L * .8 (b~c) + L * .6 (','~SEP) + ln2 * 1) / (2L + ln2).
+//  doc 3: cand "a, c" vs ref "a": P = (L * 1 + L * .6 (','~SEP) + ln2 * .6 (c~a)) / (2L + ln2); R = 1 (a).
+// Shard 1/2 scores documents 2 and 3 only, but prepare sees the whole corpus, so the idf and the values
+// are the full run's (shards merge). From the shard's references alone ("b, c", "a") every token would
+// weigh ln(3/2) and doc 3's P would be (1 + .6 + .6) / 3.
 TEST_F(BertscoreRuns, IdfIsTheWholeCorpusInEveryShard) {
-  EvalRequest req = Request("hand");
+  const double L = std::log(4.0 / 3), l2 = std::log(2.0);
+  const double r2 = (L * .8 + L * .6 + l2) / (2 * L + l2), p3 = (L + L * .6 + l2 * .6) / (2 * L + l2);
+  EvalRequest req = Request("idf");
   req.params["bertscore"]["idf"] = "true";
+  auto full = Evaluate(req);
+  ASSERT_TRUE(full.ok()) << full.error().message;
+  ASSERT_TRUE(full->errors.empty()) << Errors(*full);
+  ExpectValues(Column(*full, "all.bertscore_p"), {1, 1, p3});
+  ExpectValues(Column(*full, "all.bertscore_r"), {(L + .6 * L + 0 * L) / (3 * L), r2, 1});  // doc 1: a, ',', b (no b)
   req.shard = EvalRequest::Shard{1, 2};  // documents 2 and 3 of 3
   auto r = Evaluate(req);
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_TRUE(r->errors.empty()) << Errors(*r);
-  const std::vector<double> p = Column(*r, "all.bertscore_p");
-  ASSERT_EQ(p.size(), 3u);
-  EXPECT_NEAR(p[2], .55, 1e-6);
-  EXPECT_NEAR(p[1], 0, 1e-6);
+  ExpectValues(Column(*r, "all.bertscore_p"), {1, p3});  // a shard's columns: its own documents
+  ExpectValues(Column(*r, "all.bertscore_r"), {r2, 1});
+  ExpectValues(Column(*r, "all.bertscore_f1"), {2 * r2 / (1 + r2), 2 * p3 / (p3 + 1)});
 }
 
 // Rescaling with the row of layer 1 (P .5, R .2, F .4) of tests/data/bertscore/baseline.csv:
@@ -281,13 +292,13 @@ TEST_F(BertscoreRuns, IdfCountsReferenceStringsBeforeScoring) {
 
 TEST_F(BertscoreRuns, LayerOutsideTheModelIsAnErrorAtThePluginLine) {
   EvalRequest req = Request("hand");
-  req.params["bertscore"]["layer"] = "3";
+  req.params["bertscore"]["layer"] = "13";
   auto r = Evaluate(req);
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->errors.size(), 1u);
   EXPECT_EQ(r->errors[0].message,
-            "plugins/bertscore.lua:92: ctx.token_embeddings: layer 3 is outside 0..2 (model 'toytokens' has 2 "
-            "layers; 0 is the embedding layer's output) (while scoring document 'hand-1', subset 'all')");
+            "plugins/bertscore.lua:98: ctx.token_embeddings: layer 13 is outside 0..12 (model 'toytokens' has 12 "
+            "layers; 0 is the embedding layer's output) (while scoring document '1', subset 'all')");
 }
 
 TEST_F(BertscoreRuns, ModelWithoutTokenEmbeddingsFailsBeforeScoring) {
@@ -478,7 +489,7 @@ TEST(BertscorePrepare, FieldMustBeAFunctionAndReturnPlainData) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->errors.size(), 1u);
   EXPECT_EQ(r->errors[0].message,
-            dir.string() + "/prepfn.lua: the value prepare(corpus, params, ctx) returned.f is a function (expected "
+            dir.string() + "/prepfn.lua: the value prepare(corpus, params, ctx) returned[f] is a function (expected "
                            "plain data: strings, numbers, booleans and tables of them)");
   req.metrics = {"prepn"};
   r = Evaluate(req);
