@@ -46,6 +46,7 @@ PACKAGES=(
   libhnswlib-dev                            # nearest-phrase index
   libsimdjson-dev                           # JSONL importers (fast, with error positions)
   libicu-dev                                # Unicode lower-casing with Python's full mappings
+  libopenblas-dev                           # matrix products of the transformer backend (BERT, MPNet)
   zlib1g-dev                                # gzip golden files in the tests
   libgtest-dev libgmock-dev googletest libbenchmark-dev  # tests (GoogleTest + matchers) and benchmarks
   python3 python3-nltk                      # the independent reference (benchmarks, golden regeneration)

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <future>
 #include <optional>
+#include <sstream>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -26,6 +27,7 @@
 #include "kplab/store.h"
 #include "kplab/surface.h"
 #include "kplab/text.h"
+#include "kplab/transformer.h"
 #include "kplab/vecfile.h"
 
 extern char** environ;
@@ -210,7 +212,7 @@ int ModelImport(Args& a) {
   const bool cased = a.Flag("--cased");
   auto rest = a.Positionals();
   if (rest.size() != 3) {
-    throw UsageError("usage: kplab model import NAME PATH --backend wordvec|model2vec|precomputed "
+    throw UsageError("usage: kplab model import NAME PATH --backend wordvec|model2vec|transformer|precomputed "
                      "[--sif A] [--cased] [--format jsonl|tsv|npy] [--phrases FILE] [--replace]");
   }
   const std::string name = rest[1], path = rest[2];
@@ -229,10 +231,12 @@ int ModelImport(Args& a) {
     info = Must(ImportWordVecText(dir, name, path, cfg, opt));
   } else if (backend == "model2vec") {
     info = Must(ImportModel2Vec(dir, name, path, opt));
+  } else if (backend == "transformer") {
+    info = Must(ImportTransformer(dir, name, path, opt));
   } else if (backend == "precomputed") {
     info = Must(ImportPrecomputed(dir, name, path, format.value_or(""), phrases.value_or(""), opt));
   } else {
-    throw UsageError(fmt::format("--backend must be wordvec, model2vec or precomputed (got '{}')", backend));
+    throw UsageError(fmt::format("--backend must be wordvec, model2vec, transformer or precomputed (got '{}')", backend));
   }
   std::cerr << fmt::format("imported '{}' ({} backend, {} dims{}), fingerprint {}\n", info.name,
                            info.backend, info.dims,
@@ -268,13 +272,55 @@ int ModelInfoCmd(Args& a) {
   return kExitOk;
 }
 
+// Token ids of each line of a file as a transformer model reads it: the special tokens added, cut to
+// max_seq_length (what its phrase vectors see). For checking tokenization and feeding other programs
+// the same ids (bench/transformer_bench.sh gives them to PyTorch).
+int ModelTokenize(Args& a) {
+  auto pos = a.Positionals();
+  if (pos.size() != 3) throw UsageError("usage: kplab model tokenize NAME FILE (FILE - = standard input)");
+  ModelInfo m = Must(GetModel(ModelsDir(), pos[1]));
+  if (m.backend != "transformer") {
+    throw UsageError(fmt::format("model '{}' is a {} model; tokenize reads transformer models", m.name, m.backend));
+  }
+  auto model = Must(TransformerModel::Load(m.dir));
+  std::string text;
+  if (pos[2] == "-") {
+    std::ostringstream ss;
+    ss << std::cin.rdbuf();
+    text = std::move(ss).str();
+  } else {
+    text = Must(ReadRegularFile(pos[2], "text, one string per line"));
+  }
+  std::vector<int> ids;
+  std::vector<std::uint8_t> special;
+  std::size_t cut = 0, lines = 0;
+  std::string out;
+  for (std::string_view rest = text; !rest.empty();) {
+    const std::size_t nl = rest.find('\n');
+    std::string_view line = rest.substr(0, nl);
+    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (!ValidUtf8(line)) {
+      throw ModelInputError(fmt::format("{}:{}: not valid UTF-8 (expected text)", pos[2], lines + 1));
+    }
+    cut += model->Tokenize(line, 0, ids, special);
+    ++lines;
+    for (std::size_t i = 0; i < ids.size(); ++i) fmt::format_to(std::back_inserter(out), "{}{}", i ? " " : "", ids[i]);
+    out += '\n';
+  }
+  std::cout << out;
+  std::cerr << fmt::format("{} lines, {} cut to max_seq_length = {}\n", lines, cut, model->config().max_seq_length);
+  return kExitOk;
+}
+
 int CmdModelImpl(Args a) {
   auto pos0 = a.Positionals(true);
-  if (pos0.empty()) throw UsageError("model needs a subcommand: list, install, import, info, rm");
+  if (pos0.empty()) throw UsageError("model needs a subcommand: list, install, import, info, tokenize, rm");
   const std::string sub = pos0[0];
   if (sub == "import") return ModelImport(a);
   if (sub == "install") return ModelInstall(a);
   if (sub == "info") return ModelInfoCmd(a);
+  if (sub == "tokenize") return ModelTokenize(a);
   if (sub == "list") {
     auto out = a.Take("--output").value_or("table");
     auto models = Must(ListModels(ModelsDir()));
@@ -312,7 +358,7 @@ int CmdModelImpl(Args a) {
     std::cerr << fmt::format("removed model '{}'\n", pos[1]);
     return kExitOk;
   }
-  throw UsageError(fmt::format("unknown model subcommand '{}' (expected list, install, import, info, rm)", sub));
+  throw UsageError(fmt::format("unknown model subcommand '{}' (expected list, install, import, info, tokenize, rm)", sub));
 }
 
 // Nearest vocabulary words of a word-vector model (exact search; ~341k x 100 multiply-adds).

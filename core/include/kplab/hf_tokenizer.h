@@ -16,11 +16,15 @@
 // come from ICU. Text that is not valid UTF-8 is read with U+FFFD for each bad sequence.
 //
 // A "truncation" in the file applies (as in the reference's encode()); a "padding" is a load error.
+// The post-processor (TemplateProcessing's single template, BertProcessing, RobertaProcessing, or a
+// Sequence with ByteLevel) gives EncodeWithSpecials its special tokens; another one is a load error.
 // Checked against the reference library (tokenizers 0.23.2) under 23 configurations of the
 // Model2Vec fixtures' tokenizers (tests/data/model2vec/tokenizer_oracle.txt). The object is
 // immutable after Load(): Encode() is thread-safe.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -45,6 +49,17 @@ class HfTokenizer {
   std::vector<int> Encode(std::string_view text) const;
   // The same into ids (cleared first), to reuse its storage.
   void Encode(std::string_view text, std::vector<int>& ids) const;
+  // Token ids as encode(text, add_special_tokens=True, truncation=True, max_length=max_length) gives
+  // them (what sentence-transformers and bert_score call): the post-processor's single-sequence
+  // special tokens around the text's tokens, the text's tokens cut (from the right, or from the left
+  // when the file's truncation says so) so that the whole fits max_length (0 = no limit) and the
+  // file's own truncation.max_length. special[i] = 1 for the ids the post-processor added. Returns
+  // true when tokens were cut.
+  bool EncodeWithSpecials(std::string_view text, std::size_t max_length, std::vector<int>& ids,
+                          std::vector<std::uint8_t>& special) const;
+  // How many ids the post-processor adds to one text (0 without one).
+  std::size_t num_special_tokens() const;
+  bool has_post_processor() const;
 
   std::string_view model_type() const;  // "WordPiece", "Unigram" or "WordLevel"
   // The model's unknown-token id (WordPiece/WordLevel: the id of unk_token; Unigram: unk_id), or
@@ -57,8 +72,10 @@ class HfTokenizer {
   // Every distinct token string (vocabulary and added tokens), as get_vocab() lists them.
   std::vector<std::string_view> Tokens() const;
 
- private:
+ // The parser's functions fill it (hf_tokenizer.cc).
   struct Impl;
+
+ private:
   explicit HfTokenizer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

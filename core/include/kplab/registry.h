@@ -20,7 +20,7 @@ inline constexpr const char* kDefaultModel = "glove-6b-100d";
 
 struct ModelInfo {
   std::string name;
-  std::string backend;        // wordvec | model2vec | precomputed
+  std::string backend;        // wordvec | model2vec | transformer | precomputed
   std::string fingerprint;    // see above
   std::string weights_sha256;
   std::string config_json;    // canonical pooling configuration, e.g. {"lowercase":true,"sif_a":0}
@@ -86,6 +86,11 @@ Result<ModelInfo> ImportWinkJson(const std::string& models_dir, const std::strin
                                  const ImportOptions& opt = {});
 Result<ModelInfo> ImportModel2Vec(const std::string& models_dir, const std::string& name,
                                   const std::string& dir, const ImportOptions& opt = {});
+// A BERT or MPNet snapshot (kplab/transformer.h): a Hugging Face / sentence-transformers directory or
+// a hub cache directory models--ORG--NAME. The files that decide the output are copied in (hub
+// symbolic links followed), so the model survives a cleaned cache.
+Result<ModelInfo> ImportTransformer(const std::string& models_dir, const std::string& name,
+                                    const std::string& dir, const ImportOptions& opt = {});
 // Phrase tables: format "jsonl" ({"phrase": ..., "vector": [...]} per line), "tsv" (phrase TAB
 // v1 TAB ... or phrase TAB "v1 v2 ..."), or "npy" (a float32/float64 2-D .npy with phrases_path, one
 // phrase per line, row i = line i).

@@ -704,6 +704,11 @@ struct HfTokenizer::Impl {
   int size = 0;              // highest id + 1
   std::size_t truncate = 0;  // 0 = off
   bool truncate_left = false;
+  // The post-processor's single-sequence template: ids put before and after the text's tokens.
+  std::vector<int> special_before, special_after;
+  bool has_post = false;
+
+  void EncodeContent(std::string_view text, std::vector<int>& ids) const;
 
   // WordPiece
   VocabMap continuing;  // pieces that start with the prefix, keyed without it
@@ -1040,6 +1045,88 @@ Result<HfTokenizer> HfTokenizer::Load(const std::string& path) {
   return Parse(ss.str(), path);
 }
 
+namespace {
+
+int PairId(const Json& j, const object& o, std::string_view key, const std::string& field) {
+  element e;
+  const std::string f = fmt::format("{}.{}", field, key);
+  if (!j.Get(o, key, e)) j.Fail(fmt::format("\"{}\" is missing", f), "a [token, id] pair");
+  simdjson::dom::array pair;
+  if (e.get_array().get(pair) || pair.size() != 2) j.Fail(fmt::format("\"{}\" is not a [token, id] pair", f), "[token, id]");
+  element id_el;
+  if (pair.at(1).get(id_el)) j.Fail(fmt::format("\"{}[1]\" is missing", f), "an id");
+  const std::int64_t id = j.Int(id_el, f + "[1]");
+  if (id < 0 || id > 100000000) j.Fail(fmt::format("\"{}[1]\" is {}", f, id), "a token id >= 0");
+  return static_cast<int>(id);
+}
+
+}  // namespace
+
+void ParsePostProcessorImpl(const Json& j, const element& e, const std::string& field,
+                            std::vector<int>& before, std::vector<int>& after) {
+  const object o = j.Obj(e, field);
+  const std::string type(j.Str(o, "type", field + ".type"));
+  if (type == "BertProcessing" || type == "RobertaProcessing") {
+    before.push_back(PairId(j, o, "cls", field));
+    after.push_back(PairId(j, o, "sep", field));
+  } else if (type == "TemplateProcessing") {
+    element single, specials;
+    if (!j.Get(o, "single", single) || single.type() != element_type::ARRAY) {
+      j.Fail(fmt::format("\"{}.single\" is missing or not an array", field), "the single-sequence template");
+    }
+    const bool have_specials = j.Get(o, "special_tokens", specials);
+    bool seen_sequence = false;
+    std::size_t i = 0;
+    for (element item : single.get_array().value_unsafe()) {
+      const std::string f = fmt::format("{}.single[{}]", field, i++);
+      const object io = j.Obj(item, f);
+      element x;
+      if (j.Get(io, "Sequence", x)) {
+        if (seen_sequence) j.Fail(fmt::format("\"{}\" is a second sequence", f), "one sequence in the single template");
+        seen_sequence = true;
+        continue;
+      }
+      if (!j.Get(io, "SpecialToken", x)) j.Fail(fmt::format("\"{}\" is neither Sequence nor SpecialToken", f), "Sequence or SpecialToken");
+      const std::string name(j.Str(j.Obj(x, f + ".SpecialToken"), "id", f + ".SpecialToken.id"));
+      element tok;
+      if (!have_specials || specials.type() != element_type::OBJECT ||
+          specials.get_object().value_unsafe()[name].get(tok)) {
+        j.Fail(fmt::format("\"{}.special_tokens\" has no \"{}\"", field, name), "every SpecialToken of the template listed");
+      }
+      const std::string tf = fmt::format("{}.special_tokens.{}", field, name);
+      element ids;
+      if (!j.Get(j.Obj(tok, tf), "ids", ids) || ids.type() != element_type::ARRAY) {
+        j.Fail(fmt::format("\"{}.ids\" is missing", tf), "an array of ids");
+      }
+      for (element id_el : ids.get_array().value_unsafe()) {
+        const std::int64_t id = j.Int(id_el, tf + ".ids[]");
+        if (id < 0 || id > 100000000) j.Fail(fmt::format("\"{}.ids\" has {}", tf, id), "token ids >= 0");
+        (seen_sequence ? after : before).push_back(static_cast<int>(id));
+      }
+    }
+    if (!seen_sequence) j.Fail(fmt::format("\"{}.single\" has no Sequence", field), "the text's place in the template");
+  } else if (type == "Sequence") {
+    element procs;
+    if (!j.Get(o, "processors", procs) || procs.type() != element_type::ARRAY) {
+      j.Fail(fmt::format("\"{}.processors\" is missing", field), "an array of post-processors");
+    }
+    std::size_t i = 0;
+    for (element p : procs.get_array().value_unsafe()) {
+      const std::string f = fmt::format("{}.processors[{}]", field, i++);
+      if (j.Str(j.Obj(p, f), "type", f + ".type") == "ByteLevel") continue;  // offsets only
+      ParsePostProcessorImpl(j, p, f, before, after);
+    }
+  } else if (type != "ByteLevel") {
+    j.Fail(fmt::format("unsupported post-processor \"{}\" in \"{}\"", type, field),
+           "TemplateProcessing, BertProcessing, RobertaProcessing, ByteLevel or a Sequence of these");
+  }
+}
+
+void ParsePostProcessor(const Json& j, const element& e, const std::string& field, HfTokenizer::Impl& impl) {
+  ParsePostProcessorImpl(j, e, field, impl.special_before, impl.special_after);
+  impl.has_post = true;
+}
+
 Result<HfTokenizer> HfTokenizer::Parse(std::string_view json, const std::string& path) {
   try {
     auto impl = std::make_unique<Impl>();
@@ -1158,6 +1245,11 @@ Result<HfTokenizer> HfTokenizer::Parse(std::string_view json, const std::string&
       j.Fail("\"padding\" is set", "null: padding adds pad tokens to every text of a batch");
     }
 
+    // Post-processor: only its single-sequence form matters (one text at a time).
+    if (j.Get(top, "post_processor", e) && e.type() != element_type::NULL_VALUE) {
+      ParsePostProcessor(j, e, "post_processor", *impl);
+    }
+
     // Added tokens. As the reference loads them, the "id" written in the file is not used: a token
     // whose content is in the model's vocabulary gets that id, any other the next id after the
     // vocabulary (and after earlier added tokens); a repeated content is skipped.
@@ -1212,6 +1304,52 @@ std::vector<int> HfTokenizer::Encode(std::string_view text) const {
 void HfTokenizer::Encode(std::string_view text, std::vector<int>& ids) const {
   const Impl& im = *impl_;
   ids.clear();
+  im.EncodeContent(text, ids);
+  if (im.truncate > 0 && ids.size() > im.truncate) {
+    if (im.truncate_left)
+      ids.erase(ids.begin(), ids.end() - static_cast<std::ptrdiff_t>(im.truncate));
+    else
+      ids.resize(im.truncate);
+  }
+}
+
+bool HfTokenizer::EncodeWithSpecials(std::string_view text, std::size_t max_length, std::vector<int>& ids,
+                                     std::vector<std::uint8_t>& special) const {
+  const Impl& im = *impl_;
+  ids.clear();
+  ids.insert(ids.end(), im.special_before.begin(), im.special_before.end());
+  im.EncodeContent(text, ids);
+  const std::size_t n_special = im.special_before.size() + im.special_after.size();
+  std::size_t limit = max_length;
+  if (im.truncate > 0 && (limit == 0 || im.truncate < limit)) limit = im.truncate;
+  bool cut = false;
+  if (limit > 0) {
+    const std::size_t room = limit > n_special ? limit - n_special : 0;
+    const std::size_t content = ids.size() - im.special_before.size();
+    if (content > room) {
+      cut = true;
+      const auto b = ids.begin() + static_cast<std::ptrdiff_t>(im.special_before.size());
+      if (im.truncate_left && limit == im.truncate) {
+        ids.erase(b, b + static_cast<std::ptrdiff_t>(content - room));
+      } else {
+        ids.resize(im.special_before.size() + room);
+      }
+    }
+  }
+  ids.insert(ids.end(), im.special_after.begin(), im.special_after.end());
+  special.assign(ids.size(), 0);
+  for (std::size_t i = 0; i < im.special_before.size(); ++i) special[i] = 1;
+  for (std::size_t i = 0; i < im.special_after.size(); ++i) special[ids.size() - 1 - i] = 1;
+  return cut;
+}
+
+std::size_t HfTokenizer::num_special_tokens() const {
+  return impl_->special_before.size() + impl_->special_after.size();
+}
+bool HfTokenizer::has_post_processor() const { return impl_->has_post; }
+
+void HfTokenizer::Impl::EncodeContent(std::string_view text, std::vector<int>& ids) const {
+  const Impl& im = *this;
   U32 input = FromUtf8(text);
 
   std::vector<AddedMatcher::Span> raw_spans, norm_spans;
@@ -1249,12 +1387,6 @@ void HfTokenizer::Encode(std::string_view text, std::vector<int>& ids) const {
         run_segment(input.substr(sp.b, sp.e - sp.b), sp.b == 0);
       }
     }
-  }
-  if (im.truncate > 0 && ids.size() > im.truncate) {
-    if (im.truncate_left)
-      ids.erase(ids.begin(), ids.end() - static_cast<std::ptrdiff_t>(im.truncate));
-    else
-      ids.resize(im.truncate);
   }
 }
 

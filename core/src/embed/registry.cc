@@ -17,6 +17,7 @@
 
 #include "kplab/json.h"
 #include "kplab/model2vec.h"
+#include "kplab/transformer.h"
 #include "kplab/sha256.h"
 #include "kplab/vecfile.h"
 #include "store/store_internal.h"
@@ -242,11 +243,45 @@ class Fingerprinted final : public Embedder {
   Status Embed(const std::vector<std::string_view>& p, float* out, std::uint8_t* has) const override {
     return inner_->Embed(p, out, has);
   }
+  int token_layers() const override { return inner_->token_layers(); }
+  Status EmbedTokens(const std::vector<std::string_view>& texts, int layer, TokenBatch& out) const override {
+    return inner_->EmbedTokens(texts, layer, out);
+  }
 
  private:
   std::shared_ptr<const Embedder> inner_;
   std::string fp_;
 };
+
+// The files a transformer import copies, relative to the snapshot (those present are copied).
+constexpr const char* kTransformerFiles[] = {
+    "config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "modules.json",
+    "sentence_bert_config.json", "config_sentence_transformers.json", "README.md", "LICENSE"};
+
+// The transformer's own configuration as kplab read it, in the manifest (pooling, normalize, lengths).
+std::string TransformerConfigJson(const TransformerModel& m) {
+  const TransformerConfig& c = m.config();
+  return fmt::format(
+      "{{\"model_type\":{},\"layers\":{},\"hidden\":{},\"pooling\":{},\"normalize\":{},\"lowercase\":{},"
+      "\"max_seq_length\":{},\"token_max_length\":{}}}",
+      JsonString(c.model_type), c.layers, c.hidden, JsonString(c.pooling), c.normalize ? "true" : "false",
+      c.lowercase ? "true" : "false", c.max_seq_length, c.token_max_length);
+}
+
+Result<std::shared_ptr<const Embedder>> LoadTransformerChecked(const ModelInfo& info) {
+  auto m = TransformerModel::Load(info.dir);
+  if (!m.ok()) return m.error();
+  if ((*m)->fingerprint() != info.weights_sha256) {
+    return Error{fmt::format("{}: the model files do not match the model's fingerprint (changed since "
+                             "import; import it again)",
+                             info.dir)};
+  }
+  if ((*m)->dims() != info.dims || TransformerConfigJson(**m) != info.config_json) {
+    return Error{fmt::format("{}: the model is not the one its manifest describes", info.dir)};
+  }
+  std::shared_ptr<const Embedder> inner = std::move(*m);
+  return std::shared_ptr<const Embedder>(std::make_shared<Fingerprinted>(inner, info.fingerprint));
+}
 
 Result<std::shared_ptr<const Embedder>> LoadModel2VecChecked(const ModelInfo& info) {
   auto m = LoadModel2Vec(info.dir);
@@ -336,8 +371,9 @@ Status RemoveModel(const std::string& models_dir, const std::string& name) {
 
 Result<std::shared_ptr<const Embedder>> LoadEmbedder(const ModelInfo& info) {
   if (info.backend == "model2vec") return LoadModel2VecChecked(info);
+  if (info.backend == "transformer") return LoadTransformerChecked(info);
   if (info.backend != "wordvec" && info.backend != "precomputed") {
-    return Error{fmt::format("{}/{}: unknown backend '{}' (expected wordvec, model2vec or precomputed)",
+    return Error{fmt::format("{}/{}: unknown backend '{}' (expected wordvec, model2vec, transformer or precomputed)",
                              info.dir, kManifest, info.backend)};
   }
   std::string path = (fs::path(info.dir) / kVectors).string();
@@ -422,6 +458,10 @@ Status VerifyModel(const ModelInfo& info) {
     auto e = LoadModel2VecChecked(info);
     return e.ok() ? Status::Ok() : Status(e.error());
   }
+  if (info.backend == "transformer") {
+    auto e = LoadTransformerChecked(info);
+    return e.ok() ? Status::Ok() : Status(e.error());
+  }
   auto vf = VecFile::Open((fs::path(info.dir) / kVectors).string());
   if (!vf.ok()) return vf.error();
   Status st = vf->VerifySha256();
@@ -482,6 +522,44 @@ Result<ModelInfo> ImportModel2Vec(const std::string& models_dir, const std::stri
   info.backend = "model2vec";
   info.weights_sha256 = (*copied)->fingerprint();
   info.config_json = "{}";
+  info.fingerprint = ModelFingerprint(info.backend, info.weights_sha256, info.config_json);
+  info.dims = (*copied)->dims();
+  info.source = opt.source.empty() ? dir : opt.source;
+  info.created_at = store_internal::NowIsoUtc();
+  Status st = stage->Commit(info);
+  if (!st.ok()) return st.error();
+  return info;
+}
+
+Result<ModelInfo> ImportTransformer(const std::string& models_dir, const std::string& name,
+                                    const std::string& dir, const ImportOptions& opt) {
+  // Checked where it is first, so a broken snapshot is reported under its own path.
+  auto original = TransformerModel::Load(dir);
+  if (!original.ok()) return original.error();
+  const fs::path snap((*original)->dir());
+  auto stage = Staging::Begin(models_dir, name, opt.replace);
+  if (!stage.ok()) return stage.error();
+  std::vector<std::string> files(std::begin(kTransformerFiles), std::end(kTransformerFiles));
+  for (const auto& f : (*original)->hashed_files()) {
+    if (std::find(files.begin(), files.end(), f) == files.end()) files.push_back(f);  // 1_Pooling/config.json
+  }
+  original->reset();
+  for (const auto& f : files) {
+    const fs::path src = snap / f;
+    std::error_code ec;
+    if (!fs::exists(src, ec)) continue;
+    fs::create_directories((stage->dir() / f).parent_path(), ec);
+    // Hub cache snapshots are symbolic links into blobs/: the copy holds the bytes.
+    fs::copy_file(fs::canonical(src, ec), stage->dir() / f, ec);
+    if (ec) return Error{fmt::format("{}: cannot copy: {}", src.string(), ec.message())};
+  }
+  auto copied = TransformerModel::Load(stage->dir().string());
+  if (!copied.ok()) return copied.error();
+  ModelInfo info;
+  info.name = name;
+  info.backend = "transformer";
+  info.weights_sha256 = (*copied)->fingerprint();
+  info.config_json = TransformerConfigJson(**copied);
   info.fingerprint = ModelFingerprint(info.backend, info.weights_sha256, info.config_json);
   info.dims = (*copied)->dims();
   info.source = opt.source.empty() ? dir : opt.source;

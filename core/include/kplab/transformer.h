@@ -1,0 +1,98 @@
+// Transformer encoders (BERT, MPNet) read from a local Hugging Face / sentence-transformers snapshot
+// and run on the CPU in float32, so the field's own models (uclanlp/keyphrase-mpnet-v1 for KPEval's
+// semantic matching and SemR-p, bert-base-uncased for BERTScore) need no Python and no network.
+//
+// A snapshot directory holds config.json, model.safetensors, tokenizer.json and, when
+// sentence-transformers saved it, modules.json, 1_Pooling/config.json and sentence_bert_config.json.
+// The hub cache layout models--ORG--NAME/ (refs/main, snapshots/SHA/) is resolved to its snapshot.
+//
+// The network, as Hugging Face's BertModel / MPNetModel compute it (post-LayerNorm layers, exact erf
+// GELU, softmax attention; MPNet: positions from padding_idx + 1 and one relative-position bias per
+// head shared by every layer, bucketed as HF's relative_position_bucket in float32). Sequences are
+// run unpadded, grouped by length, so padding never enters a result. A phrase's vector is the
+// sentence-transformers output: the text lower-cased first when sentence_bert_config.json says
+// do_lower_case, tokenized with the special tokens and cut to max_seq_length tokens (as
+// sentence-transformers truncates: the text's tokens from the right, the special tokens kept), the
+// last layer pooled (CLS / mean / max / mean_sqrt_len_tokens as 1_Pooling/config.json says, modes
+// concatenated in sentence-transformers' order), L2-normalized when modules.json has a Normalize
+// module. Without modules.json (a plain Hugging Face model) the pooling is mean, as
+// sentence-transformers builds it.
+//
+// Every problem with the files is an Error naming the file and what was expected: an architecture
+// other than bert / mpnet, a missing tensor, a tensor of the wrong shape or dtype, a tokenizer whose
+// ids do not fit the embedding table, a pytorch_model.bin without model.safetensors (with the command
+// that converts it), max_seq_length beyond the position table.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kplab/embed.h"
+#include "kplab/result.h"
+
+namespace kplab {
+
+struct TransformerConfig {
+  std::string model_type;  // "bert" | "mpnet"
+  int vocab_size = 0;
+  int hidden = 0;
+  int layers = 0;
+  int heads = 0;
+  int intermediate = 0;
+  int max_positions = 0;  // rows of the position table
+  int type_vocab = 0;     // bert: token type rows (type 0 is used)
+  double layer_norm_eps = 1e-12;
+  int pad_token_id = 0;
+  int buckets = 32;        // mpnet: relative_attention_num_buckets
+  // sentence-transformers
+  std::string pooling = "mean";  // canonical: modes joined by '+', e.g. "cls", "mean", "mean+max"
+  bool normalize = false;
+  bool lowercase = false;       // sentence_bert_config.json do_lower_case
+  int max_seq_length = 0;       // tokens, special tokens included
+  int token_max_length = 0;     // EmbedTokens (bert_score): tokenizer model_max_length, capped
+};
+
+// The snapshot directory that path names: path itself when it has config.json; for a hub cache
+// directory (models--ORG--NAME), the snapshot refs/main points to, else its only snapshot.
+Result<std::string> ResolveSnapshot(const std::string& path);
+
+class TransformerModel final : public Embedder {
+ public:
+  // Loads and checks a snapshot directory (ResolveSnapshot is applied first).
+  static Result<std::unique_ptr<TransformerModel>> Load(const std::string& dir);
+  ~TransformerModel() override;
+
+  std::string_view backend() const override { return "transformer"; }
+  int dims() const override;
+  const std::string& fingerprint() const override;
+  Status Embed(const std::vector<std::string_view>& phrases, float* out, std::uint8_t* has) const override;
+  int token_layers() const override;
+  Status EmbedTokens(const std::vector<std::string_view>& texts, int layer, TokenBatch& out) const override;
+
+  const TransformerConfig& config() const;
+  // The files the fingerprint covers, relative to the snapshot, in the order hashed.
+  const std::vector<std::string>& hashed_files() const;
+  const std::string& dir() const;
+
+  // Token ids with the special tokens, cut to max_len (0: max_seq_length); returns true when cut.
+  bool Tokenize(std::string_view text, std::size_t max_len, std::vector<int>& ids,
+                std::vector<std::uint8_t>& special) const;
+  // The network on given ids: every layer's hidden states 0 .. last (hidden_states[i] of Hugging
+  // Face), each ids.size() x hidden floats, for one sequence run alone.
+  Result<std::vector<std::vector<float>>> HiddenStates(const std::vector<int>& ids, int last) const;
+  // Pooling of one sequence's last-layer rows with a mode ("cls", "mean", "max", "mean_sqrt_len").
+  static std::vector<float> Pool(const float* rows, std::size_t n, int dims, std::string_view mode);
+  // MPNet's bucket for memory_position - context_position = rel.
+  int Bucket(int rel) const;
+
+ private:
+  struct Impl;
+  explicit TransformerModel(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kplab

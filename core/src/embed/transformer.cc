@@ -1,0 +1,873 @@
+#include "kplab/transformer.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <numeric>
+#include <optional>
+
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include "kplab/hf_tokenizer.h"
+#include "kplab/io.h"
+#include "kplab/safetensors.h"
+#include "kplab/sha256.h"
+#include "kplab/text.h"
+
+namespace fs = std::filesystem;
+
+namespace kplab {
+namespace {
+
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+using simdjson::dom::object;
+
+// ---------------------------------------------------------------------------------------------
+// Snapshot files
+
+Result<std::string> ReadModelFile(const fs::path& p, std::string_view expected) {
+  return ReadRegularFile(p.string(), expected);
+}
+
+// A JSON object file, parsed; errors name the file.
+struct JsonFile {
+  std::string path;
+  std::string bytes;
+  simdjson::dom::parser parser;
+  object root;
+
+  static Result<std::unique_ptr<JsonFile>> Read(const fs::path& p, std::string_view expected) {
+    auto f = std::make_unique<JsonFile>();
+    f->path = p.string();
+    auto b = ReadModelFile(p, expected);
+    if (!b.ok()) return b.error();
+    f->bytes = std::move(*b);
+    element root;
+    if (f->parser.parse(f->bytes).get(root) != simdjson::SUCCESS || root.type() != element_type::OBJECT) {
+      return Error{fmt::format("{}: not a JSON object (expected {})", f->path, expected)};
+    }
+    f->root = root.get_object().value_unsafe();
+    return f;
+  }
+  bool Has(std::string_view key) const {
+    element e;
+    return root.at_key(key).get(e) == simdjson::SUCCESS && e.type() != element_type::NULL_VALUE;
+  }
+  Result<std::int64_t> Int(std::string_view key, std::optional<std::int64_t> dflt, std::int64_t lo,
+                           std::int64_t hi) const {
+    element e;
+    if (root.at_key(key).get(e) != simdjson::SUCCESS || e.type() == element_type::NULL_VALUE) {
+      if (dflt) return *dflt;
+      return Error{fmt::format("{}: \"{}\" is missing (expected an integer)", path, key)};
+    }
+    std::int64_t v = 0;
+    if (e.get_int64().get(v) != simdjson::SUCCESS || v < lo || v > hi) {
+      return Error{fmt::format("{}: \"{}\" is {} (expected an integer from {} to {})", path, key,
+                               simdjson::to_string(e), lo, hi)};
+    }
+    return v;
+  }
+  Result<double> Num(std::string_view key, double dflt) const {
+    element e;
+    if (root.at_key(key).get(e) != simdjson::SUCCESS || e.type() == element_type::NULL_VALUE) return dflt;
+    double v = 0;
+    if (e.get_double().get(v) != simdjson::SUCCESS || !std::isfinite(v) || v <= 0) {
+      return Error{fmt::format("{}: \"{}\" is {} (expected a positive number)", path, key, simdjson::to_string(e))};
+    }
+    return v;
+  }
+  Result<std::string> Str(std::string_view key, std::string dflt) const {
+    element e;
+    if (root.at_key(key).get(e) != simdjson::SUCCESS || e.type() == element_type::NULL_VALUE) return dflt;
+    std::string_view v;
+    if (e.get_string().get(v) != simdjson::SUCCESS) {
+      return Error{fmt::format("{}: \"{}\" is {} (expected a string)", path, key, simdjson::to_string(e))};
+    }
+    return std::string(v);
+  }
+  Result<bool> Bool(std::string_view key, bool dflt) const {
+    element e;
+    if (root.at_key(key).get(e) != simdjson::SUCCESS || e.type() == element_type::NULL_VALUE) return dflt;
+    bool v = false;
+    if (e.get_bool().get(v) != simdjson::SUCCESS) {
+      return Error{fmt::format("{}: \"{}\" is {} (expected true or false)", path, key, simdjson::to_string(e))};
+    }
+    return v;
+  }
+};
+
+#define KP_TRY(var, expr)             \
+  auto var##_r = (expr);              \
+  if (!var##_r.ok()) return var##_r.error(); \
+  auto var = std::move(*var##_r)
+
+// SHA-256 over (name, NUL, decimal size, NUL, bytes) of each file in the given order (the scheme of
+// the dataset content hashes and Model2Vec's).
+std::string FilesHash(const std::vector<std::pair<std::string, std::string_view>>& files) {
+  Sha256 h;
+  for (const auto& [name, bytes] : files) {
+    h.Update(name);
+    h.Update(std::string_view("\0", 1));
+    h.Update(std::to_string(bytes.size()));
+    h.Update(std::string_view("\0", 1));
+    h.Update(bytes);
+  }
+  return h.FinishHex();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kernels
+
+void LayerNormRows(float* x, std::size_t rows, int n, const float* g, const float* b, double eps) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    float* v = x + r * static_cast<std::size_t>(n);
+    double s = 0;
+    for (int i = 0; i < n; ++i) s += v[i];
+    const double mean = s / n;
+    double q = 0;
+    for (int i = 0; i < n; ++i) {
+      const double d = v[i] - mean;
+      q += d * d;
+    }
+    const float inv = static_cast<float>(1.0 / std::sqrt(q / n + eps));
+    const float m = static_cast<float>(mean);
+    for (int i = 0; i < n; ++i) v[i] = (v[i] - m) * inv * g[i] + b[i];
+  }
+}
+
+// y[rows x out] = x[rows x in] * W^T + bias, W stored [out x in] (PyTorch's Linear).
+void Linear(const float* x, std::size_t rows, int in, const float* w, const float* bias, int out, float* y) {
+  for (std::size_t r = 0; r < rows; ++r) std::copy(bias, bias + out, y + r * static_cast<std::size_t>(out));
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(rows), out, in, 1.0f, x, in, w, in, 1.0f,
+              y, out);
+}
+
+// Exact (erf) GELU, as torch.nn.functional.gelu with approximate='none'.
+void Gelu(float* x, std::size_t n) {
+  constexpr float kInvSqrt2 = 0.70710678118654752440f;
+  for (std::size_t i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * kInvSqrt2));
+}
+
+struct Linear_ {
+  std::vector<float> w, b;  // [out x in], [out]
+  int in = 0, out = 0;
+};
+
+struct LayerWeights {
+  Linear_ qkv;  // q, k, v stacked: [3H x H]
+  Linear_ attn_out, inter, out;
+  std::vector<float> ln1_g, ln1_b, ln2_g, ln2_b;
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+struct TransformerModel::Impl {
+  std::string dir;
+  TransformerConfig cfg;
+  std::string fingerprint;
+  std::vector<std::string> hashed;
+  std::optional<HfTokenizer> tok;
+  int head_dim = 0;
+  int pos_offset = 0;  // mpnet: padding_idx + 1
+
+  std::vector<float> word, pos, type0;  // [V x H], [P x H], [H] (bert)
+  std::vector<float> emb_ln_g, emb_ln_b;
+  std::vector<LayerWeights> layers;
+  std::vector<float> rel_bias;  // mpnet: [buckets x heads]
+  std::vector<int> bucket_of;   // mpnet: bucket of rel + (max_positions - 1)
+
+  mutable std::atomic<bool> warned_cut{false};
+
+  void Embeddings(const int* ids, int L, int B, float* x) const;
+  // Runs `last` layers on B sequences of L ids each (ids row-major), keeping the output of each
+  // layer in `keep` when it is not null (keep[0] = embeddings). x ends as the last one.
+  void Run(const std::vector<int>& ids, int L, int B, int last, std::vector<float>& x,
+           std::vector<std::vector<float>>* keep) const;
+};
+
+namespace {
+
+// Where a tensor is in the file, under the names Hugging Face accepts: the plain name, the model
+// prefix ("bert.", "mpnet.") that task heads' checkpoints have, and LayerNorm's old gamma / beta.
+const SafetensorInfo* FindTensor(const Safetensors& st, const std::string& name, const std::string& prefix) {
+  std::vector<std::string> names = {name, prefix + name};
+  auto alias = [&](const std::string& from, const std::string& to) {
+    if (name.size() > from.size() && name.compare(name.size() - from.size(), from.size(), from) == 0 &&
+        name.find("LayerNorm") != std::string::npos) {
+      const std::string n = name.substr(0, name.size() - from.size()) + to;
+      names.push_back(n);
+      names.push_back(prefix + n);
+    }
+  };
+  alias(".weight", ".gamma");
+  alias(".bias", ".beta");
+  for (const auto& n : names) {
+    if (const SafetensorInfo* t = st.Find(n)) return t;
+  }
+  return nullptr;
+}
+
+Result<std::vector<float>> Tensor(const Safetensors& st, const std::string& name, const std::string& prefix,
+                                  std::vector<std::int64_t> shape, const std::string& why) {
+  const SafetensorInfo* t = FindTensor(st, name, prefix);
+  if (t == nullptr) {
+    return Error{fmt::format("{}: has no tensor '{}' (expected {})", st.path(), name, why)};
+  }
+  if (t->dtype != "F32" && t->dtype != "F16" && t->dtype != "BF16") {
+    return Error{fmt::format("{}: tensor '{}' has dtype {} (expected F32, F16 or BF16)", st.path(), t->name,
+                             t->dtype)};
+  }
+  if (t->shape != shape) {
+    auto show = [](const std::vector<std::int64_t>& s) { return fmt::format("[{}]", fmt::join(s, ", ")); };
+    return Error{fmt::format("{}: tensor '{}' has shape {} (expected {}: {})", st.path(), t->name, show(t->shape),
+                             show(shape), why)};
+  }
+  return st.ToFloat(*t);
+}
+
+// Hugging Face's relative_position_bucket (modeling_mpnet.py), bidirectional, in float32 as it
+// computes it: n = -rel; half the buckets for n < 0; exact below max_exact, logarithmic above.
+int MpnetBucket(int rel, int num_buckets, int max_distance) {
+  int ret = 0;
+  int n = -rel;
+  num_buckets /= 2;
+  if (n < 0) ret += num_buckets;
+  n = std::abs(n);
+  const int max_exact = num_buckets / 2;
+  if (n < max_exact) return ret + n;
+  const float ratio = static_cast<float>(n) / static_cast<float>(max_exact);
+  const float scale = static_cast<float>(std::log(static_cast<double>(max_distance) / max_exact));
+  const float v = std::log(ratio) / scale * static_cast<float>(num_buckets - max_exact);
+  long large = max_exact + static_cast<long>(v);
+  large = std::min<long>(large, num_buckets - 1);
+  return ret + static_cast<int>(large);
+}
+
+// The pooling modes of a sentence-transformers Pooling config, in its concatenation order.
+constexpr std::pair<const char*, const char*> kPoolModes[] = {
+    {"pooling_mode_cls_token", "cls"},
+    {"pooling_mode_max_tokens", "max"},
+    {"pooling_mode_mean_tokens", "mean"},
+    {"pooling_mode_mean_sqrt_len_tokens", "mean_sqrt_len"},
+};
+
+}  // namespace
+
+Result<std::string> ResolveSnapshot(const std::string& path) {
+  std::error_code ec;
+  const fs::path p(path);
+  if (!fs::is_directory(p, ec)) {
+    return Error{fmt::format("{}: not a directory (expected a Hugging Face snapshot directory with config.json)",
+                             path)};
+  }
+  if (fs::exists(p / "config.json", ec)) return path;
+  const fs::path snaps = p / "snapshots";
+  if (!fs::is_directory(snaps, ec)) {
+    return Error{fmt::format("{}: has no config.json (expected a Hugging Face snapshot directory, or a hub cache "
+                             "directory models--ORG--NAME with snapshots/)",
+                             path)};
+  }
+  const fs::path ref = p / "refs" / "main";
+  if (fs::is_regular_file(ref, ec)) {
+    auto sha = ReadRegularFile(ref.string(), "the commit id of refs/main");
+    if (!sha.ok()) return sha.error();
+    std::string s = *sha;
+    while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+    if (s.empty() || s.find('/') != std::string::npos || s.find("..") != std::string::npos) {
+      return Error{fmt::format("{}: '{}' is not a commit id (expected the snapshot's name)", ref.string(), s)};
+    }
+    const fs::path snap = snaps / s;
+    if (!fs::is_directory(snap, ec)) {
+      return Error{fmt::format("{}: points to snapshot '{}', which {} does not have", ref.string(), s,
+                               snaps.string())};
+    }
+    return snap.string();
+  }
+  std::vector<fs::path> all;
+  for (const auto& e : fs::directory_iterator(snaps, ec)) {
+    if (e.is_directory()) all.push_back(e.path());
+  }
+  if (all.size() != 1) {
+    return Error{fmt::format("{}: {} snapshots and no refs/main (expected one, or name the snapshot directory)",
+                             snaps.string(), all.size())};
+  }
+  return all[0].string();
+}
+
+TransformerModel::TransformerModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+TransformerModel::~TransformerModel() = default;
+
+int TransformerModel::dims() const {
+  const auto& c = impl_->cfg;
+  int modes = 1;
+  for (char ch : c.pooling) modes += ch == '+';
+  return c.hidden * modes;
+}
+const std::string& TransformerModel::fingerprint() const { return impl_->fingerprint; }
+const TransformerConfig& TransformerModel::config() const { return impl_->cfg; }
+const std::vector<std::string>& TransformerModel::hashed_files() const { return impl_->hashed; }
+const std::string& TransformerModel::dir() const { return impl_->dir; }
+int TransformerModel::token_layers() const { return impl_->cfg.layers; }
+
+int TransformerModel::Bucket(int rel) const {
+  return MpnetBucket(rel, impl_->cfg.buckets, 128);
+}
+
+Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::string& path) {
+  // Embed and EmbedTokens run on several threads at once (the phrase cache slices its misses), so
+  // each matrix product stays on its caller's thread.
+  openblas_set_num_threads(1);
+  auto resolved = ResolveSnapshot(path);
+  if (!resolved.ok()) return resolved.error();
+  const fs::path dir(*resolved);
+  auto impl = std::make_unique<Impl>();
+  impl->dir = dir.string();
+  TransformerConfig& c = impl->cfg;
+  std::error_code ec;
+
+  // config.json
+  KP_TRY(conf, JsonFile::Read(dir / "config.json", "the model's config.json"));
+  KP_TRY(model_type, conf->Str("model_type", ""));
+  if (model_type != "bert" && model_type != "mpnet") {
+    return Error{fmt::format("{}: unknown architecture: model_type \"{}\" (expected \"bert\" or \"mpnet\")", conf->path,
+                             model_type)};
+  }
+  c.model_type = model_type;
+  const std::string prefix = model_type + ".";
+  constexpr std::int64_t kBig = 1 << 24;
+  KP_TRY(vocab, conf->Int("vocab_size", std::nullopt, 1, kBig));
+  KP_TRY(hidden, conf->Int("hidden_size", std::nullopt, 1, 1 << 16));
+  KP_TRY(nlayers, conf->Int("num_hidden_layers", std::nullopt, 0, 1000));
+  KP_TRY(heads, conf->Int("num_attention_heads", std::nullopt, 1, 1 << 12));
+  KP_TRY(inter, conf->Int("intermediate_size", std::nullopt, 1, 1 << 18));
+  KP_TRY(maxpos, conf->Int("max_position_embeddings", std::nullopt, 1, 1 << 20));
+  KP_TRY(eps, conf->Num("layer_norm_eps", model_type == "bert" ? 1e-12 : 1e-5));
+  KP_TRY(act, conf->Str("hidden_act", "gelu"));
+  if (act != "gelu") {
+    return Error{fmt::format("{}: \"hidden_act\" is \"{}\" (expected \"gelu\", the exact erf GELU)", conf->path, act)};
+  }
+  if (hidden % heads != 0) {
+    return Error{fmt::format("{}: hidden_size {} is not a multiple of num_attention_heads {}", conf->path, hidden,
+                             heads)};
+  }
+  c.vocab_size = static_cast<int>(vocab);
+  c.hidden = static_cast<int>(hidden);
+  c.layers = static_cast<int>(nlayers);
+  c.heads = static_cast<int>(heads);
+  c.intermediate = static_cast<int>(inter);
+  c.max_positions = static_cast<int>(maxpos);
+  c.layer_norm_eps = eps;
+  impl->head_dim = c.hidden / c.heads;
+  if (model_type == "bert") {
+    KP_TRY(pet, conf->Str("position_embedding_type", "absolute"));
+    if (pet != "absolute") {
+      return Error{fmt::format("{}: \"position_embedding_type\" is \"{}\" (expected \"absolute\")", conf->path, pet)};
+    }
+    KP_TRY(tv, conf->Int("type_vocab_size", 2, 1, 1 << 16));
+    c.type_vocab = static_cast<int>(tv);
+    KP_TRY(pad, conf->Int("pad_token_id", 0, 0, kBig));
+    c.pad_token_id = static_cast<int>(pad);
+  } else {
+    KP_TRY(pad, conf->Int("pad_token_id", 1, 0, kBig));
+    c.pad_token_id = static_cast<int>(pad);
+    KP_TRY(nb, conf->Int("relative_attention_num_buckets", 32, 2, 1 << 12));
+    c.buckets = static_cast<int>(nb);
+    impl->pos_offset = c.pad_token_id + 1;
+  }
+  const int capacity = c.max_positions - impl->pos_offset;
+  if (capacity < 2) {
+    return Error{fmt::format("{}: max_position_embeddings {} leaves no room for a sequence", conf->path,
+                             c.max_positions)};
+  }
+
+  // Weights
+  const fs::path st_path = dir / "model.safetensors";
+  if (!fs::exists(st_path, ec)) {
+    const bool bin = fs::exists(dir / "pytorch_model.bin", ec);
+    return Error{fmt::format(
+        "{}: no model.safetensors{} (kplab reads safetensors only; convert once with Python: "
+        "`python3 -c \"import torch; from safetensors.torch import save_file; "
+        "sd = torch.load('{}/pytorch_model.bin', map_location='cpu'); "
+        "save_file({{k: v.contiguous() for k, v in sd.items()}}, '{}/model.safetensors')\"`, "
+        "or save the model with transformers' save_pretrained(safe_serialization=True))",
+        dir.string(), bin ? " (it has pytorch_model.bin)" : "", dir.string(), dir.string())};
+  }
+  auto st = Safetensors::Open(st_path.string());
+  if (!st.ok()) return st.error();
+  const std::int64_t H = c.hidden, I = c.intermediate;
+  const std::string why_h = fmt::format("config.json hidden_size {}", H);
+  {
+    KP_TRY(w, Tensor(*st, "embeddings.word_embeddings.weight", prefix, {vocab, H},
+                     fmt::format("config.json vocab_size {} x hidden_size {}", vocab, H)));
+    impl->word = std::move(w);
+    KP_TRY(p, Tensor(*st, "embeddings.position_embeddings.weight", prefix, {maxpos, H},
+                     fmt::format("config.json max_position_embeddings {} x hidden_size {}", maxpos, H)));
+    impl->pos = std::move(p);
+    if (model_type == "bert") {
+      KP_TRY(t, Tensor(*st, "embeddings.token_type_embeddings.weight", prefix, {c.type_vocab, H},
+                       fmt::format("config.json type_vocab_size {} x hidden_size {}", c.type_vocab, H)));
+      impl->type0.assign(t.begin(), t.begin() + H);
+    }
+    KP_TRY(g, Tensor(*st, "embeddings.LayerNorm.weight", prefix, {H}, why_h));
+    KP_TRY(b, Tensor(*st, "embeddings.LayerNorm.bias", prefix, {H}, why_h));
+    impl->emb_ln_g = std::move(g);
+    impl->emb_ln_b = std::move(b);
+  }
+  auto linear = [&](const std::string& base, std::int64_t out, std::int64_t in, Linear_& l) -> Status {
+    const std::string why = fmt::format("a Linear of {} inputs and {} outputs for these config.json sizes", in, out);
+    auto w = Tensor(*st, base + ".weight", prefix, {out, in}, why);
+    if (!w.ok()) return w.error();
+    auto b = Tensor(*st, base + ".bias", prefix, {out}, why);
+    if (!b.ok()) return b.error();
+    l.w = std::move(*w);
+    l.b = std::move(*b);
+    l.in = static_cast<int>(in);
+    l.out = static_cast<int>(out);
+    return Status::Ok();
+  };
+  auto norm = [&](const std::string& base, std::vector<float>& g, std::vector<float>& b) -> Status {
+    auto gw = Tensor(*st, base + ".weight", prefix, {H}, why_h);
+    if (!gw.ok()) return gw.error();
+    auto bw = Tensor(*st, base + ".bias", prefix, {H}, why_h);
+    if (!bw.ok()) return bw.error();
+    g = std::move(*gw);
+    b = std::move(*bw);
+    return Status::Ok();
+  };
+  impl->layers.resize(static_cast<std::size_t>(c.layers));
+  for (int i = 0; i < c.layers; ++i) {
+    LayerWeights& lw = impl->layers[static_cast<std::size_t>(i)];
+    const std::string L = fmt::format("encoder.layer.{}.", i);
+    const bool bert = model_type == "bert";
+    Linear_ q, k, v;
+    for (auto [name, lin] : {std::pair<const char*, Linear_*>{bert ? "attention.self.query" : "attention.attn.q", &q},
+                             {bert ? "attention.self.key" : "attention.attn.k", &k},
+                             {bert ? "attention.self.value" : "attention.attn.v", &v}}) {
+      if (Status s = linear(L + name, H, H, *lin); !s.ok()) return s.error();
+    }
+    lw.qkv.in = c.hidden;
+    lw.qkv.out = 3 * c.hidden;
+    for (Linear_* l : {&q, &k, &v}) {
+      lw.qkv.w.insert(lw.qkv.w.end(), l->w.begin(), l->w.end());
+      lw.qkv.b.insert(lw.qkv.b.end(), l->b.begin(), l->b.end());
+    }
+    if (Status s = linear(L + (bert ? "attention.output.dense" : "attention.attn.o"), H, H, lw.attn_out); !s.ok())
+      return s.error();
+    if (Status s = norm(L + (bert ? "attention.output.LayerNorm" : "attention.LayerNorm"), lw.ln1_g, lw.ln1_b);
+        !s.ok())
+      return s.error();
+    if (Status s = linear(L + "intermediate.dense", I, H, lw.inter); !s.ok()) return s.error();
+    if (Status s = linear(L + "output.dense", H, I, lw.out); !s.ok()) return s.error();
+    if (Status s = norm(L + "output.LayerNorm", lw.ln2_g, lw.ln2_b); !s.ok()) return s.error();
+  }
+  if (model_type == "mpnet") {
+    KP_TRY(rb, Tensor(*st, "encoder.relative_attention_bias.weight", prefix, {c.buckets, heads},
+                      fmt::format("relative_attention_num_buckets {} x num_attention_heads {}", c.buckets, heads)));
+    impl->rel_bias = std::move(rb);
+    impl->bucket_of.resize(static_cast<std::size_t>(2 * c.max_positions - 1));
+    for (int r = -(c.max_positions - 1); r <= c.max_positions - 1; ++r) {
+      impl->bucket_of[static_cast<std::size_t>(r + c.max_positions - 1)] = MpnetBucket(r, c.buckets, 128);
+    }
+  }
+
+  // Tokenizer
+  const fs::path tok_path = dir / "tokenizer.json";
+  auto tok_bytes = ReadModelFile(tok_path, "the model's tokenizer.json");
+  if (!tok_bytes.ok()) return tok_bytes.error();
+  auto tok = HfTokenizer::Parse(*tok_bytes, tok_path.string());
+  if (!tok.ok()) return tok.error();
+  if (tok->model_type() != "WordPiece") {
+    return Error{fmt::format("{}: a {} tokenizer (expected WordPiece, as BERT and MPNet use)", tok_path.string(),
+                             tok->model_type())};
+  }
+  if (!tok->has_post_processor() || tok->num_special_tokens() == 0) {
+    return Error{fmt::format("{}: no post_processor adding special tokens (expected [CLS] ... [SEP] or <s> ... </s>)",
+                             tok_path.string())};
+  }
+  if (tok->vocab_size() > c.vocab_size) {
+    return Error{fmt::format("{}: the tokenizer has {} token ids but config.json vocab_size is {} (the word "
+                             "embeddings have {} rows): tokenizer and model do not match",
+                             tok_path.string(), tok->vocab_size(), c.vocab_size, c.vocab_size)};
+  }
+  {
+    std::vector<int> ids;
+    std::vector<std::uint8_t> sp;
+    tok->EncodeWithSpecials("", 0, ids, sp);
+    for (int id : ids) {
+      if (id < 0 || id >= c.vocab_size) {
+        return Error{fmt::format("{}: the post-processor adds token id {}, outside config.json vocab_size {}",
+                                 tok_path.string(), id, c.vocab_size)};
+      }
+    }
+  }
+
+  // sentence-transformers: modules.json, the Pooling config, sentence_bert_config.json.
+  std::vector<std::pair<std::string, std::string>> hashed;  // (name, bytes)
+  std::string pooling = "mean";
+  if (fs::exists(dir / "modules.json", ec)) {
+    auto mb = ReadModelFile(dir / "modules.json", "sentence-transformers' modules.json");
+    if (!mb.ok()) return mb.error();
+    simdjson::dom::parser parser;
+    element root;
+    const std::string mpath = (dir / "modules.json").string();
+    if (parser.parse(*mb).get(root) != simdjson::SUCCESS || root.type() != element_type::ARRAY) {
+      return Error{fmt::format("{}: not a JSON array (expected sentence-transformers' list of modules)", mpath)};
+    }
+    bool have_transformer = false, have_pooling = false;
+    std::size_t i = 0;
+    for (element m : root.get_array().value_unsafe()) {
+      std::string_view type, mod_path;
+      if (m.type() != element_type::OBJECT || m["type"].get_string().get(type) != simdjson::SUCCESS) {
+        return Error{fmt::format("{}: module {} has no \"type\" (expected {{\"type\": ..., \"path\": ...}})", mpath, i)};
+      }
+      if (m["path"].get_string().get(mod_path) != simdjson::SUCCESS) mod_path = "";
+      const std::string t(type);
+      if (t == "sentence_transformers.models.Transformer") {
+        have_transformer = true;
+      } else if (t == "sentence_transformers.models.Pooling") {
+        have_pooling = true;
+        const fs::path pc = dir / std::string(mod_path) / "config.json";
+        KP_TRY(pconf, JsonFile::Read(pc, "sentence-transformers' Pooling config"));
+        std::string modes;
+        for (auto [key, mode] : kPoolModes) {
+          KP_TRY(on, pconf->Bool(key, false));
+          if (on) modes += (modes.empty() ? "" : "+") + std::string(mode);
+        }
+        for (const char* unsupported : {"pooling_mode_weightedmean_tokens", "pooling_mode_lasttoken"}) {
+          KP_TRY(on, pconf->Bool(unsupported, false));
+          if (on) {
+            return Error{fmt::format("{}: \"{}\" is true (kplab pools with cls, max, mean and mean_sqrt_len_tokens)",
+                                     pconf->path, unsupported)};
+          }
+        }
+        if (modes.empty()) return Error{fmt::format("{}: no pooling mode is true (expected one)", pconf->path)};
+        KP_TRY(wdim, pconf->Int("word_embedding_dimension", c.hidden, 1, 1 << 16));
+        if (wdim != c.hidden) {
+          return Error{fmt::format("{}: word_embedding_dimension {} but config.json hidden_size is {}", pconf->path,
+                                   wdim, c.hidden)};
+        }
+        pooling = modes;
+        hashed.emplace_back((fs::path(std::string(mod_path)) / "config.json").string(), pconf->bytes);
+      } else if (t == "sentence_transformers.models.Normalize") {
+        c.normalize = true;
+      } else {
+        return Error{fmt::format("{}: module \"{}\" is not supported (expected Transformer, Pooling and Normalize)",
+                                 mpath, t)};
+      }
+      ++i;
+    }
+    if (!have_transformer || !have_pooling) {
+      return Error{fmt::format("{}: expected a Transformer and a Pooling module", mpath)};
+    }
+    hashed.emplace_back("modules.json", *mb);
+  }
+  c.pooling = pooling;
+  // The model's own length limit: tokenizer_config.json model_max_length, else the position table.
+  int model_max = capacity;
+  if (fs::exists(dir / "tokenizer_config.json", ec)) {
+    KP_TRY(tc, JsonFile::Read(dir / "tokenizer_config.json", "the tokenizer's configuration"));
+    element e;
+    double v = 0;
+    // Hugging Face writes a huge sentinel (1e30) when no limit is known.
+    if (tc->root.at_key("model_max_length").get(e) == simdjson::SUCCESS && e.get_double().get(v) == simdjson::SUCCESS &&
+        v >= 2 && v < capacity) {
+      model_max = static_cast<int>(v);
+    }
+    hashed.emplace_back("tokenizer_config.json", tc->bytes);
+  }
+  c.token_max_length = model_max;
+  c.max_seq_length = model_max;
+  if (fs::exists(dir / "sentence_bert_config.json", ec)) {
+    KP_TRY(sb, JsonFile::Read(dir / "sentence_bert_config.json", "sentence-transformers' sentence_bert_config.json"));
+    KP_TRY(msl, sb->Int("max_seq_length", model_max, 1, 1 << 20));
+    if (msl > capacity) {
+      return Error{fmt::format("{}: max_seq_length {} is longer than the position table allows ({} = "
+                               "config.json max_position_embeddings {}{})",
+                               sb->path, msl, capacity, c.max_positions,
+                               impl->pos_offset ? fmt::format(" - {}", impl->pos_offset) : "")};
+    }
+    c.max_seq_length = static_cast<int>(msl);
+    KP_TRY(lc, sb->Bool("do_lower_case", false));
+    c.lowercase = lc;
+    hashed.emplace_back("sentence_bert_config.json", sb->bytes);
+  }
+  if (c.max_seq_length <= static_cast<int>(tok->num_special_tokens())) {
+    return Error{fmt::format("{}: max_seq_length {} leaves no room for a token", dir.string(), c.max_seq_length)};
+  }
+
+  // Fingerprint: weights, config, tokenizer and the sentence-transformers files, name order.
+  hashed.emplace_back("config.json", conf->bytes);
+  hashed.emplace_back("tokenizer.json", *tok_bytes);
+  std::sort(hashed.begin(), hashed.end());
+  std::vector<std::pair<std::string, std::string_view>> files;
+  for (const auto& [n, b] : hashed) files.emplace_back(n, b);
+  files.emplace_back("model.safetensors", st->bytes());
+  std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& f : files) impl->hashed.push_back(f.first);
+  impl->fingerprint = FilesHash(files);
+  impl->tok.emplace(std::move(*tok));
+  return std::unique_ptr<TransformerModel>(new TransformerModel(std::move(impl)));
+}
+
+bool TransformerModel::Tokenize(std::string_view text, std::size_t max_len, std::vector<int>& ids,
+                                std::vector<std::uint8_t>& special) const {
+  const auto& c = impl_->cfg;
+  if (max_len == 0) max_len = static_cast<std::size_t>(c.max_seq_length);
+  if (c.lowercase) {
+    const std::string lower = Lower(text);
+    return impl_->tok->EncodeWithSpecials(lower, max_len, ids, special);
+  }
+  return impl_->tok->EncodeWithSpecials(text, max_len, ids, special);
+}
+
+void TransformerModel::Impl::Embeddings(const int* ids, int L, int B, float* x) const {
+  const int H = cfg.hidden;
+  for (int b = 0; b < B; ++b) {
+    for (int t = 0; t < L; ++t) {
+      float* row = x + (static_cast<std::size_t>(b) * L + t) * H;
+      const float* w = word.data() + static_cast<std::size_t>(ids[b * L + t]) * H;
+      const float* p = pos.data() + static_cast<std::size_t>(t + pos_offset) * H;
+      if (type0.empty()) {
+        for (int i = 0; i < H; ++i) row[i] = w[i] + p[i];
+      } else {
+        for (int i = 0; i < H; ++i) row[i] = w[i] + type0[i] + p[i];
+      }
+    }
+  }
+  LayerNormRows(x, static_cast<std::size_t>(B) * L, H, emb_ln_g.data(), emb_ln_b.data(), cfg.layer_norm_eps);
+}
+
+void TransformerModel::Impl::Run(const std::vector<int>& ids, int L, int B, int last, std::vector<float>& x,
+                                 std::vector<std::vector<float>>* keep) const {
+  const int H = cfg.hidden, I = cfg.intermediate, nh = cfg.heads, hd = head_dim;
+  const std::size_t rows = static_cast<std::size_t>(B) * L;
+  x.resize(rows * H);
+  Embeddings(ids.data(), L, B, x.data());
+  if (keep) keep->push_back(x);
+  std::vector<float> qkv(rows * 3 * H), ctx(rows * H), tmp(rows * H), mid(rows * I), scores(static_cast<std::size_t>(L) * L);
+  // MPNet: the bias of each head for every (i, j), the same in every layer.
+  std::vector<float> bias;
+  if (!rel_bias.empty()) {
+    bias.resize(static_cast<std::size_t>(nh) * L * L);
+    for (int i = 0; i < L; ++i) {
+      for (int j = 0; j < L; ++j) {
+        const int bk = bucket_of[static_cast<std::size_t>(j - i + cfg.max_positions - 1)];
+        for (int h = 0; h < nh; ++h) {
+          bias[(static_cast<std::size_t>(h) * L + i) * L + j] = rel_bias[static_cast<std::size_t>(bk) * nh + h];
+        }
+      }
+    }
+  }
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  for (int li = 0; li < last; ++li) {
+    const LayerWeights& lw = layers[static_cast<std::size_t>(li)];
+    Linear(x.data(), rows, H, lw.qkv.w.data(), lw.qkv.b.data(), 3 * H, qkv.data());
+    for (int b = 0; b < B; ++b) {
+      const float* base = qkv.data() + static_cast<std::size_t>(b) * L * 3 * H;
+      for (int h = 0; h < nh; ++h) {
+        const float* q = base + h * hd;
+        const float* k = base + H + h * hd;
+        const float* v = base + 2 * H + h * hd;
+        // scores = q k^T * scale (+ bias)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, L, L, hd, scale, q, 3 * H, k, 3 * H, 0.0f,
+                    scores.data(), L);
+        for (int i = 0; i < L; ++i) {
+          float* s = scores.data() + static_cast<std::size_t>(i) * L;
+          if (!bias.empty()) {
+            const float* bi = bias.data() + (static_cast<std::size_t>(h) * L + i) * L;
+            for (int j = 0; j < L; ++j) s[j] += bi[j];
+          }
+          float m = s[0];
+          for (int j = 1; j < L; ++j) m = std::max(m, s[j]);
+          float sum = 0;
+          for (int j = 0; j < L; ++j) {
+            s[j] = std::exp(s[j] - m);
+            sum += s[j];
+          }
+          const float inv = 1.0f / sum;
+          for (int j = 0; j < L; ++j) s[j] *= inv;
+        }
+        float* out = ctx.data() + static_cast<std::size_t>(b) * L * H + h * hd;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, L, hd, L, 1.0f, scores.data(), L, v, 3 * H, 0.0f,
+                    out, H);
+      }
+    }
+    Linear(ctx.data(), rows, H, lw.attn_out.w.data(), lw.attn_out.b.data(), H, tmp.data());
+    for (std::size_t i = 0; i < rows * H; ++i) tmp[i] += x[i];
+    LayerNormRows(tmp.data(), rows, H, lw.ln1_g.data(), lw.ln1_b.data(), cfg.layer_norm_eps);
+    Linear(tmp.data(), rows, H, lw.inter.w.data(), lw.inter.b.data(), I, mid.data());
+    Gelu(mid.data(), mid.size());
+    Linear(mid.data(), rows, I, lw.out.w.data(), lw.out.b.data(), H, x.data());
+    for (std::size_t i = 0; i < rows * H; ++i) x[i] += tmp[i];
+    LayerNormRows(x.data(), rows, H, lw.ln2_g.data(), lw.ln2_b.data(), cfg.layer_norm_eps);
+    if (keep) keep->push_back(x);
+  }
+}
+
+Result<std::vector<std::vector<float>>> TransformerModel::HiddenStates(const std::vector<int>& ids, int last) const {
+  const auto& c = impl_->cfg;
+  if (last < 0 || last > c.layers) {
+    return Error{fmt::format("layer {} is outside 0..{} (the model has {} layers)", last, c.layers, c.layers)};
+  }
+  if (ids.empty() || static_cast<int>(ids.size()) > c.max_positions - impl_->pos_offset) {
+    return Error{fmt::format("{} ids (expected 1 to {})", ids.size(), c.max_positions - impl_->pos_offset)};
+  }
+  for (int id : ids) {
+    if (id < 0 || id >= c.vocab_size) return Error{fmt::format("token id {} outside 0..{}", id, c.vocab_size - 1)};
+  }
+  std::vector<float> x;
+  std::vector<std::vector<float>> keep;
+  impl_->Run(ids, static_cast<int>(ids.size()), 1, last, x, &keep);
+  return keep;
+}
+
+std::vector<float> TransformerModel::Pool(const float* rows, std::size_t n, int dims, std::string_view mode) {
+  std::vector<float> out(static_cast<std::size_t>(dims), 0.0f);
+  if (n == 0) return out;
+  if (mode == "cls") {
+    std::copy(rows, rows + dims, out.begin());
+  } else if (mode == "max") {
+    std::copy(rows, rows + dims, out.begin());
+    for (std::size_t t = 1; t < n; ++t) {
+      for (int i = 0; i < dims; ++i) out[i] = std::max(out[i], rows[t * dims + i]);
+    }
+  } else {
+    std::vector<double> s(static_cast<std::size_t>(dims), 0.0);
+    for (std::size_t t = 0; t < n; ++t) {
+      for (int i = 0; i < dims; ++i) s[i] += rows[t * dims + i];
+    }
+    const double d = mode == "mean_sqrt_len" ? std::sqrt(static_cast<double>(n)) : static_cast<double>(n);
+    for (int i = 0; i < dims; ++i) out[i] = static_cast<float>(s[i] / d);
+  }
+  return out;
+}
+
+namespace {
+
+// Sequences of one length, run together: the batch's rows stay near kRowsPerBatch tokens.
+constexpr int kRowsPerBatch = 512;
+
+}  // namespace
+
+Status TransformerModel::Embed(const std::vector<std::string_view>& phrases, float* out, std::uint8_t* has) const {
+  const auto& c = impl_->cfg;
+  const int H = c.hidden, D = dims();
+  const std::size_t n = phrases.size();
+  std::vector<std::vector<int>> ids(n);
+  std::vector<std::uint8_t> sp;
+  std::size_t cut = 0;
+  for (std::size_t i = 0; i < n; ++i) cut += Tokenize(phrases[i], 0, ids[i], sp);
+  if (cut > 0 && !impl_->warned_cut.exchange(true)) {
+    std::fprintf(stderr,
+                 "kplab: transformer model %s: %zu text(s) longer than max_seq_length = %d tokens were cut to it, as "
+                 "sentence-transformers does\n",
+                 impl_->dir.c_str(), cut, c.max_seq_length);
+  }
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return ids[a].size() < ids[b].size(); });
+  std::vector<int> batch;
+  std::vector<float> x;
+  std::size_t k = 0;
+  while (k < n) {
+    const int L = static_cast<int>(ids[order[k]].size());
+    const int cap = std::max(1, kRowsPerBatch / L);
+    int B = 0;
+    batch.clear();
+    while (k + B < n && B < cap && static_cast<int>(ids[order[k + B]].size()) == L) {
+      batch.insert(batch.end(), ids[order[k + B]].begin(), ids[order[k + B]].end());
+      ++B;
+    }
+    impl_->Run(batch, L, B, c.layers, x, nullptr);
+    for (int b = 0; b < B; ++b) {
+      const std::size_t i = order[k + b];
+      float* o = out + i * static_cast<std::size_t>(D);
+      const float* rows = x.data() + static_cast<std::size_t>(b) * L * H;
+      int at = 0;
+      std::size_t start = 0;
+      while (start <= c.pooling.size()) {
+        std::size_t end = c.pooling.find('+', start);
+        if (end == std::string::npos) end = c.pooling.size();
+        const auto v = Pool(rows, static_cast<std::size_t>(L), H, std::string_view(c.pooling).substr(start, end - start));
+        std::copy(v.begin(), v.end(), o + at);
+        at += H;
+        start = end + 1;
+      }
+      if (c.normalize) {
+        double s = 0;
+        for (int j = 0; j < D; ++j) s += static_cast<double>(o[j]) * o[j];
+        // torch.nn.functional.normalize: x / max(|x|, 1e-12)
+        const float inv = static_cast<float>(1.0 / std::max(std::sqrt(s), 1e-12));
+        for (int j = 0; j < D; ++j) o[j] *= inv;
+      }
+      has[i] = 1;
+    }
+    k += static_cast<std::size_t>(B);
+  }
+  return Status::Ok();
+}
+
+Status TransformerModel::EmbedTokens(const std::vector<std::string_view>& texts, int layer, TokenBatch& out) const {
+  const auto& c = impl_->cfg;
+  if (layer < 0 || layer > c.layers) {
+    return Error{fmt::format("layer {} is outside 0..{} (the model {} has {} layers)", layer, c.layers, impl_->dir,
+                             c.layers)};
+  }
+  const int H = c.hidden;
+  const std::size_t n = texts.size();
+  std::vector<std::vector<int>> ids(n);
+  std::vector<std::vector<std::uint8_t>> sp(n);
+  out = TokenBatch{};
+  out.dims = H;
+  out.truncated.assign(n, 0);
+  out.offsets.assign(n + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    out.truncated[i] = Tokenize(texts[i], static_cast<std::size_t>(c.token_max_length), ids[i], sp[i]);
+    out.offsets[i + 1] = out.offsets[i] + ids[i].size();
+  }
+  const std::size_t total = out.offsets[n];
+  out.vecs.assign(total * H, 0.0f);
+  out.ids.resize(total);
+  out.special.resize(total);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::copy(ids[i].begin(), ids[i].end(), out.ids.begin() + static_cast<std::ptrdiff_t>(out.offsets[i]));
+    std::copy(sp[i].begin(), sp[i].end(), out.special.begin() + static_cast<std::ptrdiff_t>(out.offsets[i]));
+  }
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return ids[a].size() < ids[b].size(); });
+  std::vector<int> batch;
+  std::vector<float> x;
+  std::size_t k = 0;
+  while (k < n) {
+    const int L = static_cast<int>(ids[order[k]].size());
+    const int cap = std::max(1, kRowsPerBatch / L);
+    int B = 0;
+    batch.clear();
+    while (k + B < n && B < cap && static_cast<int>(ids[order[k + B]].size()) == L) {
+      batch.insert(batch.end(), ids[order[k + B]].begin(), ids[order[k + B]].end());
+      ++B;
+    }
+    impl_->Run(batch, L, B, layer, x, nullptr);
+    for (int b = 0; b < B; ++b) {
+      const std::size_t i = order[k + b];
+      std::copy(x.begin() + static_cast<std::ptrdiff_t>(b) * L * H, x.begin() + static_cast<std::ptrdiff_t>(b + 1) * L * H,
+                out.vecs.begin() + static_cast<std::ptrdiff_t>(out.offsets[i] * H));
+    }
+    k += static_cast<std::size_t>(B);
+  }
+  return Status::Ok();
+}
+
+}  // namespace kplab
