@@ -16,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -341,6 +342,123 @@ TEST_F(BertscoreRuns, MalformedBaselineFailsTheRunNamingFileAndLine) {
   ASSERT_EQ(r->errors.size(), 1u);
   EXPECT_EQ(r->errors[0].message,
             "plugins/bertscore.lua:66: " + bad + ":3: R must be a finite number (got 'nan')");
+}
+
+// ---- end to end with the transformer backend -------------------------------------------------------------
+
+// `kplab eval --metrics bertscore --model M` against bert_score's formulas computed in torch on the
+// random-weight checkpoints tests/data/transformer/{bert,mpnet}-tiny (expected.json), through the
+// datasets and values tests/data/bertscore/gen_transformer_cases.py derives from it: every pair without
+// idf (tests/data/bertscore/pairs, an empty candidate and an empty reference among them), with idf over
+// the reference texts (idfpairs), raw and rescaled with tests/data/transformer/baseline.tsv, layers 1
+// and 2; within 1e-5 relative (the backend runs float32, the reference float64).
+class BertscoreTransformer : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("kplab_bertscore_tf_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    for (const char* m : {"bert-tiny", "mpnet-tiny"}) {
+      kplab::test::Output o =
+          Run(std::string("model import ") + m + " tests/data/transformer/" + m + " --backend transformer");
+      ASSERT_EQ(o.code, 0) << o.err;
+    }
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  kplab::test::Output Run(const std::string& args) {
+    return kplab::test::RunKplab(dir_, "KPLAB_DB=" + (dir_ / "runs.db").string() +
+                                           " KPLAB_MODELS=" + (dir_ / "models").string(),
+                                 args);
+  }
+  // doc id -> column -> value, from `runs export` of the run `eval ARGS` stored.
+  std::map<std::string, std::map<std::string, double>> Eval(const std::string& args) {
+    kplab::test::Output o = Run("eval " + args + " --output json");
+    EXPECT_EQ(o.code, 0) << o.err;
+    const auto at = o.out.find("\"run_id\": ");
+    if (at == std::string::npos) return {};
+    o = Run("runs export " + o.out.substr(at + 10, o.out.find_first_of(",}", at) - at - 10) + " --output tsv");
+    EXPECT_EQ(o.code, 0) << o.err;
+    std::map<std::string, std::map<std::string, double>> s;
+    std::istringstream in(o.out);
+    std::string line;
+    std::getline(in, line);
+    const std::vector<std::string> header = Fields(line);
+    while (std::getline(in, line)) {
+      const std::vector<std::string> row = Fields(line);
+      for (std::size_t i = 1; i < row.size() && i < header.size(); ++i) {
+        if (!row[i].empty()) s[row[0]][header[i]] = std::stod(row[i]);
+      }
+    }
+    return s;
+  }
+  static std::vector<std::string> Fields(const std::string& line) {
+    std::vector<std::string> out(1);
+    for (char c : line) {
+      if (c == '\t') {
+        out.emplace_back();
+      } else {
+        out.back() += c;
+      }
+    }
+    return out;
+  }
+  fs::path dir_;
+};
+
+TEST_F(BertscoreTransformer, MatchesTorchOnEveryPair) {
+  std::ifstream in(kData + "/transformer_expected.tsv");
+  ASSERT_TRUE(in) << kData << "/transformer_expected.tsv";
+  std::string line;
+  std::getline(in, line);
+  std::map<std::string, std::map<std::string, std::map<std::string, double>>> runs;  // by eval arguments
+  int checked = 0;
+  while (std::getline(in, line)) {
+    const std::vector<std::string> f = Fields(line);
+    ASSERT_EQ(f.size(), 9u) << line;
+    const std::string args = "--dataset tests/data/bertscore/" + f[1] + " --predictions tests/data/bertscore/" + f[1] +
+                             "/predictions.txt --metrics bertscore --model " + f[0] + " --param bertscore.layer=" +
+                             f[3] + (f[4] == "1" ? " --param bertscore.idf=true" : "") +
+                             (f[5] == "1" ? " --param bertscore.baseline=tests/data/transformer/baseline.tsv" : "");
+    if (!runs.count(args)) runs[args] = Eval(args);
+    const auto& doc = runs[args][f[2]];
+    const char* names[] = {"all.bertscore_p", "all.bertscore_r", "all.bertscore_f1"};
+    for (int k = 0; k < 3; ++k) {
+      const double want = std::stod(f[6 + k]);
+      auto it = doc.find(names[k]);
+      ASSERT_NE(it, doc.end()) << names[k] << " of document " << f[2] << " for " << args;
+      EXPECT_NEAR(it->second, want, 1e-5 * std::max(std::fabs(want), 1e-2)) << names[k] << " of document " << f[2]
+                                                                               << " for " << args;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 104 * 3);
+  EXPECT_EQ(runs.size(), 16u);  // 2 models x 2 layers x (pairs, idfpairs) x (raw, rescaled)
+}
+
+// The run's value is the mean of the documents' (KPEval reports the per-document list).
+TEST_F(BertscoreTransformer, RunValueIsTheMeanOverDocuments) {
+  kplab::test::Output o = Run("eval --dataset tests/data/bertscore/pairs --predictions "
+                              "tests/data/bertscore/pairs/predictions.txt --metrics bertscore --model bert-tiny "
+                              "--param bertscore.layer=2 --output json");
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto s = Eval("--dataset tests/data/bertscore/pairs --predictions tests/data/bertscore/pairs/predictions.txt "
+                      "--metrics bertscore --model bert-tiny --param bertscore.layer=2");
+  ASSERT_EQ(s.size(), 9u);
+  double sum = 0;
+  for (const auto& [id, cols] : s) sum += cols.at("all.bertscore_f1");
+  const auto at = o.out.find("\"all.bertscore_f1\": ");
+  ASSERT_NE(at, std::string::npos) << o.out;
+  EXPECT_NEAR(std::stod(o.out.substr(at + 20)), sum / 9, 1e-9);
+}
+
+TEST_F(BertscoreTransformer, LayerBeyondTheModelNamesTheRange) {
+  kplab::test::Output o = Run("eval --dataset tests/data/bertscore/pairs --predictions "
+                              "tests/data/bertscore/pairs/predictions.txt --metrics bertscore --model bert-tiny");
+  EXPECT_NE(o.code, 0);
+  EXPECT_NE(o.err.find("plugins/bertscore.lua:98: ctx.token_embeddings: layer 8 is outside 0..2 (model 'bert-tiny' "
+                       "has 2 layers; 0 is the embedding layer's output) (while scoring document '1', subset 'all')"),
+            std::string::npos)
+      << o.err;
 }
 
 // ---- the Lua primitives ------------------------------------------------------------------------------
