@@ -344,6 +344,68 @@ TEST_F(BertscoreRuns, MalformedBaselineFailsTheRunNamingFileAndLine) {
             "plugins/bertscore.lua:66: " + bad + ":3: R must be a finite number (got 'nan')");
 }
 
+// The TokenEmbeddings methods on the toy model, checked inside a plugin (an assert names what differs).
+TEST_F(BertscoreRuns, TokenEmbeddingsMethods) {
+  std::ofstream(dir_ / "tokapi.lua")
+      << "-- kplab-api: 2\n"
+         "local function same(a, b) return table.concat(a, ' ') == table.concat(b, ' ') end\n"
+         "return kp.metric{name = 'tokapi', version = '1', needs = {'tokens'}, columns = {'x'},\n"
+         "  score = function(doc, p, ctx, out)\n"
+         "    local T = ctx.token_embeddings({'a, c', string.rep('b ', 20), ''}, 2)\n"
+         "    assert(#T == 3, #T)\n"
+         "    assert(same(T:ids(1), {101, 1, 4, 3, 102}), table.concat(T:ids(1), ' '))\n"
+         "    assert(same(T:special(1), {1, 0, 0, 0, 1}))\n"
+         "    assert(#T:ids(2) == 16 and T:truncated(2) == true and T:truncated(1) == false)\n"
+         "    assert(same(T:ids(3), {101, 102}))\n"
+         "    local S = T:cosine(1, T, 1)\n"
+         "    assert(S:rows() == 5 and S:cols() == 5 and math.abs(S:get(4, 2) - .6) < 1e-6)\n"
+         "    local E = T:cosine(3, T, 1)\n"
+         "    assert(E:rows() == 2 and math.abs(E:get(2, 3) - .6) < 1e-6 and math.abs(E:get(1, 5) - .8) < 1e-6)\n"
+         "    local U = ctx.token_embeddings(doc.preds, 0)\n"
+         "    assert(#U == #doc.preds)\n"
+         "    local ok, err = pcall(T.ids, T, 4)\n"
+         "    assert(not ok and err:find('string index 4 out of range 1..3', 1, true), err)\n"
+         "    ok, err = pcall(ctx.token_embeddings, {'a', 3}, 0)\n"
+         "    assert(not ok and err:find('bad argument #1: element 2 is not a string', 1, true), err)\n"
+         "    out.x = 1\n"
+         "  end}\n";
+  EvalRequest req = Request("hand");
+  req.plugin_dirs = {dir_.string()};
+  req.metrics = {"tokapi"};
+  auto r = Evaluate(req);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_TRUE(r->errors.empty()) << Errors(*r);
+  ExpectValues(Column(*r, "x"), {1, 1, 1});
+}
+
+// A TokenEmbeddings counts in the plugin's memory cap while it lives: 6000 strings of 20 tokens (22 with
+// [CLS] and [SEP]) hold 132,000 rows of 4 floats, an id and a flag (over 2.5 MiB) — refused under a 2 MiB
+// cap, at the line that asked, and fine under the default.
+TEST_F(BertscoreRuns, TokenEmbeddingsCountInTheMemoryCap) {
+  std::ofstream(dir_ / "tokmem.lua") << "-- kplab-api: 2\nreturn kp.metric{name = 'tokmem', version = '1', "
+                                        "needs = {'tokens'}, columns = {'x'},\n"
+                                        "  score = function(doc, p, ctx, out)\n"
+                                        "    local t = {}\n"
+                                        "    for i = 1, 6000 do t[i] = string.rep('a ', 20) end\n"
+                                        "    out.x = #ctx.token_embeddings(t, 0)\n"
+                                        "  end}\n";
+  EvalRequest req = Request("hand");
+  req.plugin_dirs = {dir_.string()};
+  req.metrics = {"tokmem"};
+  auto r = Evaluate(req);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_TRUE(r->errors.empty()) << Errors(*r);
+  ExpectValues(Column(*r, "x"), {6000, 6000, 6000});
+  req.limits.memory_bytes = 2u << 20;
+  r = Evaluate(req);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->errors.size(), 1u);
+  // (Lua shortens a long chunk name from the left: the message starts with "...".)
+  EXPECT_TRUE(r->errors[0].message.ends_with("/tokmem.lua:6: memory limit of 2 MiB exceeded (ctx.token_embeddings "
+                                             "needs 3 MiB) (while scoring document '1')"))
+      << r->errors[0].message;
+}
+
 // ---- end to end with the transformer backend -------------------------------------------------------------
 
 // `kplab eval --metrics bertscore --model M` against bert_score's formulas computed in torch on the
