@@ -321,19 +321,19 @@ int KpBertscoreBaseline(lua_State* L) {
 }  // namespace
 
 std::string NoTokenEmbeddingsMessage(const EmbeddingSpace& s, std::string_view metric) {
-  std::string why;
+  const std::string prefix = metric.empty() ? std::string("ctx.token_embeddings: ")
+                                            : fmt::format("metric '{}' needs token embeddings, but ", metric);
   if (s.model.backend == "transformer") {
     // token_layers() < 0 from a transformer: its files did not load; EmbedTokens says why.
     TokenBatch none;
     const Status st = s.embedder->EmbedTokens({}, 0, none);
-    why = st.ok() ? "" : " (" + st.message() + ")";
+    if (!st.ok()) return fmt::format("{}model '{}' (backend transformer) did not load: {}", prefix, s.model.name,
+                                     st.message());
   }
-  return fmt::format("{}model '{}' (backend {}) has no token embeddings{}: BERTScore-like metrics need a "
-                     "transformer encoder; import one with `kplab model import NAME --backend transformer DIR` "
-                     "and run with --model NAME",
-                     metric.empty() ? std::string("ctx.token_embeddings: ")
-                                    : fmt::format("metric '{}' needs token embeddings, but ", metric),
-                     s.model.name, s.model.backend, why);
+  return fmt::format("{}model '{}' (backend {}) has no token embeddings: BERTScore-like metrics need a transformer "
+                     "encoder; import one with `kplab model import NAME --backend transformer DIR` and run with "
+                     "--model NAME",
+                     prefix, s.model.name, s.model.backend);
 }
 
 void SetTokenSpace(lua_State* L, std::shared_ptr<const EmbeddingSpace> space) {

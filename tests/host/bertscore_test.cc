@@ -241,6 +241,29 @@ TEST_F(BertscoreRuns, IdfIsTheWholeCorpusInEveryShard) {
   ExpectValues(Column(*r, "all.bertscore_f1"), {2 * r2 / (1 + r2), 2 * p3 / (p3 + 1)});
 }
 
+// --ci resamples documents and re-runs the aggregation over their slots; the idf stays the full run's.
+TEST_F(BertscoreRuns, CiIsAllowedWithIdf) {
+  EvalRequest req = Request("idf");
+  req.params["bertscore"]["idf"] = "true";
+  req.ci = CiOptions{200, 0.95, 7};
+  auto r = Evaluate(req);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_TRUE(r->errors.empty()) << Errors(*r);
+  bool seen = false;
+  for (const auto& a : r->aggregates) {
+    if (a.metric != "all.bertscore_p") continue;
+    seen = true;
+    ASSERT_TRUE(a.ci_low && a.ci_high);
+    EXPECT_LE(*a.ci_low, a.value);
+    EXPECT_GE(*a.ci_high, a.value);
+    // The documents' P are 1, 1 and p3 < 1 (IdfIsTheWholeCorpusInEveryShard): a resample's mean is at most 1,
+    // and some resample draws document 3 more often than the others.
+    EXPECT_LE(*a.ci_high, 1 + 1e-6);  // float32 vectors: cos(a, a) may be 1 + 1e-7
+    EXPECT_LT(*a.ci_low, 1);
+  }
+  EXPECT_TRUE(seen);
+}
+
 // Rescaling with the row of layer 1 (P .5, R .2, F .4) of tests/data/bertscore/baseline.csv:
 // (x - b) / (1 - b) on each of the raw values of GreedyMatchingByHand, F rescaled from the raw F.
 TEST_F(BertscoreRuns, BaselineRescalesEachValue) {
@@ -521,6 +544,18 @@ TEST_F(BertscoreTransformer, LayerBeyondTheModelNamesTheRange) {
                        "has 2 layers; 0 is the embedding layer's output) (while scoring document '1', subset 'all')"),
             std::string::npos)
       << o.err;
+}
+
+// An imported transformer whose weights went missing: the run says why it did not load, before scoring.
+TEST_F(BertscoreTransformer, TransformerThatDoesNotLoadSaysWhy) {
+  fs::remove(dir_ / "models" / "bert-tiny" / "model.safetensors");
+  kplab::test::Output o = Run("eval --dataset tests/data/bertscore/pairs --predictions "
+                              "tests/data/bertscore/pairs/predictions.txt --metrics bertscore --model bert-tiny");
+  EXPECT_EQ(o.code, 2);
+  const std::string want = "kplab: metric 'bertscore' needs token embeddings, but model 'bert-tiny' (backend "
+                           "transformer) did not load: " + (dir_ / "models" / "bert-tiny").string() +
+                           ": no model.safetensors (kplab reads safetensors only;";
+  EXPECT_EQ(o.err.substr(0, want.size()), want) << o.err;
 }
 
 // ---- the Lua primitives ------------------------------------------------------------------------------
