@@ -934,7 +934,8 @@ function TokenEmbeddings:ids(i) end
 ---@return integer[]
 function TokenEmbeddings:special(i) end
 
----Whether string i was cut to the model's max_seq_length.
+---Whether string i was cut to the model's limit (model_max_length of tokenizer_config.json, else the
+---position table).
 ---@param i integer
 ---@return boolean
 function TokenEmbeddings:truncated(i) end
