@@ -151,7 +151,8 @@ function kp.matrix(rows) end
 function kp.greedy_match(S, row_weights, col_weights) end
 
 ---The row of `layer` of a bert_score baseline file (CSV: header LAYER,P,R,F, one row per layer) as
----{p =, r =, f =}, for rescaling (x - b) / (1 - b). Errors name the file and line (a missing file,
+---{p =, r =, f =}, for rescaling (x - b) / (1 - b). Reads only a path the user set as one of the
+---plugin's string parameters for the run, and only inside prepare. Errors name the file and line (a missing file,
 ---directory, FIFO, wrong header, a field that is not a finite number, no row for the layer, a
 ---baseline of 1).
 ---@param path string

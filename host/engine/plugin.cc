@@ -509,6 +509,7 @@ void ReleaseMetricPlugin(LuaVm& vm, MetricPlugin& plugin) {
 Status ApplyParams(MetricPlugin& plugin, const std::map<std::string, std::string>& overrides) {
   // Checked on a copy so that a failing override leaves the plugin's parameters untouched.
   std::map<std::string, ParamValue> params = plugin.params;
+  std::set<std::string> user_strings = plugin.user_strings;
   const std::string prefix = "plugin '" + plugin.name + "': ";
   for (const auto& [key, text] : overrides) {
     auto it = params.find(key);
@@ -525,6 +526,7 @@ Status ApplyParams(MetricPlugin& plugin, const std::map<std::string, std::string
       Result<ParamValue> parsed = ParseParamText(spec->second, text);
       if (!parsed) return Error{prefix + ParamError("parameter '" + key + "'", parsed.error().message), ErrorKind::kUsage};
       value = *std::move(parsed);
+      if (spec->second.type == ParamType::kString) user_strings.insert(text);
       continue;
     }
     if (std::holds_alternative<double>(value)) {
@@ -548,6 +550,7 @@ Status ApplyParams(MetricPlugin& plugin, const std::map<std::string, std::string
     }
   }
   plugin.params = std::move(params);
+  plugin.user_strings = std::move(user_strings);
   return Status::Ok();
 }
 

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -53,6 +54,10 @@ struct MetricPlugin {
   // API 2, optional: prepare(corpus, params, ctx) -> plain data, called once per run and lane before any
   // document is scored, over the whole corpus (a shard's too); score reads the value as ctx.prepared.
   int prepare_ref = -2;
+  // The kp.string parameter values the user set for this run (ApplyParams): the only paths the host
+  // reads a file from for the plugin (kp.bertscore_baseline, inside prepare), so plugin code cannot
+  // name files itself — not even through a parameter's default.
+  std::set<std::string> user_strings;
 };
 
 // Runs the plugin file in its own sandbox env inside vm and checks the returned declaration.

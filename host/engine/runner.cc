@@ -610,6 +610,12 @@ std::optional<ScriptError> MetricRunner::Prepare(LuaVm& vm, const MetricPlugin& 
   PushCtx(L);
   PushReadOnlyProxy(L, -1, "ctx");
   lua_remove(L, -2);
+  // Files the user named in this plugin's parameters may be read while prepare runs, and only then.
+  struct Grant {
+    lua_State* L;
+    ~Grant() { GrantFileReads(L, nullptr); }
+  } grant{L};
+  GrantFileReads(L, &plugin.user_strings);
   if (std::optional<ScriptError> err = vm.Call(3, 1, plugin.name)) {
     lua_settop(L, top);
     err->plugin = plugin.name;

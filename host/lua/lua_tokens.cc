@@ -6,6 +6,7 @@
 #include <climits>
 #include <cmath>
 #include <optional>
+#include <set>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -242,9 +243,20 @@ int KpGreedyMatch(lua_State* L) {
 
 // kp.bertscore_baseline(path, layer) -> {p =, r =, f =}: the row of `layer` in a bert_score baseline file
 // (CSV with the header LAYER,P,R,F, one row per layer), for rescaling (x - b) / (1 - b).
+const char kGrantKey = 0;  // registry key: light userdata, the std::set<std::string> of readable paths
+
 int KpBertscoreBaseline(lua_State* L) {
   const std::string path = luaL_checkstring(L, 1);
   const lua_Integer layer = luaL_checkinteger(L, 2);
+  // Plugins have no file access (docs/plugins.md, Sandbox): the host reads only a path the user gave as
+  // one of the plugin's parameters, and only while its prepare runs.
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &kGrantKey);
+  const auto* granted = static_cast<const std::set<std::string>*>(lua_touserdata(L, -1));
+  lua_pop(L, 1);
+  if (granted == nullptr || granted->count(path) == 0) {
+    return luaL_error(L, "kp.bertscore_baseline reads only a file the user named: the value of one of the "
+                      "plugin's string parameters set for the run (--param METRIC.NAME=PATH), inside prepare");
+  }
   constexpr const char* kExpected = "a BERTScore baseline CSV with the header LAYER,P,R,F";
   Result<std::string> text = ReadRegularFile(path, kExpected);
   if (!text) return luaL_error(L, "%s", text.error().message.c_str());
@@ -343,6 +355,15 @@ void SetTokenSpace(lua_State* L, std::shared_ptr<const EmbeddingSpace> space) {
     NewUserdata<SpaceRef>(L, "kplab.TokenSpaceHolder", SpaceRef{std::move(space)});
   }
   lua_rawsetp(L, LUA_REGISTRYINDEX, &kSpaceKey);
+}
+
+void GrantFileReads(lua_State* L, const std::set<std::string>* paths) {
+  if (paths == nullptr) {
+    lua_pushnil(L);
+  } else {
+    lua_pushlightuserdata(L, const_cast<std::set<std::string>*>(paths));
+  }
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &kGrantKey);
 }
 
 void AddTokensCtx(lua_State* L) {

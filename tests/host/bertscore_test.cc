@@ -16,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -429,6 +430,43 @@ TEST_F(BertscoreRuns, TokenEmbeddingsCountInTheMemoryCap) {
       << r->errors[0].message;
 }
 
+// A plugin cannot make the host read a file it names itself: not through a parameter's default, not
+// from score (the grant is for prepare), while the same path set by the user is read in prepare.
+TEST_F(BertscoreRuns, PluginsCannotChooseFilesToRead) {
+  const std::string refused = "kp.bertscore_baseline reads only a file the user named: the value of one of the "
+                              "plugin's string parameters set for the run (--param METRIC.NAME=PATH), inside "
+                              "prepare";
+  std::ofstream(dir_ / "peek.lua") << "-- kplab-api: 2\nreturn kp.metric{name = 'peek', version = '1',\n"
+                                      "  params = {f = kp.string{default = '" + kData + "/baseline.csv'}},\n"
+                                      "  prepare = function(corpus, p, ctx) return kp.bertscore_baseline(p.f, 1) end,\n"
+                                      "  columns = {'x'}, score = function(doc, p, ctx, out) out.x = ctx.prepared.p end}\n";
+  std::ofstream(dir_ / "late.lua") << "-- kplab-api: 2\nreturn kp.metric{name = 'late', version = '1',\n"
+                                      "  params = {f = kp.string{default = ''}},\n"
+                                      "  prepare = function(corpus, p, ctx) return {} end,\n"
+                                      "  columns = {'x'},\n"
+                                      "  score = function(doc, p, ctx, out) out.x = kp.bertscore_baseline(p.f, 1).p end}\n";
+  EvalRequest req = Request("hand");
+  req.plugin_dirs = {dir_.string()};
+  req.metrics = {"peek"};
+  auto r = Evaluate(req);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->errors.size(), 1u);
+  EXPECT_TRUE(r->errors[0].message.ends_with("/peek.lua:4: " + refused)) << r->errors[0].message;
+  req.params["peek"]["f"] = kData + "/baseline.csv";  // the user names it: read
+  r = Evaluate(req);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_TRUE(r->errors.empty()) << Errors(*r);
+  ExpectValues(Column(*r, "x"), {.5, .5, .5});
+  req.metrics = {"late"};
+  req.params.clear();
+  req.params["late"]["f"] = kData + "/baseline.csv";
+  r = Evaluate(req);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->errors.size(), 1u);
+  EXPECT_TRUE(r->errors[0].message.ends_with("/late.lua:6: " + refused + " (while scoring document '1')"))
+      << r->errors[0].message;
+}
+
 // ---- end to end with the transformer backend -------------------------------------------------------------
 
 // `kplab eval --metrics bertscore --model M` against bert_score's formulas computed in torch on the
@@ -566,6 +604,8 @@ class BertscoreLua : public ::testing::Test {
     for (const ModuleInstaller& m : AllModules()) vm_.Install(m);
     dir_ = fs::temp_directory_path() / ("kplab_bertscore_lua_" + std::to_string(::getpid()));
     fs::create_directories(dir_);
+    // As the runner does for a plugin's prepare: the paths "the user named" may be read.
+    GrantFileReads(vm_.state(), &granted_);
   }
   ~BertscoreLua() override { fs::remove_all(dir_); }
 
@@ -589,6 +629,7 @@ class BertscoreLua : public ::testing::Test {
     return err ? err->message : "(no error)";
   }
   std::string Baseline(const std::string& path, int layer) {
+    granted_.insert(path);
     return ErrorOf("local b = kp.bertscore_baseline('" + path + "', " + std::to_string(layer) + ")");
   }
   std::string Write(const std::string& name, const std::string& text) {
@@ -599,6 +640,7 @@ class BertscoreLua : public ::testing::Test {
 
   LuaVm vm_;
   fs::path dir_;
+  std::set<std::string> granted_;
 };
 
 // The cosine matrix of doc 3 above: rows [CLS a , c SEP], columns [CLS b SEP].
@@ -638,13 +680,27 @@ TEST_F(BertscoreLua, GreedyMatchArgumentErrors) {
 }
 
 TEST_F(BertscoreLua, BaselineRowOfTheLayer) {
+  granted_.insert(kData + "/baseline.csv");
   std::vector<double> v =
       Numbers("local b = kp.bertscore_baseline('" + kData + "/baseline.csv', 1) return b.p, b.r, b.f");
   EXPECT_EQ(v, (std::vector<double>{.5, .2, .4}));
   // bert_score's own files: CRLF line ends and a last line without one are fine.
   const std::string crlf = Write("crlf.csv", "LAYER,P,R,F\r\n0,0.25,0.5,0.75\r\n8,0.1,0.2,0.3");
+  granted_.insert(crlf);
   v = Numbers("local b = kp.bertscore_baseline('" + crlf + "', 8) return b.p, b.r, b.f");
   EXPECT_EQ(v, (std::vector<double>{.1, .2, .3}));
+}
+
+// Plugins have no file access: only a path granted for the call (a user-set parameter, in prepare).
+TEST_F(BertscoreLua, BaselineReadsOnlyGrantedPaths) {
+  const std::string refused =
+      "bs.lua:1: kp.bertscore_baseline reads only a file the user named: the value of one of the plugin's string "
+      "parameters set for the run (--param METRIC.NAME=PATH), inside prepare";
+  EXPECT_EQ(ErrorOf("kp.bertscore_baseline('/etc/passwd', 1)"), refused);
+  EXPECT_EQ(ErrorOf("kp.bertscore_baseline('" + kData + "/baseline.csv', 1)"), refused);
+  GrantFileReads(vm_.state(), nullptr);
+  granted_.insert(kData + "/baseline.csv");
+  EXPECT_EQ(ErrorOf("kp.bertscore_baseline('" + kData + "/baseline.csv', 1)"), refused);
 }
 
 TEST_F(BertscoreLua, HostileBaselineFiles) {
