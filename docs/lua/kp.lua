@@ -49,12 +49,13 @@ function kp.stem(word, mode) end
 ---Declares a metric plugin; a plugin file returns its result. The host checks the table after the chunk
 ---returns. API 2 (header `-- kplab-api: 2`): name (= file stem), version, columns and score are
 ---required; doc, params (declared with kp.int, kp.number, kp.bool, kp.string, kp.cutoffs), needs,
----check and subsets are optional. With subsets, score(preds, refs, doc, params, ctx, out) is called
+---check, subsets and prepare are optional. prepare(corpus, params, ctx) runs once per run before any
+---document is scored and returns plain data that score reads as ctx.prepared. With subsets, score(preds, refs, doc, params, ctx, out) is called
 ---once per subset of a document (ctx.subset names it); without, score(doc, params, ctx, out). score
 ---writes numbers into out by slot (out[slot] = v) or by declared name; its return value is ignored.
 ---API 1 plugins (score returns a table of named numbers, optional aggregate) keep working.
 ---See docs/plugins.md.
----@param decl {name: string, version: string, doc?: string, params?: table<string, table>, needs?: string[]|fun(profile: table, params: table): string[], check?: fun(params: table, profile: table): string|nil, subsets?: ("all"|"present"|"absent")[], columns: string[]|fun(c: ColumnBuilder, params: table): any, score: function}
+---@param decl {name: string, version: string, doc?: string, params?: table<string, table>, needs?: string[]|fun(profile: table, params: table): string[], check?: fun(params: table, profile: table): string|nil, subsets?: ("all"|"present"|"absent")[], prepare?: fun(corpus: Corpus, params: table, ctx: Ctx): any, columns: string[]|fun(c: ColumnBuilder, params: table): any, score: function}
 ---@return table decl the same table
 function kp.metric(decl) end
 
@@ -135,6 +136,29 @@ function kp.neighbors(phrase, k) end
 ---@param rows number[][]
 ---@return Matrix
 function kp.matrix(rows) end
+
+---BERTScore's greedy matching (Zhang et al., 2020, Eq. 1-3 with importance weights) over a cosine
+---matrix S (rows = candidate tokens, columns = reference tokens): P = sum_i w_i max_j S_ij / sum_i w_i
+---over the rows, R likewise over the columns, F = 2PR/(P+R). A side whose weights sum to 0 (an empty
+---string: specials only) gives 0, 0, 0; F is 0 when P + R = 0. Weights: finite numbers >= 0, one per
+---row / column.
+---@param S Matrix
+---@param row_weights number[]
+---@param col_weights number[]
+---@return number P
+---@return number R
+---@return number F
+function kp.greedy_match(S, row_weights, col_weights) end
+
+---The row of `layer` of a bert_score baseline file (CSV: header LAYER,P,R,F, one row per layer) as
+---{p =, r =, f =}, for rescaling (x - b) / (1 - b). Reads only a path the user set as one of the
+---plugin's string parameters for the run, and only inside prepare. Errors name the file and line (a missing file,
+---directory, FIFO, wrong header, a field that is not a finite number, no row for the layer, a
+---baseline of 1).
+---@param path string
+---@param layer integer
+---@return {p: number, r: number, f: number}
+function kp.bertscore_baseline(path, layer) end
 
 -- ---- script API -----------------------------------------------------------------------------------
 
@@ -863,6 +887,7 @@ function Column:get(i) end
 ---@class Ctx
 ---@field subset "all"|"present"|"absent"|nil API 2 with subsets: the subset being scored
 ---@field slots any API 2: what columns(c, params) returned (read-only)
+---@field prepared any API 2: what prepare(corpus, params, ctx) returned (read-only), for a plugin that declares prepare
 ---@field profile table the profile's name and knobs (docs/profiles.md)
 ---@field n_docs integer documents in the run
 ---@field dataset string dataset name
@@ -884,6 +909,44 @@ function Ctx.cosine(a, b, form) end
 ---@param form? "surface"|"stems"
 ---@return number[]|nil
 function Ctx.embedding(phrase, form) end
+
+---Contextual token embeddings of every string of list (a KeyphraseList: its surfaces; or an array of
+---strings) at hidden layer `layer` of the run's transformer model (0 = the embedding layer's output,
+---as Hugging Face's hidden_states[layer]; an error outside 0..L). Plugins declare needs = {"tokens"};
+---a model without token embeddings (wordvec, model2vec, precomputed) fails the run before scoring.
+---@param list KeyphraseList|string[]
+---@param layer integer
+---@return TokenEmbeddings
+function Ctx.token_embeddings(list, layer) end
+
+---Token embeddings of several strings (ctx.token_embeddings), kept in C++ memory (counted in the
+---plugin's memory cap while it lives). #T is the number of strings.
+---@class TokenEmbeddings
+local TokenEmbeddings = {}
+
+---The token ids of string i, the special tokens the tokenizer adds ([CLS] ... [SEP], <s> ... </s>)
+---included.
+---@param i integer
+---@return integer[]
+function TokenEmbeddings:ids(i) end
+
+---Per token of string i: 1 for a special token the post-processor added, else 0.
+---@param i integer
+---@return integer[]
+function TokenEmbeddings:special(i) end
+
+---Whether string i was cut to the model's limit (model_max_length of tokenizer_config.json, else the
+---position table).
+---@param i integer
+---@return boolean
+function TokenEmbeddings:truncated(i) end
+
+---Cosines of the tokens of string i of T (rows) with those of string j of U (columns); U may be T.
+---@param i integer
+---@param U TokenEmbeddings
+---@param j integer
+---@return Matrix
+function TokenEmbeddings:cosine(i, U, j) end
 
 ---The documents paired with doc (plugins with needs = {"pairs"}) whose index is higher, so each pair
 ---is seen once, in index order; second, how many of the pairs doc opens have identical gold sets

@@ -38,6 +38,9 @@ struct DeclaredColumns {
   std::vector<Aggregate> aggregates;
   std::unordered_set<std::string> aggregate_names;
   int customs_ref = -2;  // registry: list of the custom functions, in the VM that declared them
+  // registry: what the plugin's prepare(corpus, params, ctx) returned in this VM (deep read-only), handed
+  // to score as ctx.prepared; LUA_NOREF without prepare.
+  int prepared_ref = -2;
   // c:units(name): the run-level values are over units finer than documents (homogeneity's document
   // pairs), each reported by score with ctx.unit(key, values) as a row of slot values; the document's
   // own slots are the sums over its units. `kplab eval --ci` then resamples units instead of documents.

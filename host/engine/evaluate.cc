@@ -286,13 +286,16 @@ Status PreparePlugins(LuaVm& vm, std::vector<MetricPlugin>& plugins, const Profi
 
 bool PlanNeeds(const std::vector<MetricPlugin>& plugins, PlanRequest& plan) {
   plan.forms[0] = plan.forms[1] = false;  // only the forms some plugin declared
-  plan.neighbors = false;
+  plan.neighbors = plan.tokens = false;
   bool any = false;
   for (const auto& p : plugins) {
     for (const auto& need : p.needs) {
       if (need == "embeddings") plan.forms[0] = any = true;
       if (need == "embeddings:stems") plan.forms[1] = any = true;
       if (need == "neighbors") plan.neighbors = plan.forms[0] = any = true;
+      // Token embeddings are computed per call (contextual: no phrase cache), but the run loads the
+      // model, so a model without them fails here, before any document is scored.
+      if (need == "tokens") plan.tokens = any = true;
     }
   }
   return any;
@@ -631,6 +634,12 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
       auto planned = PlanEmbeddings(corpus, plan);
       if (!planned.ok()) return fail(ErrorKind::kInput, planned.error().message);
       space = *planned;
+      for (const auto& p : *plugins) {
+        if (std::find(p.needs.begin(), p.needs.end(), "tokens") != p.needs.end() &&
+            space->embedder->token_layers() < 0) {
+          return fail(ErrorKind::kInput, NoTokenEmbeddingsMessage(*space, p.name));
+        }
+      }
       EmbeddingReport rep;
       rep.model = space->model.name;
       rep.fingerprint = space->model.fingerprint;

@@ -23,9 +23,9 @@ namespace {
 constexpr const char* kKnownFields[] = {"name", "version", "doc", "params", "needs", "check", "score",
                                         "aggregate"};
 constexpr const char* kKnownFieldsV2[] = {"name", "version", "doc", "params", "needs", "check", "subsets",
-                                          "columns", "score", "unmergeable"};
+                                          "columns", "score", "unmergeable", "prepare"};
 constexpr const char* kSubsets[] = {"all", "present", "absent"};
-constexpr const char* kKnownNeeds[] = {"source", "embeddings", "embeddings:stems", "neighbors", "pairs"};
+constexpr const char* kKnownNeeds[] = {"source", "embeddings", "embeddings:stems", "neighbors", "pairs", "tokens"};
 
 // Describes a table key for messages: 'scroe' for strings, [1] for anything else.
 std::string KeyText(lua_State* L, int idx) {
@@ -187,6 +187,9 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
   const int check_type = lua_getfield(L, decl, "check");
   lua_pop(L, 1);
   if (check_type != LUA_TNIL && check_type != LUA_TFUNCTION) return "field 'check' must be a function";
+  const int prepare_type = lua_getfield(L, decl, "prepare");
+  lua_pop(L, 1);
+  if (prepare_type != LUA_TNIL && prepare_type != LUA_TFUNCTION) return "field 'prepare' must be a function";
 
   if (lua_getfield(L, decl, "score") != LUA_TFUNCTION) return "field 'score' must be a function";
   if (const char* kernel = lua_iscfunction(L, -1) ? KernelOf(lua_tocfunction(L, -1)) : nullptr) {
@@ -464,12 +467,17 @@ Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
     plugin.check_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   }
   if (plugin.api >= 2) {
+    if (lua_getfield(L, raw, "prepare") == LUA_TNIL) {
+      lua_pop(L, 1);
+    } else {
+      plugin.prepare_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    }
     lua_getfield(L, raw, "columns");
     plugin.columns_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     // Nothing may carry values from one document to the next: freeze what the functions can reach.
     lua_createtable(L, 4, 0);  // [env, decl, raw, fns]
     int n = 0;
-    for (const char* f : {"score", "columns", "check", "needs"}) {
+    for (const char* f : {"score", "columns", "check", "needs", "prepare"}) {
       if (lua_getfield(L, raw, f) == LUA_TFUNCTION) {
         lua_rawseti(L, -2, ++n);
       } else {
@@ -492,7 +500,7 @@ Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
 
 void ReleaseMetricPlugin(LuaVm& vm, MetricPlugin& plugin) {
   for (int* ref : {&plugin.score_ref, &plugin.aggregate_ref, &plugin.env_ref, &plugin.needs_ref, &plugin.check_ref,
-                   &plugin.columns_ref, &plugin.state_ref}) {
+                   &plugin.columns_ref, &plugin.state_ref, &plugin.prepare_ref}) {
     if (*ref >= 0) luaL_unref(vm.state(), LUA_REGISTRYINDEX, *ref);
     *ref = LUA_NOREF;
   }
@@ -501,6 +509,7 @@ void ReleaseMetricPlugin(LuaVm& vm, MetricPlugin& plugin) {
 Status ApplyParams(MetricPlugin& plugin, const std::map<std::string, std::string>& overrides) {
   // Checked on a copy so that a failing override leaves the plugin's parameters untouched.
   std::map<std::string, ParamValue> params = plugin.params;
+  std::set<std::string> user_strings = plugin.user_strings;
   const std::string prefix = "plugin '" + plugin.name + "': ";
   for (const auto& [key, text] : overrides) {
     auto it = params.find(key);
@@ -517,6 +526,7 @@ Status ApplyParams(MetricPlugin& plugin, const std::map<std::string, std::string
       Result<ParamValue> parsed = ParseParamText(spec->second, text);
       if (!parsed) return Error{prefix + ParamError("parameter '" + key + "'", parsed.error().message), ErrorKind::kUsage};
       value = *std::move(parsed);
+      if (spec->second.type == ParamType::kString) user_strings.insert(text);
       continue;
     }
     if (std::holds_alternative<double>(value)) {
@@ -540,6 +550,7 @@ Status ApplyParams(MetricPlugin& plugin, const std::map<std::string, std::string
     }
   }
   plugin.params = std::move(params);
+  plugin.user_strings = std::move(user_strings);
   return Status::Ok();
 }
 

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -50,12 +51,19 @@ struct MetricPlugin {
   int aggregate_ref = -1;  // optional
   int env_ref = -1;        // the plugin's own _ENV
   int check_ref = -2;      // optional check(params, profile) -> nil | message (LUA_NOREF if none)
+  // API 2, optional: prepare(corpus, params, ctx) -> plain data, called once per run and lane before any
+  // document is scored, over the whole corpus (a shard's too); score reads the value as ctx.prepared.
+  int prepare_ref = -2;
+  // The kp.string parameter values the user set for this run (ApplyParams): the only paths the host
+  // reads a file from for the plugin (kp.bertscore_baseline, inside prepare), so plugin code cannot
+  // name files itself — not even through a parameter's default.
+  std::set<std::string> user_strings;
 };
 
 // Runs the plugin file in its own sandbox env inside vm and checks the returned declaration.
 // Required: name (string == file stem), version (string), score (function); API 2 also columns
 // (function). Optional: params (API 1: table of string -> number|boolean|string; API 2: kp.int{...} etc.),
-// needs (array of strings among "source", "embeddings", "embeddings:stems", "neighbors", "pairs", or a
+// needs (array of strings among "source", "embeddings", "embeddings:stems", "neighbors", "pairs", "tokens", or a
 // function), check (function), doc (string); API 1: aggregate (function); API 2: subsets (list of
 // "all", "present", "absent"). Unknown fields are errors. An API 2 plugin's state is frozen after load
 // (LuaVm::FreezeState).

@@ -492,6 +492,10 @@ void MetricRunner::ScoreV2(std::size_t lane, std::size_t index, const DeclaredCo
   PushCtx(L);                                        // [params, ctxdata]
   lua_rawgeti(L, LUA_REGISTRYINDEX, slots_ref);
   lua_setfield(L, -2, "slots");
+  if (decl.prepared_ref >= 0) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, decl.prepared_ref);
+    lua_setfield(L, -2, "prepared");
+  }
   // Units are kept only when the run keeps its slots (--ci); otherwise ctx.unit checks and drops them.
   UnitSink sink{&decl, rc_.keep_slots ? &part.units : nullptr};
   if (!decl.units.empty()) {
@@ -593,6 +597,43 @@ void MetricRunner::ScoreV2(std::size_t lane, std::size_t index, const DeclaredCo
   lua_settop(L, base);
 }
 
+// prepare(corpus, params, ctx) in one lane's VM: the whole corpus (a shard's run sees every document, so
+// every shard prepares the same value and shards stay mergeable). The value must be plain data; it is
+// kept deep read-only in decl.prepared_ref. Each lane prepares its own copy (values do not cross VMs).
+std::optional<ScriptError> MetricRunner::Prepare(LuaVm& vm, const MetricPlugin& plugin, DeclaredColumns& decl) {
+  if (plugin.prepare_ref < 0) return std::nullopt;
+  lua_State* L = vm.state();
+  const int top = lua_gettop(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, plugin.prepare_ref);
+  PushCorpus(L, corpus_);
+  PushParams(L, plugin);
+  PushCtx(L);
+  PushReadOnlyProxy(L, -1, "ctx");
+  lua_remove(L, -2);
+  // Files the user named in this plugin's parameters may be read while prepare runs, and only then.
+  struct Grant {
+    lua_State* L;
+    ~Grant() { GrantFileReads(L, nullptr); }
+  } grant{L};
+  GrantFileReads(L, &plugin.user_strings);
+  if (std::optional<ScriptError> err = vm.Call(3, 1, plugin.name)) {
+    lua_settop(L, top);
+    err->plugin = plugin.name;
+    return err;
+  }
+  std::string problem = CheckPlainData(L, -1, "the value prepare(corpus, params, ctx) returned");
+  if (!problem.empty()) problem += " (expected plain data: strings, numbers, booleans and tables of them)";
+  if (std::string state = vm.CheckState(plugin.state_ref); problem.empty() && !state.empty()) problem = state;
+  if (!problem.empty()) {
+    lua_settop(L, top);
+    return PluginError(plugin, fmt::format("{}: {}", plugin.file.display_name, problem));
+  }
+  PushDeepReadOnly(L, -1, "ctx.prepared");
+  decl.prepared_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_settop(L, top);
+  return std::nullopt;
+}
+
 PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
   const MetricPlugin& plugin = *lanes_[0].plugins[index];
   PluginOutcome out;
@@ -627,6 +668,7 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
       for (std::size_t l = 0; l < refs.size(); ++l) luaL_unref(lanes[l].vm->state(), LUA_REGISTRYINDEX, refs[l]);
       for (std::size_t l = 0; l < decls.size(); ++l) {
         luaL_unref(lanes[l].vm->state(), LUA_REGISTRYINDEX, decls[l].customs_ref);
+        luaL_unref(lanes[l].vm->state(), LUA_REGISTRYINDEX, decls[l].prepared_ref);
       }
     }
   } unref{lanes_, decls, slots_refs};
@@ -640,6 +682,10 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
       }
       slots_refs.push_back(luaL_ref(ln.vm->state(), LUA_REGISTRYINDEX));
       decls.push_back(std::move(d));
+      if (std::optional<ScriptError> err = Prepare(*ln.vm, *ln.plugins[index], decls.back())) {
+        out.error = std::move(*err);
+        return out;
+      }
       if (decls.size() == 1) {
         // The values are kept in native arrays (documents x slots x subsets doubles, written in place by
         // the lanes): refuse a declaration the machine cannot hold rather than be killed.

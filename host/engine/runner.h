@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -101,6 +102,7 @@ class MetricRunner {
                    const Progress* progress);
   PluginOutcome FinishV2(const MetricPlugin& plugin, const DeclaredColumns& decl, PluginOutcome out);
   void PushCtx(lua_State* L);
+  std::optional<ScriptError> Prepare(LuaVm& vm, const MetricPlugin& plugin, DeclaredColumns& decl);
   std::vector<Lane> lanes_;
   std::vector<std::size_t> bounds_;  // lane i scores documents [bounds_[i], bounds_[i + 1])
   std::size_t offset_ = 0, n_scored_ = 0;  // the documents scored: [offset_, offset_ + n_scored_)

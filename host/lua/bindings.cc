@@ -6,7 +6,7 @@ namespace kplab::host {
 const std::vector<ModuleInstaller>& AllModules() {
   static const std::vector<ModuleInstaller> modules = {&InstallText, &InstallCorpus, &InstallEmbed, &InstallPlot,
                                                         &InstallStats, &InstallCalib, &InstallHomog,
-                                                        &InstallParams, &InstallKernels};
+                                                        &InstallParams, &InstallKernels, &InstallTokens};
   return modules;
 }
 

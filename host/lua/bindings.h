@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -79,8 +80,26 @@ void SetEmbeddingSpace(lua_State* L, std::shared_ptr<const EmbeddingSpace> space
 // space. [-0, +0]
 void AddEmbeddingCtx(lua_State* L);
 
+// lua_tokens.cc: the TokenEmbeddings userdata and ctx.token_embeddings (plugins that declare
+// needs = {"tokens"}; docs/embeddings.md).
+void InstallTokens(lua_State* L);
+// Makes `space`'s model the one ctx.token_embeddings uses in this VM (nullptr: none); SetEmbeddingSpace
+// calls it.
+void SetTokenSpace(lua_State* L, std::shared_ptr<const EmbeddingSpace> space);
+// The paths kp.bertscore_baseline may read in this VM until the next call (nullptr: none, the default):
+// the runner grants a plugin's user-set string parameters while its prepare runs. `paths` must outlive
+// the grant. [-0, +0]
+void GrantFileReads(lua_State* L, const std::set<std::string>* paths);
+// Adds ctx.token_embeddings to the table on top of the stack when the VM has a space. [-0, +0]
+void AddTokensCtx(lua_State* L);
+// The error for a model without token embeddings (token_layers() < 0): names the metric (when not
+// empty), the model and its backend, and says how to import a transformer.
+std::string NoTokenEmbeddingsMessage(const EmbeddingSpace& s, std::string_view metric);
+
 // Pushes a Matrix userdata (lua_embed.cc) holding `m`.
 void PushMatrix(lua_State* L, Matrix m);
+// The Matrix of the Matrix userdata at idx (a Lua argument error otherwise).
+const Matrix& CheckMatrixArg(lua_State* L, int idx);
 
 // Pushes a Corpus userdata.
 void PushCorpus(lua_State* L, std::shared_ptr<const Corpus> corpus);

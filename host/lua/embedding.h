@@ -61,6 +61,7 @@ struct PlanRequest {
   std::string db_path;     // run store / phrase cache database
   bool forms[kEmbedForms] = {true, false};
   bool neighbors = false;
+  bool tokens = false;  // a plugin asks for token embeddings (needs = {"tokens"}): the model must have them
   int threads = 0;
 };
 

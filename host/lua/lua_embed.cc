@@ -452,12 +452,15 @@ int KpMatrix(lua_State* L) {
 
 }  // namespace
 
+const Matrix& CheckMatrixArg(lua_State* L, int idx) { return CheckMatrix(L, idx)->m; }
+
 void PushMatrix(lua_State* L, Matrix m) {
   HeldMemory held = HoldNative(L, m.v.capacity() * sizeof(double), "the Matrix");
   NewUserdata<MatrixUd>(L, kMatrixMeta, MatrixUd{std::move(m), std::move(held)});
 }
 
 void SetEmbeddingSpace(lua_State* L, std::shared_ptr<const EmbeddingSpace> space) {
+  SetTokenSpace(L, space);
   if (!space) {
     lua_pushnil(L);
   } else {
@@ -473,6 +476,7 @@ void AddEmbeddingCtx(lua_State* L) {
   lua_setfield(L, -2, "cosine");
   lua_pushcfunction(L, Safe<CtxEmbedding>);
   lua_setfield(L, -2, "embedding");
+  AddTokensCtx(L);
   lua_createtable(L, 0, 4);
   SetString(L, "name", s->model.name);
   SetString(L, "backend", s->model.backend);

@@ -151,6 +151,21 @@ TEST_F(Shard, InspecEveryShippedPluginThreeShards) {
   ExpectSame(whole, P("merged.db"), Merge(dbs, P("merged.db")));
 }
 
+// bertscore with idf (prepare over the whole corpus in every shard) on the random-weight BERT, 3 shards
+// of 5 documents in 2 stores; rescaled too. (calibration and bertscore need their own inputs, so they are
+// not in the run above.)
+TEST_F(Shard, BertscoreIdfThreeShards) {
+  Output imported = Run("model import bert-tiny tests/data/transformer/bert-tiny --backend transformer");
+  ASSERT_EQ(imported.code, 0) << imported.err;
+  const std::string eval =
+      "eval --dataset tests/data/bertscore/idfpairs --predictions tests/data/bertscore/idfpairs/predictions.txt "
+      "--model bert-tiny --metrics bertscore --param bertscore.layer=1 --param bertscore.idf=true "
+      "--param bertscore.baseline=tests/data/transformer/baseline.tsv";
+  const std::string whole = Whole(eval);
+  const auto dbs = Shards(eval, 3, 2, "bertscore");
+  ExpectSame(whole, P("merged.db"), Merge(dbs, P("merged.db")));
+}
+
 // calibration (ECE and its bins: sums of hidden per-bin slots) on its two-document fixture, 2 shards.
 TEST_F(Shard, CalibrationTwoShards) {
   const std::string eval =
