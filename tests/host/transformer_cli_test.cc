@@ -83,6 +83,28 @@ TEST(TransformerCli, ImportTokenizeEmbedAndEvaluateWithoutPython) {
   EXPECT_EQ(via_table.out, first.out);
 }
 
+// The "done": one command, three semantic metrics, one transformer model, no Python. The
+// tiny model has 2 layers, so BERTScore's layer (KPEval's 8) is set to its last.
+TEST(TransformerCli, SemrpSemanticAndBertscoreInOneRun) {
+  Dir d;
+  const std::string env = "KPLAB_MODELS=" + (d.path / "models").string();
+  ASSERT_EQ(RunKplab(d.path, env, "model import bert " + kFix + "bert-tiny --backend transformer").code, 0);
+  Output o = RunKplab(d.path, env,
+                      "eval --dataset examples/tiny --predictions examples/tiny/predictions.txt --profile kpeval "
+                      "--metrics semrp,semantic,bertscore --model bert --param bertscore.layer=2 --output csv --db " +
+                          (d.path / "k.db").string());
+  ASSERT_EQ(o.code, 0) << o.err;
+  for (const char* name : {"all.semrp,", "all.semf1,", "all.bertscore_f1,", "present.bertscore_p,", "absent.bertscore_r,"}) {
+    EXPECT_NE(o.out.find(name), std::string::npos) << name << "\n" << o.out;
+  }
+  Output without = RunKplab(d.path, env,
+                            "eval --dataset examples/tiny --predictions examples/tiny/predictions.txt --profile kpeval "
+                            "--metrics bertscore --model bert --output csv --no-store --db " + (d.path / "k.db").string());
+  EXPECT_EQ(without.code, 3) << without.err;  // a script error, at the plugin's line
+  EXPECT_NE(without.err.find("plugins/bertscore.lua:98: ctx.token_embeddings: layer 8 is outside 0..2"), std::string::npos)
+      << without.err;
+}
+
 TEST(TransformerCli, BadSnapshotsAreClearErrorsAndInstallNothing) {
   Dir d;
   const std::string env = "KPLAB_MODELS=" + (d.path / "models").string();
