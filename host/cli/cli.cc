@@ -377,9 +377,14 @@ int CmdEval(Args a) {
   for (const auto& w : res->warnings) std::cerr << "kplab: " << w << "\n";
   if (res->embeddings) {
     const EmbeddingReport& e = *res->embeddings;
-    std::cerr << fmt::format("embeddings: model '{}': {} distinct phrases, {} from the cache, {} embedded now "
-                             "({:.2f} s); {} without a vector (cosine 0)\n",
-                             e.model, e.phrases, e.hits, e.embedded, e.seconds, e.no_vector);
+    if (!e.phrase_vectors) {
+      // Only token embeddings were asked for (BERTScore): they are computed while scoring, not planned.
+      std::cerr << fmt::format("embeddings: model '{}': token embeddings only, computed while scoring\n", e.model);
+    } else {
+      std::cerr << fmt::format("embeddings: model '{}': {} distinct phrases, {} from the cache, {} embedded now "
+                               "({:.2f} s); {} without a vector (cosine 0)\n",
+                               e.model, e.phrases, e.hits, e.embedded, e.seconds, e.no_vector);
+    }
   }
   if (!res->errors.empty()) {
     for (const auto& e : res->errors) std::cerr << "kplab: " << e.Format() << "\n";

@@ -647,6 +647,7 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
       rep.hits = space->cache.hits;
       rep.embedded = space->cache.embedded;
       rep.no_vector = space->no_vector;
+      rep.phrase_vectors = plan.forms[0] || plan.forms[1];
       rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       res.embeddings = rep;
       run.embedder_fingerprint = rep.fingerprint;

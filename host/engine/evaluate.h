@@ -73,6 +73,7 @@ struct EmbeddingReport {
   std::string model, fingerprint;
   std::size_t phrases = 0, hits = 0, embedded = 0, no_vector = 0;
   double seconds = 0;
+  bool phrase_vectors = true;  // false: only token embeddings were asked for (computed while scoring)
 };
 
 struct EvalResult {

@@ -101,6 +101,8 @@ TEST(TransformerCli, SemrpSemanticAndBertscoreInOneRun) {
                             "eval --dataset examples/tiny --predictions examples/tiny/predictions.txt --profile kpeval "
                             "--metrics bertscore --model bert --output csv --no-store --db " + (d.path / "k.db").string());
   EXPECT_EQ(without.code, 3) << without.err;  // a script error, at the plugin's line
+  EXPECT_EQ(without.err.rfind("embeddings: model 'bert': token embeddings only, computed while scoring\n", 0), 0u)
+      << without.err;
   EXPECT_NE(without.err.find("plugins/bertscore.lua:98: ctx.token_embeddings: layer 8 is outside 0..2"), std::string::npos)
       << without.err;
 }
