@@ -11,8 +11,9 @@
 // one relative-position bias per head shared by every layer, bucketed as HF's
 // relative_position_bucket in float32 with 32 buckets whatever the config says, as HF does). Sequences are
 // run unpadded: several at once as one matrix of token rows (attention within each sequence), the
-// matrix products on fixed blocks of rows, so padding never enters a result and a text's vector is
-// the same bits whatever is embedded with it. A phrase's vector is the
+// matrix products on fixed blocks of rows, so padding never enters a result and, on OpenBLAS kernels
+// that round a row independently of its place in a block (not Haswell / Zen), a text's vector is the
+// same bits whatever is embedded with it (elsewhere within 1e-6 of its largest value). A phrase's vector is the
 // sentence-transformers output: the text lower-cased first when sentence_bert_config.json says
 // do_lower_case, tokenized with the special tokens and cut to max_seq_length tokens (as
 // sentence-transformers truncates: the text's tokens from the right, the special tokens kept), the

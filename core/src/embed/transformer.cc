@@ -159,9 +159,11 @@ void LayerNormRows(float* x, std::size_t rows, int n, const float* g, const floa
 }
 
 // Rows per matrix product. Every product is made on blocks of exactly this many rows (the last one
-// padded with zeros), so OpenBLAS takes the same kernel path for every call of a layer and a row's
-// result depends on that row alone: a phrase's vector is the same bits whatever was embedded with it
-// and however the phrases were sliced across threads (the phrase cache's promise for every backend).
+// padded with zeros), so OpenBLAS takes the same kernel path for every call of a layer. On kernels
+// whose rounding of a row does not depend on its place in the block (SkylakeX, Cooperlake, Sandybridge,
+// Nehalem, Prescott) a phrase's vector is then the same bits whatever was embedded with it and however
+// the phrases were sliced across threads; the Haswell / Zen kernels round by micro-tile position, so
+// there vectors agree to ~1e-7 relative only (design note 35).
 constexpr std::size_t kBlockRows = 256;
 
 // y[rows x out] = x[rows x in] * W^T + bias, W stored [out x in] (PyTorch's Linear).
