@@ -19,14 +19,18 @@ local function joined(list)
 end
 
 -- Token weights of string i of T: BERTScore without idf weighs every token 1 and [CLS]/[SEP] (the
--- post-processor's specials) 0; with idf, idf.w[id], or ln(N + 1) for an id no reference has.
+-- post-processor's specials, by id) 0; with idf, idf.w[id], or ln(N + 1) for an id no reference has.
+-- bert_score zeroes [CLS] and [SEP] by id, so the same token written in the text weighs 0 too.
 local function weights(T, i, idf)
-  local ids, special, w = T:ids(i), T:special(i), {}
+  local ids, special, w, zero = T:ids(i), T:special(i), {}, {}
+  for k = 1, #ids do
+    if special[k] == 1 then zero[ids[k]] = true end
+  end
   for k = 1, #ids do
     if idf then
       w[k] = idf.w[ids[k]] or idf.unseen
     else
-      w[k] = special[k] == 1 and 0 or 1
+      w[k] = zero[ids[k]] and 0 or 1
     end
   end
   return w

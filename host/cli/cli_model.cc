@@ -284,6 +284,11 @@ int ModelTokenize(Args& a) {
     throw UsageError(fmt::format("model '{}' is a {} model; tokenize reads transformer models", m.name, m.backend));
   }
   auto model = Must(TransformerModel::Load(m.dir));
+  if (model->fingerprint() != m.weights_sha256) {
+    throw ModelInputError(fmt::format("{}: the model files do not match the model's fingerprint (changed since import; "
+                                      "import it again)",
+                                      m.dir));
+  }
   std::string text;
   if (pos[2] == "-") {
     std::ostringstream ss;
@@ -360,13 +365,22 @@ int ModelEmbed(Args& a) {
     for (int t = 0; t < threads; ++t) {
       const std::size_t lo = n * static_cast<std::size_t>(t) / static_cast<std::size_t>(threads);
       const std::size_t hi = n * static_cast<std::size_t>(t + 1) / static_cast<std::size_t>(threads);
-      pool.emplace_back([&, t, lo, hi] {
-        if (lo == hi) return;
-        std::vector<std::string_view> part(lines.begin() + static_cast<std::ptrdiff_t>(lo),
-                                           lines.begin() + static_cast<std::ptrdiff_t>(hi));
-        Status st = emb->Embed(part, vecs.data() + lo * d, has.data() + lo);
-        if (!st.ok()) errors[static_cast<std::size_t>(t)] = st.message();
-      });
+      try {
+        pool.emplace_back([&, t, lo, hi] {
+          if (lo == hi) return;
+          try {
+            std::vector<std::string_view> part(lines.begin() + static_cast<std::ptrdiff_t>(lo),
+                                               lines.begin() + static_cast<std::ptrdiff_t>(hi));
+            Status st = emb->Embed(part, vecs.data() + lo * d, has.data() + lo);
+            if (!st.ok()) errors[static_cast<std::size_t>(t)] = st.message();
+          } catch (const std::exception& e) {  // nothing may leave a thread
+            errors[static_cast<std::size_t>(t)] = e.what();
+          }
+        });
+      } catch (const std::system_error& e) {
+        errors[static_cast<std::size_t>(t)] = fmt::format("cannot start thread {} of {}: {}", t + 1, threads, e.what());
+        break;
+      }
     }
     for (auto& th : pool) th.join();
   }

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <climits>
 #include <cmath>
+#include <filesystem>
 #include <optional>
 #include <set>
 #include <cstring>
@@ -40,7 +41,7 @@ int StringCount(const TokenBatch& b) { return static_cast<int>(b.offsets.empty()
 int CheckString(lua_State* L, int arg, const TokenBatch& b) {
   const lua_Integer i = luaL_checkinteger(L, arg);
   const int n = StringCount(b);
-  if (i < 1 || i > n) luaL_error(L, "string index %d out of range 1..%d", static_cast<int>(i), n);
+  if (i < 1 || i > n) luaL_error(L, "string index %I out of range 1..%d", static_cast<LUAI_UACINT>(i), n);
   return static_cast<int>(i - 1);
 }
 
@@ -169,6 +170,17 @@ int CtxTokenEmbeddings(lua_State* L) {
     }
     texts.assign(owned.begin(), owned.end());
   }
+  // The vectors are counted against the plugin's memory cap before the network runs: each text gives at
+  // most its bytes + 4 tokens (special ones included), and at most the model's own limit.
+  {
+    const int cap = s->embedder->token_max_length();
+    double rows = 0;
+    for (std::string_view t : texts) {
+      const double most = static_cast<double>(t.size()) + 4;
+      rows += cap > 0 ? std::min(most, static_cast<double>(cap)) : most;
+    }
+    ReserveNative(L, rows * (static_cast<double>(s->dims) * sizeof(float) + sizeof(int) + 1), "ctx.token_embeddings");
+  }
   TokenBatch batch;
   if (Status st = s->embedder->EmbedTokens(texts, static_cast<int>(layer), batch); !st.ok()) {
     return luaL_error(L, "ctx.token_embeddings: %s", st.message().c_str());
@@ -258,6 +270,14 @@ int KpBertscoreBaseline(lua_State* L) {
                       "plugin's string parameters set for the run (--param METRIC.NAME=PATH), inside prepare");
   }
   constexpr const char* kExpected = "a BERTScore baseline CSV with the header LAYER,P,R,F";
+  {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    if (!ec && size > (1u << 20)) {  // refused by its size, before it is read (a sparse terabyte)
+      return luaL_error(L, "%s: %d bytes (expected %s, one row per layer: at most 1 MiB)", path.c_str(),
+                        static_cast<int>(std::min<std::uintmax_t>(size, INT_MAX)), kExpected);
+    }
+  }
   Result<std::string> text = ReadRegularFile(path, kExpected);
   if (!text) return luaL_error(L, "%s", text.error().message.c_str());
   if (text->size() > (1u << 20)) {

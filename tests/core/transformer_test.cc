@@ -525,6 +525,16 @@ TEST(TransformerBadInput, SparseTerabyteFilesAreRefusedWithoutReading) {
   WriteAll(st, "");
   ASSERT_EQ(::truncate(st.c_str(), 1LL << 40), 0);  // zeros: header length 0
   EXPECT_EQ(LoadError(d), st + ": header does not start with '{' (expected a JSON object header)");
+  // A header length just under the file's size: refused by the format's 100 MB limit, not allocated.
+  {
+    std::ofstream f(st, std::ios::binary | std::ios::trunc);
+    const std::uint64_t n = (1ULL << 40) - 8;
+    f.write(reinterpret_cast<const char*>(&n), 8);
+  }
+  ASSERT_EQ(::truncate(st.c_str(), 1LL << 40), 0);
+  EXPECT_EQ(LoadError(d), fmt::format("{}: header length {} is over the format's limit of 100000000 bytes (expected a "
+                                      "safetensors file: 8-byte little-endian header length, JSON header, tensor data)",
+                                      st, (1ULL << 40) - 8));
   // A valid header followed by a terabyte of nothing.
   fs::copy_file(kDir + "bert-tiny/model.safetensors", st, fs::copy_options::overwrite_existing);
   const auto real = fs::file_size(st);

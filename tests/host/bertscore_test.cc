@@ -322,7 +322,7 @@ TEST_F(BertscoreRuns, LayerOutsideTheModelIsAnErrorAtThePluginLine) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->errors.size(), 1u);
   EXPECT_EQ(r->errors[0].message,
-            "plugins/bertscore.lua:98: ctx.token_embeddings: layer 13 is outside 0..12 (model 'toytokens' has 12 "
+            "plugins/bertscore.lua:102: ctx.token_embeddings: layer 13 is outside 0..12 (model 'toytokens' has 12 "
             "layers; 0 is the embedding layer's output) (while scoring document '1', subset 'all')");
 }
 
@@ -365,7 +365,7 @@ TEST_F(BertscoreRuns, MalformedBaselineFailsTheRunNamingFileAndLine) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->errors.size(), 1u);
   EXPECT_EQ(r->errors[0].message,
-            "plugins/bertscore.lua:66: " + bad + ":3: R must be a finite number (got 'nan')");
+            "plugins/bertscore.lua:70: " + bad + ":3: R must be a finite number (got 'nan')");
 }
 
 // The TokenEmbeddings methods on the toy model, checked inside a plugin (an assert names what differs).
@@ -404,7 +404,8 @@ TEST_F(BertscoreRuns, TokenEmbeddingsMethods) {
 
 // A TokenEmbeddings counts in the plugin's memory cap while it lives: 6000 strings of 20 tokens (22 with
 // [CLS] and [SEP]) hold 132,000 rows of 4 floats, an id and a flag (over 2.5 MiB) — refused under a 2 MiB
-// cap, at the line that asked, and fine under the default.
+// cap, at the line that asked, and fine under the default. The cap is checked before the model runs,
+// against the most the texts can give (bytes + 4 tokens each: 6 MiB here), then held at the real size.
 TEST_F(BertscoreRuns, TokenEmbeddingsCountInTheMemoryCap) {
   std::ofstream(dir_ / "tokmem.lua") << "-- kplab-api: 2\nreturn kp.metric{name = 'tokmem', version = '1', "
                                         "needs = {'tokens'}, columns = {'x'},\n"
@@ -426,7 +427,7 @@ TEST_F(BertscoreRuns, TokenEmbeddingsCountInTheMemoryCap) {
   ASSERT_EQ(r->errors.size(), 1u);
   // (Lua shortens a long chunk name from the left: the message starts with "...".)
   EXPECT_TRUE(r->errors[0].message.ends_with("/tokmem.lua:6: memory limit of 2 MiB exceeded (ctx.token_embeddings "
-                                             "needs 3 MiB) (while scoring document '1')"))
+                                             "needs 6 MiB) (while scoring document '1')"))
       << r->errors[0].message;
 }
 
@@ -578,7 +579,7 @@ TEST_F(BertscoreTransformer, LayerBeyondTheModelNamesTheRange) {
   kplab::test::Output o = Run("eval --dataset tests/data/bertscore/pairs --predictions "
                               "tests/data/bertscore/pairs/predictions.txt --metrics bertscore --model bert-tiny");
   EXPECT_NE(o.code, 0);
-  EXPECT_NE(o.err.find("plugins/bertscore.lua:98: ctx.token_embeddings: layer 8 is outside 0..2 (model 'bert-tiny' "
+  EXPECT_NE(o.err.find("plugins/bertscore.lua:102: ctx.token_embeddings: layer 8 is outside 0..2 (model 'bert-tiny' "
                        "has 2 layers; 0 is the embedding layer's output) (while scoring document '1', subset 'all')"),
             std::string::npos)
       << o.err;

@@ -49,6 +49,9 @@ class Embedder {
   // embedding layer's output) .. L (the last layer's output), as Hugging Face's hidden_states[layer].
   // -1 for backends without token embeddings (wordvec, model2vec, precomputed).
   virtual int token_layers() const { return -1; }
+  // The most tokens EmbedTokens gives one text (special tokens included), or 0 when unknown: lets a
+  // caller bound the memory of a call before making it.
+  virtual int token_max_length() const { return 0; }
   // Token embeddings of texts at one layer, tokenized as for Embed (special tokens added, cut to
   // max_seq_length). Thread-safe. The default says the backend has none.
   virtual Status EmbedTokens(const std::vector<std::string_view>& texts, int layer,

@@ -75,6 +75,7 @@ class TransformerModel final : public Embedder {
   const std::string& fingerprint() const override;
   Status Embed(const std::vector<std::string_view>& phrases, float* out, std::uint8_t* has) const override;
   int token_layers() const override;
+  int token_max_length() const override;
   Status EmbedTokens(const std::vector<std::string_view>& texts, int layer, TokenBatch& out) const override;
 
   const TransformerConfig& config() const;
@@ -83,8 +84,9 @@ class TransformerModel final : public Embedder {
   const std::string& dir() const;
 
   // Token ids with the special tokens, cut to max_len (0: max_seq_length); returns true when cut.
+  // sentence_bert_config.json's do_lower_case applies unless raw (bert_score uses the tokenizer alone).
   bool Tokenize(std::string_view text, std::size_t max_len, std::vector<int>& ids,
-                std::vector<std::uint8_t>& special) const;
+                std::vector<std::uint8_t>& special, bool raw = false) const;
   // The network on given ids: every layer's hidden states 0 .. last (hidden_states[i] of Hugging
   // Face), each ids.size() x hidden floats, for one sequence run alone.
   Result<std::vector<std::vector<float>>> HiddenStates(const std::vector<int>& ids, int last) const;

@@ -152,6 +152,13 @@ class Staging {
       tmp_.clear();
       return Status::Ok();
     }
+    // With --replace an existing model is swapped with the new one in one step (RENAME_EXCHANGE), so a
+    // process killed here leaves one of the two whole under the name, never neither.
+    if (::renameat2(AT_FDCWD, tmp_.c_str(), AT_FDCWD, final_.c_str(), RENAME_EXCHANGE) == 0) {
+      fs::remove_all(tmp_, ec);  // now the previous version
+      tmp_.clear();
+      return Status::Ok();
+    }
     const bool had_old = fs::exists(final_);
     if (had_old) {
       fs::rename(final_, old, ec);
@@ -272,6 +279,7 @@ class Fingerprinted final : public Embedder {
     return inner_->Embed(p, out, has);
   }
   int token_layers() const override { return inner_->token_layers(); }
+  int token_max_length() const override { return inner_->token_max_length(); }
   Status EmbedTokens(const std::vector<std::string_view>& texts, int layer, TokenBatch& out) const override {
     return inner_->EmbedTokens(texts, layer, out);
   }
@@ -443,6 +451,7 @@ class Deferred final : public Embedder {
   }
   // Loads the model to answer: only a plugin that asks for token embeddings calls it.
   int token_layers() const override { return Load() ? loaded_->token_layers() : -1; }
+  int token_max_length() const override { return Load() ? loaded_->token_max_length() : 0; }
   Status EmbedTokens(const std::vector<std::string_view>& texts, int layer, TokenBatch& out) const override {
     if (!Load()) return *error_;
     return loaded_->EmbedTokens(texts, layer, out);

@@ -123,6 +123,11 @@ Result<Safetensors> Safetensors::Open(const std::string& path) {
       return Error{fmt::format("{}: header length {} runs past the end of the {}-byte file (truncated?) (expected {})",
                                path, n, size, kLayout)};
     }
+    constexpr std::uint64_t kMaxHeader = 100'000'000;  // the reference reader's HeaderTooLarge limit
+    if (n > kMaxHeader) {
+      return Error{fmt::format("{}: header length {} is over the format's limit of {} bytes (expected {})", path, n,
+                               kMaxHeader, kLayout)};
+    }
     std::string head(8 + n, '\0');
     std::memcpy(head.data(), len, 8);
     if (!in.read(head.data() + 8, static_cast<std::streamsize>(n))) return Error{fmt::format("{}: read error", path)};

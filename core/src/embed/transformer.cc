@@ -321,7 +321,7 @@ Result<std::string> ResolveSnapshot(const std::string& path) {
   }
   const fs::path ref = p / "refs" / "main";
   if (fs::exists(fs::symlink_status(ref, ec)) || fs::is_symlink(ref, ec)) {
-    auto sha = ReadRegularFile(ref.string(), "the commit id of refs/main");
+    auto sha = ReadModelFile(ref, "the commit id of refs/main");
     if (!sha.ok()) return sha.error();
     std::string s = *sha;
     while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
@@ -360,6 +360,7 @@ const TransformerConfig& TransformerModel::config() const { return impl_->cfg; }
 const std::vector<std::string>& TransformerModel::hashed_files() const { return impl_->hashed; }
 const std::string& TransformerModel::dir() const { return impl_->dir; }
 int TransformerModel::token_layers() const { return impl_->cfg.layers; }
+int TransformerModel::token_max_length() const { return impl_->cfg.token_max_length; }
 
 int TransformerModel::Bucket(int rel) const { return MpnetBucket(rel, kMpnetBuckets, 128); }
 
@@ -391,7 +392,7 @@ Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::stri
   KP_TRY(heads, conf->Int("num_attention_heads", std::nullopt, 1, 1 << 12));
   KP_TRY(inter, conf->Int("intermediate_size", std::nullopt, 1, 1 << 18));
   KP_TRY(maxpos, conf->Int("max_position_embeddings", std::nullopt, 1, 1 << 20));
-  KP_TRY(eps, conf->Num("layer_norm_eps", model_type == "bert" ? 1e-12 : 1e-5));
+  KP_TRY(eps, conf->Num("layer_norm_eps", 1e-12));  // BertConfig's and MPNetConfig's default
   KP_TRY(act, conf->Str("hidden_act", "gelu"));
   if (act != "gelu") {
     return Error{fmt::format("{}: \"hidden_act\" is \"{}\" (expected \"gelu\", the exact erf GELU)", conf->path, act)};
@@ -681,10 +682,10 @@ Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::stri
 }
 
 bool TransformerModel::Tokenize(std::string_view text, std::size_t max_len, std::vector<int>& ids,
-                                std::vector<std::uint8_t>& special) const {
+                                std::vector<std::uint8_t>& special, bool raw) const {
   const auto& c = impl_->cfg;
   if (max_len == 0) max_len = static_cast<std::size_t>(c.max_seq_length);
-  if (c.lowercase) {
+  if (c.lowercase && !raw) {
     // Lower() wants valid UTF-8; the tokenizer would read each bad sequence as U+FFFD anyway.
     std::string valid;
     if (!ValidUtf8(text)) {
@@ -733,22 +734,6 @@ void TransformerModel::Impl::Run(const std::vector<int>& ids, const std::vector<
   Embeddings(ids, off, x.data());
   if (keep) keep->push_back(x);
   std::vector<float> qkv(rows * 3 * H), ctx(rows * H), tmp(rows * H), mid(rows * I), scores;
-  // MPNet: each head's bias for every (i, j) of a length, the same in every layer.
-  std::map<int, std::vector<float>> bias_of;
-  auto bias_for = [&](int L) -> const std::vector<float>& {
-    auto it = bias_of.find(L);
-    if (it != bias_of.end()) return it->second;
-    std::vector<float> bias(static_cast<std::size_t>(nh) * L * L);
-    for (int i = 0; i < L; ++i) {
-      for (int j = 0; j < L; ++j) {
-        const int bk = bucket_of[static_cast<std::size_t>(j - i + cfg.max_positions - 1)];
-        for (int h = 0; h < nh; ++h) {
-          bias[(static_cast<std::size_t>(h) * L + i) * L + j] = rel_bias[static_cast<std::size_t>(bk) * nh + h];
-        }
-      }
-    }
-    return bias_of.emplace(L, std::move(bias)).first->second;
-  };
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   for (int li = 0; li < last; ++li) {
     const LayerWeights& lw = layers[static_cast<std::size_t>(li)];
@@ -757,7 +742,6 @@ void TransformerModel::Impl::Run(const std::vector<int>& ids, const std::vector<
       const int L = static_cast<int>(off[sq + 1] - off[sq]);
       if (L == 0) continue;
       scores.resize(static_cast<std::size_t>(L) * L);
-      const std::vector<float>* bias = rel_bias.empty() ? nullptr : &bias_for(L);
       const float* base = qkv.data() + off[sq] * 3 * H;
       for (int h = 0; h < nh; ++h) {
         const float* q = base + h * hd;
@@ -768,9 +752,9 @@ void TransformerModel::Impl::Run(const std::vector<int>& ids, const std::vector<
                     scores.data(), L);
         for (int i = 0; i < L; ++i) {
           float* s = scores.data() + static_cast<std::size_t>(i) * L;
-          if (bias) {
-            const float* bi = bias->data() + (static_cast<std::size_t>(h) * L + i) * L;
-            for (int j = 0; j < L; ++j) s[j] += bi[j];
+          if (!rel_bias.empty()) {  // MPNet: the head's bias for (i, j), the same in every layer
+            const int* bk = bucket_of.data() + (cfg.max_positions - 1 - i);
+            for (int j = 0; j < L; ++j) s[j] += rel_bias[static_cast<std::size_t>(bk[j]) * nh + h];
           }
           float m = s[0];
           for (int j = 1; j < L; ++j) m = std::max(m, s[j]);
@@ -894,12 +878,13 @@ Status TransformerModel::EmbedUnchecked(const std::vector<std::string_view>& phr
     if (Tokenize(phrases[i], 0, ids[i], sp) && first_cut == n) first_cut = i;
   }
   if (first_cut < n && !impl_->warned_cut.exchange(true)) {
-    const std::string_view t = phrases[first_cut];
+    std::string_view t = phrases[first_cut];
+    std::size_t shown = std::min<std::size_t>(t.size(), 60);
+    while (shown < t.size() && shown > 0 && IsUtf8Continuation(static_cast<unsigned char>(t[shown]))) --shown;
     std::fprintf(stderr,
                  "kplab: transformer model %s: texts longer than max_seq_length = %d tokens are cut to it, as "
                  "sentence-transformers does (the first: \"%.*s%s\")\n",
-                 impl_->dir.c_str(), c.max_seq_length, static_cast<int>(std::min<std::size_t>(t.size(), 60)), t.data(),
-                 t.size() > 60 ? "..." : "");
+                 impl_->dir.c_str(), c.max_seq_length, static_cast<int>(shown), t.data(), shown < t.size() ? "..." : "");
   }
   std::vector<float> x;
   ForChunks(ids, [&](const std::vector<int>& chunk, const std::vector<std::size_t>& off, std::size_t first,
@@ -949,7 +934,7 @@ Status TransformerModel::EmbedTokensUnchecked(const std::vector<std::string_view
   out.truncated.assign(n, 0);
   out.offsets.assign(n + 1, 0);
   for (std::size_t i = 0; i < n; ++i) {
-    out.truncated[i] = Tokenize(texts[i], static_cast<std::size_t>(c.token_max_length), ids[i], sp[i]);
+    out.truncated[i] = Tokenize(texts[i], static_cast<std::size_t>(c.token_max_length), ids[i], sp[i], /*raw=*/true);
     out.offsets[i + 1] = out.offsets[i] + ids[i].size();
   }
   const std::size_t total = out.offsets[n];
