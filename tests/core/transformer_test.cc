@@ -352,6 +352,45 @@ std::string LoadError(const std::string& dir) {
   return m.ok() ? "" : m.error().message;
 }
 
+// sentence-transformers' older layout: the Transformer module in 0_Transformer/ (config, weights,
+// tokenizer, sentence_bert_config.json), the top's config.json only sentence-transformers' version.
+// The same network as the top-level layout: the same vectors, and an import that copies the folder.
+TEST(Transformer, OlderSentenceTransformersLayoutWithA0TransformerFolder) {
+  TempDir t;
+  const std::string d = CopyFixture(t, "mpnet-tiny");
+  fs::create_directory(d + "/0_Transformer");
+  for (const char* f : {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
+                        "sentence_bert_config.json"}) {
+    fs::rename(d + "/" + f, d + "/0_Transformer/" + f);
+  }
+  WriteAll(d + "/config.json", "{\"__version__\": \"0.3.9\"}");
+  ReplaceInFile(d + "/modules.json", "\"path\": \"\"", "\"path\": \"0_Transformer\"");
+  auto old = MustLoad(d);
+  auto top = MustLoad(kDir + "mpnet-tiny");
+  ASSERT_TRUE(old && top);
+  EXPECT_EQ(old->config().max_seq_length, 16);
+  EXPECT_EQ(old->config().pooling, "mean");
+  EXPECT_TRUE(old->config().normalize);
+  const std::vector<std::string_view> texts = {"neural networks", "deep learning", "keyphrase extraction"};
+  std::vector<float> a(3 * 32), b(3 * 32);
+  std::vector<std::uint8_t> h(3);
+  ASSERT_TRUE(old->Embed(texts, a.data(), h.data()).ok());
+  ASSERT_TRUE(top->Embed(texts, b.data(), h.data()).ok());
+  EXPECT_EQ(a, b);
+  TempDir models;
+  auto info = ImportTransformer(models.path(), "old", d);
+  ASSERT_TRUE(info.ok()) << info.error().message;
+  EXPECT_TRUE(fs::exists(info->dir + "/0_Transformer/model.safetensors"));
+  auto emb = LoadEmbedder(*info);
+  ASSERT_TRUE(emb.ok()) << emb.error().message;
+  ASSERT_TRUE((*emb)->Embed(texts, a.data(), h.data()).ok());
+  EXPECT_EQ(a, b);
+  // The module's folder must stay inside the snapshot.
+  ReplaceInFile(d + "/modules.json", "\"path\": \"0_Transformer\"", "\"path\": \"../0_Transformer\"");
+  EXPECT_EQ(LoadError(d), d + "/modules.json: the Transformer module's path '../0_Transformer' leaves the snapshot "
+                              "(expected a directory inside it, such as 0_Transformer)");
+}
+
 TEST(TransformerBadInput, UnknownArchitecture) {
   TempDir t;
   const std::string d = CopyFixture(t, "bert-tiny");

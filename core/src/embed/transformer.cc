@@ -376,8 +376,44 @@ Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::stri
   TransformerConfig& c = impl->cfg;
   std::error_code ec;
 
+  // Where the Transformer module's files are: the snapshot's top (sentence-transformers 2 and later,
+  // plain Hugging Face snapshots), or the module's own folder (sentence-transformers' older layout:
+  // 0_Transformer/ with config.json, weights, tokenizer and sentence_bert_config.json; the top's
+  // config.json is then sentence-transformers' version file). modules.json is checked in full below.
+  std::string sub;
+  if (fs::exists(dir / "modules.json", ec)) {
+    if (auto mb = ReadModelFile(dir / "modules.json", "sentence-transformers' modules.json"); mb.ok()) {
+      simdjson::dom::parser parser;
+      element root;
+      simdjson::dom::array mods;
+      if (parser.parse(*mb).get(root) == simdjson::SUCCESS && root.get_array().get(mods) == simdjson::SUCCESS) {
+        for (element m : mods) {
+          std::string_view type, mod_path;
+          if (m.type() == element_type::OBJECT && m["type"].get_string().get(type) == simdjson::SUCCESS &&
+              type == "sentence_transformers.models.Transformer" &&
+              m["path"].get_string().get(mod_path) == simdjson::SUCCESS) {
+            sub = std::string(mod_path);
+          }
+        }
+      }
+    }
+  }
+  // Checked here too: the module folder is read before modules.json's full check.
+  {
+    const fs::path rel(sub);
+    bool escapes = rel.is_absolute();
+    for (const auto& part : rel) escapes = escapes || part == "..";
+    if (escapes) {
+      return Error{fmt::format("{}: the Transformer module's path '{}' leaves the snapshot (expected a directory "
+                               "inside it, such as 0_Transformer)",
+                               (dir / "modules.json").string(), sub)};
+    }
+  }
+  const fs::path mdir = sub.empty() ? dir : dir / sub;
+  auto named = [&](const char* file) { return sub.empty() ? std::string(file) : (fs::path(sub) / file).string(); };
+
   // config.json
-  KP_TRY(conf, JsonFile::Read(dir / "config.json", "the model's config.json"));
+  KP_TRY(conf, JsonFile::Read(mdir / "config.json", "the model's config.json"));
   KP_TRY(model_type, conf->Str("model_type", ""));
   if (model_type != "bert" && model_type != "mpnet") {
     return Error{fmt::format("{}: unknown architecture: model_type \"{}\" (expected \"bert\" or \"mpnet\")", conf->path,
@@ -435,16 +471,16 @@ Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::stri
   }
 
   // Weights
-  const fs::path st_path = dir / "model.safetensors";
+  const fs::path st_path = mdir / "model.safetensors";
   if (!fs::exists(st_path, ec)) {
-    const bool bin = fs::exists(dir / "pytorch_model.bin", ec);
+    const bool bin = fs::exists(mdir / "pytorch_model.bin", ec);
     return Error{fmt::format(
         "{}: no model.safetensors{} (kplab reads safetensors only; convert once with Python: "
         "`python3 -c \"import torch; from safetensors.torch import save_file; "
         "sd = torch.load('{}/pytorch_model.bin', map_location='cpu'); "
         "save_file({{k: v.contiguous() for k, v in sd.items()}}, '{}/model.safetensors')\"`, "
         "or save the model with transformers' save_pretrained(safe_serialization=True))",
-        dir.string(), bin ? " (it has pytorch_model.bin)" : "", dir.string(), dir.string())};
+        mdir.string(), bin ? " (it has pytorch_model.bin)" : "", mdir.string(), mdir.string())};
   }
   auto st = Safetensors::Open(st_path.string());
   if (!st.ok()) return st.error();
@@ -525,7 +561,7 @@ Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::stri
   }
 
   // Tokenizer
-  const fs::path tok_path = dir / "tokenizer.json";
+  const fs::path tok_path = mdir / "tokenizer.json";
   auto tok_bytes = ReadModelFile(tok_path, "the model's tokenizer.json");
   if (!tok_bytes.ok()) return tok_bytes.error();
   auto tok = HfTokenizer::Parse(*tok_bytes, tok_path.string(), /*for_encoder=*/true);
@@ -587,12 +623,7 @@ Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::stri
       const std::string t(type);
       if (t == "sentence_transformers.models.Transformer") {
         have_transformer = true;
-        if (!mod_path.empty()) {
-          return Error{fmt::format("{}: the Transformer module is in '{}' (sentence-transformers' older "
-                                   "layout), which kplab does not read (expected it at the snapshot's top, "
-                                   "as sentence-transformers 2 and later save it)",
-                                   mpath, mod_path)};
-        }
+
       } else if (t == "sentence_transformers.models.Pooling") {
         have_pooling = true;
         const fs::path pc = dir / std::string(mod_path) / "config.json";
@@ -633,8 +664,8 @@ Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::stri
   c.pooling = pooling;
   // The model's own length limit: tokenizer_config.json model_max_length, else the position table.
   int model_max = capacity;
-  if (fs::exists(dir / "tokenizer_config.json", ec)) {
-    KP_TRY(tc, JsonFile::Read(dir / "tokenizer_config.json", "the tokenizer's configuration"));
+  if (fs::exists(mdir / "tokenizer_config.json", ec)) {
+    KP_TRY(tc, JsonFile::Read(mdir / "tokenizer_config.json", "the tokenizer's configuration"));
     element e;
     double v = 0;
     // Hugging Face writes a huge sentinel (1e30) when no limit is known.
@@ -642,12 +673,13 @@ Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::stri
         v >= 2 && v < capacity) {
       model_max = static_cast<int>(v);
     }
-    hashed.emplace_back("tokenizer_config.json", tc->bytes);
+    hashed.emplace_back(named("tokenizer_config.json"), tc->bytes);
   }
   c.token_max_length = model_max;
   c.max_seq_length = model_max;
-  if (fs::exists(dir / "sentence_bert_config.json", ec)) {
-    KP_TRY(sb, JsonFile::Read(dir / "sentence_bert_config.json", "sentence-transformers' sentence_bert_config.json"));
+  const fs::path sb_dir = fs::exists(mdir / "sentence_bert_config.json", ec) ? mdir : dir;
+  if (fs::exists(sb_dir / "sentence_bert_config.json", ec)) {
+    KP_TRY(sb, JsonFile::Read(sb_dir / "sentence_bert_config.json", "sentence-transformers' sentence_bert_config.json"));
     KP_TRY(msl, sb->Int("max_seq_length", model_max, 1, 1 << 20));
     if (msl > capacity) {
       return Error{fmt::format("{}: max_seq_length {} is longer than the position table allows ({} = "
@@ -658,7 +690,7 @@ Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::stri
     c.max_seq_length = static_cast<int>(msl);
     KP_TRY(lc, sb->Bool("do_lower_case", false));
     c.lowercase = lc;
-    hashed.emplace_back("sentence_bert_config.json", sb->bytes);
+    hashed.emplace_back(sb_dir == mdir ? named("sentence_bert_config.json") : "sentence_bert_config.json", sb->bytes);
   }
   if (c.max_seq_length <= static_cast<int>(tok->num_special_tokens()) ||
       c.token_max_length <= static_cast<int>(tok->num_special_tokens())) {
@@ -668,12 +700,12 @@ Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::stri
   }
 
   // Fingerprint: weights, config, tokenizer and the sentence-transformers files, name order.
-  hashed.emplace_back("config.json", conf->bytes);
-  hashed.emplace_back("tokenizer.json", *tok_bytes);
+  hashed.emplace_back(named("config.json"), conf->bytes);
+  hashed.emplace_back(named("tokenizer.json"), *tok_bytes);
   std::sort(hashed.begin(), hashed.end());
   std::vector<std::pair<std::string, std::string_view>> files;
   for (const auto& [n, b] : hashed) files.emplace_back(n, b);
-  files.emplace_back("model.safetensors", st->bytes());
+  files.emplace_back(named("model.safetensors"), st->bytes());
   std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (const auto& f : files) impl->hashed.push_back(f.first);
   impl->fingerprint = FilesHash(files);
