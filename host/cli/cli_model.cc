@@ -273,6 +273,30 @@ int ModelInfoCmd(Args& a) {
   return kExitOk;
 }
 
+// The lines of a file (or standard input for "-") read into text: LF or CRLF ends, each valid UTF-8
+// or the error names FILE:LINE. For `model tokenize` and `model embed`.
+std::vector<std::string_view> ReadLines(const std::string& path, std::string& text) {
+  if (path == "-") {
+    std::ostringstream ss;
+    ss << std::cin.rdbuf();
+    text = std::move(ss).str();
+  } else {
+    text = Must(ReadRegularFile(path, "text, one string per line"));
+  }
+  std::vector<std::string_view> lines;
+  for (std::string_view rest = text; !rest.empty();) {
+    const std::size_t nl = rest.find('\n');
+    std::string_view line = rest.substr(0, nl);
+    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (!ValidUtf8(line)) {
+      throw ModelInputError(fmt::format("{}:{}: not valid UTF-8 (expected text)", path, lines.size() + 1));
+    }
+    lines.push_back(line);
+  }
+  return lines;
+}
+
 // Token ids of each line of a file as a transformer model reads it: the special tokens added, cut to
 // max_seq_length (what its phrase vectors see). For checking tokenization and feeding other programs
 // the same ids (bench/transformer_bench.sh gives them to PyTorch).
@@ -290,25 +314,12 @@ int ModelTokenize(Args& a) {
                                       m.dir));
   }
   std::string text;
-  if (pos[2] == "-") {
-    std::ostringstream ss;
-    ss << std::cin.rdbuf();
-    text = std::move(ss).str();
-  } else {
-    text = Must(ReadRegularFile(pos[2], "text, one string per line"));
-  }
+  const std::vector<std::string_view> all = ReadLines(pos[2], text);
   std::vector<int> ids;
   std::vector<std::uint8_t> special;
   std::size_t cut = 0, lines = 0;
   std::string out;
-  for (std::string_view rest = text; !rest.empty();) {
-    const std::size_t nl = rest.find('\n');
-    std::string_view line = rest.substr(0, nl);
-    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (!ValidUtf8(line)) {
-      throw ModelInputError(fmt::format("{}:{}: not valid UTF-8 (expected text)", pos[2], lines + 1));
-    }
+  for (std::string_view line : all) {
     cut += model->Tokenize(line, 0, ids, special);
     ++lines;
     for (std::size_t i = 0; i < ids.size(); ++i) fmt::format_to(std::back_inserter(out), "{}{}", i ? " " : "", ids[i]);
@@ -334,24 +345,7 @@ int ModelEmbed(Args& a) {
   }
   ModelInfo m = Must(GetModel(ModelsDir(), pos[1]));
   std::string text;
-  if (pos[2] == "-") {
-    std::ostringstream ss;
-    ss << std::cin.rdbuf();
-    text = std::move(ss).str();
-  } else {
-    text = Must(ReadRegularFile(pos[2], "text, one string per line"));
-  }
-  std::vector<std::string_view> lines;
-  for (std::string_view rest = text; !rest.empty();) {
-    const std::size_t nl = rest.find('\n');
-    std::string_view line = rest.substr(0, nl);
-    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (!ValidUtf8(line)) {
-      throw ModelInputError(fmt::format("{}:{}: not valid UTF-8 (expected text)", pos[2], lines.size() + 1));
-    }
-    lines.push_back(line);
-  }
+  const std::vector<std::string_view> lines = ReadLines(pos[2], text);
   auto t0 = std::chrono::steady_clock::now();
   auto emb = Must(LoadEmbedder(m));
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -46,6 +46,14 @@ TEST(TransformerCli, ImportTokenizeEmbedAndEvaluateWithoutPython) {
   // <s> neural networks </s>; an empty line is the two special tokens; CRLF is a line end.
   EXPECT_EQ(tok.out, "0 135 137 2\n0 2\n0 135 2\n");
   EXPECT_EQ(tok.err, "3 lines, 0 cut to max_seq_length = 16\n");
+  // The same from standard input; a bad line there is named as -:LINE, and nothing is printed.
+  Output in = RunKplab(d.path, env, "model tokenize mpnet -", "Neural Networks\n\nneural\r\n");
+  EXPECT_EQ(in.code, 0) << in.err;
+  EXPECT_EQ(in.out, tok.out);
+  Output bad_in = RunKplab(d.path, env, "model tokenize mpnet -", "neural\nnet\xffworks\n");
+  EXPECT_EQ(bad_in.code, 2);
+  EXPECT_EQ(bad_in.out, "");
+  EXPECT_EQ(bad_in.err, "kplab: -:2: not valid UTF-8 (expected text)\n");
 
   Output emb = RunKplab(d.path, env, "model embed mpnet " + (d.path / "texts.txt").string() + " --threads 2 --output " +
                                          (d.path / "v.npy").string());

@@ -1345,8 +1345,6 @@ bool HfTokenizer::EncodeWithSpecials(std::string_view text, std::size_t max_leng
     const std::size_t content = ids.size() - im.special_before.size();
     if (content > room) {
       cut = true;
-      const auto b = ids.begin() + static_cast<std::ptrdiff_t>(im.special_before.size());
-      (void)b;
       ids.resize(im.special_before.size() + room);
     }
   }
