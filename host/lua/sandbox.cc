@@ -914,7 +914,11 @@ void CheckReachable(lua_State* L, int v, const std::string& what, const std::str
         if (OverThread(L, v, closures)) return fail("is a function over a coroutine (coroutine.wrap)");
         return;
       }
-      FreezeFunction(L, v, seen, visited, record, n, file, error, walk);
+      {
+        WalkLevel level(walk, L, 6);  // a function reached from another one: a level deeper
+        if (!level.ok()) return fail(std::string(level.error()) + " (tables and functions)");
+        FreezeFunction(L, v, seen, visited, record, n, file, error, walk);
+      }
       return;
     case LUA_TTABLE: {
       if (IsKplabProxy(L, v)) return;
@@ -960,14 +964,6 @@ void CheckReachable(lua_State* L, int v, const std::string& what, const std::str
 void FreezeFunction(lua_State* L, int fn, int seen, int visited, int record, lua_Integer* n,
                     const std::string& file, std::string* error, WalkDepth& walk) {
   if (lua_iscfunction(L, fn) || !error->empty()) return;
-  WalkLevel level(walk, L, 6);
-  if (!level.ok()) {
-    *error = fmt::format("{}: this function {} (tables and functions reachable from the plugin's functions), which "
-                         "plugin API 2 cannot make read-only (state kept across documents is refused; build it "
-                         "inside the call)",
-                         Where(L, fn), level.error());
-    return;
-  }
   lua_pushvalue(L, fn);
   if (lua_rawget(L, visited) != LUA_TNIL) {
     lua_pop(L, 1);
