@@ -209,6 +209,25 @@ class EvaluateTest(TempDirTest):
         runs = kplab.Store(self.db).runs()
         self.assertEqual([r["status"] for r in runs], ["failed"])
 
+    def test_nested_plugin_values_are_bounded(self):
+        # docs/plugins.md, Limits (nesting): the same walks as the command line, so the same bound; a
+        # constant nested 10,000 deep is refused, not a crash of the interpreter.
+        plugdir = os.path.join(self.tmp, "plugins")
+        os.mkdir(plugdir)
+        for depth in (1, 50, 200, 201, 10000):
+            name = "deep%d" % depth
+            with open(os.path.join(plugdir, name + ".lua"), "w") as f:
+                f.write("-- kplab-api: 2\n"
+                        "local DEEP = {} do local c = DEEP for _ = 2, %d do local n = {} c.k = n c = n end end\n"
+                        "return kp.metric { name = '%s', version = '1', columns = function(c) c:column('x', 'mean') end,\n"
+                        "  score = function(_, _, _, out) out.x = DEEP and 1 end }\n" % (depth, name))
+            if depth <= 200:
+                r = kplab.evaluate(DOCS, PREDS, metrics=[name], plugins=[plugdir])
+                self.assertEqual(r["aggregates"]["x"], 1.0)
+            else:
+                with self.assertRaisesRegex(kplab.ScriptError, r"upvalue 'DEEP' is nested more than 200 levels deep"):
+                    kplab.evaluate(DOCS, PREDS, metrics=[name], plugins=[plugdir])
+
 
 class StoreTest(TempDirTest):
     def test_store_round_trip(self):
