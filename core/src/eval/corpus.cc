@@ -834,7 +834,7 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
     // has made the corpus's phrases, so the merge can free each local phrase as it goes (they are
     // moved into the corpus or are duplicates). Nothing reads the field in between.
     for (std::size_t i = begin; i < end; ++i) {
-      for (auto kps : {corpus.docs[i].refs, corpus.docs[i].preds}) {
+      for (auto kps : {corpus.docs[i].refs, corpus.docs[i].preds, corpus.docs[i].refs_before_dedup}) {
         for (const Keyphrase& kc : kps) {
           Keyphrase& k = const_cast<Keyphrase&>(kc);  // the range's own arena
           k.phrase = reinterpret_cast<const Phrase*>(static_cast<std::uintptr_t>(k.phrase->id));
