@@ -10,9 +10,12 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "kplab/sha256.h"
+#include "kplab/stem.h"
 #include "kplab/text.h"
 #include "kplab/utf8.h"
 #include "kplab/wordnet.h"
@@ -229,6 +232,62 @@ TEST(WordNet, SynonymsDropMultiwordLemmasAndAdjectiveMarkers) {
   EXPECT_EQ(wn->Synonyms("CAR"), syn);
   EXPECT_TRUE(wn->Synonyms("qqqzzz").empty());
   EXPECT_GT(wn->index_size(), 140000u);
+}
+
+// nltk's own synonym sets (tests/reference/gen_wordnet_golden.py: lemma names without '_' of
+// wordnet.synsets(x) over Debian's WordNet) for every keyphrase word of the shared data and its stem,
+// compared as SHA-256 digests of 100 words at a time.
+TEST(WordNet, AgreesWithNltkOnSharedData) {
+  namespace fs = std::filesystem;
+  const std::string shared = std::string(KPLAB_SHARED_DATA) + "/";
+  if (!fs::exists(shared + "kpg_testsets_meng2017")) GTEST_SKIP() << "no ../shared/data";
+  auto wn = Wn();
+  ASSERT_TRUE(wn);
+  std::vector<std::string> files;
+  for (const char* ds : {"inspec", "kp20k", "krapivin", "semeval"}) {
+    files.push_back(shared + "kpg_testsets_meng2017/" + ds + "/word_" + ds + "_testing_allkeywords.txt");
+    files.push_back(shared + "predictions/catSeqTG-2RF1/" + ds + "/seed1234.txt");
+  }
+  std::set<std::string> words;
+  for (const std::string& f : files) {
+    std::ifstream in(f);
+    ASSERT_TRUE(in) << f;
+    for (std::string line; std::getline(in, line);) {
+      for (std::string_view piece : SplitOn(line, ";")) {
+        for (std::string_view w : SplitWhitespace(piece)) words.emplace(w);
+      }
+    }
+  }
+  std::ifstream golden(std::string(KPLAB_TEST_DATA) + "/wordnet/synonyms_sha256.txt");
+  std::vector<std::string> want;
+  for (std::string line; std::getline(golden, line);) want.push_back(line);
+  const PorterStemmer stemmer(PorterMode::kNltk);
+  std::vector<std::string> chunk_words;
+  std::string chunk;
+  std::size_t k = 0, bad = 0;
+  auto flush = [&] {
+    const std::string got = Sha256Hex(chunk).substr(0, 16);
+    if (k >= want.size() || got != want[k]) {
+      if (++bad <= 3) ADD_FAILURE() << "words " << chunk_words.front() << " .. " << chunk_words.back() << ": " << chunk;
+    }
+    ++k;
+    chunk.clear();
+    chunk_words.clear();
+  };
+  for (const std::string& w : words) {
+    for (const std::string& x : {w, stemmer.Stem(w)}) {
+      chunk += x + "\t";
+      const auto names = wn->Synonyms(x);
+      for (std::size_t i = 0; i < names.size(); ++i) chunk += (i ? " " : "") + std::string(names[i]);
+      chunk += "\n";
+    }
+    chunk_words.push_back(w);
+    if (chunk_words.size() == 100) flush();
+  }
+  if (!chunk_words.empty()) flush();
+  EXPECT_EQ(words.size(), 23872u);
+  EXPECT_EQ(k, want.size());
+  EXPECT_EQ(bad, 0u);
 }
 
 TEST(WordNet, AMissingDatabaseSaysWhatToInstall) {

@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <span>
 #include <unordered_map>
 
 #include "kplab/io.h"
@@ -68,20 +69,56 @@ bool ParseInt(std::string_view s, int base, std::int64_t* out) {
 
 }  // namespace
 
+namespace {
+
+// The next field of a line (ASCII whitespace separates fields: the database is ASCII), or "" at its end.
+std::string_view NextField(std::string_view& rest) {
+  std::size_t b = 0;
+  while (b < rest.size() && (rest[b] == ' ' || rest[b] == '\t' || rest[b] == '\r')) ++b;
+  std::size_t e = b;
+  while (e < rest.size() && rest[e] != ' ' && rest[e] != '\t' && rest[e] != '\r') ++e;
+  const std::string_view field = rest.substr(b, e - b);
+  rest.remove_prefix(e);
+  return field;
+}
+
+// Calls fn(line, line_no) for each line of text.
+template <typename Fn>
+Status ForEachLine(std::string_view text, Fn fn) {
+  std::size_t line_no = 0;
+  while (!text.empty()) {
+    const std::size_t nl = text.find('\n');
+    const std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    if (Status s = fn(line, ++line_no); !s) return s;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 struct WordNet::Impl {
+  // A lemma's synset offsets per part of speech (kPos order): offsets[start[p], start[p] + count[p]).
+  struct Entry {
+    std::array<std::uint32_t, 4> start{};
+    std::array<std::uint16_t, 4> count{};
+  };
   std::string dir;
   std::array<std::string, 4> index_text, data_text;  // file bytes; lemmas and names are views into them
-  // lemma -> per part of speech (kPos order) its synset offsets
-  std::unordered_map<std::string_view, std::array<std::vector<std::uint32_t>, 4>> index;
+  std::unordered_map<std::string_view, Entry> index;
+  std::vector<std::uint32_t> offsets;
   std::array<std::unordered_map<std::string, std::vector<std::string>>, 4> exceptions;
   std::size_t n_lemmas = 0;
   std::size_t longest_lemma = 0;  // bytes: no longer form can be in the index
   mutable std::mutex memo_mu;
   mutable std::unordered_map<std::string, std::vector<std::string_view>> memo;
 
+  std::span<const std::uint32_t> Offsets(const Entry& e, int pos) const {
+    return {offsets.data() + e.start[pos], e.count[pos]};
+  }
   bool InIndex(std::string_view form, int pos) const {
     auto it = index.find(form);
-    return it != index.end() && !it->second[pos].empty();
+    return it != index.end() && it->second.count[pos] > 0;
   }
   void SynsetNames(int pos, std::uint32_t offset, std::set<std::string_view>* out) const;
   Status ReadIndex(int pos, const std::string& path);
@@ -89,63 +126,73 @@ struct WordNet::Impl {
   Status CheckOffsets(int pos);
 };
 
+// "lemma pos synset_cnt p_cnt [ptr_symbol...] sense_cnt tagsense_cnt synset_offset..." per line; lines
+// starting with a space are the licence header.
 Status WordNet::Impl::ReadIndex(int pos, const std::string& path) {
-  std::string_view text = index_text[pos];
-  std::size_t line_no = 0;
-  for (std::string_view line : SplitOn(text, "\n")) {
-    ++line_no;
-    if (line.empty() || line.front() == ' ') continue;  // the licence header
-    const std::vector<std::string_view> f = SplitWhitespace(line);
-    // lemma pos synset_cnt p_cnt [ptr_symbol...] sense_cnt tagsense_cnt synset_offset...
+  index.reserve(index.size() + index_text[pos].size() / 40);
+  return ForEachLine(index_text[pos], [&](std::string_view line, std::size_t line_no) -> Status {
+    if (line.empty() || line.front() == ' ') return Status::Ok();
+    std::string_view rest = line;
+    const std::string_view lemma = NextField(rest), p = NextField(rest);
     std::int64_t n_synsets = 0, n_pointers = 0, n_senses = 0, tagged = 0;
-    if (f.size() < 4 || !ParseInt(f[2], 10, &n_synsets) || n_synsets == 0 || !ParseInt(f[3], 10, &n_pointers) ||
-        f.size() < static_cast<std::size_t>(6 + n_pointers) || !ParseInt(f[4 + n_pointers], 10, &n_senses) ||
-        n_senses != n_synsets || !ParseInt(f[5 + n_pointers], 10, &tagged) ||
-        f.size() != static_cast<std::size_t>(6 + n_pointers + n_synsets)) {
+    if (!ParseInt(NextField(rest), 10, &n_synsets) || n_synsets == 0 || n_synsets > 0xffff ||
+        !ParseInt(NextField(rest), 10, &n_pointers)) {
       return Bad(path, line_no, "malformed index line");
     }
-    if (f[1].size() != 1 || PosIndex(f[1][0]) != pos)
-      return Bad(path, line_no, "part of speech '" + std::string(f[1]) + "'");
-    auto& offsets = index[f[0]][pos];
-    offsets.clear();  // nltk's dict assignment: a lemma listed twice keeps its last line
+    for (std::int64_t i = 0; i < n_pointers; ++i) {
+      if (NextField(rest).empty()) return Bad(path, line_no, "malformed index line");
+    }
+    if (!ParseInt(NextField(rest), 10, &n_senses) || n_senses != n_synsets || !ParseInt(NextField(rest), 10, &tagged)) {
+      return Bad(path, line_no, "malformed index line");
+    }
+    if (p.size() != 1 || PosIndex(p[0]) != pos) return Bad(path, line_no, "part of speech '" + std::string(p) + "'");
+    Entry& e = index[lemma];  // nltk's dict assignment: a lemma listed twice keeps its last line
+    e.start[pos] = static_cast<std::uint32_t>(offsets.size());
+    e.count[pos] = static_cast<std::uint16_t>(n_synsets);
     for (std::int64_t i = 0; i < n_synsets; ++i) {
       std::int64_t off = 0;
-      if (!ParseInt(f[6 + n_pointers + i], 10, &off) || off > 0xffffffffLL) return Bad(path, line_no, "synset offset");
+      if (!ParseInt(NextField(rest), 10, &off) || off > 0xffffffffLL) return Bad(path, line_no, "synset offset");
       offsets.push_back(static_cast<std::uint32_t>(off));
     }
+    if (!NextField(rest).empty()) return Bad(path, line_no, "malformed index line");
     ++n_lemmas;
-    longest_lemma = std::max(longest_lemma, f[0].size());
-  }
-  return Status::Ok();
+    longest_lemma = std::max(longest_lemma, lemma.size());
+    return Status::Ok();
+  });
 }
 
 Status WordNet::Impl::ReadExceptions(int pos, const std::string& path) {
   Result<std::string> text = ReadRegularFile(path, "a WordNet exception list");
   if (!text) return text.error();
   auto& map = exceptions[pos];
-  std::size_t line_no = 0;
-  for (std::string_view line : SplitOn(*text, "\n")) {
-    ++line_no;
-    const std::vector<std::string_view> f = SplitWhitespace(line);
-    if (f.empty()) continue;
-    std::vector<std::string>& bases = map[std::string(f[0])];
-    bases.assign(f.begin() + 1, f.end());
-  }
-  return Status::Ok();
+  return ForEachLine(*text, [&](std::string_view line, std::size_t) {
+    std::string_view rest = line;
+    const std::string_view inflected = NextField(rest);
+    if (inflected.empty()) return Status::Ok();
+    std::vector<std::string>& bases = map[std::string(inflected)];
+    bases.clear();
+    for (std::string_view f = NextField(rest); !f.empty(); f = NextField(rest)) bases.emplace_back(f);
+    return Status::Ok();
+  });
 }
 
 // Every offset an index names must start a line of the data file with that 8-digit offset (nltk checks
 // it when it reads the synset), so that lookups cannot fail later.
 Status WordNet::Impl::CheckOffsets(int pos) {
-  const std::string& data = data_text[pos];
-  const std::string path = dir + "/data." + kSuffix[pos];
-  for (const auto& [lemma, per_pos] : index) {
-    for (std::uint32_t off : per_pos[pos]) {
-      char want[16];
-      std::snprintf(want, sizeof want, "%08u ", off);
-      if (off + 9 > data.size() || (off > 0 && data[off - 1] != '\n') || data.compare(off, 9, want) != 0) {
-        return Error{path + ": no synset at offset " + std::to_string(off) + " (named by index." + kSuffix[pos] +
-                         " for '" + std::string(lemma) + "'; expected a WordNet 3.0 database, wndb(5WN))",
+  const std::string_view data = data_text[pos];
+  for (const auto& [lemma, e] : index) {
+    for (std::uint32_t off : Offsets(e, pos)) {
+      bool ok = off + 9 <= data.size() && (off == 0 || data[off - 1] == '\n') && data[off + 8] == ' ';
+      std::uint64_t v = 0;
+      for (std::size_t k = 0; ok && k < 8; ++k) {
+        const char c = data[off + k];
+        ok = c >= '0' && c <= '9';
+        v = v * 10 + static_cast<std::uint64_t>(c - '0');
+      }
+      if (!ok || v != off) {
+        return Error{dir + "/data." + kSuffix[pos] + ": no synset at offset " + std::to_string(off) +
+                         " (named by index." + kSuffix[pos] + " for '" + std::string(lemma) +
+                         "'; expected a WordNet 3.0 database, wndb(5WN))",
                      ErrorKind::kInput};
       }
     }
@@ -298,7 +345,7 @@ std::vector<std::string_view> WordNet::Synonyms(std::string_view word_in) const 
   for (int pos = 0; pos < 4; ++pos) {
     for (const std::string& form : Morphy(word, kPos[pos])) {
       auto it = impl_->index.find(form);
-      for (std::uint32_t off : it->second[pos]) impl_->SynsetNames(pos, off, &names);
+      for (std::uint32_t off : impl_->Offsets(it->second, pos)) impl_->SynsetNames(pos, off, &names);
     }
   }
   std::vector<std::string_view> out(names.begin(), names.end());
