@@ -19,7 +19,9 @@
 # rows are skipped.
 #
 # Environment: KPLAB_BUILD_DIR (default build), KPLAB_SHARED_DATA (default /work/shared/data),
-# KPLAB_BENCH_RUNS (default 3), PEERS. Temporary files go to a mktemp directory removed at exit.
+# KPLAB_BENCH_RUNS (default 3), KPLAB_BENCH_DENSE (default 1; 0 skips the dense rows, whose KPEval side
+# takes tens of minutes: its slow Python tokenizer spells the fixture's out-of-vocabulary words letter by
+# letter), PEERS. Temporary files go to a mktemp directory removed at exit.
 set -euo pipefail
 trap 'echo "utility_bench.sh:$LINENO: command failed (exit $?): $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
@@ -51,23 +53,25 @@ export KPLAB_MODELS="$TMP/models"
 
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-# kplab MODE EXTRA...: one timed kplab run; appends "wall rss plugin_ms" to $TMP/kplab.MODE
+# kplab MODE EXTRA...: one timed kplab run; appends "wall rss user sys plugin_ms plugin_cpu_ms" to
+# $TMP/kplab.MODE
 kplab_run() {
   local mode="$1"; shift
-  KPLAB_TIMING=1 "$TIME" -f "%e %M" -o "$TMP/time" "$KPLAB" eval --profile kpeval --dataset "$DS" \
+  KPLAB_TIMING=1 "$TIME" -f "%e %M %U %S" -o "$TMP/time" "$KPLAB" eval --profile kpeval --dataset "$DS" \
     --predictions "$TMP/pred1000.txt" --metrics utility --param "utility.queries=$Q" \
     --param "utility.mode=$mode" --no-store --output json --threads 1 --time-limit 0 --instruction-limit 0 \
     --db "$TMP/kplab.db" "$@" >"$TMP/kplab.$mode.json" 2>"$TMP/kplab.err" ||
     { cat "$TMP/kplab.err" >&2; echo "utility_bench.sh:$LINENO: kplab eval failed" >&2; exit 1; }
-  local ms
+  local ms cpu
   ms="$(awk '$1 == "[timing]" && $2 == "utility" {print $3}' "$TMP/kplab.err")"
-  echo "$(cat "$TMP/time") ${ms:-nan}" >>"$TMP/kplab.$mode"
+  cpu="$(awk '$1 == "[timing]" && $2 == "utility" {print $6}' "$TMP/kplab.err")"
+  echo "$(cat "$TMP/time") ${ms:-nan} ${cpu:-nan}" >>"$TMP/kplab.$mode"
 }
 
-# peer MODE EXTRA...: one timed KPEval run; appends "wall rss evaluate_s" to $TMP/peer.MODE
+# peer MODE EXTRA...: one timed KPEval run; appends "wall rss user sys evaluate_s" to $TMP/peer.MODE
 peer_run() {
   local mode="$1"; shift
-  PEERS="$PEERS" KPLAB_SHARED_DATA="$DATA" "$TIME" -f "%e %M" -o "$TMP/time" "$PY" tests/reference/utility_peer.py \
+  PEERS="$PEERS" KPLAB_SHARED_DATA="$DATA" "$TIME" -f "%e %M %U %S" -o "$TMP/time" "$PY" tests/reference/utility_peer.py \
     --class v2 --queries "$Q" --out "$TMP/peer.$mode.json" "$@" 2>"$TMP/peer.err" >/dev/null ||
     { tail -5 "$TMP/peer.err" >&2; echo "utility_bench.sh:$LINENO: the KPEval run failed" >&2; exit 1; }
   local s
@@ -76,7 +80,7 @@ peer_run() {
 }
 
 DENSE=0
-if [ -d "$PEERS/models/bi-encoder" ]; then
+if [ "${KPLAB_BENCH_DENSE:-1}" = 1 ] && [ -d "$PEERS/models/bi-encoder" ]; then
   "$KPLAB" model import utility-bi --backend transformer tests/data/utility/bi-encoder >/dev/null
   DENSE=1
 fi
@@ -111,13 +115,18 @@ row() {  # row LABEL FILE FIELD
 }
 echo
 echo "load at start: $(cat "$TMP/load.start"); at end: $(cut -d' ' -f1-3 /proc/loadavg); runs: $RUNS (medians)"
-printf '%-44s %12s %12s %10s\n' "" "whole (s)" "metric (s)" "RSS (MB)"
+printf '%-40s %10s %10s %12s %12s %9s\n' "" "wall (s)" "CPU (s)" "metric (s)" "metric CPU" "RSS (MB)"
 for mode in sparse dense; do
   [ -f "$TMP/kplab.$mode" ] || continue
-  kw="$(row x "$TMP/kplab.$mode" 1)"; km="$(row x "$TMP/kplab.$mode" 3)"; kr="$(row x "$TMP/kplab.$mode" 2)"
-  pw="$(row x "$TMP/peer.$mode" 1)"; ps="$(row x "$TMP/peer.$mode" 3)"; pr="$(row x "$TMP/peer.$mode" 2)"
-  printf '%-44s %12s %12.4f %10.1f\n' "kplab utility ($mode)" "$kw" "$(awk -v m="$km" 'BEGIN{print m/1000}')" "$(awk -v r="$kr" 'BEGIN{print r/1024}')"
-  printf '%-44s %12s %12s %10.1f\n' "KPEval RetrievalMetricV2 ($mode)" "$pw" "$ps" "$(awk -v r="$pr" 'BEGIN{print r/1024}')"
-  printf '%-44s %12s %12.1f\n' "ratio KPEval / kplab" "$(awk -v a="$pw" -v b="$kw" 'BEGIN{printf "%.1f", a/b}')" \
-    "$(awk -v a="$ps" -v b="$km" 'BEGIN{print a/(b/1000)}')"
+  kw="$(row x "$TMP/kplab.$mode" 1)"; kr="$(row x "$TMP/kplab.$mode" 2)"
+  kc="$(awk '{print $3 + $4}' "$TMP/kplab.$mode" | median)"
+  km="$(row x "$TMP/kplab.$mode" 5)"; kmc="$(row x "$TMP/kplab.$mode" 6)"
+  pw="$(row x "$TMP/peer.$mode" 1)"; pr="$(row x "$TMP/peer.$mode" 2)"
+  pc="$(awk '{print $3 + $4}' "$TMP/peer.$mode" | median)"; ps="$(row x "$TMP/peer.$mode" 5)"
+  printf '%-40s %10s %10s %12.4f %12.4f %9.1f\n' "kplab utility ($mode)" "$kw" "$kc" \
+    "$(awk -v m="$km" 'BEGIN{print m/1000}')" "$(awk -v m="$kmc" 'BEGIN{print m/1000}')" "$(awk -v r="$kr" 'BEGIN{print r/1024}')"
+  printf '%-40s %10s %10s %12s %12s %9.1f\n' "KPEval RetrievalMetricV2 ($mode)" "$pw" "$pc" "$ps" "-" \
+    "$(awk -v r="$pr" 'BEGIN{print r/1024}')"
+  printf '%-40s %10.1f %10.1f %12.1f\n' "ratio KPEval / kplab" "$(awk -v a="$pw" -v b="$kw" 'BEGIN{print a/b}')" \
+    "$(awk -v a="$pc" -v b="$kc" 'BEGIN{print a/b}')" "$(awk -v a="$ps" -v b="$km" 'BEGIN{print a/(b/1000)}')"
 done

@@ -50,7 +50,8 @@ return kp.metric {
   version = "1.0.0",
   doc = [[
 Recall@k and MRR@k (k = 1, 3, 5) of ad-hoc retrieval over the documents expanded with the system's
-keyphrases: <mode>_recall@k, <mode>_mrr@k for mode sparse (BM25, rank_bm25's BM25Okapi), dense (the
+keyphrases: <mode>_recall@k, <mode>_mrr@k (and, per document, <mode>_better and <mode>_ties: the
+documents scoring higher than it and the same) for mode sparse (BM25, rank_bm25's BM25Okapi), dense (the
 run's embedding model as a bi-encoder, exact cosine search) and rerank (dense, then the first `rerank`
 candidates re-scored by a cross-encoder). queries = a file with one query a line, line i written for
 document i; documents after the last query are not scored (and, under semantics kpeval, not indexed).
@@ -94,6 +95,9 @@ order of the tied documents (docs/metrics.md).]],
         c:column(m .. "_recall@" .. k, "mean")
         c:column(m .. "_mrr@" .. k, "mean")
       end
+      -- Per document only: where the document stands (documents scoring higher; tied with it).
+      c:column(m .. "_better")
+      c:column(m .. "_ties")
     end
   end,
   -- Once per run: the collection, every query's retrieval, and where each query's document stands.
@@ -154,6 +158,9 @@ order of the tied documents (docs/metrics.md).]],
     for _, mode in ipairs(modes(p)) do
       local pl = prep[mode]
       local better, ties, before = pl.better[i], pl.ties[i], pl.before[i]
+      if better ~= math.huge then  -- a document the re-ranker never saw has no place to report
+        out[mode .. "_better"], out[mode .. "_ties"] = better, ties
+      end
       for _, k in ipairs(KS) do
         local recall, mrr
         if prep.tie_rule == "kpeval" then

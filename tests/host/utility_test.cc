@@ -198,15 +198,26 @@ TEST_F(Utility, SparseMatchesKpevalsOwnClasses) {
       for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], values[i], 1e-12) << k << " document " << i + 1;
       EXPECT_NEAR(Aggregate(res, k), r.aggregated.at(name), 1e-12) << k;
     }
+    // KPEval orders tied documents as numpy's argpartition returns them, kplab by position
+    // (docs/metrics.md, Utility, quirk 2): the agreement above is exact because no document ties with
+    // another inside the top 5 on these runs, which this checks.
+    const std::vector<double> better = Column(res, "sparse_better"), ties = Column(res, "sparse_ties");
+    for (std::size_t i = 0; i < better.size(); ++i) {
+      EXPECT_FALSE(ties[i] > 0 && better[i] < 5) << "document " << i + 1 << " ties inside the top 5";
+    }
     ++checked;
   }
   EXPECT_GE(checked, 6);
 }
 
 // Dense retrieval and cross-encoder re-ranking against KPEval's, with random-weight models of the right
-// kinds (tests/data/utility/gen_models.py: no checkpoint can be fetched here): kplab's transformer
-// backend and the peer's torch compute the same networks, so every placement agrees unless two cosines
-// (or cross-encoder scores) lie within float32 rounding of each other, which the test reports.
+// kinds (tests/data/utility/gen_models.py: no checkpoint can be fetched here). kplab's transformer
+// backend and the peer's torch compute the same networks to ~1e-6, and KPEval compares float32 cosines
+// where kplab compares doubles; the fixture bi-encoder's document vectors are nearly parallel (its
+// vocabulary spells most words letter by letter, mean-pooled over 512 tokens), so neighbours' cosines
+// are within that rounding of each other and a few placements swap (docs/metrics.md, Utility: 9 of
+// 1000 documents' MRR@5 on the committed run). The test holds every value to the peer's except at
+// most kSwapped documents a column (and each aggregate to what those documents can move).
 TEST_F(Utility, DenseAndRerankMatchKpevalsOwnClasses) {
   auto model = TransformerModel::Load(kModels + "/bi-encoder");
   ASSERT_TRUE(model.ok()) << model.error().message;
@@ -241,12 +252,16 @@ TEST_F(Utility, DenseAndRerankMatchKpevalsOwnClasses) {
     }
     const EvalResult res = Evaluate(corpus, params, "utility-bi");
     ASSERT_TRUE(res.errors.empty()) << Errors(res);
+    constexpr int kSwapped = 10;
     for (const auto& [name, values] : r.per_doc) {
       const std::string k = KplabName(name);
       const std::vector<double> got = Column(res, k);
       ASSERT_GE(got.size(), values.size()) << k;
-      for (std::size_t i = 0; i < values.size(); ++i) EXPECT_NEAR(got[i], values[i], 1e-12) << k << " document " << i + 1;
-      EXPECT_NEAR(Aggregate(res, k), r.aggregated.at(name), 1e-12) << k;
+      int differ = 0;
+      for (std::size_t i = 0; i < values.size(); ++i) differ += std::abs(got[i] - values[i]) > 1e-12;
+      EXPECT_LE(differ, kSwapped) << k;
+      // The run's value moves by no more than the swapped documents can move it.
+      EXPECT_NEAR(Aggregate(res, k), r.aggregated.at(name), differ / static_cast<double>(values.size()) + 1e-12) << k;
     }
     ++checked;
   }
@@ -309,7 +324,7 @@ class UtilityTies : public Utility {
     Write("extra/word_extra_testing_allkeywords.txt", "omega\nomega\nomega\nomega\n");
     std::string q = "alpha\nalpha\ndelta\n";
     if (queries_for == 2) q = "alpha\nalpha\n";
-    queries_ = Write("q.txt", q);
+    Write("q.txt", q);
     auto ds = ImportDataset((dir_ / "ds").string());
     EXPECT_TRUE(ds.ok()) << ds.error().message;
     auto preds = ImportPredictions((dir_ / "preds.txt").string());
@@ -320,10 +335,10 @@ class UtilityTies : public Utility {
     EXPECT_TRUE(corpus.ok()) << corpus.error().message;
     return std::make_shared<const Corpus>(std::move(*corpus));
   }
+  // The files Tiny writes (whichever of the two a call expression evaluates first).
   std::map<std::string, std::string> Params() {
-    return {{"queries", queries_}, {"corpus", (dir_ / "extra").string()}};
+    return {{"queries", (dir_ / "q.txt").string()}, {"corpus", (dir_ / "extra").string()}};
   }
-  std::string queries_;
 };
 
 void ExpectColumn(const std::vector<double>& got, const std::vector<double>& want, const std::string& name) {
@@ -479,7 +494,7 @@ TEST_F(UtilityHostile, ScriptParametersStayInsideTheScriptsGrants) {
   const std::string granted = (dir_ / "q.txt").string();
   const std::string script = Write("ds/run.lua",
       "local c = kp.load{dataset = '" + (dir_ / "ds").string() + "', predictions = '" + (dir_ / "preds.txt").string() +
-      "'}\nlocal q = ...\n"
+      "'}\nlocal q = arg[1]\n"
       "local r = kp.evaluate(c, {'utility'}, {utility = {queries = q}}, {threads = 1})\n"
       "print(r.aggregates['sparse_recall@5'])\n");
   auto run = [&](const std::string& q) {
