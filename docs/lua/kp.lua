@@ -161,6 +161,24 @@ function kp.greedy_match(S, row_weights, col_weights) end
 ---@return {p: number, r: number, f: number}
 function kp.bertscore_baseline(path, layer) end
 
+---Ad-hoc retrieval for the utility metric (plugins/utility.lua; docs/metrics.md, Utility): the collection
+---of documents, BM25 as rank_bm25's BM25Okapi and exact cosine search run in C++; each returns, per
+---query i, where document i (the one the query was written for) stands.
+---@class kp.retrieval
+kp.retrieval = {}
+
+---The lines of a query file, each stripped as Python's str.strip() (line i: the query for document i).
+---Reads only a path the user set as one of the plugin's string parameters, inside prepare (and, in a
+---run started by a confined script, only inside its read grants). Errors: "PATH:LINE: invalid UTF-8
+---(...)", an empty file, a FIFO or directory, a missing file.
+---@param path string
+---@return string[]
+function kp.retrieval.read_queries(path) end
+
+---An empty RetrievalCollection.
+---@return RetrievalCollection
+function kp.retrieval.collection() end
+
 -- ---- script API -----------------------------------------------------------------------------------
 
 ---(scripts) Imports a dataset (and optionally a system's predictions) and normalizes it under a profile,
@@ -650,6 +668,7 @@ function Corpus:doc(i) end
 ---One document as a metric sees it, after the profile's filtering and dedup.
 ---@class Document
 ---@field id string the document's id
+---@field index integer the document's position in its corpus (1-based): corpus:doc(doc.index) is doc
 ---@field has_text boolean whether the source text is known (present/absent need it)
 ---@field preds KeyphraseList predictions in rank order
 ---@field refs KeyphraseList references in file order
@@ -767,6 +786,44 @@ function Match:first_hit() end
 ---The hit flags as booleans.
 ---@return boolean[]
 function Match:flags() end
+
+---Documents for retrieval, kept in C++ memory (counted in the plugin's memory cap). Each document has
+---two parts, its keyphrases and its text, tokenized apart for BM25. #col is the number of documents.
+---A placement is {better = {...}, ties = {...}, before = {...}}: for query i, how many documents
+---score higher than document i, how many the same, and how many of those come before it (a target a
+---re-ranker never saw: better = math.huge).
+---@class RetrievalCollection
+local RetrievalCollection = {}
+
+---Adds one document; returns its index. Both strings must be valid UTF-8.
+---@param keyphrases string
+---@param text string
+---@return integer
+function RetrievalCollection:add(keyphrases, text) end
+
+---Adds every document of a dataset (any format kplab reads; a path the user named, as read_queries):
+---keyphrases = its references joined by keyphrase_sep, text = its title (title_only) or title, a space
+---and body. Returns the number added.
+---@param path string
+---@param opts? {title_only?: boolean, keyphrase_sep?: string, strip_keyphrases?: boolean, lowercase?: boolean, format?: string}
+---@return integer
+function RetrievalCollection:add_dataset(path, opts) end
+
+---BM25 (rank_bm25 0.2.2's BM25Okapi; KPEval's tokenizer: lower-case, strip punctuation, drop
+---scikit-learn's English stop words) of query i against every document: document i's placement.
+---@param queries string[]
+---@param opts? {k1?: number, b?: number, epsilon?: number}
+---@return {better: number[], ties: number[], before: number[]}
+function RetrievalCollection:bm25(queries, opts) end
+
+---Exact cosine search with the run's embedding model (needs = {"model"}): documents embedded as
+---keyphrases .. join .. text, both sides cut to max_seq_length tokens; with cross_encoder (a snapshot
+---directory the user named), the first `rerank` documents by cosine re-scored by it, on (query, text)
+---or, with rerank_keyphrases, (query, keyphrases .. join .. text).
+---@param queries string[]
+---@param opts? {max_seq_length?: integer, join?: string, cross_encoder?: string, rerank?: integer, rerank_keyphrases?: boolean, rerank_max_length?: integer}
+---@return {dense: table, rerank: table|nil}
+function RetrievalCollection:dense(queries, opts) end
 
 ---A dense matrix of numbers kept in C++ memory (similarities from ctx.cosine, list:match_pairs,
 ---kp.matrix). #M is the number of rows. Indices are 1-based.

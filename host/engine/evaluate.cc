@@ -296,6 +296,8 @@ bool PlanNeeds(const std::vector<MetricPlugin>& plugins, PlanRequest& plan) {
       // Token embeddings are computed per call (contextual: no phrase cache), but the run loads the
       // model, so a model without them fails here, before any document is scored.
       if (need == "tokens") plan.tokens = any = true;
+      // The model itself (the utility metric's bi-encoder embeds documents and queries while preparing).
+      if (need == "model") any = true;
     }
   }
   return any;
@@ -674,6 +676,7 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
   if (req.shard) run.shard = ShardInfo{req.shard->index, req.shard->count, static_cast<int64_t>(shard_begin),
                                        static_cast<int64_t>(shard_end)};
   RunContext rctx{corpus.dataset_name, run.system, space};
+  rctx.read_outside = req.read_outside;
   rctx.begin = shard_begin;
   rctx.end = shard_end;
   rctx.keep_slots = req.shard.has_value() || req.ci.has_value();

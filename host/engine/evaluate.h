@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -63,6 +64,9 @@ struct EvalRequest {
   // selected metric must be re-runnable (NotResampleable), checked before anything is scored. The run
   // then keeps its slots (EvalResult.slots), which `kplab runs compare` resamples.
   std::optional<CiOptions> ci;
+  // Set by kp.evaluate in a confined script (kplab run, the REPL): why a path is outside the script's
+  // read grants ("" = inside). Files a plugin reads from its parameters must pass it (RunContext).
+  std::function<std::string(const std::string&)> read_outside;
 };
 
 // "I/N" (as --shard takes it) -> the shard, or a usage error naming what is wrong.

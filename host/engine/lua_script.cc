@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <limits>
 #include <optional>
@@ -92,6 +93,37 @@ void CheckAccess(lua_State* L, const std::string& what, std::string_view path, b
                : ": outside the directories scripts may read (the current directory, --allow-read DIR and "
                  "--allow-write DIR)"));
   }
+}
+
+// For kp.evaluate in a confined script: a function that says why a path is outside the script's read
+// grants ("" when inside), for the files plugins read from their parameters (FileReadGrant). The
+// grants are copied: the run may outlive nothing of the script's state. Unconfined: an empty function.
+std::function<std::string(const std::string&)> ReadOutside(lua_State* L) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kGrantsKey) != LUA_TTABLE) {  // [grants]
+    lua_pop(L, 1);
+    return {};
+  }
+  std::vector<std::string> dirs;
+  for (const char* key : {"write", "read"}) {
+    lua_getfield(L, -1, key);  // [grants, dirs]
+    const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
+    for (lua_Integer i = 1; i <= n; ++i) {
+      lua_rawgeti(L, -1, i);
+      dirs.emplace_back(lua_tostring(L, -1));
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return [dirs = std::move(dirs)](const std::string& path) -> std::string {
+    Result<fs::path> resolved = Resolve(path);
+    if (!resolved) return path + ": " + resolved.error().message;
+    for (const std::string& d : dirs) {
+      if (Within(*resolved, d)) return "";
+    }
+    return path + ": outside the directories scripts may read (the current directory, --allow-read DIR and "
+                  "--allow-write DIR)";
+  };
 }
 
 // The string argument at idx, NUL bytes kept (luaL_checkstring would cut the name at the first one).
@@ -343,6 +375,7 @@ int LuaEvaluate(lua_State* L) {
   }
   if (db && *db != ":memory:") CheckAccess(L, "kp.evaluate: opts.db", *db, true);
   req.profile = corpus->profile.name;
+  req.read_outside = ReadOutside(L);
   req.cache_db = db.value_or(RunStore::DefaultPath());
   auto res = EvaluateCorpus(corpus, req);
   if (!res) return luaL_error(L, "kp.evaluate: %s", res.error().message.c_str());

@@ -26,7 +26,8 @@ constexpr const char* kKnownFields[] = {"name", "version", "doc", "params", "nee
 constexpr const char* kKnownFieldsV2[] = {"name", "version", "doc", "params", "needs", "check", "subsets",
                                           "columns", "score", "unmergeable", "prepare"};
 constexpr const char* kSubsets[] = {"all", "present", "absent"};
-constexpr const char* kKnownNeeds[] = {"source", "embeddings", "embeddings:stems", "neighbors", "pairs", "tokens"};
+constexpr const char* kKnownNeeds[] = {"source", "embeddings", "embeddings:stems", "model", "neighbors", "pairs",
+                                         "tokens"};
 
 // Describes a table key for messages: 'scroe' for strings, [1] for anything else.
 std::string KeyText(lua_State* L, int idx) {

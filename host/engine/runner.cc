@@ -615,7 +615,8 @@ std::optional<ScriptError> MetricRunner::Prepare(LuaVm& vm, const MetricPlugin& 
     lua_State* L;
     ~Grant() { GrantFileReads(L, nullptr); }
   } grant{L};
-  GrantFileReads(L, &plugin.user_strings);
+  const FileReadGrant reads{&plugin.user_strings, rc_.read_outside};
+  GrantFileReads(L, &reads);
   if (std::optional<ScriptError> err = vm.Call(3, 1, plugin.name)) {
     lua_settop(L, top);
     err->plugin = plugin.name;

@@ -56,6 +56,9 @@ struct RunContext {
   // embeddings still see the whole corpus).
   std::size_t begin = 0, end = 0;
   bool keep_slots = false;  // fill PluginOutcome::slots
+  // A run started by a confined script: why a path is outside its read grants ("" = inside); plugin
+  // file reads (FileReadGrant) must pass it too. Empty: not confined.
+  std::function<std::string(const std::string&)> read_outside;
 };
 
 // Canonical display order of metric names (subset, then segments compared naturally).

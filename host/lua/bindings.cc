@@ -7,7 +7,8 @@ const std::vector<ModuleInstaller>& AllModules() {
   static const std::vector<ModuleInstaller> modules = {&InstallText, &InstallCorpus, &InstallEmbed, &InstallPlot,
                                                         &InstallStats, &InstallCalib, &InstallHomog,
                                                         &InstallParams, &InstallKernels, &InstallTokens,
-                                                        &InstallTextMetrics};
+                                                        &InstallTextMetrics,
+                                                        &InstallRetrieval};
   return modules;
 }
 

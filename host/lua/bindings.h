@@ -2,6 +2,7 @@
 // installer registered in AllModules(). A binding checks its arguments, calls core, pushes results.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <set>
 #include <span>
@@ -76,6 +77,8 @@ void AddPairsCtx(lua_State* L, const std::shared_ptr<const Corpus>& corpus,
 struct EmbeddingSpace;
 // Makes `space` the one kp.neighbors and the ctx functions of this VM use (nullptr: none).
 void SetEmbeddingSpace(lua_State* L, std::shared_ptr<const EmbeddingSpace> space);
+// The VM's space (the run's model and planned vectors), or nullptr without one. [-0, +0]
+const EmbeddingSpace* RunEmbeddingSpace(lua_State* L);
 // Adds ctx.cosine, ctx.embedding and ctx.model to the table on top of the stack when the VM has a
 // space. [-0, +0]
 void AddEmbeddingCtx(lua_State* L);
@@ -86,10 +89,20 @@ void InstallTokens(lua_State* L);
 // Makes `space`'s model the one ctx.token_embeddings uses in this VM (nullptr: none); SetEmbeddingSpace
 // calls it.
 void SetTokenSpace(lua_State* L, std::shared_ptr<const EmbeddingSpace> space);
-// The paths kp.bertscore_baseline may read in this VM until the next call (nullptr: none, the default):
-// the runner grants a plugin's user-set string parameters while its prepare runs. `paths` must outlive
-// the grant. [-0, +0]
-void GrantFileReads(lua_State* L, const std::set<std::string>* paths);
+// What plugin code may read while its prepare runs (kp.bertscore_baseline, kp.retrieval): a path the
+// user set as one of the plugin's string parameters (`named`), and, when a confined script started the
+// run (kplab run, the REPL: kp.evaluate), only inside that script's read grants (`outside` returns why
+// a path is not, "" when it is; empty function: not confined).
+struct FileReadGrant {
+  const std::set<std::string>* named = nullptr;
+  std::function<std::string(const std::string& path)> outside;
+};
+// Makes `grant` the one in effect in this VM until the next call (nullptr: none, the default). The
+// runner grants while a plugin's prepare runs; `grant` must outlive it. [-0, +0]
+void GrantFileReads(lua_State* L, const FileReadGrant* grant);
+// Raises "FN reads only a file the user named: ..." unless the grant in effect allows reading `path`
+// (the one place plugin file reads are decided, to move onto the file gate). [-0, +0, v]
+void CheckUserNamedFile(lua_State* L, const std::string& path, const char* fn);
 // Adds ctx.token_embeddings to the table on top of the stack when the VM has a space. [-0, +0]
 void AddTokensCtx(lua_State* L);
 // The error for a model without token embeddings (token_layers() < 0): names the metric (when not
@@ -98,6 +111,8 @@ std::string NoTokenEmbeddingsMessage(const EmbeddingSpace& s, std::string_view m
 
 // lua_textmetrics.cc: kp.textmetrics (ROUGE, METEOR, Self-BLEU and Indel counting; kplab/textmetrics.h).
 void InstallTextMetrics(lua_State* L);
+// lua_retrieval.cc: kp.retrieval (the utility metric's collection, BM25 and dense search).
+void InstallRetrieval(lua_State* L);
 
 // Pushes a Matrix userdata (lua_embed.cc) holding `m`.
 void PushMatrix(lua_State* L, Matrix m);

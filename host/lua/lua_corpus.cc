@@ -432,6 +432,9 @@ int DocIndex(lua_State* L) {
     PushAll(L, d, d->doc->ref_view_dups());
   } else if (key == "id") {
     lua_pushlstring(L, d->doc->id.data(), d->doc->id.size());
+  } else if (key == "index") {
+    // The document's position in its corpus (1-based): corpus:doc(doc.index) is doc.
+    lua_pushinteger(L, static_cast<lua_Integer>(d->doc - d->corpus->docs.data()) + 1);
   } else if (key == "has_text") {
     lua_pushboolean(L, d->doc->has_text);
   } else if (key == "source") {

@@ -456,6 +456,8 @@ int KpMatrix(lua_State* L) {
 
 const Matrix& CheckMatrixArg(lua_State* L, int idx) { return CheckMatrix(L, idx)->m; }
 
+const EmbeddingSpace* RunEmbeddingSpace(lua_State* L) { return GetSpace(L); }
+
 void PushMatrix(lua_State* L, Matrix m) {
   HeldMemory held = HoldNative(L, m.v.capacity() * sizeof(double), "the Matrix");
   NewUserdata<MatrixUd>(L, kMatrixMeta, MatrixUd{std::move(m), std::move(held)});

@@ -255,20 +255,10 @@ int KpGreedyMatch(lua_State* L) {
 
 // kp.bertscore_baseline(path, layer) -> {p =, r =, f =}: the row of `layer` in a bert_score baseline file
 // (CSV with the header LAYER,P,R,F, one row per layer), for rescaling (x - b) / (1 - b).
-const char kGrantKey = 0;  // registry key: light userdata, the std::set<std::string> of readable paths
-
 int KpBertscoreBaseline(lua_State* L) {
   const std::string path = luaL_checkstring(L, 1);
   const lua_Integer layer = luaL_checkinteger(L, 2);
-  // Plugins have no file access (docs/plugins.md, Sandbox): the host reads only a path the user gave as
-  // one of the plugin's parameters, and only while its prepare runs.
-  lua_rawgetp(L, LUA_REGISTRYINDEX, &kGrantKey);
-  const auto* granted = static_cast<const std::set<std::string>*>(lua_touserdata(L, -1));
-  lua_pop(L, 1);
-  if (granted == nullptr || granted->count(path) == 0) {
-    return luaL_error(L, "kp.bertscore_baseline reads only a file the user named: the value of one of the "
-                      "plugin's string parameters set for the run (--param METRIC.NAME=PATH), inside prepare");
-  }
+  CheckUserNamedFile(L, path, "kp.bertscore_baseline");
   constexpr const char* kExpected = "a BERTScore baseline CSV with the header LAYER,P,R,F";
   {
     std::error_code ec;
@@ -377,13 +367,34 @@ void SetTokenSpace(lua_State* L, std::shared_ptr<const EmbeddingSpace> space) {
   lua_rawsetp(L, LUA_REGISTRYINDEX, &kSpaceKey);
 }
 
-void GrantFileReads(lua_State* L, const std::set<std::string>* paths) {
-  if (paths == nullptr) {
+namespace {
+const char kGrantKey = 0;  // registry key: light userdata, the FileReadGrant in effect
+}  // namespace
+
+void GrantFileReads(lua_State* L, const FileReadGrant* grant) {
+  if (grant == nullptr) {
     lua_pushnil(L);
   } else {
-    lua_pushlightuserdata(L, const_cast<std::set<std::string>*>(paths));
+    lua_pushlightuserdata(L, const_cast<FileReadGrant*>(grant));
   }
   lua_rawsetp(L, LUA_REGISTRYINDEX, &kGrantKey);
+}
+
+void CheckUserNamedFile(lua_State* L, const std::string& path, const char* fn) {
+  // Plugins have no file access (docs/plugins.md, Sandbox): the host reads only a path the user gave as
+  // one of the plugin's parameters, and only while its prepare runs.
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &kGrantKey);
+  const auto* grant = static_cast<const FileReadGrant*>(lua_touserdata(L, -1));
+  lua_pop(L, 1);
+  if (grant == nullptr || grant->named == nullptr || grant->named->count(path) == 0) {
+    luaL_error(L, "%s reads only a file the user named: the value of one of the plugin's string parameters "
+               "set for the run (--param METRIC.NAME=PATH), inside prepare", fn);
+  }
+  // A run started by a confined script (kplab run, the REPL) reads only inside the script's grants: the
+  // script wrote the parameter, so naming a path does not grant it.
+  if (grant->outside) {
+    if (std::string why = grant->outside(path); !why.empty()) luaL_error(L, "%s: %s", fn, why.c_str());
+  }
 }
 
 void AddTokensCtx(lua_State* L) {

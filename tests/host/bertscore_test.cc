@@ -606,7 +606,7 @@ class BertscoreLua : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("kplab_bertscore_lua_" + std::to_string(::getpid()));
     fs::create_directories(dir_);
     // As the runner does for a plugin's prepare: the paths "the user named" may be read.
-    GrantFileReads(vm_.state(), &granted_);
+    GrantFileReads(vm_.state(), &grant_);
   }
   ~BertscoreLua() override { fs::remove_all(dir_); }
 
@@ -642,6 +642,7 @@ class BertscoreLua : public ::testing::Test {
   LuaVm vm_;
   fs::path dir_;
   std::set<std::string> granted_;
+  FileReadGrant grant_{&granted_, {}};
 };
 
 // The cosine matrix of doc 3 above: rows [CLS a , c SEP], columns [CLS b SEP].

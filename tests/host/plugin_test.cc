@@ -145,8 +145,8 @@ TEST_F(PluginTest, DeclarationErrors) {
   EXPECT_EQ(DeclError("param_bad"),
             "plugins/param_bad.lua: field 'params.k' must be a number, string or boolean");
   EXPECT_EQ(DeclError("needs_bad"),
-            "plugins/needs_bad.lua: field 'needs[1]' must be one of: source, embeddings, embeddings:stems, neighbors, "
-            "pairs, tokens");
+            "plugins/needs_bad.lua: field 'needs[1]' must be one of: source, embeddings, embeddings:stems, model, "
+            "neighbors, pairs, tokens");
   EXPECT_EQ(DeclError("unknown_field"), "plugins/unknown_field.lua: unknown field 'scroe'");
   EXPECT_EQ(DeclError("aggregate_bad"),
             "plugins/aggregate_bad.lua: field 'aggregate' must be a function");

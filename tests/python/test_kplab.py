@@ -172,6 +172,25 @@ class EvaluateTest(TempDirTest):
         self.assertIn("all.map@M", r["aggregates"])
         self.assertIn("kpeval", kplab.profiles())
 
+    def test_utility_with_a_query_file(self):
+        # Three documents; BM25 idf of a word in 1 of 3 documents is ln(2.5) - ln(1.5) > 0. Query 1
+        # "traffic" is in document a only, query 2 "keyphrase" in b only: each finds its document first.
+        # Query 3's word is in none: all three tie at 0, and kplab's rule gives recall@1 = 1/3.
+        docs = DOCS + [{"id": "c", "title": "Protein folding", "text": "Folding of proteins.",
+                        "keyphrases": ["protein folding"]}]
+        queries = os.path.join(self.tmp, "q.txt")
+        with open(queries, "w") as f:
+            f.write("traffic\nkeyphrase\nxyzzy\n")
+        r = kplab.evaluate(docs, PREDS + [["folding"]], metrics=["utility"], params={"utility.queries": queries})
+        got = values(r["per_document"]["sparse_recall@1"])
+        self.assertEqual(got[:2], [1.0, 1.0])
+        self.assertAlmostEqual(got[2], 1 / 3, places=15)
+        self.assertAlmostEqual(r["aggregates"]["sparse_recall@1"], (2 + 1 / 3) / 3, places=15)
+        with self.assertRaisesRegex(kplab.Error, r"q\.txt: 4 queries for 3 documents"):  # names the file
+            with open(queries, "a") as f:
+                f.write("one more\n")
+            kplab.evaluate(docs, PREDS + [["folding"]], metrics=["utility"], params={"utility.queries": queries})
+
     def test_refs_stemmed(self):
         # A reference released Porter-stemmed ("databas", as Meng-2017's SemEval gold): nltk stems it
         # again to "databa", so the prediction "database" (stem "databas") only matches it as given.

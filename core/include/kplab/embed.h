@@ -56,6 +56,14 @@ class Embedder {
   // max_seq_length). Thread-safe. The default says the backend has none.
   virtual Status EmbedTokens(const std::vector<std::string_view>& texts, int layer,
                              TokenBatch& out) const;
+  // Embed with another token limit: sentence-transformers' `model.max_seq_length = n` (KPEval's
+  // retrieval sets 512 for whole documents), special tokens included, at most what the model's position
+  // table holds. Backends without a token limit (word vectors, Model2Vec, tables) ignore it.
+  virtual Status EmbedLimited(const std::vector<std::string_view>& texts, int max_tokens, float* out,
+                              std::uint8_t* has) const {
+    (void)max_tokens;
+    return Embed(texts, out, has);
+  }
 };
 
 }  // namespace kplab

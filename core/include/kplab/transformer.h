@@ -33,6 +33,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kplab/embed.h"
@@ -77,6 +78,19 @@ class TransformerModel final : public Embedder {
   int token_layers() const override;
   int token_max_length() const override;
   Status EmbedTokens(const std::vector<std::string_view>& texts, int layer, TokenBatch& out) const override;
+  // max_tokens is capped at the position table (minus MPNet's offset); errors: max_tokens < 3.
+  Status EmbedLimited(const std::vector<std::string_view>& texts, int max_tokens, float* out,
+                      std::uint8_t* has) const override;
+
+  // Cross-encoders (a BertForSequenceClassification checkpoint: pooler and classifier weights present):
+  // the number of outputs of the classifier, 0 for an encoder without one.
+  int num_labels() const;
+  // sentence-transformers' CrossEncoder.predict for a model with one label: per pair (a, b), the sigmoid
+  // of the logit of [CLS] a [SEP] b [SEP] (token types 0 then 1), cut to max_tokens tokens (0: the
+  // tokenizer's model_max_length) as transformers' 'longest_first' truncation cuts a pair. Errors: no
+  // one-label head, not BERT.
+  Result<std::vector<float>> ScorePairs(const std::vector<std::pair<std::string_view, std::string_view>>& pairs,
+                                        int max_tokens) const;
 
   const TransformerConfig& config() const;
   // The files the fingerprint covers, relative to the snapshot, in the order hashed.
@@ -97,7 +111,8 @@ class TransformerModel final : public Embedder {
 
  private:
   struct Impl;
-  Status EmbedUnchecked(const std::vector<std::string_view>& phrases, float* out, std::uint8_t* has) const;
+  Status EmbedUnchecked(const std::vector<std::string_view>& phrases, float* out, std::uint8_t* has,
+                        std::size_t max_len = 0) const;
   Status EmbedTokensUnchecked(const std::vector<std::string_view>& texts, int layer, TokenBatch& out) const;
   explicit TransformerModel(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;

@@ -283,6 +283,10 @@ class Fingerprinted final : public Embedder {
   Status EmbedTokens(const std::vector<std::string_view>& texts, int layer, TokenBatch& out) const override {
     return inner_->EmbedTokens(texts, layer, out);
   }
+  Status EmbedLimited(const std::vector<std::string_view>& texts, int max_tokens, float* out,
+                      std::uint8_t* has) const override {
+    return inner_->EmbedLimited(texts, max_tokens, out, has);
+  }
 
  private:
   std::shared_ptr<const Embedder> inner_;
@@ -455,6 +459,11 @@ class Deferred final : public Embedder {
   Status EmbedTokens(const std::vector<std::string_view>& texts, int layer, TokenBatch& out) const override {
     if (!Load()) return *error_;
     return loaded_->EmbedTokens(texts, layer, out);
+  }
+  Status EmbedLimited(const std::vector<std::string_view>& texts, int max_tokens, float* out,
+                      std::uint8_t* has) const override {
+    if (!Load()) return *error_;
+    return loaded_->EmbedLimited(texts, max_tokens, out, has);
   }
 
  private:

@@ -222,17 +222,24 @@ struct TransformerModel::Impl {
   std::vector<LayerWeights> layers;
   std::vector<float> rel_bias;  // mpnet: [buckets x heads]
   std::vector<int> bucket_of;   // mpnet: bucket of rel + (max_positions - 1)
+  // Cross-encoders (BertForSequenceClassification): token type 1's row, the pooler and the classifier,
+  // present when the checkpoint has them (LoadClassifierHead).
+  std::vector<float> type1;
+  Linear_ pooler, classifier;
 
   mutable std::atomic<bool> warned_cut{false};
 
   // Sequences of any lengths run together: their tokens are the rows of one matrix (seq i's rows
   // start at off[i]; off has one more entry, the total), every row-wise step (embeddings, Linear,
   // LayerNorm, GELU) runs over all rows, attention over each sequence's own rows. No padding.
-  void Embeddings(const std::vector<int>& ids, const std::vector<std::size_t>& off, float* x) const;
+  // types: per row, the token type (0 or 1: a pair's second sequence), or null for all 0.
+  void Embeddings(const std::vector<int>& ids, const std::vector<std::size_t>& off, float* x,
+                  const std::vector<std::uint8_t>* types = nullptr) const;
   // Runs `last` layers, keeping the output of each layer in `keep` when it is not null (keep[0] =
   // embeddings). x ends as the last one.
   void Run(const std::vector<int>& ids, const std::vector<std::size_t>& off, int last, std::vector<float>& x,
-           std::vector<std::vector<float>>* keep) const;
+           std::vector<std::vector<float>>* keep, const std::vector<std::uint8_t>* types = nullptr) const;
+  Status LoadClassifierHead(const Safetensors& st, const std::string& prefix, const std::vector<float>& token_types);
 };
 
 namespace {
@@ -497,6 +504,7 @@ Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::stri
       KP_TRY(t, Tensor(*st, "embeddings.token_type_embeddings.weight", prefix, {c.type_vocab, H},
                        fmt::format("config.json type_vocab_size {} x hidden_size {}", c.type_vocab, H)));
       impl->type0.assign(t.begin(), t.begin() + H);
+      if (Status head = impl->LoadClassifierHead(*st, prefix, t); !head.ok()) return head.error();
     }
     KP_TRY(g, Tensor(*st, "embeddings.LayerNorm.weight", prefix, {H}, why_h));
     KP_TRY(b, Tensor(*st, "embeddings.LayerNorm.bias", prefix, {H}, why_h));
@@ -735,7 +743,7 @@ bool TransformerModel::Tokenize(std::string_view text, std::size_t max_len, std:
 }
 
 void TransformerModel::Impl::Embeddings(const std::vector<int>& ids, const std::vector<std::size_t>& off,
-                                        float* x) const {
+                                        float* x, const std::vector<std::uint8_t>* types) const {
   const int H = cfg.hidden;
   for (std::size_t s = 0; s + 1 < off.size(); ++s) {
     std::size_t counted = 0;  // MPNet: tokens that are not padding so far
@@ -751,7 +759,8 @@ void TransformerModel::Impl::Embeddings(const std::vector<int>& ids, const std::
       if (type0.empty()) {
         for (int i = 0; i < H; ++i) row[i] = w[i] + p[i];
       } else {
-        for (int i = 0; i < H; ++i) row[i] = w[i] + type0[i] + p[i];
+        const float* t = types != nullptr && (*types)[r] == 1 ? type1.data() : type0.data();
+        for (int i = 0; i < H; ++i) row[i] = w[i] + t[i] + p[i];
       }
     }
   }
@@ -759,11 +768,12 @@ void TransformerModel::Impl::Embeddings(const std::vector<int>& ids, const std::
 }
 
 void TransformerModel::Impl::Run(const std::vector<int>& ids, const std::vector<std::size_t>& off, int last,
-                                 std::vector<float>& x, std::vector<std::vector<float>>* keep) const {
+                                 std::vector<float>& x, std::vector<std::vector<float>>* keep,
+                                 const std::vector<std::uint8_t>* types) const {
   const int H = cfg.hidden, I = cfg.intermediate, nh = cfg.heads, hd = head_dim;
   const std::size_t rows = off.back();
   x.resize(rows * H);
-  Embeddings(ids, off, x.data());
+  Embeddings(ids, off, x.data(), types);
   if (keep) keep->push_back(x);
   std::vector<float> qkv(rows * 3 * H), ctx(rows * H), tmp(rows * H), mid(rows * I), scores;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
@@ -899,7 +909,7 @@ Status TransformerModel::EmbedTokens(const std::vector<std::string_view>& texts,
 }
 
 Status TransformerModel::EmbedUnchecked(const std::vector<std::string_view>& phrases, float* out,
-                                        std::uint8_t* has) const {
+                                        std::uint8_t* has, std::size_t max_len) const {
   const auto& c = impl_->cfg;
   const int H = c.hidden, D = dims();
   const std::size_t n = phrases.size();
@@ -907,9 +917,9 @@ Status TransformerModel::EmbedUnchecked(const std::vector<std::string_view>& phr
   std::vector<std::uint8_t> sp;
   std::size_t first_cut = n;
   for (std::size_t i = 0; i < n; ++i) {
-    if (Tokenize(phrases[i], 0, ids[i], sp) && first_cut == n) first_cut = i;
+    if (Tokenize(phrases[i], max_len, ids[i], sp) && first_cut == n) first_cut = i;
   }
-  if (first_cut < n && !impl_->warned_cut.exchange(true)) {
+  if (first_cut < n && max_len == 0 && !impl_->warned_cut.exchange(true)) {
     std::string_view t = phrases[first_cut];
     std::size_t shown = std::min<std::size_t>(t.size(), 60);
     while (shown < t.size() && shown > 0 && IsUtf8Continuation(static_cast<unsigned char>(t[shown]))) --shown;
@@ -987,6 +997,122 @@ Status TransformerModel::EmbedTokensUnchecked(const std::vector<std::string_view
     }
   });
   return Status::Ok();
+}
+
+// ---- Retrieval (the utility metric): whole documents under a token limit of the caller's -------------
+
+Status TransformerModel::EmbedLimited(const std::vector<std::string_view>& texts, int max_tokens, float* out,
+                                      std::uint8_t* has) const {
+  const int cap = impl_->cfg.max_positions - impl_->pos_offset;
+  if (max_tokens < 3) return Error{fmt::format("a token limit of {} (expected at least 3)", max_tokens)};
+  try {
+    return EmbedUnchecked(texts, out, has, static_cast<std::size_t>(std::min(max_tokens, cap)));
+  } catch (const std::bad_alloc&) {
+    return Error{fmt::format("{}: out of memory embedding {} texts", impl_->dir, texts.size())};
+  }
+}
+
+// ---- Cross-encoders: BERT with a sequence-classification head (the utility metric's re-ranker) ---------
+
+// The head of a BertForSequenceClassification checkpoint, when it has one: token type 1's row, the
+// pooler (dense + tanh over the first token) and the classifier. A checkpoint without "classifier.weight"
+// is an encoder only; one with a classifier but a missing or misshapen pooler is an error.
+Status TransformerModel::Impl::LoadClassifierHead(const Safetensors& st, const std::string& prefix,
+                                                  const std::vector<float>& token_types) {
+  const SafetensorInfo* cw = FindTensor(st, "classifier.weight", prefix);
+  if (cw == nullptr) return Status::Ok();
+  const std::int64_t H = cfg.hidden;
+  if (cw->shape.size() != 2 || cw->shape[1] != H || cw->shape[0] < 1) {
+    return Error{fmt::format("{}: tensor '{}' must have shape [num_labels, {}] (hidden_size {})", st.path(), cw->name,
+                             H, H)};
+  }
+  if (token_types.size() < static_cast<std::size_t>(2 * H)) {
+    return Error{fmt::format("{}: a classifier needs token type 1 (a pair's second text), but type_vocab_size is 1",
+                             st.path())};
+  }
+  type1.assign(token_types.begin() + H, token_types.begin() + 2 * H);
+  const std::int64_t labels = cw->shape[0];
+  auto linear = [&](const std::string& base, std::int64_t out, std::int64_t in, Linear_& l) -> Status {
+    const std::string why = fmt::format("the {} of a sequence-classification head", base);
+    auto w = Tensor(st, base + ".weight", prefix, {out, in}, why);
+    if (!w.ok()) return w.error();
+    auto b = Tensor(st, base + ".bias", prefix, {out}, why);
+    if (!b.ok()) return b.error();
+    l.w = std::move(*w);
+    l.b = std::move(*b);
+    l.in = static_cast<int>(in);
+    l.out = static_cast<int>(out);
+    return Status::Ok();
+  };
+  if (Status s = linear("pooler.dense", H, H, pooler); !s.ok()) return s;
+  return linear("classifier", labels, H, classifier);
+}
+
+int TransformerModel::num_labels() const { return impl_->classifier.out; }
+
+Result<std::vector<float>> TransformerModel::ScorePairs(
+    const std::vector<std::pair<std::string_view, std::string_view>>& pairs, int max_tokens) const {
+  const auto& c = impl_->cfg;
+  const int H = c.hidden, labels = impl_->classifier.out;
+  if (labels != 1) {
+    return Error{fmt::format("{}: not a cross-encoder with one output (config and weights give {} labels; expected "
+                             "a BertForSequenceClassification with num_labels 1, as sentence-transformers' "
+                             "CrossEncoder scores with)", impl_->dir, labels)};
+  }
+  const int cls = impl_->tok->TokenToId("[CLS]"), sep = impl_->tok->TokenToId("[SEP]");
+  if (c.model_type != "bert" || cls < 0 || sep < 0) {
+    return Error{fmt::format("{}: a cross-encoder must be a BERT model with [CLS] and [SEP] tokens", impl_->dir)};
+  }
+  const int wanted = max_tokens > 0 ? max_tokens : c.token_max_length;
+  const std::size_t limit = static_cast<std::size_t>(std::min(wanted, c.max_positions));
+  if (limit < 4) return Error{fmt::format("a token limit of {} (expected at least 4 for a pair)", max_tokens)};
+  // [CLS] a [SEP] b [SEP], types 0 through the first [SEP] and 1 after; truncated as transformers'
+  // truncate_sequences('longest_first'): one token at a time from the end of the longer text, the second
+  // one when they are as long.
+  std::vector<int> ids, a, b;
+  std::vector<std::uint8_t> types;
+  std::vector<std::size_t> off{0};
+  for (const auto& [first, second] : pairs) {
+    impl_->tok->Encode(first, a);
+    impl_->tok->Encode(second, b);
+    while (a.size() + b.size() + 3 > limit) {
+      if (a.size() > b.size()) {
+        a.pop_back();
+      } else {
+        b.pop_back();
+      }
+    }
+    ids.push_back(cls);
+    ids.insert(ids.end(), a.begin(), a.end());
+    ids.push_back(sep);
+    types.insert(types.end(), a.size() + 2, 0);
+    ids.insert(ids.end(), b.begin(), b.end());
+    ids.push_back(sep);
+    types.insert(types.end(), b.size() + 1, 1);
+    off.push_back(ids.size());
+  }
+  for (int id : ids) {
+    if (id < 0 || id >= c.vocab_size) return Error{fmt::format("{}: token id {} outside the vocabulary", impl_->dir, id)};
+  }
+  const std::size_t n = pairs.size();
+  std::vector<float> x, first(n * H), pooled(n * H), logits(n);
+  try {
+    impl_->Run(ids, off, c.layers, x, nullptr, &types);
+  } catch (const std::bad_alloc&) {
+    return Error{fmt::format("{}: out of memory scoring {} pairs", impl_->dir, n)};
+  }
+  // BertPooler (dense + tanh over each pair's first token), then the classifier, on all pairs at once.
+  for (std::size_t i = 0; i < n; ++i) {
+    std::copy(x.begin() + static_cast<std::ptrdiff_t>(off[i] * H),
+              x.begin() + static_cast<std::ptrdiff_t>(off[i] * H + H), first.begin() + static_cast<std::ptrdiff_t>(i * H));
+  }
+  Linear(first.data(), n, H, impl_->pooler.w.data(), impl_->pooler.b.data(), H, pooled.data());
+  for (float& v : pooled) v = std::tanh(v);
+  Linear(pooled.data(), n, H, impl_->classifier.w.data(), impl_->classifier.b.data(), 1, logits.data());
+  // CrossEncoder.predict with one label: the sigmoid of the logit, a float32.
+  std::vector<float> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(logits[i]))));
+  return out;
 }
 
 }  // namespace kplab
