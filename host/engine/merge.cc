@@ -25,6 +25,8 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 Error UsageFail(std::string message) { return Error{std::move(message), ErrorKind::kUsage}; }
+// A shard whose stored data contradicts itself or the other shards: what the stores hold is wrong.
+Error StoreFail(std::string message) { return Error{std::move(message), ErrorKind::kStore}; }
 
 // A minimal reader for the JSON a run's params_json holds: objects of strings, numbers, booleans and
 // null (what ParamsJson in evaluate.cc writes). Numbers keep their text, which ApplyParams parses back.
@@ -198,7 +200,7 @@ Result<Columns3> ShardSlots(const Shard& sh, std::size_t pi, const std::string& 
     if (c.plugin != static_cast<int64_t>(pi) || c.subset.starts_with("#")) continue;
     const auto at = std::find(subsets.begin(), subsets.end(), c.subset);
     if (at == subsets.end()) {
-      return UsageFail(fmt::format("{} stored slots of plugin '{}' in subset '{}', which the plugin does not have",
+      return StoreFail(fmt::format("{} stored slots of plugin '{}' in subset '{}', which the plugin does not have",
                                    sh.label, plugin, c.subset));
     }
     const auto s = static_cast<std::size_t>(at - subsets.begin());
@@ -230,14 +232,14 @@ Status SameSubsets(const Shard& sh, const Shard& first, const Columns3& own, std
   for (std::size_t s = 0; s < subsets.size(); ++s) {
     const bool has = std::any_of(own[s].begin(), own[s].end(), [](const auto& c) { return !c.empty(); });
     if (!has && (subsets[s].empty() || subsets[s] == "all")) {
-      return UsageFail(fmt::format("{} stored no slots of plugin '{}'{}, which every run stores (its slots were "
+      return StoreFail(fmt::format("{} stored no slots of plugin '{}'{}, which every run stores (its slots were "
                                    "deleted)",
                                    sh.label, plugin, subsets[s].empty() ? "" : " in subset '" + subsets[s] + "'"));
     }
     if (is_first) {
       stored[s] = has;
     } else if (has != stored[s]) {
-      return UsageFail(fmt::format("{} stored the slots of plugin '{}' in subset '{}' but {} did not (every shard of a "
+      return StoreFail(fmt::format("{} stored the slots of plugin '{}' in subset '{}' but {} did not (every shard of a "
                                    "run stores the same subsets: slots were deleted)",
                                    has ? sh.label : first.label, plugin, subsets[s], has ? first.label : sh.label));
     }
@@ -251,12 +253,12 @@ Status OwnAggregatesMatch(Shard& sh, const std::vector<AggregateValue>& recomput
   for (const AggregateValue& a : recomputed) {
     const auto it = sh.aggregates.find(a.metric);
     if (it == sh.aggregates.end()) {
-      return UsageFail(fmt::format("{} stored no aggregate '{}', which its slots of plugin '{}' give (its aggregates "
+      return StoreFail(fmt::format("{} stored no aggregate '{}', which its slots of plugin '{}' give (its aggregates "
                                    "were changed or deleted)",
                                    sh.label, a.metric, plugin));
     }
     if (!Same(it->second, a.value)) {
-      return UsageFail(fmt::format("{} stored aggregate '{}' = {}, but its slots give {} (its slots or aggregates "
+      return StoreFail(fmt::format("{} stored aggregate '{}' = {}, but its slots give {} (its slots or aggregates "
                                    "were changed)",
                                    sh.label, a.metric, it->second, a.value));
     }
@@ -654,7 +656,7 @@ Result<MergeResult> MergeShards(const MergeRequest& req) {
   }
   for (const Shard& sh : shards) {
     if (!sh.aggregates.empty()) {
-      return UsageFail(fmt::format("{} stored aggregate '{}', which none of its plugins gives (its aggregates were "
+      return StoreFail(fmt::format("{} stored aggregate '{}', which none of its plugins gives (its aggregates were "
                                    "changed)",
                                    sh.label, sh.aggregates.begin()->first));
     }
