@@ -1,8 +1,9 @@
-// `kplab runs merge` on shards changed behind kplab's back (docs/store.md, "Reading a store back"): what
-// no single shard shows is checked across them and against each shard's own aggregates. Each change
-// below keeps one shard consistent in itself (what the read-back checks alone), as a careful forger or
-// a half-finished copy would, and the merge refuses it with its exact message (a store error, exit 4),
-// writing nothing. The
+// The CLI on stores changed behind kplab's back (docs/store.md, "Reading a store back"). Every reading
+// command refuses a run that does not read back, with the read-back's message and exit 4 (`runs show`
+// printed such a run's aggregates without the documents behind them). Then `kplab runs merge`: what no
+// single shard shows is checked across them and against each shard's own aggregates; each change below
+// keeps one shard consistent in itself (what the read-back checks alone), as a careful forger or a
+// half-finished copy would, and the merge refuses it with its exact message (exit 4), writing nothing. The
 // shards are examples/tiny's 5 documents, 0/2 = documents 1-2, 1/2 = documents 3-5.
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
@@ -18,10 +19,10 @@ using kplab::test::Output;
 
 namespace {
 
-class MergeTamper : public ::testing::Test {
+class StoreTamperCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("kplab_merge_tamper_" + std::to_string(::getpid()) + "_" +
+    dir_ = fs::temp_directory_path() / ("kplab_store_tamper_" + std::to_string(::getpid()) + "_" +
                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
@@ -51,7 +52,33 @@ class MergeTamper : public ::testing::Test {
   fs::path dir_;
 };
 
-TEST_F(MergeTamper, UntouchedShardsMerge) {
+// A whole run's column of 3 values where the run has 5 documents (the export case), through
+// every reading command.
+TEST_F(StoreTamperCli, EveryReadingCommandRefusesARunThatDoesNotReadBack) {
+  const std::string db = P("whole.db");
+  for (const char* system : {"a", "b"}) {
+    Output o = Run("eval --dataset examples/tiny --predictions examples/tiny/predictions.txt --metrics exact --system " +
+                   std::string(system) + " --db " + db);
+    ASSERT_EQ(o.code, 0) << o.err;
+  }
+  {
+    SQLite::Database d(db, SQLite::OPEN_READWRITE);
+    d.exec("UPDATE scores SET n = 3, values_f64le = substr(values_f64le, 1, 24) WHERE run_id = 1 AND idx = 0");
+  }
+  const std::string want = "kplab: " + db + ": run 1: scores of 'all.p@5' hold 3 values, the run has 5 documents\n";
+  for (const std::string& cmd : {"runs show 1", "runs show 1 --output json", "runs export 1", "runs compare 1 2",
+                                 "runs compare 2 1", "runs docs 1 --sort all.p@5",
+                                 "runs table --metrics all.p@5.macro --baseline a"}) {
+    Output o = Run(cmd + " --db " + db);
+    EXPECT_EQ(o.code, 4) << cmd;
+    EXPECT_EQ(o.err, want) << cmd;
+  }
+  // The other run, and the list, still read (they do not read run 1's columns).
+  EXPECT_EQ(Run("runs show 2 --db " + db).code, 0);
+  EXPECT_EQ(Run("runs list --db " + db).code, 0);
+}
+
+TEST_F(StoreTamperCli, UntouchedShardsMerge) {
   Output o = Merge();
   EXPECT_EQ(o.code, 0) << o.err;
   EXPECT_TRUE(fs::exists(P("out.db")));
@@ -59,7 +86,7 @@ TEST_F(MergeTamper, UntouchedShardsMerge) {
 
 // The case: shard 1's rows of subset 'present' deleted. Merged, all.p@5.micro was 0.60 where the
 // run has 0.48 (12 hits in 25 predictions, tests/c_api/c_api_test.c); now the shard is refused alone.
-TEST_F(MergeTamper, DeletedSlotsOfOneShard) {
+TEST_F(StoreTamperCli, DeletedSlotsOfOneShard) {
   Sql(1, "DELETE FROM run_slots WHERE subset = 'present'");
   Output o = Merge();
   EXPECT_EQ(o.code, 4);
@@ -70,7 +97,7 @@ TEST_F(MergeTamper, DeletedSlotsOfOneShard) {
 
 // The same with the shard's present.* columns deleted too and the rest renumbered: consistent alone, and
 // refused because the other shard stores that subset.
-TEST_F(MergeTamper, ASubsetOneShardStoresAndTheOtherDoesNot) {
+TEST_F(StoreTamperCli, ASubsetOneShardStoresAndTheOtherDoesNot) {
   Sql(1, "DELETE FROM run_slots WHERE subset = 'present'");
   Sql(1, "DELETE FROM scores WHERE metric LIKE 'present.%'");
   Renumber(1);
@@ -84,7 +111,7 @@ TEST_F(MergeTamper, ASubsetOneShardStoresAndTheOtherDoesNot) {
 }
 
 // Every shard without subset 'all' (every run stores it).
-TEST_F(MergeTamper, TheSubsetEveryRunStoresIsMissing) {
+TEST_F(StoreTamperCli, TheSubsetEveryRunStoresIsMissing) {
   for (int i : {0, 1}) {
     Sql(i, "DELETE FROM run_slots WHERE subset = 'all'");
     Sql(i, "DELETE FROM scores WHERE metric LIKE 'all.%'");
@@ -98,7 +125,7 @@ TEST_F(MergeTamper, TheSubsetEveryRunStoresIsMissing) {
 }
 
 // A subset renamed in slots and columns alike: a subset the plugin does not have.
-TEST_F(MergeTamper, ASubsetThePluginDoesNotHave) {
+TEST_F(StoreTamperCli, ASubsetThePluginDoesNotHave) {
   Sql(1, "UPDATE run_slots SET subset = 'absentee' WHERE subset = 'absent'");
   Sql(1, "UPDATE scores SET metric = replace(metric, 'absent.', 'absentee.') WHERE metric LIKE 'absent.%'");
   Output o = Merge();
@@ -110,7 +137,7 @@ TEST_F(MergeTamper, ASubsetThePluginDoesNotHave) {
 // A hidden slot changed (no score column mirrors it): the shard's own aggregates no longer follow from
 // its slots. Shard 1 has 2 + 2 + 2 = 6 hits in its top 5s of 15 predictions (c_api_test.c's hand
 // count), so its all.p@5.micro is 6/15 = 0.4; with the hits zeroed its slots give 0.
-TEST_F(MergeTamper, AHiddenSlotChanged) {
+TEST_F(StoreTamperCli, AHiddenSlotChanged) {
   Sql(1, "UPDATE run_slots SET values_f64le = zeroblob(24) WHERE subset = 'all' AND name = 'hits@5'");
   Output o = Merge();
   EXPECT_EQ(o.code, 4);
@@ -119,7 +146,7 @@ TEST_F(MergeTamper, AHiddenSlotChanged) {
 }
 
 // An aggregate a shard stored that none of its plugins gives (added), or one deleted.
-TEST_F(MergeTamper, AggregatesAddedOrDeleted) {
+TEST_F(StoreTamperCli, AggregatesAddedOrDeleted) {
   Sql(1, "INSERT INTO aggregates(run_id, idx, metric, value) SELECT 1, max(idx) + 1, 'all.extra', 1 FROM aggregates");
   Output o = Merge();
   EXPECT_EQ(o.code, 4);
