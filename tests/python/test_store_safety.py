@@ -89,6 +89,33 @@ class LifetimeTest(Base):
     def test_close_during_evaluate_into_the_store(self):
         self.race(lambda s: kplab.evaluate(TINY, TINY_PREDS, metrics=["exact"], store=s), tries=5)
 
+    def test_embedder_unregistered_during_evaluate(self):
+        # The run holds the embedder it started with: unregistering it from another thread mid-run
+        # leaves the run's copy alive (the embedder's callable is dropped with the GIL when the run
+        # ends), and the run gives the numbers of an undisturbed one.
+        vectors = {"apple": [1.0, 0.0], "banana": [0.0, 1.0]}
+        entered = threading.Event()
+
+        def embed(batch):
+            entered.set()
+            threading.Event().wait(0.05)
+            return [vectors.get(p.split()[-1], [1.0, 1.0]) for p in batch]
+
+        docs = [{"id": "1", "text": "apple banana", "keyphrases": ["apple", "banana"]}]
+        preds = [["banana", "apple pie"]]
+        kplab.register_embedder("slow", embed, dims=2, version="1")
+        want = kplab.evaluate(docs, preds, metrics=["semrp"], model="slow", cache=self.path("c1.db"))
+        entered.clear()  # set again by the run below, once it is embedding
+        got = []
+        t = threading.Thread(target=lambda: got.append(
+            kplab.evaluate(docs, preds, metrics=["semrp"], model="slow", cache=self.path("c2.db"))))
+        t.start()
+        entered.wait(10)
+        kplab.unregister_embedder("slow")
+        t.join(60)
+        self.assertEqual(len(got), 1)
+        self.assertEqual(got[0]["aggregates"], want["aggregates"])
+
     def test_threads_share_one_store(self):
         # Calls on one Store from several threads take turns on its connection: the same answers as
         # one thread (before, two compares at once failed with "cannot start a transaction within a
