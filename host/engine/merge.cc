@@ -45,7 +45,7 @@ class JsonReader {
     if (!Eat('{')) return false;
     if (++depth_ > kMaxDepth) return false;
     Space();
-    if (Eat('}')) return --depth_, true;
+    if (Eat('}')) return Leave();
     for (;;) {
       std::string key;
       Space();
@@ -54,7 +54,7 @@ class JsonReader {
       if (!Eat(':')) return false;
       if (!on_key(key, *this)) return false;
       Space();
-      if (Eat('}')) return --depth_, true;
+      if (Eat('}')) return Leave();
       if (!Eat(',')) return false;
     }
   }
@@ -77,11 +77,11 @@ class JsonReader {
       ++i_;
       if (++depth_ > kMaxDepth) return false;
       Space();
-      if (Eat(']')) return --depth_, true;
+      if (Eat(']')) return Leave();
       for (;;) {
         if (!Skip()) return false;
         Space();
-        if (Eat(']')) return --depth_, true;
+        if (Eat(']')) return Leave();
         if (!Eat(',')) return false;
       }
     }
@@ -90,6 +90,11 @@ class JsonReader {
   }
 
  private:
+  // The end of an object or array: one level up.
+  bool Leave() {
+    --depth_;
+    return true;
+  }
   void Space() {
     while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\t' || s_[i_] == '\r')) ++i_;
   }

@@ -16,10 +16,6 @@
 
 namespace kplab {
 
-namespace store_internal {
-struct ReadContext;
-}
-
 struct PluginRecord {
   std::string name;
   std::string version;
@@ -156,7 +152,6 @@ class RunStore {
  private:
   struct Impl;
   explicit RunStore(std::unique_ptr<Impl> impl);
-  store_internal::ReadContext Reader() const;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -490,6 +490,8 @@ struct RunStore::Impl {
     return get.getColumn(0).getInt64();
   }
 
+  store_internal::ReadContext Reader() { return {db, path, schema_version}; }
+
   Error DbError(const char* what_failed, const std::exception& e) const {
     return StoreFail(fmt::format("{}: {} ({})", path, what_failed, e.what()));
   }
@@ -877,15 +879,16 @@ Result<int64_t> RunStore::SaveRun(const RunRecord& run, const ScoreColumns& scor
 }
 
 // Every read of a run goes through the read-back layer (readback.h), which checks it before returning it.
-store_internal::ReadContext RunStore::Reader() const { return {impl_->db, impl_->path, impl_->schema_version}; }
-Result<std::vector<RunSummary>> RunStore::ListRuns() { return store_internal::ReadRunList(Reader()); }
-Result<bool> RunStore::HasRun(int64_t id) { return store_internal::ReadRunExists(Reader(), id); }
-Result<RunRecord> RunStore::GetRun(int64_t id) { return store_internal::ReadRun(Reader(), id); }
+Result<std::vector<RunSummary>> RunStore::ListRuns() { return store_internal::ReadRunList(impl_->Reader()); }
+Result<bool> RunStore::HasRun(int64_t id) { return store_internal::ReadRunExists(impl_->Reader(), id); }
+Result<RunRecord> RunStore::GetRun(int64_t id) { return store_internal::ReadRun(impl_->Reader(), id); }
 Result<std::vector<AggregateValue>> RunStore::GetAggregates(int64_t id) {
-  return store_internal::ReadAggregates(Reader(), id);
+  return store_internal::ReadAggregates(impl_->Reader(), id);
 }
-Result<ScoreColumns> RunStore::GetScores(int64_t id) { return store_internal::ReadScores(Reader(), id); }
-Result<std::vector<SlotColumn>> RunStore::GetSlots(int64_t id) { return store_internal::ReadSlots(Reader(), id); }
+Result<ScoreColumns> RunStore::GetScores(int64_t id) { return store_internal::ReadScores(impl_->Reader(), id); }
+Result<std::vector<SlotColumn>> RunStore::GetSlots(int64_t id) {
+  return store_internal::ReadSlots(impl_->Reader(), id);
+}
 
 Status RunStore::DeleteRun(int64_t id) {
   SQLite::Database& db = impl_->db;
