@@ -1030,8 +1030,14 @@ int CmdRuns(Args a) {
       std::cerr << "kplab: " << aggs.error().message << "\n";
       return kExitStore;
     }
+    // The documents behind each subset come from the score columns; a run whose columns do not read back
+    // is refused, not shown without them.
     auto scores = store->GetScores(id);
-    const auto docs = scores ? SubsetDocCounts(*scores) : std::map<std::string, std::size_t>{};
+    if (!scores) {
+      std::cerr << "kplab: " << scores.error().message << "\n";
+      return kExitStore;
+    }
+    const auto docs = SubsetDocCounts(*scores);
     if (output == "table") {
       std::cout << fmt::format("run {} ({})  created {}  kplab {}  {:.3f} s\n", id, run->status, run->created_at,
                                run->kplab_version, run->elapsed_seconds);

@@ -67,6 +67,10 @@ const CatalogEntry* FindCatalog(const std::string& name) {
 struct ModelInputError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+// The run store (the phrase cache's file) cannot be used: exit 4, as every command that opens a store.
+struct ModelStoreError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 // Runs argv (searched on PATH) in dir; its output goes to our stderr. Returns the exit status.
 int RunProgram(const std::vector<std::string>& argv, const std::string& dir) {
@@ -105,6 +109,12 @@ template <class T>
 T Must(Result<T> r) {
   if (!r.ok()) throw ModelInputError(r.error().message);
   return std::move(*r);
+}
+
+PhraseCache MustOpenCache(const std::string& db_path) {
+  auto cache = PhraseCache::Open(db_path);
+  if (!cache.ok() && cache.error().IsStore()) throw ModelStoreError(cache.error().message);
+  return Must(std::move(cache));
 }
 
 void MustOk(const Status& s) {
@@ -260,7 +270,7 @@ int ModelInfoCmd(Args& a) {
   std::cout << fmt::format("load         {:.1f} ms\n", ms);
   const std::string db_path = db.value_or(RunStore::DefaultPath());
   if (fs::exists(db_path)) {
-    auto cache = Must(PhraseCache::Open(db_path));
+    auto cache = MustOpenCache(db_path);
     std::cout << fmt::format("cached       {} phrases in {}\n", Must(cache.Count(m.fingerprint)), db_path);
   }
   if (verify) {
@@ -515,7 +525,7 @@ int CmdNeighborsImpl(Args a) {
   if (!ValidUtf8(phrase)) throw UsageError("the phrase is not valid UTF-8");
   ModelInfo info = Must(GetModel(ModelsDir(), model_name));
   auto embedder = Must(LoadEmbedder(info));
-  auto cache = Must(PhraseCache::Open(db_path));
+  auto cache = MustOpenCache(db_path);
   std::vector<float> q(embedder->dims());
   std::uint8_t has = 0;
   // The query goes through the cache like any phrase (and so joins the index).
@@ -649,7 +659,7 @@ int CmdCacheImpl(Args a) {
   if (pos[0] == "info") {
     auto rest = a.Positionals();
     if (rest.size() != 1) throw UsageError("usage: kplab cache info [--db PATH]");
-    auto cache = Must(PhraseCache::Open(db_path));
+    auto cache = MustOpenCache(db_path);
     auto models = Must(ListModels(ModelsDir()));
     std::cout << fmt::format("phrase cache in {}\n", db_path);
     for (const auto& m : models) {
@@ -722,7 +732,7 @@ int CmdCacheImpl(Args a) {
     info = Must(GetModel(ModelsDir(), model_name));
     embedder = DeferredEmbedder(info);
   }
-  auto cache = Must(PhraseCache::Open(db_path));
+  auto cache = MustOpenCache(db_path);
   const CacheStats s = Must(cache.Add(*embedder, model_name, texts));
   if (index) Must(cache.Index(*embedder));
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -741,6 +751,9 @@ int Guard(std::vector<std::string> args) {
   } catch (const ModelInputError& e) {
     std::cerr << "kplab: " << e.what() << "\n";
     return kExitInput;
+  } catch (const ModelStoreError& e) {
+    std::cerr << "kplab: " << e.what() << "\n";
+    return kExitStore;
   }
 }
 

@@ -2,59 +2,38 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 
 #include <fmt/format.h>
 
 #include "evaluate.h"
 #include "kplab/match.h"
+#include "merge.h"
 
 namespace kplab::host {
 
-namespace {
-
-// A string field of the run's "_dataset" object in params_json (written by EvaluateCorpus with
-// JsonString), unescaped; nullopt when absent.
-std::optional<std::string> DatasetField(const std::string& params_json, const std::string& key) {
-  const auto at = params_json.find("\"_dataset\": {");
-  if (at == std::string::npos) return std::nullopt;
-  // "_dataset" is the last member EvaluateCorpus writes, so its fields are the ones after it (a value may
-  // hold a '}', so the object's end is not searched for).
-  const std::string needle = "\"" + key + "\": \"";
-  auto pos = params_json.find(needle, at);
-  if (pos == std::string::npos) return std::nullopt;
-  pos += needle.size();
-  std::string out;
-  for (; pos < params_json.size() && params_json[pos] != '"'; ++pos) {
-    char c = params_json[pos];
-    if (c == '\\' && pos + 1 < params_json.size()) {
-      c = params_json[++pos];
-      if (c == 'n') c = '\n';
-      if (c == 't') c = '\t';
-      if (c == 'r') c = '\r';
-      if (c == 'u' && pos + 4 < params_json.size()) {  // JsonString writes \u00XX for control bytes only
-        c = static_cast<char>(std::stoi(params_json.substr(pos + 1, 4), nullptr, 16));
-        pos += 4;
-      }
-    }
-    out.push_back(c);
-  }
-  return out;
-}
-
-}  // namespace
-
 Result<Corpus> ReloadRunCorpus(const RunRecord& run) {
   const std::int64_t id = run.id;
+  // How the run read its dataset: the "_dataset" record EvaluateCorpus writes into params_json.
+  auto params = ParseRunParams(run.params_json);
+  if (!params) return Error{fmt::format("run {}: {}", id, params.error().message), ErrorKind::kStore};
+  const std::map<std::string, std::string> none;
+  const auto found = params->records.find("_dataset");
+  const std::map<std::string, std::string>& ds = found == params->records.end() ? none : found->second;
+  auto field = [&](const char* key) -> std::optional<std::string> {
+    const auto it = ds.find(key);
+    return it == ds.end() ? std::nullopt : std::optional<std::string>(it->second);
+  };
   EvalRequest req;
   req.dataset_path = run.dataset_path;
   req.dataset_options.format = run.dataset_format;
-  req.dataset_options.refs_stemmed = run.params_json.find("\"refs_stemmed\": true") != std::string::npos;
-  req.dataset_options.hulth_keys = DatasetField(run.params_json, "hulth_keys").value_or("");
-  req.dataset_options.semeval_answers = DatasetField(run.params_json, "semeval_answers").value_or("");
-  req.dataset_options.split = DatasetField(run.params_json, "split").value_or("");
-  req.dataset_options.references = DatasetField(run.params_json, "references").value_or("");
-  req.source_path = DatasetField(run.params_json, "source");
+  req.dataset_options.refs_stemmed = field("refs_stemmed") == "true";
+  req.dataset_options.hulth_keys = field("hulth_keys").value_or("");
+  req.dataset_options.semeval_answers = field("semeval_answers").value_or("");
+  req.dataset_options.split = field("split").value_or("");
+  req.dataset_options.references = field("references").value_or("");
+  req.source_path = field("source");
   req.predictions_path = run.predictions_path;
   req.profile = run.profile;
   auto corpus = LoadCorpus(req);

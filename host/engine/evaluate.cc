@@ -634,7 +634,10 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
       plan.db_path = req.cache_db.empty() ? RunStore::DefaultPath() : req.cache_db;
       const auto t0 = std::chrono::steady_clock::now();
       auto planned = PlanEmbeddings(corpus, plan);
-      if (!planned.ok()) return fail(ErrorKind::kInput, planned.error().message);
+      // A store path that cannot be used (the phrase cache's file) stays a store error.
+      if (!planned.ok()) {
+        return fail(planned.error().IsStore() ? ErrorKind::kStore : ErrorKind::kInput, planned.error().message);
+      }
       space = *planned;
       for (const auto& p : *plugins) {
         if (std::find(p.needs.begin(), p.needs.end(), "tokens") != p.needs.end() &&

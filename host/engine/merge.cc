@@ -25,22 +25,27 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 Error UsageFail(std::string message) { return Error{std::move(message), ErrorKind::kUsage}; }
+// A shard whose stored data contradicts itself or the other shards: what the stores hold is wrong.
+Error StoreFail(std::string message) { return Error{std::move(message), ErrorKind::kStore}; }
 
 // A minimal reader for the JSON a run's params_json holds: objects of strings, numbers, booleans and
 // null (what ParamsJson in evaluate.cc writes). Numbers keep their text, which ApplyParams parses back.
+// Nesting is bounded (kMaxDepth), so that a tampered store cannot take the stack.
 class JsonReader {
  public:
+  static constexpr int kMaxDepth = 64;
   explicit JsonReader(std::string_view s) : s_(s) {}
   bool Done() {
     Space();
     return i_ == s_.size();
   }
-  // value -> its text (strings unescaped); objects are returned as nullopt after being read by `on_key`.
+  // An object, each member's value read by `on_key`.
   bool Object(const std::function<bool(const std::string& key, JsonReader& r)>& on_key) {
     Space();
     if (!Eat('{')) return false;
+    if (++depth_ > kMaxDepth) return false;
     Space();
-    if (Eat('}')) return true;
+    if (Eat('}')) return Leave();
     for (;;) {
       std::string key;
       Space();
@@ -49,10 +54,11 @@ class JsonReader {
       if (!Eat(':')) return false;
       if (!on_key(key, *this)) return false;
       Space();
-      if (Eat('}')) return true;
+      if (Eat('}')) return Leave();
       if (!Eat(',')) return false;
     }
   }
+  // A string (unescaped), number, true, false or null, as text.
   bool Scalar(std::string& out) {
     Space();
     if (i_ < s_.size() && s_[i_] == '"') return String(out);
@@ -69,12 +75,13 @@ class JsonReader {
     if (i_ < s_.size() && s_[i_] == '{') return Object([](const std::string&, JsonReader& r) { return r.Skip(); });
     if (i_ < s_.size() && s_[i_] == '[') {
       ++i_;
+      if (++depth_ > kMaxDepth) return false;
       Space();
-      if (Eat(']')) return true;
+      if (Eat(']')) return Leave();
       for (;;) {
         if (!Skip()) return false;
         Space();
-        if (Eat(']')) return true;
+        if (Eat(']')) return Leave();
         if (!Eat(',')) return false;
       }
     }
@@ -83,6 +90,11 @@ class JsonReader {
   }
 
  private:
+  // The end of an object or array: one level up.
+  bool Leave() {
+    --depth_;
+    return true;
+  }
   void Space() {
     while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\t' || s_[i_] == '\r')) ++i_;
   }
@@ -92,6 +104,35 @@ class JsonReader {
       return true;
     }
     return false;
+  }
+  bool Hex4(unsigned& v) {
+    if (i_ + 4 > s_.size()) return false;
+    const auto [p, ec] = std::from_chars(s_.data() + i_, s_.data() + i_ + 4, v, 16);
+    if (ec != std::errc() || p != s_.data() + i_ + 4) return false;
+    i_ += 4;
+    return true;
+  }
+  // \uXXXX (a surrogate pair for code points above the BMP) as UTF-8; a lone surrogate is refused.
+  bool Unicode(std::string& out) {
+    unsigned v = 0;
+    if (!Hex4(v)) return false;
+    if (v >= 0xDC00 && v < 0xE000) return false;
+    if (v >= 0xD800 && v < 0xDC00) {
+      unsigned lo = 0;
+      if (!Eat('\\') || !Eat('u') || !Hex4(lo) || lo < 0xDC00 || lo >= 0xE000) return false;
+      v = 0x10000 + ((v - 0xD800) << 10) + (lo - 0xDC00);
+    }
+    auto put = [&](unsigned b) { out += static_cast<char>(b); };
+    if (v < 0x80) {
+      put(v);
+    } else if (v < 0x800) {
+      put(0xC0 | (v >> 6)), put(0x80 | (v & 0x3F));
+    } else if (v < 0x10000) {
+      put(0xE0 | (v >> 12)), put(0x80 | ((v >> 6) & 0x3F)), put(0x80 | (v & 0x3F));
+    } else {
+      put(0xF0 | (v >> 18)), put(0x80 | ((v >> 12) & 0x3F)), put(0x80 | ((v >> 6) & 0x3F)), put(0x80 | (v & 0x3F));
+    }
+    return true;
   }
   bool String(std::string& out) {
     if (!Eat('"')) return false;
@@ -117,16 +158,9 @@ class JsonReader {
           case 'f':
             out += '\f';
             break;
-          case 'u': {
-            if (i_ + 4 > s_.size()) return false;
-            unsigned v = 0;
-            const auto [p, ec] = std::from_chars(s_.data() + i_, s_.data() + i_ + 4, v, 16);
-            if (ec != std::errc() || p != s_.data() + i_ + 4 || v >= 0x80)
-              return false;  // JsonString escapes < 0x20 only
-            out += static_cast<char>(v);
-            i_ += 4;
+          case 'u':
+            if (!Unicode(out)) return false;
             break;
-          }
           default:
             out += e;
         }
@@ -138,6 +172,7 @@ class JsonReader {
   }
   std::string_view s_;
   std::size_t i_ = 0;
+  int depth_ = 0;
 };
 
 std::string Label(const std::string& db, const RunRecord& run) {
@@ -148,8 +183,94 @@ struct Shard {
   std::string db;
   RunRecord run;
   std::vector<SlotColumn> slots;
+  std::map<std::string, double> aggregates;  // as the shard stored them, over its own documents
   std::string label;
 };
+
+using Columns3 = std::vector<std::vector<std::vector<double>>>;  // [subset][slot][document]
+
+bool Same(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
+
+// Plugin `pi`'s slots as one shard stored them, laid out as the run's columns: n values per slot, the
+// shard's documents in place and NaN elsewhere, as the shard itself had them when it aggregated; a
+// subset the shard stored nothing of stays empty. Refused: a slot that columns(c, params) does not
+// declare so, a subset the plugin does not have, a subset stored in part.
+Result<Columns3> ShardSlots(const Shard& sh, std::size_t pi, const std::string& plugin, const DeclaredColumns& decl,
+                            const std::vector<std::string>& subsets, std::size_t n) {
+  const auto begin = static_cast<std::size_t>(sh.run.shard->begin);
+  const auto len = static_cast<std::size_t>(sh.run.shard->end - sh.run.shard->begin);
+  Columns3 out(subsets.size(), std::vector<std::vector<double>>(decl.slots.size()));
+  std::vector<std::size_t> found(subsets.size(), 0);
+  for (const SlotColumn& c : sh.slots) {
+    if (c.plugin != static_cast<int64_t>(pi) || c.subset.starts_with("#")) continue;
+    const auto at = std::find(subsets.begin(), subsets.end(), c.subset);
+    if (at == subsets.end()) {
+      return StoreFail(fmt::format("{} stored slots of plugin '{}' in subset '{}', which the plugin does not have",
+                                   sh.label, plugin, c.subset));
+    }
+    const auto s = static_cast<std::size_t>(at - subsets.begin());
+    const auto j = static_cast<std::size_t>(c.slot - 1);
+    if (c.slot < 1 || j >= decl.slots.size() || decl.slots[j].name != c.name || decl.slots[j].hidden != c.hidden ||
+        c.values.size() != len) {
+      return UsageFail(fmt::format("{} stored slot {} '{}' of plugin '{}' (subset '{}'), which its columns(c, "
+                                   "params) does not declare so",
+                                   sh.label, c.slot, c.name, plugin, c.subset));
+    }
+    out[s][j].assign(n, kNaN);
+    std::copy(c.values.begin(), c.values.end(), out[s][j].begin() + static_cast<std::ptrdiff_t>(begin));
+    ++found[s];
+  }
+  for (std::size_t s = 0; s < subsets.size(); ++s) {
+    if (found[s] != 0 && found[s] != decl.slots.size()) {
+      return UsageFail(fmt::format("{} stored {} of the {} slots of plugin '{}' (subset '{}')", sh.label, found[s],
+                                   decl.slots.size(), plugin, subsets[s]));
+    }
+  }
+  return out;
+}
+
+// Which subsets a shard stored slots for is a property of the whole corpus (a corpus without source
+// text has no present/absent values), so every shard stores the same ones, and every run stores "all"
+// (or the single subset of a plugin without subsets): anything else means slots were deleted.
+Status SameSubsets(const Shard& sh, const Shard& first, const Columns3& own, std::vector<bool>& stored, bool is_first,
+                   const std::string& plugin, const std::vector<std::string>& subsets) {
+  for (std::size_t s = 0; s < subsets.size(); ++s) {
+    const bool has = std::any_of(own[s].begin(), own[s].end(), [](const auto& c) { return !c.empty(); });
+    if (!has && (subsets[s].empty() || subsets[s] == "all")) {
+      return StoreFail(fmt::format("{} stored no slots of plugin '{}'{}, which every run stores (its slots were "
+                                   "deleted)",
+                                   sh.label, plugin, subsets[s].empty() ? "" : " in subset '" + subsets[s] + "'"));
+    }
+    if (is_first) {
+      stored[s] = has;
+    } else if (has != stored[s]) {
+      return StoreFail(fmt::format("{} stored the slots of plugin '{}' in subset '{}' but {} did not (every shard of a "
+                                   "run stores the same subsets: slots were deleted)",
+                                   has ? sh.label : first.label, plugin, subsets[s], has ? first.label : sh.label));
+    }
+  }
+  return Status::Ok();
+}
+
+// The shard's own aggregates, recomputed from its slots, against the ones it stored: what the shard
+// stored beside its slots must be what they give (a hidden slot changed on disk is found here).
+Status OwnAggregatesMatch(Shard& sh, const std::vector<AggregateValue>& recomputed, const std::string& plugin) {
+  for (const AggregateValue& a : recomputed) {
+    const auto it = sh.aggregates.find(a.metric);
+    if (it == sh.aggregates.end()) {
+      return StoreFail(fmt::format("{} stored no aggregate '{}', which its slots of plugin '{}' give (its aggregates "
+                                   "were changed or deleted)",
+                                   sh.label, a.metric, plugin));
+    }
+    if (!Same(it->second, a.value)) {
+      return StoreFail(fmt::format("{} stored aggregate '{}' = {}, but its slots give {} (its slots or aggregates "
+                                   "were changed)",
+                                   sh.label, a.metric, it->second, a.value));
+    }
+    sh.aggregates.erase(it);
+  }
+  return Status::Ok();
+}
 
 std::string Short(const std::string& hash) { return hash.size() > 12 ? hash.substr(0, 12) : hash; }
 
@@ -264,21 +385,36 @@ Result<PluginFile> FindPluginFile(const PluginRecord& rec, const std::vector<std
                   }())));
 }
 
-Result<std::map<std::string, std::map<std::string, std::string>>> ParsePluginParams(const std::string& params_json) {
-  std::map<std::string, std::map<std::string, std::string>> out;
+Result<RunParams> ParseRunParams(const std::string& params_json) {
+  RunParams out;
+  if (params_json.empty()) return out;
   JsonReader r(params_json);
-  const bool ok = r.Object([&](const std::string& plugin, JsonReader& inner) {
-    if (plugin.starts_with("_")) return inner.Skip();
-    auto& params = out[plugin];
+  // An object of scalars into `into`.
+  const auto scalars = [](JsonReader& inner, std::map<std::string, std::string>& into) {
     return inner.Object([&](const std::string& name, JsonReader& v) {
       std::string value;
       if (!v.Scalar(value)) return false;
-      params[name] = value;
+      into[name] = value;
       return true;
     });
+  };
+  const bool ok = r.Object([&](const std::string& key, JsonReader& inner) {
+    // Keys starting with '_' are the run's own records ("_dataset", "_ci"), the others plugins.
+    return scalars(inner, key.starts_with("_") ? out.records[key] : out.plugins[key]);
   });
-  if (!ok || !r.Done()) return UsageFail(fmt::format("cannot read the run's parameters {}", params_json));
+  if (!ok || !r.Done()) {
+    return UsageFail(fmt::format("cannot read the run's parameters (params_json is not an object of objects of "
+                                 "numbers, strings and booleans, nested at most {} deep): {}{}",
+                                 JsonReader::kMaxDepth, params_json.substr(0, 120),
+                                 params_json.size() > 120 ? "..." : ""));
+  }
   return out;
+}
+
+Result<std::map<std::string, std::map<std::string, std::string>>> ParsePluginParams(const std::string& params_json) {
+  auto params = ParseRunParams(params_json);
+  if (!params) return params.error();
+  return std::move(params->plugins);
 }
 
 Result<MergeResult> MergeShards(const MergeRequest& req) {
@@ -325,7 +461,9 @@ Result<MergeResult> MergeShards(const MergeRequest& req) {
       std::vector<std::size_t> holders;
       for (std::size_t s = 0; s < stores.size(); ++s) {
         if (!file.empty() && stores[s].first != file) continue;
-        if (stores[s].second.GetRun(id)) holders.push_back(s);
+        auto has = stores[s].second.HasRun(id);
+        if (!has) return has.error();
+        if (*has) holders.push_back(s);
       }
       if (!file.empty() &&
           std::none_of(stores.begin(), stores.end(), [&](const auto& st) { return st.first == file; })) {
@@ -372,8 +510,8 @@ Result<MergeResult> MergeShards(const MergeRequest& req) {
   // The ranges: each where its I/N puts it, no shard twice, no overlap, no gap.
   for (const Shard& sh : shards) {
     const ShardInfo& r = *sh.run.shard;
-    if (r.count < 1 || r.index < 0 || r.index >= r.count || r.begin != n * r.index / r.count ||
-        r.end != n * (r.index + 1) / r.count) {
+    if (r.count < 1 || r.index < 0 || r.index >= r.count || r.count > std::max<int64_t>(n, 1) ||
+        r.begin != ShardRange(n, r.index, r.count).begin || r.end != ShardRange(n, r.index, r.count).end) {
       return UsageFail(fmt::format("{} records documents [{}, {}), not those of shard {}/{} of {} documents", sh.label,
                                    r.begin, r.end, r.index, r.count, n));
     }
@@ -397,7 +535,8 @@ Result<MergeResult> MergeShards(const MergeRequest& req) {
     if (one_count) {
       const int64_t count = shards[0].run.shard->count;
       for (int64_t i = 0; i < count; ++i) {
-        if (n * i / count >= from && n * (i + 1) / count <= to)
+        const ShardInfo r = ShardRange(n, i, count);
+        if (r.begin >= from && r.end <= to)
           which += fmt::format("{}{}/{}", which.empty() ? "" : ", ", i, count);
       }
     }
@@ -426,6 +565,9 @@ Result<MergeResult> MergeShards(const MergeRequest& req) {
       auto slots = const_cast<RunStore&>(store).GetSlots(shards[i].run.id);
       if (!slots) return slots.error();
       shards[i].slots = std::move(*slots);
+      auto aggregates = const_cast<RunStore&>(store).GetAggregates(shards[i].run.id);
+      if (!aggregates) return aggregates.error();
+      for (const AggregateValue& a : *aggregates) shards[i].aggregates[a.metric] = a.value;
     }
   }
 
@@ -480,47 +622,32 @@ Result<MergeResult> MergeShards(const MergeRequest& req) {
       ~Unref() { luaL_unref(L, LUA_REGISTRYINDEX, ref); }
     } unref{L, decl.customs_ref};
     const std::vector<std::string> subsets = plugin->subsets.empty() ? std::vector<std::string>{""} : plugin->subsets;
-    std::vector<std::vector<std::vector<double>>> values(subsets.size(),
-                                                         std::vector<std::vector<double>>(decl.slots.size()));
-    for (std::size_t s = 0; s < subsets.size(); ++s) {
-      for (const Shard& sh : shards) {
-        const auto begin = static_cast<std::size_t>(sh.run.shard->begin);
-        const auto len = static_cast<std::size_t>(sh.run.shard->end - sh.run.shard->begin);
-        std::size_t found = 0;
-        for (const SlotColumn& c : sh.slots) {
-          if (c.plugin != static_cast<int64_t>(pi) || c.subset != subsets[s]) continue;
-          const auto j = static_cast<std::size_t>(c.slot - 1);
-          if (c.slot < 1 || j >= decl.slots.size() || decl.slots[j].name != c.name ||
-              decl.slots[j].hidden != c.hidden || c.values.size() != len) {
-            return UsageFail(
-                fmt::format("{} stored slot {} '{}' of plugin '{}' (subset '{}'), which its columns(c, "
-                            "params) does not declare so",
-                            sh.label, c.slot, c.name, rec.name, subsets[s]));
-          }
-          auto& col = values[s][j];
-          if (col.empty()) col.assign(static_cast<std::size_t>(n), kNaN);
-          std::copy(c.values.begin(), c.values.end(), col.begin() + static_cast<std::ptrdiff_t>(begin));
-          ++found;
-        }
-        if (found != 0 && found != decl.slots.size()) {
-          return UsageFail(fmt::format("{} stored {} of the {} slots of plugin '{}' (subset '{}')", sh.label, found,
-                                       decl.slots.size(), rec.name, subsets[s]));
+    const std::string dataset = first.dataset_name, system = first.system;
+    const auto ctx = [&](lua_State* Ls) { PushMergeCtx(Ls, *profile, doc_ids.size(), dataset, system); };
+    Columns3 values(subsets.size(), std::vector<std::vector<double>>(decl.slots.size()));
+    std::vector<bool> stored(subsets.size(), false);
+    for (std::size_t k = 0; k < shards.size(); ++k) {
+      Shard& sh = shards[k];
+      auto own = ShardSlots(sh, pi, rec.name, decl, subsets, static_cast<std::size_t>(n));
+      if (!own) return own.error();
+      if (Status st = SameSubsets(sh, shards[0], *own, stored, k == 0, rec.name, subsets); !st.ok()) return st.error();
+      for (std::size_t s = 0; s < subsets.size(); ++s) {
+        for (std::size_t j = 0; j < decl.slots.size(); ++j) {
+          if ((*own)[s][j].empty()) continue;
+          if (values[s][j].empty()) values[s][j].assign(static_cast<std::size_t>(n), kNaN);
+          std::copy((*own)[s][j].begin() + sh.run.shard->begin, (*own)[s][j].begin() + sh.run.shard->end,
+                    values[s][j].begin() + sh.run.shard->begin);
         }
       }
-      // A subset some shards allocated: every slot of it over every document (absent values NaN).
-      const bool any = std::any_of(values[s].begin(), values[s].end(), [](const auto& c) { return !c.empty(); });
-      if (any) {
-        for (auto& col : values[s]) {
-          if (col.empty()) col.assign(static_cast<std::size_t>(n), kNaN);
-        }
+      PluginOutcome alone;
+      if (Status st = FinishSlots(vm, *plugin, decl, std::move(*own), ctx, alone); !st.ok()) {
+        return Error{st.error().message, ErrorKind::kScript};
       }
+      if (Status st = OwnAggregatesMatch(sh, alone.aggregates, rec.name); !st.ok()) return st.error();
     }
     PluginOutcome o;
     o.plugin = rec.name;
-    const std::string dataset = first.dataset_name, system = first.system;
-    Status st = FinishSlots(
-        vm, *plugin, decl, std::move(values),
-        [&](lua_State* Ls) { PushMergeCtx(Ls, *profile, doc_ids.size(), dataset, system); }, o);
+    Status st = FinishSlots(vm, *plugin, decl, std::move(values), ctx, o);
     if (!st.ok()) return Error{st.error().message, ErrorKind::kScript};
     for (const auto& [subset, docs] : SubsetDocCounts(o.columns)) {
       out.subset_docs[subset] = std::max(out.subset_docs[subset], docs);
@@ -531,6 +658,13 @@ Result<MergeResult> MergeShards(const MergeRequest& req) {
     }
     for (auto& a : o.aggregates) out.aggregates.push_back(std::move(a));
     ReleaseMetricPlugin(vm, *plugin);
+  }
+  for (const Shard& sh : shards) {
+    if (!sh.aggregates.empty()) {
+      return StoreFail(fmt::format("{} stored aggregate '{}', which none of its plugins gives (its aggregates were "
+                                   "changed)",
+                                   sh.label, sh.aggregates.begin()->first));
+    }
   }
   return out;
 }

@@ -47,8 +47,17 @@ Result<MergeResult> MergeShards(const MergeRequest& request);
 Result<PluginFile> FindPluginFile(const PluginRecord& rec, const std::vector<std::string>& dirs,
                                   const std::string& who);
 
-// The parameters a run's params_json records, per plugin, as the strings ApplyParams takes (keys
-// starting with '_' are the run's own records, not plugins). An error for text that is not such JSON.
+// What a run's params_json records (evaluate.cc writes it): an object whose members are objects of
+// scalars, each member a plugin's parameters, or one of the run's own records when its key starts
+// with '_' ("_dataset": how the dataset was read; "_ci": how CIs were drawn). Values are kept as text
+// (strings unescaped), as ApplyParams takes them. An error for text that is not such JSON, or nests
+// deeper than a small bound; "" is a run without parameters.
+struct RunParams {
+  std::map<std::string, std::map<std::string, std::string>> plugins;
+  std::map<std::string, std::map<std::string, std::string>> records;
+};
+Result<RunParams> ParseRunParams(const std::string& params_json);
+// ParseRunParams(params_json).plugins.
 Result<std::map<std::string, std::map<std::string, std::string>>> ParsePluginParams(const std::string& params_json);
 
 }  // namespace kplab::host

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -559,22 +560,59 @@ py::dict RunDict(const RunRecord& run, const std::vector<AggregateValue>& aggreg
 // ---------------------------------------------------------------------------------------------------
 // The run store.
 
+// A Store's connection and the lock that lends it to one call at a time (a RunStore is not
+// thread-safe, and calls release the GIL).
+struct StoreHandle {
+  std::mutex mu;
+  std::optional<RunStore> store;  // empty once closed
+};
+
+// Lifetimes (docs/python.md, "Threads"): every call takes its own reference to the handle, with the GIL
+// held, before it releases the GIL, so close() from another thread never frees the connection under a
+// call. close() marks the Store closed at once (calls that start later raise StoreError), waits without
+// the GIL for a call in flight to finish, then closes the connection.
 class Store {
  public:
-  explicit Store(std::optional<std::string> path) : path_(path ? *path : RunStore::DefaultPath()) {
-    auto s = RunStore::Open(path_);
+  explicit Store(std::optional<std::string> path)
+      : path_(path ? *path : RunStore::DefaultPath()), h_(std::make_shared<StoreHandle>()) {
+    Result<RunStore> s = Error{""};
+    {
+      py::gil_scoped_release release;
+      s = RunStore::Open(path_);
+    }
     if (!s.ok()) Raise(g_store_error, s.error().message);
-    store_.emplace(std::move(*s));
+    h_->store.emplace(std::move(*s));
   }
   const std::string& path() const { return path_; }
-  RunStore& Get() {
-    if (!store_) Raise(g_store_error, fmt::format("{}: the store is closed", path_));
-    return *store_;
+  // Raises StoreError when the store is closed (called with the GIL).
+  void CheckOpen() const {
+    if (!h_) Raise(g_store_error, fmt::format("{}: the store is closed", path_));
   }
-  void Close() { store_.reset(); }
+  // f(RunStore&) with the GIL released and the connection to itself; f must not touch Python objects.
+  template <class F>
+  auto With(F&& f) -> decltype(f(std::declval<RunStore&>())) {
+    CheckOpen();
+    const std::shared_ptr<StoreHandle> h = h_;  // kept for the call, whatever close() does meanwhile
+    std::optional<decltype(f(std::declval<RunStore&>()))> out;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(h->mu);
+      if (h->store) out.emplace(f(*h->store));
+    }
+    if (!out) Raise(g_store_error, fmt::format("{}: the store is closed", path_));
+    return std::move(*out);
+  }
+  void Close() {
+    const std::shared_ptr<StoreHandle> h = std::move(h_);
+    h_.reset();
+    if (!h) return;
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(h->mu);
+    h->store.reset();
+  }
 
   py::list Runs() {
-    auto runs = Get().ListRuns();
+    auto runs = With([](RunStore& s) { return s.ListRuns(); });
     if (!runs.ok()) Raise(g_store_error, runs.error().message);
     py::list out;
     for (const auto& r : *runs) {
@@ -593,18 +631,26 @@ class Store {
   }
 
   py::dict Run(std::int64_t id) {
-    RunStore& s = Get();
-    auto run = s.GetRun(id);
-    if (!run.ok()) Raise(g_store_error, run.error().message);
-    auto agg = s.GetAggregates(id);
-    if (!agg.ok()) Raise(g_store_error, agg.error().message);
-    auto scores = s.GetScores(id);
-    if (!scores.ok()) Raise(g_store_error, scores.error().message);
-    return RunDict(*run, *agg, *scores);
+    struct Read {
+      Result<RunRecord> run = Error{""};
+      Result<std::vector<AggregateValue>> agg = Error{""};
+      Result<ScoreColumns> scores = Error{""};
+    };
+    Read r = With([&](RunStore& s) {
+      Read out;
+      out.run = s.GetRun(id);
+      if (out.run.ok()) out.agg = s.GetAggregates(id);
+      if (out.agg.ok()) out.scores = s.GetScores(id);
+      return out;
+    });
+    if (!r.run.ok()) Raise(g_store_error, r.run.error().message);
+    if (!r.agg.ok()) Raise(g_store_error, r.agg.error().message);
+    if (!r.scores.ok()) Raise(g_store_error, r.scores.error().message);
+    return RunDict(*r.run, *r.agg, *r.scores);
   }
 
   void Delete(std::int64_t id) {
-    Status st = Get().DeleteRun(id);
+    Status st = With([&](RunStore& s) { return s.DeleteRun(id); });
     if (!st.ok()) Raise(g_store_error, st.message());
   }
 
@@ -618,19 +664,8 @@ class Store {
     opt.resamples = resamples;
     opt.seed = seed;
     opt.force = force;
-    if (py::isinstance<py::str>(metrics)) {
-      const std::string joined = Str(metrics, "metrics");
-      for (auto part : SplitOn(joined, ",")) {
-        if (!Strip(part).empty()) opt.metrics.emplace_back(Strip(part));
-      }
-    } else {
-      opt.metrics = StrList(metrics, "metrics");
-    }
-    RunStore& store = Get();
-    Result<kplab::host::Comparison> c = [&] {
-      py::gil_scoped_release release;
-      return kplab::host::CompareRuns(store, a, b, opt);
-    }();
+    opt.metrics = Patterns(metrics);
+    Result<kplab::host::Comparison> c = With([&](RunStore& s) { return kplab::host::CompareRuns(s, a, b, opt); });
     if (!c.ok()) Raise(c.error().IsUsage() ? g_input_error : g_store_error, c.error().message);
     for (const auto& w : c->warnings) {
       if (PyErr_WarnEx(PyExc_UserWarning, w.c_str(), 1) != 0) throw py::error_already_set();
@@ -672,13 +707,7 @@ class Store {
                    const py::object& dataset, const py::object& profile, const py::object& runs, int resamples,
                    std::uint64_t seed, const py::object& as_frame) {
     kplab::host::TableOptions opt;
-    if (py::isinstance<py::str>(metrics)) {
-      for (auto part : SplitOn(Str(metrics, "metrics"), ",")) {
-        if (!Strip(part).empty()) opt.metrics.emplace_back(Strip(part));
-      }
-    } else {
-      opt.metrics = StrList(metrics, "metrics");
-    }
+    opt.metrics = Patterns(metrics);
     auto opt_str = [](const py::object& o, const char* what) -> std::optional<std::string> {
       if (o.is_none()) return std::nullopt;
       return Str(o, what);
@@ -693,11 +722,7 @@ class Store {
     if (resamples < 100) Raise(g_input_error, fmt::format("table: resamples = {} (expected >= 100)", resamples));
     opt.resamples = resamples;
     opt.seed = seed;
-    RunStore& store = Get();
-    Result<kplab::host::Table> t = [&] {
-      py::gil_scoped_release release;
-      return kplab::host::BuildTable(store, opt);
-    }();
+    Result<kplab::host::Table> t = With([&](RunStore& s) { return kplab::host::BuildTable(s, opt); });
     if (!t.ok()) Raise(t.error().IsUsage() ? g_input_error : g_store_error, t.error().message);
     for (const auto& w : t->warnings) {
       if (PyErr_WarnEx(PyExc_UserWarning, w.c_str(), 1) != 0) throw py::error_already_set();
@@ -735,8 +760,20 @@ class Store {
   }
 
  private:
+  // Glob patterns: a list, or one string of ','-separated patterns (each stripped). Owned strings:
+  // nothing here may point into a temporary.
+  static std::vector<std::string> Patterns(const py::object& metrics) {
+    if (!py::isinstance<py::str>(metrics)) return StrList(metrics, "metrics");
+    std::vector<std::string> out;
+    const std::string joined = Str(metrics, "metrics");
+    for (std::string_view part : SplitOn(joined, ",")) {
+      if (!Strip(part).empty()) out.emplace_back(Strip(part));
+    }
+    return out;
+  }
+
   std::string path_;
-  std::optional<RunStore> store_;
+  std::shared_ptr<StoreHandle> h_;  // null once closed
 };
 
 std::optional<std::string> PathArg(const py::object& v, const std::string& what) {
@@ -872,6 +909,8 @@ py::dict Evaluate(const py::object& documents, const py::object& predictions, co
     req.seed = seed.cast<std::int64_t>();
   }
   if (!model.is_none()) req.model = Str(model, "model");
+  // The Store a run is saved into: the caller's (its Python object is held by the argument for the
+  // call), or one opened here for a path.
   Store* store_obj = nullptr;
   std::optional<Store> own_store;
   if (!store.is_none() && !(py::isinstance<py::bool_>(store) && !store.cast<bool>())) {
@@ -884,7 +923,7 @@ py::dict Evaluate(const py::object& documents, const py::object& predictions, co
       own_store.emplace(PathArg(store, "store"));
       store_obj = &*own_store;
     }
-    store_obj->Get();  // a closed store is an error before any work
+    store_obj->CheckOpen();  // a closed store is an error before any work
   }
   // The phrase cache lives in a run store's database: the one given, else the store's, else the default.
   if (auto c = PathArg(cache, "cache")) {
@@ -926,11 +965,12 @@ py::dict Evaluate(const py::object& documents, const py::object& predictions, co
       }
     }
   }
-  // Stored with the GIL held: a Store is used by one Python thread at a time.
   if (res.ok() && store_obj != nullptr) {
     // A failed run is recorded as failed, without scores (as `kplab eval` does).
-    auto id = res->errors.empty() ? store_obj->Get().SaveRun(res->run, res->scores, res->aggregates, res->slots)
-                                  : store_obj->Get().SaveRun(res->run, {}, {});
+    auto id = store_obj->With([&](RunStore& s) {
+      return res->errors.empty() ? s.SaveRun(res->run, res->scores, res->aggregates, res->slots)
+                                 : s.SaveRun(res->run, {}, {});
+    });
     if (id.ok()) {
       res->run.id = *id;
       if (!res->errors.empty()) error += fmt::format("\nrun {} recorded as failed in {}", *id, store_obj->path());

@@ -684,16 +684,17 @@ void Repl::CmdRuns(const std::vector<std::string>& words) {
     PrintError(fmt::format("{}: no such run store (expected a kplab database; `kplab eval` creates one)", db));
     return;
   }
+  // Store errors name the file themselves.
   auto store = RunStore::Open(db, RunStore::Mode::kRead);
   if (!store) {
     had_error_ = true;
-    PrintError(fmt::format("{}: {}", db, store.error().message));
+    PrintError(store.error().message);
     return;
   }
   auto runs = store->ListRuns();
   if (!runs) {
     had_error_ = true;
-    PrintError(fmt::format("{}: {}", db, runs.error().message));
+    PrintError(runs.error().message);
     return;
   }
   if (runs->empty()) {

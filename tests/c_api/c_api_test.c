@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <kplab/c.h>
@@ -188,6 +189,18 @@ int main(int argc, char** argv) {
     CHECK(merged == NULL && err != NULL &&
               strcmp(err, "missing shard: documents 1-1 ('1' to '1') are in no shard given (shard 0/3)") == 0,
           "merge without shard 0: %s", err ? err : "(none)");
+    /* Store paths are regular files (docs/store.md, "Store paths"): a FIFO, which blocked the open for
+     * ever, is refused by kplab_store_open and as a kplab_merge source, with the importers' message. */
+    char fifo[600], want_fifo[700];
+    snprintf(fifo, sizeof fifo, "%s/fifo.db", tmp);
+    snprintf(want_fifo, sizeof want_fifo, "%s: a FIFO, not a regular file (expected a kplab database)", fifo);
+    CHECK(mkfifo(fifo, 0644) == 0, "mkfifo");
+    kplab_store* on_fifo = kplab_store_open(fifo, &err);
+    CHECK(on_fifo == NULL && err != NULL && strcmp(err, want_fifo) == 0, "store_open(FIFO): %s", err ? err : "(none)");
+    const char* from_fifo[1] = {fifo};
+    merged = kplab_merge(from_fifo, 1, out, &err);
+    CHECK(merged == NULL && err != NULL && strcmp(err, want_fifo) == 0, "merge(FIFO): %s", err ? err : "(none)");
+    unlink(fifo);
     char* bad = kplab_evaluate_shard(data, "exact", NULL, NULL, a, 3, 3, &err);
     CHECK(bad == NULL && err != NULL &&
               strcmp(err, "kplab_evaluate_shard: shard 3/3 (expected 0 <= shard_index < shard_count)") == 0,

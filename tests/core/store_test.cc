@@ -465,12 +465,16 @@ TEST(RunStoreTest, ForeignDatabaseIsLeftAlone) {
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM sqlite_master").getInt(), 1);
 }
 
+// A directory is refused before SQLite sees it (docs/store.md, "Store paths"; more in store_paths_test.cc).
 TEST(RunStoreTest, CannotOpenDirectory) {
   TempDir dir;
   const std::string path = dir.File("");
   auto store = RunStore::Open(path);
   ASSERT_FALSE(store.ok());
-  EXPECT_EQ(store.error().message, path + ": cannot open database (unable to open database file)");
+  EXPECT_EQ(store.error().message, path + ": a directory, not a regular file (expected a kplab database)");
+  // A path SQLite cannot create still says so.
+  const std::string missing = dir.File("no/such/dir/x.db");
+  EXPECT_EQ(RunStore::Open(missing).error().message, missing + ": cannot open database (unable to open database file)");
 }
 
 TEST(RunStoreTest, DefaultPath) {
@@ -559,9 +563,12 @@ TEST(RunStoreTest, ShardColumnsAndSlots) {
   ASSERT_TRUE(store.ok()) << store.error().message;
   RunRecord run = MakeRun("sys");  // 3 documents
   run.shard = ShardInfo{1, 2, 1, 3};
-  ScoreColumns scores{{"f1@5"}, {{0.25, std::nan("")}}};
-  std::vector<SlotColumn> slots = {{0, "all", 2, "hits@5", true, {3, 0}}, {1, "", 1, "x", false, {0.5, 1e-300}}};
-  auto id = store->SaveRun(run, scores, {{"f1@5", 0.25, {}, {}}}, slots);
+  // The public slot all.f1@5 is the score column of that name (the read-back holds them equal).
+  ScoreColumns scores{{"all.f1@5"}, {{0.25, std::nan("")}}};
+  std::vector<SlotColumn> slots = {{0, "all", 1, "f1@5", false, {0.25, std::nan("")}},
+                                   {0, "all", 2, "hits@5", true, {3, 0}},
+                                   {1, "", 1, "x", true, {0.5, 1e-300}}};
+  auto id = store->SaveRun(run, scores, {{"all.f1@5", 0.25, {}, {}}}, slots);
   ASSERT_TRUE(id.ok()) << id.error().message;
   auto back = store->GetRun(*id);
   ASSERT_TRUE(back.ok());
@@ -578,13 +585,13 @@ TEST(RunStoreTest, ShardColumnsAndSlots) {
   EXPECT_TRUE(std::isnan(cols->columns[0][2]));
   auto got = store->GetSlots(*id);
   ASSERT_TRUE(got.ok());
-  ASSERT_EQ(got->size(), 2u);
-  EXPECT_EQ((*got)[0].subset, "all");
-  EXPECT_EQ((*got)[0].slot, 2);
-  EXPECT_TRUE((*got)[0].hidden);
-  EXPECT_EQ((*got)[0].values, (std::vector<double>{3, 0}));
-  EXPECT_EQ((*got)[1].plugin, 1);
-  EXPECT_EQ((*got)[1].values, (std::vector<double>{0.5, 1e-300}));
+  ASSERT_EQ(got->size(), 3u);
+  EXPECT_EQ((*got)[1].subset, "all");
+  EXPECT_EQ((*got)[1].slot, 2);
+  EXPECT_TRUE((*got)[1].hidden);
+  EXPECT_EQ((*got)[1].values, (std::vector<double>{3, 0}));
+  EXPECT_EQ((*got)[2].plugin, 1);
+  EXPECT_EQ((*got)[2].values, (std::vector<double>{0.5, 1e-300}));
   EXPECT_EQ((*store->ListRuns())[0].shard->count, 2);
   // A whole run has no slots and no shard.
   auto whole = store->SaveRun(MakeRun("w"), MakeScores(), MakeAggregates());
@@ -596,14 +603,14 @@ TEST(RunStoreTest, ShardColumnsAndSlots) {
   // A whole run's slots (`kplab eval --ci`) have one value per document of the run, not of a shard.
   auto e1 = store->SaveRun(MakeRun("w"), MakeScores(), MakeAggregates(), slots);
   EXPECT_EQ(e1.error().message,
-            "cannot save run: slot 'hits@5' has 2 values (expected 3, one per document of the run)");
+            "cannot save run: slot 'f1@5' has 2 values (expected 3, one per document of the run)");
   RunRecord bad = run;
   bad.shard = ShardInfo{2, 2, 1, 3};
   EXPECT_EQ(store->SaveRun(bad, scores, {}, slots).error().message,
             "cannot save run: shard 2/2 of documents [1, 3) does not fit 3 documents");
-  ScoreColumns full{{"f1@5"}, {{0.25, 0.5, 0.75}}};
+  ScoreColumns full{{"all.f1@5"}, {{0.25, 0.5, 0.75}}};
   EXPECT_EQ(store->SaveRun(run, full, {}, slots).error().message,
-            "cannot save run: score column 'f1@5' has 3 values (expected 2, one per document of the shard)");
+            "cannot save run: score column 'all.f1@5' has 3 values (expected 2, one per document of the shard)");
   std::vector<SlotColumn> short_slot = {{0, "all", 1, "p@5", false, {1}}};
   EXPECT_EQ(store->SaveRun(run, scores, {}, short_slot).error().message,
             "cannot save run: slot 'p@5' has 1 values (expected 2, one per document of the shard)");
@@ -611,10 +618,13 @@ TEST(RunStoreTest, ShardColumnsAndSlots) {
   EXPECT_EQ(store->SaveRun(run, scores, {}, orphan).error().message,
             "cannot save run: slot 'p@5' belongs to plugin 5 of 2");
   EXPECT_EQ(store->ListRuns()->size(), before);
-  std::vector<SlotColumn> whole_slots = {{0, "all", 2, "hits@5", true, {3, 0, 1}}};
+  // A whole run's slots: its public ones are its score columns.
+  std::vector<SlotColumn> whole_slots = {{0, "", 1, "f1@5", false, {0.5, 0.0, 1.0}},
+                                         {0, "", 2, "hits@5", true, {3, 0, 1}},
+                                         {1, "", 1, "semrp", false, {kNaN, 0.125, -0.0}}};
   auto kept = store->SaveRun(MakeRun("w"), MakeScores(), MakeAggregates(), whole_slots);
   ASSERT_TRUE(kept.ok()) << kept.error().message;
-  EXPECT_EQ((*store->GetSlots(*kept))[0].values, (std::vector<double>{3, 0, 1}));
+  EXPECT_EQ((*store->GetSlots(*kept))[1].values, (std::vector<double>{3, 0, 1}));
 }
 
 }  // namespace

@@ -11,7 +11,7 @@ set -euo pipefail
 src=$(cd "$1" && pwd)
 dir=$2
 secs=${3:-${KPLAB_FUZZ_SECONDS:-25}}
-harnesses=(importers lua_api)
+harnesses=(importers lua_api store)
 
 if ! command -v clang >/dev/null 2>&1 || ! command -v clang++ >/dev/null 2>&1; then
   echo "skipped: clang/clang++ not found (scripts/setup.sh installs clang and libclang-rt-14-dev)"

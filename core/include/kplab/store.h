@@ -31,6 +31,10 @@ struct ShardInfo {
   int64_t begin = 0, end = 0;
 };
 
+// Shard `index` of `count` over n documents, its range computed without overflow for any
+// 0 <= index < count and n >= 0 (the products n * index need more than 64 bits).
+ShardInfo ShardRange(int64_t n, int64_t index, int64_t count);
+
 // One per-document slot of a plugin as a shard stores it (hidden ones too), for `kplab runs merge`:
 // the values of documents [shard.begin, shard.end) in dataset order, NaN = none.
 struct SlotColumn {
@@ -129,7 +133,12 @@ class RunStore {
                           const std::vector<AggregateValue>& aggregates,
                           const std::vector<SlotColumn>& slots = {});
 
+  // Reading (docs/store.md, "Reading a store back"): everything these return was checked against its run
+  // first (types, counts, shard ranges, slots, JSON); a tampered or inconsistent run is a store error
+  // naming the file, the run and what is wrong, never returned.
   Result<std::vector<RunSummary>> ListRuns();
+  // Whether run `id` exists (without reading it).
+  Result<bool> HasRun(int64_t id);
   Result<RunRecord> GetRun(int64_t id);
   Result<std::vector<AggregateValue>> GetAggregates(int64_t id);
   Result<ScoreColumns> GetScores(int64_t id);

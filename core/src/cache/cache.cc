@@ -156,7 +156,7 @@ struct PhraseCache::Impl {
   std::string path;
   SQLite::Database db;
   std::string db_id;  // random id of this database file (meta 'db_id'), part of index file names
-  Impl(const std::string& p, int flags) : path(p), db(p, flags) {}
+  Impl(std::string p, SQLite::Database d) : path(std::move(p)), db(std::move(d)) {}
 
   Error DbError(const std::exception& e) const {
     return Error{fmt::format("{}: phrase cache: {}", path, e.what())};
@@ -281,7 +281,9 @@ const std::string& PhraseCache::db_path() const { return impl_->path; }
 Result<PhraseCache> PhraseCache::Open(const std::string& db_path) {
   std::unique_ptr<Impl> impl;
   try {
-    impl = std::make_unique<Impl>(db_path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    auto db = store_internal::OpenSqlite(db_path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    if (!db) return db.error();
+    impl = std::make_unique<Impl>(db_path, std::move(*db));
   } catch (const SQLite::Exception& e) {
     return Error{fmt::format("{}: cannot open database ({})", db_path, e.what())};
   }
@@ -405,7 +407,9 @@ Result<CacheStats> PhraseCache::Fetch(const Embedder& model, const std::string& 
         if (cut[t] == cut[t + 1]) continue;
         pool.emplace_back([&, t] {
           try {
-            SQLite::Database conn(impl_->path, SQLite::OPEN_READONLY);
+            auto opened = store_internal::OpenSqlite(impl_->path, SQLite::OPEN_READONLY);
+            if (!opened) throw std::runtime_error(opened.error().message);
+            SQLite::Database conn = std::move(*opened);
             conn.setBusyTimeout(30000);
             conn.exec("PRAGMA mmap_size = 4294967296");
             merge(conn.getHandle(), cut[t], cut[t + 1]);

@@ -1,17 +1,21 @@
 // RunStore on SQLiteCpp. Schema, blob encoding and migrations are described in docs/store.md; keep the
 // two in step.
 #include "kplab/store.h"
+#include "kplab/io.h"
 #include "kplab/utf8.h"
+#include "store/readback.h"
 #include "store/store_internal.h"
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <bit>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <filesystem>
@@ -295,23 +299,6 @@ int Migrate(SQLite::Database& db, const std::string& path) {
 }
 
 
-// "YYYY-MM-DDTHH:MM:SS[.fff]Z". ListRuns orders by this text, which is only chronological in this form.
-bool IsIsoUtc(std::string_view s) {
-  if (s.size() < 20 || s.back() != 'Z') return false;
-  constexpr std::string_view kShape = "dddd-dd-ddTdd:dd:dd";
-  for (size_t i = 0; i < kShape.size(); ++i) {
-    const bool digit = s[i] >= '0' && s[i] <= '9';
-    if (kShape[i] == 'd' ? !digit : s[i] != kShape[i]) return false;
-  }
-  std::string_view frac = s.substr(19, s.size() - 20);
-  if (frac.empty()) return true;
-  if (frac.size() < 2 || frac[0] != '.') return false;
-  for (char c : frac.substr(1)) {
-    if (c < '0' || c > '9') return false;
-  }
-  return true;
-}
-
 // Blob encoding of a score column: n IEEE-754 binary64 values, little-endian, no header (n is its own
 // column). memcpy keeps NaN payloads; on little-endian hosts the vector's bytes are the blob.
 void EncodeF64Le(const std::vector<double>& values, std::vector<unsigned char>& out) {
@@ -324,22 +311,6 @@ void EncodeF64Le(const std::vector<double>& values, std::vector<unsigned char>& 
       for (int b = 0; b < 8; ++b) out[i * 8 + b] = static_cast<unsigned char>(bits >> (8 * b));
     }
   }
-}
-
-std::vector<double> DecodeF64Le(const void* data, size_t n) {
-  std::vector<double> values(n);
-  if (n == 0) return values;
-  if constexpr (std::endian::native == std::endian::little) {
-    std::memcpy(values.data(), data, n * sizeof(double));
-  } else {
-    const auto* p = static_cast<const unsigned char*>(data);
-    for (size_t i = 0; i < n; ++i) {
-      uint64_t bits = 0;
-      for (int b = 0; b < 8; ++b) bits |= static_cast<uint64_t>(p[i * 8 + b]) << (8 * b);
-      values[i] = std::bit_cast<double>(bits);
-    }
-  }
-  return values;
 }
 
 // SQLite stores a bound NaN as NULL; NULL is read back as NaN for values and as "absent" for CI bounds.
@@ -356,13 +327,6 @@ void BindOptional(SQLite::Statement& st, int index, const std::optional<double>&
   } else {
     st.bind(index);
   }
-}
-double ReadDouble(const SQLite::Column& c) {
-  return c.isNull() ? std::numeric_limits<double>::quiet_NaN() : c.getDouble();
-}
-std::optional<double> ReadOptional(const SQLite::Column& c) {
-  if (c.isNull()) return std::nullopt;
-  return c.getDouble();
 }
 
 // Checks everything that does not need the database, so most bad input fails before BEGIN. The bounds
@@ -422,8 +386,9 @@ void ValidateRun(const RunRecord& run, const ScoreColumns& scores,
     if (!scores.metrics.empty() || !scores.columns.empty() || !aggregates.empty()) {
       throw StoreError("cannot save run: a failed run has no scores or aggregates");
     }
+    if (!slots.empty()) throw StoreError("cannot save run: a failed run has no slots");
   }
-  if (!run.created_at.empty() && !IsIsoUtc(run.created_at)) {
+  if (!run.created_at.empty() && !store_internal::IsIsoUtc(run.created_at)) {
     throw StoreError(
         fmt::format("cannot save run: created_at '{}' is not ISO 8601 UTC (expected YYYY-MM-DDTHH:MM:SSZ)",
                     run.created_at));
@@ -459,7 +424,7 @@ void ValidateRun(const RunRecord& run, const ScoreColumns& scores,
 }  // namespace
 
 struct RunStore::Impl {
-  Impl(const std::string& p, int flags) : path(p), db(p, flags) {}
+  Impl(std::string p, SQLite::Database d) : path(std::move(p)), db(std::move(d)) {}
   std::string path;
   SQLite::Database db;
   int schema_version = 0;
@@ -525,11 +490,7 @@ struct RunStore::Impl {
     return get.getColumn(0).getInt64();
   }
 
-  bool RunExists(int64_t id) {
-    SQLite::Statement st(db, "SELECT 1 FROM runs WHERE id = ?");
-    st.bind(1, id);
-    return st.executeStep();
-  }
+  store_internal::ReadContext Reader() { return {db, path, schema_version}; }
 
   Error DbError(const char* what_failed, const std::exception& e) const {
     return StoreFail(fmt::format("{}: {} ({})", path, what_failed, e.what()));
@@ -543,6 +504,14 @@ RunStore::~RunStore() = default;
 
 int RunStore::CurrentSchemaVersion() { return kCurrentVersion; }
 
+ShardInfo ShardRange(int64_t n, int64_t index, int64_t count) {
+  // n * index needs up to 126 bits; the quotients fit int64 because 0 <= index < count.
+  const auto at = [&](int64_t i) {
+    return static_cast<int64_t>(static_cast<__int128>(n) * static_cast<__int128>(i) / static_cast<__int128>(count));
+  };
+  return ShardInfo{index, count, at(index), at(index + 1)};
+}
+
 std::string RunStore::DefaultPath() {
   const char* env = std::getenv("KPLAB_DB");
   return env != nullptr && *env != '\0' ? std::string(env) : std::string("kplab.db");
@@ -551,6 +520,23 @@ std::string RunStore::DefaultPath() {
 int RunStore::schema_version() const { return impl_->schema_version; }
 
 namespace store_internal {
+
+// "YYYY-MM-DDTHH:MM:SS[.fff]Z". ListRuns orders by this text, which is only chronological in this form.
+bool IsIsoUtc(std::string_view s) {
+  if (s.size() < 20 || s.back() != 'Z') return false;
+  constexpr std::string_view kShape = "dddd-dd-ddTdd:dd:dd";
+  for (size_t i = 0; i < kShape.size(); ++i) {
+    const bool digit = s[i] >= '0' && s[i] <= '9';
+    if (kShape[i] == 'd' ? !digit : s[i] != kShape[i]) return false;
+  }
+  std::string_view frac = s.substr(19, s.size() - 20);
+  if (frac.empty()) return true;
+  if (frac.size() < 2 || frac[0] != '.') return false;
+  for (char c : frac.substr(1)) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
 
 std::string NowIsoUtc() {
   std::time_t t = std::time(nullptr);
@@ -626,9 +612,10 @@ Result<int> PrepareReadOnly(SQLite::Database& db, const std::string& path) {
 
 namespace {
 
-// "file:" URI for a path: the characters URIs give a meaning percent-encoded.
-std::string FileUri(const std::string& path, const char* query) {
-  std::string uri = "file:";
+// "file:" URI for a path: the characters URIs give a meaning percent-encoded; an absolute path gets an
+// empty authority ("file:///x"), so that "//x" is not read as a host name.
+std::string FileUri(const std::string& path, std::string_view query) {
+  std::string uri = path.starts_with('/') ? "file://" : "file:";
   for (const char c : path) {
     if (c == '%' || c == '?' || c == '#') {
       uri += fmt::format("%{:02X}", static_cast<unsigned char>(c));
@@ -636,12 +623,55 @@ std::string FileUri(const std::string& path, const char* query) {
       uri += c;
     }
   }
-  return uri + query;
+  uri += query;
+  return uri;
+}
+
+// One file of a store: absent (lstat: nothing there, not even a dangling link) or a regular file.
+Status CheckOneStoreFile(const std::string& path, std::string_view expected) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0 && errno == ENOENT) return Status::Ok();
+  if (Status s = CheckRegularFile(path, expected); !s.ok()) return Error{s.message(), ErrorKind::kStore};
+  return Status::Ok();
 }
 
 }  // namespace
 
+namespace store_internal {
+
+Status CheckStorePath(const std::string& path) {
+  if (IsMemoryPath(path)) return Status::Ok();
+  if (path.find('\0') != std::string::npos) {
+    return StoreFail(fmt::format("{}: path contains a NUL byte (expected a kplab database)",
+                                 std::string_view(path).substr(0, path.find('\0'))));
+  }
+  if (Status st = CheckOneStoreFile(path, "a kplab database"); !st.ok()) return st;
+  // SQLite opens its side files beside the file the path's links resolve to; check both places.
+  std::vector<std::string> bases = {path};
+  std::error_code ec;
+  const std::filesystem::path real = std::filesystem::canonical(path, ec);
+  if (!ec && real.string() != path) bases.push_back(real.string());
+  for (const std::string& base : bases) {
+    for (const auto& [suffix, what] : {std::pair{"-wal", "SQLite's write-ahead log of a kplab database, or no file"},
+                                       {"-shm", "SQLite's shared-memory index of a kplab database, or no file"},
+                                       {"-journal", "SQLite's rollback journal of a kplab database, or no file"}}) {
+      if (Status st = CheckOneStoreFile(base + suffix, what); !st.ok()) return st;
+    }
+  }
+  return Status::Ok();
+}
+
+Result<SQLite::Database> OpenSqlite(const std::string& path, int flags, std::string_view query) {
+  if (Status st = CheckStorePath(path); !st.ok()) return st.error();
+  if (IsMemoryPath(path)) return SQLite::Database(path, flags);
+  return SQLite::Database(FileUri(path, query), flags | SQLite::OPEN_URI);
+}
+
+}  // namespace store_internal
+
 Result<RunStore> RunStore::Open(const std::string& path, Mode mode) {
+  // Before anything touches the file: a FIFO, device or directory (or such a side file) is refused here.
+  if (Status st = store_internal::CheckStorePath(path); !st.ok()) return st.error();
   if (mode == Mode::kReadOnly && !IsMemoryPath(path)) {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) {
@@ -655,8 +685,9 @@ Result<RunStore> RunStore::Open(const std::string& path, Mode mode) {
         if (!ec && wal > 0) break;
       }
       try {
-        auto impl = std::make_unique<Impl>(FileUri(path, query), SQLite::OPEN_READONLY | SQLite::OPEN_URI);
-        impl->path = path;
+        auto db = store_internal::OpenSqlite(path, SQLite::OPEN_READONLY, query);
+        if (!db) return db.error();
+        auto impl = std::make_unique<Impl>(path, std::move(*db));
         auto version = store_internal::PrepareReadOnly(impl->db, path);
         if (!version) {
           if (first_error.empty()) first_error = version.error().message;
@@ -672,7 +703,9 @@ Result<RunStore> RunStore::Open(const std::string& path, Mode mode) {
   }
   std::unique_ptr<Impl> impl;
   try {
-    impl = std::make_unique<Impl>(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    auto db = store_internal::OpenSqlite(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    if (!db) return db.error();
+    impl = std::make_unique<Impl>(path, std::move(*db));
   } catch (const SQLite::Exception& e) {
     if (mode == Mode::kRead) return Open(path, Mode::kReadOnly);
     return StoreFail(fmt::format("{}: cannot open database ({})", path, e.what()));
@@ -698,12 +731,22 @@ Result<int64_t> RunStore::SaveRun(const RunRecord& run, const ScoreColumns& scor
   SQLite::Database& db = impl_->db;
   try {
     ValidateRun(run, scores, aggregates, slots);
+    bool ci = false;  // scored with --ci: its slots are kept, as a shard's
     if (!run.params_json.empty()) {
-      SQLite::Statement type(db, "SELECT CASE WHEN json_valid(?1) THEN json_type(?1) = 'object' ELSE 0 END");
+      SQLite::Statement type(db,
+                             "SELECT CASE WHEN json_valid(?1) THEN json_type(?1) = 'object' ELSE 0 END, "
+                             "CASE WHEN json_valid(?1) THEN json_type(?1, '$._ci') IS NOT NULL ELSE 0 END");
       type.bind(1, run.params_json);
       type.executeStep();
       if (type.getColumn(0).getInt() == 0)
         throw StoreError("cannot save run: params_json is not a JSON object");
+      ci = type.getColumn(1).getInt() != 0;
+    }
+    // What is saved must read back (readback.h): the slots as a whole and against the score columns.
+    const store_internal::RunFacts facts{run.status == "ok", run.shard.has_value(), ci,
+                                         static_cast<int64_t>(run.doc_ids.size())};
+    if (Status st = store_internal::CheckRunSlots("cannot save run", facts, run.plugins, scores, slots); !st.ok()) {
+      throw StoreError(st.message());
     }
 
     SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
@@ -835,188 +878,16 @@ Result<int64_t> RunStore::SaveRun(const RunRecord& run, const ScoreColumns& scor
   }
 }
 
-Result<std::vector<RunSummary>> RunStore::ListRuns() {
-  try {
-    // A file of an older version opened read-only has no seed column.
-    const std::string seed = impl_->schema_version >= 3 ? "r.seed" : "NULL";
-    const std::string shard =
-        impl_->schema_version >= 5 ? "r.shard_index, r.shard_count, r.doc_begin, r.doc_end" : "NULL, NULL, NULL, NULL";
-    SQLite::Statement st(
-        impl_->db,
-        "SELECT r.id, r.created_at, r.status, d.name, s.name, r.profile, d.n_docs, " + seed + ", " + shard +
-            " FROM runs r JOIN datasets d ON d.id = r.dataset_id JOIN systems s ON s.id = r.system_id "
-            "ORDER BY r.created_at DESC, r.id DESC");
-    std::vector<RunSummary> out;
-    while (st.executeStep()) {
-      out.push_back(RunSummary{st.getColumn(0).getInt64(), st.getColumn(1).getString(),
-                               st.getColumn(2).getString(), st.getColumn(3).getString(),
-                               st.getColumn(4).getString(), st.getColumn(5).getString(),
-                               st.getColumn(6).getInt64(), std::nullopt, std::nullopt});
-      if (!st.getColumn(7).isNull()) out.back().seed = st.getColumn(7).getInt64();
-      if (!st.getColumn(8).isNull()) {
-        out.back().shard = ShardInfo{st.getColumn(8).getInt64(), st.getColumn(9).getInt64(),
-                                     st.getColumn(10).getInt64(), st.getColumn(11).getInt64()};
-      }
-    }
-    return out;
-  } catch (const SQLite::Exception& e) {
-    return impl_->DbError("cannot list runs", e);
-  }
-}
-
-Result<RunRecord> RunStore::GetRun(int64_t id) {
-  SQLite::Database& db = impl_->db;
-  try {
-    // One read transaction, so that a concurrent DeleteRun cannot leave us half a run.
-    SQLite::Transaction tx(db);
-    SQLite::Statement st(
-        db,
-        "SELECT r.status, r.error, d.name, d.path, d.format, d.content_hash, s.name, "
-        "r.predictions_path, r.predictions_hash, r.profile, r.params_json, "
-        "r.embedder_fingerprint, r.kplab_version, r.created_at, r.elapsed_seconds, d.id, " +
-            std::string(impl_->schema_version >= 3 ? "r.seed" : "NULL") +
-            (impl_->schema_version >= 5 ? ", r.shard_index, r.shard_count, r.doc_begin, r.doc_end"
-                                        : ", NULL, NULL, NULL, NULL") +
-            " FROM runs r JOIN datasets d ON d.id = r.dataset_id JOIN systems s ON s.id = r.system_id "
-            "WHERE r.id = ?");
-    st.bind(1, id);
-    if (!st.executeStep()) return StoreFail(fmt::format("run {} not found", id));
-    RunRecord run;
-    run.id = id;
-    run.status = st.getColumn(0).getString();
-    run.error = st.getColumn(1).getString();
-    run.dataset_name = st.getColumn(2).getString();
-    run.dataset_path = st.getColumn(3).getString();
-    run.dataset_format = st.getColumn(4).getString();
-    run.dataset_hash = st.getColumn(5).getString();
-    run.system = st.getColumn(6).getString();
-    run.predictions_path = st.getColumn(7).getString();
-    run.predictions_hash = st.getColumn(8).getString();
-    run.profile = st.getColumn(9).getString();
-    run.params_json = st.getColumn(10).getString();
-    run.embedder_fingerprint = st.getColumn(11).getString();
-    run.kplab_version = st.getColumn(12).getString();
-    run.created_at = st.getColumn(13).getString();
-    run.elapsed_seconds = st.getColumn(14).getDouble();
-    const int64_t dataset_id = st.getColumn(15).getInt64();
-    if (!st.getColumn(16).isNull()) run.seed = st.getColumn(16).getInt64();
-    if (!st.getColumn(17).isNull()) {
-      run.shard = ShardInfo{st.getColumn(17).getInt64(), st.getColumn(18).getInt64(), st.getColumn(19).getInt64(),
-                            st.getColumn(20).getInt64()};
-    }
-
-    SQLite::Statement docs(db, "SELECT doc_id FROM documents WHERE dataset_id = ? ORDER BY idx");
-    docs.bind(1, dataset_id);
-    while (docs.executeStep()) run.doc_ids.push_back(docs.getColumn(0).getString());
-
-    SQLite::Statement plugins(
-        db, "SELECT name, version, sha256, file FROM run_plugins WHERE run_id = ? ORDER BY idx");
-    plugins.bind(1, id);
-    while (plugins.executeStep()) {
-      run.plugins.push_back(PluginRecord{plugins.getColumn(0).getString(), plugins.getColumn(1).getString(),
-                                         plugins.getColumn(2).getString(), plugins.getColumn(3).getString()});
-    }
-    return run;
-  } catch (const SQLite::Exception& e) {
-    return impl_->DbError("cannot read run", e);
-  }
-}
-
+// Every read of a run goes through the read-back layer (readback.h), which checks it before returning it.
+Result<std::vector<RunSummary>> RunStore::ListRuns() { return store_internal::ReadRunList(impl_->Reader()); }
+Result<bool> RunStore::HasRun(int64_t id) { return store_internal::ReadRunExists(impl_->Reader(), id); }
+Result<RunRecord> RunStore::GetRun(int64_t id) { return store_internal::ReadRun(impl_->Reader(), id); }
 Result<std::vector<AggregateValue>> RunStore::GetAggregates(int64_t id) {
-  SQLite::Database& db = impl_->db;
-  try {
-    SQLite::Transaction tx(db);
-    if (!impl_->RunExists(id)) return StoreFail(fmt::format("run {} not found", id));
-    SQLite::Statement st(
-        db, "SELECT metric, value, ci_low, ci_high FROM aggregates WHERE run_id = ? ORDER BY idx");
-    st.bind(1, id);
-    std::vector<AggregateValue> out;
-    while (st.executeStep()) {
-      out.push_back(AggregateValue{st.getColumn(0).getString(), ReadDouble(st.getColumn(1)),
-                                   ReadOptional(st.getColumn(2)), ReadOptional(st.getColumn(3))});
-    }
-    return out;
-  } catch (const SQLite::Exception& e) {
-    return impl_->DbError("cannot read aggregates", e);
-  }
+  return store_internal::ReadAggregates(impl_->Reader(), id);
 }
-
-Result<ScoreColumns> RunStore::GetScores(int64_t id) {
-  SQLite::Database& db = impl_->db;
-  try {
-    SQLite::Transaction tx(db);
-    if (!impl_->RunExists(id)) return StoreFail(fmt::format("run {} not found", id));
-    // A partial run stores its own documents' values: padded with NaN to every document of the dataset,
-    // so that readers index columns by document as for any run.
-    std::optional<std::pair<int64_t, int64_t>> pad;  // (begin, n_docs)
-    if (impl_->schema_version >= 5) {
-      SQLite::Statement sh(db,
-                           "SELECT r.doc_begin, d.n_docs FROM runs r JOIN datasets d ON d.id = r.dataset_id "
-                           "WHERE r.id = ? AND r.shard_index IS NOT NULL");
-      sh.bind(1, id);
-      if (sh.executeStep()) pad.emplace(sh.getColumn(0).getInt64(), sh.getColumn(1).getInt64());
-    }
-    SQLite::Statement st(db, "SELECT metric, n, values_f64le FROM scores WHERE run_id = ? ORDER BY idx");
-    st.bind(1, id);
-    ScoreColumns out;
-    while (st.executeStep()) {
-      std::string metric = st.getColumn(0).getString();
-      const int64_t n = st.getColumn(1).getInt64();
-      const SQLite::Column blob = st.getColumn(2);
-      const int64_t bytes = blob.getBytes();
-      if (n < 0 || bytes != n * static_cast<int64_t>(sizeof(double))) {
-        return StoreFail(fmt::format("{}: run {}: scores of '{}' are corrupt ({} bytes for {} values)",
-                                 impl_->path, id, metric, bytes, n));
-      }
-      out.columns.push_back(DecodeF64Le(blob.getBlob(), static_cast<size_t>(n)));
-      if (pad) {
-        if (pad->first < 0 || pad->first + n > pad->second) {
-          return StoreFail(fmt::format("{}: run {}: scores of '{}' are corrupt ({} values from document {} of {})",
-                                       impl_->path, id, metric, n, pad->first, pad->second));
-        }
-        std::vector<double> full(static_cast<size_t>(pad->second), std::numeric_limits<double>::quiet_NaN());
-        std::copy(out.columns.back().begin(), out.columns.back().end(), full.begin() + pad->first);
-        out.columns.back() = std::move(full);
-      }
-      out.metrics.push_back(std::move(metric));
-    }
-    return out;
-  } catch (const SQLite::Exception& e) {
-    return impl_->DbError("cannot read scores", e);
-  }
-}
-
+Result<ScoreColumns> RunStore::GetScores(int64_t id) { return store_internal::ReadScores(impl_->Reader(), id); }
 Result<std::vector<SlotColumn>> RunStore::GetSlots(int64_t id) {
-  SQLite::Database& db = impl_->db;
-  try {
-    SQLite::Transaction tx(db);
-    if (!impl_->RunExists(id)) return StoreFail(fmt::format("run {} not found", id));
-    std::vector<SlotColumn> out;
-    if (impl_->schema_version < 5) return out;
-    SQLite::Statement st(db,
-                         "SELECT plugin_idx, subset, slot, name, hidden, n, values_f64le FROM run_slots "
-                         "WHERE run_id = ? ORDER BY plugin_idx, subset, slot");
-    st.bind(1, id);
-    while (st.executeStep()) {
-      SlotColumn c;
-      c.plugin = st.getColumn(0).getInt64();
-      c.subset = st.getColumn(1).getString();
-      c.slot = st.getColumn(2).getInt64();
-      c.name = st.getColumn(3).getString();
-      c.hidden = st.getColumn(4).getInt() != 0;
-      const int64_t n = st.getColumn(5).getInt64();
-      const SQLite::Column blob = st.getColumn(6);
-      if (n < 0 || blob.getBytes() != n * static_cast<int64_t>(sizeof(double))) {
-        return StoreFail(fmt::format("{}: run {}: slot '{}' is corrupt ({} bytes for {} values)", impl_->path, id,
-                                     c.name, blob.getBytes(), n));
-      }
-      c.values = DecodeF64Le(blob.getBlob(), static_cast<size_t>(n));
-      out.push_back(std::move(c));
-    }
-    return out;
-  } catch (const SQLite::Exception& e) {
-    return impl_->DbError("cannot read slots", e);
-  }
+  return store_internal::ReadSlots(impl_->Reader(), id);
 }
 
 Status RunStore::DeleteRun(int64_t id) {

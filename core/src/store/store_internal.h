@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include <SQLiteCpp/Database.h>
 
@@ -15,5 +16,24 @@ Result<int> PrepareDatabase(SQLite::Database& db, const std::string& path);
 
 // The current time as ISO 8601 UTC ("2026-11-22T10:00:00Z").
 std::string NowIsoUtc();
+
+// "YYYY-MM-DDTHH:MM:SS[.fff]Z", the only form SaveRun writes and the read-back accepts: ListRuns orders
+// by this text, which is only chronological in this form.
+bool IsIsoUtc(std::string_view s);
+
+// Regular files only (docs/store.md, "Store paths"). A store path names a regular file or nothing (a
+// new store), symbolic links followed; so do the side files SQLite opens beside it (PATH-wal, PATH-shm,
+// PATH-journal, beside both the path and the file its links resolve to). Anything else is refused
+// with the importers' message before SQLite opens it, because SQLite would block on a FIFO for ever
+// or read a device: "PATH: a FIFO, not a regular file (expected a kplab database)". ":memory:" and ""
+// pass. The check and the open are two steps: a file swapped for a FIFO between them is not caught.
+Status CheckStorePath(const std::string& path);
+
+// The one way kplab opens a store file (RunStore and PhraseCache, every connection): CheckStorePath,
+// then SQLite is given a "file:" URI naming exactly `path` (percent-encoded, SQLITE_OPEN_URI added to
+// `flags`) with `query` ("?mode=ro", ...), so that a path is never read as a URI of its own
+// ("file:x?mode=memory" is a file of that name). A refused path is the returned Error; SQLite's own
+// failures are thrown as SQLite::Exception, as SQLiteCpp does.
+Result<SQLite::Database> OpenSqlite(const std::string& path, int flags, std::string_view query = "");
 
 }  // namespace kplab::store_internal
