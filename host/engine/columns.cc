@@ -226,7 +226,9 @@ std::string JoinName(const std::string& subset, const std::string& name) {
 }  // namespace
 
 void DefineColumnTypes(lua_State* L) {
-  if (luaL_getmetatable(L, kColumnMeta) == LUA_TNIL) DefineMetatable(L, kColumnMeta, kColumnMethods, nullptr, nullptr);
+  if (luaL_getmetatable(L, kColumnMeta) == LUA_TNIL) {
+    DefineType<ColumnUd>(L, kColumnMeta, kColumnMethods, nullptr, KeptAtLoad::kImmutable);
+  }
   if (luaL_getmetatable(L, kBuilderMeta) == LUA_TNIL) DefineType<BuilderUd>(L, kBuilderMeta, kBuilderMethods);
   lua_pop(L, 2);
 }
@@ -270,6 +272,7 @@ Status DeclareColumns(LuaVm& vm, const MetricPlugin& plugin, DeclaredColumns& ou
   }
   NewUserdata<BuilderUd>(L, kBuilderMeta, BuilderUd{cols});
   PushParams(L, plugin);
+  SeedForCall(L, plugin, "columns");
   std::optional<ScriptError> err = vm.Call(2, 1, plugin.name);
   cols->open = false;
   if (err) {
@@ -422,6 +425,10 @@ Status ComputeAggregates(LuaVm& vm, const MetricPlugin& plugin, const DeclaredCo
           lua_pushvalue(L, cols_idx);
           PushParams(L, plugin);
           push_ctx(L);
+          FreezeTableFields(L, -1, "ctx");
+          PushReadOnlyProxy(L, -1, "ctx");
+          lua_remove(L, -2);
+          SeedForCall(L, plugin, "aggregate");
           if (auto err = vm.Call(4, 1, plugin.name)) {
             lua_settop(L, top);
             return Error{err->Format() + fmt::format("\n(while computing aggregate '{}')", JoinName(subset, agg.name)),
