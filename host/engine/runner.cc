@@ -140,11 +140,20 @@ struct MetricRunner::Partial {
 
 namespace {
 
+// ctx.unit's upvalue: the sink of the lane that handed out this ctx, valid while its scoring runs.
+constexpr const char* kUnitSinkMeta = "kplab.UnitSink";
+struct UnitSinkUd {
+  UnitSink* sink;
+  std::weak_ptr<const void> lease;
+};
+
 // ctx.unit(key, values): one unit of the document being scored (c:units). key: a number identifying the
 // unit within its document (the same unit in another run of the dataset has the same key); values: slot
 // or declared name -> number, as `out`.
 int CtxUnit(lua_State* L) {
-  auto* sink = static_cast<UnitSink*>(lua_touserdata(L, lua_upvalueindex(1)));
+  auto* ud = static_cast<UnitSinkUd*>(lua_touserdata(L, lua_upvalueindex(1)));
+  if (ud->lease.expired()) return luaL_error(L, "ctx.unit used after the scoring it was given to ended");
+  UnitSink* sink = ud->sink;
   const double key = luaL_checknumber(L, 1);
   if (!std::isfinite(key)) {
     throw std::runtime_error(fmt::format("ctx.unit: the key must be a finite number (got {})",
@@ -182,6 +191,15 @@ int CtxUnit(lua_State* L) {
   return 0;
 }
 
+// The userdata types the runner hands to plugins (ctx.unit's sink), defined in each VM that scores.
+void DefineRunnerTypes(lua_State* L) {
+  if (luaL_getmetatable(L, kUnitSinkMeta) == LUA_TNIL) {
+    static const luaL_Reg kNone[] = {{nullptr, nullptr}};
+    DefineType<UnitSinkUd>(L, kUnitSinkMeta, kNone);
+  }
+  lua_pop(L, 1);
+}
+
 }  // namespace
 
 MetricRunner::MetricRunner(std::vector<Lane> lanes, std::shared_ptr<const Corpus> corpus, RunContext ctx)
@@ -194,7 +212,8 @@ MetricRunner::MetricRunner(std::vector<Lane> lanes, std::shared_ptr<const Corpus
   for (std::size_t l = 0; l < lanes_.size(); ++l) {
     lua_State* L = lanes_[l].vm->state();
     DefineColumnTypes(L);
-      SetEmbeddingSpace(L, rc_.space);
+    DefineRunnerTypes(L);
+    SetEmbeddingSpace(L, rc_.space);
   }
 }
 
@@ -528,7 +547,8 @@ void MetricRunner::ScoreV2(std::size_t lane, std::size_t index, const DeclaredCo
   const std::size_t begin = bounds_[lane], end = bounds_[lane + 1], n = end - begin;
   // Units are kept only when the run keeps its slots (--ci); otherwise ctx.unit checks and drops them.
   UnitSink sink{&decl, rc_.keep_slots ? &part.units : nullptr};
-  const V2Frame frame = PushV2Frame(L, plugin, decl, slots_ref, sink);
+  const BorrowScope unit_scope;
+  const V2Frame frame = PushV2Frame(L, plugin, decl, slots_ref, sink, unit_scope);
   std::size_t next_report = 0;
   DocumentCollector collector(vm);
   for (std::size_t i = 0; i < n && !part.error; ++i) {
@@ -547,7 +567,7 @@ void MetricRunner::ScoreV2(std::size_t lane, std::size_t index, const DeclaredCo
 }
 
 MetricRunner::V2Frame MetricRunner::PushV2Frame(lua_State* L, const MetricPlugin& plugin, const DeclaredColumns& decl,
-                                                int slots_ref, UnitSink& sink) {
+                                                int slots_ref, UnitSink& sink, const BorrowScope& unit_scope) {
   const int base = lua_gettop(L);
   PushParams(L, plugin);  // [params]
   PushCtx(L);             // [params, ctxdata]
@@ -558,7 +578,7 @@ MetricRunner::V2Frame MetricRunner::PushV2Frame(lua_State* L, const MetricPlugin
     lua_setfield(L, -2, "prepared");
   }
   if (!decl.units.empty()) {
-    lua_pushlightuserdata(L, &sink);
+    NewUserdata<UnitSinkUd>(L, kUnitSinkMeta, UnitSinkUd{&sink, unit_scope.Lease()});
     lua_pushcclosure(L, Safe<CtxUnit>, 1);
     lua_setfield(L, -2, "unit");
   }
@@ -802,6 +822,7 @@ std::optional<ScriptError> MetricRunner::Verify(
   for (const ModuleInstaller& m : AllModules()) vm.Install(m);
   lua_State* L = vm.state();
   DefineColumnTypes(L);
+  DefineRunnerTypes(L);
   SetEmbeddingSpace(L, rc_.space);
   vm.BeginRun(budget);  // the verification is charged to the plugin's run budget
   struct EndRun {
@@ -852,8 +873,9 @@ std::optional<ScriptError> MetricRunner::Verify(
     if (!p) return PluginError(plugin, p.error().message);
     std::vector<UnitRow> rows;
     UnitSink sink{&d0, &rows};
+    const BorrowScope unit_scope;
     const int base = lua_gettop(L);
-    const V2Frame frame = PushV2Frame(L, *p, d0, slots_ref, sink);
+    const V2Frame frame = PushV2Frame(L, *p, d0, slots_ref, sink, unit_scope);
     std::optional<ScriptError> err;
     const bool ok = ScoreDocumentV2(vm, *p, d0, frame, sink, d, fresh_slots(), 0, err);
     lua_settop(L, base);
@@ -1074,11 +1096,13 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
     LuaVm& vm = *lanes_[0].vm;
     lua_State* L = vm.state();
     const int base = lua_gettop(L);
-    // aggregate(cols, params, ctx): cols maps every column name (internal '_' ones too) to a Column.
+    // aggregate(cols, params, ctx): cols maps every column name (internal '_' ones too) to a Column,
+    // valid during this call (an API 1 plugin may keep one in an upvalue).
+    const BorrowScope scope;
     lua_rawgeti(L, LUA_REGISTRYINDEX, plugin.aggregate_ref);
     lua_createtable(L, 0, static_cast<int>(cols.names.size()));
     for (std::size_t c = 0; c < cols.names.size(); ++c) {
-      PushColumn(L, &cols.values[c]);
+      PushColumn(L, &cols.values[c], cols.names[c], scope);
       lua_setfield(L, -2, cols.names[c].c_str());
     }
     PushParams(L, plugin);

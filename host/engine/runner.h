@@ -50,6 +50,7 @@ struct EmbeddingSpace;
 struct PairIndex;
 struct DeclaredColumns;
 struct UnitSink;
+class BorrowScope;
 
 struct RunContext {
   std::string dataset_name;
@@ -116,7 +117,7 @@ class MetricRunner {
   void ScoreV2(std::size_t lane, std::size_t index, const DeclaredColumns& decl, int slots_ref, Partial& out,
                const Progress* progress);
   V2Frame PushV2Frame(lua_State* L, const MetricPlugin& plugin, const DeclaredColumns& decl, int slots_ref,
-                      UnitSink& sink);
+                      UnitSink& sink, const BorrowScope& unit_scope);
   bool ScoreDocumentV2(LuaVm& vm, const MetricPlugin& plugin, const DeclaredColumns& decl, const V2Frame& f,
                        UnitSink& sink, std::size_t d, SlotArrays& dest, std::size_t row,
                        std::optional<ScriptError>& error);

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <new>
 #include <string>
 #include <utility>
@@ -23,6 +24,21 @@ enum class KeptAtLoad {
   kRefused = 0,    // the default: the load fails naming the upvalue (types never handed to a plugin at load)
   kImmutable = 1,  // no method changes the value: kept as it is
   kReadOnly = 2,   // the type's "__freeze" metamethod marks this value read-only; its mutators then raise
+};
+
+// The lifetime of host memory that userdata borrow instead of owning (a Column's values exist for one
+// aggregation). Each such userdata holds a Lease() and checks it before every use: once the scope is
+// gone, use raises a Lua error naming the object ("Column 'x' used after its aggregation ended") instead
+// of reading freed memory. Userdata that can own what they point to (shared_ptr) must do that instead.
+class BorrowScope {
+ public:
+  BorrowScope() : alive_(std::make_shared<char>()) {}
+  BorrowScope(const BorrowScope&) = delete;
+  BorrowScope& operator=(const BorrowScope&) = delete;
+  std::weak_ptr<const void> Lease() const { return alive_; }
+
+ private:
+  std::shared_ptr<char> alive_;
 };
 
 // Allocates a userdata holding a T constructed from args, with metatable `meta` (must exist) whose
