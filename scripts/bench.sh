@@ -10,7 +10,8 @@
 # metrics (iv: SemR-p over KP20k with a warm phrase cache, target < 1 s). Then kplab against a least-work
 # program doing only the P/R/F1 part of the KP20k job (vi, issue 16's yardstick), and issue 16's other
 # targets, one script each: a million documents (vii, bench/scale.sh), a million-phrase cache (viii,
-# bench/cache_bench.sh), SemR-p against its authors' loop (ix, bench/semrp_bench.sh).
+# bench/cache_bench.sh), SemR-p against its authors' loop (ix, bench/semrp_bench.sh); and what checking
+# determinism costs, with and without --verify-docs (x, bench/verify_bench.sh).
 # Whole-process times come from /usr/bin/time; in-process rates from the programs' own timing loops.
 # What is measured and how: bench/README.md.
 #
@@ -313,10 +314,10 @@ else
   tail -n 30 "$TMP/build_lw.log" >&2
   status=1
 fi
-# ---- (vii)-(ix) the rest of issue 16: scale, phrase cache, SemR-p against its authors' loop ----------------
+# ---- (vii)-(x) the rest of issue 16: scale, phrase cache, SemR-p against its authors' loop; verification --
 # Each is its own script (bench/README.md says what it measures and checks); each prints its ratios or
 # numbers beside the targets and exits 1 only when a number check fails.
-for script in scale.sh cache_bench.sh semrp_bench.sh; do
+for script in scale.sh cache_bench.sh semrp_bench.sh verify_bench.sh; do
   echo "[${script%.sh}] bench/$script" >&2
   echo
   if ! KPLAB_BUILD_DIR="$BUILD" KPLAB_SHARED_DATA="$DATA" bash "bench/$script"; then

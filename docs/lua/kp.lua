@@ -191,11 +191,13 @@ function kp.load(opts) end
 ---(`aggregates`), the per-document columns (`columns[name][i]`, NaN where undefined) and the documents'
 ---ids; with opts.db the run is also stored there and `run_id` set. metrics: a list or "exact,rprec";
 ---params: {metric = {name = value}}; opts: system (default "lua"), db, model, plugins (directories),
----threads. A plugin error is raised with its file:line. (scripts, REPL, Lua module)
+---threads, verify_docs (documents re-scored alone, as --verify-docs; 0 = off, default 16), random_seed (the
+---plugins' math.random, as --random-seed). A plugin error is raised with its file:line. (scripts, REPL, Lua
+---module)
 ---@param corpus Corpus
 ---@param metrics string|string[]
 ---@param params? table<string, table<string, number|string|boolean>>
----@param opts? {system?: string, db?: string, model?: string, plugins?: string[], threads?: integer}
+---@param opts? {system?: string, db?: string, model?: string, plugins?: string[], threads?: integer, verify_docs?: integer, random_seed?: integer}
 ---@return {aggregates: table<string, number>, columns: table<string, number[]>, doc_ids: string[], run_id?: integer}
 function kp.evaluate(corpus, metrics, params, opts) end
 

@@ -2,6 +2,8 @@
 // kplab::RunStore. Every entry point catches everything, so no C++ exception reaches a C caller.
 #include "kplab/c.h"
 
+#include <charconv>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -9,6 +11,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <utility>
 
 #include "evaluate.h"
@@ -157,9 +160,41 @@ std::string RunJson(const kplab::RunRecord& run, const std::vector<kplab::Aggreg
   return out;
 }
 
+// Reads kplab_evaluate_ex's options into `req`; "" or the error.
+std::string ApplyEvaluateOptions(const char* options, kplab::host::EvalRequest& req) {
+  for (const std::string& opt : Split(options != nullptr ? options : "", ';')) {
+    const auto eq = opt.find('=');
+    const std::string name = opt.substr(0, eq), value = eq == std::string::npos ? "" : opt.substr(eq + 1);
+    struct Knob {
+      const char* name;
+      std::uint64_t hi;
+    };
+    static constexpr Knob kKnobs[] = {{"verify_docs", kplab::host::kMaxVerifyDocs},
+                                      {"random_seed", static_cast<std::uint64_t>(INT64_MAX)},
+                                      {"threads", kplab::host::kMaxThreads}};
+    const Knob* knob = nullptr;
+    for (const Knob& k : kKnobs) {
+      if (name == k.name) knob = &k;
+    }
+    if (knob == nullptr || eq == std::string::npos) {
+      return "kplab_evaluate_ex: unknown option '" + opt + "' (expected verify_docs=N, random_seed=S or threads=N)";
+    }
+    std::uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (value.empty() || ec != std::errc() || end != value.data() + value.size() || v > knob->hi ||
+        (name == "threads" && v == 0)) {
+      return "kplab_evaluate_ex: option " + name + " must be an integer from " + (name == "threads" ? "1" : "0") +
+             " to " + std::to_string(knob->hi) + " (got '" + value + "')";
+    }
+    if (name == "verify_docs") req.verify_docs = static_cast<int>(v);
+    if (name == "random_seed") req.random_seed = v;
+    if (name == "threads") req.threads = static_cast<int>(v);
+  }
+  return "";
+}
 
-char* Evaluate(const kplab_data* data, const char* metrics, const char* params, const char* system,
-               kplab_store* store, std::optional<kplab::host::EvalRequest::Shard> shard, char** errptr) {
+char* Evaluate(const kplab_data* data, const char* metrics, const char* params, const char* system, kplab_store* store,
+               std::optional<kplab::host::EvalRequest::Shard> shard, const char* options, char** errptr) {
   return Guard(errptr, static_cast<char*>(nullptr), [&]() -> char* {
     if (data == nullptr) {
       SetError(errptr, "kplab_evaluate: data is NULL");
@@ -182,6 +217,10 @@ char* Evaluate(const kplab_data* data, const char* metrics, const char* params, 
     }
     if (system != nullptr) req.system = system;
     req.shard = shard;
+    if (std::string bad = ApplyEvaluateOptions(options, req); !bad.empty()) {
+      SetError(errptr, bad);
+      return nullptr;
+    }
     req.cache_db = store != nullptr ? store->path : kplab::RunStore::DefaultPath();
 
     auto res = kplab::host::EvaluateCorpus(data->corpus, req);
@@ -225,7 +264,12 @@ extern "C" {
 
 char* kplab_evaluate(const kplab_data* data, const char* metrics, const char* params, const char* system,
                      kplab_store* store, char** errptr) {
-  return Evaluate(data, metrics, params, system, store, std::nullopt, errptr);
+  return Evaluate(data, metrics, params, system, store, std::nullopt, nullptr, errptr);
+}
+
+char* kplab_evaluate_ex(const kplab_data* data, const char* metrics, const char* params, const char* system,
+                        kplab_store* store, const char* options, char** errptr) {
+  return Evaluate(data, metrics, params, system, store, std::nullopt, options, errptr);
 }
 
 char* kplab_evaluate_shard(const kplab_data* data, const char* metrics, const char* params, const char* system,
@@ -240,7 +284,7 @@ char* kplab_evaluate_shard(const kplab_data* data, const char* metrics, const ch
     return nullptr;
   }
   return Evaluate(data, metrics, params, system, store, kplab::host::EvalRequest::Shard{shard_index, shard_count},
-                  errptr);
+                  nullptr, errptr);
 }
 
 char* kplab_merge(const char* const* from, size_t n_from, kplab_store* out, char** errptr) {

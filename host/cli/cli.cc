@@ -305,6 +305,12 @@ int CmdEval(Args a) {
   req.cache_db = db_path;
   req.limits = TakeLimits(a);
   if (auto t = a.Take("--threads")) req.threads = static_cast<int>(ParseCount("--threads", *t, 1, kMaxThreads));
+  if (auto v = a.Take("--verify-docs")) {
+    req.verify_docs = static_cast<int>(ParseCount("--verify-docs", *v, 0, kMaxVerifyDocs));
+  }
+  if (auto r = a.Take("--random-seed")) {
+    req.random_seed = ParseCount("--random-seed", *r, 0, std::numeric_limits<std::int64_t>::max());
+  }
   // Files evaluated at once in a batch. One run has nothing to share out, so a single file ignores it.
   int jobs = 1;
   if (auto j = a.Take("--jobs")) jobs = static_cast<int>(ParseCount("--jobs", *j, 1, kMaxJobs));
@@ -1281,6 +1287,11 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  --run-instruction-limit N, --run-time-limit S\n"
        "                          per plugin over the whole run (default 2e10, 600 s); 0 = none\n"
        "  --threads N             scoring threads (default: one per core for 2,000+ documents)\n"
+       "  --verify-docs N         after scoring, re-score the first document of each thread and N more\n"
+       "                          with each plugin loaded afresh; the run fails if a value differs bit\n"
+       "                          for bit (state carried across documents; default 16, 0 = off)\n"
+       "  --random-seed S         run seed of the plugins' math.random, which is seeded per plugin and\n"
+       "                          document from (S, plugin, document id) (default 0; docs/plugins.md)\n"
        "  --jobs N                files of a batch evaluated at once, each on its own thread (default 1;\n"
        "                          1 to 256); runs are stored and printed in file order whatever N\n"
        "  --shard I/N             score only shard I (from 0) of N contiguous document ranges, documents\n"

@@ -18,11 +18,25 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 constexpr const char* kColumnMeta = "kplab.Column";
 
+// A view of a column the host owns for one aggregation (its values are not copied: the bootstrap
+// aggregates thousands of times). A plugin may keep the object (a c:custom closure can), so every use
+// checks the aggregation's lease first.
 struct ColumnUd {
-  const std::vector<double>* values;  // owned by the runner for the duration of the aggregation
+  const std::vector<double>* values;
+  std::weak_ptr<const void> lease;  // BorrowScope of the aggregation that made it
+  std::string name;
 };
 
-const std::vector<double>& CheckColumn(lua_State* L, int i) { return *Check<ColumnUd>(L, i, kColumnMeta)->values; }
+const std::vector<double>& CheckColumn(lua_State* L, int i) {
+  const ColumnUd* c = Check<ColumnUd>(L, i, kColumnMeta);
+  if (c->lease.expired()) {
+    luaL_error(L,
+               "Column '%s' used after its aggregation ended (a Column is valid only during the call it was "
+               "given to; keep numbers, not Columns)",
+               c->name.c_str());
+  }
+  return *c->values;
+}
 
 int ColumnLen(lua_State* L) {
   lua_pushinteger(L, static_cast<lua_Integer>(CheckColumn(L, 1).size()));
@@ -226,14 +240,16 @@ std::string JoinName(const std::string& subset, const std::string& name) {
 }  // namespace
 
 void DefineColumnTypes(lua_State* L) {
-  if (luaL_getmetatable(L, kColumnMeta) == LUA_TNIL) DefineMetatable(L, kColumnMeta, kColumnMethods, nullptr, nullptr);
+  if (luaL_getmetatable(L, kColumnMeta) == LUA_TNIL) {
+    DefineType<ColumnUd>(L, kColumnMeta, kColumnMethods, nullptr, KeptAtLoad::kImmutable);
+  }
   if (luaL_getmetatable(L, kBuilderMeta) == LUA_TNIL) DefineType<BuilderUd>(L, kBuilderMeta, kBuilderMethods);
   lua_pop(L, 2);
 }
 
-void PushColumn(lua_State* L, const std::vector<double>* values) {
+void PushColumn(lua_State* L, const std::vector<double>* values, const std::string& name, const BorrowScope& scope) {
   DefineColumnTypes(L);
-  NewUserdata<ColumnUd>(L, kColumnMeta, ColumnUd{values});
+  NewUserdata<ColumnUd>(L, kColumnMeta, ColumnUd{values, scope.Lease(), name});
 }
 
 Status DeclareColumns(LuaVm& vm, const MetricPlugin& plugin, DeclaredColumns& out) {
@@ -270,6 +286,7 @@ Status DeclareColumns(LuaVm& vm, const MetricPlugin& plugin, DeclaredColumns& ou
   }
   NewUserdata<BuilderUd>(L, kBuilderMeta, BuilderUd{cols});
   PushParams(L, plugin);
+  SeedForCall(L, plugin, "columns");
   std::optional<ScriptError> err = vm.Call(2, 1, plugin.name);
   cols->open = false;
   if (err) {
@@ -386,6 +403,8 @@ Status ComputeAggregates(LuaVm& vm, const MetricPlugin& plugin, const DeclaredCo
       return totals[static_cast<std::size_t>(slot - 1)];
     };
     const int top = lua_gettop(L);
+    // The Columns handed to custom functions view `slots`, valid for this subset's aggregation only.
+    const BorrowScope scope;
     lua_newtable(L);  // [a]: this subset's aggregates so far, by relative name
     const int a_idx = lua_gettop(L);
     int cols_idx = 0;
@@ -412,7 +431,7 @@ Status ComputeAggregates(LuaVm& vm, const MetricPlugin& plugin, const DeclaredCo
           if (cols_idx == 0) {
             lua_createtable(L, 0, static_cast<int>(cols.slots.size()));
             for (std::size_t j = 0; j < cols.slots.size(); ++j) {
-              PushColumn(L, &slots[j]);
+              PushColumn(L, &slots[j], JoinName(subset, cols.slots[j].name), scope);
               lua_setfield(L, -2, cols.slots[j].name.c_str());
             }
             PushReadOnlyProxy(L, -1, "cols");
@@ -426,6 +445,10 @@ Status ComputeAggregates(LuaVm& vm, const MetricPlugin& plugin, const DeclaredCo
           lua_pushvalue(L, cols_idx);
           PushParams(L, plugin);
           push_ctx(L);
+          FreezeTableFields(L, -1, "ctx");
+          PushReadOnlyProxy(L, -1, "ctx");
+          lua_remove(L, -2);
+          SeedForCall(L, plugin, "aggregate");
           if (auto err = vm.Call(4, 1, plugin.name)) {
             lua_settop(L, top);
             return Error{err->Format() + fmt::format("\n(while computing aggregate '{}')", JoinName(subset, agg.name)),

@@ -20,6 +20,8 @@ struct lua_State;
 
 namespace kplab::host {
 
+class BorrowScope;  // lua_util.h
+
 struct DeclaredColumns {
   struct Slot {
     std::string name;  // relative to the subset ("p@5"), or full ("all.cp_hooper") without subsets
@@ -82,7 +84,9 @@ Status ComputeAggregates(LuaVm& vm, const MetricPlugin& plugin, const DeclaredCo
 // Defines the Column and ColumnBuilder userdata types in L (once per VM; MetricRunner does it). [-0, +0]
 void DefineColumnTypes(lua_State* L);
 
-// Pushes a Column object (sum, mean, count, get, #) over `values`, which must outlive it. [-0, +1]
-void PushColumn(lua_State* L, const std::vector<double>* values);
+// Pushes a Column object (sum, mean, count, get, #) named `name` over `values`, which must live as
+// long as `scope`: used after the scope ends, the Column raises "Column 'NAME' used after its
+// aggregation ended". [-0, +1]
+void PushColumn(lua_State* L, const std::vector<double>* values, const std::string& name, const BorrowScope& scope);
 
 }  // namespace kplab::host

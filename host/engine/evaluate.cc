@@ -594,6 +594,18 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
   run.predictions_hash = corpus.predictions_hash;
   run.profile = corpus.profile.name;
   run.params_json = ParamsJson(*plugins);
+  if (req.verify_docs < 0 || req.verify_docs > kMaxVerifyDocs) {
+    return fail(ErrorKind::kUsage,
+                fmt::format("--verify-docs must be from 0 to {} (got {})", kMaxVerifyDocs, req.verify_docs));
+  }
+  {
+    // How the run checked that its numbers do not depend on the lanes, and the seed its plugins drew from.
+    run.params_json.pop_back();
+    run.params_json +=
+        fmt::format("{}\"_verify\": {{\"docs\": {}}}", run.params_json.size() > 1 ? ", " : "", req.verify_docs);
+    if (req.random_seed != 0) run.params_json += fmt::format(", \"_random_seed\": {}", req.random_seed);
+    run.params_json += "}";
+  }
   if (req.ci) {
     // How the stored CIs were drawn: part of what they mean, and what reproduces them.
     run.params_json.pop_back();
@@ -683,11 +695,17 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
   rctx.begin = shard_begin;
   rctx.end = shard_end;
   rctx.keep_slots = req.shard.has_value() || req.ci.has_value();
+  rctx.verify_docs = req.verify_docs;
+  rctx.random_seed = req.random_seed;
   MetricRunner runner(std::move(lane_list), shared, std::move(rctx));
   std::map<std::string, std::string> owner;  // metric name (aggregates prefixed '=') -> plugin
   for (std::size_t pi = 0; pi < plugins->size(); ++pi) {
     PluginOutcome o = runner.Run(pi, progress);
     timer.Done((*plugins)[pi].name);
+    if (std::getenv("KPLAB_TIMING") != nullptr && req.verify_docs > 0) {
+      std::fprintf(stderr, "[timing]   of which re-scoring %s (--verify-docs): %.1f ms\n", (*plugins)[pi].name.c_str(),
+                   o.verify_seconds * 1e3);
+    }
     if (o.error) {
       res.errors.push_back(*o.error);
       continue;

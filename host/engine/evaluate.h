@@ -67,7 +67,16 @@ struct EvalRequest {
   // Set by kp.evaluate in a confined script (kplab run, the REPL): why a path is outside the script's
   // read grants ("" = inside). Files a plugin reads from its parameters must pass it (RunContext).
   std::function<std::string(const std::string&)> read_outside;
+  // After scoring, each plugin re-scores the first document of every lane and this many more, each loaded
+  // afresh in a Lua state of its own, and the run fails naming the plugin unless every value is the same
+  // bit for bit: "plugin 'x' carried state across documents (...)" (RunContext::verify_docs; docs/plugins.md,
+  // "What a plugin may keep"); 0 turns it off. Recorded with the run ("_verify").
+  int verify_docs = kDefaultVerifyDocs;
+  // The run seed of the plugins' math.random (RunContext::random_seed); recorded ("_random_seed") when not 0.
+  std::uint64_t random_seed = 0;
 };
+
+inline constexpr int kMaxVerifyDocs = 1000000;
 
 // "I/N" (as --shard takes it) -> the shard, or a usage error naming what is wrong.
 Result<EvalRequest::Shard> ParseShard(const std::string& text);

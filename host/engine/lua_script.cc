@@ -22,6 +22,8 @@
 #include <string_view>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "bindings.h"
 #include "evaluate.h"
 #include "kplab/corpus.h"
@@ -315,7 +317,8 @@ std::vector<std::string> NameList(lua_State* L, int idx, const char* what) {
 // doc_ids = {...}, run_id = id or nil}: scores a Corpus (kp.load) with metric plugins, as `kplab eval` does.
 // metrics: a list or a comma-separated string; params: {metric = {name = value}}; opts: system (default
 // "lua"), db (store the run there), model (embedding model), plugins (a list of plugin directories),
-// threads. A plugin error is raised with its file:line.
+// threads, verify_docs (as --verify-docs), random_seed (as --random-seed). A plugin error is raised with
+// its file:line.
 int LuaEvaluate(lua_State* L) {
   std::shared_ptr<const Corpus> corpus = CheckCorpusArg(L, 1);
   EvalRequest req;
@@ -358,6 +361,25 @@ int LuaEvaluate(lua_State* L) {
     if (auto v = opt("system")) req.system = *v;
     if (auto v = opt("model")) req.model = *v;
     if (auto v = opt("threads")) req.threads = std::atoi(v->c_str());
+    // Integers checked here: a fraction or a string would otherwise run with a setting nobody asked for.
+    auto integer = [&](const char* k, lua_Integer lo, lua_Integer hi, lua_Integer def) {
+      const int t = lua_getfield(L, 4, k);
+      if (t == LUA_TNIL) {
+        lua_pop(L, 1);
+        return def;
+      }
+      if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < lo || lua_tointeger(L, -1) > hi) {
+        // A number is shown (no metamethod runs for one); anything else by its type.
+        const std::string got = t == LUA_TNUMBER ? fmt::format("{}", lua_tonumber(L, -1)) : luaL_typename(L, -1);
+        luaL_error(L, "kp.evaluate: opts.%s must be an integer from %I to %I (got %s)", k, static_cast<LUAI_UACINT>(lo),
+                   static_cast<LUAI_UACINT>(hi), got.c_str());
+      }
+      const lua_Integer v = lua_tointeger(L, -1);
+      lua_pop(L, 1);
+      return v;
+    };
+    req.verify_docs = static_cast<int>(integer("verify_docs", 0, kMaxVerifyDocs, kDefaultVerifyDocs));
+    req.random_seed = static_cast<std::uint64_t>(integer("random_seed", 0, LUA_MAXINTEGER, 0));
     db = opt("db");
     if (lua_getfield(L, 4, "plugins") == LUA_TTABLE) {
       const lua_Integer n = luaL_len(L, -1);

@@ -381,10 +381,19 @@ void PushProfile(lua_State* L, const Profile& profile) {
   MakeStrict(L, "profile knob", "profile");
 }
 
+void SeedForDocument(lua_State* L, const MetricPlugin& plugin, std::uint64_t run_seed, std::string_view doc_id) {
+  SeedOwnRandom(L, plugin.random_ref, SeedKey(plugin.name, doc_id), run_seed);
+}
+
+void SeedForCall(lua_State* L, const MetricPlugin& plugin, std::string_view call) {
+  SeedOwnRandom(L, plugin.random_ref, SeedKey(plugin.name, "\x01" + std::string(call)), 0);
+}
+
 Status ResolveNeeds(LuaVm& vm, MetricPlugin& plugin, const Profile& profile) {
   if (!plugin.needs_is_function) return Status::Ok();
   lua_State* L = vm.state();
   const int top = lua_gettop(L);
+  SeedForCall(L, plugin, "needs");
   lua_rawgeti(L, LUA_REGISTRYINDEX, plugin.needs_ref);
   PushProfile(L, profile);
   PushParams(L, plugin);
@@ -401,6 +410,7 @@ Status CheckParams(LuaVm& vm, const MetricPlugin& plugin, const Profile& profile
   if (plugin.check_ref < 0) return Status::Ok();
   lua_State* L = vm.state();
   const int top = lua_gettop(L);
+  SeedForCall(L, plugin, "check");
   lua_rawgeti(L, LUA_REGISTRYINDEX, plugin.check_ref);
   PushParams(L, plugin);
   PushProfile(L, profile);
@@ -421,8 +431,12 @@ Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
   lua_State* L = vm.state();
   const int top = lua_gettop(L);
   vm.PushSandboxEnv(file.name);  // [env]
+  // Its own math.random, seeded for the top-level chunk from the plugin's name: what the chunk draws is
+  // the same in every lane and every run.
+  const int random_ref = vm.GiveOwnRandom(-1, SeedKey(file.name, "\x01load"), 0);
   lua_pushvalue(L, -1);          // [env, env]
   if (std::optional<ScriptError> err = vm.RunChunk(file.source, file.display_name, 1)) {
+    luaL_unref(L, LUA_REGISTRYINDEX, random_ref);
     lua_settop(L, top);
     return Error{err->Format()};
   }
@@ -430,12 +444,14 @@ Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
   const int decl = lua_gettop(L);
   if (lua_type(L, decl) != LUA_TTABLE) {
     std::string got = luaL_typename(L, decl);
+    luaL_unref(L, LUA_REGISTRYINDEX, random_ref);
     lua_settop(L, top);
     return Error{file.display_name + ": must return kp.metric{...} (got " + got + ")"};
   }
   MetricPlugin plugin;
   plugin.file = file;
   plugin.api = file.api_version;
+  plugin.random_ref = random_ref;
   // The checks read a table the plugin built; a metatable on it could run code, so
   // look at the raw table through a copy without metatable.
   lua_newtable(L);  // [env, decl, raw]
@@ -448,6 +464,7 @@ Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
   const int raw = lua_gettop(L);
   const std::string error = CheckDeclaration(L, raw, file, plugin);
   if (!error.empty()) {
+    ReleaseMetricPlugin(vm, plugin);
     lua_settop(L, top);
     return Error{file.display_name + ": " + error};
   }
@@ -502,7 +519,7 @@ Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
 
 void ReleaseMetricPlugin(LuaVm& vm, MetricPlugin& plugin) {
   for (int* ref : {&plugin.score_ref, &plugin.aggregate_ref, &plugin.env_ref, &plugin.needs_ref, &plugin.check_ref,
-                   &plugin.columns_ref, &plugin.state_ref, &plugin.prepare_ref}) {
+                   &plugin.columns_ref, &plugin.state_ref, &plugin.prepare_ref, &plugin.random_ref}) {
     if (*ref >= 0) luaL_unref(vm.state(), LUA_REGISTRYINDEX, *ref);
     *ref = LUA_NOREF;
   }

@@ -4,10 +4,12 @@
 // "plugins/semrp.lua: field 'params.k' must be a number, string or boolean".
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -50,6 +52,9 @@ struct MetricPlugin {
   std::string kernel;
   int aggregate_ref = -1;  // optional
   int env_ref = -1;        // the plugin's own _ENV
+  // The generator behind the plugin's own math.random (LuaVm::GiveOwnRandom), re-seeded by the host before
+  // every call into the plugin (SeedForDocument, SeedForCall).
+  int random_ref = -2;
   int check_ref = -2;      // optional check(params, profile) -> nil | message (LUA_NOREF if none)
   // API 2, optional: prepare(corpus, params, ctx) -> plain data, called once per run and lane before any
   // document is scored, over the whole corpus (a shard's too); score reads the value as ctx.prepared.
@@ -79,6 +84,14 @@ Status ResolveNeeds(LuaVm& vm, MetricPlugin& plugin, const Profile& profile);
 // parameters are fine; a string is the usage error "plugin 'x': MESSAGE"; a Lua error is a script error
 // with its traceback.
 Status CheckParams(LuaVm& vm, const MetricPlugin& plugin, const Profile& profile);
+
+// Seed the plugin's math.random before a call into it (docs/plugins.md, Randomness): for scoring
+// document `doc_id`, as math.randomseed(SeedKey(name, doc_id), run_seed) would; before any other call
+// (`call`: "columns", "prepare", "aggregate", ...), as math.randomseed(SeedKey(name, "\x01" + call)).
+// So a document's numbers depend on the run seed, the plugin and the document only: not on the lane,
+// on what the lane scored before, or on the other plugins.
+void SeedForDocument(lua_State* L, const MetricPlugin& plugin, std::uint64_t run_seed, std::string_view doc_id);
+void SeedForCall(lua_State* L, const MetricPlugin& plugin, std::string_view call);
 
 // Pushes the plugin's parameters as a strict read-only table (integral numbers as Lua integers; API 2
 // cut-off lists as read-only lists {5, 10, "M"}). [-0, +1]

@@ -4,15 +4,17 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstring>
+#include <chrono>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <stdexcept>
+#include <string_view>
 #include <system_error>
 #include <thread>
-#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -123,6 +125,13 @@ struct Columns {
 
 }  // namespace
 
+// Where ctx.unit writes: the lane's rows and the document being scored.
+struct UnitSink {
+  const DeclaredColumns* decl = nullptr;
+  std::vector<UnitRow>* rows = nullptr;  // null: checked, not kept
+  std::size_t doc = 0, subset = 0;
+};
+
 struct MetricRunner::Partial {
   Columns cols;
   std::optional<ScriptError> error;
@@ -131,18 +140,20 @@ struct MetricRunner::Partial {
 
 namespace {
 
-// Where ctx.unit writes: the lane's rows and the document being scored.
-struct UnitSink {
-  const DeclaredColumns* decl = nullptr;
-  std::vector<UnitRow>* rows = nullptr;  // null: checked, not kept
-  std::size_t doc = 0, subset = 0;
+// ctx.unit's upvalue: the sink of the lane that handed out this ctx, valid while its scoring runs.
+constexpr const char* kUnitSinkMeta = "kplab.UnitSink";
+struct UnitSinkUd {
+  UnitSink* sink;
+  std::weak_ptr<const void> lease;
 };
 
 // ctx.unit(key, values): one unit of the document being scored (c:units). key: a number identifying the
 // unit within its document (the same unit in another run of the dataset has the same key); values: slot
 // or declared name -> number, as `out`.
 int CtxUnit(lua_State* L) {
-  auto* sink = static_cast<UnitSink*>(lua_touserdata(L, lua_upvalueindex(1)));
+  auto* ud = static_cast<UnitSinkUd*>(lua_touserdata(L, lua_upvalueindex(1)));
+  if (ud->lease.expired()) return luaL_error(L, "ctx.unit used after the scoring it was given to ended");
+  UnitSink* sink = ud->sink;
   const double key = luaL_checknumber(L, 1);
   if (!std::isfinite(key)) {
     throw std::runtime_error(fmt::format("ctx.unit: the key must be a finite number (got {})",
@@ -180,6 +191,15 @@ int CtxUnit(lua_State* L) {
   return 0;
 }
 
+// The userdata types the runner hands to plugins (ctx.unit's sink), defined in each VM that scores.
+void DefineRunnerTypes(lua_State* L) {
+  if (luaL_getmetatable(L, kUnitSinkMeta) == LUA_TNIL) {
+    static const luaL_Reg kNone[] = {{nullptr, nullptr}};
+    DefineType<UnitSinkUd>(L, kUnitSinkMeta, kNone);
+  }
+  lua_pop(L, 1);
+}
+
 }  // namespace
 
 MetricRunner::MetricRunner(std::vector<Lane> lanes, std::shared_ptr<const Corpus> corpus, RunContext ctx)
@@ -192,6 +212,7 @@ MetricRunner::MetricRunner(std::vector<Lane> lanes, std::shared_ptr<const Corpus
   for (std::size_t l = 0; l < lanes_.size(); ++l) {
     lua_State* L = lanes_[l].vm->state();
     DefineColumnTypes(L);
+    DefineRunnerTypes(L);
     SetEmbeddingSpace(L, rc_.space);
   }
 }
@@ -240,6 +261,71 @@ ScriptError PluginError(const MetricPlugin& plugin, std::string message) {
 
 }  // namespace
 
+namespace {
+
+// API 1: score(doc, params, ctx, out) for document `d`; the numbers it returns go to row `row` of `cols`
+// (columns of n_rows values). Returns false with `error` set.
+bool ScoreDocumentV1(LuaVm& vm, const MetricPlugin& plugin, const std::shared_ptr<const Corpus>& corpus,
+                     std::uint64_t random_seed, int params_idx, int ctx_idx, int out_idx, std::size_t d, Columns& cols,
+                     std::size_t row, std::size_t n_rows, std::optional<ScriptError>& error) {
+  lua_State* L = vm.state();
+  lua_rawgeti(L, LUA_REGISTRYINDEX, plugin.score_ref);
+  PushDocument(L, corpus, d);
+  lua_pushvalue(L, params_idx);
+  lua_pushvalue(L, ctx_idx);
+  lua_pushvalue(L, out_idx);
+  const std::string& doc_id = corpus->docs[d].id;
+  SeedForDocument(L, plugin, random_seed, doc_id);
+  if (auto err = vm.Call(4, 1, plugin.name)) {
+    err->message += fmt::format(" (while scoring document '{}')", doc_id);
+    error = std::move(*err);
+    return false;
+  }
+  if (!lua_istable(L, -1)) {
+    error = PluginError(plugin, fmt::format("{}: score must return a table of numbers (got {}) for document '{}'",
+                                            plugin.file.display_name, luaL_typename(L, -1), doc_id));
+    lua_pop(L, 1);
+    return false;
+  }
+  const bool reused = lua_rawequal(L, -1, out_idx);
+  lua_pushnil(L);
+  while (lua_next(L, -2)) {  // [.., result, key, value]
+    if (lua_type(L, -2) != LUA_TSTRING) {
+      error = PluginError(plugin, fmt::format("{}: score result for document '{}' must map metric names (strings) to "
+                                              "numbers (got a {} key)",
+                                              plugin.file.display_name, doc_id, luaL_typename(L, -2)));
+      break;
+    }
+    if (lua_type(L, -1) != LUA_TNUMBER) {
+      std::string name = lua_tostring(L, -2);
+      if (name.size() > 80) name = name.substr(0, 77) + "...";
+      error = PluginError(plugin, fmt::format("{}: score result for document '{}': metric '{}' is a {} (expected a "
+                                              "number)",
+                                              plugin.file.display_name, doc_id, name, luaL_typename(L, -1)));
+      break;
+    }
+    std::size_t len = 0;
+    const char* key = lua_tolstring(L, -2, &len);
+    if (len == 0 || std::memchr(key, '\0', len) != nullptr) {
+      error = PluginError(plugin, fmt::format("{}: score result for document '{}' has an empty metric name or one "
+                                              "containing a NUL byte",
+                                              plugin.file.display_name, doc_id));
+      break;
+    }
+    cols.values[cols.Find(key, len, n_rows)][row] = lua_tonumber(L, -1);
+    lua_pop(L, 1);
+    if (reused) {  // clear the entry: assigning nil to an existing field is allowed during traversal
+      lua_pushvalue(L, -1);
+      lua_pushnil(L);
+      lua_rawset(L, -4);
+    }
+  }
+  lua_settop(L, out_idx);
+  return !error;
+}
+
+}  // namespace
+
 // Scores the lane's documents: score(doc, params, ctx, out) where `out` is one table reused for every
 // document (cleared after each is read), so a plugin that fills and returns it allocates nothing.
 void MetricRunner::Score(std::size_t lane, std::size_t index, Partial& part, const Progress* progress) {
@@ -258,58 +344,10 @@ void MetricRunner::Score(std::size_t lane, std::size_t index, Partial& part, con
   DocumentCollector collector(vm);
   for (std::size_t i = 0; i < n; ++i) {
     collector.AfterDocument();
-    lua_rawgeti(L, LUA_REGISTRYINDEX, plugin.score_ref);
-    PushDocument(L, corpus_, begin + i);
-    lua_pushvalue(L, params_idx);
-    lua_pushvalue(L, ctx_idx);
-    lua_pushvalue(L, out_idx);
-    const std::string& doc_id = corpus_->docs[begin + i].id;
-    if (auto err = vm.Call(4, 1, plugin.name)) {
-      err->message += fmt::format(" (while scoring document '{}')", doc_id);
-      part.error = std::move(*err);
+    if (!ScoreDocumentV1(vm, plugin, corpus_, rc_.random_seed, params_idx, ctx_idx, out_idx, begin + i, part.cols, i, n,
+                         part.error)) {
       break;
     }
-    if (!lua_istable(L, -1)) {
-      part.error = PluginError(plugin, fmt::format("{}: score must return a table of numbers (got {}) for document '{}'",
-                                                   plugin.file.display_name, luaL_typename(L, -1), doc_id));
-      break;
-    }
-    const bool reused = lua_rawequal(L, -1, out_idx);
-    lua_pushnil(L);
-    while (lua_next(L, -2)) {  // [.., result, key, value]
-      if (lua_type(L, -2) != LUA_TSTRING) {
-        part.error = PluginError(
-            plugin, fmt::format("{}: score result for document '{}' must map metric names (strings) to numbers "
-                                "(got a {} key)",
-                                plugin.file.display_name, doc_id, luaL_typename(L, -2)));
-        break;
-      }
-      if (lua_type(L, -1) != LUA_TNUMBER) {
-        std::string name = lua_tostring(L, -2);
-        if (name.size() > 80) name = name.substr(0, 77) + "...";
-        part.error = PluginError(
-            plugin, fmt::format("{}: score result for document '{}': metric '{}' is a {} (expected a number)",
-                                plugin.file.display_name, doc_id, name, luaL_typename(L, -1)));
-        break;
-      }
-      std::size_t len = 0;
-      const char* key = lua_tolstring(L, -2, &len);
-      if (len == 0 || std::memchr(key, '\0', len) != nullptr) {
-        part.error = PluginError(plugin, fmt::format("{}: score result for document '{}' has an empty metric name "
-                                                     "or one containing a NUL byte",
-                                                     plugin.file.display_name, doc_id));
-        break;
-      }
-      part.cols.values[part.cols.Find(key, len, n)][i] = lua_tonumber(L, -1);
-      lua_pop(L, 1);
-      if (reused) {  // clear the entry: assigning nil to an existing field is allowed during traversal
-        lua_pushvalue(L, -1);
-        lua_pushnil(L);
-        lua_rawset(L, -4);
-      }
-    }
-    if (part.error) break;
-    lua_pop(L, 1);
     if (progress && *progress && i >= next_report) {
       (*progress)(plugin.name, (i + 1) * lanes_.size(), n_scored_);
       next_report = i + std::max<std::size_t>(n / 100, 1);
@@ -337,10 +375,6 @@ int SubsetView(const std::string& name) { return name == "all" ? 0 : name == "pr
 
 }  // namespace
 
-// API 2: score(preds, refs, doc, params, ctx, out) once per declared subset of a document (ctx.subset
-// names it; a document without text has no present/absent subset), or score(doc, params, ctx, out)
-// without subsets. `out` is one table reused for every call; the plugin writes numbers by slot
-// (out[slot] = v) or by declared name; whatever it does not write has no value.
 // The native kernel of a plugin whose score is kp.kernel.NAME, with the run's parameters: built once per
 // run and shared by the lanes (a kernel is read-only while it scores).
 Result<std::unique_ptr<MetricKernel>> MetricRunner::MakeKernel(const MetricPlugin& plugin) const {
@@ -403,6 +437,70 @@ void PrefetchDocument(const Document& doc, int stage) {
 
 }  // namespace
 
+namespace {
+
+// How a kernel's values land in a plugin's declared slots, and the subsets a document has: all of them
+// with source text, only "all" (and subset-less) without.
+struct KernelLayout {
+  std::vector<int> slot_of_value;  // kernel value i -> declared slot (0-based) or -1
+  std::vector<KernelSubset> with_text, without_text;
+  std::vector<std::size_t> with_index, without_index;  // row -> subset index
+  std::string error;                                   // a declared column the kernel does not write
+};
+
+KernelLayout LayOutKernel(const MetricKernel& kernel, const MetricPlugin& plugin, const DeclaredColumns& decl) {
+  KernelLayout out;
+  const std::vector<std::string>& names = kernel.names();
+  out.slot_of_value.assign(names.size(), -1);
+  std::vector<bool> written(decl.slots.size(), false);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (auto it = decl.slot_of.find(names[i]); it != decl.slot_of.end()) {
+      out.slot_of_value[i] = it->second - 1;
+      written[static_cast<std::size_t>(it->second - 1)] = true;
+    }
+  }
+  for (std::size_t j = 0; j < decl.slots.size(); ++j) {
+    if (written[j]) continue;
+    std::string list;
+    for (const std::string& name : names) list += (list.empty() ? "" : ", ") + name;
+    out.error = fmt::format("{}: column '{}' is declared, but score = kp.kernel.{} does not write it (it writes: {})",
+                            plugin.file.display_name, decl.slots[j].name, plugin.kernel, list);
+    return out;
+  }
+  const std::size_t n_sub = plugin.subsets.empty() ? 1 : plugin.subsets.size();
+  for (std::size_t s = 0; s < n_sub; ++s) {
+    KernelSubset ks;
+    if (!plugin.subsets.empty()) ks = {SubsetView(plugin.subsets[s]), plugin.subsets[s]};
+    out.with_text.push_back(ks);
+    out.with_index.push_back(s);
+    if (ks.view == 0) {
+      out.without_text.push_back(ks);
+      out.without_index.push_back(s);
+    }
+  }
+  return out;
+}
+
+// Scores `doc` with the kernel into dest[s][slot][row]; `values` is scratch space.
+void ScoreWithKernel(const MetricKernel& kernel, const KernelLayout& layout, const Corpus& corpus, const Document& doc,
+                     std::vector<double>& values, std::vector<std::vector<std::vector<double>>>& dest,
+                     std::size_t row) {
+  const std::size_t n_names = kernel.names().size();
+  const auto& subsets = doc.has_text ? layout.with_text : layout.without_text;
+  const auto& index_of = doc.has_text ? layout.with_index : layout.without_index;
+  values.resize(n_names * layout.with_text.size());
+  kernel.Score(corpus, doc, subsets, values);
+  for (std::size_t r = 0; r < subsets.size(); ++r) {
+    auto& cols = dest[index_of[r]];
+    const double* v = &values[r * n_names];
+    for (std::size_t k = 0; k < n_names; ++k) {
+      if (layout.slot_of_value[k] >= 0) cols[static_cast<std::size_t>(layout.slot_of_value[k])][row] = v[k];
+    }
+  }
+}
+
+}  // namespace
+
 // A plugin whose score is kp.kernel.NAME: the native kernel scores every document and subset of the
 // lane straight into the declared slots; no Lua runs per document. Every declared column must be one the
 // kernel writes (a misspelt name would otherwise stay empty); columns it writes that the plugin did not
@@ -412,39 +510,12 @@ void MetricRunner::ScoreKernel(std::size_t lane, std::size_t index, const Declar
   const MetricPlugin& plugin = *lanes_[lane].plugins[index];
   const std::size_t begin = bounds_[lane], end = bounds_[lane + 1], n = end - begin;
   const MetricKernel& kernel = *kernel_;
-  const std::vector<std::string>& names = kernel.names();
-  std::vector<int> slot_of_value(names.size(), -1);  // kernel value i -> declared slot (0-based) or -1
-  std::vector<bool> written(decl.slots.size(), false);
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (auto it = decl.slot_of.find(names[i]); it != decl.slot_of.end()) {
-      slot_of_value[i] = it->second - 1;
-      written[static_cast<std::size_t>(it->second - 1)] = true;
-    }
-  }
-  for (std::size_t j = 0; j < decl.slots.size(); ++j) {
-    if (written[j]) continue;
-    std::string list;
-    for (const std::string& name : names) list += (list.empty() ? "" : ", ") + name;
-    part.error = PluginError(plugin, fmt::format("{}: column '{}' is declared, but score = kp.kernel.{} does not write "
-                                                 "it (it writes: {})",
-                                                 plugin.file.display_name, decl.slots[j].name, plugin.kernel, list));
+  const KernelLayout layout = LayOutKernel(kernel, plugin, decl);
+  if (!layout.error.empty()) {
+    part.error = PluginError(plugin, layout.error);
     return;
   }
-  // The subsets a document has: all of them with source text, only "all" (and subset-less) without.
-  const std::size_t n_sub = plugin.subsets.empty() ? 1 : plugin.subsets.size();
-  std::vector<KernelSubset> with_text, without_text;
-  std::vector<std::size_t> with_index, without_index;  // row -> subset index
-  for (std::size_t s = 0; s < n_sub; ++s) {
-    KernelSubset ks;
-    if (!plugin.subsets.empty()) ks = {SubsetView(plugin.subsets[s]), plugin.subsets[s]};
-    with_text.push_back(ks);
-    with_index.push_back(s);
-    if (ks.view == 0) {
-      without_text.push_back(ks);
-      without_index.push_back(s);
-    }
-  }
-  std::vector<double> values(names.size() * n_sub);
+  std::vector<double> values;
   std::size_t next_report = 0;
   // Documents ahead of the one scored whose record, keyphrase lists and phrases are asked for.
   constexpr std::size_t kDocAhead = 16, kListsAhead = 8, kPhrasesAhead = 4;
@@ -455,17 +526,7 @@ void MetricRunner::ScoreKernel(std::size_t lane, std::size_t index, const Declar
     }
     if (i + kListsAhead < n) PrefetchDocument(corpus_->docs[begin + i + kListsAhead], 0);
     if (i + kPhrasesAhead < n) PrefetchDocument(corpus_->docs[begin + i + kPhrasesAhead], 1);
-    const Document& doc = corpus_->docs[begin + i];
-    const auto& subsets = doc.has_text ? with_text : without_text;
-    const auto& index_of = doc.has_text ? with_index : without_index;
-    kernel.Score(*corpus_, doc, subsets, values);
-    for (std::size_t row = 0; row < subsets.size(); ++row) {
-      auto& cols = v2_[index_of[row]];
-      const double* v = &values[row * names.size()];
-      for (std::size_t k = 0; k < names.size(); ++k) {
-        if (slot_of_value[k] >= 0) cols[static_cast<std::size_t>(slot_of_value[k])][begin + i - offset_] = v[k];
-      }
-    }
+    ScoreWithKernel(kernel, layout, *corpus_, corpus_->docs[begin + i], values, v2_, begin + i - offset_);
     if (progress && *progress && i >= next_report) {
       (*progress)(plugin.name, (i + 1) * lanes_.size(), n_scored_);
       next_report = i + std::max<std::size_t>(n / 100, 1);
@@ -484,110 +545,18 @@ void MetricRunner::ScoreV2(std::size_t lane, std::size_t index, const DeclaredCo
   lua_State* L = vm.state();
   const int base = lua_gettop(L);
   const std::size_t begin = bounds_[lane], end = bounds_[lane + 1], n = end - begin;
-  const std::size_t n_sub = plugin.subsets.empty() ? 1 : plugin.subsets.size();
-  const std::size_t n_slots = decl.slots.size();
-  std::vector<int> views;
-  for (const auto& sname : plugin.subsets) views.push_back(SubsetView(sname));
-  PushParams(L, plugin);                             // [params]
-  PushCtx(L);                                        // [params, ctxdata]
-  lua_rawgeti(L, LUA_REGISTRYINDEX, slots_ref);
-  lua_setfield(L, -2, "slots");
-  if (decl.prepared_ref >= 0) {
-    lua_rawgeti(L, LUA_REGISTRYINDEX, decl.prepared_ref);
-    lua_setfield(L, -2, "prepared");
-  }
   // Units are kept only when the run keeps its slots (--ci); otherwise ctx.unit checks and drops them.
   UnitSink sink{&decl, rc_.keep_slots ? &part.units : nullptr};
-  if (!decl.units.empty()) {
-    lua_pushlightuserdata(L, &sink);
-    lua_pushcclosure(L, Safe<CtxUnit>, 1);
-    lua_setfield(L, -2, "unit");
-  }
-  PushReadOnlyProxy(L, -1, "ctx");                   // [params, ctxdata, ctx]
-  lua_createtable(L, static_cast<int>(n_slots), 0);  // [params, ctxdata, ctx, out]
-  const int params_idx = base + 1, data_idx = base + 2, ctx_idx = base + 3, out_idx = base + 4;
+  const BorrowScope unit_scope;
+  const V2Frame frame = PushV2Frame(L, plugin, decl, slots_ref, sink, unit_scope);
   std::size_t next_report = 0;
-  auto fail = [&](std::string message) { part.error = PluginError(plugin, std::move(message)); };
   DocumentCollector collector(vm);
   for (std::size_t i = 0; i < n && !part.error; ++i) {
-    PushDocument(L, corpus_, begin + i);  // [.., doc]
-    const int doc_idx = lua_gettop(L);
-    const std::string& doc_id = corpus_->docs[begin + i].id;
-    for (std::size_t s = 0; s < n_sub && !part.error; ++s) {
-      sink.doc = begin + i;
-      sink.subset = s;
-      lua_rawgeti(L, LUA_REGISTRYINDEX, plugin.score_ref);
-      int nargs = 4;
-      std::string where = fmt::format("document '{}'", doc_id);
-      if (!plugin.subsets.empty()) {
-        lua_pushstring(L, plugin.subsets[s].c_str());
-        lua_setfield(L, data_idx, "subset");
-        if (PushDocSubset(L, doc_idx, views[s]) == 0) {
-          lua_pop(L, 1);
-          continue;
-        }
-        nargs = 6;
-        where += fmt::format(", subset '{}'", plugin.subsets[s]);
-      }
-      lua_pushvalue(L, doc_idx);
-      lua_pushvalue(L, params_idx);
-      lua_pushvalue(L, ctx_idx);
-      lua_pushvalue(L, out_idx);
-      if (auto err = vm.Call(nargs, 0, plugin.name)) {
-        err->message += fmt::format(" (while scoring {})", where);
-        part.error = std::move(*err);
-        break;
-      }
-      // A metatable set on `out` would survive into the next call: cleared with the contents below.
-      lua_pushnil(L);
-      lua_setmetatable(L, out_idx);
-      auto& cols = v2_[s];
-      auto store = [&](std::size_t slot0, const std::string& shown) {
-        if (lua_type(L, -1) != LUA_TNUMBER) {
-          fail(fmt::format("{}: score wrote column '{}' = a {} for {} (expected a number)", plugin.file.display_name,
-                           shown, luaL_typename(L, -1), where));
-          return;
-        }
-        cols[slot0][begin + i - offset_] = lua_tonumber(L, -1);
-      };
-      for (std::size_t j = 1; j <= n_slots && !part.error; ++j) {
-        if (lua_rawgeti(L, out_idx, static_cast<lua_Integer>(j)) != LUA_TNIL) {
-          store(j - 1, decl.slots[j - 1].name);
-          lua_pushnil(L);
-          lua_rawseti(L, out_idx, static_cast<lua_Integer>(j));
-        }
-        lua_pop(L, 1);
-      }
-      // Anything else in out: a declared name, or the plugin's mistake.
-      lua_pushnil(L);
-      while (!part.error && lua_next(L, out_idx) != 0) {  // [.., key, value]
-        std::size_t len = 0;
-        const char* key = lua_type(L, -2) == LUA_TSTRING ? lua_tolstring(L, -2, &len) : nullptr;
-        auto it = key ? decl.slot_of.find(std::string(key, len)) : decl.slot_of.end();
-        if (it == decl.slot_of.end()) {
-          // Raw: the scoring call is over, and a key's __tostring is the plugin's code.
-          std::string shown = key ? std::string(key, len) : RawText(L, -2);
-          if (shown.size() > 80) shown = shown.substr(0, 77) + "...";
-          fail(fmt::format("{}: score wrote out[{}] for {}, which is not a declared column (write out[slot] with a "
-                           "slot from c:column / c:hidden, or a declared name)",
-                           plugin.file.display_name, key ? "'" + shown + "'" : shown, where));
-          lua_pop(L, 2);
-          break;
-        }
-        store(static_cast<std::size_t>(it->second - 1), it->first);
-        lua_pop(L, 1);
-        lua_pushvalue(L, -1);
-        lua_pushnil(L);
-        lua_rawset(L, out_idx);  // clearing an existing field is allowed during traversal
-      }
-    }
-    lua_settop(L, out_idx);
+    if (!ScoreDocumentV2(vm, plugin, decl, frame, sink, begin + i, v2_, begin + i - offset_, part.error)) break;
     collector.AfterDocument();
     // After every document: a value flipped back and forth would pass a check at the lane's end only.
-    if (!part.error) {
-      if (std::string state = vm.CheckState(plugin.state_ref); !state.empty()) {
-        fail(state + fmt::format(" (after document '{}')", doc_id));
-      }
+    if (std::string state = vm.CheckState(plugin.state_ref); !state.empty()) {
+      part.error = PluginError(plugin, state + fmt::format(" (after document '{}')", corpus_->docs[begin + i].id));
     }
     if (progress && *progress && i >= next_report) {
       (*progress)(plugin.name, (i + 1) * lanes_.size(), n_scored_);
@@ -595,6 +564,118 @@ void MetricRunner::ScoreV2(std::size_t lane, std::size_t index, const DeclaredCo
     }
   }
   lua_settop(L, base);
+}
+
+MetricRunner::V2Frame MetricRunner::PushV2Frame(lua_State* L, const MetricPlugin& plugin, const DeclaredColumns& decl,
+                                                int slots_ref, UnitSink& sink, const BorrowScope& unit_scope) {
+  const int base = lua_gettop(L);
+  PushParams(L, plugin);  // [params]
+  PushCtx(L);             // [params, ctxdata]
+  lua_rawgeti(L, LUA_REGISTRYINDEX, slots_ref);
+  lua_setfield(L, -2, "slots");
+  if (decl.prepared_ref >= 0) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, decl.prepared_ref);
+    lua_setfield(L, -2, "prepared");
+  }
+  if (!decl.units.empty()) {
+    NewUserdata<UnitSinkUd>(L, kUnitSinkMeta, UnitSinkUd{&sink, unit_scope.Lease()});
+    lua_pushcclosure(L, Safe<CtxUnit>, 1);
+    lua_setfield(L, -2, "unit");
+  }
+  // Deep read-only (ctx.pairs, ctx.model, ...): nothing written to ctx can reach the next document.
+  FreezeTableFields(L, -1, "ctx");
+  PushReadOnlyProxy(L, -1, "ctx");                             // [params, ctxdata, ctx]
+  lua_createtable(L, static_cast<int>(decl.slots.size()), 0);  // [params, ctxdata, ctx, out]
+  return V2Frame{base + 1, base + 2, base + 3, base + 4};
+}
+
+// API 2: score(preds, refs, doc, params, ctx, out) once per declared subset of a document (ctx.subset
+// names it; a document without text has no present/absent subset), or score(doc, params, ctx, out)
+// without subsets. `out` is one table reused for every call; the plugin writes numbers by slot
+// (out[slot] = v) or by declared name; whatever it does not write has no value.
+bool MetricRunner::ScoreDocumentV2(LuaVm& vm, const MetricPlugin& plugin, const DeclaredColumns& decl, const V2Frame& f,
+                                   UnitSink& sink, std::size_t d, SlotArrays& dest, std::size_t row,
+                                   std::optional<ScriptError>& error) {
+  lua_State* L = vm.state();
+  const std::size_t n_sub = plugin.subsets.empty() ? 1 : plugin.subsets.size();
+  const std::size_t n_slots = decl.slots.size();
+  auto fail = [&](std::string message) { error = PluginError(plugin, std::move(message)); };
+  PushDocument(L, corpus_, d);  // [.., doc]
+  const int doc_idx = lua_gettop(L);
+  const std::string& doc_id = corpus_->docs[d].id;
+  // The plugin's math.random, seeded for this document: its numbers do not depend on the lane.
+  SeedForDocument(L, plugin, rc_.random_seed, doc_id);
+  for (std::size_t s = 0; s < n_sub && !error; ++s) {
+    sink.doc = d;
+    sink.subset = s;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, plugin.score_ref);
+    int nargs = 4;
+    std::string where = fmt::format("document '{}'", doc_id);
+    if (!plugin.subsets.empty()) {
+      lua_pushstring(L, plugin.subsets[s].c_str());
+      lua_setfield(L, f.data, "subset");
+      if (PushDocSubset(L, doc_idx, SubsetView(plugin.subsets[s])) == 0) {
+        lua_pop(L, 1);
+        continue;
+      }
+      nargs = 6;
+      where += fmt::format(", subset '{}'", plugin.subsets[s]);
+    }
+    lua_pushvalue(L, doc_idx);
+    lua_pushvalue(L, f.params);
+    lua_pushvalue(L, f.ctx);
+    lua_pushvalue(L, f.out);
+    if (auto err = vm.Call(nargs, 0, plugin.name)) {
+      err->message += fmt::format(" (while scoring {})", where);
+      error = std::move(*err);
+      break;
+    }
+    // A metatable set on `out` would survive into the next call: cleared with the contents below.
+    lua_pushnil(L);
+    lua_setmetatable(L, f.out);
+    auto& cols = dest[s];
+    auto store = [&](std::size_t slot0, const std::string& shown) {
+      if (lua_type(L, -1) != LUA_TNUMBER) {
+        fail(fmt::format("{}: score wrote column '{}' = a {} for {} (expected a number)", plugin.file.display_name,
+                         shown, luaL_typename(L, -1), where));
+        return;
+      }
+      if (!cols[slot0].empty()) cols[slot0][row] = lua_tonumber(L, -1);
+    };
+    for (std::size_t j = 1; j <= n_slots && !error; ++j) {
+      if (lua_rawgeti(L, f.out, static_cast<lua_Integer>(j)) != LUA_TNIL) {
+        store(j - 1, decl.slots[j - 1].name);
+        lua_pushnil(L);
+        lua_rawseti(L, f.out, static_cast<lua_Integer>(j));
+      }
+      lua_pop(L, 1);
+    }
+    // Anything else in out: a declared name, or the plugin's mistake.
+    lua_pushnil(L);
+    while (!error && lua_next(L, f.out) != 0) {  // [.., key, value]
+      std::size_t len = 0;
+      const char* key = lua_type(L, -2) == LUA_TSTRING ? lua_tolstring(L, -2, &len) : nullptr;
+      auto it = key ? decl.slot_of.find(std::string(key, len)) : decl.slot_of.end();
+      if (it == decl.slot_of.end()) {
+        // Raw: the scoring call is over, and a key's __tostring is the plugin's code.
+        std::string shown = key ? std::string(key, len) : RawText(L, -2);
+        if (shown.size() > 80) shown = shown.substr(0, 77) + "...";
+        fail(
+            fmt::format("{}: score wrote out[{}] for {}, which is not a declared column (write out[slot] with a "
+                        "slot from c:column / c:hidden, or a declared name)",
+                        plugin.file.display_name, key ? "'" + shown + "'" : shown, where));
+        lua_pop(L, 2);
+        break;
+      }
+      store(static_cast<std::size_t>(it->second - 1), it->first);
+      lua_pop(L, 1);
+      lua_pushvalue(L, -1);
+      lua_pushnil(L);
+      lua_rawset(L, f.out);  // clearing an existing field is allowed during traversal
+    }
+  }
+  lua_settop(L, f.out);
+  return !error;
 }
 
 // prepare(corpus, params, ctx) in one lane's VM: the whole corpus (a shard's run sees every document, so
@@ -608,8 +689,10 @@ std::optional<ScriptError> MetricRunner::Prepare(LuaVm& vm, const MetricPlugin& 
   PushCorpus(L, corpus_);
   PushParams(L, plugin);
   PushCtx(L);
+  FreezeTableFields(L, -1, "ctx");
   PushReadOnlyProxy(L, -1, "ctx");
   lua_remove(L, -2);
+  SeedForCall(L, plugin, "prepare");
   // Files the user named in this plugin's parameters may be read while prepare runs, and only then.
   struct Grant {
     lua_State* L;
@@ -635,6 +718,193 @@ std::optional<ScriptError> MetricRunner::Prepare(LuaVm& vm, const MetricPlugin& 
   }
   decl.prepared_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_settop(L, top);
+  return std::nullopt;
+}
+
+std::vector<std::size_t> MetricRunner::VerifySample() const {
+  std::vector<std::size_t> out;
+  if (rc_.verify_docs <= 0 || n_scored_ == 0) return out;
+  // The first document of a lane is where state from load (or from the plugins before, in that VM) shows;
+  // the others are where state from earlier documents shows.
+  std::vector<bool> chosen(n_scored_, false);
+  for (std::size_t l = 0; l < lanes_.size(); ++l) {
+    if (bounds_[l] < bounds_[l + 1]) chosen[bounds_[l] - offset_] = true;
+  }
+  const auto extra = static_cast<std::size_t>(rc_.verify_docs);
+  for (std::size_t k = 0; k < extra; ++k) {
+    // The k-th of `extra` evenly spread positions, or the next one not chosen yet (wrapping around).
+    const std::size_t at =
+        static_cast<std::size_t>((2 * static_cast<unsigned __int128>(k) + 1) * n_scored_ / (2 * extra));
+    std::size_t i = at;
+    while (chosen[i]) {
+      i = (i + 1) % n_scored_;
+      if (i == at) break;
+    }
+    if (chosen[i]) break;  // every document is chosen
+    chosen[i] = true;
+  }
+  for (std::size_t i = 0; i < n_scored_; ++i) {
+    if (chosen[i]) out.push_back(offset_ + i);
+  }
+  return out;
+}
+
+namespace {
+
+// A value as the verification's message shows it: the shortest text that reads back to the same double.
+std::string Shown(double v) { return std::isnan(v) ? "no value" : fmt::format("{}", v); }
+
+bool SameBits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// The plugin loaded again from its file into `vm`, with the run's parameters and needs.
+Result<MetricPlugin> LoadAgain(LuaVm& vm, const MetricPlugin& plugin) {
+  Result<MetricPlugin> p = LoadMetricPlugin(vm, plugin.file);
+  if (!p) return p;
+  p->params = plugin.params;
+  p->user_strings = plugin.user_strings;
+  p->needs = plugin.needs;
+  return p;
+}
+
+}  // namespace
+
+std::optional<ScriptError> MetricRunner::Verify(
+    const MetricPlugin& plugin, const DeclaredColumns* decl, const std::vector<UnitRow>* units,
+    const std::vector<std::pair<std::string, const std::vector<double>*>>* cols,
+    const std::shared_ptr<RunBudget>& budget) {
+  const std::vector<std::size_t> sample = VerifySample();
+  if (sample.empty()) return std::nullopt;
+  auto carried = [&](std::size_t d, const std::string& what) {
+    return PluginError(plugin, fmt::format("{}: plugin '{}' carried state across documents (document '{}'{})",
+                                           plugin.file.display_name, plugin.name, corpus_->docs[d].id, what));
+  };
+  auto differ = [&](std::size_t d, const std::string& column, double in_run, double alone) {
+    return carried(d, fmt::format(", column '{}': {} in the run, {} alone", column, Shown(in_run), Shown(alone)));
+  };
+  const std::size_t n_sub = plugin.subsets.empty() ? 1 : plugin.subsets.size();
+  auto column_name = [&](std::size_t s, std::size_t j) {
+    return plugin.subsets.empty() ? decl->slots[j].name : plugin.subsets[s] + "." + decl->slots[j].name;
+  };
+  // One document's slots, laid out as v2_ (an empty column where the run has none), compared with v2_;
+  // made once, emptied (NaN) for each document.
+  SlotArrays one(n_sub);
+  for (std::size_t s = 0; s < n_sub && decl != nullptr; ++s) {
+    for (const auto& col : v2_[s]) one[s].emplace_back(col.empty() ? 0 : 1, kNaN);
+  }
+  auto fresh_slots = [&]() -> SlotArrays& {
+    for (auto& sub : one) {
+      for (auto& col : sub) std::fill(col.begin(), col.end(), kNaN);
+    }
+    return one;
+  };
+  auto compare_slots = [&](std::size_t d, const SlotArrays& one) -> std::optional<ScriptError> {
+    for (std::size_t s = 0; s < n_sub; ++s) {
+      for (std::size_t j = 0; j < one[s].size(); ++j) {
+        if (one[s][j].empty()) continue;
+        const double in_run = v2_[s][j][d - offset_], alone = one[s][j][0];
+        if (!SameBits(in_run, alone)) return differ(d, column_name(s, j), in_run, alone);
+      }
+    }
+    return std::nullopt;
+  };
+  if (!plugin.kernel.empty()) {
+    // No Lua runs per document: a fresh kernel with the run's parameters scores the sample again.
+    Result<std::unique_ptr<MetricKernel>> kernel = MakeKernel(plugin);
+    if (!kernel) return PluginError(plugin, kernel.error().message);
+    const KernelLayout layout = LayOutKernel(**kernel, plugin, *decl);
+    std::vector<double> values;
+    for (std::size_t d : sample) {
+      ScoreWithKernel(**kernel, layout, *corpus_, corpus_->docs[d], values, fresh_slots(), 0);
+      if (auto e = compare_slots(d, one)) return e;
+    }
+    return std::nullopt;
+  }
+  // A Lua state of its own, set up as a lane's. Each sampled document is scored by the plugin loaded
+  // afresh, so nothing an earlier call kept in its upvalues, environment or generator is there; the rest of
+  // the state is read-only to plugins (the sandbox's promise), so this is the document scored alone.
+  LuaVm vm(lanes_[0].vm->limits());
+  for (const ModuleInstaller& m : AllModules()) vm.Install(m);
+  lua_State* L = vm.state();
+  DefineColumnTypes(L);
+  DefineRunnerTypes(L);
+  SetEmbeddingSpace(L, rc_.space);
+  vm.BeginRun(budget);  // the verification is charged to the plugin's run budget
+  struct EndRun {
+    LuaVm& vm;
+    ~EndRun() { vm.EndRun(); }
+  } end_run{vm};
+  auto load = [&]() -> Result<MetricPlugin> {
+    Result<MetricPlugin> p = LoadAgain(vm, plugin);
+    if (!p) return Error{fmt::format("{} (loading it again to re-score documents)", p.error().message)};
+    return p;
+  };
+  if (plugin.api < 2) {
+    std::unordered_set<std::string_view> run_names;
+    for (const auto& [name, col] : *cols) run_names.insert(name);
+    for (std::size_t d : sample) {
+      Result<MetricPlugin> p = load();
+      if (!p) return PluginError(plugin, p.error().message);
+      const int base = lua_gettop(L);
+      PushParams(L, *p);
+      PushCtx(L);
+      lua_createtable(L, 0, 64);
+      Columns alone;
+      std::optional<ScriptError> err;
+      const bool ok =
+          ScoreDocumentV1(vm, *p, corpus_, rc_.random_seed, base + 1, base + 2, base + 3, d, alone, 0, 1, err);
+      lua_settop(L, base);
+      if (!ok) return carried(d, " fails when scored alone: " + err->message);
+      for (const auto& [name, col] : *cols) {
+        auto it = alone.index.find(name);
+        const double in_run = (*col)[d - offset_], a = it == alone.index.end() ? kNaN : alone.values[it->second][0];
+        if (!SameBits(in_run, a)) return differ(d, name, in_run, a);
+      }
+      for (std::size_t c = 0; c < alone.names.size(); ++c) {
+        if (!run_names.count(alone.names[c])) return differ(d, alone.names[c], kNaN, alone.values[c][0]);
+      }
+    }
+    return std::nullopt;
+  }
+  // Once, as every lane: the columns and the prepared value (read-only plain data, shared by the loads below).
+  Result<MetricPlugin> first = load();
+  if (!first) return PluginError(plugin, first.error().message);
+  DeclaredColumns d0;
+  if (Status st = DeclareColumns(vm, *first, d0); !st.ok()) return PluginError(plugin, st.error().message);
+  const int slots_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  if (std::optional<ScriptError> err = Prepare(vm, *first, d0)) return err;
+  for (std::size_t d : sample) {
+    Result<MetricPlugin> p = load();
+    if (!p) return PluginError(plugin, p.error().message);
+    std::vector<UnitRow> rows;
+    UnitSink sink{&d0, &rows};
+    const BorrowScope unit_scope;
+    const int base = lua_gettop(L);
+    const V2Frame frame = PushV2Frame(L, *p, d0, slots_ref, sink, unit_scope);
+    std::optional<ScriptError> err;
+    const bool ok = ScoreDocumentV2(vm, *p, d0, frame, sink, d, fresh_slots(), 0, err);
+    lua_settop(L, base);
+    if (!ok) return carried(d, " fails when scored alone: " + err->message);
+    if (auto e = compare_slots(d, one)) return e;
+    if (units == nullptr || d0.units.empty()) continue;
+    // The units the run kept for d (in document order), against those reported alone.
+    std::vector<const UnitRow*> in_run;
+    for (const UnitRow& u : *units) {
+      if (u.doc == d) in_run.push_back(&u);
+    }
+    const std::string what = fmt::format("its {} (ctx.unit)", d0.units);
+    if (in_run.size() != rows.size()) {
+      return carried(d, fmt::format(", {}: {} in the run, {} alone", what, in_run.size(), rows.size()));
+    }
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      const UnitRow& a = *in_run[r];
+      const UnitRow& b = rows[r];
+      bool same = a.subset == b.subset && SameBits(a.key, b.key) && a.values.size() == b.values.size();
+      for (std::size_t k = 0; same && k < a.values.size(); ++k) {
+        same = a.values[k].first == b.values[k].first && SameBits(a.values[k].second, b.values[k].second);
+      }
+      if (!same) return carried(d, fmt::format(", {}: unit {} differs between the run and alone", what, r + 1));
+    }
+  }
   return std::nullopt;
 }
 
@@ -785,7 +1055,19 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
       for (auto& u : p.units) out.units.push_back(std::move(u));
     }
   }
-  if (plugin.api >= 2) return FinishV2(plugin, decls.front(), std::move(out));
+  if (plugin.api >= 2) {
+    // Numbers that depend on the lane (state carried across documents, a generator shared with others)
+    // fail the run here, before anything is aggregated or stored.
+    const auto t0 = std::chrono::steady_clock::now();
+    auto err = Verify(plugin, &decls.front(), rc_.keep_slots ? &out.units : nullptr, nullptr, run_budget);
+    out.verify_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (err) {
+      out.error = std::move(*err);
+      v2_.clear();
+      return out;
+    }
+    return FinishV2(plugin, decls.front(), std::move(out));
+  }
   // Merge the lanes' columns in document order.
   Columns cols;
   for (std::size_t l = 0; l < lanes_.size(); ++l) {
@@ -794,6 +1076,17 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
       const std::size_t col = cols.Find(pc.names[c].data(), pc.names[c].size(), n);
       std::copy(pc.values[c].begin(), pc.values[c].end(),
                 cols.values[col].begin() + static_cast<std::ptrdiff_t>(bounds_[l] - offset_));
+    }
+  }
+  {
+    std::vector<std::pair<std::string, const std::vector<double>*>> by_name;
+    for (std::size_t c = 0; c < cols.names.size(); ++c) by_name.emplace_back(cols.names[c], &cols.values[c]);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto err = Verify(plugin, nullptr, nullptr, &by_name, run_budget);
+    out.verify_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (err) {
+      out.error = std::move(*err);
+      return out;
     }
   }
 
@@ -807,15 +1100,18 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
     LuaVm& vm = *lanes_[0].vm;
     lua_State* L = vm.state();
     const int base = lua_gettop(L);
-    // aggregate(cols, params, ctx): cols maps every column name (internal '_' ones too) to a Column.
+    // aggregate(cols, params, ctx): cols maps every column name (internal '_' ones too) to a Column,
+    // valid during this call (an API 1 plugin may keep one in an upvalue).
+    const BorrowScope scope;
     lua_rawgeti(L, LUA_REGISTRYINDEX, plugin.aggregate_ref);
     lua_createtable(L, 0, static_cast<int>(cols.names.size()));
     for (std::size_t c = 0; c < cols.names.size(); ++c) {
-      PushColumn(L, &cols.values[c]);
+      PushColumn(L, &cols.values[c], cols.names[c], scope);
       lua_setfield(L, -2, cols.names[c].c_str());
     }
     PushParams(L, plugin);
     PushCtx(L);
+    SeedForCall(L, plugin, "aggregate");
     if (auto err = vm.Call(3, 1, plugin.name)) {
       out.error = std::move(*err);
       lua_settop(L, base);

@@ -2,6 +2,7 @@
 // reported with their ScriptError; the others still produce results.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -17,6 +18,8 @@
 #include "sandbox.h"
 
 namespace kplab::host {
+
+inline constexpr int kDefaultVerifyDocs = 16;
 
 // One unit reported by score with ctx.unit(key, values) (a plugin that declares c:units): the document
 // (corpus index) and subset (index into the plugin's subsets, 0 without) it was scored in, the plugin's
@@ -40,11 +43,14 @@ struct PluginOutcome {
   std::vector<std::pair<std::string, bool>> slot_names;
   // When RunContext::keep_slots and the plugin declares c:units: its units, in document order.
   std::vector<UnitRow> units;
+  double verify_seconds = 0;  // wall time of the re-scoring after the run (RunContext::verify_docs)
 };
 
 struct EmbeddingSpace;
 struct PairIndex;
 struct DeclaredColumns;
+struct UnitSink;
+class BorrowScope;
 
 struct RunContext {
   std::string dataset_name;
@@ -59,6 +65,13 @@ struct RunContext {
   // A run started by a confined script: why a path is outside its read grants ("" = inside); plugin
   // file reads (FileReadGrant) must pass it too. Empty: not confined.
   std::function<std::string(const std::string&)> read_outside;
+  // After scoring, each plugin re-scores the first document of every lane and this many more (spread over
+  // the documents) in a Lua state of its own, each document loaded afresh, and the run fails unless every
+  // value is the same bit for bit (docs/plugins.md, "What a plugin may keep"); 0: no re-scoring.
+  int verify_docs = kDefaultVerifyDocs;
+  // The run seed of the plugins' math.random: document d's stream is math.randomseed(SeedKey(plugin, d),
+  // random_seed)'s (SeedForDocument).
+  std::uint64_t random_seed = 0;
 };
 
 // Canonical display order of metric names (subset, then segments compared naturally).
@@ -97,9 +110,29 @@ class MetricRunner {
 
  private:
   struct Partial;
+  // Stack indices of what score gets with every document (API 2): params, the ctx data table (ctx.subset
+  // is written in it per call), the read-only ctx, and the reused out table.
+  struct V2Frame {
+    int params = 0, data = 0, ctx = 0, out = 0;
+  };
+  using SlotArrays = std::vector<std::vector<std::vector<double>>>;  // [subset][slot][row]
   void Score(std::size_t lane, std::size_t index, Partial& out, const Progress* progress);
   void ScoreV2(std::size_t lane, std::size_t index, const DeclaredColumns& decl, int slots_ref, Partial& out,
                const Progress* progress);
+  V2Frame PushV2Frame(lua_State* L, const MetricPlugin& plugin, const DeclaredColumns& decl, int slots_ref,
+                      UnitSink& sink, const BorrowScope& unit_scope);
+  bool ScoreDocumentV2(LuaVm& vm, const MetricPlugin& plugin, const DeclaredColumns& decl, const V2Frame& f,
+                       UnitSink& sink, std::size_t d, SlotArrays& dest, std::size_t row,
+                       std::optional<ScriptError>& error);
+  // The documents re-scored by Verify: the first of every lane and rc_.verify_docs more.
+  std::vector<std::size_t> VerifySample() const;
+  // Re-scores VerifySample() with the plugin loaded afresh (a fresh kernel for kp.kernel plugins) and
+  // compares with what the lanes wrote (API 2: v2_ and `units`; API 1: `cols`, names -> columns over the
+  // scored documents). Returns the error that fails the run, or nothing.
+  std::optional<ScriptError> Verify(const MetricPlugin& plugin, const DeclaredColumns* decl,
+                                    const std::vector<UnitRow>* units,
+                                    const std::vector<std::pair<std::string, const std::vector<double>*>>* cols,
+                                    const std::shared_ptr<RunBudget>& budget);
   Result<std::unique_ptr<MetricKernel>> MakeKernel(const MetricPlugin& plugin) const;
   void ScoreKernel(std::size_t lane, std::size_t index, const DeclaredColumns& decl, Partial& out,
                    const Progress* progress);

@@ -602,10 +602,11 @@ bool ToKeyphraseListDoc(lua_State* L, int idx, KeyphraseList* items,
 
 void InstallCorpus(lua_State* L) {
   // [kp]
-  DefineType<ListUd>(L, kListMeta, kListMethods, &Safe<ListIndex>);
-  DefineType<MatchUd>(L, kMatchMeta, kMatchMethods);
-  DefineType<DocUd>(L, kDocMeta, kDocMethods, &Safe<DocIndex>);
-  DefineType<CorpusUd>(L, kCorpusMeta, kCorpusMethods);
+  // No method changes a list, a match, a document or a corpus: a plugin may keep one made at load.
+  DefineType<ListUd>(L, kListMeta, kListMethods, &Safe<ListIndex>, KeptAtLoad::kImmutable);
+  DefineType<MatchUd>(L, kMatchMeta, kMatchMethods, nullptr, KeptAtLoad::kImmutable);
+  DefineType<DocUd>(L, kDocMeta, kDocMethods, &Safe<DocIndex>, KeptAtLoad::kImmutable);
+  DefineType<CorpusUd>(L, kCorpusMeta, kCorpusMethods, nullptr, KeptAtLoad::kImmutable);
   lua_pushcfunction(L, Safe<IdealDcg>);
   lua_setfield(L, -2, "ideal_dcg");
   lua_pushcfunction(L, Safe<Cutoffs>);

@@ -24,6 +24,9 @@ const char kSpaceKey = 0;  // registry key (by address) of the VM's space holder
 struct MatrixUd {
   Matrix m;
   HeldMemory held;  // m's cells, counted in the VM's memory cap while the Matrix lives
+  // Set by the freeze of plugin API 2 on a Matrix a plugin made at load (__freeze): M:set then raises,
+  // so a Matrix cannot carry values from one document to the next.
+  bool read_only = false;
 };
 struct SpaceHolder {
   std::shared_ptr<const EmbeddingSpace> space;
@@ -93,7 +96,13 @@ int MGet(lua_State* L) {
   return 1;
 }
 int MSet(lua_State* L) {
-  Matrix& m = CheckMatrix(L, 1)->m;
+  MatrixUd* ud = CheckMatrix(L, 1);
+  if (ud->read_only) {
+    return luaL_error(L,
+                      "attempt to modify a read-only Matrix (it was made at load: plugin API 2 keeps no state "
+                      "across documents; make the Matrix inside the call)");
+  }
+  Matrix& m = ud->m;
   const int r = CheckIndex(L, 2, m.rows, "row");
   const int c = CheckIndex(L, 3, m.cols, "column");
   m.at(r, c) = luaL_checknumber(L, 4);
@@ -268,6 +277,12 @@ int MToString(lua_State* L) {
 }
 int MLen(lua_State* L) { return MRows(L); }
 
+// __freeze (KeptAtLoad::kReadOnly): called by the freeze of plugin API 2, never by scripts.
+int MFreeze(lua_State* L) {
+  CheckMatrix(L, 1)->read_only = true;
+  return 0;
+}
+
 const luaL_Reg kMatrixMethods[] = {
     {"__len", Safe<MLen>},
     {"__tostring", Safe<MToString>},
@@ -290,6 +305,7 @@ const luaL_Reg kMatrixMethods[] = {
     {"clamp", Safe<MClamp>},
     {"row_topk_means", Safe<MRowTopKMeans>},
     {"norm", Safe<MNorm>},
+    {"__freeze", Safe<MFreeze>},
     {nullptr, nullptr},
 };
 
@@ -491,7 +507,7 @@ void AddEmbeddingCtx(lua_State* L) {
 }
 
 void InstallEmbed(lua_State* L) {
-  DefineType<MatrixUd>(L, kMatrixMeta, kMatrixMethods);
+  DefineType<MatrixUd>(L, kMatrixMeta, kMatrixMethods, nullptr, KeptAtLoad::kReadOnly);
   static const luaL_Reg kNone[] = {{nullptr, nullptr}};
   DefineType<SpaceHolder>(L, kSpaceMeta, kNone);
   // [kp]

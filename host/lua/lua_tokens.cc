@@ -404,7 +404,7 @@ void AddTokensCtx(lua_State* L) {
 }
 
 void InstallTokens(lua_State* L) {
-  DefineType<TokensUd>(L, kTokensMeta, kTokensMethods);
+  DefineType<TokensUd>(L, kTokensMeta, kTokensMethods, nullptr, KeptAtLoad::kImmutable);
   static const luaL_Reg kNone[] = {{nullptr, nullptr}};
   DefineType<SpaceRef>(L, "kplab.TokenSpaceHolder", kNone);
   // [kp]

@@ -5,11 +5,41 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <new>
 #include <string>
 #include <utility>
 
 namespace kplab::host {
+
+// Registry table of every userdata type DefineMetatable made in this state: type name ("kplab.Matrix")
+// -> its KeptAtLoad, as an integer. Tests enumerate it (every type must have a lifetime test).
+inline constexpr const char* kTypesKey = "kplab.types";
+// Raw field of a kplab metatable holding the type's KeptAtLoad (metatables are hidden from scripts).
+inline constexpr const char* kKeptAtLoadField = "__kplab_kept";
+
+// What plugin API 2's freeze (LuaVm::FreezeState) does with a value of a userdata type that a plugin's
+// functions reach after load (made by its top-level chunk): every type says it where it is defined.
+enum class KeptAtLoad {
+  kRefused = 0,    // the default: the load fails naming the upvalue (types never handed to a plugin at load)
+  kImmutable = 1,  // no method changes the value: kept as it is
+  kReadOnly = 2,   // the type's "__freeze" metamethod marks this value read-only; its mutators then raise
+};
+
+// The lifetime of host memory that userdata borrow instead of owning (a Column's values exist for one
+// aggregation). Each such userdata holds a Lease() and checks it before every use: once the scope is
+// gone, use raises a Lua error naming the object ("Column 'x' used after its aggregation ended") instead
+// of reading freed memory. Userdata that can own what they point to (shared_ptr) must do that instead.
+class BorrowScope {
+ public:
+  BorrowScope() : alive_(std::make_shared<char>()) {}
+  BorrowScope(const BorrowScope&) = delete;
+  BorrowScope& operator=(const BorrowScope&) = delete;
+  std::weak_ptr<const void> Lease() const { return alive_; }
+
+ private:
+  std::shared_ptr<char> alive_;
+};
 
 // Allocates a userdata holding a T constructed from args, with metatable `meta` (must exist) whose
 // __gc runs ~T. [-0, +1]
@@ -54,12 +84,24 @@ inline std::string MethodsKey(const char* meta) { return std::string(meta) + ".m
 // Creates metatable `meta` from `methods`: entries named "__x" are metamethods, the others methods.
 // Methods live in a table of their own, never handed to scripts: __index is that table (or `index`,
 // which finds methods through PushMethod), so `x.__gc`, `x.__index` and the metatable stay out of
-// reach, and no script can replace a method another plugin calls. `gc` (may be null) is __gc.
-// [-0, +0]
+// reach, and no script can replace a method another plugin calls. `gc` (may be null) is __gc. `kept`
+// says what the freeze of plugin API 2 does with a value made at load (kReadOnly: `methods` has a
+// "__freeze"). The type is listed in the registry's kTypesKey table. [-0, +0]
 inline void DefineMetatable(lua_State* L, const char* meta, const luaL_Reg* methods, lua_CFunction index,
-                            lua_CFunction gc) {
+                            lua_CFunction gc, KeptAtLoad kept = KeptAtLoad::kRefused) {
   luaL_newmetatable(L, meta);  // [mt]
   RegisterMetatableAddress(L, meta);
+  lua_pushinteger(L, static_cast<lua_Integer>(kept));
+  lua_setfield(L, -2, kKeptAtLoadField);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, kTypesKey) != LUA_TTABLE) {  // [mt, types]
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, kTypesKey);
+  }
+  lua_pushinteger(L, static_cast<lua_Integer>(kept));
+  lua_setfield(L, -2, meta);
+  lua_pop(L, 1);    // [mt]
   lua_newtable(L);  // [mt, methods]
   for (const luaL_Reg* r = methods; r->name != nullptr; ++r) {
     const bool meta_method = r->name[0] == '_' && r->name[1] == '_';
@@ -86,8 +128,9 @@ inline void DefineMetatable(lua_State* L, const char* meta, const luaL_Reg* meth
 
 // Creates metatable `meta` (see DefineMetatable) with __gc running ~T. [-0, +0]
 template <class T>
-void DefineType(lua_State* L, const char* meta, const luaL_Reg* methods, lua_CFunction index = nullptr) {
-  DefineMetatable(L, meta, methods, index, &GcUserdata<T>);
+void DefineType(lua_State* L, const char* meta, const luaL_Reg* methods, lua_CFunction index = nullptr,
+                KeptAtLoad kept = KeptAtLoad::kRefused) {
+  DefineMetatable(L, meta, methods, index, &GcUserdata<T>, kept);
 }
 
 // For a custom __index: pushes the method named by the value at `key` (nil when there is none; never

@@ -324,6 +324,98 @@ int ChargedWrap(lua_State* L) {
   return 1;
 }
 
+// ---- a plugin's own math.random ---------------------------------------------------------------------
+// Stock Lua keeps one generator per state, so plugins of one lane shared it (what one drew or seeded
+// moved another's numbers, and the numbers depended on the lane). Each plugin environment gets its own,
+// re-seeded by the host before every call (GiveOwnRandom). The algorithm, seeding and range reduction are
+// Lua 5.4.4's (lmathlib.c: xoshiro256**, setseed, project), so math.randomseed(x) then gives the numbers
+// stock Lua gives; a test checks them against the lua5.4 interpreter.
+
+constexpr const char* kRandomMeta = "kplab.Random";
+
+struct OwnRandomState {
+  std::uint64_t s[4];
+};
+
+std::uint64_t Rotl(std::uint64_t x, int n) { return (x << n) | (x >> (64 - n)); }
+
+std::uint64_t NextRandom(std::uint64_t* s) {
+  const std::uint64_t out = Rotl(s[1] * 5, 7) * 9;
+  const std::uint64_t t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = Rotl(s[3], 45);
+  return out;
+}
+
+// math.randomseed(n1, n2) of Lua 5.4.4: the state {n1, 0xff, n2, 0}, then 16 outputs discarded.
+void SetSeed(std::uint64_t* s, std::uint64_t n1, std::uint64_t n2) {
+  s[0] = n1;
+  s[1] = 0xff;
+  s[2] = n2;
+  s[3] = 0;
+  for (int i = 0; i < 16; ++i) NextRandom(s);
+}
+
+// A uniform integer in [0, n] from `ran`, drawing again while the bits above n's reject it (Lua's project).
+std::uint64_t Project(std::uint64_t ran, std::uint64_t n, std::uint64_t* s) {
+  if ((n & (n + 1)) == 0) return ran & n;  // n + 1 is a power of 2
+  std::uint64_t lim = n;
+  for (int shift = 1; shift < 64; shift *= 2) lim |= lim >> shift;
+  while ((ran &= lim) > n) ran = NextRandom(s);
+  return ran;
+}
+
+// math.random([m [, n]]) as Lua 5.4.4's, on the environment's generator (upvalue 1).
+int OwnRandom(lua_State* L) {
+  auto* g = static_cast<OwnRandomState*>(lua_touserdata(L, lua_upvalueindex(1)));
+  const std::uint64_t rv = NextRandom(g->s);
+  lua_Integer low = 1, up = 0;
+  switch (lua_gettop(L)) {
+    case 0:
+      lua_pushnumber(L, static_cast<lua_Number>(rv >> 11) * 0x1.0p-53);
+      return 1;
+    case 1:
+      up = luaL_checkinteger(L, 1);
+      if (up == 0) {  // the whole 64 bits
+        lua_pushinteger(L, static_cast<lua_Integer>(rv));
+        return 1;
+      }
+      break;
+    case 2:
+      low = luaL_checkinteger(L, 1);
+      up = luaL_checkinteger(L, 2);
+      break;
+    default:
+      return luaL_error(L, "wrong number of arguments");
+  }
+  luaL_argcheck(L, low <= up, 1, "interval is empty");
+  const std::uint64_t p = Project(rv, static_cast<std::uint64_t>(up) - static_cast<std::uint64_t>(low), g->s);
+  lua_pushinteger(L, static_cast<lua_Integer>(p + static_cast<std::uint64_t>(low)));
+  return 1;
+}
+
+// math.randomseed(n1 [, n2]) re-seeds the environment's generator for the rest of the current call (the
+// host seeds it again before the next); without a seed stock Lua would take the clock, so it is refused.
+int OwnRandomSeed(lua_State* L) {
+  if (lua_isnone(L, 1)) {
+    return luaL_error(L,
+                      "math.randomseed() needs a seed in a plugin: a seed from the clock would make the "
+                      "numbers irreproducible (math.random is seeded per document; docs/plugins.md, "
+                      "Randomness)");
+  }
+  auto* g = static_cast<OwnRandomState*>(lua_touserdata(L, lua_upvalueindex(1)));
+  const lua_Integer n1 = luaL_checkinteger(L, 1);
+  const lua_Integer n2 = luaL_optinteger(L, 2, 0);
+  SetSeed(g->s, static_cast<std::uint64_t>(n1), static_cast<std::uint64_t>(n2));
+  lua_pushinteger(L, n1);
+  lua_pushinteger(L, n2);
+  return 2;
+}
+
 // Lua errors outside any protected call would abort the process; make them a C++ exception instead so
 // the host can report and drop the VM.
 int Panic(lua_State* L) {
@@ -891,11 +983,43 @@ bool OverThread(lua_State* L, int f, WalkDepth& walk) {
   return false;
 }
 
+enum class CState { kNone, kOverThread, kOwnState };
+
+// Whether the C function at `f` (absolute) can carry values from one call to the next. One without
+// upvalues cannot; a closure can only when it is not one of the host's own stateless closures (an
+// iterator keeps its position in its upvalues). The host's closures are stateless when their upvalues
+// are: a coroutine, or another C closure that is not, makes them carry state too.
+CState CFunctionState(lua_State* L, int f, int depth) {
+  if (lua_getupvalue(L, f, 1) == nullptr) return CState::kNone;
+  lua_pop(L, 1);
+  const lua_CFunction fn = lua_tocfunction(L, f);
+  // math.random and math.randomseed of a plugin: state the host re-seeds before every call.
+  if (fn == &OwnRandom || fn == &OwnRandomSeed) return CState::kNone;
+  const bool stateless =
+      fn == &ProxyNext || fn == &Log || fn == &SandboxXpcall || fn == &ChargedResume || fn == &ChargedWrap;
+  CState state = CState::kNone;
+  for (int i = 1; state != CState::kOverThread && lua_getupvalue(L, f, i) != nullptr; ++i) {
+    const int t = lua_type(L, -1);
+    if (t == LUA_TTHREAD) {
+      state = CState::kOverThread;
+    } else if (t == LUA_TFUNCTION && lua_iscfunction(L, -1) && depth < 4) {
+      const CState inner = CFunctionState(L, lua_gettop(L), depth + 1);
+      if (inner != CState::kNone) state = inner;
+    } else if (t == LUA_TFUNCTION || t == LUA_TUSERDATA) {
+      if (state == CState::kNone) state = CState::kOwnState;
+    }
+    lua_pop(L, 1);
+  }
+  if (state == CState::kNone && !stateless) state = CState::kOwnState;
+  return state;
+}
+
 // Checks a value reachable from a plugin function's upvalues (absolute index `v`) for anything that could
-// carry state the freeze cannot make read-only: a coroutine, a C closure over one (coroutine.wrap), a
-// table with a metatable that is not one of kplab's proxies (at any depth), a table used as a key, tables
-// and functions nested more than kMaxWalkDepth deep. Lua functions found are frozen in turn. Sets *error
-// (the first problem) and returns.
+// carry state the freeze cannot make read-only: a coroutine, a C closure over one (coroutine.wrap) or with
+// state of its own (an iterator), a table with a metatable that is not one of kplab's proxies (at any
+// depth), a table used as a key, a userdata its type does not declare kept (read-only ones are frozen),
+// tables and functions nested more than kMaxWalkDepth deep. Lua functions found are frozen in turn. Sets
+// *error (the first problem) and returns.
 void CheckReachable(lua_State* L, int v, const std::string& what, const std::string& where, int seen, int visited,
                     int record, lua_Integer* n, const std::string& file, std::string* error, WalkDepth& walk) {
   if (!error->empty()) return;
@@ -909,10 +1033,17 @@ void CheckReachable(lua_State* L, int v, const std::string& what, const std::str
       return fail("is a coroutine");
     case LUA_TFUNCTION:
       if (lua_iscfunction(L, v)) {
-        // Host functions are fine; a C closure over a coroutine keeps the coroutine's state between calls.
-        WalkDepth closures;
-        if (OverThread(L, v, closures)) return fail("is a function over a coroutine (coroutine.wrap)");
-        return;
+        // Host functions are fine; a C closure over a coroutine (what coroutine.wrap returns, possibly
+        // wrapped again by the budget's ChargedWrap) keeps the coroutine's state between calls, and so
+        // does an iterator (string.gmatch's keeps its position).
+        switch (CFunctionState(L, v, 0)) {
+          case CState::kOverThread:
+            return fail("is a function over a coroutine (coroutine.wrap)");
+          case CState::kOwnState:
+            return fail("is a C function that keeps state of its own (an iterator such as string.gmatch's)");
+          case CState::kNone:
+            return;
+        }
       }
       {
         WalkLevel level(walk, L, 6);  // a function reached from another one: a level deeper
@@ -951,6 +1082,25 @@ void CheckReachable(lua_State* L, int v, const std::string& what, const std::str
           return;
         }
       }
+      return;
+    }
+    case LUA_TUSERDATA:
+    case LUA_TLIGHTUSERDATA: {
+      // As the value's type declares (lua_util.h, KeptAtLoad): kplab's immutable objects stay, a Matrix
+      // becomes read-only, anything else is refused.
+      KeptAtLoad kept = KeptAtLoad::kRefused;
+      if (lua_type(L, v) == LUA_TUSERDATA && lua_getmetatable(L, v)) {  // [mt]
+        lua_getfield(L, -1, kKeptAtLoadField);
+        if (lua_isinteger(L, -1)) kept = static_cast<KeptAtLoad>(lua_tointeger(L, -1));
+        lua_pop(L, 1);
+        if (kept == KeptAtLoad::kReadOnly) {
+          lua_getfield(L, -1, "__freeze");
+          lua_pushvalue(L, v);
+          lua_call(L, 1, 0);
+        }
+        lua_pop(L, 1);
+      }
+      if (kept == KeptAtLoad::kRefused) return fail(std::string("is a ") + luaL_typename(L, v));
       return;
     }
     default:
@@ -1071,6 +1221,81 @@ std::string CheckPlainData(lua_State* L, int idx, const std::string& what) {
   std::string e = CheckPlainDataAt(L, idx, what, what, lua_gettop(L), walk);
   lua_pop(L, 1);
   return e;
+}
+
+void FreezeTableFields(lua_State* L, int idx, const std::string& name) {
+  idx = lua_absindex(L, idx);
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {  // [k, v]
+    // A table with a metatable is one of the host's views already (a proxy, the strict profile).
+    bool plain = false;
+    if (lua_type(L, -1) == LUA_TTABLE && !IsKplabProxy(L, -1)) {
+      plain = !lua_getmetatable(L, -1);
+      if (!plain) lua_pop(L, 1);
+    }
+    if (plain) {
+      const std::string sub = lua_type(L, -2) == LUA_TSTRING ? name + "." + lua_tostring(L, -2) : name;
+      // ctx's own tables are the host's, and a plugin's data in them is a proxy already (made, and its depth
+      // checked, when it entered ctx), so a refusal here is the host's bug.
+      if (std::string e = PushDeepReadOnly(L, -1, sub); !e.empty()) throw std::logic_error(e);  // [k, v, proxy]
+      lua_pushvalue(L, -3);
+      lua_insert(L, -2);
+      lua_rawset(L, idx);  // replacing an existing field is allowed during traversal
+    }
+    lua_pop(L, 1);
+  }
+}
+
+std::uint64_t SeedKey(std::string_view a, std::string_view b) {
+  std::uint64_t h = 14695981039346656037ull;  // FNV-1a, 64 bits
+  auto add = [&h](unsigned char c) {
+    h ^= c;
+    h *= 1099511628211ull;
+  };
+  for (char c : a) add(static_cast<unsigned char>(c));
+  add(0);
+  for (char c : b) add(static_cast<unsigned char>(c));
+  return h;
+}
+
+void SeedOwnRandom(lua_State* L, int random_ref, std::uint64_t n1, std::uint64_t n2) {
+  if (random_ref < 0) return;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, random_ref);
+  if (auto* g = static_cast<OwnRandomState*>(lua_touserdata(L, -1)); g != nullptr) SetSeed(g->s, n1, n2);
+  lua_pop(L, 1);
+}
+
+int LuaVm::GiveOwnRandom(int env, std::uint64_t n1, std::uint64_t n2) {
+  lua_State* L = L_;
+  env = lua_absindex(L, env);
+  if (luaL_getmetatable(L, kRandomMeta) == LUA_TNIL) {
+    static const luaL_Reg kNone[] = {{nullptr, nullptr}};
+    DefineType<OwnRandomState>(L, kRandomMeta, kNone);
+  }
+  lua_pop(L, 1);
+  lua_newtable(L);  // [shadow]: the math library, then this environment's random and randomseed
+  lua_getglobal(L, LUA_MATHLIBNAME);
+  lua_pushnil(L);
+  while (lua_next(L, -2) != 0) {  // [shadow, math, k, v]
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, -5);
+  }
+  lua_pop(L, 1);                                          // [shadow]
+  auto* g = NewUserdata<OwnRandomState>(L, kRandomMeta);  // [shadow, rng]
+  SetSeed(g->s, n1, n2);
+  lua_pushvalue(L, -1);
+  const int ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushvalue(L, -1);
+  lua_pushcclosure(L, &OwnRandom, 1);
+  lua_setfield(L, -3, "random");
+  lua_pushcclosure(L, &OwnRandomSeed, 1);
+  lua_setfield(L, -2, "randomseed");  // [shadow]
+  lua_pushliteral(L, LUA_MATHLIBNAME);
+  PushReadOnlyProxy(L, -2, LUA_MATHLIBNAME);
+  lua_rawset(L, env);
+  lua_pop(L, 1);
+  return ref;
 }
 
 std::string PushDeepReadOnly(lua_State* L, int idx, const std::string& name) {

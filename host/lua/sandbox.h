@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kplab/result.h"
@@ -123,11 +124,21 @@ class LuaVm {
   // `fns` (absolute index; Lua functions, followed through upvalues and tables) by a deep read-only
   // proxy, then records every upvalue's value; returns a registry ref to that record. A table with a
   // protected metatable (a proxy) is left as it is; one with any other metatable is an error naming
-  // the upvalue (the freeze cannot see through its metamethods). [-0, +0]
+  // the upvalue (the freeze cannot see through its metamethods). A userdata is kept as its type
+  // declares (lua_util.h, KeptAtLoad: as it is, made read-only, or refused); a C function that keeps
+  // state of its own in upvalues (a string.gmatch iterator, a coroutine.wrap function) is refused. [-0, +0]
   Result<int> FreezeState(int env, int fns, const std::string& plugin_file);
   // "" if no recorded upvalue changed since FreezeState, else "upvalue 'n' of the function at
   // plugins/x.lua:12 changed while scoring: ...". [-0, +0]
   std::string CheckState(int record_ref) const;
+
+  // Gives the environment `env` (absolute index, made by PushSandboxEnv) a `math` table of its own whose
+  // random and randomseed draw from a generator of that environment alone (Lua 5.4's xoshiro256**, the
+  // same numbers as stock Lua after the same math.randomseed), seeded as math.randomseed(n1, n2) would;
+  // math.randomseed() without a seed is refused (it would seed from the clock). Returns a registry ref to
+  // the generator for SeedOwnRandom. So no plugin can move another plugin's stream, and a plugin's numbers
+  // do not depend on what ran before it in its VM (docs/plugins.md, Randomness). [-0, +0]
+  int GiveOwnRandom(int env, std::uint64_t n1, std::uint64_t n2);
 
   std::size_t memory_in_use() const;
 
@@ -230,6 +241,18 @@ std::string CheckPlainData(lua_State* L, int idx, const std::string& what);
 // more than kMaxWalkDepth deep (CheckPlainData refuses that first), the error, pushing nothing.
 // [-0, +(0|1)]
 std::string PushDeepReadOnly(lua_State* L, int idx, const std::string& name);
+
+// Replaces every field of the table at idx whose value is a table without a metatable by a deep read-only
+// proxy named NAME.KEY ("ctx.pairs"): what the host hands a plugin as `ctx` keeps nothing a call writes.
+// [-0, +0]
+void FreezeTableFields(lua_State* L, int idx, const std::string& name);
+
+// Re-seeds the generator GiveOwnRandom made (`random_ref`) as math.randomseed(n1, n2) does. [-0, +0]
+void SeedOwnRandom(lua_State* L, int random_ref, std::uint64_t n1, std::uint64_t n2);
+
+// FNV-1a (64-bit) of `a`, a 0x00 byte and `b`: the first seed word of a plugin's stream for document `b`
+// (a = the plugin's name); for the other calls b is "\x01" + the call's name ("\x01load").
+std::uint64_t SeedKey(std::string_view a, std::string_view b);
 
 // The newest plugin API (docs/plugins.md); files declaring 1 keep working.
 constexpr int kApiVersion = 2;

@@ -793,7 +793,7 @@ py::dict Evaluate(const py::object& documents, const py::object& predictions, co
                   const py::object& cache, bool refs_stemmed, const py::object& seed,
                   const py::object& dataset_format, const py::object& predictions_format, const py::object& split,
                   const py::object& references, const py::object& hulth_keys, const py::object& semeval_answers,
-                  const py::object& shard) {
+                  const py::object& shard, const py::object& verify_docs, const py::object& random_seed) {
   const auto start = std::chrono::steady_clock::now();
   std::optional<host::EvalRequest::Shard> shard_spec;
   if (!shard.is_none()) {
@@ -901,6 +901,25 @@ py::dict Evaluate(const py::object& documents, const py::object& predictions, co
   req.params = ConvertParams(params);
   req.threads = threads;
   req.shard = shard_spec;
+  // verify_docs / random_seed: as `kplab eval --verify-docs` / `--random-seed` (docs/plugins.md).
+  auto count = [](const py::object& v, const char* what, long long hi) -> long long {
+    if (!py::isinstance<py::int_>(v) || py::isinstance<py::bool_>(v)) {
+      Raise(g_input_error, fmt::format("{}: a {} (expected an int from 0 to {})", what, TypeName(v), hi));
+    }
+    const py::int_ lo_bound(0), hi_bound(hi);
+    if (v < lo_bound || v > hi_bound) {
+      Raise(g_input_error,
+            fmt::format("{}: {} (expected an int from 0 to {})", what, py::repr(v).cast<std::string>(), hi));
+    }
+    return v.cast<long long>();
+  };
+  if (!verify_docs.is_none()) {
+    req.verify_docs = static_cast<int>(count(verify_docs, "verify_docs", host::kMaxVerifyDocs));
+  }
+  if (!random_seed.is_none()) {
+    const long long max_seed = std::numeric_limits<std::int64_t>::max();
+    req.random_seed = static_cast<std::uint64_t>(count(random_seed, "random_seed", max_seed));
+  }
   req.system = system.is_none() ? "python" : Str(system, "system");
   if (!seed.is_none()) {
     if (!py::isinstance<py::int_>(seed) || py::isinstance<py::bool_>(seed)) {
@@ -1180,7 +1199,8 @@ PYBIND11_MODULE(kplab, m) {
         py::arg("seed") = py::none(), py::arg("dataset_format") = py::none(),
         py::arg("predictions_format") = py::none(), py::arg("split") = py::none(),
         py::arg("references") = py::none(), py::arg("hulth_keys") = py::none(),
-        py::arg("semeval_answers") = py::none(), py::arg("shard") = py::none(),
+        py::arg("semeval_answers") = py::none(), py::arg("shard") = py::none(), py::arg("verify_docs") = py::none(),
+        py::arg("random_seed") = py::none(),
         "Evaluates predictions against documents; returns a dict with 'aggregates' and 'per_document'.");
 
   m.def("merge", &Merge, py::arg("stores"), py::kw_only(), py::arg("runs") = py::none(), py::arg("out") = py::none(),

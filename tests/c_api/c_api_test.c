@@ -262,6 +262,50 @@ int main(int argc, char** argv) {
   err = NULL;
 
   DeepPlugins(data);
+  /* kplab_evaluate_ex (docs/plugins.md, "What a plugin may keep"): an API 1 plugin counting documents in
+   * an upvalue gives document 2 the value 2 in one lane but 1 scored alone, so the run fails naming it;
+   * with verify_docs=0 it goes through with the mean count (1 + 2 + 3 + 4 + 5) / 5 = 3. */
+  {
+    char tmp[] = "/tmp/kplab_c_verify_XXXXXX";
+    CHECK(mkdtemp(tmp) != NULL, "mkdtemp");
+    char path[600];
+    snprintf(path, sizeof path, "%s/counter.lua", tmp);
+    FILE* f = fopen(path, "w");
+    CHECK(f != NULL, "cannot write %s", path);
+    if (f != NULL) {
+      fputs(
+          "-- kplab-api: 1\nlocal n = 0\nreturn kp.metric { name = \"counter\", version = \"1\",\n"
+          "  score = function(doc, p, ctx) n = n + 1 return { [\"all.x\"] = n } end }\n",
+          f);
+      fclose(f);
+    }
+    setenv("KPLAB_PLUGIN_PATH", tmp, 1);
+    json = kplab_evaluate_ex(data, "counter", NULL, NULL, NULL, "threads=1", &err);
+    CHECK(json == NULL && err != NULL &&
+              strstr(err,
+                     "plugin 'counter' carried state across documents (document '2', column 'all.x': 2 in "
+                     "the run, 1 alone)") != NULL,
+          "counter verified: %s", err ? err : "(no error)");
+    json = kplab_evaluate_ex(data, "counter", NULL, NULL, NULL, "threads=1;verify_docs=0", &err);
+    CHECK(json != NULL, "counter not verified: %s", err ? err : "?");
+    if (json != NULL) {
+      CheckValue(json, "all.x", 3.0);
+      kplab_free(json);
+    }
+    json = kplab_evaluate_ex(data, "exact", NULL, NULL, NULL, "verify_docs=-1", &err);
+    CHECK(json == NULL && err != NULL &&
+              strcmp(err, "kplab_evaluate_ex: option verify_docs must be an integer from 0 to 1000000 (got '-1')") == 0,
+          "bad verify_docs: %s", err ? err : "(none)");
+    json = kplab_evaluate_ex(data, "exact", NULL, NULL, NULL, "verify=3", &err);
+    CHECK(json == NULL && err != NULL &&
+              strcmp(err,
+                     "kplab_evaluate_ex: unknown option 'verify=3' (expected verify_docs=N, random_seed=S or "
+                     "threads=N)") == 0,
+          "unknown option: %s", err ? err : "(none)");
+    unsetenv("KPLAB_PLUGIN_PATH");
+    unlink(path);
+    rmdir(tmp);
+  }
 
   if (argc > 2) {
     json = kplab_evaluate(data, argv[2], NULL, NULL, NULL, &err);

@@ -31,6 +31,36 @@ class LuaEvaluate : public ::testing::Test {
   fs::path dir_;
 };
 
+// opts.verify_docs (docs/plugins.md, "What a plugin may keep"): an API 1 plugin counting documents fails
+// the run (document 2: 2 in one lane, 1 alone) unless verify_docs = 0, which lets the mean count
+// (1 + 2 + 3 + 4 + 5) / 5 = 3 through; a value that is not an integer in range is refused.
+TEST_F(LuaEvaluate, VerifyDocsOption) {
+  fs::create_directories(dir_ / "pl");
+  std::ofstream(dir_ / "pl" / "counter.lua") << "-- kplab-api: 1\nlocal n = 0\nreturn kp.metric { name = \"counter\", "
+                                                "version = \"1\",\n  score = function(doc, p, ctx) n = n + 1 return "
+                                                "{ [\"all.x\"] = n } end }\n";
+  auto o = Script(
+      "local c = kp.load{dataset = 'examples/tiny', predictions = 'examples/tiny/predictions.txt'}\n"
+      "local o = {plugins = {'" +
+      (dir_ / "pl").string() +
+      "'}, threads = 1}\n"
+      "print(pcall(kp.evaluate, c, 'counter', nil, o))\n"
+      "o.verify_docs = 0\n"
+      "print(kp.evaluate(c, 'counter', nil, o).aggregates['all.x'])\n"
+      "o.verify_docs = 2.5\n"
+      "print(pcall(kp.evaluate, c, 'counter', nil, o))\n"
+      "o.verify_docs, o.random_seed = 0, 'x'\n"
+      "print(pcall(kp.evaluate, c, 'counter', nil, o))\n");
+  ASSERT_EQ(o.code, 0) << o.err;
+  // (Called straight from pcall, the messages carry no script position.)
+  EXPECT_EQ(o.out, "false\tkp.evaluate: " + (dir_ / "pl").string() +
+                       "/counter.lua: plugin 'counter' carried state across documents (document '2', column 'all.x': 2 "
+                       "in the run, 1 alone)\n3.0\n"
+                       "false\tkp.evaluate: opts.verify_docs must be an integer from 0 to 1000000 (got 2.5)\n"
+                       "false\tkp.evaluate: opts.random_seed must be an integer from 0 to 9223372036854775807 (got "
+                       "string)\n");
+}
+
 TEST_F(LuaEvaluate, EvaluateScoresAndStores) {
   const std::string db = (dir_ / "db").string();
   auto o = Script("local c = kp.load{dataset = 'examples/tiny', predictions = 'examples/tiny/predictions.txt'}\n"

@@ -263,6 +263,28 @@ class EvaluateTest(TempDirTest):
                     kplab.evaluate(DOCS, PREDS, metrics=[name], plugins=[plugdir])
 
 
+    def test_state_across_documents_fails_unless_verify_docs_is_0(self):
+        # An API 1 plugin counting documents: "b" is the second document scored in one lane (2) but the
+        # first when scored alone (1), so the run fails naming it; verify_docs=0 lets the counts through,
+        # (1 + 2) / 2 = 1.5 (docs/plugins.md, "What a plugin may keep").
+        plugdir = os.path.join(self.tmp, "plugins")
+        os.mkdir(plugdir)
+        with open(os.path.join(plugdir, "counter.lua"), "w") as f:
+            f.write('-- kplab-api: 1\nlocal n = 0\nreturn kp.metric { name = "counter", version = "1",\n'
+                    '  score = function(doc, p, ctx) n = n + 1 return { ["all.x"] = n } end }\n')
+        with self.assertRaisesRegex(
+                kplab.ScriptError, r"plugin 'counter' carried state across documents \(document 'b', column "
+                                   r"'all.x': 2 in the run, 1 alone\)"):
+            kplab.evaluate(DOCS, PREDS, metrics=["counter"], plugins=[plugdir], threads=1)
+        r = kplab.evaluate(DOCS, PREDS, metrics=["counter"], plugins=[plugdir], threads=1, verify_docs=0)
+        self.assertEqual(r["aggregates"]["all.x"], 1.5)
+        for bad in (-1, 1000001, 2.0, True, "3"):
+            with self.assertRaisesRegex(kplab.InputError, r"verify_docs: .* \(expected an int from 0 to 1000000\)"):
+                kplab.evaluate(DOCS, PREDS, metrics=["exact"], verify_docs=bad)
+        with self.assertRaisesRegex(kplab.InputError, r"random_seed: -1 \(expected an int from 0 to "):
+            kplab.evaluate(DOCS, PREDS, metrics=["exact"], random_seed=-1)
+
+
 class StoreTest(TempDirTest):
     def test_store_round_trip(self):
         r = kplab.evaluate(DOCS, PREDS, metrics=["exact"], store=self.db, system="sys1")

@@ -62,6 +62,14 @@ KPLAB_C_EXPORT void kplab_data_free(kplab_data* data);
 KPLAB_C_EXPORT char* kplab_evaluate(const kplab_data* data, const char* metrics, const char* params,
                                     const char* system, kplab_store* store, char** errptr);
 
+/* As kplab_evaluate, with `options` NULL or a ';'-separated list of NAME=VALUE, as the same options of
+ * `kplab eval`: "verify_docs=N" (--verify-docs: re-score the first document of each thread and N more with
+ * each plugin loaded afresh, and fail unless the values are the same bit for bit; default 16, 0 = off),
+ * "random_seed=S" (--random-seed: the run seed of the plugins' math.random), "threads=N" (--threads). An
+ * unknown name or a bad value is an error before anything is scored. */
+KPLAB_C_EXPORT char* kplab_evaluate_ex(const kplab_data* data, const char* metrics, const char* params,
+                                       const char* system, kplab_store* store, const char* options, char** errptr);
+
 /* As kplab_evaluate, scoring only shard `shard_index` (from 0) of `shard_count` contiguous document
  * ranges of `data` (documents [n*I/N, n*(I+1)/N) in dataset order), stored in `store` (required) as a
  * partial run for `kplab runs merge` / kplab_merge. The JSON also holds
