@@ -292,7 +292,7 @@ li.present::after { content: " (present)"; color: #888; }
 <h2>Leaderboard</h2>)HTML" + LeaderboardHtml(*table) + R"HTML(
 <h2>Figures</h2>)HTML" + figures + R"HTML(
 <h2>Documents</h2>
-<p>Runs A <select id="runA"></select> and B <select id="runB"></select>: documents where )" +
+<p>Runs A <select id="runA"></select> and B <select id="runB"></select>: documents where )HTML" +
                      Html(opt.doc_metric) + R"HTML( differs most first.</p>
 <div style="display:flex; gap:2em; align-items:flex-start">
 <table id="doclist"><thead><tr><th>document</th><th>A</th><th>B</th><th>|A - B|</th></tr></thead><tbody></tbody></table>

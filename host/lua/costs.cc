@@ -186,6 +186,7 @@ constexpr CostEntry kCosts[] = {
     {"EmbeddingSpaceHolder.__gc", kConstant, "O(1)"},
     {"TokenSpaceHolder.__gc", kConstant, "O(1)"},
     {"Matrix.__gc", kConstant, "O(1): gives its cells back to the memory cap"},
+    {"Matrix.__freeze", kConstant, "O(1): marks the Matrix read-only when a plugin keeps it from load"},
     {"Matrix.__len", kConstant, "O(1)"},
     {"Matrix.__tostring", kConstant, "O(1): at most 8 x 8 cells"},
     {"Matrix:assign", kCharged, "rows x columns x min(rows, columns) charged before the Hungarian algorithm runs"},
@@ -248,6 +249,19 @@ constexpr CostEntry kCosts[] = {
     {"kp.textmetrics.self_bleu", kCharged, "bytes + tokens x n charged, the n-gram tables reserved first"},
     {"kp.textmetrics.self_indel", kCharged, "bytes, then the pairs' LCS cells charged and reserved first; checked "
                                             "while it runs"},
+    // ---- kp.retrieval (lua_retrieval.cc): the utility metric's collection; bytes are held in the memory cap ----
+    {"kp.retrieval.read_queries", kCharged, "a file the user named (its read grant checked): refused by size before it "
+                                           "is read, then one step a byte charged"},
+    {"kp.retrieval.collection", kConstant, "O(1)"},
+    {"RetrievalCollection:add", kCharged, "one step a byte charged; the bytes held in the memory cap"},
+    {"RetrievalCollection:add_dataset", kCharged, "a dataset the user named (its read grant checked): reserved by size "
+                                                  "first, one step a byte charged"},
+    {"RetrievalCollection:bm25", kCharged, "the index's bytes, then each query's terms and touched documents charged "
+                                           "and the index reserved first; checked while it runs"},
+    {"RetrievalCollection:dense", kCharged, "one step a byte embedded (the deadline checked between batches of 32), "
+                                            "documents x (dims / 16 + 1) a query; vectors reserved first"},
+    {"RetrievalCollection.__len", kConstant, "O(1)"},
+    {"RetrievalCollection.__gc", kConstant, "O(size of the collection): gives its bytes back to the memory cap"},
     // ---- kp.calib (lua_calib.cc): arrays read through __len are reserved first ---------------------------------
     {"kp.calib.bin", kConstant, "O(1)"},
     {"kp.calib.brier", kSize, "O(n), the arrays reserved first"},
@@ -285,6 +299,7 @@ constexpr CostEntry kCosts[] = {
     {"kp.plot.histogram", kSize, "O(data points + bins), bins at most 10,000"},
     {"kp.plot.lines", kSize, "O(data points)"},
     // ---- columns (engine/columns.cc, engine/runner.cc) ---------------------------------------------------------------
+    {"Column.__gc", kConstant, "O(1): drops its lease on the aggregation's rows (it owns no rows)"},
     {"Column.__len", kConstant, "O(1)"},
     {"Column:count", kSize, "O(documents)"},
     {"Column:get", kConstant, "O(1)"},

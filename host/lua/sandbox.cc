@@ -969,20 +969,6 @@ std::string Where(lua_State* L, int fn) {
 void FreezeFunction(lua_State* L, int fn, int seen, int visited, int record, lua_Integer* n,
                     const std::string& file, std::string* error, WalkDepth& walk);
 
-// Whether the C function at `f` closes over a coroutine, directly or through C closures up to 4 deep
-// (what coroutine.wrap returns, possibly wrapped again by the budget's ChargedWrap).
-bool OverThread(lua_State* L, int f, WalkDepth& walk) {
-  WalkLevel level(walk, L, 2);
-  if (!level.ok() || walk.depth > 4) return false;
-  for (int i = 1; lua_getupvalue(L, f, i) != nullptr; ++i) {
-    const int t = lua_type(L, -1);
-    const bool bad = t == LUA_TTHREAD || (t == LUA_TFUNCTION && lua_iscfunction(L, -1) && OverThread(L, lua_gettop(L), walk));
-    lua_pop(L, 1);
-    if (bad) return true;
-  }
-  return false;
-}
-
 enum class CState { kNone, kOverThread, kOwnState };
 
 // Whether the C function at `f` (absolute) can carry values from one call to the next. One without

@@ -387,6 +387,51 @@ return kp.metric { name = "NAME", version = "1",
     lua_pop(L, 1);
   }
 
+  // A retrieval collection copies its documents' strings into C++ memory it owns: the Lua strings it was
+  // given can go, and it still ranks the same. Made at a plugin's load it is refused (state across documents).
+  void RetrievalCollectionOwnsItsDocuments() {
+    LuaVm vm;
+    InstallAll(vm);
+    lua_State* L = vm.state();
+    vm.PushSandboxEnv("keep");  // [env]
+    const int env = lua_gettop(L);
+    lua_pushliteral(L, "keep");
+    lua_newtable(L);
+    lua_rawset(L, env);
+    lua_pushvalue(L, env);
+    std::optional<ScriptError> err = vm.RunChunk(R"(
+local parts = {string.rep("neural ", 2) .. "network", "a neural network learns"}
+keep.col = kp.retrieval.collection()
+keep.col:add(parts[1], parts[2])
+keep.col:add("graph", "a graph of nodes")
+keep.col:add("tree", "a tree of leaves")
+parts = nil
+)", "keep.lua", 0);
+    ASSERT_FALSE(err) << err->Format();
+    lua_gc(L, LUA_GCCOLLECT, 0);
+    lua_pushvalue(L, env);
+    // Query 1 is written for document 1, query 2 for document 2; each shares terms with its own document
+    // only, so with three documents (idf log(2.5 / 1.5) > 0 for a term in one of them) its document scores
+    // above 0 and the others 0: none better, none tied. (With two, every such idf is 0 and all tie.)
+    err = vm.RunChunk(R"(
+local r = keep.col:bm25({"neural network", "graph nodes"})
+return table.concat({#keep.col, r.better[1], r.better[2], r.ties[1], r.ties[2]}, "|")
+)", "use.lua", 1);
+    ASSERT_FALSE(err) << err->Format();
+    EXPECT_STREQ(lua_tostring(L, -1), "3|0|0|0|0");
+    lua_settop(L, 0);
+    PluginFile file;
+    file.name = file.display_name = "col";
+    file.api_version = 2;
+    file.source =
+        "-- kplab-api: 2\nlocal col = kp.retrieval.collection()\n"
+        "return kp.metric { name = 'col', version = '1', columns = {'x'},\n"
+        "  score = function(doc, p, ctx, out) out.x = #col end }\n";
+    auto p = LoadMetricPlugin(vm, file);
+    ASSERT_FALSE(p.ok());
+    EXPECT_NE(p.error().message.find("cannot make read-only"), std::string::npos) << p.error().message;
+  }
+
   fs::path dir_;
 };
 
@@ -459,6 +504,7 @@ TEST_F(Lifetime, EveryUserdataTypeIsKeptPastItsSourceAndUsed) {
       {"kplab.TokenEmbeddings", [&] { Api1KeepsContextFunctions(); }},
       {"kplab.UnitSink", [&] { UnitSinkCannotBeKept(); }},
       {"kplab.Random", [&] { RandomKeptPastItsPlugin(); }},
+      {"kplab.RetrievalCollection", [&] { RetrievalCollectionOwnsItsDocuments(); }},
   };
   const std::set<std::string> types = RegisteredTypes(dir_.string());
   EXPECT_GE(types.size(), 13u);

@@ -111,6 +111,13 @@ def main():
                            "all.f1@5.macro_hm,all.f1@M.macro_hm,present.f1@M.macro_hm,absent.r@10.macro"))
     with open(html) as f:
         page = f.read()
+    # No C++ source leaks into the page (the Documents heading once read `documents where )" +
+    # Html(opt.doc_metric) + R"HTML( differs most first`); the heading names the metric instead.
+    for needle in ('R"HTML(', ')HTML"', 'Html(opt'):
+        if needle in page:
+            sys.exit(f"FAIL: the report's page holds C++ source text ({needle!r})")
+    if "documents where all.f1@5 differs most first.</p>" not in page:
+        sys.exit("FAIL: the Documents heading does not name the default per-document metric all.f1@5")
     # Self-contained: no external resource (the SVG namespace URI is a name, not a fetch).
     for needle in ("<link", "<script src", 'src="http', "href=\"http", "url(http", "@import", "<iframe"):
         if needle in page:
