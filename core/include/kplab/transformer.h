@@ -41,7 +41,7 @@
 namespace kplab {
 
 struct TransformerConfig {
-  std::string model_type;  // "bert" | "mpnet"
+  std::string model_type;  // "bert" | "mpnet" | "distilbert"
   int vocab_size = 0;
   int hidden = 0;
   int layers = 0;
@@ -77,6 +77,10 @@ class TransformerModel final : public Embedder {
   int token_layers() const override;
   int token_max_length() const override;
   Status EmbedTokens(const std::vector<std::string_view>& texts, int layer, TokenBatch& out) const override;
+  // Layers from one run (MoverScore v1 pools the last five); see Embedder::EmbedTokenLayers.
+  Status EmbedTokenLayers(const std::vector<std::string_view>& texts, const std::vector<int>& layers,
+                          TokenBatch& out) const override;
+  std::string TokenText(int id) const override;
 
   const TransformerConfig& config() const;
   // The files the fingerprint covers, relative to the snapshot, in the order hashed.
@@ -99,6 +103,8 @@ class TransformerModel final : public Embedder {
   struct Impl;
   Status EmbedUnchecked(const std::vector<std::string_view>& phrases, float* out, std::uint8_t* has) const;
   Status EmbedTokensUnchecked(const std::vector<std::string_view>& texts, int layer, TokenBatch& out) const;
+  Status EmbedTokenLayersUnchecked(const std::vector<std::string_view>& texts, const std::vector<int>& layers,
+                                   TokenBatch& out) const;
   explicit TransformerModel(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
