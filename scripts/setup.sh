@@ -7,6 +7,8 @@
 #                                    (sweeps and sharded runs merged with `kplab runs merge`)
 #   scripts/setup.sh --extra torch   python3-torch: the PyTorch reference of the transformer backend
 #                                    (tests/data/transformer/gen_fixtures.py, bench/transformer_bench.sh)
+#   scripts/setup.sh --extra wordnet wordnet-base: WordNet 3.0 for the `meteor` metric's synonym stage
+#                                    (not a default metric; the plain command installs it for the tests)
 # An extra installs its Debian packages and stops; run the plain command first to build kplab.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,14 +31,16 @@ install_missing() {
 
 if [ "$#" -gt 0 ]; then
   if [ "$#" != 2 ] || [ "$1" != --extra ]; then
-    echo "scripts/setup.sh: usage: scripts/setup.sh [--extra dask|torch] (got: $*)" >&2; exit 2
+    echo "scripts/setup.sh: usage: scripts/setup.sh [--extra dask|torch|wordnet] (got: $*)" >&2; exit 2
   fi
   case "$2" in
     dask) install_missing python3-dask python3-distributed   # examples/dask: Dask and dask.distributed
           echo "extra 'dask' installed: see examples/dask/README.md" ;;
     torch) install_missing python3-torch python3-numpy   # fixture generator and throughput benchmark
            echo "extra 'torch' installed: see tests/data/transformer/README.md and bench/README.md" ;;
-    *) echo "scripts/setup.sh: unknown extra '$2' (expected: dask or torch)" >&2; exit 2 ;;
+    wordnet) install_missing wordnet-base   # /usr/share/wordnet: METEOR's synonym stage (docs/metrics.md)
+             echo "extra 'wordnet' installed: kplab eval --metrics meteor now has its synonym stage" ;;
+    *) echo "scripts/setup.sh: unknown extra '$2' (expected: dask, torch or wordnet)" >&2; exit 2 ;;
   esac
   exit 0
 fi
@@ -53,6 +57,7 @@ PACKAGES=(
   libopenblas-dev                           # matrix products of the transformer backend (BERT, MPNet)
   zlib1g-dev                                # gzip golden files in the tests
   libgtest-dev libgmock-dev googletest libbenchmark-dev  # tests (GoogleTest + matchers) and benchmarks
+  wordnet-base                              # tests only: METEOR's synonym stage (users: --extra wordnet)
   python3 python3-nltk                      # the independent reference (benchmarks, golden regeneration)
   time                                      # /usr/bin/time for whole-process benchmark timings
   ca-certificates tar gzip                  # fetching and unpacking the default embedding model

@@ -13,6 +13,7 @@
 ---@field runs kp.runs The run store (scripts).
 ---@field calib kp.calib Keyphrase perplexity and calibration.
 ---@field homog kp.homog Homogeneity across similar documents.
+---@field textmetrics kp.textmetrics ROUGE, METEOR, Self-BLEU and Indel counting.
 kp = {}
 
 -- ---- text -----------------------------------------------------------------------------------------
@@ -593,6 +594,69 @@ function kp.homog.system_stats(corpus, docs, opts) end
 ---@return table
 function kp.homog.reformulations(text, name, opts) end
 
+-- ---- text overlap ---------------------------------------------------------------------------------
+
+---The counting behind ROUGE, METEOR, Self-BLEU and the Indel similarity (plugins rouge.lua, meteor.lua,
+---diversity.lua; docs/metrics.md gives the formulas). Pure functions: plugins may use them too.
+---@class kp.textmetrics
+kp.textmetrics = {}
+
+---ROUGE-N counts: shared n-grams and the n-grams of each side. style "lin" (default): n-grams inside
+---each unit (a KeyphraseList's keyphrases, an array's strings split on whitespace, a string as one
+---unit), counted with multiplicity, hits clipped (Lin 2004). "pltrdy": strings read as pltrdy/rouge
+---1.0.1 reads them (cut at '.', words between spaces), distinct n-grams across the whole text.
+---@param hyp KeyphraseList|string[]|string
+---@param ref KeyphraseList|string[]|string
+---@param n integer 1 to 100
+---@param style? "lin"|"pltrdy"
+---@return integer hits
+---@return integer hyp_count
+---@return integer ref_count
+function kp.textmetrics.rouge_n(hyp, ref, n, style) end
+
+---Summary-level ROUGE-L counts: "lin" = ROUGE-1.5.5's union-LCS hits over each reference unit (clipped
+---by the words' counts) and the token counts; "pltrdy" = the distinct words on the traced LCSs and
+---each side's distinct words.
+---@param hyp KeyphraseList|string[]|string
+---@param ref KeyphraseList|string[]|string
+---@param style? "lin"|"pltrdy"
+---@return integer hits
+---@return integer hyp_count
+---@return integer ref_count
+function kp.textmetrics.rouge_l(hyp, ref, style) end
+
+---METEOR's alignment as nltk 3.8's single_meteor_score computes it (exact, Porter stem, WordNet
+---synonym of the stems): {matches=, chunks=, hyp_len=, ref_len=, exact=, stem=, synonym=}. A string is
+---tokenized with kp.word_tokenize; a KeyphraseList gives its keyphrases' tokens in order. synonyms =
+---false skips WordNet; otherwise a missing WordNet is an error saying what to install.
+---@param hyp string|string[]|KeyphraseList
+---@param ref string|string[]|KeyphraseList
+---@param opts? {synonyms?: boolean}
+---@return {matches: integer, chunks: integer, hyp_len: integer, ref_len: integer, exact: integer, stem: integer, synonym: integer}
+function kp.textmetrics.meteor(hyp, ref, opts) end
+
+---Whether WordNet (Debian's wordnet-base, or $KPLAB_WORDNET) can be read: true, or nil and the reason
+---with the command that installs it.
+---@return boolean|nil ok
+---@return string? why
+function kp.textmetrics.wordnet() end
+
+---Self-BLEU's counts: each item against all the others as references (nltk 3.8 modified_precision
+---and closest_ref_length): {{num={...}, den={...}, hyp_len=, ref_len=}, ...}, one num/den per order 1..n.
+---split "words" (default) tokenizes each item with kp.word_tokenize, "whitespace" splits on whitespace.
+---@param items string[]
+---@param n integer 1 to 100
+---@param split? "words"|"whitespace"
+---@return {num: integer[], den: integer[], hyp_len: integer, ref_len: integer}[]
+function kp.textmetrics.self_bleu(items, n, split) end
+
+---For each item, the mean over the other items of the normalized Indel similarity
+---1 - (insertions + deletions) / (len_i + len_j) in code points (rapidfuzz's fuzz.ratio / 100; 1 for two
+---empty strings). Fewer than two items: {}.
+---@param items string[]
+---@return number[]
+function kp.textmetrics.self_indel(items) end
+
 -- ---- userdata -------------------------------------------------------------------------------------
 
 ---A loaded dataset (kp.load): #corpus documents.
@@ -611,6 +675,7 @@ function Corpus:doc(i) end
 ---@field preds KeyphraseList predictions in rank order
 ---@field refs KeyphraseList references in file order
 ---@field preds_with_duplicates KeyphraseList predictions after every filter but dedup
+---@field refs_with_duplicates KeyphraseList references before dedup, each repeat with its own surface and presence
 ---@field source string[]|nil the source tokens
 ---@field n_pred_pieces integer pieces on the prediction line before any filtering
 ---@field title string[]|nil the title's tokens as the profile tokenized them ({} where the format has no title; nil without text)

@@ -1205,14 +1205,9 @@ int CmdRun(Args a) {
   if (!source) throw UsageError(source.error().message);
   LuaVm vm(limits);
   InstallAll(vm);
-  InstallScriptApi(vm, path, grants);
   lua_State* L = vm.state();
-  vm.PushSandboxEnv(path);  // [env]
-  SetScriptEnv(L);
-  // Scripts (unlike metric plugins) may print and receive their arguments.
-  lua_pushstring(L, "print");
-  lua_pushcfunction(L, LuaPrint);
-  lua_rawset(L, -3);
+  PushScriptEnv(vm, path, grants);  // [env]
+  // Scripts (unlike metric plugins) receive their arguments.
   lua_createtable(L, static_cast<int>(pos.size()), 0);
   for (std::size_t i = 0; i < pos.size(); ++i) {
     lua_pushstring(L, pos[i].c_str());

@@ -96,7 +96,7 @@ int CheckSlot(lua_State* L, const DeclaredColumns& c, int idx) {
   if (!lua_isinteger(L, idx) || lua_tointeger(L, idx) < 1 ||
       lua_tointeger(L, idx) > static_cast<lua_Integer>(c.slots.size())) {
     luaL_error(L, "bad argument #%d: expected a slot returned by c:column or c:hidden (1..%d), got %s", idx - 1,
-               static_cast<int>(c.slots.size()), luaL_tolstring(L, idx, nullptr));
+               static_cast<int>(c.slots.size()), RawText(L, idx).c_str());
   }
   return static_cast<int>(lua_tointeger(L, idx));
 }
@@ -289,7 +289,11 @@ Status DeclareColumns(LuaVm& vm, const MetricPlugin& plugin, DeclaredColumns& ou
     lua_settop(L, top);
     return Error{fmt::format("{}: {}", plugin.file.display_name, problem), ErrorKind::kScript};
   }
-  PushDeepReadOnly(L, -1, "ctx.slots");
+  if (std::string e = PushDeepReadOnly(L, -1, "ctx.slots"); !e.empty()) {  // CheckPlainData refused it first
+    luaL_unref(L, LUA_REGISTRYINDEX, cols->customs_ref);
+    lua_settop(L, top);
+    return Error{fmt::format("{}: {}", plugin.file.display_name, e), ErrorKind::kScript};
+  }
   lua_remove(L, -2);
   out = std::move(*cols);
   return Status::Ok();

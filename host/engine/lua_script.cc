@@ -432,6 +432,7 @@ int RunsTable(lua_State* L) {
   }
   RunStore store = OpenStore(L, lua_gettop(L), "kp.runs.table");
   lua_pop(L, 1);
+  opt.charge = [L](double steps) { ChargeNative(L, steps); };  // the randomization tests run natively
   auto t = BuildTable(store, opt);
   if (!t) return luaL_error(L, "kp.runs.table: %s", t.error().message.c_str());
   lua_createtable(L, 0, 5);
@@ -630,6 +631,19 @@ void InstallScriptModule(lua_State* L) {  // [kp]
   lua_pushcfunction(L, Safe<RunsGet>);
   lua_setfield(L, -2, "get");
   lua_setfield(L, -2, "runs");
+}
+
+lua_CFunction KpLoadFunction() { return Safe<LuaLoad>; }
+
+void PushScriptEnv(LuaVm& vm, const std::string& script_path, const FileGrants& grants) {
+  InstallScriptApi(vm, script_path, grants);
+  lua_State* L = vm.state();
+  vm.PushSandboxEnv(script_path);  // [env]
+  SetScriptEnv(L);
+  // Scripts (unlike metric plugins) may print.
+  lua_pushstring(L, "print");
+  lua_pushcfunction(L, LuaPrint);
+  lua_rawset(L, -3);
 }
 
 void SetScriptEnv(lua_State* L) {

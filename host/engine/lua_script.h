@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <lua.hpp>
+
 #include "kplab/result.h"
 #include "sandbox.h"
 
@@ -36,6 +38,12 @@ void InstallScriptApi(LuaVm& vm, const std::string& script_path, const FileGrant
 // table on top of the stack of any lua_State (the Lua module: unconfined unless grants were recorded
 // in that state by InstallScriptApi). [-0, +0]
 void InstallScriptModule(lua_State* L);
+// The environment of `kplab run SCRIPT`: InstallScriptApi(vm, script_path, grants), then a sandboxed
+// environment recorded for kp.include (SetScriptEnv) with print. The VM has the kp modules (InstallAll).
+// [-0, +1]
+void PushScriptEnv(LuaVm& vm, const std::string& script_path, const FileGrants& grants);
+// kp.load itself (the REPL's :load calls it without looking it up in a session's globals).
+lua_CFunction KpLoadFunction();
 // Records the environment table on top of the stack as the one kp.include runs files in. [-0, +0]
 void SetScriptEnv(lua_State* L);
 

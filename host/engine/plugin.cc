@@ -13,6 +13,7 @@
 #include <lua.hpp>
 
 #include "bindings.h"
+#include "lua_util.h"
 #include <type_traits>
 #include <variant>
 #include <vector>
@@ -122,25 +123,25 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
     }
   }
 
-  if (lua_getfield(L, decl, "name") != LUA_TSTRING) return "field 'name' must be a string";
+  if (RawField(L, decl, "name") != LUA_TSTRING) return "field 'name' must be a string";
   plugin.name = lua_tostring(L, -1);
   lua_pop(L, 1);
   if (plugin.name != file.name) {
     return "field 'name' is '" + plugin.name + "' but the file is " + file.name + ".lua (expected '" +
            file.name + "')";
   }
-  if (lua_getfield(L, decl, "version") != LUA_TSTRING) return "field 'version' must be a string";
+  if (RawField(L, decl, "version") != LUA_TSTRING) return "field 'version' must be a string";
   plugin.version = lua_tostring(L, -1);
   lua_pop(L, 1);
 
-  switch (lua_getfield(L, decl, "doc")) {
+  switch (RawField(L, decl, "doc")) {
     case LUA_TNIL: break;
     case LUA_TSTRING: plugin.doc = lua_tostring(L, -1); break;
     default: return "field 'doc' must be a string";
   }
   lua_pop(L, 1);
 
-  const int params_type = lua_getfield(L, decl, "params");  // [params]
+  const int params_type = RawField(L, decl, "params");  // [params]
   if (params_type != LUA_TNIL) {
     if (params_type != LUA_TTABLE) return "field 'params' must be a table";
     const int params = lua_gettop(L);
@@ -175,7 +176,7 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
   }
   lua_pop(L, 1);
 
-  const int needs_type = lua_getfield(L, decl, "needs");  // [needs]
+  const int needs_type = RawField(L, decl, "needs");  // [needs]
   if (needs_type == LUA_TFUNCTION) {
     plugin.needs_is_function = true;  // resolved per run by ResolveNeeds (profile and params known)
   } else if (needs_type != LUA_TNIL) {
@@ -184,14 +185,14 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
   }
   lua_pop(L, 1);
 
-  const int check_type = lua_getfield(L, decl, "check");
+  const int check_type = RawField(L, decl, "check");
   lua_pop(L, 1);
   if (check_type != LUA_TNIL && check_type != LUA_TFUNCTION) return "field 'check' must be a function";
-  const int prepare_type = lua_getfield(L, decl, "prepare");
+  const int prepare_type = RawField(L, decl, "prepare");
   lua_pop(L, 1);
   if (prepare_type != LUA_TNIL && prepare_type != LUA_TFUNCTION) return "field 'prepare' must be a function";
 
-  if (lua_getfield(L, decl, "score") != LUA_TFUNCTION) return "field 'score' must be a function";
+  if (RawField(L, decl, "score") != LUA_TFUNCTION) return "field 'score' must be a function";
   if (const char* kernel = lua_iscfunction(L, -1) ? KernelOf(lua_tocfunction(L, -1)) : nullptr) {
     if (file.api_version < 2) return fmt::format("score = kp.kernel.{} needs plugin API 2 (-- kplab-api: 2)", kernel);
     plugin.kernel = kernel;
@@ -207,7 +208,7 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
   }
   lua_pop(L, 1);
   if (file.api_version >= 2) {
-    const int subsets_type = lua_getfield(L, decl, "subsets");
+    const int subsets_type = RawField(L, decl, "subsets");
     if (subsets_type != LUA_TNIL) {
       const std::string bad = "field 'subsets' must be a list of distinct names among: all, present, absent";
       const std::optional<std::vector<std::string>> names = ReadStringList(L, lua_gettop(L));
@@ -220,7 +221,7 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
       }
     }
     lua_pop(L, 1);
-    switch (lua_getfield(L, decl, "unmergeable")) {
+    switch (RawField(L, decl, "unmergeable")) {
       case LUA_TNIL: break;
       case LUA_TSTRING:
         plugin.unmergeable = lua_tostring(L, -1);
@@ -232,7 +233,7 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
     lua_pop(L, 1);
     const std::string bad_columns =
         "field 'columns' must be a function columns(c, params) or a list of distinct column names (plugin API 2)";
-    const int columns_type = lua_getfield(L, decl, "columns");
+    const int columns_type = RawField(L, decl, "columns");
     if (columns_type == LUA_TTABLE) {
       const std::optional<std::vector<std::string>> names = ReadStringList(L, lua_gettop(L));
       if (!names) return bad_columns;
@@ -248,7 +249,7 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
     lua_pop(L, 1);
     return "";
   }
-  const int aggregate_type = lua_getfield(L, decl, "aggregate");
+  const int aggregate_type = RawField(L, decl, "aggregate");
   lua_pop(L, 1);
   if (aggregate_type != LUA_TNIL && aggregate_type != LUA_TFUNCTION) {
     return "field 'aggregate' must be a function";
@@ -434,7 +435,7 @@ Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
   MetricPlugin plugin;
   plugin.file = file;
   plugin.api = file.api_version;
-  // The checks use lua_getfield on a table the plugin built; a metatable on it could run code, so
+  // The checks read a table the plugin built; a metatable on it could run code, so
   // look at the raw table through a copy without metatable.
   lua_newtable(L);  // [env, decl, raw]
   lua_pushnil(L);
@@ -449,36 +450,36 @@ Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
     lua_settop(L, top);
     return Error{file.display_name + ": " + error};
   }
-  lua_getfield(L, raw, "score");
+  RawField(L, raw, "score");
   plugin.score_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  if (lua_getfield(L, raw, "aggregate") == LUA_TNIL) {
+  if (RawField(L, raw, "aggregate") == LUA_TNIL) {
     lua_pop(L, 1);
     plugin.aggregate_ref = LUA_NOREF;
   } else {
     plugin.aggregate_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   }
   if (plugin.needs_is_function) {
-    lua_getfield(L, raw, "needs");
+    RawField(L, raw, "needs");
     plugin.needs_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   }
-  if (lua_getfield(L, raw, "check") == LUA_TNIL) {
+  if (RawField(L, raw, "check") == LUA_TNIL) {
     lua_pop(L, 1);
   } else {
     plugin.check_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   }
   if (plugin.api >= 2) {
-    if (lua_getfield(L, raw, "prepare") == LUA_TNIL) {
+    if (RawField(L, raw, "prepare") == LUA_TNIL) {
       lua_pop(L, 1);
     } else {
       plugin.prepare_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     }
-    lua_getfield(L, raw, "columns");
+    RawField(L, raw, "columns");
     plugin.columns_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     // Nothing may carry values from one document to the next: freeze what the functions can reach.
     lua_createtable(L, 4, 0);  // [env, decl, raw, fns]
     int n = 0;
     for (const char* f : {"score", "columns", "check", "needs", "prepare"}) {
-      if (lua_getfield(L, raw, f) == LUA_TFUNCTION) {
+      if (RawField(L, raw, f) == LUA_TFUNCTION) {
         lua_rawseti(L, -2, ++n);
       } else {
         lua_pop(L, 1);

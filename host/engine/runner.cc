@@ -166,7 +166,7 @@ int CtxUnit(lua_State* L) {
     if (slot == 0) {
       throw std::runtime_error(fmt::format("ctx.unit: key {} of the values is not a declared column (expected a slot "
                                            "from c:column / c:hidden or a declared name)",
-                                           luaL_tolstring(L, -2, nullptr)));
+                                           RawText(L, -2)));
     }
     if (lua_type(L, -1) != LUA_TNUMBER) {
       throw std::runtime_error(fmt::format("ctx.unit: column '{}' = a {} (expected a number)",
@@ -565,8 +565,8 @@ void MetricRunner::ScoreV2(std::size_t lane, std::size_t index, const DeclaredCo
         const char* key = lua_type(L, -2) == LUA_TSTRING ? lua_tolstring(L, -2, &len) : nullptr;
         auto it = key ? decl.slot_of.find(std::string(key, len)) : decl.slot_of.end();
         if (it == decl.slot_of.end()) {
-          std::string shown = key ? std::string(key, len) : luaL_tolstring(L, -2, nullptr);
-          if (!key) lua_pop(L, 1);
+          // Raw: the scoring call is over, and a key's __tostring is the plugin's code.
+          std::string shown = key ? std::string(key, len) : RawText(L, -2);
           if (shown.size() > 80) shown = shown.substr(0, 77) + "...";
           fail(fmt::format("{}: score wrote out[{}] for {}, which is not a declared column (write out[slot] with a "
                            "slot from c:column / c:hidden, or a declared name)",
@@ -628,7 +628,10 @@ std::optional<ScriptError> MetricRunner::Prepare(LuaVm& vm, const MetricPlugin& 
     lua_settop(L, top);
     return PluginError(plugin, fmt::format("{}: {}", plugin.file.display_name, problem));
   }
-  PushDeepReadOnly(L, -1, "ctx.prepared");
+  if (std::string e = PushDeepReadOnly(L, -1, "ctx.prepared"); !e.empty()) {  // CheckPlainData refused it first
+    lua_settop(L, top);
+    return PluginError(plugin, fmt::format("{}: {}", plugin.file.display_name, e));
+  }
   decl.prepared_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_settop(L, top);
   return std::nullopt;

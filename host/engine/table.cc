@@ -94,7 +94,8 @@ std::uint64_t SplitMix(std::uint64_t& x) {
 // document with probability 1/2 (all of its columns together) and recomputes the statistic's
 // difference; p = (1 + #{|d_r| >= |d_obs|}) / (1 + R), two-sided.
 double Randomization(const std::vector<double>& a1, const std::vector<double>& b1, const std::vector<double>& a2,
-                     const std::vector<double>& b2, bool hm, int resamples, std::uint64_t seed, double* observed) {
+                     const std::vector<double>& b2, bool hm, int resamples, std::uint64_t seed, double* observed,
+                     const std::function<void(double)>& charge) {
   const std::size_t n = a1.size();
   auto stat = [&](const std::vector<std::uint8_t>* swap) {
     double sa1 = 0, sb1 = 0, sa2 = 0, sb2 = 0;
@@ -117,6 +118,7 @@ double Randomization(const std::vector<double>& a1, const std::vector<double>& b
   std::uint64_t state = seed;
   int hits = 0;
   for (int r = 0; r < resamples; ++r) {
+    if (charge && r % 64 == 0) charge(64.0 * static_cast<double>(n + 1));
     std::uint64_t bits = 0;
     for (std::size_t i = 0; i < n; ++i) {
       if (i % 64 == 0) bits = SplitMix(state);
@@ -405,7 +407,7 @@ Result<Table> BuildTable(RunStore& store, const TableOptions& opt) {
         const std::uint64_t key = std::hash<std::string>{}(t.systems[r] + '\x1f' + t.columns[c].dataset + '\x1f' +
                                                            t.columns[c].metric);
         cell.p = Randomization(a1, b1, a2, b2, form.kind == Form::kHm, opt.resamples, opt.seed ^ (key * 0x9e3779b97f4a7c15ULL),
-                               &cell.diff);
+                               &cell.diff, opt.charge);
         tested.push_back({r, c});
       }
     }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,9 @@ struct TableOptions {
   int resamples = 9999;              // randomization resamples per tested cell
   std::uint64_t seed = 1;
   double alpha = 0.05;               // Holm-adjusted significance level of the marker
+  // Called with the work done (documents x resamples) every 64 resamples of a test: a script's
+  // kp.runs.table charges it to its instruction budget (a Lua error unwinds from here). Unset: nothing.
+  std::function<void(double steps)> charge;
 };
 
 struct TableCell {

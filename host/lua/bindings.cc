@@ -6,7 +6,8 @@ namespace kplab::host {
 const std::vector<ModuleInstaller>& AllModules() {
   static const std::vector<ModuleInstaller> modules = {&InstallText, &InstallCorpus, &InstallEmbed, &InstallPlot,
                                                         &InstallStats, &InstallCalib, &InstallHomog,
-                                                        &InstallParams, &InstallKernels, &InstallTokens};
+                                                        &InstallParams, &InstallKernels, &InstallTokens,
+                                                        &InstallTextMetrics};
   return modules;
 }
 

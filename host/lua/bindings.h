@@ -96,6 +96,9 @@ void AddTokensCtx(lua_State* L);
 // empty), the model and its backend, and says how to import a transformer.
 std::string NoTokenEmbeddingsMessage(const EmbeddingSpace& s, std::string_view metric);
 
+// lua_textmetrics.cc: kp.textmetrics (ROUGE, METEOR, Self-BLEU and Indel counting; kplab/textmetrics.h).
+void InstallTextMetrics(lua_State* L);
+
 // Pushes a Matrix userdata (lua_embed.cc) holding `m`.
 void PushMatrix(lua_State* L, Matrix m);
 // The Matrix of the Matrix userdata at idx (a Lua argument error otherwise).

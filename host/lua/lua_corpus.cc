@@ -428,6 +428,8 @@ int DocIndex(lua_State* L) {
     PushAll(L, d, d->doc->ref_view(0));
   } else if (key == "preds_with_duplicates") {
     PushAll(L, d, d->doc->pred_view_dups().empty() ? d->doc->pred_view(0) : d->doc->pred_view_dups());
+  } else if (key == "refs_with_duplicates") {
+    PushAll(L, d, d->doc->ref_view_dups());
   } else if (key == "id") {
     lua_pushlstring(L, d->doc->id.data(), d->doc->id.size());
   } else if (key == "has_text") {

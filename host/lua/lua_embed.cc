@@ -159,6 +159,8 @@ int MRowTopKMean(lua_State* L) {
 }
 int MAssign(lua_State* L) {
   const Matrix& m = CheckMatrix(L, 1)->m;
+  // The Hungarian algorithm: O(rows x cols x min(rows, cols)), charged before it runs.
+  ChargeNative(L, static_cast<double>(m.rows) * m.cols * std::min(m.rows, m.cols));
   auto a = MaxWeightAssignment(m);
   if (!a.ok()) return luaL_error(L, "%s", a.error().message.c_str());
   lua_pushnumber(L, a->total);

@@ -27,6 +27,7 @@
 #include <cstdlib>
 #include <initializer_list>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -321,6 +322,13 @@ int Kendall(lua_State* L) {
       Fail(L, "kendall", "argument 'method' must be 'auto', 'exact' or 'asymptotic'");
     }
   }
+  if (method == st::KendallMethod::kExact) {
+    // The exact distribution is built over up to n(n-1)/4 inversion counts, n times (auto uses it only
+    // where that is small).
+    const double n = static_cast<double>(x.size()), counts = n * (n - 1) / 4 + 1;
+    ChargeNative(L, n * counts);
+    ReserveNative(L, 3 * counts * sizeof(double), "kp.stats.kendall's exact distribution");
+  }
   return PushCorrelation(L, Unwrap(L, "kendall", st::Kendall(x, y, method)));
 }
 
@@ -336,6 +344,12 @@ int Wilcoxon(lua_State* L) {
   o.correction = Opt::Bool(L, 3, fn, "correction", false);
   const int m = OptChoice(L, 3, fn, "method", {"auto", "exact", "approx"}, 0);
   o.method = m == 0 ? st::WilcoxonMethod::kAuto : (m == 1 ? st::WilcoxonMethod::kExact : st::WilcoxonMethod::kApprox);
+  if (o.method == st::WilcoxonMethod::kExact) {
+    // The exact distribution has n(n+1)/2 + 1 sums, built up n times (auto uses it up to n = 50).
+    const double n = static_cast<double>(x.size()), sums = n * (n + 1) / 2 + 1;
+    ChargeNative(L, n * sums);
+    ReserveNative(L, 2 * sums * sizeof(double), "kp.stats.wilcoxon's exact distribution");
+  }
   const st::WilcoxonResult r = Unwrap(L, fn, paired ? st::Wilcoxon(x, y, o) : st::Wilcoxon(x, o));
   lua_pushnumber(L, r.statistic);
   lua_pushnumber(L, r.p);
@@ -356,6 +370,17 @@ int Anova2(lua_State* L) {
   const std::vector<double> y = CheckNumbers(L, 1, fn, "y");
   const std::vector<int> a = CheckLevels(L, 2, fn, "a");
   const std::vector<int> b = CheckLevels(L, 3, fn, "b");
+  {
+    // Cells of every pair of levels, and the additive model's normal equations (la + lb - 1 unknowns).
+    const double la = static_cast<double>(std::set<int>(a.begin(), a.end()).size());
+    const double lb = static_cast<double>(std::set<int>(b.begin(), b.end()).size());
+    if (la * lb > 2147483647.0) {
+      Fail(L, fn, fmt::format("{} x {} cells of levels (expected at most 2147483647)", la, lb));
+    }
+    const double k = la + lb - 1;
+    ChargeNative(L, 8 * la * lb + k * k * k / 3);
+    ReserveNative(L, (7 * la * lb + k * k) * sizeof(double), "kp.stats.anova2's cells");
+  }
   const std::vector<st::AnovaRow> rows = Unwrap(L, fn, st::TwoWayAnova(y, a, b));
   lua_createtable(L, static_cast<int>(rows.size()), 0);
   for (std::size_t i = 0; i < rows.size(); ++i) {

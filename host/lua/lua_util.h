@@ -100,6 +100,44 @@ inline void PushMethod(lua_State* L, const char* meta, int key) {
   lua_remove(L, -2);
 }
 
+// Pushes t[key] for the value t at idx read raw (no metamethod runs); nil when that value is not a
+// table. What the host reads of a script's values outside a metered call it reads this way. [-0, +1]
+inline int RawField(lua_State* L, int idx, const char* key) {
+  if (lua_type(L, idx) != LUA_TTABLE) {
+    lua_pushnil(L);
+    return LUA_TNIL;
+  }
+  idx = lua_absindex(L, idx);
+  lua_pushstring(L, key);
+  return lua_rawget(L, idx);
+}
+
+// The value at idx as tostring shows it when no metamethod is involved ("x", "12", "true", "nil",
+// "table: 0x5561..."), made without running any: __tostring and __name are the script's code (or data)
+// and the host may be outside a metered call. [-0, +0]
+inline std::string RawText(lua_State* L, int idx) {
+  switch (lua_type(L, idx)) {
+    case LUA_TSTRING:
+    case LUA_TNUMBER: {
+      lua_pushvalue(L, idx);  // lua_tolstring converts a number in place: convert a copy
+      std::size_t n = 0;
+      const char* s = lua_tolstring(L, -1, &n);
+      std::string out(s, n);
+      lua_pop(L, 1);
+      return out;
+    }
+    case LUA_TBOOLEAN:
+      return lua_toboolean(L, idx) ? "true" : "false";
+    case LUA_TNIL:
+      return "nil";
+    default: {
+      std::string out = lua_pushfstring(L, "%s: %p", luaL_typename(L, idx), lua_topointer(L, idx));
+      lua_pop(L, 1);
+      return out;
+    }
+  }
+}
+
 inline void SetNumber(lua_State* L, const char* key, double v) {
   lua_pushnumber(L, v);
   lua_setfield(L, -2, key);

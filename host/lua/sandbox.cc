@@ -31,6 +31,7 @@
 #include <lua.hpp>
 
 #include "lua_pattern.h"
+#include "lua_stdlib.h"
 #include "kplab/io.h"
 #include "lua_util.h"
 
@@ -359,6 +360,27 @@ int ProxyLen(lua_State* L) {
 // shadow is unreachable from scripts. [-0, +1]
 }  // namespace
 
+namespace {
+const std::string& TooDeep() {
+  static const std::string text = "is nested more than " + std::to_string(kMaxWalkDepth) + " levels deep";
+  return text;
+}
+}  // namespace
+
+WalkLevel::WalkLevel(WalkDepth& walk, lua_State* L, int slots) : walk_(walk) {
+  if (walk_.depth >= kMaxWalkDepth) {
+    error_ = TooDeep().c_str();
+  } else if (!lua_checkstack(L, slots)) {  // past LUAI_MAXSTACK values: a clear error, not a write past the stack
+    error_ = "is nested too deep for the Lua stack";
+  } else {
+    ++walk_.depth;
+  }
+}
+
+WalkLevel::~WalkLevel() {
+  if (error_ == nullptr) --walk_.depth;
+}
+
 const char kProxiesKey = 0;  // registry: weak set of the read-only proxies PushReadOnlyProxy made
 
 void PushReadOnlyProxy(lua_State* L, int shadow, const std::string& name) {
@@ -416,11 +438,13 @@ void PushProxy(lua_State* L, int shadow, const std::string& name) { PushReadOnly
 
 // Pushes a proxy of the table at `idx` whose sub-tables are proxies too ("kp.text"), so nothing
 // reachable from it is writable. `seen` maps already proxied tables (cycles, shared sub-tables).
-// [-0, +1]
-void PushDeepProxy(lua_State* L, int idx, const std::string& name, int seen) {
+// [-0, +1]; false (nothing pushed) when the table is nested deeper than the walk allows.
+bool PushDeepProxy(lua_State* L, int idx, const std::string& name, int seen, WalkDepth& walk) {
+  WalkLevel level(walk, L, 6);
+  if (!level.ok()) return false;
   idx = lua_absindex(L, idx);
   lua_pushvalue(L, idx);
-  if (lua_rawget(L, seen) != LUA_TNIL) return;  // [proxy]
+  if (lua_rawget(L, seen) != LUA_TNIL) return true;  // [proxy]
   lua_pop(L, 1);
   lua_newtable(L);  // [shadow]
   const int shadow = lua_gettop(L);
@@ -436,7 +460,10 @@ void PushDeepProxy(lua_State* L, int idx, const std::string& name, int seen) {
         sub += ".";
         sub += lua_tostring(L, -2);
       }
-      PushDeepProxy(L, -1, sub, seen);  // [shadow, proxy, k, v, vproxy]
+      if (!PushDeepProxy(L, -1, sub, seen, walk)) {  // [shadow, proxy, k, v, vproxy]
+        lua_settop(L, shadow - 1);
+        return false;
+      }
       lua_replace(L, -2);
     }
     lua_pushvalue(L, -2);  // [shadow, proxy, k, v, k]
@@ -444,14 +471,26 @@ void PushDeepProxy(lua_State* L, int idx, const std::string& name, int seen) {
     lua_rawset(L, shadow);
   }
   lua_remove(L, shadow);  // [proxy]
+  return true;
 }
 
-int UndefinedGlobal(lua_State* L) {
-  return luaL_error(L, "undefined global '%s'", luaL_tolstring(L, 2, nullptr));
+// PushDeepProxy for the host's own API tables (kp, string, ...), which are never too deep.
+void PushDeepApiProxy(lua_State* L, int idx, const std::string& name, int seen) {
+  WalkDepth walk;
+  if (!PushDeepProxy(L, idx, name, seen, walk)) throw std::logic_error("API table " + name + " nested too deep");
 }
+
+// The name of a global, without running a key's __tostring; pushed, so that no C++ object is alive when
+// the error is raised. [-0, +1]
+const char* PushGlobalName(lua_State* L, int idx) {
+  const std::string name = RawText(L, idx);
+  return lua_pushlstring(L, name.data(), name.size());
+}
+
+int UndefinedGlobal(lua_State* L) { return luaL_error(L, "undefined global '%s'", PushGlobalName(L, 2)); }
 
 int UndeclaredAssignment(lua_State* L) {
-  return luaL_error(L, "assignment to undeclared global '%s'", luaL_tolstring(L, 2, nullptr));
+  return luaL_error(L, "assignment to undeclared global '%s'", PushGlobalName(L, 2));
 }
 
 // setmetatable without finalizers: Lua runs __gc with hooks off (lgc.c: GCTM), so a finalizer would
@@ -596,6 +635,8 @@ LuaVm::LuaVm(const Limits& limits) : limits_(limits), alloc_(std::make_unique<Al
   // Lua's pattern matcher runs without hooks (a pattern can backtrack for hours); these charge it.
   InstallBudgetedPatterns(L_);
   lua_pop(L_, 1);
+  // Lua's string.rep and table functions loop in C as often as a count or a __len says; these charge it.
+  InstallBoundedStdlib(L_);
   lua_getglobal(L_, LUA_COLIBNAME);
   for (const auto& [name, fn] : {std::pair{"resume", &ChargedResume}, std::pair{"wrap", &ChargedWrap}}) {
     lua_getfield(L_, -1, name);
@@ -729,7 +770,7 @@ void LuaVm::PushSandboxEnv(const std::string& chunk_label) {
     lua_newtable(L);  // [base, seen]
     for (const char* name : kAllowedLibs) {
       lua_getglobal(L, name);
-      PushDeepProxy(L, -1, name, lua_gettop(L) - 1);
+      PushDeepApiProxy(L, -1, name, lua_gettop(L) - 1);
       lua_setfield(L, -4, name);
       lua_pop(L, 1);
     }
@@ -757,7 +798,7 @@ void LuaVm::PushSandboxEnv(const std::string& chunk_label) {
       if (lua_type(L, -1) == LUA_TTABLE) {
         std::string name = "kp";
         if (lua_type(L, -2) == LUA_TSTRING) name += std::string(".") + lua_tostring(L, -2);
-        PushDeepProxy(L, -1, name, lua_gettop(L) - 3);
+        PushDeepApiProxy(L, -1, name, lua_gettop(L) - 3);
         lua_replace(L, -2);
       }
       lua_pushvalue(L, -2);
@@ -834,14 +875,29 @@ std::string Where(lua_State* L, int fn) {
 }
 
 void FreezeFunction(lua_State* L, int fn, int seen, int visited, int record, lua_Integer* n,
-                    const std::string& file, std::string* error);
+                    const std::string& file, std::string* error, WalkDepth& walk);
+
+// Whether the C function at `f` closes over a coroutine, directly or through C closures up to 4 deep
+// (what coroutine.wrap returns, possibly wrapped again by the budget's ChargedWrap).
+bool OverThread(lua_State* L, int f, WalkDepth& walk) {
+  WalkLevel level(walk, L, 2);
+  if (!level.ok() || walk.depth > 4) return false;
+  for (int i = 1; lua_getupvalue(L, f, i) != nullptr; ++i) {
+    const int t = lua_type(L, -1);
+    const bool bad = t == LUA_TTHREAD || (t == LUA_TFUNCTION && lua_iscfunction(L, -1) && OverThread(L, lua_gettop(L), walk));
+    lua_pop(L, 1);
+    if (bad) return true;
+  }
+  return false;
+}
 
 // Checks a value reachable from a plugin function's upvalues (absolute index `v`) for anything that could
 // carry state the freeze cannot make read-only: a coroutine, a C closure over one (coroutine.wrap), a
-// table with a metatable that is not one of kplab's proxies (at any depth), a table used as a key.
-// Lua functions found are frozen in turn. Sets *error (the first problem) and returns.
+// table with a metatable that is not one of kplab's proxies (at any depth), a table used as a key, tables
+// and functions nested more than kMaxWalkDepth deep. Lua functions found are frozen in turn. Sets *error
+// (the first problem) and returns.
 void CheckReachable(lua_State* L, int v, const std::string& what, const std::string& where, int seen, int visited,
-                    int record, lua_Integer* n, const std::string& file, std::string* error) {
+                    int record, lua_Integer* n, const std::string& file, std::string* error, WalkDepth& walk) {
   if (!error->empty()) return;
   auto fail = [&](const std::string& why) {
     *error = fmt::format("{}: {} {}, which plugin API 2 cannot make read-only (state kept across documents is "
@@ -853,25 +909,21 @@ void CheckReachable(lua_State* L, int v, const std::string& what, const std::str
       return fail("is a coroutine");
     case LUA_TFUNCTION:
       if (lua_iscfunction(L, v)) {
-        // Host functions are fine; a C closure over a coroutine (what coroutine.wrap returns, possibly
-        // wrapped again by the budget's ChargedWrap) keeps the coroutine's state between calls.
-        std::function<bool(int, int)> over_thread = [&](int f, int depth) {
-          for (int i = 1; depth < 4 && lua_getupvalue(L, f, i) != nullptr; ++i) {
-            const int t = lua_type(L, -1);
-            const bool bad = t == LUA_TTHREAD || (t == LUA_TFUNCTION && lua_iscfunction(L, -1) &&
-                                                  over_thread(lua_gettop(L), depth + 1));
-            lua_pop(L, 1);
-            if (bad) return true;
-          }
-          return false;
-        };
-        if (over_thread(v, 0)) return fail("is a function over a coroutine (coroutine.wrap)");
+        // Host functions are fine; a C closure over a coroutine keeps the coroutine's state between calls.
+        WalkDepth closures;
+        if (OverThread(L, v, closures)) return fail("is a function over a coroutine (coroutine.wrap)");
         return;
       }
-      FreezeFunction(L, v, seen, visited, record, n, file, error);
+      {
+        WalkLevel level(walk, L, 6);  // a function reached from another one: a level deeper
+        if (!level.ok()) return fail(std::string(level.error()) + " (tables and functions)");
+        FreezeFunction(L, v, seen, visited, record, n, file, error, walk);
+      }
       return;
     case LUA_TTABLE: {
       if (IsKplabProxy(L, v)) return;
+      WalkLevel level(walk, L, 4);
+      if (!level.ok()) return fail(std::string(level.error()) + " (tables and functions)");
       if (lua_getmetatable(L, v)) {
         lua_pop(L, 1);
         return fail("is a table with a metatable");
@@ -892,7 +944,7 @@ void CheckReachable(lua_State* L, int v, const std::string& what, const std::str
           lua_pop(L, 2);
           return fail(std::string("holds a ") + lua_typename(L, kt) + " as a key");
         }
-        CheckReachable(L, lua_gettop(L), what, where, seen, visited, record, n, file, error);
+        CheckReachable(L, lua_gettop(L), what, where, seen, visited, record, n, file, error, walk);
         lua_pop(L, 1);
         if (!error->empty()) {
           lua_pop(L, 1);
@@ -910,7 +962,7 @@ void CheckReachable(lua_State* L, int v, const std::string& what, const std::str
 // `seen` maps tables to their proxies (PushDeepProxy), `visited` marks functions and tables done,
 // `record` receives {fn, i, value} triples.
 void FreezeFunction(lua_State* L, int fn, int seen, int visited, int record, lua_Integer* n,
-                    const std::string& file, std::string* error) {
+                    const std::string& file, std::string* error, WalkDepth& walk) {
   if (lua_iscfunction(L, fn) || !error->empty()) return;
   lua_pushvalue(L, fn);
   if (lua_rawget(L, visited) != LUA_TNIL) {
@@ -930,10 +982,17 @@ void FreezeFunction(lua_State* L, int fn, int seen, int visited, int record, lua
       continue;
     }
     const int v = lua_gettop(L);
-    CheckReachable(L, v, "upvalue '" + up + "'", Where(L, fn), seen, visited, record, n, file, error);
+    CheckReachable(L, v, "upvalue '" + up + "'", Where(L, fn), seen, visited, record, n, file, error, walk);
     if (error->empty() && lua_type(L, v) == LUA_TTABLE && !IsKplabProxy(L, v)) {
-      PushDeepProxy(L, v, "upvalue '" + up + "' of " + file + " (plugin API 2: state is read-only after load)", seen);
-      lua_setupvalue(L, fn, i);
+      WalkDepth tables;
+      if (PushDeepProxy(L, v, "upvalue '" + up + "' of " + file + " (plugin API 2: state is read-only after load)",
+                        seen, tables)) {
+        lua_setupvalue(L, fn, i);
+      } else {
+        *error = fmt::format("{}: upvalue '{}' {}, which plugin API 2 cannot make read-only (state kept across "
+                             "documents is refused; build it inside the call)",
+                             Where(L, fn), up, TooDeep());
+      }
     }
     lua_pop(L, 1);
     if (!error->empty()) return;
@@ -955,7 +1014,9 @@ void FreezeFunction(lua_State* L, int fn, int seen, int visited, int record, lua
 
 namespace {
 
-std::string CheckPlainDataAt(lua_State* L, int v, const std::string& path, int visited) {
+// `root` names the whole value (for "... is nested more than 200 levels deep"), `path` the one at v.
+std::string CheckPlainDataAt(lua_State* L, int v, const std::string& root, const std::string& path, int visited,
+                             WalkDepth& walk) {
   switch (lua_type(L, v)) {
     case LUA_TNIL:
     case LUA_TBOOLEAN:
@@ -968,6 +1029,8 @@ std::string CheckPlainDataAt(lua_State* L, int v, const std::string& path, int v
         lua_pop(L, 1);
         return path + " is a table with a metatable";
       }
+      WalkLevel level(walk, L, 4);
+      if (!level.ok()) return root + " " + level.error();
       lua_pushvalue(L, v);
       if (lua_rawget(L, visited) != LUA_TNIL) {
         lua_pop(L, 1);
@@ -985,7 +1048,7 @@ std::string CheckPlainDataAt(lua_State* L, int v, const std::string& path, int v
           return path + " has a " + lua_typename(L, kt) + " key";
         }
         std::string sub = path + "[" + (kt == LUA_TSTRING ? std::string(lua_tostring(L, -2)) : "...") + "]";
-        std::string e = CheckPlainDataAt(L, lua_gettop(L), sub, visited);
+        std::string e = CheckPlainDataAt(L, lua_gettop(L), root, sub, visited, walk);
         lua_pop(L, 1);
         if (!e.empty()) {
           lua_pop(L, 1);
@@ -1004,21 +1067,27 @@ std::string CheckPlainDataAt(lua_State* L, int v, const std::string& path, int v
 std::string CheckPlainData(lua_State* L, int idx, const std::string& what) {
   idx = lua_absindex(L, idx);
   lua_newtable(L);
-  std::string e = CheckPlainDataAt(L, idx, what, lua_gettop(L));
+  WalkDepth walk;
+  std::string e = CheckPlainDataAt(L, idx, what, what, lua_gettop(L), walk);
   lua_pop(L, 1);
   return e;
 }
 
-void PushDeepReadOnly(lua_State* L, int idx, const std::string& name) {
+std::string PushDeepReadOnly(lua_State* L, int idx, const std::string& name) {
   idx = lua_absindex(L, idx);
   if (lua_type(L, idx) != LUA_TTABLE || lua_getmetatable(L, idx)) {
     if (lua_type(L, idx) == LUA_TTABLE) lua_pop(L, 1);
     lua_pushvalue(L, idx);  // not a table, or one with a metatable: as it is
-    return;
+    return "";
   }
   lua_newtable(L);  // [seen]
-  PushDeepProxy(L, idx, name, lua_gettop(L));
+  WalkDepth walk;
+  if (!PushDeepProxy(L, idx, name, lua_gettop(L), walk)) {
+    lua_pop(L, 1);
+    return name + " " + TooDeep();
+  }
   lua_remove(L, -2);
+  return "";
 }
 
 Result<int> LuaVm::FreezeState(int env, int fns, const std::string& plugin_file) {
@@ -1064,7 +1133,8 @@ Result<int> LuaVm::FreezeState(int env, int fns, const std::string& plugin_file)
   std::string error;
   for (lua_Unsigned i = 1; i <= n_fns; ++i) {
     if (lua_rawgeti(L, fns, static_cast<lua_Integer>(i)) == LUA_TFUNCTION) {
-      FreezeFunction(L, lua_gettop(L), seen, visited, record, &n, plugin_file, &error);
+      WalkDepth walk;
+      FreezeFunction(L, lua_gettop(L), seen, visited, record, &n, plugin_file, &error, walk);
     }
     lua_pop(L, 1);
   }
@@ -1132,20 +1202,27 @@ std::optional<ScriptError> LuaVm::Call(int nargs, int nresults, const std::strin
   lua_insert(L, base + 1);  // [f', handler, f, args...]
   const int handler = base + 1;
 
-  // A fresh budget and deadline per call. The hook is armed whatever the budget: it also watches the
-  // clocks and Ctrl-C.
-  alloc_->spent = 0;
-  alloc_->exhausted = false;
-  alloc_->kill_message.clear();
+  // A binding that calls back into a script (the REPL's help(name) loads the plugin) runs the inner
+  // call under the outer call's budget and deadline: starting fresh ones, and leaving the meter off when
+  // the inner call returned, let the rest of the outer call run unmetered.
+  const bool nested = alloc_->metered;
   alloc_->memory_hit = false;
   alloc_->traceback.clear();
-  alloc_->native_since_clock = 0;
-  alloc_->deadline = DeadlineAfter(Clock::now(), limits_.seconds);
+  if (!nested) {
+    // A fresh budget and deadline per call. The hook is armed whatever the budget: it also watches the
+    // clocks and Ctrl-C.
+    alloc_->spent = 0;
+    alloc_->exhausted = false;
+    alloc_->kill_message.clear();
+    alloc_->native_since_clock = 0;
+    alloc_->deadline = DeadlineAfter(Clock::now(), limits_.seconds);
+  }
   // The hook stays armed between calls (it charges nothing while no call is metered), so the count of a
   // call shorter than one block carries into the next call's first block and every instruction reaches
   // the run's budget; re-arming would restart the count (lua_sethook resets it), and 20,000 calls of 500
   // instructions each would never charge the run. A per-call budget below one block restarts per call.
-  if (lua_gethook(L) != &Alloc::Hook || lua_gethookcount(L) != alloc_->every || alloc_->every != kHookEvery) {
+  if (!nested &&
+      (lua_gethook(L) != &Alloc::Hook || lua_gethookcount(L) != alloc_->every || alloc_->every != kHookEvery)) {
     lua_sethook(L, &Alloc::Hook, LUA_MASKCOUNT, alloc_->every);
   }
 
@@ -1154,17 +1231,17 @@ std::optional<ScriptError> LuaVm::Call(int nargs, int nresults, const std::strin
   try {
     alloc_->metered = true;
     status = lua_pcall(L, nargs, nresults, handler);
-    alloc_->metered = false;
+    alloc_->metered = nested;
   } catch (const std::exception& e) {
     // Lua built as C++ catches everything inside lua_pcall; this only guards against a throw outside
     // its protected region. The stack is in an unknown state: drop everything from the function up.
-    alloc_->metered = false;
+    alloc_->metered = nested;
     exception_text = e.what();
     lua_settop(L, base);  // keep f'
     status = -1;
   }
   // Host code between calls runs unmetered: the hook returns at once while `metered` is false.
-  if (alloc_->every != kHookEvery) lua_sethook(L, nullptr, 0, 0);
+  if (alloc_->every != kHookEvery && !nested) lua_sethook(L, nullptr, 0, 0);
 
   if (status == LUA_OK) {
     lua_remove(L, handler);

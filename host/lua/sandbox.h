@@ -113,8 +113,8 @@ class LuaVm {
   // limit of S s exceeded (all calls of this plugin)" (while BeginRun is in effect) and
   // "FILE:LINE: interrupted!" (RequestInterrupt): the first kill, whatever the script did after it; a
   // kill raised by an allocation has no LINE.
-  // FILE is the called function's chunk. Not reentrant: a binding must not call Call while a Call runs
-  // (the budget is per outermost call); use lua_call inside bindings.
+  // FILE is the called function's chunk. The budget and deadline are the outermost call's: a Call made
+  // while a Call runs (a binding calling back into a script) runs under them and leaves them running.
   std::optional<ScriptError> Call(int nargs, int nresults, const std::string& plugin_label);
 
   // Plugin API 2 refuses state kept from one document to the next (results would depend on how the
@@ -183,6 +183,36 @@ struct PluginFile {
   int api_version = 0;       // from the header line "-- kplab-api: N"
 };
 
+// Every recursive walk over Lua values (the freeze of plugin API 2, read-only proxies, the plain-data
+// check, the REPL's printer) enters each level through a WalkLevel: the walk stops with a clear error
+// past kMaxWalkDepth levels, and each level makes room on the Lua stack before it pushes (a C function
+// is only promised LUA_MINSTACK slots; pushing past them wrote over the heap). 200 is the nesting Lua's
+// own parser allows in source (LUAI_MAXCCALLS), so every table a plugin can write out loads. A new
+// recursive walk that does not use WalkLevel fails tests/host/sandbox_rules_test.cc.
+constexpr int kMaxWalkDepth = 200;
+
+// The depth of one walk, shared by its levels.
+struct WalkDepth {
+  int depth = 0;
+};
+
+// Enters one level of a walk, with room for `slots` more values on L's stack; leaves it when destroyed.
+// When the walk is too deep (or the Lua stack cannot grow), ok() is false and error() says why:
+// "is nested more than 200 levels deep" (callers put what was walked in front).
+class WalkLevel {
+ public:
+  WalkLevel(WalkDepth& walk, lua_State* L, int slots);
+  ~WalkLevel();
+  WalkLevel(const WalkLevel&) = delete;
+  WalkLevel& operator=(const WalkLevel&) = delete;
+  bool ok() const { return error_ == nullptr; }
+  const char* error() const { return error_; }
+
+ private:
+  WalkDepth& walk_;
+  const char* error_ = nullptr;
+};
+
 // Pushes a read-only proxy of the table at `shadow`: reads, #, pairs and ipairs see its entries, writes
 // raise "attempt to modify read-only table 'NAME'", the metatable is protected. [-0, +1]
 void PushReadOnlyProxy(lua_State* L, int shadow, const std::string& name);
@@ -190,13 +220,16 @@ void PushReadOnlyProxy(lua_State* L, int shadow, const std::string& name);
 // True when the table at idx is one of kplab's read-only proxies (PushReadOnlyProxy). [-0, +0]
 bool IsKplabProxy(lua_State* L, int idx);
 // "" when the value at idx is plain data: nil, booleans, numbers, strings and tables of them without
-// metatables (kplab's proxies allowed) and with string, number or boolean keys; else what is not, named
-// from `what` ("columns() result[k] is a function"). [-0, +0]
+// metatables (kplab's proxies allowed) and with string, number or boolean keys, nested at most
+// kMaxWalkDepth tables deep; else what is not, named from `what` ("columns() result[k] is a function",
+// "columns() result is nested more than 200 levels deep"). [-0, +0]
 std::string CheckPlainData(lua_State* L, int idx, const std::string& what);
 
 // Pushes a deep read-only proxy of the table at idx (every table reachable from it proxied too); a
-// non-table or a table with a metatable is pushed as it is. [-0, +1]
-void PushDeepReadOnly(lua_State* L, int idx, const std::string& name);
+// non-table or a table with a metatable is pushed as it is. Returns "" or, when the table is nested
+// more than kMaxWalkDepth deep (CheckPlainData refuses that first), the error, pushing nothing.
+// [-0, +(0|1)]
+std::string PushDeepReadOnly(lua_State* L, int idx, const std::string& name);
 
 // The newest plugin API (docs/plugins.md); files declaring 1 keep working.
 constexpr int kApiVersion = 2;

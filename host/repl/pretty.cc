@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 #include <lua.hpp>
 
+#include "lua_util.h"
+
 namespace kplab::host {
 
 bool IsIdentifier(const std::string& s) {
@@ -36,7 +38,8 @@ constexpr std::size_t kLineWidth = 76;
 std::string TypeName(lua_State* L, int idx) {
   std::string name;
   if (lua_getmetatable(L, idx)) {  // the C API sees through __metatable
-    lua_getfield(L, -1, "__name");
+    lua_pushliteral(L, "__name");
+    lua_rawget(L, -2);
     if (lua_type(L, -1) == LUA_TSTRING) name = lua_tostring(L, -1);
     lua_pop(L, 2);
   }
@@ -193,7 +196,7 @@ std::string RenderDocument(lua_State* L, int idx) {
   return out;
 }
 
-std::string Render(lua_State* L, int idx, int depth, int indent);
+std::string Render(lua_State* L, int idx, int depth, int indent, WalkDepth& walk);
 
 // An array of tables holding only scalars (kp.runs.list(), anova rows): an aligned table.
 bool RenderRecords(lua_State* L, int idx, std::string* out) {
@@ -235,7 +238,8 @@ bool RenderRecords(lua_State* L, int idx, std::string* out) {
     lua_rawgeti(L, idx, i);
     std::vector<std::string> row;
     for (const auto& k : keys) {
-      lua_getfield(L, -1, k.c_str());
+      lua_pushlstring(L, k.data(), k.size());
+      lua_rawget(L, -2);
       row.push_back(lua_isnil(L, -1) ? "" : ToString(L, -1));
       lua_pop(L, 1);
     }
@@ -256,9 +260,11 @@ std::string KeyText(lua_State* L, int idx) {
   return "[" + ToString(L, idx) + "]";
 }
 
-std::string RenderTable(lua_State* L, int idx, int depth, int indent) {
+std::string RenderTable(lua_State* L, int idx, int depth, int indent, WalkDepth& walk) {
   idx = lua_absindex(L, idx);
   if (depth >= kMaxDepth) return "{...}";
+  WalkLevel level(walk, L, 8);
+  if (!level.ok()) luaL_error(L, "the value %s", level.error());
   if (std::string records; depth == 0 && RenderRecords(L, idx, &records)) return records;
   std::vector<std::string> items;
   const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, idx));
@@ -266,7 +272,7 @@ std::string RenderTable(lua_State* L, int idx, int depth, int indent) {
   for (lua_Integer i = 1; i <= n; ++i, ++total) {
     if (static_cast<int>(items.size()) < kMaxEntries) {
       lua_rawgeti(L, idx, i);
-      items.push_back(Render(L, -1, depth + 1, indent + 2));
+      items.push_back(Render(L, -1, depth + 1, indent + 2, walk));
       lua_pop(L, 1);
     }
   }
@@ -286,7 +292,7 @@ std::string RenderTable(lua_State* L, int idx, int depth, int indent) {
     if (!(lua_isinteger(L, -2) && lua_tointeger(L, -2) >= 1 && lua_tointeger(L, -2) <= n) &&
         (sorted || static_cast<int>(named.size()) < kMaxEntries)) {
       std::string key = KeyText(L, -2);
-      named.emplace_back(std::move(key), Render(L, -1, depth + 1, indent + 2));
+      named.emplace_back(std::move(key), Render(L, -1, depth + 1, indent + 2, walk));
     }
     lua_pop(L, 1);
   }
@@ -311,12 +317,12 @@ std::string RenderTable(lua_State* L, int idx, int depth, int indent) {
   return out + std::string(static_cast<std::size_t>(indent), ' ') + "}";
 }
 
-std::string Render(lua_State* L, int idx, int depth, int indent) {
+std::string Render(lua_State* L, int idx, int depth, int indent, WalkDepth& walk) {
   switch (lua_type(L, idx)) {
     case LUA_TSTRING:
       return depth == 0 ? std::string(lua_tostring(L, idx)) : Quote(lua_tostring(L, idx));
     case LUA_TTABLE:
-      return RenderTable(L, idx, depth, indent);
+      return RenderTable(L, idx, depth, indent, walk);
     case LUA_TUSERDATA: {
       const std::string type = TypeName(L, idx);
       if (depth == 0) {
@@ -333,23 +339,21 @@ std::string Render(lua_State* L, int idx, int depth, int indent) {
 }
 
 int FormatThunk(lua_State* L) {
-  std::string s = Render(L, 1, 0, 0);
+  WalkDepth walk;
+  std::string s = Render(L, 1, 0, 0, walk);
   lua_pushlstring(L, s.data(), s.size());
   return 1;
 }
 
 }  // namespace
 
-std::string PrettyValue(lua_State* L, int idx) {
+std::string PrettyValue(LuaVm& vm, int idx, const std::string& label) {
+  lua_State* L = vm.state();
   idx = lua_absindex(L, idx);
-  lua_pushcfunction(L, &FormatThunk);
+  lua_pushcfunction(L, &Safe<FormatThunk>);
   lua_pushvalue(L, idx);
-  std::string out;
-  if (lua_pcall(L, 1, 1, 0) == LUA_OK) {
-    out = lua_tostring(L, -1);
-  } else {
-    out = std::string("<error while printing: ") + (lua_tostring(L, -1) ? lua_tostring(L, -1) : "?") + ">";
-  }
+  if (std::optional<ScriptError> err = vm.Call(1, 1, label)) return "<error while printing: " + err->message + ">";
+  std::string out = lua_tostring(L, -1);
   lua_pop(L, 1);
   return out;
 }

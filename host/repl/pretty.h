@@ -6,13 +6,17 @@
 #include <string>
 #include <vector>
 
+#include "sandbox.h"
+
 struct lua_State;
 
 namespace kplab::host {
 
-// The value at idx formatted for the REPL. Runs protected: an error inside a __tostring or a method
-// gives "<error: ...>" instead. [-0, +0]
-std::string PrettyValue(lua_State* L, int idx);
+// The value at idx of vm's stack formatted for the REPL. Runs through vm.Call, as every call into a
+// script's values: a __tostring or __index of the value is metered (budget, deadline, Ctrl-C), and an
+// error or a kill gives "<error while printing: MESSAGE>" instead. `label` names the call in errors
+// without a position. [-0, +0]
+std::string PrettyValue(LuaVm& vm, int idx, const std::string& label);
 
 // Lua's reserved words (not names; offered by the REPL's completion).
 inline constexpr const char* kLuaKeywords[] = {"and",   "break", "do",    "else",     "elseif", "end",

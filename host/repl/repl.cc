@@ -376,25 +376,36 @@ int LoadHelper(lua_State* L, const char* src, const char* name) {
 
 void Repl::SetUpVm() {
   InstallAll(vm_);
-  InstallScriptApi(vm_, "./repl", options_.grants);  // kp.include resolves against the working directory
   lua_State* L = vm_.state();
   lua_pushlightuserdata(L, this);
   lua_setfield(L, LUA_REGISTRYINDEX, kReplKey);
-  vm_.PushSandboxEnv("repl");  // [env]
-  SetScriptEnv(L);
-  // Exploration wants globals (x = corpus:doc(1)): plain Lua semantics instead of the plugins' strict
-  // globals. Everything else (allow-list, read-only kp) stays as plugins see it.
-  lua_newtable(L);
-  lua_setmetatable(L, -2);
-  lua_pushcfunction(L, &ReplPrint);
-  lua_setfield(L, -2, "print");
-  lua_pushcfunction(L, &LuaHelp);
-  lua_setfield(L, -2, "help");
+  PushReplEnv(vm_, options_.grants);  // [env]
   env_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
   keys_ref_ = LoadHelper(L, kKeysLua, "=keys");
   resolve_ref_ = LoadHelper(L, kResolveLua, "=resolve");
   findfn_ref_ = LoadHelper(L, kFindFnLua, "=findfn");
 }
+
+}  // namespace
+
+void PushReplEnv(LuaVm& vm, const FileGrants& grants) {
+  lua_State* L = vm.state();
+  InstallScriptApi(vm, "./repl", grants);  // kp.include resolves against the working directory
+  vm.PushSandboxEnv("repl");               // [env]
+  SetScriptEnv(L);
+  // Exploration wants globals (x = corpus:doc(1)): plain Lua semantics instead of the plugins' strict
+  // globals. Everything else (allow-list, read-only kp) stays as plugins see it.
+  lua_newtable(L);
+  lua_setmetatable(L, -2);
+  lua_pushliteral(L, "print");
+  lua_pushcfunction(L, &ReplPrint);
+  lua_rawset(L, -3);
+  lua_pushliteral(L, "help");
+  lua_pushcfunction(L, &LuaHelp);
+  lua_rawset(L, -3);
+}
+
+namespace {
 
 unsigned char CompleteThunk(EditLine* el, int /*ch*/) {
   void* self = nullptr;
@@ -501,8 +512,9 @@ void Repl::RunLoaded() {
   std::string out;
   for (int i = first; i <= lua_gettop(L); ++i) {
     if (i > first) out += scalars ? "\t" : "\n";
-    out += PrettyValue(L, i);
+    out += PrettyValue(vm_, i, "stdin");  // metered: a value's __tostring is the script's code
   }
+  ClearInterrupt();  // a Ctrl-C that stopped the printing is spent
   lua_settop(L, first - 1);
   out += "\n";
   std::fwrite(out.data(), 1, out.size(), stdout);
@@ -587,9 +599,9 @@ void Repl::CmdLoad(const std::vector<std::string>& words) {
   if (name.empty()) name = DatasetGlobal(pos[0]);
   lua_State* L = vm_.state();
   lua_rawgeti(L, LUA_REGISTRYINDEX, env_ref_);  // [env]
-  lua_getfield(L, -1, "kp");
-  lua_getfield(L, -1, "load");  // [env, kp, load]
-  lua_remove(L, -2);
+  // kplab's own kp.load, whatever the session did to its globals (a `kp` of its own, a metatable on
+  // _ENV): the host reads no script value outside a metered call.
+  lua_pushcfunction(L, KpLoadFunction());  // [env, load]
   lua_createtable(L, 0, 3);  // [env, load, opts]
   lua_pushstring(L, pos[0].c_str());
   lua_setfield(L, -2, "dataset");
@@ -607,11 +619,12 @@ void Repl::CmdLoad(const std::vector<std::string>& words) {
     return;
   }
   lua_settop(L, lua_gettop(L) - n + 1);  // [env, corpus]
-  lua_pushvalue(L, -1);
-  lua_setfield(L, -3, name.c_str());
-  lua_pushvalue(L, -1);
-  lua_setfield(L, -3, "corpus");
-  std::string out = name + " = " + PrettyValue(L, -1);
+  for (const std::string& global : {name, std::string("corpus")}) {
+    lua_pushlstring(L, global.data(), global.size());
+    lua_pushvalue(L, -2);
+    lua_rawset(L, -4);
+  }
+  std::string out = name + " = " + PrettyValue(vm_, -1, ":load");
   if (name != "corpus") out += "   (also `corpus`)";
   lua_pop(L, 2);
   std::cout << out << "\n";
@@ -704,11 +717,14 @@ std::string Repl::FunctionName(int idx) {
   std::string name;
   lua_rawgeti(L, LUA_REGISTRYINDEX, findfn_ref_);
   lua_rawgeti(L, LUA_REGISTRYINDEX, env_ref_);
-  lua_getfield(L, -1, "kp");
+  RawField(L, -1, "kp");
   lua_remove(L, -2);
   lua_pushvalue(L, idx);
-  if (lua_pcall(L, 2, 1, 0) == LUA_OK && lua_type(L, -1) == LUA_TSTRING) name = lua_tostring(L, -1);
-  lua_pop(L, 1);
+  // Walks the script's kp (which it may have replaced): through the meter, nested in help()'s call.
+  if (!vm_.Call(2, 1, "help")) {
+    if (lua_type(L, -1) == LUA_TSTRING) name = lua_tostring(L, -1);
+    lua_pop(L, 1);
+  }
   if (!name.empty()) return name;
   // Methods live in the "kplab.TYPE.methods" tables of the registry (lua_util.h: DefineMetatable).
   lua_pushnil(L);
@@ -824,7 +840,7 @@ int Repl::Help(lua_State* L) {
   } else if (lua_type(L, 1) == LUA_TUSERDATA) {
     std::string cls;
     if (lua_getmetatable(L, 1)) {
-      lua_getfield(L, -1, "__name");
+      RawField(L, -1, "__name");
       if (lua_type(L, -1) == LUA_TSTRING) cls = lua_tostring(L, -1);
       lua_pop(L, 2);
     }
@@ -835,15 +851,15 @@ int Repl::Help(lua_State* L) {
   } else if (lua_type(L, 1) == LUA_TTABLE) {
     // kp itself, a kp module, or a metric declaration (what kp.metric returns).
     lua_rawgeti(L, LUA_REGISTRYINDEX, env_ref_);
-    lua_getfield(L, -1, "kp");
+    RawField(L, -1, "kp");
     const bool is_kp = lua_rawequal(L, -1, 1);
     lua_pop(L, 2);
     std::string module = is_kp ? "kp" : FunctionName(1);
     if (auto it = stubs_.find(module); !module.empty() && it != stubs_.end()) {
       out = FormatStub(it->second) + "members:\n" + Members(module + ".");
     } else {
-      lua_getfield(L, 1, "name");
-      lua_getfield(L, 1, "doc");
+      RawField(L, 1, "name");
+      RawField(L, 1, "doc");
       if (lua_type(L, -2) == LUA_TSTRING) {
         const std::string name = lua_tostring(L, -2);
         out = fmt::format("metric {}\n{}\n", name, lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
@@ -884,14 +900,18 @@ std::vector<std::string> Repl::KeysOf(const std::vector<std::string>& path, bool
     lua_pushstring(L, path[i].c_str());
     lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
   }
-  if (lua_pcall(L, 2, 1, 0) != LUA_OK) {
+  // The helpers index and iterate the session's values (whose __index or __pairs may loop): through the
+  // meter, so the limits and Ctrl-C stop them and completion offers nothing.
+  ClearInterrupt();  // a Ctrl-C at the prompt is spent
+  if (vm_.Call(2, 1, "completion")) {
+    ClearInterrupt();
     lua_settop(L, top);
     return out;
   }
   if (lua_type(L, -1) == LUA_TUSERDATA) {
     std::string cls;
     if (lua_getmetatable(L, -1)) {
-      lua_getfield(L, -1, "__name");
+      RawField(L, -1, "__name");
       if (lua_type(L, -1) == LUA_TSTRING) cls = lua_tostring(L, -1);
       lua_pop(L, 2);
     }
@@ -908,7 +928,7 @@ std::vector<std::string> Repl::KeysOf(const std::vector<std::string>& path, bool
   } else if (lua_type(L, -1) == LUA_TTABLE && !colon) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, keys_ref_);
     lua_insert(L, -2);
-    if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_type(L, -1) == LUA_TTABLE) {
+    if (!vm_.Call(1, 1, "completion") && lua_type(L, -1) == LUA_TTABLE) {
       const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
       for (lua_Integer i = 1; i <= n; ++i) {
         lua_rawgeti(L, -1, i);
@@ -917,6 +937,7 @@ std::vector<std::string> Repl::KeysOf(const std::vector<std::string>& path, bool
       }
     }
   }
+  ClearInterrupt();
   lua_settop(L, top);
   std::sort(out.begin(), out.end());
   return out;

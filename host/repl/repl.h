@@ -30,6 +30,11 @@ struct ReplOptions {
 // Runs the prompt until :quit or end of input; returns the process exit code.
 int RunRepl(const ReplOptions& options);
 
+// The REPL's environment: a script's (PushScriptEnv, kp.include relative to the working directory) with
+// plain globals, the REPL's print and help(). help() needs the session that RunRepl makes; the
+// environment alone is for tests that enumerate it. The VM has the kp modules (InstallAll). [-0, +1]
+void PushReplEnv(LuaVm& vm, const FileGrants& grants);
+
 // $KPLAB_HISTORY, else $XDG_STATE_HOME/kplab/history, else ~/.local/state/kplab/history.
 std::string DefaultHistoryPath();
 

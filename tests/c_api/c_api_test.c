@@ -15,7 +15,7 @@
  *            -> (1 + 1/2 + 1 + 1 + 1) / 5 = 0.9
  *   all.n_refs (marker) = 21 / 5 = 4.2
  */
-#define _POSIX_C_SOURCE 200809L /* mkdtemp */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp, setenv, strdup */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +59,51 @@ static double JsonValue(const char* json, const char* key) {
 static void CheckValue(const char* json, const char* key, double expected) {
   const double v = JsonValue(json, key);
   CHECK(fabs(v - expected) < 1e-12, "%s = %.17g, expected %.17g", key, v, expected);
+}
+
+/* Bounded walks through the C ABI (docs/plugins.md, Limits: nesting): a plugin whose constant upvalue is
+ * a table nested DEPTH deep, found through $KPLAB_PLUGIN_PATH. Up to 200 levels it scores (x = 1 on every
+ * document); deeper it is refused with a message. At depths 8 to 10 this used to corrupt the heap. */
+static void DeepPlugins(const kplab_data* data) {
+  char tmp[] = "/tmp/kplab_c_deep_XXXXXX";
+  CHECK(mkdtemp(tmp) != NULL, "mkdtemp");
+  const char* old = getenv("KPLAB_PLUGIN_PATH");
+  char* saved = old != NULL ? strdup(old) : NULL;
+  setenv("KPLAB_PLUGIN_PATH", tmp, 1);
+  const int depths[] = {1, 8, 10, 50, 200, 201, 10000};
+  for (size_t i = 0; i < sizeof depths / sizeof *depths; ++i) {
+    char name[64], path[600];
+    snprintf(name, sizeof name, "deep%d", depths[i]);
+    snprintf(path, sizeof path, "%s/%s.lua", tmp, name);
+    FILE* f = fopen(path, "w");
+    CHECK(f != NULL, "cannot write %s", path);
+    if (f == NULL) continue;
+    fprintf(f,
+            "-- kplab-api: 2\n"
+            "local DEEP = {} do local c = DEEP for _ = 2, %d do local n = {} c.k = n c = n end end\n"
+            "return kp.metric { name = '%s', version = '1', columns = function(c) c:column('x', 'mean') end,\n"
+            "  score = function(_, _, _, out) out.x = DEEP and 1 end }\n",
+            depths[i], name);
+    fclose(f);
+    char* err = NULL;
+    char* json = kplab_evaluate(data, name, NULL, NULL, NULL, &err);
+    if (depths[i] <= 200) {
+      CHECK(json != NULL && strstr(json, "\"x\": 1") != NULL, "%s: %s", name, json ? json : (err ? err : "?"));
+    } else {
+      CHECK(json == NULL && err != NULL && strstr(err, "upvalue 'DEEP' is nested more than 200 levels deep") != NULL,
+            "%s: %s", name, err ? err : (json ? json : "?"));
+    }
+    kplab_free(json);
+    kplab_free(err);
+    unlink(path);
+  }
+  if (saved != NULL) {
+    setenv("KPLAB_PLUGIN_PATH", saved, 1);
+    free(saved);
+  } else {
+    unsetenv("KPLAB_PLUGIN_PATH");
+  }
+  rmdir(tmp);
 }
 
 int main(int argc, char** argv) {
@@ -202,6 +247,8 @@ int main(int argc, char** argv) {
         "unknown option: '%s'", err ? err : "(none)");
   kplab_free(err);
   err = NULL;
+
+  DeepPlugins(data);
 
   if (argc > 2) {
     json = kplab_evaluate(data, argv[2], NULL, NULL, NULL, &err);

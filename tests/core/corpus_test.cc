@@ -58,6 +58,40 @@ TEST(Corpus, KplabProfileNormalizesAndDedups) {
   EXPECT_EQ(d.n_pred_pieces, 7);
 }
 
+std::vector<std::string> Surfaces(const KeyphraseList& kps) {
+  std::vector<std::string> out;
+  for (const Keyphrase* k : kps) out.emplace_back(k->surface());
+  return out;
+}
+
+TEST(Corpus, ReferencesBeforeDedupKeepEachRepeatsOwnSurfaceAndPresence) {
+  // "Neural Networks" and "neural network" share a stem key: dedup keeps the first, the list before
+  // dedup keeps both with their own surfaces; "graphs" (absent) repeats the present "graph" by key.
+  const auto ds = OneDoc("training neural networks on a graph .", "we train deep models .",
+                         {"Neural Networks", "deep models", "neural network", "graph", "graphs", "trees"});
+  auto c = BuildCorpus(ds, nullptr, *FindProfile("kplab"));
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  const Document& d = c->docs[0];
+  EXPECT_EQ(Surfaces(d.refs), (std::vector<std::string>{"neural networks", "deep models", "graph", "trees"}));
+  EXPECT_EQ(Surfaces(d.ref_view_dups()), (std::vector<std::string>{"neural networks", "deep models", "neural network",
+                                                                   "graph", "graphs", "trees"}));
+  ASSERT_EQ(d.refs_before_dedup.size(), 6u);
+  EXPECT_TRUE(d.refs_before_dedup[2].present());   // "neural network" occurs (stems "neural network")
+  EXPECT_TRUE(d.refs_before_dedup[4].present());   // "graphs" -> "graph", in the title
+  EXPECT_FALSE(d.refs_before_dedup[5].present());  // "trees"
+  // A line without a repeat keeps no second list: the view is the references themselves.
+  const auto plain = OneDoc("a b", "c", {"a", "b"});
+  auto p = BuildCorpus(plain, nullptr, *FindProfile("kplab"));
+  ASSERT_TRUE(p.ok());
+  EXPECT_TRUE(p->docs[0].refs_before_dedup.empty());
+  EXPECT_TRUE(p->docs[0].ref_view_dups().SameAs(KeyphraseList(p->docs[0].refs)));
+  // A profile that keeps repeats (semrp-standalone) has them in refs already.
+  auto s = BuildCorpus(ds, nullptr, *FindProfile("semrp-standalone"));
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->docs[0].refs.size(), 6u);
+  EXPECT_TRUE(s->docs[0].refs_before_dedup.empty());
+}
+
 TEST(Corpus, KplabDoesNotMatchAcrossTitleAndBody) {
   // "models we" spans the boundary only if the title's last token touches the body's first.
   const auto ds = OneDoc("deep models", "we train", {"models we", "deep models"});

@@ -71,6 +71,7 @@ void ExpectSameCorpus(const Corpus& a, const Corpus& b) {
     EXPECT_EQ(d.one2set, e.one2set) << what;
     ExpectSameKeyphrases(d.refs, e.refs, what + " refs");
     ExpectSameKeyphrases(d.preds, e.preds, what + " preds");
+    ExpectSameKeyphrases(d.refs_before_dedup, e.refs_before_dedup, what + " refs_before_dedup");
     for (int v = 0; v < 3; ++v) {
       EXPECT_EQ(Positions(d.pred_view(v), d.preds), Positions(e.pred_view(v), e.preds)) << what << " pred_view " << v;
       EXPECT_EQ(Positions(d.ref_view(v), d.refs), Positions(e.ref_view(v), e.refs)) << what << " ref_view " << v;
@@ -79,6 +80,7 @@ void ExpectSameCorpus(const Corpus& a, const Corpus& b) {
     // Keyphrases point at the corpus's own phrases, by id.
     for (const Keyphrase& k : e.refs) EXPECT_EQ(k.phrase, &b.phrases[k.phrase->id]) << what;
     for (const Keyphrase& k : e.preds) EXPECT_EQ(k.phrase, &b.phrases[k.phrase->id]) << what;
+    for (const Keyphrase& k : e.refs_before_dedup) EXPECT_EQ(k.phrase, &b.phrases[k.phrase->id]) << what;
   }
 }
 

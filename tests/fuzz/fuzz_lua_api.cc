@@ -12,6 +12,13 @@
 // the stubs are the strings and option keys arguments are drawn from. A new binding documented in the
 // stubs is fuzzed without touching this file.
 //
+// Beyond the kp API: the library functions whose loops a script drives (table.insert, string.rep, ...),
+// values built to hurt the host's walks and meters — tables nested up to 10,000 deep, metatables on keys
+// and values (looping or allocating __tostring, __pairs, __index, a lying __len), closures that keep
+// state, coroutines — and, after the program, the walks themselves over every value it left in V: the
+// plain-data check, the deep read-only copy and the freeze of plugin API 2 (sandbox.h), as `columns`,
+// `prepare` and a plugin's upvalues would reach them.
+//
 // Left out on purpose: kp.write (it writes files where its fuzzed argument says), kp.read and
 // kp.runs.* (file and database access are confined by issue 13 item 4, tested there), kp.log (prints).
 // KPLAB_FUZZ_SKIP=FILE names more functions, methods or fields not to generate, one a line ('#'
@@ -36,6 +43,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include <lua.hpp>
 
 #include "evaluate.h"
 #include "lua_script.h"
@@ -121,6 +130,11 @@ const Api& GetApi() {
     for (const char* f : {"__gc", "__close", "__index", "__newindex", "__len", "__eq", "__name",
                           "__metatable", "__tostring", "__call"})
       fields.insert(f);
+    // The library functions whose cost depends on what a script passes (lua_stdlib.cc, lua_pattern.cc).
+    for (const char* f : {"table.insert", "table.remove", "table.move", "table.concat", "table.unpack", "table.sort",
+                          "string.rep", "string.format", "string.byte", "string.gsub", "utf8.len", "tostring",
+                          "pairs", "next", "select", "coroutine.resume", "coroutine.close", "coroutine.wrap"})
+      functions.insert(f);
     for (const auto& f : functions)
       if (!skip.count(f)) a.functions.push_back(f);
     for (const auto& m : methods)
@@ -137,7 +151,16 @@ const Api& GetApi() {
         {"__len", "{__len = function() return 3e9 end}"}, {"__len", "{__len = function() return -1 end}"},
         {"__len", "{__len = function() return 0/0 end}"}, {"__index", "{__index = function() error('boom') end}"},
         {"__index", "{__index = function(t, k) return k end}"}, {"__len", "{__len = function() error('len') end}"},
-        {"__eq", "{__eq = function() return true end}"}, {"__lt", "{__lt = function() error('lt') end}"}};
+        {"__eq", "{__eq = function() return true end}"}, {"__lt", "{__lt = function() error('lt') end}"},
+        // Metamethods the host must never run outside a metered call (issue 28): looping, allocating,
+        // lying, or C functions (which run no instruction).
+        {"__tostring", "{__tostring = function() while true do end end}"},
+        {"__tostring", "{__tostring = function() return string.rep('x', 1 << 28) end}"},
+        {"__tostring", "{__tostring = function(t) return tostring(t) end}"},
+        {"__pairs", "{__pairs = function() while true do end end}"},
+        {"__index", "{__index = function(t) return t end}"},
+        {"__len", "{__len = function() return 1 << 62 end, __index = rawlen, __newindex = rawequal}"},
+        {"__name", "{__name = 'kplab.Matrix'}"}, {"__close", "{__close = function() while true do end end}"}};
     for (const auto& [name, meta] : kMetas)
       if (!skip.count(name)) a.metas.push_back(meta);
     a.tiny = std::filesystem::absolute(KPLAB_SOURCE_DIR "/examples/tiny").string();
@@ -169,6 +192,7 @@ class Generator {
     src += "V[5] = try(function() return V[3]:match(V[4]) end)\n";
     src += "V[6] = try(function() return kp.matrix{{1, 0.5}, {0.25, 2}} end)\n";
     for (int op = 0; op < kMaxOps && p_ < end_; ++op) src += Op();
+    src += "return V\n";  // the harness walks what is left
     return src;
   }
 
@@ -209,8 +233,25 @@ class Generator {
     return "string.rep(" + std::string(kUnits[Byte() % 5]) + ", " + kCounts[Byte() % 4] + ")";
   }
 
+  // A table nested `n` deep through key 1, built in Lua (the source could not nest past 200).
+  std::string Deep() {
+    static const char* kDepths[] = {"10", "100", "199", "200", "201", "1000", "10000"};
+    return "(function() local t = {} local c = t for _ = 2, " + std::string(kDepths[Byte() % 7]) +
+           " do local n = {} c[1] = n c = n end return t end)()";
+  }
+
+  // A value that keeps state between calls: a counting closure, a coroutine, a wrapped coroutine.
+  std::string Stateful() {
+    switch (Byte() % 4) {
+      case 0: return "(function() local n = 0 return function(...) n = n + 1 return n, ... end end)()";
+      case 1: return "coroutine.create(function(...) local n = 0 while true do n = n + 1 coroutine.yield(n, ...) end end)";
+      case 2: return "coroutine.wrap(function(...) while true do coroutine.yield(...) end end)";
+      default: return "(function() local seen = {} return function(k) seen[#seen + 1] = k return #seen end end)()";
+    }
+  }
+
   std::string Table(int depth) {
-    const std::uint8_t kind = Byte() % 8;
+    const std::uint8_t kind = Byte() % 11;
     const int n = Byte() % 8;
     std::string t = "{";
     switch (kind) {
@@ -237,6 +278,14 @@ class Generator {
         return "setmetatable({" + (n > 0 ? Number() + "," + Number() : std::string()) + "}, " +
                Pick(api_.metas) + ")";
       }
+      case 7:
+        return Deep();
+      case 8: {  // a key with a metatable
+        if (api_.metas.empty()) return "{}";
+        return "{[setmetatable({}, " + Pick(api_.metas) + ")] = " + Value(depth + 1) + "}";
+      }
+      case 9:  // shared and cyclic sub-tables
+        return "(function() local a = {" + Number() + "} local t = {a, a, {a}} t[4] = t return t end)()";
       default:  // mixed
         for (int i = 0; i < n; ++i) t += Value(depth + 1) + ",";
         return t + "}";
@@ -250,7 +299,7 @@ class Generator {
     if (b <= 6) return String();
     if (b <= 10) return Slot();
     if (b == 11) return Byte() & 1 ? "true" : "false";
-    if (b == 12) return "function() return " + Slot() + " end";
+    if (b == 12) return Byte() & 1 ? "function() return " + Slot() + " end" : Stateful();
     if (depth >= kMaxDepth) return Number();
     return Table(depth);
   }
@@ -307,6 +356,41 @@ class Generator {
   const Api& api_;
 };
 
+// The host's walks over every value the program left in V (on top of the stack, popped): the plain-data
+// check and deep read-only copy of what columns() and prepare() return, and the freeze of plugin API 2
+// over the functions. Each must finish with a value or a clear error, whatever it is given.
+void WalkPool(kplab::host::LuaVm& vm) {
+  lua_State* L = vm.state();
+  const int pool = lua_gettop(L);
+  if (lua_type(L, pool) != LUA_TTABLE) {
+    lua_settop(L, pool - 1);
+    return;
+  }
+  lua_newtable(L);  // [pool, fns]
+  const int fns = lua_gettop(L);
+  int n_fns = 0;
+  for (int i = 1; i <= kPool; ++i) {
+    lua_rawgeti(L, pool, i);
+    (void)kplab::host::CheckPlainData(L, -1, "V[" + std::to_string(i) + "]");
+    if (kplab::host::CheckPlainData(L, -1, "v").empty()) {
+      (void)kplab::host::PushDeepReadOnly(L, -1, "v");
+      lua_settop(L, fns + 1);
+    }
+    if (lua_type(L, -1) == LUA_TFUNCTION) {
+      lua_rawseti(L, fns, ++n_fns);
+    } else {
+      lua_pop(L, 1);
+    }
+  }
+  vm.PushSandboxEnv("fuzz-plugin.lua");  // [pool, fns, env]
+  const kplab::Result<int> frozen = vm.FreezeState(lua_gettop(L), fns, "fuzz-plugin.lua");
+  if (frozen) {
+    (void)vm.CheckState(*frozen);
+    luaL_unref(L, LUA_REGISTRYINDEX, *frozen);
+  }
+  lua_settop(L, pool - 1);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -346,6 +430,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   kplab::host::InstallScriptApi(vm, "fuzz.lua", kplab::host::FileGrants{});
   vm.PushSandboxEnv("fuzz.lua");
   // A Lua error of the whole chunk (budget, memory cap) is a normal outcome; only crashes count.
-  (void)vm.RunChunk(src, "fuzz.lua", 0);
+  if (vm.RunChunk(src, "fuzz.lua", 1)) return 0;
+  WalkPool(vm);
   return 0;
 }

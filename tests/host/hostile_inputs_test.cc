@@ -466,7 +466,7 @@ TEST_F(Hostile, StoreBoundsAndAggregateTypes) {
     Write("plugins/" + name + ".lua", "-- kplab-api: 1\nreturn kp.metric { name = \"" + name +
                                           "\", version = \"1\",\n" + body + "\n}\n");
   };
-  plugin("hugeerr", "score = function() error(string.rep('e', 100 * 1024 * 1024), 0) end");
+  plugin("hugeerr", "score = function() error(string.rep('e', 16 * 1024 * 1024), 0) end");
   plugin("hugename", "score = function() return { [string.rep('n', 10 * 1024 * 1024)] = 1 } end");
   plugin("manycols", "score = function() local t = {} for i = 1, 100000 do t['c' .. i] = i end return t end");
   plugin("aggstr", "score = function() return { ['all.x'] = 1 } end,\n"

@@ -152,6 +152,21 @@ class EvaluateTest(TempDirTest):
         # network" is not. Present predictions: only "road sensors", which matches: present R@M = 1/2.
         self.assertAlmostEqual(values(r2["per_document"]["present.r@M"])[0], 1 / 2, places=12)
 
+    def test_text_overlap_metrics(self):
+        # Document b: predictions evaluation, metrics; references keyphrase extraction, evaluation.
+        # ROUGE-1 (kplab): 1 shared token of 2 and of 3 -> P 1/2, R 1/3, F1 2(1/6)/(5/6) = 2/5.
+        # METEOR without synonyms: one exact match, one chunk: P 1/2, R 1/3,
+        #   Fmean = (1/6) / (0.9/2 + 0.1/3), penalty 0.5 (1/1)^3 = 0.5.
+        # Self edit distance of the stems evalu / metric: LCS "e" = 1, d = 5 + 6 - 2 = 9 -> 9/11 each.
+        r = kplab.evaluate(DOCS, PREDS, metrics=["rouge", "meteor", "diversity"],
+                           params={"meteor.synonyms": False, "diversity.embeddings": False})
+        self.assertAlmostEqual(values(r["per_document"]["all.rouge1_p"])[1], 1 / 2, places=12)
+        self.assertAlmostEqual(values(r["per_document"]["all.rouge1_f1"])[1], 2 / 5, places=12)
+        self.assertAlmostEqual(values(r["per_document"]["all.meteor"])[1],
+                               0.5 * (1 / 6) / (0.9 / 2 + 0.1 / 3), places=12)
+        self.assertAlmostEqual(values(r["per_document"]["all.self_edit_distance"])[1], 9 / 11, places=12)
+        self.assertEqual(values(r["per_document"]["all.self_bleu"])[1], 0)
+
     def test_params_and_profile(self):
         r = kplab.evaluate(DOCS, PREDS, metrics=["rank"], params={"rank.alpha": 0.7})
         self.assertIn("all.map@M", r["aggregates"])
@@ -208,6 +223,25 @@ class EvaluateTest(TempDirTest):
             kplab.evaluate(DOCS, PREDS, metrics=["boom"], plugins=[plugdir], store=self.db)
         runs = kplab.Store(self.db).runs()
         self.assertEqual([r["status"] for r in runs], ["failed"])
+
+    def test_nested_plugin_values_are_bounded(self):
+        # docs/plugins.md, Limits (nesting): the same walks as the command line, so the same bound; a
+        # constant nested 10,000 deep is refused, not a crash of the interpreter.
+        plugdir = os.path.join(self.tmp, "plugins")
+        os.mkdir(plugdir)
+        for depth in (1, 50, 200, 201, 10000):
+            name = "deep%d" % depth
+            with open(os.path.join(plugdir, name + ".lua"), "w") as f:
+                f.write("-- kplab-api: 2\n"
+                        "local DEEP = {} do local c = DEEP for _ = 2, %d do local n = {} c.k = n c = n end end\n"
+                        "return kp.metric { name = '%s', version = '1', columns = function(c) c:column('x', 'mean') end,\n"
+                        "  score = function(_, _, _, out) out.x = DEEP and 1 end }\n" % (depth, name))
+            if depth <= 200:
+                r = kplab.evaluate(DOCS, PREDS, metrics=[name], plugins=[plugdir])
+                self.assertEqual(r["aggregates"]["x"], 1.0)
+            else:
+                with self.assertRaisesRegex(kplab.ScriptError, r"upvalue 'DEEP' is nested more than 200 levels deep"):
+                    kplab.evaluate(DOCS, PREDS, metrics=[name], plugins=[plugdir])
 
 
 class StoreTest(TempDirTest):

@@ -200,6 +200,8 @@ struct Document {
   // In the corpus's arena (Corpus::arena), each document's together: no heap block per list.
   std::span<const Keyphrase> refs;
   std::span<const Keyphrase> preds;
+  // Set only when the reference line had a repeat the profile's dedup dropped (ref_view_dups).
+  std::span<const Keyphrase> refs_before_dedup;
   // The counts and flags sit together, without padding between them (paid a million times over).
   int n_pred_pieces = 0;  // prediction pieces in the file line before any filtering
   // Prediction pieces the profile dropped for an invalid token such as <unk> (Profile::invalid_tokens /
@@ -222,6 +224,11 @@ struct Document {
   }
   // Repeats the profile's dedup dropped: what pred_view_dups holds beyond preds (empty when none).
   int n_pred_dups() const { return n_dup_view == 0 ? 0 : static_cast<int>(n_dup_view - preds.size()); }
+  // The references before dedup, in file order, each with its own phrase (a repeat keeps its own
+  // surface, which may differ from the first occurrence's: "neural networks" after "neural network")
+  // and presence, without alternative forms. KPEval pairs these with the flags of the deduplicated list
+  // (its ROUGE and BERTScore strings); kplab's metrics read refs.
+  KeyphraseList ref_view_dups() const { return refs_before_dedup.empty() ? KeyphraseList(refs) : refs_before_dedup; }
   // Set by BuildCorpus for the views: how many of preds and refs are present, how long the repeats'
   // list is (0 without a repeat), and where the document's addresses start in Corpus::view_blocks.
   std::uint32_t n_present_preds = 0, n_present_refs = 0, n_dup_view = 0;

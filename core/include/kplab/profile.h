@@ -62,6 +62,10 @@ struct Profile {
   // its best cosine ("cosine": KPEval L92 tests the whole stemmed list against the predictions, so
   // the exact-match branch never fires).
   std::string semr_exact = "one";
+  // ROUGE, METEOR, Self-BLEU and self edit distance (plugins rouge.lua, meteor.lua, diversity.lua):
+  // "kplab" = keyphrases as units, references deduplicated with their own presence, corrected
+  // semantics; "kpeval" = KPEval's strings and its quirks (docs/profiles.md §4, "Text overlap").
+  std::string text_overlap = "kplab";
 
   // (knob name, value) pairs in a fixed order, for `kplab profiles diff` and ctx.profile.
   std::vector<std::pair<std::string, std::string>> Knobs() const;

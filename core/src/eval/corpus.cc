@@ -207,6 +207,8 @@ class Builder {
     PrefetchKnown(stem_refs);
     std::size_t next_hash = 0;
     refs_.clear();
+    refs_all_.clear();
+    bool ref_repeat = false;
     for (const auto& alternatives : ref_lists) {
       Keyphrase kp;
       alt_.clear();
@@ -219,7 +221,13 @@ class Builder {
           alt_.push_back(ph->key);
         }
       }
-      if (!kp.phrase || (p_.dedup && !seen_.insert(DedupKey(*kp.phrase)))) continue;
+      if (!kp.phrase) continue;
+      if (p_.dedup && !seen_.insert(DedupKey(*kp.phrase))) {
+        kp.set_present(FirstOccurrenceIn(lex, p_, doc, kp.stems()).has_value());
+        refs_all_.push_back(kp);
+        ref_repeat = true;
+        continue;
+      }
       if (!alt_.empty()) {
         const std::span<TokenId> keys = arena.Ids(alt_.size());
         std::copy(alt_.begin(), alt_.end(), keys.begin());
@@ -228,9 +236,12 @@ class Builder {
       }
       kp.set_present(FirstOccurrenceIn(lex, p_, doc, kp.stems()).has_value());
       refs_.push_back(kp);
+      kp.set_extra(nullptr);  // an extra belongs to one keyphrase (the merge remaps its keys once)
+      refs_all_.push_back(kp);
     }
     doc.refs = arena.CopyOf(std::span<const Keyphrase>(refs_));
     doc.n_present_refs = PresentCount(refs_);
+    if (ref_repeat) doc.refs_before_dedup = arena.CopyOf(std::span<const Keyphrase>(refs_all_));
 
     if (!rp) return;
     doc.n_pred_pieces = static_cast<int>(rp->phrases.size());
@@ -579,6 +590,7 @@ class Builder {
   SmallSet seen_;
   std::vector<std::uint32_t> dup_index_;  // per kept prediction piece: its index in doc.preds
   std::vector<Keyphrase> preds_, refs_;   // a document's keyphrases while they are filtered
+  std::vector<Keyphrase> refs_all_;       // its references before dedup (Document::refs_before_dedup)
   std::vector<TokenId> src_ids_, src_stems_;  // a document's source while it is tokenized
   std::vector<std::uint32_t> sections_;
   std::vector<std::uint64_t> hashes_;     // HashBytes of a document's pieces, in order
@@ -822,7 +834,7 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
     // has made the corpus's phrases, so the merge can free each local phrase as it goes (they are
     // moved into the corpus or are duplicates). Nothing reads the field in between.
     for (std::size_t i = begin; i < end; ++i) {
-      for (auto kps : {corpus.docs[i].refs, corpus.docs[i].preds}) {
+      for (auto kps : {corpus.docs[i].refs, corpus.docs[i].preds, corpus.docs[i].refs_before_dedup}) {
         for (const Keyphrase& kc : kps) {
           Keyphrase& k = const_cast<Keyphrase&>(kc);  // the range's own arena
           k.phrase = reinterpret_cast<const Phrase*>(static_cast<std::uintptr_t>(k.phrase->id));
@@ -986,6 +998,7 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
         for (const TokenId& x : doc.src_stems()) const_cast<TokenId&>(x) = tmap[x];
         remap(doc.refs);
         remap(doc.preds);
+        remap(doc.refs_before_dedup);
       }
     }
     const auto& dups = builders[t]->dups;

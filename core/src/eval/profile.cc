@@ -36,6 +36,7 @@ std::vector<std::pair<std::string, std::string>> Profile::Knobs() const {
       {"semrp_denominator", semrp_denominator},
       {"semrp_embed", semrp_embed},
       {"semr_exact", semr_exact},
+      {"text_overlap", text_overlap},
   };
 }
 
@@ -74,6 +75,7 @@ Profile KpevalProfile() {
   p.rprec_order = "present_first";
   p.semrp_embed = "stems";  // the KPEval-SemR-p fork embeds stemmed strings
   p.semr_exact = "cosine";  // sem_matching_metric.py L92
+  p.text_overlap = "kpeval";  // rouge_metric.py, meteor_metric.py, diversity_metric.py
   return p;
 }
 
