@@ -238,6 +238,16 @@ constexpr CostEntry kCosts[] = {
     {"kp.stats.factor_analysis", kCharged, "rows x cols^2 + 100 cols^3 charged first"},
     {"kp.stats.parallel_analysis", kCharged, "(iter + 1) x (rows x cols^2 + cols^3) charged and reserved first; "
                                              "checked while it runs"},
+    // ---- kp.textmetrics (lua_textmetrics.cc): each charges its loop and reserves its buffers before it runs ------
+    {"kp.textmetrics.rouge_n", kCharged, "tokens x n charged, 64 bytes a token and order reserved first"},
+    {"kp.textmetrics.rouge_l", kCharged, "the LCS table's cells charged and reserved first; checked while it runs"},
+    {"kp.textmetrics.meteor", kCharged, "16 steps a byte + 64 a unit charged, its buffers reserved first; the first "
+                                        "call also reads WordNet once per process (kData)"},
+    {"kp.textmetrics.wordnet", kSize, "O(1) once WordNet is read; the first call reads it once per process, O(size "
+                                      "of Debian's WordNet files), nothing the script chooses"},
+    {"kp.textmetrics.self_bleu", kCharged, "bytes + tokens x n charged, the n-gram tables reserved first"},
+    {"kp.textmetrics.self_indel", kCharged, "bytes, then the pairs' LCS cells charged and reserved first; checked "
+                                            "while it runs"},
     // ---- kp.calib (lua_calib.cc): arrays read through __len are reserved first ---------------------------------
     {"kp.calib.bin", kConstant, "O(1)"},
     {"kp.calib.brier", kSize, "O(n), the arrays reserved first"},
