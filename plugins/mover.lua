@@ -18,6 +18,33 @@ local function joined(list)
   return table.concat(list:surfaces(), ", ")
 end
 
+-- KPEval's reference strings (mover_score_metric.py, as rouge_metric.py builds its lists): every
+-- reference of the line, repeats included, zipped with the presence flags of the deduplicated ones --
+-- the first U references take the U unique references' flags, and the last ones are dropped when the
+-- line repeats a reference (stem key). Lines without a repeat get the unique references with their own
+-- flags. A document without text has every reference absent (KPEval run with an empty source).
+local function kpeval_reference_string(doc, subset)
+  local raw, uniq = doc.refs_with_duplicates:surfaces(), doc.refs:surfaces()
+  local present_surfaces = doc.has_text and doc.refs:present():surfaces() or {}
+  local present, absent, j = {}, {}, 1
+  for i = 1, #uniq do  -- unique surfaces are distinct: the present ones are a subsequence of them
+    if uniq[i] == present_surfaces[j] then
+      present[#present + 1], j = raw[i], j + 1
+    else
+      absent[#absent + 1] = raw[i]
+    end
+  end
+  if subset == "present" then return table.concat(present, ", ") end
+  if subset == "absent" then return table.concat(absent, ", ") end
+  return table.concat(table.move(absent, 1, #absent, #present + 1, present), ", ")
+end
+
+-- The references' string of a subset: KPEval's zip under kpeval, each unique reference once otherwise.
+local function reference_string(refs, subset, doc, profile)
+  if profile.name == "kpeval" then return kpeval_reference_string(doc, subset) end
+  return joined(ordered(refs, subset, doc, profile))
+end
+
 -- Python's string.punctuation: MoverScore drops a token equal to one of these characters.
 local PUNCT = {}
 for c in ("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"):gmatch(".") do PUNCT[c] = true end
@@ -150,7 +177,7 @@ token scores 0; under kpeval what MoverScore computes there. See docs/metrics.md
     for i = 1, #corpus do
       local doc = corpus:doc(i)
       preds[i] = joined(ordered(doc.preds, "all", doc, ctx.profile))
-      refs[i] = joined(ordered(doc.refs, "all", doc, ctx.profile))
+      refs[i] = reference_string(doc.refs, "all", doc, ctx.profile)
     end
     local stop = {}
     for w in p.stop_words:gmatch("%S+") do stop[w] = true end
@@ -161,7 +188,7 @@ token scores 0; under kpeval what MoverScore computes there. See docs/metrics.md
   score = function(preds, refs, doc, p, ctx, out)
     local prep = ctx.prepared
     local a = joined(ordered(preds, ctx.subset, doc, ctx.profile))
-    local b = joined(ordered(refs, ctx.subset, doc, ctx.profile))
+    local b = reference_string(refs, ctx.subset, doc, ctx.profile)
     -- KPEval calls word_mover_score(preds, refs, idf_refs, idf_preds): MoverScore's "references" are
     -- the predictions, weighted by the references' idf, and the other way round.
     local wa, wb = prep.preds, prep.refs

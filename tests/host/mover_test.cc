@@ -49,7 +49,8 @@ class MoverRuns : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     for (const char* m : {"bert-mnli-tiny", "distilbert-tiny"}) {
-      kplab::test::Output o = Run(std::string("model import ") + m + " tests/data/mover/" + m + " --backend transformer");
+      kplab::test::Output o =
+          Run(std::string("model import ") + m + " tests/data/mover/" + m + " --backend transformer");
       ASSERT_EQ(o.code, 0) << o.err;
     }
   }
@@ -85,17 +86,17 @@ class MoverRuns : public ::testing::Test {
     }
     return s;
   }
-  // The first 40 documents of a dataset and of catSeqTG-2RF1's predictions for it, copied into the
-  // test's directory (the reference run read the same first 40 lines).
-  std::string DatasetArgs(const std::string& ds, const std::string& seed) {
+  // The first n documents of a dataset and of catSeqTG-2RF1's predictions for it, copied into the
+  // test's directory (the reference run read the same first n lines).
+  std::string DatasetArgs(const std::string& ds, const std::string& seed, int n = 40) {
     const std::string data = KPLAB_SHARED_DATA;
-    const fs::path d = dir_ / (ds + "_" + seed);
+    const fs::path d = dir_ / (ds + "_" + seed + "_" + std::to_string(n));
     fs::create_directories(d);
-    auto head = [](const std::string& from, const fs::path& to) {
+    auto head = [n](const std::string& from, const fs::path& to) {
       std::ifstream in(from);
       std::ofstream out(to);
       std::string line;
-      for (int i = 0; i < 40 && std::getline(in, line); ++i) out << line << "\n";
+      for (int i = 0; i < n && std::getline(in, line); ++i) out << line << "\n";
     };
     head(data + "/predictions/catSeqTG-2RF1/" + ds + "/seed" + seed + ".txt", d / "predictions.txt");
     if (ds == "kp20k") {
@@ -111,43 +112,79 @@ class MoverRuns : public ::testing::Test {
   fs::path dir_;
 };
 
-// Every per-document value and every mean KPEval printed (kpeval_mover.tsv), to 1e-6, under profile
-// kpeval with KPEval's configuration; the documents README.md lists as known differences are skipped
-// here and checked below.
+// The differences from KPEval that are known and not explained (tests/data/mover/README.md, "What
+// agrees and what does not"), with the largest size measured when they were found: run, document,
+// subset -> bound. They are compared here like every other value, only against their bound instead of
+// 1e-6, so that they stay in sight: a larger difference fails (a new bug), and so does one that has
+// gone below 1e-6 (the README and this list are then out of date).
+struct KnownDifference {
+  std::string run, dataset, doc, subset;
+  double bound;
+};
+const std::vector<KnownDifference> kKnownDifferences = {
+    // Version 2's `present` of Inspec document 13 (1.67e-4 measured); float32 distances in torch
+    // suspected, not verified.
+    {"v2b1", "inspec", "13", "present", 2e-4},
+    // The Inspec mean of version 2's `present` includes it: 1.67e-4 / 40 = 4.2e-6.
+    {"v2b1", "inspec", "mean", "present", 5e-6},
+};
+
+const KnownDifference* Known(const std::vector<std::string>& f) {
+  for (const KnownDifference& k : kKnownDifferences) {
+    if (k.run == f[0] && k.dataset == f[1] && f[2] == "1234" && k.doc == f[3] && k.subset == f[4]) return &k;
+  }
+  return nullptr;
+}
+
+// Every per-document value and every mean KPEval printed (kpeval_mover.tsv) under profile kpeval with
+// KPEval's configuration: to 1e-6, but for the known differences above. Inspec documents 17 and 22
+// repeat a reference (same stem key): kpeval reproduces KPEval's zip of all references with the unique
+// ones' flags there (doc.refs_with_duplicates), and they are compared to 1e-6 like the rest.
 TEST_F(MoverRuns, MatchesKpevalsMoverScoreOnCatSeqTG) {
   std::ifstream in(kMover + "/kpeval_mover.tsv");
   ASSERT_TRUE(in) << kMover << "/kpeval_mover.tsv";
   std::string line;
   std::getline(in, line);
-  std::map<std::string, std::map<std::string, std::map<std::string, double>>> runs;
-  int checked = 0;
-  double worst = 0;
+  std::vector<std::vector<std::string>> rows;
+  std::map<std::string, int> ndocs;  // "run dataset seed" -> documents the reference read (its last number)
   while (std::getline(in, line)) {
-    const std::vector<std::string> f = Fields(line);
-    ASSERT_EQ(f.size(), 6u) << line;
+    rows.push_back(Fields(line));
+    ASSERT_EQ(rows.back().size(), 6u) << line;
+    const std::vector<std::string>& f = rows.back();
+    int& n = ndocs[f[0] + " " + f[1] + " " + f[2]];
+    if (f[3] != "mean") n = std::max(n, std::stoi(f[3]));
+  }
+  std::map<std::string, std::map<std::string, std::map<std::string, double>>> runs;
+  int checked = 0, known_seen = 0;
+  double worst = 0;
+  for (const std::vector<std::string>& f : rows) {
+    line = f[0] + " " + f[1] + " " + f[2] + " " + f[3] + " " + f[4] + " " + f[5];
     if (f[0] == "v2b128") continue;  // batch padding: not reproduced (README.md)
-    // Known differences (README.md): Inspec documents 17 and 22 repeat a reference (KPEval's zip of
-    // all references with the unique ones' flags is not reproduced); document 25 and version 2's
-    // present string of document 13 differ for reasons not yet found.
-    if (f[1] == "inspec" && f[2] == "1234" &&
-        (f[3] == "17" || f[3] == "22" || f[3] == "25" || f[3] == "mean" || (f[0] == "v2b1" && f[3] == "13"))) {
-      continue;
-    }
-    const std::string args = "--profile kpeval " + DatasetArgs(f[1], f[2]) + " --metrics mover --model " +
-                             (f[0] == "v1" ? "bert-mnli-tiny --param mover.version=1"
-                                           : "distilbert-tiny --param mover.version=2");
+    const int n = ndocs[f[0] + " " + f[1] + " " + f[2]];
+    const std::string args =
+        "--profile kpeval " + DatasetArgs(f[1], f[2], n) + " --metrics mover --model " +
+        (f[0] == "v1" ? "bert-mnli-tiny --param mover.version=1" : "distilbert-tiny --param mover.version=2");
     if (!runs.count(args)) runs[args] = Eval(args);
     const auto doc = runs[args].find(f[3]);
     ASSERT_NE(doc, runs[args].end()) << "document " << f[3] << " of " << args;
     const auto v = doc->second.find(f[4]);
     ASSERT_NE(v, doc->second.end()) << f[4] << " of document " << f[3] << " of " << args;
-    const double want = std::stod(f[5]);
-    worst = std::max(worst, std::fabs(v->second - want));
+    const double want = std::stod(f[5]), diff = std::fabs(v->second - want);
+    if (const KnownDifference* k = Known(f); k != nullptr) {
+      ++known_seen;
+      std::cout << "known difference " << f[0] << " " << f[1] << " " << f[3] << " " << f[4] << ": " << diff << "\n";
+      EXPECT_GT(diff, 1e-6) << "known difference now agrees (update tests/data/mover/README.md and this list): "
+                            << line;
+      EXPECT_LE(diff, k->bound) << "known difference grew: " << line;
+      continue;
+    }
+    worst = std::max(worst, diff);
     EXPECT_NEAR(v->second, want, 1e-6) << f[4] << " of document " << f[3] << " for " << args;
     ++checked;
   }
-  EXPECT_GE(checked, 300);
-  std::cout << "compared " << checked << " values with KPEval's; largest difference " << worst << "\n";
+  EXPECT_EQ(known_seen, static_cast<int>(kKnownDifferences.size()));
+  EXPECT_GE(checked, 660);
+  std::cout << "compared " << checked << " values with KPEval's to 1e-6; largest difference " << worst << "\n";
 }
 
 // Profile kplab: each side weighted by its own idf; an empty side scores 0.
@@ -181,13 +218,76 @@ TEST_F(MoverRuns, MismatchedModelsAreRefusedOrNamed) {
       << o.err;
   // Version 2's formula on the BERT and version 1's on DistilBERT run: the versions name formulas, the
   // model is the user's choice (a 6-layer DistilBERT has the five layers version 1 pools).
-  o = Run("eval --dataset examples/tiny --predictions examples/tiny/predictions.txt --metrics mover --model "
+  o =
+      Run("eval --dataset examples/tiny --predictions examples/tiny/predictions.txt --metrics mover --model "
           "distilbert-tiny --param mover.version=1 --no-store");
   EXPECT_EQ(o.code, 0) << o.err;
-  o = Run("eval --dataset examples/tiny --predictions examples/tiny/predictions.txt --metrics mover --model "
+  o =
+      Run("eval --dataset examples/tiny --predictions examples/tiny/predictions.txt --metrics mover --model "
           "bert-mnli-tiny --param mover.version=3 --no-store");
-  EXPECT_EQ(o.code, 2);
+  EXPECT_EQ(o.code, 1);  // a bad parameter value, as for every plugin (calib_test.cc)
   EXPECT_NE(o.err.find("parameter 'version' must be an integer from 1 to 2 (got 3)"), std::string::npos) << o.err;
+}
+
+// The token primitives MoverScore uses, given bad arguments by a plugin on the tiny DistilBERT: each is a
+// clear error at the plugin's line, and a distance matrix past 46,340 rows is refused before anything is
+// allocated. (The happy paths are checked against KPEval above.)
+TEST_F(MoverRuns, TokenPrimitivesRefuseBadArguments) {
+  const fs::path plugins = dir_ / "probe_plugins";
+  fs::create_directories(plugins);
+  auto error_of = [&](const std::string& body) {
+    std::ofstream(plugins / "probe.lua") << "-- kplab-api: 2\n"
+                                            "return kp.metric {\n"
+                                            "  name = 'probe', version = '1.0.0', doc = 'probe',\n"
+                                            "  needs = { 'tokens' }, subsets = { 'all' }, columns = { 'x' },\n"
+                                            "  score = function(preds, refs, doc, p, ctx, out)\n"
+                                            "    local T = ctx.token_embeddings({ 'neural networks', 'a tree' }, 6)\n"
+                                         << body
+                                         << "\n    out.x = 0\n"
+                                            "  end,\n"
+                                            "}\n";
+    kplab::test::Output o = Run("eval --dataset examples/tiny --predictions examples/tiny/predictions.txt --plugins " +
+                                plugins.string() + " --metrics probe --model distilbert-tiny --no-store");
+    EXPECT_NE(o.code, 0) << body;
+    return o.err;
+  };
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"ctx.token_embeddings({ 'a' }, { 7 }, { 'min' })",
+       "probe.lua:7: ctx.token_embeddings: layer list entry 1 is not a layer in 0..6 (model 'distilbert-tiny' has 6 "
+       "layers)"},
+      {"ctx.token_embeddings({ 'a' }, { 5, 6 }, { 'median' })",
+       "probe.lua:7: ctx.token_embeddings: pool list entry 1 must be \"min\", \"mean\" or \"max\""},
+      {"ctx.token_embeddings({ 'a' }, { 5, 6 })", "probe.lua:7: ctx.token_embeddings: a layer list needs a pool list"},
+      {"ctx.token_embeddings({ 'a' }, {}, { 'min' })",
+       "probe.lua:7: ctx.token_embeddings: the layer list has 0 entries (expected 1 to 64)"},
+      {"T:ngrams(1, { true }, { 1 }, 1, 0)", "probe.lua:7: ngrams: keep has 1 entries (expected 4, one per token)"},
+      {"T:ngrams(1, { true, true, 1, true }, { 1, 1, 1, 1 }, 1, 0)",
+       "probe.lua:7: ngrams: keep[3] must be true or false"},
+      {"T:ngrams(1, { true, true, true, true }, { 1, 1, -1, 1 }, 1, 0)",
+       "probe.lua:7: ngrams: weights[3] must be a finite number >= 0"},
+      {"T:ngrams(1, { true, true, true, true }, { 1, 1, 1, 1 }, 0, 0)",
+       "probe.lua:7: ngrams: n is 0 (expected 1 to 512)"},
+      {"T:ngrams(1, { true, true, true, true }, { 1, 1, 1, 1 }, 1, -1)",
+       "probe.lua:7: ngrams: eps must be a finite number >= 0"},
+      {"T:select(3, {})", "probe.lua:7: string index 3 out of range 1..2"},
+      {"T:select(2, { true })", "probe.lua:7: select: keep has 1 entries (expected 4, one per token)"},
+      {"T:tokens(0)", "probe.lua:7: string index 0 out of range 1..2"},
+      {"kp.token_distances(T, T, 'cosine', 0)",
+       "probe.lua:7: kp.token_distances: kind must be \"sqeuclidean\" or \"euclidean\" (got 'cosine')"},
+      {"kp.token_distances(T, T, 'euclidean', 0/0)",
+       "probe.lua:7: kp.token_distances: eps must be a finite number >= 0"},
+      {"kp.token_distances(T, ctx.token_embeddings({ 'a' }, { 5, 6 }, { 'min', 'max' }), 'euclidean', 0)",
+       "probe.lua:7: kp.token_distances needs token embeddings of the same size (got 16 and 32 dimensions)"},
+      // 92 strings of 600 words, cut at 512 tokens each: 47,104 rows.
+      {"local s, l = {}, string.rep('tree ', 600) for i = 1, 46 do s[i] = l end\n"
+       "    local B = ctx.token_embeddings(s, 6)\n"
+       "    kp.token_distances(B, B, 'euclidean', 0)",
+       "probe.lua:9: kp.token_distances: 47104 rows (at most 46340)"},
+  };
+  for (const auto& [body, want] : cases) {
+    const std::string err = error_of(body);
+    EXPECT_NE(err.find(want), std::string::npos) << body << "\n" << err;
+  }
 }
 
 // ---- the Lua primitives, on the tiny DistilBERT (token strings, pooled layers, n-grams) ------------
