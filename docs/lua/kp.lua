@@ -179,6 +179,27 @@ function kp.retrieval.read_queries(path) end
 ---@return RetrievalCollection
 function kp.retrieval.collection() end
 
+---MoverScore's cost matrix: every row of A, then of B (token embeddings of one model), divided by
+---(its norm + eps) in float32; entry = |x|^2 + |y|^2 - 2 x.y in double, "sqeuclidean" clamped at 0
+---(moverscore.py), "euclidean" clamped at 1e-30 and square-rooted (moverscore_v2.py). Square.
+---@param A TokenEmbeddings
+---@param B TokenEmbeddings
+---@param kind "sqeuclidean"|"euclidean"
+---@param eps number
+---@return Matrix
+function kp.token_distances(A, B, kind, eps) end
+
+---Earth mover's distance between histograms p and q (n masses >= 0) over costs D (n x n, >= 0),
+---exactly as pyemd's emd computes it (FastEMD: masses and costs rounded to millionths of their
+---largest, an exact integer transportation problem, the surplus paid at the largest cost), and the
+---cost sum_ij float32(flow_ij) D_ij of its optimal flow. Charged to the budget as the solver goes.
+---@param p number[]
+---@param q number[]
+---@param D Matrix
+---@return number distance
+---@return number flow_cost
+function kp.emd(p, q, D) end
+
 -- ---- script API -----------------------------------------------------------------------------------
 
 ---(scripts) Imports a dataset (and optionally a system's predictions) and normalizes it under a profile,
@@ -1038,10 +1059,18 @@ function Ctx.embedding(phrase, form) end
 ---strings) at hidden layer `layer` of the run's transformer model (0 = the embedding layer's output,
 ---as Hugging Face's hidden_states[layer]; an error outside 0..L). Plugins declare needs = {"tokens"};
 ---a model without token embeddings (wordvec, model2vec, precomputed) fails the run before scoring.
+---With an array of layers and an array of pools ("min", "mean", "max"), one run of the network gives
+---each token, per pool, the element-wise reduction over those layers of each layer's vector divided by
+---its norm, the pools' vectors concatenated (MoverScore v1); such rows are not unit vectors.
 ---@param list KeyphraseList|string[]
----@param layer integer
+---@param layer integer|integer[]
+---@param pools? string[]
 ---@return TokenEmbeddings
-function Ctx.token_embeddings(list, layer) end
+function Ctx.token_embeddings(list, layer, pools) end
+
+---The run's transformer's number of layers L (ctx.token_embeddings takes 0 .. L).
+---@return integer
+function Ctx.token_layers() end
 
 ---Token embeddings of several strings (ctx.token_embeddings), kept in C++ memory (counted in the
 ---plugin's memory cap while it lives). #T is the number of strings.
@@ -1071,6 +1100,31 @@ function TokenEmbeddings:truncated(i) end
 ---@param j integer
 ---@return Matrix
 function TokenEmbeddings:cosine(i, U, j) end
+
+---The vocabulary strings of string i's tokens ("[CLS]", "neural", "##s").
+---@param i integer
+---@return string[]
+function TokenEmbeddings:tokens(i) end
+
+---MoverScore v1's n-grams of string i: the tokens whose keep is true, in order, in windows of n
+---consecutive ones one step apart (fewer than n: one window of all; none: one empty window); a
+---window's mass is the float32 sum of its weights, its vector sum (w / (mass + eps)) e in float32.
+---Returns token embeddings with one string (a row per window) and the masses.
+---@param i integer
+---@param keep boolean[]
+---@param weights number[]
+---@param n integer
+---@param eps number
+---@return TokenEmbeddings G
+---@return number[] masses
+function TokenEmbeddings:ngrams(i, keep, weights, n, eps) end
+
+---String i's rows as token embeddings of one string, those whose keep is false set to zero
+---(MoverScore v2).
+---@param i integer
+---@param keep boolean[]
+---@return TokenEmbeddings
+function TokenEmbeddings:select(i, keep) end
 
 ---The documents paired with doc (plugins with needs = {"pairs"}) whose index is higher, so each pair
 ---is seen once, in index order; second, how many of the pairs doc opens have identical gold sets

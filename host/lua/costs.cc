@@ -180,9 +180,17 @@ constexpr CostEntry kCosts[] = {
     {"ctx.cosine", kCharged, "the phrase vectors reserved first; O(rows x columns x dims) on phrases of the run"},
     {"ctx.embedding", kSize, "O(dims)"},
     {"ctx.token_embeddings", kCharged, "the token vectors reserved and held in the memory cap before the model "
-                                       "runs (lua_tokens.cc)"},
+                                       "runs: rows x dims x 4 bytes, times (layers + pools) when a layer list is "
+                                       "pooled (lua_tokens.cc); the layer list at most 64, the pool list at most 3"},
+    {"ctx.token_layers", kConstant, "O(1): the model's number of layers"},
     {"kp.greedy_match", kSize, "O(cells of the Matrix)"},
     {"kp.bertscore_baseline", kSize, "O(size of the baseline file, read only when granted, in prepare)"},
+    {"kp.token_distances", kCharged, "N^2 x dims charged and the N x N Matrix reserved before it is made (N rows of "
+                                     "the two token embeddings together); N above 46,340 refused (lua_tokens.cc)"},
+    {"kp.emd", kCharged, "n^2 charged and 8 n^2 numbers reserved before the solver starts; each augmenting path (a "
+                         "dense O(n^2) Dijkstra) charged as it is found, so at most one path's work runs uncharged; "
+                         "about 2n paths in practice (~n^3), never more than the ~10^6 integer units of mass "
+                         "FastEMD's rounding leaves (kplab/emd.h)"},
     {"EmbeddingSpaceHolder.__gc", kConstant, "O(1)"},
     {"TokenSpaceHolder.__gc", kConstant, "O(1)"},
     {"Matrix.__gc", kConstant, "O(1): gives its cells back to the memory cap"},
@@ -213,7 +221,12 @@ constexpr CostEntry kCosts[] = {
     {"TokenEmbeddings.__tostring", kConstant, "O(1)"},
     {"TokenEmbeddings:cosine", kCharged, "the Matrix reserved before it is made; O(tokens x tokens x dims)"},
     {"TokenEmbeddings:ids", kSize, "O(tokens of one string)"},
+    {"TokenEmbeddings:ngrams", kCharged, "windows x width x dims charged and the windows' vectors reserved first "
+                                         "(lua_tokens.cc); keep and weights read raw, their lengths checked "
+                                         "against the string's tokens first"},
+    {"TokenEmbeddings:select", kCharged, "tokens x dims charged and the vectors reserved first (lua_tokens.cc)"},
     {"TokenEmbeddings:special", kSize, "O(tokens of one string)"},
+    {"TokenEmbeddings:tokens", kCharged, "tokens of one string charged first; O(their text)"},
     {"TokenEmbeddings:truncated", kConstant, "O(1)"},
     // ---- kp.stats (lua_stats.cc): samples are read raw (1..#t) ------------------------------------------------
     {"kp.stats.mean", kSize, kMemory},

@@ -17,6 +17,7 @@
 
 #include "bindings.h"
 #include "embedding.h"
+#include "kplab/emd.h"
 #include "kplab/io.h"
 #include "kplab/sim.h"
 #include "kplab/text.h"
@@ -28,10 +29,14 @@ namespace {
 
 constexpr const char* kTokensMeta = "kplab.TokenEmbeddings";
 
-// Rows are L2-normalized when made (a zero row stays zero), so a cosine is a dot product.
+// Rows are L2-normalized when made (a zero row stays zero), so a cosine is a dot product; rows made by
+// pooling layers, ngrams or select (MoverScore) are not (unit = false) and cosine divides by the norms.
+// space names the model the tokens came from (T:tokens).
 struct TokensUd {
   TokenBatch batch;
   HeldMemory held;
+  bool unit = true;
+  std::shared_ptr<const EmbeddingSpace> space;
 };
 
 TokensUd* CheckTokens(lua_State* L, int i) { return Check<TokensUd>(L, i, kTokensMeta); }
@@ -94,12 +99,20 @@ int TCosine(lua_State* L) {
   ReserveNative(L, static_cast<double>(rows) * cols * sizeof(double), "the token cosine Matrix");
   Matrix m(rows, cols);
   const std::size_t d = static_cast<std::size_t>(a.dims);
+  const bool unit = CheckTokens(L, 1)->unit && CheckTokens(L, 3)->unit;
   for (int r = 0; r < rows; ++r) {
     const float* x = a.vecs.data() + (a.offsets[i] + r) * d;
     for (int c = 0; c < cols; ++c) {
       const float* y = b.vecs.data() + (b.offsets[j] + c) * d;
-      double s = 0;
+      double s = 0, nx = 0, ny = 0;
       for (std::size_t k = 0; k < d; ++k) s += static_cast<double>(x[k]) * y[k];
+      if (!unit) {
+        for (std::size_t k = 0; k < d; ++k) {
+          nx += static_cast<double>(x[k]) * x[k];
+          ny += static_cast<double>(y[k]) * y[k];
+        }
+        s = nx > 0 && ny > 0 ? s / std::sqrt(nx * ny) : 0.0;
+      }
       m.at(r, c) = s;
     }
   }
@@ -115,9 +128,15 @@ int TToString(lua_State* L) {
   return 1;
 }
 
+// MoverScore's pieces (T:tokens, T:ngrams, T:select, kp.token_distances, kp.emd) are below.
+int TTokens(lua_State* L);
+int TNgrams(lua_State* L);
+int TSelect(lua_State* L);
+
 const luaL_Reg kTokensMethods[] = {
     {"__len", Safe<TLen>},       {"__tostring", Safe<TToString>}, {"ids", Safe<TIds>},
     {"special", Safe<TSpecial>}, {"truncated", Safe<TTruncated>}, {"cosine", Safe<TCosine>},
+    {"tokens", Safe<TTokens>},   {"ngrams", Safe<TNgrams>},       {"select", Safe<TSelect>},
     {nullptr, nullptr},
 };
 
@@ -127,21 +146,130 @@ struct SpaceRef {
   std::shared_ptr<const EmbeddingSpace> space;
 };
 
-const EmbeddingSpace* TokenSpace(lua_State* L) {
+std::shared_ptr<const EmbeddingSpace> TokenSpaceShared(lua_State* L) {
   lua_rawgetp(L, LUA_REGISTRYINDEX, &kSpaceKey);
   auto* h = static_cast<SpaceRef*>(lua_touserdata(L, -1));
   lua_pop(L, 1);
-  return h != nullptr ? h->space.get() : nullptr;
+  return h != nullptr ? h->space : nullptr;
+}
+
+const EmbeddingSpace* TokenSpace(lua_State* L) { return TokenSpaceShared(L).get(); }
+
+// The layers argument of ctx.token_embeddings when it is an array (several layers pooled), and its
+// pool argument: "min", "mean", "max" reductions, concatenated in the order given.
+std::vector<int> CheckLayerList(lua_State* L, int arg, int layers, const std::string& model) {
+  const lua_Integer n = luaL_len(L, arg);
+  if (n < 1 || n > 64) luaL_error(L, "ctx.token_embeddings: the layer list has %I entries (expected 1 to 64)", n);
+  std::vector<int> out;
+  for (lua_Integer i = 1; i <= n; ++i) {
+    lua_rawgeti(L, arg, i);
+    int isnum = 0;
+    const lua_Integer l = lua_tointegerx(L, -1, &isnum);
+    lua_pop(L, 1);
+    if (!isnum || l < 0 || l > layers) {
+      luaL_error(L, "ctx.token_embeddings: layer list entry %I is not a layer in 0..%d (model '%s' has %d layers)", i,
+                 layers, model.c_str(), layers);
+    }
+    out.push_back(static_cast<int>(l));
+  }
+  return out;
+}
+
+std::vector<std::string> CheckPools(lua_State* L, int arg) {
+  if (!lua_istable(L, arg)) {
+    luaL_error(L, "ctx.token_embeddings: a layer list needs a pool list as argument #3 ({\"min\", \"mean\", "
+                  "\"max\"} or some of them)");
+  }
+  const lua_Integer n = luaL_len(L, arg);
+  if (n < 1 || n > 3) luaL_error(L, "ctx.token_embeddings: the pool list has %I entries (expected 1 to 3)", n);
+  std::vector<std::string> out;
+  for (lua_Integer i = 1; i <= n; ++i) {
+    lua_rawgeti(L, arg, i);
+    const char* p = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+    const std::string pool(p);
+    lua_pop(L, 1);
+    if (pool != "min" && pool != "mean" && pool != "max") {
+      luaL_error(L, "ctx.token_embeddings: pool list entry %I must be \"min\", \"mean\" or \"max\"", i);
+    }
+    out.push_back(pool);
+  }
+  return out;
+}
+
+// MoverScore v1 (moverscore.py word_mover_score): each layer's vector divided by its norm (float32, as
+// torch's div_ by torch.norm), then per pool the element-wise min / mean (sum in layer order, / k) / max
+// over the layers, the pools' vectors one after another. A zero vector stays zero.
+void PoolLayers(TokenBatch& b, std::size_t k, const std::vector<std::string>& pools) {
+  const std::size_t H = static_cast<std::size_t>(b.dims) / k, rows = b.ids.size(), np = pools.size();
+  std::vector<float> out(rows * H * np);
+  std::vector<float> unit(H * k);
+  for (std::size_t r = 0; r < rows; ++r) {
+    const float* src = b.vecs.data() + r * H * k;
+    for (std::size_t l = 0; l < k; ++l) {
+      double n2 = 0;
+      for (std::size_t e = 0; e < H; ++e) n2 += static_cast<double>(src[l * H + e]) * src[l * H + e];
+      const float norm = static_cast<float>(std::sqrt(n2));
+      for (std::size_t e = 0; e < H; ++e) unit[l * H + e] = norm > 0 ? src[l * H + e] / norm : 0.0f;
+    }
+    for (std::size_t p = 0; p < np; ++p) {
+      float* dst = out.data() + (r * np + p) * H;
+      for (std::size_t e = 0; e < H; ++e) {
+        float v = unit[e];
+        for (std::size_t l = 1; l < k; ++l) {
+          const float u = unit[l * H + e];
+          if (pools[p] == "min") {
+            v = std::min(v, u);
+          } else if (pools[p] == "max") {
+            v = std::max(v, u);
+          } else {
+            v += u;
+          }
+        }
+        dst[e] = pools[p] == "mean" ? v / static_cast<float>(k) : v;
+      }
+    }
+  }
+  b.vecs = std::move(out);
+  b.dims = static_cast<int>(H * np);
+}
+
+// ctx.token_layers() -> L: the model's number of layers (ctx.token_embeddings takes 0 .. L); loads the
+// model, which a plugin that needs tokens does anyway.
+int CtxTokenLayers(lua_State* L) {
+  const EmbeddingSpace* s = TokenSpace(L);
+  if (s == nullptr) return luaL_error(L, "ctx.token_layers needs the model: declare needs = {\"tokens\"}");
+  const int layers = s->embedder->token_layers();
+  if (layers < 0) return luaL_error(L, "%s", NoTokenEmbeddingsMessage(*s, "").c_str());
+  lua_pushinteger(L, layers);
+  return 1;
+}
+
+// A TokenEmbeddings userdata over batch, its memory counted in the VM's cap while it lives.
+int PushTokens(lua_State* L, TokenBatch batch, bool unit, std::shared_ptr<const EmbeddingSpace> space) {
+  const std::size_t bytes = batch.vecs.capacity() * sizeof(float) + batch.ids.capacity() * sizeof(int) +
+                            batch.offsets.capacity() * sizeof(std::size_t) + batch.special.capacity() +
+                            batch.truncated.capacity();
+  HeldMemory held = HoldNative(L, bytes, "ctx.token_embeddings");
+  NewUserdata<TokensUd>(L, kTokensMeta, TokensUd{std::move(batch), std::move(held), unit, std::move(space)});
+  return 1;
 }
 
 // ctx.token_embeddings(list, layer) -> TokenEmbeddings of every string of list (a KeyphraseList: its
 // surfaces; or an array of strings) at hidden layer `layer` (0 = the embedding layer's output).
 int CtxTokenEmbeddings(lua_State* L) {
-  const EmbeddingSpace* s = TokenSpace(L);
+  const std::shared_ptr<const EmbeddingSpace> shared = TokenSpaceShared(L);
+  const EmbeddingSpace* s = shared.get();
   if (s == nullptr) return luaL_error(L, "ctx.token_embeddings needs the model: declare needs = {\"tokens\"}");
-  const lua_Integer layer = luaL_checkinteger(L, 2);
+  const bool pooled = lua_istable(L, 2);
   const int layers = s->embedder->token_layers();
   if (layers < 0) return luaL_error(L, "%s", NoTokenEmbeddingsMessage(*s, "").c_str());
+  std::vector<int> layer_list;
+  std::vector<std::string> pools;
+  if (pooled) {
+    layer_list = CheckLayerList(L, 2, layers, s->model.name);
+    pools = CheckPools(L, 3);
+  }
+  const lua_Integer layer = pooled ? layer_list[0] : luaL_checkinteger(L, 2);
   if (layer < 0 || layer > layers) {
     return luaL_error(L, "ctx.token_embeddings: layer %I is outside 0..%d (model '%s' has %d layers; 0 is the "
                       "embedding layer's output)",
@@ -179,17 +307,23 @@ int CtxTokenEmbeddings(lua_State* L) {
       const double most = static_cast<double>(t.size()) + 4;
       rows += cap > 0 ? std::min(most, static_cast<double>(cap)) : most;
     }
-    ReserveNative(L, rows * (static_cast<double>(s->dims) * sizeof(float) + sizeof(int) + 1), "ctx.token_embeddings");
+    const double per_row = pooled ? static_cast<double>(layer_list.size() + pools.size()) : 1.0;
+    ReserveNative(L, rows * (static_cast<double>(s->dims) * sizeof(float) * per_row + sizeof(int) + 1),
+                  "ctx.token_embeddings");
   }
   TokenBatch batch;
-  if (Status st = s->embedder->EmbedTokens(texts, static_cast<int>(layer), batch); !st.ok()) {
-    return luaL_error(L, "ctx.token_embeddings: %s", st.message().c_str());
-  }
+  const Status st = pooled ? s->embedder->EmbedTokenLayers(texts, layer_list, batch)
+                           : s->embedder->EmbedTokens(texts, static_cast<int>(layer), batch);
+  if (!st.ok()) return luaL_error(L, "ctx.token_embeddings: %s", st.message().c_str());
   if (batch.offsets.size() != texts.size() + 1 || batch.ids.size() != batch.offsets.back() ||
       batch.special.size() != batch.ids.size() || batch.truncated.size() != texts.size() ||
       batch.vecs.size() != batch.ids.size() * static_cast<std::size_t>(batch.dims)) {
     return luaL_error(L, "ctx.token_embeddings: model '%s' returned an inconsistent token batch",
                       s->model.name.c_str());
+  }
+  if (pooled) {
+    PoolLayers(batch, layer_list.size(), pools);
+    return PushTokens(L, std::move(batch), false, shared);
   }
   const std::size_t d = static_cast<std::size_t>(batch.dims);
   for (std::size_t r = 0; r < batch.ids.size(); ++r) {
@@ -201,12 +335,7 @@ int CtxTokenEmbeddings(lua_State* L) {
       for (std::size_t k = 0; k < d; ++k) v[k] = static_cast<float>(v[k] * inv);
     }
   }
-  const std::size_t bytes = batch.vecs.capacity() * sizeof(float) + batch.ids.capacity() * sizeof(int) +
-                            batch.offsets.capacity() * sizeof(std::size_t) + batch.special.capacity() +
-                            batch.truncated.capacity();
-  HeldMemory held = HoldNative(L, bytes, "ctx.token_embeddings");
-  NewUserdata<TokensUd>(L, kTokensMeta, TokensUd{std::move(batch), std::move(held)});
-  return 1;
+  return PushTokens(L, std::move(batch), true, shared);
 }
 
 // Reads array `arg` of n finite numbers >= 0 (token weights).
@@ -340,6 +469,215 @@ int KpBertscoreBaseline(lua_State* L) {
   return 1;
 }
 
+// ---------------------------------------------------------------------------------------------
+// MoverScore (plugins/mover.lua): token strings, n-gram vectors, distance matrices, earth mover's
+// distance. Each charges its loops to the budget before running them (sandbox.h).
+
+// A string's flags (keep) or weights: an array of exactly n entries.
+std::vector<char> CheckKeep(lua_State* L, int arg, std::size_t n, const char* fn) {
+  luaL_checktype(L, arg, LUA_TTABLE);
+  const lua_Integer len = luaL_len(L, arg);
+  if (len != static_cast<lua_Integer>(n)) {
+    luaL_error(L, "%s: keep has %I entries (expected %d, one per token)", fn, len, static_cast<int>(n));
+  }
+  std::vector<char> keep(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    lua_rawgeti(L, arg, static_cast<lua_Integer>(k + 1));
+    if (!lua_isboolean(L, -1)) luaL_error(L, "%s: keep[%d] must be true or false", fn, static_cast<int>(k + 1));
+    keep[k] = static_cast<char>(lua_toboolean(L, -1));
+    lua_pop(L, 1);
+  }
+  return keep;
+}
+
+std::vector<double> CheckNumbers(lua_State* L, int arg, std::size_t n, const char* fn, const char* what) {
+  luaL_checktype(L, arg, LUA_TTABLE);
+  const lua_Integer len = luaL_len(L, arg);
+  if (len != static_cast<lua_Integer>(n)) {
+    luaL_error(L, "%s: %s has %I entries (expected %d)", fn, what, len, static_cast<int>(n));
+  }
+  std::vector<double> v(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    lua_rawgeti(L, arg, static_cast<lua_Integer>(k + 1));
+    int isnum = 0;
+    v[k] = lua_tonumberx(L, -1, &isnum);
+    lua_pop(L, 1);
+    if (!isnum || !std::isfinite(v[k]) || v[k] < 0) {
+      luaL_error(L, "%s: %s[%d] must be a finite number >= 0", fn, what, static_cast<int>(k + 1));
+    }
+  }
+  return v;
+}
+
+// T:tokens(i) -> the vocabulary strings of string i's tokens ("[CLS]", "neural", "##s", ...).
+int TTokens(lua_State* L) {
+  const TokensUd* t = CheckTokens(L, 1);
+  const TokenBatch& b = t->batch;
+  const int i = CheckString(L, 2, b);
+  if (!t->space) return luaL_error(L, "tokens: these token embeddings name no model");
+  ChargeNative(L, static_cast<double>(b.offsets[i + 1] - b.offsets[i]));
+  lua_createtable(L, static_cast<int>(b.offsets[i + 1] - b.offsets[i]), 0);
+  for (std::size_t r = b.offsets[i]; r < b.offsets[i + 1]; ++r) {
+    const std::string text = t->space->embedder->TokenText(b.ids[r]);
+    lua_pushlstring(L, text.data(), text.size());
+    lua_rawseti(L, -2, static_cast<lua_Integer>(r - b.offsets[i] + 1));
+  }
+  return 1;
+}
+
+// One-string token embeddings built from rows of vecs (dims each).
+int PushRows(lua_State* L, const TokensUd& from, std::vector<float> vecs, std::size_t rows, int dims) {
+  TokenBatch out;
+  out.dims = dims;
+  out.vecs = std::move(vecs);
+  out.offsets = {0, rows};
+  out.ids.assign(rows, -1);
+  out.special.assign(rows, 0);
+  out.truncated.assign(1, 0);
+  return PushTokens(L, std::move(out), false, from.space);
+}
+
+// T:ngrams(i, keep, weights, n, eps) -> G, masses: MoverScore v1's load_ngram over string i. The kept
+// tokens (keep[k] true), in order, are cut into windows of n consecutive ones, one step apart (fewer
+// than n kept: one window of them all; none: one empty window). A window's mass is the float32 sum of
+// its weights; its vector sum_k (w_k / (mass + eps)) e_k, in float32 as torch computes it. G has one
+// string whose rows are the windows' vectors; masses the windows' masses (numbers).
+int TNgrams(lua_State* L) {
+  const TokensUd* t = CheckTokens(L, 1);
+  const TokenBatch& b = t->batch;
+  const int i = CheckString(L, 2, b);
+  const std::size_t len = b.offsets[i + 1] - b.offsets[i];
+  const std::vector<char> keep = CheckKeep(L, 3, len, "ngrams");
+  const std::vector<double> w = CheckNumbers(L, 4, len, "ngrams", "weights");
+  const lua_Integer n = luaL_checkinteger(L, 5);
+  if (n < 1 || n > 512) luaL_error(L, "ngrams: n is %I (expected 1 to 512)", n);
+  const double eps = luaL_checknumber(L, 6);
+  if (!std::isfinite(eps) || eps < 0) luaL_error(L, "ngrams: eps must be a finite number >= 0");
+  std::vector<std::size_t> ids;
+  for (std::size_t k = 0; k < len; ++k) {
+    if (keep[k]) ids.push_back(k);
+  }
+  // numpy's slide_window: width min(n, #ids) (0 when none), windows at every start.
+  const std::size_t width = std::min<std::size_t>(static_cast<std::size_t>(n), ids.size());
+  const std::size_t windows = ids.size() - width + 1;
+  const std::size_t d = static_cast<std::size_t>(b.dims);
+  ChargeNative(L, static_cast<double>(windows) * static_cast<double>(std::max<std::size_t>(width, 1)) * d);
+  ReserveNative(L, static_cast<double>(windows) * d * sizeof(float), "T:ngrams");
+  std::vector<float> vecs(windows * d, 0.0f);
+  lua_createtable(L, static_cast<int>(windows), 0);  // masses, pushed after G
+  for (std::size_t s = 0; s < windows; ++s) {
+    float mass = 0;
+    for (std::size_t k = 0; k < width; ++k) mass += static_cast<float>(w[ids[s + k]]);
+    const float denom = mass + static_cast<float>(eps);
+    float* dst = vecs.data() + s * d;
+    for (std::size_t k = 0; k < width; ++k) {
+      const float scale = static_cast<float>(w[ids[s + k]]) / denom;
+      const float* e = b.vecs.data() + (b.offsets[i] + ids[s + k]) * d;
+      for (std::size_t x = 0; x < d; ++x) dst[x] += scale * e[x];
+    }
+    lua_pushnumber(L, static_cast<double>(mass));
+    lua_rawseti(L, -2, static_cast<lua_Integer>(s + 1));
+  }
+  PushRows(L, *t, std::move(vecs), windows, b.dims);
+  lua_insert(L, -2);  // [G, masses]
+  return 2;
+}
+
+// T:select(i, keep) -> G: string i's rows, those whose keep is false set to zero (moverscore_v2 zeroes
+// the embeddings of the tokens it drops and keeps them as rows).
+int TSelect(lua_State* L) {
+  const TokensUd* t = CheckTokens(L, 1);
+  const TokenBatch& b = t->batch;
+  const int i = CheckString(L, 2, b);
+  const std::size_t len = b.offsets[i + 1] - b.offsets[i], d = static_cast<std::size_t>(b.dims);
+  const std::vector<char> keep = CheckKeep(L, 3, len, "select");
+  ChargeNative(L, static_cast<double>(len) * d);
+  ReserveNative(L, static_cast<double>(len) * d * sizeof(float), "T:select");
+  std::vector<float> vecs(len * d, 0.0f);
+  for (std::size_t k = 0; k < len; ++k) {
+    if (!keep[k]) continue;
+    const float* e = b.vecs.data() + (b.offsets[i] + k) * d;
+    std::copy(e, e + d, vecs.begin() + static_cast<std::ptrdiff_t>(k * d));
+  }
+  return PushRows(L, *t, std::move(vecs), len, b.dims);
+}
+
+// kp.token_distances(A, B, kind, eps) -> Matrix: the rows of every string of A, then of B (token
+// embeddings of one model), each divided by (its norm + eps) in float32, as MoverScore normalizes
+// them; entry (r, c) = |x_r|^2 + |x_c|^2 - 2 x_r . x_c in double, "sqeuclidean" clamped at 0
+// (moverscore.py's pairwise_distances), "euclidean" clamped at 1e-30 then square-rooted
+// (moverscore_v2.py's batched_cdist_l2). A square matrix over all the rows.
+int KpTokenDistances(lua_State* L) {
+  const TokenBatch& a = CheckTokens(L, 1)->batch;
+  const TokenBatch& b = CheckTokens(L, 2)->batch;
+  const std::string kind = luaL_checkstring(L, 3);
+  if (kind != "sqeuclidean" && kind != "euclidean") {
+    return luaL_error(L, "kp.token_distances: kind must be \"sqeuclidean\" or \"euclidean\" (got '%s')", kind.c_str());
+  }
+  const double eps = luaL_checknumber(L, 4);
+  if (!std::isfinite(eps) || eps < 0) return luaL_error(L, "kp.token_distances: eps must be a finite number >= 0");
+  if (a.dims != b.dims) {
+    return luaL_error(L, "kp.token_distances needs token embeddings of the same size (got %d and %d dimensions)",
+                      a.dims, b.dims);
+  }
+  const std::size_t d = static_cast<std::size_t>(a.dims), na = a.ids.size(), n = na + b.ids.size();
+  if (n > 46340) return luaL_error(L, "kp.token_distances: %d rows (at most 46340)", static_cast<int>(n));
+  ChargeNative(L, static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(d));
+  ReserveNative(L, static_cast<double>(n) * n * sizeof(double) + static_cast<double>(n) * d * sizeof(float),
+                "kp.token_distances");
+  std::vector<float> x(n * d);
+  std::vector<double> sq(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    const float* src = r < na ? a.vecs.data() + r * d : b.vecs.data() + (r - na) * d;
+    double n2 = 0;
+    for (std::size_t k = 0; k < d; ++k) n2 += static_cast<double>(src[k]) * src[k];
+    const float denom = static_cast<float>(std::sqrt(n2)) + static_cast<float>(eps);
+    double s2 = 0;
+    for (std::size_t k = 0; k < d; ++k) {
+      const float v = denom > 0 ? src[k] / denom : 0.0f;  // 0 / 0 (a zero row, eps 0) stays 0
+      x[r * d + k] = v;
+      s2 += static_cast<double>(v) * v;
+    }
+    sq[r] = s2;
+  }
+  Matrix m(static_cast<int>(n), static_cast<int>(n));
+  const bool euclid = kind == "euclidean";
+  for (std::size_t r = 0; r < n; ++r) {
+    for (std::size_t c = r; c < n; ++c) {
+      double dot = 0;
+      for (std::size_t k = 0; k < d; ++k) dot += static_cast<double>(x[r * d + k]) * x[c * d + k];
+      double v = sq[r] + sq[c] - 2 * dot;
+      v = euclid ? std::sqrt(std::max(v, 1e-30)) : std::max(v, 0.0);
+      m.at(static_cast<int>(r), static_cast<int>(c)) = v;
+      m.at(static_cast<int>(c), static_cast<int>(r)) = v;
+    }
+  }
+  PushMatrix(L, std::move(m));
+  return 1;
+}
+
+// kp.emd(p, q, D) -> distance, flow_cost: pyemd's emd(p, q, D) (kplab/emd.h: FastEMD's arithmetic,
+// exact), and the cost of its flow, sum_ij float32(flow_ij) * D_ij (moverscore_v2 scores with it).
+int KpEmd(lua_State* L) {
+  const Matrix& m = CheckMatrixArg(L, 3);
+  if (m.rows != m.cols) return luaL_error(L, "kp.emd: D is %d x %d (expected a square matrix)", m.rows, m.cols);
+  const std::size_t n = static_cast<std::size_t>(m.rows);
+  const std::vector<double> p = CheckNumbers(L, 1, n, "kp.emd", "p");
+  const std::vector<double> q = CheckNumbers(L, 2, n, "kp.emd", "q");
+  ChargeNative(L, static_cast<double>(n) * static_cast<double>(n));
+  ReserveNative(L, static_cast<double>(n) * n * 8 * sizeof(double), "kp.emd");
+  EmdOptions opt;
+  opt.flow = true;
+  opt.checkpoint = [L](double steps) { ChargeNative(L, steps); };
+  auto r = EarthMoversDistance(p, q, m.v, opt);
+  if (!r.ok()) return luaL_error(L, "kp.%s", r.error().message.c_str());
+  double cost = 0;
+  for (std::size_t k = 0; k < n * n; ++k) cost += static_cast<double>(static_cast<float>(r->flow[k])) * m.v[k];
+  lua_pushnumber(L, r->distance);
+  lua_pushnumber(L, cost);
+  return 2;
+}
+
 }  // namespace
 
 std::string NoTokenEmbeddingsMessage(const EmbeddingSpace& s, std::string_view metric) {
@@ -401,6 +739,8 @@ void AddTokensCtx(lua_State* L) {
   if (TokenSpace(L) == nullptr) return;
   lua_pushcfunction(L, Safe<CtxTokenEmbeddings>);
   lua_setfield(L, -2, "token_embeddings");
+  lua_pushcfunction(L, Safe<CtxTokenLayers>);
+  lua_setfield(L, -2, "token_layers");
 }
 
 void InstallTokens(lua_State* L) {
@@ -412,6 +752,10 @@ void InstallTokens(lua_State* L) {
   lua_setfield(L, -2, "greedy_match");
   lua_pushcfunction(L, Safe<KpBertscoreBaseline>);
   lua_setfield(L, -2, "bertscore_baseline");
+  lua_pushcfunction(L, Safe<KpTokenDistances>);
+  lua_setfield(L, -2, "token_distances");
+  lua_pushcfunction(L, Safe<KpEmd>);
+  lua_setfield(L, -2, "emd");
 }
 
 }  // namespace kplab::host

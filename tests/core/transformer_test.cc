@@ -395,9 +395,11 @@ TEST(TransformerBadInput, UnknownArchitecture) {
   TempDir t;
   const std::string d = CopyFixture(t, "bert-tiny");
   ReplaceInFile(d + "/config.json", "\"model_type\": \"bert\"", "\"model_type\": \"roberta\"");
-  EXPECT_EQ(LoadError(d), d + "/config.json: unknown architecture: model_type \"roberta\" (expected \"bert\" or \"mpnet\")");
+  EXPECT_EQ(LoadError(d), d + "/config.json: unknown architecture: model_type \"roberta\" (expected \"bert\", "
+                          "\"mpnet\" or \"distilbert\")");
   ReplaceInFile(d + "/config.json", "\"model_type\": \"roberta\"", "\"model_typo\": \"bert\"");
-  EXPECT_EQ(LoadError(d), d + "/config.json: unknown architecture: model_type \"\" (expected \"bert\" or \"mpnet\")");
+  EXPECT_EQ(LoadError(d), d + "/config.json: unknown architecture: model_type \"\" (expected \"bert\", "
+                          "\"mpnet\" or \"distilbert\")");
 }
 
 TEST(TransformerBadInput, MissingTensorWrongShapeWrongDtype) {

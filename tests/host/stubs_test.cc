@@ -27,10 +27,10 @@ namespace {
 // Ctx: the table the runner passes to score/aggregate; cosine/embedding exist only with an embedding
 // space (docs/embeddings.md), partners only for needs = {"pairs"}, unit only for a plugin that declares
 // c:units (tests/host/ci_test.cc calls it).
-// token_embeddings only with a model (needs = {"tokens"}); TokenEmbeddings are made by it alone
-// (tests/host/bertscore_test.cc).
+// token_embeddings and token_layers only with a model (needs = {"tokens"}); TokenEmbeddings are made by
+// ctx.token_embeddings alone (tests/host/bertscore_test.cc, mover_test.cc).
 const std::set<std::string> kUnchecked = {"Ctx", "Ctx.cosine", "Ctx.embedding", "Ctx.partners", "Ctx.unit",
-                                          "Ctx.token_embeddings"};
+                                          "Ctx.token_embeddings", "Ctx.token_layers"};
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -64,6 +64,14 @@ class Embedder {
     (void)max_tokens;
     return Embed(texts, out, has);
   }
+  // Several layers from one run of the network (MoverScore v1 pools layers L-4 .. L): each token's row
+  // is the listed layers' vectors one after another (out.dims = layers.size() x the hidden size), in
+  // the order listed; a layer may repeat. The default calls EmbedTokens once per layer.
+  virtual Status EmbedTokenLayers(const std::vector<std::string_view>& texts, const std::vector<int>& layers,
+                                  TokenBatch& out) const;
+  // The vocabulary string of a token id as EmbedTokens gives it ("[CLS]", "##ing"), "" for an id the
+  // backend cannot name (MoverScore filters tokens by these strings).
+  virtual std::string TokenText(int id) const;
 };
 
 }  // namespace kplab

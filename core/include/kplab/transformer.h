@@ -42,7 +42,7 @@
 namespace kplab {
 
 struct TransformerConfig {
-  std::string model_type;  // "bert" | "mpnet"
+  std::string model_type;  // "bert" | "mpnet" | "distilbert"
   int vocab_size = 0;
   int hidden = 0;
   int layers = 0;
@@ -92,6 +92,11 @@ class TransformerModel final : public Embedder {
   Result<std::vector<float>> ScorePairs(const std::vector<std::pair<std::string_view, std::string_view>>& pairs,
                                         int max_tokens) const;
 
+  // Layers from one run (MoverScore v1 pools the last five); see Embedder::EmbedTokenLayers.
+  Status EmbedTokenLayers(const std::vector<std::string_view>& texts, const std::vector<int>& layers,
+                          TokenBatch& out) const override;
+  std::string TokenText(int id) const override;
+
   const TransformerConfig& config() const;
   // The files the fingerprint covers, relative to the snapshot, in the order hashed.
   const std::vector<std::string>& hashed_files() const;
@@ -114,6 +119,8 @@ class TransformerModel final : public Embedder {
   Status EmbedUnchecked(const std::vector<std::string_view>& phrases, float* out, std::uint8_t* has,
                         std::size_t max_len = 0) const;
   Status EmbedTokensUnchecked(const std::vector<std::string_view>& texts, int layer, TokenBatch& out) const;
+  Status EmbedTokenLayersUnchecked(const std::vector<std::string_view>& texts, const std::vector<int>& layers,
+                                   TokenBatch& out) const;
   explicit TransformerModel(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -287,6 +287,11 @@ class Fingerprinted final : public Embedder {
                       std::uint8_t* has) const override {
     return inner_->EmbedLimited(texts, max_tokens, out, has);
   }
+  Status EmbedTokenLayers(const std::vector<std::string_view>& texts, const std::vector<int>& layers,
+                          TokenBatch& out) const override {
+    return inner_->EmbedTokenLayers(texts, layers, out);
+  }
+  std::string TokenText(int id) const override { return inner_->TokenText(id); }
 
  private:
   std::shared_ptr<const Embedder> inner_;
@@ -296,7 +301,10 @@ class Fingerprinted final : public Embedder {
 // The files a transformer import copies, relative to the snapshot (those present are copied).
 constexpr const char* kTransformerFiles[] = {
     "config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "modules.json",
-    "sentence_bert_config.json", "config_sentence_transformers.json", "README.md", "LICENSE"};
+    "sentence_bert_config.json", "config_sentence_transformers.json", "README.md", "LICENSE",
+    // A BERT saved by pytorch_pretrained_bert or Google's scripts (MoverScore's MNLI checkpoint): its
+    // WordPiece vocabulary instead of tokenizer.json, and the older name of the configuration.
+    "vocab.txt", "bert_config.json"};
 
 // The transformer's own configuration as kplab read it, in the manifest (pooling, normalize, lengths).
 std::string TransformerConfigJson(const TransformerModel& m) {
@@ -465,6 +473,12 @@ class Deferred final : public Embedder {
     if (!Load()) return *error_;
     return loaded_->EmbedLimited(texts, max_tokens, out, has);
   }
+  Status EmbedTokenLayers(const std::vector<std::string_view>& texts, const std::vector<int>& layers,
+                          TokenBatch& out) const override {
+    if (!Load()) return *error_;
+    return loaded_->EmbedTokenLayers(texts, layers, out);
+  }
+  std::string TokenText(int id) const override { return Load() ? loaded_->TokenText(id) : std::string(); }
 
  private:
   bool Load() const {
@@ -494,6 +508,31 @@ Status Embedder::EmbedTokens(const std::vector<std::string_view>&, int, TokenBat
   return Error{fmt::format("model backend '{}' has no token embeddings (a transformer model has: "
                            "kplab model import NAME --backend transformer DIR)", backend())};
 }
+
+Status Embedder::EmbedTokenLayers(const std::vector<std::string_view>& texts, const std::vector<int>& layers,
+                                  TokenBatch& out) const {
+  out = TokenBatch{};
+  if (layers.empty()) return Error{"EmbedTokenLayers: no layer asked for"};
+  std::vector<TokenBatch> each(layers.size());
+  for (std::size_t k = 0; k < layers.size(); ++k) {
+    if (Status s = EmbedTokens(texts, layers[k], each[k]); !s.ok()) return s;
+  }
+  const std::size_t rows = each[0].ids.size(), d = static_cast<std::size_t>(each[0].dims), k = layers.size();
+  out = std::move(each[0]);
+  std::vector<float> first = std::move(out.vecs);
+  out.dims = static_cast<int>(d * k);
+  out.vecs.assign(rows * d * k, 0.0f);
+  for (std::size_t l = 0; l < k; ++l) {
+    const std::vector<float>& src = l == 0 ? first : each[l].vecs;
+    for (std::size_t r = 0; r < rows; ++r) {
+      std::copy(src.begin() + static_cast<std::ptrdiff_t>(r * d), src.begin() + static_cast<std::ptrdiff_t>((r + 1) * d),
+                out.vecs.begin() + static_cast<std::ptrdiff_t>((r * k + l) * d));
+    }
+  }
+  return Status::Ok();
+}
+
+std::string Embedder::TokenText(int) const { return {}; }
 
 std::shared_ptr<const Embedder> DeferredEmbedder(const ModelInfo& info) {
   return std::make_shared<const Deferred>(info);

@@ -18,6 +18,7 @@
 
 #include "kplab/hf_tokenizer.h"
 #include "kplab/io.h"
+#include "kplab/json.h"
 #include "kplab/safetensors.h"
 #include "kplab/sha256.h"
 #include "kplab/text.h"
@@ -226,6 +227,8 @@ struct TransformerModel::Impl {
   // present when the checkpoint has them (LoadClassifierHead).
   std::vector<float> type1;
   Linear_ pooler, classifier;
+  bool scale_query_first = false;    // distilbert: q / sqrt(head size) before q k^T
+  std::vector<std::string> id_text;  // TokenText
 
   mutable std::atomic<bool> warned_cut{false};
 
@@ -238,8 +241,12 @@ struct TransformerModel::Impl {
   // Runs `last` layers, keeping the output of each layer in `keep` when it is not null (keep[0] =
   // embeddings). x ends as the last one.
   void Run(const std::vector<int>& ids, const std::vector<std::size_t>& off, int last, std::vector<float>& x,
-           std::vector<std::vector<float>>* keep, const std::vector<std::uint8_t>* types = nullptr) const;
+           std::vector<std::vector<float>>* keep, const std::vector<std::uint8_t>* types = nullptr,
+           const std::vector<char>* keep_only = nullptr) const;
   Status LoadClassifierHead(const Safetensors& st, const std::string& prefix, const std::vector<float>& token_types);
+  // DistilBERT: every row's query divided by sqrt(head size) in float32, as its attention does before
+  // the product (the other architectures scale the product).
+  void ScaleQueries(float* qkv, std::size_t rows) const;
 };
 
 namespace {
@@ -310,6 +317,128 @@ constexpr std::pair<const char*, const char*> kPoolModes[] = {
     {"pooling_mode_mean_sqrt_len_tokens", "mean_sqrt_len"},
 };
 
+// config.json's names for the sizes: BertConfig / MPNetConfig, or DistilBertConfig's own.
+struct ConfigKeys {
+  const char* hidden;
+  const char* layers;
+  const char* heads;
+  const char* intermediate;
+  const char* act;
+};
+
+ConfigKeys ConfigKeysOf(const std::string& model_type) {
+  if (model_type == "distilbert") return {"dim", "n_layers", "n_heads", "hidden_dim", "activation"};
+  return {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "hidden_act"};
+}
+
+// DistilBERT (Sanh et al. 2019; transformers' modeling_distilbert.py) is BERT's post-LayerNorm layer
+// without token types, positions 0, 1, 2, ... and the query scaled by 1/sqrt(head size) before the
+// product. Its sinusoidal option only fills the position table at initialisation, so a checkpoint's
+// table is read either way.
+Status ReadDistilBertConfig(const JsonFile& conf, TransformerConfig& c) {
+  auto pad = conf.Int("pad_token_id", 0, 0, 1 << 24);
+  if (!pad.ok()) return pad.error();
+  c.pad_token_id = static_cast<int>(*pad);
+  c.type_vocab = 0;
+  return Status::Ok();
+}
+
+// The tensors of encoder layer i, by architecture.
+struct LayerNames {
+  std::string base, q, k, v, attn_out, ln1, inter, out, ln2;
+};
+
+LayerNames LayerNamesOf(const std::string& model_type, int i) {
+  if (model_type == "distilbert") {
+    return {fmt::format("transformer.layer.{}.", i), "attention.q_lin", "attention.k_lin", "attention.v_lin",
+            "attention.out_lin", "sa_layer_norm", "ffn.lin1", "ffn.lin2", "output_layer_norm"};
+  }
+  if (model_type == "mpnet") {
+    return {fmt::format("encoder.layer.{}.", i), "attention.attn.q", "attention.attn.k", "attention.attn.v",
+            "attention.attn.o", "attention.LayerNorm", "intermediate.dense", "output.dense", "output.LayerNorm"};
+  }
+  return {fmt::format("encoder.layer.{}.", i), "attention.self.query", "attention.self.key", "attention.self.value",
+          "attention.output.dense", "attention.output.LayerNorm", "intermediate.dense", "output.dense",
+          "output.LayerNorm"};
+}
+
+// A tokenizer.json for a BERT directory that has only vocab.txt (pytorch_pretrained_bert, Google's
+// BERT; MoverScore's MNLI checkpoint): what their BertTokenizer does: BasicTokenizer (clean text,
+// split CJK characters, lower-case and strip accents when lowercase, split on whitespace and
+// punctuation), then WordPiece with "##" continuations, [UNK] for a word of more than 100 characters
+// or with no pieces; [CLS] ... [SEP] around the text. Tokens of the vocabulary in brackets ([CLS],
+// [SEP], [UNK], [PAD], [MASK]) are kept whole when they occur in the text, as its never_split.
+Result<std::string> BertTokenizerJsonFromVocab(const std::string& vocab_text, const std::string& path,
+                                               bool lowercase) {
+  std::string vocab = "{";
+  std::vector<std::string_view> lines;
+  std::size_t start = 0;
+  while (start < vocab_text.size()) {
+    std::size_t end = vocab_text.find('\n', start);
+    if (end == std::string::npos) end = vocab_text.size();
+    std::string_view line(vocab_text.data() + start, end - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    lines.push_back(line);
+    start = end + 1;
+  }
+  std::map<std::string_view, int> seen;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (!ValidUtf8(lines[i])) {
+      return Error{fmt::format("{}:{}: not valid UTF-8 (expected one WordPiece token a line)", path, i + 1)};
+    }
+    // BertTokenizer's load_vocab keeps the last line of a repeated token; a later id wins here too.
+    seen[lines[i]] = static_cast<int>(i);
+  }
+  for (const char* needed : {"[CLS]", "[SEP]", "[UNK]"}) {
+    if (!seen.count(needed)) {
+      return Error{fmt::format("{}: no token {} (expected BERT's vocabulary with [CLS], [SEP] and [UNK])", path,
+                               needed)};
+    }
+  }
+  bool first = true;
+  for (const auto& [tok, id] : seen) {
+    vocab += fmt::format("{}{}:{}", first ? "" : ",", JsonString(tok), id);
+    first = false;
+  }
+  vocab += "}";
+  std::string added;
+  for (const char* sp : {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}) {
+    auto it = seen.find(sp);
+    if (it == seen.end()) continue;
+    added += fmt::format("{}{{\"id\":{},\"content\":\"{}\",\"single_word\":false,\"lstrip\":false,"
+                         "\"rstrip\":false,\"normalized\":false,\"special\":true}}",
+                         added.empty() ? "" : ",", it->second, sp);
+  }
+  return fmt::format(
+      "{{\"version\":\"1.0\",\"truncation\":null,\"padding\":null,\"added_tokens\":[{}],"
+      "\"normalizer\":{{\"type\":\"BertNormalizer\",\"clean_text\":true,\"handle_chinese_chars\":true,"
+      "\"strip_accents\":null,\"lowercase\":{}}},\"pre_tokenizer\":{{\"type\":\"BertPreTokenizer\"}},"
+      "\"post_processor\":{{\"type\":\"BertProcessing\",\"sep\":[\"[SEP]\",{}],\"cls\":[\"[CLS]\",{}]}},"
+      "\"decoder\":null,\"model\":{{\"type\":\"WordPiece\",\"unk_token\":\"[UNK]\","
+      "\"continuing_subword_prefix\":\"##\",\"max_input_chars_per_word\":100,\"vocab\":{}}}}}",
+      added, lowercase ? "true" : "false", seen["[SEP]"], seen["[CLS]"], vocab);
+}
+
+// do_lower_case of a vocab.txt directory's tokenizer_config.json; true without one (the uncased
+// checkpoints, and MoverScore, which loads its MNLI model with do_lower_case=True).
+Result<bool> VocabLowercase(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir / "tokenizer_config.json", ec)) return true;
+  auto tc = JsonFile::Read(dir / "tokenizer_config.json", "the tokenizer's configuration");
+  if (!tc.ok()) return tc.error();
+  return (*tc)->Bool("do_lower_case", true);
+}
+
+// Every id's vocabulary string ("" for an id with none).
+std::vector<std::string> TokenTexts(const HfTokenizer& tok) {
+  std::vector<std::string> out(static_cast<std::size_t>(std::max(tok.vocab_size(), 0)));
+  for (std::string_view t : tok.Tokens()) {
+    const int id = tok.TokenToId(t);
+    if (id >= 0 && static_cast<std::size_t>(id) < out.size()) out[static_cast<std::size_t>(id)] = std::string(t);
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<std::string> ResolveSnapshot(const std::string& path) {
@@ -319,7 +448,7 @@ Result<std::string> ResolveSnapshot(const std::string& path) {
     return Error{fmt::format("{}: not a directory (expected a Hugging Face snapshot directory with config.json)",
                              path)};
   }
-  if (fs::exists(p / "config.json", ec)) return path;
+  if (fs::exists(p / "config.json", ec) || fs::exists(p / "bert_config.json", ec)) return path;
   const fs::path snaps = p / "snapshots";
   if (!fs::is_directory(snaps, ec)) {
     return Error{fmt::format("{}: has no config.json (expected a Hugging Face snapshot directory, or a hub cache "
@@ -419,29 +548,36 @@ Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::stri
   const fs::path mdir = sub.empty() ? dir : dir / sub;
   auto named = [&](const char* file) { return sub.empty() ? std::string(file) : (fs::path(sub) / file).string(); };
 
-  // config.json
-  KP_TRY(conf, JsonFile::Read(mdir / "config.json", "the model's config.json"));
-  KP_TRY(model_type, conf->Str("model_type", ""));
-  if (model_type != "bert" && model_type != "mpnet") {
-    return Error{fmt::format("{}: unknown architecture: model_type \"{}\" (expected \"bert\" or \"mpnet\")", conf->path,
-                             model_type)};
+  // config.json (bert_config.json in a pytorch_pretrained_bert / Google BERT directory)
+  const bool old_bert_config = !fs::exists(mdir / "config.json", ec) && fs::exists(mdir / "bert_config.json", ec);
+  const char* config_name = old_bert_config ? "bert_config.json" : "config.json";
+  KP_TRY(conf, JsonFile::Read(mdir / config_name, "the model's config.json"));
+  const bool vocab_only = !fs::exists(mdir / "tokenizer.json", ec) && fs::exists(mdir / "vocab.txt", ec);
+  KP_TRY(model_type, conf->Str("model_type", vocab_only ? "bert" : ""));
+  if (model_type != "bert" && model_type != "mpnet" && model_type != "distilbert") {
+    return Error{fmt::format("{}: unknown architecture: model_type \"{}\" (expected \"bert\", \"mpnet\" or "
+                             "\"distilbert\")",
+                             conf->path, model_type)};
   }
   c.model_type = model_type;
   const std::string prefix = model_type + ".";
   constexpr std::int64_t kBig = 1 << 24;
+  const ConfigKeys keys = ConfigKeysOf(model_type);
   KP_TRY(vocab, conf->Int("vocab_size", std::nullopt, 1, kBig));
-  KP_TRY(hidden, conf->Int("hidden_size", std::nullopt, 1, 1 << 16));
-  KP_TRY(nlayers, conf->Int("num_hidden_layers", std::nullopt, 0, 1000));
-  KP_TRY(heads, conf->Int("num_attention_heads", std::nullopt, 1, 1 << 12));
-  KP_TRY(inter, conf->Int("intermediate_size", std::nullopt, 1, 1 << 18));
+  KP_TRY(hidden, conf->Int(keys.hidden, std::nullopt, 1, 1 << 16));
+  KP_TRY(nlayers, conf->Int(keys.layers, std::nullopt, 0, 1000));
+  KP_TRY(heads, conf->Int(keys.heads, std::nullopt, 1, 1 << 12));
+  KP_TRY(inter, conf->Int(keys.intermediate, std::nullopt, 1, 1 << 18));
   KP_TRY(maxpos, conf->Int("max_position_embeddings", std::nullopt, 1, 1 << 20));
-  KP_TRY(eps, conf->Num("layer_norm_eps", 1e-12));  // BertConfig's and MPNetConfig's default
-  KP_TRY(act, conf->Str("hidden_act", "gelu"));
+  // BertConfig's and MPNetConfig's default; DistilBERT's LayerNorms are built with 1e-12 whatever the
+  // config says.
+  KP_TRY(eps, model_type == "distilbert" ? Result<double>(1e-12) : conf->Num("layer_norm_eps", 1e-12));
+  KP_TRY(act, conf->Str(keys.act, "gelu"));
   if (act != "gelu") {
-    return Error{fmt::format("{}: \"hidden_act\" is \"{}\" (expected \"gelu\", the exact erf GELU)", conf->path, act)};
+    return Error{fmt::format("{}: \"{}\" is \"{}\" (expected \"gelu\", the exact erf GELU)", conf->path, keys.act, act)};
   }
   if (hidden % heads != 0) {
-    return Error{fmt::format("{}: hidden_size {} is not a multiple of num_attention_heads {}", conf->path, hidden,
+    return Error{fmt::format("{}: {} {} is not a multiple of {} {}", conf->path, keys.hidden, hidden, keys.heads,
                              heads)};
   }
   c.vocab_size = static_cast<int>(vocab);
@@ -461,6 +597,9 @@ Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::stri
     c.type_vocab = static_cast<int>(tv);
     KP_TRY(pad, conf->Int("pad_token_id", 0, 0, kBig));
     c.pad_token_id = static_cast<int>(pad);
+  } else if (model_type == "distilbert") {
+    if (Status st = ReadDistilBertConfig(*conf, c); !st.ok()) return st.error();
+    impl->scale_query_first = true;
   } else {
     KP_TRY(pad, conf->Int("pad_token_id", 1, 0, kBig));
     c.pad_token_id = static_cast<int>(pad);
@@ -535,13 +674,11 @@ Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::stri
   impl->layers.resize(static_cast<std::size_t>(c.layers));
   for (int i = 0; i < c.layers; ++i) {
     LayerWeights& lw = impl->layers[static_cast<std::size_t>(i)];
-    const std::string L = fmt::format("encoder.layer.{}.", i);
-    const bool bert = model_type == "bert";
+    const LayerNames names = LayerNamesOf(model_type, i);
+    const std::string& L = names.base;
     Linear_ q, k, v;
-    for (auto [name, lin] : {std::pair<const char*, Linear_*>{bert ? "attention.self.query" : "attention.attn.q", &q},
-                             {bert ? "attention.self.key" : "attention.attn.k", &k},
-                             {bert ? "attention.self.value" : "attention.attn.v", &v}}) {
-      if (Status s = linear(L + name, H, H, *lin); !s.ok()) return s.error();
+    for (auto [name, lin] : {std::pair<const std::string*, Linear_*>{&names.q, &q}, {&names.k, &k}, {&names.v, &v}}) {
+      if (Status s = linear(L + *name, H, H, *lin); !s.ok()) return s.error();
     }
     lw.qkv.in = c.hidden;
     lw.qkv.out = 3 * c.hidden;
@@ -549,14 +686,11 @@ Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::stri
       lw.qkv.w.insert(lw.qkv.w.end(), l->w.begin(), l->w.end());
       lw.qkv.b.insert(lw.qkv.b.end(), l->b.begin(), l->b.end());
     }
-    if (Status s = linear(L + (bert ? "attention.output.dense" : "attention.attn.o"), H, H, lw.attn_out); !s.ok())
-      return s.error();
-    if (Status s = norm(L + (bert ? "attention.output.LayerNorm" : "attention.LayerNorm"), lw.ln1_g, lw.ln1_b);
-        !s.ok())
-      return s.error();
-    if (Status s = linear(L + "intermediate.dense", I, H, lw.inter); !s.ok()) return s.error();
-    if (Status s = linear(L + "output.dense", H, I, lw.out); !s.ok()) return s.error();
-    if (Status s = norm(L + "output.LayerNorm", lw.ln2_g, lw.ln2_b); !s.ok()) return s.error();
+    if (Status s = linear(L + names.attn_out, H, H, lw.attn_out); !s.ok()) return s.error();
+    if (Status s = norm(L + names.ln1, lw.ln1_g, lw.ln1_b); !s.ok()) return s.error();
+    if (Status s = linear(L + names.inter, I, H, lw.inter); !s.ok()) return s.error();
+    if (Status s = linear(L + names.out, H, I, lw.out); !s.ok()) return s.error();
+    if (Status s = norm(L + names.ln2, lw.ln2_g, lw.ln2_b); !s.ok()) return s.error();
   }
   if (model_type == "mpnet") {
     KP_TRY(rb, Tensor(*st, "encoder.relative_attention_bias.weight", prefix, {c.buckets, heads},
@@ -569,10 +703,16 @@ Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::stri
   }
 
   // Tokenizer
-  const fs::path tok_path = mdir / "tokenizer.json";
-  auto tok_bytes = ReadModelFile(tok_path, "the model's tokenizer.json");
+  const fs::path tok_path = mdir / (vocab_only ? "vocab.txt" : "tokenizer.json");
+  auto tok_bytes = ReadModelFile(tok_path, vocab_only ? "BERT's WordPiece vocabulary" : "the model's tokenizer.json");
   if (!tok_bytes.ok()) return tok_bytes.error();
-  auto tok = HfTokenizer::Parse(*tok_bytes, tok_path.string(), /*for_encoder=*/true);
+  std::string tok_json;
+  if (vocab_only) {
+    KP_TRY(lower, VocabLowercase(mdir));
+    KP_TRY(j, BertTokenizerJsonFromVocab(*tok_bytes, tok_path.string(), lower));
+    tok_json = std::move(j);
+  }
+  auto tok = HfTokenizer::Parse(vocab_only ? tok_json : *tok_bytes, tok_path.string(), /*for_encoder=*/true);
   if (!tok.ok()) return tok.error();
   if (tok->model_type() != "WordPiece") {
     return Error{fmt::format("{}: a {} tokenizer (expected WordPiece, as BERT and MPNet use)", tok_path.string(),
@@ -708,8 +848,8 @@ Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::stri
   }
 
   // Fingerprint: weights, config, tokenizer and the sentence-transformers files, name order.
-  hashed.emplace_back(named("config.json"), conf->bytes);
-  hashed.emplace_back(named("tokenizer.json"), *tok_bytes);
+  hashed.emplace_back(named(config_name), conf->bytes);
+  hashed.emplace_back(named(vocab_only ? "vocab.txt" : "tokenizer.json"), *tok_bytes);
   std::sort(hashed.begin(), hashed.end());
   std::vector<std::pair<std::string, std::string_view>> files;
   for (const auto& [n, b] : hashed) files.emplace_back(n, b);
@@ -718,6 +858,7 @@ Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::stri
   for (const auto& f : files) impl->hashed.push_back(f.first);
   impl->fingerprint = FilesHash(files);
   impl->tok.emplace(std::move(*tok));
+  impl->id_text = TokenTexts(*impl->tok);
   return std::unique_ptr<TransformerModel>(new TransformerModel(std::move(impl)));
 }
 
@@ -767,19 +908,40 @@ void TransformerModel::Impl::Embeddings(const std::vector<int>& ids, const std::
   LayerNormRows(x, off.back(), H, emb_ln_g.data(), emb_ln_b.data(), cfg.layer_norm_eps);
 }
 
+void TransformerModel::Impl::ScaleQueries(float* qkv, std::size_t rows) const {
+  const int H = cfg.hidden;
+  const float d = static_cast<float>(std::sqrt(static_cast<double>(head_dim)));
+  for (std::size_t r = 0; r < rows; ++r) {
+    float* q = qkv + r * 3 * H;
+    for (int i = 0; i < H; ++i) q[i] = q[i] / d;
+  }
+}
+
+// keep_only (when given, one flag per layer 0 .. last): keep only the flagged layers' outputs in keep
+// (the others as empty vectors), so several layers of a long batch do not hold every layer.
 void TransformerModel::Impl::Run(const std::vector<int>& ids, const std::vector<std::size_t>& off, int last,
                                  std::vector<float>& x, std::vector<std::vector<float>>* keep,
-                                 const std::vector<std::uint8_t>* types) const {
+                                 const std::vector<std::uint8_t>* types, const std::vector<char>* keep_only) const {
   const int H = cfg.hidden, I = cfg.intermediate, nh = cfg.heads, hd = head_dim;
   const std::size_t rows = off.back();
   x.resize(rows * H);
   Embeddings(ids, off, x.data(), types);
-  if (keep) keep->push_back(x);
+  auto keep_layer = [&](int layer) {
+    if (!keep) return;
+    if (keep_only == nullptr || (*keep_only)[static_cast<std::size_t>(layer)]) {
+      keep->push_back(x);
+    } else {
+      keep->emplace_back();
+    }
+  };
+  keep_layer(0);
   std::vector<float> qkv(rows * 3 * H), ctx(rows * H), tmp(rows * H), mid(rows * I), scores;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   for (int li = 0; li < last; ++li) {
     const LayerWeights& lw = layers[static_cast<std::size_t>(li)];
     Linear(x.data(), rows, H, lw.qkv.w.data(), lw.qkv.b.data(), 3 * H, qkv.data());
+    if (scale_query_first) ScaleQueries(qkv.data(), rows);
+    const float score_scale = scale_query_first ? 1.0f : scale;
     for (std::size_t sq = 0; sq + 1 < off.size(); ++sq) {
       const int L = static_cast<int>(off[sq + 1] - off[sq]);
       if (L == 0) continue;
@@ -790,7 +952,7 @@ void TransformerModel::Impl::Run(const std::vector<int>& ids, const std::vector<
         const float* k = base + H + h * hd;
         const float* v = base + 2 * H + h * hd;
         // scores = q k^T * scale (+ bias)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, L, L, hd, scale, q, 3 * H, k, 3 * H, 0.0f,
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, L, L, hd, score_scale, q, 3 * H, k, 3 * H, 0.0f,
                     scores.data(), L);
         for (int i = 0; i < L; ++i) {
           float* s = scores.data() + static_cast<std::size_t>(i) * L;
@@ -821,7 +983,7 @@ void TransformerModel::Impl::Run(const std::vector<int>& ids, const std::vector<
     Linear(mid.data(), rows, I, lw.out.w.data(), lw.out.b.data(), H, x.data());
     for (std::size_t i = 0; i < rows * H; ++i) x[i] += tmp[i];
     LayerNormRows(x.data(), rows, H, lw.ln2_g.data(), lw.ln2_b.data(), cfg.layer_norm_eps);
-    if (keep) keep->push_back(x);
+    keep_layer(li + 1);
   }
 }
 
@@ -1113,6 +1275,74 @@ Result<std::vector<float>> TransformerModel::ScorePairs(
   std::vector<float> out(n);
   for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(logits[i]))));
   return out;
+
+// ---------------------------------------------------------------------------------------------
+// Several layers per token (MoverScore v1) and token strings (MoverScore's filters).
+
+std::string TransformerModel::TokenText(int id) const {
+  const auto& t = impl_->id_text;
+  return id >= 0 && static_cast<std::size_t>(id) < t.size() ? t[static_cast<std::size_t>(id)] : std::string();
+}
+
+Status TransformerModel::EmbedTokenLayers(const std::vector<std::string_view>& texts, const std::vector<int>& layers,
+                                          TokenBatch& out) const {
+  try {
+    return EmbedTokenLayersUnchecked(texts, layers, out);
+  } catch (const std::bad_alloc&) {
+    out = TokenBatch{};
+    return Error{fmt::format("{}: out of memory embedding the tokens of {} texts", impl_->dir, texts.size())};
+  }
+}
+
+Status TransformerModel::EmbedTokenLayersUnchecked(const std::vector<std::string_view>& texts,
+                                                   const std::vector<int>& layers, TokenBatch& out) const {
+  const auto& c = impl_->cfg;
+  out = TokenBatch{};
+  if (layers.empty()) return Error{fmt::format("{}: no layer asked for", impl_->dir)};
+  int last = 0;
+  std::vector<char> wanted(static_cast<std::size_t>(c.layers) + 1, 0);
+  for (int layer : layers) {
+    if (layer < 0 || layer > c.layers) {
+      return Error{fmt::format("layer {} is outside 0..{} (the model {} has {} layers)", layer, c.layers, impl_->dir,
+                               c.layers)};
+    }
+    wanted[static_cast<std::size_t>(layer)] = 1;
+    last = std::max(last, layer);
+  }
+  const std::size_t H = static_cast<std::size_t>(c.hidden), k = layers.size(), n = texts.size();
+  std::vector<std::vector<int>> ids(n);
+  std::vector<std::vector<std::uint8_t>> sp(n);
+  out.dims = static_cast<int>(H * k);
+  out.truncated.assign(n, 0);
+  out.offsets.assign(n + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    out.truncated[i] = Tokenize(texts[i], static_cast<std::size_t>(c.token_max_length), ids[i], sp[i], /*raw=*/true);
+    out.offsets[i + 1] = out.offsets[i] + ids[i].size();
+  }
+  const std::size_t total = out.offsets[n];
+  out.vecs.assign(total * H * k, 0.0f);
+  out.ids.reserve(total);
+  out.special.reserve(total);
+  for (std::size_t i = 0; i < n; ++i) {
+    out.ids.insert(out.ids.end(), ids[i].begin(), ids[i].end());
+    out.special.insert(out.special.end(), sp[i].begin(), sp[i].end());
+  }
+  std::vector<float> x;
+  std::vector<std::vector<float>> keep;
+  ForChunks(ids, [&](const std::vector<int>& chunk, const std::vector<std::size_t>& off, std::size_t first,
+                     std::size_t count) {
+    keep.clear();
+    impl_->Run(chunk, off, last, x, &keep, nullptr, &wanted);
+    for (std::size_t l = 0; l < k; ++l) {
+      const std::vector<float>& states = keep[static_cast<std::size_t>(layers[l])];
+      for (std::size_t r = 0; r < off[count]; ++r) {
+        const std::size_t row = out.offsets[first] + r;
+        std::copy(states.begin() + static_cast<std::ptrdiff_t>(r * H), states.begin() + static_cast<std::ptrdiff_t>((r + 1) * H),
+                  out.vecs.begin() + static_cast<std::ptrdiff_t>((row * k + l) * H));
+      }
+    }
+  });
+  return Status::Ok();
 }
 
 }  // namespace kplab
