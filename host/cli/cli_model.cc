@@ -600,7 +600,7 @@ int CachePhrases(Args& a) {
   auto plan = PlannedPhrases(*loaded, req);
   if (!plan) {
     if (plan.error().IsUsage()) throw UsageError(plan.error().message);
-    std::cerr << "kplab: " << plan.error().message << "\n";
+    ReportError(plan.error().message);
     return ExitCodeFor(plan.error().kind);
   }
   if (plan->texts.empty()) {
@@ -739,7 +739,7 @@ int Guard(std::vector<std::string> args) {
   try {
     return F(Args(std::move(args)));
   } catch (const ModelInputError& e) {
-    std::cerr << "kplab: " << e.what() << "\n";
+    ReportError(e.what());
     return kExitInput;
   }
 }

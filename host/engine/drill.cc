@@ -1,6 +1,7 @@
 #include "drill.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <optional>
 
@@ -8,6 +9,7 @@
 
 #include "evaluate.h"
 #include "kplab/match.h"
+#include "kplab/utf8.h"
 
 namespace kplab::host {
 
@@ -32,9 +34,13 @@ std::optional<std::string> DatasetField(const std::string& params_json, const st
       if (c == 'n') c = '\n';
       if (c == 't') c = '\t';
       if (c == 'r') c = '\r';
-      if (c == 'u' && pos + 4 < params_json.size()) {  // JsonString writes \u00XX for control bytes only
-        c = static_cast<char>(std::stoi(params_json.substr(pos + 1, 4), nullptr, 16));
+      if (c == 'u' && pos + 4 < params_json.size()) {  // JsonString's \uXXXX: an unsafe code point (BMP)
+        unsigned cp = 0;
+        const char* hex = params_json.data() + pos + 1;
+        if (std::from_chars(hex, hex + 4, cp, 16).ptr != hex + 4) return std::nullopt;
+        AppendUtf8(out, static_cast<char32_t>(cp));
         pos += 4;
+        continue;
       }
     }
     out.push_back(c);

@@ -25,6 +25,7 @@
 #include "kplab/sha256.h"
 #include "kplab/profile.h"
 #include "kplab/text.h"
+#include "kplab/safe_text.h"
 
 namespace kplab::host {
 
@@ -578,14 +579,10 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
   {
     const SystemSeed named = SystemAndSeedFromPath(corpus.predictions_path, corpus.dataset_name);
     run.system = req.system.empty() ? named.system : req.system;
-    // A system name ends up in tables, LaTeX, CSV and HTML: no control characters (a newline would end
-    // a LaTeX comment or split a CSV row).
-    if (std::any_of(run.system.begin(), run.system.end(),
-                    [](char ch) { return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f; })) {
-      return fail(ErrorKind::kUsage, fmt::format("system name {} contains a control character (expected a printable "
-                                                 "name)",
-                                                 JsonString(run.system)));
-    }
+    // Names end up in tables, JSON, LaTeX, CSV, HTML and terminals: valid UTF-8 without control
+    // characters (a newline would split a CSV row, ESC[2J clear the screen), checked where they are made.
+    if (Status st = CheckName("system name", run.system); !st.ok()) return fail(ErrorKind::kUsage, st.message());
+    if (Status st = CheckName("dataset name", run.dataset_name); !st.ok()) return fail(ErrorKind::kUsage, st.message());
     run.seed = req.seed ? req.seed : named.seed;
   }
   run.predictions_path = AbsolutePath(corpus.predictions_path);

@@ -13,6 +13,7 @@
 #include <lua.hpp>
 
 #include "bindings.h"
+#include "kplab/safe_text.h"
 #include <type_traits>
 #include <variant>
 #include <vector>
@@ -125,6 +126,8 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
   if (lua_getfield(L, decl, "name") != LUA_TSTRING) return "field 'name' must be a string";
   plugin.name = lua_tostring(L, -1);
   lua_pop(L, 1);
+  // Names reach tables, JSON and terminals (kplab/safe_text.h).
+  if (Status st = CheckName("field 'name'", plugin.name); !st.ok()) return st.message();
   if (plugin.name != file.name) {
     return "field 'name' is '" + plugin.name + "' but the file is " + file.name + ".lua (expected '" +
            file.name + "')";
@@ -151,6 +154,11 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
         error = "field 'params' has a key " + KeyText(L, -2) + " (parameter names must be strings)";
       } else {
         const std::string key = lua_tostring(L, -2);
+        if (Status st = CheckName("field 'params' has a parameter name", key); !st.ok()) {
+          error = st.message();
+          lua_pop(L, 1);
+          continue;
+        }
         if (file.api_version >= 2) {
           ParamSpec spec;
           if (std::string e = ReadParamSpec(L, -1, &spec); !e.empty()) {
@@ -241,6 +249,7 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
         if (name.empty() || name.size() > 1024 || name.find('\0') != std::string::npos || !distinct.insert(name).second) {
           return bad_columns;
         }
+        if (Status st = CheckName("field 'columns' has a column name", name); !st.ok()) return st.message();
       }
     } else if (columns_type != LUA_TFUNCTION) {
       return bad_columns;

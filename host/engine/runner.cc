@@ -18,6 +18,7 @@
 
 #include "bindings.h"
 #include "kplab/kernels.h"
+#include "kplab/safe_text.h"
 #include "columns.h"
 #include "lua_util.h"
 #include "pairs.h"
@@ -298,6 +299,11 @@ void MetricRunner::Score(std::size_t lane, std::size_t index, Partial& part, con
         part.error = PluginError(plugin, fmt::format("{}: score result for document '{}' has an empty metric name "
                                                      "or one containing a NUL byte",
                                                      plugin.file.display_name, doc_id));
+        break;
+      }
+      if (Status st = CheckName("metric name", std::string_view(key, len)); !st.ok()) {
+        part.error = PluginError(plugin, fmt::format("{}: score result for document '{}': {}", plugin.file.display_name,
+                                                     doc_id, st.message()));
         break;
       }
       part.cols.values[part.cols.Find(key, len, n)][i] = lua_tonumber(L, -1);

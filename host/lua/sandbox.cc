@@ -32,6 +32,7 @@
 
 #include "lua_pattern.h"
 #include "kplab/io.h"
+#include "kplab/safe_text.h"
 #include "lua_util.h"
 
 #ifndef KPLAB_INSTALLED_PLUGIN_DIRS
@@ -537,8 +538,12 @@ int Log(lua_State* L) {
     luaL_addvalue(&b);
   }
   luaL_pushresult(&b);
-  std::string line = "[" + label + "] " + lua_tostring(L, -1) + "\n";
-  std::fputs(line.c_str(), stderr);
+  std::size_t len = 0;
+  const char* text = lua_tolstring(L, -1, &len);
+  // One line per call, whatever the plugin passes: no newline, escape sequence or invalid byte of it
+  // reaches the terminal raw (kplab/safe_text.h).
+  const std::string line = "[" + TerminalText(label) + "] " + TerminalText(std::string_view(text, len)) + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
   return 0;
 }
 

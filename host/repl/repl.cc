@@ -29,6 +29,7 @@
 
 #include "exit_code.h"
 #include "evaluate.h"
+#include "kplab/safe_text.h"
 #include "kplab/store.h"
 #include "lua_script.h"
 #include "lua_util.h"
@@ -261,10 +262,25 @@ std::string CommonPrefix(const std::vector<std::string>& v) {
   return p;
 }
 
+// The REPL's output is for a terminal: every text in it goes through TerminalText (kplab/safe_text.h),
+// line breaks kept, so no string from data or a plugin can drive the terminal.
+void Show(std::string_view text) {
+  const std::string safe = TerminalText(text, Newlines::kKeep);
+  std::fwrite(safe.data(), 1, safe.size(), stdout);
+  std::fflush(stdout);
+}
+
 // print, flushed at once: the REPL's output interleaves with the prompt.
 int ReplPrint(lua_State* L) {
-  LuaPrint(L);
-  std::fflush(stdout);
+  const int n = lua_gettop(L);
+  std::string out;
+  for (int i = 1; i <= n; ++i) {
+    if (i > 1) out.push_back('\t');
+    out += luaL_tolstring(L, i, nullptr);
+    lua_pop(L, 1);
+  }
+  out.push_back('\n');
+  Show(out);
   return 0;
 }
 
@@ -301,7 +317,7 @@ class Repl {
   std::vector<std::string> Candidates(const std::string& before, std::string* word);
   std::vector<std::string> KeysOf(const std::vector<std::string>& path, bool colon);
   std::vector<std::string> PluginNames();
-  void PrintError(const std::string& text) { std::cerr << text << "\n"; }
+  void PrintError(const std::string& text) { std::cerr << ErrorText(text) << "\n"; }
 
   ReplOptions options_;
   LuaVm vm_;
@@ -505,8 +521,7 @@ void Repl::RunLoaded() {
   }
   lua_settop(L, first - 1);
   out += "\n";
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  std::fflush(stdout);
+  Show(out);
 }
 
 bool Repl::Eval(const std::string& chunk, bool first_line) {
@@ -614,7 +629,7 @@ void Repl::CmdLoad(const std::vector<std::string>& words) {
   std::string out = name + " = " + PrettyValue(L, -1);
   if (name != "corpus") out += "   (also `corpus`)";
   lua_pop(L, 2);
-  std::cout << out << "\n";
+  Show(out + "\n");
   if (std::find(loaded_paths_.begin(), loaded_paths_.end(), pos[0]) == loaded_paths_.end()) {
     loaded_paths_.push_back(pos[0]);
   }
@@ -659,7 +674,7 @@ void Repl::CmdMetrics() {
     rows.push_back({p->name, p->version, f.display_name, FirstLine(p->doc)});
     ReleaseMetricPlugin(vm_, *p);
   }
-  std::cout << FormatTable({"name", "version", "file", "doc"}, rows);
+  Show(FormatTable({"name", "version", "file", "doc"}, rows));
 }
 
 void Repl::CmdRuns(const std::vector<std::string>& words) {
@@ -684,7 +699,7 @@ void Repl::CmdRuns(const std::vector<std::string>& words) {
     return;
   }
   if (runs->empty()) {
-    std::cout << "(no runs in " << db << ")\n";
+    Show("(no runs in " + db + ")\n");
     return;
   }
   std::vector<std::vector<std::string>> rows;
@@ -692,7 +707,7 @@ void Repl::CmdRuns(const std::vector<std::string>& words) {
     rows.push_back({std::to_string(r.id), r.created_at, r.status, r.dataset_name, r.system, r.profile,
                     std::to_string(r.n_docs)});
   }
-  std::cout << FormatTable({"id", "created", "status", "dataset", "system", "profile", "docs"}, rows);
+  Show(FormatTable({"id", "created", "status", "dataset", "system", "profile", "docs"}, rows));
 }
 
 // ---- help -------------------------------------------------------------------------------------------
@@ -856,8 +871,7 @@ int Repl::Help(lua_State* L) {
   } else {
     out = fmt::format("no documentation for a {} value\n", luaL_typename(L, 1));
   }
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  std::fflush(stdout);
+  Show(out);
   return 0;
 }
 
@@ -1043,8 +1057,7 @@ unsigned char Repl::Complete(EditLine* el) {
     out += fmt::format("{:<{}}", cands[i].substr(cut), width + 2);
     if ((i + 1) % per_row == 0 || i + 1 == cands.size()) out += "\n";
   }
-  std::fputs(out.c_str(), stdout);
-  std::fflush(stdout);
+  Show(out);
   return CC_REDISPLAY;
 }
 
