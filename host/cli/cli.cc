@@ -34,6 +34,7 @@
 #include "drill.h"
 #include "evaluate.h"
 #include "merge.h"
+#include "kplab/file_gate.h"
 #include "kplab/json.h"
 #include "kplab/corpus.h"
 #include "kplab/io.h"
@@ -96,8 +97,8 @@ void PrintAggregateTable(std::ostream& os, const std::vector<AggregateValue>& ag
         rest = a.metric.substr(s.size() + 1);
       }
     }
-    if (!cells.count(rest)) rows.push_back(rest);
     rest = Cell(rest);
+    if (!cells.count(rest)) rows.push_back(rest);
     cells[rest][subset] = &a;
   }
   std::size_t w = 6;
@@ -737,6 +738,10 @@ int CmdReport(Args a) {
     }
   }
   const std::string tmp = out + ".tmp-" + std::to_string(::getpid());
+  if (Status gate = GateFile(out, FileAccess::kWrite); !gate.ok()) {
+    ReportError(gate.message());
+    return kExitUsage;
+  }
   {
     std::ofstream f(tmp, std::ios::binary);
     f << *html;
@@ -1088,23 +1093,23 @@ int CmdRuns(Args a) {
       return kExitStore;
     }
     if (output == "json" || output == "jsonl") {
+      // jsonl: one object a line; json: the same objects as one JSON array (a JSON document, as every
+      // other --output json).
+      const bool array = output == "json";
+      if (array) std::cout << "[\n";
       for (std::size_t d = 0; d < run->doc_ids.size(); ++d) {
         std::cout << "{\"doc_id\": " << JsonString(run->doc_ids[d]);
         for (std::size_t c = 0; c < scores->metrics.size(); ++c) {
           std::cout << ", " << JsonString(scores->metrics[c]) << ": " << JsonNumber(scores->columns[c][d]);
         }
-      // jsonl: one object a line; json: the same objects as one JSON array (a JSON document, as every
-      // other --output json).
-      const bool array = output == "json";
-      if (array) std::cout << "[\n";
         std::cout << (array && d + 1 < run->doc_ids.size() ? "},\n" : "}\n");
       }
+      if (array) std::cout << "]\n";
       return kExitOk;
     }
     const char sep = output == "tsv" ? '\t' : ',';
     std::cout << "doc_id";
     for (const auto& m : scores->metrics) std::cout << sep << CsvField(m, sep);
-      if (array) std::cout << "]\n";
     std::cout << "\n";
     for (std::size_t d = 0; d < run->doc_ids.size(); ++d) {
       std::cout << CsvField(run->doc_ids[d], sep);
@@ -1222,6 +1227,7 @@ int CmdRun(Args a) {
   LuaVm vm(limits);
   InstallAll(vm);
   InstallScriptApi(vm, path, grants);
+  FileScope script_files(vm.file_grants());  // the script's grants for everything it makes kplab open
   lua_State* L = vm.state();
   vm.PushSandboxEnv(path);  // [env]
   SetScriptEnv(L);
@@ -1443,12 +1449,6 @@ void PrintUsage(std::ostream& os) {
 
 }  // namespace
 
-int Main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty()) {
-    PrintUsage(std::cerr);
-    return kExitUsage;
-  }
 namespace {
 
 // Everything the commands write to std::cout passes through TerminalText (kplab/safe_text.h) on its way
@@ -1496,8 +1496,14 @@ class TerminalSafeOut : public std::streambuf {
 
 }  // namespace
 
-  std::string cmd = args[0];
+int Main(int argc, char** argv) {
   TerminalSafeOut safe_out;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    PrintUsage(std::cerr);
+    return kExitUsage;
+  }
+  std::string cmd = args[0];
   args.erase(args.begin());
   // `kplab COMMAND --help` (or -h) is `kplab help COMMAND [SUBCOMMAND]`.
   // Not for `kplab run SCRIPT ... --help`: that flag belongs to the script.

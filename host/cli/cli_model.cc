@@ -21,6 +21,7 @@
 #include "embedding.h"
 #include "evaluate.h"
 #include "plan.h"
+#include "kplab/file_gate.h"
 #include "kplab/json.h"
 #include "kplab/cache.h"
 #include "kplab/io.h"
@@ -403,6 +404,7 @@ int ModelEmbed(Args& a) {
                                    *out_path));
     }
     const std::string tmp = *out_path + ".tmp-" + std::to_string(::getpid());
+    if (Status gate = GateFile(*out_path, FileAccess::kWrite); !gate.ok()) throw UsageError(gate.message());
     std::ofstream f(tmp, std::ios::binary);
     f << bytes;
     f.close();

@@ -25,6 +25,7 @@
 #include "kplab/sha256.h"
 #include "kplab/profile.h"
 #include "kplab/text.h"
+#include "kplab/file_gate.h"
 #include "kplab/safe_text.h"
 
 namespace kplab::host {
@@ -59,6 +60,7 @@ class PhaseTimer {
   // Resident set size now (not the peak): where between the phases the memory is held.
   static double RssMb() {
     long pages = 0, resident = 0;
+    // file-gate: kplab's own process statistics, a fixed /proc path no one else names
     if (std::FILE* f = std::fopen("/proc/self/statm", "r")) {
       if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
       std::fclose(f);
@@ -226,7 +228,7 @@ Result<std::vector<MetricPlugin>> LoadMetrics(
       for (const auto& f : *files) known += (known.empty() ? "" : ", ") + f.name;
       return Error{fmt::format("unknown metric '{}' (expected one of: {})", name, known), ErrorKind::kUsage};
     }
-    auto file = ReadPluginFile(it->path, it->display_name);
+    auto file = ReadPluginFile(it->path, it->display_name, it->configured);
     if (!file) return Error{file.error().message, ErrorKind::kScript};
     auto plugin = LoadMetricPlugin(vm, *file);
     if (!plugin) return Error{plugin.error().message, ErrorKind::kScript};
@@ -634,7 +636,13 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
       for (const auto& p : *plugins) {
         if (std::find(p.needs.begin(), p.needs.end(), "tokens") != p.needs.end() &&
             space->embedder->token_layers() < 0) {
+      // The default store is the user's ($KPLAB_DB or ./kplab.db): kplab keeps its phrase cache there
+      // whoever asked for the run (a cache is keyed by model fingerprint, so what goes in changes no
+      // number); a cache the request names is opened in the request's context.
+      std::optional<UserFileScope> user;
+      if (req.cache_db.empty()) user.emplace();
           return fail(ErrorKind::kInput, NoTokenEmbeddingsMessage(*space, p.name));
+      user.reset();
         }
       }
       EmbeddingReport rep;

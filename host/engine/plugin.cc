@@ -427,6 +427,14 @@ Status CheckParams(LuaVm& vm, const MetricPlugin& plugin, const Profile& profile
 Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
   lua_State* L = vm.state();
   const int top = lua_gettop(L);
+  // The plugin's top level runs with a plugin's file grants (none), even in a script's or the REPL's VM
+  // (help(name) loads a plugin there).
+  struct PluginGrants {
+    LuaVm& vm;
+    std::shared_ptr<const FileGrants> saved = vm.file_grants();
+    ~PluginGrants() { vm.SetFileGrants(saved); }
+  } plugin_grants{vm};
+  vm.SetFileGrants(std::make_shared<const FileGrants>(FileGrants::Plugin()));
   vm.PushSandboxEnv(file.name);  // [env]
   lua_pushvalue(L, -1);          // [env, env]
   if (std::optional<ScriptError> err = vm.RunChunk(file.source, file.display_name, 1)) {
@@ -518,7 +526,7 @@ void ReleaseMetricPlugin(LuaVm& vm, MetricPlugin& plugin) {
 Status ApplyParams(MetricPlugin& plugin, const std::map<std::string, std::string>& overrides) {
   // Checked on a copy so that a failing override leaves the plugin's parameters untouched.
   std::map<std::string, ParamValue> params = plugin.params;
-  std::set<std::string> user_strings = plugin.user_strings;
+  std::vector<std::string> readable_files = plugin.readable_files;
   const std::string prefix = "plugin '" + plugin.name + "': ";
   for (const auto& [key, text] : overrides) {
     auto it = params.find(key);
@@ -535,7 +543,11 @@ Status ApplyParams(MetricPlugin& plugin, const std::map<std::string, std::string
       Result<ParamValue> parsed = ParseParamText(spec->second, text);
       if (!parsed) return Error{prefix + ParamError("parameter '" + key + "'", parsed.error().message), ErrorKind::kUsage};
       value = *std::move(parsed);
-      if (spec->second.type == ParamType::kString) user_strings.insert(text);
+      // A string the user set may name a file for the plugin, if the user's context may read it: a
+      // script cannot hand a plugin a path outside its own grants.
+      if (spec->second.type == ParamType::kString && GateFile(text, FileAccess::kRead).ok()) {
+        if (Result<std::string> file = ResolvePath(text)) readable_files.push_back(*std::move(file));
+      }
       continue;
     }
     if (std::holds_alternative<double>(value)) {
@@ -559,7 +571,7 @@ Status ApplyParams(MetricPlugin& plugin, const std::map<std::string, std::string
     }
   }
   plugin.params = std::move(params);
-  plugin.user_strings = std::move(user_strings);
+  plugin.readable_files = std::move(readable_files);
   return Status::Ok();
 }
 

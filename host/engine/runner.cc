@@ -328,6 +328,7 @@ namespace {
 
 // MemAvailable of /proc/meminfo (free memory plus what the kernel can reclaim), 0 when unknown.
 double AvailableMemoryBytes() {
+  // file-gate: the system's free memory, a fixed /proc path no one else names
   std::FILE* f = std::fopen("/proc/meminfo", "r");
   if (f == nullptr) return 0;
   char line[256];
@@ -618,10 +619,11 @@ std::optional<ScriptError> MetricRunner::Prepare(LuaVm& vm, const MetricPlugin& 
   lua_remove(L, -2);
   // Files the user named in this plugin's parameters may be read while prepare runs, and only then.
   struct Grant {
-    lua_State* L;
-    ~Grant() { GrantFileReads(L, nullptr); }
-  } grant{L};
-  GrantFileReads(L, &plugin.user_strings);
+    LuaVm& vm;
+    std::shared_ptr<const FileGrants> saved;
+    ~Grant() { vm.SetFileGrants(saved); }
+  } grant{vm, vm.file_grants()};
+  vm.SetFileGrants(std::make_shared<const FileGrants>(FileGrants::Plugin(plugin.readable_files)));
   if (std::optional<ScriptError> err = vm.Call(3, 1, plugin.name)) {
     lua_settop(L, top);
     err->plugin = plugin.name;

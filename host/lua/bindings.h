@@ -86,10 +86,6 @@ void InstallTokens(lua_State* L);
 // Makes `space`'s model the one ctx.token_embeddings uses in this VM (nullptr: none); SetEmbeddingSpace
 // calls it.
 void SetTokenSpace(lua_State* L, std::shared_ptr<const EmbeddingSpace> space);
-// The paths kp.bertscore_baseline may read in this VM until the next call (nullptr: none, the default):
-// the runner grants a plugin's user-set string parameters while its prepare runs. `paths` must outlive
-// the grant. [-0, +0]
-void GrantFileReads(lua_State* L, const std::set<std::string>* paths);
 // Adds ctx.token_embeddings to the table on top of the stack when the VM has a space. [-0, +0]
 void AddTokensCtx(lua_State* L);
 // The error for a model without token embeddings (token_layers() < 0): names the metric (when not

@@ -1156,6 +1156,7 @@ std::optional<ScriptError> LuaVm::Call(int nargs, int nresults, const std::strin
 
   int status = LUA_OK;
   std::string exception_text;
+  FileScope files(file_grants_);  // what the called code may open: its VM's grants, nothing else
   try {
     alloc_->metered = true;
     status = lua_pcall(L, nargs, nresults, handler);
@@ -1216,7 +1217,9 @@ std::optional<ScriptError> LuaVm::Call(int nargs, int nresults, const std::strin
   return err;
 }
 
-Result<PluginFile> ReadPluginFile(const std::string& path, const std::string& display_name) {
+Result<PluginFile> ReadPluginFile(const std::string& path, const std::string& display_name, bool configured) {
+  std::optional<UserFileScope> user;
+  if (configured) user.emplace();
   // Regular files only: a FIFO or /dev/zero named x.lua must not hang or exhaust the host.
   Result<std::string> bytes = ReadRegularFile(path, "a Lua plugin file");
   if (!bytes) return Error{display_name + bytes.error().message.substr(path.size())};  // "PATH: ..."
@@ -1226,6 +1229,7 @@ Result<PluginFile> ReadPluginFile(const std::string& path, const std::string& di
   file.display_name = display_name;
   file.source = std::move(bytes).value();
 
+  file.configured = configured;
   std::string_view first(file.source);
   first = first.substr(0, first.find('\n'));
   if (!first.empty() && first.back() == '\r') first.remove_suffix(1);
@@ -1247,23 +1251,30 @@ Result<PluginFile> ReadPluginFile(const std::string& path, const std::string& di
 }
 
 Result<std::vector<PluginFile>> ListPlugins(const std::string& shipped_dir, const std::vector<std::string>& user_dirs) {
-  // (directory, shipped?) in override order: later wins.
-  std::vector<std::pair<std::string, bool>> dirs = {{shipped_dir, true}};
+  // (directory, shipped?, configured?) in override order: later wins.
+  struct Dir {
+    std::string path;
+    bool shipped, configured;
+  };
+  std::vector<Dir> dirs = {{shipped_dir, true, true}};
   if (const char* path = std::getenv("KPLAB_PLUGIN_PATH"); path != nullptr) {
     std::stringstream ss(path);
     for (std::string dir; std::getline(ss, dir, ':');) {
-      if (!dir.empty()) dirs.emplace_back(dir, false);
+      if (!dir.empty()) dirs.push_back({dir, false, true});
     }
   }
-  for (const std::string& dir : user_dirs) dirs.emplace_back(dir, false);
+  for (const std::string& dir : user_dirs) dirs.push_back({dir, false, false});
 
   std::map<std::string, PluginFile> by_name;
-  for (const auto& [dir, shipped] : dirs) {
+  for (const auto& [dir, shipped, configured] : dirs) {
     std::error_code ec;
     std::vector<std::string> names;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
       const std::string name = it->path().filename().string();
       // Editor droppings (".#x.lua") and directories are not plugins. Nothing else is looked at here
+    std::optional<UserFileScope> user;
+    if (configured) user.emplace();
+    if (Status st = GateFile(dir, FileAccess::kRead); !st.ok()) return st.error();
       // (a link loop or FIFO is only an error once selected and read).
       std::error_code type_ec;
       if (name.size() > 4 && name.ends_with(".lua") && name[0] != '.' && !it->is_directory(type_ec)) {
@@ -1281,6 +1292,7 @@ Result<std::vector<PluginFile>> ListPlugins(const std::string& shipped_dir, cons
       by_name[file.name] = std::move(file);
     }
   }
+      file.configured = configured;
   std::vector<PluginFile> out;
   out.reserve(by_name.size());
   for (auto& [name, file] : by_name) out.push_back(std::move(file));
@@ -1294,7 +1306,7 @@ Result<std::vector<PluginFile>> DiscoverPlugins(const std::string& shipped_dir,
   std::vector<PluginFile> out;
   out.reserve(listed->size());
   for (const PluginFile& entry : *listed) {
-    Result<PluginFile> file = ReadPluginFile(entry.path, entry.display_name);
+    Result<PluginFile> file = ReadPluginFile(entry.path, entry.display_name, entry.configured);
     if (!file) return file.error();
     out.push_back(std::move(file).value());
   }

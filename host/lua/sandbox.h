@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kplab/result.h"
+#include "kplab/file_gate.h"
 
 struct lua_State;
 
@@ -139,6 +140,12 @@ class LuaVm {
 
  private:
   struct Alloc;
+  // The file context every Call of this VM runs in (kplab/file_gate.h): a plugin's VM grants nothing
+  // (the default); InstallScriptApi gives a script's VM its grants; a plugin's prepare gets the files
+  // the user set as its parameters for that call.
+  void SetFileGrants(std::shared_ptr<const FileGrants> grants) { file_grants_ = std::move(grants); }
+  const std::shared_ptr<const FileGrants>& file_grants() const { return file_grants_; }
+
   static Alloc* AllocOf(lua_State* L);  // null when L's allocator is not a LuaVm's (the Lua module)
   friend void ChargeNative(lua_State* L, double steps);
   friend void ReserveNative(lua_State* L, double bytes, const char* what);
@@ -157,6 +164,7 @@ class LuaVm {
 void RequestInterrupt();
 void ClearInterrupt();
 
+  std::shared_ptr<const FileGrants> file_grants_ = std::make_shared<const FileGrants>(FileGrants::Plugin());
 // For bindings, before native work done on a script's behalf: charges `steps` (about one inner-loop
 // iteration each) to the instruction budgets and checks the deadlines and Ctrl-C; raises the kill error
 // ("FILE:LINE: instruction budget of N exceeded", "... time limit of S s exceeded", "interrupted!")
@@ -185,6 +193,9 @@ struct PluginFile {
 
 // Pushes a read-only proxy of the table at `shadow`: reads, #, pairs and ipairs see its entries, writes
 // raise "attempt to modify read-only table 'NAME'", the metatable is protected. [-0, +1]
+  // Found in the user's own configuration (the shipped directory, $KPLAB_PLUGIN_PATH): listed and read
+  // in the user's file context whoever selects it (kplab/file_gate.h, UserFileScope).
+  bool configured = false;
 void PushReadOnlyProxy(lua_State* L, int shadow, const std::string& name);
 
 // True when the table at idx is one of kplab's read-only proxies (PushReadOnlyProxy). [-0, +0]
@@ -204,7 +215,8 @@ constexpr int kOldestApiVersion = 1;
 
 // Reads one plugin file and checks its header line (errors as for DiscoverPlugins). `display_name` is
 // what errors and chunk names use, e.g. "plugins/exact.lua".
-Result<PluginFile> ReadPluginFile(const std::string& path, const std::string& display_name);
+// A configured file (PluginFile::configured) is read in the user's file context.
+Result<PluginFile> ReadPluginFile(const std::string& path, const std::string& display_name, bool configured = false);
 
 // The plugin files that DiscoverPlugins would read, by name, with name, path and display_name only
 // (source empty, nothing opened): a directory lists its *.lua entries and no file is read until it

@@ -29,6 +29,7 @@
 
 #include "exit_code.h"
 #include "evaluate.h"
+#include "kplab/file_gate.h"
 #include "kplab/safe_text.h"
 #include "kplab/store.h"
 #include "lua_script.h"
@@ -431,7 +432,12 @@ void Repl::SetUpEditor() {
   history(hist_, &ev, H_SETSIZE, 1000);
   history(hist_, &ev, H_SETUNIQUE, 1);
   std::error_code ec;
-  if (fs::exists(history_path_, ec)) history(hist_, &ev, H_LOAD, history_path_.c_str());
+  {
+    UserFileScope user;  // the history file is the user's ($KPLAB_HISTORY, ~/.local/state), not the session's
+    if (fs::exists(history_path_, ec) && GateFile(history_path_, FileAccess::kRead).ok()) {
+      history(hist_, &ev, H_LOAD, history_path_.c_str());
+    }
+  }
   // Multibyte input (UTF-8 phrases) needs the user's character type; nothing else of the locale.
   std::setlocale(LC_CTYPE, "");
   el_ = el_init("kplab", stdin, stdout, stderr);
@@ -477,9 +483,11 @@ void Repl::AddHistory(const std::string& line) {
   HistEvent ev;
   history(hist_, &ev, H_ENTER, line.c_str());
   // Saved after every line, so a killed session keeps what it had.
+  UserFileScope user;  // the user's file, as when it was loaded
   std::error_code ec;
   fs::create_directories(fs::path(history_path_).parent_path(), ec);
-  if (history(hist_, &ev, H_SAVE, history_path_.c_str()) < 0 && !warned_history_) {
+  if ((!GateFile(history_path_, FileAccess::kWrite).ok() || history(hist_, &ev, H_SAVE, history_path_.c_str()) < 0) &&
+      !warned_history_) {
     warned_history_ = true;
     PrintError(fmt::format("kplab: {}: cannot save history", history_path_));
   }
@@ -660,7 +668,7 @@ void Repl::CmdMetrics() {
   }
   std::vector<std::vector<std::string>> rows;
   for (const PluginFile& listed : *files) {
-    auto read = ReadPluginFile(listed.path, listed.display_name);  // one unreadable file is one row
+    auto read = ReadPluginFile(listed.path, listed.display_name, listed.configured);  // one unreadable file is one row
     if (!read) {
       rows.push_back({listed.name, "?", listed.display_name, "error: " + read.error().message});
       continue;
@@ -773,7 +781,7 @@ std::string Repl::PluginHelp(const std::string& name) {
   if (!files) return files.error().message;
   for (const PluginFile& listed : *files) {
     if (listed.name != name) continue;
-    auto read = ReadPluginFile(listed.path, listed.display_name);
+    auto read = ReadPluginFile(listed.path, listed.display_name, listed.configured);
     if (!read) return read.error().message;
     const PluginFile& f = *read;
     auto p = LoadMetricPlugin(vm_, f);
@@ -942,6 +950,7 @@ std::vector<std::string> PathCompletions(const std::string& word) {
   const std::string dir = slash == std::string::npos ? "" : word.substr(0, slash + 1);
   const std::string stem = slash == std::string::npos ? word : word.substr(slash + 1);
   std::error_code ec;
+  // file-gate: names for the person at the terminal, typed there; no Lua code sees them
   for (fs::directory_iterator it(dir.empty() ? "." : dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (!name.starts_with(stem) || (name[0] == '.' && !stem.starts_with("."))) continue;
@@ -1065,6 +1074,9 @@ int Repl::Run() {
   SetUpVm();
   InstallSigint();
   SetUpEditor();
+  // The whole session opens files under the REPL's grants (what the typed code and every kp function
+  // reach), whether through a metered call or the printer.
+  FileScope session(vm_.file_grants());
   if (tty_) {
     std::cout << "kplab repl (Lua 5.4 with the kp API). help() for help, :quit to leave.\n" << std::flush;
   }

@@ -10,6 +10,7 @@
 #include <future>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 #include <unordered_map>
 
@@ -17,6 +18,7 @@
 #include <sqlite3.h>
 #include <fmt/format.h>
 
+#include "kplab/file_gate.h"
 #include "store/store_internal.h"
 
 namespace fs = std::filesystem;
@@ -154,9 +156,9 @@ void Parallel(std::size_t n, int threads, F f) {
 
 struct PhraseCache::Impl {
   std::string path;
-  SQLite::Database db;
+  SQLite::Database db;  // file-gate: opened by Impl(), which PhraseCache::Open calls after GateFile
   std::string db_id;  // random id of this database file (meta 'db_id'), part of index file names
-  Impl(const std::string& p, int flags) : path(p), db(p, flags) {}
+  Impl(const std::string& p, int flags) : path(p), db(store_internal::SqliteFileName(p), flags) {}
 
   Error DbError(const std::exception& e) const {
     return Error{fmt::format("{}: phrase cache: {}", path, e.what())};
@@ -279,6 +281,9 @@ PhraseCache::~PhraseCache() = default;
 const std::string& PhraseCache::db_path() const { return impl_->path; }
 
 Result<PhraseCache> PhraseCache::Open(const std::string& db_path) {
+  if (!IsMemory(db_path)) {
+    if (Status st = GateFile(db_path, FileAccess::kWrite); !st.ok()) return st.error();
+  }
   std::unique_ptr<Impl> impl;
   try {
     impl = std::make_unique<Impl>(db_path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
@@ -403,9 +408,11 @@ Result<CacheStats> PhraseCache::Fetch(const Embedder& model, const std::string& 
       std::vector<std::thread> pool;
       for (std::size_t t = 1; t < parts; ++t) {
         if (cut[t] == cut[t + 1]) continue;
-        pool.emplace_back([&, t] {
+        pool.emplace_back([&, t, grants = CurrentFileGrants()] {
+          FileScope scope(grants);
           try {
-            SQLite::Database conn(impl_->path, SQLite::OPEN_READONLY);
+            if (Status st = GateFile(impl_->path, FileAccess::kRead); !st.ok()) throw std::runtime_error(st.message());
+            SQLite::Database conn(store_internal::SqliteFileName(impl_->path), SQLite::OPEN_READONLY);
             conn.setBusyTimeout(30000);
             conn.exec("PRAGMA mmap_size = 4294967296");
             merge(conn.getHandle(), cut[t], cut[t + 1]);

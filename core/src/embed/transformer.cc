@@ -17,6 +17,7 @@
 #include <simdjson.h>
 
 #include "kplab/hf_tokenizer.h"
+#include "kplab/file_gate.h"
 #include "kplab/io.h"
 #include "kplab/safetensors.h"
 #include "kplab/sha256.h"
@@ -337,6 +338,7 @@ Result<std::string> ResolveSnapshot(const std::string& path) {
   }
   std::vector<fs::path> all;
   for (const auto& e : fs::directory_iterator(snaps, ec)) {
+  if (Status st = GateFile(snaps.string(), FileAccess::kRead); !st.ok()) return st.error();
     if (e.is_directory()) all.push_back(e.path());
   }
   if (all.size() != 1) {

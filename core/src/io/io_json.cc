@@ -89,7 +89,7 @@ std::string ResolveJsonlFile(const std::string& path) {
   if (!fs::is_directory(path)) return path;
   std::vector<std::string> found;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(path)) {
+  for (const auto& entry : ListDirectory(path)) {
     const std::string name = entry.path().filename().string();
     // Not is_regular_file(): a FIFO or link loop named *.jsonl is read and refused, not skipped.
     if (!entry.is_directory(ec) && (EndsWith(name, ".jsonl") || EndsWith(name, ".json"))) {

@@ -170,7 +170,7 @@ const FileData& ReadRecordFile(const std::string& path, std::vector<FileData>& f
   if (fs::is_directory(path)) {
     std::vector<std::string> found;
     std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(path)) {
+    for (const auto& entry : ListDirectory(path)) {
       const std::string name = entry.path().filename().string();
       if (!entry.is_directory(ec) && (EndsWith(name, ".jsonl") || EndsWith(name, ".json"))) {
         found.push_back(entry.path().string());
@@ -280,7 +280,7 @@ void ImportDeepKpg(const std::string& path, const DatasetOptions& options, RawDa
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
     std::set<std::string> stems;
-    for (const auto& entry : fs::directory_iterator(path)) {
+    for (const auto& entry : ListDirectory(path)) {
       const std::string name = entry.path().filename().string();
       if (entry.is_directory(ec)) continue;
       if (EndsWith(name, ".source")) stems.insert(name.substr(0, name.size() - 7));

@@ -1,6 +1,7 @@
 // RunStore on SQLiteCpp. Schema, blob encoding and migrations are described in docs/store.md; keep the
 // two in step.
 #include "kplab/store.h"
+#include "kplab/file_gate.h"
 #include "kplab/utf8.h"
 #include "store/store_internal.h"
 
@@ -459,9 +460,11 @@ void ValidateRun(const RunRecord& run, const ScoreColumns& scores,
 }  // namespace
 
 struct RunStore::Impl {
-  Impl(const std::string& p, int flags) : path(p), db(p, flags) {}
+  // A URI (SQLite::OPEN_URI, the read-only modes) is built from the path by FileUri.
+  Impl(const std::string& p, int flags)
+      : path(p), db((flags & SQLite::OPEN_URI) != 0 ? p : store_internal::SqliteFileName(p), flags) {}
   std::string path;
-  SQLite::Database db;
+  SQLite::Database db;  // file-gate: opened by Impl(), which RunStore::Open calls after GateFile
   int schema_version = 0;
 
   // Dataset row for this run, inserting it and its documents on first sight. An existing row must hold
@@ -642,6 +645,10 @@ std::string FileUri(const std::string& path, const char* query) {
 }  // namespace
 
 Result<RunStore> RunStore::Open(const std::string& path, Mode mode) {
+  if (!IsMemoryPath(path)) {
+    const FileAccess access = mode == Mode::kReadOnly ? FileAccess::kRead : FileAccess::kWrite;
+    if (Status st = GateFile(path, access); !st.ok()) return st.error();
+  }
   if (mode == Mode::kReadOnly && !IsMemoryPath(path)) {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) {
