@@ -350,7 +350,7 @@ Result<Corpus> CorpusFor(const RawDataset& dataset, const EvalRequest& req, Phas
     aligned = std::move(*a);
     timer.Done("predictions");
   }
-  const int threads = std::min(req.threads, kMaxThreads);
+  const int threads = std::min(req.threads, kMaxThreads);  // checked by EvaluateCorpus too
   auto corpus = owned ? BuildCorpus(std::move(*owned), std::move(aligned), *profile, threads)
                       : BuildCorpus(dataset, aligned ? &*aligned : nullptr, *profile, threads);
   if (!corpus) return fail(ErrorKind::kInput, corpus.error().message);
@@ -502,6 +502,12 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
   auto fail = [&](ErrorKind f, std::string message) -> Result<EvalResult> {
     return Error{std::move(message), f};
   };
+  // Every front-end's thread count (the command line's --threads, Python's threads=, kp.evaluate's
+  // opts.threads) means the same: a negative or too large one is refused, not clamped.
+  if (req.threads < 0 || req.threads > kMaxThreads) {
+    return fail(ErrorKind::kUsage, fmt::format("threads must be from 0 (one per core) to {} (got {})", kMaxThreads,
+                                               req.threads));
+  }
   auto selected = SelectedMetrics(req);
   if (!selected) return selected.error();
   const std::vector<std::string>& metrics = *selected;
@@ -630,19 +636,19 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
       plan.model_name = req.model;
       plan.db_path = req.cache_db.empty() ? RunStore::DefaultPath() : req.cache_db;
       const auto t0 = std::chrono::steady_clock::now();
-      auto planned = PlanEmbeddings(corpus, plan);
-      if (!planned.ok()) return fail(ErrorKind::kInput, planned.error().message);
-      space = *planned;
-      for (const auto& p : *plugins) {
-        if (std::find(p.needs.begin(), p.needs.end(), "tokens") != p.needs.end() &&
-            space->embedder->token_layers() < 0) {
       // The default store is the user's ($KPLAB_DB or ./kplab.db): kplab keeps its phrase cache there
       // whoever asked for the run (a cache is keyed by model fingerprint, so what goes in changes no
       // number); a cache the request names is opened in the request's context.
       std::optional<UserFileScope> user;
       if (req.cache_db.empty()) user.emplace();
-          return fail(ErrorKind::kInput, NoTokenEmbeddingsMessage(*space, p.name));
+      auto planned = PlanEmbeddings(corpus, plan);
       user.reset();
+      if (!planned.ok()) return fail(ErrorKind::kInput, planned.error().message);
+      space = *planned;
+      for (const auto& p : *plugins) {
+        if (std::find(p.needs.begin(), p.needs.end(), "tokens") != p.needs.end() &&
+            space->embedder->token_layers() < 0) {
+          return fail(ErrorKind::kInput, NoTokenEmbeddingsMessage(*space, p.name));
         }
       }
       EmbeddingReport rep;

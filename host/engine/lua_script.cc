@@ -316,7 +316,15 @@ int LuaEvaluate(lua_State* L) {
     auto opt = [&](const char* k) { return StringField(L, 4, k); };
     if (auto v = opt("system")) req.system = *v;
     if (auto v = opt("model")) req.model = *v;
-    if (auto v = opt("threads")) req.threads = std::atoi(v->c_str());
+    lua_getfield(L, 4, "threads");
+    if (!lua_isnil(L, -1)) {
+      // As the command line's --threads (0: one per core): "abc" or -1 is an error, not 0 or a clamp.
+      if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 0 || lua_tointeger(L, -1) > kMaxThreads) {
+        return luaL_error(L, "kp.evaluate: opts.threads must be an integer from 0 (one per core) to %d", kMaxThreads);
+      }
+      req.threads = static_cast<int>(lua_tointeger(L, -1));
+    }
+    lua_pop(L, 1);
     db = opt("db");
     if (lua_getfield(L, 4, "plugins") == LUA_TTABLE) {
       const lua_Integer n = luaL_len(L, -1);
@@ -473,7 +481,14 @@ int RunsTable(lua_State* L) {
     if (ro.format != "table" && ro.format != "markdown" && ro.format != "latex" && ro.format != "csv" && ro.format != "json") {
       return luaL_error(L, "kp.runs.table: format must be table, markdown, latex, csv or json (got '%s')", format->c_str());
     }
-    if (auto v = field("decimals")) ro.decimals = std::clamp(std::atoi(v->c_str()), 0, 9);
+    lua_getfield(L, 1, "decimals");
+    if (!lua_isnil(L, -1)) {
+      if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 0 || lua_tointeger(L, -1) > 9) {
+        return luaL_error(L, "kp.runs.table: decimals must be an integer from 0 to 9");
+      }
+      ro.decimals = static_cast<int>(lua_tointeger(L, -1));
+    }
+    lua_pop(L, 1);
     lua_getfield(L, 1, "fraction");
     ro.percent = !lua_toboolean(L, -1);
     lua_pop(L, 1);

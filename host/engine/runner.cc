@@ -758,6 +758,10 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
       } else {
         Score(l, index, parts[l], pr);
       }
+    } catch (const LuaPanicError& e) {
+      // A Lua error the host ran into between calls (a metamethod of what score returned): the plugin's
+      // own message, position included.
+      parts[l].error = PluginError(plugin, fmt::format("{} (while the host read what score returned)", e.what()));
     } catch (const std::exception& e) {
       parts[l].error = PluginError(plugin, fmt::format("{}: internal error while scoring: {}",
                                                        plugin.file.display_name, e.what()));

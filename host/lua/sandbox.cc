@@ -328,7 +328,7 @@ int ChargedWrap(lua_State* L) {
 // the host can report and drop the VM.
 int Panic(lua_State* L) {
   const char* msg = lua_tostring(L, -1);
-  throw std::runtime_error(std::string("unprotected Lua error: ") + (msg ? msg : "?"));
+  throw LuaPanicError(msg != nullptr ? msg : "a Lua error with a value that is not a string");
 }
 
 int ReadOnlyNewIndex(lua_State* L) {
@@ -1156,6 +1156,7 @@ std::optional<ScriptError> LuaVm::Call(int nargs, int nresults, const std::strin
 
   int status = LUA_OK;
   std::string exception_text;
+  bool panicked = false;
   FileScope files(file_grants_);  // what the called code may open: its VM's grants, nothing else
   try {
     alloc_->metered = true;
@@ -1166,6 +1167,7 @@ std::optional<ScriptError> LuaVm::Call(int nargs, int nresults, const std::strin
     // its protected region. The stack is in an unknown state: drop everything from the function up.
     alloc_->metered = false;
     exception_text = e.what();
+    panicked = dynamic_cast<const LuaPanicError*>(&e) != nullptr;
     lua_settop(L, base);  // keep f'
     status = -1;
   }
@@ -1204,6 +1206,8 @@ std::optional<ScriptError> LuaVm::Call(int nargs, int nresults, const std::strin
     err.traceback = alloc_->traceback;
   } else if (status == LUA_ERRMEM || (alloc_->memory_hit && err.message == "not enough memory")) {
     err.message = where + ": memory limit of " + FormatMiB(limits_.memory_bytes) + " MiB exceeded";
+  } else if (!exception_text.empty() && panicked) {
+    err.message = exception_text;  // the Lua error's own text, position included
   } else if (!exception_text.empty()) {
     err.message = where + ": unexpected C++ exception: " + exception_text;
   } else if (status != LUA_ERRRUN && status != LUA_ERRERR) {
@@ -1226,10 +1230,10 @@ Result<PluginFile> ReadPluginFile(const std::string& path, const std::string& di
   PluginFile file;
   file.name = fs::path(path).stem().string();
   file.path = path;
+  file.configured = configured;
   file.display_name = display_name;
   file.source = std::move(bytes).value();
 
-  file.configured = configured;
   std::string_view first(file.source);
   first = first.substr(0, first.find('\n'));
   if (!first.empty() && first.back() == '\r') first.remove_suffix(1);
@@ -1269,12 +1273,12 @@ Result<std::vector<PluginFile>> ListPlugins(const std::string& shipped_dir, cons
   for (const auto& [dir, shipped, configured] : dirs) {
     std::error_code ec;
     std::vector<std::string> names;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-      const std::string name = it->path().filename().string();
-      // Editor droppings (".#x.lua") and directories are not plugins. Nothing else is looked at here
     std::optional<UserFileScope> user;
     if (configured) user.emplace();
     if (Status st = GateFile(dir, FileAccess::kRead); !st.ok()) return st.error();
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      // Editor droppings (".#x.lua") and directories are not plugins. Nothing else is looked at here
       // (a link loop or FIFO is only an error once selected and read).
       std::error_code type_ec;
       if (name.size() > 4 && name.ends_with(".lua") && name[0] != '.' && !it->is_directory(type_ec)) {
@@ -1289,10 +1293,10 @@ Result<std::vector<PluginFile>> ListPlugins(const std::string& shipped_dir, cons
       file.path = prefix + "/" + name;
       file.name = fs::path(name).stem().string();
       file.display_name = shipped ? "plugins/" + name : file.path;
+      file.configured = configured;
       by_name[file.name] = std::move(file);
     }
   }
-      file.configured = configured;
   std::vector<PluginFile> out;
   out.reserve(by_name.size());
   for (auto& [name, file] : by_name) out.push_back(std::move(file));

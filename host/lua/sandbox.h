@@ -8,11 +8,12 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "kplab/result.h"
 #include "kplab/file_gate.h"
+#include "kplab/result.h"
 
 struct lua_State;
 
@@ -40,6 +41,13 @@ void ChargeNative(lua_State* L, double steps);
 void ReserveNative(lua_State* L, double bytes, const char* what);
 void CheckNative(lua_State* L, double steps_done);
 void AfterNative(lua_State* L);  // lua_util.h: Safe<> calls it when a binding returns
+
+// A Lua error raised where no protected call catches it (a metamethod that host code ran between two
+// calls): the VM's panic handler throws it with the error's own text ("plugins/x.lua:5: boom"), so that
+// the failure reports what the plugin said, not how the host got there. The VM is not usable after it.
+struct LuaPanicError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 // A Lua error captured with its location, kept so a failed run can store it.
 struct ScriptError {
@@ -132,6 +140,12 @@ class LuaVm {
 
   std::size_t memory_in_use() const;
 
+  // The file context every Call of this VM runs in (kplab/file_gate.h): a plugin's VM grants nothing
+  // (the default); InstallScriptApi gives a script's VM its grants; a plugin's prepare gets the files
+  // the user set as its parameters for that call.
+  void SetFileGrants(std::shared_ptr<const FileGrants> grants) { file_grants_ = std::move(grants); }
+  const std::shared_ptr<const FileGrants>& file_grants() const { return file_grants_; }
+
   // Charges every Call of this VM, until EndRun, also to `run` (shared by lanes). Starts the run's
   // clock when it is the first VM to begin it.
   void BeginRun(const std::shared_ptr<RunBudget>& run);
@@ -140,12 +154,6 @@ class LuaVm {
 
  private:
   struct Alloc;
-  // The file context every Call of this VM runs in (kplab/file_gate.h): a plugin's VM grants nothing
-  // (the default); InstallScriptApi gives a script's VM its grants; a plugin's prepare gets the files
-  // the user set as its parameters for that call.
-  void SetFileGrants(std::shared_ptr<const FileGrants> grants) { file_grants_ = std::move(grants); }
-  const std::shared_ptr<const FileGrants>& file_grants() const { return file_grants_; }
-
   static Alloc* AllocOf(lua_State* L);  // null when L's allocator is not a LuaVm's (the Lua module)
   friend void ChargeNative(lua_State* L, double steps);
   friend void ReserveNative(lua_State* L, double bytes, const char* what);
@@ -156,6 +164,7 @@ class LuaVm {
   std::unique_ptr<Alloc> alloc_;
   lua_State* L_ = nullptr;
   int handler_ref_ = -2;  // LUA_NOREF until the first Call
+  std::shared_ptr<const FileGrants> file_grants_ = std::make_shared<const FileGrants>(FileGrants::Plugin());
 };
 
 // Asks every running Call in the process to stop with "interrupted!" (the REPL's Ctrl-C). Async-
@@ -164,7 +173,6 @@ class LuaVm {
 void RequestInterrupt();
 void ClearInterrupt();
 
-  std::shared_ptr<const FileGrants> file_grants_ = std::make_shared<const FileGrants>(FileGrants::Plugin());
 // For bindings, before native work done on a script's behalf: charges `steps` (about one inner-loop
 // iteration each) to the instruction budgets and checks the deadlines and Ctrl-C; raises the kill error
 // ("FILE:LINE: instruction budget of N exceeded", "... time limit of S s exceeded", "interrupted!")
@@ -185,6 +193,9 @@ void ReserveNative(lua_State* L, double bytes, const char* what);
 struct PluginFile {
   std::string name;          // file stem: plugins/exact.lua -> "exact"
   std::string path;          // path on disk
+  // Found in the user's own configuration (the shipped directory, $KPLAB_PLUGIN_PATH): listed and read
+  // in the user's file context whoever selects it (kplab/file_gate.h, UserFileScope).
+  bool configured = false;
   std::string display_name;  // used in error messages: "plugins/exact.lua" for shipped plugins, else path
   std::string source;        // file bytes
   std::string sha256;
@@ -193,9 +204,6 @@ struct PluginFile {
 
 // Pushes a read-only proxy of the table at `shadow`: reads, #, pairs and ipairs see its entries, writes
 // raise "attempt to modify read-only table 'NAME'", the metatable is protected. [-0, +1]
-  // Found in the user's own configuration (the shipped directory, $KPLAB_PLUGIN_PATH): listed and read
-  // in the user's file context whoever selects it (kplab/file_gate.h, UserFileScope).
-  bool configured = false;
 void PushReadOnlyProxy(lua_State* L, int shadow, const std::string& name);
 
 // True when the table at idx is one of kplab's read-only proxies (PushReadOnlyProxy). [-0, +0]

@@ -21,6 +21,7 @@
 #include "kplab/io.h"
 #include "kplab/safetensors.h"
 #include "kplab/sha256.h"
+#include "util/json_internal.h"
 #include "kplab/text.h"
 #include "kplab/utf8.h"
 
@@ -65,7 +66,7 @@ struct JsonFile {
     f->bytes = std::move(*b);
     element root;
     if (auto err = f->parser.parse(f->bytes).get(root); err != simdjson::SUCCESS) {
-      return Error{fmt::format("{}: not valid JSON ({}) (expected {})", f->path, simdjson::error_message(err), expected)};
+      return Error{fmt::format("{}: {} (expected {})", f->path, json_internal::JsonProblem(f->bytes, err), expected)};
     }
     if (root.type() != element_type::OBJECT) {
       return Error{fmt::format("{}: not a JSON object (expected {})", f->path, expected)};
@@ -337,8 +338,8 @@ Result<std::string> ResolveSnapshot(const std::string& path) {
     return snap.string();
   }
   std::vector<fs::path> all;
-  for (const auto& e : fs::directory_iterator(snaps, ec)) {
   if (Status st = GateFile(snaps.string(), FileAccess::kRead); !st.ok()) return st.error();
+  for (const auto& e : fs::directory_iterator(snaps, ec)) {
     if (e.is_directory()) all.push_back(e.path());
   }
   if (all.size() != 1) {

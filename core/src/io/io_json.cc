@@ -34,8 +34,8 @@ void ForEachObject(const FileData& file, Fn fn) {
     const int line_no = static_cast<int>(i + 1);
     if (IsBlankLine(lines[i])) continue;
     element el;
-    if (parser.parse(lines[i].data(), lines[i].size()).get(el) != simdjson::SUCCESS) {
-      Fail(file.path, line_no, "malformed JSON", kOneObject);
+    if (auto err = parser.parse(lines[i].data(), lines[i].size()).get(el); err != simdjson::SUCCESS) {
+      Fail(file.path, line_no, json_internal::JsonProblem(lines[i], err, true), kOneObject);
     }
     if (el.type() != element_type::OBJECT) {
       Fail(file.path, line_no, fmt::format("line is {}", TypeName(el)), kOneObject);

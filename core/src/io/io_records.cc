@@ -42,8 +42,8 @@ void ForEachRecord(const FileData& file, std::string_view expected_object, Fn fn
   simdjson::dom::parser parser;
   if (IsJsonArray(file.bytes)) {
     element root;
-    if (parser.parse(file.bytes.data(), file.bytes.size()).get(root) != simdjson::SUCCESS) {
-      Fail(file.path, 0, "malformed JSON", kRecords);
+    if (auto err = parser.parse(file.bytes.data(), file.bytes.size()).get(root); err != simdjson::SUCCESS) {
+      Fail(file.path, 0, json_internal::JsonProblem(file.bytes, err), kRecords);
     }
     int record = 0;
     for (element item : Arr(root)) {
@@ -61,8 +61,8 @@ void ForEachRecord(const FileData& file, std::string_view expected_object, Fn fn
     const int no = static_cast<int>(i + 1);
     if (IsBlankLine(lines[i])) continue;
     element el;
-    if (parser.parse(lines[i].data(), lines[i].size()).get(el) != simdjson::SUCCESS) {
-      Fail(file.path, no, "malformed JSON", kRecords);
+    if (auto err = parser.parse(lines[i].data(), lines[i].size()).get(el); err != simdjson::SUCCESS) {
+      Fail(file.path, no, json_internal::JsonProblem(lines[i], err, true), kRecords);
     }
     if (el.type() != element_type::OBJECT) {
       Fail(file.path, no, fmt::format("line is {}", json_internal::TypeName(el)), kRecords);
@@ -370,8 +370,8 @@ void ApplyPkeReferences(const std::string& dataset_path, const std::string& ref_
       "a JSON object {document id: [[keyphrase, variant...], ...]}, as pke's reference files";
   simdjson::dom::parser parser;
   element root;
-  if (parser.parse(file.bytes.data(), file.bytes.size()).get(root) != simdjson::SUCCESS) {
-    Fail(file.path, 0, "malformed JSON", kExpected);
+  if (auto err = parser.parse(file.bytes.data(), file.bytes.size()).get(root); err != simdjson::SUCCESS) {
+    Fail(file.path, 0, json_internal::JsonProblem(file.bytes, err), kExpected);
   }
   if (root.type() != element_type::OBJECT) {
     Fail(file.path, 0, fmt::format("the file is {}", json_internal::TypeName(root)), kExpected);
