@@ -258,6 +258,28 @@ TEST_F(HostileNames, EveryOutputOfEveryCommandIsSafe) {
   EXPECT_NE(list.out.find("\"sys\\u0002\\\\xff\\u001b[2J\\nx\\u202e\""), std::string::npos) << list.out;
 }
 
+// A name that got past every front end -- here shards whose store another program edited -- is refused
+// by the store when the merged run is saved (RunStore::SaveRun), not stored.
+TEST_F(HostileNames, TheStoreRefusesANameThatGotPastTheFrontEnds) {
+  for (const char* shard : {"0/2", "1/2"}) {
+    ASSERT_EQ(Run(Eval("--metrics exact --system good --shard " + std::string(shard))).code, 0) << shard;
+  }
+  Write(dir_ / "tamper.py",
+        "import sqlite3, sys\n"
+        "c = sqlite3.connect(sys.argv[1])\n"
+        "c.execute(\"UPDATE systems SET name = CAST(X'731b5b324a' AS TEXT)\")\n"
+        "c.commit()\n");
+  ASSERT_EQ(std::system(("python3 " + (dir_ / "tamper.py").string() + " " + db_).c_str()), 0);
+  const std::string out = (dir_ / "merged.db").string();
+  const Output o = Run("runs merge --from " + db_ + " --db " + out);
+  EXPECT_NE(o.code, 0);
+  EXPECT_NE(o.err.find("cannot save run: system name 's\\x1b[2J': control character U+001B at byte 2"),
+            std::string::npos)
+      << o.err;
+  ExpectSafe(o, "merge");
+  EXPECT_EQ(Run("runs list --db " + out + " --output json").out.find("\"id\""), std::string::npos) << "nothing stored";
+}
+
 // A script's and the REPL's error messages and values: escaped, line breaks of the traceback kept.
 TEST_F(HostileNames, ScriptAndReplOutputIsEscaped) {
   Write(dir_ / "s.lua",

@@ -2,6 +2,7 @@
 // two in step.
 #include "kplab/store.h"
 #include "kplab/file_gate.h"
+#include "kplab/safe_text.h"
 #include "kplab/utf8.h"
 #include "store/store_internal.h"
 
@@ -371,6 +372,16 @@ std::optional<double> ReadOptional(const SQLite::Column& c) {
 // not a payload, and no metric set comes near 10,000 columns.
 void ValidateRun(const RunRecord& run, const ScoreColumns& scores,
                  const std::vector<AggregateValue>& aggregates, const std::vector<SlotColumn>& slots) {
+  // Names are checked where they are made (kplab/safe_text.h); the store checks them again so that none
+  // that got past a front end -- a merge of shards another program wrote, a library caller -- is stored.
+  auto refuse_bad_name = [](std::string_view field, std::string_view value) {
+    if (Status st = CheckName(field, value); !st.ok()) throw StoreError("cannot save run: " + st.message());
+  };
+  refuse_bad_name("system name", run.system);
+  refuse_bad_name("dataset name", run.dataset_name);
+  for (const std::string& m : scores.metrics) refuse_bad_name("metric name", m);
+  for (const AggregateValue& a : aggregates) refuse_bad_name("metric name", a.metric);
+  for (const SlotColumn& c : slots) refuse_bad_name("slot name", c.name);
   // A partial run's columns hold its own documents only.
   std::size_t expected = run.doc_ids.size();
   if (run.shard) {
