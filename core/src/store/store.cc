@@ -657,6 +657,12 @@ std::string FileUri(const std::string& path, const char* query) {
 
 Result<RunStore> RunStore::Open(const std::string& path, Mode mode) {
   if (!IsMemoryPath(path)) {
+    if (mode == Mode::kRead && !GateFile(path, FileAccess::kWrite).ok()) {
+      // A reading command in a context that may read the store but not write it (a script's or the REPL's
+      // $KPLAB_DB): read-only, as for a write-protected file.
+      if (Status st = GateFile(path, FileAccess::kRead); !st.ok()) return st.error();
+      return Open(path, Mode::kReadOnly);
+    }
     const FileAccess access = mode == Mode::kReadOnly ? FileAccess::kRead : FileAccess::kWrite;
     if (Status st = GateFile(path, access); !st.ok()) return st.error();
   }
