@@ -58,20 +58,18 @@ std::string TerminalText(std::string_view s, Newlines newlines) {
 }
 
 std::string ErrorText(std::string_view message) {
+  if (message.find('\n') == std::string_view::npos) return TerminalText(message, Newlines::kKeep);
   std::string joined;
-  joined.reserve(message.size());
-  for (std::size_t i = 0; i < message.size(); ++i) {
-    const char c = message[i];
-    if (c == '\n') {
-      const std::string_view next = message.substr(i + 1);
-      if (next.starts_with("stack traceback:") || next.starts_with("\t") || next.starts_with("(while ")) {
-        joined.push_back('\n');
-        continue;
-      }
-      joined += "\\n";
-      continue;
-    }
-    joined.push_back(c);
+  joined.reserve(message.size() + 16);
+  // Whole lines are copied at once: a plugin's message may be many megabytes.
+  for (std::size_t start = 0;;) {
+    const std::size_t nl = message.find('\n', start);
+    joined.append(message.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start));
+    if (nl == std::string_view::npos) break;
+    const std::string_view next = message.substr(nl + 1);
+    const bool kept = next.starts_with("stack traceback:") || next.starts_with("\t") || next.starts_with("(while ");
+    joined += kept ? "\n" : "\\n";
+    start = nl + 1;
   }
   return TerminalText(joined, Newlines::kKeep);
 }
