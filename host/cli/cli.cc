@@ -34,6 +34,7 @@
 #include "drill.h"
 #include "evaluate.h"
 #include "merge.h"
+#include "kplab/file_gate.h"
 #include "kplab/json.h"
 #include "kplab/corpus.h"
 #include "kplab/io.h"
@@ -63,8 +64,13 @@ std::string FormatCsvNumber(double v) {
   return fmt::format("{}", v);
 }
 
-std::string CsvField(const std::string& s, char sep) {
-  if (s.find_first_of(std::string(1, sep) + "\"\n") == std::string::npos) return s;
+// A text from a store or from data as one table cell or one line's part: escaped (kplab/safe_text.h), so
+// that a newline cannot split a row nor an escape sequence reach the terminal.
+std::string Cell(std::string_view s) { return TerminalText(s); }
+
+std::string CsvField(const std::string& raw, char sep) {
+  const std::string s = Cell(raw);  // a line break inside is shown as \n: one record per line
+  if (s.find_first_of(std::string(1, sep) + "\"") == std::string::npos) return s;
   std::string out = "\"";
   for (char c : s) {
     if (c == '"') out += '"';
@@ -91,6 +97,7 @@ void PrintAggregateTable(std::ostream& os, const std::vector<AggregateValue>& ag
         rest = a.metric.substr(s.size() + 1);
       }
     }
+    rest = Cell(rest);
     if (!cells.count(rest)) rows.push_back(rest);
     cells[rest][subset] = &a;
   }
@@ -171,8 +178,8 @@ void PrintAggregates(std::ostream& os, const std::string& format, int64_t run_id
       os << "\n";
     }
   } else {
-    os << fmt::format("run {}  dataset {} ({} docs)  system {}  profile {}\n", run_id, run.dataset_name,
-                      run.doc_ids.size(), run.system, run.profile);
+    os << fmt::format("run {}  dataset {} ({} docs)  system {}  profile {}\n", run_id, Cell(run.dataset_name),
+                      run.doc_ids.size(), Cell(run.system), Cell(run.profile));
     PrintAggregateTable(os, aggs, docs);
   }
 }
@@ -198,7 +205,7 @@ class ProgressBar {
     shown_ = true;
     const int width = 30;
     const int fill = total ? static_cast<int>(width * done / total) : width;
-    std::fprintf(stderr, "\r%-10s [%s%s] %zu/%zu", what.c_str(), std::string(fill, '#').c_str(),
+    std::fprintf(stderr, "\r%-10s [%s%s] %zu/%zu", TerminalText(what).c_str(), std::string(fill, '#').c_str(),
                  std::string(width - fill, ' ').c_str(), done, total);
     std::fflush(stderr);
   }
@@ -358,7 +365,7 @@ int CmdEval(Args a) {
     }
     auto entries = manifest ? ReadManifest(*manifest) : ExpandPredictions(req.dataset_path, req.predictions_path);
     if (!entries) {
-      std::cerr << "kplab: " << entries.error().message << "\n";
+      ReportError(entries.error().message);
       return ExitCodeFor(entries.error().kind);
     }
     return CmdEvalBatch(req, *entries, db_path, output, no_store, jobs);
@@ -372,7 +379,7 @@ int CmdEval(Args a) {
     return Evaluate(req, std::ref(bar));
   }();
   if (!res) {
-    std::cerr << "kplab: " << res.error().message << "\n";
+    ReportError(res.error().message);
     return ExitCodeFor(res.error().kind);
   }
   // Freeing a KP20k-sized corpus object by object costs more than scoring it; the process is about to
@@ -380,7 +387,7 @@ int CmdEval(Args a) {
   static auto* leaked = new std::vector<std::shared_ptr<void>>();
   leaked->push_back(std::move(res->resources));
   RunRecord& run = res->run;
-  for (const auto& w : res->warnings) std::cerr << "kplab: " << w << "\n";
+  for (const auto& w : res->warnings) ReportError(w);
   if (res->embeddings) {
     const EmbeddingReport& e = *res->embeddings;
     if (!e.phrase_vectors) {
@@ -393,12 +400,12 @@ int CmdEval(Args a) {
     }
   }
   if (!res->errors.empty()) {
-    for (const auto& e : res->errors) std::cerr << "kplab: " << e.Format() << "\n";
+    for (const auto& e : res->errors) ReportError(e.Format());
     if (!no_store) {
       auto store = RunStore::Open(db_path);
       if (store) {
         if (auto id = store->SaveRun(run, {}, {})) {
-          std::cerr << fmt::format("kplab: run {} recorded as failed in {}\n", *id, db_path);
+          ReportError(fmt::format("run {} recorded as failed in {}", *id, db_path));
         }
       }
     }
@@ -408,20 +415,20 @@ int CmdEval(Args a) {
   if (!no_store) {
     auto store = RunStore::Open(db_path);
     if (!store) {
-      std::cerr << "kplab: " << store.error().message << "\n";
+      ReportError(store.error().message);
       return kExitStore;
     }
     auto id = store->SaveRun(run, res->scores, res->aggregates, res->slots);
     if (!id) {
-      std::cerr << "kplab: " << id.error().message << "\n";
+      ReportError(id.error().message);
       return kExitStore;
     }
     run_id = *id;
     if (run.shard) {
-      std::cerr << fmt::format("kplab: shard {}/{} (documents {}-{} of {}) stored as run {} in {}; the values below are "
-                               "over these documents only (`kplab runs merge --from {}` rebuilds the whole run)\n",
+      ReportError(fmt::format("shard {}/{} (documents {}-{} of {}) stored as run {} in {}; the values below are "
+                               "over these documents only (`kplab runs merge --from {}` rebuilds the whole run)",
                                run.shard->index, run.shard->count, run.shard->begin + 1, run.shard->end,
-                               run.doc_ids.size(), run_id, db_path, db_path);
+                               run.doc_ids.size(), run_id, db_path, db_path));
     }
   }
   PrintAggregates(std::cout, output, run_id, run, res->aggregates, res->subset_docs);
@@ -439,7 +446,7 @@ int CmdEvalBatch(const EvalRequest& req, const std::vector<ManifestEntry>& entri
   if (!no_store) {
     auto s = RunStore::Open(db_path);
     if (!s) {
-      std::cerr << "kplab: " << s.error().message << "\n";
+      ReportError(s.error().message);
       return kExitStore;
     }
     store.emplace(std::move(*s));
@@ -461,7 +468,7 @@ int CmdEvalBatch(const EvalRequest& req, const std::vector<ManifestEntry>& entri
         Row row;
         row.predictions = entries[i].predictions_path;
         if (!res) {
-          std::cerr << (tty ? "\r\033[K" : "") << "kplab: " << entries[i].origin << ": " << res.error().message << "\n";
+          ReportError(entries[i].origin + ": " + res.error().message, tty ? "\r\033[K" : "");
           row.status = "error";
           row.error = res.error().message;
           row.system = entries[i].system;
@@ -476,15 +483,15 @@ int CmdEvalBatch(const EvalRequest& req, const std::vector<ManifestEntry>& entri
         row.seed = run.seed;
         row.dataset = run.dataset_name;
         row.profile = run.profile;
-        for (const auto& w : res->warnings) std::cerr << (tty ? "\r\033[K" : "") << "kplab: " << w << "\n";
+        for (const auto& w : res->warnings) ReportError(w, tty ? "\r\033[K" : "");
         const bool failed = !res->errors.empty();
-        for (const auto& e : res->errors) std::cerr << (tty ? "\r\033[K" : "") << "kplab: " << e.Format() << "\n";
+        for (const auto& e : res->errors) ReportError(e.Format(), tty ? "\r\033[K" : "");
         row.status = failed ? "failed" : "ok";
         if (failed && exit_code == kExitOk) exit_code = kExitScript;
         if (store) {
           auto id = failed ? store->SaveRun(run, {}, {}) : store->SaveRun(run, res->scores, res->aggregates, res->slots);
           if (!id) {
-            std::cerr << "kplab: " << id.error().message << "\n";
+            ReportError(id.error().message);
             if (exit_code == kExitOk) exit_code = kExitStore;
           } else {
             row.id = *id;
@@ -499,7 +506,7 @@ int CmdEvalBatch(const EvalRequest& req, const std::vector<ManifestEntry>& entri
         const int fill = static_cast<int>(width * i / entries.size());
         std::fprintf(stderr, "\r\033[Kfiles [%s%s] %zu/%zu %s", std::string(fill, '#').c_str(),
                      std::string(width - fill, ' ').c_str(), i, entries.size(),
-                     entries[i].predictions_path.substr(0, 60).c_str());
+                     TerminalText(entries[i].predictions_path.substr(0, 60)).c_str());
         std::fflush(stderr);
       },
       jobs);
@@ -524,11 +531,13 @@ int CmdEvalBatch(const EvalRequest& req, const std::vector<ManifestEntry>& entri
               << sep << "predictions\n";
     for (const Row& r : rows) {
       std::cout << r.id << sep << r.status << sep << CsvField(r.system, sep) << sep << seed_text(r.seed) << sep
-                << CsvField(r.dataset, sep) << sep << r.profile << sep << CsvField(r.predictions, sep) << "\n";
+                << CsvField(r.dataset, sep) << sep << CsvField(r.profile, sep) << sep << CsvField(r.predictions, sep)
+                << "\n";
     }
   } else {
     std::size_t ws = 6, wd = 7;
-    for (const Row& r : rows) {
+    for (Row& r : rows) {
+      for (std::string* text : {&r.system, &r.dataset, &r.profile, &r.predictions}) *text = Cell(*text);
       ws = std::max(ws, r.system.size());
       wd = std::max(wd, r.dataset.size());
     }
@@ -685,12 +694,13 @@ void PrintRunList(std::ostream& os, const std::string& output, const std::vector
   }
   std::string head = fmt::format("{:>4}  {:<20}  {:<6}  {:<16}  {:<20}  {:<16}  {:>6}  {:>6}", "id", "created", "status",
                                  "dataset", "system", "profile", "docs", "seed");
-  for (const auto& c : columns) head += fmt::format("  {:>{}}", c, std::max<std::size_t>(c.size(), 8));
+  for (const auto& c : columns) head += fmt::format("  {:>{}}", Cell(c), std::max<std::size_t>(c.size(), 8));
   os << head << "\n";
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const auto& r = runs[i];
-    std::string line = fmt::format("{:>4}  {:<20}  {:<6}  {:<16}  {:<20}  {:<16}  {:>6}  {:>6}", r.id, r.created_at,
-                                   r.status, r.dataset_name, r.system, r.profile, r.n_docs, seed(r));
+    std::string line = fmt::format("{:>4}  {:<20}  {:<6}  {:<16}  {:<20}  {:<16}  {:>6}  {:>6}", r.id,
+                                   Cell(r.created_at), Cell(r.status), Cell(r.dataset_name), Cell(r.system),
+                                   Cell(r.profile), r.n_docs, seed(r));
     for (std::size_t c = 0; c < columns.size(); ++c) {
       const double v = values[i][c];
       line += fmt::format("  {:>{}}", std::isnan(v) ? std::string("-") : fmt::format("{:.4f}", v),
@@ -715,12 +725,12 @@ int CmdReport(Args a) {
   if (opt.runs.empty()) throw UsageError("report needs run ids (kplab report 3 4 5 -o report.html)");
   auto store = RunStore::Open(db_path, RunStore::Mode::kRead);
   if (!store) {
-    std::cerr << "kplab: " << store.error().message << "\n";
+    ReportError(store.error().message);
     return kExitStore;
   }
   auto html = BuildReport(*store, opt);
   if (!html) {
-    std::cerr << "kplab: " << html.error().message << "\n";
+    ReportError(html.error().message);
     return ExitCodeFor(html.error().kind);
   }
   // The report replaces `out` by a rename: only a regular file may be replaced (a device such as
@@ -729,28 +739,32 @@ int CmdReport(Args a) {
     std::error_code ec;
     const auto st = std::filesystem::symlink_status(out, ec);
     if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
-      std::cerr << "kplab: " << out << ": not a regular file (expected a path for the HTML report to create or replace)\n";
+      ReportError(out + ": not a regular file (expected a path for the HTML report to create or replace)");
       return kExitUsage;
     }
   }
   const std::string tmp = out + ".tmp-" + std::to_string(::getpid());
+  if (Status gate = GateFile(out, FileAccess::kWrite); !gate.ok()) {
+    ReportError(gate.message());
+    return kExitUsage;
+  }
   {
     std::ofstream f(tmp, std::ios::binary);
     f << *html;
     f.close();
     if (!f) {
       std::remove(tmp.c_str());
-      std::cerr << "kplab: " << out << ": cannot write the report\n";
+      ReportError(out + ": cannot write the report");
       return kExitInput;
     }
   }
   if (std::rename(tmp.c_str(), out.c_str()) != 0) {
     std::remove(tmp.c_str());
-    std::cerr << "kplab: " << out << ": cannot write the report\n";
+    ReportError(out + ": cannot write the report");
     return kExitInput;
   }
-  std::cerr << fmt::format("kplab: report of {} run(s) written to {} ({} bytes)\n", opt.runs.size(), out,
-                           html->size());
+  ReportError(fmt::format("report of {} run(s) written to {} ({} bytes)", opt.runs.size(), out,
+                           html->size()));
   return kExitOk;
 }
 
@@ -766,17 +780,17 @@ int CmdRunsMerge(Args& a, const std::string& db_path, const std::string& output)
   if (req.from.empty()) throw UsageError("runs merge needs --from STORE (repeatable): the stores the shards are in");
   auto merged = MergeShards(req);
   if (!merged) {
-    std::cerr << "kplab: " << merged.error().message << "\n";
+    ReportError(merged.error().message);
     return ExitCodeFor(merged.error().kind);
   }
   auto store = RunStore::Open(db_path);
   if (!store) {
-    std::cerr << "kplab: " << store.error().message << "\n";
+    ReportError(store.error().message);
     return kExitStore;
   }
   auto id = store->SaveRun(merged->run, merged->scores, merged->aggregates);
   if (!id) {
-    std::cerr << "kplab: " << id.error().message << "\n";
+    ReportError(id.error().message);
     return kExitStore;
   }
   if (output == "json") {
@@ -785,8 +799,8 @@ int CmdRunsMerge(Args& a, const std::string& db_path, const std::string& output)
     std::cout << "]}\n";
   } else {
     std::cout << *id << "\n";
-    std::cerr << fmt::format("kplab: {} shards merged into run {} in {} ({} documents)\n", merged->shards.size(), *id,
-                             db_path, merged->run.doc_ids.size());
+    ReportError(fmt::format("{} shards merged into run {} in {} ({} documents)", merged->shards.size(), *id,
+                             db_path, merged->run.doc_ids.size()));
   }
   return kExitOk;
 }
@@ -892,13 +906,13 @@ int CmdRuns(Args a) {
   // Every subcommand but rm only reads: a write-protected file, directory or filesystem serves it.
   auto store = RunStore::Open(db_path, sub == "rm" ? RunStore::Mode::kReadWrite : RunStore::Mode::kRead);
   if (!store) {
-    std::cerr << "kplab: " << store.error().message << "\n";
+    ReportError(store.error().message);
     return kExitStore;
   }
   if (sub == "doc") {
     auto v = ViewDocument(*store, ids[0], pos[2]);
     if (!v) {
-      std::cerr << "kplab: " << v.error().message << "\n";
+      ReportError(v.error().message);
       return ExitCodeFor(v.error().kind);
     }
     if (output == "json") {
@@ -920,28 +934,29 @@ int CmdRuns(Args a) {
       std::cout << "}}\n";
       return kExitOk;
     }
-    std::cout << fmt::format("run {}  {}  {}  profile {}  document {}{}\n", v->run, v->system, v->dataset, v->profile,
-                             v->doc_id, v->has_text ? "" : " (no source text: present/absent unknown)");
+    std::cout << fmt::format("run {}  {}  {}  profile {}  document {}{}\n", v->run, Cell(v->system), Cell(v->dataset),
+                             Cell(v->profile), Cell(v->doc_id),
+                             v->has_text ? "" : " (no source text: present/absent unknown)");
     auto list = [&](const char* title, const std::vector<DocItem>& xs) {
       std::cout << fmt::format("{} ({}):\n", title, xs.size());
       for (std::size_t i = 0; i < xs.size(); ++i) {
         std::cout << fmt::format("  {:>3}  {:<7}  {:<7}  {}\n", i + 1,
                                  v->has_text ? (xs[i].present ? "present" : "absent") : "-",
-                                 xs[i].matched ? "match" : "", xs[i].surface);
+                                 xs[i].matched ? "match" : "", Cell(xs[i].surface));
       }
     };
     list("references", v->refs);
     list("predictions (model order)", v->preds);
     std::cout << "scores:\n";
     for (const auto& [name, value] : v->scores) {
-      if (!std::isnan(value)) std::cout << fmt::format("  {:<28} {:.4f}\n", name, value);
+      if (!std::isnan(value)) std::cout << fmt::format("  {:<28} {:.4f}\n", Cell(name), value);
     }
     return kExitOk;
   }
   if (sub == "docs") {
     auto ranked = RankDocuments(*store, ids[0], docs_metric, docs_best, docs_limit);
     if (!ranked) {
-      std::cerr << "kplab: " << ranked.error().message << "\n";
+      ReportError(ranked.error().message);
       return ExitCodeFor(ranked.error().kind);
     }
     if (output == "json") {
@@ -959,10 +974,10 @@ int CmdRuns(Args a) {
                   << "\n";
       }
     } else {
-      std::cout << fmt::format("{:>5}  {:<24}  {}\n", "rank", "document", docs_metric);
+      std::cout << fmt::format("{:>5}  {:<24}  {}\n", "rank", "document", Cell(docs_metric));
       for (std::size_t i = 0; i < ranked->size(); ++i) {
         const double val = (*ranked)[i].value;
-        std::cout << fmt::format("{:>5}  {:<24}  {}\n", i + 1, (*ranked)[i].doc_id,
+        std::cout << fmt::format("{:>5}  {:<24}  {}\n", i + 1, Cell((*ranked)[i].doc_id),
                                  std::isnan(val) ? std::string("-") : fmt::format("{:.4f}", val));
       }
     }
@@ -971,17 +986,17 @@ int CmdRuns(Args a) {
   if (sub == "table") {
     auto table = BuildTable(*store, topt);
     if (!table) {
-      std::cerr << "kplab: " << table.error().message << "\n";
+      ReportError(table.error().message);
       return ExitCodeFor(table.error().kind);
     }
-    for (const auto& w : table->warnings) std::cerr << "kplab: " << w << "\n";
+    for (const auto& w : table->warnings) ReportError(w);
     std::cout << RenderTable(*table, ropt);
     return kExitOk;
   }
   if (sub == "list") {
     auto runs = store->ListRuns();
     if (!runs) {
-      std::cerr << "kplab: " << runs.error().message << "\n";
+      ReportError(runs.error().message);
       return kExitStore;
     }
     std::vector<RunSummary> shown;
@@ -999,7 +1014,7 @@ int CmdRuns(Args a) {
       for (const auto& r : shown) {
         auto ag = store->GetAggregates(r.id);
         if (!ag) {
-          std::cerr << "kplab: " << ag.error().message << "\n";
+          ReportError(ag.error().message);
           return kExitStore;
         }
         for (const auto& x : *ag) {
@@ -1028,12 +1043,12 @@ int CmdRuns(Args a) {
     const int64_t id = ids[0];
     auto run = store->GetRun(id);
     if (!run) {
-      std::cerr << "kplab: " << run.error().message << "\n";
+      ReportError(run.error().message);
       return kExitStore;
     }
     auto aggs = store->GetAggregates(id);
     if (!aggs) {
-      std::cerr << "kplab: " << aggs.error().message << "\n";
+      ReportError(aggs.error().message);
       return kExitStore;
     }
     // The documents behind each subset come from the score columns; a run whose columns do not read back
@@ -1045,15 +1060,15 @@ int CmdRuns(Args a) {
     }
     const auto docs = SubsetDocCounts(*scores);
     if (output == "table") {
-      std::cout << fmt::format("run {} ({})  created {}  kplab {}  {:.3f} s\n", id, run->status, run->created_at,
-                               run->kplab_version, run->elapsed_seconds);
-      std::cout << fmt::format("dataset  {} [{}] {}  sha256 {}\n", run->dataset_name, run->dataset_format,
-                               run->dataset_path, run->dataset_hash);
-      std::cout << fmt::format("system   {}  predictions {}  sha256 {}\n", run->system, run->predictions_path,
-                               run->predictions_hash);
-      std::cout << fmt::format("profile  {}  params {}\n", run->profile, run->params_json);
+      std::cout << fmt::format("run {} ({})  created {}  kplab {}  {:.3f} s\n", id, Cell(run->status),
+                               Cell(run->created_at), Cell(run->kplab_version), run->elapsed_seconds);
+      std::cout << fmt::format("dataset  {} [{}] {}  sha256 {}\n", Cell(run->dataset_name), Cell(run->dataset_format),
+                               Cell(run->dataset_path), Cell(run->dataset_hash));
+      std::cout << fmt::format("system   {}  predictions {}  sha256 {}\n", Cell(run->system),
+                               Cell(run->predictions_path), Cell(run->predictions_hash));
+      std::cout << fmt::format("profile  {}  params {}\n", Cell(run->profile), Cell(run->params_json));
       if (!run->embedder_fingerprint.empty()) {
-        std::cout << fmt::format("embedder {}\n", run->embedder_fingerprint);
+        std::cout << fmt::format("embedder {}\n", Cell(run->embedder_fingerprint));
       }
       if (run->shard) {
         std::cout << fmt::format("shard    {}/{}: documents {}-{} of {} (values over these documents only)\n",
@@ -1061,9 +1076,10 @@ int CmdRuns(Args a) {
                                  run->doc_ids.size());
       }
       for (const auto& p : run->plugins) {
-        std::cout << fmt::format("plugin   {} {}  sha256 {}\n", p.name, p.version, p.sha256);
+        std::cout << fmt::format("plugin   {} {}  sha256 {}\n", Cell(p.name), Cell(p.version), Cell(p.sha256));
       }
-      if (run->status != "ok") std::cout << "error    " << run->error << "\n";
+      // A failed run's error is a message with its traceback: its lines stay lines.
+      if (run->status != "ok") std::cout << "error    " << ErrorText(run->error) << "\n";
       if (!aggs->empty()) PrintAggregateTable(std::cout, *aggs, docs);
     } else {
       PrintAggregates(std::cout, output, id, *run, *aggs, docs);
@@ -1073,10 +1089,10 @@ int CmdRuns(Args a) {
   if (sub == "compare") {
     auto cmp = CompareRuns(*store, ids[0], ids[1], copt);
     if (!cmp) {
-      std::cerr << "kplab: " << cmp.error().message << "\n";
+      ReportError(cmp.error().message);
       return ExitCodeFor(cmp.error().kind);
     }
-    for (const auto& w : cmp->warnings) std::cerr << "kplab: " << w << "\n";
+    for (const auto& w : cmp->warnings) ReportError(w);
     PrintComparison(std::cout, output, *cmp, copt);
     return kExitOk;
   }
@@ -1085,17 +1101,22 @@ int CmdRuns(Args a) {
     auto run = store->GetRun(id);
     auto scores = store->GetScores(id);
     if (!run || !scores) {
-      std::cerr << "kplab: " << (!run ? run.error().message : scores.error().message) << "\n";
+      ReportError((!run ? run.error().message : scores.error().message));
       return kExitStore;
     }
     if (output == "json" || output == "jsonl") {
+      // jsonl: one object a line; json: the same objects as one JSON array (a JSON document, as every
+      // other --output json).
+      const bool array = output == "json";
+      if (array) std::cout << "[\n";
       for (std::size_t d = 0; d < run->doc_ids.size(); ++d) {
         std::cout << "{\"doc_id\": " << JsonString(run->doc_ids[d]);
         for (std::size_t c = 0; c < scores->metrics.size(); ++c) {
           std::cout << ", " << JsonString(scores->metrics[c]) << ": " << JsonNumber(scores->columns[c][d]);
         }
-        std::cout << "}\n";
+        std::cout << (array && d + 1 < run->doc_ids.size() ? "},\n" : "}\n");
       }
+      if (array) std::cout << "]\n";
       return kExitOk;
     }
     const char sep = output == "tsv" ? '\t' : ',';
@@ -1114,7 +1135,7 @@ int CmdRuns(Args a) {
   // rm
   for (int64_t id : ids) {
     if (auto st = store->DeleteRun(id); !st) {
-      std::cerr << "kplab: " << st.message() << "\n";
+      ReportError(st.message());
       return kExitStore;
     }
     std::cout << "removed run " << id << "\n";
@@ -1178,7 +1199,7 @@ int CmdStem(Args a) {
     const std::string_view line(input.data() + pos, end - pos);
     ++lineno;
     if (!ValidUtf8(line)) {
-      std::cerr << fmt::format("kplab: <stdin>:{}: invalid UTF-8 (expected UTF-8 text)\n", lineno);
+      ReportError(fmt::format("<stdin>:{}: invalid UTF-8 (expected UTF-8 text)", lineno));
       return kExitInput;
     }
     bool first = true;
@@ -1218,7 +1239,8 @@ int CmdRun(Args a) {
   LuaVm vm(limits);
   InstallAll(vm);
   lua_State* L = vm.state();
-  PushScriptEnv(vm, path, grants);  // [env]
+  PushScriptEnv(vm, path, grants);           // [env]; installs the script API with the grants
+  FileScope script_files(vm.file_grants());  // the script's grants for everything it makes kplab open
   // Scripts (unlike metric plugins) receive their arguments.
   lua_createtable(L, static_cast<int>(pos.size()), 0);
   for (std::size_t i = 0; i < pos.size(); ++i) {
@@ -1229,7 +1251,7 @@ int CmdRun(Args a) {
   lua_insert(L, -2);
   lua_rawset(L, -3);
   if (auto err = vm.RunChunk(*source, path, 0)) {
-    std::cerr << "kplab: " << err->Format() << "\n";
+    ReportError(err->Format());
     return kExitScript;
   }
   return kExitOk;
@@ -1348,7 +1370,7 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  as columns. show: a run's record and\n"
        "  aggregates, with the documents behind each subset column (table, json, csv, tsv); compare:\n"
        "  aggregates of two runs side by side with B - A (table, json, csv, tsv); export: per-document\n"
-       "  scores (csv default, tsv, json, jsonl); rm.\n"
+       "  scores (csv default, tsv, json: one array, jsonl: one object a line); rm.\n"
        "  compare tests every shown metric that is a mean of per-document scores, over the documents both\n"
        "  runs share: the mean paired difference B - A, its 95% bootstrap percentile CI, the approximate-\n"
        "  randomization p-value (two-sided, sign flips) and Holm's adjustment over the distinct tests\n"
@@ -1439,7 +1461,55 @@ void PrintUsage(std::ostream& os) {
 
 }  // namespace
 
+namespace {
+
+// Everything the commands write to std::cout passes through TerminalText (kplab/safe_text.h) on its way
+// to stdout: a last line of defence behind the escaping each command does per cell, so that no text of
+// a store, a dataset or a plugin that a command forgot to escape can drive the terminal. The formats'
+// own line breaks and tabs are kept. Complete lines are written as they come (and everything at a
+// flush), so a UTF-8 character is never cut in two.
+class TerminalSafeOut : public std::streambuf {
+ public:
+  TerminalSafeOut() : saved_(std::cout.rdbuf(this)) {}
+  ~TerminalSafeOut() override {
+    Write(buf_.size());
+    std::cout.rdbuf(saved_);
+  }
+  TerminalSafeOut(const TerminalSafeOut&) = delete;
+  TerminalSafeOut& operator=(const TerminalSafeOut&) = delete;
+
+ protected:
+  int_type overflow(int_type ch) override {
+    if (ch == traits_type::eof()) return traits_type::not_eof(ch);
+    buf_.push_back(static_cast<char>(ch));
+    if (ch == '\n') Write(buf_.size());
+    return ch;
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    buf_.append(s, static_cast<std::size_t>(n));
+    if (const std::size_t nl = buf_.rfind('\n'); nl != std::string::npos) Write(nl + 1);
+    return n;
+  }
+  int sync() override {
+    Write(buf_.size());
+    return std::fflush(stdout) == 0 ? 0 : -1;
+  }
+
+ private:
+  void Write(std::size_t n) {
+    if (n == 0) return;
+    const std::string safe = TerminalText(std::string_view(buf_).substr(0, n), Newlines::kKeep);
+    std::fwrite(safe.data(), 1, safe.size(), stdout);
+    buf_.erase(0, n);
+  }
+  std::string buf_;
+  std::streambuf* saved_;
+};
+
+}  // namespace
+
 int Main(int argc, char** argv) {
+  TerminalSafeOut safe_out;
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     PrintUsage(std::cerr);
@@ -1485,10 +1555,10 @@ int Main(int argc, char** argv) {
     }
     throw UsageError(fmt::format("unknown command '{}'", cmd));
   } catch (const UsageError& e) {
-    std::cerr << "kplab: " << e.what() << " (see 'kplab help')\n";
+    ReportError(std::string(e.what()) + " (see 'kplab help')");
     return kExitUsage;
   } catch (const std::exception& e) {
-    std::cerr << "kplab: internal error: " << e.what() << "\n";
+    ReportError(std::string("internal error: ") + e.what());
     return kExitInternal;
   }
 }

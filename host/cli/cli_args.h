@@ -11,7 +11,19 @@
 
 #include <fmt/format.h>
 
+#include <iostream>
+#include <string_view>
+
+#include "kplab/safe_text.h"
+
 namespace kplab::host {
+
+// The one way the command line reports a problem: "kplab: MESSAGE" on stderr, the message through
+// TerminalText (kplab/safe_text.h) so that no name, path or plugin text in it can drive the terminal;
+// a traceback's line breaks are kept. `before` is written first, raw (the progress bar's "\r\033[K").
+inline void ReportError(std::string_view message, std::string_view before = "") {
+  std::cerr << before << "kplab: " << ErrorText(message) << "\n";
+}
 
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;

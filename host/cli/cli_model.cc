@@ -21,6 +21,7 @@
 #include "embedding.h"
 #include "evaluate.h"
 #include "plan.h"
+#include "kplab/file_gate.h"
 #include "kplab/json.h"
 #include "kplab/cache.h"
 #include "kplab/io.h"
@@ -413,6 +414,7 @@ int ModelEmbed(Args& a) {
                                    *out_path));
     }
     const std::string tmp = *out_path + ".tmp-" + std::to_string(::getpid());
+    if (Status gate = GateFile(*out_path, FileAccess::kWrite); !gate.ok()) throw UsageError(gate.message());
     std::ofstream f(tmp, std::ios::binary);
     f << bytes;
     f.close();
@@ -610,7 +612,7 @@ int CachePhrases(Args& a) {
   auto plan = PlannedPhrases(*loaded, req);
   if (!plan) {
     if (plan.error().IsUsage()) throw UsageError(plan.error().message);
-    std::cerr << "kplab: " << plan.error().message << "\n";
+    ReportError(plan.error().message);
     return ExitCodeFor(plan.error().kind);
   }
   if (plan->texts.empty()) {
@@ -749,7 +751,7 @@ int Guard(std::vector<std::string> args) {
   try {
     return F(Args(std::move(args)));
   } catch (const ModelInputError& e) {
-    std::cerr << "kplab: " << e.what() << "\n";
+    ReportError(e.what());
     return kExitInput;
   } catch (const ModelStoreError& e) {
     std::cerr << "kplab: " << e.what() << "\n";

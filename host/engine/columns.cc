@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <lua.hpp>
 
+#include "kplab/safe_text.h"
 #include "lua_util.h"
 
 namespace kplab::host {
@@ -102,6 +103,10 @@ std::string CheckName(lua_State* L, int idx, const char* what) {
   const char* s = luaL_checklstring(L, idx, &len);
   if (len == 0 || len > 1024 || std::memchr(s, '\0', len) != nullptr) {
     luaL_error(L, "%s name must be 1 to 1024 bytes without NUL (got %d bytes)", what, static_cast<int>(len));
+  }
+  // Names reach tables, JSON and terminals (kplab/safe_text.h): refused here, where they are made.
+  if (Status st = kplab::CheckName(std::string(what) + " name", std::string_view(s, len)); !st.ok()) {
+    luaL_error(L, "%s", st.message().c_str());
   }
   return std::string(s, len);
 }

@@ -1,6 +1,7 @@
 #include "drill.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <optional>

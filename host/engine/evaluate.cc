@@ -25,6 +25,8 @@
 #include "kplab/sha256.h"
 #include "kplab/profile.h"
 #include "kplab/text.h"
+#include "kplab/file_gate.h"
+#include "kplab/safe_text.h"
 
 namespace kplab::host {
 
@@ -58,6 +60,7 @@ class PhaseTimer {
   // Resident set size now (not the peak): where between the phases the memory is held.
   static double RssMb() {
     long pages = 0, resident = 0;
+    // file-gate: kplab's own process statistics, a fixed /proc path no one else names
     if (std::FILE* f = std::fopen("/proc/self/statm", "r")) {
       if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
       std::fclose(f);
@@ -225,7 +228,7 @@ Result<std::vector<MetricPlugin>> LoadMetrics(
       for (const auto& f : *files) known += (known.empty() ? "" : ", ") + f.name;
       return Error{fmt::format("unknown metric '{}' (expected one of: {})", name, known), ErrorKind::kUsage};
     }
-    auto file = ReadPluginFile(it->path, it->display_name);
+    auto file = ReadPluginFile(it->path, it->display_name, it->configured);
     if (!file) return Error{file.error().message, ErrorKind::kScript};
     auto plugin = LoadMetricPlugin(vm, *file);
     if (!plugin) return Error{plugin.error().message, ErrorKind::kScript};
@@ -349,7 +352,7 @@ Result<Corpus> CorpusFor(const RawDataset& dataset, const EvalRequest& req, Phas
     aligned = std::move(*a);
     timer.Done("predictions");
   }
-  const int threads = std::min(req.threads, kMaxThreads);
+  const int threads = std::min(req.threads, kMaxThreads);  // checked by EvaluateCorpus too
   auto corpus = owned ? BuildCorpus(std::move(*owned), std::move(aligned), *profile, threads)
                       : BuildCorpus(dataset, aligned ? &*aligned : nullptr, *profile, threads);
   if (!corpus) return fail(ErrorKind::kInput, corpus.error().message);
@@ -501,6 +504,12 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
   auto fail = [&](ErrorKind f, std::string message) -> Result<EvalResult> {
     return Error{std::move(message), f};
   };
+  // Every front-end's thread count (the command line's --threads, Python's threads=, kp.evaluate's
+  // opts.threads) means the same: a negative or too large one is refused, not clamped.
+  if (req.threads < 0 || req.threads > kMaxThreads) {
+    return fail(ErrorKind::kUsage, fmt::format("threads must be from 0 (one per core) to {} (got {})", kMaxThreads,
+                                               req.threads));
+  }
   auto selected = SelectedMetrics(req);
   if (!selected) return selected.error();
   const std::vector<std::string>& metrics = *selected;
@@ -580,14 +589,10 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
   {
     const SystemSeed named = SystemAndSeedFromPath(corpus.predictions_path, corpus.dataset_name);
     run.system = req.system.empty() ? named.system : req.system;
-    // A system name ends up in tables, LaTeX, CSV and HTML: no control characters (a newline would end
-    // a LaTeX comment or split a CSV row).
-    if (std::any_of(run.system.begin(), run.system.end(),
-                    [](char ch) { return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f; })) {
-      return fail(ErrorKind::kUsage, fmt::format("system name {} contains a control character (expected a printable "
-                                                 "name)",
-                                                 JsonString(run.system)));
-    }
+    // Names end up in tables, JSON, LaTeX, CSV, HTML and terminals: valid UTF-8 without control
+    // characters (a newline would split a CSV row, ESC[2J clear the screen), checked where they are made.
+    if (Status st = CheckName("system name", run.system); !st.ok()) return fail(ErrorKind::kUsage, st.message());
+    if (Status st = CheckName("dataset name", run.dataset_name); !st.ok()) return fail(ErrorKind::kUsage, st.message());
     run.seed = req.seed ? req.seed : named.seed;
   }
   run.predictions_path = AbsolutePath(corpus.predictions_path);
@@ -645,7 +650,13 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
       plan.model_name = req.model;
       plan.db_path = req.cache_db.empty() ? RunStore::DefaultPath() : req.cache_db;
       const auto t0 = std::chrono::steady_clock::now();
+      // The default store is the user's ($KPLAB_DB or ./kplab.db): kplab keeps its phrase cache there
+      // whoever asked for the run (a cache is keyed by model fingerprint, so what goes in changes no
+      // number); a cache the request names is opened in the request's context.
+      std::optional<UserFileScope> user;
+      if (req.cache_db.empty()) user.emplace();
       auto planned = PlanEmbeddings(corpus, plan);
+      user.reset();
       // A store path that cannot be used (the phrase cache's file) stays a store error.
       if (!planned.ok()) {
         return fail(planned.error().IsStore() ? ErrorKind::kStore : ErrorKind::kInput, planned.error().message);
@@ -691,7 +702,6 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
   if (req.shard) run.shard = ShardInfo{req.shard->index, req.shard->count, static_cast<int64_t>(shard_begin),
                                        static_cast<int64_t>(shard_end)};
   RunContext rctx{corpus.dataset_name, run.system, space};
-  rctx.read_outside = req.read_outside;
   rctx.begin = shard_begin;
   rctx.end = shard_end;
   rctx.keep_slots = req.shard.has_value() || req.ci.has_value();

@@ -64,9 +64,6 @@ struct EvalRequest {
   // selected metric must be re-runnable (NotResampleable), checked before anything is scored. The run
   // then keeps its slots (EvalResult.slots), which `kplab runs compare` resamples.
   std::optional<CiOptions> ci;
-  // Set by kp.evaluate in a confined script (kplab run, the REPL): why a path is outside the script's
-  // read grants ("" = inside). Files a plugin reads from its parameters must pass it (RunContext).
-  std::function<std::string(const std::string&)> read_outside;
   // After scoring, each plugin re-scores the first document of every lane and this many more, each loaded
   // afresh in a Lua state of its own, and the run fails naming the plugin unless every value is the same
   // bit for bit: "plugin 'x' carried state across documents (...)" (RunContext::verify_docs; docs/plugins.md,

@@ -15,6 +15,8 @@
 #include <functional>
 #include <fstream>
 #include <limits>
+#include <memory>
+#include <new>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -42,90 +44,42 @@ namespace {
 
 const char kEnvKey = 0;     // registry key (by address) of the script's environment table
 const char kDirKey = 0;     // registry key of the script's directory (string)
-const char kGrantsKey = 0;  // registry key of {read = {dir, ...}, write = {dir, ...}}; absent = unconfined
+const char kGrantsKey = 0;  // registry key of a GrantsBox; absent = the caller's context (the Lua module)
 
-// Absolute, symbolic links resolved as far as the path exists, "." and ".." removed: what the path
-// names now. Errors: "path contains a NUL byte", "empty path", "symbolic link loop", ...
-Result<fs::path> Resolve(std::string_view path) {
-  if (path.find('\0') != std::string_view::npos) return Error{"path contains a NUL byte"};
-  if (path.empty()) return Error{"empty path"};
-  std::error_code ec;
-  const fs::path abs = fs::absolute(fs::path(path), ec);
-  if (ec) return Error{ec.message()};
-  fs::path canonical = fs::weakly_canonical(abs, ec);
-  if (ec == std::errc::too_many_symbolic_link_levels) return Error{"symbolic link loop"};
-  if (ec) return Error{ec.message()};
-  return canonical;
+// The script's grants, held by a userdata in the registry (its __gc releases them).
+struct GrantsBox {
+  std::shared_ptr<const FileGrants> grants;
+};
+
+int GrantsBoxGc(lua_State* L) {
+  static_cast<GrantsBox*>(lua_touserdata(L, 1))->~GrantsBox();
+  return 0;
 }
 
-bool Within(const fs::path& path, const std::string& dir) {
-  const fs::path rel = path.lexically_relative(dir);
-  return !rel.empty() && *rel.begin() != "..";
-}
-
-// Whether the path may be read (or written), per the grants recorded in L; throws (for Safe<> to raise
-// as "SCRIPT:LINE: ...") "WHAT: PATH: outside the directories scripts may read (...)" otherwise.
-// `what` starts the message ("kp.load: field 'dataset'").
-void CheckAccess(lua_State* L, const std::string& what, std::string_view path, bool write) {
-  const std::string shown(path.substr(0, path.find('\0')));
-  Result<fs::path> resolved = Resolve(path);
-  if (!resolved) throw std::runtime_error(what + ": " + shown + ": " + resolved.error().message);
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kGrantsKey) != LUA_TTABLE) {  // [grants]
-    lua_pop(L, 1);
-    return;
-  }
-  bool allowed = false;
-  for (const char* key : {"write", "read"}) {
-    if (!write || std::string_view(key) == "write") {
-      lua_getfield(L, -1, key);  // [grants, dirs]
-      const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
-      for (lua_Integer i = 1; i <= n && !allowed; ++i) {
-        lua_rawgeti(L, -1, i);
-        allowed = Within(*resolved, lua_tostring(L, -1));
-        lua_pop(L, 1);
-      }
-      lua_pop(L, 1);
-    }
+// The grants InstallScriptApi recorded in L, or null.
+std::shared_ptr<const FileGrants> StateGrants(lua_State* L) {
+  std::shared_ptr<const FileGrants> grants;
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kGrantsKey) == LUA_TUSERDATA) {
+    grants = static_cast<const GrantsBox*>(lua_touserdata(L, -1))->grants;
   }
   lua_pop(L, 1);
-  if (!allowed) {
-    throw std::runtime_error(
-        what + ": " + shown +
-        (write ? ": outside the directories scripts may write (the current directory and --allow-write DIR)"
-               : ": outside the directories scripts may read (the current directory, --allow-read DIR and "
-                 "--allow-write DIR)"));
-  }
+  return grants;
 }
 
-// For kp.evaluate in a confined script: a function that says why a path is outside the script's read
-// grants ("" when inside), for the files plugins read from their parameters (FileReadGrant). The
-// grants are copied: the run may outlive nothing of the script's state. Unconfined: an empty function.
-std::function<std::string(const std::string&)> ReadOutside(lua_State* L) {
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kGrantsKey) != LUA_TTABLE) {  // [grants]
-    lua_pop(L, 1);
-    return {};
-  }
-  std::vector<std::string> dirs;
-  for (const char* key : {"write", "read"}) {
-    lua_getfield(L, -1, key);  // [grants, dirs]
-    const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
-    for (lua_Integer i = 1; i <= n; ++i) {
-      lua_rawgeti(L, -1, i);
-      dirs.emplace_back(lua_tostring(L, -1));
-      lua_pop(L, 1);
-    }
-    lua_pop(L, 1);
-  }
-  lua_pop(L, 1);
-  return [dirs = std::move(dirs)](const std::string& path) -> std::string {
-    Result<fs::path> resolved = Resolve(path);
-    if (!resolved) return path + ": " + resolved.error().message;
-    for (const std::string& d : dirs) {
-      if (Within(*resolved, d)) return "";
-    }
-    return path + ": outside the directories scripts may read (the current directory, --allow-read DIR and "
-                  "--allow-write DIR)";
-  };
+// Every script function runs in the script's file context, however it is reached (a metered call, the
+// REPL's printer, a metamethod): what it opens, and what the core code it calls opens, goes through
+// GateFile under these grants.
+template <lua_CFunction F>
+int InGrants(lua_State* L) {
+  FileScope scope(StateGrants(L));
+  return F(L);
+}
+
+// Throws (for Safe<> to raise as "SCRIPT:LINE: ...") "WHAT: PATH: outside the directories scripts may
+// read (...)" unless the script's context may open the path. Checked here, before any work, so that the
+// message names the argument; the opener checks again (the gate is in every opener).
+void CheckAccess(const std::string& what, std::string_view path, FileAccess access) {
+  if (Status st = GateFile(path, access); !st.ok()) throw std::runtime_error(what + ": " + st.message());
 }
 
 // The string argument at idx, NUL bytes kept (luaL_checkstring would cut the name at the first one).
@@ -151,7 +105,7 @@ int LuaLoad(lua_State* L) {
   };
   // Every file kp.load reads is under the grants: the paths given, checked before reading...
   for (const char* k : {"dataset", "predictions", "source"}) {
-    if (auto path = field(k)) CheckAccess(L, std::string("kp.load: field '") + k + "'", *path, false);
+    if (auto path = field(k)) CheckAccess(std::string("kp.load: field '") + k + "'", *path, FileAccess::kRead);
   }
   const auto dataset_path = field("dataset");
   if (!dataset_path) return luaL_error(L, "kp.load: field 'dataset' must be a path string");
@@ -160,11 +114,10 @@ int LuaLoad(lua_State* L) {
   const std::string profile_name = field("profile").value_or("kplab");
   auto profile = FindProfile(profile_name);
   if (!profile) return luaL_error(L, "kp.load: unknown profile '%s'", profile_name.c_str());
+  // ...and every file a dataset directory leads to (a symbolic link in it may point anywhere) is
+  // refused by the gate in the importer before it is opened, so none of its content is parsed.
   auto ds = ImportDataset(*dataset_path, dopt);
   if (!ds) return luaL_error(L, "%s", ds.error().message.c_str());
-  // ...and the files a dataset directory led to (a symbolic link in it may point anywhere), before any
-  // of their content reaches the script.
-  for (const std::string& file : ds->files) CheckAccess(L, "kp.load: dataset file", file, false);
   if (auto src = field("source")) {
     if (auto st = AttachSources(*ds, *src); !st) return luaL_error(L, "%s", st.message().c_str());
   }
@@ -187,7 +140,7 @@ RunStore OpenStore(lua_State* L, int arg, const char* fn) {
   const std::string default_path = RunStore::DefaultPath();
   const char* p = luaL_optlstring(L, arg, default_path.c_str(), &n);
   const std::string path(p, n);
-  if (path != ":memory:") CheckAccess(L, fn, path, false);
+  if (path != ":memory:") CheckAccess(fn, path, FileAccess::kRead);
   if (path != ":memory:" && !fs::exists(path)) {
     luaL_error(L, "%s: %s: no such run store (expected a kplab database; see `kplab runs list --db FILE`)", fn,
                path.c_str());
@@ -284,11 +237,16 @@ int RunsGet(lua_State* L) {
   return 1;
 }
 
-// A string (or number) field of the table at `table`; nullopt when absent or of another type.
+// A string (or number) field of the table at `table`, NUL bytes kept (a path or name with one is then
+// refused, not cut at it); nullopt when absent or of another type.
 std::optional<std::string> StringField(lua_State* L, int table, const char* key) {
   lua_getfield(L, table, key);
   std::optional<std::string> v;
-  if (lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER) v = lua_tostring(L, -1);
+  if (lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER) {
+    std::size_t n = 0;
+    const char* s = lua_tolstring(L, -1, &n);
+    v = std::string(s, n);
+  }
   lua_pop(L, 1);
   return v;
 }
@@ -341,7 +299,9 @@ int LuaEvaluate(lua_State* L) {
           value = lua_toboolean(L, -1) ? "true" : "false";
         } else if (lua_type(L, -1) == LUA_TNUMBER || lua_type(L, -1) == LUA_TSTRING) {
           lua_pushvalue(L, -1);
-          value = lua_tostring(L, -1);
+          std::size_t n = 0;
+          const char* s = lua_tolstring(L, -1, &n);
+          value = std::string(s, n);  // NUL bytes kept: a path with one is refused, not cut at it
           lua_pop(L, 1);
         } else {
           return luaL_error(L, "kp.evaluate: params.%s.%s must be a number, string or boolean", metric.c_str(),
@@ -360,7 +320,15 @@ int LuaEvaluate(lua_State* L) {
     auto opt = [&](const char* k) { return StringField(L, 4, k); };
     if (auto v = opt("system")) req.system = *v;
     if (auto v = opt("model")) req.model = *v;
-    if (auto v = opt("threads")) req.threads = std::atoi(v->c_str());
+    lua_getfield(L, 4, "threads");
+    if (!lua_isnil(L, -1)) {
+      // As the command line's --threads (0: one per core): "abc" or -1 is an error, not 0 or a clamp.
+      if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 0 || lua_tointeger(L, -1) > kMaxThreads) {
+        return luaL_error(L, "kp.evaluate: opts.threads must be an integer from 0 (one per core) to %d", kMaxThreads);
+      }
+      req.threads = static_cast<int>(lua_tointeger(L, -1));
+    }
+    lua_pop(L, 1);
     // Integers checked here: a fraction or a string would otherwise run with a setting nobody asked for.
     auto integer = [&](const char* k, lua_Integer lo, lua_Integer hi, lua_Integer def) {
       const int t = lua_getfield(L, 4, k);
@@ -387,7 +355,7 @@ int LuaEvaluate(lua_State* L) {
         lua_rawgeti(L, -1, i);
         if (lua_isstring(L, -1)) {
           // Plugins are code the run executes: their directories are under the read grants too.
-          CheckAccess(L, "kp.evaluate: opts.plugins", lua_tostring(L, -1), false);
+          CheckAccess("kp.evaluate: opts.plugins", lua_tostring(L, -1), FileAccess::kRead);
           req.plugin_dirs.emplace_back(lua_tostring(L, -1));
         }
         lua_pop(L, 1);
@@ -395,10 +363,10 @@ int LuaEvaluate(lua_State* L) {
     }
     lua_pop(L, 1);
   }
-  if (db && *db != ":memory:") CheckAccess(L, "kp.evaluate: opts.db", *db, true);
+  if (db && *db != ":memory:") CheckAccess("kp.evaluate: opts.db", *db, FileAccess::kWrite);
   req.profile = corpus->profile.name;
-  req.read_outside = ReadOutside(L);
-  req.cache_db = db.value_or(RunStore::DefaultPath());
+  // No db: the phrase cache is the user's default store (EvaluateCorpus opens it in the user's context).
+  req.cache_db = db.value_or("");
   auto res = EvaluateCorpus(corpus, req);
   if (!res) return luaL_error(L, "kp.evaluate: %s", res.error().message.c_str());
   if (!res->errors.empty()) return luaL_error(L, "kp.evaluate: %s", res->errors.front().Format().c_str());
@@ -537,7 +505,14 @@ int RunsTable(lua_State* L) {
     if (ro.format != "table" && ro.format != "markdown" && ro.format != "latex" && ro.format != "csv" && ro.format != "json") {
       return luaL_error(L, "kp.runs.table: format must be table, markdown, latex, csv or json (got '%s')", format->c_str());
     }
-    if (auto v = field("decimals")) ro.decimals = std::clamp(std::atoi(v->c_str()), 0, 9);
+    lua_getfield(L, 1, "decimals");
+    if (!lua_isnil(L, -1)) {
+      if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 0 || lua_tointeger(L, -1) > 9) {
+        return luaL_error(L, "kp.runs.table: decimals must be an integer from 0 to 9");
+      }
+      ro.decimals = static_cast<int>(lua_tointeger(L, -1));
+    }
+    lua_pop(L, 1);
     lua_getfield(L, 1, "fraction");
     ro.percent = !lua_toboolean(L, -1);
     lua_pop(L, 1);
@@ -552,7 +527,7 @@ int Write(lua_State* L) {
   const std::string_view name = PathArg(L, 1);
   std::size_t n = 0;
   const char* text = luaL_checklstring(L, 2, &n);
-  CheckAccess(L, "kp.write", name, true);
+  CheckAccess("kp.write", name, FileAccess::kWrite);
   const fs::path path(name);
   std::error_code ec;
   // The file is replaced by a rename: only a regular file may be replaced (not a device such as
@@ -586,7 +561,7 @@ int Write(lua_State* L) {
 // A path outside the grants is an error, not a nil.
 int Read(lua_State* L) {
   const std::string path(PathArg(L, 1));
-  CheckAccess(L, "kp.read", path, false);
+  CheckAccess("kp.read", path, FileAccess::kRead);
   Result<std::string> bytes = ReadRegularFile(path, "a readable regular file");
   if (!bytes) {
     lua_pushnil(L);
@@ -606,11 +581,14 @@ int Include(lua_State* L) {
   lua_pop(L, 1);
   const fs::path path = fs::path(name).is_absolute() ? fs::path(name) : dir / name;
   // The script's own directory is readable for its includes even when it is not granted.
-  Result<fs::path> resolved = Resolve(path.native());
-  Result<fs::path> own_dir = Resolve(dir.native());
-  if (!resolved || !own_dir || !Within(*resolved, own_dir->native())) {
-    CheckAccess(L, "kp.include", path.native(), false);
+  std::shared_ptr<const FileGrants> grants = CurrentFileGrants();
+  if (Result<std::string> own_dir = ResolvePath(dir.native()); own_dir && grants->confined()) {
+    auto with_dir = std::make_shared<FileGrants>(*grants);
+    with_dir->read.push_back(*own_dir);
+    grants = std::move(with_dir);
   }
+  FileScope scope(grants);
+  CheckAccess("kp.include", path.native(), FileAccess::kRead);
   Result<std::string> bytes = ReadRegularFile(path, "a Lua file");
   if (!bytes) throw std::runtime_error("kp.include: " + bytes.error().message);
   const std::string& src = *bytes;
@@ -626,11 +604,11 @@ int Include(lua_State* L) {
 
 Result<FileGrants> MakeFileGrants(const std::vector<std::string>& allow_read,
                                   const std::vector<std::string>& allow_write) {
-  FileGrants grants;
+  FileGrants grants = FileGrants::Script();
   auto add = [](const std::string& option, const std::string& path, std::vector<std::string>& to) -> Status {
-    Result<fs::path> resolved = Resolve(path);
+    Result<std::string> resolved = ResolvePath(path);
     if (!resolved) return Error{option + ": " + path.substr(0, path.find('\0')) + ": " + resolved.error().message};
-    to.push_back(resolved->native());
+    to.push_back(*resolved);
     return Status::Ok();
   };
   if (Status st = add("current directory", ".", grants.write); !st) return st.error();
@@ -652,38 +630,34 @@ void InstallScriptApi(LuaVm& vm, const std::string& script_path, const FileGrant
   const std::string dir = fs::path(script_path).parent_path().string();
   lua_pushstring(L, dir.empty() ? "." : dir.c_str());
   lua_rawsetp(L, LUA_REGISTRYINDEX, &kDirKey);
-  if (grants.confined) {
-    lua_createtable(L, 0, 2);
-    for (const auto& [key, dirs] : {std::pair{"read", &grants.read}, std::pair{"write", &grants.write}}) {
-      lua_createtable(L, static_cast<int>(dirs->size()), 0);
-      for (std::size_t i = 0; i < dirs->size(); ++i) {
-        lua_pushlstring(L, (*dirs)[i].data(), (*dirs)[i].size());
-        lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
-      }
-      lua_setfield(L, -2, key);
-    }
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &kGrantsKey);
-  }
+  auto shared = std::make_shared<const FileGrants>(grants);
+  new (lua_newuserdatauv(L, sizeof(GrantsBox), 0)) GrantsBox{shared};
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, GrantsBoxGc);
+  lua_setfield(L, -2, "__gc");
+  lua_setmetatable(L, -2);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &kGrantsKey);
+  vm.SetFileGrants(std::move(shared));
   vm.Install(&InstallScriptModule);
 }
 
 void InstallScriptModule(lua_State* L) {  // [kp]
-  lua_pushcfunction(L, Safe<LuaLoad>);
+  lua_pushcfunction(L, Safe<InGrants<LuaLoad>>);
   lua_setfield(L, -2, "load");
-  lua_pushcfunction(L, Safe<Write>);
+  lua_pushcfunction(L, Safe<InGrants<Write>>);
   lua_setfield(L, -2, "write");
-  lua_pushcfunction(L, Safe<Read>);
+  lua_pushcfunction(L, Safe<InGrants<Read>>);
   lua_setfield(L, -2, "read");
-  lua_pushcfunction(L, Safe<Include>);
+  lua_pushcfunction(L, Safe<InGrants<Include>>);
   lua_setfield(L, -2, "include");
-  lua_pushcfunction(L, Safe<LuaEvaluate>);
+  lua_pushcfunction(L, Safe<InGrants<LuaEvaluate>>);
   lua_setfield(L, -2, "evaluate");
   lua_createtable(L, 0, 3);
-  lua_pushcfunction(L, Safe<RunsTable>);
+  lua_pushcfunction(L, Safe<InGrants<RunsTable>>);
   lua_setfield(L, -2, "table");
-  lua_pushcfunction(L, Safe<RunsList>);
+  lua_pushcfunction(L, Safe<InGrants<RunsList>>);
   lua_setfield(L, -2, "list");
-  lua_pushcfunction(L, Safe<RunsGet>);
+  lua_pushcfunction(L, Safe<InGrants<RunsGet>>);
   lua_setfield(L, -2, "get");
   lua_setfield(L, -2, "runs");
 }

@@ -7,6 +7,7 @@
 
 #include <lua.hpp>
 
+#include "kplab/file_gate.h"
 #include "kplab/result.h"
 #include "sandbox.h"
 
@@ -14,16 +15,12 @@ struct lua_State;
 
 namespace kplab::host {
 
-// Where a script's kp.read, kp.write, kp.load, kp.runs and kp.include may reach (docs/scripts.md):
-// canonical absolute directories (symbolic links resolved, no "." or ".."). Reading is allowed under
-// `read` and `write`, writing under `write`; a path is checked after resolving it the same way, so
-// neither ".." nor a symbolic link leads out. Unconfined (the Lua module, where io.* exists anyway)
-// checks nothing.
-struct FileGrants {
-  bool confined = true;
-  std::vector<std::string> read, write;
-  static FileGrants Unconfined() { return FileGrants{.confined = false, .read = {}, .write = {}}; }
-};
+// Where a script's kp.read, kp.write, kp.load, kp.runs, kp.include and kp.evaluate may reach
+// (docs/scripts.md): the grants of kplab/file_gate.h, whose GateFile every opener calls. Reading is
+// allowed under `read` and `write`, writing under `write`; a path is checked after resolving it, so
+// neither ".." nor a symbolic link leads out. FileGrants::User() (the Lua module, where io.* exists
+// anyway) checks nothing.
+using kplab::FileGrants;
 
 // The grants of `kplab run` and the REPL: the current directory (read and write), every --allow-read
 // DIR (read) and --allow-write DIR (read and write), and the run store $KPLAB_DB names (read and
@@ -31,8 +28,10 @@ struct FileGrants {
 Result<FileGrants> MakeFileGrants(const std::vector<std::string>& allow_read,
                                   const std::vector<std::string>& allow_write);
 
-// Adds the script API to the VM's kp table; kp.include resolves names against script_path's directory
-// (which kp.include, and only it, may read besides the grants).
+// Adds the script API to the VM's kp table and makes `grants` the VM's file context (LuaVm::
+// SetFileGrants: the script's code and every kp function it calls open files under them); kp.include
+// resolves names against script_path's directory (which kp.include, and only it, may read besides the
+// grants).
 void InstallScriptApi(LuaVm& vm, const std::string& script_path, const FileGrants& grants);
 // The functions InstallScriptApi adds (kp.load, kp.runs, kp.write, kp.read, kp.include), for the kp
 // table on top of the stack of any lua_State (the Lua module: unconfined unless grants were recorded

@@ -8,6 +8,7 @@
 #include <limits>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -359,15 +360,15 @@ std::optional<std::string> Difference(const Shard& a, const Shard& b) {
 Result<PluginFile> FindPluginFile(const PluginRecord& rec, const std::vector<std::string>& dirs,
                                   const std::string& who) {
   std::vector<std::string> seen;
-  std::vector<std::pair<std::string, std::string>> candidates;  // path, display name
-  if (!rec.file.empty()) candidates.emplace_back(rec.file, rec.file);
+  std::vector<std::tuple<std::string, std::string, bool>> candidates;  // path, display name, configured
+  if (!rec.file.empty()) candidates.emplace_back(rec.file, rec.file, false);
   if (auto listed = ListPlugins(ShippedPluginDir(), dirs); listed) {
     for (const PluginFile& f : *listed) {
-      if (f.name == rec.name && f.path != rec.file) candidates.emplace_back(f.path, f.display_name);
+      if (f.name == rec.name && f.path != rec.file) candidates.emplace_back(f.path, f.display_name, f.configured);
     }
   }
-  for (const auto& [path, display] : candidates) {
-    auto file = ReadPluginFile(path, display);
+  for (const auto& [path, display, configured] : candidates) {
+    auto file = ReadPluginFile(path, display, configured);
     if (!file) {
       seen.push_back(fmt::format("{}: cannot be read", display));
       continue;

@@ -14,6 +14,7 @@
 
 #include "bindings.h"
 #include "lua_util.h"
+#include "kplab/safe_text.h"
 #include <type_traits>
 #include <variant>
 #include <vector>
@@ -127,6 +128,8 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
   if (RawField(L, decl, "name") != LUA_TSTRING) return "field 'name' must be a string";
   plugin.name = lua_tostring(L, -1);
   lua_pop(L, 1);
+  // Names reach tables, JSON and terminals (kplab/safe_text.h).
+  if (Status st = CheckName("field 'name'", plugin.name); !st.ok()) return st.message();
   if (plugin.name != file.name) {
     return "field 'name' is '" + plugin.name + "' but the file is " + file.name + ".lua (expected '" +
            file.name + "')";
@@ -153,6 +156,11 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
         error = "field 'params' has a key " + KeyText(L, -2) + " (parameter names must be strings)";
       } else {
         const std::string key = lua_tostring(L, -2);
+        if (Status st = CheckName("field 'params' has a parameter name", key); !st.ok()) {
+          error = st.message();
+          lua_pop(L, 1);
+          continue;
+        }
         if (file.api_version >= 2) {
           ParamSpec spec;
           if (std::string e = ReadParamSpec(L, -1, &spec); !e.empty()) {
@@ -243,6 +251,7 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
         if (name.empty() || name.size() > 1024 || name.find('\0') != std::string::npos || !distinct.insert(name).second) {
           return bad_columns;
         }
+        if (Status st = CheckName("field 'columns' has a column name", name); !st.ok()) return st.message();
       }
     } else if (columns_type != LUA_TFUNCTION) {
       return bad_columns;
@@ -430,6 +439,14 @@ Status CheckParams(LuaVm& vm, const MetricPlugin& plugin, const Profile& profile
 Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
   lua_State* L = vm.state();
   const int top = lua_gettop(L);
+  // The plugin's top level runs with a plugin's file grants (none), even in a script's or the REPL's VM
+  // (help(name) loads a plugin there).
+  struct PluginGrants {
+    LuaVm& vm;
+    std::shared_ptr<const FileGrants> saved = vm.file_grants();
+    ~PluginGrants() { vm.SetFileGrants(saved); }
+  } plugin_grants{vm};
+  vm.SetFileGrants(std::make_shared<const FileGrants>(FileGrants::Plugin()));
   vm.PushSandboxEnv(file.name);  // [env]
   // Its own math.random, seeded for the top-level chunk from the plugin's name: what the chunk draws is
   // the same in every lane and every run.
@@ -528,7 +545,7 @@ void ReleaseMetricPlugin(LuaVm& vm, MetricPlugin& plugin) {
 Status ApplyParams(MetricPlugin& plugin, const std::map<std::string, std::string>& overrides) {
   // Checked on a copy so that a failing override leaves the plugin's parameters untouched.
   std::map<std::string, ParamValue> params = plugin.params;
-  std::set<std::string> user_strings = plugin.user_strings;
+  std::vector<std::string> readable_files = plugin.readable_files;
   const std::string prefix = "plugin '" + plugin.name + "': ";
   for (const auto& [key, text] : overrides) {
     auto it = params.find(key);
@@ -545,7 +562,11 @@ Status ApplyParams(MetricPlugin& plugin, const std::map<std::string, std::string
       Result<ParamValue> parsed = ParseParamText(spec->second, text);
       if (!parsed) return Error{prefix + ParamError("parameter '" + key + "'", parsed.error().message), ErrorKind::kUsage};
       value = *std::move(parsed);
-      if (spec->second.type == ParamType::kString) user_strings.insert(text);
+      // A string the user set may name a file for the plugin, if the user's context may read it: a
+      // script cannot hand a plugin a path outside its own grants.
+      if (spec->second.type == ParamType::kString && GateFile(text, FileAccess::kRead).ok()) {
+        if (Result<std::string> file = ResolvePath(text)) readable_files.push_back(*std::move(file));
+      }
       continue;
     }
     if (std::holds_alternative<double>(value)) {
@@ -569,7 +590,7 @@ Status ApplyParams(MetricPlugin& plugin, const std::map<std::string, std::string
     }
   }
   plugin.params = std::move(params);
-  plugin.user_strings = std::move(user_strings);
+  plugin.readable_files = std::move(readable_files);
   return Status::Ok();
 }
 

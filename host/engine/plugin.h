@@ -59,10 +59,12 @@ struct MetricPlugin {
   // API 2, optional: prepare(corpus, params, ctx) -> plain data, called once per run and lane before any
   // document is scored, over the whole corpus (a shard's too); score reads the value as ctx.prepared.
   int prepare_ref = -2;
-  // The kp.string parameter values the user set for this run (ApplyParams): the only paths the host
-  // reads a file from for the plugin (kp.bertscore_baseline, inside prepare), so plugin code cannot
-  // name files itself — not even through a parameter's default.
-  std::set<std::string> user_strings;
+  // The files named by the kp.string parameter values the user set for this run (ApplyParams), resolved
+  // (kplab/file_gate.h), and only those the context that set them may read itself (a script's grants;
+  // the command line's: any): the only files the plugin may read (kp.bertscore_baseline), and only
+  // while its prepare runs. Plugin code cannot name files itself — not even through a parameter's
+  // default.
+  std::vector<std::string> readable_files;
 };
 
 // Runs the plugin file in its own sandbox env inside vm and checks the returned declaration.

@@ -17,7 +17,10 @@
 namespace kplab::host {
 namespace {
 
-std::string Html(std::string_view s) {
+// Text as HTML: controls and invalid bytes first shown as escapes (kplab/safe_text.h), then the markup
+// characters as entities.
+std::string Html(std::string_view raw) {
+  const std::string s = TerminalText(raw);
   std::string out;
   for (char c : s) {
     switch (c) {

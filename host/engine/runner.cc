@@ -20,6 +20,7 @@
 
 #include "bindings.h"
 #include "kplab/kernels.h"
+#include "kplab/safe_text.h"
 #include "columns.h"
 #include "lua_util.h"
 #include "pairs.h"
@@ -312,6 +313,11 @@ bool ScoreDocumentV1(LuaVm& vm, const MetricPlugin& plugin, const std::shared_pt
                                               plugin.file.display_name, doc_id));
       break;
     }
+    if (Status st = CheckName("metric name", std::string_view(key, len)); !st.ok()) {
+      error = PluginError(plugin, fmt::format("{}: score result for document '{}': {}", plugin.file.display_name,
+                                              doc_id, st.message()));
+      break;
+    }
     cols.values[cols.Find(key, len, n_rows)][row] = lua_tonumber(L, -1);
     lua_pop(L, 1);
     if (reused) {  // clear the entry: assigning nil to an existing field is allowed during traversal
@@ -360,6 +366,7 @@ namespace {
 
 // MemAvailable of /proc/meminfo (free memory plus what the kernel can reclaim), 0 when unknown.
 double AvailableMemoryBytes() {
+  // file-gate: the system's free memory, a fixed /proc path no one else names
   std::FILE* f = std::fopen("/proc/meminfo", "r");
   if (f == nullptr) return 0;
   char line[256];
@@ -695,11 +702,11 @@ std::optional<ScriptError> MetricRunner::Prepare(LuaVm& vm, const MetricPlugin& 
   SeedForCall(L, plugin, "prepare");
   // Files the user named in this plugin's parameters may be read while prepare runs, and only then.
   struct Grant {
-    lua_State* L;
-    ~Grant() { GrantFileReads(L, nullptr); }
-  } grant{L};
-  const FileReadGrant reads{&plugin.user_strings, rc_.read_outside};
-  GrantFileReads(L, &reads);
+    LuaVm& vm;
+    std::shared_ptr<const FileGrants> saved;
+    ~Grant() { vm.SetFileGrants(saved); }
+  } grant{vm, vm.file_grants()};
+  vm.SetFileGrants(std::make_shared<const FileGrants>(FileGrants::Plugin(plugin.readable_files)));
   if (std::optional<ScriptError> err = vm.Call(3, 1, plugin.name)) {
     lua_settop(L, top);
     err->plugin = plugin.name;
@@ -1024,6 +1031,10 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
       } else {
         Score(l, index, parts[l], pr);
       }
+    } catch (const LuaPanicError& e) {
+      // A Lua error the host ran into between calls (a metamethod of what score returned): the plugin's
+      // own message, position included.
+      parts[l].error = PluginError(plugin, fmt::format("{} (while the host read what score returned)", e.what()));
     } catch (const std::exception& e) {
       parts[l].error = PluginError(plugin, fmt::format("{}: internal error while scoring: {}",
                                                        plugin.file.display_name, e.what()));

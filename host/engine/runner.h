@@ -62,9 +62,6 @@ struct RunContext {
   // embeddings still see the whole corpus).
   std::size_t begin = 0, end = 0;
   bool keep_slots = false;  // fill PluginOutcome::slots
-  // A run started by a confined script: why a path is outside its read grants ("" = inside); plugin
-  // file reads (FileReadGrant) must pass it too. Empty: not confined.
-  std::function<std::string(const std::string&)> read_outside;
   // After scoring, each plugin re-scores the first document of every lane and this many more (spread over
   // the documents) in a Lua state of its own, each document loaded afresh, and the run fails unless every
   // value is the same bit for bit (docs/plugins.md, "What a plugin may keep"); 0: no re-scoring.

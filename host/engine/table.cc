@@ -431,7 +431,10 @@ Result<Table> BuildTable(RunStore& store, const TableOptions& opt) {
 
 namespace {
 
-std::string LatexEscape(const std::string& s) {
+// The escaping functions below first show controls and invalid bytes as escapes (kplab/safe_text.h,
+// TerminalText): a cell is one line of safe text in every format.
+std::string LatexEscape(const std::string& raw) {
+  const std::string s = TerminalText(raw);
   std::string out;
   for (char ch : s) {
     switch (ch) {
@@ -458,7 +461,8 @@ std::string LatexEscape(const std::string& s) {
 }
 
 // Markdown table cells: one line, no HTML.
-std::string MdEscape(const std::string& s) {
+std::string MdEscape(const std::string& raw) {
+  const std::string s = TerminalText(raw);
   std::string out;
   for (char ch : s) {
     if (ch == '\n' || ch == '\r' || ch == '\t') {
@@ -480,8 +484,9 @@ std::string MdEscape(const std::string& s) {
 }
 
 // A CSV field: quoted (doubled quotes) when it holds a comma, quote or line break.
-std::string CsvQuote(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+std::string CsvQuote(const std::string& raw) {
+  const std::string s = TerminalText(raw);
+  if (s.find_first_of(",\"") == std::string::npos) return s;
   std::string out = "\"";
   for (char ch : s) {
     if (ch == '"') out.push_back('"');
@@ -625,7 +630,8 @@ std::string RenderTable(const Table& t, const RenderOptions& o) {
     width[c + 1] = std::max({t.columns[c].dataset.size(), header(c, false).size()});
     for (std::size_t r = 0; r < t.systems.size(); ++r) width[c + 1] = std::max(width[c + 1], cell_text(r, c).size());
   }
-  auto pad = [](const std::string& s, std::size_t w, bool right) {
+  auto pad = [](const std::string& raw, std::size_t w, bool right) {
+    const std::string s = TerminalText(raw);  // one line of safe text (kplab/safe_text.h)
     // Width in characters: "±" is two bytes.
     std::size_t len = 0;
     for (unsigned char ch : s) len += (ch & 0xC0) != 0x80;
@@ -642,7 +648,7 @@ std::string RenderTable(const Table& t, const RenderOptions& o) {
     for (std::size_t c = 0; c < t.columns.size(); ++c) out += "  " + pad(cell_text(r, c), width[c + 1], true);
     out += "\n";
   }
-  if (!note.empty()) out += note + "\n";
+  if (!note.empty()) out += TerminalText(note) + "\n";
   out += "mean ± sd (number of seeds) when a system has several; the best value of each column is marked in "
          "markdown and latex.\n";
   return out;

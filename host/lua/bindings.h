@@ -89,20 +89,6 @@ void InstallTokens(lua_State* L);
 // Makes `space`'s model the one ctx.token_embeddings uses in this VM (nullptr: none); SetEmbeddingSpace
 // calls it.
 void SetTokenSpace(lua_State* L, std::shared_ptr<const EmbeddingSpace> space);
-// What plugin code may read while its prepare runs (kp.bertscore_baseline, kp.retrieval): a path the
-// user set as one of the plugin's string parameters (`named`), and, when a confined script started the
-// run (kplab run, the REPL: kp.evaluate), only inside that script's read grants (`outside` returns why
-// a path is not, "" when it is; empty function: not confined).
-struct FileReadGrant {
-  const std::set<std::string>* named = nullptr;
-  std::function<std::string(const std::string& path)> outside;
-};
-// Makes `grant` the one in effect in this VM until the next call (nullptr: none, the default). The
-// runner grants while a plugin's prepare runs; `grant` must outlive it. [-0, +0]
-void GrantFileReads(lua_State* L, const FileReadGrant* grant);
-// Raises "FN reads only a file the user named: ..." unless the grant in effect allows reading `path`
-// (the one place plugin file reads are decided, to move onto the file gate). [-0, +0, v]
-void CheckUserNamedFile(lua_State* L, const std::string& path, const char* fn);
 // Adds ctx.token_embeddings to the table on top of the stack when the VM has a space. [-0, +0]
 void AddTokensCtx(lua_State* L);
 // The error for a model without token embeddings (token_layers() < 0): names the metric (when not

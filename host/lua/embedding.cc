@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "kplab/file_gate.h"
+
 namespace kplab::host {
 
 std::string_view FormText(const Corpus& c, const Phrase& p, EmbedForm f) {
@@ -64,6 +66,9 @@ Result<std::shared_ptr<EmbeddingSpace>> PlanEmbeddings(const Corpus& corpus, con
   if (auto runtime = FindRuntimeModel(name, &space->model)) {
     space->embedder = std::move(runtime);
   } else {
+    // A script or plugin names a model, never where it lives: the registry is the user's, so its manifest
+    // and (later, when DeferredEmbedder loads them) its files are opened in the user's context.
+    UserFileScope user;
     auto info = GetModel(ModelsDir(), name);
     if (!info.ok()) return info.error();
     // Its files are opened only when a phrase must be embedded (not found in the cache, or asked for

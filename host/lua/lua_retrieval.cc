@@ -27,6 +27,7 @@
 
 #include "bindings.h"
 #include "embedding.h"
+#include "kplab/file_gate.h"
 #include "kplab/io.h"
 #include "kplab/retrieval.h"
 #include "kplab/text.h"
@@ -53,10 +54,15 @@ void Fail(lua_State* L, const char* fn, const std::string& message) {
 }
 using Opt = OptionReader<&Fail>;
 
-// Reads a file the user named (CheckUserNamedFile), refused by size before it is read when it could not
-// fit the memory cap. The one place kp.retrieval opens a path, to move onto the file gate.
+// Plugins read only what the user named as one of their string parameters, while prepare runs (the
+// file gate, kplab/file_gate.h, under the runner's plugin grants); refused here with the function's name.
+void CheckReadable(lua_State* L, const std::string& path, const char* fn) {
+  if (Status st = GateFile(path, FileAccess::kRead); !st.ok()) luaL_error(L, "%s: %s", fn, st.message().c_str());
+}
+
+// Reads a file the user named, refused by size before it is read when it could not fit the memory cap.
 std::string ReadNamedFile(lua_State* L, const std::string& path, const char* fn, std::string_view expected) {
-  CheckUserNamedFile(L, path, fn);
+  CheckReadable(L, path, fn);
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
   if (!ec) ReserveNative(L, 2.0 * static_cast<double>(size), fn);
@@ -156,7 +162,7 @@ int ColAddDataset(lua_State* L) {
   const bool lowercase = Opt::Bool(L, 3, kFn, "lowercase", false);
   DatasetOptions options;
   options.format = Opt::String(L, 3, kFn, "format", "");
-  CheckUserNamedFile(L, path, "kp.retrieval (col:add_dataset)");
+  CheckReadable(L, path, "kp.retrieval (col:add_dataset)");
   {
     // Refused by size before the importer reads: every file under the path, twice (bytes and strings).
     std::error_code ec;
@@ -329,7 +335,7 @@ std::vector<float> EmbedAll(lua_State* L, const EmbeddingSpace& s, const std::ve
 std::unique_ptr<TransformerModel> LoadCrossEncoder(lua_State* L, int opts, const char* fn) {
   const std::string path = Opt::String(L, opts, fn, "cross_encoder", "");
   if (path.empty()) return nullptr;
-  CheckUserNamedFile(L, path, "kp.retrieval (col:dense's cross_encoder)");
+  CheckReadable(L, path, "kp.retrieval (col:dense's cross_encoder)");
   std::error_code ec;
   const auto size = std::filesystem::file_size(std::filesystem::path(path) / "model.safetensors", ec);
   if (!ec) ReserveNative(L, 2.0 * static_cast<double>(size), fn);

@@ -18,6 +18,7 @@
 #include "bindings.h"
 #include "embedding.h"
 #include "kplab/emd.h"
+#include "kplab/file_gate.h"
 #include "kplab/io.h"
 #include "kplab/sim.h"
 #include "kplab/text.h"
@@ -384,11 +385,19 @@ int KpGreedyMatch(lua_State* L) {
 
 // kp.bertscore_baseline(path, layer) -> {p =, r =, f =}: the row of `layer` in a bert_score baseline file
 // (CSV with the header LAYER,P,R,F, one row per layer), for rescaling (x - b) / (1 - b).
+// Plugins have no file access (docs/plugins.md, Sandbox): the gate lets a plugin read only a path the user
+// set as one of its string parameters, and only while its prepare runs (the runner's file grants). The
+// plugin is given the row's numbers, never the file's text: no error quotes a line of it.
 int KpBertscoreBaseline(lua_State* L) {
-  const std::string path = luaL_checkstring(L, 1);
+  std::size_t n = 0;
+  const char* arg = luaL_checklstring(L, 1, &n);
+  const std::string path(arg, n);
   const lua_Integer layer = luaL_checkinteger(L, 2);
-  CheckUserNamedFile(L, path, "kp.bertscore_baseline");
+  if (Status st = GateFile(path, FileAccess::kRead); !st.ok()) {
+    return luaL_error(L, "kp.bertscore_baseline: %s", st.message().c_str());
+  }
   constexpr const char* kExpected = "a BERTScore baseline CSV with the header LAYER,P,R,F";
+  constexpr const char* kNotShown = "the line is not shown: a plugin is given a baseline's numbers, not its text";
   {
     std::error_code ec;
     const auto size = std::filesystem::file_size(path, ec);
@@ -414,8 +423,7 @@ int KpBertscoreBaseline(lua_State* L) {
     const int no = static_cast<int>(i + 1);
     if (!header) {
       if (line != "LAYER,P,R,F") {
-        return luaL_error(L, "%s:%d: expected the header LAYER,P,R,F (got '%s')", path.c_str(), no,
-                          std::string(line.substr(0, 80)).c_str());
+        return luaL_error(L, "%s:%d: expected the header LAYER,P,R,F (%s)", path.c_str(), no, kNotShown);
       }
       header = true;
       continue;
@@ -429,8 +437,7 @@ int KpBertscoreBaseline(lua_State* L) {
     int l = 0;
     const auto [end, ec] = std::from_chars(f[0].data(), f[0].data() + f[0].size(), l);
     if (f[0].empty() || ec != std::errc() || end != f[0].data() + f[0].size() || l < 0) {
-      return luaL_error(L, "%s:%d: LAYER must be an integer >= 0 (got '%s')", path.c_str(), no,
-                        std::string(f[0].substr(0, 40)).c_str());
+      return luaL_error(L, "%s:%d: LAYER must be an integer >= 0 (%s)", path.c_str(), no, kNotShown);
     }
     std::array<double, 3> b{};
     for (int k = 0; k < 3; ++k) {
@@ -439,8 +446,7 @@ int KpBertscoreBaseline(lua_State* L) {
       double x = 0;
       const auto [e2, ec2] = std::from_chars(t.data(), t.data() + t.size(), x);
       if (t.empty() || ec2 != std::errc() || e2 != t.data() + t.size() || !std::isfinite(x)) {
-        return luaL_error(L, "%s:%d: %s must be a finite number (got '%s')", path.c_str(), no, name,
-                          std::string(t.substr(0, 40)).c_str());
+        return luaL_error(L, "%s:%d: %s must be a finite number (%s)", path.c_str(), no, name, kNotShown);
       }
       if (l == layer && x == 1) {
         return luaL_error(L, "%s:%d: the %s baseline of layer %d is 1 (rescaling divides by 1 - b)", path.c_str(),
@@ -703,36 +709,6 @@ void SetTokenSpace(lua_State* L, std::shared_ptr<const EmbeddingSpace> space) {
     NewUserdata<SpaceRef>(L, "kplab.TokenSpaceHolder", SpaceRef{std::move(space)});
   }
   lua_rawsetp(L, LUA_REGISTRYINDEX, &kSpaceKey);
-}
-
-namespace {
-const char kGrantKey = 0;  // registry key: light userdata, the FileReadGrant in effect
-}  // namespace
-
-void GrantFileReads(lua_State* L, const FileReadGrant* grant) {
-  if (grant == nullptr) {
-    lua_pushnil(L);
-  } else {
-    lua_pushlightuserdata(L, const_cast<FileReadGrant*>(grant));
-  }
-  lua_rawsetp(L, LUA_REGISTRYINDEX, &kGrantKey);
-}
-
-void CheckUserNamedFile(lua_State* L, const std::string& path, const char* fn) {
-  // Plugins have no file access (docs/plugins.md, Sandbox): the host reads only a path the user gave as
-  // one of the plugin's parameters, and only while its prepare runs.
-  lua_rawgetp(L, LUA_REGISTRYINDEX, &kGrantKey);
-  const auto* grant = static_cast<const FileReadGrant*>(lua_touserdata(L, -1));
-  lua_pop(L, 1);
-  if (grant == nullptr || grant->named == nullptr || grant->named->count(path) == 0) {
-    luaL_error(L, "%s reads only a file the user named: the value of one of the plugin's string parameters "
-               "set for the run (--param METRIC.NAME=PATH), inside prepare", fn);
-  }
-  // A run started by a confined script (kplab run, the REPL) reads only inside the script's grants: the
-  // script wrote the parameter, so naming a path does not grant it.
-  if (grant->outside) {
-    if (std::string why = grant->outside(path); !why.empty()) luaL_error(L, "%s: %s", fn, why.c_str());
-  }
 }
 
 void AddTokensCtx(lua_State* L) {

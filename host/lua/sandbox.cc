@@ -33,6 +33,7 @@
 #include "lua_pattern.h"
 #include "lua_stdlib.h"
 #include "kplab/io.h"
+#include "kplab/safe_text.h"
 #include "lua_util.h"
 
 #ifndef KPLAB_INSTALLED_PLUGIN_DIRS
@@ -420,7 +421,7 @@ int OwnRandomSeed(lua_State* L) {
 // the host can report and drop the VM.
 int Panic(lua_State* L) {
   const char* msg = lua_tostring(L, -1);
-  throw std::runtime_error(std::string("unprotected Lua error: ") + (msg ? msg : "?"));
+  throw LuaPanicError(msg != nullptr ? msg : "a Lua error with a value that is not a string");
 }
 
 int ReadOnlyNewIndex(lua_State* L) {
@@ -668,8 +669,12 @@ int Log(lua_State* L) {
     luaL_addvalue(&b);
   }
   luaL_pushresult(&b);
-  std::string line = "[" + label + "] " + lua_tostring(L, -1) + "\n";
-  std::fputs(line.c_str(), stderr);
+  std::size_t len = 0;
+  const char* text = lua_tolstring(L, -1, &len);
+  // One line per call, whatever the plugin passes: no newline, escape sequence or invalid byte of it
+  // reaches the terminal raw (kplab/safe_text.h).
+  const std::string line = "[" + TerminalText(label) + "] " + TerminalText(std::string_view(text, len)) + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
   return 0;
 }
 
@@ -1439,6 +1444,8 @@ std::optional<ScriptError> LuaVm::Call(int nargs, int nresults, const std::strin
 
   int status = LUA_OK;
   std::string exception_text;
+  bool panicked = false;
+  FileScope files(file_grants_);  // what the called code may open: its VM's grants, nothing else
   try {
     alloc_->metered = true;
     status = lua_pcall(L, nargs, nresults, handler);
@@ -1448,6 +1455,7 @@ std::optional<ScriptError> LuaVm::Call(int nargs, int nresults, const std::strin
     // its protected region. The stack is in an unknown state: drop everything from the function up.
     alloc_->metered = nested;
     exception_text = e.what();
+    panicked = dynamic_cast<const LuaPanicError*>(&e) != nullptr;
     lua_settop(L, base);  // keep f'
     status = -1;
   }
@@ -1486,6 +1494,8 @@ std::optional<ScriptError> LuaVm::Call(int nargs, int nresults, const std::strin
     err.traceback = alloc_->traceback;
   } else if (status == LUA_ERRMEM || (alloc_->memory_hit && err.message == "not enough memory")) {
     err.message = where + ": memory limit of " + FormatMiB(limits_.memory_bytes) + " MiB exceeded";
+  } else if (!exception_text.empty() && panicked) {
+    err.message = exception_text;  // the Lua error's own text, position included
   } else if (!exception_text.empty()) {
     err.message = where + ": unexpected C++ exception: " + exception_text;
   } else if (status != LUA_ERRRUN && status != LUA_ERRERR) {
@@ -1499,13 +1509,16 @@ std::optional<ScriptError> LuaVm::Call(int nargs, int nresults, const std::strin
   return err;
 }
 
-Result<PluginFile> ReadPluginFile(const std::string& path, const std::string& display_name) {
+Result<PluginFile> ReadPluginFile(const std::string& path, const std::string& display_name, bool configured) {
+  std::optional<UserFileScope> user;
+  if (configured) user.emplace();
   // Regular files only: a FIFO or /dev/zero named x.lua must not hang or exhaust the host.
   Result<std::string> bytes = ReadRegularFile(path, "a Lua plugin file");
   if (!bytes) return Error{display_name + bytes.error().message.substr(path.size())};  // "PATH: ..."
   PluginFile file;
   file.name = fs::path(path).stem().string();
   file.path = path;
+  file.configured = configured;
   file.display_name = display_name;
   file.source = std::move(bytes).value();
 
@@ -1530,20 +1543,27 @@ Result<PluginFile> ReadPluginFile(const std::string& path, const std::string& di
 }
 
 Result<std::vector<PluginFile>> ListPlugins(const std::string& shipped_dir, const std::vector<std::string>& user_dirs) {
-  // (directory, shipped?) in override order: later wins.
-  std::vector<std::pair<std::string, bool>> dirs = {{shipped_dir, true}};
+  // (directory, shipped?, configured?) in override order: later wins.
+  struct Dir {
+    std::string path;
+    bool shipped, configured;
+  };
+  std::vector<Dir> dirs = {{shipped_dir, true, true}};
   if (const char* path = std::getenv("KPLAB_PLUGIN_PATH"); path != nullptr) {
     std::stringstream ss(path);
     for (std::string dir; std::getline(ss, dir, ':');) {
-      if (!dir.empty()) dirs.emplace_back(dir, false);
+      if (!dir.empty()) dirs.push_back({dir, false, true});
     }
   }
-  for (const std::string& dir : user_dirs) dirs.emplace_back(dir, false);
+  for (const std::string& dir : user_dirs) dirs.push_back({dir, false, false});
 
   std::map<std::string, PluginFile> by_name;
-  for (const auto& [dir, shipped] : dirs) {
+  for (const auto& [dir, shipped, configured] : dirs) {
     std::error_code ec;
     std::vector<std::string> names;
+    std::optional<UserFileScope> user;
+    if (configured) user.emplace();
+    if (Status st = GateFile(dir, FileAccess::kRead); !st.ok()) return st.error();
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
       const std::string name = it->path().filename().string();
       // Editor droppings (".#x.lua") and directories are not plugins. Nothing else is looked at here
@@ -1561,6 +1581,7 @@ Result<std::vector<PluginFile>> ListPlugins(const std::string& shipped_dir, cons
       file.path = prefix + "/" + name;
       file.name = fs::path(name).stem().string();
       file.display_name = shipped ? "plugins/" + name : file.path;
+      file.configured = configured;
       by_name[file.name] = std::move(file);
     }
   }
@@ -1577,7 +1598,7 @@ Result<std::vector<PluginFile>> DiscoverPlugins(const std::string& shipped_dir,
   std::vector<PluginFile> out;
   out.reserve(listed->size());
   for (const PluginFile& entry : *listed) {
-    Result<PluginFile> file = ReadPluginFile(entry.path, entry.display_name);
+    Result<PluginFile> file = ReadPluginFile(entry.path, entry.display_name, entry.configured);
     if (!file) return file.error();
     out.push_back(std::move(file).value());
   }

@@ -8,10 +8,12 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "kplab/file_gate.h"
 #include "kplab/result.h"
 
 struct lua_State;
@@ -40,6 +42,13 @@ void ChargeNative(lua_State* L, double steps);
 void ReserveNative(lua_State* L, double bytes, const char* what);
 void CheckNative(lua_State* L, double steps_done);
 void AfterNative(lua_State* L);  // lua_util.h: Safe<> calls it when a binding returns
+
+// A Lua error raised where no protected call catches it (a metamethod that host code ran between two
+// calls): the VM's panic handler throws it with the error's own text ("plugins/x.lua:5: boom"), so that
+// the failure reports what the plugin said, not how the host got there. The VM is not usable after it.
+struct LuaPanicError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 // A Lua error captured with its location, kept so a failed run can store it.
 struct ScriptError {
@@ -142,6 +151,12 @@ class LuaVm {
 
   std::size_t memory_in_use() const;
 
+  // The file context every Call of this VM runs in (kplab/file_gate.h): a plugin's VM grants nothing
+  // (the default); InstallScriptApi gives a script's VM its grants; a plugin's prepare gets the files
+  // the user set as its parameters for that call.
+  void SetFileGrants(std::shared_ptr<const FileGrants> grants) { file_grants_ = std::move(grants); }
+  const std::shared_ptr<const FileGrants>& file_grants() const { return file_grants_; }
+
   // Charges every Call of this VM, until EndRun, also to `run` (shared by lanes). Starts the run's
   // clock when it is the first VM to begin it.
   void BeginRun(const std::shared_ptr<RunBudget>& run);
@@ -160,6 +175,7 @@ class LuaVm {
   std::unique_ptr<Alloc> alloc_;
   lua_State* L_ = nullptr;
   int handler_ref_ = -2;  // LUA_NOREF until the first Call
+  std::shared_ptr<const FileGrants> file_grants_ = std::make_shared<const FileGrants>(FileGrants::Plugin());
 };
 
 // Asks every running Call in the process to stop with "interrupted!" (the REPL's Ctrl-C). Async-
@@ -188,6 +204,9 @@ void ReserveNative(lua_State* L, double bytes, const char* what);
 struct PluginFile {
   std::string name;          // file stem: plugins/exact.lua -> "exact"
   std::string path;          // path on disk
+  // Found in the user's own configuration (the shipped directory, $KPLAB_PLUGIN_PATH): listed and read
+  // in the user's file context whoever selects it (kplab/file_gate.h, UserFileScope).
+  bool configured = false;
   std::string display_name;  // used in error messages: "plugins/exact.lua" for shipped plugins, else path
   std::string source;        // file bytes
   std::string sha256;
@@ -260,7 +279,8 @@ constexpr int kOldestApiVersion = 1;
 
 // Reads one plugin file and checks its header line (errors as for DiscoverPlugins). `display_name` is
 // what errors and chunk names use, e.g. "plugins/exact.lua".
-Result<PluginFile> ReadPluginFile(const std::string& path, const std::string& display_name);
+// A configured file (PluginFile::configured) is read in the user's file context.
+Result<PluginFile> ReadPluginFile(const std::string& path, const std::string& display_name, bool configured = false);
 
 // The plugin files that DiscoverPlugins would read, by name, with name, path and display_name only
 // (source empty, nothing opened): a directory lists its *.lua entries and no file is read until it

@@ -9,6 +9,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -53,6 +54,35 @@ PyObject* g_store_error = nullptr;
 [[noreturn]] void Raise(PyObject* type, const std::string& message) {
   PyErr_SetString(type, message.c_str());
   throw py::error_already_set();
+}
+
+// An int argument as a 64-bit integer; anything else -- a bool, a float, an int beyond 64 bits -- is
+// InputError "WHAT: REPR (expected EXPECTED)", not pybind11's cast error.
+std::int64_t IntArg(const py::handle& h, const std::string& what, const std::string& expected) {
+  auto fail = [&] {
+    Raise(g_input_error, fmt::format("{}: {} (expected {})", what, py::repr(h).cast<std::string>(), expected));
+  };
+  if (!py::isinstance<py::int_>(h) || py::isinstance<py::bool_>(h)) fail();
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+  if (v == -1 && PyErr_Occurred()) {
+    PyErr_Clear();
+    fail();
+  }
+  if (overflow != 0) fail();
+  return v;
+}
+
+// Set when a Python embedder's call raised KeyboardInterrupt (or SystemExit) on a kplab thread: the call
+// that ran it raises it again once kplab's work has stopped (RaisePendingInterrupt), instead of reporting
+// an embedding error: Ctrl-C must reach the program.
+std::atomic<bool> g_interrupted{false};
+
+void RaisePendingInterrupt() {
+  if (g_interrupted.exchange(false)) {
+    PyErr_SetNone(PyExc_KeyboardInterrupt);
+    throw py::error_already_set();
+  }
 }
 
 bool NumpyAvailable() {
@@ -107,6 +137,10 @@ class PyEmbedder final : public Embedder {
       if (!err.empty()) return Error{fmt::format("embedder '{}': {}", name_, err)};
       return Status::Ok();
     } catch (py::error_already_set& e) {
+      if (e.matches(PyExc_KeyboardInterrupt) || e.matches(PyExc_SystemExit)) {
+        g_interrupted = true;
+        return Error{fmt::format("embedder '{}' was interrupted", name_)};
+      }
       return Error{fmt::format("embedder '{}' raised {}", name_, e.what())};
     } catch (const std::exception& e) {
       return Error{fmt::format("embedder '{}': {}", name_, e.what())};
@@ -426,14 +460,23 @@ RawPrediction ConvertPrediction(const py::handle& v, const std::string& where) {
   return p;
 }
 
-std::string ParamValue(const py::handle& v) {
+// A parameter value as the command line's text: a scalar as itself, a flat list joined with ',' (a
+// cut-off list [5, 10, "M"] is "5,10,M"). Anything else -- a nested list, a dict -- becomes its repr,
+// which no declared type accepts, so the plugin refuses it with the parameter's expected type instead of
+// running with a flattened value ([[1]] is not ks = 1).
+std::string ParamValue(const py::handle& v, bool nested = false) {
   if (py::isinstance<py::bool_>(v)) return v.cast<bool>() ? "true" : "false";
   if (py::isinstance<py::str>(v)) return Str(v, "params value");
   if (IsStrSequence(v)) {
+    if (nested) return py::repr(v).cast<std::string>();
+    for (py::handle x : v) {
+      if (IsStrSequence(x) || py::isinstance<py::dict>(x)) return py::repr(v).cast<std::string>();
+    }
     std::string out;
-    for (py::handle x : v) out += (out.empty() ? "" : ",") + ParamValue(x);
+    for (py::handle x : v) out += (out.empty() ? "" : ",") + ParamValue(x, true);
     return out;
   }
+  if (py::isinstance<py::dict>(v)) return py::repr(v).cast<std::string>();
   return py::str(v).cast<std::string>();
 }
 
@@ -789,7 +832,7 @@ std::optional<std::string> PathArg(const py::object& v, const std::string& what)
 py::dict Evaluate(const py::object& documents, const py::object& predictions, const py::object& metrics,
                   const std::string& profile, const py::object& params, const py::object& model,
                   const py::object& store, const py::object& system, const std::string& dataset,
-                  const py::object& plugins, std::optional<bool> pretokenized, int threads,
+                  const py::object& plugins, std::optional<bool> pretokenized, const py::object& threads_arg,
                   const py::object& cache, bool refs_stemmed, const py::object& seed,
                   const py::object& dataset_format, const py::object& predictions_format, const py::object& split,
                   const py::object& references, const py::object& hulth_keys, const py::object& semeval_answers,
@@ -806,7 +849,17 @@ py::dict Evaluate(const py::object& documents, const py::object& predictions, co
     for (py::handle h : seq) {
       if (!py::isinstance<py::int_>(h) || py::isinstance<py::bool_>(h)) Raise(g_input_error, bad);
     }
-    const auto i = seq[0].cast<long long>(), n = seq[1].cast<long long>();
+    // An int beyond 64 bits is as out of range as any other (not pybind11's cast error).
+    auto int_of = [&](const py::handle& h) {
+      int overflow = 0;
+      const long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+      if (overflow != 0 || (v == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        Raise(g_input_error, bad);
+      }
+      return static_cast<std::int64_t>(v);
+    };
+    const std::int64_t i = int_of(seq[0]), n = int_of(seq[1]);
     if (n < 1 || i < 0 || i >= n) Raise(g_input_error, bad);
     shard_spec = host::EvalRequest::Shard{i, n};
     if (store.is_none() || (py::isinstance<py::bool_>(store) && !store.cast<bool>())) {
@@ -899,7 +952,13 @@ py::dict Evaluate(const py::object& documents, const py::object& predictions, co
   req.metrics = StrList(metrics, "metrics");
   req.plugin_dirs = StrList(plugins, "plugins");
   req.params = ConvertParams(params);
-  req.threads = threads;
+  // As the command line's --threads: 0 for one per core.
+  const std::string threads_expected = fmt::format("0 for one per core, or 1 to {}", host::kMaxThreads);
+  const std::int64_t threads = IntArg(threads_arg, "threads", threads_expected);
+  if (threads < 0 || threads > host::kMaxThreads) {
+    Raise(g_input_error, fmt::format("threads: {} (expected {})", threads, threads_expected));
+  }
+  req.threads = static_cast<int>(threads);
   req.shard = shard_spec;
   // verify_docs / random_seed: as `kplab eval --verify-docs` / `--random-seed` (docs/plugins.md).
   auto count = [](const py::object& v, const char* what, long long hi) -> long long {
@@ -925,7 +984,7 @@ py::dict Evaluate(const py::object& documents, const py::object& predictions, co
     if (!py::isinstance<py::int_>(seed) || py::isinstance<py::bool_>(seed)) {
       Raise(g_input_error, fmt::format("seed: a {} (expected an int)", TypeName(seed)));
     }
-    req.seed = seed.cast<std::int64_t>();
+    req.seed = IntArg(seed, "seed", "an int of at most 64 bits");
   }
   if (!model.is_none()) req.model = Str(model, "model");
   // The Store a run is saved into: the caller's (its Python object is held by the argument for the
@@ -998,6 +1057,7 @@ py::dict Evaluate(const py::object& documents, const py::object& predictions, co
       error_type = g_store_error;
     }
   }
+  RaisePendingInterrupt();  // Ctrl-C in a Python embedder: KeyboardInterrupt, not an embedding error
   if (error_type != nullptr) Raise(error_type, error);
   for (const auto& w : res->warnings) {
     if (PyErr_WarnEx(PyExc_UserWarning, w.c_str(), 1) != 0) throw py::error_already_set();
@@ -1141,7 +1201,7 @@ py::dict Merge(const py::object& stores, const py::object& runs, const py::objec
   if (!runs.is_none()) {
     for (py::handle h : runs) {
       if (py::isinstance<py::int_>(h) && !py::isinstance<py::bool_>(h)) {
-        req.runs.push_back(std::to_string(h.cast<long long>()));
+        req.runs.push_back(std::to_string(IntArg(h, "runs", "run ids of at most 64 bits, or 'FILE:ID' strings")));
       } else if (py::isinstance<py::str>(h)) {
         req.runs.push_back(h.cast<std::string>());
       } else {

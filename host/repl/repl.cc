@@ -29,6 +29,8 @@
 
 #include "exit_code.h"
 #include "evaluate.h"
+#include "kplab/file_gate.h"
+#include "kplab/safe_text.h"
 #include "kplab/store.h"
 #include "lua_script.h"
 #include "lua_util.h"
@@ -261,10 +263,25 @@ std::string CommonPrefix(const std::vector<std::string>& v) {
   return p;
 }
 
+// The REPL's output is for a terminal: every text in it goes through TerminalText (kplab/safe_text.h),
+// line breaks kept, so no string from data or a plugin can drive the terminal.
+void Show(std::string_view text) {
+  const std::string safe = TerminalText(text, Newlines::kKeep);
+  std::fwrite(safe.data(), 1, safe.size(), stdout);
+  std::fflush(stdout);
+}
+
 // print, flushed at once: the REPL's output interleaves with the prompt.
 int ReplPrint(lua_State* L) {
-  LuaPrint(L);
-  std::fflush(stdout);
+  const int n = lua_gettop(L);
+  std::string out;
+  for (int i = 1; i <= n; ++i) {
+    if (i > 1) out.push_back('\t');
+    out += luaL_tolstring(L, i, nullptr);
+    lua_pop(L, 1);
+  }
+  out.push_back('\n');
+  Show(out);
   return 0;
 }
 
@@ -301,7 +318,7 @@ class Repl {
   std::vector<std::string> Candidates(const std::string& before, std::string* word);
   std::vector<std::string> KeysOf(const std::vector<std::string>& path, bool colon);
   std::vector<std::string> PluginNames();
-  void PrintError(const std::string& text) { std::cerr << text << "\n"; }
+  void PrintError(const std::string& text) { std::cerr << ErrorText(text) << "\n"; }
 
   ReplOptions options_;
   LuaVm vm_;
@@ -426,7 +443,12 @@ void Repl::SetUpEditor() {
   history(hist_, &ev, H_SETSIZE, 1000);
   history(hist_, &ev, H_SETUNIQUE, 1);
   std::error_code ec;
-  if (fs::exists(history_path_, ec)) history(hist_, &ev, H_LOAD, history_path_.c_str());
+  {
+    UserFileScope user;  // the history file is the user's ($KPLAB_HISTORY, ~/.local/state), not the session's
+    if (fs::exists(history_path_, ec) && GateFile(history_path_, FileAccess::kRead).ok()) {
+      history(hist_, &ev, H_LOAD, history_path_.c_str());
+    }
+  }
   // Multibyte input (UTF-8 phrases) needs the user's character type; nothing else of the locale.
   std::setlocale(LC_CTYPE, "");
   el_ = el_init("kplab", stdin, stdout, stderr);
@@ -472,9 +494,11 @@ void Repl::AddHistory(const std::string& line) {
   HistEvent ev;
   history(hist_, &ev, H_ENTER, line.c_str());
   // Saved after every line, so a killed session keeps what it had.
+  UserFileScope user;  // the user's file, as when it was loaded
   std::error_code ec;
   fs::create_directories(fs::path(history_path_).parent_path(), ec);
-  if (history(hist_, &ev, H_SAVE, history_path_.c_str()) < 0 && !warned_history_) {
+  if ((!GateFile(history_path_, FileAccess::kWrite).ok() || history(hist_, &ev, H_SAVE, history_path_.c_str()) < 0) &&
+      !warned_history_) {
     warned_history_ = true;
     PrintError(fmt::format("kplab: {}: cannot save history", history_path_));
   }
@@ -517,8 +541,7 @@ void Repl::RunLoaded() {
   ClearInterrupt();  // a Ctrl-C that stopped the printing is spent
   lua_settop(L, first - 1);
   out += "\n";
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  std::fflush(stdout);
+  Show(out);
 }
 
 bool Repl::Eval(const std::string& chunk, bool first_line) {
@@ -627,7 +650,7 @@ void Repl::CmdLoad(const std::vector<std::string>& words) {
   std::string out = name + " = " + PrettyValue(vm_, -1, ":load");
   if (name != "corpus") out += "   (also `corpus`)";
   lua_pop(L, 2);
-  std::cout << out << "\n";
+  Show(out + "\n");
   if (std::find(loaded_paths_.begin(), loaded_paths_.end(), pos[0]) == loaded_paths_.end()) {
     loaded_paths_.push_back(pos[0]);
   }
@@ -658,7 +681,7 @@ void Repl::CmdMetrics() {
   }
   std::vector<std::vector<std::string>> rows;
   for (const PluginFile& listed : *files) {
-    auto read = ReadPluginFile(listed.path, listed.display_name);  // one unreadable file is one row
+    auto read = ReadPluginFile(listed.path, listed.display_name, listed.configured);  // one unreadable file is one row
     if (!read) {
       rows.push_back({listed.name, "?", listed.display_name, "error: " + read.error().message});
       continue;
@@ -672,7 +695,7 @@ void Repl::CmdMetrics() {
     rows.push_back({p->name, p->version, f.display_name, FirstLine(p->doc)});
     ReleaseMetricPlugin(vm_, *p);
   }
-  std::cout << FormatTable({"name", "version", "file", "doc"}, rows);
+  Show(FormatTable({"name", "version", "file", "doc"}, rows));
 }
 
 void Repl::CmdRuns(const std::vector<std::string>& words) {
@@ -698,7 +721,7 @@ void Repl::CmdRuns(const std::vector<std::string>& words) {
     return;
   }
   if (runs->empty()) {
-    std::cout << "(no runs in " << db << ")\n";
+    Show("(no runs in " + db + ")\n");
     return;
   }
   std::vector<std::vector<std::string>> rows;
@@ -706,7 +729,7 @@ void Repl::CmdRuns(const std::vector<std::string>& words) {
     rows.push_back({std::to_string(r.id), r.created_at, r.status, r.dataset_name, r.system, r.profile,
                     std::to_string(r.n_docs)});
   }
-  std::cout << FormatTable({"id", "created", "status", "dataset", "system", "profile", "docs"}, rows);
+  Show(FormatTable({"id", "created", "status", "dataset", "system", "profile", "docs"}, rows));
 }
 
 // ---- help -------------------------------------------------------------------------------------------
@@ -775,7 +798,7 @@ std::string Repl::PluginHelp(const std::string& name) {
   if (!files) return files.error().message;
   for (const PluginFile& listed : *files) {
     if (listed.name != name) continue;
-    auto read = ReadPluginFile(listed.path, listed.display_name);
+    auto read = ReadPluginFile(listed.path, listed.display_name, listed.configured);
     if (!read) return read.error().message;
     const PluginFile& f = *read;
     auto p = LoadMetricPlugin(vm_, f);
@@ -873,8 +896,7 @@ int Repl::Help(lua_State* L) {
   } else {
     out = fmt::format("no documentation for a {} value\n", luaL_typename(L, 1));
   }
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  std::fflush(stdout);
+  Show(out);
   return 0;
 }
 
@@ -950,6 +972,7 @@ std::vector<std::string> PathCompletions(const std::string& word) {
   const std::string dir = slash == std::string::npos ? "" : word.substr(0, slash + 1);
   const std::string stem = slash == std::string::npos ? word : word.substr(slash + 1);
   std::error_code ec;
+  // file-gate: names for the person at the terminal, typed there; no Lua code sees them
   for (fs::directory_iterator it(dir.empty() ? "." : dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (!name.starts_with(stem) || (name[0] == '.' && !stem.starts_with("."))) continue;
@@ -1065,8 +1088,7 @@ unsigned char Repl::Complete(EditLine* el) {
     out += fmt::format("{:<{}}", cands[i].substr(cut), width + 2);
     if ((i + 1) % per_row == 0 || i + 1 == cands.size()) out += "\n";
   }
-  std::fputs(out.c_str(), stdout);
-  std::fflush(stdout);
+  Show(out);
   return CC_REDISPLAY;
 }
 
@@ -1074,6 +1096,9 @@ int Repl::Run() {
   SetUpVm();
   InstallSigint();
   SetUpEditor();
+  // The whole session opens files under the REPL's grants (what the typed code and every kp function
+  // reach), whether through a metered call or the printer.
+  FileScope session(vm_.file_grants());
   if (tty_) {
     std::cout << "kplab repl (Lua 5.4 with the kp API). help() for help, :quit to leave.\n" << std::flush;
   }

@@ -357,10 +357,13 @@ TEST(CalibTokensFormat, Errors) {
             at + "field \"padding\" is a string (expected an array of strings)");
   EXPECT_EQ(error_of(R"({"tokens": ["a", "<pad>"], "logprobs": [-1, 0], "special": ["</s>"], "padding": ["<pad>"]})"),
             at + "field \"padding\" lists \"<pad>\", which \"special\" does not (expected padding tokens listed in \"special\" too)");
+  // What simdjson found is named (json_internal::JsonProblem).
   EXPECT_EQ(error_of(R"({"tokens": ["a"]], "logprobs": [-1]})"),
-            at + "malformed JSON (expected a JSON object with \"tokens\" and \"logprobs\" (docs/calibration.md))");
+            at + "malformed JSON (a missing or extra comma, colon, brace, bracket or key) (expected a JSON object with "
+                 "\"tokens\" and \"logprobs\" (docs/calibration.md))");
   EXPECT_EQ(error_of("[1, 2]"), at + "line is an array (expected a JSON object with \"tokens\" and \"logprobs\" (docs/calibration.md))");
-  EXPECT_EQ(error_of("{\"tokens\": "), at + "malformed JSON (expected a JSON object with \"tokens\" and \"logprobs\" (docs/calibration.md))");
+  EXPECT_EQ(error_of("{\"tokens\": "), at + "malformed JSON (a missing or extra comma, colon, brace, bracket or key) "
+                                            "(expected a JSON object with \"tokens\" and \"logprobs\" (docs/calibration.md))");
 }
 
 Corpus Build(const std::string& preds_file) {

@@ -297,7 +297,7 @@ TEST(HomogReform, ImportErrorsNameFileAndLine) {
     return r.ok() ? std::string("OK") : r.error().message;
   };
   const std::string ok = R"({"id": "a", "original": "x y", "reformulation": "y x", "keyphrases": ["x"]})";
-  EXPECT_EQ(err(ok + "\n{oops\n"), f + ":2: malformed JSON (expected one JSON object a line with \"original\", "
+  EXPECT_EQ(err(ok + "\n{oops\n"), f + ":2: malformed JSON (a missing or extra comma, colon, brace, bracket or key) (expected one JSON object a line with \"original\", "
                                       "\"reformulation\" and \"keyphrases\")");
   EXPECT_EQ(err(ok + "\n\n" + R"({"original": "x", "keyphrases": []})"),
             f + ":3: missing field \"reformulation\" (expected one JSON object a line with \"original\", "

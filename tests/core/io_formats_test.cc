@@ -125,7 +125,7 @@ TEST(IoFormatsTest, MidasHostileRecords) {
   WriteFile(f, Midas("x") + Midas("y") + Midas("x"));
   EXPECT_EQ(ImportError(f), f + ":3: second record with id \"x\" (the first is line 1) (expected unique document ids)");
   WriteFile(f, Midas("x") + "{\"id\": \n");
-  EXPECT_EQ(ImportError(f), f + ":2: malformed JSON (expected " + kRecords + ")");
+  EXPECT_EQ(ImportError(f), f + ":2: malformed JSON (a missing or extra comma, colon, brace, bracket or key) (expected " + kRecords + ")");
   WriteFile(f, "{\"document\": [], \"extractive_keyphrases\": [], \"abstractive_keyphrases\": []}\n");
   EXPECT_EQ(ImportError(f), f + ":1: missing field \"id\" (expected " + kMidasObject + ")");
   WriteFile(f, Midas(""));
@@ -151,7 +151,7 @@ TEST(IoFormatsTest, MidasHostileRecords) {
   WriteFile(arr, "[" + Midas("x") + ", 3]");
   EXPECT_EQ(ImportError(arr, midas), arr + ": record 2 is a number (expected a JSON object for each record)");
   WriteFile(arr, "[" + Midas("x") + ",");
-  EXPECT_EQ(ImportError(arr, midas), arr + ": malformed JSON (expected " + kRecords + ")");
+  EXPECT_EQ(ImportError(arr, midas), arr + ": malformed JSON (a missing or extra comma, colon, brace, bracket or key) (expected " + kRecords + ")");
   WriteFile(arr, "[" + Midas("x") + "," + Midas("x") + "]");
   EXPECT_EQ(ImportError(arr, midas),
             arr + ": record 2: second record with id \"x\" (the first is record 1) (expected unique document ids)");
@@ -282,11 +282,11 @@ TEST(IoFormatsTest, PkeReferencesForTextFiles) {
   WriteFile(r, "{\"1\": [[\"a\"]], \"1\": [[\"b\"]], \"2\": []}");
   EXPECT_EQ(ImportError(ds, opt), r + ": second key \"1\" (expected unique document ids)");
   WriteFile(r, "{\"1\": [[\"a\"]");
-  EXPECT_EQ(ImportError(ds, opt), r + ": malformed JSON (expected " + expected + ")");
+  EXPECT_EQ(ImportError(ds, opt), r + ": malformed JSON (a missing or extra comma, colon, brace, bracket or key) (expected " + expected + ")");
   WriteFile(r, "[]");
   EXPECT_EQ(ImportError(ds, opt), r + ": the file is an array (expected " + expected + ")");
   WriteFile(r, "");
-  EXPECT_EQ(ImportError(ds, opt), r + ": malformed JSON (expected " + expected + ")");
+  EXPECT_EQ(ImportError(ds, opt), r + ": malformed JSON (no JSON value) (expected " + expected + ")");
   // A byte order mark is stripped; variants are kept as alternatives, the first the primary form;
   // ".stem." in the file name says the references are stemmed (as SemEval's *.stem.final).
   const std::string stem = dir / "refs.stem.json";
@@ -439,7 +439,7 @@ TEST(IoFormatsTest, OpenNmtKpgPredictionsKeepModelOrderAndScores) {
   WriteFile(f, "{\"src\": []}\n");
   EXPECT_EQ(PredError(f, "opennmt-kpg"), f + ":1: missing field \"pred_sents\" (expected a JSON object with \"pred_sents\")");
   WriteFile(f, "{\"pred_sents\": [\n");
-  EXPECT_EQ(PredError(f, "opennmt-kpg"), f + ":1: malformed JSON (expected " + kRecords + ")");
+  EXPECT_EQ(PredError(f, "opennmt-kpg"), f + ":1: malformed JSON (a missing or extra comma, colon, brace, bracket or key) (expected " + kRecords + ")");
   // Scores saved as one-element lists (a tensor's tolist()) are read as their number.
   WriteFile(f, "\xEF\xBB\xBF{\"pred_sents\": [[\"a\"]], \"pred_scores\": [[-2.5]]}\n");
   auto one = ImportPredictions(f);

@@ -264,7 +264,7 @@ TEST(IoKpEvalTest, Errors) {
   DatasetOptions kpeval;
   kpeval.format = "kpeval";
   EXPECT_EQ(ImportError(kData + "kpeval_malformed.jsonl", kpeval),
-            kData + "kpeval_malformed.jsonl:2: malformed JSON (expected one JSON object a line)");
+            kData + "kpeval_malformed.jsonl:2: malformed JSON (a missing or extra comma, colon, brace, bracket or key) (expected one JSON object a line)");
   EXPECT_EQ(ImportError(kData + "kpeval_bad_utf8.jsonl", kpeval),
             kData + "kpeval_bad_utf8.jsonl:2: invalid UTF-8 (expected UTF-8 text)");
 }

@@ -697,7 +697,7 @@ TEST(TransformerBadInput, JsonErrorsSayWhatIsWrong) {
   const std::string d = CopyFixture(t, "bert-tiny");
   WriteAll(d + "/config.json", "{\"model_type\": \"bert\", \"layer_norm_eps\": NaN}");
   const std::string e = LoadError(d);
-  EXPECT_EQ(e.rfind(d + "/config.json: not valid JSON (", 0), 0u) << e;
+  EXPECT_EQ(e.rfind(d + "/config.json: malformed JSON (", 0), 0u) << e;
   EXPECT_NE(e.find("(expected the model's config.json)"), std::string::npos) << e;
   WriteAll(d + "/config.json", "[1, 2]");
   EXPECT_EQ(LoadError(d), d + "/config.json: not a JSON object (expected the model's config.json)");

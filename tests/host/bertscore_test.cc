@@ -376,7 +376,9 @@ TEST_F(BertscoreRuns, MalformedBaselineFailsTheRunNamingFileAndLine) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->errors.size(), 1u);
   EXPECT_EQ(r->errors[0].message,
-            "plugins/bertscore.lua:70: " + bad + ":3: R must be a finite number (got 'nan')");
+            "plugins/bertscore.lua:70: " + bad +
+                ":3: R must be a finite number (the line is not shown: a plugin is given a baseline's numbers, not "
+                "its text)");
 }
 
 // The TokenEmbeddings methods on the toy model, checked inside a plugin (an assert names what differs).
@@ -445,9 +447,9 @@ TEST_F(BertscoreRuns, TokenEmbeddingsCountInTheMemoryCap) {
 // A plugin cannot make the host read a file it names itself: not through a parameter's default, not
 // from score (the grant is for prepare), while the same path set by the user is read in prepare.
 TEST_F(BertscoreRuns, PluginsCannotChooseFilesToRead) {
-  const std::string refused = "kp.bertscore_baseline reads only a file the user named: the value of one of the "
-                              "plugin's string parameters set for the run (--param METRIC.NAME=PATH), inside "
-                              "prepare";
+  const std::string refused = "kp.bertscore_baseline: " + kData + "/baseline.csv: not a file a plugin may read (only "
+                              "the value of one of its string parameters set for the run, e.g. --param "
+                              "METRIC.NAME=PATH, read while its prepare runs)";
   std::ofstream(dir_ / "peek.lua") << "-- kplab-api: 2\nreturn kp.metric{name = 'peek', version = '1',\n"
                                       "  params = {f = kp.string{default = '" + kData + "/baseline.csv'}},\n"
                                       "  prepare = function(corpus, p, ctx) return kp.bertscore_baseline(p.f, 1) end,\n"
@@ -616,8 +618,8 @@ class BertscoreLua : public ::testing::Test {
     for (const ModuleInstaller& m : AllModules()) vm_.Install(m);
     dir_ = fs::temp_directory_path() / ("kplab_bertscore_lua_" + std::to_string(::getpid()));
     fs::create_directories(dir_);
-    // As the runner does for a plugin's prepare: the paths "the user named" may be read.
-    GrantFileReads(vm_.state(), &grant_);
+    // As the runner does for a plugin's prepare: the paths "the user named" may be read (Grant).
+    Grant();
   }
   ~BertscoreLua() override { fs::remove_all(dir_); }
 
@@ -640,8 +642,16 @@ class BertscoreLua : public ::testing::Test {
     lua_settop(L, top);
     return err ? err->message : "(no error)";
   }
+  // The VM's file grants (kplab/file_gate.h): the files of granted_, as the runner grants a plugin the
+  // paths the user set as its parameters while its prepare runs.
+  void Grant() {
+    std::vector<std::string> files;
+    for (const std::string& p : granted_) files.push_back(*ResolvePath(p));
+    vm_.SetFileGrants(std::make_shared<const FileGrants>(FileGrants::Plugin(files)));
+  }
   std::string Baseline(const std::string& path, int layer) {
     granted_.insert(path);
+    Grant();
     return ErrorOf("local b = kp.bertscore_baseline('" + path + "', " + std::to_string(layer) + ")");
   }
   std::string Write(const std::string& name, const std::string& text) {
@@ -653,7 +663,6 @@ class BertscoreLua : public ::testing::Test {
   LuaVm vm_;
   fs::path dir_;
   std::set<std::string> granted_;
-  FileReadGrant grant_{&granted_, {}};
 };
 
 // The cosine matrix of doc 3 above: rows [CLS a , c SEP], columns [CLS b SEP].
@@ -694,26 +703,37 @@ TEST_F(BertscoreLua, GreedyMatchArgumentErrors) {
 
 TEST_F(BertscoreLua, BaselineRowOfTheLayer) {
   granted_.insert(kData + "/baseline.csv");
+  Grant();
   std::vector<double> v =
       Numbers("local b = kp.bertscore_baseline('" + kData + "/baseline.csv', 1) return b.p, b.r, b.f");
   EXPECT_EQ(v, (std::vector<double>{.5, .2, .4}));
   // bert_score's own files: CRLF line ends and a last line without one are fine.
   const std::string crlf = Write("crlf.csv", "LAYER,P,R,F\r\n0,0.25,0.5,0.75\r\n8,0.1,0.2,0.3");
   granted_.insert(crlf);
+  Grant();
   v = Numbers("local b = kp.bertscore_baseline('" + crlf + "', 8) return b.p, b.r, b.f");
   EXPECT_EQ(v, (std::vector<double>{.1, .2, .3}));
 }
 
 // Plugins have no file access: only a path granted for the call (a user-set parameter, in prepare).
 TEST_F(BertscoreLua, BaselineReadsOnlyGrantedPaths) {
-  const std::string refused =
-      "bs.lua:1: kp.bertscore_baseline reads only a file the user named: the value of one of the plugin's string "
-      "parameters set for the run (--param METRIC.NAME=PATH), inside prepare";
-  EXPECT_EQ(ErrorOf("kp.bertscore_baseline('/etc/passwd', 1)"), refused);
-  EXPECT_EQ(ErrorOf("kp.bertscore_baseline('" + kData + "/baseline.csv', 1)"), refused);
-  GrantFileReads(vm_.state(), nullptr);
+  auto refused = [](const std::string& path) {
+    return "bs.lua:1: kp.bertscore_baseline: " + path + ": not a file a plugin may read (only the value of one of "
+           "its string parameters set for the run, e.g. --param METRIC.NAME=PATH, read while its prepare runs)";
+  };
+  EXPECT_EQ(ErrorOf("kp.bertscore_baseline('/etc/passwd', 1)"), refused("/etc/passwd"));
+  EXPECT_EQ(ErrorOf("kp.bertscore_baseline('" + kData + "/baseline.csv', 1)"), refused(kData + "/baseline.csv"));
+  // Granted, then the grant ends (as when prepare returns): refused again.
   granted_.insert(kData + "/baseline.csv");
-  EXPECT_EQ(ErrorOf("kp.bertscore_baseline('" + kData + "/baseline.csv', 1)"), refused);
+  Grant();
+  EXPECT_EQ(ErrorOf("return kp.bertscore_baseline('" + kData + "/baseline.csv', 1).p"), "(no error)");
+  vm_.SetFileGrants(std::make_shared<const FileGrants>(FileGrants::Plugin()));
+  EXPECT_EQ(ErrorOf("kp.bertscore_baseline('" + kData + "/baseline.csv', 1)"), refused(kData + "/baseline.csv"));
+  // A directory granted by a parameter grants what is under it, not what is beside it.
+  granted_.clear();
+  granted_.insert(kData + "/hand");
+  Grant();
+  EXPECT_EQ(ErrorOf("kp.bertscore_baseline('" + kData + "/baseline.csv', 1)"), refused(kData + "/baseline.csv"));
 }
 
 TEST_F(BertscoreLua, HostileBaselineFiles) {
@@ -725,17 +745,19 @@ TEST_F(BertscoreLua, HostileBaselineFiles) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   EXPECT_EQ(Baseline(fifo, 8), "bs.lua:1: " + fifo + ": a FIFO, not a regular file " + expected);
   std::string p = Write("empty.csv", "");
-  EXPECT_EQ(Baseline(p, 8), "bs.lua:1: " + p + ":1: expected the header LAYER,P,R,F (got '')");
+  // No line of the file is shown: the plugin is given a baseline's numbers, not the file's text.
+  const std::string not_shown = " (the line is not shown: a plugin is given a baseline's numbers, not its text)";
+  EXPECT_EQ(Baseline(p, 8), "bs.lua:1: " + p + ":1: expected the header LAYER,P,R,F" + not_shown);
   p = Write("header.csv", "layer,p,r,f\n8,0.1,0.2,0.3\n");
-  EXPECT_EQ(Baseline(p, 8), "bs.lua:1: " + p + ":1: expected the header LAYER,P,R,F (got 'layer,p,r,f')");
+  EXPECT_EQ(Baseline(p, 8), "bs.lua:1: " + p + ":1: expected the header LAYER,P,R,F" + not_shown);
   p = Write("tsv.csv", "LAYER,P,R,F\n8\t0.1\t0.2\t0.3\n");
   EXPECT_EQ(Baseline(p, 8), "bs.lua:1: " + p + ":2: expected 4 comma-separated fields LAYER,P,R,F (got 1)");
   p = Write("nan.csv", "LAYER,P,R,F\n8,0.1,NaN,0.3\n");
-  EXPECT_EQ(Baseline(p, 8), "bs.lua:1: " + p + ":2: R must be a finite number (got 'NaN')");
+  EXPECT_EQ(Baseline(p, 8), "bs.lua:1: " + p + ":2: R must be a finite number" + not_shown);
   p = Write("word.csv", "LAYER,P,R,F\n8,0.1,0.2,x\n");
-  EXPECT_EQ(Baseline(p, 8), "bs.lua:1: " + p + ":2: F must be a finite number (got 'x')");
+  EXPECT_EQ(Baseline(p, 8), "bs.lua:1: " + p + ":2: F must be a finite number" + not_shown);
   p = Write("layer.csv", "LAYER,P,R,F\n8.5,0.1,0.2,0.3\n");
-  EXPECT_EQ(Baseline(p, 8), "bs.lua:1: " + p + ":2: LAYER must be an integer >= 0 (got '8.5')");
+  EXPECT_EQ(Baseline(p, 8), "bs.lua:1: " + p + ":2: LAYER must be an integer >= 0" + not_shown);
   p = Write("one.csv", "LAYER,P,R,F\n7,1,1,1\n8,0.1,1,0.3\n");
   EXPECT_EQ(Baseline(p, 8), "bs.lua:1: " + p + ":3: the R baseline of layer 8 is 1 (rescaling divides by 1 - b)");
   EXPECT_EQ(Baseline(p, 6), "bs.lua:1: " + p + ": no row for layer 6 (rows for layers: 7, 8)");

@@ -43,7 +43,7 @@ class StubsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     InstallAll(vm_);
-    InstallScriptApi(vm_, "stubs_test.lua", FileGrants::Unconfined());
+    InstallScriptApi(vm_, "stubs_test.lua", FileGrants::User());
     EvalRequest req;
     req.dataset_path = std::string(KPLAB_SOURCE_DIR) + "/examples/tiny";
     req.predictions_path = std::string(KPLAB_SOURCE_DIR) + "/examples/tiny/predictions.txt";

@@ -22,6 +22,7 @@
 #include "cli_harness.h"
 #include "evaluate.h"
 #include "kplab/corpus.h"
+#include "kplab/file_gate.h"
 #include "kplab/io.h"
 #include "kplab/profile.h"
 #include "kplab/registry.h"
@@ -478,12 +479,12 @@ TEST_F(UtilityHostile, ReadsOnlyGrantedPaths) {
   vm.PushSandboxEnv("t");
   auto err = vm.RunChunk("return kp.retrieval.read_queries('" + q + "')", "t.lua", 1);
   ASSERT_TRUE(err);
-  EXPECT_EQ(err->message,
-            "t.lua:1: kp.retrieval.read_queries reads only a file the user named: the value of one of the plugin's "
-            "string parameters set for the run (--param METRIC.NAME=PATH), inside prepare");
-  std::set<std::string> named{q};
-  const FileReadGrant grant{&named, {}};
-  GrantFileReads(L, &grant);
+  const std::string refused =
+      ": not a file a plugin may read (only the value of one of its string parameters set for the run, e.g. "
+      "--param METRIC.NAME=PATH, read while its prepare runs)";
+  EXPECT_EQ(err->message, "t.lua:1: kp.retrieval.read_queries: " + q + refused);
+  // As the runner grants a plugin the files its string parameters name while prepare runs.
+  vm.SetFileGrants(std::make_shared<const FileGrants>(FileGrants::Plugin({*ResolvePath(q)})));
   vm.PushSandboxEnv("t");
   err = vm.RunChunk("return #kp.retrieval.read_queries('" + q + "')", "t.lua", 1);
   EXPECT_FALSE(err) << err->Format();
@@ -492,8 +493,9 @@ TEST_F(UtilityHostile, ReadsOnlyGrantedPaths) {
   vm.PushSandboxEnv("t");
   err = vm.RunChunk("local c = kp.retrieval.collection() c:add_dataset('" + (dir_ / "ds").string() + "')", "t.lua", 0);
   ASSERT_TRUE(err);
-  EXPECT_NE(err->message.find("reads only a file the user named"), std::string::npos) << err->message;
-  GrantFileReads(L, nullptr);
+  EXPECT_NE(err->message.find("kp.retrieval (col:add_dataset): " + (dir_ / "ds").string() + refused), std::string::npos)
+      << err->message;
+  vm.SetFileGrants(std::make_shared<const FileGrants>(FileGrants::Plugin()));
 }
 
 // A confined script (kplab run) cannot have a plugin read outside its grants by naming the path in a
@@ -507,8 +509,10 @@ TEST_F(UtilityHostile, ScriptParametersStayInsideTheScriptsGrants) {
       "'}\nlocal q = arg[1]\n"
       "local r = kp.evaluate(c, {'utility'}, {utility = {queries = q}}, {threads = 1})\n"
       "print(r.aggregates['sparse_recall@5'])\n");
+  // Run from a directory of its own: the current directory is one of a script's grants.
+  std::filesystem::create_directories(dir_ / "cwd");
   auto run = [&](const std::string& q) {
-    return test::RunKplab(dir_, "", "run --allow-read " + (dir_ / "ds").string() + " --allow-read " +
+    return test::RunKplab(dir_ / "cwd", "", "run --allow-read " + (dir_ / "ds").string() + " --allow-read " +
                                         (dir_ / "preds.txt").string() + " --allow-read " + granted + " " + script +
                                         " " + q);
   };
@@ -517,9 +521,10 @@ TEST_F(UtilityHostile, ScriptParametersStayInsideTheScriptsGrants) {
   EXPECT_EQ(ok.out, "1.0\n");
   const test::Output refused = run(secret);
   EXPECT_NE(refused.code, 0);
+  // The script could not read it, so its parameter grants the plugin nothing (kplab/file_gate.h).
   EXPECT_NE(refused.err.find("kp.retrieval.read_queries: " + secret +
-                             ": outside the directories scripts may read (the current directory, --allow-read DIR and "
-                             "--allow-write DIR)"),
+                             ": not a file a plugin may read (only the value of one of its string parameters set "
+                             "for the run, e.g. --param METRIC.NAME=PATH, read while its prepare runs)"),
             std::string::npos)
       << refused.err;
 }

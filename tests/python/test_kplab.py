@@ -408,7 +408,8 @@ class ShardTest(TempDirTest):
             self.assertEqual(store.run(merged["run_id"])["aggregates"], merged["aggregates"])
 
     def test_bad_shards_are_refused(self):
-        for bad in [(3, 3), (-1, 2), (0, 0), (1,), "0/2", (0.0, 2), (True, 2)]:
+        for bad in [(3, 3), (-1, 2), (0, 0), (1,), "0/2", (0.0, 2), (True, 2), (0, 2**63), (-2**63 - 1, 2),
+                    (0, 2**100)]:
             with self.assertRaises(kplab.InputError) as cm:
                 kplab.evaluate(self.ds, self.preds, shard=bad, store=self.db)
             self.assertIn("expected a tuple (i, n) of ints with 0 <= i < n", str(cm.exception))
@@ -423,6 +424,61 @@ class ShardTest(TempDirTest):
         self.assertTrue(str(cm.exception).startswith("missing shard: documents 3-5 "), str(cm.exception))
         self.assertTrue(str(cm.exception).endswith(" are in no shard given (shard 1/2)"), str(cm.exception))
         self.assertFalse(os.path.exists(out))  # nothing written, not even created
+
+
+class ArgumentTest(TempDirTest):
+    """Arguments that used to be accepted silently or fail with pybind11's cast error: each is InputError
+    naming the argument and what was expected."""
+
+    def test_threads_out_of_range(self):
+        for bad in (-1, 65, 2**63, 2**100):
+            with self.assertRaises(kplab.InputError) as cm:
+                kplab.evaluate(DOCS, PREDS, metrics="exact", threads=bad)
+            self.assertEqual(str(cm.exception),
+                             "threads: %d (expected 0 for one per core, or 1 to 64)" % bad)
+        for bad in (1.5, "2", True):
+            with self.assertRaises(kplab.InputError) as cm:
+                kplab.evaluate(DOCS, PREDS, metrics="exact", threads=bad)
+            self.assertEqual(str(cm.exception),
+                             "threads: %r (expected 0 for one per core, or 1 to 64)" % (bad,))
+        self.assertAlmostEqual(kplab.evaluate(DOCS, PREDS, metrics="exact", threads=64)["aggregates"]["all.f1@M.micro"],
+                               F1_MICRO, places=12)
+
+    def test_seed_beyond_64_bits(self):
+        with self.assertRaises(kplab.InputError) as cm:
+            kplab.evaluate(DOCS, PREDS, metrics="exact", seed=2**63)
+        self.assertEqual(str(cm.exception), "seed: 9223372036854775808 (expected an int of at most 64 bits)")
+
+    def test_nested_parameter_values_are_refused_with_the_expected_type(self):
+        # [[1]] used to be flattened to ks = 1 and run.
+        with self.assertRaises(kplab.InputError) as cm:
+            kplab.evaluate(DOCS, PREDS, metrics="exact", params={"exact": {"ks": [[1]]}})
+        self.assertEqual(str(cm.exception),
+                         "plugin 'exact': parameter 'ks': '[[1]]' is not a cut-off (expected integers from 1 to "
+                         "100000, M or O, comma-separated, e.g. 1,3,5,10,M,O)")
+        with self.assertRaises(kplab.InputError) as cm:
+            kplab.evaluate(DOCS, PREDS, metrics="exact", params={"exact": {"ks": {"a": 1}}})
+        self.assertIn("plugin 'exact': parameter 'ks': '{'a': 1}'", str(cm.exception))
+        # A flat list is still a cut-off list.
+        r = kplab.evaluate(DOCS, PREDS, metrics="exact", params={"exact": {"ks": [1, "M"]}})
+        self.assertIn("all.f1@1.micro", r["aggregates"])
+
+    def test_keyboard_interrupt_in_an_embedder_propagates(self):
+        def interrupted(phrases):
+            raise KeyboardInterrupt
+        kplab.register_embedder("ctrl_c", interrupted, dims=3, version="1")
+        with self.assertRaises(KeyboardInterrupt):
+            kplab.evaluate(SEM_DOCS, SEM_PREDS, metrics=["semrp"], model="ctrl_c", cache=self.db)
+        # Not left pending: the next call runs normally.
+        self.assertAlmostEqual(kplab.evaluate(DOCS, PREDS, metrics="exact")["aggregates"]["all.f1@M.micro"],
+                               F1_MICRO, places=12)
+        # Other exceptions stay an embedding error.
+        def failing(phrases):
+            raise RuntimeError("no vectors today")
+        kplab.register_embedder("failing", failing, dims=3, version="1")
+        with self.assertRaises(kplab.InputError) as cm:
+            kplab.evaluate(SEM_DOCS, SEM_PREDS, metrics=["semrp"], model="failing", cache=self.db)
+        self.assertIn("embedder 'failing' raised RuntimeError: no vectors today", str(cm.exception))
 
 
 class EmbedderTest(TempDirTest):

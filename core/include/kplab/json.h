@@ -8,25 +8,41 @@
 
 #include <fmt/format.h>
 
+#include "kplab/safe_text.h"
+#include "kplab/utf8.h"
+
 namespace kplab {
 
-// A JSON string literal with the required escapes.
+// A JSON string literal that is always valid JSON and safe on a terminal (kplab/safe_text.h): '"',
+// '\\' and the unsafe code points are escaped the JSON way (\n, \t, \r, \u001b, \u202e, ...), and each
+// byte of an ill-formed UTF-8 sequence becomes the six characters \\xNN (the text a terminal shows for
+// it), never a copy of the byte.
 inline std::string JsonString(std::string_view s) {
   std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (c < 0x20) {
-          out += fmt::format("\\u{:04x}", c);
-        } else {
-          out.push_back(static_cast<char>(c));
-        }
+  out.reserve(s.size() + 2);
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7F) {
+      if (c == '"' || c == '\\') out.push_back('\\');
+      out.push_back(static_cast<char>(c));
+      ++i;
+      continue;
     }
+    const Utf8Char d = DecodeUtf8Char(s, i);
+    if (!d.valid) {
+      for (std::size_t k = 0; k < d.size; ++k) out += fmt::format("\\\\x{:02x}", static_cast<unsigned char>(s[i + k]));
+    } else if (d.cp == '\n') {
+      out += "\\n";
+    } else if (d.cp == '\t') {
+      out += "\\t";
+    } else if (d.cp == '\r') {
+      out += "\\r";
+    } else if (IsUnsafeCodePoint(d.cp)) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned>(d.cp));
+    } else {
+      out.append(s.substr(i, d.size));
+    }
+    i += d.size;
   }
   return out + "\"";
 }

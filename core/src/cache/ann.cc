@@ -34,6 +34,7 @@
 // Included after the standard headers it relies on without including them.
 #include <hnswlib/hnswlib.h>
 
+#include "kplab/file_gate.h"
 #include "kplab/sha256.h"
 
 namespace kplab {
@@ -128,7 +129,7 @@ class ScratchFile {
 
   // On failure returns false and sets *error to the reason.
   bool Open(std::string* error) {
-    fd_ = ::memfd_create("kplab-ann", MFD_CLOEXEC);
+    fd_ = ::memfd_create("kplab-ann", MFD_CLOEXEC);  // file-gate: anonymous scratch memory, no name
     if (fd_ >= 0) {
       path_ = fmt::format("/proc/self/fd/{}", fd_);
       if (::access(path_.c_str(), R_OK | W_OK) == 0) return true;
@@ -138,6 +139,7 @@ class ScratchFile {
     const char* dir = std::getenv("TMPDIR");
     std::string templ =
         std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") + "/kplab-ann-XXXXXX";
+    // file-gate: a new scratch file of kplab's own in the user's $TMPDIR, removed when done
     fd_ = ::mkostemp(templ.data(), O_CLOEXEC);
     if (fd_ < 0) {
       *error = fmt::format("cannot create a scratch file in {}: {}", templ, std::strerror(errno));
@@ -166,6 +168,7 @@ class Mapping {
   }
   // size > 0. On failure data() is null and errno is set.
   Mapping(int fd, std::size_t size) : size_(size) {
+    // file-gate: maps a descriptor its caller opened (AnnIndex::Load, after GateFile)
     void* p = ::mmap(nullptr, size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
     if (p != MAP_FAILED) data_ = static_cast<const std::uint8_t*>(p);
   }
@@ -539,6 +542,7 @@ Status AnnIndex::Save(const std::string& path) const {
   // per-process counter keep concurrent savers apart.
   static std::atomic<unsigned> counter{0};
   const std::string tmp = fmt::format("{}.tmp.{}.{}", path, ::getpid(), counter++);
+  if (Status st = GateFile(path, FileAccess::kWrite); !st.ok()) return st;
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0) return fail(fmt::format("cannot create {}: {}", tmp, std::strerror(errno)));
   bool ok = WriteAll(fd, &header, sizeof(header)) && WriteAll(fd, payload.data(), payload_len) &&
@@ -569,6 +573,7 @@ Result<AnnIndex> AnnIndex::Load(const std::string& path, int expected_dims,
   auto bad = [&](const std::string& what) { return Error{fmt::format("{}: {}", path, what)}; };
   const std::string kExpectedFile = "a kplab ann index written by AnnIndex::Save";
 
+  if (Status st = GateFile(path, FileAccess::kRead); !st.ok()) return st.error();
   // O_NONBLOCK so that a FIFO does not hang the open; it is rejected below.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {

@@ -10,6 +10,7 @@
 #include <future>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 #include <unordered_map>
 
@@ -17,6 +18,7 @@
 #include <sqlite3.h>
 #include <fmt/format.h>
 
+#include "kplab/file_gate.h"
 #include "store/store_internal.h"
 
 namespace fs = std::filesystem;
@@ -154,7 +156,7 @@ void Parallel(std::size_t n, int threads, F f) {
 
 struct PhraseCache::Impl {
   std::string path;
-  SQLite::Database db;
+  SQLite::Database db;  // file-gate: opened by store_internal::OpenSqlite, which calls GateFile
   std::string db_id;  // random id of this database file (meta 'db_id'), part of index file names
   Impl(std::string p, SQLite::Database d) : path(std::move(p)), db(std::move(d)) {}
 
@@ -279,6 +281,9 @@ PhraseCache::~PhraseCache() = default;
 const std::string& PhraseCache::db_path() const { return impl_->path; }
 
 Result<PhraseCache> PhraseCache::Open(const std::string& db_path) {
+  if (!IsMemory(db_path)) {
+    if (Status st = GateFile(db_path, FileAccess::kWrite); !st.ok()) return st.error();
+  }
   std::unique_ptr<Impl> impl;
   try {
     auto db = store_internal::OpenSqlite(db_path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
@@ -405,7 +410,8 @@ Result<CacheStats> PhraseCache::Fetch(const Embedder& model, const std::string& 
       std::vector<std::thread> pool;
       for (std::size_t t = 1; t < parts; ++t) {
         if (cut[t] == cut[t + 1]) continue;
-        pool.emplace_back([&, t] {
+        pool.emplace_back([&, t, grants = CurrentFileGrants()] {
+          FileScope scope(grants);
           try {
             auto opened = store_internal::OpenSqlite(impl_->path, SQLite::OPEN_READONLY);
             if (!opened) throw std::runtime_error(opened.error().message);

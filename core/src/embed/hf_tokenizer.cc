@@ -1149,8 +1149,8 @@ Result<HfTokenizer> HfTokenizer::Parse(std::string_view json, const std::string&
     const Json j{impl->path};
     simdjson::dom::parser parser;
     element root;
-    if (parser.parse(json.data(), json.size()).get(root) != simdjson::SUCCESS) {
-      j.Fail("not valid JSON", "a Hugging Face tokenizer.json");
+    if (auto err = parser.parse(json.data(), json.size()).get(root); err != simdjson::SUCCESS) {
+      j.Fail(json_internal::JsonProblem(json, err), "a Hugging Face tokenizer.json");
     }
     const object top = j.Obj(root, "(top level)");
 
@@ -1185,7 +1185,9 @@ Result<HfTokenizer> HfTokenizer::Parse(std::string_view json, const std::string&
         element x;
         if (j.Get(m, "max_input_chars_per_word", x)) {
           const std::int64_t v = j.Int(x, "model.max_input_chars_per_word");
-          impl->max_chars = v < 0 ? 0 : static_cast<std::size_t>(v);
+          // An unsigned count in the reference (Rust's usize): a negative one is refused, not clamped.
+          if (v < 0) j.Fail(fmt::format("\"model.max_input_chars_per_word\" is {}", v), "an integer >= 0");
+          impl->max_chars = static_cast<std::size_t>(v);
         }
         for (const auto& [tok, id] : impl->vocab) {
           impl->longest_piece = std::max(impl->longest_piece, tok.size());
@@ -1254,7 +1256,8 @@ Result<HfTokenizer> HfTokenizer::Parse(std::string_view json, const std::string&
       element ml;
       if (!j.Get(t, "max_length", ml)) j.Fail("\"truncation.max_length\" is missing", "a number");
       const std::int64_t v = j.Int(ml, "truncation.max_length");
-      impl->truncate = v <= 0 ? 0 : static_cast<std::size_t>(v);
+      if (v < 0) j.Fail(fmt::format("\"truncation.max_length\" is {}", v), "an integer >= 0");
+      impl->truncate = static_cast<std::size_t>(v);
       impl->truncate_left = j.StrOr(t, "direction", "truncation.direction", "Right") == "Left";
     }
     if (j.Get(top, "padding", e) && !for_encoder) {

@@ -12,6 +12,7 @@
 #include "kplab/io.h"
 #include "kplab/text.h"
 #include "kplab/vecfile.h"
+#include "util/json_internal.h"
 
 namespace kplab {
 namespace {
@@ -36,8 +37,8 @@ Result<ImportStats> FromJsonl(const std::string& path, const std::string& out_pa
     std::string where = fmt::format("{}:{}", path, lineno);
     simdjson::dom::element doc;
     if (auto err = parser.parse(line).get(doc); err) {
-      return Error{fmt::format("{}: not JSON: {} (expected {{\"phrase\": ..., \"vector\": [...]}})",
-                               where, simdjson::error_message(err))};
+      return Error{fmt::format("{}: {} (expected {{\"phrase\": ..., \"vector\": [...]}})", where,
+                               json_internal::JsonProblem(line, err, true))};
     }
     std::string_view phrase;
     simdjson::dom::array arr;

@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include "kplab/file_gate.h"
 #include "kplab/json.h"
 #include "kplab/model2vec.h"
 #include "kplab/transformer.h"
@@ -62,10 +63,21 @@ std::string ManifestJson(const ModelInfo& m) {
 }
 
 Status WriteFile(const fs::path& p, const std::string& text) {
+  if (Status st = GateFile(p.string(), FileAccess::kWrite); !st.ok()) return st;
   std::ofstream out(p, std::ios::binary);
   out << text;
   out.close();
   if (!out) return Error{fmt::format("{}: cannot write", p.string())};
+  return Status::Ok();
+}
+
+// Copies a file into a staging directory; the source is read through the gate like any other file.
+Status CopyIn(const fs::path& src, const fs::path& read_from, const fs::path& dst,
+              fs::copy_options options = fs::copy_options::none) {
+  if (Status st = GateFile(read_from.string(), FileAccess::kRead); !st.ok()) return st;
+  std::error_code ec;
+  fs::copy_file(read_from, dst, options, ec);
+  if (ec) return Error{fmt::format("{}: cannot copy: {}", src.string(), ec.message())};
   return Status::Ok();
 }
 
@@ -75,6 +87,7 @@ Status WriteFile(const fs::path& p, const std::string& text) {
 // import that was killed: their process no longer exists.
 void RemoveStaleWork(const std::string& models_dir) {
   std::error_code ec;
+  if (!GateFile(models_dir, FileAccess::kWrite).ok()) return;  // removes: a write
   for (const auto& e : fs::directory_iterator(models_dir, ec)) {
     const std::string n = e.path().filename().string();
     if (n.empty() || n[0] != '.' || !e.is_directory()) continue;
@@ -183,6 +196,7 @@ class Staging {
 Result<ModelInfo> ParseManifest(const fs::path& path) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
+  if (Status st = GateFile(path.string(), FileAccess::kRead); !st.ok()) return st.error();
   if (auto err = parser.load(path.string()).get(doc); err) {
     return Error{fmt::format("{}: cannot read the model manifest: {}", path.string(),
                              simdjson::error_message(err))};
@@ -376,6 +390,7 @@ Result<std::vector<ModelInfo>> ListModels(const std::string& models_dir) {
   std::vector<ModelInfo> out;
   std::error_code ec;
   if (!fs::exists(models_dir, ec)) return out;
+  if (Status st = GateFile(models_dir, FileAccess::kRead); !st.ok()) return st.error();
   for (const auto& e : fs::directory_iterator(models_dir, ec)) {
     std::string n = e.path().filename().string();
     if (!e.is_directory() || n.empty() || n[0] == '.' || !fs::exists(e.path() / kManifest)) continue;
@@ -453,7 +468,9 @@ namespace {
 
 class Deferred final : public Embedder {
  public:
-  explicit Deferred(ModelInfo info) : info_(std::move(info)) {}
+  // The files are opened in the context of the code that chose the model (kplab/file_gate.h), even
+  // when the first phrase to embed comes from a plugin's lane or a worker thread.
+  explicit Deferred(ModelInfo info) : info_(std::move(info)), grants_(CurrentFileGrants()) {}
   std::string_view backend() const override { return info_.backend; }
   int dims() const override { return info_.dims; }
   const std::string& fingerprint() const override { return info_.fingerprint; }
@@ -483,6 +500,7 @@ class Deferred final : public Embedder {
  private:
   bool Load() const {
     std::call_once(once_, [this] {
+      FileScope scope(grants_);
       auto e = LoadEmbedder(info_);
       if (!e.ok()) {
         error_ = e.error();
@@ -497,6 +515,7 @@ class Deferred final : public Embedder {
   }
 
   ModelInfo info_;
+  std::shared_ptr<const FileGrants> grants_;
   mutable std::once_flag once_;
   mutable std::shared_ptr<const Embedder> loaded_;
   mutable std::optional<Error> error_;
@@ -578,9 +597,8 @@ Result<ModelInfo> ImportWinkJson(const std::string& models_dir, const std::strin
   auto stats = ConvertWinkJson(json_path, (stage->dir() / kVectors).string());
   if (!stats.ok()) return stats.error();
   for (const std::string& f : notice_files) {
-    std::error_code ec;
-    fs::copy_file(f, stage->dir() / fs::path(f).filename(), fs::copy_options::overwrite_existing, ec);
-    if (ec) return Error{fmt::format("{}: cannot copy: {}", f, ec.message())};
+    Status st = CopyIn(f, f, stage->dir() / fs::path(f).filename(), fs::copy_options::overwrite_existing);
+    if (!st.ok()) return st.error();
   }
   return FinishVectors(*stage, name, "wordvec", *stats, WordVecConfigJson(WordVecConfig{}),
                        opt.source.empty() ? json_path : opt.source);
@@ -596,9 +614,7 @@ Result<ModelInfo> ImportModel2Vec(const std::string& models_dir, const std::stri
                         "config_sentence_transformers.json", "modules.json", "README.md", "LICENSE"}) {
     fs::path src = fs::path(dir) / f;
     if (!fs::exists(src)) continue;
-    std::error_code ec;
-    fs::copy_file(src, stage->dir() / f, ec);
-    if (ec) return Error{fmt::format("{}: cannot copy: {}", src.string(), ec.message())};
+    if (Status st = CopyIn(src, src, stage->dir() / f); !st.ok()) return st.error();
   }
   auto copied = LoadModel2Vec(stage->dir().string());
   if (!copied.ok()) return copied.error();
@@ -635,8 +651,9 @@ Result<ModelInfo> ImportTransformer(const std::string& models_dir, const std::st
     if (!fs::exists(src, ec)) continue;
     fs::create_directories((stage->dir() / f).parent_path(), ec);
     // Hub cache snapshots are symbolic links into blobs/: the copy holds the bytes.
-    fs::copy_file(fs::canonical(src, ec), stage->dir() / f, ec);
+    const fs::path bytes = fs::canonical(src, ec);
     if (ec) return Error{fmt::format("{}: cannot copy: {}", src.string(), ec.message())};
+    if (Status st = CopyIn(src, bytes, stage->dir() / f); !st.ok()) return st.error();
   }
   auto copied = TransformerModel::Load(stage->dir().string());
   if (!copied.ok()) return copied.error();

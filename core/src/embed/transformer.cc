@@ -17,10 +17,12 @@
 #include <simdjson.h>
 
 #include "kplab/hf_tokenizer.h"
+#include "kplab/file_gate.h"
 #include "kplab/io.h"
 #include "kplab/json.h"
 #include "kplab/safetensors.h"
 #include "kplab/sha256.h"
+#include "util/json_internal.h"
 #include "kplab/text.h"
 #include "kplab/utf8.h"
 
@@ -65,7 +67,7 @@ struct JsonFile {
     f->bytes = std::move(*b);
     element root;
     if (auto err = f->parser.parse(f->bytes).get(root); err != simdjson::SUCCESS) {
-      return Error{fmt::format("{}: not valid JSON ({}) (expected {})", f->path, simdjson::error_message(err), expected)};
+      return Error{fmt::format("{}: {} (expected {})", f->path, json_internal::JsonProblem(f->bytes, err), expected)};
     }
     if (root.type() != element_type::OBJECT) {
       return Error{fmt::format("{}: not a JSON object (expected {})", f->path, expected)};
@@ -472,6 +474,7 @@ Result<std::string> ResolveSnapshot(const std::string& path) {
     return snap.string();
   }
   std::vector<fs::path> all;
+  if (Status st = GateFile(snaps.string(), FileAccess::kRead); !st.ok()) return st.error();
   for (const auto& e : fs::directory_iterator(snaps, ec)) {
     if (e.is_directory()) all.push_back(e.path());
   }

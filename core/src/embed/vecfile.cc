@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "kplab/file_gate.h"
 #include "kplab/sha256.h"
 
 namespace kplab {
@@ -180,6 +181,7 @@ Result<std::string> VecFileWriter::Write(const std::string& path) const {
   std::memcpy(buf.data(), &h, kHeaderSize);
 
   std::string tmp = path + ".tmp";
+  if (Status st = GateFile(path, FileAccess::kWrite); !st.ok()) return st.error();
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (f == nullptr) {
     return Error{fmt::format("{}: cannot write: {}", tmp, std::strerror(errno))};
@@ -237,6 +239,7 @@ VecFile::~VecFile() {
 }
 
 Result<VecFile> VecFile::Open(const std::string& path) {
+  if (Status st = GateFile(path, FileAccess::kRead); !st.ok()) return st.error();
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Error{fmt::format("{}: cannot open: {}", path, std::strerror(errno))};
   struct stat st {};

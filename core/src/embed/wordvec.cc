@@ -1,4 +1,5 @@
 #include "kplab/wordvec.h"
+#include "kplab/file_gate.h"
 #include "kplab/io.h"
 
 #include <charconv>
@@ -29,6 +30,7 @@ std::string JsonWhere(const std::string& path, simdjson::ondemand::document& doc
 
 Result<ImportStats> ConvertWinkJson(const std::string& json_path, const std::string& out_path) {
   simdjson::padded_string json;
+  if (Status st = GateFile(json_path, FileAccess::kRead); !st.ok()) return st.error();
   if (auto err = simdjson::padded_string::load(json_path).get(json); err) {
     return Error{fmt::format("{}: cannot read: {}", json_path, simdjson::error_message(err))};
   }

@@ -133,6 +133,7 @@ class SlotTable {
     const std::size_t bytes = slots * sizeof(std::uint64_t);
     mapped_ = bytes >= kMapBytes;
     if (mapped_) {
+      // file-gate: anonymous memory, no file
       void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
       if (p == MAP_FAILED) throw std::bad_alloc();
       madvise(p, bytes, MADV_HUGEPAGE);  // advice only: without THP the table works the same

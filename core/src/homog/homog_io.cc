@@ -53,8 +53,8 @@ std::vector<ReformulationPair> Parse(std::string_view text, const std::string& p
     const int no = static_cast<int>(i + 1);
     if (lines[i].find_first_not_of(" \t\r") == std::string_view::npos) continue;
     element el;
-    if (parser.parse(lines[i].data(), lines[i].size()).get(el) != simdjson::SUCCESS) {
-      Fail(path, no, "malformed JSON", kExpectedLine);
+    if (auto err = parser.parse(lines[i].data(), lines[i].size()).get(el); err != simdjson::SUCCESS) {
+      Fail(path, no, json_internal::JsonProblem(lines[i], err, true), kExpectedLine);
     }
     if (el.type() != element_type::OBJECT) {
       Fail(path, no, fmt::format("line is {}", TypeName(el)), kExpectedLine);

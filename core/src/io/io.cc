@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "io/io_internal.h"
+#include "kplab/file_gate.h"
 #include "kplab/sha256.h"
 #include "kplab/utf8.h"
 
@@ -81,7 +82,7 @@ std::string DetectOrThrow(const std::string& path) {
   }
   bool meng = false, one2set = false, hulth = false, semeval = false, deepkpg = false;
   std::vector<std::string> jsonl;
-  for (const auto& entry : fs::directory_iterator(path)) {
+  for (const auto& entry : ListDirectory(path)) {
     // Not is_regular_file(): a FIFO or link loop under a dataset's name must reach the importer and be
     // refused there, not be skipped.
     if (entry.is_directory(ec)) continue;
@@ -188,6 +189,11 @@ bool Present(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0;
 }
 
+std::filesystem::directory_iterator ListDirectory(const std::string& path) {
+  if (Status st = GateFile(path, FileAccess::kRead); !st.ok()) throw InputError{st.message()};
+  return std::filesystem::directory_iterator(path);
+}
+
 void RequireFileOrDirectory(const std::string& path, std::string_view expected) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) Fail(path, 0, OpenProblem(errno, "no such file or directory"), expected);
@@ -272,6 +278,8 @@ const std::vector<std::string>& DatasetFormats() {
 }
 
 Status CheckRegularFile(const std::string& path, std::string_view expected) {
+  // The gate first: a file the caller may not read is not even looked at.
+  if (Status gate = GateFile(path, FileAccess::kRead); !gate.ok()) return gate;
   // A NUL would cut the name for the system anyway; the message shows what comes before it.
   const std::string_view shown = std::string_view(path).substr(0, path.find('\0'));
   auto fail = [&](std::string_view what) { return Error{fmt::format("{}: {} (expected {})", shown, what, expected)}; };

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,6 +53,11 @@ inline const SharedPath& LocPath(const FileData& file) {
 // names the line of the first bad byte) with LF or CRLF line ends: a CR not followed by LF (classic
 // Mac OS line ends) is an error naming its line, since every reader splits lines at LF only.
 FileData ReadTextFile(const std::string& path, const std::string& rel_name);
+
+// The entries of a directory, once the caller's context may read it (kplab/file_gate.h); throws
+// InputError "PATH: outside the directories scripts may read (...)" otherwise. Every listing of the
+// importers goes through it, so a script lists no directory it was not granted.
+std::filesystem::directory_iterator ListDirectory(const std::string& path);
 
 // Whether anything (even a dangling symbolic link) is at path. Listing code uses it rather than
 // fs::is_regular_file so that a FIFO, device or link loop under an expected name is read, and

@@ -34,8 +34,8 @@ void ForEachObject(const FileData& file, Fn fn) {
     const int line_no = static_cast<int>(i + 1);
     if (IsBlankLine(lines[i])) continue;
     element el;
-    if (parser.parse(lines[i].data(), lines[i].size()).get(el) != simdjson::SUCCESS) {
-      Fail(file.path, line_no, "malformed JSON", kOneObject);
+    if (auto err = parser.parse(lines[i].data(), lines[i].size()).get(el); err != simdjson::SUCCESS) {
+      Fail(file.path, line_no, json_internal::JsonProblem(lines[i], err, true), kOneObject);
     }
     if (el.type() != element_type::OBJECT) {
       Fail(file.path, line_no, fmt::format("line is {}", TypeName(el)), kOneObject);
@@ -89,7 +89,7 @@ std::string ResolveJsonlFile(const std::string& path) {
   if (!fs::is_directory(path)) return path;
   std::vector<std::string> found;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(path)) {
+  for (const auto& entry : ListDirectory(path)) {
     const std::string name = entry.path().filename().string();
     // Not is_regular_file(): a FIFO or link loop named *.jsonl is read and refused, not skipped.
     if (!entry.is_directory(ec) && (EndsWith(name, ".jsonl") || EndsWith(name, ".json"))) {

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "io/io_internal.h"
+#include "kplab/file_gate.h"
 #include "kplab/io.h"
 
 namespace kplab {
@@ -65,7 +66,9 @@ Result<LineDocuments> LineDocuments::Open(const std::string& dataset_path, const
   // The predictions file is read and checked meanwhile, as `kplab eval` reads it beside an import; a
   // dataset error still comes first.
   std::exception_ptr pred_error;
-  auto read_predictions = [&] {
+  // On the reader thread too, the file is opened in the caller's context (kplab/file_gate.h).
+  auto read_predictions = [&, grants = CurrentFileGrants()] {
+    FileScope scope(grants);
     try {
       f->pred = io_internal::ReadTextFile(predictions_path, fs::path(predictions_path).filename().string());
       f->pred_lines = LineIndex(f->pred.bytes);

@@ -42,8 +42,8 @@ void ForEachRecord(const FileData& file, std::string_view expected_object, Fn fn
   simdjson::dom::parser parser;
   if (IsJsonArray(file.bytes)) {
     element root;
-    if (parser.parse(file.bytes.data(), file.bytes.size()).get(root) != simdjson::SUCCESS) {
-      Fail(file.path, 0, "malformed JSON", kRecords);
+    if (auto err = parser.parse(file.bytes.data(), file.bytes.size()).get(root); err != simdjson::SUCCESS) {
+      Fail(file.path, 0, json_internal::JsonProblem(file.bytes, err), kRecords);
     }
     int record = 0;
     for (element item : Arr(root)) {
@@ -61,8 +61,8 @@ void ForEachRecord(const FileData& file, std::string_view expected_object, Fn fn
     const int no = static_cast<int>(i + 1);
     if (IsBlankLine(lines[i])) continue;
     element el;
-    if (parser.parse(lines[i].data(), lines[i].size()).get(el) != simdjson::SUCCESS) {
-      Fail(file.path, no, "malformed JSON", kRecords);
+    if (auto err = parser.parse(lines[i].data(), lines[i].size()).get(el); err != simdjson::SUCCESS) {
+      Fail(file.path, no, json_internal::JsonProblem(lines[i], err, true), kRecords);
     }
     if (el.type() != element_type::OBJECT) {
       Fail(file.path, no, fmt::format("line is {}", json_internal::TypeName(el)), kRecords);
@@ -170,7 +170,7 @@ const FileData& ReadRecordFile(const std::string& path, std::vector<FileData>& f
   if (fs::is_directory(path)) {
     std::vector<std::string> found;
     std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(path)) {
+    for (const auto& entry : ListDirectory(path)) {
       const std::string name = entry.path().filename().string();
       if (!entry.is_directory(ec) && (EndsWith(name, ".jsonl") || EndsWith(name, ".json"))) {
         found.push_back(entry.path().string());
@@ -280,7 +280,7 @@ void ImportDeepKpg(const std::string& path, const DatasetOptions& options, RawDa
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
     std::set<std::string> stems;
-    for (const auto& entry : fs::directory_iterator(path)) {
+    for (const auto& entry : ListDirectory(path)) {
       const std::string name = entry.path().filename().string();
       if (entry.is_directory(ec)) continue;
       if (EndsWith(name, ".source")) stems.insert(name.substr(0, name.size() - 7));
@@ -370,8 +370,8 @@ void ApplyPkeReferences(const std::string& dataset_path, const std::string& ref_
       "a JSON object {document id: [[keyphrase, variant...], ...]}, as pke's reference files";
   simdjson::dom::parser parser;
   element root;
-  if (parser.parse(file.bytes.data(), file.bytes.size()).get(root) != simdjson::SUCCESS) {
-    Fail(file.path, 0, "malformed JSON", kExpected);
+  if (auto err = parser.parse(file.bytes.data(), file.bytes.size()).get(root); err != simdjson::SUCCESS) {
+    Fail(file.path, 0, json_internal::JsonProblem(file.bytes, err), kExpected);
   }
   if (root.type() != element_type::OBJECT) {
     Fail(file.path, 0, fmt::format("the file is {}", json_internal::TypeName(root)), kExpected);

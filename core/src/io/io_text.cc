@@ -60,7 +60,7 @@ FilePair ResolvePair(const std::string& path, std::string_view text_suffix,
   }
   std::vector<std::string> texts, keys;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(p)) {
+  for (const auto& entry : ListDirectory(p.string())) {
     if (entry.is_directory(ec)) continue;  // a FIFO or link loop under a dataset name is read and refused
     const std::string name = entry.path().filename().string();
     if (EndsWith(name, text_suffix)) texts.push_back(name);
@@ -186,7 +186,7 @@ std::vector<std::string> HulthLogicalLines(std::string_view text) {
 std::vector<std::string> StemsWithSuffix(const fs::path& dir, std::string_view suffix) {
   std::vector<std::string> stems;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir)) {
+  for (const auto& entry : ListDirectory(dir.string())) {
     if (entry.is_directory(ec)) continue;  // a FIFO or link loop under a document's name is read and refused
     const std::string name = entry.path().filename().string();
     if (EndsWith(name, suffix) && name.size() > suffix.size()) {

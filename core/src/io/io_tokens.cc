@@ -141,8 +141,8 @@ void ParseTokenPredictions(const FileData& file, RawPredictions& out) {
     const LineCtx ctx{file, static_cast<int>(li + 1)};
     if (Blank(lines[li])) continue;
     element el;
-    if (parser.parse(lines[li].data(), lines[li].size()).get(el) != simdjson::SUCCESS) {
-      ctx.Fail("malformed JSON", kObject);
+    if (auto err = parser.parse(lines[li].data(), lines[li].size()).get(el); err != simdjson::SUCCESS) {
+      ctx.Fail(json_internal::JsonProblem(lines[li], err, true), kObject);
     }
     if (el.type() != element_type::OBJECT) ctx.WrongType("line", el, kObject);
     const simdjson::dom::object obj = el.get_object().value_unsafe();

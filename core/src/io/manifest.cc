@@ -21,7 +21,7 @@ Result<std::vector<ManifestEntry>> ReadManifest(const std::string& path) {
   simdjson::dom::parser parser;
   simdjson::dom::element root;
   if (auto err = parser.parse(*text).get(root); err) {
-    return Error{fmt::format("{}: not valid JSON ({}; {})", path, simdjson::error_message(err), kShape),
+    return Error{fmt::format("{}: {} ({})", path, json_internal::JsonProblem(*text, err), kShape),
                  ErrorKind::kInput};
   }
   simdjson::dom::array runs;

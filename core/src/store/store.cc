@@ -2,6 +2,8 @@
 // two in step.
 #include "kplab/store.h"
 #include "kplab/io.h"
+#include "kplab/file_gate.h"
+#include "kplab/safe_text.h"
 #include "kplab/utf8.h"
 #include "store/readback.h"
 #include "store/store_internal.h"
@@ -334,6 +336,16 @@ void BindOptional(SQLite::Statement& st, int index, const std::optional<double>&
 // not a payload, and no metric set comes near 10,000 columns.
 void ValidateRun(const RunRecord& run, const ScoreColumns& scores,
                  const std::vector<AggregateValue>& aggregates, const std::vector<SlotColumn>& slots) {
+  // Names are checked where they are made (kplab/safe_text.h); the store checks them again so that none
+  // that got past a front end -- a merge of shards another program wrote, a library caller -- is stored.
+  auto refuse_bad_name = [](std::string_view field, std::string_view value) {
+    if (Status st = CheckName(field, value); !st.ok()) throw StoreError("cannot save run: " + st.message());
+  };
+  refuse_bad_name("system name", run.system);
+  refuse_bad_name("dataset name", run.dataset_name);
+  for (const std::string& m : scores.metrics) refuse_bad_name("metric name", m);
+  for (const AggregateValue& a : aggregates) refuse_bad_name("metric name", a.metric);
+  for (const SlotColumn& c : slots) refuse_bad_name("slot name", c.name);
   // A partial run's columns hold its own documents only.
   std::size_t expected = run.doc_ids.size();
   if (run.shard) {
@@ -426,7 +438,7 @@ void ValidateRun(const RunRecord& run, const ScoreColumns& scores,
 struct RunStore::Impl {
   Impl(std::string p, SQLite::Database d) : path(std::move(p)), db(std::move(d)) {}
   std::string path;
-  SQLite::Database db;
+  SQLite::Database db;  // file-gate: opened by store_internal::OpenSqlite, which calls GateFile
   int schema_version = 0;
 
   // Dataset row for this run, inserting it and its documents on first sight. An existing row must hold
@@ -662,14 +674,26 @@ Status CheckStorePath(const std::string& path) {
 }
 
 Result<SQLite::Database> OpenSqlite(const std::string& path, int flags, std::string_view query) {
+  if (IsMemoryPath(path)) return SQLite::Database(path, flags);  // file-gate: "" and ":memory:" name no file
+  const FileAccess access = (flags & SQLite::OPEN_READONLY) != 0 ? FileAccess::kRead : FileAccess::kWrite;
+  if (Status st = GateFile(path, access); !st.ok()) return st.error();
   if (Status st = CheckStorePath(path); !st.ok()) return st.error();
-  if (IsMemoryPath(path)) return SQLite::Database(path, flags);
   return SQLite::Database(FileUri(path, query), flags | SQLite::OPEN_URI);
 }
 
 }  // namespace store_internal
 
 Result<RunStore> RunStore::Open(const std::string& path, Mode mode) {
+  if (!IsMemoryPath(path)) {
+    if (mode == Mode::kRead && !GateFile(path, FileAccess::kWrite).ok()) {
+      // A reading command in a context that may read the store but not write it (a script's or the REPL's
+      // $KPLAB_DB): read-only, as for a write-protected file.
+      if (Status st = GateFile(path, FileAccess::kRead); !st.ok()) return st.error();
+      return Open(path, Mode::kReadOnly);
+    }
+    const FileAccess access = mode == Mode::kReadOnly ? FileAccess::kRead : FileAccess::kWrite;
+    if (Status st = GateFile(path, access); !st.ok()) return st.error();
+  }
   // Before anything touches the file: a FIFO, device or directory (or such a side file) is refused here.
   if (Status st = store_internal::CheckStorePath(path); !st.ok()) return st.error();
   if (mode == Mode::kReadOnly && !IsMemoryPath(path)) {

@@ -29,8 +29,8 @@ bool IsIsoUtc(std::string_view s);
 // pass. The check and the open are two steps: a file swapped for a FIFO between them is not caught.
 Status CheckStorePath(const std::string& path);
 
-// The one way kplab opens a store file (RunStore and PhraseCache, every connection): CheckStorePath,
-// then SQLite is given a "file:" URI naming exactly `path` (percent-encoded, SQLITE_OPEN_URI added to
+// The one way kplab opens a store file (RunStore and PhraseCache, every connection): GateFile (read for
+// SQLite::OPEN_READONLY, write otherwise: the caller's grants), CheckStorePath, then SQLite is given a "file:" URI naming exactly `path` (percent-encoded, SQLITE_OPEN_URI added to
 // `flags`) with `query` ("?mode=ro", ...), so that a path is never read as a URI of its own
 // ("file:x?mode=memory" is a file of that name). A refused path is the returned Error; SQLite's own
 // failures are thrown as SQLite::Exception, as SQLiteCpp does.
