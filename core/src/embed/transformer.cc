@@ -1278,6 +1278,7 @@ Result<std::vector<float>> TransformerModel::ScorePairs(
   std::vector<float> out(n);
   for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(logits[i]))));
   return out;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Several layers per token (MoverScore v1) and token strings (MoverScore's filters).
