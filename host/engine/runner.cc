@@ -768,7 +768,7 @@ Result<MetricPlugin> LoadAgain(LuaVm& vm, const MetricPlugin& plugin) {
   Result<MetricPlugin> p = LoadMetricPlugin(vm, plugin.file);
   if (!p) return p;
   p->params = plugin.params;
-  p->user_strings = plugin.user_strings;
+  p->readable_files = plugin.readable_files;
   p->needs = plugin.needs;
   return p;
 }

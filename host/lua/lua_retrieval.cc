@@ -162,7 +162,9 @@ int ColAddDataset(lua_State* L) {
   const bool lowercase = Opt::Bool(L, 3, kFn, "lowercase", false);
   DatasetOptions options;
   options.format = Opt::String(L, 3, kFn, "format", "");
-  CheckReadable(L, path, "kp.retrieval (col:add_dataset)");
+  if (Status st = GateFile(path, FileAccess::kRead); !st.ok()) {
+    luaL_error(L, "kp.retrieval (col:add_dataset): %s", st.message().c_str());
+  }
   {
     // Refused by size before the importer reads: every file under the path, twice (bytes and strings).
     std::error_code ec;

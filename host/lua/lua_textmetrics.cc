@@ -27,6 +27,7 @@
 
 #include "bindings.h"
 #include "kplab/corpus.h"
+#include "kplab/file_gate.h"
 #include "kplab/text.h"
 #include "kplab/textmetrics.h"
 #include "kplab/utf8.h"
@@ -190,7 +191,12 @@ std::vector<std::string_view> TokensArg(lua_State* L, int idx, const char* fn, s
 }
 
 // The process's WordNet, or the error that says what to install.
-Result<std::shared_ptr<const WordNet>> SharedWordNet() { return WordNet::Shared(WordNet::DefaultDir()); }
+// WordNet is installed data (Debian's wordnet-base, or $KPLAB_WORDNET: the user's environment), read in
+// the user's context whoever asked: a plugin names no path, it only asks for METEOR's synonyms.
+Result<std::shared_ptr<const WordNet>> SharedWordNet() {
+  UserFileScope user;
+  return WordNet::Shared(WordNet::DefaultDir());
+}
 
 // Cost: 16 steps a byte of both sides' tokens (lower-casing, stemming, the synonym stage's morphy: each
 // linear in a word's length) and 64 steps a token; memory 64 bytes a byte. The first call reads WordNet

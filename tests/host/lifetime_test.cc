@@ -440,7 +440,7 @@ return table.concat({#keep.col, r.better[1], r.better[2], r.ties[1], r.ties[2]},
 std::set<std::string> RegisteredTypes(const std::string& scratch) {
   LuaVm vm;
   InstallAll(vm);
-  InstallScriptApi(vm, scratch + "/s.lua", FileGrants::Unconfined());
+  InstallScriptApi(vm, scratch + "/s.lua", FileGrants::User());
   lua_State* L = vm.state();
   DefineColumnTypes(L);
   PluginFile file;

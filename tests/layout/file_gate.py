@@ -34,6 +34,7 @@ ELEVATIONS = {
     "host/engine/evaluate.cc": (1, "the phrase cache in the user's default store when the request names none"),
     "host/lua/sandbox.cc": (2, "the shipped plugin directory and $KPLAB_PLUGIN_PATH are listed and read as the user's"),
     "host/repl/repl.cc": (2, "the REPL's history file is the user's (load and save)"),
+    "host/lua/lua_textmetrics.cc": (1, "WordNet is installed data (wordnet-base or $KPLAB_WORDNET), not a plugin's path"),
     "core/src/util/file_gate.cc": (2, "the definition"),
     "core/include/kplab/file_gate.h": (2, "the declaration"),
 }

@@ -158,6 +158,7 @@ struct PhraseCache::Impl {
   std::string path;
   SQLite::Database db;  // file-gate: opened by store_internal::OpenSqlite, which calls GateFile
   std::string db_id;  // random id of this database file (meta 'db_id'), part of index file names
+  // file-gate: takes a connection store_internal::OpenSqlite opened, after GateFile
   Impl(std::string p, SQLite::Database d) : path(std::move(p)), db(std::move(d)) {}
 
   Error DbError(const std::exception& e) const {
@@ -415,7 +416,7 @@ Result<CacheStats> PhraseCache::Fetch(const Embedder& model, const std::string& 
           try {
             auto opened = store_internal::OpenSqlite(impl_->path, SQLite::OPEN_READONLY);
             if (!opened) throw std::runtime_error(opened.error().message);
-            SQLite::Database conn = std::move(*opened);
+            SQLite::Database conn = std::move(*opened);  // file-gate: OpenSqlite gated it
             conn.setBusyTimeout(30000);
             conn.exec("PRAGMA mmap_size = 4294967296");
             merge(conn.getHandle(), cut[t], cut[t + 1]);

@@ -436,6 +436,7 @@ void ValidateRun(const RunRecord& run, const ScoreColumns& scores,
 }  // namespace
 
 struct RunStore::Impl {
+  // file-gate: takes a connection store_internal::OpenSqlite opened, after GateFile
   Impl(std::string p, SQLite::Database d) : path(std::move(p)), db(std::move(d)) {}
   std::string path;
   SQLite::Database db;  // file-gate: opened by store_internal::OpenSqlite, which calls GateFile
@@ -673,6 +674,7 @@ Status CheckStorePath(const std::string& path) {
   return Status::Ok();
 }
 
+// file-gate: the one opener; GateFile runs below before SQLite touches the path
 Result<SQLite::Database> OpenSqlite(const std::string& path, int flags, std::string_view query) {
   if (IsMemoryPath(path)) return SQLite::Database(path, flags);  // file-gate: "" and ":memory:" name no file
   const FileAccess access = (flags & SQLite::OPEN_READONLY) != 0 ? FileAccess::kRead : FileAccess::kWrite;

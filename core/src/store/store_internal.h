@@ -34,6 +34,7 @@ Status CheckStorePath(const std::string& path);
 // `flags`) with `query` ("?mode=ro", ...), so that a path is never read as a URI of its own
 // ("file:x?mode=memory" is a file of that name). A refused path is the returned Error; SQLite's own
 // failures are thrown as SQLite::Exception, as SQLiteCpp does.
+// file-gate: a declaration; the definition calls GateFile first
 Result<SQLite::Database> OpenSqlite(const std::string& path, int flags, std::string_view query = "");
 
 }  // namespace kplab::store_internal
