@@ -1219,9 +1219,9 @@ int CmdStem(Args a) {
 
 // --allow-read DIR / --allow-write DIR (repeatable) and the current directory: where a script's kp.read,
 // kp.write, kp.load and kp.runs reach (docs/scripts.md).
-FileGrants TakeFileGrants(Args& a) {
+FileGrants TakeFileGrants(Args& a, const std::string& store = "") {
   const auto read = a.TakeAll("--allow-read"), write = a.TakeAll("--allow-write");
-  auto grants = MakeFileGrants(read, write);
+  auto grants = MakeFileGrants(read, write, store);
   if (!grants) throw UsageError(grants.error().message);
   return std::move(grants).value();
 }
@@ -1265,7 +1265,7 @@ int CmdRepl(Args a) {
   o.plugin_dirs = a.TakeAll("--plugins");
   o.db = a.Take("--db").value_or("");
   o.history_path = a.Take("--history").value_or("");
-  o.grants = TakeFileGrants(a);
+  o.grants = TakeFileGrants(a, o.db);
   if (!a.Positionals().empty()) throw UsageError(fmt::format("unexpected argument '{}'", a.Positionals()[0]));
   return RunRepl(o);
 }

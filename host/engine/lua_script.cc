@@ -603,7 +603,7 @@ int Include(lua_State* L) {
 }  // namespace
 
 Result<FileGrants> MakeFileGrants(const std::vector<std::string>& allow_read,
-                                  const std::vector<std::string>& allow_write) {
+                                  const std::vector<std::string>& allow_write, const std::string& store) {
   FileGrants grants = FileGrants::Script();
   auto add = [](const std::string& option, const std::string& path, std::vector<std::string>& to) -> Status {
     Result<std::string> resolved = ResolvePath(path);
@@ -618,10 +618,19 @@ Result<FileGrants> MakeFileGrants(const std::vector<std::string>& allow_read,
   for (const auto& dir : allow_write) {
     if (Status st = add("--allow-write", dir, grants.write); !st) return st.error();
   }
-  // The user named this store in the environment: kp.runs.* may read it wherever it is.
-  if (const char* db = std::getenv("KPLAB_DB"); db != nullptr && *db != '\0' && std::string_view(db) != ":memory:") {
-    if (Status st = add("$KPLAB_DB", db, grants.read); !st) return st.error();
+  // The user named this store (in the environment, or the REPL's --db): kp.runs.* may read it wherever
+  // it is, with the side files the store's checks look at (store_internal::CheckStorePath).
+  auto add_store = [&](const std::string& option, const std::string& db) -> Status {
+    if (db.empty() || db == ":memory:") return Status::Ok();
+    for (const char* side : {"", "-wal", "-shm", "-journal"}) {
+      if (Status st = add(option, db + side, grants.read); !st) return st;
+    }
+    return Status::Ok();
+  };
+  if (const char* db = std::getenv("KPLAB_DB"); db != nullptr) {
+    if (Status st = add_store("$KPLAB_DB", db); !st) return st.error();
   }
+  if (Status st = add_store("--db", store); !st) return st.error();
   return grants;
 }
 

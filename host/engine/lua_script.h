@@ -23,10 +23,11 @@ namespace kplab::host {
 using kplab::FileGrants;
 
 // The grants of `kplab run` and the REPL: the current directory (read and write), every --allow-read
-// DIR (read) and --allow-write DIR (read and write), and the run store $KPLAB_DB names (read and
-// write). Errors name the option: "--allow-read: a\0b: path contains a NUL byte".
+// DIR (read) and --allow-write DIR (read and write), and the run store $KPLAB_DB names and `store` (the
+// REPL's --db) with the side files SQLite keeps beside it (-wal, -shm, -journal: read). Errors name the
+// option: "--allow-read: a\0b: path contains a NUL byte".
 Result<FileGrants> MakeFileGrants(const std::vector<std::string>& allow_read,
-                                  const std::vector<std::string>& allow_write);
+                                  const std::vector<std::string>& allow_write, const std::string& store = "");
 
 // Adds the script API to the VM's kp table and makes `grants` the VM's file context (LuaVm::
 // SetFileGrants: the script's code and every kp function it calls open files under them); kp.include
