@@ -873,6 +873,9 @@ int CmdRuns(Args a) {
       ropt.float_env = *v;
     }
     if (auto v = a.Take("--caption")) ropt.caption = *v;
+    if (!ropt.caption.empty() && ropt.float_env == "none") {
+      throw UsageError("--caption needs a float (LaTeX allows \\caption only in one): drop --float none");
+    }
     if (output != "latex" && (ropt.fit || ropt.float_env != "table" || !ropt.caption.empty())) {
       throw UsageError("--fit, --float and --caption shape LaTeX only (add --output latex)");
     }

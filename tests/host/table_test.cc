@@ -152,6 +152,8 @@ TEST_F(RunsTable, GroupsLayoutAndOptionErrors) {
                         "(got 'rows') (see 'kplab help')\n"},
       {"--output latex --float figure", "kplab: --float must be table, table* or none (got 'figure') (see 'kplab help')\n"},
       {"--fit", "kplab: --fit, --float and --caption shape LaTeX only (add --output latex) (see 'kplab help')\n"},
+      {"--output latex --float none --caption x",
+       "kplab: --caption needs a float (LaTeX allows \\caption only in one): drop --float none (see 'kplab help')\n"},
       {"--output markdown --float table*", "kplab: --fit, --float and --caption shape LaTeX only (add --output latex) (see 'kplab help')\n"},
   };
   for (const Bad& b : bad) {
