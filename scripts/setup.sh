@@ -58,6 +58,8 @@ PACKAGES=(
   zlib1g-dev                                # gzip golden files in the tests
   libgtest-dev libgmock-dev googletest libbenchmark-dev  # tests (GoogleTest + matchers) and benchmarks
   wordnet-base                              # tests only: METEOR's synonym stage (users: --extra wordnet)
+  texlive-latex-base texlive-latex-recommended poppler-utils  # tests only: pdflatex compiles `runs table
+                                            # --output latex` (booktabs, graphicx), pdftotext reads the page
   python3 python3-nltk                      # the independent reference (benchmarks, golden regeneration)
   time                                      # /usr/bin/time for whole-process benchmark timings
   ca-certificates tar gzip                  # fetching and unpacking the default embedding model

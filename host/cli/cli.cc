@@ -868,6 +868,37 @@ int CmdRuns(Args a) {
     if (auto v = a.Take("--decimals")) ropt.decimals = static_cast<int>(ParseCount("--decimals", *v, 0, 9));
     if (a.Flag("--fraction")) ropt.percent = false;
     ropt.format = output;
+    for (const std::string& l : a.TakeAll("--label")) {
+      const auto eq = l.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == l.size()) {
+        throw UsageError(fmt::format("--label '{}': expected NAME=TEXT (a metric, dataset or subset, and its printed "
+                                     "name, e.g. all.f1@5.macro_hm=F1@5)", l));
+      }
+      if (!ropt.labels.emplace(l.substr(0, eq), l.substr(eq + 1)).second) {
+        throw UsageError(fmt::format("--label names '{}' twice", l.substr(0, eq)));
+      }
+    }
+    if (auto v = a.Take("--layout")) {
+      if (*v != "datasets" && *v != "metrics") {
+        throw UsageError(fmt::format("--layout must be datasets (datasets over metrics) or metrics (metrics over "
+                                     "datasets) (got '{}')", *v));
+      }
+      ropt.layout = *v;
+    }
+    ropt.fit = a.Flag("--fit");
+    if (auto v = a.Take("--float")) {
+      if (*v != "table" && *v != "table*" && *v != "none") {
+        throw UsageError(fmt::format("--float must be table, table* or none (got '{}')", *v));
+      }
+      ropt.float_env = *v;
+    }
+    if (auto v = a.Take("--caption")) ropt.caption = *v;
+    if (!ropt.caption.empty() && ropt.float_env == "none") {
+      throw UsageError("--caption needs a float (LaTeX allows \\caption only in one): drop --float none");
+    }
+    if (output != "latex" && (ropt.fit || ropt.float_env != "table" || !ropt.caption.empty())) {
+      throw UsageError("--fit, --float and --caption shape LaTeX only (add --output latex)");
+    }
   }
   // runs docs: documents ordered by a metric.
   std::string docs_metric;
@@ -988,6 +1019,10 @@ int CmdRuns(Args a) {
     if (!table) {
       ReportError(table.error().message);
       return ExitCodeFor(table.error().kind);
+    }
+    if (Status st = CheckRenderOptions(*table, ropt); !st.ok()) {
+      ReportError(st.error().message);
+      return ExitCodeFor(st.error().kind);
     }
     for (const auto& w : table->warnings) ReportError(w);
     std::cout << RenderTable(*table, ropt);
@@ -1376,9 +1411,10 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  randomization p-value (two-sided, sign flips) and Holm's adjustment over the distinct tests\n"
        "  shown (a column identical to an earlier one is the same test). Runs on different datasets are\n"
        "  refused (--force pairs their documents by id anyway); different profiles get a warning.\n"
-       "  Corpus-level metrics (ECE, micro averages, CP over pairs) are tested when both runs were scored\n"
-       "  with `eval --ci`: B - A of the aggregates, the CI by re-aggregating both runs over the same\n"
-       "  resampled documents (pairs for homogeneity), p by swapping them between the runs.\n"
+       "  Corpus-level metrics (macro_hm and micro F1, ECE, CP over pairs) are tested from the slots every\n"
+       "  stored run keeps: B - A of the aggregates, the CI by re-aggregating both runs over the same\n"
+       "  resampled documents (pairs for homogeneity), p by swapping them between the runs. runs table\n"
+       "  decides what it tests by the same rule (docs/tables.md#which-columns-are-tested).\n"
        "  --metrics PATTERN[,PATTERN...] glob patterns over the aggregate names (default: all)\n"
        "  --resamples N    sign flips (default: max(9999, 40 x tests), so Holm can reach 0.05)\n"
        "  --ci-resamples N bootstrap resamples of the CI (default 1000)\n"
@@ -1398,12 +1434,18 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  default, --limit 0 for all).\n"
        "kplab runs table --metrics PATTERNS [--baseline SYSTEM] [--system|--dataset|--profile GLOB]\n"
        "                 [--runs ID,...] [--decimals N] [--fraction] [--resamples N] [--seed N]\n"
+       "                 [--label NAME=TEXT]... [--layout datasets|metrics]\n"
+       "                 [--fit] [--float table|table*|none] [--caption TEXT]   (latex)\n"
        "  A leaderboard (docs/tables.md): rows = systems, runs of one system and dataset with different\n"
        "  seeds grouped as mean ± sd (n); columns = datasets x the metrics matching PATTERNS; values in\n"
        "  [0, 1] as percentages with 1 decimal unless --fraction / --decimals. --baseline marks (*) the\n"
        "  cells that differ from the baseline's: paired approximate randomization over documents of the\n"
        "  seed-mean per-document values, Holm over the cells tested. --output table (default),\n"
-       "  markdown, latex (booktabs; best value per column in bold), csv, json.\n"},
+       "  markdown, latex (booktabs; best value per column in bold), csv, json. Columns are headed by\n"
+       "  short labels (F1@5, R@10, MAP@M) under their dataset and subset group (Present, Absent);\n"
+       "  --label renames a metric, dataset or subset; --layout metrics puts metrics over datasets.\n"
+       "  LaTeX: a table float with the note under it; --fit shrinks it to the text width, keeping the\n"
+       "  largest text (\\small, \\tabcolsep or \\resizebox); --float table* spans two columns.\n"},
       {"report",
        "kplab report RUN... -o FILE.html [--metrics PATTERNS] [--baseline SYSTEM] [--doc-metric M]\n"
        "             [--title T] [--db FILE]\n"

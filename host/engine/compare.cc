@@ -18,6 +18,7 @@
 #include "lua_util.h"
 #include "merge.h"
 #include "runner.h"
+#include "testable.h"
 
 namespace kplab::host {
 
@@ -99,7 +100,10 @@ Status CompareResampled(const RunRecord& ra, const RunRecord& rb, const std::vec
   const RunRecord* bare = sa->empty() ? &ra : sb->empty() ? &rb : nullptr;
   if (bare) {
     for (std::size_t r : rows) {
-      cmp.rows[r].untested = fmt::format("run {} stored no slots to resample (score it with `kplab eval --ci`)", bare->id);
+      cmp.rows[r].untested = fmt::format(
+          "run {} stored no slots to resample (a plugin of API 1 declares none; a run stored by an older kplab kept "
+          "them only with `kplab eval --ci`: score it again)",
+          bare->id);
     }
     return Status::Ok();
   }
@@ -358,6 +362,66 @@ Status CompareResampled(const RunRecord& ra, const RunRecord& rb, const std::vec
   return Status::Ok();
 }
 
+// A corpus-level row of a native form (PlanTest): its inputs over the shared documents where both runs
+// define every input; B - A of the form, the paired bootstrap CI (BootstrapDraws(n, --seed), the draws
+// the plugin path uses) and PairedFormTest's p (Besag-Clifford after 50 exceedances).
+Status CompareNative(const RunRecord& ra, const RunRecord& rb, const ScoreColumns* sa, const ScoreColumns* sb,
+                     const std::vector<SlotColumn>* la, const std::vector<SlotColumn>* lb,
+                     const std::vector<std::pair<std::size_t, std::size_t>>& pairs, const TestPlan& plan,
+                     const CompareOptions& opt, int resamples, std::uint64_t seed, CompareRow& row) {
+  const RunEvidence ea{ra.id, row.a, &ra, sa, la}, eb{rb.id, row.b, &rb, sb, lb};
+  std::vector<std::vector<double>> ca, cb, xa(plan.inputs.size()), xb(plan.inputs.size());
+  for (const auto& name : plan.inputs) {
+    ca.push_back(InputColumn(ea, name));
+    cb.push_back(InputColumn(eb, name));
+  }
+  for (auto [i, j] : pairs) {
+    bool ok = true;
+    for (std::size_t k = 0; k < ca.size(); ++k) {
+      ok = ok && i < ca[k].size() && j < cb[k].size() && !std::isnan(ca[k][i]) && !std::isnan(cb[k][j]);
+    }
+    if (!ok) continue;
+    for (std::size_t k = 0; k < ca.size(); ++k) {
+      xa[k].push_back(ca[k][i]);
+      xb[k].push_back(cb[k][j]);
+    }
+  }
+  const std::size_t n = xa[0].size();
+  if (n < 2) {
+    row.untested = fmt::format("{} shared document(s) with values in both runs", n);
+    return Status::Ok();
+  }
+  const PairedResult res = PairedFormTest(plan.form, xa, xb, resamples, seed, 50);
+  std::vector<double> boot;
+  BootstrapDraws draws(n, opt.seed);
+  std::vector<std::vector<double>> pa(xa.size(), std::vector<double>(n)), pb = pa;
+  for (int r = 0; r < opt.ci_resamples; ++r) {
+    const auto& idx = draws.Next();
+    for (std::size_t k = 0; k < xa.size(); ++k) {
+      for (std::size_t d = 0; d < n; ++d) {
+        pa[k][d] = xa[k][idx[d]];
+        pb[k][d] = xb[k][idx[d]];
+      }
+    }
+    const double diff = FormValue(plan.form, pb) - FormValue(plan.form, pa);
+    if (!std::isnan(diff)) boot.push_back(diff);
+  }
+  row.paired = row.resampled = true;
+  row.unit = "documents";
+  row.n = n;
+  row.mean_diff = res.observed;
+  row.p = res.p;
+  row.ci_low = row.ci_high = kNaN;
+  if (!boot.empty()) {
+    const double qs[2] = {(1 - opt.confidence) / 2, (1 + opt.confidence) / 2};
+    auto q = stats::Quantiles(boot, qs);
+    if (!q) return q.error();
+    row.ci_low = (*q)[0];
+    row.ci_high = (*q)[1];
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<Comparison> CompareRuns(RunStore& store, std::int64_t ida, std::int64_t idb, const CompareOptions& opt) {
@@ -418,24 +482,14 @@ Result<Comparison> CompareRuns(RunStore& store, std::int64_t ida, std::int64_t i
   std::map<std::string, std::size_t> acol;
   for (std::size_t c = 0; c < sa->metrics.size(); ++c) acol[sa->metrics[c]] = c;
 
-  // An aggregate can be tested when it is the mean of a per-document column: the column of the same
-  // name, or of its name without a ".macro" / ".macro_doc" suffix (exact's "all.p@5.macro" is the mean
-  // of "all.p@5"), and the column's mean over its defined values is the stored aggregate in both runs
-  // (so micro averages and other non-means are never tested as if they were).
-  auto mean_of = [](const std::vector<double>& col) {
-    double s = 0;
-    std::size_t n = 0;
-    for (double v : col) {
-      if (!std::isnan(v)) {
-        s += v;
-        ++n;
-      }
-    }
-    return n ? s / static_cast<double>(n) : std::nan("");
-  };
-  auto same = [](double x, double y) { return std::abs(x - y) <= 1e-9 * std::max(1.0, std::abs(x)); };
+  // Whether and how each shown metric is tested: PlanTest, the rule `runs table` uses too.
+  auto sl_a = store.GetSlots(ida);
+  if (!sl_a) return sl_a.error();
+  auto sl_b = store.GetSlots(idb);
+  if (!sl_b) return sl_b.error();
   std::vector<bool> pattern_used(opt.metrics.size(), false);
   std::vector<std::string> column_of;
+  std::vector<TestPlan> plans;
   for (const auto& x : *aa) {
     auto it = bagg.find(x.metric);
     if (it == bagg.end()) continue;
@@ -450,15 +504,12 @@ Result<Comparison> CompareRuns(RunStore& store, std::int64_t ida, std::int64_t i
     row.metric = x.metric;
     row.a = x.value;
     row.b = it->second;
-    std::string col = x.metric;
-    if (!acol.count(col)) {
-      const auto dot = col.rfind('.');
-      const std::string suffix = dot == std::string::npos ? "" : col.substr(dot);
-      col = suffix == ".macro" || suffix == ".macro_doc" ? col.substr(0, dot) : "";
-    }
-    row.paired = !col.empty() && acol.count(col) && bcol.count(col) &&
-                 same(mean_of(sa->columns[acol[col]]), row.a) && same(mean_of(sb->columns[bcol[col]]), row.b);
-    column_of.push_back(row.paired ? col : "");
+    TestPlan plan = PlanTest(x.metric, {RunEvidence{ida, row.a, &*ra, &*sa, &*sl_a},
+                                        RunEvidence{idb, row.b, &*rb, &*sb, &*sl_b}});
+    row.paired = plan.kind == TestPlan::Kind::kDocumentMean;
+    if (plan.kind == TestPlan::Kind::kNone) row.untested = plan.reason;
+    column_of.push_back(row.paired ? plan.inputs[0] : "");
+    plans.push_back(std::move(plan));
     cmp.rows.push_back(row);
   }
   for (std::size_t k = 0; k < opt.metrics.size(); ++k) {
@@ -496,25 +547,25 @@ Result<Comparison> CompareRuns(RunStore& store, std::int64_t ida, std::int64_t i
     }
     if (row.same_as.empty()) todo.push_back(r);
   }
-  // Corpus-level rows (no per-document column whose mean they are): tested by re-aggregation when both
-  // runs stored their slots. The resample count is chosen for the largest family they can make.
-  std::vector<std::size_t> corpus_rows;
+  // Corpus-level rows: a native form (macro_hm, micro) is tested here over the shared documents; any
+  // other is re-aggregated by its plugin from both runs' stored slots (CompareResampled).
+  std::vector<std::size_t> corpus_rows, native_rows;
   for (std::size_t r = 0; r < cmp.rows.size(); ++r) {
-    if (column_of[r].empty()) corpus_rows.push_back(r);
+    if (plans[r].kind != TestPlan::Kind::kReaggregate) continue;
+    (plans[r].form == TestPlan::Form::kPlugin ? corpus_rows : native_rows).push_back(r);
   }
-  std::vector<SlotColumn> slots_a, slots_b;
-  if (!corpus_rows.empty()) {
-    auto got_a = store.GetSlots(ida);
-    if (!got_a) return got_a.error();
-    auto got_b = store.GetSlots(idb);
-    if (!got_b) return got_b.error();
-    slots_a = std::move(*got_a);
-    slots_b = std::move(*got_b);
-  }
-  const std::size_t may_test = slots_a.empty() || slots_b.empty() ? 0 : corpus_rows.size();
+  std::vector<SlotColumn> slots_a = std::move(*sl_a), slots_b = std::move(*sl_b);
   cmp.family = todo.size();
   cmp.resamples = opt.resamples > 0 ? opt.resamples
-                                    : std::max<int>(kMinResamples, static_cast<int>(40 * (todo.size() + may_test)));
+                                    : std::max<int>(kMinResamples, static_cast<int>(40 * (todo.size() + corpus_rows.size() +
+                                                                                          native_rows.size())));
+  for (std::size_t r : native_rows) {
+    if (Status st = CompareNative(*ra, *rb, &*sa, &*sb, &slots_a, &slots_b, pairs, plans[r], opt, cmp.resamples,
+                                  opt.seed * 1000003u + r, cmp.rows[r]);
+        !st.ok()) {
+      return st.error();
+    }
+  }
   if (Status st = CompareResampled(*ra, *rb, &slots_a, &slots_b, pairs, opt, cmp.resamples, corpus_rows, cmp);
       !st.ok()) {
     return st.error();
@@ -554,6 +605,9 @@ Result<Comparison> CompareRuns(RunStore& store, std::int64_t ida, std::int64_t i
   }
   // Holm over the distinct tests of the shown metrics; a duplicate row takes its original's values.
   for (std::size_t r : corpus_rows) {
+    if (cmp.rows[r].resampled) todo.push_back(r);
+  }
+  for (std::size_t r : native_rows) {
     if (cmp.rows[r].resampled) todo.push_back(r);
   }
   cmp.family = todo.size();

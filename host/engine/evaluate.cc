@@ -704,7 +704,9 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
   RunContext rctx{corpus.dataset_name, run.system, space};
   rctx.begin = shard_begin;
   rctx.end = shard_end;
-  rctx.keep_slots = req.shard.has_value() || req.ci.has_value();
+  // Every stored run keeps its slots (hidden ones too): `runs compare` and `runs table` re-aggregate
+  // corpus-level values (micro averages, ECE) from them (host/engine/testable.h).
+  rctx.keep_slots = req.shard.has_value() || req.ci.has_value() || req.keep_columns;
   rctx.verify_docs = req.verify_docs;
   rctx.random_seed = req.random_seed;
   MetricRunner runner(std::move(lane_list), shared, std::move(rctx));

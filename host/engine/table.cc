@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "compare.h"
+#include "testable.h"
 #include "kplab/json.h"
 
 namespace kplab::host {
@@ -21,112 +22,134 @@ bool LowerIsBetter(const std::string& metric) {
   return false;
 }
 
-double MeanOf(const std::vector<double>& v) {
-  double s = 0;
-  std::size_t n = 0;
-  for (double x : v) {
-    if (!std::isnan(x)) {
-      s += x;
-      ++n;
-    }
-  }
-  return n ? s / static_cast<double>(n) : std::nan("");
-}
-
-double Hm(double p, double r) { return p + r > 0 ? 2 * p * r / (p + r) : 0; }
-
-bool Same(double x, double y) { return std::abs(x - y) <= 1e-9 * std::max(1.0, std::abs(x)); }
-
-// How a metric's run value comes from per-document columns, when it does in a way the test can redo:
-// the mean of one column, or the harmonic mean of the means of a P and an R column (f1@k.macro_hm).
-struct Form {
-  enum Kind { kNone, kMean, kHm } kind = kNone;
-  std::string a, b;  // column names (b for kHm's R)
+struct RunData {
+  RunRecord record;
+  std::vector<AggregateValue> aggregates;
+  std::optional<ScoreColumns> scores;  // read when a test needs them, with the slots
+  std::vector<SlotColumn> slots;
 };
 
-Form FormOf(const std::string& metric) {
-  Form f;
-  const std::string hm = ".macro_hm";
-  const auto at = metric.find(".f1@");
-  if (metric.ends_with(hm) && at != std::string::npos) {
-    const std::string subset = metric.substr(0, at);
-    const std::string k = metric.substr(at + 4, metric.size() - hm.size() - at - 4);
-    f.kind = Form::kHm;
-    f.a = subset + ".p@" + k;
-    f.b = subset + ".r@" + k;
-    return f;
-  }
-  f.kind = Form::kMean;
-  f.a = metric;
-  for (const char* suffix : {".macro_doc", ".macro"}) {
-    if (metric.ends_with(suffix)) f.a = metric.substr(0, metric.size() - std::string(suffix).size());
-  }
-  return f;
-}
-
-// A run's per-document values of `column` by document id (NaN = undefined); empty when it has none.
-std::unordered_map<std::string, double> ColumnById(const RunRecord& run, const ScoreColumns& scores,
-                                                   const std::string& column) {
-  std::unordered_map<std::string, double> out;
-  for (std::size_t c = 0; c < scores.metrics.size(); ++c) {
-    if (scores.metrics[c] != column) continue;
-    for (std::size_t i = 0; i < run.doc_ids.size() && i < scores.columns[c].size(); ++i) {
-      out.emplace(run.doc_ids[i], scores.columns[c][i]);
+// Per side of a test: each document's seed means of the plan's inputs, over the documents where every
+// run of the side has every input defined. Empty when a run lacks an input (PlanTest then said so).
+std::map<std::string, std::vector<double>> SeedMeans(const std::vector<RunEvidence>& side, const TestPlan& plan) {
+  std::map<std::string, std::vector<double>> sums;  // doc id -> input sums
+  std::map<std::string, std::size_t> seen;          // doc id -> runs that defined every input
+  for (const RunEvidence& run : side) {
+    std::vector<std::vector<double>> cols;
+    for (const auto& name : plan.inputs) cols.push_back(InputColumn(run, name));
+    for (std::size_t d = 0; d < run.record->doc_ids.size(); ++d) {
+      bool ok = true;
+      for (const auto& col : cols) ok = ok && d < col.size() && !std::isnan(col[d]);
+      if (!ok) continue;
+      auto& acc = sums[run.record->doc_ids[d]];
+      acc.resize(cols.size(), 0.0);
+      for (std::size_t i = 0; i < cols.size(); ++i) acc[i] += cols[i][d];
+      ++seen[run.record->doc_ids[d]];
     }
+  }
+  std::map<std::string, std::vector<double>> out;
+  for (auto& [doc, acc] : sums) {
+    if (seen[doc] != side.size()) continue;
+    for (double& v : acc) v /= static_cast<double>(side.size());
+    out.emplace(doc, std::move(acc));
   }
   return out;
 }
 
-struct RunData {
-  RunRecord record;
-  std::vector<AggregateValue> aggregates;
-  std::optional<ScoreColumns> scores;  // read when a test needs them
-};
-
-std::uint64_t SplitMix(std::uint64_t& x) {
-  std::uint64_t z = (x += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-// Paired approximate randomization over documents: each resample swaps the two systems' values of a
-// document with probability 1/2 (all of its columns together) and recomputes the statistic's
-// difference; p = (1 + #{|d_r| >= |d_obs|}) / (1 + R), two-sided.
-double Randomization(const std::vector<double>& a1, const std::vector<double>& b1, const std::vector<double>& a2,
-                     const std::vector<double>& b2, bool hm, int resamples, std::uint64_t seed, double* observed,
-                     const std::function<void(double)>& charge) {
-  const std::size_t n = a1.size();
-  auto stat = [&](const std::vector<std::uint8_t>* swap) {
-    double sa1 = 0, sb1 = 0, sa2 = 0, sb2 = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const bool s = swap && (*swap)[i];
-      sa1 += s ? b1[i] : a1[i];
-      sb1 += s ? a1[i] : b1[i];
-      if (hm) {
-        sa2 += s ? b2[i] : a2[i];
-        sb2 += s ? a2[i] : b2[i];
-      }
+// Significance against the baseline (t.cells[0]): per cell, PlanTest over the runs of both cells decides
+// whether and how (the rule `runs compare` uses); the plan's inputs are averaged per document over each
+// side's seeds, paired by document id, and tested by PairedFormTest; Holm over the cells tested.
+Status TestAgainstBaseline(RunStore& store, const TableOptions& opt, std::map<std::int64_t, RunData>& runs, Table& t) {
+  auto evidence = [&](std::int64_t id, const std::string& metric) -> Result<RunEvidence> {
+    RunData& d = runs.at(id);
+    if (!d.scores) {
+      auto sc = store.GetScores(id);
+      if (!sc) return sc.error();
+      d.scores = std::move(*sc);
+      auto sl = store.GetSlots(id);
+      if (!sl) return sl.error();
+      d.slots = std::move(*sl);
     }
-    const double dn = static_cast<double>(n);
-    return hm ? Hm(sa1 / dn, sa2 / dn) - Hm(sb1 / dn, sb2 / dn) : (sa1 - sb1) / dn;
+    RunEvidence e{id, std::nan(""), &d.record, &*d.scores, &d.slots};
+    for (const auto& a : d.aggregates) {
+      if (a.metric == metric) e.stored = a.value;
+    }
+    return e;
   };
-  const double obs = stat(nullptr);
-  *observed = obs;
-  const double tol = 1e-12 * std::max(1.0, std::abs(obs));
-  std::vector<std::uint8_t> swap(n);
-  std::uint64_t state = seed;
-  int hits = 0;
-  for (int r = 0; r < resamples; ++r) {
-    if (charge && r % 64 == 0) charge(64.0 * static_cast<double>(n + 1));
-    std::uint64_t bits = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (i % 64 == 0) bits = SplitMix(state);
-      swap[i] = static_cast<std::uint8_t>((bits >> (i % 64)) & 1u);
+  struct Tested {
+    std::size_t r, c;
+  };
+  std::vector<Tested> tested;
+  for (std::size_t c = 0; c < t.columns.size(); ++c) {
+    const std::string& metric = t.columns[c].metric;
+    const TableCell& base = t.cells[0][c];
+    if (!base.present) continue;
+    std::vector<RunEvidence> side_a;
+    for (std::int64_t id : base.run_ids) {
+      auto e = evidence(id, metric);
+      if (!e) return e.error();
+      side_a.push_back(*e);
     }
-    if (std::abs(stat(&swap)) >= std::abs(obs) - tol) ++hits;
+    for (std::size_t r = 1; r < t.systems.size(); ++r) {
+      TableCell& cell = t.cells[r][c];
+      if (!cell.present) continue;
+      std::vector<RunEvidence> side_b, all = side_a;
+      for (std::int64_t id : cell.run_ids) {
+        auto e = evidence(id, metric);
+        if (!e) return e.error();
+        side_b.push_back(*e);
+        all.push_back(*e);
+      }
+      const TestPlan plan = PlanTest(metric, all);
+      if (plan.kind == TestPlan::Kind::kNone) {
+        cell.untested = plan.reason;
+        continue;
+      }
+      if (plan.form == TestPlan::Form::kPlugin) {
+        cell.untested = "a corpus-level value only its plugin can recompute: `kplab runs compare` tests it between "
+                        "two runs, a table does not";
+        continue;
+      }
+      const auto ma = SeedMeans(side_a, plan), mb = SeedMeans(side_b, plan);
+      std::vector<std::vector<double>> xa(plan.inputs.size()), xb(plan.inputs.size());
+      for (const auto& [doc, vb] : mb) {  // by document id: the p-value does not depend on run order
+        auto it = ma.find(doc);
+        if (it == ma.end()) continue;
+        for (std::size_t i = 0; i < vb.size(); ++i) {
+          xa[i].push_back(it->second[i]);
+          xb[i].push_back(vb[i]);
+        }
+      }
+      if (xa[0].empty()) {
+        cell.untested = "no document has values in every run of both systems";
+        continue;
+      }
+      cell.tested = true;
+      cell.n_docs = xa[0].size();
+      // Seeded by what the cell is, not where it sits: adding a column does not change its p-value.
+      const std::uint64_t key = std::hash<std::string>{}(t.systems[r] + '\x1f' + t.columns[c].dataset + '\x1f' + metric);
+      const PairedResult res =
+          PairedFormTest(plan.form, xa, xb, opt.resamples, opt.seed ^ (key * 0x9e3779b97f4a7c15ULL), 0, opt.charge);
+      cell.diff = res.observed;
+      cell.p = res.p;
+      tested.push_back({r, c});
+    }
   }
-  return (1.0 + hits) / (1.0 + resamples);
+  // Holm's step-down adjustment over the tested cells.
+  t.family = tested.size();
+  std::vector<std::size_t> order(tested.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    return t.cells[tested[x].r][tested[x].c].p < t.cells[tested[y].r][tested[y].c].p;
+  });
+  double running = 0;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    TableCell& cell = t.cells[tested[order[k]].r][tested[order[k]].c];
+    running = std::max(running, std::min(1.0, cell.p * static_cast<double>(order.size() - k)));
+    cell.p_holm = running;
+    cell.significant = cell.p_holm < opt.alpha;
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -297,134 +320,9 @@ Result<Table> BuildTable(RunStore& store, const TableOptions& opt) {
     }
   }
 
-  // Significance against the baseline: per cell, the seed-mean per-document values of both systems
-  // (documents where every run of both has a value), tested by paired approximate randomization of the
-  // metric's own statistic; Holm over the cells tested.
   if (opt.baseline) {
     t.resamples = opt.resamples;
-    auto scores_of = [&](std::int64_t id) -> Result<const ScoreColumns*> {
-      RunData& d = runs.at(id);
-      if (!d.scores) {
-        auto sc = store.GetScores(id);
-        if (!sc) return sc.error();
-        d.scores = std::move(*sc);
-      }
-      return &*d.scores;
-    };
-    struct Tested {
-      std::size_t r, c;
-    };
-    std::vector<Tested> tested;
-    for (std::size_t c = 0; c < t.columns.size(); ++c) {
-      const TableCell& base = t.cells[0][c];
-      if (!base.present) continue;
-      const Form form = FormOf(t.columns[c].metric);
-      // Per-document seed means of column `name` over `ids`; docs where some run has none are dropped.
-      auto seed_means = [&](const std::vector<std::int64_t>& ids, const std::string& name,
-                            std::unordered_map<std::string, double>* out) -> Result<bool> {
-        std::unordered_map<std::string, std::pair<double, int>> acc;
-        for (std::int64_t id : ids) {
-          auto sc = scores_of(id);
-          if (!sc) return sc.error();
-          auto col = ColumnById(runs.at(id).record, **sc, name);
-          if (col.empty()) return false;
-          for (const auto& [doc, v] : col) {
-            auto& a = acc[doc];
-            if (std::isnan(v)) {
-              a.second = -1000000;
-            } else {
-              a.first += v;
-              a.second += 1;
-            }
-          }
-        }
-        for (const auto& [doc, a] : acc) {
-          if (a.second == static_cast<int>(ids.size())) out->emplace(doc, a.first / static_cast<double>(ids.size()));
-        }
-        return true;
-      };
-      // The stored value must be what the form computes from the columns (else the test would test
-      // something else: micro averages and custom aggregates are not tested).
-      auto form_holds = [&](const std::vector<std::int64_t>& ids) -> Result<bool> {
-        for (std::int64_t id : ids) {
-          auto sc = scores_of(id);
-          if (!sc) return sc.error();
-          std::vector<double> a, b;
-          for (std::size_t k = 0; k < (*sc)->metrics.size(); ++k) {
-            if ((*sc)->metrics[k] == form.a) a = (*sc)->columns[k];
-            if (form.kind == Form::kHm && (*sc)->metrics[k] == form.b) b = (*sc)->columns[k];
-          }
-          if (a.empty() || (form.kind == Form::kHm && b.empty())) return false;
-          double stored = std::nan("");
-          for (const auto& x : runs.at(id).aggregates) {
-            if (x.metric == t.columns[c].metric) stored = x.value;
-          }
-          const double redone = form.kind == Form::kHm ? Hm(MeanOf(a), MeanOf(b)) : MeanOf(a);
-          if (!Same(redone, stored)) return false;
-        }
-        return true;
-      };
-      auto base_ok = form_holds(base.run_ids);
-      if (!base_ok) return base_ok.error();
-      if (!*base_ok) continue;
-      std::unordered_map<std::string, double> ba, bb;
-      if (auto st = seed_means(base.run_ids, form.a, &ba); !st) return st.error();
-      if (form.kind == Form::kHm) {
-        if (auto st = seed_means(base.run_ids, form.b, &bb); !st) return st.error();
-      }
-      for (std::size_t r = 1; r < t.systems.size(); ++r) {
-        TableCell& cell = t.cells[r][c];
-        if (!cell.present) continue;
-        auto ok = form_holds(cell.run_ids);
-        if (!ok) return ok.error();
-        if (!*ok) continue;
-        std::unordered_map<std::string, double> sa, sb;
-        if (auto st = seed_means(cell.run_ids, form.a, &sa); !st) return st.error();
-        if (form.kind == Form::kHm) {
-          if (auto st = seed_means(cell.run_ids, form.b, &sb); !st) return st.error();
-        }
-        std::vector<double> a1, b1, a2, b2;
-        std::vector<std::string> docs;
-        for (const auto& [doc, v] : sa) docs.push_back(doc);
-        std::sort(docs.begin(), docs.end());  // a fixed order: the p-value does not depend on hashing
-        for (const auto& doc : docs) {
-          auto x = ba.find(doc);
-          if (x == ba.end()) continue;
-          if (form.kind == Form::kHm) {
-            auto y = sb.find(doc);
-            auto z = bb.find(doc);
-            if (y == sb.end() || z == bb.end()) continue;
-            a2.push_back(y->second);
-            b2.push_back(z->second);
-          }
-          a1.push_back(sa.at(doc));
-          b1.push_back(x->second);
-        }
-        if (a1.empty()) continue;
-        cell.tested = true;
-        cell.n_docs = a1.size();
-        // Seeded by what the cell is, not where it sits: adding a column does not change its p-value.
-        const std::uint64_t key = std::hash<std::string>{}(t.systems[r] + '\x1f' + t.columns[c].dataset + '\x1f' +
-                                                           t.columns[c].metric);
-        cell.p = Randomization(a1, b1, a2, b2, form.kind == Form::kHm, opt.resamples, opt.seed ^ (key * 0x9e3779b97f4a7c15ULL),
-                               &cell.diff, opt.charge);
-        tested.push_back({r, c});
-      }
-    }
-    // Holm's step-down adjustment over the tested cells.
-    t.family = tested.size();
-    std::vector<std::size_t> order(tested.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
-      return t.cells[tested[x].r][tested[x].c].p < t.cells[tested[y].r][tested[y].c].p;
-    });
-    double running = 0;
-    for (std::size_t k = 0; k < order.size(); ++k) {
-      TableCell& cell = t.cells[tested[order[k]].r][tested[order[k]].c];
-      running = std::max(running, std::min(1.0, cell.p * static_cast<double>(order.size() - k)));
-      cell.p_holm = running;
-      cell.significant = cell.p_holm < opt.alpha;
-    }
+    if (Status st = TestAgainstBaseline(store, opt, runs, t); !st.ok()) return st.error();
   }
   return t;
 }
@@ -436,7 +334,19 @@ namespace {
 std::string LatexEscape(const std::string& raw) {
   const std::string s = TerminalText(raw);
   std::string out;
-  for (char ch : s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char ch = s[i];
+    // The two non-ASCII characters kplab itself prints (pdflatex's fonts have neither).
+    if (s.compare(i, 2, "\xce\xb1") == 0) {  // α
+      out += "$\\alpha$";
+      ++i;
+      continue;
+    }
+    if (s.compare(i, 2, "\xc2\xb1") == 0) {  // ±
+      out += "$\\pm$";
+      ++i;
+      continue;
+    }
     switch (ch) {
       case '_': out += "\\_"; break;
       case '%': out += "\\%"; break;
@@ -495,163 +405,448 @@ std::string CsvQuote(const std::string& raw) {
   return out + "\"";
 }
 
-}  // namespace
+// "<subset>.<rest>": the subset when the name has one (a metric without a dot has none).
+std::string SubsetOf(const std::string& metric) {
+  const auto dot = metric.find('.');
+  return dot == std::string::npos ? "" : metric.substr(0, dot);
+}
 
-std::string RenderTable(const Table& t, const RenderOptions& o) {
-  auto scale = [&](const TableColumn& col) { return o.percent && col.fraction ? 100.0 : 1.0; };
-  auto num = [&](double v) { return std::isnan(v) ? std::string("nan") : fmt::format("{:.{}f}", v, o.decimals); };
-  const std::string marker = "*";
-  std::string out;
-  if (o.format == "json") {
-    out += "{\"baseline\": " + (t.baseline ? JsonString(*t.baseline) : std::string("null")) +
-           ", \"family\": " + std::to_string(t.family) + ", \"resamples\": " + std::to_string(t.resamples) +
-           ", \"alpha\": " + JsonNumber(t.alpha) + ", \"columns\": [";
-    for (std::size_t c = 0; c < t.columns.size(); ++c) {
-      out += (c ? ", " : "") + fmt::format("{{\"dataset\": {}, \"metric\": {}, \"lower_better\": {}}}",
-                                          JsonString(t.columns[c].dataset), JsonString(t.columns[c].metric),
-                                          t.columns[c].lower_better ? "true" : "false");
-    }
-    out += "], \"rows\": [";
-    for (std::size_t r = 0; r < t.systems.size(); ++r) {
-      out += (r ? ", " : "") + std::string("{\"system\": ") + JsonString(t.systems[r]) + ", \"cells\": [";
-      for (std::size_t c = 0; c < t.columns.size(); ++c) {
-        const TableCell& cell = t.cells[r][c];
-        out += c ? ", " : "";
-        if (!cell.present) {
-          out += "null";
-          continue;
-        }
-        std::string runs, seeds;
-        for (std::size_t i = 0; i < cell.run_ids.size(); ++i) {
-          runs += (i ? ", " : "") + std::to_string(cell.run_ids[i]);
-          seeds += (i ? ", " : "") + (cell.seeds[i] ? std::to_string(*cell.seeds[i]) : std::string("null"));
-        }
-        out += fmt::format("{{\"mean\": {}, \"sd\": {}, \"n\": {}, \"runs\": [{}], \"seeds\": [{}], \"best\": {}",
-                           JsonNumber(cell.mean), JsonNumber(cell.sd), cell.n, runs, seeds, cell.best ? "true" : "false");
-        if (cell.tested) {
-          out += fmt::format(", \"diff\": {}, \"n_docs\": {}, \"p\": {}, \"p_holm\": {}, \"significant\": {}",
-                             JsonNumber(cell.diff), cell.n_docs, JsonNumber(cell.p), JsonNumber(cell.p_holm),
-                             cell.significant ? "true" : "false");
-        }
-        out += "}";
-      }
-      out += "]}";
-    }
-    return out + "]}\n";
+// The printed name of a subset's column group: none for "all" (papers print no group for it).
+std::string GroupName(const std::string& subset) {
+  if (subset.empty() || subset == "all") return "";
+  std::string g = subset;
+  g[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(g[0])));
+  return g;
+}
+
+// How every printed header is worked out (labels, groups, order, units), shared by all formats.
+struct Heads {
+  std::vector<std::size_t> order;  // column indices in printed order
+  std::vector<std::string> dataset, group, label;  // per column (table order)
+  bool all_percent = false;  // every column scaled: the unit goes to the note instead of each label
+};
+
+Heads MakeHeads(const Table& t, const RenderOptions& o) {
+  Heads h;
+  const std::size_t n = t.columns.size();
+  auto relabel = [&](const std::string& key, const std::string& fallback) {
+    auto it = o.labels.find(key);
+    return it == o.labels.end() ? fallback : it->second;
+  };
+  bool any_scaled = false;
+  h.all_percent = o.percent;
+  for (const auto& col : t.columns) {
+    any_scaled = any_scaled || (o.percent && col.fraction);
+    h.all_percent = h.all_percent && col.fraction;
   }
-  if (o.format == "csv") {
-    out += "system,dataset,metric,mean,sd,n,best,p,p_holm,significant\n";
-    for (std::size_t r = 0; r < t.systems.size(); ++r) {
-      for (std::size_t c = 0; c < t.columns.size(); ++c) {
-        const TableCell& cell = t.cells[r][c];
-        if (!cell.present) continue;
-        out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", CsvQuote(t.systems[r]), CsvQuote(t.columns[c].dataset),
-                           CsvQuote(t.columns[c].metric),
-                           fmt::format("{}", cell.mean), fmt::format("{}", cell.sd), cell.n, cell.best ? 1 : 0,
-                           cell.tested ? fmt::format("{}", cell.p) : "", cell.tested ? fmt::format("{}", cell.p_holm) : "",
-                           cell.tested ? (cell.significant ? "1" : "0") : "");
+  h.all_percent = h.all_percent && any_scaled;
+  for (const auto& col : t.columns) {
+    h.dataset.push_back(relabel(col.dataset, col.dataset));
+    const std::string subset = SubsetOf(col.metric);
+    h.group.push_back(relabel(subset, GroupName(subset)));
+    h.label.push_back(ShortLabel(col.metric));
+  }
+  // Two columns under one dataset and group with one short label (e.g. a metric with and without
+  // .macro): both keep their full ids, so no column is ambiguous.
+  for (std::size_t c = 0; c < n; ++c) {
+    for (std::size_t d = c + 1; d < n; ++d) {
+      if (h.label[c] == h.label[d] && h.dataset[c] == h.dataset[d] && h.group[c] == h.group[d] &&
+          t.columns[c].metric != t.columns[d].metric) {
+        h.label[c] = t.columns[c].metric;
+        h.label[d] = t.columns[d].metric;
       }
     }
-    return out;
   }
-  // Cell texts for table, markdown and latex.
+  for (std::size_t c = 0; c < n; ++c) {
+    h.label[c] = relabel(t.columns[c].metric, h.label[c]);
+    if (!h.all_percent && o.percent && t.columns[c].fraction) h.label[c] += " (%)";
+    h.order.push_back(c);
+  }
+  if (o.layout == "metrics") {
+    // Metrics over datasets: by metric (in the table's metric order), then dataset.
+    std::vector<std::string> metric_order;
+    for (const auto& col : t.columns) {
+      if (std::find(metric_order.begin(), metric_order.end(), col.metric) == metric_order.end()) {
+        metric_order.push_back(col.metric);
+      }
+    }
+    auto rank = [&](std::size_t c) {
+      return std::find(metric_order.begin(), metric_order.end(), t.columns[c].metric) - metric_order.begin();
+    };
+    std::stable_sort(h.order.begin(), h.order.end(), [&](std::size_t a, std::size_t b) { return rank(a) < rank(b); });
+  }
+  return h;
+}
+
+// The header levels, top first: datasets > group > label, or group > label > datasets.
+std::vector<const std::vector<std::string>*> Levels(const Heads& h, const RenderOptions& o) {
+  std::vector<const std::vector<std::string>*> all =
+      o.layout == "metrics" ? std::vector{&h.group, &h.label, &h.dataset} : std::vector{&h.dataset, &h.group, &h.label};
+  std::vector<const std::vector<std::string>*> used;
+  for (const auto* level : all) {
+    if (std::any_of(level->begin(), level->end(), [](const std::string& s) { return !s.empty(); })) {
+      used.push_back(level);
+    }
+  }
+  return used;
+}
+
+struct Span {
+  std::size_t from, to;  // positions in printed order, [from, to)
+  std::string text;
+};
+
+// Level `k`'s spans: neighbouring columns merge when they agree on this level and every level above
+// it; the last level never merges (one label per column).
+std::vector<Span> SpansOf(const Heads& h, const std::vector<const std::vector<std::string>*>& levels, std::size_t k) {
+  std::vector<Span> spans;
+  const std::size_t n = h.order.size();
+  for (std::size_t i = 0; i < n;) {
+    std::size_t e = i + 1;
+    while (k + 1 < levels.size() && e < n) {
+      bool same = true;
+      for (std::size_t j = 0; j <= k; ++j) same = same && (*levels[j])[h.order[e]] == (*levels[j])[h.order[i]];
+      if (!same) break;
+      ++e;
+    }
+    spans.push_back({i, e, (*levels[k])[h.order[i]]});
+    i = e;
+  }
+  return spans;
+}
+
+struct Texts {
+  std::vector<std::vector<std::string>> cells;  // [row][column], table order
+  std::string note;  // the table's note, one paragraph, for this format
+};
+
+Texts CellTexts(const Table& t, const RenderOptions& o, const Heads& h) {
   const bool latex = o.format == "latex", md = o.format == "markdown";
-  auto cell_text = [&](std::size_t r, std::size_t c) {
-    const TableCell& cell = t.cells[r][c];
-    if (!cell.present) return std::string(latex ? "--" : "-");
-    const double k = scale(t.columns[c]);
-    std::string s = num(cell.mean * k);
-    if (cell.n > 1) s += (latex ? " $\\pm$ " : " ± ") + num(cell.sd * k) + (latex ? "\\,$_{" : " (") +
-                         std::to_string(cell.n) + (latex ? "}$" : ")");
-    if (cell.significant) s += latex ? "$^{" + marker + "}$" : md ? "\\" + marker : marker;
-    if (cell.best) s = latex ? "\\textbf{" + s + "}" : md ? "**" + s + "**" : s;
-    return s;
-  };
-  auto header = [&](std::size_t c, bool esc) {
-    const std::string unit = o.percent && t.columns[c].fraction ? " (%)" : "";
-    const std::string text = t.columns[c].metric + unit;
-    return esc ? (latex ? LatexEscape(text) : MdEscape(text)) : text;
-  };
-  std::string note;
-  if (t.baseline) {
-    note = fmt::format("{} significantly different from {} (paired approximate randomization over documents of the "
-                       "seed means, {} resamples; Holm over the {} tested cells; alpha {})",
-                       marker, *t.baseline, t.resamples, t.family, t.alpha);
+  auto num = [&](double v) { return std::isnan(v) ? std::string("nan") : fmt::format("{:.{}f}", v, o.decimals); };
+  Texts x;
+  bool seeds = false, best = false;
+  x.cells.assign(t.systems.size(), std::vector<std::string>(t.columns.size()));
+  for (std::size_t r = 0; r < t.systems.size(); ++r) {
+    for (std::size_t c = 0; c < t.columns.size(); ++c) {
+      const TableCell& cell = t.cells[r][c];
+      std::string& s = x.cells[r][c];
+      if (!cell.present) {
+        s = latex ? "--" : "-";
+        continue;
+      }
+      const double k = o.percent && t.columns[c].fraction ? 100.0 : 1.0;
+      s = num(cell.mean * k);
+      if (cell.n > 1) {
+        seeds = true;
+        s += (latex ? " $\\pm$ " : " ± ") + num(cell.sd * k) + (latex ? "\\,$_{" : " (") + std::to_string(cell.n) +
+             (latex ? "}$" : ")");
+      }
+      if (cell.significant) s += latex ? "$^{*}$" : md ? "\\*" : "*";
+      if (cell.best && (latex || md)) {
+        s = latex ? "\\textbf{" + s + "}" : "**" + s + "**";
+        best = true;
+      }
+    }
   }
-  if (latex) {
-    out += "\\begin{tabular}{l" + std::string(t.columns.size(), 'r') + "}\n\\toprule\n";
-    // Dataset header spanning its metrics.
-    std::string line = "";
-    for (std::size_t c = 0; c < t.columns.size();) {
-      std::size_t e = c;
-      while (e < t.columns.size() && t.columns[e].dataset == t.columns[c].dataset) ++e;
-      line += fmt::format(" & \\multicolumn{{{}}}{{c}}{{{}}}", e - c, LatexEscape(t.columns[c].dataset));
-      c = e;
+  // The note, as sentences a paper prints under its table.
+  std::vector<std::string> parts;
+  if (h.all_percent) parts.push_back(latex ? "Values in \\%." : "Values in %.");
+  if (seeds) {
+    parts.push_back(latex ? "Systems with several seeds: mean $\\pm$ sample standard deviation, the number of seeds "
+                            "as a subscript."
+                          : "Systems with several seeds: mean ± sample standard deviation (number of seeds).");
+  }
+  if (best) parts.push_back("The best value of each column is in bold.");
+  if (t.baseline) {
+    const std::string base = latex ? LatexEscape(*t.baseline) : md ? MdEscape(*t.baseline) : *t.baseline;
+    parts.push_back(fmt::format(
+        "{} significantly different from {} (paired approximate randomization over documents, {} resamples; Holm "
+        "over the {} tested cells, {}).",
+        latex ? "$^{*}$:" : md ? "\\*:" : "*:", base, t.resamples, t.family,
+        latex ? fmt::format("$\\alpha = {}$", t.alpha) : fmt::format("alpha = {}", t.alpha)));
+  }
+  for (const auto& p : parts) x.note += (x.note.empty() ? "" : " ") + p;
+  return x;
+}
+
+// The tabular itself, with header rows per level and \cmidrule under each spanning cell.
+std::string LatexTabular(const Table& t, const RenderOptions& o, const Heads& h, const Texts& x) {
+  const auto levels = Levels(h, o);
+  std::string out = "\\begin{tabular}{l" + std::string(t.columns.size(), 'r') + "}\n\\toprule\n";
+  for (std::size_t k = 0; k < levels.size(); ++k) {
+    const bool last = k + 1 == levels.size();
+    std::string line = last ? "System" : "", rules;
+    for (const Span& s : SpansOf(h, levels, k)) {
+      line += fmt::format(" & \\multicolumn{{{}}}{{c}}{{{}}}", s.to - s.from, LatexEscape(s.text));
+      if (!last && !s.text.empty()) rules += fmt::format("\\cmidrule(lr){{{}-{}}}", s.from + 2, s.to + 1);
     }
     out += line + " \\\\\n";
-    for (std::size_t c = 0, col = 2; c < t.columns.size();) {
-      std::size_t e = c;
-      while (e < t.columns.size() && t.columns[e].dataset == t.columns[c].dataset) ++e;
-      out += fmt::format("\\cmidrule(lr){{{}-{}}}", col, col + e - c - 1);
-      col += e - c;
-      c = e;
-    }
-    out += "\nSystem";
-    for (std::size_t c = 0; c < t.columns.size(); ++c) out += " & " + header(c, true);
-    out += " \\\\\n\\midrule\n";
-    for (std::size_t r = 0; r < t.systems.size(); ++r) {
-      out += LatexEscape(t.systems[r]);
-      for (std::size_t c = 0; c < t.columns.size(); ++c) out += " & " + cell_text(r, c);
-      out += " \\\\\n";
-      if (t.baseline && r == 0 && t.systems.size() > 1) out += "\\midrule\n";
-    }
-    out += "\\bottomrule\n\\end{tabular}\n";
-    if (!note.empty()) out += "% " + LatexEscape(note) + "\n";
-    return out;
+    if (!rules.empty()) out += rules + "\n";
   }
-  if (md) {
-    out += "| system |";
-    for (std::size_t c = 0; c < t.columns.size(); ++c) out += " " + MdEscape(t.columns[c].dataset) + " " + header(c, true) + " |";
-    out += "\n|---|";
-    for (std::size_t c = 0; c < t.columns.size(); ++c) out += "---:|";
-    out += "\n";
-    for (std::size_t r = 0; r < t.systems.size(); ++r) {
-      out += "| " + MdEscape(t.systems[r]) + " |";
-      for (std::size_t c = 0; c < t.columns.size(); ++c) out += " " + cell_text(r, c) + " |";
-      out += "\n";
+  out += "\\midrule\n";
+  for (std::size_t r = 0; r < t.systems.size(); ++r) {
+    out += LatexEscape(t.systems[r]);
+    for (std::size_t c : h.order) out += " & " + x.cells[r][c];
+    out += " \\\\\n";
+    if (t.baseline && r == 0 && t.systems.size() > 1) out += "\\midrule\n";
+  }
+  return out + "\\bottomrule\n\\end{tabular}";
+}
+
+// --fit: LaTeX measures the table and keeps the largest text that fits \linewidth: the table as it is;
+// \tabcolsep 3pt; then \small, \footnotesize, \scriptsize (with narrower \tabcolsep) — unless scaling
+// the normal-size table down with \resizebox keeps its text larger than that size (compared by the width
+// of "0123456789" in each size); and \resizebox when nothing else fits. Needs graphicx for \resizebox.
+std::string LatexFit(const std::string& tabular) {
+  return "\\begingroup\n"
+         "\\def\\kplabTab{" + tabular + "}%\n"
+         "\\def\\kplabChoice{as it is}%\n"
+         "\\setbox0\\hbox{\\kplabTab}%\n"
+         "\\ifdim\\wd0>\\linewidth\n"
+         "  \\setbox0\\hbox{\\setlength\\tabcolsep{3pt}\\kplabTab}\\def\\kplabChoice{tabcolsep 3pt}%\n"
+         "\\fi\n"
+         "\\ifdim\\wd0>\\linewidth\n"
+         "  \\edef\\kplabW{\\number\\wd0}%\n"
+         "  \\setbox2\\hbox{0123456789}\\edef\\kplabR{\\number\\wd2}%\n"
+         "  \\def\\kplabTry#1#2{\\ifdim\\wd0>\\linewidth\n"
+         "    \\setbox2\\hbox{#1\\setlength\\tabcolsep{#2}\\kplabTab}%\n"
+         "    \\ifdim\\wd2>\\linewidth\\else\n"
+         "      \\setbox4\\hbox{#10123456789}%\n"
+         "      \\ifdim\\dimexpr\\linewidth*\\kplabR/\\wd4\\relax>\\kplabW sp\n"
+         "        \\setbox0\\hbox{\\resizebox{\\linewidth}{!}{\\setlength\\tabcolsep{3pt}\\kplabTab}}%\n"
+         "        \\def\\kplabChoice{resizebox}%\n"
+         "      \\else \\setbox0\\box2 \\def\\kplabChoice{\\string#1, tabcolsep #2}\\fi\n"
+         "    \\fi\\fi}%\n"
+         "  \\kplabTry\\small{3pt}\\kplabTry\\footnotesize{2pt}\\kplabTry\\scriptsize{1.5pt}%\n"
+         "  \\ifdim\\wd0>\\linewidth\n"
+         "    \\setbox0\\hbox{\\resizebox{\\linewidth}{!}{\\setlength\\tabcolsep{3pt}\\kplabTab}}%\n"
+         "    \\def\\kplabChoice{resizebox}%\n"
+         "  \\fi\n"
+         "\\fi\n"
+         "\\typeout{kplab runs table --fit: \\kplabChoice}%\n"
+         "\\leavevmode\\box0\n"
+         "\\endgroup\n";
+}
+
+std::string RenderLatex(const Table& t, const RenderOptions& o, const Heads& h, const Texts& x) {
+  const std::string tabular = LatexTabular(t, o, h, x);
+  std::string out = "% kplab runs table: needs \\usepackage{booktabs}" +
+                    std::string(o.fit ? " and \\usepackage{graphicx} (for --fit's \\resizebox)" : "") + "\n";
+  const bool floating = o.float_env != "none";
+  if (floating) out += "\\begin{" + o.float_env + "}[t]\n\\centering\n";
+  if (!o.caption.empty()) out += "\\caption{" + LatexEscape(o.caption) + "}\n";
+  out += o.fit ? LatexFit(tabular) : tabular + "\n";
+  // The note: a paragraph as wide as the text block under the table, in \footnotesize.
+  if (!x.note.empty()) out += "\\par\\smallskip\\parbox{\\linewidth}{\\footnotesize\\raggedright " + x.note + "}\n";
+  if (floating) out += "\\end{" + o.float_env + "}\n";
+  return out;
+}
+
+std::string RenderMarkdown(const Table& t, const RenderOptions& o, const Heads& h, const Texts& x) {
+  // One header row: each column's levels joined, top first.
+  const auto levels = Levels(h, o);
+  std::string out = "| system |";
+  for (std::size_t c : h.order) {
+    std::string head;
+    for (const auto* level : levels) {
+      if (!(*level)[c].empty()) head += (head.empty() ? "" : " ") + (*level)[c];
     }
-    if (!note.empty()) out += "\n" + MdEscape(note) + "\n";
-    return out;
+    out += " " + MdEscape(head) + " |";
   }
-  // Plain aligned text: two header lines (dataset, metric).
-  std::vector<std::size_t> width(t.columns.size() + 1, 6);
-  for (const auto& s : t.systems) width[0] = std::max(width[0], s.size());
-  for (std::size_t c = 0; c < t.columns.size(); ++c) {
-    width[c + 1] = std::max({t.columns[c].dataset.size(), header(c, false).size()});
-    for (std::size_t r = 0; r < t.systems.size(); ++r) width[c + 1] = std::max(width[c + 1], cell_text(r, c).size());
-  }
-  auto pad = [](const std::string& raw, std::size_t w, bool right) {
-    const std::string s = TerminalText(raw);  // one line of safe text (kplab/safe_text.h)
-    // Width in characters: "±" is two bytes.
-    std::size_t len = 0;
-    for (unsigned char ch : s) len += (ch & 0xC0) != 0x80;
-    const std::string fill(w > len ? w - len : 0, ' ');
-    return right ? fill + s : s + fill;
-  };
-  out += pad("", width[0], false);
-  for (std::size_t c = 0; c < t.columns.size(); ++c) out += "  " + pad(t.columns[c].dataset, width[c + 1], true);
-  out += "\n" + pad("system", width[0], false);
-  for (std::size_t c = 0; c < t.columns.size(); ++c) out += "  " + pad(header(c, false), width[c + 1], true);
+  out += "\n|---|";
+  for (std::size_t i = 0; i < h.order.size(); ++i) out += "---:|";
   out += "\n";
   for (std::size_t r = 0; r < t.systems.size(); ++r) {
-    out += pad(t.systems[r], width[0], false);
-    for (std::size_t c = 0; c < t.columns.size(); ++c) out += "  " + pad(cell_text(r, c), width[c + 1], true);
+    out += "| " + MdEscape(t.systems[r]) + " |";
+    for (std::size_t c : h.order) out += " " + x.cells[r][c] + " |";
     out += "\n";
   }
-  if (!note.empty()) out += TerminalText(note) + "\n";
-  out += "mean ± sd (number of seeds) when a system has several; the best value of each column is marked in "
-         "markdown and latex.\n";
+  if (!x.note.empty()) out += "\n" + x.note + "\n";
   return out;
+}
+
+std::string RenderText(const Table& t, const RenderOptions& o, const Heads& h, const Texts& x) {
+  // Every name, label and cell is shown as one line of safe text (kplab/safe_text.h, TerminalText);
+  // width in characters of that text: "±" is two bytes.
+  auto len = [](const std::string& raw) {
+    std::size_t n = 0;
+    for (unsigned char ch : TerminalText(raw)) n += (ch & 0xC0) != 0x80;
+    return n;
+  };
+  auto pad = [&](const std::string& raw, std::size_t w, bool right) {
+    const std::string s = TerminalText(raw);
+    const std::size_t n = len(raw);
+    const std::string fill(w > n ? w - n : 0, ' ');
+    return right ? fill + s : s + fill;
+  };
+  const auto levels = Levels(h, o);
+  std::size_t stub = 6;
+  for (const auto& s : t.systems) stub = std::max(stub, len(s));
+  // Each printed column is as wide as its cells and its last-level label; a spanning head wider than
+  // its columns widens the last of them.
+  std::vector<std::size_t> width(h.order.size(), 1);
+  for (std::size_t i = 0; i < h.order.size(); ++i) {
+    for (std::size_t r = 0; r < t.systems.size(); ++r) width[i] = std::max(width[i], len(x.cells[r][h.order[i]]));
+  }
+  for (std::size_t k = 0; k < levels.size(); ++k) {
+    for (const Span& s : SpansOf(h, levels, k)) {
+      std::size_t have = 2 * (s.to - s.from - 1);
+      for (std::size_t i = s.from; i < s.to; ++i) have += width[i];
+      if (len(s.text) > have) width[s.to - 1] += len(s.text) - have;
+    }
+  }
+  std::string out;
+  for (std::size_t k = 0; k < levels.size(); ++k) {
+    out += pad(k + 1 == levels.size() ? "system" : "", stub, false);
+    for (const Span& s : SpansOf(h, levels, k)) {
+      std::size_t w = 2 * (s.to - s.from - 1);
+      for (std::size_t i = s.from; i < s.to; ++i) w += width[i];
+      out += "  " + pad(s.text, w, true);
+    }
+    out += "\n";
+  }
+  for (std::size_t r = 0; r < t.systems.size(); ++r) {
+    out += pad(t.systems[r], stub, false);
+    for (std::size_t i = 0; i < h.order.size(); ++i) out += "  " + pad(x.cells[r][h.order[i]], width[i], true);
+    out += "\n";
+  }
+  if (!x.note.empty()) out += TerminalText(x.note) + "\n";
+  return out;
+}
+
+std::string RenderCsv(const Table& t, const Heads& h) {
+  std::string out = "system,dataset,metric,group,label,mean,sd,n,best,p,p_holm,significant\n";
+  for (std::size_t r = 0; r < t.systems.size(); ++r) {
+    for (std::size_t c : h.order) {
+      const TableCell& cell = t.cells[r][c];
+      if (!cell.present) continue;
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", CsvQuote(t.systems[r]), CsvQuote(t.columns[c].dataset),
+                         CsvQuote(t.columns[c].metric), CsvQuote(h.group[c]), CsvQuote(h.label[c]),
+                         fmt::format("{}", cell.mean), fmt::format("{}", cell.sd), cell.n, cell.best ? 1 : 0,
+                         cell.tested ? fmt::format("{}", cell.p) : "", cell.tested ? fmt::format("{}", cell.p_holm) : "",
+                         cell.tested ? (cell.significant ? "1" : "0") : "");
+    }
+  }
+  return out;
+}
+
+std::string RenderJson(const Table& t, const Heads& h) {
+  std::string out = "{\"baseline\": " + (t.baseline ? JsonString(*t.baseline) : std::string("null")) +
+                    ", \"family\": " + std::to_string(t.family) + ", \"resamples\": " + std::to_string(t.resamples) +
+                    ", \"alpha\": " + JsonNumber(t.alpha) + ", \"columns\": [";
+  for (std::size_t c = 0; c < t.columns.size(); ++c) {
+    out += (c ? ", " : "") + fmt::format("{{\"dataset\": {}, \"metric\": {}, \"group\": {}, \"label\": {}, "
+                                        "\"lower_better\": {}}}",
+                                        JsonString(t.columns[c].dataset), JsonString(t.columns[c].metric),
+                                        JsonString(h.group[c]), JsonString(h.label[c]),
+                                        t.columns[c].lower_better ? "true" : "false");
+  }
+  out += "], \"rows\": [";
+  for (std::size_t r = 0; r < t.systems.size(); ++r) {
+    out += (r ? ", " : "") + std::string("{\"system\": ") + JsonString(t.systems[r]) + ", \"cells\": [";
+    for (std::size_t c = 0; c < t.columns.size(); ++c) {
+      const TableCell& cell = t.cells[r][c];
+      out += c ? ", " : "";
+      if (!cell.present) {
+        out += "null";
+        continue;
+      }
+      std::string runs, seeds;
+      for (std::size_t i = 0; i < cell.run_ids.size(); ++i) {
+        runs += (i ? ", " : "") + std::to_string(cell.run_ids[i]);
+        seeds += (i ? ", " : "") + (cell.seeds[i] ? std::to_string(*cell.seeds[i]) : std::string("null"));
+      }
+      out += fmt::format("{{\"mean\": {}, \"sd\": {}, \"n\": {}, \"runs\": [{}], \"seeds\": [{}], \"best\": {}",
+                         JsonNumber(cell.mean), JsonNumber(cell.sd), cell.n, runs, seeds, cell.best ? "true" : "false");
+      if (cell.tested) {
+        out += fmt::format(", \"diff\": {}, \"n_docs\": {}, \"p\": {}, \"p_holm\": {}, \"significant\": {}",
+                           JsonNumber(cell.diff), cell.n_docs, JsonNumber(cell.p), JsonNumber(cell.p_holm),
+                           cell.significant ? "true" : "false");
+      } else if (!cell.untested.empty()) {
+        out += ", \"untested\": " + JsonString(cell.untested);
+      }
+      out += "}";
+    }
+    out += "]}";
+  }
+  return out + "]}\n";
+}
+
+}  // namespace
+
+std::string ShortLabel(const std::string& metric) {
+  std::string rest = metric;
+  if (const auto dot = metric.find('.'); dot != std::string::npos) rest = metric.substr(dot + 1);
+  std::string average;
+  if (const auto dot = rest.rfind('.'); dot != std::string::npos) {
+    average = rest.substr(dot + 1);
+    rest = rest.substr(0, dot);
+  }
+  std::string measure = rest, k;
+  if (const auto at = rest.find('@'); at != std::string::npos) {
+    measure = rest.substr(0, at);
+    k = rest.substr(at);
+  }
+  static const std::map<std::string, std::string> kNames = {
+      {"p", "P"},           {"r", "R"},
+      {"f1", "F1"},         {"ap", "AP"},
+      {"map", "MAP"},       {"ndcg", "nDCG"},
+      {"alpha_ndcg", "\xce\xb1-nDCG"},
+      {"mrr", "MRR"},       {"rprec_substr", "R-Prec"},
+      {"rprec_zg", "R-Prec (ZG)"},
+      {"substr_precision", "Substr P"},
+      {"substr_recall", "Substr R"},
+      {"substr_f1", "Substr F1"},
+      {"semp", "SemP"},     {"semr", "SemR"},
+      {"semf1", "SemF1"},   {"semrp", "SemR-p"},
+      {"bertscore_p", "BERTScore P"},
+      {"bertscore_r", "BERTScore R"},
+      {"bertscore_f1", "BERTScore F1"},
+      {"meteor", "METEOR"}, {"self_bleu", "Self-BLEU"},
+      {"kpp", "KPP"},       {"ece", "ECE"},
+      {"rouge1_f1", "ROUGE-1"},
+      {"rouge2_f1", "ROUGE-2"},
+      {"rougel_f1", "ROUGE-L"},
+      {"cp_hooper", "CP"},  {"semcp_hooper", "SemCP"},
+      {"vcp_hooper", "VCP"},
+  };
+  auto it = kNames.find(measure);
+  // A measure without a printed name keeps its own (e.g. unique_phrase_ratio); the average is named
+  // unless it is the one papers print without a word (macro, macro_hm).
+  std::string label = (it == kNames.end() ? measure : it->second) + k;
+  if (average == "micro") label += " (micro)";
+  if (average == "macro_doc") label += " (doc)";
+  if (!average.empty() && average != "micro" && average != "macro_doc" && average != "macro" && average != "macro_hm") {
+    label += " (" + average + ")";
+  }
+  return label;
+}
+
+Status CheckRenderOptions(const Table& t, const RenderOptions& o) {
+  std::set<std::string> keys;
+  for (const auto& col : t.columns) {
+    keys.insert(col.metric);
+    keys.insert(col.dataset);
+    if (!SubsetOf(col.metric).empty()) keys.insert(SubsetOf(col.metric));
+  }
+  for (const auto& [key, text] : o.labels) {
+    if (!keys.count(key)) {
+      return Error{fmt::format("--label {}=...: '{}' is no metric, dataset or subset of the table (expected one of: {})",
+                               key, key, fmt::join(keys, ", ")),
+                   ErrorKind::kUsage};
+    }
+  }
+  return Status::Ok();
+}
+
+std::string RenderTable(const Table& t, const RenderOptions& o) {
+  const Heads h = MakeHeads(t, o);
+  if (o.format == "json") return RenderJson(t, h);
+  if (o.format == "csv") return RenderCsv(t, h);
+  const Texts x = CellTexts(t, o, h);
+  if (o.format == "latex") return RenderLatex(t, o, h, x);
+  if (o.format == "markdown") return RenderMarkdown(t, o, h, x);
+  return RenderText(t, o, h, x);
 }
 
 }  // namespace kplab::host

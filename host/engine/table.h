@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +40,7 @@ struct TableCell {
   double diff = 0, p = 1, p_holm = 1;  // statistic of this system minus the baseline's
   bool significant = false;          // p_holm < alpha
   bool best = false;                 // the best mean of its column (higher is better unless lower_better)
+  std::string untested;              // with a baseline, why this cell has no test (empty when tested)
 };
 
 struct TableColumn {
@@ -64,7 +66,21 @@ struct RenderOptions {
   std::string format = "table";  // table, markdown, latex, csv, json
   int decimals = 1;
   bool percent = true;  // columns whose values all lie in [0, 1] as percentages
+  // --label KEY=TEXT: the printed name of a metric (its column label), a dataset or a subset (its
+  // column group); every other name is worked out by ShortLabel / the subset's capitalized name.
+  std::map<std::string, std::string> labels;
+  std::string layout = "datasets";  // datasets over metrics, or "metrics" over datasets
+  bool fit = false;                 // latex: shrink to \linewidth (docs/tables.md)
+  std::string float_env = "table";  // latex: table, table* (both columns of a two-column page) or none
+  std::string caption;              // latex: \caption text (none when empty)
 };
+// Errors: a --label key that is no metric, dataset or subset of the table.
+Status CheckRenderOptions(const Table& table, const RenderOptions& options);
 std::string RenderTable(const Table& table, const RenderOptions& options);
+
+// The label papers print for an aggregate, from its structure <subset>.<measure>[@k][.<average>]
+// (the subset is the column group): all.f1@5.macro_hm -> F1@5, present.r@10.macro -> R@10,
+// all.map@M -> MAP@M, all.semf1 -> SemF1, all.f1@5.micro -> F1@5 (micro), f1@5.macro_doc -> F1@5 (doc).
+std::string ShortLabel(const std::string& metric);
 
 }  // namespace kplab::host

@@ -421,16 +421,24 @@ return kp.metric {
   EXPECT_EQ(stray_plain.code, 3) << stray_plain.err;
 }
 
-// Runs stored without --ci have no slots: runs compare still tests per-document means, and says why a
-// corpus-level metric has no test.
+// Every stored run keeps its slots (since issue 29), so runs stored without --ci have their ECE tested
+// too. A run stored by an older kplab has none (emulated by deleting its run_slots rows): runs compare
+// still tests per-document means, and says why a corpus-level metric has no test.
 TEST_F(Ci, CompareWithoutSlotsSaysWhy) {
   for (const char* f : {"calib_a.jsonl", "calib_b.jsonl"}) {
     ASSERT_EQ(Run(kCalib + " --predictions " + kData + "/" + f).code, 0);
   }
+  auto ece = Row(Run("runs compare 1 2 --metrics all.ece --output csv").out, "all.ece");
+  ASSERT_EQ(ece.size(), 11u);
+  EXPECT_EQ(ece[10], "resampled");
+  ASSERT_EQ(std::system(("python3 -c \"import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("
+                         "'DELETE FROM run_slots WHERE run_id = 1'); c.commit()\" " + P("runs.db")).c_str()),
+            0);
   Output o = Run("runs compare 1 2 --metrics 'all.ece,all.kpp.macro'");
   ASSERT_EQ(o.code, 0) << o.err;
-  EXPECT_NE(o.out.find("no test for 1 corpus-level metric(s) (all.ece): run 1 stored no slots to resample (score it "
-                       "with `kplab eval --ci`)\n"),
+  EXPECT_NE(o.out.find("no test for 1 corpus-level metric(s) (all.ece): run 1 stored no slots to resample (a plugin "
+                       "of API 1 declares none; a run stored by an older kplab kept them only with `kplab eval "
+                       "--ci`: score it again)\n"),
             std::string::npos)
       << o.out;
   auto macro = Row(Run("runs compare 1 2 --metrics all.kpp.macro --output csv").out, "all.kpp.macro");

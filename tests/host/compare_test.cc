@@ -63,7 +63,23 @@ TEST(RunsCompare, PairedDifferenceCiAndRandomizationP) {
   EXPECT_GE(p, 0.003);
   EXPECT_LE(p, 0.035);
   EXPECT_GE(p_holm, p);
-  EXPECT_EQ(line_of("all.p@5.micro"), "all.p@5.micro,0,0.2,0.2,,,,,,,") << o.out;
+  // The micro average is tested too, without --ci (every stored run keeps its slots): 0 / 35 and 7 / 35
+  // hits over the predictions, B - A = 0.2; every document is alike, so the bootstrap CI is [0.2, 0.2]
+  // and a swap of k documents gives |d| = 0.2 |7 - 2k| / 7, which reaches 0.2 for k = 0 or 7 only:
+  // p = 2 / 2^7 = 1/64 in the limit.
+  const std::string micro = line_of("all.p@5.micro");
+  ASSERT_EQ(std::sscanf(micro.c_str(), "all.p@5.micro,%lf,%lf,%lf,%d,%lf,%lf,%lf,%lf", &ra, &rb, &diff, &n, &ci_low,
+                        &ci_high, &p, &p_holm),
+            8)
+      << micro;
+  EXPECT_DOUBLE_EQ(ra, 0);
+  EXPECT_NEAR(rb, 0.2, 1e-12);
+  EXPECT_EQ(n, 7);
+  EXPECT_NEAR(ci_low, 0.2, 1e-12);
+  EXPECT_NEAR(ci_high, 0.2, 1e-12);
+  EXPECT_GE(p, 0.003);
+  EXPECT_LE(p, 0.035);
+  EXPECT_TRUE(micro.ends_with(",resampled")) << micro;
   // A run compared with itself: no difference, p = 1 (every flip ties).
   o = kplab::test::RunKplab(dir, env, "runs compare 1 1 --output csv");
   ASSERT_EQ(o.code, 0) << o.err;

@@ -231,7 +231,8 @@ TEST_F(Fidelity, RunsCompareRefusesDifferentDatasetsAndSelectsMetrics) {
   Output j = Run("runs compare 1 3 --metrics 'all.f1@5.*,all.p@M.macro' --output json");
   ASSERT_EQ(j.code, 0);
   EXPECT_EQ(std::count(j.out.begin(), j.out.end(), '{') - 3, 4) << j.out;  // 3 = outer + runs a, b
-  EXPECT_NE(j.out.find("\"family\": 2,"), std::string::npos) << j.out;  // macro_doc and p@M.macro are tested
+  // All four are tested: macro_doc and p@M.macro as per-document means, micro and macro_hm re-computed.
+  EXPECT_NE(j.out.find("\"family\": 4,"), std::string::npos) << j.out;
   Output none = Run("runs compare 1 3 --metrics 'nosuch*'");
   EXPECT_EQ(none.code, 1);
   EXPECT_EQ(none.err,

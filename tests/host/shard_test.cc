@@ -285,7 +285,7 @@ TEST_F(Shard, TableLeavesShardsOut) {
   EXPECT_NE(shard.out.find("\nall.f1@5.micro," + Csv(12.0 / 19) + "\n"), std::string::npos) << shard.out;
   Output table = Run("runs table --db " + P("a.db") + " --metrics all.f1@5.micro --output csv");
   EXPECT_EQ(table.code, 0) << table.err;
-  EXPECT_NE(table.out.find("\nexamples,tiny,all.f1@5.micro," + Csv(24.0 / 46) + ",0,1,"), std::string::npos)
+  EXPECT_NE(table.out.find("\nexamples,tiny,all.f1@5.micro,,F1@5 (micro)," + Csv(24.0 / 46) + ",0,1,"), std::string::npos)
       << table.out;
   Output named = Run("runs table --db " + P("a.db") + " --metrics all.f1@5.micro --runs 2");
   EXPECT_EQ(named.code, 1);
