@@ -705,8 +705,11 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
   rctx.begin = shard_begin;
   rctx.end = shard_end;
   // Every stored run keeps its slots (hidden ones too): `runs compare` and `runs table` re-aggregate
-  // corpus-level values (micro averages, ECE) from them (host/engine/testable.h).
-  rctx.keep_slots = req.shard.has_value() || req.ci.has_value() || req.keep_columns;
+  // corpus-level values (micro averages, ECE) from them (host/engine/testable.h). Not when a plugin of
+  // API 1 takes part: its columns are no declared slots, and a stored run's score columns are its public
+  // slots exactly (the read-back checks it), so such a run keeps none and its micro values are untested.
+  const bool all_declared = std::all_of(plugins->begin(), plugins->end(), [](const auto& p) { return p.api >= 2; });
+  rctx.keep_slots = req.shard.has_value() || req.ci.has_value() || (req.keep_columns && all_declared);
   rctx.verify_docs = req.verify_docs;
   rctx.random_seed = req.random_seed;
   MetricRunner runner(std::move(lane_list), shared, std::move(rctx));
