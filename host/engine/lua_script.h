@@ -22,6 +22,9 @@ namespace kplab::host {
 struct FileGrants {
   bool confined = true;
   std::vector<std::string> read, write;
+  // Paths the user named on the command line (GrantNamedPaths): the script may read them; plugins it
+  // runs may not (kp.evaluate's read_outside sees read and write only).
+  std::vector<std::string> named;
   static FileGrants Unconfined() { return FileGrants{.confined = false, .read = {}, .write = {}}; }
 };
 
@@ -30,6 +33,15 @@ struct FileGrants {
 // write). Errors name the option: "--allow-read: a\0b: path contains a NUL byte".
 Result<FileGrants> MakeFileGrants(const std::vector<std::string>& allow_read,
                                   const std::vector<std::string>& allow_write);
+
+// What the user names on the command line is theirs to read: every argument of `kplab run SCRIPT ...`
+// (or the value of --opt=VALUE) that names an existing file or directory is added to grants.named, so
+// `kplab run scripts/analysis/x.lua --db ../runs.db` works from any directory. Plugins stay confined:
+// a file a plugin reads from its parameters is checked against read and write only.
+void GrantNamedPaths(FileGrants& grants, const std::vector<std::string>& args);
+// The same for a VM whose script API is installed (the REPL's :load DATASET PREDICTIONS): each
+// existing path is added to the named paths recorded in L. [-0, +0]
+void GrantNamedPaths(lua_State* L, const std::vector<std::string>& paths);
 
 // Adds the script API to the VM's kp table; kp.include resolves names against script_path's directory
 // (which kp.include, and only it, may read besides the grants).
