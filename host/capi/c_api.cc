@@ -2,6 +2,7 @@
 // kplab::RunStore. Every entry point catches everything, so no C++ exception reaches a C caller.
 #include "kplab/c.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <cstdlib>
@@ -13,11 +14,13 @@
 #include <string>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "evaluate.h"
 #include "merge.h"
 #include "kplab/json.h"
 #include "kplab/store.h"
+#include "kplab/suggest.h"
 
 struct kplab_store {
   std::string path;
@@ -106,19 +109,35 @@ kplab_data* kplab_load_ex(const char* dataset_path, const char* predictions_path
     for (const std::string& opt : Split(options != nullptr ? options : "", ';')) {
       const auto eq = opt.find('=');
       const std::string name = opt.substr(0, eq), value = eq == std::string::npos ? "" : opt.substr(eq + 1);
+      auto& req = data->request;
+      auto& dopt = req.dataset_options;
+      // The dataset options of every front-end (docs/formats.md, "Dataset options in every front-end").
+      static const std::vector<std::string> kNames = {"refs_stemmed", "dataset_format", "predictions_format",
+                                                      "source", "split", "references", "hulth_keys",
+                                                      "semeval_answers"};
+      std::string* text = name == "dataset_format"       ? &dopt.format
+                          : name == "predictions_format" ? &req.predictions_format
+                          : name == "split"              ? &dopt.split
+                          : name == "references"         ? &dopt.references
+                          : name == "hulth_keys"         ? &dopt.hulth_keys
+                          : name == "semeval_answers"    ? &dopt.semeval_answers
+                                                         : nullptr;
       if (name == "refs_stemmed" && (eq == std::string::npos || value == "1" || value == "true")) {
-        data->request.dataset_options.refs_stemmed = true;
+        dopt.refs_stemmed = true;
       } else if (name == "refs_stemmed" && (value == "0" || value == "false")) {
-        data->request.dataset_options.refs_stemmed = false;
-      } else if (name == "dataset_format" && eq != std::string::npos) {
-        data->request.dataset_options.format = value;
-      } else if (name == "predictions_format" && eq != std::string::npos) {
-        data->request.predictions_format = value;
+        dopt.refs_stemmed = false;
+      } else if (text != nullptr && eq != std::string::npos) {
+        *text = value;
       } else if (name == "source" && eq != std::string::npos) {
-        data->request.source_path = value;
+        req.source_path = value;
+      } else if (std::find(kNames.begin(), kNames.end(), name) != kNames.end()) {
+        SetError(errptr, "kplab_load_ex: option '" + opt + "' needs " +
+                             (name == "refs_stemmed" ? "no value, 1, 0, true or false" : "a value (" + name + "=...)"));
+        return nullptr;
       } else {
-        SetError(errptr, "kplab_load_ex: unknown option '" + opt +
-                             "' (expected refs_stemmed, dataset_format=F, predictions_format=F or source=PATH)");
+        SetError(errptr, "kplab_load_ex: unknown option '" + opt + "' (" + kplab::DidYouMean(name, kNames) +
+                             "expected one of: refs_stemmed[=true|false], dataset_format=F, predictions_format=F, "
+                             "source=PATH, split=NAME, references=PATH, hulth_keys=K, semeval_answers=A)");
         return nullptr;
       }
     }

@@ -82,6 +82,13 @@ std::string CsvField(const std::string& raw, char sep) {
 // Pivot "subset.rest" names into rows (rest) x columns (all/present/absent); other names go to "all".
 // `docs` (optional): documents behind each column, printed under the header. A value with a CI
 // (`kplab eval --ci`) is shown as "value [low, high]".
+// A count (homogeneity's cp_pairs and cp_identical_pairs, n_* totals) holding a whole number prints as
+// one: "1225", not "1225.0000". A mean of counts (n_refs per document) keeps its decimals.
+bool IsCount(const std::string& name, double v) {
+  const bool count_name = name.ends_with("pairs") || name.starts_with("n_");
+  return count_name && std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15;
+}
+
 void PrintAggregateTable(std::ostream& os, const std::vector<AggregateValue>& aggs,
                          const std::map<std::string, std::size_t>& docs = {}) {
   const std::vector<std::string> subsets = {"all", "present", "absent"};
@@ -124,6 +131,8 @@ void PrintAggregateTable(std::ostream& os, const std::vector<AggregateValue>& ag
         os << fmt::format("  {:>{}}", fmt::format("{:.4f} [{:.4f}, {:.4f}]", it->second->value, *it->second->ci_low,
                                                   *it->second->ci_high),
                           cw);
+      } else if (IsCount(r, it->second->value)) {
+        os << fmt::format("  {:>{}.0f}", it->second->value, cw);
       } else {
         os << fmt::format("  {:>{}.4f}", it->second->value, cw);
       }
@@ -136,7 +145,8 @@ void PrintAggregates(std::ostream& os, const std::string& format, int64_t run_id
                      const std::vector<AggregateValue>& aggs, const std::map<std::string, std::size_t>& docs) {
   const bool with_ci = std::any_of(aggs.begin(), aggs.end(), [](const AggregateValue& a) { return a.ci_low.has_value(); });
   if (format == "json") {
-    os << "{\"run_id\": " << run_id << ", \"dataset\": " << JsonString(run.dataset_name)
+    // run_id 0: not stored (--no-store); there is no run to name.
+    os << "{\"run_id\": " << (run_id > 0 ? std::to_string(run_id) : "null") << ", \"dataset\": " << JsonString(run.dataset_name)
        << ", \"system\": " << JsonString(run.system) << ", \"profile\": " << JsonString(run.profile)
        << ", \"n_docs\": " << run.doc_ids.size();
     if (run.shard) {
@@ -178,7 +188,8 @@ void PrintAggregates(std::ostream& os, const std::string& format, int64_t run_id
       os << "\n";
     }
   } else {
-    os << fmt::format("run {}  dataset {} ({} docs)  system {}  profile {}\n", run_id, Cell(run.dataset_name),
+    os << fmt::format("{}dataset {} ({} docs)  system {}  profile {}\n",
+                      run_id > 0 ? fmt::format("run {}  ", run_id) : std::string("not stored  "), Cell(run.dataset_name),
                       run.doc_ids.size(), Cell(run.system), Cell(run.profile));
     PrintAggregateTable(os, aggs, docs);
   }
@@ -483,7 +494,7 @@ int CmdEvalBatch(const EvalRequest& req, const std::vector<ManifestEntry>& entri
         row.seed = run.seed;
         row.dataset = run.dataset_name;
         row.profile = run.profile;
-        for (const auto& w : res->warnings) ReportError(w, tty ? "\r\033[K" : "");
+        for (const auto& w : res->warnings) ReportError(entries[i].origin + ": " + w, tty ? "\r\033[K" : "");
         const bool failed = !res->errors.empty();
         for (const auto& e : res->errors) ReportError(e.Format(), tty ? "\r\033[K" : "");
         row.status = failed ? "failed" : "ok";
@@ -713,6 +724,39 @@ void PrintRunList(std::ostream& os, const std::string& output, const std::vector
 
 // kplab report RUN... -o FILE.html: the self-contained HTML report (docs/report.md). The file is written
 // to a temporary name beside FILE and renamed, so a failure leaves no half-written report.
+// "; did you mean 'X'?" for the first name in `patterns` (no wildcard) that no stored run has as an
+// aggregate, when a stored aggregate is near it; "" otherwise.
+std::string AggregateHint(RunStore& store, const std::vector<std::string>& patterns) {
+  auto runs = store.ListRuns();
+  if (!runs) return "";
+  std::vector<std::string> names;
+  for (const RunSummary& r : *runs) {
+    auto aggs = store.GetAggregates(r.id);
+    if (!aggs) continue;
+    for (const AggregateValue& a : *aggs) {
+      if (std::find(names.begin(), names.end(), a.metric) == names.end()) names.push_back(a.metric);
+    }
+  }
+  for (const std::string& p : patterns) {
+    if (p.find_first_of("*?[") != std::string::npos) continue;
+    if (std::find(names.begin(), names.end(), p) != names.end()) continue;
+    const std::string near = NearestName(p, names);
+    if (!near.empty()) return fmt::format("; no stored run has the aggregate '{}': did you mean '{}'?", p, near);
+  }
+  return "";
+}
+
+// A reading command (runs list/show/table/compare/export/doc/docs, report) given a store that does not
+// exist: a clear error, and nothing created (opening it would make an empty database where a typo in
+// --db or $KPLAB_DB pointed).
+bool MissingStore(const std::string& db_path) {
+  std::error_code ec;
+  if (db_path == ":memory:" || fs::exists(db_path, ec)) return false;
+  std::cerr << "kplab: " << db_path
+            << ": no such run store (expected a kplab database written by `kplab eval`; check --db or $KPLAB_DB)\n";
+  return true;
+}
+
 int CmdReport(Args a) {
   ReportOptions opt;
   const std::string db_path = a.Take("--db").value_or(RunStore::DefaultPath());
@@ -723,6 +767,7 @@ int CmdReport(Args a) {
   if (auto v = a.Take("--title")) opt.title = *v;
   for (const auto& p : a.Positionals()) opt.runs.push_back(ParseRunId(p));
   if (opt.runs.empty()) throw UsageError("report needs run ids (kplab report 3 4 5 -o report.html)");
+  if (MissingStore(db_path)) return kExitStore;
   auto store = RunStore::Open(db_path, RunStore::Mode::kRead);
   if (!store) {
     ReportError(store.error().message);
@@ -935,6 +980,7 @@ int CmdRuns(Args a) {
   std::vector<int64_t> ids;
   for (std::size_t i = 1; i < pos.size() && !(sub == "doc" && i == 2); ++i) ids.push_back(ParseRunId(pos[i]));
   // Every subcommand but rm only reads: a write-protected file, directory or filesystem serves it.
+  if (sub != "rm" && MissingStore(db_path)) return kExitStore;
   auto store = RunStore::Open(db_path, sub == "rm" ? RunStore::Mode::kReadWrite : RunStore::Mode::kRead);
   if (!store) {
     ReportError(store.error().message);
@@ -1017,7 +1063,8 @@ int CmdRuns(Args a) {
   if (sub == "table") {
     auto table = BuildTable(*store, topt);
     if (!table) {
-      ReportError(table.error().message);
+      // A misspelt aggregate ('all.f1@5.macro') matches nothing: name the stored one meant.
+      ReportError(table.error().message + AggregateHint(*store, topt.metrics));
       return ExitCodeFor(table.error().kind);
     }
     if (Status st = CheckRenderOptions(*table, ropt); !st.ok()) {
@@ -1263,9 +1310,10 @@ FileGrants TakeFileGrants(Args& a, const std::string& store = "") {
 
 int CmdRun(Args a) {
   const Limits limits = TakeLimits(a);
-  const FileGrants grants = TakeFileGrants(a);
+  FileGrants grants = TakeFileGrants(a);
   auto pos = a.Positionals(true);
   if (pos.empty()) throw UsageError("run needs a script path: kplab run SCRIPT.lua [args]");
+  GrantNamedPaths(grants, std::vector<std::string>(pos.begin() + 1, pos.end()));
   const std::string path = pos[0];
   // A directory, FIFO or device is not a script (a directory used to run as an empty one, exit 0): a
   // usage error, as is a missing script.

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "kplab/safe_text.h"
+#include "kplab/suggest.h"
 
 namespace kplab::host {
 
@@ -35,6 +36,7 @@ class Args {
   explicit Args(std::vector<std::string> v) : v_(std::move(v)) {}
   // The value of an option given once ("--x V" or "--x=V"); given twice is a usage error.
   std::optional<std::string> Take(const std::string& name) {
+    Known(name);
     auto v = TakeOne(name);
     if (v && Has(name)) throw UsageError(fmt::format("option {} is repeated", name));
     return v;
@@ -42,10 +44,12 @@ class Args {
   // Every value of a repeatable option, in order.
   std::vector<std::string> TakeAll(const std::string& name) {
     std::vector<std::string> out;
+    Known(name);
     while (auto v = TakeOne(name)) out.push_back(*v);
     return out;
   }
   bool Flag(const std::string& name) {
+    Known(name);
     auto it = std::find(v_.begin(), v_.end(), name);
     if (it == v_.end()) return false;
     v_.erase(it);
@@ -68,7 +72,10 @@ class Args {
   std::vector<std::string> Positionals(bool allow_dash = false) const {
     for (const auto& a : v_) {
       if (!allow_dash && a.size() > 1 && a[0] == '-' && a[1] == '-') {
-        throw UsageError(fmt::format("unknown option {}", a));
+        // The nearest of the options this command asked for: a misspelt "--datset" gets "--dataset".
+        const std::string near = NearestName(a.substr(0, a.find('=')), known_);
+        throw UsageError(near.empty() ? fmt::format("unknown option {}", a)
+                                      : fmt::format("unknown option {} (did you mean {}?)", a, near));
       }
     }
     if (!allow_dash && !missing_.empty()) {
@@ -78,6 +85,9 @@ class Args {
   }
 
  private:
+  void Known(const std::string& name) {
+    if (std::find(known_.begin(), known_.end(), name) == known_.end()) known_.push_back(name);
+  }
   std::optional<std::string> TakeOne(const std::string& name) {
     for (std::size_t i = 0; i < v_.size(); ++i) {
       if (v_[i] == name) {
@@ -99,6 +109,7 @@ class Args {
   }
   std::vector<std::string> v_;
   std::vector<std::string> missing_;
+  std::vector<std::string> known_;  // every option name asked for, in order (for "did you mean")
 };
 
 // A whole non-negative integer option value in [lo, hi], else a usage error naming the option.

@@ -73,7 +73,7 @@ class DatasetCache {
     std::shared_ptr<Slot> slot;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      auto& s = slots_[req.dataset_path];
+      auto& s = slots_[Key(req)];
       if (!s) s = std::make_shared<Slot>();
       slot = s;
     }
@@ -83,6 +83,14 @@ class DatasetCache {
   }
 
  private:
+  // A dataset is its path and the options that choose its documents and references (a manifest entry
+  // may set its own: refs_stemmed, split, references, source).
+  static std::string Key(const EvalRequest& req) {
+    const DatasetOptions& o = req.dataset_options;
+    return fmt::format("{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}", req.dataset_path, o.format, o.hulth_keys,
+                       o.semeval_answers, o.refs_stemmed, o.split, o.references,
+                       req.source_path ? "+" + *req.source_path : "-");
+  }
   struct Slot {
     std::once_flag once;
     std::shared_ptr<const Result<RawDataset>> result;
@@ -99,6 +107,14 @@ Result<EvalResult> EvaluateEntry(const EvalRequest& base, const ManifestEntry& e
   if (!e.system.empty()) req.system = e.system;
   if (e.seed) req.seed = e.seed;
   if (!e.profile.empty()) req.profile = e.profile;
+  if (e.refs_stemmed) req.dataset_options.refs_stemmed = *e.refs_stemmed;
+  if (e.split) req.dataset_options.split = *e.split;
+  if (e.references) req.dataset_options.references = *e.references;
+  if (e.source) req.source_path = *e.source;
+  if (e.dataset_format) req.dataset_options.format = *e.dataset_format;
+  if (e.predictions_format) req.predictions_format = *e.predictions_format;
+  if (e.hulth_keys) req.dataset_options.hulth_keys = *e.hulth_keys;
+  if (e.semeval_answers) req.dataset_options.semeval_answers = *e.semeval_answers;
   const auto ds = datasets.Get(req);
   if (!*ds) return ds->error();
   auto corpus = LoadCorpusFor(**ds, req);

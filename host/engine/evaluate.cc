@@ -22,6 +22,7 @@
 #include "bootstrap.h"
 #include "embedding.h"
 #include "kplab/json.h"
+#include "kplab/suggest.h"
 #include "kplab/sha256.h"
 #include "kplab/profile.h"
 #include "kplab/text.h"
@@ -224,9 +225,11 @@ Result<std::vector<MetricPlugin>> LoadMetrics(
     auto it = std::find_if(files->begin(), files->end(),
                            [&](const PluginFile& f) { return f.name == name; });
     if (it == files->end()) {
-      std::string known;
-      for (const auto& f : *files) known += (known.empty() ? "" : ", ") + f.name;
-      return Error{fmt::format("unknown metric '{}' (expected one of: {})", name, known), ErrorKind::kUsage};
+      std::vector<std::string> known;
+      for (const auto& f : *files) known.push_back(f.name);
+      return Error{fmt::format("unknown metric '{}' ({}expected one of: {})", name, DidYouMean(name, known),
+                               JoinNames(known)),
+                   ErrorKind::kUsage};
     }
     auto file = ReadPluginFile(it->path, it->display_name, it->configured);
     if (!file) return Error{file.error().message, ErrorKind::kScript};
@@ -324,9 +327,10 @@ namespace {
 Result<Profile> RequestProfile(const EvalRequest& req) {
   auto profile = FindProfile(req.profile);
   if (!profile) {
-    std::string names;
-    for (const auto& n : ProfileNames()) names += n + ", ";
-    return Error{fmt::format("unknown profile '{}' (expected one of: {}kenchan+one2set)", req.profile, names),
+    std::vector<std::string> names = ProfileNames();
+    names.push_back("kenchan+one2set");
+    return Error{fmt::format("unknown profile '{}' ({}expected one of: {})", req.profile, DidYouMean(req.profile, names),
+                             JoinNames(names)),
                  ErrorKind::kUsage};
   }
   return *profile;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -23,6 +24,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -32,6 +34,7 @@
 #include "kplab/io.h"
 #include "kplab/profile.h"
 #include "kplab/store.h"
+#include "kplab/suggest.h"
 #include "lua_util.h"
 #include "table.h"
 #include "kplab/text.h"
@@ -89,9 +92,32 @@ std::string_view PathArg(lua_State* L, int idx) {
   return {s, n};
 }
 
-// kp.load{dataset=, predictions=, profile=, dataset_format=, predictions_format=, source=} -> Corpus.
+// The keys a table argument may hold: any other is an error naming the valid ones (and the nearest).
+void CheckKeys(lua_State* L, int idx, const char* what, const std::vector<std::string>& keys) {
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {  // [key, value]
+    lua_pop(L, 1);
+    if (lua_type(L, -1) != LUA_TSTRING) {
+      luaL_error(L, "%s: a key of type %s (expected one of: %s)", what, luaL_typename(L, -1), JoinNames(keys).c_str());
+    }
+    const std::string key = lua_tostring(L, -1);
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+      luaL_error(L, "%s: unknown field '%s' (%sexpected one of: %s)", what, key.c_str(), DidYouMean(key, keys).c_str(),
+                 JoinNames(keys).c_str());
+    }
+  }
+}
+
+// kp.load{dataset=, predictions=, profile=, and the dataset options of every front-end (docs/scripts.md):
+// dataset_format=, predictions_format=, hulth_keys=, semeval_answers=, split=, references=, refs_stemmed=,
+// source=} -> Corpus, imported and built by the same code as `kplab eval` (LoadCorpusFor), so the REPL and
+// a stored run see the same documents.
 int LuaLoad(lua_State* L) {
   luaL_checktype(L, 1, LUA_TTABLE);
+  static const std::vector<std::string> kKeys = {"dataset",      "predictions", "profile",         "dataset_format",
+                                                 "predictions_format", "hulth_keys", "semeval_answers", "split",
+                                                 "references",   "refs_stemmed", "source"};
+  CheckKeys(L, 1, "kp.load", kKeys);
   auto field = [&](const char* k) -> std::optional<std::string> {
     lua_getfield(L, 1, k);
     std::optional<std::string> v;
@@ -99,38 +125,48 @@ int LuaLoad(lua_State* L) {
     if (lua_isstring(L, -1)) {
       const char* s = lua_tolstring(L, -1, &n);
       v = std::string(s, n);
+    } else if (!lua_isnil(L, -1)) {
+      luaL_error(L, "kp.load: field '%s' must be a string (got %s)", k, luaL_typename(L, -1));
     }
     lua_pop(L, 1);
     return v;
   };
   // Every file kp.load reads is under the grants: the paths given, checked before reading...
-  for (const char* k : {"dataset", "predictions", "source"}) {
+  for (const char* k : {"dataset", "predictions", "source", "references"}) {
     if (auto path = field(k)) CheckAccess(std::string("kp.load: field '") + k + "'", *path, FileAccess::kRead);
   }
+  EvalRequest req;
   const auto dataset_path = field("dataset");
   if (!dataset_path) return luaL_error(L, "kp.load: field 'dataset' must be a path string");
-  DatasetOptions dopt;
+  req.dataset_path = *dataset_path;
+  req.predictions_path = field("predictions").value_or("");
+  req.predictions_format = field("predictions_format").value_or("");
+  req.profile = field("profile").value_or("kplab");
+  req.source_path = field("source");
+  DatasetOptions& dopt = req.dataset_options;
   dopt.format = field("dataset_format").value_or("");
-  const std::string profile_name = field("profile").value_or("kplab");
-  auto profile = FindProfile(profile_name);
-  if (!profile) return luaL_error(L, "kp.load: unknown profile '%s'", profile_name.c_str());
-  // ...and every file a dataset directory leads to (a symbolic link in it may point anywhere) is
-  // refused by the gate in the importer before it is opened, so none of its content is parsed.
-  auto ds = ImportDataset(*dataset_path, dopt);
+  dopt.hulth_keys = field("hulth_keys").value_or("");
+  dopt.split = field("split").value_or("");
+  dopt.references = field("references").value_or("");
+  dopt.semeval_answers = field("semeval_answers").value_or("");
+  if (const auto& a = dopt.semeval_answers; !a.empty() && a != "combined" && a != "author" && a != "reader" && a != "liaad") {
+    CheckAccess("kp.load: field 'semeval_answers'", a, FileAccess::kRead);
+  }
+  lua_getfield(L, 1, "refs_stemmed");
+  if (!lua_isnil(L, -1) && !lua_isboolean(L, -1)) {
+    return luaL_error(L, "kp.load: field 'refs_stemmed' must be a boolean (got %s)", luaL_typename(L, -1));
+  }
+  dopt.refs_stemmed = lua_toboolean(L, -1) != 0;
+  lua_pop(L, 1);
+  auto ds = ImportRequestDataset(req);
   if (!ds) return luaL_error(L, "%s", ds.error().message.c_str());
-  if (auto src = field("source")) {
-    if (auto st = AttachSources(*ds, *src); !st) return luaL_error(L, "%s", st.message().c_str());
-  }
-  std::optional<RawPredictions> preds;
-  if (auto pp = field("predictions")) {
-    auto p = ImportPredictions(*pp, field("predictions_format").value_or(""));
-    if (!p) return luaL_error(L, "%s", p.error().message.c_str());
-    auto al = AlignPredictions(*ds, std::move(*p));
-    if (!al) return luaL_error(L, "%s", al.error().message.c_str());
-    preds = std::move(*al);
-  }
-  auto corpus = BuildCorpus(*ds, preds ? &*preds : nullptr, *profile);
-  if (!corpus) return luaL_error(L, "%s", corpus.error().message.c_str());
+  // ...and the files a dataset directory led to (a symbolic link in it may point anywhere), before any
+  // of their content reaches the script.
+  for (const std::string& file : ds->files) CheckAccess("kp.load: dataset file", file, FileAccess::kRead);
+  auto corpus = LoadCorpusFor(*ds, req);
+  if (!corpus) return luaL_error(L, "kp.load: %s", corpus.error().message.c_str());
+  // As `kplab eval` says them (stemmed gold, ...): on stderr, not into the script's values.
+  for (const std::string& w : corpus->warnings) std::fprintf(stderr, "kplab: kp.load: %s\n", w.c_str());
   PushCorpus(L, std::make_shared<const Corpus>(std::move(*corpus)));
   return 1;
 }
@@ -317,6 +353,7 @@ int LuaEvaluate(lua_State* L) {
   req.system = "lua";
   if (!lua_isnoneornil(L, 4)) {
     luaL_checktype(L, 4, LUA_TTABLE);
+    CheckKeys(L, 4, "kp.evaluate: opts", {"system", "db", "model", "plugins", "threads"});
     auto opt = [&](const char* k) { return StringField(L, 4, k); };
     if (auto v = opt("system")) req.system = *v;
     if (auto v = opt("model")) req.model = *v;
@@ -632,6 +669,39 @@ Result<FileGrants> MakeFileGrants(const std::vector<std::string>& allow_read,
   }
   if (Status st = add_store("--db", store); !st) return st.error();
   return grants;
+}
+
+namespace {
+// The existing paths among args (a --opt=VALUE gives its VALUE), resolved.
+std::vector<std::string> ExistingPaths(const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  for (const std::string& a : args) {
+    const std::string p = a.starts_with("--") && a.find('=') != std::string::npos ? a.substr(a.find('=') + 1) : a;
+    std::error_code ec;
+    if (p.empty() || p.find('\0') != std::string::npos || !fs::exists(p, ec)) continue;
+    if (Result<std::string> r = ResolvePath(p)) out.push_back(*std::move(r));
+  }
+  return out;
+}
+}  // namespace
+
+void GrantNamedPaths(FileGrants& grants, const std::vector<std::string>& args) {
+  if (!grants.confined()) return;
+  for (std::string& p : ExistingPaths(args)) grants.read.push_back(std::move(p));
+}
+
+void GrantNamedPaths(LuaVm& vm, const std::vector<std::string>& paths) {
+  const std::shared_ptr<const FileGrants> now = vm.file_grants();
+  if (now == nullptr || !now->confined()) return;
+  auto more = std::make_shared<FileGrants>(*now);
+  for (std::string& p : ExistingPaths(paths)) more->read.push_back(std::move(p));
+  std::shared_ptr<const FileGrants> shared = std::move(more);
+  lua_State* L = vm.state();
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kGrantsKey) == LUA_TUSERDATA) {
+    static_cast<GrantsBox*>(lua_touserdata(L, -1))->grants = shared;
+  }
+  lua_pop(L, 1);
+  vm.SetFileGrants(std::move(shared));
 }
 
 void InstallScriptApi(LuaVm& vm, const std::string& script_path, const FileGrants& grants) {

@@ -33,6 +33,15 @@ Result<FileGrants> MakeFileGrants(const std::vector<std::string>& allow_read,
 // SetFileGrants: the script's code and every kp function it calls open files under them); kp.include
 // resolves names against script_path's directory (which kp.include, and only it, may read besides the
 // grants).
+// What the user names on the command line is theirs to read: every argument of `kplab run SCRIPT ...`
+// (or the value of --opt=VALUE) that names an existing file or directory is added to the script's read
+// grants, so `kplab run scripts/analysis/x.lua --db ../runs.db` works from any directory. Plugins stay
+// confined: a plugin reads only the files its string parameters name (kplab/file_gate.h).
+void GrantNamedPaths(FileGrants& grants, const std::vector<std::string>& args);
+// The same for a VM whose script API is installed (the REPL's :load DATASET PREDICTIONS): each existing
+// path is added to the VM's grants (LuaVm::file_grants and the ones kp functions check).
+void GrantNamedPaths(LuaVm& vm, const std::vector<std::string>& paths);
+
 void InstallScriptApi(LuaVm& vm, const std::string& script_path, const FileGrants& grants);
 // The functions InstallScriptApi adds (kp.load, kp.runs, kp.write, kp.read, kp.include), for the kp
 // table on top of the stack of any lua_State (the Lua module: unconfined unless grants were recorded

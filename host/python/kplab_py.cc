@@ -836,7 +836,8 @@ py::dict Evaluate(const py::object& documents, const py::object& predictions, co
                   const py::object& cache, bool refs_stemmed, const py::object& seed,
                   const py::object& dataset_format, const py::object& predictions_format, const py::object& split,
                   const py::object& references, const py::object& hulth_keys, const py::object& semeval_answers,
-                  const py::object& shard, const py::object& verify_docs, const py::object& random_seed) {
+                  const py::object& shard, const py::object& verify_docs, const py::object& random_seed,
+                  const py::object& source) {
   const auto start = std::chrono::steady_clock::now();
   std::optional<host::EvalRequest::Shard> shard_spec;
   if (!shard.is_none()) {
@@ -882,16 +883,21 @@ py::dict Evaluate(const py::object& documents, const py::object& predictions, co
     if (auto r = PathArg(references, "references")) opt.references = *r;
     opt.refs_stemmed = refs_stemmed;
     const std::string path = *PathArg(documents, "documents");
+    const std::optional<std::string> source_path = PathArg(source, "source");
     {
       py::gil_scoped_release release;
       raw.emplace(ImportDataset(path, opt));
+      // As `kplab eval --source`: the documents' text from a file of its own, one document a line.
+      if (raw->ok() && source_path) {
+        if (auto st = AttachSources(**raw, *source_path); !st) raw.emplace(Error{st.message()});
+      }
     }
     if (!raw->ok()) Raise(g_input_error, raw->error().message);
     if (dataset != "python") (*raw)->name = dataset;
   } else {
     for (const auto& [v, name] : {std::pair{&dataset_format, "dataset_format"}, {&split, "split"},
                                   {&references, "references"}, {&hulth_keys, "hulth_keys"},
-                                  {&semeval_answers, "semeval_answers"}}) {
+                                  {&semeval_answers, "semeval_answers"}, {&source, "source"}}) {
       if (!v->is_none()) {
         Raise(g_input_error, fmt::format("{}: given with in-memory documents (expected documents as a dataset path)", name));
       }
@@ -1260,7 +1266,7 @@ PYBIND11_MODULE(kplab, m) {
         py::arg("predictions_format") = py::none(), py::arg("split") = py::none(),
         py::arg("references") = py::none(), py::arg("hulth_keys") = py::none(),
         py::arg("semeval_answers") = py::none(), py::arg("shard") = py::none(), py::arg("verify_docs") = py::none(),
-        py::arg("random_seed") = py::none(),
+        py::arg("random_seed") = py::none(), py::arg("source") = py::none(),
         "Evaluates predictions against documents; returns a dict with 'aggregates' and 'per_document'.");
 
   m.def("merge", &Merge, py::arg("stores"), py::kw_only(), py::arg("runs") = py::none(), py::arg("out") = py::none(),

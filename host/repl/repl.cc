@@ -621,6 +621,7 @@ void Repl::CmdLoad(const std::vector<std::string>& words) {
   }
   if (name.empty()) name = DatasetGlobal(pos[0]);
   lua_State* L = vm_.state();
+  GrantNamedPaths(vm_, pos);  // the paths typed after :load are the user's to read
   lua_rawgeti(L, LUA_REGISTRYINDEX, env_ref_);  // [env]
   // kplab's own kp.load, whatever the session did to its globals (a `kp` of its own, a metatable on
   // _ENV): the host reads no script value outside a metered call.

@@ -255,9 +255,21 @@ int main(int argc, char** argv) {
     kplab_data_free(given);
   }
   CHECK(kplab_load_ex(dir, preds, NULL, "refs_stemed", &err) == NULL, "load_ex accepted an unknown option");
-  CHECK(err != NULL && strcmp(err, "kplab_load_ex: unknown option 'refs_stemed' (expected refs_stemmed, "
-                                   "dataset_format=F, predictions_format=F or source=PATH)") == 0,
+  CHECK(err != NULL && strcmp(err, "kplab_load_ex: unknown option 'refs_stemed' (did you mean 'refs_stemmed'? "
+                                   "expected one of: refs_stemmed[=true|false], dataset_format=F, predictions_format=F, "
+                                   "source=PATH, split=NAME, references=PATH, hulth_keys=K, semeval_answers=A)") == 0,
         "unknown option: '%s'", err ? err : "(none)");
+  kplab_free(err);
+  err = NULL;
+  /* Every dataset option of `kplab eval` is one here (docs/formats.md, "Dataset options in every
+   * front-end"): a split the tiny dataset does not have is the importer's error, not an unknown option. */
+  CHECK(kplab_load_ex(dir, preds, NULL, "split=dev", &err) == NULL, "load_ex accepted split=dev on tiny");
+  CHECK(err != NULL && strstr(err, "unknown option") == NULL, "split: '%s'", err ? err : "(none)");
+  kplab_free(err);
+  err = NULL;
+  CHECK(kplab_load_ex(dir, preds, NULL, "references", &err) == NULL, "load_ex accepted references without a value");
+  CHECK(err != NULL && strcmp(err, "kplab_load_ex: option 'references' needs a value (references=...)") == 0,
+        "references: '%s'", err ? err : "(none)");
   kplab_free(err);
   err = NULL;
 

@@ -118,21 +118,28 @@ TEST_F(Batch, BadManifestsAndPatternsAreClearErrors) {
   };
   const std::vector<Case> cases = {
       {"[]", m + ": no runs (expected {\"runs\": [{\"predictions\": PATH, \"dataset\": PATH, \"system\"?: NAME, "
-             "\"seed\"?: INTEGER, \"profile\"?: NAME}, ...]} or the list alone)"},
+             "\"seed\"?: INTEGER, \"profile\"?: NAME, \"split\"?: NAME, \"references\"?: PATH, \"refs_stemmed\"?: BOOLEAN, "
+             "\"source\"?: PATH, \"dataset_format\"?, \"predictions_format\"?, \"hulth_keys\"?, "
+             "\"semeval_answers\"?: NAME}, ...]} or the list alone)"},
       {"[{\"predictions\": \"p\"}]", m + ": runs[0]: missing field 'dataset'"},
       {"[{\"predictions\": \"p\", \"dataset\": \"d\", \"seed\": \"1\"}]",
        m + ": runs[0]: field 'seed' must be an integer (got a string)"},
       {"[{\"predictions\": \"p\", \"dataset\": \"d\", \"sytem\": \"x\"}]",
-       m + ": runs[0]: unknown field 'sytem' (expected predictions, dataset, system, seed, profile)"},
+       m + ": runs[0]: unknown field 'sytem' (did you mean 'system'? expected one of: predictions, dataset, "
+           "system, seed, profile, split, references, refs_stemmed, source, dataset_format, predictions_format, "
+           "hulth_keys, semeval_answers)"},
       {"[{\"predictions\": \"p\", \"dataset\": \"d\"}, {\"predictions\": \"p\", \"dataset\": \"d\"}]",
-       m + ": runs[1]: the same predictions, dataset, system, seed and profile as an earlier entry (" + (dir_ / "p").string() +
+       m + ": runs[1]: the same predictions, dataset, system, seed, profile and dataset options as an "
+           "earlier entry (" + (dir_ / "p").string() +
            ")"},
       {"[{\"predictions\": \"p\", \"dataset\": \"d\", \"predictions\": \"q\"}]",
        m + ": runs[0]: field 'predictions' is given twice"},
       {"[{\"predictions\": \"p\", \"dataset\": \"d\", \"seed\": -7}]",
        m + ": runs[0]: field 'seed' is -7 (expected an integer >= 0)"},
       {"{\"runs\": 3}", m + ": field 'runs' must be a list (expected {\"runs\": [{\"predictions\": PATH, \"dataset\": "
-                            "PATH, \"system\"?: NAME, \"seed\"?: INTEGER, \"profile\"?: NAME}, ...]} or the list alone)"},
+                            "PATH, \"system\"?: NAME, \"seed\"?: INTEGER, \"profile\"?: NAME, \"split\"?: NAME, \"references\"?: PATH, \"refs_stemmed\"?: BOOLEAN, "
+             "\"source\"?: PATH, \"dataset_format\"?, \"predictions_format\"?, \"hulth_keys\"?, "
+             "\"semeval_answers\"?: NAME}, ...]} or the list alone)"},
   };
   for (const Case& c : cases) {
     std::ofstream(m) << c.json;

@@ -242,7 +242,7 @@ TEST_F(CachePhrases, HostileInput) {
   EXPECT_EQ(o.err, "kplab: missing required option --dataset (see 'kplab help')\n");
   o = Run("cache phrases " + kTinyArgs + " --metrics semrpx");
   EXPECT_EQ(o.code, 1);
-  EXPECT_NE(o.err.find("kplab: unknown metric 'semrpx' (expected one of: "), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("kplab: unknown metric 'semrpx' (did you mean 'semrp'? expected one of: "), std::string::npos) << o.err;
   o = Run("cache phrases " + kTinyArgs + " --metrics semrp --param semrp.k=0");
   EXPECT_EQ(o.code, 1);
   EXPECT_EQ(o.err, "kplab: plugin 'semrp': parameter 'k' must be an integer >= 1 (got 0) (see 'kplab help')\n");

@@ -46,6 +46,7 @@ class Fidelity : public ::testing::Test {
     return std::stod(csv.substr(at + metric.size() + 2));
   }
   int RunCount() {
+    if (!fs::exists(db_)) return 0;  // reading commands refuse a store that does not exist
     Output o = Run("runs list --output csv");
     return static_cast<int>(std::count(o.out.begin(), o.out.end(), '\n')) - 1;
   }
@@ -93,10 +94,8 @@ TEST_F(Fidelity, RefsStemmedMatchesReleasedStemmedReferencesAsGiven) {
   Output plain = Run(base + " --profile kenchan");
   ASSERT_EQ(plain.code, 0) << plain.err;
   EXPECT_DOUBLE_EQ(Agg(plain.out, "all.p@M.macro"), 0.0);
-  EXPECT_EQ(plain.err,
-            "kplab: warning: Meng-2017's SemEval gold is released Porter-stemmed and stemming it again changes "
-            "some references ('databas' -> 'databa'), so correct predictions stop matching; add --refs-stemmed "
-            "(kenchan0226's -target_already_stemmed) to match the references as given\n");
+  // One word is too little evidence to judge the gold by (tests/host/gold_test.cc has the warning).
+  EXPECT_EQ(plain.err, "");
   for (const char* profile : {"kplab", "kpeval", "kenchan", "semrp-standalone"}) {
     Output given = Run(base + " --refs-stemmed --profile " + profile);
     ASSERT_EQ(given.code, 0) << given.err;
@@ -302,7 +301,7 @@ TEST_F(Fidelity, EveryOutputOptionIsChecked) {
   EXPECT_EQ(tsv.out.rfind("id\tcreated_at\tstatus\tdataset\tsystem\tprofile\tn_docs\tseed\n", 0), 0u) << tsv.out;
   Output unknown = Run("eval --datset examples/tiny --predictions examples/tiny/predictions.txt");
   EXPECT_EQ(unknown.code, 1);
-  EXPECT_EQ(unknown.err, "kplab: unknown option --datset (see 'kplab help')\n");
+  EXPECT_EQ(unknown.err, "kplab: unknown option --datset (did you mean --dataset?) (see 'kplab help')\n");
   Output twice = Run(std::string(kTiny) + " --profile kplab --profile kpeval");
   EXPECT_EQ(twice.code, 1);
   EXPECT_EQ(twice.err, "kplab: option --profile is repeated (see 'kplab help')\n");

@@ -243,7 +243,8 @@ TEST_F(Kernels, NoStoreRunPrintsWhatAStoredRunPrints) {
       ASSERT_EQ(stored.code, 0) << stored.err;
       ASSERT_EQ(unstored.code, 0) << unstored.err;
       std::string s = stored.out;
-      if (output == "table") s.replace(0, s.find("  dataset"), "run 0");  // the run id: 0 when not stored
+      // The run id: "not stored" instead when not stored.
+      if (output == "table") s.replace(0, s.find("  dataset") + 2, "not stored  ");
       EXPECT_EQ(unstored.out, s) << c;
       EXPECT_NE(unstored.out.find(output == "csv" ? "all.p@5.micro," : "(documents)"), std::string::npos);
     }

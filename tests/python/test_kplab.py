@@ -200,6 +200,31 @@ class EvaluateTest(TempDirTest):
         self.assertEqual(plain["aggregates"]["all.p@M.macro"], 0.0)
         self.assertEqual(given["aggregates"]["all.p@M.macro"], 1.0)
 
+    def test_dataset_options_are_strict_and_take_source(self):
+        # The dataset options of every front-end (docs/formats.md): an unknown keyword is refused,
+        # naming the valid ones (pybind11 lists the signature); source= is --source.
+        with self.assertRaises(TypeError) as cm:
+            kplab.evaluate(DOCS, PREDS, refs_stemed=True)
+        self.assertIn("refs_stemmed", str(cm.exception))
+        self.assertIn("source", str(cm.exception))
+        with tempfile.TemporaryDirectory() as d:
+            m = os.path.join(d, "m")
+            os.mkdir(m)
+            with open(os.path.join(m, "x_context.txt"), "w") as f:
+                f.write("nothing here . <eos> nothing\n")
+            with open(os.path.join(m, "x_allkeywords.txt"), "w") as f:
+                f.write("neural networks\n")
+            src = os.path.join(d, "src.txt")
+            with open(src, "w") as f:
+                f.write("neural networks <eos> we study neural networks\n")
+            plain = kplab.evaluate(m, [["neural networks"]], metrics=["exact"])
+            given = kplab.evaluate(m, [["neural networks"]], metrics=["exact"], source=src)
+            # The reference is absent from the file's own text, present in the --source text.
+            self.assertEqual(plain["aggregates"]["present.r@M.macro"], 0.0)
+            self.assertEqual(given["aggregates"]["present.r@M.macro"], 1.0)
+            with self.assertRaisesRegex(kplab.InputError, r"source: given with in-memory documents"):
+                kplab.evaluate(DOCS, PREDS, source=src)
+
     def test_peos_in_a_line_is_a_marker(self):
         # A ';'-joined prediction line drops its '<peos>' marker under kpeval (users convert line files
         # and drop it); a list is the user's data and stays verbatim: one more (wrong) prediction.

@@ -214,10 +214,17 @@ struct ManifestEntry {
   std::optional<std::int64_t> seed;            // nullopt = from the predictions path
   std::string profile;                         // "" = the command's --profile
   std::string origin;                          // "FILE: runs[3]", for messages
+  // This entry's dataset options (docs/formats.md, "Dataset options in every front-end"); unset = the
+  // command's. references and source are resolved against the manifest's directory.
+  std::optional<bool> refs_stemmed;
+  std::optional<std::string> split, references, source, dataset_format, predictions_format, hulth_keys,
+      semeval_answers;
 };
-// Reads a JSON manifest: {"runs": [{"predictions", "dataset", "system"?, "seed"?, "profile"?}, ...]} or the
-// list alone. Errors name the file and entry ("m.json: runs[2]: field 'seed' must be an integer (got a
-// string)"); unknown fields, an empty list and a repeated entry are errors.
+// Reads a JSON manifest: {"runs": [{"predictions", "dataset", "system"?, "seed"?, "profile"?, and the dataset
+// options "split"?, "references"?, "refs_stemmed"?, "source"?, "dataset_format"?, "predictions_format"?,
+// "hulth_keys"?, "semeval_answers"?}, ...]} or the list alone. Errors name the file and entry
+// ("m.json: runs[2]: field 'seed' must be an integer (got a string)"); unknown fields (named with the valid
+// ones and the nearest), an empty list and a repeated entry are errors.
 Result<std::vector<ManifestEntry>> ReadManifest(const std::string& path);
 
 // The same checks without reading, for readers that stream a large file themselves (embedding models):

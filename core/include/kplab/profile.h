@@ -47,6 +47,10 @@ struct Profile {
   bool dedup = true;                   // drop repeated keyphrases (same dedup key), first wins
   bool semeval_refs_as_given = false;  // ExHiRD: references are not stemmed when the keywords file's
                                        // path contains 'semeval' (released stemmed)
+  // References matched as given (--refs-stemmed) are lower-cased like everything else (kplab), or
+  // compared as written (kenchan0226's -target_already_stemmed: its targets skip stem(), which is where
+  // the other strings are lower-cased; DUC-2001's gold has capitals).
+  bool lowercase_given_refs = true;
 
   // Scoring conventions (read by plugins through ctx.profile).
   std::string pk_denominator = "k";            // "k": den k, 0 without predictions; "k_always"

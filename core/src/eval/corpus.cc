@@ -173,7 +173,9 @@ class Builder {
     // memo then keeps its own copy of every distinct piece's bytes.
     bool consume;
   };
-  explicit Builder(const Options& o) : o_(o), p_(*o.profile), stemmer_(p_.stem_mode) {}
+  explicit Builder(const Options& o) : o_(o), p_(*o.profile), stemmer_(p_.stem_mode), as_written_(p_) {
+    as_written_.lowercase = false;
+  }
 
   Lexicon lex;
   PhraseArena arena;           // the phrases' surfaces and ids (adopted by the corpus)
@@ -519,7 +521,9 @@ class Builder {
   const Phrase* Normalize(std::string_view piece, bool stem) {
     std::string s;
     bool ascii = false;
-    if (!eval_internal::NormalizeSurface(piece, p_, s, ascii)) return nullptr;
+    // Unstemmed pieces are references matched as given: written case kept when the profile says so.
+    const Profile& norm = !stem && !p_.lowercase_given_refs ? as_written_ : p_;
+    if (!eval_internal::NormalizeSurface(piece, norm, s, ascii)) return nullptr;
     Phrase& ph = phrases.emplace_back();
     ph.id = static_cast<std::uint32_t>(phrases.size() - 1);
     const bool same_join = p_.dedup_join == " ";
@@ -576,6 +580,7 @@ class Builder {
   Options o_;
   const Profile& p_;
   PorterStemmer stemmer_;
+  Profile as_written_;  // p_ without lower-casing, for references compared as written
   std::string key_, dedup_;  // scratch buffers of Normalize
   std::vector<std::string_view> tokens_;
   std::vector<TokenId> tok_ids_, stem_ids_;  // a phrase's ids while Normalize makes it
@@ -763,6 +768,61 @@ struct LineReader {
   };
 };
 
+// Whether the gold looks stemmed, judged from the references themselves (docs/formats.md, "References
+// released stemmed"): the share of their word tokens (3 or more ASCII letters; Porter leaves shorter ones
+// alone) that the profile's stemmer changes. Unstemmed English keyphrases change about 60% of them
+// (Meng-2017 Inspec 62%, Krapivin 65%, KP20k 61%); stemmed gold only where Porter is not idempotent
+// (Meng-2017 SemEval 3.1%, SemEval-2010's test.combined.stem.final 4.3%). Below 15% the gold looks
+// stemmed, above 35% it looks unstemmed; in between, or with fewer than kMinWords tokens, nothing is
+// said. The first changed token in document order is named as the evidence.
+constexpr std::size_t kMinWords = 50;
+constexpr double kStemmedBelow = 0.15, kUnstemmedAbove = 0.35;
+
+std::optional<std::string> StemmedGoldWarning(const Corpus& corpus, bool refs_as_given) {
+  const PorterStemmer stemmer(corpus.profile.stem_mode);
+  std::vector<std::int8_t> changes(corpus.lex.size(), -1);  // per token id: -1 not a word, or not seen
+  std::size_t words = 0, changed = 0;
+  std::string example;
+  for (const Document& doc : corpus.docs) {
+    for (const Keyphrase& kp : doc.refs) {
+      for (const TokenId t : kp.phrase->tokens()) {
+        std::int8_t& c = changes[t];
+        if (c == -1) {
+          const std::string w = AsciiLower(std::string(corpus.lex.Str(t)));
+          const bool word = w.size() >= 3 && std::all_of(w.begin(), w.end(), [](char ch) { return ch >= 'a' && ch <= 'z'; });
+          if (!word) {
+            c = 2;
+            continue;
+          }
+          const std::string stem = stemmer.Stem(w);
+          c = stem != w ? 1 : 0;
+          if (c == 1 && example.empty()) example = fmt::format("'{}' -> '{}'", w, stem);
+        }
+        if (c == 2) continue;
+        ++words;
+        changed += static_cast<std::size_t>(c);
+      }
+    }
+  }
+  if (words < kMinWords) return std::nullopt;
+  const double share = static_cast<double>(changed) / static_cast<double>(words);
+  const std::string evidence = fmt::format("{:.1f}% of their {} word tokens change when stemmed{}", 100 * share, words,
+                                           example.empty() ? "" : " (e.g. " + example + ")");
+  if (!refs_as_given && share < kStemmedBelow) {
+    return "warning: the references look Porter-stemmed already: " + evidence +
+           ", against about 60% for unstemmed English keyphrases; stemming them again stops correct predictions "
+           "from matching: add --refs-stemmed (refs_stemmed in kp.load, manifests, Python and the C ABI; "
+           "kenchan0226's -target_already_stemmed) to match them as given";
+  }
+  if (refs_as_given && share > kUnstemmedAbove) {
+    return "warning: the references are matched as given (--refs-stemmed, refs_stemmed, or a *.stem.* answer "
+           "file) but do not look Porter-stemmed: " + evidence +
+           ", against about 4% for stemmed gold; an inflected reference then never matches a prediction: leave "
+           "out --refs-stemmed";
+  }
+  return std::nullopt;
+}
+
 template <typename Reader>
 Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, const RawPredictions* predictions,
                                const Profile& profile, int threads, bool consume) {
@@ -794,16 +854,6 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
   // References released stemmed (RawDoc::refs_stemmed: SemEval *.stem.final, --refs-stemmed) are
   // matched as given: stemming "databas" again gives "databa" and a correct prediction stops matching.
   corpus.refs_stemmed = reader.any_refs_stemmed();
-  if (stem_refs && !corpus.refs_stemmed && dataset.format == "meng") {
-    bool semeval = AsciiLower(dataset.name).find("semeval") != std::string::npos;
-    for (const auto& f : dataset.files) semeval = semeval || AsciiLower(f).find("semeval") != std::string::npos;
-    if (semeval) {
-      corpus.warnings.push_back(
-          "warning: Meng-2017's SemEval gold is released Porter-stemmed and stemming it again changes some "
-          "references ('databas' -> 'databa'), so correct predictions stop matching; add --refs-stemmed "
-          "(kenchan0226's -target_already_stemmed) to match the references as given");
-    }
-  }
   const bool raw_text = reader.any_raw_text();
   const std::size_t n_docs = reader.size();
   corpus.docs.resize(n_docs);
@@ -1012,6 +1062,7 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
     d = 0;
     for (std::size_t i = begin; i < end; ++i) FinishDocument(corpus.docs[i], dups_of(i, d), block);
   });
+  if (auto w = StemmedGoldWarning(corpus, !stem_refs || corpus.refs_stemmed)) corpus.warnings.push_back(*w);
   return corpus;
 }
 

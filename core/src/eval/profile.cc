@@ -28,6 +28,7 @@ std::vector<std::pair<std::string, std::string>> Profile::Knobs() const {
       {"dedup_join", dedup_join == " " ? "space" : dedup_join},
       {"dedup", b(dedup)},
       {"semeval_refs_as_given", b(semeval_refs_as_given)},
+      {"lowercase_given_refs", b(lowercase_given_refs)},
       {"pk_denominator", pk_denominator},
       {"ap_denominator", ap_denominator},
       {"ndcg_ideal", ndcg_ideal},
@@ -88,6 +89,7 @@ Profile KenchanProfile() {
   p.invalid_tokens = {"<unk>", ",", "."};
   p.peos = "first_token";
   p.max_pieces = 200;
+  p.lowercase_given_refs = false;  // evaluate_prediction.py L1077-1083: targets not stem()med stay as written
   return p;
 }
 

@@ -7,9 +7,31 @@
 #include <fmt/format.h>
 
 #include "kplab/io.h"
+#include "kplab/json.h"
+#include "kplab/suggest.h"
 #include "util/json_internal.h"
 
 namespace kplab {
+
+namespace {
+const std::vector<std::string> kFields = {"predictions",  "dataset",        "system",
+                                          "seed",         "profile",        "split",
+                                          "references",   "refs_stemmed",   "source",
+                                          "dataset_format", "predictions_format", "hulth_keys",
+                                          "semeval_answers"};
+
+// The entry's string-valued dataset option named `key`, or null.
+std::optional<std::string>* StringOption(ManifestEntry& m, std::string_view key) {
+  if (key == "split") return &m.split;
+  if (key == "references") return &m.references;
+  if (key == "source") return &m.source;
+  if (key == "dataset_format") return &m.dataset_format;
+  if (key == "predictions_format") return &m.predictions_format;
+  if (key == "hulth_keys") return &m.hulth_keys;
+  if (key == "semeval_answers") return &m.semeval_answers;
+  return nullptr;
+}
+}  // namespace
 
 Result<std::vector<ManifestEntry>> ReadManifest(const std::string& path) {
   namespace fs = std::filesystem;
@@ -17,7 +39,9 @@ Result<std::vector<ManifestEntry>> ReadManifest(const std::string& path) {
   if (!text) return text.error();
   constexpr const char* kShape =
       "expected {\"runs\": [{\"predictions\": PATH, \"dataset\": PATH, \"system\"?: NAME, \"seed\"?: INTEGER, "
-      "\"profile\"?: NAME}, ...]} or the list alone";
+      "\"profile\"?: NAME, \"split\"?: NAME, \"references\"?: PATH, \"refs_stemmed\"?: BOOLEAN, \"source\"?: PATH, "
+      "\"dataset_format\"?, \"predictions_format\"?, \"hulth_keys\"?, \"semeval_answers\"?: NAME}, "
+      "...]} or the list alone";
   simdjson::dom::parser parser;
   simdjson::dom::element root;
   if (auto err = parser.parse(*text).get(root); err) {
@@ -50,7 +74,7 @@ Result<std::vector<ManifestEntry>> ReadManifest(const std::string& path) {
     return (q.is_absolute() || base.empty() ? q : base / q).lexically_normal().string();
   };
   std::vector<ManifestEntry> out;
-  std::set<std::tuple<std::string, std::string, std::string, std::string, std::optional<std::int64_t>>> seen;
+  std::set<std::string> seen;  // entries, as JSON strings of their fields (two may differ in options only)
   std::size_t i = 0;
   for (simdjson::dom::element e : runs) {
     const std::string where = fmt::format("{}: runs[{}]", path, i++);
@@ -99,9 +123,20 @@ Result<std::vector<ManifestEntry>> ReadManifest(const std::string& path) {
         if (*m.seed < 0) {
           return Error{fmt::format("{}: field 'seed' is {} (expected an integer >= 0)", where, *m.seed), ErrorKind::kInput};
         }
+      } else if (auto* opt = StringOption(m, k)) {
+        std::string v;
+        err = need_string(&v);
+        *opt = v;
+      } else if (k == "refs_stemmed") {
+        if (!value.is_bool()) {
+          return Error{fmt::format("{}: field 'refs_stemmed' must be true or false (got {})", where,
+                                   json_internal::TypeName(value)),
+                       ErrorKind::kInput};
+        }
+        m.refs_stemmed = value.get_bool().value();
       } else {
-        return Error{fmt::format("{}: unknown field '{}' (expected predictions, dataset, system, seed, profile)",
-                                 where, k),
+        return Error{fmt::format("{}: unknown field '{}' ({}expected one of: {})", where, k, DidYouMean(k, kFields),
+                                 JoinNames(kFields)),
                      ErrorKind::kInput};
       }
       if (err) return *err;
@@ -112,9 +147,21 @@ Result<std::vector<ManifestEntry>> ReadManifest(const std::string& path) {
     }
     m.predictions_path = resolve(m.predictions_path);
     m.dataset_path = resolve(m.dataset_path);
+    if (m.references) m.references = resolve(*m.references);
+    if (m.source) m.source = resolve(*m.source);
     m.origin = where;
-    if (!seen.insert({m.predictions_path, m.dataset_path, m.system, m.profile, m.seed}).second) {
-      return Error{fmt::format("{}: the same predictions, dataset, system, seed and profile as an earlier entry ({})", where,
+    const std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", JsonString(m.predictions_path), JsonString(m.dataset_path),
+                                        JsonString(m.system), JsonString(m.profile), m.seed ? std::to_string(*m.seed) : "-",
+                                        m.refs_stemmed ? (*m.refs_stemmed ? "1" : "0") : "-",
+                                        m.split ? JsonString(*m.split) : "-", m.references ? JsonString(*m.references) : "-",
+                                        m.source ? JsonString(*m.source) : "-") +
+                            fmt::format("|{}|{}|{}|{}", m.dataset_format ? JsonString(*m.dataset_format) : "-",
+                                        m.predictions_format ? JsonString(*m.predictions_format) : "-",
+                                        m.hulth_keys ? JsonString(*m.hulth_keys) : "-",
+                                        m.semeval_answers ? JsonString(*m.semeval_answers) : "-");
+    if (!seen.insert(key).second) {
+      return Error{fmt::format("{}: the same predictions, dataset, system, seed, profile and dataset options as an "
+                               "earlier entry ({})", where,
                                m.predictions_path),
                    ErrorKind::kInput};
     }

@@ -45,7 +45,9 @@ KPLAB_C_EXPORT kplab_data* kplab_load(const char* dataset_path, const char* pred
                                       const char* profile, char** errptr);
 /* As kplab_load, with `options` NULL or a ';'-separated list of NAME or NAME=VALUE, as the same
  * options of `kplab eval`: "refs_stemmed" (references released Porter-stemmed, matched as given),
- * "dataset_format=F", "predictions_format=F", "source=PATH". An unknown name is an error. */
+ * "dataset_format=F", "predictions_format=F", "source=PATH", "split=NAME", "references=PATH",
+ * "hulth_keys=K", "semeval_answers=A" (docs/formats.md, "Dataset options in every front-end"). An
+ * unknown name is an error naming the valid ones. */
 KPLAB_C_EXPORT kplab_data* kplab_load_ex(const char* dataset_path, const char* predictions_path,
                                          const char* profile, const char* options, char** errptr);
 KPLAB_C_EXPORT size_t kplab_data_num_docs(const kplab_data* data);
