@@ -353,7 +353,7 @@ int LuaEvaluate(lua_State* L) {
   req.system = "lua";
   if (!lua_isnoneornil(L, 4)) {
     luaL_checktype(L, 4, LUA_TTABLE);
-    CheckKeys(L, 4, "kp.evaluate: opts", {"system", "db", "model", "plugins", "threads"});
+    CheckKeys(L, 4, "kp.evaluate: opts", {"system", "db", "model", "plugins", "threads", "verify_docs", "random_seed"});
     auto opt = [&](const char* k) { return StringField(L, 4, k); };
     if (auto v = opt("system")) req.system = *v;
     if (auto v = opt("model")) req.model = *v;

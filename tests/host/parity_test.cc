@@ -142,7 +142,7 @@ TEST_F(Strict, KpLoadRefusesUnknownFieldsAndTakesRefsStemmed) {
             "'exact', nil, {sytem = 'x'})\n");
   Output e = Run("run " + opts);
   EXPECT_NE(e.err.find("kp.evaluate: opts: unknown field 'sytem' (did you mean 'system'? expected one of: system, db, "
-                       "model, plugins, threads)"),
+                       "model, plugins, threads, verify_docs, random_seed)"),
             std::string::npos)
       << e.err;
 }
