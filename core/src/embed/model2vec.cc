@@ -68,7 +68,8 @@ Result<int> ConfigNormalize(const fs::path& p, const std::string& bytes) {
   simdjson::dom::parser parser;
   element root;
   if (auto err = parser.parse(bytes).get(root); err != simdjson::SUCCESS) {
-    return Error{fmt::format("{}: {} (expected the model's configuration)", p.string(), json_internal::JsonProblem(bytes, err))};
+    return Error{fmt::format("{}: {} (expected the model's configuration)", p.string(),
+                             json_internal::JsonProblem(bytes, err))};
   }
   if (root.type() != element_type::OBJECT) {
     return Error{fmt::format("{}: not a JSON object (expected the model's configuration)", p.string())};
@@ -90,7 +91,8 @@ Result<bool> ModulesNormalize(const fs::path& p, const std::string& bytes) {
   simdjson::dom::parser parser;
   element root;
   if (auto err = parser.parse(bytes).get(root); err != simdjson::SUCCESS) {
-    return Error{fmt::format("{}: {} (expected sentence-transformers modules)", p.string(), json_internal::JsonProblem(bytes, err))};
+    return Error{fmt::format("{}: {} (expected sentence-transformers modules)", p.string(),
+                             json_internal::JsonProblem(bytes, err))};
   }
   if (root.type() != element_type::ARRAY) {
     return Error{fmt::format("{}: not a JSON array (expected sentence-transformers modules)", p.string())};
