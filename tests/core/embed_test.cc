@@ -313,6 +313,30 @@ TEST(RegistryTest, SwappedOrEditedFilesAreErrors) {
   auto b = GetModel(models, "b");
   ASSERT_FALSE(b.ok());
   EXPECT_THAT(b.error().message, HasSubstr("b/model.json: the fingerprint does not match"));
+  // A manifest that is not JSON says what is wrong and where, like every other JSON file kplab reads.
+  // `{"name":"b",` is 12 characters and the line break; on line 2 the number starts in column 8.
+  std::ofstream(models + "/b/model.json", std::ios::trunc) << "{\"name\":\"b\",\n\"dims\":1e999}";
+  b = GetModel(models, "b");
+  ASSERT_FALSE(b.ok());
+  EXPECT_THAT(b.error().message,
+              HasSubstr("b/model.json: number out of range at line 2, column 8 ('1e999': beyond the range of a "
+                        "double) (expected a kplab model manifest)"));
+  std::ofstream(models + "/b/model.json", std::ios::trunc) << "{\"name\": \"b";
+  b = GetModel(models, "b");
+  ASSERT_FALSE(b.ok());
+  EXPECT_THAT(b.error().message, HasSubstr("b/model.json: malformed JSON ("));
+}
+
+TEST(RegistryTest, WinkJsonProblemsSayWhatAndWhere) {
+  TempDir dir;
+  const std::string f = dir.File("wink.json");
+  // `{"dimensions": 2,` then line 2 `"size": ` (8 characters): the integer starts in column 9.
+  std::ofstream(f) << "{\"dimensions\": 2,\n\"size\": 1267650600228229401496703205376}";
+  auto r = ConvertWinkJson(f, dir.File("out.kvec"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.error().message, HasSubstr(f + ": integer out of range at line 2, column 9 "
+                                               "('1267650600228229401496703205376'"));
+  EXPECT_THAT(r.error().message, HasSubstr("(expected a wink-embeddings JSON file)"));
 }
 
 }  // namespace

@@ -242,7 +242,20 @@ TEST(SafetensorsTest, CorruptFilesAreErrorsNamingTheFile) {
   // Not JSON.
   std::string garbled = good;
   garbled[8 + 1] = '#';  // {#embeddings":...
-  EXPECT_NE(OpenError(garbled).find("header is not valid JSON"), std::string::npos);
+  e = OpenError(garbled);
+  EXPECT_NE(e.find("dir/model.safetensors: header: malformed JSON ("), std::string::npos) << e;
+  EXPECT_NE(e.find("(expected a JSON object header)"), std::string::npos) << e;
+  // A header that is JSON but for one number: the message says which and where. The header is
+  // {"__metadata__":{"x":1e999}} padded with spaces to the fixture's 80 bytes; `{"__metadata__":{"x":` is
+  // 21 characters, so the number starts in column 22.
+  std::string ranged = good;
+  std::string header = R"({"__metadata__":{"x":1e999}})";
+  header.resize(80, ' ');
+  ranged.replace(8, 80, header);
+  e = OpenError(ranged);
+  EXPECT_NE(e.find("header: number out of range at line 1, column 22 ('1e999': beyond the range of a double)"),
+            std::string::npos)
+      << e;
   std::string not_object = good;
   not_object[8] = '[';
   EXPECT_NE(OpenError(not_object).find("does not start with '{'"), std::string::npos);
@@ -876,8 +889,17 @@ TEST(Model2VecTest, BadModelsAreErrorsNamingTheFile) {
     EXPECT_NE(LoadError(d.path()).find(d / "config.json" + ": \"normalize\" is not a boolean"),
               std::string::npos);
     WriteAll(d / "config.json", "not json");
-    EXPECT_NE(LoadError(d.path()).find(d / "config.json" + ": not a JSON object"),
+    EXPECT_NE(LoadError(d.path()).find(d / "config.json" + ": malformed JSON ("), std::string::npos)
+        << LoadError(d.path());
+    WriteAll(d / "config.json", "[1]");
+    EXPECT_NE(LoadError(d.path()).find(d / "config.json" + ": not a JSON object (expected the model's configuration)"),
               std::string::npos);
+    // Line 2 is `"size": 1267...`: `"size": ` is 8 characters, so the integer starts in column 9.
+    WriteAll(d / "config.json", "{\"normalize\": true,\n\"size\": 1267650600228229401496703205376}");
+    EXPECT_NE(LoadError(d.path()).find(d / "config.json" +
+                                       ": integer out of range at line 2, column 9 ('1267650600228229401496703205376'"),
+              std::string::npos)
+        << LoadError(d.path());
     WriteAll(d / "config.json", "{}");
     WriteAll(d / "tokenizer.json", ReadAll(kF32 + "/tokenizer.json").substr(0, 5000));
     EXPECT_NE(LoadError(d.path()).find(d / "tokenizer.json" + ": malformed JSON ("),

@@ -18,6 +18,7 @@
 #include "kplab/safetensors.h"
 #include "kplab/sha256.h"
 #include "kplab/utf8.h"
+#include "util/json_internal.h"
 
 namespace kplab {
 namespace {
@@ -66,9 +67,12 @@ Result<std::string> ReadFile(const fs::path& p) {
 Result<int> ConfigNormalize(const fs::path& p, const std::string& bytes) {
   simdjson::dom::parser parser;
   element root;
-  if (parser.parse(bytes).get(root) != simdjson::SUCCESS || root.type() != element_type::OBJECT) {
-    return Error{
-        fmt::format("{}: not a JSON object (expected the model's configuration)", p.string())};
+  if (auto err = parser.parse(bytes).get(root); err != simdjson::SUCCESS) {
+    return Error{fmt::format("{}: {} (expected the model's configuration)", p.string(),
+                             json_internal::JsonProblem(bytes, err))};
+  }
+  if (root.type() != element_type::OBJECT) {
+    return Error{fmt::format("{}: not a JSON object (expected the model's configuration)", p.string())};
   }
   element v;
   const simdjson::dom::object obj = root.get_object().value_unsafe();
@@ -86,9 +90,12 @@ Result<int> ConfigNormalize(const fs::path& p, const std::string& bytes) {
 Result<bool> ModulesNormalize(const fs::path& p, const std::string& bytes) {
   simdjson::dom::parser parser;
   element root;
-  if (parser.parse(bytes).get(root) != simdjson::SUCCESS || root.type() != element_type::ARRAY) {
-    return Error{
-        fmt::format("{}: not a JSON array (expected sentence-transformers modules)", p.string())};
+  if (auto err = parser.parse(bytes).get(root); err != simdjson::SUCCESS) {
+    return Error{fmt::format("{}: {} (expected sentence-transformers modules)", p.string(),
+                             json_internal::JsonProblem(bytes, err))};
+  }
+  if (root.type() != element_type::ARRAY) {
+    return Error{fmt::format("{}: not a JSON array (expected sentence-transformers modules)", p.string())};
   }
   const simdjson::dom::array modules = root.get_array().value_unsafe();
   for (element m : modules) {

@@ -28,6 +28,7 @@
 #include "kplab/sha256.h"
 #include "kplab/vecfile.h"
 #include "store/store_internal.h"
+#include "util/json_internal.h"
 
 namespace fs = std::filesystem;
 
@@ -197,9 +198,14 @@ Result<ModelInfo> ParseManifest(const fs::path& path) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   if (Status st = GateFile(path.string(), FileAccess::kRead); !st.ok()) return st.error();
-  if (auto err = parser.load(path.string()).get(doc); err) {
+  simdjson::padded_string text;
+  if (auto err = simdjson::padded_string::load(path.string()).get(text); err) {
     return Error{fmt::format("{}: cannot read the model manifest: {}", path.string(),
                              simdjson::error_message(err))};
+  }
+  if (auto err = parser.parse(text).get(doc); err) {
+    return Error{fmt::format("{}: {} (expected a kplab model manifest)", path.string(),
+                             json_internal::JsonProblem(std::string_view(text.data(), text.size()), err))};
   }
   ModelInfo m;
   auto str = [&](const char* key, std::string& out) -> Status {

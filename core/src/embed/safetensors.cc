@@ -14,6 +14,8 @@
 #include <limits>
 #include <utility>
 
+#include "util/json_internal.h"
+
 namespace kplab {
 namespace {
 
@@ -184,10 +186,10 @@ Result<Safetensors> Safetensors::Parse(std::string bytes, std::string path) {
     }
     simdjson::dom::parser parser;
     element root;
-    if (parser.parse(header.data(), header.size()).get(root) != simdjson::SUCCESS ||
-        root.type() != element_type::OBJECT) {
-      Fail(p, "header is not valid JSON", "a JSON object header");
+    if (auto err = parser.parse(header.data(), header.size()).get(root); err != simdjson::SUCCESS) {
+      Fail(p, "header: " + json_internal::JsonProblem(header, err), "a JSON object header");
     }
+    if (root.type() != element_type::OBJECT) Fail(p, "header is not a JSON object", "a JSON object header");
     st.data_start_ = 8 + n;
     const std::size_t data_size = b.size() - st.data_start_;
     const simdjson::dom::object fields = root.get_object().value_unsafe();

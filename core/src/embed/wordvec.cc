@@ -13,6 +13,7 @@
 #include <simdjson.h>
 
 #include "kplab/text.h"
+#include "util/json_internal.h"
 
 namespace kplab {
 namespace {
@@ -37,7 +38,8 @@ Result<ImportStats> ConvertWinkJson(const std::string& json_path, const std::str
   simdjson::ondemand::parser parser;
   simdjson::ondemand::document doc;
   if (auto err = parser.iterate(json).get(doc); err) {
-    return Error{fmt::format("{}: not JSON: {}", json_path, simdjson::error_message(err))};
+    return Error{fmt::format("{}: {} (expected a wink-embeddings JSON file)", json_path,
+                             json_internal::JsonProblem(std::string_view(json.data(), json.size()), err))};
   }
   std::vector<std::string> words;
   std::unordered_map<std::string_view, std::size_t> word_row;
@@ -119,7 +121,25 @@ Result<ImportStats> ConvertWinkJson(const std::string& json_path, const std::str
       // precision, unkVector: not needed (an unknown word has no vector in kplab).
     }
   } catch (const simdjson::simdjson_error& e) {
-    return Error{fmt::format("{}: malformed JSON: {}", JsonWhere(json_path, doc, json), e.what())};
+    // The on-demand parser finds a bad number or too deep a nesting only when it reaches it: those are
+    // described as every other JSON problem is (what and line:column); a value of the wrong type keeps
+    // its byte position.
+    const simdjson::error_code err = e.error();
+    const std::string_view text(json.data(), json.size());
+    const char* loc = nullptr;
+    if (doc.current_location().get(loc) == simdjson::SUCCESS && loc != nullptr) {
+      if (std::string p = json_internal::NumberProblemAt(text, static_cast<std::size_t>(loc - json.data()));
+          !p.empty()) {
+        return Error{fmt::format("{}: {} (expected a wink-embeddings JSON file)", json_path, p)};
+      }
+    }
+    if (err == simdjson::NUMBER_ERROR || err == simdjson::NUMBER_OUT_OF_RANGE || err == simdjson::DEPTH_ERROR ||
+        err == simdjson::UTF8_ERROR) {
+      return Error{fmt::format("{}: {} (expected a wink-embeddings JSON file)", json_path,
+                               json_internal::JsonProblem(text, err))};
+    }
+    return Error{fmt::format("{}: {} (expected a wink-embeddings JSON file)", JsonWhere(json_path, doc, json),
+                             e.what())};
   }
   if (words.empty() || matrix.empty() || matrix.size() != words.size() * static_cast<std::size_t>(dims)) {
     return Error{fmt::format("{}: no \"words\" or \"vectors\" (expected a wink-embeddings JSON file)",

@@ -99,20 +99,47 @@ inline std::string Kind(simdjson::error_code err) {
 // JSON integers are read as 64-bit integers)", "invalid UTF-8 at line 2, column 4", else "malformed
 // JSON (WHAT simdjson FOUND)", e.g. "malformed JSON (a string without its closing quote)". one_line: the text is one line of a file whose line the message already
 // names (JSON Lines): the position is a column only.
+namespace detail {
+
+inline Spot SpotOf(std::string_view text, std::size_t offset) {
+  Spot s;
+  for (std::size_t k = 0; k < offset && k < text.size(); ++k) {
+    if (text[k] == '\n') {
+      ++s.line;
+      s.column = 1;
+    } else if (!IsUtf8Continuation(static_cast<unsigned char>(text[k]))) {
+      ++s.column;
+    }
+  }
+  return s;
+}
+
+inline std::size_t NumberEnd(std::string_view text, std::size_t i) {
+  std::size_t j = i + 1;
+  while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.' || text[j] == 'e' ||
+                             text[j] == 'E' || text[j] == '+' || text[j] == '-')) {
+    ++j;
+  }
+  return j;
+}
+
+}  // namespace detail
+
+// For an on-demand parser, which finds a number that does not fit only when it reads it: what is wrong with
+// the number token at byte `offset` of `text` ("integer out of range at line 2, column 9 (...)"), or "" when
+// no number starts there or it fits.
+inline std::string NumberProblemAt(std::string_view text, std::size_t offset) {
+  if (offset >= text.size() || !(text[offset] == '-' || (text[offset] >= '0' && text[offset] <= '9'))) return "";
+  const std::size_t end = detail::NumberEnd(text, offset);
+  std::string p = detail::NumberRangeProblem(text.substr(offset, end - offset));
+  if (p.empty()) return "";
+  const std::size_t open = p.find(" (");
+  return p.substr(0, open) + " at " + detail::Where(detail::SpotOf(text, offset), false) + p.substr(open);
+}
+
 inline std::string JsonProblem(std::string_view text, simdjson::error_code err, bool one_line = false) {
   using detail::Spot;
-  auto spot_of = [&](std::size_t offset) {
-    Spot s;
-    for (std::size_t k = 0; k < offset && k < text.size(); ++k) {
-      if (text[k] == '\n') {
-        ++s.line;
-        s.column = 1;
-      } else if (!IsUtf8Continuation(static_cast<unsigned char>(text[k]))) {
-        ++s.column;
-      }
-    }
-    return s;
-  };
+  auto spot_of = [&](std::size_t offset) { return detail::SpotOf(text, offset); };
   if (err == simdjson::UTF8_ERROR) {
     std::size_t bad = 0;
     if (!ValidUtf8(text, &bad)) return "invalid UTF-8 at " + detail::Where(spot_of(bad), one_line);
@@ -140,11 +167,7 @@ inline std::string JsonProblem(std::string_view text, simdjson::error_code err, 
     } else if (c == ']' || c == '}') {
       if (depth > 0) --depth;
     } else if (c == '-' || (c >= '0' && c <= '9')) {
-      std::size_t j = i + 1;
-      while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.' ||
-                                 text[j] == 'e' || text[j] == 'E' || text[j] == '+' || text[j] == '-')) {
-        ++j;
-      }
+      const std::size_t j = detail::NumberEnd(text, i);
       if (err == simdjson::NUMBER_ERROR || err == simdjson::NUMBER_OUT_OF_RANGE) {
         if (std::string p = detail::NumberRangeProblem(text.substr(i, j - i)); !p.empty()) {
           const std::size_t open = p.find(" (");
