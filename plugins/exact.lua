@@ -36,5 +36,5 @@ and R), <s>.f1@k.macro_hm (harmonic mean of macro P and macro R, as KPEval and k
       c:custom("f1" .. at .. ".macro_hm", function(a) return f1(a["p" .. at .. ".macro"], a["r" .. at .. ".macro"]) end)
     end
   end,
-  score = kp.kernel.exact,  -- the host's native kernel (kplab/kernels.h); tests/data/lua_scorers/exact.lua is its Lua
+  score = kp.kernel.exact,  -- the host's native kernel (kplab/kernels.h); plugins/reference/exact.lua is its Lua
 }

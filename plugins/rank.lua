@@ -32,5 +32,5 @@ prediction (0 if none). Aggregates are means over documents: <s>.map@k, <s>.ndcg
       c:mean("alpha_ndcg" .. at, c:column("alpha_ndcg" .. at))
     end
   end,
-  score = kp.kernel.rank,  -- the host's native kernel (kplab/kernels.h); tests/data/lua_scorers/rank.lua is its Lua
+  score = kp.kernel.rank,  -- the host's native kernel (kplab/kernels.h); plugins/reference/rank.lua is its Lua
 }

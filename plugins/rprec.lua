@@ -19,5 +19,5 @@ substr-matched by some prediction / number of references (0 without references),
 (0 when P or R is 0); every aggregate is the mean over documents (substr_f1: of per-document F1).]],
   subsets = { "all", "present", "absent" },
   columns = { "rprec_substr", "rprec_zg", "substr_precision", "substr_recall", "substr_f1" },
-  score = kp.kernel.rprec,  -- the host's native kernel (kplab/kernels.h); tests/data/lua_scorers/rprec.lua is its Lua
+  score = kp.kernel.rprec,  -- the host's native kernel (kplab/kernels.h); plugins/reference/rprec.lua is its Lua
 }

@@ -51,5 +51,5 @@ Columns, for <s> in all, present, absent:
     for _, name in ipairs { "semrp", "semrp_div", "semrp_ak", "semrp_dk" } do c:column(name, "mean") end
     for _, k in ipairs(p.ks ~= "" and kp.cutoffs(p.ks) or {}) do c:column("semrp_k" .. k, "mean") end
   end,
-  score = kp.kernel.semrp,  -- the host's native kernel (engine/semrp_kernel.h); tests/data/lua_scorers/semrp.lua is its Lua
+  score = kp.kernel.semrp,  -- the host's native kernel (engine/semrp_kernel.h); plugins/reference/semrp.lua is its Lua
 }

@@ -738,6 +738,11 @@ function KeyphraseList:subset(s) end
 ---@return KeyphraseList
 function KeyphraseList:present_first() end
 
+---The same phrases without repeats, first wins, by the profile's dedup key (what a deduplicating
+---profile builds; for a list that kept its repeats, e.g. doc.preds_with_duplicates).
+---@return KeyphraseList
+function KeyphraseList:unique() end
+
 ---The i-th phrase as a table, or nil outside 1..#list.
 ---@param i integer
 ---@return {surface: string, key: string, tokens: string[], stems: string[], present: boolean, after_peos: boolean}|nil

@@ -160,6 +160,7 @@ constexpr CostEntry kCosts[] = {
     {"KeyphraseList:match_pairs", kSize, "O(product of the two lists' sizes); the Matrix held in the memory cap"},
     {"KeyphraseList:present", kSize, "O(size of the list)"},
     {"KeyphraseList:present_first", kSize, "O(size of the list)"},
+    {"KeyphraseList:unique", kSize, "O(size of the list), one hash set"},
     {"KeyphraseList:prmu", kSize, "O(size of the list and the document's source)"},
     {"KeyphraseList:subset", kSize, "O(size of the list)"},
     {"KeyphraseList:surfaces", kSize, "O(size of the list)"},

@@ -155,6 +155,20 @@ int ListPresentFirst(lua_State* L) {
   return 1;
 }
 
+// The list without repeats, first wins, by the profile's dedup key (the stems joined as the profile joins
+// them for dedup): what a deduplicating profile builds, for a list that kept its repeats.
+int ListUnique(lua_State* L) {
+  ListUd* l = CheckList(L, 1);
+  std::vector<const Keyphrase*> v;
+  v.reserve(l->items.size());
+  std::unordered_set<TokenId> seen;
+  for (const Keyphrase* k : l->items) {
+    if (seen.insert(l->corpus->DedupKey(*k->phrase)).second) v.push_back(k);
+  }
+  PushList(L, l->corpus, l->doc)->Own(std::move(v));
+  return 1;
+}
+
 int ListSubset(lua_State* L) {
   const std::string_view which = luaL_checkstring(L, 2);
   if (which == "all") {
@@ -303,6 +317,7 @@ const luaL_Reg kListMethods[] = {
     {"absent", Safe<ListFilterPresent<false>>},
     {"subset", Safe<ListSubset>},
     {"present_first", Safe<ListPresentFirst>},
+    {"unique", Safe<ListUnique>},
     {"get", Safe<ListGet>},
     {"surfaces", Safe<ListSurfaces>},
     {"keys", Safe<ListKeys>},

@@ -1,8 +1,9 @@
-// Native kernels (issue 16 item 1): plugins/exact.lua, rank.lua, rprec.lua and semrp.lua score with
-// `score = kp.kernel.NAME`. Their previous Lua score functions are kept in tests/data/lua_scorers/ (the
-// code the conformance tests validated against the peers' scripts); the kernels must give the same
-// numbers bit for bit, aggregates and per-document columns, under every profile and non-default
-// parameters. The hostile cases try to misuse a kernel.
+// Native kernels: plugins/exact.lua, rank.lua, rprec.lua and semrp.lua score with `score = kp.kernel.NAME`.
+// Their formulas ship beside them as whole Lua plugins of the same names in plugins/reference/ (the code the
+// conformance tests validated against the peers' scripts); the kernels must give the same numbers bit for
+// bit, aggregates and per-document columns, under every profile and non-default parameters, and the two
+// files of a metric must declare the same parameters, documentation and subsets. The hostile cases try to
+// misuse a kernel.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -48,6 +49,38 @@ class Kernels : public ::testing::Test {
   fs::path dir_;
 };
 
+// The text between `open` and the next line equal to `close`, from `file` (empty when absent).
+std::string Block(const std::string& file, const std::string& open, const std::string& close) {
+  std::ifstream in(file);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  const auto at = text.find(open);
+  if (at == std::string::npos) return "";
+  const auto end = text.find(close, at);
+  return text.substr(at, end == std::string::npos ? std::string::npos : end - at);
+}
+
+// A kernel-backed plugin and its Lua formula cannot drift apart: the same parameters (names, defaults,
+// choices, documentation), the same doc string, version, subsets and needs.
+TEST(KernelReferences, DeclareWhatTheirKernelPluginsDeclare) {
+  for (const std::string name : {"exact", "rank", "rprec", "semrp"}) {
+    const std::string src = std::string(KPLAB_SOURCE_DIR) + "/";
+    const std::string shipped = src + "plugins/" + name + ".lua", ref = src + "plugins/reference/" + name + ".lua";
+    ASSERT_TRUE(fs::exists(ref)) << ref;
+    for (const auto& [open, close] : std::initializer_list<std::pair<std::string, std::string>>{
+             {"  name = ", "\n"}, {"  version = ", "\n"}, {"  doc = [[", "]]"}, {"  params = {", "\n  },"},
+             {"  subsets = ", "\n"}, {"  needs = ", "\n  end,"}}) {
+      const std::string a = Block(shipped, open, close), b = Block(ref, open, close);
+      EXPECT_EQ(a, b) << name << ": '" << open << "' differs between " << shipped << " and " << ref;
+      if (open != "  needs = " && open != "  params = {") {  // rprec has no parameters, only semrp needs
+        EXPECT_FALSE(a.empty()) << shipped << " has no '" << open << "'";
+      }
+    }
+    // The shipped file scores with the kernel; the reference with a Lua function.
+    EXPECT_NE(Block(shipped, "  score = kp.kernel." + name, "\n"), "") << shipped;
+    EXPECT_NE(Block(ref, "  score = function(", "\n"), "") << ref;
+  }
+}
+
 TEST_F(Kernels, SameNumbersAsTheirLuaUnderEveryProfile) {
   const std::string d = "../shared/data/kpg_testsets_meng2017/", p = "../shared/data/predictions/catSeqTG-2RF1/";
   const std::string cases[] = {
@@ -67,11 +100,14 @@ TEST_F(Kernels, SameNumbersAsTheirLuaUnderEveryProfile) {
       "--dataset " + d + "krapivin --predictions " + p + "krapivin/seed1234.txt --param semrp.dedup=false "
       "--param semrp.ks=1,2",
       "--dataset " + d + "inspec --predictions " + p + "inspec/seed1234.txt --profile kpeval --param semrp.dedup=false",
+      // semrp.dedup=true on a profile that keeps repeats: the kernel drops them, the Lua by list:unique().
+      "--dataset " + d + "semeval --predictions " + p + "semeval/seed1234.txt --profile semrp-standalone "
+      "--param semrp.dedup=true --param semrp.ks=1,5",
   };
   int n = 0;
   for (const std::string& c : cases) {
     const std::string args = c + " --metrics exact,rank,rprec,semrp --system s";
-    const std::string lua = Numbers(args, "tests/data/lua_scorers", "lua" + std::to_string(n) + ".db");
+    const std::string lua = Numbers(args, "plugins/reference", "lua" + std::to_string(n) + ".db");
     const std::string native = Numbers(args, "", "native" + std::to_string(n) + ".db");
     ASSERT_GT(native.size(), 200u) << c;
     EXPECT_EQ(native, lua) << c;
@@ -139,7 +175,7 @@ TEST_F(Kernels, MaskPathMatchesTheLuaOnHostileDocuments) {
   int n = 0;
   for (const std::string& c : cases) {
     const std::string args = c + " --metrics exact,rank,rprec --system s";
-    const std::string lua = Numbers(args, "tests/data/lua_scorers", "hlua" + std::to_string(n) + ".db");
+    const std::string lua = Numbers(args, "plugins/reference", "hlua" + std::to_string(n) + ".db");
     const std::string native = Numbers(args, "", "hnative" + std::to_string(n) + ".db");
     ASSERT_GT(native.size(), 200u) << c;
     EXPECT_EQ(native, lua) << c;

@@ -1,6 +1,7 @@
 -- kplab-api: 2
--- plugins/semrp.lua as it was before its score became the native kp.kernel.semrp (kept as the reference the
--- kernel is checked against: tests/host/kernel_test.cc, bit for bit under every profile).
+-- The formula of plugins/semrp.lua, whose score is the native kp.kernel.semrp: the same parameters, columns and
+-- aggregation, scored in Lua. Run it with `--plugins plugins/reference --metrics semrp`; tests/host/kernel_test.cc
+-- checks the kernel against this file bit for bit under every profile.
 -- Semantic R-Precision (Venturini et al., seed 002) with its one-to-one (Div) and adaptive-k variants.
 local ipairs, min, max, ceil, floor = ipairs, math.min, math.max, math.ceil, math.floor
 
@@ -22,6 +23,10 @@ negative (as the paper); clamp=true clamps them to [0, 1] first.
 Profiles: kplab divides by R and embeds surfaces in model order; kpeval (the KPEval-SemR-p fork)
 embeds stemmed strings and orders the `all` predictions present-first; semrp-standalone (the
 standalone code) divides by min(#predictions, R), keeps repeats and embeds the original case.
+dedup: repeated predictions (same stem key) before the top-R cut. "profile" (default) as the profile
+built the list (dropped, first wins, except under semrp-standalone); "false" keeps every repeat, each
+taking a rank as in the authors' code (so kplab + dedup=false is "/ R, no dedup"); "true" drops them
+under any profile. References are always the profile's.
 Columns, for <s> in all, present, absent:
   <s>.semrp      k = params.k (default 3).
   <s>.semrp_div  SemR-p-Div (paper section 7): one maximum-weight assignment between the top R
@@ -38,8 +43,8 @@ Columns, for <s> in all, present, absent:
     clamp = kp.bool { default = false, doc = "clamp cosines to [0, 1]" },
     alpha = kp.number { default = 0.5, min = 0, doc = "adaptive k = ceil(alpha * R)" },
     ks = kp.string { default = "", doc = "extra k values, comma-separated integers >= 1 (a semrp_k<j> column each)" },
-    -- The reference covers "profile" and "false" (a KeyphraseList cannot be deduplicated from Lua).
-    dedup = kp.string { default = "profile", one_of = { "profile", "false" } },
+    dedup = kp.string { default = "profile", one_of = { "profile", "true", "false" },
+                        doc = "repeated predictions before the top-R cut: as the profile, dropped (true) or kept (false)" },
   },
   check = function(p)
     local ks, message = kp.cutoffs(p.ks == "" and "1" or p.ks)
@@ -65,6 +70,8 @@ Columns, for <s> in all, present, absent:
     if p.dedup == "false" and prof.dedup then
       preds = doc.preds_with_duplicates
       if ctx.subset ~= "all" then preds = preds:subset(ctx.subset) end
+    elseif p.dedup == "true" and not prof.dedup then
+      preds = preds:unique()
     end
     if ctx.subset == "all" and doc.has_text and prof.rprec_order == "present_first" then
       preds = preds:present_first()

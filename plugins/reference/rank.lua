@@ -1,6 +1,7 @@
 -- kplab-api: 2
--- plugins/rank.lua as it was before its score became the native kp.kernel.rank (kept as the reference the
--- kernel is checked against: tests/host/kernel_test.cc, bit for bit under every profile).
+-- The formula of plugins/rank.lua, whose score is the native kp.kernel.rank: the same parameters, columns and
+-- aggregation, scored in Lua. Run it with `--plugins plugins/reference --metrics rank`; tests/host/kernel_test.cc
+-- checks the kernel against this file bit for bit under every profile.
 -- Rank-aware metrics: AP@k (MAP), NDCG@k, alpha-NDCG@k for the cut-offs of params.ks (default 5, 10, M;
 -- O = number of references, as KPEval reports), and MRR.
 local ipairs, min, unpack, ideal_dcg = ipairs, math.min, table.unpack, kp.ideal_dcg

@@ -1,6 +1,7 @@
 -- kplab-api: 2
--- plugins/exact.lua as it was before its score became the native kp.kernel.exact (kept as the reference the
--- kernel is checked against: tests/host/kernel_test.cc, bit for bit under every profile).
+-- The formula of plugins/exact.lua, whose score is the native kp.kernel.exact: the same parameters, columns and
+-- aggregation, scored in Lua. Run it with `--plugins plugins/reference --metrics exact`; tests/host/kernel_test.cc
+-- checks the kernel against this file bit for bit under every profile.
 -- Exact matching: P/R/F1 at the cut-offs of params.ks (default 5, 10, M = number of predictions,
 -- O = number of references), on all, present and absent keyphrases. A prediction is correct when its
 -- stem key equals a reference's.

@@ -1,6 +1,7 @@
 -- kplab-api: 2
--- plugins/rprec.lua as it was before its score became the native kp.kernel.rprec (kept as the reference the
--- kernel is checked against: tests/host/kernel_test.cc, bit for bit under every profile).
+-- The formula of plugins/rprec.lua, whose score is the native kp.kernel.rprec: the same parameters, columns and
+-- aggregation, scored in Lua. Run it with `--plugins plugins/reference --metrics rprec`; tests/host/kernel_test.cc
+-- checks the kernel against this file bit for bit under every profile.
 -- Approximate matching: R-precision of two kinds, and KPEval's substring precision, recall and F1.
 --   substr: KPEval's character-substring matching on stemmed, joined strings;
 --   zg: word-level matching after Zesch & Gurevych (2009): MORPH, INCLUDES, PARTOF.
