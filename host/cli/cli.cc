@@ -1484,11 +1484,11 @@ const std::map<std::string, std::string>& HelpTexts() {
       {"report",
        "kplab report RUN... -o FILE.html [--metrics PATTERNS] [--baseline SYSTEM] [--doc-metric M]\n"
        "             [--title T] [--db FILE]\n"
-       "  One self-contained HTML file (no network) with the runs' leaderboard (as runs table), the\n"
-       "  distributions of a per-document metric (--doc-metric, default all.f1@5), the correlations of\n"
-       "  the first run's per-document metrics, and a per-document view of the runs on the first run's\n"
-       "  dataset: documents ordered by how much two chosen runs differ; clicking one shows its source\n"
-       "  text with references and predictions highlighted (matched / present / absent). docs/report.md\n"},
+       "  One self-contained HTML file (no network) with the runs' leaderboard (as runs table prints it),\n"
+       "  then per dataset: the distributions of a per-document metric (--doc-metric, default all.f1@5),\n"
+       "  the correlations of run A's per-document metrics, and the documents ordered by how much runs A\n"
+       "  and B differ (by default A the baseline, B the best other system by the first metric); clicking\n"
+       "  one shows its source text with references and predictions highlighted. docs/report.md\n"},
       {"profiles",
        "kplab profiles [show P | diff A B]\n  Lists the profiles, shows one's conventions, or the knobs where two differ.\n"},
       {"stem", "kplab stem [--mode nltk|original|martin]\n  Reads words on stdin (one line at a time), writes their Porter stems.\n"},
