@@ -482,6 +482,149 @@ Status CompareNative(const RunRecord& ra, const RunRecord& rb, const ScoreColumn
 
 }  // namespace
 
+// The rows: each aggregate both runs have (those --metrics selects), with whether and how it is tested
+// (PlanTest, the rule `runs table` uses too); column_of[r]: a per-document row's column. A --metrics
+// pattern matching nothing is an error.
+Status PlanRows(const CompareOptions& opt, const RunEvidence& ea, const RunEvidence& eb,
+                const std::vector<AggregateValue>& aa, const std::map<std::string, double>& bagg, Comparison& cmp,
+                std::vector<TestPlan>& plans, std::vector<std::string>& column_of) {
+  std::vector<bool> pattern_used(opt.metrics.size(), false);
+  for (const auto& x : aa) {
+    auto it = bagg.find(x.metric);
+    if (it == bagg.end()) continue;
+    if (!opt.metrics.empty()) {
+      bool selected = false;
+      for (std::size_t k = 0; k < opt.metrics.size(); ++k) {
+        if (GlobMatch(opt.metrics[k], x.metric)) selected = pattern_used[k] = true;
+      }
+      if (!selected) continue;
+    }
+    CompareRow row;
+    row.metric = x.metric;
+    row.a = x.value;
+    row.b = it->second;
+    RunEvidence a = ea, b = eb;
+    a.stored = row.a;
+    b.stored = row.b;
+    TestPlan plan = PlanTest(x.metric, {a, b});
+    row.paired = plan.kind == TestPlan::Kind::kDocumentMean;
+    if (plan.kind == TestPlan::Kind::kNone) row.untested = plan.reason;
+    column_of.push_back(row.paired ? plan.inputs[0] : "");
+    plans.push_back(std::move(plan));
+    cmp.rows.push_back(row);
+  }
+  for (std::size_t k = 0; k < opt.metrics.size(); ++k) {
+    if (!pattern_used[k]) {
+      return Error{fmt::format("--metrics pattern '{}' matches no metric both runs have (expected a glob over the "
+                               "aggregate names, e.g. 'all.f1@*.macro_hm')",
+                               opt.metrics[k]),
+                   ErrorKind::kUsage};
+    }
+  }
+  return Status::Ok();
+}
+
+// The paired values of each per-document row over the shared documents (xa, xb); a row with fewer
+// than two is not paired, and a row whose values equal an earlier row's is that test again (same_as).
+// Returns the rows to test.
+std::vector<std::size_t> PairDocumentRows(const ScoreColumns& sa, const ScoreColumns& sb,
+                                          const std::vector<std::pair<std::size_t, std::size_t>>& pairs,
+                                          const std::vector<std::string>& column_of, Comparison& cmp,
+                                          std::vector<std::vector<double>>& xa, std::vector<std::vector<double>>& xb) {
+  std::map<std::string, std::size_t> acol, bcol;
+  for (std::size_t c = 0; c < sa.metrics.size(); ++c) acol[sa.metrics[c]] = c;
+  for (std::size_t c = 0; c < sb.metrics.size(); ++c) bcol[sb.metrics[c]] = c;
+  std::vector<std::size_t> todo;
+  for (std::size_t r = 0; r < cmp.rows.size(); ++r) {
+    CompareRow& row = cmp.rows[r];
+    if (!row.paired) continue;
+    const auto& ca = sa.columns[acol.at(column_of[r])];
+    const auto& cb = sb.columns[bcol.at(column_of[r])];
+    for (auto [i, j] : pairs) {
+      if (std::isnan(ca[i]) || std::isnan(cb[j])) continue;
+      xa[r].push_back(ca[i]);
+      xb[r].push_back(cb[j]);
+    }
+    row.n = xa[r].size();
+    if (row.n < 2) {
+      row.paired = false;
+      continue;
+    }
+    for (std::size_t t : todo) {
+      if (xa[t] == xa[r] && xb[t] == xb[r]) {
+        row.same_as = cmp.rows[t].metric;
+        break;
+      }
+    }
+    if (row.same_as.empty()) todo.push_back(r);
+  }
+  return todo;
+}
+
+// The paired statistics of the per-document rows `todo`, one metric per task, spread over threads (each
+// metric has its own fixed seed, so the result does not depend on the thread count).
+Status TestDocumentRows(const CompareOptions& opt, const std::vector<std::size_t>& todo,
+                        const std::vector<std::vector<double>>& xa, const std::vector<std::vector<double>>& xb,
+                        Comparison& cmp) {
+  std::vector<std::string> errors(cmp.rows.size());
+  auto work = [&](std::size_t from, std::size_t step) {
+    for (std::size_t t = from; t < todo.size(); t += step) {
+      const std::size_t r = todo[t];
+      CompareRow& row = cmp.rows[r];
+      double s = 0;
+      for (std::size_t i = 0; i < row.n; ++i) s += xb[r][i] - xa[r][i];
+      row.mean_diff = s / static_cast<double>(row.n);
+      const std::uint64_t seed = opt.seed * 1000003u + r;
+      auto ci = stats::PairedBootstrapMeanCI(xb[r], xa[r], {opt.ci_resamples, opt.confidence, seed});
+      // Besag-Clifford stopping: a metric that is clearly not different stops after 50 exceedances.
+      auto p = stats::ApproximateRandomization(xb[r], xa[r], {cmp.resamples, seed, 50});
+      if (!ci || !p) {
+        errors[r] = !ci ? ci.error().message : p.error().message;
+        continue;
+      }
+      row.ci_low = ci->low;
+      row.ci_high = ci->high;
+      row.p = *p;
+    }
+  };
+  const std::size_t n_threads =
+      std::clamp<std::size_t>(opt.threads > 0 ? opt.threads : std::thread::hardware_concurrency(), 1, 8);
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < n_threads; ++t) pool.emplace_back(work, t, n_threads);
+  work(0, n_threads);
+  for (auto& th : pool) th.join();
+  for (std::size_t r = 0; r < errors.size(); ++r) {
+    if (!errors[r].empty()) return Error{fmt::format("{}: {}", cmp.rows[r].metric, errors[r]), ErrorKind::kInternal};
+  }
+  return Status::Ok();
+}
+
+// Holm over the distinct tests (`todo`) of the shown metrics; a duplicate row takes its original's values.
+Status AdjustHolm(const std::vector<std::size_t>& todo, Comparison& cmp) {
+  cmp.family = todo.size();
+  std::vector<double> ps;
+  for (std::size_t t : todo) ps.push_back(cmp.rows[t].p);
+  if (!ps.empty()) {
+    auto adj = stats::Holm(ps);
+    if (!adj) return adj.error();
+    std::map<std::string, const CompareRow*> by_name;
+    for (std::size_t k = 0; k < todo.size(); ++k) {
+      cmp.rows[todo[k]].p_holm = (*adj)[k];
+      by_name[cmp.rows[todo[k]].metric] = &cmp.rows[todo[k]];
+    }
+    for (auto& row : cmp.rows) {
+      if (!row.paired || row.same_as.empty()) continue;
+      const CompareRow& o = *by_name.at(row.same_as);
+      row.mean_diff = o.mean_diff;
+      row.ci_low = o.ci_low;
+      row.ci_high = o.ci_high;
+      row.p = o.p;
+      row.p_holm = o.p_holm;
+    }
+  }
+  return Status::Ok();
+}
+
 Result<Comparison> CompareRuns(RunStore& store, std::int64_t ida, std::int64_t idb, const CompareOptions& opt) {
   auto ra = store.GetRun(ida);
   if (!ra) return ra.error();
@@ -535,76 +678,22 @@ Result<Comparison> CompareRuns(RunStore& store, std::int64_t ida, std::int64_t i
 
   std::map<std::string, double> bagg;
   for (const auto& x : *ab) bagg[x.metric] = x.value;
-  std::map<std::string, std::size_t> bcol;
-  for (std::size_t c = 0; c < sb->metrics.size(); ++c) bcol[sb->metrics[c]] = c;
-  std::map<std::string, std::size_t> acol;
-  for (std::size_t c = 0; c < sa->metrics.size(); ++c) acol[sa->metrics[c]] = c;
 
   // Whether and how each shown metric is tested: PlanTest, the rule `runs table` uses too.
   auto sl_a = store.GetSlots(ida);
   if (!sl_a) return sl_a.error();
   auto sl_b = store.GetSlots(idb);
   if (!sl_b) return sl_b.error();
-  std::vector<bool> pattern_used(opt.metrics.size(), false);
   std::vector<std::string> column_of;
   std::vector<TestPlan> plans;
-  for (const auto& x : *aa) {
-    auto it = bagg.find(x.metric);
-    if (it == bagg.end()) continue;
-    if (!opt.metrics.empty()) {
-      bool selected = false;
-      for (std::size_t k = 0; k < opt.metrics.size(); ++k) {
-        if (GlobMatch(opt.metrics[k], x.metric)) selected = pattern_used[k] = true;
-      }
-      if (!selected) continue;
-    }
-    CompareRow row;
-    row.metric = x.metric;
-    row.a = x.value;
-    row.b = it->second;
-    TestPlan plan = PlanTest(x.metric, {RunEvidence{ida, row.a, &*ra, &*sa, &*sl_a},
-                                        RunEvidence{idb, row.b, &*rb, &*sb, &*sl_b}});
-    row.paired = plan.kind == TestPlan::Kind::kDocumentMean;
-    if (plan.kind == TestPlan::Kind::kNone) row.untested = plan.reason;
-    column_of.push_back(row.paired ? plan.inputs[0] : "");
-    plans.push_back(std::move(plan));
-    cmp.rows.push_back(row);
-  }
-  for (std::size_t k = 0; k < opt.metrics.size(); ++k) {
-    if (!pattern_used[k]) {
-      return Error{fmt::format("--metrics pattern '{}' matches no metric both runs have (expected a glob over the "
-                               "aggregate names, e.g. 'all.f1@*.macro_hm')",
-                               opt.metrics[k]),
-                   ErrorKind::kUsage};
-    }
+  if (Status st = PlanRows(opt, RunEvidence{ida, 0, &*ra, &*sa, &*sl_a}, RunEvidence{idb, 0, &*rb, &*sb, &*sl_b}, *aa,
+                           bagg, cmp, plans, column_of);
+      !st.ok()) {
+    return st.error();
   }
 
-  // The paired values of each tested row; a row whose values equal an earlier row's is that test again.
   std::vector<std::vector<double>> xa(cmp.rows.size()), xb(cmp.rows.size());
-  std::vector<std::size_t> todo;
-  for (std::size_t r = 0; r < cmp.rows.size(); ++r) {
-    CompareRow& row = cmp.rows[r];
-    if (!row.paired) continue;
-    const auto& ca = sa->columns[acol.at(column_of[r])];
-    const auto& cb = sb->columns[bcol.at(column_of[r])];
-    for (auto [i, j] : pairs) {
-      if (std::isnan(ca[i]) || std::isnan(cb[j])) continue;
-      xa[r].push_back(ca[i]);
-      xb[r].push_back(cb[j]);
-    }
-    row.n = xa[r].size();
-    if (row.n < 2) {
-      row.paired = false;
-      continue;
-    }
-    for (std::size_t t : todo) {
-      if (xa[t] == xa[r] && xb[t] == xb[r]) {
-        row.same_as = cmp.rows[t].metric;
-        break;
-      }
-    }
-    if (row.same_as.empty()) todo.push_back(r);
-  }
+  std::vector<std::size_t> todo = PairDocumentRows(*sa, *sb, pairs, column_of, cmp, xa, xb);
   // Corpus-level rows: a native form (macro_hm, micro) is tested here over the shared documents; any
   // other is re-aggregated by its plugin from both runs' stored slots (CompareResampled).
   std::vector<std::size_t> corpus_rows, native_rows;
@@ -629,38 +718,7 @@ Result<Comparison> CompareRuns(RunStore& store, std::int64_t ida, std::int64_t i
     return st.error();
   }
 
-  // The paired statistics, one metric per task, spread over threads (each metric has its own fixed
-  // seed, so the result does not depend on the thread count).
-  std::vector<std::string> errors(cmp.rows.size());
-  auto work = [&](std::size_t from, std::size_t step) {
-    for (std::size_t t = from; t < todo.size(); t += step) {
-      const std::size_t r = todo[t];
-      CompareRow& row = cmp.rows[r];
-      double s = 0;
-      for (std::size_t i = 0; i < row.n; ++i) s += xb[r][i] - xa[r][i];
-      row.mean_diff = s / static_cast<double>(row.n);
-      const std::uint64_t seed = opt.seed * 1000003u + r;
-      auto ci = stats::PairedBootstrapMeanCI(xb[r], xa[r], {opt.ci_resamples, opt.confidence, seed});
-      // Besag-Clifford stopping: a metric that is clearly not different stops after 50 exceedances.
-      auto p = stats::ApproximateRandomization(xb[r], xa[r], {cmp.resamples, seed, 50});
-      if (!ci || !p) {
-        errors[r] = !ci ? ci.error().message : p.error().message;
-        continue;
-      }
-      row.ci_low = ci->low;
-      row.ci_high = ci->high;
-      row.p = *p;
-    }
-  };
-  const std::size_t n_threads =
-      std::clamp<std::size_t>(opt.threads > 0 ? opt.threads : std::thread::hardware_concurrency(), 1, 8);
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < n_threads; ++t) pool.emplace_back(work, t, n_threads);
-  work(0, n_threads);
-  for (auto& th : pool) th.join();
-  for (std::size_t r = 0; r < errors.size(); ++r) {
-    if (!errors[r].empty()) return Error{fmt::format("{}: {}", cmp.rows[r].metric, errors[r]), ErrorKind::kInternal};
-  }
+  if (Status st = TestDocumentRows(opt, todo, xa, xb, cmp); !st.ok()) return st.error();
   // Holm over the distinct tests of the shown metrics; a duplicate row takes its original's values.
   for (std::size_t r : corpus_rows) {
     if (cmp.rows[r].resampled) todo.push_back(r);
@@ -668,27 +726,7 @@ Result<Comparison> CompareRuns(RunStore& store, std::int64_t ida, std::int64_t i
   for (std::size_t r : native_rows) {
     if (cmp.rows[r].resampled) todo.push_back(r);
   }
-  cmp.family = todo.size();
-  std::vector<double> ps;
-  for (std::size_t t : todo) ps.push_back(cmp.rows[t].p);
-  if (!ps.empty()) {
-    auto adj = stats::Holm(ps);
-    if (!adj) return adj.error();
-    std::map<std::string, const CompareRow*> by_name;
-    for (std::size_t k = 0; k < todo.size(); ++k) {
-      cmp.rows[todo[k]].p_holm = (*adj)[k];
-      by_name[cmp.rows[todo[k]].metric] = &cmp.rows[todo[k]];
-    }
-    for (auto& row : cmp.rows) {
-      if (!row.paired || row.same_as.empty()) continue;
-      const CompareRow& o = *by_name.at(row.same_as);
-      row.mean_diff = o.mean_diff;
-      row.ci_low = o.ci_low;
-      row.ci_high = o.ci_high;
-      row.p = o.p;
-      row.p_holm = o.p_holm;
-    }
-  }
+  if (Status st = AdjustHolm(todo, cmp); !st.ok()) return st.error();
   return cmp;
 }
 
