@@ -265,9 +265,12 @@ function kp.runs.get(id, db, metrics) end
 ---`metrics` (glob patterns, a list or a comma-separated string). With `baseline`, each other cell has
 ---p and p_holm from a paired randomization over documents of the seed means, and `significant`.
 ---Filters: system, dataset, profile (globs) or runs = {ids}; db as kp.runs.get. With format ("table",
----"markdown", "latex", "csv", "json"; decimals, fraction) also `text`, as `kplab runs table` prints it.
+---"markdown", "latex", "csv", "json") also `text`, as `kplab runs table` prints it, shaped by the
+---command's options under the same names: decimals (0..9), fraction, labels ({[metric, dataset or
+---subset] = text}, the command's --label), layout ("datasets" or "metrics"), and for LaTeX fit, float
+---("table", "table*", "none") and caption. An unknown key is an error naming the valid ones.
 ---A cell without runs is false. (scripts)
----@param opts {metrics: string|string[], baseline?: string, system?: string, dataset?: string, profile?: string, runs?: integer[], resamples?: integer, seed?: integer, db?: string, format?: string, decimals?: integer, fraction?: boolean}
+---@param opts {metrics: string|string[], baseline?: string, system?: string, dataset?: string, profile?: string, runs?: integer[], resamples?: integer, seed?: integer, db?: string, format?: string, decimals?: integer, fraction?: boolean, labels?: table<string, string>, layout?: string, fit?: boolean, float?: string, caption?: string}
 ---@return {columns: {dataset: string, metric: string}[], rows: {system: string, cells: table[]}[], family: integer, text?: string}
 function kp.runs.table(opts) end
 

@@ -913,37 +913,24 @@ int CmdRuns(Args a) {
     if (auto v = a.Take("--decimals")) ropt.decimals = static_cast<int>(ParseCount("--decimals", *v, 0, 9));
     if (a.Flag("--fraction")) ropt.percent = false;
     ropt.format = output;
+    // The render options through the setters kp.runs.table shares (host/table.h).
+    auto check = [](const Status& st) {
+      if (!st.ok()) throw UsageError(st.error().message);
+    };
+    const OptionSpelling spell;
     for (const std::string& l : a.TakeAll("--label")) {
       const auto eq = l.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == l.size()) {
         throw UsageError(fmt::format("--label '{}': expected NAME=TEXT (a metric, dataset or subset, and its printed "
                                      "name, e.g. all.f1@5.macro_hm=F1@5)", l));
       }
-      if (!ropt.labels.emplace(l.substr(0, eq), l.substr(eq + 1)).second) {
-        throw UsageError(fmt::format("--label names '{}' twice", l.substr(0, eq)));
-      }
+      check(SetLabel(ropt, l.substr(0, eq), l.substr(eq + 1), spell));
     }
-    if (auto v = a.Take("--layout")) {
-      if (*v != "datasets" && *v != "metrics") {
-        throw UsageError(fmt::format("--layout must be datasets (datasets over metrics) or metrics (metrics over "
-                                     "datasets) (got '{}')", *v));
-      }
-      ropt.layout = *v;
-    }
+    if (auto v = a.Take("--layout")) check(SetLayout(ropt, *v, spell));
     ropt.fit = a.Flag("--fit");
-    if (auto v = a.Take("--float")) {
-      if (*v != "table" && *v != "table*" && *v != "none") {
-        throw UsageError(fmt::format("--float must be table, table* or none (got '{}')", *v));
-      }
-      ropt.float_env = *v;
-    }
+    if (auto v = a.Take("--float")) check(SetFloat(ropt, *v, spell));
     if (auto v = a.Take("--caption")) ropt.caption = *v;
-    if (!ropt.caption.empty() && ropt.float_env == "none") {
-      throw UsageError("--caption needs a float (LaTeX allows \\caption only in one): drop --float none");
-    }
-    if (output != "latex" && (ropt.fit || ropt.float_env != "table" || !ropt.caption.empty())) {
-      throw UsageError("--fit, --float and --caption shape LaTeX only (add --output latex)");
-    }
+    check(CheckRenderShape(ropt, spell));
   }
   // runs docs: documents ordered by a metric.
   std::string docs_metric;
@@ -1497,11 +1484,11 @@ const std::map<std::string, std::string>& HelpTexts() {
       {"report",
        "kplab report RUN... -o FILE.html [--metrics PATTERNS] [--baseline SYSTEM] [--doc-metric M]\n"
        "             [--title T] [--db FILE]\n"
-       "  One self-contained HTML file (no network) with the runs' leaderboard (as runs table), the\n"
-       "  distributions of a per-document metric (--doc-metric, default all.f1@5), the correlations of\n"
-       "  the first run's per-document metrics, and a per-document view of the runs on the first run's\n"
-       "  dataset: documents ordered by how much two chosen runs differ; clicking one shows its source\n"
-       "  text with references and predictions highlighted (matched / present / absent). docs/report.md\n"},
+       "  One self-contained HTML file (no network) with the runs' leaderboard (as runs table prints it),\n"
+       "  then per dataset: the distributions of a per-document metric (--doc-metric, default all.f1@5),\n"
+       "  the correlations of run A's per-document metrics, and the documents ordered by how much runs A\n"
+       "  and B differ (by default A the baseline, B the best other system by the first metric); clicking\n"
+       "  one shows its source text with references and predictions highlighted. docs/report.md\n"},
       {"profiles",
        "kplab profiles [show P | diff A B]\n  Lists the profiles, shows one's conventions, or the knobs where two differ.\n"},
       {"stem", "kplab stem [--mode nltk|original|martin]\n  Reads words on stdin (one line at a time), writes their Porter stems.\n"},

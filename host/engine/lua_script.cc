@@ -447,11 +447,122 @@ int LuaEvaluate(lua_State* L) {
 
 // kp.runs.table{metrics = "a,b" or {...}, baseline=, system=, dataset=, profile=, runs = {ids},
 // resamples=, seed=, db=, format = nil | "table" | "markdown" | "latex" | "csv" | "json", decimals=,
-// fraction=} -> {columns = {{dataset=, metric=}...}, rows = {{system=, cells = {{mean=, sd=, n=, best=,
-// p=, p_holm=, significant=} or false, ...}}, ...}, family=, text = the rendered table when format given}.
+// fraction=, labels = {[name] = text}, layout=, fit=, float=, caption=} -> {columns = {{dataset=,
+// metric=}...}, rows = {{system=, cells = {{mean=, sd=, n=, best=, p=, p_holm=, significant=} or false,
+// ...}}, ...}, family=, text = the rendered table when format given}. The options are `kplab runs table`'s
+// (docs/tables.md), set through the same setters (host/table.h); an unknown key is an error naming them.
+// The table as kp.runs.table returns it (without the text).
+void PushTable(lua_State* L, const Table& t) {
+  lua_createtable(L, 0, 5);
+  lua_createtable(L, static_cast<int>(t.columns.size()), 0);
+  for (std::size_t c = 0; c < t.columns.size(); ++c) {
+    lua_createtable(L, 0, 2);
+    SetString(L, "dataset", t.columns[c].dataset);
+    SetString(L, "metric", t.columns[c].metric);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(c + 1));
+  }
+  lua_setfield(L, -2, "columns");
+  lua_createtable(L, static_cast<int>(t.systems.size()), 0);
+  for (std::size_t r = 0; r < t.systems.size(); ++r) {
+    lua_createtable(L, 0, 2);
+    SetString(L, "system", t.systems[r]);
+    lua_createtable(L, static_cast<int>(t.columns.size()), 0);
+    for (std::size_t c = 0; c < t.columns.size(); ++c) {
+      const TableCell& cell = t.cells[r][c];
+      if (!cell.present) {
+        lua_pushboolean(L, 0);
+      } else {
+        lua_createtable(L, 0, 7);
+        SetNumber(L, "mean", cell.mean);
+        SetNumber(L, "sd", cell.sd);
+        lua_pushinteger(L, cell.n);
+        lua_setfield(L, -2, "n");
+        lua_pushboolean(L, cell.best);
+        lua_setfield(L, -2, "best");
+        if (cell.tested) {
+          SetNumber(L, "p", cell.p);
+          SetNumber(L, "p_holm", cell.p_holm);
+          lua_pushboolean(L, cell.significant);
+          lua_setfield(L, -2, "significant");
+        }
+      }
+      lua_rawseti(L, -2, static_cast<lua_Integer>(c + 1));
+    }
+    lua_setfield(L, -2, "cells");
+    lua_rawseti(L, -2, static_cast<lua_Integer>(r + 1));
+  }
+  lua_setfield(L, -2, "rows");
+  lua_pushinteger(L, static_cast<lua_Integer>(t.family));
+  lua_setfield(L, -2, "family");
+}
+
+RenderOptions RunsTableRender(lua_State* L) {
+  const OptionSpelling spell{"", "format"};
+  auto check = [&](const Status& st) {
+    if (!st.ok()) luaL_error(L, "kp.runs.table: %s", st.error().message.c_str());
+  };
+  RenderOptions ro;
+  if (auto format = StringField(L, 1, "format")) {
+    ro.format = *format;
+    if (ro.format != "table" && ro.format != "markdown" && ro.format != "latex" && ro.format != "csv" && ro.format != "json") {
+      luaL_error(L, "kp.runs.table: format must be table, markdown, latex, csv or json (got '%s')", format->c_str());
+    }
+  }
+  lua_getfield(L, 1, "decimals");
+  if (!lua_isnil(L, -1)) {
+    if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 0 || lua_tointeger(L, -1) > 9) {
+      luaL_error(L, "kp.runs.table: decimals must be an integer from 0 to 9");
+    }
+    ro.decimals = static_cast<int>(lua_tointeger(L, -1));
+  }
+  lua_pop(L, 1);
+  auto flag = [&](const char* k) {
+    lua_getfield(L, 1, k);
+    if (!lua_isnil(L, -1) && !lua_isboolean(L, -1)) {
+      luaL_error(L, "kp.runs.table: %s must be a boolean (got %s)", k, luaL_typename(L, -1));
+    }
+    const bool on = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return on;
+  };
+  ro.percent = !flag("fraction");
+  ro.fit = flag("fit");
+  if (lua_getfield(L, 1, "labels") != LUA_TNIL) {
+    if (!lua_istable(L, -1)) luaL_error(L, "kp.runs.table: labels must be a table {[name] = text}");
+    lua_pushnil(L);
+    while (lua_next(L, -2) != 0) {
+      if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING) {
+        luaL_error(L, "kp.runs.table: labels must map names to texts (got a %s key with a %s value)",
+                   luaL_typename(L, -2), luaL_typename(L, -1));
+      }
+      check(SetLabel(ro, lua_tostring(L, -2), lua_tostring(L, -1), spell));
+      lua_pop(L, 1);
+    }
+  }
+  lua_pop(L, 1);
+  if (auto v = StringField(L, 1, "layout")) check(SetLayout(ro, *v, spell));
+  if (auto v = StringField(L, 1, "float")) check(SetFloat(ro, *v, spell));
+  if (auto v = StringField(L, 1, "caption")) ro.caption = *v;
+  check(CheckRenderShape(ro, spell));
+  return ro;
+}
+
 int RunsTable(lua_State* L) {
   luaL_checktype(L, 1, LUA_TTABLE);
+  CheckKeys(L, 1, "kp.runs.table",
+            {"metrics", "runs", "baseline", "system", "dataset", "profile", "resamples", "seed", "db", "format",
+             "decimals", "fraction", "labels", "layout", "fit", "float", "caption"});
   auto field = [&](const char* k) { return StringField(L, 1, k); };
+  lua_getfield(L, 1, "format");
+  const bool render = !lua_isnil(L, -1);
+  lua_pop(L, 1);
+  for (const char* k : {"decimals", "fraction", "labels", "layout"}) {
+    lua_getfield(L, 1, k);
+    const bool given = !lua_isnil(L, -1);
+    lua_pop(L, 1);
+    if (given && !render) return luaL_error(L, "kp.runs.table: %s shapes the text: add format", k);
+  }
+  const RenderOptions ro = RunsTableRender(L);
   TableOptions opt;
   lua_getfield(L, 1, "metrics");
   if (!lua_isnil(L, -1)) opt.metrics = NameList(L, lua_gettop(L), "kp.runs.table: metrics");
@@ -495,66 +606,13 @@ int RunsTable(lua_State* L) {
   opt.charge = [L](double steps) { ChargeNative(L, steps); };  // the randomization tests run natively
   auto t = BuildTable(store, opt);
   if (!t) return luaL_error(L, "kp.runs.table: %s", t.error().message.c_str());
-  lua_createtable(L, 0, 5);
-  lua_createtable(L, static_cast<int>(t->columns.size()), 0);
-  for (std::size_t c = 0; c < t->columns.size(); ++c) {
-    lua_createtable(L, 0, 2);
-    SetString(L, "dataset", t->columns[c].dataset);
-    SetString(L, "metric", t->columns[c].metric);
-    lua_rawseti(L, -2, static_cast<lua_Integer>(c + 1));
-  }
-  lua_setfield(L, -2, "columns");
-  lua_createtable(L, static_cast<int>(t->systems.size()), 0);
-  for (std::size_t r = 0; r < t->systems.size(); ++r) {
-    lua_createtable(L, 0, 2);
-    SetString(L, "system", t->systems[r]);
-    lua_createtable(L, static_cast<int>(t->columns.size()), 0);
-    for (std::size_t c = 0; c < t->columns.size(); ++c) {
-      const TableCell& cell = t->cells[r][c];
-      if (!cell.present) {
-        lua_pushboolean(L, 0);
-      } else {
-        lua_createtable(L, 0, 7);
-        SetNumber(L, "mean", cell.mean);
-        SetNumber(L, "sd", cell.sd);
-        lua_pushinteger(L, cell.n);
-        lua_setfield(L, -2, "n");
-        lua_pushboolean(L, cell.best);
-        lua_setfield(L, -2, "best");
-        if (cell.tested) {
-          SetNumber(L, "p", cell.p);
-          SetNumber(L, "p_holm", cell.p_holm);
-          lua_pushboolean(L, cell.significant);
-          lua_setfield(L, -2, "significant");
-        }
-      }
-      lua_rawseti(L, -2, static_cast<lua_Integer>(c + 1));
+  if (render) {
+    if (Status st = CheckRenderOptions(*t, ro, OptionSpelling{"", "format"}); !st.ok()) {
+      return luaL_error(L, "kp.runs.table: %s", st.error().message.c_str());
     }
-    lua_setfield(L, -2, "cells");
-    lua_rawseti(L, -2, static_cast<lua_Integer>(r + 1));
   }
-  lua_setfield(L, -2, "rows");
-  lua_pushinteger(L, static_cast<lua_Integer>(t->family));
-  lua_setfield(L, -2, "family");
-  if (auto format = field("format")) {
-    RenderOptions ro;
-    ro.format = *format;
-    if (ro.format != "table" && ro.format != "markdown" && ro.format != "latex" && ro.format != "csv" && ro.format != "json") {
-      return luaL_error(L, "kp.runs.table: format must be table, markdown, latex, csv or json (got '%s')", format->c_str());
-    }
-    lua_getfield(L, 1, "decimals");
-    if (!lua_isnil(L, -1)) {
-      if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 0 || lua_tointeger(L, -1) > 9) {
-        return luaL_error(L, "kp.runs.table: decimals must be an integer from 0 to 9");
-      }
-      ro.decimals = static_cast<int>(lua_tointeger(L, -1));
-    }
-    lua_pop(L, 1);
-    lua_getfield(L, 1, "fraction");
-    ro.percent = !lua_toboolean(L, -1);
-    lua_pop(L, 1);
-    SetString(L, "text", RenderTable(*t, ro));
-  }
+  PushTable(L, *t);
+  if (render) SetString(L, "text", RenderTable(*t, ro));
   return 1;
 }
 

@@ -418,10 +418,11 @@ Result<std::map<std::string, std::map<std::string, std::string>>> ParsePluginPar
   return std::move(params->plugins);
 }
 
-Result<MergeResult> MergeShards(const MergeRequest& req) {
-  if (req.from.empty()) return UsageFail("runs merge needs at least one --from STORE");
-  // Every store, read only.
-  std::vector<std::pair<std::string, RunStore>> stores;
+using Stores = std::vector<std::pair<std::string, RunStore>>;
+
+// Every --from store, read only; a store named twice is an error.
+Result<Stores> OpenStores(const MergeRequest& req) {
+  Stores stores;
   for (const std::string& path : req.from) {
     for (const auto& [p, _] : stores) {
       if (p == path) return UsageFail(fmt::format("--from {} is given twice", path));
@@ -430,7 +431,12 @@ Result<MergeResult> MergeShards(const MergeRequest& req) {
     if (!store) return store.error();
     stores.emplace_back(path, std::move(*store));
   }
-  // The runs: named, or every shard of every store.
+  return stores;
+}
+
+// The runs to merge as (store index, run id): those named (ID, or FILE:ID when two stores hold the id),
+// or every shard of every store, oldest first.
+Result<std::vector<std::pair<std::size_t, int64_t>>> PickRuns(const MergeRequest& req, Stores& stores) {
   std::vector<std::pair<std::size_t, int64_t>> picked;  // store index, run id
   if (req.runs.empty()) {
     for (std::size_t s = 0; s < stores.size(); ++s) {
@@ -481,6 +487,11 @@ Result<MergeResult> MergeShards(const MergeRequest& req) {
       picked.emplace_back(holders[0], id);
     }
   }
+  return picked;
+}
+
+// The picked runs' records; each must be a shard that ran to the end.
+Result<std::vector<Shard>> ReadShards(Stores& stores, const std::vector<std::pair<std::size_t, int64_t>>& picked) {
   std::vector<Shard> shards;
   for (const auto& [s, id] : picked) {
     Shard sh;
@@ -502,13 +513,12 @@ Result<MergeResult> MergeShards(const MergeRequest& req) {
     }
     shards.push_back(std::move(sh));
   }
-  // One evaluation: the same dataset, predictions, system, profile, metrics, plugin files, parameters.
-  for (std::size_t i = 1; i < shards.size(); ++i) {
-    if (auto diff = Difference(shards[0], shards[i])) return UsageFail(*diff);
-  }
-  const std::vector<std::string>& doc_ids = shards[0].run.doc_ids;
+  return shards;
+}
+
+// The ranges: each where its I/N puts it, no shard twice, no overlap, no gap. Sorts the shards by range.
+Status CheckCoverage(std::vector<Shard>& shards, const std::vector<std::string>& doc_ids) {
   const auto n = static_cast<int64_t>(doc_ids.size());
-  // The ranges: each where its I/N puts it, no shard twice, no overlap, no gap.
   for (const Shard& sh : shards) {
     const ShardInfo& r = *sh.run.shard;
     if (r.count < 1 || r.index < 0 || r.index >= r.count || r.count > std::max<int64_t>(n, 1) ||
@@ -558,8 +568,11 @@ Result<MergeResult> MergeShards(const MergeRequest& req) {
     covered = r.end;
   }
   if (covered < n) return missing(covered, n);
+  return Status::Ok();
+}
 
-  // The shards' slots.
+// Each shard's slots and stored aggregates.
+Status ReadSlots(Stores& stores, std::vector<Shard>& shards) {
   for (std::size_t i = 0; i < shards.size(); ++i) {
     for (const auto& [path, store] : stores) {
       if (path != shards[i].db) continue;
@@ -571,6 +584,28 @@ Result<MergeResult> MergeShards(const MergeRequest& req) {
       for (const AggregateValue& a : *aggregates) shards[i].aggregates[a.metric] = a.value;
     }
   }
+  return Status::Ok();
+}
+
+Result<MergeResult> MergeShards(const MergeRequest& req) {
+  if (req.from.empty()) return UsageFail("runs merge needs at least one --from STORE");
+  auto stores_read = OpenStores(req);
+  if (!stores_read) return stores_read.error();
+  Stores& stores = *stores_read;
+  auto picked = PickRuns(req, stores);
+  if (!picked) return picked.error();
+  auto shards_read = ReadShards(stores, *picked);
+  if (!shards_read) return shards_read.error();
+  std::vector<Shard>& shards = *shards_read;
+  // One evaluation: the same dataset, predictions, system, profile, metrics, plugin files, parameters.
+  for (std::size_t i = 1; i < shards.size(); ++i) {
+    if (auto diff = Difference(shards[0], shards[i])) return UsageFail(*diff);
+  }
+  const std::vector<std::string>& doc_ids = shards[0].run.doc_ids;
+  const auto n = static_cast<int64_t>(doc_ids.size());
+  if (Status st = CheckCoverage(shards, doc_ids); !st.ok()) return st.error();
+
+  if (Status st = ReadSlots(stores, shards); !st.ok()) return st.error();
 
   // The plugins as the shards ran them, with their parameters, in one VM.
   const RunRecord& first = shards[0].run;

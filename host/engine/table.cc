@@ -152,13 +152,18 @@ Status TestAgainstBaseline(RunStore& store, const TableOptions& opt, std::map<st
   return Status::Ok();
 }
 
-}  // namespace
+// The runs a table uses, as (system, dataset) -> seed -> the newest run with that seed.
+using Groups = std::map<std::pair<std::string, std::string>, std::map<std::optional<std::int64_t>, std::int64_t>>;
 
-Result<Table> BuildTable(RunStore& store, const TableOptions& opt) {
-  if (opt.metrics.empty()) {
-    return Error{"runs table needs --metrics (glob patterns over aggregate names, e.g. all.f1@5.macro_hm)",
-                 ErrorKind::kUsage};
-  }
+struct Selection {
+  Groups groups;
+  std::set<std::string> profiles;
+  std::vector<std::string> shadowed;  // warnings: runs left out for a newer one with the same seed
+};
+
+// Which stored runs the table uses: --runs (each must exist, be ok and not a shard) or every ok, whole
+// run matching the filters; of two runs with the same system, dataset and seed the newer.
+Result<Selection> SelectRuns(RunStore& store, const TableOptions& opt) {
   auto listed = store.ListRuns();  // newest first
   if (!listed) return listed.error();
   std::set<std::int64_t> wanted(opt.runs.begin(), opt.runs.end());
@@ -166,10 +171,7 @@ Result<Table> BuildTable(RunStore& store, const TableOptions& opt) {
     const bool exists = std::any_of(listed->begin(), listed->end(), [&](const RunSummary& r) { return r.id == id; });
     if (!exists) return Error{fmt::format("run {} not found", id), ErrorKind::kStore};
   }
-  // (system, dataset) -> seed -> the newest run with that seed.
-  std::map<std::pair<std::string, std::string>, std::map<std::optional<std::int64_t>, std::int64_t>> groups;
-  std::set<std::string> profiles;
-  std::vector<std::string> shadowed;
+  Selection sel;
   for (const RunSummary& r : *listed) {
     if (!wanted.empty() && !wanted.count(r.id)) continue;
     if (r.status != "ok") {
@@ -193,34 +195,25 @@ Result<Table> BuildTable(RunStore& store, const TableOptions& opt) {
         (opt.profile && !GlobMatch(*opt.profile, r.profile))) {
       continue;
     }
-    auto [it, fresh] = groups[{r.system, r.dataset_name}].emplace(r.seed, r.id);  // newest first: it stays
+    auto [it, fresh] = sel.groups[{r.system, r.dataset_name}].emplace(r.seed, r.id);  // newest first: it stays
     if (!fresh) {
-      shadowed.push_back(fmt::format("warning: run {} ({} on {}{}) is left out: run {} is newer with the same "
-                                     "system, dataset and seed (choose with --runs)",
-                                     r.id, r.system, r.dataset_name, r.seed ? ", seed " + std::to_string(*r.seed) : "",
-                                     it->second));
+      sel.shadowed.push_back(fmt::format("warning: run {} ({} on {}{}) is left out: run {} is newer with the same "
+                                         "system, dataset and seed (choose with --runs)",
+                                         r.id, r.system, r.dataset_name,
+                                         r.seed ? ", seed " + std::to_string(*r.seed) : "", it->second));
     }
-    profiles.insert(r.profile);
+    sel.profiles.insert(r.profile);
   }
-  if (groups.empty()) return Error{"no stored run matches (expected runs with status ok)", ErrorKind::kUsage};
+  if (sel.groups.empty()) return Error{"no stored run matches (expected runs with status ok)", ErrorKind::kUsage};
+  return sel;
+}
 
-  Table t;
-  t.alpha = opt.alpha;
-  t.warnings = shadowed;
-  if (profiles.size() > 1) {
-    std::string list;
-    for (const auto& p : profiles) list += (list.empty() ? "" : ", ") + p;
-    t.warnings.push_back(fmt::format("warning: the table mixes runs scored under different profiles ({}); "
-                                     "filter with --profile to compare like with like",
-                                     list));
-  }
-  std::map<std::int64_t, RunData> runs;
-  std::map<std::string, std::string> dataset_hash;  // a column's dataset must be one dataset
-  std::vector<std::string> metric_names;            // union, in first-seen order
-  std::set<std::string> systems, datasets;
+// Every selected run's record and aggregates; a dataset name must name one dataset (one content hash).
+// metric_names: the union of the aggregates' names, in first-seen order.
+Status LoadRuns(RunStore& store, const Groups& groups, std::map<std::int64_t, RunData>& runs,
+                std::vector<std::string>& metric_names) {
+  std::map<std::string, std::string> dataset_hash;
   for (const auto& [key, by_seed] : groups) {
-    systems.insert(key.first);
-    datasets.insert(key.second);
     for (const auto& [seed, id] : by_seed) {
       RunData d;
       auto rec = store.GetRun(id);
@@ -244,6 +237,11 @@ Result<Table> BuildTable(RunStore& store, const TableOptions& opt) {
       runs.emplace(id, std::move(d));
     }
   }
+  return Status::Ok();
+}
+
+// The metric names the patterns match, in pattern order; a pattern matching nothing is an error.
+Result<std::vector<std::string>> ResolveMetrics(const TableOptions& opt, const std::vector<std::string>& metric_names) {
   std::vector<std::string> metrics;
   for (const std::string& pattern : opt.metrics) {
     bool any = false;
@@ -256,6 +254,18 @@ Result<Table> BuildTable(RunStore& store, const TableOptions& opt) {
       return Error{fmt::format("--metrics pattern '{}' matches no aggregate of the selected runs", pattern),
                    ErrorKind::kUsage};
     }
+  }
+  return metrics;
+}
+
+// Rows (the baseline first, then the systems by name) and columns (datasets by name, then the metrics
+// in pattern order, each only where some system has it).
+Status LayOut(const TableOptions& opt, const Groups& groups, const std::map<std::int64_t, RunData>& runs,
+              const std::vector<std::string>& metrics, Table& t) {
+  std::set<std::string> systems, datasets;
+  for (const auto& [key, by_seed] : groups) {
+    systems.insert(key.first);
+    datasets.insert(key.second);
   }
   if (opt.baseline && !systems.count(*opt.baseline)) {
     return Error{fmt::format("baseline system '{}' has no selected run (systems: {})", *opt.baseline,
@@ -280,6 +290,12 @@ Result<Table> BuildTable(RunStore& store, const TableOptions& opt) {
       if (has) t.columns.push_back({d, m, LowerIsBetter(m), true});
     }
   }
+  return Status::Ok();
+}
+
+// Each cell's mean, sample sd and n over its seeds; a column is a fraction when every value is in [0, 1];
+// then the best mean of each column.
+void FillCells(const Groups& groups, const std::map<std::int64_t, RunData>& runs, Table& t) {
   t.cells.assign(t.systems.size(), std::vector<TableCell>(t.columns.size()));
   for (std::size_t r = 0; r < t.systems.size(); ++r) {
     for (std::size_t c = 0; c < t.columns.size(); ++c) {
@@ -319,7 +335,32 @@ Result<Table> BuildTable(RunStore& store, const TableOptions& opt) {
       cell.best = best && cell.present && cell.mean == *best;
     }
   }
+}
 
+}  // namespace
+
+Result<Table> BuildTable(RunStore& store, const TableOptions& opt) {
+  if (opt.metrics.empty()) {
+    return Error{"runs table needs --metrics (glob patterns over aggregate names, e.g. all.f1@5.macro_hm)",
+                 ErrorKind::kUsage};
+  }
+  auto sel = SelectRuns(store, opt);
+  if (!sel) return sel.error();
+  Table t;
+  t.alpha = opt.alpha;
+  t.warnings = sel->shadowed;
+  if (sel->profiles.size() > 1) {
+    t.warnings.push_back(fmt::format("warning: the table mixes runs scored under different profiles ({}); "
+                                     "filter with --profile to compare like with like",
+                                     fmt::join(sel->profiles, ", ")));
+  }
+  std::map<std::int64_t, RunData> runs;
+  std::vector<std::string> metric_names;
+  if (Status st = LoadRuns(store, sel->groups, runs, metric_names); !st.ok()) return st.error();
+  auto metrics = ResolveMetrics(opt, metric_names);
+  if (!metrics) return metrics.error();
+  if (Status st = LayOut(opt, sel->groups, runs, *metrics, t); !st.ok()) return st.error();
+  FillCells(sel->groups, runs, t);
   if (opt.baseline) {
     t.resamples = opt.resamples;
     if (Status st = TestAgainstBaseline(store, opt, runs, t); !st.ok()) return st.error();
@@ -822,7 +863,7 @@ std::string ShortLabel(const std::string& metric) {
   return label;
 }
 
-Status CheckRenderOptions(const Table& t, const RenderOptions& o) {
+Status CheckRenderOptions(const Table& t, const RenderOptions& o, const OptionSpelling& sp) {
   std::set<std::string> keys;
   for (const auto& col : t.columns) {
     keys.insert(col.metric);
@@ -831,12 +872,64 @@ Status CheckRenderOptions(const Table& t, const RenderOptions& o) {
   }
   for (const auto& [key, text] : o.labels) {
     if (!keys.count(key)) {
-      return Error{fmt::format("--label {}=...: '{}' is no metric, dataset or subset of the table (expected one of: {})",
-                               key, key, fmt::join(keys, ", ")),
+      return Error{fmt::format("{}label {}=...: '{}' is no metric, dataset or subset of the table (expected one of: {})",
+                               sp.prefix, key, key, fmt::join(keys, ", ")),
                    ErrorKind::kUsage};
     }
   }
   return Status::Ok();
+}
+
+Status SetLabel(RenderOptions& o, const std::string& name, const std::string& text, const OptionSpelling& sp) {
+  if (name.empty() || text.empty()) {
+    return Error{fmt::format("{}label '{}={}': expected NAME=TEXT (a metric, dataset or subset, and its printed name, "
+                             "e.g. all.f1@5.macro_hm=F1@5)",
+                             sp.prefix, name, text),
+                 ErrorKind::kUsage};
+  }
+  if (!o.labels.emplace(name, text).second) {
+    return Error{fmt::format("{}label names '{}' twice", sp.prefix, name), ErrorKind::kUsage};
+  }
+  return Status::Ok();
+}
+
+Status SetLayout(RenderOptions& o, const std::string& layout, const OptionSpelling& sp) {
+  if (layout != "datasets" && layout != "metrics") {
+    return Error{fmt::format("{}layout must be datasets (datasets over metrics) or metrics (metrics over datasets) "
+                             "(got '{}')",
+                             sp.prefix, layout),
+                 ErrorKind::kUsage};
+  }
+  o.layout = layout;
+  return Status::Ok();
+}
+
+Status SetFloat(RenderOptions& o, const std::string& env, const OptionSpelling& sp) {
+  if (env != "table" && env != "table*" && env != "none") {
+    return Error{fmt::format("{}float must be table, table* or none (got '{}')", sp.prefix, env), ErrorKind::kUsage};
+  }
+  o.float_env = env;
+  return Status::Ok();
+}
+
+Status CheckRenderShape(const RenderOptions& o, const OptionSpelling& sp) {
+  if (!o.caption.empty() && o.float_env == "none") {
+    return Error{fmt::format("{0}caption needs a float (LaTeX allows \\caption only in one): drop {0}float none",
+                             sp.prefix),
+                 ErrorKind::kUsage};
+  }
+  if (o.format != "latex" && (o.fit || o.float_env != "table" || !o.caption.empty())) {
+    return Error{fmt::format("{0}fit, {0}float and {0}caption shape LaTeX only (add {1} latex)", sp.prefix, sp.format),
+                 ErrorKind::kUsage};
+  }
+  return Status::Ok();
+}
+
+TableText FormatTableText(const Table& t, const RenderOptions& o) {
+  Heads h = MakeHeads(t, o);
+  Texts x = CellTexts(t, o, h);
+  return TableText{std::move(h.order), std::move(h.dataset), std::move(h.group), std::move(h.label), std::move(x.cells),
+                   std::move(x.note)};
 }
 
 std::string RenderTable(const Table& t, const RenderOptions& o) {

@@ -74,9 +74,33 @@ struct RenderOptions {
   std::string float_env = "table";  // latex: table, table* (both columns of a two-column page) or none
   std::string caption;              // latex: \caption text (none when empty)
 };
+// The render options as `kplab runs table` and kp.runs.table both set them (docs/tables.md): one setter
+// per option with its own check, so both front-ends accept the same values with the same messages, an
+// option spelled as its front-end spells it ("--layout" on the command line, "layout" in Lua).
+struct OptionSpelling {
+  std::string prefix = "--";         // before an option's name
+  std::string format = "--output";   // the option that chooses the output format
+};
 // Errors: a --label key that is no metric, dataset or subset of the table.
-Status CheckRenderOptions(const Table& table, const RenderOptions& options);
+Status CheckRenderOptions(const Table& table, const RenderOptions& options, const OptionSpelling& spell = {});
+
+// A label NAME=TEXT (--label, or one entry of kp.runs.table's labels): neither empty, a name once.
+Status SetLabel(RenderOptions& options, const std::string& name, const std::string& text, const OptionSpelling& spell);
+Status SetLayout(RenderOptions& options, const std::string& layout, const OptionSpelling& spell);  // datasets, metrics
+Status SetFloat(RenderOptions& options, const std::string& env, const OptionSpelling& spell);  // table, table*, none
+// What holds between the options: a caption needs a float; fit, float and caption shape LaTeX only.
+Status CheckRenderShape(const RenderOptions& options, const OptionSpelling& spell);
 std::string RenderTable(const Table& table, const RenderOptions& options);
+
+// The table's printed pieces as `runs table` (format "table") prints them, for a renderer of its own (the
+// HTML report): the same labels, groups, column order, number format and note.
+struct TableText {
+  std::vector<std::size_t> order;                   // column indices in printed order
+  std::vector<std::string> dataset, group, label;   // per column (table order)
+  std::vector<std::vector<std::string>> cells;      // [row][column], table order
+  std::string note;
+};
+TableText FormatTableText(const Table& table, const RenderOptions& options);
 
 // The label papers print for an aggregate, from its structure <subset>.<measure>[@k][.<average>]
 // (the subset is the column group): all.f1@5.macro_hm -> F1@5, present.r@10.macro -> R@10,

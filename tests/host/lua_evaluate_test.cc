@@ -6,7 +6,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cli_harness.h"
 
@@ -98,6 +101,68 @@ TEST_F(LuaEvaluate, RunsTableMatchesTheCommand) {
   auto cli = kplab::test::RunKplab(dir_, "", "runs table --metrics all.p@5.macro --baseline a --output csv "
                                              "--resamples 200 --db " + db);
   EXPECT_EQ(o.out, "2\tb\t0.48\t1\t1\tfalse\n" + cli.out + "\n");
+}
+
+// kp.runs.table takes `kplab runs table`'s render options (docs/tables.md) under the same names, through
+// the same setters: labels, layout, fit, float and caption give the command's own text byte for byte.
+// Every misuse is an error with the command's message spelled the Lua way, and an unknown key is an
+// error naming the valid ones (the options table is strict).
+TEST_F(LuaEvaluate, RunsTableTakesTheCommandsRenderOptions) {
+  const std::string db = (dir_ / "db").string();
+  for (const char* sys : {"a", "b"}) {
+    auto e = kplab::test::RunKplab(dir_, "", std::string("eval --dataset examples/tiny --predictions "
+                                                         "examples/tiny/predictions.txt --output csv --db ") +
+                                                 db + " --system " + sys);
+    ASSERT_EQ(e.code, 0) << e.err;
+  }
+  const std::string base = "metrics = 'all.p@5.macro,present.f1@M.macro_hm', db = '" + db + "', ";
+  auto o = Script("print(kp.runs.table{" + base +
+                  "format = 'latex', labels = {['all.p@5.macro'] = 'P@5', tiny = 'Tiny'}, layout = 'metrics', "
+                  "fit = true, float = 'table*', caption = 'Tiny results', baseline = 'a', resamples = 200}.text)\n"
+                  "print(kp.runs.table{" + base + "format = 'markdown', labels = {present = 'Pres.'}}.text)\n");
+  ASSERT_EQ(o.code, 0) << o.err;
+  auto latex = kplab::test::RunKplab(dir_, "", "runs table --metrics all.p@5.macro,present.f1@M.macro_hm --output "
+                                               "latex --label all.p@5.macro=P@5 --label tiny=Tiny --layout metrics "
+                                               "--fit --float 'table*' --caption 'Tiny results' --baseline a "
+                                               "--resamples 200 --db " + db);
+  auto md = kplab::test::RunKplab(dir_, "", "runs table --metrics all.p@5.macro,present.f1@M.macro_hm --output "
+                                            "markdown --label present=Pres. --db " + db);
+  ASSERT_EQ(latex.code, 0) << latex.err;
+  EXPECT_NE(latex.out.find("\\begin{table*}[t]"), std::string::npos) << latex.out;
+  EXPECT_NE(latex.out.find("Tiny"), std::string::npos) << latex.out;
+  EXPECT_EQ(o.out, latex.out + "\n" + md.out + "\n");
+
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"format = 'latex', lables = {}", "kp.runs.table: unknown field 'lables' (did you mean 'labels'? expected one "
+                                        "of: metrics, runs, baseline, system, dataset, profile, resamples, seed, db, "
+                                        "format, decimals, fraction, labels, layout, fit, float, caption)"},
+      {"format = 'latex', layout = 'rows'", "kp.runs.table: layout must be datasets (datasets over metrics) or "
+                                            "metrics (metrics over datasets) (got 'rows')"},
+      {"format = 'latex', float = 'figure'", "kp.runs.table: float must be table, table* or none (got 'figure')"},
+      {"format = 'latex', float = 'none', caption = 'x'",
+       "kp.runs.table: caption needs a float (LaTeX allows \\caption only in one): drop float none"},
+      {"format = 'markdown', fit = true", "kp.runs.table: fit, float and caption shape LaTeX only (add format latex)"},
+      {"fit = true", "kp.runs.table: fit, float and caption shape LaTeX only (add format latex)"},
+      {"fit = 1, format = 'latex'", "kp.runs.table: fit must be a boolean (got number)"},
+      {"labels = {tiny = 'T'}", "kp.runs.table: labels shapes the text: add format"},
+      {"format = 'csv', labels = {tiny = ''}", "kp.runs.table: label 'tiny=': expected NAME=TEXT (a metric, dataset "
+                                               "or subset, and its printed name, e.g. all.f1@5.macro_hm=F1@5)"},
+      {"format = 'csv', labels = {'x'}", "kp.runs.table: labels must map names to texts (got a number key with a "
+                                         "string value)"},
+      {"format = 'csv', labels = {nope = 'x'}",
+       "kp.runs.table: label nope=...: 'nope' is no metric, dataset or subset of the table (expected one of: "
+       "all, all.p@5.macro, present, present.f1@M.macro_hm, tiny)"},
+  };
+  std::string script;
+  for (const auto& [opts, msg] : bad) script += "print(select(2, pcall(kp.runs.table, {" + base + opts + "})))\n";
+  auto e = Script(script);
+  ASSERT_EQ(e.code, 0) << e.err;
+  std::istringstream lines(e.out);
+  for (const auto& [opts, msg] : bad) {
+    std::string line;
+    std::getline(lines, line);
+    EXPECT_NE(line.find(msg), std::string::npos) << opts << "\n got: " << line;
+  }
 }
 
 // kp.write replaces its target by a rename: a symbolic link (or any non-regular file) is refused and
