@@ -93,7 +93,7 @@ def main():
         cpu = {k: [] for k in cmds}
         for _ in range(a.runs):
             for k, cmd in cmds.items():
-                w, c, _ = run(cmd)
+                w, c = run(cmd)
                 wall[k].append(w)
                 cpu[k].append(c)
         machine.stop()
