@@ -8,8 +8,9 @@
 #   cold: a new, empty database (every phrase embedded and stored);
 #   warm: a new process on the filled database (every phrase found in the cache).
 # Prints the phrase count, the median cold and warm seconds against the targets (cold <= 6 s,
-# warm <= 1.5 s, on 2 cores), kplab's own split of the time, and the machine load (/proc/loadavg) at
-# the start and the end: on a shared machine a load above the core count slows every number.
+# warm <= 1.5 s, on 2 cores), kplab's own split of the time, and the machine's load at the start and
+# the end: no verdict is given on a loaded machine (bench/benchlib.py), and the least-work program's
+# time on KP20k states the machine's speed.
 # What is measured and the results: bench/README.md, "Phrase cache at a million phrases".
 #
 # Environment (all optional):
@@ -18,6 +19,7 @@
 #   KPLAB_SHARED_DATA    the shared data directory (default: /work/shared/data)
 #   KPLAB_BENCH_RUNS     cold and warm runs each (median reported; default 3)
 #   KPLAB_CACHE_COPIES   copies of the KP20k phrases (default 12: 1,027,789 distinct phrases)
+#   KPLAB_BENCH_ROWS     append the table rows here (scripts/bench_table.sh)
 set -euo pipefail
 trap 'echo "cache_bench.sh:$LINENO: command failed: $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
@@ -52,7 +54,14 @@ if ! cmake --build "$BUILD" -j"$(nproc)" --target kplab >"$TMP/build.log" 2>&1; 
 fi
 KPLAB="$BUILD/host/kplab"
 
-LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
+# The machine's load and speed (bench/benchlib.py): no verdict when it is loaded; the least-work
+# program's time on KP20k states the machine's speed.
+"$PY" bench/benchlib.py snapshot $$ >"$TMP/machine.start"
+if cmake --build "$BUILD" -j"$(nproc)" --target kplab_least_work >"$TMP/build_lw.log" 2>&1; then
+  "$PY" bench/benchlib.py yardstick "$BUILD/bench/kplab_least_work" "$DATA" >"$TMP/yardstick"
+else
+  echo '{}' >"$TMP/yardstick"
+fi
 echo "[cache] generating $COPIES copies of KP20k gold + catSeqTG-2RF1 seed 1234 in $TMP" >&2
 "$PY" bench/gen_copies.py --gold "$GOLD" --predictions "$PRED" --docs "$((COPIES * $(wc -l <"$GOLD")))" \
   --out-dataset "$TMP/in/data" --out-predictions "$TMP/in/predictions.txt"
@@ -72,11 +81,16 @@ for r in $(seq "$RUNS"); do
   timed "$TMP/cold.time" "$KPLAB" "${ARGS[@]}" >"$TMP/cold.out"
   timed "$TMP/warm.time" "$KPLAB" "${ARGS[@]}" >"$TMP/warm.out"
 done
-LOAD_END="$(cut -d' ' -f1-3 /proc/loadavg)"
+"$PY" bench/benchlib.py snapshot $$ >"$TMP/machine.end"
 
-"$PY" - "$TMP" "$(nproc)" "$LOAD_START" "$LOAD_END" "$(du -k "$TMP/cache.db" | cut -f1)" <<'EOF'
-import os, re, statistics, sys
-tmp, cores, load_start, load_end, db_kb = sys.argv[1:6]
+"$PY" - "$TMP" "$(nproc)" "$(du -k "$TMP/cache.db" | cut -f1)" "${KPLAB_BENCH_ROWS:-}" <<'EOF'
+import json, os, re, statistics, sys
+sys.path.insert(0, "bench")
+import benchlib
+tmp, cores, db_kb, rows_file = sys.argv[1:5]
+machine = benchlib.Machine.from_files(os.path.join(tmp, "machine.start"), os.path.join(tmp, "machine.end"))
+ys = json.load(open(os.path.join(tmp, "yardstick")))
+yard = ("yardstick %.4f s wall %.4f s CPU" % (ys["wall"], ys["cpu"])) if ys else "no yardstick (kplab_least_work not built)"
 def times(name):
     rows = [l.split() for l in open(os.path.join(tmp, name)) if l.strip()]
     return [tuple(float(x) for x in r) for r in rows]
@@ -99,11 +113,19 @@ print()
 print("phrase cache, `kplab cache add` whole process (%d runs each, median; %s cores):" % (len(cold), cores))
 print("  phrases: %d distinct%s" % (cold_n, "" if cold_n >= 1000000 else " (fewer than the 1M the targets are for)"))
 print("  cold: %.2f s (target <= 6 s: %s); cpu user %.2f s + sys %.2f s; max RSS %.0f MB"
-      % (c, "yes" if c <= 6 else "NO", med(cold, 1), med(cold, 2), med(cold, 3) / 1024))
+      % (c, machine.verdict(c <= 6), med(cold, 1), med(cold, 2), med(cold, 3) / 1024))
 print("  warm: %.2f s (target <= 1.5 s: %s); cpu user %.2f s + sys %.2f s; max RSS %.0f MB"
-      % (w, "yes" if w <= 1.5 else "NO", med(warm, 1), med(warm, 2), med(warm, 3) / 1024))
+      % (w, machine.verdict(w <= 1.5), med(warm, 1), med(warm, 2), med(warm, 3) / 1024))
 print("  database: %.0f MB" % (int(db_kb) / 1024))
 print("  last cold: " + cold_text)
 print("  last warm: " + warm_text)
-print("  machine load (1/5/15 min): %s at the start, %s at the end" % (load_start, load_end))
+print("  " + yard + " (bench/least_work.cc on KP20k: the machine's speed)")
+for line in machine.lines():
+    print("  " + line)
+cell = "load %.2f -> %.2f, others %.2f cores; %s" % (machine.start["load"][0], machine.end["load"][0],
+                                                    machine.other_cores(), yard)
+for label, t, rows, target, ok in (("cold", c, cold, "<= 6 s", c <= 6), ("warm", w, warm, "<= 1.5 s", w <= 1.5)):
+    benchlib.append_row(rows_file, ["kplab cache add, %s, %d phrases" % (label, cold_n), "%.2f" % t,
+                                    "%.2f" % (med(rows, 1) + med(rows, 2)), "-", "-", "-", "-", target,
+                                    machine.verdict(ok), cell])
 EOF

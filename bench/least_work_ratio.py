@@ -1,21 +1,61 @@
 #!/usr/bin/env python3
-"""kplab against the least-work program (issue 16), whole processes, interleaved.
+"""kplab against the least-work program (issue 16, issue 32), whole processes, interleaved.
 
-    least_work_ratio.py --least-work BIN --kplab BIN --data DIR [--runs N]
+    least_work_ratio.py --least-work BIN --kplab BIN --data DIR [--runs N] [--docs N] [--rows FILE]
 
-Runs, N times in turn, bench/least_work.cc's program on KP20k gold x catSeqTG-2RF1 seed 1234 and
-`kplab eval --no-store --output csv` on the same files with `--metrics exact` and with the default
-metrics, each a fresh process, timed with time.perf_counter around it (the least-work program takes
-some 65 ms: /usr/bin/time's 10 ms steps are too coarse for a ratio). Prints the median wall and CPU
-seconds of each, the ratios against the targets (exact <= 2x, default <= 3x) and the machine load:
-interleaving keeps a load change from favouring one side, but every number depends on the load.
+The job: KP20k's gold keyphrases x catSeqTG-2RF1 seed 1234's predictions (--docs N: N documents of
+tagged copies of them, bench/gen_copies.py, the scale benchmark's generator, written to a temporary
+directory). Three commands, each a fresh process, N rounds in turn (interleaving keeps a change of the
+machine's load from favouring one side):
+    bench/least_work.cc's program            KEYWORDS PREDICTIONS
+    kplab eval --metrics exact               --dataset D --predictions P --no-store --output csv
+    kplab eval (the default metrics: exact, rank, rprec), the same options
+each timed around the process: wall with time.perf_counter, CPU (user + system, all threads) from the
+process's own rusage (os.wait4; /usr/bin/time and os.times count in 10 ms steps, and the least-work
+program takes some tens of ms). Prints the medians, the ratios kplab / least work of the wall times and
+of the CPU times beside their targets (--metrics exact: wall <= 2x, CPU <= 3x; default metrics: wall
+<= 3x, CPU <= 4x), and the machine's load (bench/benchlib.py: no verdict on a loaded machine).
+
+First, the numbers: the 12 values the least-work program prints must be the text kplab's CSV gives for
+the same names, exactly (exit 1 otherwise).
+
+--rows FILE appends the table's rows (bench/benchlib.py append_row) for scripts/bench_table.sh; the
+least-work program's own times in the run are the row's yardstick of the machine's speed.
 """
 import argparse
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+
+TARGETS = {"exact": (2.0, 3.0), "default": (3.0, 4.0)}  # wall, CPU
+
+
+def run(cmd, out=None):
+    """Runs cmd; returns (wall seconds, CPU seconds of the process and its threads)."""
+    return benchlib.run_timed(cmd, out)
+
+
+def check_numbers(least_work_cmd, kplab_exact_cmd, tmp):
+    """The least-work program's 12 values against kplab's CSV: the same text (so the same bits)."""
+    with open(os.path.join(tmp, "lw.out"), "w") as f:
+        run(least_work_cmd, f)
+    with open(os.path.join(tmp, "kplab.csv"), "w") as f:
+        run(kplab_exact_cmd, f)
+    mine = dict(line.split() for line in open(os.path.join(tmp, "lw.out")) if line.strip())
+    theirs = dict(line.strip().split(",", 1) for line in open(os.path.join(tmp, "kplab.csv")) if "," in line)
+    bad = [k for k, v in mine.items() if theirs.get(k) != v]
+    if len(mine) != 12 or bad:
+        for k in bad[:5]:
+            print("  %s: least work %s, kplab %s" % (k, mine[k], theirs.get(k, "(missing)")), file=sys.stderr)
+        sys.exit("least_work_ratio.py: the least-work program's %d values are not kplab's (%d differ)"
+                 % (len(mine), len(bad)))
+    return len(mine)
 
 
 def main():
@@ -24,42 +64,63 @@ def main():
     ap.add_argument("--kplab", required=True)
     ap.add_argument("--data", required=True, help="the shared data directory")
     ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--docs", type=int, default=0, help="documents of tagged KP20k copies (0: KP20k itself)")
+    ap.add_argument("--rows", help="append the table's rows here (scripts/bench_table.sh)")
     a = ap.parse_args()
-    if a.runs < 1:
-        sys.exit("least_work_ratio.py: --runs must be >= 1 (got %d)" % a.runs)
+    if a.runs < 1 or a.docs < 0:
+        sys.exit("least_work_ratio.py: --runs must be >= 1 and --docs >= 0 (got %d, %d)" % (a.runs, a.docs))
     gold_dir = os.path.join(a.data, "kpg_testsets_meng2017", "kp20k")
+    keywords = os.path.join(gold_dir, "word_kp20k_testing_allkeywords.txt")
     pred = os.path.join(a.data, "predictions", "catSeqTG-2RF1", "kp20k", "seed1234.txt")
-    ev = [a.kplab, "eval", "--dataset", gold_dir, "--predictions", pred, "--no-store", "--output", "csv"]
-    cmds = {
-        "least work": [a.least_work, os.path.join(gold_dir, "word_kp20k_testing_allkeywords.txt"), pred],
-        "kplab --metrics exact": ev + ["--metrics", "exact"],
-        "kplab (exact, rank, rprec)": ev,
-    }
-    load_start = open("/proc/loadavg").read().split()[:3]
-    wall = {k: [] for k in cmds}
-    cpu = {k: [] for k in cmds}
-    for _ in range(a.runs):
-        for name, cmd in cmds.items():
-            t0, c0 = time.perf_counter(), os.times()
-            r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            t1, c1 = time.perf_counter(), os.times()
-            if r.returncode != 0:
-                sys.exit("least_work_ratio.py: %s failed (exit %d): %s" % (" ".join(cmd), r.returncode,
-                                                                          r.stderr.decode(errors="replace")[:300]))
-            wall[name].append(t1 - t0)
-            cpu[name].append((c1.children_user - c0.children_user) + (c1.children_system - c0.children_system))
-    med = {k: statistics.median(v) for k, v in wall.items()}
-    mcpu = {k: statistics.median(v) for k, v in cpu.items()}
-    lw = med["least work"]
-    print("kplab against the least-work program (KP20k, 20,000 documents, catSeqTG-2RF1 seed 1234, whole process,"
-          " %d interleaved runs, medians):" % a.runs)
-    for name in cmds:
-        print("  %-28s wall %.3f s  cpu %.3f s" % (name, med[name], mcpu[name]))
-    ex, de = med["kplab --metrics exact"] / lw, med["kplab (exact, rank, rprec)"] / lw
-    print("  exact: %.2fx (target <= 2x: %s); default metrics: %.2fx (target <= 3x: %s)"
-          % (ex, "yes" if ex <= 2 else "NO", de, "yes" if de <= 3 else "NO"))
-    print("  load average (1/5/15 min): %s at the start, %s at the end"
-          % (" ".join(load_start), " ".join(open("/proc/loadavg").read().split()[:3])))
+    for f in (a.least_work, a.kplab, keywords, pred):
+        if not os.path.exists(f):
+            sys.exit("least_work_ratio.py: %s not found" % f)
+    with tempfile.TemporaryDirectory(prefix="kplab-lw.") as tmp:
+        name = "KP20k, 20,000 documents"
+        if a.docs:
+            gold_dir = os.path.join(tmp, "data")
+            pred_copies = os.path.join(tmp, "predictions.txt")
+            subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen_copies.py"),
+                            "--gold", keywords, "--predictions", pred, "--docs", str(a.docs),
+                            "--out-dataset", gold_dir, "--out-predictions", pred_copies], check=True)
+            keywords, pred = os.path.join(gold_dir, os.path.basename(keywords)), pred_copies
+            name = "%s documents (tagged KP20k copies)" % format(a.docs, ",")
+        ev = [a.kplab, "eval", "--dataset", gold_dir, "--predictions", pred, "--no-store", "--output", "csv"]
+        cmds = {"least work": [a.least_work, keywords, pred], "exact": ev + ["--metrics", "exact"], "default": ev}
+        n_values = check_numbers(cmds["least work"], cmds["exact"], tmp)
+        machine = benchlib.Machine()
+        wall = {k: [] for k in cmds}
+        cpu = {k: [] for k in cmds}
+        for _ in range(a.runs):
+            for k, cmd in cmds.items():
+                w, c = run(cmd)
+                wall[k].append(w)
+                cpu[k].append(c)
+        machine.stop()
+    mw = {k: statistics.median(v) for k, v in wall.items()}
+    mc = {k: statistics.median(v) for k, v in cpu.items()}
+    print("kplab against the least-work program (%s; catSeqTG-2RF1 seed 1234; whole processes, %d interleaved "
+          "runs, medians):" % (name, a.runs))
+    print("  the least-work program's %d values are kplab's, digit for digit" % n_values)
+    labels = {"least work": "least work (bench/least_work.cc)", "exact": "kplab eval --metrics exact",
+              "default": "kplab eval (exact, rank, rprec)"}
+    for k in cmds:
+        print("  %-34s wall %.4f s  CPU %.4f s" % (labels[k], mw[k], mc[k]))
+    rows = []
+    for k in ("exact", "default"):
+        rw, rc = mw[k] / mw["least work"], mc[k] / mc["least work"]
+        tw, tc = TARGETS[k]
+        print("  %-34s wall %.2fx (target <= %gx: %s)   CPU %.2fx (target <= %gx: %s)"
+              % (labels[k] + ":", rw, tw, machine.verdict(rw <= tw), rc, tc, machine.verdict(rc <= tc)))
+        rows.append(["%s on %s vs least work" % (labels[k], name), "%.4f" % mw[k], "%.4f" % mc[k],
+                     "%.4f" % mw["least work"], "%.4f" % mc["least work"], "%.2fx" % rw, "%.2fx" % rc,
+                     "kplab / least work: wall <= %gx, CPU <= %gx" % (tw, tc), machine.verdict(rw <= tw and rc <= tc)])
+    for line in machine.lines():
+        print("  " + line)
+    machine_cell = "load %.2f -> %.2f, others %.2f cores; yardstick %.4f s wall %.4f s CPU" % (
+        machine.start["load"][0], machine.end["load"][0], machine.other_cores(), mw["least work"], mc["least work"])
+    for r in rows:
+        benchlib.append_row(a.rows, r + [machine_cell])
 
 
 if __name__ == "__main__":

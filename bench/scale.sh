@@ -29,7 +29,10 @@
 # Environment: KPLAB_BUILD_DIR (default build; must hold host/kplab), KPLAB_SHARED_DATA (default
 # /work/shared/data), KPLAB_BENCH_RUNS (default 3), KPLAB_SCALE_SIZES (default "20000 200000 1000000";
 # 20000 must be among them for the checks), KPLAB_SCALE_EVAL_ARGS (extra `kplab eval` options for
-# every timed run, e.g. "--memory-limit 1024"; default none: the measurement is of kplab's defaults).
+# every timed run, e.g. "--memory-limit 1024"; default none: the measurement is of kplab's defaults),
+# KPLAB_BENCH_ROWS (append the table rows here: scripts/bench_table.sh).
+# The machine's load is recorded at the start and the end; the time target gets no verdict on a loaded
+# machine (bench/benchlib.py). Peak RSS does not depend on the load: its verdict is always given.
 set -euo pipefail
 trap 'echo "scale.sh:$LINENO: command failed (exit $?): $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
@@ -57,7 +60,11 @@ case " $SIZES " in *" 20000 "*) ;; *) echo "scale.sh:$LINENO: KPLAB_SCALE_SIZES 
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/kplab-scale.XXXXXX")"
 trap 'rm -rf "$TMP"' EXIT
 
-cut -d' ' -f1-3 /proc/loadavg >"$TMP/load.start"
+# The machine's load and speed (bench/benchlib.py): no verdict when it is loaded; the least-work
+# program's time on KP20k states the machine's speed (if it is built: --target kplab_least_work).
+"$PY" bench/benchlib.py snapshot $$ >"$TMP/machine.start"
+LW="$BUILD/bench/kplab_least_work"
+if [ -x "$LW" ]; then "$PY" bench/benchlib.py yardstick "$LW" "$DATA" >"$TMP/yardstick"; else echo '{}' >"$TMP/yardstick"; fi
 echo "scale: kplab $KPLAB on $(nproc) cores, $RUNS runs per cell, sizes 1 (baseline) $SIZES${EXTRA[*]:+, extra options: ${EXTRA[*]}}" >&2
 
 # eval_runs N LABEL METRICS...: RUNS timed fresh processes on the N-document set; "N LABEL s kb" to
@@ -114,11 +121,18 @@ for n in 1 $SIZES; do
   eval_runs "$n" exact --metrics exact
   rm -rf "$TMP/d$n" "$TMP/p$n.txt"
 done
-cut -d' ' -f1-3 /proc/loadavg >"$TMP/load.end"
+"$PY" bench/benchlib.py snapshot $$ >"$TMP/machine.end"
 
-"$PY" - "$TMP" "$SIZES" <<'EOF' || exit 1
-import csv, sys
-tmp, sizes = sys.argv[1], [int(s) for s in sys.argv[2].split()]
+"$PY" - "$TMP" "$SIZES" "${KPLAB_BENCH_ROWS:-}" <<'EOF' || exit 1
+import csv, json, sys
+sys.path.insert(0, "bench")
+import benchlib
+tmp, sizes, rows_file = sys.argv[1], [int(s) for s in sys.argv[2].split()], sys.argv[3]
+machine = benchlib.Machine.from_files(tmp + "/machine.start", tmp + "/machine.end")
+ys = json.load(open(tmp + "/yardstick"))
+yard = ("yardstick %.4f s wall %.4f s CPU" % (ys["wall"], ys["cpu"])) if ys else "no yardstick (kplab_least_work not built)"
+cell = "load %.2f -> %.2f, others %.2f cores; %s" % (machine.start["load"][0], machine.end["load"][0],
+                                                    machine.other_cores(), yard)
 res, failed = {}, {}
 for l in open(tmp + "/results"):
     n, label, s, rest = l.rstrip("\n").split(" ", 3)
@@ -171,8 +185,13 @@ for label, lead in (("default", ""), ("exact", "with --metrics exact: ")):
     s, kb, cpu = res[(big, label)]
     per = (kb - res[(1, label)][1]) / big
     lin = (s / big) / (res[(20000, label)][0] / 20000)
-    print("%s%s: %.2f s (target <= 5 s: %s)" % (lead, name, s, "yes" if s <= 5 else "NO"))
+    print("%s%s: %.2f s (target <= 5 s: %s)" % (lead, name, s, machine.verdict(s <= 5)))
     print("%sKB/doc above baseline: %.3f (target <= 1.2: %s)" % (lead, per, "yes" if per <= 1.2 else "NO"))
+    what = "kplab eval, %s documents, %s" % (name, "default metrics" if label == "default" else "--metrics exact")
+    benchlib.append_row(rows_file, [what, "%.2f" % s, "%.2f" % cpu, "-", "-", "-", "-", "wall <= 5 s",
+                                    machine.verdict(s <= 5), cell])
+    benchlib.append_row(rows_file, [what + ", peak RSS a document above 1 document's", "%.3f KB" % per, "-", "-",
+                                    "-", "-", "-", "<= 1.2 KB", "yes" if per <= 1.2 else "NO", cell])
     print("%slinearity: us/doc at %s / us/doc at 20k = %.2f" % (lead, name, lin))
     print("%sCPU (user + sys) at %s: %.2f s" % (lead, name, cpu))
 print("checks:")
@@ -190,7 +209,8 @@ t, o = ({}, {}) if (20000, "default") in failed else (aggregates("20000.default"
 moved = sorted((abs(t[k] - o[k]), k) for k in t if k in o and abs(t[k] - o[k]) > 1e-9)
 print("  tagged vs untagged 20k, default metrics: %d of %d aggregates differ (containment metrics)%s"
       % (len(moved), len(t), "; largest: " + ", ".join("%s %+.4f" % (k, t[k] - o[k]) for _, k in moved[::-1][:4]) if moved else ""))
-print("load average (1/5/15 min): start %s, end %s" % (open(tmp + "/load.start").read().strip(),
-                                                         open(tmp + "/load.end").read().strip()))
+print(yard + " (bench/least_work.cc on KP20k: the machine's speed)")
+for line in machine.lines():
+    print(line)
 sys.exit(1 if bad else 0)
 EOF

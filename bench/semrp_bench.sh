@@ -24,8 +24,11 @@
 # every document's value too, and = kplab's own with GloVe (same float32 vectors, so the same number).
 # A missed speed target is reported, not fatal.
 #
+# The machine's load is recorded at the start and the end and no verdict is given on a loaded machine
+# (bench/benchlib.py); the least-work program's time on KP20k states the machine's speed.
+#
 # Environment: KPLAB_BUILD_DIR (default build), KPLAB_SHARED_DATA (default /work/shared/data),
-# KPLAB_BENCH_RUNS (default 3). The GloVe model must be installed (scripts/setup.sh does it); it is
+# KPLAB_BENCH_RUNS (default 3), KPLAB_BENCH_ROWS (append the table row here: scripts/bench_table.sh). The GloVe model must be installed (scripts/setup.sh does it); it is
 # looked up where kplab looks ($KPLAB_MODELS or the default directory). Temporary files go to a mktemp
 # directory that is removed at exit.
 set -euo pipefail
@@ -54,7 +57,11 @@ done
 
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/kplab-semrp.XXXXXX")"
 trap 'rm -rf "$TMP"' EXIT
-cut -d' ' -f1-3 /proc/loadavg >"$TMP/load.start"
+# The machine's load and speed (bench/benchlib.py): no verdict when it is loaded; the least-work
+# program's time on KP20k states the machine's speed (built with `--target kplab_least_work`).
+"$PY" bench/benchlib.py snapshot $$ >"$TMP/machine.start"
+LW="$(cd "$BUILD" && pwd)/bench/kplab_least_work"
+if [ -x "$LW" ]; then "$PY" bench/benchlib.py yardstick "$LW" "$DATA" >"$TMP/yardstick"; else echo '{}' >"$TMP/yardstick"; fi
 
 COMMON=(--dataset "$DS" --predictions "$PRED" --profile semrp-standalone --metrics semrp)
 must() {  # must LINE CMD...: run CMD, on failure show its stderr and name this script's line
@@ -117,12 +124,16 @@ for _ in $(seq "$RUNS"); do
     --phrases "$TMP/phrases.txt" --gold "$GOLD" --predictions "$PRED" --per-doc "$TMP/ref_docs.txt" >"$TMP/ref.out"
   tail -n 1 "$TMP/one" >>"$TMP/ref.time"
 done
-cut -d' ' -f1-3 /proc/loadavg >"$TMP/load.end"
+"$PY" bench/benchlib.py snapshot $$ >"$TMP/machine.end"
 
 echo "[4/4] checks" >&2
-"$PY" - "$TMP" <<'EOF' || exit 1
-import csv, statistics, sys
-tmp = sys.argv[1]
+"$PY" - "$TMP" "${KPLAB_BENCH_ROWS:-}" <<'EOF' || exit 1
+import csv, json, statistics, sys
+sys.path.insert(0, "bench")
+import benchlib
+tmp, rows_file = sys.argv[1], sys.argv[2]
+machine = benchlib.Machine.from_files(tmp + "/machine.start", tmp + "/machine.end")
+ys = json.load(open(tmp + "/yardstick"))
 def med(name, col):
     return statistics.median(float(l.split()[col]) for l in open("%s/%s" % (tmp, name)) if l.strip())
 def cpu(name):
@@ -162,10 +173,18 @@ print("  kplab eval --metrics semrp, warm cache, whole process: %.3f s (CPU %.2f
       % (ks, cpu("kplab.time"), med("kplab.time", 1) / 1024))
 print("  semrp_ref.py (the authors' loop, numpy + nltk), whole process: %.3f s (CPU %.2f s, peak RSS %.0f MB)"
       % (rs, cpu("ref.time"), med("ref.time", 1) / 1024))
-ratio = rs / ks
+ratio, cpu_ratio = rs / ks, cpu("ref.time") / cpu("kplab.time")
 print("  ratio (wall): %.1fx (target >= 20x: %s); CPU-time ratio %.1fx"
-      % (ratio, "yes" if ratio >= 20 else "NO", cpu("ref.time") / cpu("kplab.time")))
-print("  load average (1/5/15 min): start %s, end %s" % (open(tmp + "/load.start").read().strip(),
-                                                           open(tmp + "/load.end").read().strip()))
+      % (ratio, machine.verdict(ratio >= 20), cpu_ratio))
+yard = ("yardstick %.4f s wall %.4f s CPU" % (ys["wall"], ys["cpu"])) if ys else "no yardstick (build kplab_least_work)"
+print("  " + yard + " (bench/least_work.cc on KP20k: the machine's speed)")
+for line in machine.lines():
+    print("  " + line)
+benchlib.append_row(rows_file, [
+    "SemR-p, KP20k, warm cache, vs the authors' loop (semrp_ref.py)", "%.3f" % ks, "%.2f" % cpu("kplab.time"),
+    "%.3f" % rs, "%.2f" % cpu("ref.time"), "%.1fx" % ratio, "%.1fx" % cpu_ratio, "authors' loop / kplab: wall >= 20x",
+    machine.verdict(ratio >= 20),
+    "load %.2f -> %.2f, others %.2f cores; %s" % (machine.start["load"][0], machine.end["load"][0],
+                                                 machine.other_cores(), yard)])
 sys.exit(1 if bad else 0)
 EOF

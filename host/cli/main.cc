@@ -4,6 +4,12 @@
 
 #include "cli.h"
 
+#ifdef KPLAB_WITH_MIMALLOC
+#include <mimalloc.h>
+
+#include <cstring>
+#endif
+
 // Out of memory must be std::bad_alloc (a clear error and a failed run: host/lua/lua_util.h, Safe), never
 // an abort. Debian's mimalloc (linked into this executable only, host/CMakeLists.txt) is built as C:
 // its operator new calls abort() when an allocation fails and it finds no new-handler, and the
@@ -31,5 +37,33 @@ void* operator new(std::size_t n) { return Allocate(n, 0); }
 void* operator new[](std::size_t n) { return Allocate(n, 0); }
 void* operator new(std::size_t n, std::align_val_t a) { return Allocate(n, static_cast<std::size_t>(a)); }
 void* operator new[](std::size_t n, std::align_val_t a) { return Allocate(n, static_cast<std::size_t>(a)); }
+
+#ifdef KPLAB_WITH_MIMALLOC
+namespace {
+
+// mimalloc takes its memory from the system in 2 MiB pages (transparent huge pages, asked for with
+// madvise) when its option large_os_pages is on, and commits a thread's first segment up front when
+// eager_commit_delay is 0 (with the default 1, a second thread's memory is committed in small pieces,
+// which 2 MiB pages cannot back). A fresh 4 KiB page costs a page fault, and on the virtual machines
+// kplab is measured on a fault costs microseconds: `kplab eval --metrics exact` on KP20k took 10,600-
+// 11,000 of them with mimalloc's defaults and ~780 with these options, and 410-430 ms of CPU against
+// 256-261 ms (perf stat -r 5, issue 32; docs/design-notes.md, note 46). mimalloc reads its options
+// once, as it starts, before main; a function of .preinit_array runs before any library's initializer,
+// and mi_option_set only stores the value (no allocation, nothing of mimalloc's that needs starting).
+// The MIMALLOC_* variables in the environment (envp: libc has not set environ yet) still decide.
+void MimallocOptions(int, char**, char** envp) {
+  bool large = true, delay = true;
+  for (char** e = envp; e != nullptr && *e != nullptr; ++e) {
+    large = large && std::strncmp(*e, "MIMALLOC_LARGE_OS_PAGES=", 24) != 0;
+    delay = delay && std::strncmp(*e, "MIMALLOC_EAGER_COMMIT_DELAY=", 28) != 0;
+  }
+  if (large) mi_option_enable(mi_option_large_os_pages);
+  if (delay) mi_option_set(mi_option_eager_commit_delay, 0);
+}
+
+__attribute__((section(".preinit_array"), used)) void (*const kMimallocOptions)(int, char**, char**) = MimallocOptions;
+
+}  // namespace
+#endif
 
 int main(int argc, char** argv) { return kplab::host::Main(argc, argv); }

@@ -1,6 +1,7 @@
 #include "kplab/transformer.h"
 
 #include <cblas.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <atomic>
@@ -161,6 +162,45 @@ void LayerNormRows(float* x, std::size_t rows, int n, const float* g, const floa
   }
 }
 
+// OpenBLAS is opened when the first transformer model is loaded, not linked into kplab: loaded with
+// the executable (its relocations, the thread pool and buffers its initializer sets up) it cost every
+// kplab process, `kplab --version` and every `kplab eval` included, some 8 ms of CPU for code only this
+// backend runs (issue 32; docs/design-notes.md, "OpenBLAS is opened on first use"). The library is the
+// one the build found (KPLAB_OPENBLAS_LIBRARY), else the system's libopenblas.so.0.
+struct Blas {
+  decltype(&cblas_sgemm) sgemm = nullptr;
+};
+const Blas* g_blas = nullptr;  // set once, before the first model exists
+
+// Loads the library once (thread-safe); an error message if it cannot be, else empty.
+const std::string& OpenBlas() {
+  static const std::string error = [] {
+    static Blas blas;
+    std::string why;
+    for (const char* name : {KPLAB_OPENBLAS_LIBRARY, "libopenblas.so.0"}) {
+      void* lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+      if (lib == nullptr) {
+        const char* e = dlerror();
+        why += fmt::format("{}{}", why.empty() ? "" : "; ", e ? e : name);
+        continue;
+      }
+      blas.sgemm = reinterpret_cast<decltype(&cblas_sgemm)>(dlsym(lib, "cblas_sgemm"));
+      auto threads = reinterpret_cast<decltype(&openblas_set_num_threads)>(dlsym(lib, "openblas_set_num_threads"));
+      if (blas.sgemm == nullptr || threads == nullptr) {
+        why += fmt::format("{}{}: no cblas_sgemm / openblas_set_num_threads", why.empty() ? "" : "; ", name);
+        continue;
+      }
+      // Embed and EmbedTokens run on several threads at once (the phrase cache slices its misses), so
+      // each matrix product stays on its caller's thread.
+      threads(1);
+      g_blas = &blas;
+      return std::string();
+    }
+    return fmt::format("cannot load OpenBLAS, which transformer models need ({}); install libopenblas0", why);
+  }();
+  return error;
+}
+
 // Rows per matrix product. Every product is made on blocks of exactly this many rows (the last one
 // padded with zeros), so OpenBLAS takes the same kernel path for every call of a layer. On kernels
 // whose rounding of a row does not depend on its place in the block (SkylakeX, Cooperlake, Sandybridge,
@@ -184,7 +224,7 @@ void Linear(const float* x, std::size_t rows, int in, const float* w, const floa
       c = yout.data();
     }
     for (std::size_t r = 0; r < kBlockRows; ++r) std::copy(bias, bias + out, c + r * static_cast<std::size_t>(out));
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(kBlockRows), out, in, 1.0f, a, in, w, in,
+    g_blas->sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(kBlockRows), out, in, 1.0f, a, in, w, in,
                 1.0f, c, out);
     if (n < kBlockRows) std::copy(yout.begin(), yout.begin() + static_cast<std::ptrdiff_t>(n * out), y + start * out);
   }
@@ -504,9 +544,7 @@ int TransformerModel::token_max_length() const { return impl_->cfg.token_max_len
 int TransformerModel::Bucket(int rel) const { return MpnetBucket(rel, kMpnetBuckets, 128); }
 
 Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::string& path) {
-  // Embed and EmbedTokens run on several threads at once (the phrase cache slices its misses), so
-  // each matrix product stays on its caller's thread.
-  openblas_set_num_threads(1);
+  if (const std::string& e = OpenBlas(); !e.empty()) return Error{e};
   auto resolved = ResolveSnapshot(path);
   if (!resolved.ok()) return resolved.error();
   const fs::path dir(*resolved);
@@ -955,7 +993,7 @@ void TransformerModel::Impl::Run(const std::vector<int>& ids, const std::vector<
         const float* k = base + H + h * hd;
         const float* v = base + 2 * H + h * hd;
         // scores = q k^T * scale (+ bias)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, L, L, hd, score_scale, q, 3 * H, k, 3 * H, 0.0f,
+        g_blas->sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, L, L, hd, score_scale, q, 3 * H, k, 3 * H, 0.0f,
                     scores.data(), L);
         for (int i = 0; i < L; ++i) {
           float* s = scores.data() + static_cast<std::size_t>(i) * L;
@@ -974,7 +1012,7 @@ void TransformerModel::Impl::Run(const std::vector<int>& ids, const std::vector<
           for (int j = 0; j < L; ++j) s[j] *= inv;
         }
         float* out = ctx.data() + off[sq] * H + h * hd;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, L, hd, L, 1.0f, scores.data(), L, v, 3 * H, 0.0f,
+        g_blas->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, L, hd, L, 1.0f, scores.data(), L, v, 3 * H, 0.0f,
                     out, H);
       }
     }
