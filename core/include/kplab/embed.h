@@ -1,4 +1,4 @@
-// Phrase embedders. A model is a backend (wordvec, model2vec, precomputed) + its files + its pooling
+// Phrase embedders. A model is a backend (wordvec, model2vec, precomputed, transformer) + its files + its pooling
 // configuration, identified by a fingerprint: the SHA-256 (hex) of its weights and configuration. The
 // fingerprint is part of every phrase-cache key and every run record, so two models never mix.
 //
@@ -33,7 +33,7 @@ class Embedder {
  public:
   virtual ~Embedder() = default;
 
-  virtual std::string_view backend() const = 0;  // "wordvec", "model2vec", "precomputed"
+  virtual std::string_view backend() const = 0;  // "wordvec", "model2vec", "precomputed", "transformer"
   virtual int dims() const = 0;
   // Lower-case hex SHA-256 of weights + configuration.
   virtual const std::string& fingerprint() const = 0;
