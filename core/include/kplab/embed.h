@@ -5,6 +5,9 @@
 // Every backend maps a phrase (the string the metric asks about, e.g. a keyphrase's normalized surface)
 // to one float32 vector of dims() values, or to "no vector" (e.g. every word out of vocabulary).
 // Cosines involving a phrase without a vector are 0 (docs/embeddings.md).
+//
+// Threads: an Embedder's const members (Embed, EmbedTokens, ...) may be called from several threads at once
+// on one object.
 #pragma once
 
 #include <cstddef>

@@ -504,9 +504,7 @@ int TransformerModel::token_max_length() const { return impl_->cfg.token_max_len
 int TransformerModel::Bucket(int rel) const { return MpnetBucket(rel, kMpnetBuckets, 128); }
 
 Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::string& path) {
-  // Embed and EmbedTokens run on several threads at once (the phrase cache slices its misses), so
-  // each matrix product stays on its caller's thread.
-  openblas_set_num_threads(1);
+  // The BLAS thread count is the program's to choose (kplab/blas.h), not a side effect of loading.
   auto resolved = ResolveSnapshot(path);
   if (!resolved.ok()) return resolved.error();
   const fs::path dir(*resolved);
