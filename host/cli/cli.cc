@@ -1504,8 +1504,11 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  dataset: documents ordered by how much two chosen runs differ; clicking one shows its source\n"
        "  text with references and predictions highlighted (matched / present / absent). docs/report.md\n"},
       {"profiles",
-       "kplab profiles [show P | diff A B]\n  Lists the profiles, shows one's conventions, or the knobs where two differ.\n"},
-      {"stem", "kplab stem [--mode nltk|original|martin]\n  Reads words on stdin (one line at a time), writes their Porter stems.\n"},
+       "kplab profiles [show P | diff A B]\n"
+       "  Lists the profiles, shows one's conventions, or the knobs where two differ.\n"},
+      {"stem",
+       "kplab stem [--mode nltk|original|martin]\n"
+       "  Reads words on stdin (one line at a time), writes their Porter stems.\n"},
       {"run",
        "kplab run SCRIPT.lua [args]\n"
        "  Runs a Lua script in the sandbox with the kp API (the plugins' API plus the script API:\n"
