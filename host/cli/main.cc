@@ -1,8 +1,13 @@
+#include <charconv>
 #include <cstddef>
 #include <cstdlib>
+#include <cstring>
+#include <iostream>
 #include <new>
 
 #include "cli.h"
+#include "exit_code.h"
+#include "kplab/blas.h"
 
 #ifdef KPLAB_WITH_MIMALLOC
 #include <mimalloc.h>
@@ -66,4 +71,23 @@ __attribute__((section(".preinit_array"), used)) void (*const kMimallocOptions)(
 }  // namespace
 #endif
 
-int main(int argc, char** argv) { return kplab::host::Main(argc, argv); }
+
+// The kplab executable runs each matrix product of the transformer backend on the scoring thread that
+// asked for it: OpenBLAS gets 1 thread unless KPLAB_BLAS_THREADS names another count (kplab/blas.h;
+// docs/embeddings.md, "BLAS threads"). The libraries leave the count to their host program.
+int main(int argc, char** argv) {
+  int blas_threads = 1;
+  if (const char* env = std::getenv("KPLAB_BLAS_THREADS"); env != nullptr) {
+    const char* end = env + std::strlen(env);
+    auto [ptr, ec] = std::from_chars(env, end, blas_threads);
+    if (ec != std::errc() || ptr != end || blas_threads < 1 || blas_threads > 1024) {
+      std::cerr << "kplab: KPLAB_BLAS_THREADS='" << env << "': expected a whole number of threads from 1 to 1024\n";
+      return kplab::host::kExitUsage;
+    }
+  }
+  if (kplab::Status s = kplab::SetBlasThreads(blas_threads); !s.ok()) {
+    std::cerr << "kplab: " << s.error().message << "\n";
+    return kplab::host::kExitUsage;
+  }
+  return kplab::host::Main(argc, argv);
+}

@@ -293,7 +293,7 @@ Result<std::vector<PluginFile>> ListPlugins(const std::string& shipped_dir,
 // directory of $KPLAB_PLUGIN_PATH (':'-separated), then `user_dirs` (--plugins DIR); a later file with
 // the same name overrides an earlier one. Errors: what ReadPluginFile refuses (not a regular file),
 // unreadable directory, missing/invalid API header
-// ("DIR/x.lua:1: missing API header (expected '-- kplab-api: 1' on the first line)"),
+// ("DIR/x.lua:1: missing API header (expected '-- kplab-api: 2' on the first line)"),
 // unsupported version.
 Result<std::vector<PluginFile>> DiscoverPlugins(const std::string& shipped_dir,
                                                 const std::vector<std::string>& user_dirs);

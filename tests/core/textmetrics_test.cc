@@ -37,7 +37,7 @@ std::vector<std::vector<std::string>> Words(const Units& u) {
 
 std::vector<std::string_view> Toks(std::string_view s) { return SplitWhitespace(s); }
 
-// WordNet is a test package (scripts/setup.sh installs wordnet-base): a missing database fails here with
+// WordNet is a test package (scripts/test.sh installs wordnet-base): a missing database fails here with
 // the reader's own message rather than skipping the checks.
 std::shared_ptr<const WordNet> Wn() {
   auto wn = WordNet::Shared(WordNet::DefaultDir());

@@ -6,7 +6,7 @@
 # (30 s an input) or out-of-memory fails the run; the input is left in the work directory, named on
 # the last lines of the output.
 # Usage: run_smoke.sh SOURCE_DIR BUILD_DIR [SECONDS]   (SECONDS default 25, or $KPLAB_FUZZ_SECONDS)
-# Exit 77 (ctest: skipped) when clang or libFuzzer is not installed (scripts/setup.sh installs both).
+# Exit 77 (ctest: skipped) when clang or libFuzzer is not installed (scripts/test.sh installs both).
 set -euo pipefail
 src=$(cd "$1" && pwd)
 dir=$2
@@ -14,7 +14,7 @@ secs=${3:-${KPLAB_FUZZ_SECONDS:-25}}
 harnesses=(importers lua_api store)
 
 if ! command -v clang >/dev/null 2>&1 || ! command -v clang++ >/dev/null 2>&1; then
-  echo "skipped: clang/clang++ not found (scripts/setup.sh installs clang and libclang-rt-14-dev)"
+  echo "skipped: clang/clang++ not found (scripts/test.sh installs clang and libclang-rt-14-dev)"
   exit 77
 fi
 if [ ! -e "$(clang++ -print-resource-dir)/lib/linux/libclang_rt.fuzzer-$(uname -m).a" ]; then

@@ -1,5 +1,5 @@
 // Headless Chromium for the tests that render SVG figures (Debian package chromium, installed by
-// scripts/setup.sh).
+// scripts/test.sh, the README's test command).
 #pragma once
 
 #include <unistd.h>
@@ -25,7 +25,7 @@ inline std::string FindChromium() {
 
 inline constexpr const char* kChromiumMissing =
     "chromium is not installed (no `chromium` on PATH); the SVG figures are rendered in headless Chromium. "
-    "Run scripts/setup.sh, or `apt-get install chromium` (Debian package chromium).";
+    "Run scripts/test.sh, or `apt-get install chromium` (Debian package chromium).";
 
 // The shell command that prints the DOM Chromium builds from `file` (a browser profile in profile_dir).
 inline std::string DumpDomCommand(const std::string& chromium, const std::filesystem::path& profile_dir,

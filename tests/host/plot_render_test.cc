@@ -1,5 +1,5 @@
 // Renders one chart of each kind, made through kp.plot, in a real browser: headless Chromium (the Debian
-// package chromium, which scripts/setup.sh installs). For every chart the SVG file must parse (the
+// package chromium, which scripts/test.sh installs). For every chart the SVG file must parse (the
 // dumped DOM has no <parsererror> and keeps the title text, escaped characters and non-ASCII included)
 // and paint something: its screenshot is a PNG of the chart's size, much larger than the screenshot of a
 // blank page of the same size, and different from every other chart's. Without chromium on the PATH the

@@ -28,7 +28,7 @@ def main():
     data = os.path.join(source, "..", "shared", "data")
     for tool in ("pdflatex", "pdftotext"):
         if not shutil.which(tool):
-            print(f"{tool} not found (scripts/setup.sh installs it for the tests): skipped")
+            print(f"{tool} not found (scripts/test.sh installs it for the tests): skipped")
             return 77
     if not os.path.isdir(data):
         print(f"{data} not found: skipped")

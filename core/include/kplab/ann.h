@@ -17,7 +17,7 @@
 // header, the checksum and then the payload's structure (layout fields, neighbour ids, levels)
 // before any of it is used: no file, hostile or corrupt, crashes the process.
 //
-// Thread safety: Search is const and may run on several threads at once; Add, AddBatch and Load
+// Threads: Search is const and may run on several threads at once; Add, AddBatch and Load
 // must not run concurrently with anything else on the same index.
 #pragma once
 

@@ -5,6 +5,8 @@
 // kplab's own header) answers nearest-phrase queries; its labels are the rows' `label` column. It is
 // brought up to date with the table when opened, and rebuilt when it does not match it. Not
 // thread-safe: one PhraseCache per thread (it uses threads of its own inside Get and Index).
+//
+// Threads: one PhraseCache per thread (it is not thread-safe; Get and Index use threads of their own inside).
 #pragma once
 
 #include <cstdint>

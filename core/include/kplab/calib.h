@@ -4,6 +4,8 @@
 // §5.5 (where in the source a present keyphrase first occurs). The detokenization of subword tokens
 // that the "tokens" prediction format needs to count words is in subword.h (included here). No Lua
 // here; host/lua/lua_calib.cc exposes it as kp.calib.
+//
+// Threads: no shared state: pure functions on their arguments, safe from several threads at once.
 #pragma once
 
 #include <cstddef>

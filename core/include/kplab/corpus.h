@@ -1,6 +1,9 @@
 // A Corpus is a dataset (and optionally one system's predictions) normalized under a profile: every
 // source is tokenized and stemmed once, every keyphrase carries its surface, token ids, stem ids and an
 // interned stem key, and present/absent is decided against the source. Metrics work on this.
+//
+// Threads: a built Corpus is read-only: one Corpus (and its Documents and lists) may be read from several
+// threads at once, as the scoring lanes do; building one (BuildCorpus) uses threads of its own.
 #pragma once
 
 #include <cstdint>

@@ -1,10 +1,13 @@
-// Phrase embedders. A model is a backend (wordvec, model2vec, precomputed) + its files + its pooling
+// Phrase embedders. A model is a backend (wordvec, model2vec, precomputed, transformer) + its files + its pooling
 // configuration, identified by a fingerprint: the SHA-256 (hex) of its weights and configuration. The
 // fingerprint is part of every phrase-cache key and every run record, so two models never mix.
 //
 // Every backend maps a phrase (the string the metric asks about, e.g. a keyphrase's normalized surface)
 // to one float32 vector of dims() values, or to "no vector" (e.g. every word out of vocabulary).
 // Cosines involving a phrase without a vector are 0 (docs/embeddings.md).
+//
+// Threads: an Embedder's const members (Embed, EmbedTokens, ...) may be called from several threads at once
+// on one object.
 #pragma once
 
 #include <cstddef>
@@ -33,7 +36,7 @@ class Embedder {
  public:
   virtual ~Embedder() = default;
 
-  virtual std::string_view backend() const = 0;  // "wordvec", "model2vec", "precomputed"
+  virtual std::string_view backend() const = 0;  // "wordvec", "model2vec", "precomputed", "transformer"
   virtual int dims() const = 0;
   // Lower-case hex SHA-256 of weights + configuration.
   virtual const std::string& fingerprint() const = 0;

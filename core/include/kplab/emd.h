@@ -13,6 +13,8 @@
 // is found. The flow (emd_with_flow) is an optimal one; where several are optimal it may differ from
 // FastEMD's. Like FastEMD, flow that leaves through the surplus or on the most expensive pairs is put back
 // on bins in index order (transform_flow_to_regular). Pure function; thread-safe.
+//
+// Threads: no shared state: pure functions, safe from several threads at once.
 #pragma once
 
 #include <cstddef>

@@ -11,6 +11,9 @@
 // context may not read is never opened, so no error can quote it. Worker threads and lazy loads carry
 // the context of the code that started them (CurrentFileGrants + FileScope).
 // tests/layout/file_gate.py checks that every open in core/ and host/ sits behind a call of this gate.
+//
+// Threads: the file context is per thread (a FileScope acts for the thread that made it); the test hook
+// SetGateObserver is not thread-safe.
 #pragma once
 
 #include <memory>

@@ -21,6 +21,8 @@
 // Checked against the reference library (tokenizers 0.23.2) under 23 configurations of the
 // Model2Vec fixtures' tokenizers (tests/data/model2vec/tokenizer_oracle.txt). The object is
 // immutable after Load(): Encode() is thread-safe.
+//
+// Threads: an HfTokenizer is immutable after Load/Parse: one may Encode on several threads at once.
 #pragma once
 
 #include <cstddef>

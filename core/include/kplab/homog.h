@@ -8,6 +8,8 @@
 //  - the genericity of the keyphrases shared by mined pairs (document frequency, length in words);
 //  - reformulation pairs: import, the paper's quality filters, WER and ROUGE-1 recall.
 // Pure functions on ids and strings; safe to call from several threads at once.
+//
+// Threads: no shared state: pure functions, safe from several threads at once.
 #pragma once
 
 #include <cstddef>

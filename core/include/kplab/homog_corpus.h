@@ -3,6 +3,8 @@
 // (with an HNSW index over the gold vocabulary), and the reformulation study (docs/homogeneity.md).
 // The Lua bindings (host/lua/lua_homog.cc) check arguments, call these and push the results; the
 // engine reads plugin parameters into the options below.
+//
+// Threads: no shared state: functions of a read-only Corpus, safe from several threads at once.
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,7 @@
 // A random-access iterator over a list whose items are computed when read (StringList's views into one
 // buffer, KeyphraseList's addresses): it holds the list and a position and reads (*list)[i].
+//
+// Threads: an iterator reads its list like a const reference: as thread-safe as reading that list.
 #pragma once
 
 #include <compare>

@@ -2,6 +2,9 @@
 // Importers only parse: they keep strings as the file has them (no lower-casing, stripping or stemming)
 // so that each profile can apply its own conventions (see profile.h). A file that is wrong in any way
 // yields an Error "FILE:LINE: what is wrong (expected ...)" and nothing is imported.
+//
+// Threads: no shared state: the importers may run on several threads at once on different files; a
+// LineDocuments is built by the threads of one BuildCorpus, each document by one thread.
 #pragma once
 
 #include <cstdint>

@@ -3,6 +3,8 @@
 // produce, so every profile's conventions apply unchanged. Records are named in messages as
 // "<what>[i]" (0-based, as the caller's list index), e.g. "documents[3]: second document with id
 // \"d7\" (expected unique document ids)"; nothing is returned when any record is wrong.
+//
+// Threads: no shared state: pure functions, safe from several threads at once.
 #pragma once
 
 #include <string>

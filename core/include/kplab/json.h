@@ -1,5 +1,7 @@
 // Small JSON writing helpers shared by the CLI, run records and model manifests (no JSON library
 // needed for output).
+//
+// Threads: no shared state: pure functions, safe from several threads at once.
 #pragma once
 
 #include <cmath>

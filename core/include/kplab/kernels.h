@@ -3,6 +3,9 @@
 // subset, with the same operations in the same order, so the numbers are the plugins' bit for bit.
 // A plugin selects one with `score = kp.kernel.NAME`; its Lua file keeps the parameters, the columns
 // and the aggregation (docs/plugins.md, "Native kernels").
+//
+// Threads: a MetricKernel is read-only while it scores: one kernel, built once per run, is shared by all
+// scoring threads and Score runs on them at once.
 #pragma once
 
 #include <memory>

@@ -1,6 +1,6 @@
 // String interning: every distinct token, stem and stem key of a corpus gets a dense 32-bit id, so
 // matching compares integers and stemming is memoized per id.
-// Not thread-safe for Intern(); Str()/Find() are safe to call concurrently when no Intern() runs.
+// Threads: not thread-safe for Intern(); Str()/Find() are safe to call concurrently when no Intern() runs.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,8 @@
 // Matching primitives over keyphrase lists: which predictions match a reference, under exact stem-key
 // matching, KPEval's character-substring approximate matching, and word-level approximate matching
 // after Zesch & Gurevych (2009). Plus the rank arithmetic metrics are built from. Pure functions.
+//
+// Threads: no shared state: pure functions, safe from several threads at once.
 #pragma once
 
 #include <cstdint>

@@ -27,6 +27,8 @@
 // (model.safetensors, tokenizer.json, the config file used, modules.json when it decided
 // normalize), each prefixed by its name and byte length, in name order (the scheme of the dataset
 // content hashes).
+//
+// Threads: a loaded model is immutable: Embed may run on several threads at once.
 #pragma once
 
 #include <memory>

@@ -1,6 +1,9 @@
 // Profiles: named bundles of the conventions on which published evaluation scripts disagree
 // (docs/profiles.md gives each knob's peer source). A profile fixes how a corpus is built (tokenizing,
 // splitting, filtering, dedup) and exposes the scoring conventions to metric plugins (ctx.profile).
+//
+// Threads: a Profile is a plain value; FindProfile and ProfileNames read constant tables and are safe from
+// several threads at once.
 #pragma once
 
 #include <optional>

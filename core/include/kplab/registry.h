@@ -4,6 +4,9 @@
 // where the weights hash is the SHA-256 of its converted vectors (wordvec, precomputed) or of its
 // files (model2vec). Loading checks the files against the manifest, so a swapped or corrupt file is an
 // error naming it, never a silently different cosine.
+//
+// Threads: the loading functions may run on several threads at once; a loaded Embedder is as its backend says
+// (embed.h: Embed is safe from several threads).
 #pragma once
 
 #include <memory>

@@ -1,5 +1,7 @@
 // Expected failures as values. Public kplab APIs that can fail on user input return Result<T> or Status;
 // the message is complete and user-facing, e.g. "data/x.txt:12: invalid UTF-8 (expected UTF-8 text)".
+//
+// Threads: Result, Status and Error are plain values: no shared state.
 #pragma once
 
 #include <string>

@@ -7,7 +7,7 @@
 // for each query, the rank of its target is summarized by three counts (Placement), from which
 // recall@k and MRR@k under any tie rule follow (the plugin's formulas).
 //
-// All functions are pure and thread-safe; a Bm25Index is read-only after Build.
+// Threads: all functions are pure and thread-safe; a Bm25Index is read-only after Build.
 #pragma once
 
 #include <cstddef>

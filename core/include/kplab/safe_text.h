@@ -8,6 +8,8 @@
 //    fake a line or flip the direction of what follows.
 //  - JSON output (kplab/json.h, JsonString) escapes the same characters the JSON way and shows invalid
 //    bytes as \xNN text: it is always valid JSON.
+//
+// Threads: no shared state: pure functions, safe from several threads at once.
 #pragma once
 
 #include <string>

@@ -7,6 +7,9 @@
 // JSON, known dtypes, byte size = product(shape) * dtype size, tensors tiling the data region with
 // no gap or overlap), so a truncated or corrupt file is an Error naming the file, never a crash.
 // The conversions check values too: a NaN or infinite weight is an error naming the tensor.
+//
+// Threads: a Safetensors is read-only after Open/Parse: its const members are safe from several threads at
+// once.
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,8 @@
 // SHA-256 (FIPS 180-4): content hashes of datasets, predictions and plugins, model fingerprints, the
 // checksums of cached indexes. A leaf of the core (util/): it depends on nothing else in kplab.
+//
+// Threads: one Sha256 per thread (Update changes it); the one-call helpers are safe from several threads at
+// once.
 #pragma once
 
 #include <array>

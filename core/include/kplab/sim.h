@@ -1,8 +1,8 @@
 // Similarity matrices between two keyphrase lists (rows = the first list, e.g. predictions; columns =
 // the second, e.g. references) and the reductions embedding-based metrics are built from: cosine
 // similarities of phrase vectors, row/column maxima, row top-k, and the maximum-weight one-to-one
-// assignment (scipy.optimize.linear_sum_assignment(M, maximize=True)). Pure functions; safe to call
-// from several threads at once.
+// assignment (scipy.optimize.linear_sum_assignment(M, maximize=True)).
+// Threads: pure functions; safe to call from several threads at once.
 #pragma once
 
 #include <cstdint>

@@ -15,6 +15,9 @@
 //   each function says when.
 // - Randomized routines take a seed and are deterministic given it, on every platform: they use Rng
 //   (below), whose stream is specified exactly so that other languages can reproduce it.
+//
+// Threads: the statistics are pure functions, safe from several threads at once; an Rng is one stream: one
+// per thread.
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,9 @@
 // Porter stemmer agreeing exactly with nltk 3.8's PorterStemmer(mode).stem(word) (to_lowercase=True)
 // in each of its three modes. Verified on every word of Debian's wamerican-huge and every distinct
 // token of the shared benchmark data (tests/core/stem_test.cc, golden files in tests/data/porter/).
+//
+// Threads: a PorterStemmer is stateless and safe from several threads at once; a StemCache memoizes,
+// so one per thread.
 #pragma once
 
 #include <memory>

@@ -3,7 +3,7 @@
 // Per-document scores are stored one row per (run, metric) holding a column of float64 values in
 // document order (see docs/store.md): 20,000 documents x 150 metrics would otherwise be 3M rows and
 // dominate the run time.
-// Not thread-safe: use one RunStore per thread.
+// Threads: not thread-safe: use one RunStore per thread.
 #pragma once
 
 #include <cstdint>

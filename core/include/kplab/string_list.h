@@ -2,6 +2,9 @@
 // imported prediction line is some ten short pieces; as std::vector<std::string> that is a heap block
 // per piece plus the vector's, and a million lines held 0.6 GB more than their text.
 // Reads like a vector of std::string_view (size, [], at, iteration, ==); items are appended only.
+//
+// Threads: a StringList is a plain value: const use from several threads at once, appends by one thread with
+// no reader.
 #pragma once
 
 #include <cstddef>

@@ -3,6 +3,8 @@
 // importer (io/) uses it without depending on calibration (calib.h includes the corpus, whose header
 // includes io.h). The names stay in kplab::calib, where calib.h declared them first; calib.h includes
 // this header.
+//
+// Threads: no shared state: pure functions, safe from several threads at once.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,7 @@
 // "Did you mean" for names a user types: options, fields, profiles, metrics, aggregates. One rule for
 // every message, so a misspelt name gets the same help wherever it is typed.
+//
+// Threads: no shared state: pure functions, safe from several threads at once.
 #pragma once
 
 #include <string>

@@ -1,6 +1,8 @@
 // The distinct keyphrase surfaces of a dataset (and its predictions) under a profile, without building
 // a corpus: what `kplab cache add` embeds. The pieces read and the normalization applied are
 // BuildCorpus's own (eval/surface.h); no token, stem, presence or document is made.
+//
+// Threads: no shared state: BuildSurfaces uses threads of its own and may run beside other calls.
 #pragma once
 
 #include <cstddef>

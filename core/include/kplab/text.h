@@ -1,6 +1,6 @@
 // Text primitives. Strings are UTF-8. Semantics follow Python 3 str methods where the peers
 // (KPEval, kenchan0226, kg_one2set) rely on them, so that kplab tokenizes exactly as they do.
-// All functions are pure and thread-safe.
+// Threads: all functions are pure and thread-safe.
 #pragma once
 
 #include <cstddef>

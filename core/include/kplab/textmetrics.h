@@ -5,9 +5,10 @@
 // (docs/metrics.md). Two readings of ROUGE are kept: kLin, Lin (2004) over units (keyphrases), and
 // kPltrdy, pltrdy/rouge 1.0.1's (the `rouge` package KPEval's rouge_metric.py runs on).
 //
-// Inputs are valid UTF-8 (callers check); views must outlive the call. Every function is pure and
-// thread-safe. Work is bounded by the input sizes, as each function's comment says; callers that run
-// them for a sandboxed script charge it first (host/lua/lua_textmetrics.cc).
+// Inputs are valid UTF-8 (callers check); views must outlive the call.
+// Threads: every function is pure and thread-safe.
+// Work is bounded by the input sizes, as each function's comment says; callers that run them for a
+// sandboxed script charge it first (host/lua/lua_textmetrics.cc).
 #pragma once
 
 #include <cstdint>

@@ -26,6 +26,9 @@
 // other than bert / mpnet, a missing tensor, a tensor of the wrong shape or dtype, a tokenizer whose
 // ids do not fit the embedding table, a pytorch_model.bin without model.safetensors (with the command
 // that converts it), max_seq_length beyond the position table.
+//
+// Threads: a loaded TransformerModel is immutable: Embed and EmbedTokens may run on several threads at once
+// (each matrix product on its caller's thread and kplab/blas.h's BLAS threads).
 #pragma once
 
 #include <cstddef>

@@ -1,7 +1,8 @@
 // The UTF-8 codec of kplab: validation, decoding one code point, encoding one code point. Every
 // part of the core that reads or writes UTF-8 byte by byte goes through these, so that "well-formed"
 // means one thing everywhere: Unicode's definition (table 3-7: no overlongs, no surrogates, nothing
-// above U+10FFFF). All functions are pure and thread-safe.
+// above U+10FFFF).
+// Threads: all functions are pure and thread-safe.
 #pragma once
 
 #include <cstddef>

@@ -12,6 +12,9 @@
 //   matrix   f32[count*dims]  64-byte aligned, row i = string i
 // The checksum is verified on every Open (a corrupt byte anywhere is an error naming the file); the
 // SHA-256 only by VerifySha256 (`kplab model info --verify`), since it costs ~70 ms for GloVe.
+//
+// Threads: a VecFile is a read-only mapping: its const members are safe from several threads at once; a
+// VecFileWriter belongs to one thread.
 #pragma once
 
 #include <cstddef>

@@ -4,6 +4,9 @@
 // lemma names of those synsets. nltk's own reader also wants a `lexnames` file, which Debian's package
 // does not have; this reader needs index.{noun,verb,adj,adv}, data.{noun,verb,adj,adv} and
 // {noun,verb,adj,adv}.exc only.
+//
+// Threads: a WordNet is read-only and shared (Shared() is thread-safe); its lookups are safe from several
+// threads at once.
 #pragma once
 
 #include <memory>

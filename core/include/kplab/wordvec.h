@@ -12,6 +12,8 @@
 //      by corpus frequency): p(w) = 1 / ((r + 1) * H_V), H_V the V-th harmonic number. No
 //      common-component removal: it depends on the phrase set, and a phrase's vector must not.
 // A phrase whose every token is out of vocabulary has no vector (docs/embeddings.md).
+//
+// Threads: a loaded model is immutable: Embed may run on several threads at once.
 #pragma once
 
 #include <memory>

@@ -34,6 +34,22 @@
 // Included after the standard headers it relies on without including them.
 #include <hnswlib/hnswlib.h>
 
+// Sanitized builds must take hnswlib's portable path (core/CMakeLists.txt defines
+// NO_MANUAL_VECTORIZATION for this file under KPLAB_SANITIZE/KPLAB_FUZZ): its SSE path prefetches one
+// entry past a full link list, which ASan reports. The workaround once named a path this file had left
+// and silently did nothing; this makes a stale path a build error instead.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KPLAB_ANN_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define KPLAB_ANN_ASAN 1
+#endif
+#if defined(KPLAB_ANN_ASAN) && defined(USE_SSE)
+#error "ASan build of ann.cc with hnswlib's SSE path: core/CMakeLists.txt's NO_MANUAL_VECTORIZATION misses this file"
+#endif
+
 #include "kplab/file_gate.h"
 #include "kplab/sha256.h"
 

@@ -23,6 +23,7 @@
 #include "kplab/json.h"
 #include "kplab/safetensors.h"
 #include "kplab/sha256.h"
+#include "embed/blas_internal.h"
 #include "util/json_internal.h"
 #include "kplab/text.h"
 #include "kplab/utf8.h"
@@ -172,8 +173,10 @@ struct Blas {
 };
 const Blas* g_blas = nullptr;  // set once, before the first model exists
 
+}  // namespace
+
 // Loads the library once (thread-safe); an error message if it cannot be, else empty.
-const std::string& OpenBlas() {
+const std::string& blas_internal::OpenBlas() {
   static const std::string error = [] {
     static Blas blas;
     std::string why;
@@ -185,14 +188,15 @@ const std::string& OpenBlas() {
         continue;
       }
       blas.sgemm = reinterpret_cast<decltype(&cblas_sgemm)>(dlsym(lib, "cblas_sgemm"));
-      auto threads = reinterpret_cast<decltype(&openblas_set_num_threads)>(dlsym(lib, "openblas_set_num_threads"));
-      if (blas.sgemm == nullptr || threads == nullptr) {
-        why += fmt::format("{}{}: no cblas_sgemm / openblas_set_num_threads", why.empty() ? "" : "; ", name);
+      auto set = reinterpret_cast<blas_internal::SetThreads>(dlsym(lib, "openblas_set_num_threads"));
+      auto get = reinterpret_cast<blas_internal::GetThreads>(dlsym(lib, "openblas_get_num_threads"));
+      if (blas.sgemm == nullptr || set == nullptr || get == nullptr) {
+        why += fmt::format("{}{}: no cblas_sgemm / openblas_set_num_threads / openblas_get_num_threads",
+                           why.empty() ? "" : "; ", name);
         continue;
       }
-      // Embed and EmbedTokens run on several threads at once (the phrase cache slices its misses), so
-      // each matrix product stays on its caller's thread.
-      threads(1);
+      // The thread count is the program's choice (kplab/blas.h): applied now if it made one before.
+      blas_internal::Loaded(set, get);
       g_blas = &blas;
       return std::string();
     }
@@ -200,6 +204,8 @@ const std::string& OpenBlas() {
   }();
   return error;
 }
+
+namespace {
 
 // Rows per matrix product. Every product is made on blocks of exactly this many rows (the last one
 // padded with zeros), so OpenBLAS takes the same kernel path for every call of a layer. On kernels
@@ -544,7 +550,8 @@ int TransformerModel::token_max_length() const { return impl_->cfg.token_max_len
 int TransformerModel::Bucket(int rel) const { return MpnetBucket(rel, kMpnetBuckets, 128); }
 
 Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::string& path) {
-  if (const std::string& e = OpenBlas(); !e.empty()) return Error{e};
+  if (const std::string& e = blas_internal::OpenBlas(); !e.empty()) return Error{e};
+  // The BLAS thread count is the program's to choose (kplab/blas.h), not a side effect of loading.
   auto resolved = ResolveSnapshot(path);
   if (!resolved.ok()) return resolved.error();
   const fs::path dir(*resolved);

@@ -13,7 +13,7 @@
 //
 // Elements carry a class ("plot" for the plot area, "bar", "box", "median", "whisker", "outlier",
 // "cell", "point", "line", "diagonal", "legend", ...) so tests and pages embedding a chart can find them.
-// Pure functions; safe to call from several threads at once.
+// Threads: pure functions; safe to call from several threads at once.
 #pragma once
 
 #include <cstddef>

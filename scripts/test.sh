@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The README's second command: installs the Debian packages only the tests need, turns the tests (and
+# the benchmark programs) on in build/, builds them, and runs a tier of the suite (docs/testing.md):
+#   scripts/test.sh              the quick tier (ctest -L quick): every test but the slow ones
+#   scripts/test.sh --tier slow  the slow tier: the sanitizer fuzz smoke, the subproject and install
+#                                consumers, the browser, Dask, pdflatex, the reference scripts
+#   scripts/test.sh --tier all   both
+# Arguments after the options go to ctest (e.g. scripts/test.sh -R Stem). Run scripts/setup.sh first:
+# it installs what a user needs and builds what a user runs; this builds the rest on top.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+tier=quick
+if [ "${1:-}" = --tier ]; then
+  case "${2:-}" in
+    quick|slow|all) tier=$2; shift 2 ;;
+    *) echo "scripts/test.sh:$LINENO: --tier takes quick, slow or all (got: '${2:-}')" >&2; exit 2 ;;
+  esac
+fi
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+
+# Installs the named Debian packages that are not installed yet.
+install_missing() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    $SUDO apt-get update -q
+    $SUDO apt-get install -y -q "${missing[@]}"
+  fi
+}
+
+# Only the tests need these (a user's packages are scripts/setup.sh's).
+TEST_PACKAGES=(
+  libgtest-dev libgmock-dev googletest      # GoogleTest + matchers: the unit and end-to-end test binaries
+  zlib1g-dev                                # gzip golden files in the tests
+  wordnet-base                              # METEOR's synonym stage (users: scripts/setup.sh --extra wordnet)
+  python3-nltk                              # the independent reference (tests/reference, benchmarks, goldens)
+  time                                      # /usr/bin/time for whole-process benchmark timings
+  texlive-latex-base texlive-latex-recommended poppler-utils  # pdflatex compiles `runs table
+                                            # --output latex` (booktabs, graphicx), pdftotext reads the page
+  chromium                                  # headless browser: the tests render kp.plot's SVG and the report
+  clang libclang-rt-14-dev                  # libFuzzer + sanitizers for the fuzz smoke test (tests/fuzz)
+  clang-format                              # .ci/run checks the format of the C++ files a commit changed
+)
+install_missing "${TEST_PACKAGES[@]}"
+
+# The same build/ as scripts/setup.sh (its targets are up to date, so only the tests are compiled).
+if [ ! -f build/CMakeCache.txt ]; then
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+fi
+cmake -S . -B build -DKPLAB_BUILD_TESTS=ON -DKPLAB_BUILD_BENCHMARKS=ON >/dev/null
+cmake --build build -j"$(nproc)"
+
+case "$tier" in
+  quick) ctest --test-dir build --output-on-failure -j"$(nproc)" -L '^quick$' "$@" ;;
+  slow) ctest --test-dir build --output-on-failure -j"$(nproc)" -L '^slow$' "$@" ;;
+  all) ctest --test-dir build --output-on-failure -j"$(nproc)" "$@" ;;
+esac

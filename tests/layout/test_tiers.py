@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Every ctest test carries exactly one tier label, `quick` or `slow` (docs/testing.md, "Tiers").
+
+Usage: test_tiers.py CTEST BUILD_DIR
+Reads the suite as ctest itself lists it (`ctest --show-only=json-v1`, GoogleTest cases included once
+their binaries are built) and fails, naming each test, when one has neither label or both. The README's
+test command runs `-L quick` and .ci/run adds `-L slow`, so a test without a tier would never run and a
+test with both would run twice.
+
+Before reading the suite it checks itself on a made-up listing (a test with no tier, one with both, one
+with a look-alike label `quickish`) so that a check that accepts everything cannot pass.
+"""
+import json
+import subprocess
+import sys
+
+TIERS = ("quick", "slow")
+
+
+def labels_of(test):
+    for prop in test.get("properties", []):
+        if prop.get("name") == "LABELS":
+            return list(prop.get("value", []))
+    return []
+
+
+def problems(listing):
+    out = []
+    for test in listing.get("tests", []):
+        tiers = [label for label in labels_of(test) if label in TIERS]
+        if len(tiers) != 1:
+            out.append(f"{test['name']}: tier labels {tiers or 'none'} (labels {labels_of(test)}); "
+                       "expected exactly one of quick, slow (tests/CMakeLists.txt, kplab_tier)")
+    return out
+
+
+def self_check():
+    def t(name, labels):
+        return {"name": name, "properties": [{"name": "LABELS", "value": labels}]}
+    made_up = {"tests": [t("ok_quick", ["core", "quick"]), t("ok_slow", ["slow"]), t("none", ["host"]),
+                         t("both", ["quick", "slow"]), t("lookalike", ["quickish"]), {"name": "bare"}]}
+    found = sorted(p.split(":")[0] for p in problems(made_up))
+    if found != ["bare", "both", "lookalike", "none"]:
+        sys.exit(f"{__file__}:{self_check.__code__.co_firstlineno}: the self-check found {found}, "
+                 "expected bare, both, lookalike, none")
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: test_tiers.py CTEST BUILD_DIR")
+    self_check()
+    ctest, build = sys.argv[1], sys.argv[2]
+    listing = json.loads(subprocess.run([ctest, "--test-dir", build, "--show-only=json-v1"], check=True,
+                                        capture_output=True, text=True).stdout)
+    tests = listing.get("tests", [])
+    if len(tests) < 10:
+        sys.exit(f"{__file__}: ctest lists {len(tests)} tests in {build}; expected the whole suite")
+    bad = problems(listing)
+    for line in bad:
+        print(line, file=sys.stderr)
+    if bad:
+        sys.exit(f"{len(bad)} of {len(tests)} tests without exactly one tier")
+    counts = {tier: sum(tier in labels_of(t) for t in tests) for tier in TIERS}
+    print(f"{len(tests)} tests: {counts['quick']} quick, {counts['slow']} slow")
+
+
+if __name__ == "__main__":
+    main()
