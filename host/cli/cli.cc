@@ -32,6 +32,7 @@
 #include "cli_args.h"
 #include "compare.h"
 #include "drill.h"
+#include "eval_store.h"
 #include "evaluate.h"
 #include "merge.h"
 #include "kplab/file_gate.h"
@@ -279,15 +280,7 @@ void TakeCorpusOptions(Args& a, EvalRequest& req) {
   if (req.metrics.empty()) throw UsageError("--metrics names no metric");
   req.plugin_dirs = a.TakeAll("--plugins");
   for (const auto& p : a.TakeAll("--param")) {
-    const auto dot = p.find('.');
-    const auto eq = p.find('=');
-    if (dot == std::string::npos || eq == std::string::npos || dot > eq) {
-      throw UsageError(fmt::format("--param must be METRIC.NAME=VALUE (got '{}')", p));
-    }
-    auto& slot = req.params[p.substr(0, dot)];
-    if (!slot.emplace(p.substr(dot + 1, eq - dot - 1), p.substr(eq + 1)).second) {
-      throw UsageError(fmt::format("--param {} is given twice (expected one value per parameter)", p.substr(0, eq)));
-    }
+    if (Status st = ParseParam(p, req.params); !st.ok()) throw UsageError(st.message());
   }
 }
 
@@ -295,6 +288,18 @@ namespace {
 
 int CmdEvalBatch(const EvalRequest& req, const std::vector<ManifestEntry>& entries, const std::string& db_path,
                  const std::string& output, bool no_store, int jobs);
+
+// The plan phase's report on stderr (runs with semantic metrics).
+void PrintEmbeddingReport(const EmbeddingReport& e) {
+  if (!e.phrase_vectors) {
+    // Only token embeddings were asked for (BERTScore): they are computed while scoring, not planned.
+    std::cerr << fmt::format("embeddings: model '{}': token embeddings only, computed while scoring\n", e.model);
+  } else {
+    std::cerr << fmt::format("embeddings: model '{}': {} distinct phrases, {} from the cache, {} embedded now "
+                             "({:.2f} s); {} without a vector (cosine 0)\n",
+                             e.model, e.phrases, e.hits, e.embedded, e.seconds, e.no_vector);
+  }
+}
 
 int CmdEval(Args a) {
   EvalRequest req;
@@ -385,62 +390,45 @@ int CmdEval(Args a) {
   // Nothing reads the per-document columns of a run that is not stored: drop each plugin's after its
   // aggregates (the memory of a million-document run).
   req.keep_columns = !no_store;
-  Result<EvalResult> res = [&] {
+  std::optional<PathSink> sink;
+  if (!no_store) sink.emplace(db_path);
+  std::string scoring_errors;  // printed by the hook, one report each, as before the seam
+  SeamHooks hooks;
+  hooks.scored = [&](const EvalResult& r) {
+    for (const auto& w : r.warnings) ReportError(w);
+    if (r.embeddings) PrintEmbeddingReport(*r.embeddings);
+    for (const auto& e : r.errors) ReportError(e.Format());
+    scoring_errors = ScriptErrorsText(r.errors);
+  };
+  Result<StoredRun> stored = [&] {
     ProgressBar bar;
-    return Evaluate(req, std::ref(bar));
+    hooks.progress = std::ref(bar);
+    return EvaluateAndStore(req, nullptr, sink ? &*sink : nullptr, hooks);
   }();
-  if (!res) {
-    ReportError(res.error().message);
-    return ExitCodeFor(res.error().kind);
+  if (!stored) {
+    // A run that failed while scoring: its errors are printed; what is left is "run N recorded as failed".
+    std::string_view rest = stored.error().message;
+    if (!scoring_errors.empty() && rest.substr(0, scoring_errors.size()) == scoring_errors) {
+      rest.remove_prefix(scoring_errors.size());
+      if (!rest.empty() && rest.front() == '\n') rest.remove_prefix(1);
+      if (!rest.empty()) ReportError(rest);
+    } else {
+      ReportError(rest);
+    }
+    return ExitCodeFor(stored.error().kind);
   }
+  EvalResult* res = &stored->result;
   // Freeing a KP20k-sized corpus object by object costs more than scoring it; the process is about to
   // exit, so the corpus and VMs are left to the operating system.
   static auto* leaked = new std::vector<std::shared_ptr<void>>();
   leaked->push_back(std::move(res->resources));
-  RunRecord& run = res->run;
-  for (const auto& w : res->warnings) ReportError(w);
-  if (res->embeddings) {
-    const EmbeddingReport& e = *res->embeddings;
-    if (!e.phrase_vectors) {
-      // Only token embeddings were asked for (BERTScore): they are computed while scoring, not planned.
-      std::cerr << fmt::format("embeddings: model '{}': token embeddings only, computed while scoring\n", e.model);
-    } else {
-      std::cerr << fmt::format("embeddings: model '{}': {} distinct phrases, {} from the cache, {} embedded now "
-                               "({:.2f} s); {} without a vector (cosine 0)\n",
-                               e.model, e.phrases, e.hits, e.embedded, e.seconds, e.no_vector);
-    }
-  }
-  if (!res->errors.empty()) {
-    for (const auto& e : res->errors) ReportError(e.Format());
-    if (!no_store) {
-      auto store = RunStore::Open(db_path);
-      if (store) {
-        if (auto id = store->SaveRun(run, {}, {})) {
-          ReportError(fmt::format("run {} recorded as failed in {}", *id, db_path));
-        }
-      }
-    }
-    return kExitScript;
-  }
-  int64_t run_id = 0;
-  if (!no_store) {
-    auto store = RunStore::Open(db_path);
-    if (!store) {
-      ReportError(store.error().message);
-      return kExitStore;
-    }
-    auto id = store->SaveRun(run, res->scores, res->aggregates, res->slots);
-    if (!id) {
-      ReportError(id.error().message);
-      return kExitStore;
-    }
-    run_id = *id;
-    if (run.shard) {
-      ReportError(fmt::format("shard {}/{} (documents {}-{} of {}) stored as run {} in {}; the values below are "
-                               "over these documents only (`kplab runs merge --from {}` rebuilds the whole run)",
-                               run.shard->index, run.shard->count, run.shard->begin + 1, run.shard->end,
-                               run.doc_ids.size(), run_id, db_path, db_path));
-    }
+  const RunRecord& run = res->run;
+  const int64_t run_id = stored->run_id;
+  if (run.shard) {
+    ReportError(fmt::format("shard {}/{} (documents {}-{} of {}) stored as run {} in {}; the values below are "
+                            "over these documents only (`kplab runs merge --from {}` rebuilds the whole run)",
+                            run.shard->index, run.shard->count, run.shard->begin + 1, run.shard->end,
+                            run.doc_ids.size(), run_id, db_path, db_path));
   }
   PrintAggregates(std::cout, output, run_id, run, res->aggregates, res->subset_docs);
   return kExitOk;
@@ -453,14 +441,13 @@ int CmdEval(Args a) {
 // by one thread and the ids, rows and messages are those of the serial batch.
 int CmdEvalBatch(const EvalRequest& req, const std::vector<ManifestEntry>& entries, const std::string& db_path,
                  const std::string& output, bool no_store, int jobs) {
-  std::optional<RunStore> store;
+  std::optional<PathSink> store;
   if (!no_store) {
-    auto s = RunStore::Open(db_path);
-    if (!s) {
+    store.emplace(db_path);
+    if (auto s = store->Store(); !s) {
       ReportError(s.error().message);
       return kExitStore;
     }
-    store.emplace(std::move(*s));
   }
   struct Row {
     int64_t id = 0;
@@ -500,7 +487,7 @@ int CmdEvalBatch(const EvalRequest& req, const std::vector<ManifestEntry>& entri
         row.status = failed ? "failed" : "ok";
         if (failed && exit_code == kExitOk) exit_code = kExitScript;
         if (store) {
-          auto id = failed ? store->SaveRun(run, {}, {}) : store->SaveRun(run, res->scores, res->aggregates, res->slots);
+          auto id = RecordRun(*res, *store);
           if (!id) {
             ReportError(id.error().message);
             if (exit_code == kExitOk) exit_code = kExitStore;
@@ -1381,7 +1368,7 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  --seed N                the system's training seed (default: from the path, e.g. seed1234.txt)\n"
        "  --profile P             kplab (default), kpeval, kenchan, kenchan+one2set, exhird\n"
        "  --metrics LIST          comma-separated plugin names (default: exact,rank,rprec)\n"
-       "  --param M.NAME=VALUE    override a plugin parameter (repeatable)\n"
+       "  --param M.NAME=VALUE    override a plugin parameter (repeatable, once per parameter)\n"
        "  --plugins DIR           user plugin directory (repeatable; overrides shipped plugins)\n"
        "  --db FILE               run store (default: $KPLAB_DB or kplab.db)\n"
        "  --no-store              do not store the run\n"

@@ -243,6 +243,18 @@ Result<std::vector<MetricPlugin>> LoadMetrics(
   return out;
 }
 
+Result<Profile> ProfileNamed(const std::string& name) {
+  auto profile = FindProfile(name);
+  if (!profile) {
+    std::vector<std::string> names = ProfileNames();
+    names.push_back("kenchan+one2set");
+    return Error{fmt::format("unknown profile '{}' ({}expected one of: {})", name, DidYouMean(name, names),
+                             JoinNames(names)),
+                 ErrorKind::kUsage};
+  }
+  return *profile;
+}
+
 Result<EvalRequest::Shard> ParseShard(const std::string& text) {
   const auto slash = text.find('/');
   auto number = [](std::string_view v, int64_t& out) {
@@ -324,17 +336,7 @@ Result<PhrasePlan> PlannedPhrases(const Corpus& corpus, const EvalRequest& req) 
 
 namespace {
 
-Result<Profile> RequestProfile(const EvalRequest& req) {
-  auto profile = FindProfile(req.profile);
-  if (!profile) {
-    std::vector<std::string> names = ProfileNames();
-    names.push_back("kenchan+one2set");
-    return Error{fmt::format("unknown profile '{}' ({}expected one of: {})", req.profile, DidYouMean(req.profile, names),
-                             JoinNames(names)),
-                 ErrorKind::kUsage};
-  }
-  return *profile;
-}
+Result<Profile> RequestProfile(const EvalRequest& req) { return ProfileNamed(req.profile); }
 
 // predictions: already imported (LoadCorpusTimed reads them beside the dataset), or null to import them.
 // owned: the same object as dataset when the caller gives it up, so each document's raw text is freed

@@ -24,7 +24,9 @@
 
 #include "compare.h"
 #include "table.h"
+#include "eval_store.h"
 #include "evaluate.h"
+#include "exit_code.h"
 #include "merge.h"
 #include "kplab/corpus.h"
 #include "kplab/embed.h"
@@ -50,6 +52,20 @@ PyObject* g_error = nullptr;
 PyObject* g_input_error = nullptr;
 PyObject* g_script_error = nullptr;
 PyObject* g_store_error = nullptr;
+PyObject* g_usage_error = nullptr;     // UsageError(InputError): what InputError was raised for before
+PyObject* g_limit_error = nullptr;     // LimitError(ScriptError): the command line exits 3 for a limit too
+PyObject* g_internal_error = nullptr;  // InternalError(Error)
+
+// The exception class of an error of this kind: host/engine/exit_code.h's table, by class name.
+PyObject* ClassFor(ErrorKind kind) {
+  const std::string name = host::FormFor(kind).python_class;
+  for (const auto& [n, cls] : {std::pair{"UsageError", &g_usage_error}, {"InputError", &g_input_error},
+                               {"ScriptError", &g_script_error}, {"LimitError", &g_limit_error},
+                               {"StoreError", &g_store_error}, {"InternalError", &g_internal_error}}) {
+    if (name == n) return *cls;
+  }
+  return g_error;
+}
 
 [[noreturn]] void Raise(PyObject* type, const std::string& message) {
   PyErr_SetString(type, message.c_str());
@@ -491,15 +507,17 @@ std::map<std::string, std::map<std::string, std::string>> ConvertParams(const py
   }
   for (auto [k, v] : params.cast<py::dict>()) {
     const std::string key = Str(k, "params key");
+    // {"semrp": {"k": 2}} and {"semrp.k": 2} together name semrp.k twice: refused, as a repeated --param.
+    Status st = Status::Ok();
     if (py::isinstance<py::dict>(v)) {
-      for (auto [pk, pv] : v.cast<py::dict>()) out[key][Str(pk, fmt::format("params[\"{}\"] key", key))] = ParamValue(pv);
-      continue;
+      for (auto [pk, pv] : v.cast<py::dict>()) {
+        st = host::AddParam(out, key, Str(pk, fmt::format("params[\"{}\"] key", key)), ParamValue(pv));
+        if (!st.ok()) break;
+      }
+    } else {
+      st = host::AddDottedParam(out, key, ParamValue(v));
     }
-    const std::size_t dot = key.find('.');
-    if (dot == std::string::npos || dot == 0 || dot + 1 == key.size()) {
-      Raise(g_input_error, fmt::format("params: key \"{}\" (expected METRIC.NAME, e.g. \"semrp.k\")", key));
-    }
-    out[key.substr(0, dot)][key.substr(dot + 1)] = ParamValue(v);
+    if (!st.ok()) Raise(ClassFor(st.kind()), st.message());
   }
   return out;
 }
@@ -644,6 +662,11 @@ class Store {
     }
     if (!out) Raise(g_store_error, fmt::format("{}: the store is closed", path_));
     return std::move(*out);
+  }
+  // The connection for a call that saves without the GIL (HandleSink); raises StoreError when closed.
+  std::shared_ptr<StoreHandle> Handle() const {
+    CheckOpen();
+    return h_;
   }
   void Close() {
     const std::shared_ptr<StoreHandle> h = std::move(h_);
@@ -825,6 +848,24 @@ std::optional<std::string> PathArg(const py::object& v, const std::string& what)
   if (py::hasattr(v, "__fspath__")) return py::str(v.attr("__fspath__")()).cast<std::string>();
   Raise(g_input_error, fmt::format("{}: a {} (expected a path)", what, TypeName(v)));
 }
+
+// A Store as the seam's sink: saves under the handle's lock, without the GIL (the seam runs without it).
+class HandleSink : public host::RunSink {
+ public:
+  HandleSink(std::shared_ptr<StoreHandle> h, std::string path) : h_(std::move(h)), path_(std::move(path)) {}
+  const std::string& path() const override { return path_; }
+  Result<std::int64_t> Save(const RunRecord& run, const ScoreColumns& scores,
+                            const std::vector<AggregateValue>& aggregates,
+                            const std::vector<SlotColumn>& slots) override {
+    std::lock_guard<std::mutex> lock(h_->mu);
+    if (!h_->store) return Error{fmt::format("{}: the store is closed", path_), ErrorKind::kStore};
+    return h_->store->SaveRun(run, scores, aggregates, slots);
+  }
+
+ private:
+  std::shared_ptr<StoreHandle> h_;
+  std::string path_;
+};
 
 // ---------------------------------------------------------------------------------------------------
 // evaluate().
@@ -1015,56 +1056,29 @@ py::dict Evaluate(const py::object& documents, const py::object& predictions, co
   } else if (store_obj != nullptr) {
     req.cache_db = store_obj->path();
   }
-  auto prof = FindProfile(profile);
-  if (!prof) {
-    std::string names;
-    for (const auto& n : ProfileNames()) names += n + ", ";
-    Raise(g_input_error, fmt::format("unknown profile '{}' (expected one of: {}kenchan+one2set)", profile, names));
-  }
+  auto prof = host::ProfileNamed(profile);
+  if (!prof) Raise(ClassFor(prof.error().kind), prof.error().message);
 
-  // kplab's work, without the GIL (a Python embedder takes it back for its calls).
-  std::string error;
-  PyObject* error_type = nullptr;
-  Result<host::EvalResult> res = Error{""};
+  // kplab's work, without the GIL (a Python embedder takes it back for its calls): the seam every
+  // front-end calls (eval_store.h), which also records a run whose plugin fails.
+  std::optional<HandleSink> sink;
+  if (store_obj != nullptr) sink.emplace(store_obj->Handle(), store_obj->path());
+  Result<host::StoredRun> stored = Error{""};
   {
     py::gil_scoped_release release;
     auto corpus = BuildCorpus(**raw, &**raw_preds, *prof);
     if (!corpus.ok()) {
-      error = corpus.error().message;
-      error_type = g_input_error;
+      stored = Error{corpus.error().message, ErrorKind::kInput};
     } else {
-      auto shared = std::make_shared<const Corpus>(std::move(*corpus));
-      res = host::EvaluateCorpus(shared, req);
-      if (!res.ok()) {
-        error = res.error().message;
-        error_type = res.error().IsScript() ? g_script_error
-                     : res.error().IsStore() ? g_store_error
-                                             : g_input_error;
-      } else {
-        res->run.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        if (!res->errors.empty()) {
-          for (const auto& e : res->errors) error += (error.empty() ? "" : "\n") + e.Format();
-          error_type = g_script_error;
-        }
-      }
-    }
-  }
-  if (res.ok() && store_obj != nullptr) {
-    // A failed run is recorded as failed, without scores (as `kplab eval` does).
-    auto id = store_obj->With([&](RunStore& s) {
-      return res->errors.empty() ? s.SaveRun(res->run, res->scores, res->aggregates, res->slots)
-                                 : s.SaveRun(res->run, {}, {});
-    });
-    if (id.ok()) {
-      res->run.id = *id;
-      if (!res->errors.empty()) error += fmt::format("\nrun {} recorded as failed in {}", *id, store_obj->path());
-    } else if (error_type == nullptr) {
-      error = id.error().message;
-      error_type = g_store_error;
+      host::SeamHooks hooks;
+      hooks.started = start;
+      stored = host::EvaluateAndStore(req, std::make_shared<const Corpus>(std::move(*corpus)), sink ? &*sink : nullptr,
+                                      hooks);
     }
   }
   RaisePendingInterrupt();  // Ctrl-C in a Python embedder: KeyboardInterrupt, not an embedding error
-  if (error_type != nullptr) Raise(error_type, error);
+  if (!stored.ok()) Raise(ClassFor(stored.error().kind), stored.error().message);
+  host::EvalResult* res = &stored->result;
   for (const auto& w : res->warnings) {
     if (PyErr_WarnEx(PyExc_UserWarning, w.c_str(), 1) != 0) throw py::error_already_set();
   }
@@ -1252,6 +1266,12 @@ PYBIND11_MODULE(kplab, m) {
   g_input_error = PyErr_NewException("kplab.InputError", input_bases.ptr(), nullptr);
   g_script_error = PyErr_NewException("kplab.ScriptError", g_error, nullptr);
   g_store_error = PyErr_NewException("kplab.StoreError", g_error, nullptr);
+  g_usage_error = PyErr_NewException("kplab.UsageError", g_input_error, nullptr);
+  g_limit_error = PyErr_NewException("kplab.LimitError", g_script_error, nullptr);
+  g_internal_error = PyErr_NewException("kplab.InternalError", g_error, nullptr);
+  m.attr("UsageError") = py::handle(g_usage_error);
+  m.attr("LimitError") = py::handle(g_limit_error);
+  m.attr("InternalError") = py::handle(g_internal_error);
   m.attr("Error") = py::handle(g_error);
   m.attr("InputError") = py::handle(g_input_error);
   m.attr("ScriptError") = py::handle(g_script_error);
