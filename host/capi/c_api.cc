@@ -16,7 +16,9 @@
 #include <utility>
 #include <vector>
 
+#include "eval_store.h"
 #include "evaluate.h"
+#include "exit_code.h"
 #include "merge.h"
 #include "kplab/json.h"
 #include "kplab/store.h"
@@ -40,7 +42,11 @@ char* CopyString(const std::string& s) {
   return p;
 }
 
-void SetError(char** errptr, const std::string& message) {
+// The kind of this thread's last failure, as kplab_error_kind() returns it (exit_code.h's table).
+thread_local int g_error_kind = 0;
+
+void SetError(char** errptr, const std::string& message, kplab::ErrorKind kind = kplab::ErrorKind::kUsage) {
+  g_error_kind = kplab::host::ExitCodeFor(kind);
   if (errptr == nullptr) return;
   std::free(*errptr);
   *errptr = CopyString(message);
@@ -52,9 +58,9 @@ R Guard(char** errptr, R failed, F&& f) {
   try {
     return f();
   } catch (const std::exception& e) {
-    SetError(errptr, std::string("kplab: internal error: ") + e.what());
+    SetError(errptr, std::string("kplab: internal error: ") + e.what(), kplab::ErrorKind::kInternal);
   } catch (...) {
-    SetError(errptr, "kplab: internal error");
+    SetError(errptr, "kplab: internal error", kplab::ErrorKind::kInternal);
   }
   return failed;
 }
@@ -74,6 +80,8 @@ extern "C" {
 
 const char* kplab_version(void) { return KPLAB_VERSION; }
 
+int kplab_error_kind(void) { return g_error_kind; }
+
 void kplab_free(void* p) { std::free(p); }
 
 kplab_store* kplab_store_open(const char* path, char** errptr) {
@@ -81,7 +89,7 @@ kplab_store* kplab_store_open(const char* path, char** errptr) {
     const std::string p = path != nullptr ? path : kplab::RunStore::DefaultPath();
     auto store = kplab::RunStore::Open(p);
     if (!store) {
-      SetError(errptr, store.error().message);
+      SetError(errptr, store.error().message, store.error().kind);
       return nullptr;
     }
     return new kplab_store{p, std::move(*store)};
@@ -143,7 +151,7 @@ kplab_data* kplab_load_ex(const char* dataset_path, const char* predictions_path
     }
     auto corpus = kplab::host::LoadCorpus(data->request);
     if (!corpus) {
-      SetError(errptr, corpus.error().message);
+      SetError(errptr, corpus.error().message, corpus.error().kind);
       return nullptr;
     }
     data->corpus = std::make_shared<const kplab::Corpus>(std::move(*corpus));
@@ -226,13 +234,10 @@ char* Evaluate(const kplab_data* data, const char* metrics, const char* params, 
       return nullptr;
     }
     for (const std::string& p : Split(params != nullptr ? params : "", ';')) {
-      const auto dot = p.find('.');
-      const auto eq = p.find('=');
-      if (dot == std::string::npos || eq == std::string::npos || dot > eq) {
-        SetError(errptr, "kplab_evaluate: a parameter must be METRIC.NAME=VALUE (got '" + p + "')");
+      if (kplab::Status st = kplab::host::ParseParam(p, req.params); !st.ok()) {
+        SetError(errptr, st.message(), st.kind());
         return nullptr;
       }
-      req.params[p.substr(0, dot)][p.substr(dot + 1, eq - dot - 1)] = p.substr(eq + 1);
     }
     if (system != nullptr) req.system = system;
     req.shard = shard;
@@ -242,37 +247,19 @@ char* Evaluate(const kplab_data* data, const char* metrics, const char* params, 
     }
     req.cache_db = store != nullptr ? store->path : kplab::RunStore::DefaultPath();
 
-    auto res = kplab::host::EvaluateCorpus(data->corpus, req);
-    if (!res) {
-      SetError(errptr, res.error().message);
+    std::optional<kplab::host::OpenSink> sink;
+    if (store != nullptr) sink.emplace(store->store, store->path);
+    auto stored = kplab::host::EvaluateAndStore(req, data->corpus, sink ? &*sink : nullptr);
+    if (!stored) {
+      SetError(errptr, stored.error().message, stored.error().kind);
       return nullptr;
     }
-    kplab::RunRecord& run = res->run;
-    run.dataset_path = req.dataset_path;
-    run.predictions_path = req.predictions_path;
-    if (!res->errors.empty()) {
-      std::string message;
-      for (const auto& e : res->errors) message += (message.empty() ? "" : "\n") + e.Format();
-      if (store != nullptr) {
-        if (auto id = store->store.SaveRun(run, {}, {})) {
-          message += "\nkplab: run " + std::to_string(*id) + " recorded as failed in " + store->path;
-        }
-      }
-      SetError(errptr, message);
-      return nullptr;
-    }
-    int64_t run_id = 0;
-    if (store != nullptr) {
-      auto id = store->store.SaveRun(run, res->scores, res->aggregates, res->slots);
-      if (!id) {
-        SetError(errptr, id.error().message);
-        return nullptr;
-      }
-      run_id = *id;
-    }
+    const kplab::RunRecord& run = stored->result.run;
+    const kplab::host::EvalResult* res = &stored->result;
+    const int64_t run_id = stored->run_id;
     std::string out = RunJson(run, res->aggregates, run_id);
     char* result = CopyString(out);
-    if (result == nullptr) SetError(errptr, "kplab_evaluate: out of memory");
+    if (result == nullptr) SetError(errptr, "kplab_evaluate: out of memory", kplab::ErrorKind::kLimit);
     return result;
   });
 }
@@ -322,16 +309,16 @@ char* kplab_merge(const char* const* from, size_t n_from, kplab_store* out, char
     }
     auto merged = kplab::host::MergeShards(req);
     if (!merged) {
-      SetError(errptr, merged.error().message);
+      SetError(errptr, merged.error().message, merged.error().kind);
       return nullptr;
     }
     auto id = out->store.SaveRun(merged->run, merged->scores, merged->aggregates);
     if (!id) {
-      SetError(errptr, id.error().message);
+      SetError(errptr, id.error().message, kplab::ErrorKind::kStore);
       return nullptr;
     }
     char* result = CopyString(RunJson(merged->run, merged->aggregates, *id));
-    if (result == nullptr) SetError(errptr, "kplab_merge: out of memory");
+    if (result == nullptr) SetError(errptr, "kplab_merge: out of memory", kplab::ErrorKind::kLimit);
     return result;
   });
 }

@@ -32,6 +32,7 @@
 #include "cli_args.h"
 #include "compare.h"
 #include "drill.h"
+#include "eval_store.h"
 #include "evaluate.h"
 #include "merge.h"
 #include "kplab/file_gate.h"
@@ -279,15 +280,7 @@ void TakeCorpusOptions(Args& a, EvalRequest& req) {
   if (req.metrics.empty()) throw UsageError("--metrics names no metric");
   req.plugin_dirs = a.TakeAll("--plugins");
   for (const auto& p : a.TakeAll("--param")) {
-    const auto dot = p.find('.');
-    const auto eq = p.find('=');
-    if (dot == std::string::npos || eq == std::string::npos || dot > eq) {
-      throw UsageError(fmt::format("--param must be METRIC.NAME=VALUE (got '{}')", p));
-    }
-    auto& slot = req.params[p.substr(0, dot)];
-    if (!slot.emplace(p.substr(dot + 1, eq - dot - 1), p.substr(eq + 1)).second) {
-      throw UsageError(fmt::format("--param {} is given twice (expected one value per parameter)", p.substr(0, eq)));
-    }
+    if (Status st = ParseParam(p, req.params); !st.ok()) throw UsageError(st.message());
   }
 }
 
@@ -295,6 +288,18 @@ namespace {
 
 int CmdEvalBatch(const EvalRequest& req, const std::vector<ManifestEntry>& entries, const std::string& db_path,
                  const std::string& output, bool no_store, int jobs);
+
+// The plan phase's report on stderr (runs with semantic metrics).
+void PrintEmbeddingReport(const EmbeddingReport& e) {
+  if (!e.phrase_vectors) {
+    // Only token embeddings were asked for (BERTScore): they are computed while scoring, not planned.
+    std::cerr << fmt::format("embeddings: model '{}': token embeddings only, computed while scoring\n", e.model);
+  } else {
+    std::cerr << fmt::format("embeddings: model '{}': {} distinct phrases, {} from the cache, {} embedded now "
+                             "({:.2f} s); {} without a vector (cosine 0)\n",
+                             e.model, e.phrases, e.hits, e.embedded, e.seconds, e.no_vector);
+  }
+}
 
 int CmdEval(Args a) {
   EvalRequest req;
@@ -385,62 +390,45 @@ int CmdEval(Args a) {
   // Nothing reads the per-document columns of a run that is not stored: drop each plugin's after its
   // aggregates (the memory of a million-document run).
   req.keep_columns = !no_store;
-  Result<EvalResult> res = [&] {
+  std::optional<PathSink> sink;
+  if (!no_store) sink.emplace(db_path);
+  std::string scoring_errors;  // printed by the hook, one report each, as before the seam
+  SeamHooks hooks;
+  hooks.scored = [&](const EvalResult& r) {
+    for (const auto& w : r.warnings) ReportError(w);
+    if (r.embeddings) PrintEmbeddingReport(*r.embeddings);
+    for (const auto& e : r.errors) ReportError(e.Format());
+    scoring_errors = ScriptErrorsText(r.errors);
+  };
+  Result<StoredRun> stored = [&] {
     ProgressBar bar;
-    return Evaluate(req, std::ref(bar));
+    hooks.progress = std::ref(bar);
+    return EvaluateAndStore(req, nullptr, sink ? &*sink : nullptr, hooks);
   }();
-  if (!res) {
-    ReportError(res.error().message);
-    return ExitCodeFor(res.error().kind);
+  if (!stored) {
+    // A run that failed while scoring: its errors are printed; what is left is "run N recorded as failed".
+    std::string_view rest = stored.error().message;
+    if (!scoring_errors.empty() && rest.substr(0, scoring_errors.size()) == scoring_errors) {
+      rest.remove_prefix(scoring_errors.size());
+      if (!rest.empty() && rest.front() == '\n') rest.remove_prefix(1);
+      if (!rest.empty()) ReportError(rest);
+    } else {
+      ReportError(rest);
+    }
+    return ExitCodeFor(stored.error().kind);
   }
+  EvalResult* res = &stored->result;
   // Freeing a KP20k-sized corpus object by object costs more than scoring it; the process is about to
   // exit, so the corpus and VMs are left to the operating system.
   static auto* leaked = new std::vector<std::shared_ptr<void>>();
   leaked->push_back(std::move(res->resources));
-  RunRecord& run = res->run;
-  for (const auto& w : res->warnings) ReportError(w);
-  if (res->embeddings) {
-    const EmbeddingReport& e = *res->embeddings;
-    if (!e.phrase_vectors) {
-      // Only token embeddings were asked for (BERTScore): they are computed while scoring, not planned.
-      std::cerr << fmt::format("embeddings: model '{}': token embeddings only, computed while scoring\n", e.model);
-    } else {
-      std::cerr << fmt::format("embeddings: model '{}': {} distinct phrases, {} from the cache, {} embedded now "
-                               "({:.2f} s); {} without a vector (cosine 0)\n",
-                               e.model, e.phrases, e.hits, e.embedded, e.seconds, e.no_vector);
-    }
-  }
-  if (!res->errors.empty()) {
-    for (const auto& e : res->errors) ReportError(e.Format());
-    if (!no_store) {
-      auto store = RunStore::Open(db_path);
-      if (store) {
-        if (auto id = store->SaveRun(run, {}, {})) {
-          ReportError(fmt::format("run {} recorded as failed in {}", *id, db_path));
-        }
-      }
-    }
-    return kExitScript;
-  }
-  int64_t run_id = 0;
-  if (!no_store) {
-    auto store = RunStore::Open(db_path);
-    if (!store) {
-      ReportError(store.error().message);
-      return kExitStore;
-    }
-    auto id = store->SaveRun(run, res->scores, res->aggregates, res->slots);
-    if (!id) {
-      ReportError(id.error().message);
-      return kExitStore;
-    }
-    run_id = *id;
-    if (run.shard) {
-      ReportError(fmt::format("shard {}/{} (documents {}-{} of {}) stored as run {} in {}; the values below are "
-                               "over these documents only (`kplab runs merge --from {}` rebuilds the whole run)",
-                               run.shard->index, run.shard->count, run.shard->begin + 1, run.shard->end,
-                               run.doc_ids.size(), run_id, db_path, db_path));
-    }
+  const RunRecord& run = res->run;
+  const int64_t run_id = stored->run_id;
+  if (run.shard) {
+    ReportError(fmt::format("shard {}/{} (documents {}-{} of {}) stored as run {} in {}; the values below are "
+                            "over these documents only (`kplab runs merge --from {}` rebuilds the whole run)",
+                            run.shard->index, run.shard->count, run.shard->begin + 1, run.shard->end,
+                            run.doc_ids.size(), run_id, db_path, db_path));
   }
   PrintAggregates(std::cout, output, run_id, run, res->aggregates, res->subset_docs);
   return kExitOk;
@@ -453,14 +441,13 @@ int CmdEval(Args a) {
 // by one thread and the ids, rows and messages are those of the serial batch.
 int CmdEvalBatch(const EvalRequest& req, const std::vector<ManifestEntry>& entries, const std::string& db_path,
                  const std::string& output, bool no_store, int jobs) {
-  std::optional<RunStore> store;
+  std::optional<PathSink> store;
   if (!no_store) {
-    auto s = RunStore::Open(db_path);
-    if (!s) {
+    store.emplace(db_path);
+    if (auto s = store->Store(); !s) {
       ReportError(s.error().message);
       return kExitStore;
     }
-    store.emplace(std::move(*s));
   }
   struct Row {
     int64_t id = 0;
@@ -500,7 +487,7 @@ int CmdEvalBatch(const EvalRequest& req, const std::vector<ManifestEntry>& entri
         row.status = failed ? "failed" : "ok";
         if (failed && exit_code == kExitOk) exit_code = kExitScript;
         if (store) {
-          auto id = failed ? store->SaveRun(run, {}, {}) : store->SaveRun(run, res->scores, res->aggregates, res->slots);
+          auto id = RecordRun(*res, *store);
           if (!id) {
             ReportError(id.error().message);
             if (exit_code == kExitOk) exit_code = kExitStore;
@@ -850,358 +837,372 @@ int CmdRunsMerge(Args& a, const std::string& db_path, const std::string& output)
   return kExitOk;
 }
 
-int CmdRuns(Args a) {
-  auto pos0 = a.Positionals(true);
-  if (pos0.empty()) throw UsageError("runs needs a subcommand: list, show, compare, table, doc, docs, export, merge, rm");
-  const std::string sub = pos0[0];
-  const std::map<std::string, std::vector<std::string>> outputs = {
-      {"list", {"table", "json", "csv", "tsv"}},
-      {"show", {"table", "json", "csv", "tsv"}},
-      {"compare", {"table", "json", "csv", "tsv"}},
-      {"table", {"table", "markdown", "latex", "csv", "json"}},
-      {"doc", {"table", "json"}},
-      {"docs", {"table", "json", "csv", "tsv"}},
-      {"export", {"csv", "tsv", "json", "jsonl"}},
-      {"merge", {"table", "json"}},
-      {"rm", {}},
-  };
-  const auto out_it = outputs.find(sub);
-  if (out_it == outputs.end()) {
-    throw UsageError(
-        fmt::format("unknown runs subcommand '{}' (expected list, show, compare, table, doc, docs, export, merge, rm)",
-                    sub));
-  }
-  const std::string db_path = a.Take("--db").value_or(RunStore::DefaultPath());
-  const std::optional<std::string> output_opt = a.Take("--output");
-  const std::string output = output_opt.value_or(sub == "export" ? "csv" : "table");
-  if (sub == "merge") {
-    if (!out_it->second.empty()) CheckOutputFormat(output, out_it->second);
-    return CmdRunsMerge(a, db_path, output);
-  }
-  if (output_opt && out_it->second.empty()) throw UsageError("runs rm takes no --output");
-  if (!out_it->second.empty()) CheckOutputFormat(output, out_it->second);
-  CompareOptions copt;
-  if (sub == "compare") {
-    if (auto v = a.Take("--resamples")) copt.resamples = static_cast<int>(ParseCount("--resamples", *v, 100, 10000000));
-    if (auto v = a.Take("--ci-resamples")) {
-      copt.ci_resamples = static_cast<int>(ParseCount("--ci-resamples", *v, 100, 1000000));
-    }
-    if (auto v = a.Take("--seed")) copt.seed = ParseCount("--seed", *v, 0, std::numeric_limits<int64_t>::max());
-    if (auto v = a.Take("--metrics")) {
-      copt.metrics = SplitList(*v);
-      if (copt.metrics.empty()) throw UsageError("--metrics names no metric pattern");
-    }
-    copt.force = a.Flag("--force");
-    copt.plugin_dirs = a.TakeAll("--plugins");
-    copt.limits = TakeLimits(a);
-  }
-  // runs table: the leaderboard (host/table.h).
-  TableOptions topt;
-  RenderOptions ropt;
-  if (sub == "table") {
-    if (auto v = a.Take("--metrics")) topt.metrics = SplitList(*v);
-    if (topt.metrics.empty()) throw UsageError("runs table needs --metrics PATTERN[,PATTERN...] (e.g. all.f1@5.macro_hm)");
-    topt.baseline = a.Take("--baseline");
-    topt.system = a.Take("--system");
-    topt.dataset = a.Take("--dataset");
-    topt.profile = a.Take("--profile");
-    if (auto v = a.Take("--runs")) {
-      for (const auto& id : SplitList(*v)) topt.runs.push_back(ParseRunId(id));
-    }
-    if (auto v = a.Take("--resamples")) topt.resamples = static_cast<int>(ParseCount("--resamples", *v, 100, 10000000));
-    if (auto v = a.Take("--seed")) topt.seed = ParseCount("--seed", *v, 0, std::numeric_limits<int64_t>::max());
-    if (auto v = a.Take("--decimals")) ropt.decimals = static_cast<int>(ParseCount("--decimals", *v, 0, 9));
-    if (a.Flag("--fraction")) ropt.percent = false;
-    ropt.format = output;
-    // The render options through the setters kp.runs.table shares (host/table.h).
-    auto check = [](const Status& st) {
-      if (!st.ok()) throw UsageError(st.error().message);
-    };
-    const OptionSpelling spell;
-    for (const std::string& l : a.TakeAll("--label")) {
-      const auto eq = l.find('=');
-      if (eq == std::string::npos || eq == 0 || eq + 1 == l.size()) {
-        throw UsageError(fmt::format("--label '{}': expected NAME=TEXT (a metric, dataset or subset, and its printed "
-                                     "name, e.g. all.f1@5.macro_hm=F1@5)", l));
-      }
-      check(SetLabel(ropt, l.substr(0, eq), l.substr(eq + 1), spell));
-    }
-    if (auto v = a.Take("--layout")) check(SetLayout(ropt, *v, spell));
-    ropt.fit = a.Flag("--fit");
-    if (auto v = a.Take("--float")) check(SetFloat(ropt, *v, spell));
-    if (auto v = a.Take("--caption")) ropt.caption = *v;
-    check(CheckRenderShape(ropt, spell));
-  }
-  // runs docs: documents ordered by a metric.
-  std::string docs_metric;
-  bool docs_best = false;
-  std::size_t docs_limit = 20;
-  if (sub == "docs") {
-    docs_metric = a.Take("--sort").value_or("");
-    if (docs_metric.empty()) throw UsageError("runs docs needs --sort METRIC (a per-document column, e.g. all.f1@5)");
-    docs_best = a.Flag("--best");
-    if (auto v = a.Take("--limit")) docs_limit = static_cast<std::size_t>(ParseCount("--limit", *v, 0, 100000000));
-  }
-  // runs list: filters (glob patterns) and aggregate columns.
-  std::optional<std::string> f_system, f_dataset, f_profile;
-  std::vector<std::string> list_metrics;
-  if (sub == "list") {
-    f_system = a.Take("--system");
-    f_dataset = a.Take("--dataset");
-    f_profile = a.Take("--profile");
-    if (auto v = a.Take("--metrics")) {
-      list_metrics = SplitList(*v);
-      if (list_metrics.empty()) throw UsageError("--metrics names no metric pattern");
-    }
-  }
-  auto pos = a.Positionals();
-  auto need = [&](std::size_t n) {
-    if (pos.size() != n + 1) throw UsageError(fmt::format("runs {} expects {} run id(s)", sub, n));
-  };
-  if (sub == "list" || sub == "table") need(0);
-  if (sub == "docs") need(1);
+// ---- runs: one function per subcommand, dispatched by RunsSubcommands() ------------------------------
+
+// What every `kplab runs` subcommand gets: its name, the store and the --output format (checked).
+struct RunsCall {
+  std::string sub, db_path, output;
+};
+
+// The run ids after the subcommand: exactly n (checked as the usage text says), for every subcommand but
+// rm (at least one) and doc (a run id, then a document id that is not parsed).
+std::vector<int64_t> TakeRunIds(const Args& a, const std::string& sub, std::size_t n) {
+  const auto pos = a.Positionals();
   if (sub == "doc" && pos.size() != 3) throw UsageError("runs doc expects a run id and a document id");
-  if (sub == "show" || sub == "export") need(1);
-  if (sub == "compare") need(2);
   if (sub == "rm" && pos.size() < 2) throw UsageError("runs rm expects at least one run id");
+  if (sub != "doc" && sub != "rm" && pos.size() != n + 1) {
+    throw UsageError(fmt::format("runs {} expects {} run id(s)", sub, n));
+  }
   std::vector<int64_t> ids;
   for (std::size_t i = 1; i < pos.size() && !(sub == "doc" && i == 2); ++i) ids.push_back(ParseRunId(pos[i]));
-  // Every subcommand but rm only reads: a write-protected file, directory or filesystem serves it.
-  if (sub != "rm" && MissingStore(db_path)) return kExitStore;
-  auto store = RunStore::Open(db_path, sub == "rm" ? RunStore::Mode::kReadWrite : RunStore::Mode::kRead);
+  return ids;
+}
+
+// The store a subcommand reads (or, for rm, writes); nullopt once the failure is reported (exit 4).
+// Every subcommand but rm only reads: a write-protected file, directory or filesystem serves it.
+std::optional<RunStore> OpenRunsStore(const RunsCall& c) {
+  if (c.sub != "rm" && MissingStore(c.db_path)) return std::nullopt;
+  auto store = RunStore::Open(c.db_path, c.sub == "rm" ? RunStore::Mode::kReadWrite : RunStore::Mode::kRead);
   if (!store) {
     ReportError(store.error().message);
+    return std::nullopt;
+  }
+  return std::move(*store);
+}
+
+int RunsDoc(Args& a, const RunsCall& c) {
+  const std::vector<int64_t> ids = TakeRunIds(a, c.sub, 1);
+  const std::string doc_id = a.Positionals()[2];
+  auto store = OpenRunsStore(c);
+  if (!store) return kExitStore;
+  const std::string& output = c.output;
+  auto v = ViewDocument(*store, ids[0], doc_id);
+  if (!v) {
+    ReportError(v.error().message);
+    return ExitCodeFor(v.error().kind);
+  }
+  if (output == "json") {
+    auto items = [](const std::vector<DocItem>& xs) {
+      std::string s = "[";
+      for (std::size_t i = 0; i < xs.size(); ++i) {
+        s += fmt::format("{}{{\"surface\": {}, \"present\": {}, \"matched\": {}}}", i ? ", " : "",
+                         JsonString(xs[i].surface), xs[i].present ? "true" : "false", xs[i].matched ? "true" : "false");
+      }
+      return s + "]";
+    };
+    std::cout << fmt::format("{{\"run\": {}, \"doc_id\": {}, \"system\": {}, \"dataset\": {}, \"profile\": {}, "
+                             "\"has_text\": {}, \"references\": {}, \"predictions\": {}, \"scores\": {{",
+                             v->run, JsonString(v->doc_id), JsonString(v->system), JsonString(v->dataset),
+                             JsonString(v->profile), v->has_text ? "true" : "false", items(v->refs), items(v->preds));
+    for (std::size_t i = 0; i < v->scores.size(); ++i) {
+      std::cout << (i ? ", " : "") << JsonString(v->scores[i].first) << ": " << JsonNumber(v->scores[i].second);
+    }
+    std::cout << "}}\n";
+    return kExitOk;
+  }
+  std::cout << fmt::format("run {}  {}  {}  profile {}  document {}{}\n", v->run, Cell(v->system), Cell(v->dataset),
+                           Cell(v->profile), Cell(v->doc_id),
+                           v->has_text ? "" : " (no source text: present/absent unknown)");
+  auto list = [&](const char* title, const std::vector<DocItem>& xs) {
+    std::cout << fmt::format("{} ({}):\n", title, xs.size());
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      std::cout << fmt::format("  {:>3}  {:<7}  {:<7}  {}\n", i + 1,
+                               v->has_text ? (xs[i].present ? "present" : "absent") : "-",
+                               xs[i].matched ? "match" : "", Cell(xs[i].surface));
+    }
+  };
+  list("references", v->refs);
+  list("predictions (model order)", v->preds);
+  std::cout << "scores:\n";
+  for (const auto& [name, value] : v->scores) {
+    if (!std::isnan(value)) std::cout << fmt::format("  {:<28} {:.4f}\n", Cell(name), value);
+  }
+  return kExitOk;
+}
+
+int RunsDocs(Args& a, const RunsCall& c) {
+  // Documents ordered by a metric.
+  const std::string docs_metric = a.Take("--sort").value_or("");
+  if (docs_metric.empty()) throw UsageError("runs docs needs --sort METRIC (a per-document column, e.g. all.f1@5)");
+  const bool docs_best = a.Flag("--best");
+  std::size_t docs_limit = 20;
+  if (auto v = a.Take("--limit")) docs_limit = static_cast<std::size_t>(ParseCount("--limit", *v, 0, 100000000));
+  const std::vector<int64_t> ids = TakeRunIds(a, c.sub, 1);
+  auto store = OpenRunsStore(c);
+  if (!store) return kExitStore;
+  const std::string& output = c.output;
+  auto ranked = RankDocuments(*store, ids[0], docs_metric, docs_best, docs_limit);
+  if (!ranked) {
+    ReportError(ranked.error().message);
+    return ExitCodeFor(ranked.error().kind);
+  }
+  if (output == "json") {
+    std::cout << "[";
+    for (std::size_t i = 0; i < ranked->size(); ++i) {
+      std::cout << (i ? ", " : "") << "{\"doc_id\": " << JsonString((*ranked)[i].doc_id)
+                << ", \"value\": " << JsonNumber((*ranked)[i].value) << "}";
+    }
+    std::cout << "]\n";
+  } else if (output == "csv" || output == "tsv") {
+    const char sep = output == "csv" ? ',' : '\t';
+    std::cout << "rank" << sep << "doc_id" << sep << CsvField(docs_metric, sep) << "\n";
+    for (std::size_t i = 0; i < ranked->size(); ++i) {
+      std::cout << i + 1 << sep << CsvField((*ranked)[i].doc_id, sep) << sep << FormatCsvNumber((*ranked)[i].value)
+                << "\n";
+    }
+  } else {
+    std::cout << fmt::format("{:>5}  {:<24}  {}\n", "rank", "document", Cell(docs_metric));
+    for (std::size_t i = 0; i < ranked->size(); ++i) {
+      const double val = (*ranked)[i].value;
+      std::cout << fmt::format("{:>5}  {:<24}  {}\n", i + 1, Cell((*ranked)[i].doc_id),
+                               std::isnan(val) ? std::string("-") : fmt::format("{:.4f}", val));
+    }
+  }
+  return kExitOk;
+}
+
+// `runs table`'s options (the leaderboard, host/table.h) into topt and ropt.
+void TakeTableOptions(Args& a, const std::string& output, TableOptions& topt, RenderOptions& ropt) {
+  if (auto v = a.Take("--metrics")) topt.metrics = SplitList(*v);
+  if (topt.metrics.empty()) throw UsageError("runs table needs --metrics PATTERN[,PATTERN...] (e.g. all.f1@5.macro_hm)");
+  topt.baseline = a.Take("--baseline");
+  topt.system = a.Take("--system");
+  topt.dataset = a.Take("--dataset");
+  topt.profile = a.Take("--profile");
+  if (auto v = a.Take("--runs")) {
+    for (const auto& id : SplitList(*v)) topt.runs.push_back(ParseRunId(id));
+  }
+  if (auto v = a.Take("--resamples")) topt.resamples = static_cast<int>(ParseCount("--resamples", *v, 100, 10000000));
+  if (auto v = a.Take("--seed")) topt.seed = ParseCount("--seed", *v, 0, std::numeric_limits<int64_t>::max());
+  if (auto v = a.Take("--decimals")) ropt.decimals = static_cast<int>(ParseCount("--decimals", *v, 0, 9));
+  if (a.Flag("--fraction")) ropt.percent = false;
+  ropt.format = output;
+  // The render options through the setters kp.runs.table shares (host/table.h).
+  auto check = [](const Status& st) {
+    if (!st.ok()) throw UsageError(st.error().message);
+  };
+  const OptionSpelling spell;
+  for (const std::string& l : a.TakeAll("--label")) {
+    const auto eq = l.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == l.size()) {
+      throw UsageError(fmt::format("--label '{}': expected NAME=TEXT (a metric, dataset or subset, and its printed "
+                                   "name, e.g. all.f1@5.macro_hm=F1@5)", l));
+    }
+    check(SetLabel(ropt, l.substr(0, eq), l.substr(eq + 1), spell));
+  }
+  if (auto v = a.Take("--layout")) check(SetLayout(ropt, *v, spell));
+  ropt.fit = a.Flag("--fit");
+  if (auto v = a.Take("--float")) check(SetFloat(ropt, *v, spell));
+  if (auto v = a.Take("--caption")) ropt.caption = *v;
+  check(CheckRenderShape(ropt, spell));
+}
+
+int RunsTable(Args& a, const RunsCall& c) {
+  TableOptions topt;
+  RenderOptions ropt;
+  TakeTableOptions(a, c.output, topt, ropt);
+  TakeRunIds(a, c.sub, 0);
+  auto store = OpenRunsStore(c);
+  if (!store) return kExitStore;
+  auto table = BuildTable(*store, topt);
+  if (!table) {
+    // A misspelt aggregate ('all.f1@5.macro') matches nothing: name the stored one meant.
+    ReportError(table.error().message + AggregateHint(*store, topt.metrics));
+    return ExitCodeFor(table.error().kind);
+  }
+  if (Status st = CheckRenderOptions(*table, ropt); !st.ok()) {
+    ReportError(st.error().message);
+    return ExitCodeFor(st.error().kind);
+  }
+  for (const auto& w : table->warnings) ReportError(w);
+  std::cout << RenderTable(*table, ropt);
+  return kExitOk;
+}
+
+int RunsList(Args& a, const RunsCall& c) {
+  // Filters (glob patterns) and aggregate columns.
+  const std::optional<std::string> f_system = a.Take("--system"), f_dataset = a.Take("--dataset"),
+                                   f_profile = a.Take("--profile");
+  std::vector<std::string> list_metrics;
+  if (auto v = a.Take("--metrics")) {
+    list_metrics = SplitList(*v);
+    if (list_metrics.empty()) throw UsageError("--metrics names no metric pattern");
+  }
+  TakeRunIds(a, c.sub, 0);
+  auto store = OpenRunsStore(c);
+  if (!store) return kExitStore;
+  const std::string& output = c.output;
+  auto runs = store->ListRuns();
+  if (!runs) {
+    ReportError(runs.error().message);
     return kExitStore;
   }
-  if (sub == "doc") {
-    auto v = ViewDocument(*store, ids[0], pos[2]);
-    if (!v) {
-      ReportError(v.error().message);
-      return ExitCodeFor(v.error().kind);
+  std::vector<RunSummary> shown;
+  for (auto& r : *runs) {
+    if ((f_system && !GlobMatch(*f_system, r.system)) || (f_dataset && !GlobMatch(*f_dataset, r.dataset_name)) ||
+        (f_profile && !GlobMatch(*f_profile, r.profile))) {
+      continue;
     }
-    if (output == "json") {
-      auto items = [](const std::vector<DocItem>& xs) {
-        std::string s = "[";
-        for (std::size_t i = 0; i < xs.size(); ++i) {
-          s += fmt::format("{}{{\"surface\": {}, \"present\": {}, \"matched\": {}}}", i ? ", " : "",
-                           JsonString(xs[i].surface), xs[i].present ? "true" : "false", xs[i].matched ? "true" : "false");
-        }
-        return s + "]";
-      };
-      std::cout << fmt::format("{{\"run\": {}, \"doc_id\": {}, \"system\": {}, \"dataset\": {}, \"profile\": {}, "
-                               "\"has_text\": {}, \"references\": {}, \"predictions\": {}, \"scores\": {{",
-                               v->run, JsonString(v->doc_id), JsonString(v->system), JsonString(v->dataset),
-                               JsonString(v->profile), v->has_text ? "true" : "false", items(v->refs), items(v->preds));
-      for (std::size_t i = 0; i < v->scores.size(); ++i) {
-        std::cout << (i ? ", " : "") << JsonString(v->scores[i].first) << ": " << JsonNumber(v->scores[i].second);
-      }
-      std::cout << "}}\n";
-      return kExitOk;
-    }
-    std::cout << fmt::format("run {}  {}  {}  profile {}  document {}{}\n", v->run, Cell(v->system), Cell(v->dataset),
-                             Cell(v->profile), Cell(v->doc_id),
-                             v->has_text ? "" : " (no source text: present/absent unknown)");
-    auto list = [&](const char* title, const std::vector<DocItem>& xs) {
-      std::cout << fmt::format("{} ({}):\n", title, xs.size());
-      for (std::size_t i = 0; i < xs.size(); ++i) {
-        std::cout << fmt::format("  {:>3}  {:<7}  {:<7}  {}\n", i + 1,
-                                 v->has_text ? (xs[i].present ? "present" : "absent") : "-",
-                                 xs[i].matched ? "match" : "", Cell(xs[i].surface));
-      }
-    };
-    list("references", v->refs);
-    list("predictions (model order)", v->preds);
-    std::cout << "scores:\n";
-    for (const auto& [name, value] : v->scores) {
-      if (!std::isnan(value)) std::cout << fmt::format("  {:<28} {:.4f}\n", Cell(name), value);
-    }
-    return kExitOk;
+    shown.push_back(std::move(r));
   }
-  if (sub == "docs") {
-    auto ranked = RankDocuments(*store, ids[0], docs_metric, docs_best, docs_limit);
-    if (!ranked) {
-      ReportError(ranked.error().message);
-      return ExitCodeFor(ranked.error().kind);
+  std::vector<std::string> columns;
+  std::vector<std::vector<double>> values;
+  if (!list_metrics.empty()) {
+    std::vector<std::vector<AggregateValue>> aggs;
+    for (const auto& r : shown) {
+      auto ag = store->GetAggregates(r.id);
+      if (!ag) {
+        ReportError(ag.error().message);
+        return kExitStore;
+      }
+      for (const auto& x : *ag) {
+        const bool wanted = std::any_of(list_metrics.begin(), list_metrics.end(),
+                                        [&](const std::string& p) { return GlobMatch(p, x.metric); });
+        if (wanted && std::find(columns.begin(), columns.end(), x.metric) == columns.end()) columns.push_back(x.metric);
+      }
+      aggs.push_back(std::move(*ag));
     }
-    if (output == "json") {
-      std::cout << "[";
-      for (std::size_t i = 0; i < ranked->size(); ++i) {
-        std::cout << (i ? ", " : "") << "{\"doc_id\": " << JsonString((*ranked)[i].doc_id)
-                  << ", \"value\": " << JsonNumber((*ranked)[i].value) << "}";
-      }
-      std::cout << "]\n";
-    } else if (output == "csv" || output == "tsv") {
-      const char sep = output == "csv" ? ',' : '\t';
-      std::cout << "rank" << sep << "doc_id" << sep << CsvField(docs_metric, sep) << "\n";
-      for (std::size_t i = 0; i < ranked->size(); ++i) {
-        std::cout << i + 1 << sep << CsvField((*ranked)[i].doc_id, sep) << sep << FormatCsvNumber((*ranked)[i].value)
-                  << "\n";
-      }
-    } else {
-      std::cout << fmt::format("{:>5}  {:<24}  {}\n", "rank", "document", Cell(docs_metric));
-      for (std::size_t i = 0; i < ranked->size(); ++i) {
-        const double val = (*ranked)[i].value;
-        std::cout << fmt::format("{:>5}  {:<24}  {}\n", i + 1, Cell((*ranked)[i].doc_id),
-                                 std::isnan(val) ? std::string("-") : fmt::format("{:.4f}", val));
-      }
+    if (columns.empty() && !shown.empty()) {
+      throw UsageError(fmt::format("--metrics '{}' selects no aggregate of the listed runs", fmt::join(list_metrics, ",")));
     }
-    return kExitOk;
+    for (const auto& ag : aggs) {
+      std::vector<double> row(columns.size(), std::nan(""));
+      for (const auto& x : ag) {
+        auto it = std::find(columns.begin(), columns.end(), x.metric);
+        if (it != columns.end()) row[static_cast<std::size_t>(it - columns.begin())] = x.value;
+      }
+      values.push_back(std::move(row));
+    }
   }
-  if (sub == "table") {
-    auto table = BuildTable(*store, topt);
-    if (!table) {
-      // A misspelt aggregate ('all.f1@5.macro') matches nothing: name the stored one meant.
-      ReportError(table.error().message + AggregateHint(*store, topt.metrics));
-      return ExitCodeFor(table.error().kind);
-    }
-    if (Status st = CheckRenderOptions(*table, ropt); !st.ok()) {
-      ReportError(st.error().message);
-      return ExitCodeFor(st.error().kind);
-    }
-    for (const auto& w : table->warnings) ReportError(w);
-    std::cout << RenderTable(*table, ropt);
-    return kExitOk;
+  PrintRunList(std::cout, output, shown, columns, values);
+  return kExitOk;
+}
+
+int RunsShow(Args& a, const RunsCall& c) {
+  const std::vector<int64_t> ids = TakeRunIds(a, c.sub, 1);
+  auto store = OpenRunsStore(c);
+  if (!store) return kExitStore;
+  const std::string& output = c.output;
+  const int64_t id = ids[0];
+  auto run = store->GetRun(id);
+  if (!run) {
+    ReportError(run.error().message);
+    return kExitStore;
   }
-  if (sub == "list") {
-    auto runs = store->ListRuns();
-    if (!runs) {
-      ReportError(runs.error().message);
-      return kExitStore;
-    }
-    std::vector<RunSummary> shown;
-    for (auto& r : *runs) {
-      if ((f_system && !GlobMatch(*f_system, r.system)) || (f_dataset && !GlobMatch(*f_dataset, r.dataset_name)) ||
-          (f_profile && !GlobMatch(*f_profile, r.profile))) {
-        continue;
-      }
-      shown.push_back(std::move(r));
-    }
-    std::vector<std::string> columns;
-    std::vector<std::vector<double>> values;
-    if (!list_metrics.empty()) {
-      std::vector<std::vector<AggregateValue>> aggs;
-      for (const auto& r : shown) {
-        auto ag = store->GetAggregates(r.id);
-        if (!ag) {
-          ReportError(ag.error().message);
-          return kExitStore;
-        }
-        for (const auto& x : *ag) {
-          const bool wanted = std::any_of(list_metrics.begin(), list_metrics.end(),
-                                          [&](const std::string& p) { return GlobMatch(p, x.metric); });
-          if (wanted && std::find(columns.begin(), columns.end(), x.metric) == columns.end()) columns.push_back(x.metric);
-        }
-        aggs.push_back(std::move(*ag));
-      }
-      if (columns.empty() && !shown.empty()) {
-        throw UsageError(fmt::format("--metrics '{}' selects no aggregate of the listed runs", fmt::join(list_metrics, ",")));
-      }
-      for (const auto& ag : aggs) {
-        std::vector<double> row(columns.size(), std::nan(""));
-        for (const auto& x : ag) {
-          auto it = std::find(columns.begin(), columns.end(), x.metric);
-          if (it != columns.end()) row[static_cast<std::size_t>(it - columns.begin())] = x.value;
-        }
-        values.push_back(std::move(row));
-      }
-    }
-    PrintRunList(std::cout, output, shown, columns, values);
-    return kExitOk;
+  auto aggs = store->GetAggregates(id);
+  if (!aggs) {
+    ReportError(aggs.error().message);
+    return kExitStore;
   }
-  if (sub == "show") {
-    const int64_t id = ids[0];
-    auto run = store->GetRun(id);
-    if (!run) {
-      ReportError(run.error().message);
-      return kExitStore;
-    }
-    auto aggs = store->GetAggregates(id);
-    if (!aggs) {
-      ReportError(aggs.error().message);
-      return kExitStore;
-    }
-    // The documents behind each subset come from the score columns; a run whose columns do not read back
-    // is refused, not shown without them.
-    auto scores = store->GetScores(id);
-    if (!scores) {
-      std::cerr << "kplab: " << scores.error().message << "\n";
-      return kExitStore;
-    }
-    const auto docs = SubsetDocCounts(*scores);
-    if (output == "table") {
-      std::cout << fmt::format("run {} ({})  created {}  kplab {}  {:.3f} s\n", id, Cell(run->status),
-                               Cell(run->created_at), Cell(run->kplab_version), run->elapsed_seconds);
-      std::cout << fmt::format("dataset  {} [{}] {}  sha256 {}\n", Cell(run->dataset_name), Cell(run->dataset_format),
-                               Cell(run->dataset_path), Cell(run->dataset_hash));
-      std::cout << fmt::format("system   {}  predictions {}  sha256 {}\n", Cell(run->system),
-                               Cell(run->predictions_path), Cell(run->predictions_hash));
-      std::cout << fmt::format("profile  {}  params {}\n", Cell(run->profile), Cell(run->params_json));
-      if (!run->embedder_fingerprint.empty()) {
-        std::cout << fmt::format("embedder {}\n", Cell(run->embedder_fingerprint));
-      }
-      if (run->shard) {
-        std::cout << fmt::format("shard    {}/{}: documents {}-{} of {} (values over these documents only)\n",
-                                 run->shard->index, run->shard->count, run->shard->begin + 1, run->shard->end,
-                                 run->doc_ids.size());
-      }
-      for (const auto& p : run->plugins) {
-        std::cout << fmt::format("plugin   {} {}  sha256 {}\n", Cell(p.name), Cell(p.version), Cell(p.sha256));
-      }
-      // A failed run's error is a message with its traceback: its lines stay lines.
-      if (run->status != "ok") std::cout << "error    " << ErrorText(run->error) << "\n";
-      if (!aggs->empty()) PrintAggregateTable(std::cout, *aggs, docs);
-    } else {
-      PrintAggregates(std::cout, output, id, *run, *aggs, docs);
-    }
-    return kExitOk;
+  // The documents behind each subset come from the score columns; a run whose columns do not read back
+  // is refused, not shown without them.
+  auto scores = store->GetScores(id);
+  if (!scores) {
+    std::cerr << "kplab: " << scores.error().message << "\n";
+    return kExitStore;
   }
-  if (sub == "compare") {
-    auto cmp = CompareRuns(*store, ids[0], ids[1], copt);
-    if (!cmp) {
-      ReportError(cmp.error().message);
-      return ExitCodeFor(cmp.error().kind);
+  const auto docs = SubsetDocCounts(*scores);
+  if (output == "table") {
+    std::cout << fmt::format("run {} ({})  created {}  kplab {}  {:.3f} s\n", id, Cell(run->status),
+                             Cell(run->created_at), Cell(run->kplab_version), run->elapsed_seconds);
+    std::cout << fmt::format("dataset  {} [{}] {}  sha256 {}\n", Cell(run->dataset_name), Cell(run->dataset_format),
+                             Cell(run->dataset_path), Cell(run->dataset_hash));
+    std::cout << fmt::format("system   {}  predictions {}  sha256 {}\n", Cell(run->system),
+                             Cell(run->predictions_path), Cell(run->predictions_hash));
+    std::cout << fmt::format("profile  {}  params {}\n", Cell(run->profile), Cell(run->params_json));
+    if (!run->embedder_fingerprint.empty()) {
+      std::cout << fmt::format("embedder {}\n", Cell(run->embedder_fingerprint));
     }
-    for (const auto& w : cmp->warnings) ReportError(w);
-    PrintComparison(std::cout, output, *cmp, copt);
-    return kExitOk;
+    if (run->shard) {
+      std::cout << fmt::format("shard    {}/{}: documents {}-{} of {} (values over these documents only)\n",
+                               run->shard->index, run->shard->count, run->shard->begin + 1, run->shard->end,
+                               run->doc_ids.size());
+    }
+    for (const auto& p : run->plugins) {
+      std::cout << fmt::format("plugin   {} {}  sha256 {}\n", Cell(p.name), Cell(p.version), Cell(p.sha256));
+    }
+    // A failed run's error is a message with its traceback: its lines stay lines.
+    if (run->status != "ok") std::cout << "error    " << ErrorText(run->error) << "\n";
+    if (!aggs->empty()) PrintAggregateTable(std::cout, *aggs, docs);
+  } else {
+    PrintAggregates(std::cout, output, id, *run, *aggs, docs);
   }
-  if (sub == "export") {
-    const int64_t id = ids[0];
-    auto run = store->GetRun(id);
-    auto scores = store->GetScores(id);
-    if (!run || !scores) {
-      ReportError((!run ? run.error().message : scores.error().message));
-      return kExitStore;
-    }
-    if (output == "json" || output == "jsonl") {
-      // jsonl: one object a line; json: the same objects as one JSON array (a JSON document, as every
-      // other --output json).
-      const bool array = output == "json";
-      if (array) std::cout << "[\n";
-      for (std::size_t d = 0; d < run->doc_ids.size(); ++d) {
-        std::cout << "{\"doc_id\": " << JsonString(run->doc_ids[d]);
-        for (std::size_t c = 0; c < scores->metrics.size(); ++c) {
-          std::cout << ", " << JsonString(scores->metrics[c]) << ": " << JsonNumber(scores->columns[c][d]);
-        }
-        std::cout << (array && d + 1 < run->doc_ids.size() ? "},\n" : "}\n");
-      }
-      if (array) std::cout << "]\n";
-      return kExitOk;
-    }
-    const char sep = output == "tsv" ? '\t' : ',';
-    std::cout << "doc_id";
-    for (const auto& m : scores->metrics) std::cout << sep << CsvField(m, sep);
-    std::cout << "\n";
+  return kExitOk;
+}
+
+int RunsCompare(Args& a, const RunsCall& c) {
+  CompareOptions copt;
+  if (auto v = a.Take("--resamples")) copt.resamples = static_cast<int>(ParseCount("--resamples", *v, 100, 10000000));
+  if (auto v = a.Take("--ci-resamples")) {
+    copt.ci_resamples = static_cast<int>(ParseCount("--ci-resamples", *v, 100, 1000000));
+  }
+  if (auto v = a.Take("--seed")) copt.seed = ParseCount("--seed", *v, 0, std::numeric_limits<int64_t>::max());
+  if (auto v = a.Take("--metrics")) {
+    copt.metrics = SplitList(*v);
+    if (copt.metrics.empty()) throw UsageError("--metrics names no metric pattern");
+  }
+  copt.force = a.Flag("--force");
+  copt.plugin_dirs = a.TakeAll("--plugins");
+  copt.limits = TakeLimits(a);
+  const std::vector<int64_t> ids = TakeRunIds(a, c.sub, 2);
+  auto store = OpenRunsStore(c);
+  if (!store) return kExitStore;
+  const std::string& output = c.output;
+  auto cmp = CompareRuns(*store, ids[0], ids[1], copt);
+  if (!cmp) {
+    ReportError(cmp.error().message);
+    return ExitCodeFor(cmp.error().kind);
+  }
+  for (const auto& w : cmp->warnings) ReportError(w);
+  PrintComparison(std::cout, output, *cmp, copt);
+  return kExitOk;
+}
+
+int RunsExport(Args& a, const RunsCall& c) {
+  const std::vector<int64_t> ids = TakeRunIds(a, c.sub, 1);
+  auto store = OpenRunsStore(c);
+  if (!store) return kExitStore;
+  const std::string& output = c.output;
+  const int64_t id = ids[0];
+  auto run = store->GetRun(id);
+  auto scores = store->GetScores(id);
+  if (!run || !scores) {
+    ReportError((!run ? run.error().message : scores.error().message));
+    return kExitStore;
+  }
+  if (output == "json" || output == "jsonl") {
+    // jsonl: one object a line; json: the same objects as one JSON array (a JSON document, as every
+    // other --output json).
+    const bool array = output == "json";
+    if (array) std::cout << "[\n";
     for (std::size_t d = 0; d < run->doc_ids.size(); ++d) {
-      std::cout << CsvField(run->doc_ids[d], sep);
-      for (const auto& col : scores->columns) {
-        std::cout << sep << FormatCsvNumber(col[d]);
+      std::cout << "{\"doc_id\": " << JsonString(run->doc_ids[d]);
+      for (std::size_t c = 0; c < scores->metrics.size(); ++c) {
+        std::cout << ", " << JsonString(scores->metrics[c]) << ": " << JsonNumber(scores->columns[c][d]);
       }
-      std::cout << "\n";
+      std::cout << (array && d + 1 < run->doc_ids.size() ? "},\n" : "}\n");
     }
+    if (array) std::cout << "]\n";
     return kExitOk;
   }
-  // rm
+  const char sep = output == "tsv" ? '\t' : ',';
+  std::cout << "doc_id";
+  for (const auto& m : scores->metrics) std::cout << sep << CsvField(m, sep);
+  std::cout << "\n";
+  for (std::size_t d = 0; d < run->doc_ids.size(); ++d) {
+    std::cout << CsvField(run->doc_ids[d], sep);
+    for (const auto& col : scores->columns) {
+      std::cout << sep << FormatCsvNumber(col[d]);
+    }
+    std::cout << "\n";
+  }
+  return kExitOk;
+}
+
+int RunsRm(Args& a, const RunsCall& c) {
+  const std::vector<int64_t> ids = TakeRunIds(a, c.sub, 0);
+  auto store = OpenRunsStore(c);
+  if (!store) return kExitStore;
   for (int64_t id : ids) {
     if (auto st = store->DeleteRun(id); !st) {
       ReportError(st.message());
@@ -1210,6 +1211,48 @@ int CmdRuns(Args a) {
     std::cout << "removed run " << id << "\n";
   }
   return kExitOk;
+}
+
+int RunsMerge(Args& a, const RunsCall& c) { return CmdRunsMerge(a, c.db_path, c.output); }
+
+// `kplab runs SUBCOMMAND`: name, the --output formats it takes (the first is the default; none: it takes
+// no --output) and the function that runs it. Listed in the order the usage text names them.
+struct RunsSubcommand {
+  const char* name;
+  std::vector<std::string> outputs;
+  int (*run)(Args& a, const RunsCall& c);
+};
+
+const std::vector<RunsSubcommand>& RunsSubcommands() {
+  static const std::vector<RunsSubcommand> kSubcommands = {
+      {"list", {"table", "json", "csv", "tsv"}, RunsList},
+      {"show", {"table", "json", "csv", "tsv"}, RunsShow},
+      {"compare", {"table", "json", "csv", "tsv"}, RunsCompare},
+      {"table", {"table", "markdown", "latex", "csv", "json"}, RunsTable},
+      {"doc", {"table", "json"}, RunsDoc},
+      {"docs", {"table", "json", "csv", "tsv"}, RunsDocs},
+      {"export", {"csv", "tsv", "json", "jsonl"}, RunsExport},
+      {"merge", {"table", "json"}, RunsMerge},
+      {"rm", {}, RunsRm},
+  };
+  return kSubcommands;
+}
+
+int CmdRuns(Args a) {
+  const auto& subs = RunsSubcommands();
+  std::string names;
+  for (const auto& sc : subs) names += (names.empty() ? "" : ", ") + std::string(sc.name);
+  auto pos0 = a.Positionals(true);
+  if (pos0.empty()) throw UsageError("runs needs a subcommand: " + names);
+  const std::string sub = pos0[0];
+  const auto it = std::find_if(subs.begin(), subs.end(), [&](const RunsSubcommand& sc) { return sub == sc.name; });
+  if (it == subs.end()) throw UsageError(fmt::format("unknown runs subcommand '{}' (expected {})", sub, names));
+  RunsCall call{sub, a.Take("--db").value_or(RunStore::DefaultPath()), ""};
+  const std::optional<std::string> output_opt = a.Take("--output");
+  call.output = output_opt.value_or(it->outputs.empty() ? "table" : it->outputs.front());
+  if (output_opt && it->outputs.empty()) throw UsageError(fmt::format("runs {} takes no --output", sub));
+  if (!it->outputs.empty()) CheckOutputFormat(call.output, it->outputs);
+  return it->run(a, call);
 }
 
 // ---- profiles, stem ---------------------------------------------------------------------------------
@@ -1369,7 +1412,7 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  --profile P             kplab (default), kpeval, kenchan, kenchan+one2set, exhird,\n"
        "                          semrp-standalone (kplab profiles; docs/profiles.md)\n"
        "  --metrics LIST          comma-separated plugin names (default: exact,rank,rprec)\n"
-       "  --param M.NAME=VALUE    override a plugin parameter (repeatable)\n"
+       "  --param M.NAME=VALUE    override a plugin parameter (repeatable, once per parameter)\n"
        "  --plugins DIR           user plugin directory (repeatable; overrides shipped plugins)\n"
        "  --db FILE               run store (default: $KPLAB_DB or kplab.db)\n"
        "  --no-store              do not store the run\n"

@@ -243,6 +243,18 @@ Result<std::vector<MetricPlugin>> LoadMetrics(
   return out;
 }
 
+Result<Profile> ProfileNamed(const std::string& name) {
+  auto profile = FindProfile(name);
+  if (!profile) {
+    std::vector<std::string> names = ProfileNames();
+    names.push_back("kenchan+one2set");
+    return Error{fmt::format("unknown profile '{}' ({}expected one of: {})", name, DidYouMean(name, names),
+                             JoinNames(names)),
+                 ErrorKind::kUsage};
+  }
+  return *profile;
+}
+
 Result<EvalRequest::Shard> ParseShard(const std::string& text) {
   const auto slash = text.find('/');
   auto number = [](std::string_view v, int64_t& out) {
@@ -324,17 +336,7 @@ Result<PhrasePlan> PlannedPhrases(const Corpus& corpus, const EvalRequest& req) 
 
 namespace {
 
-Result<Profile> RequestProfile(const EvalRequest& req) {
-  auto profile = FindProfile(req.profile);
-  if (!profile) {
-    std::vector<std::string> names = ProfileNames();
-    names.push_back("kenchan+one2set");
-    return Error{fmt::format("unknown profile '{}' ({}expected one of: {})", req.profile, DidYouMean(req.profile, names),
-                             JoinNames(names)),
-                 ErrorKind::kUsage};
-  }
-  return *profile;
-}
+Result<Profile> RequestProfile(const EvalRequest& req) { return ProfileNamed(req.profile); }
 
 // predictions: already imported (LoadCorpusTimed reads them beside the dataset), or null to import them.
 // owned: the same object as dataset when the caller gives it up, so each document's raw text is freed
@@ -499,288 +501,328 @@ Status BootstrapRun(LuaVm& vm, const MetricPlugin& plugin, const Corpus& corpus,
   return Status::Ok();
 }
 
-}  // namespace
+// EvaluateCorpus's phases (DESIGN.md: resolve -> validate -> plan -> score -> aggregate -> record), each a
+// function of its own below; they run in this order and share the run's plugins through Lanes.
 
-Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const EvalRequest& req,
-                                  const Progress& progress) {
-  const auto start = std::chrono::steady_clock::now();
-  PhaseTimer timer;
-  auto fail = [&](ErrorKind f, std::string message) -> Result<EvalResult> {
-    return Error{std::move(message), f};
-  };
+// Resolve: the plugins of every scoring lane (one Lua VM each, each with its own copy of the plugins),
+// check(params, profile) and needs(profile, params) run in the first lane (only the plan reads needs).
+struct LanePlugins {
+  std::vector<std::unique_ptr<LuaVm>> vms;
+  std::vector<std::vector<MetricPlugin>> plugins;  // per lane
+  const std::vector<MetricPlugin>& first() const { return plugins[0]; }
+};
+
+Result<LanePlugins> ResolvePlugins(const Corpus& corpus, const EvalRequest& req) {
   // Every front-end's thread count (the command line's --threads, Python's threads=, kp.evaluate's
   // opts.threads) means the same: a negative or too large one is refused, not clamped.
   if (req.threads < 0 || req.threads > kMaxThreads) {
-    return fail(ErrorKind::kUsage, fmt::format("threads must be from 0 (one per core) to {} (got {})", kMaxThreads,
-                                               req.threads));
+    return Error{fmt::format("threads must be from 0 (one per core) to {} (got {})", kMaxThreads, req.threads),
+                 ErrorKind::kUsage};
   }
   auto selected = SelectedMetrics(req);
   if (!selected) return selected.error();
-  const std::vector<std::string>& metrics = *selected;
-  // One Lua VM per scoring lane, each with its own copy of the plugins.
   std::size_t lanes = req.threads > 0 ? static_cast<std::size_t>(std::min(req.threads, kMaxThreads))
                                       : std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
-  if (req.threads <= 0 && shared->docs.size() < 2000) lanes = 1;
-  lanes = std::max<std::size_t>(1, std::min(lanes, std::max<std::size_t>(shared->docs.size(), 1)));
-  std::vector<std::unique_ptr<LuaVm>> vms;
-  std::vector<std::vector<MetricPlugin>> lane_plugins;
+  if (req.threads <= 0 && corpus.docs.size() < 2000) lanes = 1;
+  lanes = std::max<std::size_t>(1, std::min(lanes, std::max<std::size_t>(corpus.docs.size(), 1)));
+  LanePlugins out;
   for (std::size_t l = 0; l < lanes; ++l) {
-    vms.push_back(std::make_unique<LuaVm>(req.limits));
-    InstallAll(*vms.back());
-    auto loaded = LoadMetrics(*vms.back(), metrics, req.plugin_dirs, req.params);
+    out.vms.push_back(std::make_unique<LuaVm>(req.limits));
+    InstallAll(*out.vms.back());
+    auto loaded = LoadMetrics(*out.vms.back(), *selected, req.plugin_dirs, req.params);
     if (!loaded) return loaded.error();  // usage: a misspelt metric or parameter; script: a bad file
-    lane_plugins.push_back(std::move(*loaded));
+    out.plugins.push_back(std::move(*loaded));
   }
-  // check(params, profile) and needs(profile, params): in the first lane (only the plan reads needs).
-  if (Status st = PreparePlugins(*vms[0], lane_plugins[0], shared->profile); !st.ok()) return st.error();
-  const std::vector<MetricPlugin>* plugins = &lane_plugins[0];
-  // A shard is worth running only if `kplab runs merge` can rebuild the run from it: refused here, before
-  // any document is scored or phrase embedded.
-  std::size_t shard_begin = 0, shard_end = 0;
+  if (Status st = PreparePlugins(*out.vms[0], out.plugins[0], corpus.profile); !st.ok()) return st.error();
+  return out;
+}
+
+// Validate: what the request asks of the plugins, refused before any document is scored or phrase
+// embedded. Returns the shard's documents [begin, end) ({0, 0}: every document).
+Result<std::pair<std::size_t, std::size_t>> ValidateRequest(const Corpus& corpus, const std::vector<MetricPlugin>& plugins,
+                                                            const EvalRequest& req) {
+  auto usage = [](std::string message) { return Error{std::move(message), ErrorKind::kUsage}; };
+  std::pair<std::size_t, std::size_t> range{0, 0};
+  // A shard is worth running only if `kplab runs merge` can rebuild the run from it.
   if (req.shard) {
-    const std::size_t n = shared->docs.size();
+    const std::size_t n = corpus.docs.size();
     const auto count = static_cast<std::size_t>(req.shard->count), index = static_cast<std::size_t>(req.shard->index);
     if (req.shard->index < 0 || index >= count) {
-      return fail(ErrorKind::kUsage, fmt::format("shard {}/{}: I must be from 0 to {} (shards are numbered from 0)",
-                                                 req.shard->index, req.shard->count, req.shard->count - 1));
+      return usage(fmt::format("shard {}/{}: I must be from 0 to {} (shards are numbered from 0)", req.shard->index,
+                               req.shard->count, req.shard->count - 1));
     }
     if (count > n) {
-      return fail(ErrorKind::kUsage, fmt::format("shard {}/{}: {} shards for {} documents (expected at most one shard "
-                                                 "per document)",
-                                                 index, count, count, n));
+      return usage(fmt::format("shard {}/{}: {} shards for {} documents (expected at most one shard per document)",
+                               index, count, count, n));
     }
-    for (const auto& p : *plugins) {
+    for (const auto& p : plugins) {
       if (p.api < 2) {
-        return fail(ErrorKind::kUsage, fmt::format("metric '{}' cannot be sharded: {} is plugin API 1, whose "
-                                                   "aggregate(cols) `kplab runs merge` cannot re-run (plugin API 2 "
-                                                   "declares its aggregation in columns(c, params))",
-                                                   p.name, p.file.display_name));
+        return usage(fmt::format("metric '{}' cannot be sharded: {} is plugin API 1, whose aggregate(cols) `kplab "
+                                 "runs merge` cannot re-run (plugin API 2 declares its aggregation in columns(c, "
+                                 "params))",
+                                 p.name, p.file.display_name));
       }
       if (!p.unmergeable.empty()) {
-        return fail(ErrorKind::kUsage, fmt::format("metric '{}' cannot be sharded: {} declares unmergeable = \"{}\"",
-                                                   p.name, p.file.display_name, p.unmergeable));
+        return usage(fmt::format("metric '{}' cannot be sharded: {} declares unmergeable = \"{}\"", p.name,
+                                 p.file.display_name, p.unmergeable));
       }
     }
-    shard_begin = n * index / count;
-    shard_end = n * (index + 1) / count;
+    range = {n * index / count, n * (index + 1) / count};
   }
   if (req.ci) {
     if (req.shard) {
-      return fail(ErrorKind::kUsage, "--ci resamples the whole run: it cannot be combined with --shard (merge the "
-                                     "shards with `kplab runs merge`, then compare runs with `kplab runs compare`)");
+      return usage("--ci resamples the whole run: it cannot be combined with --shard (merge the shards with `kplab "
+                   "runs merge`, then compare runs with `kplab runs compare`)");
     }
     if (req.ci->resamples < 1 || req.ci->resamples > kMaxCiResamples) {
-      return fail(ErrorKind::kUsage, fmt::format("--ci-resamples must be from 1 to {} (got {})", kMaxCiResamples,
-                                                 req.ci->resamples));
+      return usage(fmt::format("--ci-resamples must be from 1 to {} (got {})", kMaxCiResamples, req.ci->resamples));
     }
-    for (const auto& p : *plugins) {
+    for (const auto& p : plugins) {
       if (std::string why = NotResampleable(p); !why.empty()) {
-        return fail(ErrorKind::kUsage, fmt::format("metric '{}' has no bootstrap CI (--ci): {}", p.name, why));
+        return usage(fmt::format("metric '{}' has no bootstrap CI (--ci): {}", p.name, why));
       }
     }
   }
-  timer.Done("lua setup");
+  return range;
+}
 
-  EvalResult res;
-  RunRecord& run = res.run;
-  const Corpus& corpus = *shared;
+// params_json gains `"key": value` (its closing brace kept).
+void AppendParamsJson(std::string& params_json, const std::string& key, const std::string& value) {
+  params_json.pop_back();
+  params_json += fmt::format("{}{}: {}}}", params_json.size() > 1 ? ", " : "", JsonString(key), value);
+}
+
+// How the dataset was read, when not by default: part of what the numbers mean (refs_stemmed), and what
+// `runs doc` and `kplab report` need to read the same documents again (ReloadRunCorpus). "" by default.
+std::string DatasetJson(const Corpus& corpus, const EvalRequest& req) {
+  std::vector<std::string> ds;
+  if (corpus.refs_stemmed) ds.push_back("\"refs_stemmed\": true");
+  const DatasetOptions& o = req.dataset_options;
+  for (const auto& [key, value] : {std::pair{"hulth_keys", &o.hulth_keys}, {"semeval_answers", &o.semeval_answers},
+                                   {"split", &o.split}, {"references", &o.references}}) {
+    if (!value->empty()) {
+      const bool is_path = std::string_view(key) == "references" ||
+                           (std::string_view(key) == "semeval_answers" && value->find('/') != std::string::npos);
+      ds.push_back(JsonString(key) + ": " + JsonString(is_path ? AbsolutePath(*value) : *value));
+    }
+  }
+  if (req.source_path) ds.push_back("\"source\": " + JsonString(AbsolutePath(*req.source_path)));
+  return ds.empty() ? "" : fmt::format("{{{}}}", fmt::join(ds, ", "));
+}
+
+// The run record's description of what is evaluated and how (the record phase's first half: names,
+// hashes, parameters); names are checked here, where they are made.
+Result<RunRecord> DescribeRun(const Corpus& corpus, const std::vector<MetricPlugin>& plugins, const EvalRequest& req) {
+  RunRecord run;
   run.dataset_name = corpus.dataset_name;
   run.dataset_path = AbsolutePath(corpus.dataset_path);
   run.dataset_format = corpus.dataset_format;
   run.dataset_hash = RunDatasetHash(corpus.dataset_hash, req.dataset_options);
   run.doc_ids.reserve(corpus.docs.size());
   for (const auto& d : corpus.docs) run.doc_ids.push_back(d.id);
-  {
-    const SystemSeed named = SystemAndSeedFromPath(corpus.predictions_path, corpus.dataset_name);
-    run.system = req.system.empty() ? named.system : req.system;
-    // Names end up in tables, JSON, LaTeX, CSV, HTML and terminals: valid UTF-8 without control
-    // characters (a newline would split a CSV row, ESC[2J clear the screen), checked where they are made.
-    if (Status st = CheckName("system name", run.system); !st.ok()) return fail(ErrorKind::kUsage, st.message());
-    if (Status st = CheckName("dataset name", run.dataset_name); !st.ok()) return fail(ErrorKind::kUsage, st.message());
-    run.seed = req.seed ? req.seed : named.seed;
-  }
+  const SystemSeed named = SystemAndSeedFromPath(corpus.predictions_path, corpus.dataset_name);
+  run.system = req.system.empty() ? named.system : req.system;
+  // Names end up in tables, JSON, LaTeX, CSV, HTML and terminals: valid UTF-8 without control
+  // characters (a newline would split a CSV row, ESC[2J clear the screen), checked where they are made.
+  if (Status st = CheckName("system name", run.system); !st.ok()) return Error{st.message(), ErrorKind::kUsage};
+  if (Status st = CheckName("dataset name", run.dataset_name); !st.ok()) return Error{st.message(), ErrorKind::kUsage};
+  run.seed = req.seed ? req.seed : named.seed;
   run.predictions_path = AbsolutePath(corpus.predictions_path);
   run.predictions_hash = corpus.predictions_hash;
   run.profile = corpus.profile.name;
-  run.params_json = ParamsJson(*plugins);
+  run.params_json = ParamsJson(plugins);
   if (req.verify_docs < 0 || req.verify_docs > kMaxVerifyDocs) {
-    return fail(ErrorKind::kUsage,
-                fmt::format("--verify-docs must be from 0 to {} (got {})", kMaxVerifyDocs, req.verify_docs));
+    return Error{fmt::format("--verify-docs must be from 0 to {} (got {})", kMaxVerifyDocs, req.verify_docs),
+                 ErrorKind::kUsage};
   }
-  {
-    // How the run checked that its numbers do not depend on the lanes, and the seed its plugins drew from.
-    run.params_json.pop_back();
-    run.params_json +=
-        fmt::format("{}\"_verify\": {{\"docs\": {}}}", run.params_json.size() > 1 ? ", " : "", req.verify_docs);
-    if (req.random_seed != 0) run.params_json += fmt::format(", \"_random_seed\": {}", req.random_seed);
-    run.params_json += "}";
-  }
+  // How the run checked that its numbers do not depend on the lanes, and the seed its plugins drew from.
+  AppendParamsJson(run.params_json, "_verify", fmt::format("{{\"docs\": {}}}", req.verify_docs));
+  if (req.random_seed != 0) AppendParamsJson(run.params_json, "_random_seed", std::to_string(req.random_seed));
   if (req.ci) {
     // How the stored CIs were drawn: part of what they mean, and what reproduces them.
-    run.params_json.pop_back();
-    run.params_json += fmt::format("{}\"_ci\": {{\"resamples\": {}, \"seed\": {}, \"confidence\": {}}}}}",
-                                   run.params_json.size() > 1 ? ", " : "", req.ci->resamples, req.ci->seed,
-                                   req.ci->confidence);
+    AppendParamsJson(run.params_json, "_ci",
+                     fmt::format("{{\"resamples\": {}, \"seed\": {}, \"confidence\": {}}}", req.ci->resamples,
+                                 req.ci->seed, req.ci->confidence));
   }
-  res.warnings = corpus.warnings;
-  {
-    // How the dataset was read, when not by default: part of what the numbers mean (refs_stemmed), and
-    // what `runs doc` and `kplab report` need to read the same documents again (ReloadRunCorpus).
-    std::vector<std::string> ds;
-    if (corpus.refs_stemmed) ds.push_back("\"refs_stemmed\": true");
-    const DatasetOptions& o = req.dataset_options;
-    for (const auto& [key, value] : {std::pair{"hulth_keys", &o.hulth_keys}, {"semeval_answers", &o.semeval_answers},
-                                     {"split", &o.split}, {"references", &o.references}}) {
-      if (!value->empty()) {
-        const bool is_path = std::string_view(key) == "references" ||
-                             (std::string_view(key) == "semeval_answers" && value->find('/') != std::string::npos);
-        ds.push_back(JsonString(key) + ": " + JsonString(is_path ? AbsolutePath(*value) : *value));
-      }
-    }
-    if (req.source_path) ds.push_back("\"source\": " + JsonString(AbsolutePath(*req.source_path)));
-    if (!ds.empty()) {
-      run.params_json.pop_back();
-      run.params_json += std::string(run.params_json.size() > 1 ? ", " : "") + "\"_dataset\": {" +
-                         fmt::format("{}", fmt::join(ds, ", ")) + "}}";
-    }
-  }
+  if (std::string ds = DatasetJson(corpus, req); !ds.empty()) AppendParamsJson(run.params_json, "_dataset", ds);
+  return run;
+}
 
-  // Plan: embed every distinct phrase once (cache first) before any document is scored.
-  std::shared_ptr<const EmbeddingSpace> space;
-  {
-    PlanRequest plan;
-    plan.threads = req.threads;
-    if (PlanNeeds(*plugins, plan)) {
-      plan.model_name = req.model;
-      plan.db_path = req.cache_db.empty() ? RunStore::DefaultPath() : req.cache_db;
-      const auto t0 = std::chrono::steady_clock::now();
-      // The default store is the user's ($KPLAB_DB or ./kplab.db): kplab keeps its phrase cache there
-      // whoever asked for the run (a cache is keyed by model fingerprint, so what goes in changes no
-      // number); a cache the request names is opened in the request's context.
-      std::optional<UserFileScope> user;
-      if (req.cache_db.empty()) user.emplace();
-      auto planned = PlanEmbeddings(corpus, plan);
-      user.reset();
-      // A store path that cannot be used (the phrase cache's file) stays a store error.
-      if (!planned.ok()) {
-        return fail(planned.error().IsStore() ? ErrorKind::kStore : ErrorKind::kInput, planned.error().message);
-      }
-      space = *planned;
-      for (const auto& p : *plugins) {
-        if (std::find(p.needs.begin(), p.needs.end(), "tokens") != p.needs.end() &&
-            space->embedder->token_layers() < 0) {
-          return fail(ErrorKind::kInput, NoTokenEmbeddingsMessage(*space, p.name));
-        }
-      }
-      EmbeddingReport rep;
-      rep.model = space->model.name;
-      rep.fingerprint = space->model.fingerprint;
-      rep.phrases = space->cache.requested;
-      rep.hits = space->cache.hits;
-      rep.embedded = space->cache.embedded;
-      rep.no_vector = space->no_vector;
-      rep.phrase_vectors = plan.forms[0] || plan.forms[1];
-      rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      res.embeddings = rep;
-      run.embedder_fingerprint = rep.fingerprint;
-      // The run records which model scored it and how many phrases had no vector.
-      run.params_json.pop_back();
-      run.params_json += fmt::format(
-          "{}\"_embeddings\": {{\"model\": {}, \"fingerprint\": {}, \"backend\": {}, \"phrases\": {}, "
-          "\"no_vector\": {}}}}}",
-          run.params_json.size() > 1 ? ", " : "", JsonString(rep.model), JsonString(rep.fingerprint),
-          JsonString(space->model.backend), rep.phrases, rep.no_vector);
-      timer.Done("embed plan");
+// Plan: embed every distinct phrase once (cache first) before any document is scored. Null when no
+// plugin needs embeddings; fills res.embeddings and the run's embedder fields otherwise.
+Result<std::shared_ptr<const EmbeddingSpace>> PlanRun(const Corpus& corpus, const std::vector<MetricPlugin>& plugins,
+                                                      const EvalRequest& req, EvalResult& res) {
+  PlanRequest plan;
+  plan.threads = req.threads;
+  if (!PlanNeeds(plugins, plan)) return std::shared_ptr<const EmbeddingSpace>();
+  plan.model_name = req.model;
+  plan.db_path = req.cache_db.empty() ? RunStore::DefaultPath() : req.cache_db;
+  const auto t0 = std::chrono::steady_clock::now();
+  // The default store is the user's ($KPLAB_DB or ./kplab.db): kplab keeps its phrase cache there
+  // whoever asked for the run (a cache is keyed by model fingerprint, so what goes in changes no
+  // number); a cache the request names is opened in the request's context.
+  std::optional<UserFileScope> user;
+  if (req.cache_db.empty()) user.emplace();
+  auto planned = PlanEmbeddings(corpus, plan);
+  user.reset();
+  // A store path that cannot be used (the phrase cache's file) stays a store error.
+  if (!planned.ok()) {
+    return Error{planned.error().message, planned.error().IsStore() ? ErrorKind::kStore : ErrorKind::kInput};
+  }
+  std::shared_ptr<const EmbeddingSpace> space = *planned;
+  for (const auto& p : plugins) {
+    if (std::find(p.needs.begin(), p.needs.end(), "tokens") != p.needs.end() && space->embedder->token_layers() < 0) {
+      return Error{NoTokenEmbeddingsMessage(*space, p.name), ErrorKind::kInput};
     }
   }
-  run.kplab_version = KPLAB_VERSION;
-  run.created_at = NowIso();
-  for (const auto& p : *plugins) run.plugins.push_back({p.name, p.version, p.file.sha256, p.file.path});
+  EmbeddingReport rep;
+  rep.model = space->model.name;
+  rep.fingerprint = space->model.fingerprint;
+  rep.phrases = space->cache.requested;
+  rep.hits = space->cache.hits;
+  rep.embedded = space->cache.embedded;
+  rep.no_vector = space->no_vector;
+  rep.phrase_vectors = plan.forms[0] || plan.forms[1];
+  rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  res.embeddings = rep;
+  res.run.embedder_fingerprint = rep.fingerprint;
+  // The run records which model scored it and how many phrases had no vector.
+  AppendParamsJson(res.run.params_json, "_embeddings",
+                   fmt::format("{{\"model\": {}, \"fingerprint\": {}, \"backend\": {}, \"phrases\": {}, "
+                               "\"no_vector\": {}}}",
+                               JsonString(rep.model), JsonString(rep.fingerprint), JsonString(space->model.backend),
+                               rep.phrases, rep.no_vector));
+  return space;
+}
 
+// Aggregate: one plugin's outcome into the run (its aggregates, kept columns and slots, and --ci's
+// intervals), or a ScriptError when it failed or produced a name another plugin produced. `owner` maps
+// each metric name (aggregates prefixed '=') to the plugin that produced it.
+void AddOutcome(std::size_t pi, PluginOutcome& o, LanePlugins& lp, const Corpus& corpus, const EvalRequest& req,
+                std::map<std::string, std::string>& owner, EvalResult& res) {
+  const MetricPlugin& plugin = lp.first()[pi];
+  auto script_error = [&](std::string message) {
+    ScriptError e;
+    e.plugin = o.plugin;
+    e.file = plugin.file.display_name;
+    e.message = std::move(message);
+    res.errors.push_back(std::move(e));
+  };
+  if (o.error) {
+    res.errors.push_back(*o.error);
+    return;
+  }
+  // Two plugins may not produce the same name: the run could not say which value is which.
+  std::string clash;
+  for (const auto& m : o.columns.metrics) {
+    if (owner.count(m)) clash = m;
+  }
+  for (const auto& a : o.aggregates) {
+    if (owner.count("=" + a.metric)) clash = a.metric;
+  }
+  if (!clash.empty()) {
+    const auto it = owner.count(clash) ? owner.find(clash) : owner.find("=" + clash);
+    return script_error(fmt::format("{}: metric '{}' is also produced by plugin '{}' (expected distinct names)",
+                                    plugin.file.display_name, clash, it->second));
+  }
+  for (const auto& m : o.columns.metrics) owner[m] = o.plugin;
+  for (const auto& a : o.aggregates) owner["=" + a.metric] = o.plugin;
+  for (const auto& [subset, docs] : SubsetDocCounts(o.columns)) {
+    res.subset_docs[subset] = std::max(res.subset_docs[subset], docs);
+  }
+  for (std::size_t c = 0; req.keep_columns && c < o.columns.metrics.size(); ++c) {
+    res.scores.metrics.push_back(std::move(o.columns.metrics[c]));
+    res.scores.columns.push_back(std::move(o.columns.columns[c]));
+  }
+  if (req.ci) {
+    if (Status st = BootstrapRun(*lp.vms[0], plugin, corpus, res.run, *req.ci, o); !st.ok()) {
+      return script_error(fmt::format("{} (while resampling for --ci)", st.error().message));
+    }
+  }
+  for (auto& ag : o.aggregates) res.aggregates.push_back(std::move(ag));
+  if (!o.units.empty()) {
+    for (auto& c : UnitSlotColumns(plugin, o.slot_names, o.units)) {
+      c.plugin = static_cast<int64_t>(pi);
+      res.slots.push_back(std::move(c));
+    }
+  }
+  for (std::size_t s = 0; s < o.slots.size(); ++s) {
+    for (std::size_t j = 0; j < o.slots[s].size(); ++j) {
+      if (o.slots[s][j].empty()) continue;  // a subset the run allocated none for
+      res.slots.push_back(SlotColumn{static_cast<int64_t>(pi), o.slot_subsets[s], static_cast<int64_t>(j + 1),
+                                     o.slot_names[j].first, o.slot_names[j].second, std::move(o.slots[s][j])});
+    }
+  }
+}
+
+// Score: every plugin over the documents (or the shard's), in the lanes; each outcome aggregated into
+// `res` as it comes.
+void ScoreAll(std::shared_ptr<const Corpus> shared, LanePlugins& lp, std::pair<std::size_t, std::size_t> range,
+              std::shared_ptr<const EmbeddingSpace> space, const EvalRequest& req, const Progress& progress,
+              PhaseTimer& timer, EvalResult& res) {
+  const std::vector<MetricPlugin>& plugins = lp.first();
   std::vector<Lane> lane_list;
-  for (std::size_t l = 0; l < lanes; ++l) {
-    Lane lane{vms[l].get(), {}};
-    for (const auto& p : lane_plugins[l]) lane.plugins.push_back(&p);
+  for (std::size_t l = 0; l < lp.vms.size(); ++l) {
+    Lane lane{lp.vms[l].get(), {}};
+    for (const auto& p : lp.plugins[l]) lane.plugins.push_back(&p);
     lane_list.push_back(std::move(lane));
   }
-  if (req.shard) run.shard = ShardInfo{req.shard->index, req.shard->count, static_cast<int64_t>(shard_begin),
-                                       static_cast<int64_t>(shard_end)};
-  RunContext rctx{corpus.dataset_name, run.system, space};
-  rctx.begin = shard_begin;
-  rctx.end = shard_end;
+  RunContext rctx{shared->dataset_name, res.run.system, std::move(space)};
+  rctx.begin = range.first;
+  rctx.end = range.second;
   // Every stored run keeps its slots (hidden ones too): `runs compare` and `runs table` re-aggregate
   // corpus-level values (micro averages, ECE) from them (host/engine/testable.h). Not when a plugin of
   // API 1 takes part: its columns are no declared slots, and a stored run's score columns are its public
   // slots exactly (the read-back checks it), so such a run keeps none and its micro values are untested.
-  const bool all_declared = std::all_of(plugins->begin(), plugins->end(), [](const auto& p) { return p.api >= 2; });
+  const bool all_declared = std::all_of(plugins.begin(), plugins.end(), [](const auto& p) { return p.api >= 2; });
   rctx.keep_slots = req.shard.has_value() || req.ci.has_value() || (req.keep_columns && all_declared);
   rctx.verify_docs = req.verify_docs;
   rctx.random_seed = req.random_seed;
   MetricRunner runner(std::move(lane_list), shared, std::move(rctx));
-  std::map<std::string, std::string> owner;  // metric name (aggregates prefixed '=') -> plugin
-  for (std::size_t pi = 0; pi < plugins->size(); ++pi) {
+  std::map<std::string, std::string> owner;
+  for (std::size_t pi = 0; pi < plugins.size(); ++pi) {
     PluginOutcome o = runner.Run(pi, progress);
-    timer.Done((*plugins)[pi].name);
+    timer.Done(plugins[pi].name);
     if (std::getenv("KPLAB_TIMING") != nullptr && req.verify_docs > 0) {
-      std::fprintf(stderr, "[timing]   of which re-scoring %s (--verify-docs): %.1f ms\n", (*plugins)[pi].name.c_str(),
+      std::fprintf(stderr, "[timing]   of which re-scoring %s (--verify-docs): %.1f ms\n", plugins[pi].name.c_str(),
                    o.verify_seconds * 1e3);
     }
-    if (o.error) {
-      res.errors.push_back(*o.error);
-      continue;
-    }
-    // Two plugins may not produce the same name: the run could not say which value is which.
-    std::string clash;
-    for (const auto& m : o.columns.metrics) {
-      if (owner.count(m)) clash = m;
-    }
-    for (const auto& a : o.aggregates) {
-      if (owner.count("=" + a.metric)) clash = a.metric;
-    }
-    if (!clash.empty()) {
-      ScriptError e;
-      e.plugin = o.plugin;
-      e.file = (*plugins)[pi].file.display_name;
-      const auto it = owner.count(clash) ? owner.find(clash) : owner.find("=" + clash);
-      e.message = fmt::format("{}: metric '{}' is also produced by plugin '{}' (expected distinct names)",
-                              e.file, clash, it->second);
-      res.errors.push_back(std::move(e));
-      continue;
-    }
-    for (const auto& m : o.columns.metrics) owner[m] = o.plugin;
-    for (const auto& a : o.aggregates) owner["=" + a.metric] = o.plugin;
-    for (const auto& [subset, docs] : SubsetDocCounts(o.columns)) {
-      res.subset_docs[subset] = std::max(res.subset_docs[subset], docs);
-    }
-    for (std::size_t c = 0; req.keep_columns && c < o.columns.metrics.size(); ++c) {
-      res.scores.metrics.push_back(std::move(o.columns.metrics[c]));
-      res.scores.columns.push_back(std::move(o.columns.columns[c]));
-    }
-    if (req.ci) {
-      if (Status st = BootstrapRun(*vms[0], lane_plugins[0][pi], corpus, run, *req.ci, o); !st.ok()) {
-        ScriptError e;
-        e.plugin = o.plugin;
-        e.file = (*plugins)[pi].file.display_name;
-        e.message = fmt::format("{} (while resampling for --ci)", st.error().message);
-        res.errors.push_back(std::move(e));
-        continue;
-      }
-    }
-    for (auto& ag : o.aggregates) res.aggregates.push_back(std::move(ag));
-    if (!o.units.empty()) {
-      for (auto& c : UnitSlotColumns(lane_plugins[0][pi], o.slot_names, o.units)) {
-        c.plugin = static_cast<int64_t>(pi);
-        res.slots.push_back(std::move(c));
-      }
-    }
-    for (std::size_t s = 0; s < o.slots.size(); ++s) {
-      for (std::size_t j = 0; j < o.slots[s].size(); ++j) {
-        if (o.slots[s][j].empty()) continue;  // a subset the run allocated none for
-        res.slots.push_back(SlotColumn{static_cast<int64_t>(pi), o.slot_subsets[s], static_cast<int64_t>(j + 1),
-                                       o.slot_names[j].first, o.slot_names[j].second, std::move(o.slots[s][j])});
-      }
-    }
+    AddOutcome(pi, o, lp, *shared, req, owner, res);
   }
+}
+
+}  // namespace
+
+Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const EvalRequest& req,
+                                  const Progress& progress) {
+  const auto start = std::chrono::steady_clock::now();
+  PhaseTimer timer;
+  const Corpus& corpus = *shared;
+  auto lanes = ResolvePlugins(corpus, req);
+  if (!lanes) return lanes.error();
+  const std::vector<MetricPlugin>& plugins = lanes->first();
+  auto range = ValidateRequest(corpus, plugins, req);
+  if (!range) return range.error();
+  timer.Done("lua setup");
+
+  EvalResult res;
+  auto run = DescribeRun(corpus, plugins, req);
+  if (!run) return run.error();
+  res.run = std::move(*run);
+  res.warnings = corpus.warnings;
+  auto space = PlanRun(corpus, plugins, req, res);
+  if (!space) return space.error();
+  if (*space) timer.Done("embed plan");
+  res.run.kplab_version = KPLAB_VERSION;
+  res.run.created_at = NowIso();
+  for (const auto& p : plugins) res.run.plugins.push_back({p.name, p.version, p.file.sha256, p.file.path});
+  if (req.shard) {
+    res.run.shard = ShardInfo{req.shard->index, req.shard->count, static_cast<int64_t>(range->first),
+                              static_cast<int64_t>(range->second)};
+  }
+  ScoreAll(shared, *lanes, *range, *space, req, progress, timer, res);
+
+  // Record: the run's status, and what the result keeps alive (EvalResult::resources).
   struct Resources {
     std::shared_ptr<const Corpus> corpus;
     std::vector<std::vector<MetricPlugin>> plugins;
@@ -788,14 +830,14 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
   };
   auto resources = std::make_shared<Resources>();
   resources->corpus = shared;
-  resources->vms = std::move(vms);
-  resources->plugins = std::move(lane_plugins);
+  resources->vms = std::move(lanes->vms);
+  resources->plugins = std::move(lanes->plugins);
   res.resources = resources;
   if (!res.errors.empty()) {
-    run.status = "failed";
-    for (const auto& e : res.errors) run.error += e.Format() + "\n";
+    res.run.status = "failed";
+    for (const auto& e : res.errors) res.run.error += e.Format() + "\n";
   }
-  run.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  res.run.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return res;
 }
 

@@ -12,6 +12,7 @@
 
 #include "kplab/corpus.h"
 #include "kplab/io.h"
+#include "kplab/profile.h"
 #include "kplab/result.h"
 #include "kplab/store.h"
 #include "plugin.h"
@@ -74,6 +75,10 @@ struct EvalRequest {
 };
 
 inline constexpr int kMaxVerifyDocs = 1000000;
+
+// The profile of that name (kplab/profile.h), or the usage error every front-end reports for an unknown
+// one: "unknown profile 'x' (did you mean 'y'? expected one of: ...)".
+Result<Profile> ProfileNamed(const std::string& name);
 
 // "I/N" (as --shard takes it) -> the shard, or a usage error naming what is wrong.
 Result<EvalRequest::Shard> ParseShard(const std::string& text);

@@ -29,6 +29,7 @@
 #include <fmt/format.h>
 
 #include "bindings.h"
+#include "eval_store.h"
 #include "evaluate.h"
 #include "kplab/corpus.h"
 #include "kplab/io.h"
@@ -343,7 +344,9 @@ int LuaEvaluate(lua_State* L) {
           return luaL_error(L, "kp.evaluate: params.%s.%s must be a number, string or boolean", metric.c_str(),
                             name.c_str());
         }
-        req.params[metric][name] = value;
+        if (Status st = AddParam(req.params, metric, name, std::move(value)); !st.ok()) {
+          return luaL_error(L, "kp.evaluate: %s", st.message().c_str());
+        }
         lua_pop(L, 1);
       }
       lua_pop(L, 1);
@@ -404,19 +407,15 @@ int LuaEvaluate(lua_State* L) {
   req.profile = corpus->profile.name;
   // No db: the phrase cache is the user's default store (EvaluateCorpus opens it in the user's context).
   req.cache_db = db.value_or("");
-  auto res = EvaluateCorpus(corpus, req);
-  if (!res) return luaL_error(L, "kp.evaluate: %s", res.error().message.c_str());
-  if (!res->errors.empty()) return luaL_error(L, "kp.evaluate: %s", res->errors.front().Format().c_str());
+  // The seam every front-end calls (eval_store.h): a run whose plugin fails is recorded as failed in the
+  // db, as `kplab eval` records it, before the error is raised.
+  std::optional<PathSink> sink;
+  if (db) sink.emplace(*db);
+  auto stored = EvaluateAndStore(req, corpus, sink ? &*sink : nullptr);
+  if (!stored) return luaL_error(L, "kp.evaluate: %s", stored.error().message.c_str());
+  const EvalResult* res = &stored->result;
   std::optional<std::int64_t> run_id;
-  if (db) {
-    auto store = RunStore::Open(*db);
-    if (!store) return luaL_error(L, "kp.evaluate: %s", store.error().message.c_str());
-    res->run.dataset_path = AbsolutePath(corpus->dataset_path);
-    res->run.predictions_path = AbsolutePath(corpus->predictions_path);
-    auto id = store->SaveRun(res->run, res->scores, res->aggregates);
-    if (!id) return luaL_error(L, "kp.evaluate: %s", id.error().message.c_str());
-    run_id = *id;
-  }
+  if (db) run_id = stored->run_id;
   lua_createtable(L, 0, 4);
   if (run_id) {
     lua_pushinteger(L, *run_id);

@@ -915,6 +915,288 @@ std::optional<ScriptError> MetricRunner::Verify(
   return std::nullopt;
 }
 
+// The registry references one plugin's run holds in each lane (API 2: its slots table, and columns()'s
+// customs and prepare()'s value inside the declaration), released when that run ends, however it ends.
+class MetricRunner::LaneDecls {
+ public:
+  LaneDecls() = default;
+  LaneDecls(const LaneDecls&) = delete;
+  LaneDecls& operator=(const LaneDecls&) = delete;
+  ~LaneDecls() {
+    for (std::size_t l = 0; l < slots_refs_.size(); ++l) luaL_unref(states_[l], LUA_REGISTRYINDEX, slots_refs_[l]);
+    for (std::size_t l = 0; l < decls_.size(); ++l) {
+      luaL_unref(states_[l], LUA_REGISTRYINDEX, decls_[l].customs_ref);
+      luaL_unref(states_[l], LUA_REGISTRYINDEX, decls_[l].prepared_ref);
+    }
+  }
+  // Takes the declaration of the next lane and the reference to the slots table on top of L's stack.
+  void Add(lua_State* L, DeclaredColumns decl) {
+    states_.push_back(L);
+    slots_refs_.push_back(luaL_ref(L, LUA_REGISTRYINDEX));
+    decls_.push_back(std::move(decl));
+  }
+  std::size_t size() const { return decls_.size(); }
+  DeclaredColumns& operator[](std::size_t l) { return decls_[l]; }
+  int slots_ref(std::size_t l) const { return slots_refs_[l]; }
+
+ private:
+  std::vector<lua_State*> states_;
+  std::vector<DeclaredColumns> decls_;
+  std::vector<int> slots_refs_;
+};
+
+namespace {
+
+// One entry of what an API 1 aggregate returned ([..., name, value] on L's stack) into `a`; false with
+// out.error set when it is not a name and a number or {value, ci_low, ci_high}.
+bool ReadAggregateEntry(lua_State* L, const MetricPlugin& plugin, AggregateValue& a, PluginOutcome& out) {
+  if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) != LUA_TNUMBER && lua_type(L, -1) != LUA_TTABLE) {
+    // Named, so that the plugin's author finds the line ({["all.x"] = "0.5"} used to be stored as NaN).
+    out.error = PluginError(plugin, fmt::format("{}: aggregate '{}' must be a number or {{value, ci_low, ci_high}} "
+                                                "(got {})",
+                                                plugin.file.display_name, lua_tostring(L, -2), luaL_typename(L, -1)));
+    return false;
+  }
+  if (lua_type(L, -2) != LUA_TSTRING || (lua_type(L, -1) != LUA_TNUMBER && lua_type(L, -1) != LUA_TTABLE)) {
+    out.error = PluginError(
+        plugin, fmt::format("{}: aggregate result must map metric names to numbers or {{value, ci_low, ci_high}} "
+                            "(got {} -> {})",
+                            plugin.file.display_name, luaL_typename(L, -2), luaL_typename(L, -1)));
+    return false;
+  }
+  std::size_t len = 0;
+  const char* name = lua_tolstring(L, -2, &len);
+  a.metric.assign(name, len);
+  if (len == 0 || a.metric.find('\0') != std::string::npos) {
+    out.error = PluginError(plugin, fmt::format("{}: aggregate result has an empty metric name or one "
+                                                "containing a NUL byte",
+                                                plugin.file.display_name));
+    return false;
+  }
+  if (lua_type(L, -1) == LUA_TNUMBER) {
+    a.value = lua_tonumber(L, -1);
+    return true;
+  }
+  // Raw reads: the host is outside the protected call here, so no metamethod may run.
+  auto raw = [&](const char* field, int table) {
+    lua_pushstring(L, field);
+    lua_rawget(L, table);
+  };
+  raw("value", -2);
+  raw("ci_low", -3);
+  raw("ci_high", -4);  // [..., name, t, value, ci_low, ci_high]
+  // Absent is undefined (NaN, no bound); anything but a number is the plugin's bug, not a NaN to store.
+  const char* fields[] = {"value", "ci_low", "ci_high"};
+  for (int f = 0; f < 3; ++f) {
+    const int type = lua_type(L, -3 + f);
+    if (type == LUA_TNIL || type == LUA_TNUMBER) continue;
+    out.error = PluginError(plugin, fmt::format("{}: aggregate '{}': field '{}' must be a number (got {})",
+                                                plugin.file.display_name, a.metric, fields[f], lua_typename(L, type)));
+    return false;
+  }
+  a.value = lua_type(L, -3) == LUA_TNUMBER ? lua_tonumber(L, -3) : kNaN;
+  if (lua_type(L, -2) == LUA_TNUMBER) a.ci_low = lua_tonumber(L, -2);
+  if (lua_type(L, -1) == LUA_TNUMBER) a.ci_high = lua_tonumber(L, -1);
+  lua_pop(L, 3);
+  return true;
+}
+
+// aggregate(cols, params, ctx) of an API 1 plugin, in the first lane: cols maps every column name
+// (internal '_' ones too) to a Column, valid during this call (an API 1 plugin may keep one in an
+// upvalue). Fills out.aggregates (sorted) or out.error.
+void CallAggregateV1(LuaVm& vm, const MetricPlugin& plugin, Columns& cols,
+                     const std::function<void(lua_State*)>& push_ctx, PluginOutcome& out) {
+  lua_State* L = vm.state();
+  const int base = lua_gettop(L);
+  const BorrowScope scope;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, plugin.aggregate_ref);
+  lua_createtable(L, 0, static_cast<int>(cols.names.size()));
+  for (std::size_t c = 0; c < cols.names.size(); ++c) {
+    PushColumn(L, &cols.values[c], cols.names[c], scope);
+    lua_setfield(L, -2, cols.names[c].c_str());
+  }
+  PushParams(L, plugin);
+  push_ctx(L);
+  SeedForCall(L, plugin, "aggregate");
+  if (auto err = vm.Call(3, 1, plugin.name)) {
+    out.error = std::move(*err);
+    lua_settop(L, base);
+    return;
+  }
+  if (!lua_istable(L, -1)) {
+    out.error = PluginError(plugin, fmt::format("{}: aggregate must return a table of numbers (got {})",
+                                                plugin.file.display_name, luaL_typename(L, -1)));
+    lua_settop(L, base);
+    return;
+  }
+  std::vector<AggregateValue> aggs;
+  lua_pushnil(L);
+  while (lua_next(L, -2)) {
+    AggregateValue a;
+    if (!ReadAggregateEntry(L, plugin, a, out)) {
+      lua_settop(L, base);
+      return;
+    }
+    aggs.push_back(std::move(a));
+    lua_pop(L, 1);
+  }
+  lua_settop(L, base);
+  std::sort(aggs.begin(), aggs.end(),
+            [](const AggregateValue& a, const AggregateValue& b) { return MetricNameLess(a.metric, b.metric); });
+  out.aggregates = std::move(aggs);
+}
+
+}  // namespace
+
+std::optional<ScriptError> MetricRunner::DeclareLanes(std::size_t index, LaneDecls& decls) {
+  const MetricPlugin& plugin = *lanes_[0].plugins[index];
+  for (Lane& ln : lanes_) {
+    DeclaredColumns d;
+    Status st = DeclareColumns(*ln.vm, *ln.plugins[index], d);
+    if (!st.ok()) return PluginError(plugin, st.error().message);
+    decls.Add(ln.vm->state(), std::move(d));
+    if (std::optional<ScriptError> err = Prepare(*ln.vm, *ln.plugins[index], decls[decls.size() - 1])) return err;
+    if (decls.size() == 1) {
+      // The values are kept in native arrays (documents x slots x subsets doubles, written in place by
+      // the lanes): refuse a declaration the machine cannot hold rather than be killed.
+      const double subsets = plugin.subsets.empty() ? 1.0 : static_cast<double>(plugin.subsets.size());
+      const double need = static_cast<double>(n_scored_) * static_cast<double>(decls[0].slots.size()) * subsets * 8.0;
+      const double avail = AvailableMemoryBytes();
+      if (avail > 0 && need > avail) {
+        return PluginError(plugin, fmt::format("{}: {} columns x {} subsets for {} documents need {:.1f} GiB, more "
+                                               "than the {:.1f} GiB of memory available (declare fewer columns)",
+                                               plugin.file.display_name, decls[0].slots.size(), subsets, n_scored_,
+                                               need / (1u << 30), avail / (1u << 30)));
+      }
+    }
+    if (!SameDeclaration(decls[0], decls[decls.size() - 1])) {
+      return PluginError(plugin, fmt::format("{}: columns(c, params) declared different columns in two lanes "
+                                             "(it may depend on params only)",
+                                             plugin.file.display_name));
+    }
+  }
+  return std::nullopt;
+}
+
+void MetricRunner::AllocateSlots(const MetricPlugin& plugin, const DeclaredColumns& decl) {
+  // One array per subset and slot for the whole corpus; each lane writes its own document range, so
+  // nothing is merged or copied afterwards.
+  // A corpus without source text has no present/absent values: those subsets stay empty (no values,
+  // so no aggregates, as when every document's are NaN).
+  const std::size_t n_sub = plugin.subsets.empty() ? 1 : plugin.subsets.size();
+  const bool any_text =
+      std::any_of(corpus_->docs.begin(), corpus_->docs.end(), [](const Document& d) { return d.has_text; });
+  v2_.assign(n_sub, std::vector<std::vector<double>>(decl.slots.size()));
+  for (std::size_t s = 0; s < n_sub; ++s) {
+    if (plugin.subsets.empty() || any_text || SubsetView(plugin.subsets[s]) == 0) {
+      for (auto& col : v2_[s]) col.assign(n_scored_, kNaN);
+    }
+  }
+}
+
+std::optional<ScriptError> MetricRunner::SetUpKernel(const MetricPlugin& plugin, const DeclaredColumns* decl) {
+  kernel_.reset();
+  if (plugin.kernel.empty()) return std::nullopt;
+  if (plugin.api >= 2 && !decl->units.empty()) {
+    // A native kernel writes document slots only: the units c:units promises would never come.
+    return PluginError(plugin, fmt::format("{}: c:units(\"{}\") needs a Lua score function that reports them "
+                                           "with ctx.unit (score = kp.kernel.{} reports none)",
+                                           plugin.file.display_name, decl->units, plugin.kernel));
+  }
+  Result<std::unique_ptr<MetricKernel>> kernel = MakeKernel(plugin);
+  if (!kernel) return PluginError(plugin, kernel.error().message);
+  kernel_ = std::move(*kernel);
+  return std::nullopt;
+}
+
+std::vector<MetricRunner::Partial> MetricRunner::ScoreLanes(std::size_t index, LaneDecls& decls,
+                                                            const Progress& progress) {
+  const MetricPlugin& plugin = *lanes_[0].plugins[index];
+  std::vector<Partial> parts(lanes_.size());
+  // A lane that throws (e.g. std::bad_alloc) reports it as its error; every started thread is joined
+  // before anything else happens, and a lane whose thread cannot be started runs on this one.
+  auto lane = [&](std::size_t l, const Progress* pr) {
+    try {
+      if (plugin.api >= 2) {
+        ScoreV2(l, index, decls[l], decls.slots_ref(l), parts[l], pr);
+      } else {
+        Score(l, index, parts[l], pr);
+      }
+    } catch (const LuaPanicError& e) {
+      // A Lua error the host ran into between calls (a metamethod of what score returned): the plugin's
+      // own message, position included.
+      parts[l].error = PluginError(plugin, fmt::format("{} (while the host read what score returned)", e.what()));
+    } catch (const std::exception& e) {
+      parts[l].error = PluginError(plugin, fmt::format("{}: internal error while scoring: {}",
+                                                       plugin.file.display_name, e.what()));
+    }
+  };
+  std::vector<std::jthread> threads;
+  std::vector<std::size_t> inline_lanes;
+  for (std::size_t l = 1; l < lanes_.size(); ++l) {
+    try {
+      threads.emplace_back(lane, l, nullptr);
+    } catch (const std::system_error&) {
+      inline_lanes.push_back(l);
+    }
+  }
+  lane(0, &progress);
+  for (std::size_t l : inline_lanes) lane(l, nullptr);
+  threads.clear();  // the jthreads join here
+  return parts;
+}
+
+PluginOutcome MetricRunner::FinishV1(const MetricPlugin& plugin, std::vector<Partial>& parts,
+                                     const std::shared_ptr<RunBudget>& run_budget, PluginOutcome out) {
+  // Merge the lanes' columns in document order.
+  Columns cols;
+  for (std::size_t l = 0; l < lanes_.size(); ++l) {
+    const Columns& pc = parts[l].cols;
+    for (std::size_t c = 0; c < pc.names.size(); ++c) {
+      const std::size_t col = cols.Find(pc.names[c].data(), pc.names[c].size(), n_scored_);
+      std::copy(pc.values[c].begin(), pc.values[c].end(),
+                cols.values[col].begin() + static_cast<std::ptrdiff_t>(bounds_[l] - offset_));
+    }
+  }
+  {
+    std::vector<std::pair<std::string, const std::vector<double>*>> by_name;
+    for (std::size_t c = 0; c < cols.names.size(); ++c) by_name.emplace_back(cols.names[c], &cols.values[c]);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto err = Verify(plugin, nullptr, nullptr, &by_name, run_budget);
+    out.verify_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (err) {
+      out.error = std::move(*err);
+      return out;
+    }
+  }
+  std::vector<std::size_t> order(cols.names.size());
+  for (std::size_t c = 0; c < order.size(); ++c) order[c] = c;
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return MetricNameLess(cols.names[a], cols.names[b]); });
+  if (plugin.aggregate_ref >= 0) {
+    CallAggregateV1(*lanes_[0].vm, plugin, cols, [this](lua_State* L) { PushCtx(L); }, out);
+    if (out.error) return out;
+  } else {
+    for (std::size_t c : order) {
+      if (cols.names[c].starts_with("_")) continue;
+      double s = 0;
+      std::size_t cnt = 0;
+      for (double v : cols.values[c]) {
+        if (std::isnan(v)) continue;
+        s += v;
+        ++cnt;
+      }
+      out.aggregates.push_back({cols.names[c], cnt ? s / static_cast<double>(cnt) : kNaN, {}, {}});
+    }
+  }
+  for (std::size_t c : order) {
+    if (cols.names[c].starts_with("_")) continue;
+    out.columns.metrics.push_back(cols.names[c]);
+    out.columns.columns.push_back(std::move(cols.values[c]));
+  }
+  return out;
+}
+
 PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
   const MetricPlugin& plugin = *lanes_[0].plugins[index];
   PluginOutcome out;
@@ -939,286 +1221,35 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
     }
   } end_runs{lanes_};
   // API 2: every lane declares its columns (the same ones: columns() sees params only).
-  std::vector<DeclaredColumns> decls;
-  std::vector<int> slots_refs;
-  struct Unref {
-    std::vector<Lane>& lanes;
-    std::vector<DeclaredColumns>& decls;
-    std::vector<int>& refs;
-    ~Unref() {
-      for (std::size_t l = 0; l < refs.size(); ++l) luaL_unref(lanes[l].vm->state(), LUA_REGISTRYINDEX, refs[l]);
-      for (std::size_t l = 0; l < decls.size(); ++l) {
-        luaL_unref(lanes[l].vm->state(), LUA_REGISTRYINDEX, decls[l].customs_ref);
-        luaL_unref(lanes[l].vm->state(), LUA_REGISTRYINDEX, decls[l].prepared_ref);
-      }
-    }
-  } unref{lanes_, decls, slots_refs};
-  if (plugin.api >= 2) {
-    for (Lane& ln : lanes_) {
-      DeclaredColumns d;
-      Status st = DeclareColumns(*ln.vm, *ln.plugins[index], d);
-      if (!st.ok()) {
-        out.error = PluginError(plugin, st.error().message);
-        return out;
-      }
-      slots_refs.push_back(luaL_ref(ln.vm->state(), LUA_REGISTRYINDEX));
-      decls.push_back(std::move(d));
-      if (std::optional<ScriptError> err = Prepare(*ln.vm, *ln.plugins[index], decls.back())) {
-        out.error = std::move(*err);
-        return out;
-      }
-      if (decls.size() == 1) {
-        // The values are kept in native arrays (documents x slots x subsets doubles, written in place by
-        // the lanes): refuse a declaration the machine cannot hold rather than be killed.
-        const double subsets = plugin.subsets.empty() ? 1.0 : static_cast<double>(plugin.subsets.size());
-        const double need = static_cast<double>(n) * static_cast<double>(decls[0].slots.size()) * subsets * 8.0;
-        const double avail = AvailableMemoryBytes();
-        if (avail > 0 && need > avail) {
-          out.error = PluginError(plugin, fmt::format("{}: {} columns x {} subsets for {} documents need {:.1f} GiB, more "
-                                                      "than the {:.1f} GiB of memory available (declare fewer columns)",
-                                                      plugin.file.display_name, decls[0].slots.size(), subsets, n,
-                                                      need / (1u << 30), avail / (1u << 30)));
-          return out;
-        }
-      }
-      if (!SameDeclaration(decls.front(), decls.back())) {
-        out.error = PluginError(plugin, fmt::format("{}: columns(c, params) declared different columns in two lanes "
-                                                    "(it may depend on params only)",
-                                                    plugin.file.display_name));
-        return out;
-      }
-    }
-  }
-  if (plugin.api >= 2) {
-    // One array per subset and slot for the whole corpus; each lane writes its own document range, so
-    // nothing is merged or copied afterwards.
-    // A corpus without source text has no present/absent values: those subsets stay empty (no values,
-    // so no aggregates, as when every document's are NaN).
-    const std::size_t n_sub = plugin.subsets.empty() ? 1 : plugin.subsets.size();
-    const bool any_text = std::any_of(corpus_->docs.begin(), corpus_->docs.end(), [](const Document& d) { return d.has_text; });
-    v2_.assign(n_sub, std::vector<std::vector<double>>(decls.front().slots.size()));
-    for (std::size_t s = 0; s < n_sub; ++s) {
-      if (plugin.subsets.empty() || any_text || SubsetView(plugin.subsets[s]) == 0) {
-        for (auto& col : v2_[s]) col.assign(n, kNaN);
-      }
-    }
-  }
-  kernel_.reset();
-  if (!plugin.kernel.empty() && plugin.api >= 2 && !decls.front().units.empty()) {
-    // A native kernel writes document slots only: the units c:units promises would never come.
-    out.error = PluginError(plugin, fmt::format("{}: c:units(\"{}\") needs a Lua score function that reports them "
-                                                "with ctx.unit (score = kp.kernel.{} reports none)",
-                                                plugin.file.display_name, decls.front().units, plugin.kernel));
+  LaneDecls decls;
+  auto fail = [&](ScriptError e) {
+    out.error = std::move(e);
     v2_.clear();
-    return out;
-  }
-  if (!plugin.kernel.empty()) {
-    Result<std::unique_ptr<MetricKernel>> kernel = MakeKernel(plugin);
-    if (!kernel) {
-      out.error = PluginError(plugin, kernel.error().message);
-      v2_.clear();
-      return out;
-    }
-    kernel_ = std::move(*kernel);
-  }
-  std::vector<Partial> parts(lanes_.size());
-  // A lane that throws (e.g. std::bad_alloc) reports it as its error; every started thread is joined
-  // before anything else happens, and a lane whose thread cannot be started runs on this one.
-  auto lane = [&](std::size_t l, const Progress* pr) {
-    try {
-      if (plugin.api >= 2) {
-        ScoreV2(l, index, decls[l], slots_refs[l], parts[l], pr);
-      } else {
-        Score(l, index, parts[l], pr);
-      }
-    } catch (const LuaPanicError& e) {
-      // A Lua error the host ran into between calls (a metamethod of what score returned): the plugin's
-      // own message, position included.
-      parts[l].error = PluginError(plugin, fmt::format("{} (while the host read what score returned)", e.what()));
-    } catch (const std::exception& e) {
-      parts[l].error = PluginError(plugin, fmt::format("{}: internal error while scoring: {}",
-                                                       plugin.file.display_name, e.what()));
-    }
+    return std::move(out);
   };
-  {
-    std::vector<std::jthread> threads;
-    std::vector<std::size_t> inline_lanes;
-    for (std::size_t l = 1; l < lanes_.size(); ++l) {
-      try {
-        threads.emplace_back(lane, l, nullptr);
-      } catch (const std::system_error&) {
-        inline_lanes.push_back(l);
-      }
-    }
-    lane(0, &progress);
-    for (std::size_t l : inline_lanes) lane(l, nullptr);
-  }  // jthreads join here
+  if (plugin.api >= 2) {
+    if (auto err = DeclareLanes(index, decls)) return fail(std::move(*err));
+    AllocateSlots(plugin, decls[0]);
+  }
+  if (auto err = SetUpKernel(plugin, plugin.api >= 2 ? &decls[0] : nullptr)) return fail(std::move(*err));
+  std::vector<Partial> parts = ScoreLanes(index, decls, progress);
   for (auto& p : parts) {
-    if (p.error) {
-      out.error = std::move(p.error);
-      v2_.clear();
-      return out;
-    }
+    if (p.error) return fail(std::move(*p.error));
   }
   if (progress) progress(plugin.name, n, n);
-  if (plugin.api >= 2 && rc_.keep_slots) {
+  if (plugin.api < 2) return FinishV1(plugin, parts, run_budget, std::move(out));
+  if (rc_.keep_slots) {
     for (auto& p : parts) {
       for (auto& u : p.units) out.units.push_back(std::move(u));
     }
   }
-  if (plugin.api >= 2) {
-    // Numbers that depend on the lane (state carried across documents, a generator shared with others)
-    // fail the run here, before anything is aggregated or stored.
-    const auto t0 = std::chrono::steady_clock::now();
-    auto err = Verify(plugin, &decls.front(), rc_.keep_slots ? &out.units : nullptr, nullptr, run_budget);
-    out.verify_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (err) {
-      out.error = std::move(*err);
-      v2_.clear();
-      return out;
-    }
-    return FinishV2(plugin, decls.front(), std::move(out));
-  }
-  // Merge the lanes' columns in document order.
-  Columns cols;
-  for (std::size_t l = 0; l < lanes_.size(); ++l) {
-    const Columns& pc = parts[l].cols;
-    for (std::size_t c = 0; c < pc.names.size(); ++c) {
-      const std::size_t col = cols.Find(pc.names[c].data(), pc.names[c].size(), n);
-      std::copy(pc.values[c].begin(), pc.values[c].end(),
-                cols.values[col].begin() + static_cast<std::ptrdiff_t>(bounds_[l] - offset_));
-    }
-  }
-  {
-    std::vector<std::pair<std::string, const std::vector<double>*>> by_name;
-    for (std::size_t c = 0; c < cols.names.size(); ++c) by_name.emplace_back(cols.names[c], &cols.values[c]);
-    const auto t0 = std::chrono::steady_clock::now();
-    auto err = Verify(plugin, nullptr, nullptr, &by_name, run_budget);
-    out.verify_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (err) {
-      out.error = std::move(*err);
-      return out;
-    }
-  }
-
-  std::vector<std::size_t> order(cols.names.size());
-  for (std::size_t c = 0; c < order.size(); ++c) order[c] = c;
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return MetricNameLess(cols.names[a], cols.names[b]);
-  });
-
-  if (plugin.aggregate_ref >= 0) {
-    LuaVm& vm = *lanes_[0].vm;
-    lua_State* L = vm.state();
-    const int base = lua_gettop(L);
-    // aggregate(cols, params, ctx): cols maps every column name (internal '_' ones too) to a Column,
-    // valid during this call (an API 1 plugin may keep one in an upvalue).
-    const BorrowScope scope;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, plugin.aggregate_ref);
-    lua_createtable(L, 0, static_cast<int>(cols.names.size()));
-    for (std::size_t c = 0; c < cols.names.size(); ++c) {
-      PushColumn(L, &cols.values[c], cols.names[c], scope);
-      lua_setfield(L, -2, cols.names[c].c_str());
-    }
-    PushParams(L, plugin);
-    PushCtx(L);
-    SeedForCall(L, plugin, "aggregate");
-    if (auto err = vm.Call(3, 1, plugin.name)) {
-      out.error = std::move(*err);
-      lua_settop(L, base);
-      return out;
-    }
-    if (!lua_istable(L, -1)) {
-      out.error = PluginError(plugin, fmt::format("{}: aggregate must return a table of numbers (got {})",
-                                                  plugin.file.display_name, luaL_typename(L, -1)));
-      lua_settop(L, base);
-      return out;
-    }
-    std::vector<AggregateValue> aggs;
-    lua_pushnil(L);
-    while (lua_next(L, -2)) {
-      if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) != LUA_TNUMBER && lua_type(L, -1) != LUA_TTABLE) {
-        // Named, so that the plugin's author finds the line ({["all.x"] = "0.5"} used to be stored as NaN).
-        out.error = PluginError(
-            plugin, fmt::format("{}: aggregate '{}' must be a number or {{value, ci_low, ci_high}} (got {})",
-                                plugin.file.display_name, lua_tostring(L, -2), luaL_typename(L, -1)));
-        lua_settop(L, base);
-        return out;
-      }
-      if (lua_type(L, -2) != LUA_TSTRING ||
-          (lua_type(L, -1) != LUA_TNUMBER && lua_type(L, -1) != LUA_TTABLE)) {
-        out.error = PluginError(
-            plugin, fmt::format("{}: aggregate result must map metric names to numbers or {{value, ci_low, ci_high}} "
-                                "(got {} -> {})",
-                                plugin.file.display_name, luaL_typename(L, -2), luaL_typename(L, -1)));
-        lua_settop(L, base);
-        return out;
-      }
-      AggregateValue a;
-      std::size_t len = 0;
-      const char* name = lua_tolstring(L, -2, &len);
-      a.metric.assign(name, len);
-      if (len == 0 || a.metric.find('\0') != std::string::npos) {
-        out.error = PluginError(plugin, fmt::format("{}: aggregate result has an empty metric name or one "
-                                                    "containing a NUL byte",
-                                                    plugin.file.display_name));
-        lua_settop(L, base);
-        return out;
-      }
-      if (lua_type(L, -1) == LUA_TNUMBER) {
-        a.value = lua_tonumber(L, -1);
-      } else {
-        // Raw reads: the host is outside the protected call here, so no metamethod may run.
-        auto raw = [&](const char* field, int table) {
-          lua_pushstring(L, field);
-          lua_rawget(L, table);
-        };
-        raw("value", -2);
-        raw("ci_low", -3);
-        raw("ci_high", -4);  // [..., name, t, value, ci_low, ci_high]
-        // Absent is undefined (NaN, no bound); anything but a number is the plugin's bug, not a NaN to store.
-        const char* fields[] = {"value", "ci_low", "ci_high"};
-        for (int f = 0; f < 3; ++f) {
-          const int type = lua_type(L, -3 + f);
-          if (type == LUA_TNIL || type == LUA_TNUMBER) continue;
-          out.error = PluginError(plugin, fmt::format("{}: aggregate '{}': field '{}' must be a number (got {})",
-                                                      plugin.file.display_name, a.metric, fields[f],
-                                                      lua_typename(L, type)));
-          lua_settop(L, base);
-          return out;
-        }
-        a.value = lua_type(L, -3) == LUA_TNUMBER ? lua_tonumber(L, -3) : kNaN;
-        if (lua_type(L, -2) == LUA_TNUMBER) a.ci_low = lua_tonumber(L, -2);
-        if (lua_type(L, -1) == LUA_TNUMBER) a.ci_high = lua_tonumber(L, -1);
-        lua_pop(L, 3);
-      }
-      aggs.push_back(std::move(a));
-      lua_pop(L, 1);
-    }
-    lua_settop(L, base);
-    std::sort(aggs.begin(), aggs.end(), [](const AggregateValue& a, const AggregateValue& b) {
-      return MetricNameLess(a.metric, b.metric);
-    });
-    out.aggregates = std::move(aggs);
-  } else {
-    for (std::size_t c : order) {
-      if (cols.names[c].starts_with("_")) continue;
-      double s = 0;
-      std::size_t cnt = 0;
-      for (double v : cols.values[c]) {
-        if (std::isnan(v)) continue;
-        s += v;
-        ++cnt;
-      }
-      out.aggregates.push_back({cols.names[c], cnt ? s / static_cast<double>(cnt) : kNaN, {}, {}});
-    }
-  }
-  for (std::size_t c : order) {
-    if (cols.names[c].starts_with("_")) continue;
-    out.columns.metrics.push_back(cols.names[c]);
-    out.columns.columns.push_back(std::move(cols.values[c]));
-  }
-  return out;
+  // Numbers that depend on the lane (state carried across documents, a generator shared with others)
+  // fail the run here, before anything is aggregated or stored.
+  const auto t0 = std::chrono::steady_clock::now();
+  auto err = Verify(plugin, &decls[0], rc_.keep_slots ? &out.units : nullptr, nullptr, run_budget);
+  out.verify_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (err) return fail(std::move(*err));
+  return FinishV2(plugin, decls[0], std::move(out));
 }
 
 PluginOutcome MetricRunner::FinishV2(const MetricPlugin& plugin, const DeclaredColumns& decl, PluginOutcome out) {

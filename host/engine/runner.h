@@ -134,6 +134,15 @@ class MetricRunner {
   void ScoreKernel(std::size_t lane, std::size_t index, const DeclaredColumns& decl, Partial& out,
                    const Progress* progress);
   PluginOutcome FinishV2(const MetricPlugin& plugin, const DeclaredColumns& decl, PluginOutcome out);
+  // Run's steps for plugin `index`: declare and prepare in every lane (API 2), allocate the slot arrays,
+  // make its native kernel, score in the lanes, and (API 1) merge, verify and aggregate the columns.
+  class LaneDecls;
+  std::optional<ScriptError> DeclareLanes(std::size_t index, LaneDecls& decls);
+  void AllocateSlots(const MetricPlugin& plugin, const DeclaredColumns& decl);
+  std::optional<ScriptError> SetUpKernel(const MetricPlugin& plugin, const DeclaredColumns* decl);
+  std::vector<Partial> ScoreLanes(std::size_t index, LaneDecls& decls, const Progress& progress);
+  PluginOutcome FinishV1(const MetricPlugin& plugin, std::vector<Partial>& parts,
+                         const std::shared_ptr<RunBudget>& run_budget, PluginOutcome out);
   void PushCtx(lua_State* L);
   std::optional<ScriptError> Prepare(LuaVm& vm, const MetricPlugin& plugin, DeclaredColumns& decl);
   std::vector<Lane> lanes_;

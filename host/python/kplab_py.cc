@@ -24,7 +24,9 @@
 
 #include "compare.h"
 #include "table.h"
+#include "eval_store.h"
 #include "evaluate.h"
+#include "exit_code.h"
 #include "merge.h"
 #include "kplab/corpus.h"
 #include "kplab/embed.h"
@@ -50,6 +52,20 @@ PyObject* g_error = nullptr;
 PyObject* g_input_error = nullptr;
 PyObject* g_script_error = nullptr;
 PyObject* g_store_error = nullptr;
+PyObject* g_usage_error = nullptr;     // UsageError(InputError): what InputError was raised for before
+PyObject* g_limit_error = nullptr;     // LimitError(ScriptError): the command line exits 3 for a limit too
+PyObject* g_internal_error = nullptr;  // InternalError(Error)
+
+// The exception class of an error of this kind: host/engine/exit_code.h's table, by class name.
+PyObject* ClassFor(ErrorKind kind) {
+  const std::string name = host::FormFor(kind).python_class;
+  for (const auto& [n, cls] : {std::pair{"UsageError", &g_usage_error}, {"InputError", &g_input_error},
+                               {"ScriptError", &g_script_error}, {"LimitError", &g_limit_error},
+                               {"StoreError", &g_store_error}, {"InternalError", &g_internal_error}}) {
+    if (name == n) return *cls;
+  }
+  return g_error;
+}
 
 [[noreturn]] void Raise(PyObject* type, const std::string& message) {
   PyErr_SetString(type, message.c_str());
@@ -491,15 +507,17 @@ std::map<std::string, std::map<std::string, std::string>> ConvertParams(const py
   }
   for (auto [k, v] : params.cast<py::dict>()) {
     const std::string key = Str(k, "params key");
+    // {"semrp": {"k": 2}} and {"semrp.k": 2} together name semrp.k twice: refused, as a repeated --param.
+    Status st = Status::Ok();
     if (py::isinstance<py::dict>(v)) {
-      for (auto [pk, pv] : v.cast<py::dict>()) out[key][Str(pk, fmt::format("params[\"{}\"] key", key))] = ParamValue(pv);
-      continue;
+      for (auto [pk, pv] : v.cast<py::dict>()) {
+        st = host::AddParam(out, key, Str(pk, fmt::format("params[\"{}\"] key", key)), ParamValue(pv));
+        if (!st.ok()) break;
+      }
+    } else {
+      st = host::AddDottedParam(out, key, ParamValue(v));
     }
-    const std::size_t dot = key.find('.');
-    if (dot == std::string::npos || dot == 0 || dot + 1 == key.size()) {
-      Raise(g_input_error, fmt::format("params: key \"{}\" (expected METRIC.NAME, e.g. \"semrp.k\")", key));
-    }
-    out[key.substr(0, dot)][key.substr(dot + 1)] = ParamValue(v);
+    if (!st.ok()) Raise(ClassFor(st.kind()), st.message());
   }
   return out;
 }
@@ -644,6 +662,11 @@ class Store {
     }
     if (!out) Raise(g_store_error, fmt::format("{}: the store is closed", path_));
     return std::move(*out);
+  }
+  // The connection for a call that saves without the GIL (HandleSink); raises StoreError when closed.
+  std::shared_ptr<StoreHandle> Handle() const {
+    CheckOpen();
+    return h_;
   }
   void Close() {
     const std::shared_ptr<StoreHandle> h = std::move(h_);
@@ -826,111 +849,136 @@ std::optional<std::string> PathArg(const py::object& v, const std::string& what)
   Raise(g_input_error, fmt::format("{}: a {} (expected a path)", what, TypeName(v)));
 }
 
+// A Store as the seam's sink: saves under the handle's lock, without the GIL (the seam runs without it).
+class HandleSink : public host::RunSink {
+ public:
+  HandleSink(std::shared_ptr<StoreHandle> h, std::string path) : h_(std::move(h)), path_(std::move(path)) {}
+  const std::string& path() const override { return path_; }
+  Result<std::int64_t> Save(const RunRecord& run, const ScoreColumns& scores,
+                            const std::vector<AggregateValue>& aggregates,
+                            const std::vector<SlotColumn>& slots) override {
+    std::lock_guard<std::mutex> lock(h_->mu);
+    if (!h_->store) return Error{fmt::format("{}: the store is closed", path_), ErrorKind::kStore};
+    return h_->store->SaveRun(run, scores, aggregates, slots);
+  }
+
+ private:
+  std::shared_ptr<StoreHandle> h_;
+  std::string path_;
+};
+
 // ---------------------------------------------------------------------------------------------------
 // evaluate().
 
-py::dict Evaluate(const py::object& documents, const py::object& predictions, const py::object& metrics,
-                  const std::string& profile, const py::object& params, const py::object& model,
-                  const py::object& store, const py::object& system, const std::string& dataset,
-                  const py::object& plugins, std::optional<bool> pretokenized, const py::object& threads_arg,
-                  const py::object& cache, bool refs_stemmed, const py::object& seed,
-                  const py::object& dataset_format, const py::object& predictions_format, const py::object& split,
-                  const py::object& references, const py::object& hulth_keys, const py::object& semeval_answers,
-                  const py::object& shard, const py::object& verify_docs, const py::object& random_seed,
-                  const py::object& source) {
-  const auto start = std::chrono::steady_clock::now();
-  std::optional<host::EvalRequest::Shard> shard_spec;
-  if (!shard.is_none()) {
-    // shard=(i, n): the i-th (from 0) of n contiguous document ranges, as `kplab eval --shard i/n`.
-    const std::string bad = fmt::format("shard: {} (expected a tuple (i, n) of ints with 0 <= i < n)",
-                                        py::repr(shard).cast<std::string>());
-    if (!py::isinstance<py::tuple>(shard) && !py::isinstance<py::list>(shard)) Raise(g_input_error, bad);
-    py::sequence seq = shard.cast<py::sequence>();
-    if (seq.size() != 2) Raise(g_input_error, bad);
-    for (py::handle h : seq) {
-      if (!py::isinstance<py::int_>(h) || py::isinstance<py::bool_>(h)) Raise(g_input_error, bad);
-    }
-    // An int beyond 64 bits is as out of range as any other (not pybind11's cast error).
-    auto int_of = [&](const py::handle& h) {
-      int overflow = 0;
-      const long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
-      if (overflow != 0 || (v == -1 && PyErr_Occurred())) {
-        PyErr_Clear();
-        Raise(g_input_error, bad);
-      }
-      return static_cast<std::int64_t>(v);
-    };
-    const std::int64_t i = int_of(seq[0]), n = int_of(seq[1]);
-    if (n < 1 || i < 0 || i >= n) Raise(g_input_error, bad);
-    shard_spec = host::EvalRequest::Shard{i, n};
-    if (store.is_none() || (py::isinstance<py::bool_>(store) && !store.cast<bool>())) {
-      Raise(g_input_error, "shard: a shard is a partial run kept for kplab.merge (expected store=PATH or a Store)");
-    }
+bool IsPathArg(const py::object& v) { return py::isinstance<py::str>(v) || py::hasattr(v, "__fspath__"); }
+
+std::string OptStr(const py::object& v, const char* what) { return v.is_none() ? std::string() : Str(v, what); }
+
+// shard=(i, n): the i-th (from 0) of n contiguous document ranges, as `kplab eval --shard i/n`; only with
+// a store (a shard is kept for kplab.merge).
+std::optional<host::EvalRequest::Shard> ShardArg(const py::object& shard, const py::object& store) {
+  if (shard.is_none()) return std::nullopt;
+  const std::string bad = fmt::format("shard: {} (expected a tuple (i, n) of ints with 0 <= i < n)",
+                                      py::repr(shard).cast<std::string>());
+  if (!py::isinstance<py::tuple>(shard) && !py::isinstance<py::list>(shard)) Raise(g_input_error, bad);
+  py::sequence seq = shard.cast<py::sequence>();
+  if (seq.size() != 2) Raise(g_input_error, bad);
+  for (py::handle h : seq) {
+    if (!py::isinstance<py::int_>(h) || py::isinstance<py::bool_>(h)) Raise(g_input_error, bad);
   }
-  const auto is_path = [](const py::object& v) { return py::isinstance<py::str>(v) || py::hasattr(v, "__fspath__"); };
-  const auto opt_str = [](const py::object& v, const char* what) {
-    return v.is_none() ? std::string() : Str(v, what);
+  // An int beyond 64 bits is as out of range as any other (not pybind11's cast error).
+  auto int_of = [&](const py::handle& h) {
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+    if (overflow != 0 || (v == -1 && PyErr_Occurred())) {
+      PyErr_Clear();
+      Raise(g_input_error, bad);
+    }
+    return static_cast<std::int64_t>(v);
   };
-  // Documents and predictions into raw records (with the GIL: they are Python objects). A path is read
-  // by the same importers as `kplab eval --dataset/--predictions` (docs/formats.md), with the same options.
-  std::optional<Result<RawDataset>> raw;
-  if (is_path(documents)) {
+  const std::int64_t i = int_of(seq[0]), n = int_of(seq[1]);
+  if (n < 1 || i < 0 || i >= n) Raise(g_input_error, bad);
+  if (store.is_none() || (py::isinstance<py::bool_>(store) && !store.cast<bool>())) {
+    Raise(g_input_error, "shard: a shard is a partial run kept for kplab.merge (expected store=PATH or a Store)");
+  }
+  return host::EvalRequest::Shard{i, n};
+}
+
+// evaluate()'s documents and their options (docs/formats.md, "Dataset options in every front-end").
+struct DocumentArgs {
+  const py::object &format, &split, &references, &hulth_keys, &semeval_answers, &source;
+  bool refs_stemmed;
+  const std::string& dataset;  // the dataset's name ("python": the file's own for a path)
+  std::optional<bool> pretokenized;
+};
+
+// Documents into raw records (with the GIL: they are Python objects). A path is read by the same
+// importers as `kplab eval --dataset` (docs/formats.md), with the same options.
+RawDataset DocumentsArg(const py::object& documents, const DocumentArgs& a) {
+  if (IsPathArg(documents)) {
     DatasetOptions opt;
-    opt.format = opt_str(dataset_format, "dataset_format");
-    opt.split = opt_str(split, "split");
-    opt.hulth_keys = opt_str(hulth_keys, "hulth_keys");
-    opt.semeval_answers = opt_str(semeval_answers, "semeval_answers");
-    if (auto r = PathArg(references, "references")) opt.references = *r;
-    opt.refs_stemmed = refs_stemmed;
+    opt.format = OptStr(a.format, "dataset_format");
+    opt.split = OptStr(a.split, "split");
+    opt.hulth_keys = OptStr(a.hulth_keys, "hulth_keys");
+    opt.semeval_answers = OptStr(a.semeval_answers, "semeval_answers");
+    if (auto r = PathArg(a.references, "references")) opt.references = *r;
+    opt.refs_stemmed = a.refs_stemmed;
     const std::string path = *PathArg(documents, "documents");
-    const std::optional<std::string> source_path = PathArg(source, "source");
+    const std::optional<std::string> source_path = PathArg(a.source, "source");
+    Result<RawDataset> raw = Error{""};
     {
       py::gil_scoped_release release;
-      raw.emplace(ImportDataset(path, opt));
+      raw = ImportDataset(path, opt);
       // As `kplab eval --source`: the documents' text from a file of its own, one document a line.
-      if (raw->ok() && source_path) {
-        if (auto st = AttachSources(**raw, *source_path); !st) raw.emplace(Error{st.message()});
+      if (raw.ok() && source_path) {
+        if (auto st = AttachSources(*raw, *source_path); !st) raw = Error{st.message()};
       }
     }
-    if (!raw->ok()) Raise(g_input_error, raw->error().message);
-    if (dataset != "python") (*raw)->name = dataset;
-  } else {
-    for (const auto& [v, name] : {std::pair{&dataset_format, "dataset_format"}, {&split, "split"},
-                                  {&references, "references"}, {&hulth_keys, "hulth_keys"},
-                                  {&semeval_answers, "semeval_answers"}, {&source, "source"}}) {
-      if (!v->is_none()) {
-        Raise(g_input_error, fmt::format("{}: given with in-memory documents (expected documents as a dataset path)", name));
-      }
-    }
-    if (py::isinstance<py::str>(documents) || !py::isinstance<py::iterable>(documents)) {
-      Raise(g_input_error, fmt::format("documents: a {} (expected a list of dicts or a dataset path)", TypeName(documents)));
-    }
-    std::vector<RawDoc> docs;
-    for (py::handle h : documents) docs.push_back(ConvertDoc(h, docs.size(), pretokenized));
-    for (auto& d : docs) d.refs_stemmed = d.refs_stemmed || refs_stemmed;
-    if (docs.empty()) Raise(g_input_error, "documents: an empty list (expected at least one document)");
-    raw.emplace(DatasetFromRecords(dataset, std::move(docs)));
-    if (!raw->ok()) Raise(g_input_error, raw->error().message);
+    if (!raw.ok()) Raise(g_input_error, raw.error().message);
+    if (a.dataset != "python") raw->name = a.dataset;
+    return std::move(*raw);
   }
+  for (const auto& [v, name] : {std::pair{&a.format, "dataset_format"}, {&a.split, "split"},
+                                {&a.references, "references"}, {&a.hulth_keys, "hulth_keys"},
+                                {&a.semeval_answers, "semeval_answers"}, {&a.source, "source"}}) {
+    if (!v->is_none()) {
+      Raise(g_input_error, fmt::format("{}: given with in-memory documents (expected documents as a dataset path)", name));
+    }
+  }
+  if (py::isinstance<py::str>(documents) || !py::isinstance<py::iterable>(documents)) {
+    Raise(g_input_error, fmt::format("documents: a {} (expected a list of dicts or a dataset path)", TypeName(documents)));
+  }
+  std::vector<RawDoc> docs;
+  for (py::handle h : documents) docs.push_back(ConvertDoc(h, docs.size(), a.pretokenized));
+  for (auto& d : docs) d.refs_stemmed = d.refs_stemmed || a.refs_stemmed;
+  if (docs.empty()) Raise(g_input_error, "documents: an empty list (expected at least one document)");
+  auto raw = DatasetFromRecords(a.dataset, std::move(docs));
+  if (!raw.ok()) Raise(g_input_error, raw.error().message);
+  return std::move(*raw);
+}
 
-  std::optional<Result<RawPredictions>> raw_preds;
-  if (is_path(predictions)) {
+// Predictions aligned to `raw`: a file read as `kplab eval --predictions` reads it, a list of ranked
+// lists (one per document) or a dict {document id: ranked list}.
+RawPredictions PredictionsArg(const py::object& predictions, const RawDataset& raw, const py::object& system,
+                              const py::object& predictions_format) {
+  if (IsPathArg(predictions)) {
     const std::string path = *PathArg(predictions, "predictions");
-    const std::string format = opt_str(predictions_format, "predictions_format");
+    const std::string format = OptStr(predictions_format, "predictions_format");
+    Result<RawPredictions> aligned = Error{""};
     {
       py::gil_scoped_release release;
       auto p = ImportPredictions(path, format);
-      raw_preds.emplace(p.ok() ? AlignPredictions(**raw, std::move(*p)) : Result<RawPredictions>(p.error()));
+      aligned = p.ok() ? AlignPredictions(raw, std::move(*p)) : Result<RawPredictions>(p.error());
     }
-    if (!raw_preds->ok()) Raise(g_input_error, raw_preds->error().message);
-  } else if (!predictions_format.is_none()) {
+    if (!aligned.ok()) Raise(g_input_error, aligned.error().message);
+    return std::move(*aligned);
+  }
+  if (!predictions_format.is_none()) {
     Raise(g_input_error, "predictions_format: given with in-memory predictions (expected predictions as a file path)");
   }
   std::vector<RawPrediction> preds;
   bool by_id = false;
-  if (raw_preds) {
-    // read from a file above
-  } else if (py::isinstance<py::dict>(predictions)) {
+  if (py::isinstance<py::dict>(predictions)) {
     by_id = true;
     for (auto [k, v] : predictions.cast<py::dict>()) {
       const std::string id = IdStr(k, "predictions key");
@@ -947,145 +995,152 @@ py::dict Evaluate(const py::object& documents, const py::object& predictions, co
                                      "dict {{document id: ranked list}})",
                                      TypeName(predictions)));
   }
-  if (!raw_preds) {
-    raw_preds.emplace(PredictionsFromRecords(**raw, system.is_none() ? "predictions" : Str(system, "system"),
-                                             std::move(preds), by_id));
-    if (!raw_preds->ok()) Raise(g_input_error, raw_preds->error().message);
-  }
+  auto made = PredictionsFromRecords(raw, system.is_none() ? "predictions" : Str(system, "system"), std::move(preds),
+                                     by_id);
+  if (!made.ok()) Raise(g_input_error, made.error().message);
+  return std::move(*made);
+}
 
+// An int from 0 to hi, as `kplab eval --verify-docs` / `--random-seed` take it (docs/plugins.md).
+long long CountArg(const py::object& v, const char* what, long long hi) {
+  if (!py::isinstance<py::int_>(v) || py::isinstance<py::bool_>(v)) {
+    Raise(g_input_error, fmt::format("{}: a {} (expected an int from 0 to {})", what, TypeName(v), hi));
+  }
+  const py::int_ lo_bound(0), hi_bound(hi);
+  if (v < lo_bound || v > hi_bound) {
+    Raise(g_input_error, fmt::format("{}: {} (expected an int from 0 to {})", what, py::repr(v).cast<std::string>(), hi));
+  }
+  return v.cast<long long>();
+}
+
+// evaluate()'s settings of the run, as the seam's request.
+struct RunArgs {
+  const std::string& profile;
+  const py::object &metrics, &plugins, &params, &threads, &verify_docs, &random_seed, &system, &seed, &model;
+};
+
+host::EvalRequest RequestArgs(const RunArgs& a) {
   host::EvalRequest req;
-  req.profile = profile;
-  req.metrics = StrList(metrics, "metrics");
-  req.plugin_dirs = StrList(plugins, "plugins");
-  req.params = ConvertParams(params);
+  req.profile = a.profile;
+  req.metrics = StrList(a.metrics, "metrics");
+  req.plugin_dirs = StrList(a.plugins, "plugins");
+  req.params = ConvertParams(a.params);
   // As the command line's --threads: 0 for one per core.
   const std::string threads_expected = fmt::format("0 for one per core, or 1 to {}", host::kMaxThreads);
-  const std::int64_t threads = IntArg(threads_arg, "threads", threads_expected);
+  const std::int64_t threads = IntArg(a.threads, "threads", threads_expected);
   if (threads < 0 || threads > host::kMaxThreads) {
     Raise(g_input_error, fmt::format("threads: {} (expected {})", threads, threads_expected));
   }
   req.threads = static_cast<int>(threads);
-  req.shard = shard_spec;
-  // verify_docs / random_seed: as `kplab eval --verify-docs` / `--random-seed` (docs/plugins.md).
-  auto count = [](const py::object& v, const char* what, long long hi) -> long long {
-    if (!py::isinstance<py::int_>(v) || py::isinstance<py::bool_>(v)) {
-      Raise(g_input_error, fmt::format("{}: a {} (expected an int from 0 to {})", what, TypeName(v), hi));
-    }
-    const py::int_ lo_bound(0), hi_bound(hi);
-    if (v < lo_bound || v > hi_bound) {
-      Raise(g_input_error,
-            fmt::format("{}: {} (expected an int from 0 to {})", what, py::repr(v).cast<std::string>(), hi));
-    }
-    return v.cast<long long>();
-  };
-  if (!verify_docs.is_none()) {
-    req.verify_docs = static_cast<int>(count(verify_docs, "verify_docs", host::kMaxVerifyDocs));
+  if (!a.verify_docs.is_none()) {
+    req.verify_docs = static_cast<int>(CountArg(a.verify_docs, "verify_docs", host::kMaxVerifyDocs));
   }
-  if (!random_seed.is_none()) {
+  if (!a.random_seed.is_none()) {
     const long long max_seed = std::numeric_limits<std::int64_t>::max();
-    req.random_seed = static_cast<std::uint64_t>(count(random_seed, "random_seed", max_seed));
+    req.random_seed = static_cast<std::uint64_t>(CountArg(a.random_seed, "random_seed", max_seed));
   }
-  req.system = system.is_none() ? "python" : Str(system, "system");
-  if (!seed.is_none()) {
-    if (!py::isinstance<py::int_>(seed) || py::isinstance<py::bool_>(seed)) {
-      Raise(g_input_error, fmt::format("seed: a {} (expected an int)", TypeName(seed)));
+  req.system = a.system.is_none() ? "python" : Str(a.system, "system");
+  if (!a.seed.is_none()) {
+    if (!py::isinstance<py::int_>(a.seed) || py::isinstance<py::bool_>(a.seed)) {
+      Raise(g_input_error, fmt::format("seed: a {} (expected an int)", TypeName(a.seed)));
     }
-    req.seed = IntArg(seed, "seed", "an int of at most 64 bits");
+    req.seed = IntArg(a.seed, "seed", "an int of at most 64 bits");
   }
-  if (!model.is_none()) req.model = Str(model, "model");
-  // The Store a run is saved into: the caller's (its Python object is held by the argument for the
-  // call), or one opened here for a path.
-  Store* store_obj = nullptr;
+  if (!a.model.is_none()) req.model = Str(a.model, "model");
+  return req;
+}
+
+// The Store a run is saved into: the caller's (its Python object is held by the argument for the call),
+// or one opened here (in `own`) for a path or store=True; null for none. A closed store is an error
+// before any work.
+Store* StoreArg(const py::object& store, std::optional<Store>& own) {
+  if (store.is_none() || (py::isinstance<py::bool_>(store) && !store.cast<bool>())) return nullptr;
+  Store* s = nullptr;
+  if (py::isinstance<Store>(store)) {
+    s = store.cast<Store*>();
+  } else if (py::isinstance<py::bool_>(store)) {  // store=True: the default store
+    s = &own.emplace(std::nullopt);
+  } else {
+    s = &own.emplace(PathArg(store, "store"));
+  }
+  s->CheckOpen();
+  return s;
+}
+
+// What evaluate() returns for a run the seam stored (or not): RunDict's fields, "store" and "embeddings".
+py::dict ResultDict(host::EvalResult& res, const Store* store) {
+  for (const auto& w : res.warnings) {
+    if (PyErr_WarnEx(PyExc_UserWarning, w.c_str(), 1) != 0) throw py::error_already_set();
+  }
+  py::dict out = RunDict(res.run, res.aggregates, res.scores);
+  if (store != nullptr) out["store"] = store->path();
+  if (res.embeddings) {
+    py::dict e;
+    e["model"] = res.embeddings->model;
+    e["fingerprint"] = res.embeddings->fingerprint;
+    e["phrases"] = res.embeddings->phrases;
+    e["hits"] = res.embeddings->hits;
+    e["embedded"] = res.embeddings->embedded;
+    e["no_vector"] = res.embeddings->no_vector;
+    out["embeddings"] = e;
+  } else {
+    out["embeddings"] = py::none();
+  }
+  return out;
+}
+
+py::dict Evaluate(const py::object& documents, const py::object& predictions, const py::object& metrics,
+                  const std::string& profile, const py::object& params, const py::object& model,
+                  const py::object& store, const py::object& system, const std::string& dataset,
+                  const py::object& plugins, std::optional<bool> pretokenized, const py::object& threads_arg,
+                  const py::object& cache, bool refs_stemmed, const py::object& seed,
+                  const py::object& dataset_format, const py::object& predictions_format, const py::object& split,
+                  const py::object& references, const py::object& hulth_keys, const py::object& semeval_answers,
+                  const py::object& shard, const py::object& verify_docs, const py::object& random_seed,
+                  const py::object& source) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::optional<host::EvalRequest::Shard> shard_spec = ShardArg(shard, store);
+  RawDataset raw = DocumentsArg(documents, {dataset_format, split, references, hulth_keys, semeval_answers, source,
+                                            refs_stemmed, dataset, pretokenized});
+  RawPredictions raw_preds = PredictionsArg(predictions, raw, system, predictions_format);
+  host::EvalRequest req = RequestArgs(
+      {profile, metrics, plugins, params, threads_arg, verify_docs, random_seed, system, seed, model});
+  req.shard = shard_spec;
   std::optional<Store> own_store;
-  if (!store.is_none() && !(py::isinstance<py::bool_>(store) && !store.cast<bool>())) {
-    if (py::isinstance<Store>(store)) {
-      store_obj = store.cast<Store*>();
-    } else if (py::isinstance<py::bool_>(store)) {  // store=True: the default store
-      own_store.emplace(std::nullopt);
-      store_obj = &*own_store;
-    } else {
-      own_store.emplace(PathArg(store, "store"));
-      store_obj = &*own_store;
-    }
-    store_obj->CheckOpen();  // a closed store is an error before any work
-  }
+  Store* store_obj = StoreArg(store, own_store);
   // The phrase cache lives in a run store's database: the one given, else the store's, else the default.
   if (auto c = PathArg(cache, "cache")) {
     req.cache_db = *c;
   } else if (store_obj != nullptr) {
     req.cache_db = store_obj->path();
   }
-  auto prof = FindProfile(profile);
-  if (!prof) {
-    std::string names;
-    for (const auto& n : ProfileNames()) names += n + ", ";
-    Raise(g_input_error, fmt::format("unknown profile '{}' (expected one of: {}kenchan+one2set)", profile, names));
-  }
+  auto prof = host::ProfileNamed(profile);
+  if (!prof) Raise(ClassFor(prof.error().kind), prof.error().message);
 
-  // kplab's work, without the GIL (a Python embedder takes it back for its calls).
-  std::string error;
-  PyObject* error_type = nullptr;
-  Result<host::EvalResult> res = Error{""};
+  // kplab's work, without the GIL (a Python embedder takes it back for its calls): the seam every
+  // front-end calls (eval_store.h), which also records a run whose plugin fails.
+  std::optional<HandleSink> sink;
+  if (store_obj != nullptr) sink.emplace(store_obj->Handle(), store_obj->path());
+  Result<host::StoredRun> stored = Error{""};
   {
     py::gil_scoped_release release;
-    auto corpus = BuildCorpus(**raw, &**raw_preds, *prof);
+    auto corpus = BuildCorpus(raw, &raw_preds, *prof);
     if (!corpus.ok()) {
-      error = corpus.error().message;
-      error_type = g_input_error;
+      stored = Error{corpus.error().message, ErrorKind::kInput};
     } else {
-      auto shared = std::make_shared<const Corpus>(std::move(*corpus));
-      res = host::EvaluateCorpus(shared, req);
-      if (!res.ok()) {
-        error = res.error().message;
-        error_type = res.error().IsScript() ? g_script_error
-                     : res.error().IsStore() ? g_store_error
-                                             : g_input_error;
-      } else {
-        res->run.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        if (!res->errors.empty()) {
-          for (const auto& e : res->errors) error += (error.empty() ? "" : "\n") + e.Format();
-          error_type = g_script_error;
-        }
-      }
-    }
-  }
-  if (res.ok() && store_obj != nullptr) {
-    // A failed run is recorded as failed, without scores (as `kplab eval` does).
-    auto id = store_obj->With([&](RunStore& s) {
-      return res->errors.empty() ? s.SaveRun(res->run, res->scores, res->aggregates, res->slots)
-                                 : s.SaveRun(res->run, {}, {});
-    });
-    if (id.ok()) {
-      res->run.id = *id;
-      if (!res->errors.empty()) error += fmt::format("\nrun {} recorded as failed in {}", *id, store_obj->path());
-    } else if (error_type == nullptr) {
-      error = id.error().message;
-      error_type = g_store_error;
+      host::SeamHooks hooks;
+      hooks.started = start;
+      stored = host::EvaluateAndStore(req, std::make_shared<const Corpus>(std::move(*corpus)), sink ? &*sink : nullptr,
+                                      hooks);
     }
   }
   RaisePendingInterrupt();  // Ctrl-C in a Python embedder: KeyboardInterrupt, not an embedding error
-  if (error_type != nullptr) Raise(error_type, error);
-  for (const auto& w : res->warnings) {
-    if (PyErr_WarnEx(PyExc_UserWarning, w.c_str(), 1) != 0) throw py::error_already_set();
-  }
-  py::dict out = RunDict(res->run, res->aggregates, res->scores);
-  if (store_obj != nullptr) out["store"] = store_obj->path();
-  if (res->embeddings) {
-    py::dict e;
-    e["model"] = res->embeddings->model;
-    e["fingerprint"] = res->embeddings->fingerprint;
-    e["phrases"] = res->embeddings->phrases;
-    e["hits"] = res->embeddings->hits;
-    e["embedded"] = res->embeddings->embedded;
-    e["no_vector"] = res->embeddings->no_vector;
-    out["embeddings"] = e;
-  } else {
-    out["embeddings"] = py::none();
-  }
+  if (!stored.ok()) Raise(ClassFor(stored.error().kind), stored.error().message);
+  py::dict out = ResultDict(stored->result, store_obj);
   {
     // The corpus and Lua VMs are freed without the GIL (a Python embedder's last reference may go).
     py::gil_scoped_release release;
-    res->resources.reset();
+    stored->result.resources.reset();
   }
   return out;
 }
@@ -1252,6 +1307,12 @@ PYBIND11_MODULE(kplab, m) {
   g_input_error = PyErr_NewException("kplab.InputError", input_bases.ptr(), nullptr);
   g_script_error = PyErr_NewException("kplab.ScriptError", g_error, nullptr);
   g_store_error = PyErr_NewException("kplab.StoreError", g_error, nullptr);
+  g_usage_error = PyErr_NewException("kplab.UsageError", g_input_error, nullptr);
+  g_limit_error = PyErr_NewException("kplab.LimitError", g_script_error, nullptr);
+  g_internal_error = PyErr_NewException("kplab.InternalError", g_error, nullptr);
+  m.attr("UsageError") = py::handle(g_usage_error);
+  m.attr("LimitError") = py::handle(g_limit_error);
+  m.attr("InternalError") = py::handle(g_internal_error);
   m.attr("Error") = py::handle(g_error);
   m.attr("InputError") = py::handle(g_input_error);
   m.attr("ScriptError") = py::handle(g_script_error);

@@ -222,6 +222,8 @@ int main(int argc, char** argv) {
   kplab_data* missing = kplab_load("/nonexistent/kplab-dataset", preds, NULL, &err);
   CHECK(missing == NULL, "loading a missing dataset succeeded");
   CHECK(err != NULL && strstr(err, "/nonexistent/kplab-dataset") != NULL, "missing file: '%s'", err ? err : "(none)");
+  /* kplab_error_kind: the number `kplab` exits with for the failure (2: bad input). */
+  CHECK(kplab_error_kind() == 2, "missing file: kind %d (expected 2, input)", kplab_error_kind());
   if (err) printf("error: %s\n", err);
   kplab_data* bad = kplab_load(dir, readme, NULL, &err);
   CHECK(bad == NULL, "loading README.md as predictions succeeded");
@@ -231,10 +233,17 @@ int main(int argc, char** argv) {
   CHECK(json == NULL, "an unknown metric evaluated");
   CHECK(err != NULL && strstr(err, "unknown metric 'no_such_metric'") != NULL, "unknown metric: '%s'",
         err ? err : "(none)");
+  CHECK(kplab_error_kind() == 1, "unknown metric: kind %d (expected 1, usage)", kplab_error_kind());
   if (err) printf("error: %s\n", err);
   json = kplab_evaluate(data, "rank", "rank.alpha", NULL, NULL, &err);
   CHECK(json == NULL && err != NULL && strstr(err, "METRIC.NAME=VALUE") != NULL, "bad param: '%s'",
         err ? err : "(none)");
+  /* A parameter given twice is refused, as by `kplab eval --param` (the C ABI used to keep the last). */
+  json = kplab_evaluate(data, "rank", "rank.alpha=0.5;rank.alpha=0.7", NULL, NULL, &err);
+  CHECK(json == NULL && err != NULL &&
+            strcmp(err, "parameter rank.alpha is given twice (expected one value per parameter)") == 0,
+        "repeated param: '%s'", err ? err : "(none)");
+  CHECK(kplab_error_kind() == 1, "repeated param: kind %d (expected 1, usage)", kplab_error_kind());
   kplab_free(err);
   err = NULL;
   CHECK(kplab_load(dir, readme, NULL, NULL) == NULL, "errptr NULL: load succeeded");

@@ -182,7 +182,7 @@ TEST_F(Batch, LiteralNamesAndRepeatedParameters) {
   auto twice = Run("eval --no-store --dataset examples/tiny --predictions examples/tiny/predictions.txt "
                    "--param exact.ks=5 --param exact.ks=10");
   EXPECT_EQ(twice.code, 1);
-  EXPECT_NE(twice.err.find("--param exact.ks is given twice"), std::string::npos) << twice.err;
+  EXPECT_NE(twice.err.find("parameter exact.ks is given twice"), std::string::npos) << twice.err;
 }
 
 }  // namespace

@@ -31,6 +31,12 @@ typedef struct kplab_data kplab_data;   /* a dataset with a system's predictions
 /* The library's version, "MAJOR.MINOR.PATCH" (static storage; do not free). */
 KPLAB_C_EXPORT const char* kplab_version(void);
 
+/* The kind of the calling thread's last failure, as the number `kplab` exits with for it: 1 usage (an
+ * unknown metric or profile, a bad or repeated parameter, a bad option), 2 input (a file that is missing
+ * or wrong), 3 a metric script failed or reached a limit, 4 the run store, 5 internal; 0 before any
+ * failure. Only meaningful right after a call that failed (a success leaves it unchanged, as errno). */
+KPLAB_C_EXPORT int kplab_error_kind(void);
+
 /* Frees a string returned by kplab (NULL is allowed). */
 KPLAB_C_EXPORT void kplab_free(void* p);
 
@@ -55,8 +61,9 @@ KPLAB_C_EXPORT void kplab_data_free(kplab_data* data);
 
 /* Scores `data` with the comma-separated metric plugins in `metrics` (NULL = "exact,rank,rprec").
  * `params` is NULL or a ';'-separated list of METRIC.NAME=VALUE (as --param). `system` names the
- * system (NULL = derived from the predictions path). When `store` is not NULL the run is stored there
- * (a run whose metric script fails is recorded as failed, and NULL is returned).
+ * system (NULL = derived from the predictions path). A parameter given twice is an error, as on the
+ * command line. When `store` is not NULL the run is stored there (a run whose metric script fails is
+ * recorded as failed, NULL is returned and *errptr ends "run N recorded as failed in PATH").
  * Returns the JSON object `kplab eval --output json` prints:
  *   {"run_id": N (0 when not stored), "dataset": ..., "system": ..., "profile": ..., "n_docs": N,
  *    "aggregates": {"all.f1@5.micro": 0.4, ...}}   (NaN as null)
