@@ -324,17 +324,8 @@ Result<PhrasePlan> PlannedPhrases(const Corpus& corpus, const EvalRequest& req) 
 
 namespace {
 
-Result<Profile> RequestProfile(const EvalRequest& req) {
-  auto profile = FindProfile(req.profile);
-  if (!profile) {
-    std::vector<std::string> names = ProfileNames();
-    names.push_back("kenchan+one2set");
-    return Error{fmt::format("unknown profile '{}' ({}expected one of: {})", req.profile, DidYouMean(req.profile, names),
-                             JoinNames(names)),
-                 ErrorKind::kUsage};
-  }
-  return *profile;
-}
+// Unknown profile, option or knob, or a bad knob value: ResolveProfile's usage error.
+Result<Profile> RequestProfile(const EvalRequest& req) { return ResolveProfile(req.profile); }
 
 // predictions: already imported (LoadCorpusTimed reads them beside the dataset), or null to import them.
 // owned: the same object as dataset when the caller gives it up, so each document's raw text is freed
