@@ -18,7 +18,7 @@
 
 #include "cli.h"
 #include "cli_args.h"
-#include "embedding.h"
+#include "kplab/embedding_plan.h"
 #include "evaluate.h"
 #include "plan.h"
 #include "kplab/file_gate.h"

@@ -20,7 +20,7 @@
 
 #include "bindings.h"
 #include "bootstrap.h"
-#include "embedding.h"
+#include "kplab/embedding_plan.h"
 #include "kplab/json.h"
 #include "kplab/suggest.h"
 #include "kplab/sha256.h"

@@ -31,7 +31,7 @@
 #include <fmt/format.h>
 
 #include "bindings.h"
-#include "embedding.h"
+#include "kplab/embedding_plan.h"
 #include "kplab/corpus.h"
 #include "kplab/homog.h"
 #include "kplab/homog_corpus.h"

@@ -19,7 +19,7 @@
 #include "kplab/registry.h"
 #include "kplab/sim.h"
 
-namespace kplab::host {
+namespace kplab {
 
 // The strings a phrase is embedded as: its normalized surface, or its stems joined by spaces (the
 // KPEval fork of SemR-p embeds stemmed strings).
@@ -87,4 +87,4 @@ Result<std::shared_ptr<EmbeddingSpace>> PlanEmbeddings(const Corpus& corpus, con
 std::vector<std::pair<std::string, double>> Neighbors(const EmbeddingSpace& s, const float* q, int k,
                                                       std::string_view exclude);
 
-}  // namespace kplab::host
+}  // namespace kplab

@@ -1,4 +1,4 @@
-#include "embedding.h"
+#include "kplab/embedding_plan.h"
 
 #include <cmath>
 
@@ -6,7 +6,7 @@
 
 #include "kplab/file_gate.h"
 
-namespace kplab::host {
+namespace kplab {
 
 std::string_view FormText(const Corpus& c, const Phrase& p, EmbedForm f) {
   return f == EmbedForm::kSurface ? p.surface() : c.Str(p.key);
@@ -135,4 +135,4 @@ std::vector<std::pair<std::string, double>> Neighbors(const EmbeddingSpace& s, c
   return out;
 }
 
-}  // namespace kplab::host
+}  // namespace kplab
