@@ -1241,7 +1241,11 @@ int CmdRuns(Args a) {
 // ---- profiles, stem ---------------------------------------------------------------------------------
 
 int CmdProfiles(Args a) {
+  const std::string knobs = KnobSuffix(a);  // before Positionals(), which refuses options not taken
   auto pos = a.Positionals();
+  if (!knobs.empty() && (pos.size() != 2 || pos[0] != "show")) {
+    throw UsageError("--knob goes with kplab profiles show P (name knobs in a diff's profiles: kenchan+max_pieces=50)");
+  }
   if (pos.empty()) {
     for (const auto& n : ProfileNames()) {
       auto p = FindProfile(n);
@@ -1257,7 +1261,7 @@ int CmdProfiles(Args a) {
     return *std::move(p);
   };
   if (pos[0] == "show" && pos.size() == 2) {
-    const Profile p = resolve(pos[1] + KnobSuffix(a));
+    const Profile p = resolve(pos[1] + knobs);
     std::cout << p.name << ": " << p.description << "\n";
     for (const auto& [k, v] : p.Knobs()) std::cout << fmt::format("  {:<22} {}\n", k, v);
     // The settable knobs: --knob NAME=VALUE on eval, or NAME+KNOB=VALUE wherever a profile is named.
@@ -1461,7 +1465,7 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  Nearest cached phrases of the model (HNSW index beside the run store, updated as needed);\n"
        "  --vocab (or an empty cache) searches a word-vector model's vocabulary instead.\n"},
       {"cache",
-       "kplab cache add DATASET [PREDICTIONS] [--model NAME] [--profile P] [--stems] [--index] [--db FILE]\n"
+       "kplab cache add DATASET [PREDICTIONS] [--model NAME] [--profile P] [--knob NAME=V] [--stems] [--index] [--db FILE]\n"
        "kplab cache info [--db FILE]\n"
        "kplab cache phrases --dataset D [--predictions P] [--profile P] [--metrics M] [--param M.N=V]\n"
        "                    [--plugins DIR] [--with-form] [--output lines|jsonl]\n"
@@ -1527,7 +1531,7 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  dataset: documents ordered by how much two chosen runs differ; clicking one shows its source\n"
        "  text with references and predictions highlighted (matched / present / absent). docs/report.md\n"},
       {"profiles",
-       "kplab profiles [show P | diff A B]\n  Lists the profiles, shows one's conventions, or the knobs where two differ.\n"},
+       "kplab profiles [show P [--knob NAME=V] | diff A B]\n  Lists the profiles, shows one's conventions and settable knobs, or the knobs where two differ.\n"},
       {"stem", "kplab stem [--mode nltk|original|martin]\n  Reads words on stdin (one line at a time), writes their Porter stems.\n"},
       {"run",
        "kplab run SCRIPT.lua [args]\n"
