@@ -217,10 +217,14 @@ TEST_F(Knobs, ManifestEntryCarriesKnobsInTheProfile) {
   Output show = Run("runs show 1");
   EXPECT_NE(show.out.find("kenchan+max_pieces=3"), std::string::npos) << show.out;
   std::ofstream(dir_ / "bad.json") << R"([{"dataset": ")" << KPLAB_SOURCE_DIR
-                                   << R"(/examples/tiny", "profile": "kenchan+max_pieces=x"}])";
+                                   << R"(/examples/tiny", "predictions": ")" << KPLAB_SOURCE_DIR
+                                   << R"(/examples/tiny/predictions.txt", "profile": "kenchan+max_pieces=x"}])";
   o = Run("eval --metrics exact --manifest " + (dir_ / "bad.json").string());
-  EXPECT_NE(o.code, 0);
-  EXPECT_NE(o.err.find("knob max_pieces must be a whole number >= 1, or all (got 'x')"), std::string::npos) << o.err;
+  EXPECT_EQ(o.code, 1);
+  EXPECT_NE(o.err.find("bad.json: runs[0]: profile 'kenchan+max_pieces=x': knob max_pieces must be a whole number "
+                       ">= 1, or all (got 'x')"),
+            std::string::npos)
+      << o.err;
 }
 
 }  // namespace
