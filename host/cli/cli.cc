@@ -266,6 +266,18 @@ std::vector<std::string> SplitList(const std::string& s) {
 
 }  // namespace
 
+std::string KnobSuffix(Args& a) {
+  std::string suffix;
+  for (const auto& k : a.TakeAll("--knob")) {
+    const auto eq = k.find('=');
+    if (eq == std::string::npos || eq == 0 || k.find('+') != std::string::npos) {
+      throw UsageError(fmt::format("--knob must be NAME=VALUE, without '+' (got '{}')", k));
+    }
+    suffix += "+" + k;  // the profile spec's own syntax: ResolveProfile checks name and value
+  }
+  return suffix;
+}
+
 void TakeCorpusOptions(Args& a, EvalRequest& req) {
   if (auto f = a.Take("--dataset-format")) req.dataset_options.format = *f;
   if (auto k = a.Take("--hulth-keys")) req.dataset_options.hulth_keys = *k;
@@ -276,6 +288,7 @@ void TakeCorpusOptions(Args& a, EvalRequest& req) {
   req.predictions_format = a.Take("--predictions-format").value_or("");
   req.source_path = a.Take("--source");
   req.profile = a.Take("--profile").value_or("kplab");
+  req.profile += KnobSuffix(a);
   req.metrics = SplitList(a.Take("--metrics").value_or(kDefaultMetrics));
   if (req.metrics.empty()) throw UsageError("--metrics names no metric");
   req.plugin_dirs = a.TakeAll("--plugins");
@@ -1258,7 +1271,11 @@ int CmdRuns(Args a) {
 // ---- profiles, stem ---------------------------------------------------------------------------------
 
 int CmdProfiles(Args a) {
+  const std::string knobs = KnobSuffix(a);  // before Positionals(), which refuses options not taken
   auto pos = a.Positionals();
+  if (!knobs.empty() && (pos.size() != 2 || pos[0] != "show")) {
+    throw UsageError("--knob goes with kplab profiles show P (name knobs in a diff's profiles: kenchan+max_pieces=50)");
+  }
   if (pos.empty()) {
     for (const auto& n : ProfileNames()) {
       auto p = FindProfile(n);
@@ -1268,18 +1285,27 @@ int CmdProfiles(Args a) {
     std::cout << fmt::format("{:<16} {}\n", o->name, o->description);
     return kExitOk;
   }
+  auto resolve = [](const std::string& spec) {
+    auto p = ResolveProfile(spec);
+    if (!p) throw UsageError(p.error().message);
+    return *std::move(p);
+  };
   if (pos[0] == "show" && pos.size() == 2) {
-    auto p = FindProfile(pos[1]);
-    if (!p) throw UsageError(fmt::format("unknown profile '{}'", pos[1]));
-    std::cout << p->name << ": " << p->description << "\n";
-    for (const auto& [k, v] : p->Knobs()) std::cout << fmt::format("  {:<22} {}\n", k, v);
+    const Profile p = resolve(pos[1] + knobs);
+    std::cout << p.name << ": " << p.description << "\n";
+    for (const auto& [k, v] : p.Knobs()) std::cout << fmt::format("  {:<22} {}\n", k, v);
+    // The settable knobs: --knob NAME=VALUE on eval, or NAME+KNOB=VALUE wherever a profile is named.
+    std::cout << "settable with --knob NAME=VALUE (or " << p.name << "+NAME=VALUE):\n";
+    for (const auto& k : SettableKnobs()) {
+      std::string value;
+      for (const auto& [n, v] : p.Knobs()) value = n == k.name ? v : value;
+      std::cout << fmt::format("  {:<22} {} (accepts {}): {}\n", k.name, value, k.values, k.meaning);
+    }
     return kExitOk;
   }
   if (pos[0] == "diff" && pos.size() == 3) {
-    auto pa = FindProfile(pos[1]);
-    auto pb = FindProfile(pos[2]);
-    if (!pa) throw UsageError(fmt::format("unknown profile '{}'", pos[1]));
-    if (!pb) throw UsageError(fmt::format("unknown profile '{}'", pos[2]));
+    auto pa = std::optional<Profile>(resolve(pos[1]));
+    auto pb = std::optional<Profile>(resolve(pos[2]));
     const auto ka = pa->Knobs(), kb = pb->Knobs();
     std::size_t n = 0;
     std::cout << fmt::format("{:<22} {:<40} {}\n", "knob", pa->name, pb->name);
@@ -1411,6 +1437,8 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  --seed N                the system's training seed (default: from the path, e.g. seed1234.txt)\n"
        "  --profile P             kplab (default), kpeval, kenchan, kenchan+one2set, exhird,\n"
        "                          semrp-standalone (kplab profiles; docs/profiles.md)\n"
+       "  --knob NAME=VALUE       set a knob of the profile (repeatable; kplab profiles show P lists\n"
+       "                          them), e.g. --knob max_pieces=50 for kenchan0226's -num_preds 50\n"
        "  --metrics LIST          comma-separated plugin names (default: exact,rank,rprec)\n"
        "  --param M.NAME=VALUE    override a plugin parameter (repeatable, once per parameter)\n"
        "  --plugins DIR           user plugin directory (repeatable; overrides shipped plugins)\n"
@@ -1468,7 +1496,7 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  Nearest cached phrases of the model (HNSW index beside the run store, updated as needed);\n"
        "  --vocab (or an empty cache) searches a word-vector model's vocabulary instead.\n"},
       {"cache",
-       "kplab cache add DATASET [PREDICTIONS] [--model NAME] [--profile P] [--stems] [--index] [--db FILE]\n"
+       "kplab cache add DATASET [PREDICTIONS] [--model NAME] [--profile P] [--knob NAME=V] [--stems] [--index] [--db FILE]\n"
        "kplab cache info [--db FILE]\n"
        "kplab cache phrases --dataset D [--predictions P] [--profile P] [--metrics M] [--param M.N=V]\n"
        "                    [--plugins DIR] [--with-form] [--output lines|jsonl]\n"
@@ -1534,11 +1562,8 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  and B differ (by default A the baseline, B the best other system by the first metric); clicking\n"
        "  one shows its source text with references and predictions highlighted. docs/report.md\n"},
       {"profiles",
-       "kplab profiles [show P | diff A B]\n"
-       "  Lists the profiles, shows one's conventions, or the knobs where two differ.\n"},
-      {"stem",
-       "kplab stem [--mode nltk|original|martin]\n"
-       "  Reads words on stdin (one line at a time), writes their Porter stems.\n"},
+       "kplab profiles [show P [--knob NAME=V] | diff A B]\n  Lists the profiles, shows one's conventions and settable knobs, or the knobs where two differ.\n"},
+      {"stem", "kplab stem [--mode nltk|original|martin]\n  Reads words on stdin (one line at a time), writes their Porter stems.\n"},
       {"run",
        "kplab run SCRIPT.lua [args]\n"
        "  Runs a Lua script in the sandbox with the kp API (the plugins' API plus the script API:\n"

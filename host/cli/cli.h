@@ -15,6 +15,8 @@ struct EvalRequest;
 // The options `kplab eval` and `kplab cache phrases` share: dataset and predictions formats, --source,
 // --profile, --metrics, --plugins, --param (not --dataset and --predictions themselves).
 void TakeCorpusOptions(Args& a, EvalRequest& req);
+// "+NAME=VALUE" for each --knob NAME=VALUE, to append to a profile spec (ResolveProfile checks them).
+std::string KnobSuffix(Args& a);
 
 // Commands in cli_model.cc.
 int CmdModel(std::vector<std::string> args);

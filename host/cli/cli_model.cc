@@ -18,7 +18,7 @@
 
 #include "cli.h"
 #include "cli_args.h"
-#include "embedding.h"
+#include "kplab/embedding_plan.h"
 #include "evaluate.h"
 #include "plan.h"
 #include "kplab/file_gate.h"
@@ -675,6 +675,7 @@ int CmdCacheImpl(Args a) {
   }
   EvalRequest req;
   req.profile = a.Take("--profile").value_or("kplab");
+  req.profile += KnobSuffix(a);
   req.source_path = a.Take("--source");
   const bool stems = a.Flag("--stems");
   const bool index = a.Flag("--index");

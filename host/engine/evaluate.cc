@@ -20,7 +20,7 @@
 
 #include "bindings.h"
 #include "bootstrap.h"
-#include "embedding.h"
+#include "kplab/embedding_plan.h"
 #include "kplab/json.h"
 #include "kplab/suggest.h"
 #include "kplab/sha256.h"
@@ -243,17 +243,9 @@ Result<std::vector<MetricPlugin>> LoadMetrics(
   return out;
 }
 
-Result<Profile> ProfileNamed(const std::string& name) {
-  auto profile = FindProfile(name);
-  if (!profile) {
-    std::vector<std::string> names = ProfileNames();
-    names.push_back("kenchan+one2set");
-    return Error{fmt::format("unknown profile '{}' ({}expected one of: {})", name, DidYouMean(name, names),
-                             JoinNames(names)),
-                 ErrorKind::kUsage};
-  }
-  return *profile;
-}
+// One rule for every front-end: the profile's name with its knobs (kenchan+max_pieces=50), an unknown
+// profile, knob or value a usage error with a did-you-mean (ResolveProfile).
+Result<Profile> ProfileNamed(const std::string& name) { return ResolveProfile(name); }
 
 Result<EvalRequest::Shard> ParseShard(const std::string& text) {
   const auto slash = text.find('/');

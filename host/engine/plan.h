@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "embedding.h"
+#include "kplab/embedding_plan.h"
 #include "kplab/corpus.h"
 #include "kplab/profile.h"
 #include "kplab/result.h"

@@ -24,7 +24,7 @@
 #include "columns.h"
 #include "lua_util.h"
 #include "pairs.h"
-#include "semrp_kernel.h"
+#include "kplab/semrp_kernel.h"
 
 namespace kplab::host {
 

@@ -17,6 +17,10 @@
 #include "plugin.h"
 #include "sandbox.h"
 
+namespace kplab {
+struct EmbeddingSpace;  // kplab/embedding_plan.h
+}  // namespace kplab
+
 namespace kplab::host {
 
 inline constexpr int kDefaultVerifyDocs = 16;
@@ -46,7 +50,6 @@ struct PluginOutcome {
   double verify_seconds = 0;  // wall time of the re-scoring after the run (RunContext::verify_docs)
 };
 
-struct EmbeddingSpace;
 struct PairIndex;
 struct DeclaredColumns;
 struct UnitSink;

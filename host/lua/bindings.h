@@ -18,6 +18,10 @@
 
 struct lua_State;
 
+namespace kplab {
+struct EmbeddingSpace;  // kplab/embedding_plan.h
+}  // namespace kplab
+
 namespace kplab::host {
 
 // Every installer, in registration order.
@@ -74,7 +78,6 @@ struct PairIndex;
 // [-0, +0]
 void AddPairsCtx(lua_State* L, const std::shared_ptr<const Corpus>& corpus,
                  const std::shared_ptr<const PairIndex>& pairs);
-struct EmbeddingSpace;
 // Makes `space` the one kp.neighbors and the ctx functions of this VM use (nullptr: none).
 void SetEmbeddingSpace(lua_State* L, std::shared_ptr<const EmbeddingSpace> space);
 // The VM's space (the run's model and planned vectors), or nullptr without one. [-0, +0]

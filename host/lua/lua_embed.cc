@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "bindings.h"
-#include "embedding.h"
+#include "kplab/embedding_plan.h"
 #include "kplab/sim.h"
 #include "lua_util.h"
 

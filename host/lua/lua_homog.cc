@@ -31,7 +31,7 @@
 #include <fmt/format.h>
 
 #include "bindings.h"
-#include "embedding.h"
+#include "kplab/embedding_plan.h"
 #include "kplab/corpus.h"
 #include "kplab/homog.h"
 #include "kplab/homog_corpus.h"
@@ -440,8 +440,8 @@ int Reformulations(lua_State* L) {
   const std::string profile_name = Opt::String(L, 3, fn, "profile", "kplab");
   const double tolerance = Opt::Number(L, 3, fn, "tolerance", 0.10);
   if (!(tolerance >= 0)) Fail(L, fn, "option 'tolerance' must be >= 0");
-  auto profile = FindProfile(profile_name);
-  if (!profile) Fail(L, fn, fmt::format("unknown profile '{}'", profile_name));
+  auto profile = ResolveProfile(profile_name);
+  if (!profile) Fail(L, fn, profile.error().message);
   auto pairs = homog::ParseReformulations(std::string_view(text, len), name);
   if (!pairs.ok()) return luaL_error(L, "%s", pairs.error().message.c_str());
 

@@ -1,5 +1,5 @@
 // kp.kernel.exact / rank / rprec / semrp: markers a plugin assigns to `score` so that the host scores its
-// documents with the native kernel of that name (kplab/kernels.h, engine/semrp_kernel.h) instead of
+// documents with the native kernel of that name (kplab/kernels.h, kplab/semrp_kernel.h) instead of
 // calling Lua per document. They are C functions only so that `score` stays "a function"; called from
 // Lua they explain themselves.
 #include <lua.hpp>

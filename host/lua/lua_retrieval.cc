@@ -26,7 +26,7 @@
 #include <fmt/format.h>
 
 #include "bindings.h"
-#include "embedding.h"
+#include "kplab/embedding_plan.h"
 #include "kplab/file_gate.h"
 #include "kplab/io.h"
 #include "kplab/retrieval.h"

@@ -16,7 +16,7 @@
 #include <fmt/format.h>
 
 #include "bindings.h"
-#include "embedding.h"
+#include "kplab/embedding_plan.h"
 #include "kplab/emd.h"
 #include "kplab/file_gate.h"
 #include "kplab/io.h"

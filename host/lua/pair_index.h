@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "embedding.h"
+#include "kplab/embedding_plan.h"
 #include "kplab/homog_corpus.h"
 
 namespace kplab::host {

@@ -1187,12 +1187,8 @@ py::tuple MinePairs(const py::object& gold, double theta, const py::object& part
     if (!dataset_format.is_none()) opt.format = Str(dataset_format, "dataset_format");
     if (!split.is_none()) opt.split = Str(split, "split");
     const std::string path = *PathArg(gold, "gold");
-    const std::optional<Profile> prof = FindProfile(profile);
-    if (!prof) {
-      std::string names;
-      for (const auto& n : ProfileNames()) names += (names.empty() ? "" : ", ") + n;
-      Raise(g_input_error, fmt::format("unknown profile '{}' (expected one of: {})", profile, names));
-    }
+    const Result<Profile> prof = ResolveProfile(profile);
+    if (!prof) Raise(g_input_error, prof.error().message);
     std::string error;
     {
       py::gil_scoped_release release;

@@ -1,4 +1,4 @@
-// EmbeddingSpace::Lookup (host/lua/embedding.h): its text->row map is made on the first call, from the
+// EmbeddingSpace::Lookup (kplab/embedding_plan.h, core/src/plan): its text->row map is made on the first call, from the
 // plan's texts. The promise is "thread-safe": the scoring lanes share one space and may all ask at
 // once, so the first calls race to build the map. Hand-made space: two planned rows, values by hand.
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "embedding.h"
+#include "kplab/embedding_plan.h"
 
 namespace kplab::host {
 namespace {

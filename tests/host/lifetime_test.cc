@@ -21,7 +21,7 @@
 #include "bindings.h"
 #include "cli_harness.h"
 #include "columns.h"
-#include "embedding.h"
+#include "kplab/embedding_plan.h"
 #include "evaluate.h"
 #include "kplab/embed.h"
 #include "kplab/registry.h"

@@ -25,7 +25,7 @@
 #include "columns.h"
 #include "lua_util.h"
 #include "costs.h"
-#include "embedding.h"
+#include "kplab/embedding_plan.h"
 #include "evaluate.h"
 #include "kplab/corpus.h"
 #include "lua_script.h"
@@ -423,7 +423,7 @@ void PushRuntimeValues(lua_State* L, const std::shared_ptr<const Corpus>& corpus
   lua_setfield(L, -2, "params");
   host::PushProfile(L, corpus->profile);
   lua_setfield(L, -2, "profile");
-  auto space = std::make_shared<host::EmbeddingSpace>();
+  auto space = std::make_shared<EmbeddingSpace>();
   space->dims = 2;
   host::SetEmbeddingSpace(L, space);
   lua_newtable(L);  // the ctx functions the host adds for a run with embeddings and pairs

@@ -30,7 +30,7 @@ WINDOW = 30
 
 # Where kplab opens a path in the user's context whoever asked (kplab/file_gate.h, UserFileScope).
 ELEVATIONS = {
-    "host/lua/embedding.cc": (1, "a model is resolved by name in the user's registry"),
+    "core/src/plan/embedding_plan.cc": (1, "a model is resolved by name in the user's registry"),
     "host/engine/evaluate.cc": (1, "the phrase cache in the user's default store when the request names none"),
     "host/lua/sandbox.cc": (2, "the shipped plugin directory and $KPLAB_PLUGIN_PATH are listed and read as the user's"),
     "host/repl/repl.cc": (2, "the REPL's history file is the user's (load and save)"),

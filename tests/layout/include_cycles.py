@@ -7,7 +7,8 @@ kplab's targets: first beside the including file, then in the include roots belo
 include directories). An include that resolves to no file under the tree is a system/third-party
 header (or a generated one) and is not an edge. The same check runs on the folders (core/, host/lua/, host/engine/, host/cli/, host/repl/, ...: the
 targets of note 22), so that a target never includes a header of a target that depends on it. A cycle is reported as FILE:LINE of each #include on
-it, and the script exits 1.
+it, and the script exits 1. An include that points up the layers of note 22 (core < host/lua < host/engine
+< the app and the bindings' front-ends), or a Lua header included under core/, is reported the same way.
 
 Usage: include_cycles.py SOURCE_DIR
 """
@@ -27,6 +28,12 @@ SCANNED = ["core", "host"]
 SAME_UNIT = {"host/lua/lua_pattern": "host/lua/sandbox", "host/lua/lua_stdlib": "host/lua/sandbox"}
 SOURCE_DIR = ""
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
+# The layers of note 22's target graph, lowest first: a folder includes only from its own layer or
+# below (no upward arrow), and core/ -- the domain logic, with the kernels and the embedding plan --
+# includes no Lua header at all.
+LAYERS = {"core": 0, "host/lua": 1, "host/engine": 2, "host/cli": 3, "host/repl": 3, "host/capi": 3,
+          "host/luamod": 3, "host/python": 3}
+LUA_RE = re.compile(r'^\s*#\s*include\s*[<"](lua\.h|lua\.hpp|lauxlib\.h|lualib\.h)[>"]')
 
 
 def resolve(src, including, name):
@@ -66,6 +73,26 @@ def graph(src):
                             if target and unit(target) != unit(path):
                                 out.append((unit(target), lineno, path))
     return edges
+
+
+def layer_problems(src, edges):
+    """FILE:LINE of each include that points up the layers, or of a Lua header included by core/."""
+    out = []
+    for u, outs in edges.items():
+        fu = os.path.relpath(folder(u), src)
+        for v, line, incl in outs:
+            fv = os.path.relpath(folder(v), src)
+            if fu in LAYERS and fv in LAYERS and LAYERS[fv] > LAYERS[fu]:
+                out.append(f"{os.path.relpath(incl, src)}:{line}: {fu} includes from {fv}, a layer above it")
+    for root, _, files in os.walk(os.path.join(src, "core")):
+        for f in files:
+            if f.endswith((".h", ".cc")):
+                path = os.path.join(root, f)
+                with open(path, encoding="utf-8") as fh:
+                    for lineno, text in enumerate(fh, 1):
+                        if LUA_RE.match(text):
+                            out.append(f"{os.path.relpath(path, src)}:{lineno}: core/ includes a Lua header")
+    return sorted(out)
 
 
 def find_cycle(edges):
@@ -129,6 +156,9 @@ def main():
         for _, (path, line) in cycle:
             print(f"  {os.path.relpath(path, src)}:{line}: includes from the next {kind}", file=sys.stderr)
         print(f"  (back to {os.path.relpath(cycle[0][0], src)})", file=sys.stderr)
+    for problem in layer_problems(src, edges):
+        bad = True
+        print(problem, file=sys.stderr)
     if bad:
         return 1
     print(f"ok: {len(folder_edges)} folders, {len(edges)} units, {n_edges} resolved quoted includes, no cycle")

@@ -172,6 +172,17 @@ class EvaluateTest(TempDirTest):
         self.assertIn("all.map@M", r["aggregates"])
         self.assertIn("kpeval", kplab.profiles())
 
+    def test_profile_knobs_travel_in_the_profile_name(self):
+        # max_pieces=1 keeps each list's first prediction: a "graph neural networks" (a hit), b
+        # "evaluation" (a hit). micro P = 2/2, R = 2/5, F1 = 2(1)(2/5)/(1 + 2/5) = 4/7.
+        r = kplab.evaluate(DOCS, PREDS, metrics=["exact"], profile="kplab+max_pieces=1")
+        self.assertAlmostEqual(r["aggregates"]["all.f1@M.micro"], 4 / 7, places=12)
+        self.assertEqual(r["profile"], "kplab+max_pieces=1")
+        with self.assertRaisesRegex(kplab.InputError, r"unknown knob 'max_piece' \(did you mean 'max_pieces'\?"):
+            kplab.evaluate(DOCS, PREDS, metrics=["exact"], profile="kplab+max_piece=1")
+        with self.assertRaisesRegex(kplab.InputError, r"knob peos must be piece, piece_in_lines, first_token or keep"):
+            kplab.evaluate(DOCS, PREDS, metrics=["exact"], profile="kplab+peos=no")
+
     def test_utility_with_a_query_file(self):
         # Three documents; BM25 idf of a word in 1 of 3 documents is ln(2.5) - ln(1.5) > 0. Query 1
         # "traffic" is in document a only, query 2 "keyphrase" in b only: each finds its document first.

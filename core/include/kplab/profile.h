@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "kplab/result.h"
 #include "kplab/stem.h"
 
 namespace kplab {
@@ -46,6 +47,10 @@ struct Profile {
   std::vector<std::string> invalid_tokens = {"<unk>"};  // drop a prediction with such a (stemmed) token
   std::string invalid_substring;       // drop a prediction whose stemmed string contains this
   int max_pieces = 0;                  // keep only the first N raw prediction pieces (0 = all)
+  // Keep only the first prediction of one token, drop later ones (kenchan0226 without
+  // -disable_extra_one_word_filter): counted over every piece the peos rule keeps, also invalid or
+  // repeated ones, as its mask is.
+  bool first_one_word_only = false;
   std::string dedup_join = " ";        // stems joined with this form the dedup key (peers: "_")
   bool dedup = true;                   // drop repeated keyphrases (same dedup key), first wins
   bool semeval_refs_as_given = false;  // ExHiRD: references are not stemmed when the keywords file's
@@ -79,8 +84,25 @@ struct Profile {
 };
 
 // Built-in profiles: kplab (default), kpeval, kenchan, exhird, semrp-standalone. A profile name may carry options after
-// '+', e.g. "kenchan+one2set" (kg_one2set's empty-line rule and 200-prediction cut).
+// '+', e.g. "kenchan+one2set" (kg_one2set's empty-line rule and 200-prediction cut), and settable knobs
+// as KNOB=VALUE, e.g. "kenchan+max_pieces=50+peos=keep" (SettableKnobs; docs/profiles.md, "Knobs").
 const std::vector<std::string>& ProfileNames();
 std::optional<Profile> FindProfile(std::string_view name);
+
+// A knob a profile spec may set: the peer flags that change numbers and that papers vary.
+struct KnobInfo {
+  std::string name;     // as Profile::Knobs() names it
+  std::string values;   // what it accepts
+  std::string meaning;  // what it does, and the peer flag it reproduces
+};
+const std::vector<KnobInfo>& SettableKnobs();
+
+// The profile a spec names: a built-in name, then '+'-separated options ("one2set" for kenchan) and
+// KNOB=VALUE settings, each knob at most once. The result's name is canonical: the base name, its
+// option, then the knobs whose value differs from the base's, in SettableKnobs order, written as
+// Knobs() writes them ("kenchan+peos=keep+max_pieces=50" and "kenchan+max_pieces=50+peos=keep" are
+// one profile, and "kenchan+max_pieces=200" is "kenchan"). Errors (kind usage) name the spec, the
+// part and what was expected, with a did-you-mean for a misspelt profile or knob.
+Result<Profile> ResolveProfile(std::string_view spec);
 
 }  // namespace kplab

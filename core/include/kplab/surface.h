@@ -28,8 +28,9 @@ struct Surfaces {
 };
 
 // The surfaces of BuildCorpus(dataset, predictions, profile)'s phrases, each once, in the order of
-// the corpus's phrases (the first phrase with a surface places it): exactly the texts CollectPhrases
-// gives for the surface form. Predictions must be aligned (AlignPredictions); a count that differs
+// the corpus's phrases (the first phrase with a surface places it): the texts CollectPhrases gives
+// for the surface form and also those of the pieces the profile then drops (the "<peos>" marker, an
+// invalid prediction, a repeat's other spelling), which no document lists. Predictions must be aligned (AlignPredictions); a count that differs
 // from the dataset's documents is the error BuildCorpus gives. threads: documents are read in that
 // many contiguous ranges at once (0 = one per core, at most 8, one for a few thousand documents); the
 // list is the same for every count.

@@ -262,6 +262,7 @@ class Builder {
       return p_.exhird_markers ? std::string_view(exhird_pieces[j]) : rp->phrases[j];
     };
     bool after_peos = false;
+    int one_word = 0;  // one-token pieces met so far (Profile::first_one_word_only)
     seen_.clear();
     dup_index_.clear();
     bool any_dup = false;
@@ -282,6 +283,8 @@ class Builder {
           continue;
         }
       }
+      // Before the invalid and dedup checks: kenchan0226 counts every one-token piece in its mask.
+      if (p_.first_one_word_only && ph->tokens().size() == 1 && ++one_word > 1) continue;
       if (flags & kInvalid) {
         ++doc.n_pred_invalid;
         continue;

@@ -19,7 +19,7 @@
 #include "kplab/registry.h"
 #include "kplab/sim.h"
 
-namespace kplab::host {
+namespace kplab {
 
 // The strings a phrase is embedded as: its normalized surface, or its stems joined by spaces (the
 // KPEval fork of SemR-p embeds stemmed strings).
@@ -68,8 +68,10 @@ struct PlanRequest {
 // The corpus's own string (its arena's surface or its lexicon's stem key): valid while the corpus is.
 std::string_view FormText(const Corpus& c, const Phrase& p, EmbedForm f);
 
-// The distinct strings a plan embeds: every phrase of the corpus (references and all predictions) in
-// each requested form, in the order of first appearance — all phrases in corpus order in the surface
+// The distinct strings a plan embeds: every phrase some document lists (its references, before and
+// after dedup, and the predictions the profile keeps — not the "<peos>" marker, an invalid
+// prediction or any other piece the profile drops, which the corpus interns all the same) in each
+// requested form, in the order of first appearance — all such phrases in corpus order in the surface
 // form, then those in the stems form — each string once even when it is both a surface and a stem key.
 // `kplab cache phrases` prints exactly these texts (docs/embeddings.md).
 struct PhrasePlan {
@@ -85,4 +87,4 @@ Result<std::shared_ptr<EmbeddingSpace>> PlanEmbeddings(const Corpus& corpus, con
 std::vector<std::pair<std::string, double>> Neighbors(const EmbeddingSpace& s, const float* q, int k,
                                                       std::string_view exclude);
 
-}  // namespace kplab::host
+}  // namespace kplab

@@ -4,12 +4,13 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
-#include "embedding.h"
+#include "kplab/embedding_plan.h"
 #include "kplab/kernels.h"
 
-namespace kplab::host {
+namespace kplab {
 
 struct SemrpParams {
   int k = 3;
@@ -25,4 +26,4 @@ struct SemrpParams {
 std::unique_ptr<MetricKernel> MakeSemrpKernel(std::shared_ptr<const EmbeddingSpace> space, const SemrpParams& params,
                                               const Profile& profile);
 
-}  // namespace kplab::host
+}  // namespace kplab

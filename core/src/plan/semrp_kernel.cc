@@ -1,4 +1,4 @@
-#include "semrp_kernel.h"
+#include "kplab/semrp_kernel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +10,7 @@
 #include "kplab/match.h"
 #include "kplab/sim.h"
 
-namespace kplab::host {
+namespace kplab {
 
 namespace {
 
@@ -160,4 +160,4 @@ std::unique_ptr<MetricKernel> MakeSemrpKernel(std::shared_ptr<const EmbeddingSpa
   return std::make_unique<SemrpKernel>(std::move(space), params, profile);
 }
 
-}  // namespace kplab::host
+}  // namespace kplab

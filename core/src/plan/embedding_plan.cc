@@ -1,4 +1,4 @@
-#include "embedding.h"
+#include "kplab/embedding_plan.h"
 
 #include <cmath>
 
@@ -6,14 +6,33 @@
 
 #include "kplab/file_gate.h"
 
-namespace kplab::host {
+namespace kplab {
 
 std::string_view FormText(const Corpus& c, const Phrase& p, EmbedForm f) {
   return f == EmbedForm::kSurface ? p.surface() : c.Str(p.key);
 }
 
+namespace {
+
+// Per phrase id: does some document list it (its references, before or after dedup, or its
+// predictions)? The corpus interns every piece it reads, also those the profile then drops (the
+// "<peos>" marker, an invalid prediction, a piece past max_pieces): no plugin is ever handed those, so
+// the plan does not embed them.
+std::vector<std::uint8_t> ListedPhrases(const Corpus& corpus) {
+  std::vector<std::uint8_t> listed(corpus.phrases.size(), 0);
+  for (const Document& d : corpus.docs) {
+    for (const auto* list : {&d.refs, &d.refs_before_dedup, &d.preds}) {
+      for (const Keyphrase& kp : *list) listed[kp.phrase->id] = 1;
+    }
+  }
+  return listed;
+}
+
+}  // namespace
+
 PhrasePlan CollectPhrases(const Corpus& corpus, const bool (&forms)[kEmbedForms]) {
   PhrasePlan plan;
+  const std::vector<std::uint8_t> listed = ListedPhrases(corpus);
   // Keys are views of the corpus's own strings (surfaces in its arena, stem keys in its lexicon),
   // which outlive this call: one copy per distinct text, into plan.texts. A million distinct phrases:
   // rehashing the map as it grows cost more than filling it.
@@ -25,6 +44,7 @@ PhrasePlan CollectPhrases(const Corpus& corpus, const bool (&forms)[kEmbedForms]
     auto& rows = plan.row_of[f];
     rows.assign(corpus.phrases.size(), -1);
     for (const Phrase& p : corpus.phrases) {
+      if (!listed[p.id]) continue;
       const std::string_view t = FormText(corpus, p, static_cast<EmbedForm>(f));
       auto [it, inserted] = row_by_text.emplace(t, static_cast<std::int32_t>(plan.texts.size()));
       if (inserted) {
@@ -115,4 +135,4 @@ std::vector<std::pair<std::string, double>> Neighbors(const EmbeddingSpace& s, c
   return out;
 }
 
-}  // namespace kplab::host
+}  // namespace kplab
