@@ -11,6 +11,7 @@
 #include "compare.h"
 #include "testable.h"
 #include "kplab/json.h"
+#include "kplab/vecfile.h"  // Fnv1a64
 
 namespace kplab::host {
 namespace {
@@ -127,7 +128,8 @@ Status TestAgainstBaseline(RunStore& store, const TableOptions& opt, std::map<st
       cell.tested = true;
       cell.n_docs = xa[0].size();
       // Seeded by what the cell is, not where it sits: adding a column does not change its p-value.
-      const std::uint64_t key = std::hash<std::string>{}(t.systems[r] + '\x1f' + t.columns[c].dataset + '\x1f' + metric);
+      // FNV-1a, not std::hash: the same table gives the same p-values under every standard library.
+      const std::uint64_t key = Fnv1a64(t.systems[r] + '\x1f' + t.columns[c].dataset + '\x1f' + metric);
       const PairedResult res =
           PairedFormTest(plan.form, xa, xb, opt.resamples, opt.seed ^ (key * 0x9e3779b97f4a7c15ULL), 0, opt.charge);
       cell.diff = res.observed;

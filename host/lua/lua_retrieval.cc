@@ -170,9 +170,14 @@ int ColAddDataset(lua_State* L) {
     std::error_code ec;
     double bytes = 0;
     if (std::filesystem::is_directory(path, ec)) {
+      // Metered per entry (a parameter naming "/" walks until the plugin's limits stop it), and links
+      // are not followed: only what lies under the granted directory is looked at.
       for (auto it = std::filesystem::recursive_directory_iterator(path, ec);
            !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-        if (it->is_regular_file(ec)) bytes += static_cast<double>(it->file_size(ec));
+        ChargeNative(L, 64);
+        if (it->symlink_status(ec).type() == std::filesystem::file_type::regular) {
+          bytes += static_cast<double>(it->file_size(ec));
+        }
       }
     } else {
       const auto size = std::filesystem::file_size(path, ec);

@@ -322,6 +322,28 @@ TEST(WordNet, AMalformedIndexLineIsRefusedWithItsFileAndLine) {
   fs::remove_all(dir);
 }
 
+// An index may name any offset a 32-bit number holds: one near 2^32 used to wrap the bounds check
+// (off + 9 in 32 bits) and read 4 GiB past the data file (a segfault); it is a synset that is not there.
+TEST(WordNet, AnOffsetNearTwoToThe32IsRefusedNotRead) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "wrapping_wordnet";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const char* pos : {"noun", "verb", "adj", "adv"}) {
+    std::ofstream(dir / (std::string("index.") + pos)) << "";
+    std::ofstream(dir / (std::string(pos) + ".exc")) << "";
+    std::ofstream(dir / (std::string("data.") + pos)) << "00000000 x\n";
+  }
+  for (const char* off : {"4294967295", "4294967287", "4294967000"}) {
+    std::ofstream(dir / "index.noun", std::ios::trunc) << "dog n 1 0 1 0 " << off << "\n";
+    auto wn = WordNet::Open(dir.string());
+    ASSERT_FALSE(wn.ok()) << off;
+    EXPECT_NE(wn.error().message.find(std::string("no synset at offset ") + off), std::string::npos)
+        << wn.error().message;
+  }
+  fs::remove_all(dir);
+}
+
 TEST(SentenceBleuCounts, ModifiedPrecisionAndClosestReferenceLength) {
   // hyp [a b c]; refs [a b d], [e]. Unigrams a, b found (c not): 2 of 3; bigrams (a b) of (a b), (b c):
   // 1 of 2; the trigram (a b c): 0 of 1. Reference lengths 3 and 1: the closest to 3 is 3.

@@ -470,6 +470,33 @@ TEST_F(UtilityHostile, ExtraCorpusErrorsNameTheFile) {
       << r.errors.front().message;
 }
 
+// A corpus parameter naming a huge tree (say "/") is walked under the plugin's limits: the sizing walk is
+// metered per entry (64 steps) and stops at the instruction budget with a limit error, not after the
+// whole file system. 3,000 empty files at 64 steps are 192,000 steps, over a budget of 100,000.
+TEST_F(UtilityHostile, AHugeCorpusTreeIsWalkedUnderTheLimits) {
+  const fs::path tree = dir_ / "tree";
+  for (int d = 0; d < 30; ++d) {
+    fs::create_directories(tree / std::to_string(d));
+    for (int f = 0; f < 100; ++f) std::ofstream(tree / std::to_string(d) / (std::to_string(f) + ".txt"));
+  }
+  EvalRequest req;
+  req.metrics = {"utility"};
+  req.params["utility"] = Params();
+  req.params["utility"]["corpus"] = tree.string();
+  req.threads = 1;
+  req.limits.seconds = 0;
+  req.limits.instructions = 100'000;
+  // The control: the same budget is enough for the run without the tree.
+  EvalRequest control = req;
+  control.params["utility"].erase("corpus");
+  auto fine = EvaluateCorpus(Tiny("kplab"), control);
+  ASSERT_TRUE(fine.ok()) << fine.error().message;
+  ASSERT_TRUE(fine->errors.empty()) << fine->errors.front().message;
+  auto res = EvaluateCorpus(Tiny("kplab"), req);
+  const std::string why = !res.ok() ? res.error().message : res->errors.empty() ? "" : res->errors.front().message;
+  EXPECT_NE(why.find("instruction budget of 100000 exceeded"), std::string::npos) << why;
+}
+
 // Paths reach kp.retrieval only as parameters the user set, while prepare runs.
 TEST_F(UtilityHostile, ReadsOnlyGrantedPaths) {
   LuaVm vm;

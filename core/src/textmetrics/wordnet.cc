@@ -182,10 +182,12 @@ Status WordNet::Impl::CheckOffsets(int pos) {
   const std::string_view data = data_text[pos];
   for (const auto& [lemma, e] : index) {
     for (std::uint32_t off : Offsets(e, pos)) {
-      bool ok = off + 9 <= data.size() && (off == 0 || data[off - 1] == '\n') && data[off + 8] == ' ';
+      // In size_t: an offset near 2^32 must not wrap past the bounds check.
+      const std::size_t at = off;
+      bool ok = at + 9 <= data.size() && (at == 0 || data[at - 1] == '\n') && data[at + 8] == ' ';
       std::uint64_t v = 0;
       for (std::size_t k = 0; ok && k < 8; ++k) {
-        const char c = data[off + k];
+        const char c = data[at + k];
         ok = c >= '0' && c <= '9';
         v = v * 10 + static_cast<std::uint64_t>(c - '0');
       }
