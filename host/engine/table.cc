@@ -9,9 +9,9 @@
 #include <fmt/format.h>
 
 #include "compare.h"
-#include "testable.h"
 #include "kplab/json.h"
 #include "kplab/vecfile.h"  // Fnv1a64
+#include "testable.h"
 
 namespace kplab::host {
 namespace {
