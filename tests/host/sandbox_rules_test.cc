@@ -176,7 +176,7 @@ const std::map<std::string, std::string> kEntriesAllowed = {
     {"host/lua/sandbox.cc:FreezeTableFields", "lua_next (raw) over ctx, a table the host built"},
     {"host/lua/sandbox.cc:GiveOwnRandom", "lua_next (raw) over the math library, the host's own table"},
     {"host/lua/lua_util.h:DefineMetatable", "lua_getfield on the registry, the host's own table"},
-    {"host/engine/runner.cc:Run", "lua_next (raw) over the table aggregate returned"},
+    {"host/engine/runner.cc:CallAggregateV1", "lua_next (raw) over the table aggregate returned"},
     {"host/lua/lua_params.cc:ReadFields", "lua_next (raw) over a parameter declaration"},
     {"host/lua/sandbox.cc:PushDeepProxy", "lua_next (raw) over the table being proxied"},
     {"host/lua/sandbox.cc:CheckReachable", "lua_next (raw) in the freeze's walk"},
