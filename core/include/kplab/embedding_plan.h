@@ -2,6 +2,10 @@
 // looked up in the phrase cache, the misses are embedded in batches and stored, and the vectors are
 // kept in one read-only EmbeddingSpace that every scoring lane shares. Scoring never calls the model
 // per document (DESIGN.md, "Plan").
+//
+// Threads: PlanEmbeddings runs on the caller's thread (with threads of its own for the embedder); the
+// EmbeddingSpace it returns is read-only afterwards and shared by every scoring lane (Row and Lookup
+// may be called from any number of threads at once).
 #pragma once
 
 #include <cstdint>

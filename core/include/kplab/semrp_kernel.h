@@ -1,6 +1,9 @@
 // The native kernel of plugins/semrp.lua (score = kp.kernel.semrp): SemR-p and its Div, adaptive-k,
 // density-k and extra-k variants over the run's embedding space, with the plugin's arithmetic in the same
 // order, so the numbers are its Lua score's bit for bit (tests/host/kernel_test.cc).
+//
+// Threads: the kernel is read-only while it scores (kplab/kernels.h): one kernel, over one read-only
+// EmbeddingSpace, is shared by all scoring threads.
 #pragma once
 
 #include <memory>
