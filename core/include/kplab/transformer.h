@@ -119,6 +119,7 @@ class TransformerModel final : public Embedder {
 
  private:
   struct Impl;
+  struct Loader;  // Load's phases (transformer.cc)
   Status EmbedUnchecked(const std::vector<std::string_view>& phrases, float* out, std::uint8_t* has,
                         std::size_t max_len = 0) const;
   Status EmbedTokensUnchecked(const std::vector<std::string_view>& texts, int layer, TokenBatch& out) const;

@@ -549,6 +549,406 @@ int TransformerModel::token_max_length() const { return impl_->cfg.token_max_len
 
 int TransformerModel::Bucket(int rel) const { return MpnetBucket(rel, kMpnetBuckets, 128); }
 
+// Load's phases, in the order Load runs them (each reads one part of the snapshot).
+struct TransformerModel::Loader {
+  using Hashed = std::vector<std::pair<std::string, std::string>>;  // (name in the snapshot, bytes)
+  // What config.json says that the later phases need.
+  struct Config {
+    std::unique_ptr<JsonFile> conf;
+    std::string config_name, model_type, prefix;
+    bool vocab_only = false;  // vocab.txt without tokenizer.json
+    std::int64_t vocab = 0, maxpos = 0, heads = 0;
+    int capacity = 0;  // positions a sequence may use
+  };
+
+  static std::string Named(const std::string& sub, const std::string& file) {
+    return sub.empty() ? file : (fs::path(sub) / file).string();
+  }
+
+  // The Transformer module's folder inside the snapshot ("" for the top).
+  static Result<std::string> ModuleDir(const fs::path& dir) {
+    std::error_code ec;
+    // Where the Transformer module's files are: the snapshot's top (sentence-transformers 2 and later,
+    // plain Hugging Face snapshots), or the module's own folder (sentence-transformers' older layout:
+    // 0_Transformer/ with config.json, weights, tokenizer and sentence_bert_config.json; the top's
+    // config.json is then sentence-transformers' version file). modules.json is checked in full below.
+    std::string sub;
+    if (fs::exists(dir / "modules.json", ec)) {
+      if (auto mb = ReadModelFile(dir / "modules.json", "sentence-transformers' modules.json"); mb.ok()) {
+        simdjson::dom::parser parser;
+        element root;
+        simdjson::dom::array mods;
+        if (parser.parse(*mb).get(root) == simdjson::SUCCESS && root.get_array().get(mods) == simdjson::SUCCESS) {
+          for (element m : mods) {
+            std::string_view type, mod_path;
+            if (m.type() == element_type::OBJECT && m["type"].get_string().get(type) == simdjson::SUCCESS &&
+                type == "sentence_transformers.models.Transformer" &&
+                m["path"].get_string().get(mod_path) == simdjson::SUCCESS) {
+              sub = std::string(mod_path);
+            }
+          }
+        }
+      }
+    }
+    // Checked here too: the module folder is read before modules.json's full check.
+    {
+      const fs::path rel(sub);
+      bool escapes = rel.is_absolute();
+      for (const auto& part : rel) escapes = escapes || part == "..";
+      if (escapes) {
+        return Error{
+            fmt::format("{}: the Transformer module's path '{}' leaves the snapshot (expected a directory "
+                        "inside it, such as 0_Transformer)",
+                        (dir / "modules.json").string(), sub)};
+      }
+    }
+    return sub;
+  }
+
+  // config.json: the architecture and its sizes, into impl.cfg (and the head size, position offset).
+  static Result<Config> ReadConfig(const fs::path& mdir, Impl& impl) {
+    TransformerConfig& c = impl.cfg;
+    std::error_code ec;
+    // config.json (bert_config.json in a pytorch_pretrained_bert / Google BERT directory)
+    const bool old_bert_config = !fs::exists(mdir / "config.json", ec) && fs::exists(mdir / "bert_config.json", ec);
+    const std::string config_name = old_bert_config ? "bert_config.json" : "config.json";
+    KP_TRY(conf, JsonFile::Read(mdir / config_name, "the model's config.json"));
+    const bool vocab_only = !fs::exists(mdir / "tokenizer.json", ec) && fs::exists(mdir / "vocab.txt", ec);
+    KP_TRY(model_type, conf->Str("model_type", vocab_only ? "bert" : ""));
+    if (model_type != "bert" && model_type != "mpnet" && model_type != "distilbert") {
+      return Error{
+          fmt::format("{}: unknown architecture: model_type \"{}\" (expected \"bert\", \"mpnet\" or "
+                      "\"distilbert\")",
+                      conf->path, model_type)};
+    }
+    c.model_type = model_type;
+    const std::string prefix = model_type + ".";
+    constexpr std::int64_t kBig = 1 << 24;
+    const ConfigKeys keys = ConfigKeysOf(model_type);
+    KP_TRY(vocab, conf->Int("vocab_size", std::nullopt, 1, kBig));
+    KP_TRY(hidden, conf->Int(keys.hidden, std::nullopt, 1, 1 << 16));
+    KP_TRY(nlayers, conf->Int(keys.layers, std::nullopt, 0, 1000));
+    KP_TRY(heads, conf->Int(keys.heads, std::nullopt, 1, 1 << 12));
+    KP_TRY(inter, conf->Int(keys.intermediate, std::nullopt, 1, 1 << 18));
+    KP_TRY(maxpos, conf->Int("max_position_embeddings", std::nullopt, 1, 1 << 20));
+    // BertConfig's and MPNetConfig's default; DistilBERT's LayerNorms are built with 1e-12 whatever the
+    // config says.
+    KP_TRY(eps, model_type == "distilbert" ? Result<double>(1e-12) : conf->Num("layer_norm_eps", 1e-12));
+    KP_TRY(act, conf->Str(keys.act, "gelu"));
+    if (act != "gelu") {
+      return Error{
+          fmt::format("{}: \"{}\" is \"{}\" (expected \"gelu\", the exact erf GELU)", conf->path, keys.act, act)};
+    }
+    if (hidden % heads != 0) {
+      return Error{
+          fmt::format("{}: {} {} is not a multiple of {} {}", conf->path, keys.hidden, hidden, keys.heads, heads)};
+    }
+    c.vocab_size = static_cast<int>(vocab);
+    c.hidden = static_cast<int>(hidden);
+    c.layers = static_cast<int>(nlayers);
+    c.heads = static_cast<int>(heads);
+    c.intermediate = static_cast<int>(inter);
+    c.max_positions = static_cast<int>(maxpos);
+    c.layer_norm_eps = eps;
+    impl.head_dim = c.hidden / c.heads;
+    if (model_type == "bert") {
+      KP_TRY(pet, conf->Str("position_embedding_type", "absolute"));
+      if (pet != "absolute") {
+        return Error{fmt::format("{}: \"position_embedding_type\" is \"{}\" (expected \"absolute\")", conf->path, pet)};
+      }
+      KP_TRY(tv, conf->Int("type_vocab_size", 2, 1, 1 << 16));
+      c.type_vocab = static_cast<int>(tv);
+      KP_TRY(pad, conf->Int("pad_token_id", 0, 0, kBig));
+      c.pad_token_id = static_cast<int>(pad);
+    } else if (model_type == "distilbert") {
+      if (Status st = ReadDistilBertConfig(*conf, c); !st.ok()) return st.error();
+      impl.scale_query_first = true;
+    } else {
+      KP_TRY(pad, conf->Int("pad_token_id", 1, 0, kBig));
+      c.pad_token_id = static_cast<int>(pad);
+      // Hugging Face's MPNet buckets with 32 whatever the config says (compute_position_bias's default
+      // argument) and reads the table with those buckets, so it needs at least 32 rows.
+      KP_TRY(nb, conf->Int("relative_attention_num_buckets", 32, kMpnetBuckets, 1 << 12));
+      c.buckets = static_cast<int>(nb);
+      // MPNetEmbeddings' padding_idx is 1 whatever pad_token_id says: positions start at 2.
+      impl.pos_offset = 2;
+    }
+    const int capacity = c.max_positions - impl.pos_offset;
+    if (capacity < 2) {
+      return Error{
+          fmt::format("{}: max_position_embeddings {} leaves no room for a sequence", conf->path, c.max_positions)};
+    }
+
+    return Config{std::move(conf), config_name, model_type, prefix, vocab_only, vocab, maxpos, heads, capacity};
+  }
+
+  static Result<Safetensors> OpenWeights(const fs::path& mdir) {
+    std::error_code ec;
+    const fs::path st_path = mdir / "model.safetensors";
+    if (!fs::exists(st_path, ec)) {
+      const bool bin = fs::exists(mdir / "pytorch_model.bin", ec);
+      return Error{
+          fmt::format("{}: no model.safetensors{} (kplab reads safetensors only; convert once with Python: "
+                      "`python3 -c \"import torch; from safetensors.torch import save_file; "
+                      "sd = torch.load('{}/pytorch_model.bin', map_location='cpu'); "
+                      "save_file({{k: v.contiguous() for k, v in sd.items()}}, '{}/model.safetensors')\"`, "
+                      "or save the model with transformers' save_pretrained(safe_serialization=True))",
+                      mdir.string(), bin ? " (it has pytorch_model.bin)" : "", mdir.string(), mdir.string())};
+    }
+    return Safetensors::Open(st_path.string());
+  }
+
+  // Every tensor the architecture needs, checked against config.json's sizes.
+  static Status ReadWeights(const Safetensors& st, const Config& k, Impl& impl) {
+    const TransformerConfig& c = impl.cfg;
+    const std::string& prefix = k.prefix;
+    const std::string& model_type = k.model_type;
+    const std::int64_t vocab = k.vocab, maxpos = k.maxpos, heads = k.heads;
+    const std::int64_t H = c.hidden, I = c.intermediate;
+    const std::string why_h = fmt::format("config.json hidden_size {}", H);
+    {
+      KP_TRY(w, Tensor(st, "embeddings.word_embeddings.weight", prefix, {vocab, H},
+                       fmt::format("config.json vocab_size {} x hidden_size {}", vocab, H)));
+      impl.word = std::move(w);
+      KP_TRY(p, Tensor(st, "embeddings.position_embeddings.weight", prefix, {maxpos, H},
+                       fmt::format("config.json max_position_embeddings {} x hidden_size {}", maxpos, H)));
+      impl.pos = std::move(p);
+      if (model_type == "bert") {
+        KP_TRY(t, Tensor(st, "embeddings.token_type_embeddings.weight", prefix, {c.type_vocab, H},
+                         fmt::format("config.json type_vocab_size {} x hidden_size {}", c.type_vocab, H)));
+        impl.type0.assign(t.begin(), t.begin() + H);
+        if (Status head = impl.LoadClassifierHead(st, prefix, t); !head.ok()) return head.error();
+      }
+      KP_TRY(g, Tensor(st, "embeddings.LayerNorm.weight", prefix, {H}, why_h));
+      KP_TRY(b, Tensor(st, "embeddings.LayerNorm.bias", prefix, {H}, why_h));
+      impl.emb_ln_g = std::move(g);
+      impl.emb_ln_b = std::move(b);
+    }
+    auto linear = [&](const std::string& base, std::int64_t out, std::int64_t in, Linear_& l) -> Status {
+      const std::string why = fmt::format("a Linear of {} inputs and {} outputs for these config.json sizes", in, out);
+      auto w = Tensor(st, base + ".weight", prefix, {out, in}, why);
+      if (!w.ok()) return w.error();
+      auto b = Tensor(st, base + ".bias", prefix, {out}, why);
+      if (!b.ok()) return b.error();
+      l.w = std::move(*w);
+      l.b = std::move(*b);
+      l.in = static_cast<int>(in);
+      l.out = static_cast<int>(out);
+      return Status::Ok();
+    };
+    auto norm = [&](const std::string& base, std::vector<float>& g, std::vector<float>& b) -> Status {
+      auto gw = Tensor(st, base + ".weight", prefix, {H}, why_h);
+      if (!gw.ok()) return gw.error();
+      auto bw = Tensor(st, base + ".bias", prefix, {H}, why_h);
+      if (!bw.ok()) return bw.error();
+      g = std::move(*gw);
+      b = std::move(*bw);
+      return Status::Ok();
+    };
+    impl.layers.resize(static_cast<std::size_t>(c.layers));
+    for (int i = 0; i < c.layers; ++i) {
+      LayerWeights& lw = impl.layers[static_cast<std::size_t>(i)];
+      const LayerNames names = LayerNamesOf(model_type, i);
+      const std::string& L = names.base;
+      Linear_ q, k, v;
+      for (auto [name, lin] : {std::pair<const std::string*, Linear_*>{&names.q, &q}, {&names.k, &k}, {&names.v, &v}}) {
+        if (Status s = linear(L + *name, H, H, *lin); !s.ok()) return s.error();
+      }
+      lw.qkv.in = c.hidden;
+      lw.qkv.out = 3 * c.hidden;
+      for (Linear_* l : {&q, &k, &v}) {
+        lw.qkv.w.insert(lw.qkv.w.end(), l->w.begin(), l->w.end());
+        lw.qkv.b.insert(lw.qkv.b.end(), l->b.begin(), l->b.end());
+      }
+      if (Status s = linear(L + names.attn_out, H, H, lw.attn_out); !s.ok()) return s.error();
+      if (Status s = norm(L + names.ln1, lw.ln1_g, lw.ln1_b); !s.ok()) return s.error();
+      if (Status s = linear(L + names.inter, I, H, lw.inter); !s.ok()) return s.error();
+      if (Status s = linear(L + names.out, H, I, lw.out); !s.ok()) return s.error();
+      if (Status s = norm(L + names.ln2, lw.ln2_g, lw.ln2_b); !s.ok()) return s.error();
+    }
+    if (model_type == "mpnet") {
+      KP_TRY(rb, Tensor(st, "encoder.relative_attention_bias.weight", prefix, {c.buckets, heads},
+                        fmt::format("relative_attention_num_buckets {} x num_attention_heads {}", c.buckets, heads)));
+      impl.rel_bias = std::move(rb);
+      impl.bucket_of.resize(static_cast<std::size_t>(2 * c.max_positions - 1));
+      for (int r = -(c.max_positions - 1); r <= c.max_positions - 1; ++r) {
+        impl.bucket_of[static_cast<std::size_t>(r + c.max_positions - 1)] = MpnetBucket(r, kMpnetBuckets, 128);
+      }
+    }
+
+    return Status::Ok();
+  }
+
+  // tokenizer.json (or BERT's vocab.txt): a WordPiece tokenizer whose ids fit the embeddings.
+  static Result<HfTokenizer> ReadTokenizer(const fs::path& mdir, bool vocab_only, const TransformerConfig& c,
+                                           std::string& bytes) {
+    const fs::path tok_path = mdir / (vocab_only ? "vocab.txt" : "tokenizer.json");
+    auto tok_bytes = ReadModelFile(tok_path, vocab_only ? "BERT's WordPiece vocabulary" : "the model's tokenizer.json");
+    if (!tok_bytes.ok()) return tok_bytes.error();
+    bytes = std::move(*tok_bytes);
+    std::string tok_json;
+    if (vocab_only) {
+      KP_TRY(lower, VocabLowercase(mdir));
+      KP_TRY(j, BertTokenizerJsonFromVocab(bytes, tok_path.string(), lower));
+      tok_json = std::move(j);
+    }
+    auto tok = HfTokenizer::Parse(vocab_only ? tok_json : bytes, tok_path.string(), /*for_encoder=*/true);
+    if (!tok.ok()) return tok.error();
+    if (tok->model_type() != "WordPiece") {
+      return Error{fmt::format("{}: a {} tokenizer (expected WordPiece, as BERT and MPNet use)", tok_path.string(),
+                               tok->model_type())};
+    }
+    if (!tok->has_post_processor() || tok->num_special_tokens() == 0) {
+      return Error{fmt::format("{}: no post_processor adding special tokens (expected [CLS] ... [SEP] or <s> ... </s>)",
+                               tok_path.string())};
+    }
+    if (tok->vocab_size() > c.vocab_size) {
+      return Error{
+          fmt::format("{}: the tokenizer has {} token ids but config.json vocab_size is {} (the word "
+                      "embeddings have {} rows): tokenizer and model do not match",
+                      tok_path.string(), tok->vocab_size(), c.vocab_size, c.vocab_size)};
+    }
+    {
+      std::vector<int> ids;
+      std::vector<std::uint8_t> sp;
+      tok->EncodeWithSpecials("", 0, ids, sp);
+      for (int id : ids) {
+        if (id < 0 || id >= c.vocab_size) {
+          return Error{fmt::format("{}: the post-processor adds token id {}, outside config.json vocab_size {}",
+                                   tok_path.string(), id, c.vocab_size)};
+        }
+      }
+    }
+
+    return std::move(*tok);
+  }
+
+  // sentence-transformers: modules.json and the Pooling config (pooling, Normalize).
+  static Status ReadSentenceTransformers(const fs::path& dir, TransformerConfig& c, Hashed& hashed) {
+    std::error_code ec;
+    // sentence-transformers: modules.json, the Pooling config, sentence_bert_config.json.
+    std::string pooling = "mean";
+    if (fs::exists(dir / "modules.json", ec)) {
+      auto mb = ReadModelFile(dir / "modules.json", "sentence-transformers' modules.json");
+      if (!mb.ok()) return mb.error();
+      simdjson::dom::parser parser;
+      element root;
+      const std::string mpath = (dir / "modules.json").string();
+      if (parser.parse(*mb).get(root) != simdjson::SUCCESS || root.type() != element_type::ARRAY) {
+        return Error{fmt::format("{}: not a JSON array (expected sentence-transformers' list of modules)", mpath)};
+      }
+      bool have_transformer = false, have_pooling = false;
+      std::size_t i = 0;
+      const simdjson::dom::array arr1 = root.get_array().value_unsafe();  // a copy, not the temporary's
+      for (element m : arr1) {
+        std::string_view type, mod_path;
+        if (m.type() != element_type::OBJECT || m["type"].get_string().get(type) != simdjson::SUCCESS) {
+          return Error{
+              fmt::format("{}: module {} has no \"type\" (expected {{\"type\": ..., \"path\": ...}})", mpath, i)};
+        }
+        if (m["path"].get_string().get(mod_path) != simdjson::SUCCESS) mod_path = "";
+        const fs::path rel{std::string(mod_path)};
+        bool escapes = rel.is_absolute();
+        for (const auto& part : rel) escapes = escapes || part == "..";
+        if (escapes) {
+          return Error{
+              fmt::format("{}: module {} has path '{}', which leaves the snapshot (expected a "
+                          "directory inside it, such as 1_Pooling)",
+                          mpath, i, mod_path)};
+        }
+        const std::string t(type);
+        if (t == "sentence_transformers.models.Transformer") {
+          have_transformer = true;
+
+        } else if (t == "sentence_transformers.models.Pooling") {
+          have_pooling = true;
+          const fs::path pc = dir / std::string(mod_path) / "config.json";
+          KP_TRY(pconf, JsonFile::Read(pc, "sentence-transformers' Pooling config"));
+          std::string modes;
+          for (auto [key, mode] : kPoolModes) {
+            KP_TRY(on, pconf->Bool(key, false));
+            if (on) modes += (modes.empty() ? "" : "+") + std::string(mode);
+          }
+          for (const char* unsupported : {"pooling_mode_weightedmean_tokens", "pooling_mode_lasttoken"}) {
+            KP_TRY(on, pconf->Bool(unsupported, false));
+            if (on) {
+              return Error{fmt::format("{}: \"{}\" is true (kplab pools with cls, max, mean and mean_sqrt_len_tokens)",
+                                       pconf->path, unsupported)};
+            }
+          }
+          if (modes.empty()) return Error{fmt::format("{}: no pooling mode is true (expected one)", pconf->path)};
+          KP_TRY(wdim, pconf->Int("word_embedding_dimension", c.hidden, 1, 1 << 16));
+          if (wdim != c.hidden) {
+            return Error{fmt::format("{}: word_embedding_dimension {} but config.json hidden_size is {}", pconf->path,
+                                     wdim, c.hidden)};
+          }
+          pooling = modes;
+          hashed.emplace_back((fs::path(std::string(mod_path)) / "config.json").string(), pconf->bytes);
+        } else if (t == "sentence_transformers.models.Normalize") {
+          c.normalize = true;
+        } else {
+          return Error{fmt::format("{}: module \"{}\" is not supported (expected Transformer, Pooling and Normalize)",
+                                   mpath, t)};
+        }
+        ++i;
+      }
+      if (!have_transformer || !have_pooling) {
+        return Error{fmt::format("{}: expected a Transformer and a Pooling module", mpath)};
+      }
+      hashed.emplace_back("modules.json", *mb);
+    }
+    c.pooling = pooling;
+    return Status::Ok();
+  }
+
+  // The length limits: tokenizer_config.json's model_max_length, sentence_bert_config.json's
+  // max_seq_length and do_lower_case.
+  static Status ReadLengthLimits(const fs::path& dir, const fs::path& mdir, const std::string& sub, int capacity,
+                                 int pos_offset, std::size_t specials, TransformerConfig& c, Hashed& hashed) {
+    std::error_code ec;
+    // The model's own length limit: tokenizer_config.json model_max_length, else the position table.
+    int model_max = capacity;
+    if (fs::exists(mdir / "tokenizer_config.json", ec)) {
+      KP_TRY(tc, JsonFile::Read(mdir / "tokenizer_config.json", "the tokenizer's configuration"));
+      element e;
+      double v = 0;
+      // Hugging Face writes a huge sentinel (1e30) when no limit is known.
+      if (tc->root.at_key("model_max_length").get(e) == simdjson::SUCCESS &&
+          e.get_double().get(v) == simdjson::SUCCESS && v >= 2 && v < capacity) {
+        model_max = static_cast<int>(v);
+      }
+      hashed.emplace_back(Named(sub, "tokenizer_config.json"), tc->bytes);
+    }
+    c.token_max_length = model_max;
+    c.max_seq_length = model_max;
+    const fs::path sb_dir = fs::exists(mdir / "sentence_bert_config.json", ec) ? mdir : dir;
+    if (fs::exists(sb_dir / "sentence_bert_config.json", ec)) {
+      KP_TRY(sb,
+             JsonFile::Read(sb_dir / "sentence_bert_config.json", "sentence-transformers' sentence_bert_config.json"));
+      KP_TRY(msl, sb->Int("max_seq_length", model_max, 1, 1 << 20));
+      if (msl > capacity) {
+        return Error{
+            fmt::format("{}: max_seq_length {} is longer than the position table allows ({} = "
+                        "config.json max_position_embeddings {}{})",
+                        sb->path, msl, capacity, c.max_positions, pos_offset ? fmt::format(" - {}", pos_offset) : "")};
+      }
+      c.max_seq_length = static_cast<int>(msl);
+      KP_TRY(lc, sb->Bool("do_lower_case", false));
+      c.lowercase = lc;
+      hashed.emplace_back(sb_dir == mdir ? Named(sub, "sentence_bert_config.json") : "sentence_bert_config.json",
+                          sb->bytes);
+    }
+    if (c.max_seq_length <= static_cast<int>(specials) || c.token_max_length <= static_cast<int>(specials)) {
+      return Error{
+          fmt::format("{}: a length limit of {} tokens (max_seq_length from sentence_bert_config.json, else "
+                      "model_max_length from tokenizer_config.json) leaves no room beside the {} special tokens",
+                      dir.string(), std::min(c.max_seq_length, c.token_max_length), specials)};
+    }
+
+    return Status::Ok();
+  }
+};
+
 Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::string& path) {
   if (const std::string& e = blas_internal::OpenBlas(); !e.empty()) return Error{e};
   // The BLAS thread count is the program's to choose (kplab/blas.h), not a side effect of loading.
@@ -558,350 +958,29 @@ Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::stri
   auto impl = std::make_unique<Impl>();
   impl->dir = dir.string();
   TransformerConfig& c = impl->cfg;
-  std::error_code ec;
-
-  // Where the Transformer module's files are: the snapshot's top (sentence-transformers 2 and later,
-  // plain Hugging Face snapshots), or the module's own folder (sentence-transformers' older layout:
-  // 0_Transformer/ with config.json, weights, tokenizer and sentence_bert_config.json; the top's
-  // config.json is then sentence-transformers' version file). modules.json is checked in full below.
-  std::string sub;
-  if (fs::exists(dir / "modules.json", ec)) {
-    if (auto mb = ReadModelFile(dir / "modules.json", "sentence-transformers' modules.json"); mb.ok()) {
-      simdjson::dom::parser parser;
-      element root;
-      simdjson::dom::array mods;
-      if (parser.parse(*mb).get(root) == simdjson::SUCCESS && root.get_array().get(mods) == simdjson::SUCCESS) {
-        for (element m : mods) {
-          std::string_view type, mod_path;
-          if (m.type() == element_type::OBJECT && m["type"].get_string().get(type) == simdjson::SUCCESS &&
-              type == "sentence_transformers.models.Transformer" &&
-              m["path"].get_string().get(mod_path) == simdjson::SUCCESS) {
-            sub = std::string(mod_path);
-          }
-        }
-      }
-    }
-  }
-  // Checked here too: the module folder is read before modules.json's full check.
-  {
-    const fs::path rel(sub);
-    bool escapes = rel.is_absolute();
-    for (const auto& part : rel) escapes = escapes || part == "..";
-    if (escapes) {
-      return Error{fmt::format("{}: the Transformer module's path '{}' leaves the snapshot (expected a directory "
-                               "inside it, such as 0_Transformer)",
-                               (dir / "modules.json").string(), sub)};
-    }
-  }
+  KP_TRY(sub, Loader::ModuleDir(dir));
   const fs::path mdir = sub.empty() ? dir : dir / sub;
-  auto named = [&](const char* file) { return sub.empty() ? std::string(file) : (fs::path(sub) / file).string(); };
-
-  // config.json (bert_config.json in a pytorch_pretrained_bert / Google BERT directory)
-  const bool old_bert_config = !fs::exists(mdir / "config.json", ec) && fs::exists(mdir / "bert_config.json", ec);
-  const char* config_name = old_bert_config ? "bert_config.json" : "config.json";
-  KP_TRY(conf, JsonFile::Read(mdir / config_name, "the model's config.json"));
-  const bool vocab_only = !fs::exists(mdir / "tokenizer.json", ec) && fs::exists(mdir / "vocab.txt", ec);
-  KP_TRY(model_type, conf->Str("model_type", vocab_only ? "bert" : ""));
-  if (model_type != "bert" && model_type != "mpnet" && model_type != "distilbert") {
-    return Error{fmt::format("{}: unknown architecture: model_type \"{}\" (expected \"bert\", \"mpnet\" or "
-                             "\"distilbert\")",
-                             conf->path, model_type)};
-  }
-  c.model_type = model_type;
-  const std::string prefix = model_type + ".";
-  constexpr std::int64_t kBig = 1 << 24;
-  const ConfigKeys keys = ConfigKeysOf(model_type);
-  KP_TRY(vocab, conf->Int("vocab_size", std::nullopt, 1, kBig));
-  KP_TRY(hidden, conf->Int(keys.hidden, std::nullopt, 1, 1 << 16));
-  KP_TRY(nlayers, conf->Int(keys.layers, std::nullopt, 0, 1000));
-  KP_TRY(heads, conf->Int(keys.heads, std::nullopt, 1, 1 << 12));
-  KP_TRY(inter, conf->Int(keys.intermediate, std::nullopt, 1, 1 << 18));
-  KP_TRY(maxpos, conf->Int("max_position_embeddings", std::nullopt, 1, 1 << 20));
-  // BertConfig's and MPNetConfig's default; DistilBERT's LayerNorms are built with 1e-12 whatever the
-  // config says.
-  KP_TRY(eps, model_type == "distilbert" ? Result<double>(1e-12) : conf->Num("layer_norm_eps", 1e-12));
-  KP_TRY(act, conf->Str(keys.act, "gelu"));
-  if (act != "gelu") {
-    return Error{fmt::format("{}: \"{}\" is \"{}\" (expected \"gelu\", the exact erf GELU)", conf->path, keys.act, act)};
-  }
-  if (hidden % heads != 0) {
-    return Error{fmt::format("{}: {} {} is not a multiple of {} {}", conf->path, keys.hidden, hidden, keys.heads,
-                             heads)};
-  }
-  c.vocab_size = static_cast<int>(vocab);
-  c.hidden = static_cast<int>(hidden);
-  c.layers = static_cast<int>(nlayers);
-  c.heads = static_cast<int>(heads);
-  c.intermediate = static_cast<int>(inter);
-  c.max_positions = static_cast<int>(maxpos);
-  c.layer_norm_eps = eps;
-  impl->head_dim = c.hidden / c.heads;
-  if (model_type == "bert") {
-    KP_TRY(pet, conf->Str("position_embedding_type", "absolute"));
-    if (pet != "absolute") {
-      return Error{fmt::format("{}: \"position_embedding_type\" is \"{}\" (expected \"absolute\")", conf->path, pet)};
-    }
-    KP_TRY(tv, conf->Int("type_vocab_size", 2, 1, 1 << 16));
-    c.type_vocab = static_cast<int>(tv);
-    KP_TRY(pad, conf->Int("pad_token_id", 0, 0, kBig));
-    c.pad_token_id = static_cast<int>(pad);
-  } else if (model_type == "distilbert") {
-    if (Status st = ReadDistilBertConfig(*conf, c); !st.ok()) return st.error();
-    impl->scale_query_first = true;
-  } else {
-    KP_TRY(pad, conf->Int("pad_token_id", 1, 0, kBig));
-    c.pad_token_id = static_cast<int>(pad);
-    // Hugging Face's MPNet buckets with 32 whatever the config says (compute_position_bias's default
-    // argument) and reads the table with those buckets, so it needs at least 32 rows.
-    KP_TRY(nb, conf->Int("relative_attention_num_buckets", 32, kMpnetBuckets, 1 << 12));
-    c.buckets = static_cast<int>(nb);
-    // MPNetEmbeddings' padding_idx is 1 whatever pad_token_id says: positions start at 2.
-    impl->pos_offset = 2;
-  }
-  const int capacity = c.max_positions - impl->pos_offset;
-  if (capacity < 2) {
-    return Error{fmt::format("{}: max_position_embeddings {} leaves no room for a sequence", conf->path,
-                             c.max_positions)};
-  }
-
-  // Weights
-  const fs::path st_path = mdir / "model.safetensors";
-  if (!fs::exists(st_path, ec)) {
-    const bool bin = fs::exists(mdir / "pytorch_model.bin", ec);
-    return Error{fmt::format(
-        "{}: no model.safetensors{} (kplab reads safetensors only; convert once with Python: "
-        "`python3 -c \"import torch; from safetensors.torch import save_file; "
-        "sd = torch.load('{}/pytorch_model.bin', map_location='cpu'); "
-        "save_file({{k: v.contiguous() for k, v in sd.items()}}, '{}/model.safetensors')\"`, "
-        "or save the model with transformers' save_pretrained(safe_serialization=True))",
-        mdir.string(), bin ? " (it has pytorch_model.bin)" : "", mdir.string(), mdir.string())};
-  }
-  auto st = Safetensors::Open(st_path.string());
+  KP_TRY(cfg, Loader::ReadConfig(mdir, *impl));
+  auto st = Loader::OpenWeights(mdir);
   if (!st.ok()) return st.error();
-  const std::int64_t H = c.hidden, I = c.intermediate;
-  const std::string why_h = fmt::format("config.json hidden_size {}", H);
-  {
-    KP_TRY(w, Tensor(*st, "embeddings.word_embeddings.weight", prefix, {vocab, H},
-                     fmt::format("config.json vocab_size {} x hidden_size {}", vocab, H)));
-    impl->word = std::move(w);
-    KP_TRY(p, Tensor(*st, "embeddings.position_embeddings.weight", prefix, {maxpos, H},
-                     fmt::format("config.json max_position_embeddings {} x hidden_size {}", maxpos, H)));
-    impl->pos = std::move(p);
-    if (model_type == "bert") {
-      KP_TRY(t, Tensor(*st, "embeddings.token_type_embeddings.weight", prefix, {c.type_vocab, H},
-                       fmt::format("config.json type_vocab_size {} x hidden_size {}", c.type_vocab, H)));
-      impl->type0.assign(t.begin(), t.begin() + H);
-      if (Status head = impl->LoadClassifierHead(*st, prefix, t); !head.ok()) return head.error();
-    }
-    KP_TRY(g, Tensor(*st, "embeddings.LayerNorm.weight", prefix, {H}, why_h));
-    KP_TRY(b, Tensor(*st, "embeddings.LayerNorm.bias", prefix, {H}, why_h));
-    impl->emb_ln_g = std::move(g);
-    impl->emb_ln_b = std::move(b);
-  }
-  auto linear = [&](const std::string& base, std::int64_t out, std::int64_t in, Linear_& l) -> Status {
-    const std::string why = fmt::format("a Linear of {} inputs and {} outputs for these config.json sizes", in, out);
-    auto w = Tensor(*st, base + ".weight", prefix, {out, in}, why);
-    if (!w.ok()) return w.error();
-    auto b = Tensor(*st, base + ".bias", prefix, {out}, why);
-    if (!b.ok()) return b.error();
-    l.w = std::move(*w);
-    l.b = std::move(*b);
-    l.in = static_cast<int>(in);
-    l.out = static_cast<int>(out);
-    return Status::Ok();
-  };
-  auto norm = [&](const std::string& base, std::vector<float>& g, std::vector<float>& b) -> Status {
-    auto gw = Tensor(*st, base + ".weight", prefix, {H}, why_h);
-    if (!gw.ok()) return gw.error();
-    auto bw = Tensor(*st, base + ".bias", prefix, {H}, why_h);
-    if (!bw.ok()) return bw.error();
-    g = std::move(*gw);
-    b = std::move(*bw);
-    return Status::Ok();
-  };
-  impl->layers.resize(static_cast<std::size_t>(c.layers));
-  for (int i = 0; i < c.layers; ++i) {
-    LayerWeights& lw = impl->layers[static_cast<std::size_t>(i)];
-    const LayerNames names = LayerNamesOf(model_type, i);
-    const std::string& L = names.base;
-    Linear_ q, k, v;
-    for (auto [name, lin] : {std::pair<const std::string*, Linear_*>{&names.q, &q}, {&names.k, &k}, {&names.v, &v}}) {
-      if (Status s = linear(L + *name, H, H, *lin); !s.ok()) return s.error();
-    }
-    lw.qkv.in = c.hidden;
-    lw.qkv.out = 3 * c.hidden;
-    for (Linear_* l : {&q, &k, &v}) {
-      lw.qkv.w.insert(lw.qkv.w.end(), l->w.begin(), l->w.end());
-      lw.qkv.b.insert(lw.qkv.b.end(), l->b.begin(), l->b.end());
-    }
-    if (Status s = linear(L + names.attn_out, H, H, lw.attn_out); !s.ok()) return s.error();
-    if (Status s = norm(L + names.ln1, lw.ln1_g, lw.ln1_b); !s.ok()) return s.error();
-    if (Status s = linear(L + names.inter, I, H, lw.inter); !s.ok()) return s.error();
-    if (Status s = linear(L + names.out, H, I, lw.out); !s.ok()) return s.error();
-    if (Status s = norm(L + names.ln2, lw.ln2_g, lw.ln2_b); !s.ok()) return s.error();
-  }
-  if (model_type == "mpnet") {
-    KP_TRY(rb, Tensor(*st, "encoder.relative_attention_bias.weight", prefix, {c.buckets, heads},
-                      fmt::format("relative_attention_num_buckets {} x num_attention_heads {}", c.buckets, heads)));
-    impl->rel_bias = std::move(rb);
-    impl->bucket_of.resize(static_cast<std::size_t>(2 * c.max_positions - 1));
-    for (int r = -(c.max_positions - 1); r <= c.max_positions - 1; ++r) {
-      impl->bucket_of[static_cast<std::size_t>(r + c.max_positions - 1)] = MpnetBucket(r, kMpnetBuckets, 128);
-    }
-  }
-
-  // Tokenizer
-  const fs::path tok_path = mdir / (vocab_only ? "vocab.txt" : "tokenizer.json");
-  auto tok_bytes = ReadModelFile(tok_path, vocab_only ? "BERT's WordPiece vocabulary" : "the model's tokenizer.json");
-  if (!tok_bytes.ok()) return tok_bytes.error();
-  std::string tok_json;
-  if (vocab_only) {
-    KP_TRY(lower, VocabLowercase(mdir));
-    KP_TRY(j, BertTokenizerJsonFromVocab(*tok_bytes, tok_path.string(), lower));
-    tok_json = std::move(j);
-  }
-  auto tok = HfTokenizer::Parse(vocab_only ? tok_json : *tok_bytes, tok_path.string(), /*for_encoder=*/true);
+  if (Status s = Loader::ReadWeights(*st, cfg, *impl); !s.ok()) return s.error();
+  std::string tok_bytes;
+  auto tok = Loader::ReadTokenizer(mdir, cfg.vocab_only, c, tok_bytes);
   if (!tok.ok()) return tok.error();
-  if (tok->model_type() != "WordPiece") {
-    return Error{fmt::format("{}: a {} tokenizer (expected WordPiece, as BERT and MPNet use)", tok_path.string(),
-                             tok->model_type())};
+  Loader::Hashed hashed;
+  if (Status s = Loader::ReadSentenceTransformers(dir, c, hashed); !s.ok()) return s.error();
+  if (Status s = Loader::ReadLengthLimits(dir, mdir, sub, cfg.capacity, impl->pos_offset, tok->num_special_tokens(), c,
+                                          hashed);
+      !s.ok()) {
+    return s.error();
   }
-  if (!tok->has_post_processor() || tok->num_special_tokens() == 0) {
-    return Error{fmt::format("{}: no post_processor adding special tokens (expected [CLS] ... [SEP] or <s> ... </s>)",
-                             tok_path.string())};
-  }
-  if (tok->vocab_size() > c.vocab_size) {
-    return Error{fmt::format("{}: the tokenizer has {} token ids but config.json vocab_size is {} (the word "
-                             "embeddings have {} rows): tokenizer and model do not match",
-                             tok_path.string(), tok->vocab_size(), c.vocab_size, c.vocab_size)};
-  }
-  {
-    std::vector<int> ids;
-    std::vector<std::uint8_t> sp;
-    tok->EncodeWithSpecials("", 0, ids, sp);
-    for (int id : ids) {
-      if (id < 0 || id >= c.vocab_size) {
-        return Error{fmt::format("{}: the post-processor adds token id {}, outside config.json vocab_size {}",
-                                 tok_path.string(), id, c.vocab_size)};
-      }
-    }
-  }
-
-  // sentence-transformers: modules.json, the Pooling config, sentence_bert_config.json.
-  std::vector<std::pair<std::string, std::string>> hashed;  // (name, bytes)
-  std::string pooling = "mean";
-  if (fs::exists(dir / "modules.json", ec)) {
-    auto mb = ReadModelFile(dir / "modules.json", "sentence-transformers' modules.json");
-    if (!mb.ok()) return mb.error();
-    simdjson::dom::parser parser;
-    element root;
-    const std::string mpath = (dir / "modules.json").string();
-    if (parser.parse(*mb).get(root) != simdjson::SUCCESS || root.type() != element_type::ARRAY) {
-      return Error{fmt::format("{}: not a JSON array (expected sentence-transformers' list of modules)", mpath)};
-    }
-    bool have_transformer = false, have_pooling = false;
-    std::size_t i = 0;
-    const simdjson::dom::array arr1 = root.get_array().value_unsafe();  // a copy, not the temporary's
-    for (element m : arr1) {
-      std::string_view type, mod_path;
-      if (m.type() != element_type::OBJECT || m["type"].get_string().get(type) != simdjson::SUCCESS) {
-        return Error{fmt::format("{}: module {} has no \"type\" (expected {{\"type\": ..., \"path\": ...}})", mpath, i)};
-      }
-      if (m["path"].get_string().get(mod_path) != simdjson::SUCCESS) mod_path = "";
-      const fs::path rel{std::string(mod_path)};
-      bool escapes = rel.is_absolute();
-      for (const auto& part : rel) escapes = escapes || part == "..";
-      if (escapes) {
-        return Error{fmt::format("{}: module {} has path '{}', which leaves the snapshot (expected a "
-                                 "directory inside it, such as 1_Pooling)",
-                                 mpath, i, mod_path)};
-      }
-      const std::string t(type);
-      if (t == "sentence_transformers.models.Transformer") {
-        have_transformer = true;
-
-      } else if (t == "sentence_transformers.models.Pooling") {
-        have_pooling = true;
-        const fs::path pc = dir / std::string(mod_path) / "config.json";
-        KP_TRY(pconf, JsonFile::Read(pc, "sentence-transformers' Pooling config"));
-        std::string modes;
-        for (auto [key, mode] : kPoolModes) {
-          KP_TRY(on, pconf->Bool(key, false));
-          if (on) modes += (modes.empty() ? "" : "+") + std::string(mode);
-        }
-        for (const char* unsupported : {"pooling_mode_weightedmean_tokens", "pooling_mode_lasttoken"}) {
-          KP_TRY(on, pconf->Bool(unsupported, false));
-          if (on) {
-            return Error{fmt::format("{}: \"{}\" is true (kplab pools with cls, max, mean and mean_sqrt_len_tokens)",
-                                     pconf->path, unsupported)};
-          }
-        }
-        if (modes.empty()) return Error{fmt::format("{}: no pooling mode is true (expected one)", pconf->path)};
-        KP_TRY(wdim, pconf->Int("word_embedding_dimension", c.hidden, 1, 1 << 16));
-        if (wdim != c.hidden) {
-          return Error{fmt::format("{}: word_embedding_dimension {} but config.json hidden_size is {}", pconf->path,
-                                   wdim, c.hidden)};
-        }
-        pooling = modes;
-        hashed.emplace_back((fs::path(std::string(mod_path)) / "config.json").string(), pconf->bytes);
-      } else if (t == "sentence_transformers.models.Normalize") {
-        c.normalize = true;
-      } else {
-        return Error{fmt::format("{}: module \"{}\" is not supported (expected Transformer, Pooling and Normalize)",
-                                 mpath, t)};
-      }
-      ++i;
-    }
-    if (!have_transformer || !have_pooling) {
-      return Error{fmt::format("{}: expected a Transformer and a Pooling module", mpath)};
-    }
-    hashed.emplace_back("modules.json", *mb);
-  }
-  c.pooling = pooling;
-  // The model's own length limit: tokenizer_config.json model_max_length, else the position table.
-  int model_max = capacity;
-  if (fs::exists(mdir / "tokenizer_config.json", ec)) {
-    KP_TRY(tc, JsonFile::Read(mdir / "tokenizer_config.json", "the tokenizer's configuration"));
-    element e;
-    double v = 0;
-    // Hugging Face writes a huge sentinel (1e30) when no limit is known.
-    if (tc->root.at_key("model_max_length").get(e) == simdjson::SUCCESS && e.get_double().get(v) == simdjson::SUCCESS &&
-        v >= 2 && v < capacity) {
-      model_max = static_cast<int>(v);
-    }
-    hashed.emplace_back(named("tokenizer_config.json"), tc->bytes);
-  }
-  c.token_max_length = model_max;
-  c.max_seq_length = model_max;
-  const fs::path sb_dir = fs::exists(mdir / "sentence_bert_config.json", ec) ? mdir : dir;
-  if (fs::exists(sb_dir / "sentence_bert_config.json", ec)) {
-    KP_TRY(sb, JsonFile::Read(sb_dir / "sentence_bert_config.json", "sentence-transformers' sentence_bert_config.json"));
-    KP_TRY(msl, sb->Int("max_seq_length", model_max, 1, 1 << 20));
-    if (msl > capacity) {
-      return Error{fmt::format("{}: max_seq_length {} is longer than the position table allows ({} = "
-                               "config.json max_position_embeddings {}{})",
-                               sb->path, msl, capacity, c.max_positions,
-                               impl->pos_offset ? fmt::format(" - {}", impl->pos_offset) : "")};
-    }
-    c.max_seq_length = static_cast<int>(msl);
-    KP_TRY(lc, sb->Bool("do_lower_case", false));
-    c.lowercase = lc;
-    hashed.emplace_back(sb_dir == mdir ? named("sentence_bert_config.json") : "sentence_bert_config.json", sb->bytes);
-  }
-  if (c.max_seq_length <= static_cast<int>(tok->num_special_tokens()) ||
-      c.token_max_length <= static_cast<int>(tok->num_special_tokens())) {
-    return Error{fmt::format("{}: a length limit of {} tokens (max_seq_length from sentence_bert_config.json, else "
-                             "model_max_length from tokenizer_config.json) leaves no room beside the {} special tokens",
-                             dir.string(), std::min(c.max_seq_length, c.token_max_length), tok->num_special_tokens())};
-  }
-
   // Fingerprint: weights, config, tokenizer and the sentence-transformers files, name order.
-  hashed.emplace_back(named(config_name), conf->bytes);
-  hashed.emplace_back(named(vocab_only ? "vocab.txt" : "tokenizer.json"), *tok_bytes);
+  hashed.emplace_back(Loader::Named(sub, cfg.config_name), cfg.conf->bytes);
+  hashed.emplace_back(Loader::Named(sub, cfg.vocab_only ? "vocab.txt" : "tokenizer.json"), tok_bytes);
   std::sort(hashed.begin(), hashed.end());
   std::vector<std::pair<std::string, std::string_view>> files;
   for (const auto& [n, b] : hashed) files.emplace_back(n, b);
-  files.emplace_back(named("model.safetensors"), st->bytes());
+  files.emplace_back(Loader::Named(sub, "model.safetensors"), st->bytes());
   std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (const auto& f : files) impl->hashed.push_back(f.first);
   impl->fingerprint = FilesHash(files);
