@@ -337,6 +337,21 @@ Result<std::vector<float>> Tensor(const Safetensors& st, const std::string& name
   return st.ToFloat(*t);
 }
 
+// A Linear's weight [out x in] and bias [out], checked against those sizes (why: where the sizes come
+// from, for the error).
+Status ReadLinear(const Safetensors& st, const std::string& base, const std::string& prefix, std::int64_t out,
+                  std::int64_t in, const std::string& why, Linear_& l) {
+  auto w = Tensor(st, base + ".weight", prefix, {out, in}, why);
+  if (!w.ok()) return w.error();
+  auto b = Tensor(st, base + ".bias", prefix, {out}, why);
+  if (!b.ok()) return b.error();
+  l.w = std::move(*w);
+  l.b = std::move(*b);
+  l.in = static_cast<int>(in);
+  l.out = static_cast<int>(out);
+  return Status::Ok();
+}
+
 // Hugging Face's relative_position_bucket (modeling_mpnet.py), bidirectional, in float32 as it
 // computes it: n = -rel; half the buckets for n < 0; exact below max_exact, logarithmic above.
 int MpnetBucket(int rel, int num_buckets, int max_distance) {
@@ -725,16 +740,8 @@ struct TransformerModel::Loader {
       impl.emb_ln_b = std::move(b);
     }
     auto linear = [&](const std::string& base, std::int64_t out, std::int64_t in, Linear_& l) -> Status {
-      const std::string why = fmt::format("a Linear of {} inputs and {} outputs for these config.json sizes", in, out);
-      auto w = Tensor(st, base + ".weight", prefix, {out, in}, why);
-      if (!w.ok()) return w.error();
-      auto b = Tensor(st, base + ".bias", prefix, {out}, why);
-      if (!b.ok()) return b.error();
-      l.w = std::move(*w);
-      l.b = std::move(*b);
-      l.in = static_cast<int>(in);
-      l.out = static_cast<int>(out);
-      return Status::Ok();
+      return ReadLinear(st, base, prefix, out, in,
+                        fmt::format("a Linear of {} inputs and {} outputs for these config.json sizes", in, out), l);
     };
     auto norm = [&](const std::string& base, std::vector<float>& g, std::vector<float>& b) -> Status {
       auto gw = Tensor(st, base + ".weight", prefix, {H}, why_h);
@@ -1322,16 +1329,7 @@ Status TransformerModel::Impl::LoadClassifierHead(const Safetensors& st, const s
   type1.assign(token_types.begin() + H, token_types.begin() + 2 * H);
   const std::int64_t labels = cw->shape[0];
   auto linear = [&](const std::string& base, std::int64_t out, std::int64_t in, Linear_& l) -> Status {
-    const std::string why = fmt::format("the {} of a sequence-classification head", base);
-    auto w = Tensor(st, base + ".weight", prefix, {out, in}, why);
-    if (!w.ok()) return w.error();
-    auto b = Tensor(st, base + ".bias", prefix, {out}, why);
-    if (!b.ok()) return b.error();
-    l.w = std::move(*w);
-    l.b = std::move(*b);
-    l.in = static_cast<int>(in);
-    l.out = static_cast<int>(out);
-    return Status::Ok();
+    return ReadLinear(st, base, prefix, out, in, fmt::format("the {} of a sequence-classification head", base), l);
   };
   if (Status s = linear("pooler.dense", H, H, pooler); !s.ok()) return s;
   return linear("classifier", labels, H, classifier);
