@@ -769,9 +769,70 @@ class Store {
   // `kplab runs table` (docs/tables.md): one dict per cell (system, dataset, metric, mean, sd, n, best,
   // and against a baseline p, p_holm, significant), as a pandas DataFrame when pandas is installed and
   // as_frame is not False.
+  // The render options of `kplab runs table` as keywords, set by the functions the command and
+  // kp.runs.table use (host/engine/table.h), so all three accept and refuse the same values with the
+  // same messages (spelled as in Lua: "layout", "format").
+  struct TableRender {
+    py::object format, decimals, fraction, labels, layout, fit, float_env, caption;
+  };
+  static std::optional<kplab::host::RenderOptions> RenderFrom(const TableRender& k) {
+    using kplab::host::OptionSpelling;
+    const OptionSpelling spell{"", "format"};
+    auto check = [](const Status& st) {
+      if (!st.ok()) Raise(ClassFor(st.error().kind), "table: " + st.error().message);
+    };
+    auto usage = [](const std::string& m) { Raise(g_usage_error, "table: " + m); };
+    if (k.format.is_none()) {
+      for (const auto& [name, v] : {std::pair{"decimals", &k.decimals},
+                                    {"fraction", &k.fraction},
+                                    {"labels", &k.labels},
+                                    {"layout", &k.layout},
+                                    {"fit", &k.fit},
+                                    {"float", &k.float_env},
+                                    {"caption", &k.caption}}) {
+        if (!v->is_none()) usage(fmt::format("{} shapes the text: add format", name));
+      }
+      return std::nullopt;
+    }
+    kplab::host::RenderOptions ro;
+    ro.format = Str(k.format, "table: format");
+    if (ro.format != "table" && ro.format != "markdown" && ro.format != "latex" && ro.format != "csv" &&
+        ro.format != "json") {
+      usage(fmt::format("format must be table, markdown, latex, csv or json (got '{}')", ro.format));
+    }
+    if (!k.decimals.is_none()) {
+      ro.decimals = static_cast<int>(IntArg(k.decimals, "table: decimals", "an integer from 0 to 9"));
+      if (ro.decimals < 0 || ro.decimals > 9) usage("decimals must be an integer from 0 to 9");
+    }
+    auto flag = [&](const py::object& o, const char* name) {
+      if (o.is_none()) return false;
+      if (!py::isinstance<py::bool_>(o))
+        usage(fmt::format("{} must be a bool (got {})", name, py::repr(o).cast<std::string>()));
+      return o.cast<bool>();
+    };
+    ro.percent = !flag(k.fraction, "fraction");
+    ro.fit = flag(k.fit, "fit");
+    if (!k.labels.is_none()) {
+      if (!py::isinstance<py::dict>(k.labels)) usage("labels must be a dict {name: text}");
+      for (auto [name, text] : k.labels.cast<py::dict>()) {
+        if (!py::isinstance<py::str>(name) || !py::isinstance<py::str>(text)) {
+          usage(fmt::format("labels must map names to texts (got {}: {})", py::repr(name).cast<std::string>(),
+                            py::repr(text).cast<std::string>()));
+        }
+        check(SetLabel(ro, name.cast<std::string>(), text.cast<std::string>(), spell));
+      }
+    }
+    if (!k.layout.is_none()) check(SetLayout(ro, Str(k.layout, "table: layout"), spell));
+    if (!k.float_env.is_none()) check(SetFloat(ro, Str(k.float_env, "table: float"), spell));
+    if (!k.caption.is_none()) ro.caption = Str(k.caption, "table: caption");
+    check(CheckRenderShape(ro, spell));
+    return ro;
+  }
+
   py::object Table(const py::object& metrics, const py::object& baseline, const py::object& system,
                    const py::object& dataset, const py::object& profile, const py::object& runs, int resamples,
-                   std::uint64_t seed, const py::object& as_frame) {
+                   std::uint64_t seed, const py::object& as_frame, const TableRender& render) {
+    const std::optional<kplab::host::RenderOptions> ro = RenderFrom(render);
     kplab::host::TableOptions opt;
     opt.metrics = Patterns(metrics);
     auto opt_str = [](const py::object& o, const char* what) -> std::optional<std::string> {
@@ -792,6 +853,12 @@ class Store {
     if (!t.ok()) Raise(t.error().IsUsage() ? g_input_error : g_store_error, t.error().message);
     for (const auto& w : t->warnings) {
       if (PyErr_WarnEx(PyExc_UserWarning, w.c_str(), 1) != 0) throw py::error_already_set();
+    }
+    if (ro) {  // the command's text, byte for byte
+      if (Status st = CheckRenderOptions(*t, *ro, kplab::host::OptionSpelling{"", "format"}); !st.ok()) {
+        Raise(ClassFor(st.error().kind), "table: " + st.error().message);
+      }
+      return py::str(kplab::host::RenderTable(*t, *ro));
     }
     py::list rows;
     for (std::size_t r = 0; r < t->systems.size(); ++r) {
@@ -1344,15 +1411,30 @@ PYBIND11_MODULE(kplab, m) {
            "'metrics': {name: {'a', 'b', 'paired', and when paired 'n', 'mean_diff', 'ci', 'p', 'p_holm', "
            "'same_as' for a column identical to an earlier one}}}. metrics: glob patterns (list or "
            "','-joined); resamples 0 = enough for Holm over the shown family to reach 0.05.")
-      .def("table", &Store::Table, py::arg("metrics"), py::kw_only(), py::arg("baseline") = py::none(),
-           py::arg("system") = py::none(), py::arg("dataset") = py::none(), py::arg("profile") = py::none(),
-           py::arg("runs") = py::none(), py::arg("resamples") = 9999, py::arg("seed") = 1,
-           py::arg("as_frame") = py::none(),
-           "The leaderboard of `kplab runs table` (docs/tables.md): one row per cell with system, dataset, "
-           "metric, mean, sd, n, best and, against a baseline, p, p_holm, significant. A pandas DataFrame "
-           "when pandas is installed (as_frame=False: a list of dicts; True: pandas required).")
+      .def(
+          "table",
+          [](Store& s, const py::object& metrics, const py::object& baseline, const py::object& system,
+             const py::object& dataset, const py::object& profile, const py::object& runs, int resamples,
+             std::uint64_t seed, const py::object& as_frame, py::object format, py::object decimals,
+             py::object fraction, py::object labels, py::object layout, py::object fit, py::object float_env,
+             py::object caption) {
+            return s.Table(metrics, baseline, system, dataset, profile, runs, resamples, seed, as_frame,
+                           {format, decimals, fraction, labels, layout, fit, float_env, caption});
+          },
+          py::arg("metrics"), py::kw_only(), py::arg("baseline") = py::none(), py::arg("system") = py::none(),
+          py::arg("dataset") = py::none(), py::arg("profile") = py::none(), py::arg("runs") = py::none(),
+          py::arg("resamples") = 9999, py::arg("seed") = 1, py::arg("as_frame") = py::none(),
+          py::arg("format") = py::none(), py::arg("decimals") = py::none(), py::arg("fraction") = py::none(),
+          py::arg("labels") = py::none(), py::arg("layout") = py::none(), py::arg("fit") = py::none(),
+          py::arg("float") = py::none(), py::arg("caption") = py::none(),
+          "The leaderboard of `kplab runs table` (docs/tables.md): one row per cell with system, dataset, "
+          "metric, mean, sd, n, best and, against a baseline, p, p_holm, significant. A pandas DataFrame "
+          "when pandas is installed (as_frame=False: a list of dicts; True: pandas required). With format "
+          "(table, markdown, latex, csv, json): the command's text, shaped by decimals, fraction, labels, "
+          "layout, fit, float and caption as its options are.")
       .def("close", &Store::Close)
-      .def("__enter__", [](Store& s) -> Store& { return s; }, py::return_value_policy::reference)
+      .def(
+          "__enter__", [](Store& s) -> Store& { return s; }, py::return_value_policy::reference)
       .def("__exit__", [](Store& s, py::args) { s.Close(); })
       .def("__repr__", [](const Store& s) { return fmt::format("kplab.Store('{}')", s.path()); });
 

@@ -369,6 +369,48 @@ class StoreTest(TempDirTest):
             with self.assertRaises(kplab.InputError):
                 kplab.evaluate(docs, [["x"]] * 7, metrics=["exact"], seed="1")
 
+    def test_table_text_is_the_commands(self):
+        # With format, table() returns `kplab runs table`'s text for the same options, byte for byte;
+        # the options are set by the command's own setters, so misuse is refused with its messages.
+        binary = os.environ.get("KPLAB_BINARY")
+        if not binary:
+            self.skipTest("KPLAB_BINARY not set (run through ctest)")
+        docs = [{"id": f"d{i}", "title": f"topic {i}", "text": "x", "keyphrases": [f"alpha{i} beta"]}
+                for i in range(7)]
+        kplab.evaluate(docs, [["gamma delta"]] * 7, metrics=["exact"], store=self.db, system="base")
+        kplab.evaluate(docs, [[f"alpha{i} beta"] for i in range(5)] + [["x"]] * 2, metrics=["exact"],
+                       store=self.db, system="good")
+        cases = [
+            (dict(format="latex", labels={"all.p@M.macro": "P@M"}, layout="metrics", fit=True, float="table*",
+                  caption="Two systems"),
+             ["--output", "latex", "--label", "all.p@M.macro=P@M", "--layout", "metrics", "--fit", "--float",
+              "table*", "--caption", "Two systems"]),
+            (dict(format="markdown", decimals=3, fraction=True), ["--output", "markdown", "--decimals", "3",
+                                                                 "--fraction"]),
+            (dict(format="csv"), ["--output", "csv"]),
+        ]
+        with kplab.Store(self.db) as store:
+            for kw, args in cases:
+                text = store.table("all.p@M.macro,all.r@M.macro", baseline="base", resamples=500, **kw)
+                cli = subprocess.run([binary, "runs", "table", "--db", self.db, "--metrics",
+                                      "all.p@M.macro,all.r@M.macro", "--baseline", "base", "--resamples", "500"]
+                                     + args, capture_output=True, text=True)
+                self.assertEqual(cli.returncode, 0, cli.stderr)
+                self.assertEqual(text, cli.stdout, kw)
+            misuse = [
+                (dict(layout="metrics"), "table: layout shapes the text: add format"),
+                (dict(format="latex", layout="columns"), "layout"),
+                (dict(format="latex", labels={"all.nothing": "X"}), "all.nothing"),
+                (dict(format="table", caption="C"), "caption"),
+                (dict(format="html"), "format must be table, markdown, latex, csv or json (got 'html')"),
+                (dict(format="latex", decimals=12), "decimals must be an integer from 0 to 9"),
+                (dict(format="latex", fit="yes"), "fit must be a bool"),
+            ]
+            for kw, message in misuse:
+                with self.assertRaises(kplab.UsageError, msg=kw) as e:
+                    store.table("all.p@M.macro", **kw)
+                self.assertIn(message, str(e.exception), kw)
+
     def test_compare(self):
         # Seven documents with one reference each. Run A predicts a wrong phrase everywhere, run B the
         # reference: per document all.p@M goes 0 -> 1, so the paired difference is exactly 1 on each,
