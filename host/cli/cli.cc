@@ -68,6 +68,11 @@ std::string FormatCsvNumber(double v) {
 // A text from a store or from data as one table cell or one line's part: escaped (kplab/safe_text.h), so
 // that a newline cannot split a row nor an escape sequence reach the terminal.
 std::string Cell(std::string_view s) { return TerminalText(s); }
+// The characters of a UTF-8 text (Cell's output is valid UTF-8): what fmt pads a string to, but for
+// the characters it counts as two columns wide (CJK), which do not occur in kplab's own names.
+std::size_t CodePoints(std::string_view s) {
+  return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+}
 
 std::string CsvField(const std::string& raw, char sep) {
   const std::string s = Cell(raw);  // a line break inside is shown as \n: one record per line
@@ -703,15 +708,24 @@ void PrintRunList(std::ostream& os, const std::string& output, const std::vector
     }
     return;
   }
-  std::string head = fmt::format("{:>4}  {:<20}  {:<6}  {:<16}  {:<20}  {:<16}  {:>6}  {:>6}", "id", "created", "status",
-                                 "dataset", "system", "profile", "docs", "seed");
+  // The name columns are as wide as their longest value (a profile with knobs,
+  // "kenchan+max_pieces=50,one_word_preds=drop", is longer than any fixed width), at least as before.
+  auto width = [&](auto get, std::size_t least) {
+    for (const auto& r : runs) least = std::max(least, CodePoints(Cell(get(r))));
+    return least;
+  };
+  const std::size_t wd = width([](const auto& r) { return r.dataset_name; }, 16);
+  const std::size_t ws = width([](const auto& r) { return r.system; }, 20);
+  const std::size_t wp = width([](const auto& r) { return r.profile; }, 16);
+  const char* row = "{:>4}  {:<20}  {:<6}  {:<{}}  {:<{}}  {:<{}}  {:>6}  {:>6}";
+  std::string head = fmt::format(fmt::runtime(row), "id", "created", "status", "dataset", wd, "system", ws, "profile",
+                                 wp, "docs", "seed");
   for (const auto& c : columns) head += fmt::format("  {:>{}}", Cell(c), std::max<std::size_t>(c.size(), 8));
   os << head << "\n";
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const auto& r = runs[i];
-    std::string line = fmt::format("{:>4}  {:<20}  {:<6}  {:<16}  {:<20}  {:<16}  {:>6}  {:>6}", r.id,
-                                   Cell(r.created_at), Cell(r.status), Cell(r.dataset_name), Cell(r.system),
-                                   Cell(r.profile), r.n_docs, seed(r));
+    std::string line = fmt::format(fmt::runtime(row), r.id, Cell(r.created_at), Cell(r.status), Cell(r.dataset_name),
+                                   wd, Cell(r.system), ws, Cell(r.profile), wp, r.n_docs, seed(r));
     for (std::size_t c = 0; c < columns.size(); ++c) {
       const double v = values[i][c];
       line += fmt::format("  {:>{}}", std::isnan(v) ? std::string("-") : fmt::format("{:.4f}", v),

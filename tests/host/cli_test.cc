@@ -210,6 +210,33 @@ TEST_F(Cli, TableOutputAndRunsList) {
   EXPECT_EQ(show.code, 4);
 }
 
+// A profile with knobs and a long system name are wider than the list's usual columns: every column
+// still starts at the same place in the header and in each row (the "docs" column is found by its
+// header's end and each row's "5" under it).
+TEST_F(Cli, RunsListColumnsFitTheLongestName) {
+  ASSERT_EQ(Run(std::string(kTiny) + " --metrics exact").code, 0);
+  Output o =
+      Run("eval --dataset examples/tiny --predictions examples/tiny/predictions.txt --metrics exact --system "
+          "a-system-name-longer-than-twenty --profile kenchan --knob max_pieces=50 --knob one_word_preds=first");
+  ASSERT_EQ(o.code, 0) << o.err;
+  Output l = Run("runs list");
+  ASSERT_EQ(l.code, 0) << l.err;
+  std::vector<std::string> lines;
+  for (std::size_t at = 0, nl; (nl = l.out.find('\n', at)) != std::string::npos; at = nl + 1) {
+    lines.push_back(l.out.substr(at, nl - at));
+  }
+  ASSERT_EQ(lines.size(), 3u) << l.out;
+  const std::size_t docs_end = lines[0].find("docs") + 4;
+  for (const std::string& row : {lines[1], lines[2]}) {
+    ASSERT_GE(row.size(), docs_end) << l.out;
+    EXPECT_EQ(row.substr(docs_end - 1, 1), "5") << l.out;  // 5 documents, right-aligned under "docs"
+    EXPECT_EQ(row.find("kenchan+max_pieces=50+one_word_preds=first") == std::string::npos ? row.find("kplab ")
+                                                                                          : row.find("kenchan+"),
+              lines[0].find("profile"))
+        << l.out;
+  }
+}
+
 TEST_F(Cli, ScriptErrorReportsFileLineAndStoresFailedRun) {
   Output o = Run(std::string(kTiny) + " --plugins tests/data/cli/failing --metrics boom");
   EXPECT_EQ(o.code, 3);
