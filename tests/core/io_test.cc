@@ -13,6 +13,7 @@
 
 #include "../../core/src/io/io_internal.h"
 #include "../../core/src/util/sha256_internal.h"
+#include "temp_dir.h"
 
 namespace kplab {
 namespace {
@@ -267,6 +268,27 @@ TEST(IoKpEvalTest, Errors) {
             kData + "kpeval_malformed.jsonl:2: malformed JSON (a missing or extra comma, colon, brace, bracket or key) (expected one JSON object a line)");
   EXPECT_EQ(ImportError(kData + "kpeval_bad_utf8.jsonl", kpeval),
             kData + "kpeval_bad_utf8.jsonl:2: invalid UTF-8 (expected UTF-8 text)");
+}
+
+// A JSON dataset named by its directory (kpeval, kptimes, midas, taln) is the directory's one *.jsonl or
+// *.json file; none, or several, is refused naming the directory and, for several, the files.
+TEST(IoJsonDirectoryTest, NoneOrSeveralRecordFilesAreRefused) {
+  test::TempDir dir;
+  const std::string expected =
+      " (expected exactly one *.jsonl or *.json file in the directory, or the path of the file)";
+  for (const char* format : {"kpeval", "kptimes", "midas", "taln"}) {
+    EXPECT_EQ(ImportError(dir.path(), WithFormat(format)), dir.path() + ": no JSON file" + expected) << format;
+  }
+  std::filesystem::create_directory(dir / "sub.jsonl");  // a directory with the name of a file is no file
+  EXPECT_EQ(ImportError(dir.path(), WithFormat("kpeval")), dir.path() + ": no JSON file" + expected);
+  std::filesystem::copy_file(kData + "kpeval_ok.jsonl", dir / "b.jsonl");
+  EXPECT_EQ(Import(dir.path(), WithFormat("kpeval")).docs.size(), Import(kData + "kpeval_ok.jsonl").docs.size());
+  std::filesystem::copy_file(kData + "kpeval_ok.jsonl", dir / "a.json");
+  for (const char* format : {"kpeval", "kptimes", "midas", "taln"}) {
+    EXPECT_EQ(ImportError(dir.path(), WithFormat(format)),
+              dir.path() + ": 2 JSON files (" + (dir / "a.json") + ", " + (dir / "b.jsonl") + ")" + expected)
+        << format;
+  }
 }
 
 TEST(IoKpTimesTest, FixtureAndErrors) {

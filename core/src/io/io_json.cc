@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -85,25 +85,31 @@ void ParseRefs(const Line& line, std::string_view key, RawDoc& doc) {
   }
 }
 
-std::string ResolveJsonlFile(const std::string& path) {
-  if (!fs::is_directory(path)) return path;
-  std::vector<std::string> found;
-  std::error_code ec;
-  for (const auto& entry : ListDirectory(path)) {
-    const std::string name = entry.path().filename().string();
-    // Not is_regular_file(): a FIFO or link loop named *.jsonl is read and refused, not skipped.
-    if (!entry.is_directory(ec) && (EndsWith(name, ".jsonl") || EndsWith(name, ".json"))) {
-      found.push_back(entry.path().string());
-    }
-  }
-  if (found.size() != 1) {
-    Fail(path, 0, fmt::format("{} JSON-lines files", found.size()),
-         "exactly one *.jsonl file, or the path of the file");
-  }
-  return found[0];
-}
-
 }  // namespace
+
+const FileData& ReadOneRecordFile(const std::string& path, std::vector<FileData>& files) {
+  std::string file_path = path;
+  if (fs::is_directory(path)) {
+    std::vector<std::string> found;
+    std::error_code ec;
+    for (const auto& entry : ListDirectory(path)) {
+      const std::string name = entry.path().filename().string();
+      // Not is_regular_file(): a FIFO or link loop named *.jsonl is read and refused, not skipped.
+      if (!entry.is_directory(ec) && (EndsWith(name, ".jsonl") || EndsWith(name, ".json"))) {
+        found.push_back(entry.path().string());
+      }
+    }
+    if (found.size() != 1) {
+      std::sort(found.begin(), found.end());
+      Fail(path, 0,
+           found.empty() ? "no JSON file" : fmt::format("{} JSON files ({})", found.size(), fmt::join(found, ", ")),
+           "exactly one *.jsonl or *.json file in the directory, or the path of the file");
+    }
+    file_path = found[0];
+  }
+  files.push_back(ReadTextFile(file_path, fs::path(file_path).filename().string()));
+  return files.back();
+}
 
 std::size_t FindSep(std::string_view s, std::size_t from) {
   constexpr std::string_view kSep = "[sep]";
@@ -125,9 +131,7 @@ std::string DetectJsonlFormat(const std::string& path) {
 }
 
 void ImportKpEval(const std::string& path, RawDataset& out, std::vector<FileData>& files) {
-  const std::string file_path = ResolveJsonlFile(path);
-  files.push_back(ReadTextFile(file_path, fs::path(file_path).filename().string()));
-  const FileData& file = files.back();
+  const FileData& file = ReadOneRecordFile(path, files);
   ForEachObject(file, [&](int no, object obj) {
     const Line line{file, no, obj, "a JSON object with \"source\" and \"target\""};
     RawDoc doc;
@@ -152,9 +156,7 @@ void ImportKpEval(const std::string& path, RawDataset& out, std::vector<FileData
 }
 
 void ImportKpTimes(const std::string& path, RawDataset& out, std::vector<FileData>& files) {
-  const std::string file_path = ResolveJsonlFile(path);
-  files.push_back(ReadTextFile(file_path, fs::path(file_path).filename().string()));
-  const FileData& file = files.back();
+  const FileData& file = ReadOneRecordFile(path, files);
   ForEachObject(file, [&](int no, object obj) {
     const Line line{file, no, obj, "a JSON object with \"title\", \"abstract\" and \"keyword\""};
     RawDoc doc;

@@ -7,11 +7,16 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "io/io_internal.h"
 #include "util/json_internal.h"
 
 namespace kplab::io_internal {
+
+// The record file of a JSON dataset (kpeval, kptimes, midas, taln): PATH itself, or the one *.jsonl /
+// *.json file of the directory PATH (none or several: an error naming them). Read into `files`.
+const FileData& ReadOneRecordFile(const std::string& path, std::vector<FileData>& files);
 
 // Accessors for elements whose type has been checked.
 inline std::string_view Str(const simdjson::dom::element& e) { return e.get_string().value_unsafe(); }

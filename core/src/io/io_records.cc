@@ -164,27 +164,6 @@ void SelectSplit(const FileData& file, const DatasetOptions& options, std::vecto
   }
 }
 
-// Reads the one record file of a midas/taln dataset (a directory must hold exactly one).
-const FileData& ReadRecordFile(const std::string& path, std::vector<FileData>& files) {
-  std::string file_path = path;
-  if (fs::is_directory(path)) {
-    std::vector<std::string> found;
-    std::error_code ec;
-    for (const auto& entry : ListDirectory(path)) {
-      const std::string name = entry.path().filename().string();
-      if (!entry.is_directory(ec) && (EndsWith(name, ".jsonl") || EndsWith(name, ".json"))) {
-        found.push_back(entry.path().string());
-      }
-    }
-    if (found.size() != 1) {
-      Fail(path, 0, fmt::format("{} JSON files", found.size()),
-           "exactly one *.jsonl or *.json file, or the path of the file");
-    }
-    file_path = found[0];
-  }
-  files.push_back(ReadTextFile(file_path, fs::path(file_path).filename().string()));
-  return files.back();
-}
 
 // The optional "split" column (a string).
 void ReadSplit(const Line& line, Pending& p) {
@@ -208,7 +187,7 @@ Pending Start(const Line& line) {
 
 void ImportMidas(const std::string& path, const DatasetOptions& options, RawDataset& out,
                  std::vector<FileData>& files) {
-  const FileData& file = ReadRecordFile(path, files);
+  const FileData& file = ReadOneRecordFile(path, files);
   std::vector<Pending> records;
   ForEachRecord(file,
                 "a JSON object with \"id\", \"document\", \"extractive_keyphrases\" and "
@@ -238,7 +217,7 @@ void ImportMidas(const std::string& path, const DatasetOptions& options, RawData
 
 void ImportTaln(const std::string& path, const DatasetOptions& options, RawDataset& out,
                 std::vector<FileData>& files) {
-  const FileData& file = ReadRecordFile(path, files);
+  const FileData& file = ReadOneRecordFile(path, files);
   std::vector<Pending> records;
   constexpr std::string_view kExpected =
       "a JSON object with \"id\", \"title\", \"abstract\" (or \"text\") and \"keyphrases\"";
