@@ -786,20 +786,33 @@ std::optional<std::string> StemmedGoldWarning(const Corpus& corpus, bool refs_as
   std::vector<std::int8_t> changes(corpus.lex.size(), -1);  // per token id: -1 not a word, or not seen
   std::size_t words = 0, changed = 0;
   std::string example;
+  auto lower_word = [](std::string_view s) {
+    return s.size() >= 3 && std::all_of(s.begin(), s.end(), [](char ch) { return ch >= 'a' && ch <= 'z'; });
+  };
   for (const Document& doc : corpus.docs) {
     for (const Keyphrase& kp : doc.refs) {
-      for (const TokenId t : kp.phrase->tokens()) {
+      const auto tokens = kp.phrase->tokens(), stems = kp.phrase->stems();
+      for (std::size_t k = 0; k < tokens.size(); ++k) {
+        const TokenId t = tokens[k];
         std::int8_t& c = changes[t];
         if (c == -1) {
-          const std::string w = AsciiLower(std::string(corpus.lex.Str(t)));
-          const bool word = w.size() >= 3 && std::all_of(w.begin(), w.end(), [](char ch) { return ch >= 'a' && ch <= 'z'; });
-          if (!word) {
-            c = 2;
-            continue;
+          // When the references were stemmed, a lower-case word token's stem is in the phrase already
+          // (the builder's stem of the stripped token: the same stemmer on the same bytes), so it is
+          // not stemmed a second time here.
+          const std::string_view token = corpus.lex.Str(t);
+          if (!refs_as_given && lower_word(token)) {
+            c = stems[k] != t ? 1 : 0;
+            if (c == 1 && example.empty()) example = fmt::format("'{}' -> '{}'", token, corpus.lex.Str(stems[k]));
+          } else {
+            const std::string w = AsciiLower(std::string(token));
+            if (!lower_word(w)) {
+              c = 2;
+              continue;
+            }
+            const std::string stem = stemmer.Stem(w);
+            c = stem != w ? 1 : 0;
+            if (c == 1 && example.empty()) example = fmt::format("'{}' -> '{}'", w, stem);
           }
-          const std::string stem = stemmer.Stem(w);
-          c = stem != w ? 1 : 0;
-          if (c == 1 && example.empty()) example = fmt::format("'{}' -> '{}'", w, stem);
         }
         if (c == 2) continue;
         ++words;
