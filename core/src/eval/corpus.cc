@@ -522,7 +522,7 @@ class Builder {
   }
 
   const Phrase* Normalize(std::string_view piece, bool stem) {
-    std::string s;
+    std::string& s = surface_;  // reused: no allocation per phrase
     bool ascii = false;
     // Unstemmed pieces are references matched as given: written case kept when the profile says so.
     const Profile& norm = !stem && !p_.lowercase_given_refs ? as_written_ : p_;
@@ -584,7 +584,7 @@ class Builder {
   const Profile& p_;
   PorterStemmer stemmer_;
   Profile as_written_;  // p_ without lower-casing, for references compared as written
-  std::string key_, dedup_;  // scratch buffers of Normalize
+  std::string surface_, key_, dedup_;  // scratch buffers of Normalize
   std::vector<std::string_view> tokens_;
   std::vector<TokenId> tok_ids_, stem_ids_;  // a phrase's ids while Normalize makes it
   std::vector<TokenId> alt_;                 // a reference's alternative keys while Doc reads them
