@@ -166,6 +166,28 @@ TEST_F(Gold, HandCountedSharesAndTooLittleEvidence) {
   EXPECT_EQ(s.err, LooksStemmed("0.0% of their 180 word tokens change when stemmed"));
 }
 
+// The check reads a lower-case word's stem from the corpus when the references were stemmed; a token
+// with capitals (a profile that keeps case) is lower-cased and stemmed as before. Hand count: "Neural
+// Network;Deep Layer" in 60 documents under semrp-standalone (case kept, references stemmed): 240 word
+// tokens, and Porter changes none of neural, network, deep, layer: 0.0%, the gold looks stemmed. A
+// check that compared each token with its stem as the corpus holds it ("Network" -> "network": nltk
+// lower-cases) would count all 240 as changed and say nothing.
+TEST_F(Gold, CapitalizedStemmedGoldIsJudgedLowerCased) {
+  std::string ctx, keys, preds;
+  for (int i = 0; i < 60; ++i) {
+    ctx += "neural network . <eos> a deep layer\n";
+    keys += "Neural Network;Deep Layer\n";
+    preds += "neural network\n";
+  }
+  Write("c/x_context.txt", ctx);
+  Write("c/x_allkeywords.txt", keys);
+  Write("c60.txt", preds);
+  Output o = Run("eval --no-store --metrics exact --profile semrp-standalone --dataset " + P("c") + " --predictions " +
+                 P("c60.txt"));
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.err, LooksStemmed("0.0% of their 240 word tokens change when stemmed"));
+}
+
 // Under `kenchan`, --refs-stemmed compares the references as written, as kenchan0226's
 // -target_already_stemmed does (its targets skip stem(), where everything else is lower-cased). The
 // values are what kenchan0226/keyphrase-generation-rl @ 1a3b20b's own evaluate_prediction.py printed

@@ -522,7 +522,7 @@ class Builder {
   }
 
   const Phrase* Normalize(std::string_view piece, bool stem) {
-    std::string s;
+    std::string& s = surface_;  // reused: no allocation per phrase
     bool ascii = false;
     // Unstemmed pieces are references matched as given: written case kept when the profile says so.
     const Profile& norm = !stem && !p_.lowercase_given_refs ? as_written_ : p_;
@@ -584,7 +584,7 @@ class Builder {
   const Profile& p_;
   PorterStemmer stemmer_;
   Profile as_written_;  // p_ without lower-casing, for references compared as written
-  std::string key_, dedup_;  // scratch buffers of Normalize
+  std::string surface_, key_, dedup_;  // scratch buffers of Normalize
   std::vector<std::string_view> tokens_;
   std::vector<TokenId> tok_ids_, stem_ids_;  // a phrase's ids while Normalize makes it
   std::vector<TokenId> alt_;                 // a reference's alternative keys while Doc reads them
@@ -786,20 +786,33 @@ std::optional<std::string> StemmedGoldWarning(const Corpus& corpus, bool refs_as
   std::vector<std::int8_t> changes(corpus.lex.size(), -1);  // per token id: -1 not a word, or not seen
   std::size_t words = 0, changed = 0;
   std::string example;
+  auto lower_word = [](std::string_view s) {
+    return s.size() >= 3 && std::all_of(s.begin(), s.end(), [](char ch) { return ch >= 'a' && ch <= 'z'; });
+  };
   for (const Document& doc : corpus.docs) {
     for (const Keyphrase& kp : doc.refs) {
-      for (const TokenId t : kp.phrase->tokens()) {
+      const auto tokens = kp.phrase->tokens(), stems = kp.phrase->stems();
+      for (std::size_t k = 0; k < tokens.size(); ++k) {
+        const TokenId t = tokens[k];
         std::int8_t& c = changes[t];
         if (c == -1) {
-          const std::string w = AsciiLower(std::string(corpus.lex.Str(t)));
-          const bool word = w.size() >= 3 && std::all_of(w.begin(), w.end(), [](char ch) { return ch >= 'a' && ch <= 'z'; });
-          if (!word) {
-            c = 2;
-            continue;
+          // When the references were stemmed, a lower-case word token's stem is in the phrase already
+          // (the builder's stem of the stripped token: the same stemmer on the same bytes), so it is
+          // not stemmed a second time here.
+          const std::string_view token = corpus.lex.Str(t);
+          if (!refs_as_given && lower_word(token)) {
+            c = stems[k] != t ? 1 : 0;
+            if (c == 1 && example.empty()) example = fmt::format("'{}' -> '{}'", token, corpus.lex.Str(stems[k]));
+          } else {
+            const std::string w = AsciiLower(std::string(token));
+            if (!lower_word(w)) {
+              c = 2;
+              continue;
+            }
+            const std::string stem = stemmer.Stem(w);
+            c = stem != w ? 1 : 0;
+            if (c == 1 && example.empty()) example = fmt::format("'{}' -> '{}'", w, stem);
           }
-          const std::string stem = stemmer.Stem(w);
-          c = stem != w ? 1 : 0;
-          if (c == 1 && example.empty()) example = fmt::format("'{}' -> '{}'", w, stem);
         }
         if (c == 2) continue;
         ++words;
@@ -826,14 +839,8 @@ std::optional<std::string> StemmedGoldWarning(const Corpus& corpus, bool refs_as
   return std::nullopt;
 }
 
-template <typename Reader>
-Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, const RawPredictions* predictions,
-                               const Profile& profile, int threads, bool consume) {
-  if (predictions && predictions->docs.size() != dataset.docs.size()) {
-    return Error{fmt::format("{}: {} prediction lines for {} documents of {} (expected one per document)",
-                             predictions->path, predictions->docs.size(), dataset.docs.size(),
-                             dataset.path)};
-  }
+// The corpus's fields that describe what was read (no documents yet).
+Corpus CorpusHeader(const RawDataset& dataset, const RawPredictions* predictions, const Profile& profile) {
   Corpus corpus;
   corpus.profile = profile;
   corpus.dataset_name = dataset.name;
@@ -845,31 +852,31 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
     corpus.predictions_path = predictions->path;
     corpus.predictions_hash = predictions->content_hash;
   }
-  // ExHiRD does not stem the references when the keywords file's path contains "semeval" (they are
-  // released stemmed).
-  bool stem_refs = true;
-  if (profile.semeval_refs_as_given) {
-    for (const auto& f : dataset.files) {
-      const std::string lower = AsciiLower(f);
-      if (lower.find("semeval") != std::string::npos && lower.find("keyword") != std::string::npos) stem_refs = false;
-    }
-  }
-  // References released stemmed (RawDoc::refs_stemmed: SemEval *.stem.final, --refs-stemmed) are
-  // matched as given: stemming "databas" again gives "databa" and a correct prediction stops matching.
-  corpus.refs_stemmed = reader.any_refs_stemmed();
-  const bool raw_text = reader.any_raw_text();
-  const std::size_t n_docs = reader.size();
-  corpus.docs.resize(n_docs);
+  return corpus;
+}
 
-  // Documents in contiguous ranges, one builder each.
-  const std::size_t n = static_cast<std::size_t>(CorpusThreads(n_docs, threads));
-  std::vector<std::unique_ptr<Builder>> builders;
-  for (std::size_t t = 0; t < n; ++t) {
-    builders.push_back(std::make_unique<Builder>(Builder::Options{&corpus.profile, raw_text, stem_refs, consume}));
+// ExHiRD does not stem the references when the keywords file's path contains "semeval" (they are
+// released stemmed).
+bool StemReferences(const Profile& profile, const RawDataset& dataset) {
+  if (!profile.semeval_refs_as_given) return true;
+  for (const auto& f : dataset.files) {
+    const std::string lower = AsciiLower(f);
+    if (lower.find("semeval") != std::string::npos && lower.find("keyword") != std::string::npos) return false;
   }
-  auto range = [&](std::size_t t) { return std::pair{n_docs * t / n, n_docs * (t + 1) / n}; };
+  return true;
+}
+
+// Range t of n over n_docs documents: [begin, end).
+std::pair<std::size_t, std::size_t> RangeOf(std::size_t n_docs, std::size_t n, std::size_t t) {
+  return {n_docs * t / n, n_docs * (t + 1) / n};
+}
+
+// Builds every range's documents on a thread of its own (builders[t] range t).
+template <typename Reader>
+void BuildRanges(const Reader& reader, Corpus& corpus, std::vector<std::unique_ptr<Builder>>& builders) {
+  const std::size_t n_docs = corpus.docs.size(), n = builders.size();
   OnThreads(n, [&](std::size_t t) {
-    const auto [begin, end] = range(t);
+    const auto [begin, end] = RangeOf(n_docs, n, t);
     Builder& b = *builders[t];
     typename Reader::Local local(reader, begin);
     for (std::size_t i = begin; i < end; ++i) {
@@ -895,6 +902,200 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
       }
     }
   });
+}
+
+constexpr std::size_t kAhead = 16;  // each table slot is requested this many items before it is read
+
+// A later range's strings interned after the corpus's, in their id order (tmap: local id -> corpus
+// id). The range's string bytes become the corpus's where they are: its strings are interned without
+// a copy (and the bytes of the few already known stay unused). The slots of millions of new keys are
+// cache misses: each is requested kAhead strings ahead.
+void MergeStrings(Lexicon& lex, Lexicon& from, std::vector<TokenId>& tmap) {
+  lex.AdoptBytes(from);
+  std::uint64_t hashes[kAhead];
+  auto str = [&](std::size_t id) { return from.Str(static_cast<TokenId>(id)); };
+  for (std::size_t id = 0; id < std::min(kAhead, tmap.size()); ++id) {
+    hashes[id] = Lexicon::Hash(str(id));
+    lex.Prefetch(str(id), hashes[id]);
+  }
+  for (std::size_t id = 0; id < tmap.size(); ++id) {
+    const std::uint64_t h = hashes[id % kAhead];
+    if (id + kAhead < tmap.size()) {
+      hashes[id % kAhead] = Lexicon::Hash(str(id + kAhead));
+      lex.Prefetch(str(id + kAhead), hashes[id % kAhead]);
+    }
+    tmap[id] = lex.InternStable(str(id), h);
+  }
+}
+
+// A later range's pieces probed in the earlier ranges' memo (the first builder's). Probe must be
+// called in piece order, from 0: the memo slots are requested kAhead pieces ahead.
+class EarlierPieces {
+ public:
+  struct Probed {
+    bool found;
+    std::size_t pos;
+    std::uint64_t hash;
+  };
+  static constexpr std::uint32_t kNew = 0xFFFFFFFFu;
+
+  EarlierPieces(const Builder& first, const Builder& later) : first_(first), later_(later) {}
+  Probed Probe(std::size_t k) {
+    if (k == 0) {
+      for (std::size_t j = 0; j < std::min(kAhead, later_.pieces.size()); ++j) Ahead(j);
+    }
+    const Piece& piece = later_.pieces[k];
+    const std::uint64_t h = hashes_[k % kAhead];
+    if (k + kAhead < later_.pieces.size()) Ahead(k + kAhead);
+    Probed r{false, 0, h};
+    r.pos = Memo(piece).Probe(
+        h, [&](std::uint32_t i) { return first_.pieces[i].view() == piece.view(); }, &r.found);
+    return r;
+  }
+  // The corpus phrase an earlier range made of piece k (probed as r), or kNew.
+  std::uint32_t PhraseOf(std::size_t k, const Probed& r) const {
+    return r.found ? first_.pieces[eval_internal::SlotTable::Index(Memo(later_.pieces[k]).At(r.pos))].phrase : kNew;
+  }
+
+ private:
+  const eval_internal::SlotTable& Memo(const Piece& p) const { return first_.memo[p.stem ? 1 : 0]; }
+  void Ahead(std::size_t k) {
+    const Piece& p = later_.pieces[k];
+    hashes_[k % kAhead] = eval_internal::HashBytes(p.view());
+    Memo(p).Prefetch(hashes_[k % kAhead]);
+  }
+  const Builder& first_;
+  const Builder& later_;
+  std::uint64_t hashes_[kAhead];
+};
+
+// Range b's phrases into the corpus after the earlier ranges' (tmap: its strings' corpus ids): a
+// phrase an earlier range made of the same raw piece is that one (normalizing is deterministic),
+// others are appended. pmap: local phrase id -> the corpus's phrase. last: no range follows, so the
+// earlier ranges' memo is not grown (and its probes ran ahead, on another thread, into known).
+void MergePhrases(Corpus& corpus, Builder& first, Builder& b, const std::vector<TokenId>& tmap,
+                  std::vector<const Phrase*>& pmap, bool last, const std::vector<std::uint32_t>& known) {
+  pmap.resize(b.phrases.size());
+  EarlierPieces earlier_pieces(first, b);
+  for (std::size_t k = 0; k < b.pieces.size(); ++k) {
+    const Piece& piece = b.pieces[k];
+    EarlierPieces::Probed r{};
+    std::uint32_t earlier = EarlierPieces::kNew;
+    if (last) {
+      earlier = known[k];
+    } else {
+      r = earlier_pieces.Probe(k);  // every piece in order, dropped ones too (the requests run ahead)
+      earlier = earlier_pieces.PhraseOf(k, r);
+    }
+    if (piece.phrase == Piece::kDropped) continue;  // dropped in every range alike
+    // Local phrases are made in piece order: this piece's is the oldest one left.
+    if (earlier != EarlierPieces::kNew) {
+      pmap[piece.phrase] = &corpus.phrases[earlier];
+      b.phrases.pop_front();
+      continue;
+    }
+    Phrase& ph = corpus.phrases.emplace_back(std::move(b.phrases.front()));
+    b.phrases.pop_front();
+    ph.id = static_cast<std::uint32_t>(corpus.phrases.size() - 1);
+    // The ids live in the builder's arena, which the corpus adopts: its own, mutable memory.
+    for (const TokenId& x : ph.ids()) const_cast<TokenId&>(x) = tmap[x];
+    ph.key = tmap[ph.key];
+    if (!b.dedup_keys.empty()) corpus.dedup_keys.push_back(tmap[b.dedup_keys[piece.phrase]]);
+    // Remembered for the ranges still to merge; after the last one the memo is dropped unread (and
+    // growing it then was the build's peak of memory).
+    if (!last) {
+      first.pieces.push_back({piece.data, piece.size, ph.id, piece.stem});
+      first.memo[piece.stem ? 1 : 0].Fill(r.pos, r.hash, static_cast<std::uint32_t>(first.pieces.size() - 1));
+    }
+    pmap[piece.phrase] = &ph;
+  }
+}
+
+// Merges a later range b into the corpus (which holds the first builder's and the ranges' before b).
+void MergeRange(Corpus& corpus, Builder& first, Builder& b, bool last, std::vector<TokenId>& tmap,
+                std::vector<const Phrase*>& pmap) {
+  tmap.resize(b.lex.size());
+  // The range's own memo is not read again (its pieces are, in order).
+  b.memo[0] = eval_internal::SlotTable();
+  b.memo[1] = eval_internal::SlotTable();
+  // The last range adds nothing to the memo, so its probes only read: they run on a second thread
+  // while this one merges the strings (the merge is the build's serial part).
+  std::vector<std::uint32_t> known;  // last range: per piece, the corpus phrase an earlier range made
+  if (last) {
+    known.resize(b.pieces.size());
+    OnThreads(2, [&](std::size_t part) {
+      if (part == 0) return MergeStrings(corpus.lex, b.lex, tmap);
+      EarlierPieces earlier_pieces(first, b);
+      for (std::size_t k = 0; k < b.pieces.size(); ++k) known[k] = earlier_pieces.PhraseOf(k, earlier_pieces.Probe(k));
+    });
+  } else {
+    MergeStrings(corpus.lex, b.lex, tmap);
+  }
+  b.lex = Lexicon();
+  MergePhrases(corpus, first, b, tmap, pmap, last, known);
+  b.pieces = {};
+  corpus.arena.Adopt(std::move(b.arena));
+}
+
+// A range's documents to the merged ids (a later range: tmap and pmap of MergeRange; null for the
+// first), then their views, into the range's own block.
+void FinishRange(Corpus& corpus, const Builder& b, std::size_t begin, std::size_t end, const std::vector<TokenId>* tmap,
+                 const std::vector<const Phrase*>* pmap, std::vector<const Keyphrase*>& block) {
+  if (tmap) {
+    auto remap = [&](std::span<const Keyphrase> kps) {
+      for (const Keyphrase& kc : kps) {
+        Keyphrase& k = const_cast<Keyphrase&>(kc);                       // the range's arena (the corpus's now)
+        k.phrase = (*pmap)[reinterpret_cast<std::uintptr_t>(k.phrase)];  // the local id (BuildRanges)
+        // Each extra belongs to one keyphrase, and its keys to the range's arena (the corpus's now).
+        if (k.extra()) {
+          for (const TokenId& x : k.extra()->alt_keys) const_cast<TokenId&>(x) = (*tmap)[x];
+        }
+      }
+    };
+    for (std::size_t i = begin; i < end; ++i) {
+      Document& doc = corpus.docs[i];
+      // The range's arena (the corpus's now): its own, mutable memory.
+      for (const TokenId& x : doc.src_tokens()) const_cast<TokenId&>(x) = (*tmap)[x];
+      for (const TokenId& x : doc.src_stems()) const_cast<TokenId&>(x) = (*tmap)[x];
+      remap(doc.refs);
+      remap(doc.preds);
+      remap(doc.refs_before_dedup);
+    }
+  }
+  auto dups_of = [&](std::size_t i, std::size_t& d) -> const std::vector<std::uint32_t>* {
+    return d < b.dups.size() && b.dups[d].first == i ? &b.dups[d++].second : nullptr;
+  };
+  std::size_t slots = 0, d = 0;
+  for (std::size_t i = begin; i < end; ++i) slots += ViewSlots(corpus.docs[i], dups_of(i, d));
+  block.reserve(slots);  // exactly: the views' addresses never move
+  d = 0;
+  for (std::size_t i = begin; i < end; ++i) FinishDocument(corpus.docs[i], dups_of(i, d), block);
+}
+
+// The phases of every BuildCorpus: documents built in contiguous ranges, one builder each; the
+// ranges merged in order; each range's documents remapped and given their views.
+template <typename Reader>
+Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, const RawPredictions* predictions,
+                               const Profile& profile, int threads, bool consume) {
+  if (predictions && predictions->docs.size() != dataset.docs.size()) {
+    return Error{fmt::format("{}: {} prediction lines for {} documents of {} (expected one per document)",
+                             predictions->path, predictions->docs.size(), dataset.docs.size(), dataset.path)};
+  }
+  Corpus corpus = CorpusHeader(dataset, predictions, profile);
+  const bool stem_refs = StemReferences(profile, dataset);
+  // References released stemmed (RawDoc::refs_stemmed: SemEval *.stem.final, --refs-stemmed) are
+  // matched as given: stemming "databas" again gives "databa" and a correct prediction stops matching.
+  corpus.refs_stemmed = reader.any_refs_stemmed();
+  const bool raw_text = reader.any_raw_text();
+  const std::size_t n_docs = reader.size();
+  corpus.docs.resize(n_docs);
+
+  const std::size_t n = static_cast<std::size_t>(CorpusThreads(n_docs, threads));
+  std::vector<std::unique_ptr<Builder>> builders;
+  for (std::size_t t = 0; t < n; ++t) {
+    builders.push_back(std::make_unique<Builder>(Builder::Options{&corpus.profile, raw_text, stem_refs, consume}));
+  }
+  BuildRanges(reader, corpus, builders);
 
   // Merge, in range order: the first builder's lexicon and phrases are the corpus's; every later one's
   // strings are interned after them in its id order and its phrases not seen before (same raw piece)
@@ -906,116 +1107,7 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
   corpus.dedup_keys = std::move(first.dedup_keys);
   std::vector<std::vector<TokenId>> token_map(n);
   std::vector<std::vector<const Phrase*>> phrase_map(n);
-  for (std::size_t t = 1; t < n; ++t) {
-    Builder& b = *builders[t];
-    auto& tmap = token_map[t];
-    tmap.resize(b.lex.size());
-    // The range's own memo is not read again (its pieces are, in order).
-    b.memo[0] = eval_internal::SlotTable();
-    b.memo[1] = eval_internal::SlotTable();
-    constexpr std::size_t kAhead = 16;  // each table slot is requested this many items before it is read
-    // The range's string bytes become the corpus's where they are: its strings are interned without a
-    // copy (and the bytes of the few already known stay unused). The slots of millions of new keys are
-    // cache misses: each is requested kAhead strings ahead.
-    auto merge_strings = [&] {
-      corpus.lex.AdoptBytes(b.lex);
-      std::uint64_t hashes[kAhead];
-      auto str = [&](std::size_t id) { return b.lex.Str(static_cast<TokenId>(id)); };
-      for (std::size_t id = 0; id < std::min(kAhead, tmap.size()); ++id) {
-        hashes[id] = Lexicon::Hash(str(id));
-        corpus.lex.Prefetch(str(id), hashes[id]);
-      }
-      for (std::size_t id = 0; id < tmap.size(); ++id) {
-        const std::uint64_t h = hashes[id % kAhead];
-        if (id + kAhead < tmap.size()) {
-          hashes[id % kAhead] = Lexicon::Hash(str(id + kAhead));
-          corpus.lex.Prefetch(str(id + kAhead), hashes[id % kAhead]);
-        }
-        tmap[id] = corpus.lex.InternStable(str(id), h);
-      }
-    };
-    // Each piece's probe of the earlier ranges' memo: (found, position, hash). Calls must come in piece
-    // order (the memo slots are requested ahead).
-    std::uint64_t piece_hashes[kAhead];
-    auto ahead = [&](std::size_t k) {
-      const Piece& p = b.pieces[k];
-      piece_hashes[k % kAhead] = eval_internal::HashBytes(p.view());
-      first.memo[p.stem ? 1 : 0].Prefetch(piece_hashes[k % kAhead]);
-    };
-    struct Probed {
-      bool found;
-      std::size_t pos;
-      std::uint64_t hash;
-    };
-    auto probe = [&](std::size_t k) {
-      if (k == 0) {
-        for (std::size_t j = 0; j < std::min(kAhead, b.pieces.size()); ++j) ahead(j);
-      }
-      const Piece& piece = b.pieces[k];
-      const std::uint64_t h = piece_hashes[k % kAhead];
-      if (k + kAhead < b.pieces.size()) ahead(k + kAhead);
-      const eval_internal::SlotTable& memo = first.memo[piece.stem ? 1 : 0];
-      Probed r{false, 0, h};
-      r.pos = memo.Probe(h, [&](std::uint32_t i) { return first.pieces[i].view() == piece.view(); }, &r.found);
-      return r;
-    };
-    // The last range adds nothing to the memo, so its probes only read: they run on a second thread
-    // while this one merges the strings (the merge is the build's serial part).
-    const bool last = t + 1 == n;
-    constexpr std::uint32_t kNew = 0xFFFFFFFFu;
-    std::vector<std::uint32_t> known;  // last range: per piece, the corpus phrase an earlier range made
-    if (last) {
-      known.resize(b.pieces.size());
-      OnThreads(2, [&](std::size_t part) {
-        if (part == 0) return merge_strings();
-        for (std::size_t k = 0; k < b.pieces.size(); ++k) {
-          const Probed r = probe(k);
-          const eval_internal::SlotTable& memo = first.memo[b.pieces[k].stem ? 1 : 0];
-          known[k] = r.found ? first.pieces[eval_internal::SlotTable::Index(memo.At(r.pos))].phrase : kNew;
-        }
-      });
-    } else {
-      merge_strings();
-    }
-    b.lex = Lexicon();
-    auto& pmap = phrase_map[t];
-    pmap.resize(b.phrases.size());
-    for (std::size_t k = 0; k < b.pieces.size(); ++k) {
-      const Piece& piece = b.pieces[k];
-      eval_internal::SlotTable& memo = first.memo[piece.stem ? 1 : 0];
-      Probed r{};
-      std::uint32_t earlier = kNew;
-      if (last) {
-        earlier = known[k];
-      } else {
-        r = probe(k);  // every piece in order, dropped ones too (the requests run ahead)
-        if (r.found) earlier = first.pieces[eval_internal::SlotTable::Index(memo.At(r.pos))].phrase;
-      }
-      if (piece.phrase == Piece::kDropped) continue;  // dropped in every range alike
-      // Local phrases are made in piece order: this piece's is the oldest one left.
-      if (earlier != kNew) {  // normalizing is deterministic: the earlier range made the same phrase
-        pmap[piece.phrase] = &corpus.phrases[earlier];
-        b.phrases.pop_front();
-        continue;
-      }
-      Phrase& ph = corpus.phrases.emplace_back(std::move(b.phrases.front()));
-      b.phrases.pop_front();
-      ph.id = static_cast<std::uint32_t>(corpus.phrases.size() - 1);
-      // The ids live in the builder's arena, which the corpus adopts below: its own, mutable memory.
-      for (const TokenId& x : ph.ids()) const_cast<TokenId&>(x) = tmap[x];
-      ph.key = tmap[ph.key];
-      if (!b.dedup_keys.empty()) corpus.dedup_keys.push_back(tmap[b.dedup_keys[piece.phrase]]);
-      // Remembered for the ranges still to merge; after the last one the memo is dropped unread (and
-      // growing it then was the build's peak of memory).
-      if (!last) {
-        first.pieces.push_back({piece.data, piece.size, ph.id, piece.stem});
-        memo.Fill(r.pos, r.hash, static_cast<std::uint32_t>(first.pieces.size() - 1));
-      }
-      pmap[piece.phrase] = &ph;
-    }
-    b.pieces = {};
-    corpus.arena.Adopt(std::move(b.arena));
-  }
+  for (std::size_t t = 1; t < n; ++t) MergeRange(corpus, first, *builders[t], t + 1 == n, token_map[t], phrase_map[t]);
   first.memo[0] = eval_internal::SlotTable();
   first.memo[1] = eval_internal::SlotTable();
   first.pieces = {};
@@ -1028,42 +1120,10 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
     corpus.token_probs[t] = std::move(builders[t]->probs);
     corpus.sources[t] = std::move(builders[t]->sources);
   }
-  // Every range's documents to the merged ids, then their views.
   OnThreads(n, [&](std::size_t t) {
-    const auto [begin, end] = range(t);
-    if (t > 0) {
-      const auto& tmap = token_map[t];
-      const auto& pmap = phrase_map[t];
-      auto remap = [&](std::span<const Keyphrase> kps) {
-        for (const Keyphrase& kc : kps) {
-          Keyphrase& k = const_cast<Keyphrase&>(kc);  // the range's arena (the corpus's now)
-          k.phrase = pmap[reinterpret_cast<std::uintptr_t>(k.phrase)];  // the local id (see above)
-          // Each extra belongs to one keyphrase, and its keys to the range's arena (the corpus's now).
-          if (k.extra()) {
-            for (const TokenId& x : k.extra()->alt_keys) const_cast<TokenId&>(x) = tmap[x];
-          }
-        }
-      };
-      for (std::size_t i = begin; i < end; ++i) {
-        Document& doc = corpus.docs[i];
-        // The range's arena (the corpus's now): its own, mutable memory.
-        for (const TokenId& x : doc.src_tokens()) const_cast<TokenId&>(x) = tmap[x];
-        for (const TokenId& x : doc.src_stems()) const_cast<TokenId&>(x) = tmap[x];
-        remap(doc.refs);
-        remap(doc.preds);
-        remap(doc.refs_before_dedup);
-      }
-    }
-    const auto& dups = builders[t]->dups;
-    auto dups_of = [&](std::size_t i, std::size_t& d) -> const std::vector<std::uint32_t>* {
-      return d < dups.size() && dups[d].first == i ? &dups[d++].second : nullptr;
-    };
-    std::size_t slots = 0, d = 0;
-    for (std::size_t i = begin; i < end; ++i) slots += ViewSlots(corpus.docs[i], dups_of(i, d));
-    std::vector<const Keyphrase*>& block = corpus.view_blocks[t];
-    block.reserve(slots);  // exactly: the views' addresses never move
-    d = 0;
-    for (std::size_t i = begin; i < end; ++i) FinishDocument(corpus.docs[i], dups_of(i, d), block);
+    const auto [begin, end] = RangeOf(n_docs, n, t);
+    FinishRange(corpus, *builders[t], begin, end, t > 0 ? &token_map[t] : nullptr, t > 0 ? &phrase_map[t] : nullptr,
+                corpus.view_blocks[t]);
   });
   if (auto w = StemmedGoldWarning(corpus, !stem_refs || corpus.refs_stemmed)) corpus.warnings.push_back(*w);
   return corpus;
