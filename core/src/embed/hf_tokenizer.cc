@@ -1046,10 +1046,10 @@ HfTokenizer::~HfTokenizer() = default;
 Result<HfTokenizer> HfTokenizer::Load(const std::string& path) {
   if (Status st = CheckRegularFile(path, "a tokenizer.json file"); !st.ok()) return st.error();
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("{}: cannot open (expected a tokenizer.json file)", path)};
+  if (!in) return Error::Input(fmt::format("{}: cannot open (expected a tokenizer.json file)", path));
   std::ostringstream ss;
   ss << in.rdbuf();
-  if (in.bad()) return Error{fmt::format("{}: read error", path)};
+  if (in.bad()) return Error::Input(fmt::format("{}: read error", path));
   return Parse(ss.str(), path);
 }
 
@@ -1310,7 +1310,7 @@ Result<HfTokenizer> HfTokenizer::Parse(std::string_view json, const std::string&
     }
     return HfTokenizer(std::move(impl));
   } catch (const Failure& f) {
-    return Error{f.message};
+    return Error::Input(f.message);
   }
 }
 

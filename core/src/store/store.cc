@@ -41,7 +41,7 @@ namespace kplab {
 namespace {
 
 // Every failure of the run store is a store error (the CLI's exit 4).
-Error StoreFail(std::string message) { return Error{std::move(message), ErrorKind::kStore}; }
+Error StoreFail(std::string message) { return Error::Store(std::move(message)); }
 
 // One migration step: `sql` takes a database at version - 1 to `version`. Steps run in order inside one
 // IMMEDIATE transaction, so a failed step leaves the file at its old version. Append new steps here;
@@ -644,7 +644,7 @@ std::string FileUri(const std::string& path, std::string_view query) {
 Status CheckOneStoreFile(const std::string& path, std::string_view expected) {
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0 && errno == ENOENT) return Status::Ok();
-  if (Status s = CheckRegularFile(path, expected); !s.ok()) return Error{s.message(), ErrorKind::kStore};
+  if (Status s = CheckRegularFile(path, expected); !s.ok()) return Error::Store(s.message());
   return Status::Ok();
 }
 
