@@ -406,11 +406,11 @@ Status ResolveNeeds(LuaVm& vm, MetricPlugin& plugin, const Profile& profile) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, plugin.needs_ref);
   PushProfile(L, profile);
   PushParams(L, plugin);
-  if (std::optional<ScriptError> err = vm.Call(2, 1, plugin.name)) return Error{err->Format()};
+  if (std::optional<ScriptError> err = vm.Call(2, 1, plugin.name)) return Error::Script(err->Format());
   std::vector<std::string> needs;
   const std::string error = ReadNeeds(L, lua_gettop(L), needs);
   lua_settop(L, top);
-  if (!error.empty()) return Error{plugin.file.display_name + ": needs() returned a bad list: " + error};
+  if (!error.empty()) return Error::Script(plugin.file.display_name + ": needs() returned a bad list: " + error);
   plugin.needs = std::move(needs);
   return Status::Ok();
 }
@@ -423,17 +423,16 @@ Status CheckParams(LuaVm& vm, const MetricPlugin& plugin, const Profile& profile
   lua_rawgeti(L, LUA_REGISTRYINDEX, plugin.check_ref);
   PushParams(L, plugin);
   PushProfile(L, profile);
-  if (std::optional<ScriptError> err = vm.Call(2, 1, plugin.name)) return Error{err->Format(), ErrorKind::kScript};
+  if (std::optional<ScriptError> err = vm.Call(2, 1, plugin.name)) return Error::Script(err->Format());
   const int type = lua_type(L, -1);
   std::string message = type == LUA_TSTRING ? lua_tostring(L, -1) : "";
   lua_settop(L, top);
   if (type == LUA_TNIL) return Status::Ok();
   if (type != LUA_TSTRING) {
-    return Error{fmt::format("{}: check() must return nil or a message string (got {})", plugin.file.display_name,
-                             lua_typename(L, type)),
-                 ErrorKind::kScript};
+    return Error::Script(fmt::format("{}: check() must return nil or a message string (got {})",
+                                     plugin.file.display_name, lua_typename(L, type)));
   }
-  return Error{fmt::format("plugin '{}': {}", plugin.name, message), ErrorKind::kUsage};
+  return Error::Usage(fmt::format("plugin '{}': {}", plugin.name, message));
 }
 
 Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
@@ -455,7 +454,7 @@ Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
   if (std::optional<ScriptError> err = vm.RunChunk(file.source, file.display_name, 1)) {
     luaL_unref(L, LUA_REGISTRYINDEX, random_ref);
     lua_settop(L, top);
-    return Error{err->Format()};
+    return Error::Script(err->Format());
   }
   // [env, decl]
   const int decl = lua_gettop(L);
@@ -463,7 +462,7 @@ Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
     std::string got = luaL_typename(L, decl);
     luaL_unref(L, LUA_REGISTRYINDEX, random_ref);
     lua_settop(L, top);
-    return Error{file.display_name + ": must return kp.metric{...} (got " + got + ")"};
+    return Error::Script(file.display_name + ": must return kp.metric{...} (got " + got + ")");
   }
   MetricPlugin plugin;
   plugin.file = file;
@@ -483,7 +482,7 @@ Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
   if (!error.empty()) {
     ReleaseMetricPlugin(vm, plugin);
     lua_settop(L, top);
-    return Error{file.display_name + ": " + error};
+    return Error::Script(file.display_name + ": " + error);
   }
   RawField(L, raw, "score");
   plugin.score_ref = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -524,7 +523,7 @@ Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
     if (!frozen) {
       ReleaseMetricPlugin(vm, plugin);
       lua_settop(L, top);
-      return Error{frozen.error().message, ErrorKind::kScript};
+      return Error::Script(frozen.error().message);
     }
     plugin.state_ref = *frozen;
   }
@@ -553,14 +552,14 @@ Status ApplyParams(MetricPlugin& plugin, const std::map<std::string, std::string
       std::string expected;
       for (const auto& [name, value] : params) expected += (expected.empty() ? "" : ", ") + name;
       if (expected.empty()) {
-        return Error{prefix + "unknown parameter '" + key + "' (the plugin declares no parameters)"};
+        return Error::Usage(prefix + "unknown parameter '" + key + "' (the plugin declares no parameters)");
       }
-      return Error{prefix + "unknown parameter '" + key + "' (expected one of: " + expected + ")"};
+      return Error::Usage(prefix + "unknown parameter '" + key + "' (expected one of: " + expected + ")");
     }
     ParamValue& value = it->second;
     if (auto spec = plugin.param_specs.find(key); spec != plugin.param_specs.end()) {
       Result<ParamValue> parsed = ParseParamText(spec->second, text);
-      if (!parsed) return Error{prefix + ParamError("parameter '" + key + "'", parsed.error().message), ErrorKind::kUsage};
+      if (!parsed) return Error::Usage(prefix + ParamError("parameter '" + key + "'", parsed.error().message));
       value = *std::move(parsed);
       // A string the user set may name a file for the plugin, if the user's context may read it: a
       // script cannot hand a plugin a path outside its own grants.
@@ -573,7 +572,7 @@ Status ApplyParams(MetricPlugin& plugin, const std::map<std::string, std::string
       double d = 0;
       const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
       if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(d)) {
-        return Error{prefix + "parameter '" + key + "' must be a number (got '" + text + "')"};
+        return Error::Usage(prefix + "parameter '" + key + "' must be a number (got '" + text + "')");
       }
       value = d;
     } else if (std::holds_alternative<bool>(value)) {
@@ -582,8 +581,8 @@ Status ApplyParams(MetricPlugin& plugin, const std::map<std::string, std::string
       } else if (text == "false" || text == "0") {
         value = false;
       } else {
-        return Error{prefix + "parameter '" + key + "' must be a boolean: true, false, 1 or 0 (got '" +
-                     text + "')"};
+        return Error::Usage(prefix + "parameter '" + key + "' must be a boolean: true, false, 1 or 0 (got '" + text +
+                            "')");
       }
     } else {
       value = text;
