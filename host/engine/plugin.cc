@@ -96,55 +96,62 @@ std::optional<std::vector<std::string>> ReadStringList(lua_State* L, int idx) {
   return out;
 }
 
-// Checks the declaration table at `decl` (absolute index). Fills `plugin` except the registry refs.
-// Returns the error text without the "FILE: " prefix, or "" when the declaration is valid.
-std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, MetricPlugin& plugin) {
-  // Unknown fields first: a misspelt field ('scroe') is the likely cause of a missing required one.
-  {
-    std::set<std::string> unknown;
-    lua_pushnil(L);
-    while (lua_next(L, decl) != 0) {
-      lua_pop(L, 1);
-      bool known = false;
-      if (lua_type(L, -1) == LUA_TSTRING) {
-        const std::string key = lua_tostring(L, -1);
-        if (file.api_version >= 2) {
-          for (const char* field : kKnownFieldsV2) known = known || key == field;
-        } else {
-          for (const char* field : kKnownFields) known = known || key == field;
-        }
+// The first field that the plugin's API does not know, quoted, or "" (docs/plugins.md).
+std::string UnknownField(lua_State* L, int decl, const PluginFile& file) {
+  std::set<std::string> unknown;
+  lua_pushnil(L);
+  while (lua_next(L, decl) != 0) {
+    lua_pop(L, 1);
+    bool known = false;
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      const std::string key = lua_tostring(L, -1);
+      if (file.api_version >= 2) {
+        for (const char* field : kKnownFieldsV2) known = known || key == field;
+      } else {
+        for (const char* field : kKnownFields) known = known || key == field;
       }
-      if (!known) unknown.insert(KeyText(L, -1));
     }
-    if (!unknown.empty()) {
-      if (file.api_version >= 2 && *unknown.begin() == "'aggregate'") {
-        return "unknown field 'aggregate' (plugin API 2 declares aggregates in columns(c, params): c:mean, c:sum, "
-               "c:ratio, c:custom; docs/plugins.md)";
-      }
-      return "unknown field " + *unknown.begin();
-    }
+    if (!known) unknown.insert(KeyText(L, -1));
   }
+  if (!unknown.empty()) {
+    if (file.api_version >= 2 && *unknown.begin() == "'aggregate'") {
+      return "unknown field 'aggregate' (plugin API 2 declares aggregates in columns(c, params): c:mean, c:sum, "
+             "c:ratio, c:custom; docs/plugins.md)";
+    }
+    return "unknown field " + *unknown.begin();
+  }
+  return "";
+}
 
+// name (the file's own), version and doc.
+std::string ReadIdentity(lua_State* L, int decl, const PluginFile& file, MetricPlugin& plugin) {
   if (RawField(L, decl, "name") != LUA_TSTRING) return "field 'name' must be a string";
   plugin.name = lua_tostring(L, -1);
   lua_pop(L, 1);
   // Names reach tables, JSON and terminals (kplab/safe_text.h).
   if (Status st = CheckName("field 'name'", plugin.name); !st.ok()) return st.message();
   if (plugin.name != file.name) {
-    return "field 'name' is '" + plugin.name + "' but the file is " + file.name + ".lua (expected '" +
-           file.name + "')";
+    return "field 'name' is '" + plugin.name + "' but the file is " + file.name + ".lua (expected '" + file.name + "')";
   }
   if (RawField(L, decl, "version") != LUA_TSTRING) return "field 'version' must be a string";
   plugin.version = lua_tostring(L, -1);
   lua_pop(L, 1);
 
   switch (RawField(L, decl, "doc")) {
-    case LUA_TNIL: break;
-    case LUA_TSTRING: plugin.doc = lua_tostring(L, -1); break;
-    default: return "field 'doc' must be a string";
+    case LUA_TNIL:
+      break;
+    case LUA_TSTRING:
+      plugin.doc = lua_tostring(L, -1);
+      break;
+    default:
+      return "field 'doc' must be a string";
   }
   lua_pop(L, 1);
+  return "";
+}
 
+// params: API 1's plain defaults, or API 2's typed specs (ReadParamSpec).
+std::string ReadDeclaredParams(lua_State* L, int decl, const PluginFile& file, MetricPlugin& plugin) {
   const int params_type = RawField(L, decl, "params");  // [params]
   if (params_type != LUA_TNIL) {
     if (params_type != LUA_TTABLE) return "field 'params' must be a table";
@@ -173,10 +180,17 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
           continue;
         }
         switch (lua_type(L, -1)) {
-          case LUA_TNUMBER: plugin.params[key] = static_cast<double>(lua_tonumber(L, -1)); break;
-          case LUA_TBOOLEAN: plugin.params[key] = lua_toboolean(L, -1) != 0; break;
-          case LUA_TSTRING: plugin.params[key] = std::string(lua_tostring(L, -1)); break;
-          default: error = "field 'params." + key + "' must be a number, string or boolean";
+          case LUA_TNUMBER:
+            plugin.params[key] = static_cast<double>(lua_tonumber(L, -1));
+            break;
+          case LUA_TBOOLEAN:
+            plugin.params[key] = lua_toboolean(L, -1) != 0;
+            break;
+          case LUA_TSTRING:
+            plugin.params[key] = std::string(lua_tostring(L, -1));
+            break;
+          default:
+            error = "field 'params." + key + "' must be a number, string or boolean";
         }
       }
       lua_pop(L, 1);
@@ -184,7 +198,11 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
     if (!error.empty()) return error;
   }
   lua_pop(L, 1);
+  return "";
+}
 
+// needs (a list, or a function resolved per run), check and prepare.
+std::string ReadHooks(lua_State* L, int decl, MetricPlugin& plugin) {
   const int needs_type = RawField(L, decl, "needs");  // [needs]
   if (needs_type == LUA_TFUNCTION) {
     plugin.needs_is_function = true;  // resolved per run by ResolveNeeds (profile and params known)
@@ -200,7 +218,11 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
   const int prepare_type = RawField(L, decl, "prepare");
   lua_pop(L, 1);
   if (prepare_type != LUA_TNIL && prepare_type != LUA_TFUNCTION) return "field 'prepare' must be a function";
+  return "";
+}
 
+// score: a Lua function, or a kernel (kp.kernel.x, API 2) whose parameters field 'params' declares.
+std::string ReadScore(lua_State* L, int decl, const PluginFile& file, MetricPlugin& plugin) {
   if (RawField(L, decl, "score") != LUA_TFUNCTION) return "field 'score' must be a function";
   if (const char* kernel = lua_iscfunction(L, -1) ? KernelOf(lua_tocfunction(L, -1)) : nullptr) {
     if (file.api_version < 2) return fmt::format("score = kp.kernel.{} needs plugin API 2 (-- kplab-api: 2)", kernel);
@@ -209,56 +231,73 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
       const auto spec = plugin.param_specs.find(want.name);
       if (want.optional && spec == plugin.param_specs.end()) continue;
       if (spec == plugin.param_specs.end() || spec->second.type != want.type) {
-        return fmt::format("score = kp.kernel.{} reads parameter '{}' of type {}, which field 'params' must "
-                           "declare with that type",
-                           kernel, want.name, ParamTypeName(want.type));
+        return fmt::format(
+            "score = kp.kernel.{} reads parameter '{}' of type {}, which field 'params' must "
+            "declare with that type",
+            kernel, want.name, ParamTypeName(want.type));
       }
     }
   }
   lua_pop(L, 1);
-  if (file.api_version >= 2) {
-    const int subsets_type = RawField(L, decl, "subsets");
-    if (subsets_type != LUA_TNIL) {
-      const std::string bad = "field 'subsets' must be a list of distinct names among: all, present, absent";
-      const std::optional<std::vector<std::string>> names = ReadStringList(L, lua_gettop(L));
-      if (!names) return bad;
-      for (const std::string& name : *names) {
-        bool known = false;
-        for (const char* k : kSubsets) known = known || name == k;
-        if (!known || std::find(plugin.subsets.begin(), plugin.subsets.end(), name) != plugin.subsets.end()) return bad;
-        plugin.subsets.push_back(name);
-      }
+  return "";
+}
+
+// API 2's subsets, unmergeable and columns.
+std::string ReadApi2Fields(lua_State* L, int decl, MetricPlugin& plugin) {
+  const int subsets_type = RawField(L, decl, "subsets");
+  if (subsets_type != LUA_TNIL) {
+    const std::string bad = "field 'subsets' must be a list of distinct names among: all, present, absent";
+    const std::optional<std::vector<std::string>> names = ReadStringList(L, lua_gettop(L));
+    if (!names) return bad;
+    for (const std::string& name : *names) {
+      bool known = false;
+      for (const char* k : kSubsets) known = known || name == k;
+      if (!known || std::find(plugin.subsets.begin(), plugin.subsets.end(), name) != plugin.subsets.end()) return bad;
+      plugin.subsets.push_back(name);
     }
-    lua_pop(L, 1);
-    switch (RawField(L, decl, "unmergeable")) {
-      case LUA_TNIL: break;
-      case LUA_TSTRING:
-        plugin.unmergeable = lua_tostring(L, -1);
-        if (!plugin.unmergeable.empty()) break;
-        [[fallthrough]];
-      default:
-        return "field 'unmergeable' must be a non-empty string saying why shards of a run cannot be merged";
-    }
-    lua_pop(L, 1);
-    const std::string bad_columns =
-        "field 'columns' must be a function columns(c, params) or a list of distinct column names (plugin API 2)";
-    const int columns_type = RawField(L, decl, "columns");
-    if (columns_type == LUA_TTABLE) {
-      const std::optional<std::vector<std::string>> names = ReadStringList(L, lua_gettop(L));
-      if (!names) return bad_columns;
-      std::set<std::string> distinct;
-      for (const std::string& name : *names) {
-        if (name.empty() || name.size() > 1024 || name.find('\0') != std::string::npos || !distinct.insert(name).second) {
-          return bad_columns;
-        }
-        if (Status st = CheckName("field 'columns' has a column name", name); !st.ok()) return st.message();
-      }
-    } else if (columns_type != LUA_TFUNCTION) {
-      return bad_columns;
-    }
-    lua_pop(L, 1);
-    return "";
   }
+  lua_pop(L, 1);
+  switch (RawField(L, decl, "unmergeable")) {
+    case LUA_TNIL:
+      break;
+    case LUA_TSTRING:
+      plugin.unmergeable = lua_tostring(L, -1);
+      if (!plugin.unmergeable.empty()) break;
+      [[fallthrough]];
+    default:
+      return "field 'unmergeable' must be a non-empty string saying why shards of a run cannot be merged";
+  }
+  lua_pop(L, 1);
+  const std::string bad_columns =
+      "field 'columns' must be a function columns(c, params) or a list of distinct column names (plugin API 2)";
+  const int columns_type = RawField(L, decl, "columns");
+  if (columns_type == LUA_TTABLE) {
+    const std::optional<std::vector<std::string>> names = ReadStringList(L, lua_gettop(L));
+    if (!names) return bad_columns;
+    std::set<std::string> distinct;
+    for (const std::string& name : *names) {
+      if (name.empty() || name.size() > 1024 || name.find('\0') != std::string::npos || !distinct.insert(name).second) {
+        return bad_columns;
+      }
+      if (Status st = CheckName("field 'columns' has a column name", name); !st.ok()) return st.message();
+    }
+  } else if (columns_type != LUA_TFUNCTION) {
+    return bad_columns;
+  }
+  lua_pop(L, 1);
+  return "";
+}
+
+// Checks the declaration table at `decl` (absolute index). Fills `plugin` except the registry refs.
+// Returns the error text without the "FILE: " prefix, or "" when the declaration is valid.
+std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, MetricPlugin& plugin) {
+  // Unknown fields first: a misspelt field ('scroe') is the likely cause of a missing required one.
+  if (std::string e = UnknownField(L, decl, file); !e.empty()) return e;
+  if (std::string e = ReadIdentity(L, decl, file, plugin); !e.empty()) return e;
+  if (std::string e = ReadDeclaredParams(L, decl, file, plugin); !e.empty()) return e;
+  if (std::string e = ReadHooks(L, decl, plugin); !e.empty()) return e;
+  if (std::string e = ReadScore(L, decl, file, plugin); !e.empty()) return e;
+  if (file.api_version >= 2) return ReadApi2Fields(L, decl, plugin);
   const int aggregate_type = RawField(L, decl, "aggregate");
   lua_pop(L, 1);
   if (aggregate_type != LUA_TNIL && aggregate_type != LUA_TFUNCTION) {
