@@ -28,7 +28,6 @@ LIMIT = 150
 ALLOWED = {
     "core/src/cache/cache.cc:PhraseCache::Fetch": (243, "to split"),
     "core/src/eval/corpus.cc:BuildCorpusImpl": (241, "to split"),
-    "core/src/store/store.cc:RunStore::SaveRun": (151, "to split"),
 }
 
 # "path:qualified name": reason it may stay long (generated or table-only code).
