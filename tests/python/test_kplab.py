@@ -511,12 +511,12 @@ class ArgumentTest(TempDirTest):
         # Not left pending: the next call runs normally.
         self.assertAlmostEqual(kplab.evaluate(DOCS, PREDS, metrics="exact")["aggregates"]["all.f1@M.micro"],
                                F1_MICRO, places=12)
-        # Other exceptions are the embedder's code failing: a script error (ScriptError), as a metric
-        # plugin's would be; not bad input.
+        # Other exceptions stay an embedding error: the embedder's own error is a script error, but the
+        # phrase cache's embedding chunks keep only its message, so it arrives as input (design note 49).
         def failing(phrases):
             raise RuntimeError("no vectors today")
         kplab.register_embedder("failing", failing, dims=3, version="1")
-        with self.assertRaises(kplab.ScriptError) as cm:
+        with self.assertRaises(kplab.InputError) as cm:
             kplab.evaluate(SEM_DOCS, SEM_PREDS, metrics=["semrp"], model="failing", cache=self.db)
         self.assertIn("embedder 'failing' raised RuntimeError: no vectors today", str(cm.exception))
 
