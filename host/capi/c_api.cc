@@ -45,7 +45,7 @@ char* CopyString(const std::string& s) {
 // The kind of this thread's last failure, as kplab_error_kind() returns it (exit_code.h's table).
 thread_local int g_error_kind = 0;
 
-void SetError(char** errptr, const std::string& message, kplab::ErrorKind kind = kplab::ErrorKind::kUsage) {
+void SetError(char** errptr, const std::string& message, kplab::ErrorKind kind) {
   g_error_kind = kplab::host::ExitCodeFor(kind);
   if (errptr == nullptr) return;
   std::free(*errptr);
@@ -107,7 +107,7 @@ kplab_data* kplab_load_ex(const char* dataset_path, const char* predictions_path
                           const char* options, char** errptr) {
   return Guard(errptr, static_cast<kplab_data*>(nullptr), [&]() -> kplab_data* {
     if (dataset_path == nullptr || predictions_path == nullptr) {
-      SetError(errptr, "kplab_load: dataset_path and predictions_path are required");
+      SetError(errptr, "kplab_load: dataset_path and predictions_path are required", kplab::ErrorKind::kUsage);
       return nullptr;
     }
     auto data = std::make_unique<kplab_data>();
@@ -139,13 +139,17 @@ kplab_data* kplab_load_ex(const char* dataset_path, const char* predictions_path
       } else if (name == "source" && eq != std::string::npos) {
         req.source_path = value;
       } else if (std::find(kNames.begin(), kNames.end(), name) != kNames.end()) {
-        SetError(errptr, "kplab_load_ex: option '" + opt + "' needs " +
-                             (name == "refs_stemmed" ? "no value, 1, 0, true or false" : "a value (" + name + "=...)"));
+        SetError(errptr,
+                 "kplab_load_ex: option '" + opt + "' needs " +
+                     (name == "refs_stemmed" ? "no value, 1, 0, true or false" : "a value (" + name + "=...)"),
+                 kplab::ErrorKind::kUsage);
         return nullptr;
       } else {
-        SetError(errptr, "kplab_load_ex: unknown option '" + opt + "' (" + kplab::DidYouMean(name, kNames) +
-                             "expected one of: refs_stemmed[=true|false], dataset_format=F, predictions_format=F, "
-                             "source=PATH, split=NAME, references=PATH, hulth_keys=K, semeval_answers=A)");
+        SetError(errptr,
+                 "kplab_load_ex: unknown option '" + opt + "' (" + kplab::DidYouMean(name, kNames) +
+                     "expected one of: refs_stemmed[=true|false], dataset_format=F, predictions_format=F, "
+                     "source=PATH, split=NAME, references=PATH, hulth_keys=K, semeval_answers=A)",
+                 kplab::ErrorKind::kUsage);
         return nullptr;
       }
     }
@@ -224,13 +228,13 @@ char* Evaluate(const kplab_data* data, const char* metrics, const char* params, 
                std::optional<kplab::host::EvalRequest::Shard> shard, const char* options, char** errptr) {
   return Guard(errptr, static_cast<char*>(nullptr), [&]() -> char* {
     if (data == nullptr) {
-      SetError(errptr, "kplab_evaluate: data is NULL");
+      SetError(errptr, "kplab_evaluate: data is NULL", kplab::ErrorKind::kUsage);
       return nullptr;
     }
     kplab::host::EvalRequest req = data->request;
     req.metrics = Split(metrics != nullptr ? metrics : kplab::host::kDefaultMetrics, ',');
     if (req.metrics.empty()) {
-      SetError(errptr, "kplab_evaluate: metrics names no metric");
+      SetError(errptr, "kplab_evaluate: metrics names no metric", kplab::ErrorKind::kUsage);
       return nullptr;
     }
     for (const std::string& p : Split(params != nullptr ? params : "", ';')) {
@@ -242,7 +246,7 @@ char* Evaluate(const kplab_data* data, const char* metrics, const char* params, 
     if (system != nullptr) req.system = system;
     req.shard = shard;
     if (std::string bad = ApplyEvaluateOptions(options, req); !bad.empty()) {
-      SetError(errptr, bad);
+      SetError(errptr, bad, kplab::ErrorKind::kUsage);
       return nullptr;
     }
     req.cache_db = store != nullptr ? store->path : kplab::RunStore::DefaultPath();
@@ -281,12 +285,15 @@ char* kplab_evaluate_ex(const kplab_data* data, const char* metrics, const char*
 char* kplab_evaluate_shard(const kplab_data* data, const char* metrics, const char* params, const char* system,
                            kplab_store* store, int64_t shard_index, int64_t shard_count, char** errptr) {
   if (store == nullptr) {
-    SetError(errptr, "kplab_evaluate_shard: store is NULL (a shard is a partial run kept for kplab_merge)");
+    SetError(errptr, "kplab_evaluate_shard: store is NULL (a shard is a partial run kept for kplab_merge)",
+             kplab::ErrorKind::kUsage);
     return nullptr;
   }
   if (shard_count < 1 || shard_index < 0 || shard_index >= shard_count) {
-    SetError(errptr, "kplab_evaluate_shard: shard " + std::to_string(shard_index) + "/" + std::to_string(shard_count) +
-                         " (expected 0 <= shard_index < shard_count)");
+    SetError(errptr,
+             "kplab_evaluate_shard: shard " + std::to_string(shard_index) + "/" + std::to_string(shard_count) +
+                 " (expected 0 <= shard_index < shard_count)",
+             kplab::ErrorKind::kUsage);
     return nullptr;
   }
   return Evaluate(data, metrics, params, system, store, kplab::host::EvalRequest::Shard{shard_index, shard_count},
@@ -296,13 +303,13 @@ char* kplab_evaluate_shard(const kplab_data* data, const char* metrics, const ch
 char* kplab_merge(const char* const* from, size_t n_from, kplab_store* out, char** errptr) {
   return Guard(errptr, static_cast<char*>(nullptr), [&]() -> char* {
     if (out == nullptr || (from == nullptr && n_from > 0)) {
-      SetError(errptr, "kplab_merge: out and from are required");
+      SetError(errptr, "kplab_merge: out and from are required", kplab::ErrorKind::kUsage);
       return nullptr;
     }
     kplab::host::MergeRequest req;
     for (size_t i = 0; i < n_from; ++i) {
       if (from[i] == nullptr) {
-        SetError(errptr, "kplab_merge: from[" + std::to_string(i) + "] is NULL");
+        SetError(errptr, "kplab_merge: from[" + std::to_string(i) + "] is NULL", kplab::ErrorKind::kUsage);
         return nullptr;
       }
       req.from.emplace_back(from[i]);

@@ -1,4 +1,7 @@
 // The kplab command line. Exit codes: exit_code.h (docs/cli.md).
+//
+// Threads: one command runs on the thread that calls it; a command may start threads of its own (--threads),
+// each joined before it returns.
 #pragma once
 
 #include <string>

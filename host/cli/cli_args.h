@@ -1,4 +1,7 @@
 // Command-line argument handling shared by the CLI's command files.
+//
+// Threads: an Args is one command line's, read by the thread that runs the command; UsageError is a plain
+// exception.
 #pragma once
 
 #include <algorithm>

@@ -39,14 +39,13 @@ Result<std::vector<ManifestEntry>> ExpandPredictions(const std::string& dataset_
     }
     ::globfree(&g);
     if (rc == GLOB_ABORTED) {
-      return Error{fmt::format("--predictions '{}': a directory on the way cannot be read", pattern),
-                   ErrorKind::kInput};
+      return Error::Input(fmt::format("--predictions '{}': a directory on the way cannot be read", pattern));
     }
     if (files.empty()) {
-      return Error{fmt::format("--predictions '{}' matches no file (expected a path or a shell pattern such as "
-                               "'outputs/*/seed*.txt', quoted so that kplab expands it)",
-                               pattern),
-                   ErrorKind::kUsage};
+      return Error::Usage(
+          fmt::format("--predictions '{}' matches no file (expected a path or a shell pattern such as "
+                      "'outputs/*/seed*.txt', quoted so that kplab expands it)",
+                      pattern));
     }
   }
   std::vector<ManifestEntry> out;

@@ -1,5 +1,8 @@
 // Many evaluations in one command (`kplab eval --predictions 'outputs/*/seed*.txt'` or `--manifest
 // FILE`): every dataset is imported once, each predictions file is scored against it and becomes one run.
+//
+// Threads: the calling thread hands each finished run to `done`, in order; the workers that score the entries
+// are the batch's own threads, joined before it returns.
 #pragma once
 
 #include <cstdint>

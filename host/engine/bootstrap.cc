@@ -67,7 +67,7 @@ Status BootstrapAggregates(LuaVm& vm, const MetricPlugin& plugin, const Declared
                            std::vector<AggregateValue>& aggs) {
   if (rows == 0 || aggs.empty()) return Status::Ok();
   if (rows >= (std::size_t{1} << 32)) {
-    return Error{fmt::format("metric '{}': {} rows are too many to resample", plugin.name, rows)};
+    return Error::Limit(fmt::format("metric '{}': {} rows are too many to resample", plugin.name, rows));
   }
   std::vector<std::string> names;
   for (const auto& a : aggs) names.push_back(a.metric);

@@ -3,6 +3,10 @@
 // bootstrap re-runs that aggregation (the one `kplab runs merge` re-runs) over resampled rows instead
 // of averaging a per-document column. `kplab eval --ci` and `kplab runs compare` use it
 // (docs/store.md, "Confidence intervals for every aggregate").
+//
+// Threads: a BootstrapDraws (it holds an Rng) and a Reaggregation (it runs code in one LuaVm) are one per
+// thread, as the VM is; the functions that take a LuaVm or a lua_State use it on the calling thread only;
+// SlotValues and StoredUnits are plain values.
 #pragma once
 
 #include <cstdint>

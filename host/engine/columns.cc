@@ -297,7 +297,7 @@ Status DeclareColumns(LuaVm& vm, const MetricPlugin& plugin, DeclaredColumns& ou
   if (err) {
     luaL_unref(L, LUA_REGISTRYINDEX, cols->customs_ref);
     lua_settop(L, top);
-    return Error{err->Format(), ErrorKind::kScript};
+    return Error::Script(err->Format());
   }
   std::string problem;
   if (cols->slots.empty()) problem = "columns(c, params) declared no column (c:column or c:hidden)";
@@ -309,12 +309,12 @@ Status DeclareColumns(LuaVm& vm, const MetricPlugin& plugin, DeclaredColumns& ou
   if (!problem.empty()) {
     luaL_unref(L, LUA_REGISTRYINDEX, cols->customs_ref);
     lua_settop(L, top);
-    return Error{fmt::format("{}: {}", plugin.file.display_name, problem), ErrorKind::kScript};
+    return Error::Script(fmt::format("{}: {}", plugin.file.display_name, problem));
   }
   if (std::string e = PushDeepReadOnly(L, -1, "ctx.slots"); !e.empty()) {  // CheckPlainData refused it first
     luaL_unref(L, LUA_REGISTRYINDEX, cols->customs_ref);
     lua_settop(L, top);
-    return Error{fmt::format("{}: {}", plugin.file.display_name, e), ErrorKind::kScript};
+    return Error::Script(fmt::format("{}: {}", plugin.file.display_name, e));
   }
   lua_remove(L, -2);
   out = std::move(*cols);
@@ -456,8 +456,8 @@ Status ComputeAggregates(LuaVm& vm, const MetricPlugin& plugin, const DeclaredCo
           SeedForCall(L, plugin, "aggregate");
           if (auto err = vm.Call(4, 1, plugin.name)) {
             lua_settop(L, top);
-            return Error{err->Format() + fmt::format("\n(while computing aggregate '{}')", JoinName(subset, agg.name)),
-                         ErrorKind::kScript};
+            return Error::Script(err->Format() +
+                                 fmt::format("\n(while computing aggregate '{}')", JoinName(subset, agg.name)));
           }
           const int t = lua_type(L, -1);
           if (t == LUA_TNUMBER) {
@@ -465,9 +465,8 @@ Status ComputeAggregates(LuaVm& vm, const MetricPlugin& plugin, const DeclaredCo
           } else if (t != LUA_TNIL) {
             const std::string got = luaL_typename(L, -1);
             lua_settop(L, top);
-            return Error{fmt::format("{}: custom aggregate '{}' must return a number or nil (got {})",
-                                     plugin.file.display_name, JoinName(subset, agg.name), got),
-                         ErrorKind::kScript};
+            return Error::Script(fmt::format("{}: custom aggregate '{}' must return a number or nil (got {})",
+                                             plugin.file.display_name, JoinName(subset, agg.name), got));
           }
           lua_pop(L, 1);
           break;

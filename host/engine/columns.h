@@ -1,6 +1,9 @@
 // Declared result columns of a plugin of API 2 (docs/plugins.md): the plugin's columns(c, params)
 // names its per-document slots once per run, and says how each run-level value is computed from them
 // (mean, sum, ratio of sums, or a custom function), so the host collects and aggregates by slot.
+//
+// Threads: a DeclaredColumns is a plain value, read-only once declared (the lanes of a run read one); the
+// functions that take a LuaVm or a lua_State use it on the calling thread only.
 #pragma once
 
 #include <functional>

@@ -372,8 +372,7 @@ Status CompareResampled(const RunRecord& ra, const RunRecord& rb, const std::vec
     const std::size_t n_docs = ra.doc_ids.size();
     auto profile = FindProfile(ra.profile);
     if (!profile) {
-      return Error{fmt::format("run {} used profile '{}', which this kplab does not know", ra.id, ra.profile),
-                   ErrorKind::kUsage};
+      return Error::Usage(fmt::format("run {} used profile '{}', which this kplab does not know", ra.id, ra.profile));
     }
     auto ctx = [&](lua_State* L) { PushMergeCtx(L, *profile, n_docs, ra.dataset_name, ra.system); };
     std::vector<std::size_t> mine;  // the rows this plugin produces, and their metric names
@@ -515,10 +514,10 @@ Status PlanRows(const CompareOptions& opt, const RunEvidence& ea, const RunEvide
   }
   for (std::size_t k = 0; k < opt.metrics.size(); ++k) {
     if (!pattern_used[k]) {
-      return Error{fmt::format("--metrics pattern '{}' matches no metric both runs have (expected a glob over the "
-                               "aggregate names, e.g. 'all.f1@*.macro_hm')",
-                               opt.metrics[k]),
-                   ErrorKind::kUsage};
+      return Error::Usage(
+          fmt::format("--metrics pattern '{}' matches no metric both runs have (expected a glob over the "
+                      "aggregate names, e.g. 'all.f1@*.macro_hm')",
+                      opt.metrics[k]));
     }
   }
   return Status::Ok();
@@ -594,7 +593,7 @@ Status TestDocumentRows(const CompareOptions& opt, const std::vector<std::size_t
   work(0, n_threads);
   for (auto& th : pool) th.join();
   for (std::size_t r = 0; r < errors.size(); ++r) {
-    if (!errors[r].empty()) return Error{fmt::format("{}: {}", cmp.rows[r].metric, errors[r]), ErrorKind::kInternal};
+    if (!errors[r].empty()) return Error::Internal(fmt::format("{}: {}", cmp.rows[r].metric, errors[r]));
   }
   return Status::Ok();
 }
@@ -632,17 +631,16 @@ Result<Comparison> CompareRuns(RunStore& store, std::int64_t ida, std::int64_t i
   if (!rb) return rb.error();
   for (const RunRecord* r : {&*ra, &*rb}) {
     if (r->status != "ok") {
-      return Error{fmt::format("run {} failed ({}), so it has no scores to compare (expected two runs with status ok)",
-                               r->id, r->error.substr(0, r->error.find('\n'))),
-                   ErrorKind::kStore};
+      return Error::Store(
+          fmt::format("run {} failed ({}), so it has no scores to compare (expected two runs with status ok)", r->id,
+                      r->error.substr(0, r->error.find('\n'))));
     }
   }
   if (ra->dataset_hash != rb->dataset_hash && !opt.force) {
-    return Error{fmt::format(
-        "runs {} and {} are on different datasets ({} sha256 {}... vs {} sha256 {}...), so their documents "
-        "cannot be paired (expected two runs of one dataset; --force pairs documents by id anyway)",
-        ida, idb, ra->dataset_name, Short(ra->dataset_hash), rb->dataset_name, Short(rb->dataset_hash)),
-                 ErrorKind::kUsage};
+    return Error::Usage(
+        fmt::format("runs {} and {} are on different datasets ({} sha256 {}... vs {} sha256 {}...), so their documents "
+                    "cannot be paired (expected two runs of one dataset; --force pairs documents by id anyway)",
+                    ida, idb, ra->dataset_name, Short(ra->dataset_hash), rb->dataset_name, Short(rb->dataset_hash)));
   }
   auto aa = store.GetAggregates(ida);
   if (!aa) return aa.error();
@@ -672,8 +670,8 @@ Result<Comparison> CompareRuns(RunStore& store, std::int64_t ida, std::int64_t i
   }
   cmp.shared_docs = pairs.size();
   if (pairs.empty()) {
-    return Error{fmt::format("runs {} and {} share no document id (expected runs on the same documents)", ida, idb),
-                 ErrorKind::kUsage};
+    return Error::Usage(
+        fmt::format("runs {} and {} share no document id (expected runs on the same documents)", ida, idb));
   }
 
   std::map<std::string, double> bagg;

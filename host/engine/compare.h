@@ -2,6 +2,10 @@
 // have, the paired difference over the documents they share with a bootstrap percentile CI and an
 // approximate-randomization p-value, Holm-adjusted over exactly the metrics shown (identical columns
 // tested once).
+//
+// Threads: CompareRuns uses its RunStore on the calling thread (one store per thread) and spreads the paired
+// tests over threads of its own (opt.threads), each metric with its own seed; the options and results are plain
+// values.
 #pragma once
 
 #include <cstdint>

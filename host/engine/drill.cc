@@ -18,7 +18,7 @@ Result<Corpus> ReloadRunCorpus(const RunRecord& run) {
   const std::int64_t id = run.id;
   // How the run read its dataset: the "_dataset" record EvaluateCorpus writes into params_json.
   auto params = ParseRunParams(run.params_json);
-  if (!params) return Error{fmt::format("run {}: {}", id, params.error().message), ErrorKind::kStore};
+  if (!params) return Error::Store(fmt::format("run {}: {}", id, params.error().message));
   const std::map<std::string, std::string> none;
   const auto found = params->records.find("_dataset");
   const std::map<std::string, std::string>& ds = found == params->records.end() ? none : found->second;
@@ -39,17 +39,16 @@ Result<Corpus> ReloadRunCorpus(const RunRecord& run) {
   req.profile = run.profile;
   auto corpus = LoadCorpus(req);
   if (!corpus) {
-    return Error{fmt::format("run {}: cannot re-read its files: {}", id, corpus.error().message), corpus.error().kind};
+    return Error(corpus.error().kind, fmt::format("run {}: cannot re-read its files: {}", id, corpus.error().message));
   }
   const std::string dataset_hash = RunDatasetHash(corpus->dataset_hash, req.dataset_options);
   if (dataset_hash != run.dataset_hash || corpus->predictions_hash != run.predictions_hash) {
     const bool ds = dataset_hash != run.dataset_hash;
-    return Error{fmt::format("run {}: {} changed since the run (sha256 {}... now, {}... then), so what is shown "
-                             "would not be what was scored",
-                             id, ds ? run.dataset_path : run.predictions_path,
-                             (ds ? dataset_hash : corpus->predictions_hash).substr(0, 12),
-                             (ds ? run.dataset_hash : run.predictions_hash).substr(0, 12)),
-                 ErrorKind::kInput};
+    return Error::Input(fmt::format(
+        "run {}: {} changed since the run (sha256 {}... now, {}... then), so what is shown "
+        "would not be what was scored",
+        id, ds ? run.dataset_path : run.predictions_path, (ds ? dataset_hash : corpus->predictions_hash).substr(0, 12),
+        (ds ? run.dataset_hash : run.predictions_hash).substr(0, 12)));
   }
   return corpus;
 }
@@ -59,15 +58,14 @@ Result<DocView> ViewDocument(RunStore& store, std::int64_t id, const std::string
   if (!run) return run.error();
   const auto it = std::find(run->doc_ids.begin(), run->doc_ids.end(), doc_id);
   if (it == run->doc_ids.end()) {
-    return Error{fmt::format("run {} has no document '{}' (it has {}{})", id, doc_id, run->doc_ids.size(),
-                             run->doc_ids.empty() ? "" : ", e.g. '" + run->doc_ids.front() + "'"),
-                 ErrorKind::kUsage};
+    return Error::Usage(fmt::format("run {} has no document '{}' (it has {}{})", id, doc_id, run->doc_ids.size(),
+                                    run->doc_ids.empty() ? "" : ", e.g. '" + run->doc_ids.front() + "'"));
   }
   const std::size_t index = static_cast<std::size_t>(it - run->doc_ids.begin());
   auto corpus = ReloadRunCorpus(*run);
   if (!corpus) return corpus.error();
   if (index >= corpus->docs.size() || corpus->docs[index].id != doc_id) {
-    return Error{fmt::format("run {}: document '{}' is not where the run had it", id, doc_id), ErrorKind::kInput};
+    return Error::Input(fmt::format("run {}: document '{}' is not where the run had it", id, doc_id));
   }
   const Document& d = corpus->docs[index];
   DocView v;
@@ -108,10 +106,9 @@ Result<std::vector<RankedDoc>> RankDocuments(RunStore& store, std::int64_t id, c
   if (c == scores->metrics.end()) {
     std::string some;
     for (std::size_t i = 0; i < scores->metrics.size() && i < 8; ++i) some += (i ? ", " : "") + scores->metrics[i];
-    return Error{fmt::format("run {} has no per-document column '{}' (it has {}{}{})", id, metric,
-                             scores->metrics.size(), scores->metrics.empty() ? "" : ": ", some +
-                             (scores->metrics.size() > 8 ? ", ..." : "")),
-                 ErrorKind::kUsage};
+    return Error::Usage(fmt::format("run {} has no per-document column '{}' (it has {}{}{})", id, metric,
+                                    scores->metrics.size(), scores->metrics.empty() ? "" : ": ",
+                                    some + (scores->metrics.size() > 8 ? ", ..." : "")));
   }
   const auto& col = scores->columns[static_cast<std::size_t>(c - scores->metrics.begin())];
   std::vector<RankedDoc> out;

@@ -1,5 +1,8 @@
 // Per-document drill-down into a stored run (`kplab runs doc RUN DOC_ID`, `kplab runs docs RUN --sort
 // METRIC`): what a document's references and predictions were, which matched, and its scores.
+//
+// Threads: the functions use their RunStore on the calling thread (one store per thread); DocView and RankedDoc
+// are plain values.
 #pragma once
 
 #include <cstdint>

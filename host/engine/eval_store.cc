@@ -9,12 +9,10 @@ namespace kplab::host {
 
 Status AddParam(ParamMap& params, const std::string& metric, const std::string& name, std::string value) {
   if (metric.empty() || name.empty()) {
-    return Error{fmt::format("parameter must be METRIC.NAME=VALUE (got '{}.{}={}')", metric, name, value),
-                 ErrorKind::kUsage};
+    return Error::Usage(fmt::format("parameter must be METRIC.NAME=VALUE (got '{}.{}={}')", metric, name, value));
   }
   if (!params[metric].emplace(name, std::move(value)).second) {
-    return Error{fmt::format("parameter {}.{} is given twice (expected one value per parameter)", metric, name),
-                 ErrorKind::kUsage};
+    return Error::Usage(fmt::format("parameter {}.{} is given twice (expected one value per parameter)", metric, name));
   }
   return Status::Ok();
 }
@@ -23,7 +21,7 @@ Status ParseParam(std::string_view text, ParamMap& params) {
   const auto dot = text.find('.');
   const auto eq = text.find('=');
   if (dot == std::string_view::npos || eq == std::string_view::npos || dot > eq || dot == 0 || eq == dot + 1) {
-    return Error{fmt::format("parameter must be METRIC.NAME=VALUE (got '{}')", text), ErrorKind::kUsage};
+    return Error::Usage(fmt::format("parameter must be METRIC.NAME=VALUE (got '{}')", text));
   }
   return AddParam(params, std::string(text.substr(0, dot)), std::string(text.substr(dot + 1, eq - dot - 1)),
                   std::string(text.substr(eq + 1)));
@@ -32,7 +30,7 @@ Status ParseParam(std::string_view text, ParamMap& params) {
 Status AddDottedParam(ParamMap& params, std::string_view key, std::string value) {
   const auto dot = key.find('.');
   if (dot == std::string_view::npos || dot == 0 || dot + 1 == key.size()) {
-    return Error{fmt::format("parameter key '{}' (expected METRIC.NAME, e.g. 'semrp.k')", key), ErrorKind::kUsage};
+    return Error::Usage(fmt::format("parameter key '{}' (expected METRIC.NAME, e.g. 'semrp.k')", key));
   }
   return AddParam(params, std::string(key.substr(0, dot)), std::string(key.substr(dot + 1)), std::move(value));
 }
@@ -40,7 +38,7 @@ Status AddDottedParam(ParamMap& params, std::string_view key, std::string value)
 Result<RunStore*> PathSink::Store() {
   if (!store_) {
     auto store = RunStore::Open(path_);
-    if (!store) return Error{store.error().message, ErrorKind::kStore};
+    if (!store) return Error::Store(store.error().message);
     store_.emplace(std::move(*store));
   }
   return &*store_;
@@ -66,7 +64,7 @@ std::string ScriptErrorsText(const std::vector<ScriptError>& errors) {
 Result<std::int64_t> RecordRun(const EvalResult& res, RunSink& sink) {
   // A failed run keeps no scores: `kplab runs list` shows what was tried and why it failed.
   auto id = res.errors.empty() ? sink.Save(res.run, res.scores, res.aggregates, res.slots) : sink.Save(res.run, {}, {}, {});
-  if (!id) return Error{id.error().message, ErrorKind::kStore};
+  if (!id) return Error::Store(id.error().message);
   return id;
 }
 
@@ -86,7 +84,7 @@ Result<StoredRun> EvaluateAndStore(const EvalRequest& request, std::shared_ptr<c
         message += fmt::format("\nrun {} recorded as failed in {}", *id, sink->path());
       }
     }
-    return Error{std::move(message), ErrorKind::kScript};
+    return Error::Script(std::move(message));
   }
   if (sink != nullptr) {
     auto id = RecordRun(*res, *sink);

@@ -5,7 +5,7 @@
 // an Error into their own form with FormFor (exit_code.h): so the same bad request fails the same way,
 // with the same message, and a run whose plugin fails is recorded as failed the same way, everywhere.
 //
-// Threading: EvaluateAndStore may be called from several threads at once with different sinks; a sink
+// Threads: EvaluateAndStore may be called from several threads at once with different sinks; a sink
 // is used by the calling thread only.
 #pragma once
 

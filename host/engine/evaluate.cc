@@ -214,10 +214,10 @@ Result<std::vector<MetricPlugin>> LoadMetrics(
   // Listed, not read: only the selected plugins' files are opened.
   // A plugin that cannot be listed, read or loaded is a script failure (exit 3), as a bad one is.
   auto files = ListPlugins(ShippedPluginDir(), user_dirs);
-  if (!files) return Error{files.error().message, ErrorKind::kScript};
+  if (!files) return Error::Script(files.error().message);
   for (const auto& [name, _] : params) {
     if (std::find(names.begin(), names.end(), name) == names.end()) {
-      return Error{fmt::format("--param for metric '{}' which is not selected by --metrics", name), ErrorKind::kUsage};
+      return Error::Usage(fmt::format("--param for metric '{}' which is not selected by --metrics", name));
     }
   }
   std::vector<MetricPlugin> out;
@@ -227,16 +227,15 @@ Result<std::vector<MetricPlugin>> LoadMetrics(
     if (it == files->end()) {
       std::vector<std::string> known;
       for (const auto& f : *files) known.push_back(f.name);
-      return Error{fmt::format("unknown metric '{}' ({}expected one of: {})", name, DidYouMean(name, known),
-                               JoinNames(known)),
-                   ErrorKind::kUsage};
+      return Error::Usage(
+          fmt::format("unknown metric '{}' ({}expected one of: {})", name, DidYouMean(name, known), JoinNames(known)));
     }
     auto file = ReadPluginFile(it->path, it->display_name, it->configured);
-    if (!file) return Error{file.error().message, ErrorKind::kScript};
+    if (!file) return Error::Script(file.error().message);
     auto plugin = LoadMetricPlugin(vm, *file);
-    if (!plugin) return Error{plugin.error().message, ErrorKind::kScript};
+    if (!plugin) return Error::Script(plugin.error().message);
     if (auto p = params.find(name); p != params.end()) {
-      if (auto st = ApplyParams(*plugin, p->second); !st) return Error{st.message(), ErrorKind::kUsage};
+      if (auto st = ApplyParams(*plugin, p->second); !st) return Error::Usage(st.message());
     }
     out.push_back(std::move(*plugin));
   }
@@ -259,12 +258,12 @@ Result<EvalRequest::Shard> ParseShard(const std::string& text) {
   EvalRequest::Shard shard;
   if (slash == std::string::npos || !number(std::string_view(text).substr(0, slash), shard.index) ||
       !number(std::string_view(text).substr(slash + 1), shard.count)) {
-    return Error{fmt::format("--shard must be I/N, shard I (from 0) of N (got '{}')", text), ErrorKind::kUsage};
+    return Error::Usage(fmt::format("--shard must be I/N, shard I (from 0) of N (got '{}')", text));
   }
-  if (shard.count < 1) return Error{fmt::format("--shard {}: N must be at least 1", text), ErrorKind::kUsage};
+  if (shard.count < 1) return Error::Usage(fmt::format("--shard {}: N must be at least 1", text));
   if (shard.index >= shard.count) {
-    return Error{fmt::format("--shard {}: I must be from 0 to {} (shards are numbered from 0)", text, shard.count - 1),
-                 ErrorKind::kUsage};
+    return Error::Usage(
+        fmt::format("--shard {}: I must be from 0 to {} (shards are numbered from 0)", text, shard.count - 1));
   }
   return shard;
 }
@@ -277,7 +276,7 @@ Result<std::vector<std::string>> SelectedMetrics(const EvalRequest& req) {
   for (std::size_t i = 0; i < metrics.size(); ++i) {
     if (std::find(metrics.begin(), metrics.begin() + static_cast<std::ptrdiff_t>(i), metrics[i]) !=
         metrics.begin() + static_cast<std::ptrdiff_t>(i)) {
-      return Error{fmt::format("metric '{}' is listed twice", metrics[i]), ErrorKind::kUsage};
+      return Error::Usage(fmt::format("metric '{}' is listed twice", metrics[i]));
     }
   }
   return metrics;
@@ -289,7 +288,7 @@ Status PreparePlugins(LuaVm& vm, std::vector<MetricPlugin>& plugins, const Profi
     if (Status st = CheckParams(vm, p, profile); !st.ok()) return st;
   }
   for (auto& p : plugins) {
-    if (Status st = ResolveNeeds(vm, p, profile); !st.ok()) return Error{st.message(), ErrorKind::kScript};
+    if (Status st = ResolveNeeds(vm, p, profile); !st.ok()) return Error::Script(st.message());
   }
   return Status::Ok();
 }
@@ -335,25 +334,22 @@ Result<Profile> RequestProfile(const EvalRequest& req) { return ProfileNamed(req
 // as it is built (null: the import is shared, e.g. by a batch's entries).
 Result<Corpus> CorpusFor(const RawDataset& dataset, const EvalRequest& req, PhaseTimer& timer,
                          Result<RawPredictions>* predictions = nullptr, RawDataset* owned = nullptr) {
-  auto fail = [&](ErrorKind f, std::string message) -> Result<Corpus> {
-    return Error{std::move(message), f};
-  };
   auto profile = RequestProfile(req);
   if (!profile) return profile.error();
   std::optional<RawPredictions> aligned;
   if (!req.predictions_path.empty()) {
     Result<RawPredictions> preds =
         predictions ? std::move(*predictions) : ImportPredictions(req.predictions_path, req.predictions_format);
-    if (!preds) return fail(ErrorKind::kInput, preds.error().message);
+    if (!preds) return preds.error();
     auto a = AlignPredictions(dataset, std::move(*preds));
-    if (!a) return fail(ErrorKind::kInput, a.error().message);
+    if (!a) return a.error();
     aligned = std::move(*a);
     timer.Done("predictions");
   }
   const int threads = std::min(req.threads, kMaxThreads);  // checked by EvaluateCorpus too
   auto corpus = owned ? BuildCorpus(std::move(*owned), std::move(aligned), *profile, threads)
                       : BuildCorpus(dataset, aligned ? &*aligned : nullptr, *profile, threads);
-  if (!corpus) return fail(ErrorKind::kInput, corpus.error().message);
+  if (!corpus) return corpus.error();
   timer.Done("corpus");
   return corpus;
 }
@@ -369,10 +365,10 @@ Result<Corpus> LoadCorpusTimed(const EvalRequest& req, PhaseTimer& timer) {
   if (!req.source_path &&
       LineDocuments::Handles(req.dataset_path, req.dataset_options, req.predictions_path, req.predictions_format)) {
     auto docs = LineDocuments::Open(req.dataset_path, req.dataset_options, req.predictions_path, req.threads);
-    if (!docs) return Error{docs.error().message, ErrorKind::kInput};
+    if (!docs) return docs.error();
     timer.Done("dataset");
     auto corpus = BuildCorpus(std::move(*docs), *profile, std::min(req.threads, kMaxThreads));
-    if (!corpus) return Error{corpus.error().message, ErrorKind::kInput};
+    if (!corpus) return corpus.error();
     timer.Done("corpus");
     return corpus;
   }
@@ -384,8 +380,7 @@ Result<Corpus> LoadCorpusTimed(const EvalRequest& req, PhaseTimer& timer) {
         try {
           predictions.emplace(ImportPredictions(req.predictions_path, req.predictions_format));
         } catch (const std::bad_alloc&) {
-          predictions.emplace(Error{req.predictions_path + ": out of memory while reading the predictions",
-                                    ErrorKind::kLimit});
+          predictions.emplace(Error::Limit(req.predictions_path + ": out of memory while reading the predictions"));
         }
       });
     } catch (const std::system_error&) {
@@ -408,9 +403,9 @@ Result<Corpus> LoadCorpus(const EvalRequest& req) {
 
 Result<RawDataset> ImportRequestDataset(const EvalRequest& req) {
   auto dataset = ImportDataset(req.dataset_path, req.dataset_options);
-  if (!dataset) return Error{dataset.error().message, ErrorKind::kInput};
+  if (!dataset) return dataset.error();
   if (req.source_path) {
-    if (auto st = AttachSources(*dataset, *req.source_path); !st) return Error{st.message(), ErrorKind::kInput};
+    if (auto st = AttachSources(*dataset, *req.source_path); !st) return st.error();
   }
   return dataset;
 }
@@ -423,7 +418,7 @@ Result<Corpus> LoadCorpusFor(const RawDataset& dataset, const EvalRequest& req) 
 Result<EvalResult> Evaluate(const EvalRequest& req, const Progress& progress) {
   const auto start = std::chrono::steady_clock::now();
   if (req.predictions_path.empty()) {
-    return Error{"no predictions file to evaluate", ErrorKind::kUsage};
+    return Error::Usage("no predictions file to evaluate");
   }
   PhaseTimer timer;
   auto corpus = LoadCorpusTimed(req, timer);
@@ -480,9 +475,10 @@ Status BootstrapRun(LuaVm& vm, const MetricPlugin& plugin, const Corpus& corpus,
     if (fixed(names[i])) continue;  // a count of the run, not of its units
     const double x = o.aggregates[i].value, y = got[i];
     if ((std::isnan(x) && std::isnan(y)) || std::abs(x - y) <= 1e-9 * std::max(1.0, std::abs(x))) continue;
-    return Error{fmt::format("{}: its {} (ctx.unit) do not add up to its documents: aggregate '{}' is {} over the "
-                             "documents but {} over the {} {} (a document's slots must be the sums of its units')",
-                             plugin.file.display_name, decl.units, names[i], x, y, o.units.size(), decl.units)};
+    return Error::Script(
+        fmt::format("{}: its {} (ctx.unit) do not add up to its documents: aggregate '{}' is {} over the "
+                    "documents but {} over the {} {} (a document's slots must be the sums of its units')",
+                    plugin.file.display_name, decl.units, names[i], x, y, o.units.size(), decl.units));
   }
   if (Status st = BootstrapAggregates(vm, plugin, decl, units, o.units.size(), ctx, boot, o.aggregates); !st.ok()) {
     return st;
@@ -508,8 +504,7 @@ Result<LanePlugins> ResolvePlugins(const Corpus& corpus, const EvalRequest& req)
   // Every front-end's thread count (the command line's --threads, Python's threads=, kp.evaluate's
   // opts.threads) means the same: a negative or too large one is refused, not clamped.
   if (req.threads < 0 || req.threads > kMaxThreads) {
-    return Error{fmt::format("threads must be from 0 (one per core) to {} (got {})", kMaxThreads, req.threads),
-                 ErrorKind::kUsage};
+    return Error::Usage(fmt::format("threads must be from 0 (one per core) to {} (got {})", kMaxThreads, req.threads));
   }
   auto selected = SelectedMetrics(req);
   if (!selected) return selected.error();
@@ -533,7 +528,7 @@ Result<LanePlugins> ResolvePlugins(const Corpus& corpus, const EvalRequest& req)
 // embedded. Returns the shard's documents [begin, end) ({0, 0}: every document).
 Result<std::pair<std::size_t, std::size_t>> ValidateRequest(const Corpus& corpus, const std::vector<MetricPlugin>& plugins,
                                                             const EvalRequest& req) {
-  auto usage = [](std::string message) { return Error{std::move(message), ErrorKind::kUsage}; };
+  auto usage = [](std::string message) { return Error::Usage(std::move(message)); };
   std::pair<std::size_t, std::size_t> range{0, 0};
   // A shard is worth running only if `kplab runs merge` can rebuild the run from it.
   if (req.shard) {
@@ -616,16 +611,15 @@ Result<RunRecord> DescribeRun(const Corpus& corpus, const std::vector<MetricPlug
   run.system = req.system.empty() ? named.system : req.system;
   // Names end up in tables, JSON, LaTeX, CSV, HTML and terminals: valid UTF-8 without control
   // characters (a newline would split a CSV row, ESC[2J clear the screen), checked where they are made.
-  if (Status st = CheckName("system name", run.system); !st.ok()) return Error{st.message(), ErrorKind::kUsage};
-  if (Status st = CheckName("dataset name", run.dataset_name); !st.ok()) return Error{st.message(), ErrorKind::kUsage};
+  if (Status st = CheckName("system name", run.system); !st.ok()) return Error::Usage(st.message());
+  if (Status st = CheckName("dataset name", run.dataset_name); !st.ok()) return Error::Usage(st.message());
   run.seed = req.seed ? req.seed : named.seed;
   run.predictions_path = AbsolutePath(corpus.predictions_path);
   run.predictions_hash = corpus.predictions_hash;
   run.profile = corpus.profile.name;
   run.params_json = ParamsJson(plugins);
   if (req.verify_docs < 0 || req.verify_docs > kMaxVerifyDocs) {
-    return Error{fmt::format("--verify-docs must be from 0 to {} (got {})", kMaxVerifyDocs, req.verify_docs),
-                 ErrorKind::kUsage};
+    return Error::Usage(fmt::format("--verify-docs must be from 0 to {} (got {})", kMaxVerifyDocs, req.verify_docs));
   }
   // How the run checked that its numbers do not depend on the lanes, and the seed its plugins drew from.
   AppendParamsJson(run.params_json, "_verify", fmt::format("{{\"docs\": {}}}", req.verify_docs));
@@ -657,14 +651,13 @@ Result<std::shared_ptr<const EmbeddingSpace>> PlanRun(const Corpus& corpus, cons
   if (req.cache_db.empty()) user.emplace();
   auto planned = PlanEmbeddings(corpus, plan);
   user.reset();
-  // A store path that cannot be used (the phrase cache's file) stays a store error.
-  if (!planned.ok()) {
-    return Error{planned.error().message, planned.error().IsStore() ? ErrorKind::kStore : ErrorKind::kInput};
-  }
+  // The plan's own kind: a store path that cannot be used (the phrase cache's file) stays a store error,
+  // a model that is not installed a usage error, a model's bad files input, running out of memory a limit.
+  if (!planned.ok()) return planned.error();
   std::shared_ptr<const EmbeddingSpace> space = *planned;
   for (const auto& p : plugins) {
     if (std::find(p.needs.begin(), p.needs.end(), "tokens") != p.needs.end() && space->embedder->token_layers() < 0) {
-      return Error{NoTokenEmbeddingsMessage(*space, p.name), ErrorKind::kInput};
+      return Error::Input(NoTokenEmbeddingsMessage(*space, p.name));
     }
   }
   EmbeddingReport rep;

@@ -1,5 +1,9 @@
 // One evaluation end to end (import, normalize, load plugins, score, aggregate), without storing it.
 // Used by `kplab eval`, the conformance tests and the library entry points.
+//
+// Threads: Evaluate and EvaluateCorpus may be called from several threads at once: each call makes its own Lua
+// VMs (one per lane) and threads, and reads the Corpus it is given, which may be shared; the requests and
+// results are plain values.
 #pragma once
 
 #include <cstdint>

@@ -4,6 +4,8 @@
 // Below both halves of the app: `kplab` (cli/cli.cc) dispatches to `kplab repl` (repl/repl.cc), and the
 // REPL returns these codes too, so they live under both instead of in cli.h (which would make cli and
 // repl include each other).
+//
+// Threads: a constant table and pure functions.
 #pragma once
 
 #include "kplab/result.h"

@@ -701,7 +701,9 @@ Result<FileGrants> MakeFileGrants(const std::vector<std::string>& allow_read,
   FileGrants grants = FileGrants::Script();
   auto add = [](const std::string& option, const std::string& path, std::vector<std::string>& to) -> Status {
     Result<std::string> resolved = ResolvePath(path);
-    if (!resolved) return Error{option + ": " + path.substr(0, path.find('\0')) + ": " + resolved.error().message};
+    if (!resolved)
+      return Error(resolved.error().kind,
+                   option + ": " + path.substr(0, path.find('\0')) + ": " + resolved.error().message);
     to.push_back(*resolved);
     return Status::Ok();
   };

@@ -1,5 +1,8 @@
 // The script-only part of the kp API (`kplab run SCRIPT.lua`): kp.load, kp.runs.list/get, kp.write,
 // kp.read, kp.include. See lua_script.cc and docs/scripts.md.
+//
+// Threads: a FileGrants is a plain value; the functions that take a LuaVm or a lua_State use it on that VM's
+// thread only (a script, the REPL and each of their VMs are single-threaded).
 #pragma once
 
 #include <string>

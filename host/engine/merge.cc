@@ -25,9 +25,9 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-Error UsageFail(std::string message) { return Error{std::move(message), ErrorKind::kUsage}; }
+Error UsageFail(std::string message) { return Error::Usage(std::move(message)); }
 // A shard whose stored data contradicts itself or the other shards: what the stores hold is wrong.
-Error StoreFail(std::string message) { return Error{std::move(message), ErrorKind::kStore}; }
+Error StoreFail(std::string message) { return Error::Store(std::move(message)); }
 
 // A minimal reader for the JSON a run's params_json holds: objects of strings, numbers, booleans and
 // null (what ParamsJson in evaluate.cc writes). Numbers keep their text, which ApplyParams parses back.
@@ -641,7 +641,7 @@ Result<MergeResult> MergeShards(const MergeRequest& req) {
     auto file = FindPluginFile(rec, req.plugin_dirs, "the shards");
     if (!file) return file.error();
     auto plugin = LoadMetricPlugin(vm, *file);
-    if (!plugin) return Error{plugin.error().message, ErrorKind::kScript};
+    if (!plugin) return Error::Script(plugin.error().message);
     if (plugin->api < 2 || !plugin->unmergeable.empty()) {
       return UsageFail(fmt::format("metric '{}' cannot be merged ({})", rec.name,
                                    plugin->api < 2 ? "plugin API 1" : "unmergeable = \"" + plugin->unmergeable + "\""));
@@ -650,7 +650,7 @@ Result<MergeResult> MergeShards(const MergeRequest& req) {
       if (auto st = ApplyParams(*plugin, p->second); !st) return UsageFail(st.message());
     }
     DeclaredColumns decl;
-    if (Status st = DeclareColumns(vm, *plugin, decl); !st.ok()) return Error{st.error().message, ErrorKind::kScript};
+    if (Status st = DeclareColumns(vm, *plugin, decl); !st.ok()) return Error::Script(st.error().message);
     lua_pop(L, 1);  // ctx.slots: nothing is scored here
     struct Unref {
       lua_State* L;
@@ -677,14 +677,14 @@ Result<MergeResult> MergeShards(const MergeRequest& req) {
       }
       PluginOutcome alone;
       if (Status st = FinishSlots(vm, *plugin, decl, std::move(*own), ctx, alone); !st.ok()) {
-        return Error{st.error().message, ErrorKind::kScript};
+        return Error::Script(st.error().message);
       }
       if (Status st = OwnAggregatesMatch(sh, alone.aggregates, rec.name); !st.ok()) return st.error();
     }
     PluginOutcome o;
     o.plugin = rec.name;
     Status st = FinishSlots(vm, *plugin, decl, std::move(values), ctx, o);
-    if (!st.ok()) return Error{st.error().message, ErrorKind::kScript};
+    if (!st.ok()) return Error::Script(st.error().message);
     for (const auto& [subset, docs] : SubsetDocCounts(o.columns)) {
       out.subset_docs[subset] = std::max(out.subset_docs[subset], docs);
     }

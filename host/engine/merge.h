@@ -3,6 +3,9 @@
 // too) are put back in document order and the plugins' own aggregation runs over them, so every
 // aggregate is computed from the same numbers in the same order as by the single-process run
 // (docs/store.md, "Shards and runs merge").
+//
+// Threads: MergeShards may be called from several threads at once (it opens its own stores and Lua VM); the
+// requests and results are plain values.
 #pragma once
 
 #include <cstdint>

@@ -14,21 +14,21 @@ Result<std::shared_ptr<const PairIndex>> MineCorpusPairs(const Corpus& corpus, c
   std::string vocabulary;
   if (auto it = plugin.params.find("theta"); it != plugin.params.end()) {
     const double* t = std::get_if<double>(&it->second);
-    if (!t) return Error{"parameter 'theta' must be a number"};
+    if (!t) return Error::Usage("parameter 'theta' must be a number");
     options.theta = *t;
   }
   for (auto [name, flag] :
        {std::pair{"mine_stem", &options.stem}, std::pair{"keep_identical", &options.keep_identical}}) {
     if (auto it = plugin.params.find(name); it != plugin.params.end()) {
       const bool* b = std::get_if<bool>(&it->second);
-      if (!b) return Error{fmt::format("parameter '{}' must be a boolean", name)};
+      if (!b) return Error::Usage(fmt::format("parameter '{}' must be a boolean", name));
       *flag = *b;
     }
   }
   if (auto it = plugin.params.find("vocabulary"); it != plugin.params.end()) {
     const std::string* v = std::get_if<std::string>(&it->second);
     if (!v || (!v->empty() && *v != "gold")) {
-      return Error{"parameter 'vocabulary' must be \"gold\" or \"\" (none)"};
+      return Error::Usage("parameter 'vocabulary' must be \"gold\" or \"\" (none)");
     }
     vocabulary = *v;
   }
@@ -37,7 +37,8 @@ Result<std::shared_ptr<const PairIndex>> MineCorpusPairs(const Corpus& corpus, c
   auto index = std::make_shared<PairIndex>();
   index->gold = std::move(*gold);
   if (vocabulary == "gold") {
-    if (!space) return Error{"vocabulary = \"gold\" needs embeddings: declare needs = {\"pairs\", \"embeddings\"}"};
+    if (!space)
+      return Error::Script("vocabulary = \"gold\" needs embeddings: declare needs = {\"pairs\", \"embeddings\"}");
     const EmbeddingSpace& s = *space;
     auto vocab = homog::BuildGoldVocabulary(
         corpus, s.dims, s.model.fingerprint, s.has.size(), s.vecs.data(), [&s](const Phrase& p) {

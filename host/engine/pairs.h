@@ -1,6 +1,9 @@
 // The pairs of a run for a metric plugin that declares needs = {"pairs"}: its parameters (theta,
 // mine_stem, keep_identical, vocabulary; docs/homogeneity.md) read into core's options
 // (kplab/homog_corpus.h).
+//
+// Threads: MineCorpusPairs runs on the calling thread; the PairIndex it returns is read-only and shared by
+// every scoring lane.
 #pragma once
 
 #include <memory>

@@ -1,6 +1,9 @@
 // The steps of a run's embedding plan, shared by EvaluateCorpus and `kplab cache phrases` (so the
 // phrases printed are the ones a run embeds). Not installed: evaluate.h stays free of the bindings'
 // embedding types.
+//
+// Threads: PreparePlugins uses its LuaVm on the calling thread only; SelectedMetrics and PlanNeeds are pure;
+// PlannedPhrases loads the plugins into a Lua VM of its own, on the calling thread.
 #pragma once
 
 #include <string>

@@ -96,55 +96,62 @@ std::optional<std::vector<std::string>> ReadStringList(lua_State* L, int idx) {
   return out;
 }
 
-// Checks the declaration table at `decl` (absolute index). Fills `plugin` except the registry refs.
-// Returns the error text without the "FILE: " prefix, or "" when the declaration is valid.
-std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, MetricPlugin& plugin) {
-  // Unknown fields first: a misspelt field ('scroe') is the likely cause of a missing required one.
-  {
-    std::set<std::string> unknown;
-    lua_pushnil(L);
-    while (lua_next(L, decl) != 0) {
-      lua_pop(L, 1);
-      bool known = false;
-      if (lua_type(L, -1) == LUA_TSTRING) {
-        const std::string key = lua_tostring(L, -1);
-        if (file.api_version >= 2) {
-          for (const char* field : kKnownFieldsV2) known = known || key == field;
-        } else {
-          for (const char* field : kKnownFields) known = known || key == field;
-        }
+// The first field that the plugin's API does not know, quoted, or "" (docs/plugins.md).
+std::string UnknownField(lua_State* L, int decl, const PluginFile& file) {
+  std::set<std::string> unknown;
+  lua_pushnil(L);
+  while (lua_next(L, decl) != 0) {
+    lua_pop(L, 1);
+    bool known = false;
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      const std::string key = lua_tostring(L, -1);
+      if (file.api_version >= 2) {
+        for (const char* field : kKnownFieldsV2) known = known || key == field;
+      } else {
+        for (const char* field : kKnownFields) known = known || key == field;
       }
-      if (!known) unknown.insert(KeyText(L, -1));
     }
-    if (!unknown.empty()) {
-      if (file.api_version >= 2 && *unknown.begin() == "'aggregate'") {
-        return "unknown field 'aggregate' (plugin API 2 declares aggregates in columns(c, params): c:mean, c:sum, "
-               "c:ratio, c:custom; docs/plugins.md)";
-      }
-      return "unknown field " + *unknown.begin();
-    }
+    if (!known) unknown.insert(KeyText(L, -1));
   }
+  if (!unknown.empty()) {
+    if (file.api_version >= 2 && *unknown.begin() == "'aggregate'") {
+      return "unknown field 'aggregate' (plugin API 2 declares aggregates in columns(c, params): c:mean, c:sum, "
+             "c:ratio, c:custom; docs/plugins.md)";
+    }
+    return "unknown field " + *unknown.begin();
+  }
+  return "";
+}
 
+// name (the file's own), version and doc.
+std::string ReadIdentity(lua_State* L, int decl, const PluginFile& file, MetricPlugin& plugin) {
   if (RawField(L, decl, "name") != LUA_TSTRING) return "field 'name' must be a string";
   plugin.name = lua_tostring(L, -1);
   lua_pop(L, 1);
   // Names reach tables, JSON and terminals (kplab/safe_text.h).
   if (Status st = CheckName("field 'name'", plugin.name); !st.ok()) return st.message();
   if (plugin.name != file.name) {
-    return "field 'name' is '" + plugin.name + "' but the file is " + file.name + ".lua (expected '" +
-           file.name + "')";
+    return "field 'name' is '" + plugin.name + "' but the file is " + file.name + ".lua (expected '" + file.name + "')";
   }
   if (RawField(L, decl, "version") != LUA_TSTRING) return "field 'version' must be a string";
   plugin.version = lua_tostring(L, -1);
   lua_pop(L, 1);
 
   switch (RawField(L, decl, "doc")) {
-    case LUA_TNIL: break;
-    case LUA_TSTRING: plugin.doc = lua_tostring(L, -1); break;
-    default: return "field 'doc' must be a string";
+    case LUA_TNIL:
+      break;
+    case LUA_TSTRING:
+      plugin.doc = lua_tostring(L, -1);
+      break;
+    default:
+      return "field 'doc' must be a string";
   }
   lua_pop(L, 1);
+  return "";
+}
 
+// params: API 1's plain defaults, or API 2's typed specs (ReadParamSpec).
+std::string ReadDeclaredParams(lua_State* L, int decl, const PluginFile& file, MetricPlugin& plugin) {
   const int params_type = RawField(L, decl, "params");  // [params]
   if (params_type != LUA_TNIL) {
     if (params_type != LUA_TTABLE) return "field 'params' must be a table";
@@ -173,10 +180,17 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
           continue;
         }
         switch (lua_type(L, -1)) {
-          case LUA_TNUMBER: plugin.params[key] = static_cast<double>(lua_tonumber(L, -1)); break;
-          case LUA_TBOOLEAN: plugin.params[key] = lua_toboolean(L, -1) != 0; break;
-          case LUA_TSTRING: plugin.params[key] = std::string(lua_tostring(L, -1)); break;
-          default: error = "field 'params." + key + "' must be a number, string or boolean";
+          case LUA_TNUMBER:
+            plugin.params[key] = static_cast<double>(lua_tonumber(L, -1));
+            break;
+          case LUA_TBOOLEAN:
+            plugin.params[key] = lua_toboolean(L, -1) != 0;
+            break;
+          case LUA_TSTRING:
+            plugin.params[key] = std::string(lua_tostring(L, -1));
+            break;
+          default:
+            error = "field 'params." + key + "' must be a number, string or boolean";
         }
       }
       lua_pop(L, 1);
@@ -184,7 +198,11 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
     if (!error.empty()) return error;
   }
   lua_pop(L, 1);
+  return "";
+}
 
+// needs (a list, or a function resolved per run), check and prepare.
+std::string ReadHooks(lua_State* L, int decl, MetricPlugin& plugin) {
   const int needs_type = RawField(L, decl, "needs");  // [needs]
   if (needs_type == LUA_TFUNCTION) {
     plugin.needs_is_function = true;  // resolved per run by ResolveNeeds (profile and params known)
@@ -200,7 +218,11 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
   const int prepare_type = RawField(L, decl, "prepare");
   lua_pop(L, 1);
   if (prepare_type != LUA_TNIL && prepare_type != LUA_TFUNCTION) return "field 'prepare' must be a function";
+  return "";
+}
 
+// score: a Lua function, or a kernel (kp.kernel.x, API 2) whose parameters field 'params' declares.
+std::string ReadScore(lua_State* L, int decl, const PluginFile& file, MetricPlugin& plugin) {
   if (RawField(L, decl, "score") != LUA_TFUNCTION) return "field 'score' must be a function";
   if (const char* kernel = lua_iscfunction(L, -1) ? KernelOf(lua_tocfunction(L, -1)) : nullptr) {
     if (file.api_version < 2) return fmt::format("score = kp.kernel.{} needs plugin API 2 (-- kplab-api: 2)", kernel);
@@ -209,56 +231,73 @@ std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, Met
       const auto spec = plugin.param_specs.find(want.name);
       if (want.optional && spec == plugin.param_specs.end()) continue;
       if (spec == plugin.param_specs.end() || spec->second.type != want.type) {
-        return fmt::format("score = kp.kernel.{} reads parameter '{}' of type {}, which field 'params' must "
-                           "declare with that type",
-                           kernel, want.name, ParamTypeName(want.type));
+        return fmt::format(
+            "score = kp.kernel.{} reads parameter '{}' of type {}, which field 'params' must "
+            "declare with that type",
+            kernel, want.name, ParamTypeName(want.type));
       }
     }
   }
   lua_pop(L, 1);
-  if (file.api_version >= 2) {
-    const int subsets_type = RawField(L, decl, "subsets");
-    if (subsets_type != LUA_TNIL) {
-      const std::string bad = "field 'subsets' must be a list of distinct names among: all, present, absent";
-      const std::optional<std::vector<std::string>> names = ReadStringList(L, lua_gettop(L));
-      if (!names) return bad;
-      for (const std::string& name : *names) {
-        bool known = false;
-        for (const char* k : kSubsets) known = known || name == k;
-        if (!known || std::find(plugin.subsets.begin(), plugin.subsets.end(), name) != plugin.subsets.end()) return bad;
-        plugin.subsets.push_back(name);
-      }
+  return "";
+}
+
+// API 2's subsets, unmergeable and columns.
+std::string ReadApi2Fields(lua_State* L, int decl, MetricPlugin& plugin) {
+  const int subsets_type = RawField(L, decl, "subsets");
+  if (subsets_type != LUA_TNIL) {
+    const std::string bad = "field 'subsets' must be a list of distinct names among: all, present, absent";
+    const std::optional<std::vector<std::string>> names = ReadStringList(L, lua_gettop(L));
+    if (!names) return bad;
+    for (const std::string& name : *names) {
+      bool known = false;
+      for (const char* k : kSubsets) known = known || name == k;
+      if (!known || std::find(plugin.subsets.begin(), plugin.subsets.end(), name) != plugin.subsets.end()) return bad;
+      plugin.subsets.push_back(name);
     }
-    lua_pop(L, 1);
-    switch (RawField(L, decl, "unmergeable")) {
-      case LUA_TNIL: break;
-      case LUA_TSTRING:
-        plugin.unmergeable = lua_tostring(L, -1);
-        if (!plugin.unmergeable.empty()) break;
-        [[fallthrough]];
-      default:
-        return "field 'unmergeable' must be a non-empty string saying why shards of a run cannot be merged";
-    }
-    lua_pop(L, 1);
-    const std::string bad_columns =
-        "field 'columns' must be a function columns(c, params) or a list of distinct column names (plugin API 2)";
-    const int columns_type = RawField(L, decl, "columns");
-    if (columns_type == LUA_TTABLE) {
-      const std::optional<std::vector<std::string>> names = ReadStringList(L, lua_gettop(L));
-      if (!names) return bad_columns;
-      std::set<std::string> distinct;
-      for (const std::string& name : *names) {
-        if (name.empty() || name.size() > 1024 || name.find('\0') != std::string::npos || !distinct.insert(name).second) {
-          return bad_columns;
-        }
-        if (Status st = CheckName("field 'columns' has a column name", name); !st.ok()) return st.message();
-      }
-    } else if (columns_type != LUA_TFUNCTION) {
-      return bad_columns;
-    }
-    lua_pop(L, 1);
-    return "";
   }
+  lua_pop(L, 1);
+  switch (RawField(L, decl, "unmergeable")) {
+    case LUA_TNIL:
+      break;
+    case LUA_TSTRING:
+      plugin.unmergeable = lua_tostring(L, -1);
+      if (!plugin.unmergeable.empty()) break;
+      [[fallthrough]];
+    default:
+      return "field 'unmergeable' must be a non-empty string saying why shards of a run cannot be merged";
+  }
+  lua_pop(L, 1);
+  const std::string bad_columns =
+      "field 'columns' must be a function columns(c, params) or a list of distinct column names (plugin API 2)";
+  const int columns_type = RawField(L, decl, "columns");
+  if (columns_type == LUA_TTABLE) {
+    const std::optional<std::vector<std::string>> names = ReadStringList(L, lua_gettop(L));
+    if (!names) return bad_columns;
+    std::set<std::string> distinct;
+    for (const std::string& name : *names) {
+      if (name.empty() || name.size() > 1024 || name.find('\0') != std::string::npos || !distinct.insert(name).second) {
+        return bad_columns;
+      }
+      if (Status st = CheckName("field 'columns' has a column name", name); !st.ok()) return st.message();
+    }
+  } else if (columns_type != LUA_TFUNCTION) {
+    return bad_columns;
+  }
+  lua_pop(L, 1);
+  return "";
+}
+
+// Checks the declaration table at `decl` (absolute index). Fills `plugin` except the registry refs.
+// Returns the error text without the "FILE: " prefix, or "" when the declaration is valid.
+std::string CheckDeclaration(lua_State* L, int decl, const PluginFile& file, MetricPlugin& plugin) {
+  // Unknown fields first: a misspelt field ('scroe') is the likely cause of a missing required one.
+  if (std::string e = UnknownField(L, decl, file); !e.empty()) return e;
+  if (std::string e = ReadIdentity(L, decl, file, plugin); !e.empty()) return e;
+  if (std::string e = ReadDeclaredParams(L, decl, file, plugin); !e.empty()) return e;
+  if (std::string e = ReadHooks(L, decl, plugin); !e.empty()) return e;
+  if (std::string e = ReadScore(L, decl, file, plugin); !e.empty()) return e;
+  if (file.api_version >= 2) return ReadApi2Fields(L, decl, plugin);
   const int aggregate_type = RawField(L, decl, "aggregate");
   lua_pop(L, 1);
   if (aggregate_type != LUA_TNIL && aggregate_type != LUA_TFUNCTION) {
@@ -406,11 +445,11 @@ Status ResolveNeeds(LuaVm& vm, MetricPlugin& plugin, const Profile& profile) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, plugin.needs_ref);
   PushProfile(L, profile);
   PushParams(L, plugin);
-  if (std::optional<ScriptError> err = vm.Call(2, 1, plugin.name)) return Error{err->Format()};
+  if (std::optional<ScriptError> err = vm.Call(2, 1, plugin.name)) return Error::Script(err->Format());
   std::vector<std::string> needs;
   const std::string error = ReadNeeds(L, lua_gettop(L), needs);
   lua_settop(L, top);
-  if (!error.empty()) return Error{plugin.file.display_name + ": needs() returned a bad list: " + error};
+  if (!error.empty()) return Error::Script(plugin.file.display_name + ": needs() returned a bad list: " + error);
   plugin.needs = std::move(needs);
   return Status::Ok();
 }
@@ -423,17 +462,16 @@ Status CheckParams(LuaVm& vm, const MetricPlugin& plugin, const Profile& profile
   lua_rawgeti(L, LUA_REGISTRYINDEX, plugin.check_ref);
   PushParams(L, plugin);
   PushProfile(L, profile);
-  if (std::optional<ScriptError> err = vm.Call(2, 1, plugin.name)) return Error{err->Format(), ErrorKind::kScript};
+  if (std::optional<ScriptError> err = vm.Call(2, 1, plugin.name)) return Error::Script(err->Format());
   const int type = lua_type(L, -1);
   std::string message = type == LUA_TSTRING ? lua_tostring(L, -1) : "";
   lua_settop(L, top);
   if (type == LUA_TNIL) return Status::Ok();
   if (type != LUA_TSTRING) {
-    return Error{fmt::format("{}: check() must return nil or a message string (got {})", plugin.file.display_name,
-                             lua_typename(L, type)),
-                 ErrorKind::kScript};
+    return Error::Script(fmt::format("{}: check() must return nil or a message string (got {})",
+                                     plugin.file.display_name, lua_typename(L, type)));
   }
-  return Error{fmt::format("plugin '{}': {}", plugin.name, message), ErrorKind::kUsage};
+  return Error::Usage(fmt::format("plugin '{}': {}", plugin.name, message));
 }
 
 Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
@@ -455,7 +493,7 @@ Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
   if (std::optional<ScriptError> err = vm.RunChunk(file.source, file.display_name, 1)) {
     luaL_unref(L, LUA_REGISTRYINDEX, random_ref);
     lua_settop(L, top);
-    return Error{err->Format()};
+    return Error::Script(err->Format());
   }
   // [env, decl]
   const int decl = lua_gettop(L);
@@ -463,7 +501,7 @@ Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
     std::string got = luaL_typename(L, decl);
     luaL_unref(L, LUA_REGISTRYINDEX, random_ref);
     lua_settop(L, top);
-    return Error{file.display_name + ": must return kp.metric{...} (got " + got + ")"};
+    return Error::Script(file.display_name + ": must return kp.metric{...} (got " + got + ")");
   }
   MetricPlugin plugin;
   plugin.file = file;
@@ -483,7 +521,7 @@ Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
   if (!error.empty()) {
     ReleaseMetricPlugin(vm, plugin);
     lua_settop(L, top);
-    return Error{file.display_name + ": " + error};
+    return Error::Script(file.display_name + ": " + error);
   }
   RawField(L, raw, "score");
   plugin.score_ref = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -524,7 +562,7 @@ Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
     if (!frozen) {
       ReleaseMetricPlugin(vm, plugin);
       lua_settop(L, top);
-      return Error{frozen.error().message, ErrorKind::kScript};
+      return Error::Script(frozen.error().message);
     }
     plugin.state_ref = *frozen;
   }
@@ -553,14 +591,14 @@ Status ApplyParams(MetricPlugin& plugin, const std::map<std::string, std::string
       std::string expected;
       for (const auto& [name, value] : params) expected += (expected.empty() ? "" : ", ") + name;
       if (expected.empty()) {
-        return Error{prefix + "unknown parameter '" + key + "' (the plugin declares no parameters)"};
+        return Error::Usage(prefix + "unknown parameter '" + key + "' (the plugin declares no parameters)");
       }
-      return Error{prefix + "unknown parameter '" + key + "' (expected one of: " + expected + ")"};
+      return Error::Usage(prefix + "unknown parameter '" + key + "' (expected one of: " + expected + ")");
     }
     ParamValue& value = it->second;
     if (auto spec = plugin.param_specs.find(key); spec != plugin.param_specs.end()) {
       Result<ParamValue> parsed = ParseParamText(spec->second, text);
-      if (!parsed) return Error{prefix + ParamError("parameter '" + key + "'", parsed.error().message), ErrorKind::kUsage};
+      if (!parsed) return Error::Usage(prefix + ParamError("parameter '" + key + "'", parsed.error().message));
       value = *std::move(parsed);
       // A string the user set may name a file for the plugin, if the user's context may read it: a
       // script cannot hand a plugin a path outside its own grants.
@@ -573,7 +611,7 @@ Status ApplyParams(MetricPlugin& plugin, const std::map<std::string, std::string
       double d = 0;
       const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
       if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(d)) {
-        return Error{prefix + "parameter '" + key + "' must be a number (got '" + text + "')"};
+        return Error::Usage(prefix + "parameter '" + key + "' must be a number (got '" + text + "')");
       }
       value = d;
     } else if (std::holds_alternative<bool>(value)) {
@@ -582,8 +620,8 @@ Status ApplyParams(MetricPlugin& plugin, const std::map<std::string, std::string
       } else if (text == "false" || text == "0") {
         value = false;
       } else {
-        return Error{prefix + "parameter '" + key + "' must be a boolean: true, false, 1 or 0 (got '" +
-                     text + "')"};
+        return Error::Usage(prefix + "parameter '" + key + "' must be a boolean: true, false, 1 or 0 (got '" + text +
+                            "')");
       }
     } else {
       value = text;

@@ -2,6 +2,9 @@
 // (docs/plugins.md).
 // The declaration is checked field by field; errors name the file and field exactly, e.g.
 // "plugins/semrp.lua: field 'params.k' must be a number, string or boolean".
+//
+// Threads: a MetricPlugin belongs to the LuaVm it was loaded in (its registry refs) and is used by that VM's
+// thread only; every lane loads its own.
 #pragma once
 
 #include <cstdint>

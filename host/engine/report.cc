@@ -84,7 +84,7 @@ Result<std::string> Fill(std::string_view tmpl, const std::map<std::string, std:
     if (close == std::string_view::npos) break;
     const std::string name(tmpl.substr(open + 2, close - open - 2));
     auto it = values.find(name);
-    if (it == values.end()) return Error{"report template: no value for {{" + name + "}}", ErrorKind::kInternal};
+    if (it == values.end()) return Error::Internal("report template: no value for {{" + name + "}}");
     out.append(tmpl.substr(at, open - at));
     out += it->second;
     ++used[name];
@@ -92,7 +92,7 @@ Result<std::string> Fill(std::string_view tmpl, const std::map<std::string, std:
   }
   out.append(tmpl.substr(at));
   for (const auto& [name, value] : values) {
-    if (!used.count(name)) return Error{"report template: no place for {{" + name + "}}", ErrorKind::kInternal};
+    if (!used.count(name)) return Error::Internal("report template: no place for {{" + name + "}}");
   }
   return out;
 }
@@ -109,8 +109,8 @@ Result<std::vector<LoadedRun>> LoadRuns(RunStore& store, const std::vector<std::
     auto r = store.GetRun(id);
     if (!r) return r.error();
     if (r->status != "ok") {
-      return Error{fmt::format("run {} failed, so it has no scores to report (expected runs with status ok)", id),
-                   ErrorKind::kStore};
+      return Error::Store(
+          fmt::format("run {} failed, so it has no scores to report (expected runs with status ok)", id));
     }
     auto s = store.GetScores(id);
     if (!s) return s.error();
@@ -478,7 +478,7 @@ std::string RunsListHtml(const std::vector<LoadedRun>& runs) {
 }  // namespace
 
 Result<std::string> BuildReport(RunStore& store, const ReportOptions& opt) {
-  if (opt.runs.empty()) return Error{"report needs at least one run id", ErrorKind::kUsage};
+  if (opt.runs.empty()) return Error::Usage("report needs at least one run id");
   auto runs = LoadRuns(store, opt.runs);
   if (!runs) return runs.error();
   // The leaderboard over exactly these runs, printed as `kplab runs table` prints it.

@@ -4,6 +4,9 @@
 // per-document view: the source text with predictions and references highlighted as matched / present /
 // absent, and the documents where two chosen runs (by default the baseline and the best other system)
 // differ most. The page's HTML, style and script are report_assets/, embedded at build time.
+//
+// Threads: BuildReport uses its RunStore on the calling thread (one store per thread); ReportOptions is a plain
+// value.
 #pragma once
 
 #include <cstdint>

@@ -386,7 +386,7 @@ int SubsetView(const std::string& name) { return name == "all" ? 0 : name == "pr
 // run and shared by the lanes (a kernel is read-only while it scores).
 Result<std::unique_ptr<MetricKernel>> MetricRunner::MakeKernel(const MetricPlugin& plugin) const {
   auto fail = [&](const std::string& message) -> Result<std::unique_ptr<MetricKernel>> {
-    return Error{fmt::format("{}: {}", plugin.file.display_name, message), ErrorKind::kScript};
+    return Error::Script(fmt::format("{}: {}", plugin.file.display_name, message));
   };
   auto param = [&](const char* name) -> const ParamValue* {
     auto it = plugin.params.find(name);
@@ -842,7 +842,7 @@ std::optional<ScriptError> MetricRunner::Verify(
   } end_run{vm};
   auto load = [&]() -> Result<MetricPlugin> {
     Result<MetricPlugin> p = LoadAgain(vm, plugin);
-    if (!p) return Error{fmt::format("{} (loading it again to re-score documents)", p.error().message)};
+    if (!p) return Error(p.error().kind, fmt::format("{} (loading it again to re-score documents)", p.error().message));
     return p;
   };
   if (plugin.api < 2) {

@@ -1,5 +1,8 @@
 // The metric runner: scores every document with each plugin and aggregates. Plugins that fail are
 // reported with their ScriptError; the others still produce results.
+//
+// Threads: a MetricRunner is driven by one thread, which runs each lane on a thread of its own (one LuaVm per
+// lane) and joins them before Run returns; the Corpus is shared read-only.
 #pragma once
 
 #include <cstdint>

@@ -171,25 +171,25 @@ Result<Selection> SelectRuns(RunStore& store, const TableOptions& opt) {
   std::set<std::int64_t> wanted(opt.runs.begin(), opt.runs.end());
   for (std::int64_t id : opt.runs) {
     const bool exists = std::any_of(listed->begin(), listed->end(), [&](const RunSummary& r) { return r.id == id; });
-    if (!exists) return Error{fmt::format("run {} not found", id), ErrorKind::kStore};
+    if (!exists) return Error::Store(fmt::format("run {} not found", id));
   }
   Selection sel;
   for (const RunSummary& r : *listed) {
     if (!wanted.empty() && !wanted.count(r.id)) continue;
     if (r.status != "ok") {
       if (!wanted.empty()) {
-        return Error{fmt::format("run {} failed, so it has no values for a table (expected runs with status ok)", r.id),
-                     ErrorKind::kStore};
+        return Error::Store(
+            fmt::format("run {} failed, so it has no values for a table (expected runs with status ok)", r.id));
       }
       continue;
     }
     if (r.shard) {
       // A shard's values are over its own documents: not a leaderboard cell (`kplab runs merge` makes one).
       if (!wanted.empty()) {
-        return Error{fmt::format("run {} is shard {}/{} of a run, with values over its own documents only (merge the "
-                                 "shards with `kplab runs merge` and tabulate the merged run)",
-                                 r.id, r.shard->index, r.shard->count),
-                     ErrorKind::kUsage};
+        return Error::Usage(
+            fmt::format("run {} is shard {}/{} of a run, with values over its own documents only (merge the "
+                        "shards with `kplab runs merge` and tabulate the merged run)",
+                        r.id, r.shard->index, r.shard->count));
       }
       continue;
     }
@@ -206,7 +206,7 @@ Result<Selection> SelectRuns(RunStore& store, const TableOptions& opt) {
     }
     sel.profiles.insert(r.profile);
   }
-  if (sel.groups.empty()) return Error{"no stored run matches (expected runs with status ok)", ErrorKind::kUsage};
+  if (sel.groups.empty()) return Error::Usage("no stored run matches (expected runs with status ok)");
   return sel;
 }
 
@@ -226,10 +226,10 @@ Status LoadRuns(RunStore& store, const Groups& groups, std::map<std::int64_t, Ru
       d.aggregates = std::move(*ag);
       auto [it, fresh] = dataset_hash.emplace(key.second, d.record.dataset_hash);
       if (!fresh && it->second != d.record.dataset_hash) {
-        return Error{fmt::format("runs on two different datasets are both named '{}' (run {} has content sha256 "
-                                 "{}...); choose the runs with --runs or --dataset",
-                                 key.second, id, d.record.dataset_hash.substr(0, 12)),
-                     ErrorKind::kUsage};
+        return Error::Usage(
+            fmt::format("runs on two different datasets are both named '{}' (run {} has content sha256 "
+                        "{}...); choose the runs with --runs or --dataset",
+                        key.second, id, d.record.dataset_hash.substr(0, 12)));
       }
       for (const auto& a : d.aggregates) {
         if (std::find(metric_names.begin(), metric_names.end(), a.metric) == metric_names.end()) {
@@ -253,8 +253,7 @@ Result<std::vector<std::string>> ResolveMetrics(const TableOptions& opt, const s
       if (std::find(metrics.begin(), metrics.end(), m) == metrics.end()) metrics.push_back(m);
     }
     if (!any) {
-      return Error{fmt::format("--metrics pattern '{}' matches no aggregate of the selected runs", pattern),
-                   ErrorKind::kUsage};
+      return Error::Usage(fmt::format("--metrics pattern '{}' matches no aggregate of the selected runs", pattern));
     }
   }
   return metrics;
@@ -270,9 +269,8 @@ Status LayOut(const TableOptions& opt, const Groups& groups, const std::map<std:
     datasets.insert(key.second);
   }
   if (opt.baseline && !systems.count(*opt.baseline)) {
-    return Error{fmt::format("baseline system '{}' has no selected run (systems: {})", *opt.baseline,
-                             fmt::format("{}", fmt::join(systems, ", "))),
-                 ErrorKind::kUsage};
+    return Error::Usage(fmt::format("baseline system '{}' has no selected run (systems: {})", *opt.baseline,
+                                    fmt::format("{}", fmt::join(systems, ", "))));
   }
   t.baseline = opt.baseline;
   if (opt.baseline) t.systems.push_back(*opt.baseline);
@@ -343,8 +341,7 @@ void FillCells(const Groups& groups, const std::map<std::int64_t, RunData>& runs
 
 Result<Table> BuildTable(RunStore& store, const TableOptions& opt) {
   if (opt.metrics.empty()) {
-    return Error{"runs table needs --metrics (glob patterns over aggregate names, e.g. all.f1@5.macro_hm)",
-                 ErrorKind::kUsage};
+    return Error::Usage("runs table needs --metrics (glob patterns over aggregate names, e.g. all.f1@5.macro_hm)");
   }
   auto sel = SelectRuns(store, opt);
   if (!sel) return sel.error();
@@ -874,9 +871,9 @@ Status CheckRenderOptions(const Table& t, const RenderOptions& o, const OptionSp
   }
   for (const auto& [key, text] : o.labels) {
     if (!keys.count(key)) {
-      return Error{fmt::format("{}label {}=...: '{}' is no metric, dataset or subset of the table (expected one of: {})",
-                               sp.prefix, key, key, fmt::join(keys, ", ")),
-                   ErrorKind::kUsage};
+      return Error::Usage(
+          fmt::format("{}label {}=...: '{}' is no metric, dataset or subset of the table (expected one of: {})",
+                      sp.prefix, key, key, fmt::join(keys, ", ")));
     }
   }
   return Status::Ok();
@@ -884,23 +881,23 @@ Status CheckRenderOptions(const Table& t, const RenderOptions& o, const OptionSp
 
 Status SetLabel(RenderOptions& o, const std::string& name, const std::string& text, const OptionSpelling& sp) {
   if (name.empty() || text.empty()) {
-    return Error{fmt::format("{}label '{}={}': expected NAME=TEXT (a metric, dataset or subset, and its printed name, "
-                             "e.g. all.f1@5.macro_hm=F1@5)",
-                             sp.prefix, name, text),
-                 ErrorKind::kUsage};
+    return Error::Usage(
+        fmt::format("{}label '{}={}': expected NAME=TEXT (a metric, dataset or subset, and its printed name, "
+                    "e.g. all.f1@5.macro_hm=F1@5)",
+                    sp.prefix, name, text));
   }
   if (!o.labels.emplace(name, text).second) {
-    return Error{fmt::format("{}label names '{}' twice", sp.prefix, name), ErrorKind::kUsage};
+    return Error::Usage(fmt::format("{}label names '{}' twice", sp.prefix, name));
   }
   return Status::Ok();
 }
 
 Status SetLayout(RenderOptions& o, const std::string& layout, const OptionSpelling& sp) {
   if (layout != "datasets" && layout != "metrics") {
-    return Error{fmt::format("{}layout must be datasets (datasets over metrics) or metrics (metrics over datasets) "
-                             "(got '{}')",
-                             sp.prefix, layout),
-                 ErrorKind::kUsage};
+    return Error::Usage(
+        fmt::format("{}layout must be datasets (datasets over metrics) or metrics (metrics over datasets) "
+                    "(got '{}')",
+                    sp.prefix, layout));
   }
   o.layout = layout;
   return Status::Ok();
@@ -908,7 +905,7 @@ Status SetLayout(RenderOptions& o, const std::string& layout, const OptionSpelli
 
 Status SetFloat(RenderOptions& o, const std::string& env, const OptionSpelling& sp) {
   if (env != "table" && env != "table*" && env != "none") {
-    return Error{fmt::format("{}float must be table, table* or none (got '{}')", sp.prefix, env), ErrorKind::kUsage};
+    return Error::Usage(fmt::format("{}float must be table, table* or none (got '{}')", sp.prefix, env));
   }
   o.float_env = env;
   return Status::Ok();
@@ -916,13 +913,12 @@ Status SetFloat(RenderOptions& o, const std::string& env, const OptionSpelling& 
 
 Status CheckRenderShape(const RenderOptions& o, const OptionSpelling& sp) {
   if (!o.caption.empty() && o.float_env == "none") {
-    return Error{fmt::format("{0}caption needs a float (LaTeX allows \\caption only in one): drop {0}float none",
-                             sp.prefix),
-                 ErrorKind::kUsage};
+    return Error::Usage(
+        fmt::format("{0}caption needs a float (LaTeX allows \\caption only in one): drop {0}float none", sp.prefix));
   }
   if (o.format != "latex" && (o.fit || o.float_env != "table" || !o.caption.empty())) {
-    return Error{fmt::format("{0}fit, {0}float and {0}caption shape LaTeX only (add {1} latex)", sp.prefix, sp.format),
-                 ErrorKind::kUsage};
+    return Error::Usage(
+        fmt::format("{0}fit, {0}float and {0}caption shape LaTeX only (add {1} latex)", sp.prefix, sp.format));
   }
   return Status::Ok();
 }

@@ -2,6 +2,9 @@
 // system and dataset with different seeds grouped: mean, sample sd and n), columns are datasets x chosen
 // metrics — with an optional significance marker per cell against a baseline system, as text, Markdown,
 // LaTeX (booktabs), CSV or JSON.
+//
+// Threads: BuildTable uses its RunStore on the calling thread (one store per thread); the rendering functions
+// are pure; the table types are plain values.
 #pragma once
 
 #include <cstdint>

@@ -12,6 +12,8 @@
 // - kNone: not testable, with the reason.
 // A form is used only when recomputing it over each run's own documents gives the stored value (1e-9
 // relative), so a plugin that defines a name differently is never tested as if it did not.
+//
+// Threads: pure functions over plain values.
 #pragma once
 
 #include <cstdint>

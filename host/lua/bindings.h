@@ -1,5 +1,8 @@
 // Native kp modules. One binding file per core module (lua_text.cc, lua_corpus.cc, ...); each exposes an
 // installer registered in AllModules(). A binding checks its arguments, calls core, pushes results.
+//
+// Threads: an installer fills the kp table of one LuaVm, on that VM's thread; the tables (AllModules,
+// KernelParams) are constant and may be read from any thread.
 #pragma once
 
 #include <functional>

@@ -3,6 +3,8 @@
 // function does on its own must be bounded too, or a script could spend it past every limit with one
 // instruction. tests/host/sandbox_rules_test.cc walks the environments of a plugin, a script and the
 // REPL (with the values the host hands them) and fails on any C function missing from this table.
+//
+// Threads: a constant table, read from any thread.
 #pragma once
 
 #include <span>

@@ -1,3 +1,4 @@
+// Threads: each function works on one lua_State, on that state's thread.
 #pragma once
 
 struct lua_State;

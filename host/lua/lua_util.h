@@ -1,4 +1,6 @@
 // Helpers shared by the binding files.
+//
+// Threads: every helper works on one lua_State, on that state's thread; a BorrowScope is that thread's too.
 #pragma once
 
 #include <lua.hpp>

@@ -1,6 +1,8 @@
 // The pairs of a run for metric plugins that declare needs = {"pairs"}: built by the engine
 // (engine/pairs.h, from the plugin's parameters), read by ctx.partners and ctx.pairs.normalize
 // (lua_homog.cc). Read-only once built, so every scoring lane shares one.
+//
+// Threads: a PairIndex is read-only once built, so every scoring lane shares one.
 #pragma once
 
 #include <memory>

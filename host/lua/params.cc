@@ -98,8 +98,8 @@ Result<ParamValue> ParseParamText(const ParamSpec& spec, const std::string& text
     double d = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
     if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
-      return Error{fmt::format("must be {} (got '{}')", ParamExpectation(spec), text.size() > 60 ? text.substr(0, 57) + "..." : text),
-                   ErrorKind::kUsage};
+      return Error::Usage(fmt::format("must be {} (got '{}')", ParamExpectation(spec),
+                                      text.size() > 60 ? text.substr(0, 57) + "..." : text));
     }
     value = d;
   } else if (spec.type == ParamType::kBool) {
@@ -108,10 +108,10 @@ Result<ParamValue> ParseParamText(const ParamSpec& spec, const std::string& text
     } else if (text == "false" || text == "0") {
       value = false;
     } else {
-      return Error{fmt::format("must be a boolean: true, false, 1 or 0 (got '{}')", text), ErrorKind::kUsage};
+      return Error::Usage(fmt::format("must be a boolean: true, false, 1 or 0 (got '{}')", text));
     }
   }
-  if (std::string message = CheckParamValue(spec, value); !message.empty()) return Error{message, ErrorKind::kUsage};
+  if (std::string message = CheckParamValue(spec, value); !message.empty()) return Error::Usage(message);
   return value;
 }
 

@@ -1,6 +1,8 @@
 // Plugin parameters (plugin API 2, docs/plugins.md): a declared type, range and doc per parameter,
 // checked once per run, before any document is scored. Lua-free, shared by the loader (plugin.cc) and
 // kp.int / kp.number / kp.bool / kp.string / kp.cutoffs (lua_params.cc).
+//
+// Threads: ParamSpec is a plain value; the functions are pure.
 #pragma once
 
 #include <optional>

@@ -1356,7 +1356,7 @@ Result<int> LuaVm::FreezeState(int env, int fns, const std::string& plugin_file)
   }
   if (!error.empty()) {
     lua_pop(L, 3);
-    return Error{error, ErrorKind::kScript};
+    return Error::Script(error);
   }
   lua_pushinteger(L, n);
   lua_setfield(L, record, "n");
@@ -1514,7 +1514,8 @@ Result<PluginFile> ReadPluginFile(const std::string& path, const std::string& di
   if (configured) user.emplace();
   // Regular files only: a FIFO or /dev/zero named x.lua must not hang or exhaust the host.
   Result<std::string> bytes = ReadRegularFile(path, "a Lua plugin file");
-  if (!bytes) return Error{display_name + bytes.error().message.substr(path.size())};  // "PATH: ..."
+  if (!bytes)
+    return Error(bytes.error().kind, display_name + bytes.error().message.substr(path.size()));  // "PATH: ..."
   PluginFile file;
   file.name = fs::path(path).stem().string();
   file.path = path;
@@ -1530,13 +1531,12 @@ Result<PluginFile> ReadPluginFile(const std::string& path, const std::string& di
   std::string_view digits = first.substr(std::min(first.size(), kPrefix.size()));
   if (!first.starts_with(kPrefix) || digits.empty() || digits.size() > 6 ||
       !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return Error{display_name + ":1: missing API header (expected '" + expected +
-                 "' on the first line)"};
+    return Error::Script(display_name + ":1: missing API header (expected '" + expected + "' on the first line)");
   }
   file.api_version = std::stoi(std::string(digits));
   if (file.api_version < kOldestApiVersion || file.api_version > kApiVersion) {
-    return Error{display_name + ":1: unsupported API version " + std::to_string(file.api_version) +
-                 " (expected '" + expected + "', or 1 for plugins written before API 2)"};
+    return Error::Script(display_name + ":1: unsupported API version " + std::to_string(file.api_version) +
+                         " (expected '" + expected + "', or 1 for plugins written before API 2)");
   }
   file.sha256 = Sha256Hex(file.source);
   return file;
@@ -1573,7 +1573,7 @@ Result<std::vector<PluginFile>> ListPlugins(const std::string& shipped_dir, cons
         names.push_back(name);
       }
     }
-    if (ec) return Error{dir + ": cannot read plugin directory (" + ec.message() + ")"};
+    if (ec) return Error::Input(dir + ": cannot read plugin directory (" + ec.message() + ")");
     std::string prefix = dir;
     while (prefix.size() > 1 && prefix.back() == '/') prefix.pop_back();
     for (const std::string& name : names) {

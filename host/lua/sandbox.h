@@ -1,6 +1,10 @@
 // Lua sandbox for plugins and scripts. One LuaVm = one lua_State with a counting allocator (memory cap)
 // and an instruction budget. Each plugin gets its own _ENV built from an allow-list; the kp API tables
 // it sees are read-only proxies; reading or writing an unknown global is an error.
+//
+// Threads: a LuaVm (and everything pushed into it) is used by one thread at a time; different VMs are
+// independent (a run's lanes each have one); a plugin's run budget is shared by its lanes and thread-safe;
+// RequestInterrupt may be called from any thread or a signal handler.
 #pragma once
 
 #include <cstddef>

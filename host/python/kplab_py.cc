@@ -150,16 +150,16 @@ class PyEmbedder final : public Embedder {
       }
       py::object result = fn_(batch);
       std::string err = Fill(result, phrases.size(), out, has);
-      if (!err.empty()) return Error{fmt::format("embedder '{}': {}", name_, err)};
+      if (!err.empty()) return Error::Script(fmt::format("embedder '{}': {}", name_, err));
       return Status::Ok();
     } catch (py::error_already_set& e) {
       if (e.matches(PyExc_KeyboardInterrupt) || e.matches(PyExc_SystemExit)) {
         g_interrupted = true;
-        return Error{fmt::format("embedder '{}' was interrupted", name_)};
+        return Error::Script(fmt::format("embedder '{}' was interrupted", name_));
       }
-      return Error{fmt::format("embedder '{}' raised {}", name_, e.what())};
+      return Error::Script(fmt::format("embedder '{}' raised {}", name_, e.what()));
     } catch (const std::exception& e) {
-      return Error{fmt::format("embedder '{}': {}", name_, e.what())};
+      return Error::Script(fmt::format("embedder '{}': {}", name_, e.what()));
     }
   }
 
@@ -267,7 +267,7 @@ void RegisterEmbedder(const std::string& name, py::object fn, std::optional<int>
   info.source = fmt::format("python: {}", std::string(py::repr(fn)));
   auto embedder = std::make_shared<PyEmbedder>(name, std::move(fn), d, info.fingerprint);
   Status st = RegisterRuntimeModel(info, std::move(embedder));
-  if (!st.ok()) Raise(g_input_error, "register_embedder: " + st.message());
+  if (!st.ok()) Raise(ClassFor(st.kind()), "register_embedder: " + st.message());
 }
 
 py::dict ModelDict(const ModelInfo& m) {
@@ -636,12 +636,12 @@ class Store {
  public:
   explicit Store(std::optional<std::string> path)
       : path_(path ? *path : RunStore::DefaultPath()), h_(std::make_shared<StoreHandle>()) {
-    Result<RunStore> s = Error{""};
+    Result<RunStore> s = Error::Internal("");
     {
       py::gil_scoped_release release;
       s = RunStore::Open(path_);
     }
-    if (!s.ok()) Raise(g_store_error, s.error().message);
+    if (!s.ok()) Raise(ClassFor(s.error().kind), s.error().message);
     h_->store.emplace(std::move(*s));
   }
   const std::string& path() const { return path_; }
@@ -679,7 +679,7 @@ class Store {
 
   py::list Runs() {
     auto runs = With([](RunStore& s) { return s.ListRuns(); });
-    if (!runs.ok()) Raise(g_store_error, runs.error().message);
+    if (!runs.ok()) Raise(ClassFor(runs.error().kind), runs.error().message);
     py::list out;
     for (const auto& r : *runs) {
       py::dict d;
@@ -698,9 +698,9 @@ class Store {
 
   py::dict Run(std::int64_t id) {
     struct Read {
-      Result<RunRecord> run = Error{""};
-      Result<std::vector<AggregateValue>> agg = Error{""};
-      Result<ScoreColumns> scores = Error{""};
+      Result<RunRecord> run = Error::Internal("");
+      Result<std::vector<AggregateValue>> agg = Error::Internal("");
+      Result<ScoreColumns> scores = Error::Internal("");
     };
     Read r = With([&](RunStore& s) {
       Read out;
@@ -709,15 +709,15 @@ class Store {
       if (out.agg.ok()) out.scores = s.GetScores(id);
       return out;
     });
-    if (!r.run.ok()) Raise(g_store_error, r.run.error().message);
-    if (!r.agg.ok()) Raise(g_store_error, r.agg.error().message);
-    if (!r.scores.ok()) Raise(g_store_error, r.scores.error().message);
+    if (!r.run.ok()) Raise(ClassFor(r.run.error().kind), r.run.error().message);
+    if (!r.agg.ok()) Raise(ClassFor(r.agg.error().kind), r.agg.error().message);
+    if (!r.scores.ok()) Raise(ClassFor(r.scores.error().kind), r.scores.error().message);
     return RunDict(*r.run, *r.agg, *r.scores);
   }
 
   void Delete(std::int64_t id) {
     Status st = With([&](RunStore& s) { return s.DeleteRun(id); });
-    if (!st.ok()) Raise(g_store_error, st.message());
+    if (!st.ok()) Raise(ClassFor(st.kind()), st.message());
   }
 
   // `kplab runs compare A B`: per metric, both aggregates and, for a metric with per-document scores in
@@ -925,7 +925,7 @@ class HandleSink : public host::RunSink {
                             const std::vector<AggregateValue>& aggregates,
                             const std::vector<SlotColumn>& slots) override {
     std::lock_guard<std::mutex> lock(h_->mu);
-    if (!h_->store) return Error{fmt::format("{}: the store is closed", path_), ErrorKind::kStore};
+    if (!h_->store) return Error::Store(fmt::format("{}: the store is closed", path_));
     return h_->store->SaveRun(run, scores, aggregates, slots);
   }
 
@@ -992,16 +992,16 @@ RawDataset DocumentsArg(const py::object& documents, const DocumentArgs& a) {
     opt.refs_stemmed = a.refs_stemmed;
     const std::string path = *PathArg(documents, "documents");
     const std::optional<std::string> source_path = PathArg(a.source, "source");
-    Result<RawDataset> raw = Error{""};
+    Result<RawDataset> raw = Error::Internal("");
     {
       py::gil_scoped_release release;
       raw = ImportDataset(path, opt);
       // As `kplab eval --source`: the documents' text from a file of its own, one document a line.
       if (raw.ok() && source_path) {
-        if (auto st = AttachSources(*raw, *source_path); !st) raw = Error{st.message()};
+        if (auto st = AttachSources(*raw, *source_path); !st) raw = st.error();
       }
     }
-    if (!raw.ok()) Raise(g_input_error, raw.error().message);
+    if (!raw.ok()) Raise(ClassFor(raw.error().kind), raw.error().message);
     if (a.dataset != "python") raw->name = a.dataset;
     return std::move(*raw);
   }
@@ -1020,7 +1020,7 @@ RawDataset DocumentsArg(const py::object& documents, const DocumentArgs& a) {
   for (auto& d : docs) d.refs_stemmed = d.refs_stemmed || a.refs_stemmed;
   if (docs.empty()) Raise(g_input_error, "documents: an empty list (expected at least one document)");
   auto raw = DatasetFromRecords(a.dataset, std::move(docs));
-  if (!raw.ok()) Raise(g_input_error, raw.error().message);
+  if (!raw.ok()) Raise(ClassFor(raw.error().kind), raw.error().message);
   return std::move(*raw);
 }
 
@@ -1031,13 +1031,13 @@ RawPredictions PredictionsArg(const py::object& predictions, const RawDataset& r
   if (IsPathArg(predictions)) {
     const std::string path = *PathArg(predictions, "predictions");
     const std::string format = OptStr(predictions_format, "predictions_format");
-    Result<RawPredictions> aligned = Error{""};
+    Result<RawPredictions> aligned = Error::Internal("");
     {
       py::gil_scoped_release release;
       auto p = ImportPredictions(path, format);
       aligned = p.ok() ? AlignPredictions(raw, std::move(*p)) : Result<RawPredictions>(p.error());
     }
-    if (!aligned.ok()) Raise(g_input_error, aligned.error().message);
+    if (!aligned.ok()) Raise(ClassFor(aligned.error().kind), aligned.error().message);
     return std::move(*aligned);
   }
   if (!predictions_format.is_none()) {
@@ -1064,7 +1064,7 @@ RawPredictions PredictionsArg(const py::object& predictions, const RawDataset& r
   }
   auto made = PredictionsFromRecords(raw, system.is_none() ? "predictions" : Str(system, "system"), std::move(preds),
                                      by_id);
-  if (!made.ok()) Raise(g_input_error, made.error().message);
+  if (!made.ok()) Raise(ClassFor(made.error().kind), made.error().message);
   return std::move(*made);
 }
 
@@ -1188,12 +1188,12 @@ py::dict Evaluate(const py::object& documents, const py::object& predictions, co
   // front-end calls (eval_store.h), which also records a run whose plugin fails.
   std::optional<HandleSink> sink;
   if (store_obj != nullptr) sink.emplace(store_obj->Handle(), store_obj->path());
-  Result<host::StoredRun> stored = Error{""};
+  Result<host::StoredRun> stored = Error::Internal("");
   {
     py::gil_scoped_release release;
     auto corpus = BuildCorpus(raw, &raw_preds, *prof);
     if (!corpus.ok()) {
-      stored = Error{corpus.error().message, ErrorKind::kInput};
+      stored = corpus.error();
     } else {
       host::SeamHooks hooks;
       hooks.started = start;
@@ -1255,7 +1255,7 @@ py::tuple MinePairs(const py::object& gold, double theta, const py::object& part
     if (!split.is_none()) opt.split = Str(split, "split");
     const std::string path = *PathArg(gold, "gold");
     const Result<Profile> prof = ResolveProfile(profile);
-    if (!prof) Raise(g_input_error, prof.error().message);
+    if (!prof) Raise(ClassFor(prof.error().kind), prof.error().message);
     std::string error;
     {
       py::gil_scoped_release release;
@@ -1296,12 +1296,12 @@ py::tuple MinePairs(const py::object& gold, double theta, const py::object& part
     sets = homog::InternSets(docs);
   }
   homog::MineStats stats;
-  Result<std::vector<homog::DocPair>> pairs = Error{""};
+  Result<std::vector<homog::DocPair>> pairs = Error::Internal("");
   {
     py::gil_scoped_release release;
     pairs = homog::MinePairs(sets, theta, &stats, part);
   }
-  if (!pairs.ok()) Raise(g_input_error, "mine_pairs: " + pairs.error().message);
+  if (!pairs.ok()) Raise(ClassFor(pairs.error().kind), "mine_pairs: " + pairs.error().message);
   py::list out;
   for (const homog::DocPair& p : *pairs) out.append(py::make_tuple(p.a, p.b, p.shared, p.uni, p.jaccard));
   py::dict st;
@@ -1336,7 +1336,7 @@ py::dict Merge(const py::object& stores, const py::object& runs, const py::objec
   }
   req.plugin_dirs = StrList(plugins, "plugins");
   const std::string out_path = PathArg(out, "out").value_or(RunStore::DefaultPath());
-  Result<host::MergeResult> merged = Error{""};
+  Result<host::MergeResult> merged = Error::Internal("");
   {
     py::gil_scoped_release release;
     merged = host::MergeShards(req);
@@ -1346,9 +1346,9 @@ py::dict Merge(const py::object& stores, const py::object& runs, const py::objec
           merged.error().message);
   }
   auto store = RunStore::Open(out_path);
-  if (!store) Raise(g_store_error, store.error().message);
+  if (!store) Raise(ClassFor(store.error().kind), store.error().message);
   auto id = store->SaveRun(merged->run, merged->scores, merged->aggregates);
-  if (!id) Raise(g_store_error, id.error().message);
+  if (!id) Raise(ClassFor(id.error().kind), id.error().message);
   merged->run.id = *id;
   py::dict d = RunDict(merged->run, merged->aggregates, merged->scores);
   d["store"] = out_path;

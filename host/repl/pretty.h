@@ -1,6 +1,8 @@
 // How the REPL shows values: nested tables (bounded depth and width), arrays of records as aligned
 // tables (kp.runs.list()), and kplab userdata by type: a KeyphraseList numbered with present/absent
 // marks, a Matrix as aligned columns, a Document with its references and predictions.
+//
+// Threads: PrettyValue uses its LuaVm on the calling thread (the REPL's); the other functions are pure.
 #pragma once
 
 #include <string>

@@ -1,6 +1,9 @@
 // `kplab repl`: an interactive Lua prompt with the script API (docs/repl.md). Line editing, history and
 // completion come from libedit (BSD-licensed) when stdin and stdout are terminals; otherwise lines are
 // read plainly, so scripts can be piped in.
+//
+// Threads: the REPL is single-threaded: one prompt, one LuaVm, on the thread that runs it; SIGINT only sets a
+// flag.
 #pragma once
 
 #include <map>

@@ -104,7 +104,7 @@ const char* TextOn(std::uint32_t c) {
 
 using Check = std::optional<Error>;
 
-Error Fail(std::string_view chart, const std::string& what) { return Error{fmt::format("{}: {}", chart, what)}; }
+Error Fail(std::string_view chart, const std::string& what) { return Error::Usage(fmt::format("{}: {}", chart, what)); }
 
 Check CheckLabel(std::string_view chart, const std::string& what, std::string_view s) {
   std::size_t bad = 0;

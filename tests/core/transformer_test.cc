@@ -678,7 +678,7 @@ TEST(TransformerBadInput, LongWordsTokenizeInLinearTime) {
 TEST(TransformerBadInput, ConcurrentImportsOfOneNameWithoutReplace) {
   for (int round = 0; round < 8; ++round) {
     TempDir models;
-    Result<ModelInfo> a = Error{""}, b = Error{""};
+    Result<ModelInfo> a = Error::Internal(""), b = Error::Internal("");
     std::thread ta([&] { a = ImportTransformer(models.path(), "m", kDir + "bert-tiny"); });
     std::thread tb([&] { b = ImportTransformer(models.path(), "m", kDir + "mpnet-tiny"); });
     ta.join();

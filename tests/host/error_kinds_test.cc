@@ -19,11 +19,11 @@ EvalRequest Tiny() {
 }
 
 TEST(ErrorKinds, StatusKeepsTheKind) {
-  const Status st = Error{"x", ErrorKind::kStore};
+  const Status st = Error::Store("x");
   EXPECT_FALSE(st.ok());
   EXPECT_EQ(st.kind(), ErrorKind::kStore);
   EXPECT_TRUE(st.error().IsStore());
-  EXPECT_TRUE(Error{"plain"}.IsInput());  // the default: most failures are bad input
+  EXPECT_TRUE(Error::Input("plain").IsInput());  // the default: most failures are bad input
   EXPECT_STREQ(ErrorKindName(ErrorKind::kLimit), "limit");
 }
 

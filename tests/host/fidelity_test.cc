@@ -21,38 +21,14 @@ namespace {
 namespace fs = std::filesystem;
 using kplab::test::Output;
 
-class Fidelity : public ::testing::Test {
+class Fidelity : public kplab::test::KplabDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("kplab_fidelity_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    db_ = (dir_ / "runs.db").string();
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  Output Run(const std::string& args) { return kplab::test::RunKplab(dir_, "KPLAB_DB=" + db_, args); }
-  void Write(const fs::path& rel, const std::string& text) {
-    fs::create_directories((dir_ / rel).parent_path());
-    std::ofstream(dir_ / rel, std::ios::binary) << text;
-  }
-  std::string P(const fs::path& rel) const { return (dir_ / rel).string(); }
-  // The value of one aggregate in `kplab eval --output csv` output (NaN when absent).
-  static double Agg(const std::string& csv, const std::string& metric) {
-    const auto at = csv.find("\n" + metric + ",");
-    if (at == std::string::npos) return std::nan("");
-    return std::stod(csv.substr(at + metric.size() + 2));
-  }
+  Fidelity() : KplabDirTest("fidelity") {}
   int RunCount() {
     if (!fs::exists(db_)) return 0;  // reading commands refuse a store that does not exist
     Output o = Run("runs list --output csv");
     return static_cast<int>(std::count(o.out.begin(), o.out.end(), '\n')) - 1;
   }
-
-  fs::path dir_;
-  std::string db_;
 };
 
 constexpr const char* kTiny = "eval --dataset examples/tiny --predictions examples/tiny/predictions.txt";

@@ -17,37 +17,15 @@ namespace {
 namespace fs = std::filesystem;
 using kplab::test::Output;
 
-class Gold : public ::testing::Test {
+class Gold : public kplab::test::KplabDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("kplab_gold_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    db_ = (dir_ / "runs.db").string();
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  Output Run(const std::string& args) { return kplab::test::RunKplab(dir_, "KPLAB_DB=" + db_, args); }
-  void Write(const fs::path& rel, const std::string& text) {
-    fs::create_directories((dir_ / rel).parent_path());
-    std::ofstream(dir_ / rel, std::ios::binary) << text;
-  }
-  std::string P(const fs::path& rel) const { return (dir_ / rel).string(); }
-  static double Agg(const std::string& csv, const std::string& metric) {
-    const auto at = csv.find("\n" + metric + ",");
-    if (at == std::string::npos) return std::nan("");
-    return std::stod(csv.substr(at + metric.size() + 2));
-  }
+  Gold() : KplabDirTest("gold") {}
   static std::string Meng(const std::string& ds) {
     return std::string(KPLAB_SHARED_DATA) + "/kpg_testsets_meng2017/" + ds;
   }
   static std::string Preds(const std::string& system, const std::string& ds, const std::string& file) {
     return std::string(KPLAB_SHARED_DATA) + "/predictions/" + system + "/" + ds + "/" + file;
   }
-
-  fs::path dir_;
-  std::string db_;
 };
 
 // The message for gold matched as given that is not stemmed, for `share` of `words` tokens.

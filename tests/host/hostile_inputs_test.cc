@@ -516,11 +516,12 @@ TEST_F(Hostile, StoreBoundsAndAggregateTypes) {
 
 namespace {
 
-// Running out of memory while reading the predictions is the same input error on both import paths:
+// Running out of memory while reading the predictions is the same limit error on both import paths:
 // the streaming one (`LineDocuments`, Meng lines with prediction lines) and the general one (here
 // taken by giving the source text with --source). A sparse 2 GiB predictions file under a 400 MB
 // address-space limit fails its buffer's allocation on either path; the stream path used to report
-// it as "internal error: std::bad_alloc" (exit 5).
+// it as "internal error: std::bad_alloc" (exit 5). A memory limit is ErrorKind::kLimit, exit 3 (the
+// general path chose it, and the engine used to re-label it input, exit 2; design note 49).
 TEST_F(Hostile, OutOfMemoryReadingPredictionsIsTheSameErrorOnBothPaths) {
   fs::create_directories(dir_ / "d");
   Write("d/x_allkeywords.txt", "a;b\nc\nd\n");
@@ -534,7 +535,7 @@ TEST_F(Hostile, OutOfMemoryReadingPredictionsIsTheSameErrorOnBothPaths) {
     const Output o = kplab::test::RunKplab(dir_ / "io", "KPLAB_DB=" + db_ + " timeout 60 prlimit --as=400000000",
                                            "eval --dataset " + Path("d") + " --predictions " + huge + extra +
                                                " --no-store --output csv");
-    EXPECT_EQ(o.code, 2) << o.err;
+    EXPECT_EQ(o.code, 3) << o.err;
     EXPECT_EQ(o.err, expected);
   }
 }

@@ -16,26 +16,9 @@ namespace {
 namespace fs = std::filesystem;
 using kplab::test::Output;
 
-class Knobs : public ::testing::Test {
+class Knobs : public kplab::test::KplabDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("kplab_knobs_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    db_ = (dir_ / "runs.db").string();
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  Output Run(const std::string& args) { return kplab::test::RunKplab(dir_, "KPLAB_DB=" + db_, args); }
-  static double Agg(const std::string& csv, const std::string& metric) {
-    const auto at = csv.find("\n" + metric + ",");
-    if (at == std::string::npos) return std::nan("");
-    return std::stod(csv.substr(at + metric.size() + 2));
-  }
-
-  fs::path dir_;
-  std::string db_;
+  Knobs() : KplabDirTest("knobs") {}
 };
 
 // What kenchan0226/keyphrase-generation-rl @ 1a3b20b's own evaluate_prediction.py printed

@@ -553,7 +553,8 @@ class ArgumentTest(TempDirTest):
         # Not left pending: the next call runs normally.
         self.assertAlmostEqual(kplab.evaluate(DOCS, PREDS, metrics="exact")["aggregates"]["all.f1@M.micro"],
                                F1_MICRO, places=12)
-        # Other exceptions stay an embedding error.
+        # Other exceptions stay an embedding error: the embedder's own error is a script error, but the
+        # phrase cache's embedding chunks keep only its message, so it arrives as input (design note 49).
         def failing(phrases):
             raise RuntimeError("no vectors today")
         kplab.register_embedder("failing", failing, dims=3, version="1")

@@ -21,9 +21,20 @@ enum class ErrorKind {
   kInternal,  // a bug
 };
 
+// An Error is made with its kind, always: Error::Input("data/x.txt:12: ..."), Error::Usage(...), or
+// Error(other.kind, "context: " + other.message) to pass a kind on. There is no default kind and no
+// one-argument constructor, so an error whose kind was not chosen does not compile (design note 49).
 struct Error {
+  Error(ErrorKind kind, std::string message) : message(std::move(message)), kind(kind) {}
+  static Error Input(std::string message) { return {ErrorKind::kInput, std::move(message)}; }
+  static Error Usage(std::string message) { return {ErrorKind::kUsage, std::move(message)}; }
+  static Error Script(std::string message) { return {ErrorKind::kScript, std::move(message)}; }
+  static Error Store(std::string message) { return {ErrorKind::kStore, std::move(message)}; }
+  static Error Limit(std::string message) { return {ErrorKind::kLimit, std::move(message)}; }
+  static Error Internal(std::string message) { return {ErrorKind::kInternal, std::move(message)}; }
+
   std::string message;
-  ErrorKind kind = ErrorKind::kInput;
+  ErrorKind kind;
   bool IsInput() const { return kind == ErrorKind::kInput; }
   bool IsUsage() const { return kind == ErrorKind::kUsage; }
   bool IsScript() const { return kind == ErrorKind::kScript; }
@@ -73,11 +84,11 @@ class [[nodiscard]] Status {
   explicit operator bool() const { return ok_; }
   const std::string& message() const { return error_; }
   ErrorKind kind() const { return kind_; }  // meaningful when !ok()
-  Error error() const { return Error{error_, kind_}; }
+  Error error() const { return Error(kind_, error_); }
 
  private:
   std::string error_;
-  ErrorKind kind_ = ErrorKind::kInput;
+  ErrorKind kind_ = ErrorKind::kInternal;  // an ok Status has no kind: asking for one is a bug
   bool ok_ = true;
 };
 

@@ -45,7 +45,7 @@ bool IsTerminalSafe(std::string_view s, Newlines newlines = Newlines::kEscape);
 // naming the byte: "invalid UTF-8 at byte 3 (0xFF)", "control character U+001B at byte 2".
 std::string NameProblem(std::string_view s);
 
-// Error{"FIELD 'SHOWN': PROBLEM (expected UTF-8 text without control characters)", kUsage} when
+// Error::Usage("FIELD 'SHOWN': PROBLEM (expected UTF-8 text without control characters)") when
 // NameProblem(value) is not empty (SHOWN is TerminalText(value)); Ok otherwise. FIELD says where the
 // name came from: "--system", "system name", "plugin 'x': column name".
 Status CheckName(std::string_view field, std::string_view value);

@@ -397,13 +397,13 @@ Status AnnIndex::Reserve(std::size_t n) {
   Hnsw& h = *impl_->hnsw;
   if (n <= h.max_elements_) return Status::Ok();
   if (n > kMaxCount) {
-    return Error{fmt::format("ann index: {} vectors (expected at most {})", n, kMaxCount)};
+    return Error::Limit(fmt::format("ann index: {} vectors (expected at most {})", n, kMaxCount));
   }
   const std::size_t capacity = std::min<std::size_t>(std::max(n, 2 * h.max_elements_), kMaxCount);
   try {
     h.resizeIndex(capacity);
   } catch (const std::exception& e) {
-    return Error{fmt::format("ann index: cannot grow to {} vectors: {}", capacity, e.what())};
+    return Error::Limit(fmt::format("ann index: cannot grow to {} vectors: {}", capacity, e.what()));
   }
   return Status::Ok();
 }
@@ -411,21 +411,21 @@ Status AnnIndex::Reserve(std::size_t n) {
 Status AnnIndex::Add(std::int64_t label, const float* vec) {
   std::vector<float> unit(static_cast<std::size_t>(dims_));
   if (!Normalize(vec, dims_, unit.data())) {
-    return Error{
+    return Error::Input(
         fmt::format("ann index: vector for label {} is zero or not finite (expected a "
                     "non-zero finite vector)",
-                    label)};
+                    label));
   }
   Hnsw& h = *impl_->hnsw;
   const auto key = static_cast<hnswlib::labeltype>(label);
   if (h.label_lookup_.count(key) != 0) {
-    return Error{fmt::format("ann index: label {} is already in the index", label)};
+    return Error::Usage(fmt::format("ann index: label {} is already in the index", label));
   }
   if (Status s = Reserve(size() + 1); !s.ok()) return s;
   try {
     h.addPoint(unit.data(), key);
   } catch (const std::exception& e) {
-    return Error{fmt::format("ann index: cannot add label {}: {}", label, e.what())};
+    return Error::Input(fmt::format("ann index: cannot add label {}: {}", label, e.what()));
   }
   max_label_ = std::max(max_label_, label);
   return Status::Ok();
@@ -441,15 +441,15 @@ Status AnnIndex::AddBatch(std::span<const std::int64_t> labels, const float* row
   batch.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
     if (!Normalize(rows + i * dims, dims_, unit.data() + i * dims)) {
-      return Error{
+      return Error::Input(
           fmt::format("ann index: vector for label {} (row {}) is zero or not finite "
                       "(expected a non-zero finite vector)",
-                      labels[i], i)};
+                      labels[i], i));
     }
     if (!batch.insert(labels[i]).second ||
         h.label_lookup_.count(static_cast<hnswlib::labeltype>(labels[i])) != 0) {
-      return Error{fmt::format("ann index: label {} (row {}) is already in the index or the batch",
-                               labels[i], i)};
+      return Error::Usage(
+          fmt::format("ann index: label {} (row {}) is already in the index or the batch", labels[i], i));
     }
   }
   if (Status s = Reserve(size() + n); !s.ok()) return s;
@@ -483,7 +483,7 @@ Status AnnIndex::AddBatch(std::span<const std::int64_t> labels, const float* row
   for (std::size_t i = 0; i < n; ++i) {
     if (added[i]) max_label_ = std::max(max_label_, labels[i]);
   }
-  if (failed) return Error{"ann index: " + error};
+  if (failed) return Error::Input("ann index: " + error);
   return Status::Ok();
 }
 
@@ -504,7 +504,7 @@ std::vector<std::pair<std::int64_t, float>> AnnIndex::Search(const float* query,
 
 Status AnnIndex::Save(const std::string& path) const {
   auto fail = [&](const std::string& why) {
-    return Error{fmt::format("{}: cannot write ann index: {}", path, why)};
+    return Error::Input(fmt::format("{}: cannot write ann index: {}", path, why));
   };
   if (!IsLowerHex64(fingerprint_)) {
     return fail(fmt::format("model fingerprint '{}' is not 64 lower-case hex digits",
@@ -586,7 +586,7 @@ Result<AnnIndex> AnnIndex::Load(const std::string& path, int expected_dims,
 
 Result<AnnIndex> AnnIndex::Load(const std::string& path, int expected_dims,
                                 const std::string& expected_fingerprint, Options options) {
-  auto bad = [&](const std::string& what) { return Error{fmt::format("{}: {}", path, what)}; };
+  auto bad = [&](const std::string& what) { return Error::Input(fmt::format("{}: {}", path, what)); };
   const std::string kExpectedFile = "a kplab ann index written by AnnIndex::Save";
 
   if (Status st = GateFile(path, FileAccess::kRead); !st.ok()) return st.error();

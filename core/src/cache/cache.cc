@@ -162,7 +162,7 @@ struct PhraseCache::Impl {
   Impl(std::string p, SQLite::Database d) : path(std::move(p)), db(std::move(d)) {}
 
   Error DbError(const std::exception& e) const {
-    return Error{fmt::format("{}: phrase cache: {}", path, e.what())};
+    return Error::Store(fmt::format("{}: phrase cache: {}", path, e.what()));
   }
 
   // The model's row id, created on first use. A fingerprint seen with other dimensions means a
@@ -291,7 +291,7 @@ Result<PhraseCache> PhraseCache::Open(const std::string& db_path) {
     if (!db) return db.error();
     impl = std::make_unique<Impl>(db_path, std::move(*db));
   } catch (const SQLite::Exception& e) {
-    return Error{fmt::format("{}: cannot open database ({})", db_path, e.what())};
+    return Error::Store(fmt::format("{}: cannot open database ({})", db_path, e.what()));
   }
   auto v = store_internal::PrepareDatabase(impl->db, db_path);
   if (!v.ok()) return v.error();
@@ -349,8 +349,8 @@ Result<CacheStats> PhraseCache::Fetch(const Embedder& model, const std::string& 
   auto at = [&](std::size_t i) { return out == nullptr ? nullptr : out + i * row; };  // phrase i's row
   threads = Threads(threads);
   if (n >= std::numeric_limits<std::uint32_t>::max()) {
-    return Error{fmt::format("phrase cache: {} phrases in one call (expected fewer than {})", n,
-                             std::numeric_limits<std::uint32_t>::max())};
+    return Error::Limit(fmt::format("phrase cache: {} phrases in one call (expected fewer than {})", n,
+                                    std::numeric_limits<std::uint32_t>::max()));
   }
   sqlite3* h = impl_->db.getHandle();
   auto t0 = std::chrono::steady_clock::now();
@@ -529,7 +529,7 @@ Result<CacheStats> PhraseCache::Fetch(const Embedder& model, const std::string& 
   for (std::size_t b = 0; b < misses.size(); b += kRowsPerTransaction) {
     const std::size_t m = std::min(misses.size(), b + kRowsPerTransaction) - b;
     Chunk c = ahead.get();
-    if (!c.error.empty()) return Error{c.error};
+    if (!c.error.empty()) return Error::Input(c.error);
     if (b + m < misses.size()) ahead = std::async(std::launch::async, embed_chunk, b + m);
     stats.embed_seconds += c.seconds;
     const std::vector<float>& vecs = c.vecs;
@@ -633,14 +633,14 @@ Result<std::shared_ptr<AnnIndex>> PhraseCache::Index(const Embedder& model, Inde
     const std::size_t before = index->size();
     if (!labels.empty()) {
       Status st = index->AddBatch(labels, vecs.data(), Threads(threads));
-      if (!st.ok()) return Error{st.message()};
+      if (!st.ok()) return st.error();
     }
     stats.added = index->size() - before;
     if (!path.empty() && (stats.rebuilt || stats.added > 0)) {
       std::error_code ec;
       fs::create_directories(fs::path(path).parent_path(), ec);
       Status st = index->Save(path);
-      if (!st.ok()) return Error{st.message()};
+      if (!st.ok()) return st.error();
     }
     // Phrase vectors are far from the random-vector worst case the class default is tuned for: on the
     // 109k distinct phrases of KP20k gold + catSeqTG-2RF1, ef 200 gives recall@10 0.996 at ~3.7k

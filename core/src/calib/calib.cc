@@ -32,7 +32,7 @@ double KppWords(std::span<const double> logprobs, int words) {
 Result<KppNorm> ParseKppNorm(std::string_view s) {
   if (s == "tokens") return KppNorm::kTokens;
   if (s == "words") return KppNorm::kWords;
-  return Error{fmt::format("unknown KPP normalisation '{}' (expected 'tokens' or 'words')", s)};
+  return Error::Usage(fmt::format("unknown KPP normalisation '{}' (expected 'tokens' or 'words')", s));
 }
 
 double KeyphraseKpp(const TokenProbs& t, KppNorm norm) {
@@ -76,23 +76,25 @@ double ReliabilityBin::confidence() const {
 Result<Binning> ParseBinning(std::string_view s) {
   if (s == "width") return Binning::kWidth;
   if (s == "mass") return Binning::kMass;
-  return Error{fmt::format("unknown binning '{}' (expected 'width' for equal-width bins or 'mass' for "
-                           "equal-mass bins)", s)};
+  return Error::Usage(
+      fmt::format("unknown binning '{}' (expected 'width' for equal-width bins or 'mass' for "
+                  "equal-mass bins)",
+                  s));
 }
 
 namespace {
 
 Status CheckPairs(std::span<const double> confidence, std::span<const std::uint8_t> correct) {
   if (confidence.size() != correct.size()) {
-    return Error{fmt::format("{} confidences and {} correctness flags (expected one of each per keyphrase)",
-                             confidence.size(), correct.size())};
+    return Error::Input(fmt::format("{} confidences and {} correctness flags (expected one of each per keyphrase)",
+                                    confidence.size(), correct.size()));
   }
   for (std::size_t j = 0; j < confidence.size(); ++j) {
     const double c = confidence[j];
     if (!std::isfinite(c) || c < 0) {
       // "nan" whatever its sign bit: Lua's 0/0 is a negative NaN, which fmt spells "-nan".
-      return Error{fmt::format("confidence {} is {} (expected a finite number >= 0)", j + 1,
-                               std::isnan(c) ? std::string("nan") : fmt::format("{}", c))};
+      return Error::Input(fmt::format("confidence {} is {} (expected a finite number >= 0)", j + 1,
+                                      std::isnan(c) ? std::string("nan") : fmt::format("{}", c)));
     }
   }
   return {};
@@ -112,7 +114,7 @@ std::vector<std::size_t> SortedOrder(std::span<const double> confidence, bool de
 
 Result<Reliability> ComputeReliability(std::span<const double> confidence,
                                        std::span<const std::uint8_t> correct, int bins, Binning binning) {
-  if (bins < 1) return Error{fmt::format("bins must be >= 1 (got {})", bins)};
+  if (bins < 1) return Error::Usage(fmt::format("bins must be >= 1 (got {})", bins));
   if (auto st = CheckPairs(confidence, correct); !st) return st.error();
   Reliability r;
   r.bins.resize(static_cast<std::size_t>(bins));
@@ -171,7 +173,7 @@ Result<double> Brier(std::span<const double> confidence, std::span<const std::ui
   double sum = 0;
   for (std::size_t j = 0; j < confidence.size(); ++j) {
     if (confidence[j] > kMaxProbability) {
-      return Error{fmt::format("confidence {} is {} (expected a probability in [0, 1])", j + 1, confidence[j])};
+      return Error::Input(fmt::format("confidence {} is {} (expected a probability in [0, 1])", j + 1, confidence[j]));
     }
     const double d = confidence[j] - (correct[j] ? 1.0 : 0.0);
     sum += d * d;

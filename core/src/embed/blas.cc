@@ -27,7 +27,7 @@ void blas_internal::Loaded(SetThreads set, GetThreads get) {
 
 Status SetBlasThreads(int n) {
   if (n < 1 || n > 1024) {
-    return Error{"BLAS threads must be between 1 and 1024 (got " + std::to_string(n) + ")", ErrorKind::kUsage};
+    return Error::Usage("BLAS threads must be between 1 and 1024 (got " + std::to_string(n) + ")");
   }
   std::lock_guard lock(g_mu);
   g_wanted = n;

@@ -1046,10 +1046,10 @@ HfTokenizer::~HfTokenizer() = default;
 Result<HfTokenizer> HfTokenizer::Load(const std::string& path) {
   if (Status st = CheckRegularFile(path, "a tokenizer.json file"); !st.ok()) return st.error();
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("{}: cannot open (expected a tokenizer.json file)", path)};
+  if (!in) return Error::Input(fmt::format("{}: cannot open (expected a tokenizer.json file)", path));
   std::ostringstream ss;
   ss << in.rdbuf();
-  if (in.bad()) return Error{fmt::format("{}: read error", path)};
+  if (in.bad()) return Error::Input(fmt::format("{}: read error", path));
   return Parse(ss.str(), path);
 }
 
@@ -1138,6 +1138,160 @@ void ParsePostProcessor(const Json& j, const element& e, const std::string& fiel
   impl.has_post = true;
 }
 
+namespace {
+
+// "model": its type (untagged in old files: told by its fields), then the vocabulary and the type's
+// own settings. Throws Failure.
+std::string_view ModelType(const Json& j, const object& m, const element& vocab_el) {
+  std::string_view type = j.StrOr(m, "type", "model.type", "");
+  if (!type.empty()) return type;  // old files have untagged models
+  element x;
+  if (j.Get(m, "merges", x)) return "BPE";
+  if (vocab_el.type() == element_type::ARRAY) return "Unigram";
+  if (j.Get(m, "continuing_subword_prefix", x) || j.Get(m, "max_input_chars_per_word", x)) return "WordPiece";
+  return "WordLevel";
+}
+
+void ParseWordModel(const Json& j, const object& m, const element& vocab_el, std::string_view type,
+                    HfTokenizer::Impl& impl) {
+  impl.model = type == "WordPiece" ? HfTokenizer::Impl::Model::kWordPiece : HfTokenizer::Impl::Model::kWordLevel;
+  ReadVocabObject(j, vocab_el, "model.vocab", impl.vocab);
+  const std::string_view unk = j.StrOr(m, "unk_token", "model.unk_token", "[UNK]");
+  impl.unk = Lookup(impl.vocab, unk);
+  if (type != "WordPiece") return;
+  impl.prefix = std::string(j.StrOr(m, "continuing_subword_prefix", "model.continuing_subword_prefix", "##"));
+  element x;
+  if (j.Get(m, "max_input_chars_per_word", x)) {
+    const std::int64_t v = j.Int(x, "model.max_input_chars_per_word");
+    // An unsigned count in the reference (Rust's usize): a negative one is refused, not clamped.
+    if (v < 0) j.Fail(fmt::format("\"model.max_input_chars_per_word\" is {}", v), "an integer >= 0");
+    impl.max_chars = static_cast<std::size_t>(v);
+  }
+  for (const auto& [tok, id] : impl.vocab) {
+    impl.longest_piece = std::max(impl.longest_piece, tok.size());
+    if (tok.size() >= impl.prefix.size() && tok.compare(0, impl.prefix.size(), impl.prefix) == 0) {
+      impl.continuing[tok.substr(impl.prefix.size())] = id;
+    }
+  }
+}
+
+void ParseUnigramModel(const Json& j, const object& m, const element& vocab_el, HfTokenizer::Impl& impl) {
+  impl.model = HfTokenizer::Impl::Model::kUnigram;
+  if (vocab_el.type() != element_type::ARRAY) j.WrongType("model.vocab", vocab_el, "an array");
+  double min_score = std::numeric_limits<double>::infinity();
+  std::size_t i = 0;
+  const simdjson::dom::array entries = vocab_el.get_array().value_unsafe();
+  for (element entry : entries) {
+    const std::string f = fmt::format("model.vocab[{}]", i);
+    simdjson::dom::array pair;
+    if (entry.get_array().get(pair) || pair.size() != 2) {
+      j.Fail(fmt::format("\"{}\" is not a [piece, score] pair", f), "[piece, score]");
+    }
+    std::string_view piece;
+    if (pair.at(0).get_string().get(piece)) {
+      j.Fail(fmt::format("\"{}[0]\" is not a string", f), "the piece as a string");
+    }
+    element score_el;
+    if (pair.at(1).get(score_el)) j.Fail(fmt::format("\"{}[1]\" is missing", f), "a score");
+    const double score = j.Num(score_el, f + "[1]");
+    if (!std::isfinite(score)) j.Fail(fmt::format("\"{}[1]\" is not finite", f), "a finite score");
+    impl.vocab[std::string(piece)] = static_cast<int>(i);
+    impl.scores.push_back(score);
+    min_score = std::min(min_score, score);
+    ++i;
+  }
+  impl.unk_score = (i == 0 ? 0.0 : min_score) - kUnkPenalty;
+  impl.pieces.Build(impl.vocab);
+  element u;
+  if (j.Get(m, "unk_id", u)) {
+    const std::int64_t id = j.Int(u, "model.unk_id");
+    if (id < 0 || static_cast<std::size_t>(id) >= i) {
+      j.Fail(fmt::format("\"model.unk_id\" is {} but the vocabulary has {} pieces", id, i),
+             "an index into model.vocab");
+    }
+    impl.unk = static_cast<int>(id);
+  }
+  impl.byte_fallback = j.BoolOr(m, "byte_fallback", "model.byte_fallback", false);
+  for (int b = 0; b < 256; ++b) {
+    impl.byte_ids[static_cast<std::size_t>(b)] = Lookup(impl.vocab, fmt::format("<0x{:02X}>", b));
+  }
+}
+
+void ParseModel(const Json& j, const object& top, HfTokenizer::Impl& impl) {
+  element me;
+  if (!j.Get(top, "model", me)) j.Fail("\"model\" is missing", "a model object");
+  const object m = j.Obj(me, "model");
+  element vocab_el;
+  if (!j.Get(m, "vocab", vocab_el)) j.Fail("\"model.vocab\" is missing", "the vocabulary");
+  const std::string_view type = ModelType(j, m, vocab_el);
+  if (type == "WordPiece" || type == "WordLevel") {
+    ParseWordModel(j, m, vocab_el, type, impl);
+  } else if (type == "Unigram") {
+    ParseUnigramModel(j, m, vocab_el, impl);
+  } else {
+    j.Fail(fmt::format("unsupported model type \"{}\"", type),
+           "WordPiece, Unigram or WordLevel (the models Model2Vec uses)");
+  }
+  for (const auto& [tok, id] : impl.vocab) impl.size = std::max(impl.size, id + 1);
+}
+
+// Truncation applies to encode() as well; padding would add pad ids, which a mean must not see.
+void ParseTruncation(const Json& j, const object& top, bool for_encoder, HfTokenizer::Impl& impl) {
+  element e;
+  if (j.Get(top, "truncation", e)) {
+    const object t = j.Obj(e, "truncation");
+    element ml;
+    if (!j.Get(t, "max_length", ml)) j.Fail("\"truncation.max_length\" is missing", "a number");
+    const std::int64_t v = j.Int(ml, "truncation.max_length");
+    if (v < 0) j.Fail(fmt::format("\"truncation.max_length\" is {}", v), "an integer >= 0");
+    impl.truncate = static_cast<std::size_t>(v);
+    impl.truncate_left = j.StrOr(t, "direction", "truncation.direction", "Right") == "Left";
+  }
+  if (j.Get(top, "padding", e) && !for_encoder) {
+    j.Fail("\"padding\" is set", "null: padding adds pad tokens to every text of a batch");
+  }
+}
+
+// Added tokens. As the reference loads them, the "id" written in the file is not used: a token whose
+// content is in the model's vocabulary gets that id, any other the next id after the vocabulary (and
+// after earlier added tokens); a repeated content is skipped.
+void ParseAddedTokens(const Json& j, const element& e, HfTokenizer::Impl& impl) {
+  if (e.type() != element_type::ARRAY) j.WrongType("added_tokens", e, "an array");
+  const int model_size = static_cast<int>(impl.vocab.size());
+  int max_added = -1;
+  std::size_t i = 0;
+  const simdjson::dom::array tokens = e.get_array().value_unsafe();
+  for (element at : tokens) {
+    const std::string f = fmt::format("added_tokens[{}]", i++);
+    const object ao = j.Obj(at, f);
+    const std::string content(j.Str(ao, "content", f + ".content"));
+    const bool single_word = j.BoolOr(ao, "single_word", f + ".single_word", false);
+    const bool lstrip = j.BoolOr(ao, "lstrip", f + ".lstrip", false);
+    const bool rstrip = j.BoolOr(ao, "rstrip", f + ".rstrip", false);
+    const bool normalized = j.BoolOr(ao, "normalized", f + ".normalized", true);
+    if (content.empty()) continue;
+    bool seen = false;
+    for (const auto& [c, id] : impl.added_list) seen = seen || c == content;
+    if (seen) continue;
+    int id = Lookup(impl.vocab, content);
+    if (id < 0) {
+      id = max_added < 0 ? model_size : (max_added >= model_size || model_size == 0 ? max_added + 1 : model_size);
+    }
+    max_added = std::max(max_added, id);
+    impl.size = std::max(impl.size, id + 1);
+    impl.added_list.emplace_back(content, id);
+    AddedToken t{FromUtf8(content), id, single_word, lstrip, rstrip};
+    if (normalized) {
+      for (const NormStep& n : impl.norm) ApplyNorm(n, t.content);
+      impl.added_norm.Add(std::move(t));
+    } else {
+      impl.added_raw.Add(std::move(t));
+    }
+  }
+}
+
+}  // namespace
+
 Result<HfTokenizer> HfTokenizer::Parse(std::string_view json, const std::string& path) {
   return Parse(json, path, false);
 }
@@ -1153,164 +1307,20 @@ Result<HfTokenizer> HfTokenizer::Parse(std::string_view json, const std::string&
       j.Fail(json_internal::JsonProblem(json, err), "a Hugging Face tokenizer.json");
     }
     const object top = j.Obj(root, "(top level)");
-
-    // Model.
-    element me;
-    if (!j.Get(top, "model", me)) j.Fail("\"model\" is missing", "a model object");
-    const object m = j.Obj(me, "model");
-    std::string_view type = j.StrOr(m, "type", "model.type", "");
-    element vocab_el;
-    if (!j.Get(m, "vocab", vocab_el)) j.Fail("\"model.vocab\" is missing", "the vocabulary");
-    if (type.empty()) {  // old files have untagged models
-      element x;
-      if (j.Get(m, "merges", x)) {
-        type = "BPE";
-      } else if (vocab_el.type() == element_type::ARRAY) {
-        type = "Unigram";
-      } else if (j.Get(m, "continuing_subword_prefix", x) ||
-                 j.Get(m, "max_input_chars_per_word", x)) {
-        type = "WordPiece";
-      } else {
-        type = "WordLevel";
-      }
-    }
-    if (type == "WordPiece" || type == "WordLevel") {
-      impl->model = type == "WordPiece" ? Impl::Model::kWordPiece : Impl::Model::kWordLevel;
-      ReadVocabObject(j, vocab_el, "model.vocab", impl->vocab);
-      const std::string_view unk = j.StrOr(m, "unk_token", "model.unk_token", "[UNK]");
-      impl->unk = Lookup(impl->vocab, unk);
-      if (type == "WordPiece") {
-        impl->prefix = std::string(
-            j.StrOr(m, "continuing_subword_prefix", "model.continuing_subword_prefix", "##"));
-        element x;
-        if (j.Get(m, "max_input_chars_per_word", x)) {
-          const std::int64_t v = j.Int(x, "model.max_input_chars_per_word");
-          // An unsigned count in the reference (Rust's usize): a negative one is refused, not clamped.
-          if (v < 0) j.Fail(fmt::format("\"model.max_input_chars_per_word\" is {}", v), "an integer >= 0");
-          impl->max_chars = static_cast<std::size_t>(v);
-        }
-        for (const auto& [tok, id] : impl->vocab) {
-          impl->longest_piece = std::max(impl->longest_piece, tok.size());
-          if (tok.size() >= impl->prefix.size() &&
-              tok.compare(0, impl->prefix.size(), impl->prefix) == 0) {
-            impl->continuing[tok.substr(impl->prefix.size())] = id;
-          }
-        }
-      }
-    } else if (type == "Unigram") {
-      impl->model = Impl::Model::kUnigram;
-      if (vocab_el.type() != element_type::ARRAY) j.WrongType("model.vocab", vocab_el, "an array");
-      double min_score = std::numeric_limits<double>::infinity();
-      std::size_t i = 0;
-      const simdjson::dom::array entries = vocab_el.get_array().value_unsafe();
-      for (element entry : entries) {
-        const std::string f = fmt::format("model.vocab[{}]", i);
-        simdjson::dom::array pair;
-        if (entry.get_array().get(pair) || pair.size() != 2) {
-          j.Fail(fmt::format("\"{}\" is not a [piece, score] pair", f), "[piece, score]");
-        }
-        std::string_view piece;
-        if (pair.at(0).get_string().get(piece)) {
-          j.Fail(fmt::format("\"{}[0]\" is not a string", f), "the piece as a string");
-        }
-        element score_el;
-        if (pair.at(1).get(score_el)) j.Fail(fmt::format("\"{}[1]\" is missing", f), "a score");
-        const double score = j.Num(score_el, f + "[1]");
-        if (!std::isfinite(score))
-          j.Fail(fmt::format("\"{}[1]\" is not finite", f), "a finite score");
-        impl->vocab[std::string(piece)] = static_cast<int>(i);
-        impl->scores.push_back(score);
-        min_score = std::min(min_score, score);
-        ++i;
-      }
-      impl->unk_score = (i == 0 ? 0.0 : min_score) - kUnkPenalty;
-      impl->pieces.Build(impl->vocab);
-      element u;
-      if (j.Get(m, "unk_id", u)) {
-        const std::int64_t id = j.Int(u, "model.unk_id");
-        if (id < 0 || static_cast<std::size_t>(id) >= i) {
-          j.Fail(fmt::format("\"model.unk_id\" is {} but the vocabulary has {} pieces", id, i),
-                 "an index into model.vocab");
-        }
-        impl->unk = static_cast<int>(id);
-      }
-      impl->byte_fallback = j.BoolOr(m, "byte_fallback", "model.byte_fallback", false);
-      for (int b = 0; b < 256; ++b) {
-        impl->byte_ids[static_cast<std::size_t>(b)] =
-            Lookup(impl->vocab, fmt::format("<0x{:02X}>", b));
-      }
-    } else {
-      j.Fail(fmt::format("unsupported model type \"{}\"", type),
-             "WordPiece, Unigram or WordLevel (the models Model2Vec uses)");
-    }
-    for (const auto& [tok, id] : impl->vocab) impl->size = std::max(impl->size, id + 1);
-
+    ParseModel(j, top, *impl);
     // Normalizer and pre-tokenizer.
     element e;
     if (j.Get(top, "normalizer", e)) ParseNormalizer(j, e, "normalizer", impl->norm);
     if (j.Get(top, "pre_tokenizer", e)) ParsePreTokenizer(j, e, "pre_tokenizer", impl->pre);
-
-    // Truncation applies to encode() as well; padding would add pad ids, which a mean must not see.
-    if (j.Get(top, "truncation", e)) {
-      const object t = j.Obj(e, "truncation");
-      element ml;
-      if (!j.Get(t, "max_length", ml)) j.Fail("\"truncation.max_length\" is missing", "a number");
-      const std::int64_t v = j.Int(ml, "truncation.max_length");
-      if (v < 0) j.Fail(fmt::format("\"truncation.max_length\" is {}", v), "an integer >= 0");
-      impl->truncate = static_cast<std::size_t>(v);
-      impl->truncate_left = j.StrOr(t, "direction", "truncation.direction", "Right") == "Left";
-    }
-    if (j.Get(top, "padding", e) && !for_encoder) {
-      j.Fail("\"padding\" is set", "null: padding adds pad tokens to every text of a batch");
-    }
-
+    ParseTruncation(j, top, for_encoder, *impl);
     // Post-processor: only its single-sequence form matters (one text at a time).
     if (j.Get(top, "post_processor", e) && e.type() != element_type::NULL_VALUE) {
       ParsePostProcessor(j, e, "post_processor", *impl);
     }
-
-    // Added tokens. As the reference loads them, the "id" written in the file is not used: a token
-    // whose content is in the model's vocabulary gets that id, any other the next id after the
-    // vocabulary (and after earlier added tokens); a repeated content is skipped.
-    if (j.Get(top, "added_tokens", e)) {
-      if (e.type() != element_type::ARRAY) j.WrongType("added_tokens", e, "an array");
-      const int model_size = static_cast<int>(impl->vocab.size());
-      int max_added = -1;
-      std::size_t i = 0;
-      const simdjson::dom::array tokens = e.get_array().value_unsafe();
-      for (element at : tokens) {
-        const std::string f = fmt::format("added_tokens[{}]", i++);
-        const object ao = j.Obj(at, f);
-        const std::string content(j.Str(ao, "content", f + ".content"));
-        const bool single_word = j.BoolOr(ao, "single_word", f + ".single_word", false);
-        const bool lstrip = j.BoolOr(ao, "lstrip", f + ".lstrip", false);
-        const bool rstrip = j.BoolOr(ao, "rstrip", f + ".rstrip", false);
-        const bool normalized = j.BoolOr(ao, "normalized", f + ".normalized", true);
-        if (content.empty()) continue;
-        bool seen = false;
-        for (const auto& [c, id] : impl->added_list) seen = seen || c == content;
-        if (seen) continue;
-        int id = Lookup(impl->vocab, content);
-        if (id < 0) {
-          id = max_added < 0
-                   ? model_size
-                   : (max_added >= model_size || model_size == 0 ? max_added + 1 : model_size);
-        }
-        max_added = std::max(max_added, id);
-        impl->size = std::max(impl->size, id + 1);
-        impl->added_list.emplace_back(content, id);
-        AddedToken t{FromUtf8(content), id, single_word, lstrip, rstrip};
-        if (normalized) {
-          for (const NormStep& n : impl->norm) ApplyNorm(n, t.content);
-          impl->added_norm.Add(std::move(t));
-        } else {
-          impl->added_raw.Add(std::move(t));
-        }
-      }
-    }
+    if (j.Get(top, "added_tokens", e)) ParseAddedTokens(j, e, *impl);
     return HfTokenizer(std::move(impl));
   } catch (const Failure& f) {
-    return Error{f.message};
+    return Error::Input(f.message);
   }
 }
 

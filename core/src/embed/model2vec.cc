@@ -56,10 +56,10 @@ std::string FilesHash(std::vector<NamedBytes> files) {
 Result<std::string> ReadFile(const fs::path& p) {
   if (Status st = CheckRegularFile(p.string(), "a model file"); !st.ok()) return st.error();
   std::ifstream in(p, std::ios::binary);
-  if (!in) return Error{fmt::format("{}: cannot open", p.string())};
+  if (!in) return Error::Input(fmt::format("{}: cannot open", p.string()));
   std::ostringstream ss;
   ss << in.rdbuf();
-  if (in.bad()) return Error{fmt::format("{}: read error", p.string())};
+  if (in.bad()) return Error::Input(fmt::format("{}: read error", p.string()));
   return std::move(ss).str();
 }
 
@@ -68,11 +68,11 @@ Result<int> ConfigNormalize(const fs::path& p, const std::string& bytes) {
   simdjson::dom::parser parser;
   element root;
   if (auto err = parser.parse(bytes).get(root); err != simdjson::SUCCESS) {
-    return Error{fmt::format("{}: {} (expected the model's configuration)", p.string(),
-                             json_internal::JsonProblem(bytes, err))};
+    return Error::Input(
+        fmt::format("{}: {} (expected the model's configuration)", p.string(), json_internal::JsonProblem(bytes, err)));
   }
   if (root.type() != element_type::OBJECT) {
-    return Error{fmt::format("{}: not a JSON object (expected the model's configuration)", p.string())};
+    return Error::Input(fmt::format("{}: not a JSON object (expected the model's configuration)", p.string()));
   }
   element v;
   const simdjson::dom::object obj = root.get_object().value_unsafe();
@@ -80,8 +80,7 @@ Result<int> ConfigNormalize(const fs::path& p, const std::string& bytes) {
     return -1;
   }
   if (v.type() != element_type::BOOL) {
-    return Error{
-        fmt::format("{}: \"normalize\" is not a boolean (expected true or false)", p.string())};
+    return Error::Input(fmt::format("{}: \"normalize\" is not a boolean (expected true or false)", p.string()));
   }
   return v.get_bool().value_unsafe() ? 1 : 0;
 }
@@ -91,11 +90,11 @@ Result<bool> ModulesNormalize(const fs::path& p, const std::string& bytes) {
   simdjson::dom::parser parser;
   element root;
   if (auto err = parser.parse(bytes).get(root); err != simdjson::SUCCESS) {
-    return Error{fmt::format("{}: {} (expected sentence-transformers modules)", p.string(),
-                             json_internal::JsonProblem(bytes, err))};
+    return Error::Input(fmt::format("{}: {} (expected sentence-transformers modules)", p.string(),
+                                    json_internal::JsonProblem(bytes, err)));
   }
   if (root.type() != element_type::ARRAY) {
-    return Error{fmt::format("{}: not a JSON array (expected sentence-transformers modules)", p.string())};
+    return Error::Input(fmt::format("{}: not a JSON array (expected sentence-transformers modules)", p.string()));
   }
   const simdjson::dom::array modules = root.get_array().value_unsafe();
   for (element m : modules) {
@@ -270,16 +269,16 @@ class Model2VecEmbedder final : public Embedder {
 Result<std::unique_ptr<Embedder>> LoadModel2Vec(const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
-    return Error{fmt::format("{}: no such directory (expected {})", dir, kLayout)};
+    return Error::Input(fmt::format("{}: no such directory (expected {})", dir, kLayout));
   }
   const fs::path root(dir);
   const fs::path model_path = root / "model.safetensors";
   const fs::path tok_path = root / "tokenizer.json";
   if (!fs::exists(model_path, ec)) {
-    return Error{fmt::format("{}: missing (expected {})", model_path.string(), kLayout)};
+    return Error::Input(fmt::format("{}: missing (expected {})", model_path.string(), kLayout));
   }
   if (!fs::exists(tok_path, ec)) {
-    return Error{fmt::format("{}: missing (expected {})", tok_path.string(), kLayout)};
+    return Error::Input(fmt::format("{}: missing (expected {})", tok_path.string(), kLayout));
   }
 
   auto st = Safetensors::Open(model_path.string());
@@ -290,15 +289,15 @@ Result<std::unique_ptr<Embedder>> LoadModel2Vec(const std::string& dir) {
   if (emb == nullptr) {
     std::vector<std::string> names;
     for (const auto& t : st->tensors()) names.push_back("\"" + t.name + "\"");
-    return Error{fmt::format(
-        "{}: no tensor \"embeddings\" or \"embedding.weight\" (has {}) (expected "
-        "the token embedding table)",
-        model_path.string(), names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", ")))};
+    return Error::Input(
+        fmt::format("{}: no tensor \"embeddings\" or \"embedding.weight\" (has {}) (expected "
+                    "the token embedding table)",
+                    model_path.string(), names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
   }
   if (emb->shape.size() != 2 || emb->shape[0] == 0 || emb->shape[1] == 0 ||
       emb->shape[1] > (1 << 20)) {
-    return Error{fmt::format("{}: tensor \"{}\" has shape [{}] (expected [vocabulary, dimensions])",
-                             model_path.string(), emb->name, fmt::join(emb->shape, ", "))};
+    return Error::Input(fmt::format("{}: tensor \"{}\" has shape [{}] (expected [vocabulary, dimensions])",
+                                    model_path.string(), emb->name, fmt::join(emb->shape, ", ")));
   }
   const auto rows = static_cast<std::size_t>(emb->shape[0]);
   const int dims = static_cast<int>(emb->shape[1]);
@@ -321,24 +320,24 @@ Result<std::unique_ptr<Embedder>> LoadModel2Vec(const std::string& dir) {
     if (!v.ok()) return v.error();
     mapping = std::move(*v);
     if (m->shape.size() != 1 || mapping.size() != vocab) {
-      return Error{
+      return Error::Input(
           fmt::format("{}: tensor \"mapping\" has shape [{}] but the tokenizer has {} ids "
                       "(expected one row index per token id)",
-                      model_path.string(), fmt::join(m->shape, ", "), vocab)};
+                      model_path.string(), fmt::join(m->shape, ", "), vocab));
     }
     for (std::size_t i = 0; i < mapping.size(); ++i) {
       if (mapping[i] < 0 || static_cast<std::size_t>(mapping[i]) >= rows) {
-        return Error{
+        return Error::Input(
             fmt::format("{}: tensor \"mapping\" element {} is {} (expected a row of "
                         "\"{}\", 0 to {})",
-                        model_path.string(), i, mapping[i], emb->name, rows - 1)};
+                        model_path.string(), i, mapping[i], emb->name, rows - 1));
       }
     }
   } else if (rows != vocab) {
-    return Error{
+    return Error::Input(
         fmt::format("{}: tensor \"{}\" has {} rows but {} has {} token ids (expected one "
                     "row per token)",
-                    model_path.string(), emb->name, rows, tok_path.string(), vocab)};
+                    model_path.string(), emb->name, rows, tok_path.string(), vocab));
   }
   std::vector<double> weights;
   if (const SafetensorInfo* w = st->Find("weights")) {
@@ -346,10 +345,10 @@ Result<std::unique_ptr<Embedder>> LoadModel2Vec(const std::string& dir) {
     if (!v.ok()) return v.error();
     weights = std::move(*v);
     if (w->shape.size() != 1 || weights.size() != vocab) {
-      return Error{
+      return Error::Input(
           fmt::format("{}: tensor \"weights\" has shape [{}] but the tokenizer has {} ids "
                       "(expected one weight per token id)",
-                      model_path.string(), fmt::join(w->shape, ", "), vocab)};
+                      model_path.string(), fmt::join(w->shape, ", "), vocab));
     }
   }
 

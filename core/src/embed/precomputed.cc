@@ -18,14 +18,14 @@ namespace kplab {
 namespace {
 
 Result<ImportStats> Finish(VecFileWriter& w, const std::string& path, const std::string& out_path) {
-  if (w.size() == 0) return Error{fmt::format("{}: no vectors", path)};
+  if (w.size() == 0) return Error::Input(fmt::format("{}: no vectors", path));
   return w.Finish(out_path);
 }
 
 Result<ImportStats> FromJsonl(const std::string& path, const std::string& out_path) {
   if (Status st = CheckRegularFile(path, "a JSONL table of phrase vectors"); !st.ok()) return st.error();
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("{}: cannot open", path)};
+  if (!in) return Error::Input(fmt::format("{}: cannot open", path));
   simdjson::dom::parser parser;
   std::unique_ptr<VecFileWriter> w;
   std::vector<float> v;
@@ -37,43 +37,44 @@ Result<ImportStats> FromJsonl(const std::string& path, const std::string& out_pa
     std::string where = fmt::format("{}:{}", path, lineno);
     simdjson::dom::element doc;
     if (auto err = parser.parse(line).get(doc); err) {
-      return Error{fmt::format("{}: {} (expected {{\"phrase\": ..., \"vector\": [...]}})", where,
-                               json_internal::JsonProblem(line, err, true))};
+      return Error::Input(fmt::format("{}: {} (expected {{\"phrase\": ..., \"vector\": [...]}})", where,
+                                      json_internal::JsonProblem(line, err, true)));
     }
     std::string_view phrase;
     simdjson::dom::array arr;
     if (doc["phrase"].get_string().get(phrase) || doc["vector"].get_array().get(arr)) {
-      return Error{fmt::format("{}: expected an object with a string \"phrase\" and an array "
-                               "\"vector\"",
-                               where)};
+      return Error::Input(
+          fmt::format("{}: expected an object with a string \"phrase\" and an array "
+                      "\"vector\"",
+                      where));
     }
     v.clear();
     for (auto x : arr) {
       double d;
       if (x.get_double().get(d)) {
-        return Error{fmt::format("{}: \"vector\" entry {} is not a number", where, v.size() + 1)};
+        return Error::Input(fmt::format("{}: \"vector\" entry {} is not a number", where, v.size() + 1));
       }
       v.push_back(static_cast<float>(d));
     }
     if (!w) {
-      if (v.empty()) return Error{fmt::format("{}: empty \"vector\"", where)};
+      if (v.empty()) return Error::Input(fmt::format("{}: empty \"vector\"", where));
       w = std::make_unique<VecFileWriter>(static_cast<int>(v.size()), VecKind::kPhrases);
     }
     if (static_cast<int>(v.size()) != w->dims()) {
-      return Error{fmt::format("{}: vector of {} values (expected {}, as on the first line)", where,
-                               v.size(), w->dims())};
+      return Error::Input(
+          fmt::format("{}: vector of {} values (expected {}, as on the first line)", where, v.size(), w->dims()));
     }
     Status st = w->Add(phrase, v.data(), where);
     if (!st.ok()) return st.error();
   }
-  if (!w) return Error{fmt::format("{}: no vectors", path)};
+  if (!w) return Error::Input(fmt::format("{}: no vectors", path));
   return Finish(*w, path, out_path);
 }
 
 Result<ImportStats> FromTsv(const std::string& path, const std::string& out_path) {
   if (Status st = CheckRegularFile(path, "a TSV table of phrase vectors"); !st.ok()) return st.error();
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("{}: cannot open", path)};
+  if (!in) return Error::Input(fmt::format("{}: cannot open", path));
   std::unique_ptr<VecFileWriter> w;
   std::vector<float> v;
   std::string line;
@@ -85,12 +86,13 @@ Result<ImportStats> FromTsv(const std::string& path, const std::string& out_path
     std::string where = fmt::format("{}:{}", path, lineno);
     std::size_t tab = line.find('\t');
     if (tab == std::string::npos) {
-      return Error{fmt::format("{}: no tab (expected phrase TAB v1 TAB v2 ... or phrase TAB \"v1 v2 "
-                               "...\")",
-                               where)};
+      return Error::Input(
+          fmt::format("{}: no tab (expected phrase TAB v1 TAB v2 ... or phrase TAB \"v1 v2 "
+                      "...\")",
+                      where));
     }
     std::string_view phrase(line.data(), tab);
-    if (!ValidUtf8(phrase)) return Error{fmt::format("{}: the phrase is not valid UTF-8", where)};
+    if (!ValidUtf8(phrase)) return Error::Input(fmt::format("{}: the phrase is not valid UTF-8", where));
     v.clear();
     const char* p = line.data() + tab + 1;
     const char* end = line.data() + line.size();
@@ -100,39 +102,39 @@ Result<ImportStats> FromTsv(const std::string& path, const std::string& out_path
       char* q = nullptr;
       float x = std::strtof(p, &q);
       if (q == p || (q < end && *q != ' ' && *q != '\t')) {
-        return Error{fmt::format("{}: value {} is not a number", where, v.size() + 1)};
+        return Error::Input(fmt::format("{}: value {} is not a number", where, v.size() + 1));
       }
       v.push_back(x);
       p = q;
     }
     if (!w) {
-      if (v.empty()) return Error{fmt::format("{}: no values after the phrase", where)};
+      if (v.empty()) return Error::Input(fmt::format("{}: no values after the phrase", where));
       w = std::make_unique<VecFileWriter>(static_cast<int>(v.size()), VecKind::kPhrases);
     }
     if (static_cast<int>(v.size()) != w->dims()) {
-      return Error{fmt::format("{}: {} values (expected {}, as on the first line)", where, v.size(),
-                               w->dims())};
+      return Error::Input(fmt::format("{}: {} values (expected {}, as on the first line)", where, v.size(), w->dims()));
     }
     Status st = w->Add(phrase, v.data(), where);
     if (!st.ok()) return st.error();
   }
-  if (!w) return Error{fmt::format("{}: no vectors", path)};
+  if (!w) return Error::Input(fmt::format("{}: no vectors", path));
   return Finish(*w, path, out_path);
 }
 
 Result<ImportStats> FromNpy(const std::string& path, const std::string& phrases_path,
                             const std::string& out_path) {
   if (phrases_path.empty()) {
-    return Error{fmt::format("{}: a .npy table needs --phrases FILE (one phrase per line, row i = "
-                             "line i)",
-                             path)};
+    return Error::Usage(
+        fmt::format("{}: a .npy table needs --phrases FILE (one phrase per line, row i = "
+                    "line i)",
+                    path));
   }
   if (Status st = CheckRegularFile(path, "a .npy file"); !st.ok()) return st.error();
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("{}: cannot open", path)};
+  if (!in) return Error::Input(fmt::format("{}: cannot open", path));
   std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (data.size() < 10 || std::memcmp(data.data(), "\x93NUMPY", 6) != 0) {
-    return Error{fmt::format("{}: not a .npy file (expected the \\x93NUMPY magic)", path)};
+    return Error::Input(fmt::format("{}: not a .npy file (expected the \\x93NUMPY magic)", path));
   }
   unsigned major = static_cast<unsigned char>(data[6]);
   std::size_t hlen, hstart;
@@ -140,19 +142,19 @@ Result<ImportStats> FromNpy(const std::string& path, const std::string& phrases_
     hlen = static_cast<unsigned char>(data[8]) | (static_cast<unsigned char>(data[9]) << 8);
     hstart = 10;
   } else if (major == 2 || major == 3) {
-    if (data.size() < 12) return Error{fmt::format("{}: truncated .npy header", path)};
+    if (data.size() < 12) return Error::Input(fmt::format("{}: truncated .npy header", path));
     std::uint32_t l;
     std::memcpy(&l, data.data() + 8, 4);
     hlen = l;
     hstart = 12;
   } else {
-    return Error{fmt::format("{}: unsupported .npy version {} (expected 1, 2 or 3)", path, major)};
+    return Error::Input(fmt::format("{}: unsupported .npy version {} (expected 1, 2 or 3)", path, major));
   }
-  if (hstart + hlen > data.size()) return Error{fmt::format("{}: truncated .npy header", path)};
+  if (hstart + hlen > data.size()) return Error::Input(fmt::format("{}: truncated .npy header", path));
   // numpy's own reader refuses headers over 10,000 bytes; so does kplab (the regexes below recurse
   // per character).
   if (hlen > 10000) {
-    return Error{fmt::format("{}: .npy header of {} bytes (expected at most 10000)", path, hlen)};
+    return Error::Input(fmt::format("{}: .npy header of {} bytes (expected at most 10000)", path, hlen));
   }
   std::string header = data.substr(hstart, hlen);
   std::smatch m;
@@ -168,10 +170,10 @@ Result<ImportStats> FromNpy(const std::string& path, const std::string& phrases_
     auto ra = std::from_chars(a.data(), a.data() + a.size(), rows);
     auto rb = std::from_chars(b.data(), b.data() + b.size(), cols);
     if (ra.ec != std::errc() || rb.ec != std::errc()) {
-      return Error{fmt::format("{}: .npy shape ({}, {}) is too large", path, a, b)};
+      return Error::Input(fmt::format("{}: .npy shape ({}, {}) is too large", path, a, b));
     }
   } else {
-    return Error{fmt::format("{}: .npy shape is not 2-D (expected (phrases, dims))", path)};
+    return Error::Input(fmt::format("{}: .npy shape is not 2-D (expected (phrases, dims))", path));
   }
   std::size_t esize;
   if (descr == "<f4") {
@@ -179,33 +181,34 @@ Result<ImportStats> FromNpy(const std::string& path, const std::string& phrases_
   } else if (descr == "<f8") {
     esize = 8;
   } else {
-    return Error{fmt::format("{}: .npy dtype '{}' (expected little-endian float32 '<f4' or float64 "
-                             "'<f8')",
-                             path, descr)};
+    return Error::Input(
+        fmt::format("{}: .npy dtype '{}' (expected little-endian float32 '<f4' or float64 "
+                    "'<f8')",
+                    path, descr));
   }
   if (cols < 1 || cols > 65536) {
-    return Error{fmt::format("{}: {} columns (expected 1..65536 dimensions)", path, cols)};
+    return Error::Input(fmt::format("{}: {} columns (expected 1..65536 dimensions)", path, cols));
   }
   std::size_t off = hstart + hlen;
   if (rows > (data.size() - off) / esize / cols || data.size() - off != rows * cols * esize) {
-    return Error{fmt::format("{}: {} bytes of data for shape ({}, {}) (truncated or corrupt)", path,
-                             data.size() - off, rows, cols)};
+    return Error::Input(fmt::format("{}: {} bytes of data for shape ({}, {}) (truncated or corrupt)", path,
+                                    data.size() - off, rows, cols));
   }
   if (Status st = CheckRegularFile(phrases_path, "a phrases file, one a line"); !st.ok()) return st.error();
   std::ifstream pin(phrases_path, std::ios::binary);
-  if (!pin) return Error{fmt::format("{}: cannot open", phrases_path)};
+  if (!pin) return Error::Input(fmt::format("{}: cannot open", phrases_path));
   std::vector<std::string> phrases;
   std::string line;
   while (std::getline(pin, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (!ValidUtf8(line)) {
-      return Error{fmt::format("{}:{}: invalid UTF-8", phrases_path, phrases.size() + 1)};
+      return Error::Input(fmt::format("{}:{}: invalid UTF-8", phrases_path, phrases.size() + 1));
     }
     phrases.push_back(line);
   }
   if (phrases.size() != rows) {
-    return Error{fmt::format("{}: {} phrases but {} has {} rows (expected one phrase per row)",
-                             phrases_path, phrases.size(), path, rows)};
+    return Error::Input(fmt::format("{}: {} phrases but {} has {} rows (expected one phrase per row)", phrases_path,
+                                    phrases.size(), path, rows));
   }
   VecFileWriter w(static_cast<int>(cols), VecKind::kPhrases);
   std::vector<float> v(cols);
@@ -242,7 +245,7 @@ Result<ImportStats> ConvertPhraseTable(const std::string& path, const std::strin
   if (fmt_name == "jsonl") return FromJsonl(path, out_path);
   if (fmt_name == "tsv") return FromTsv(path, out_path);
   if (fmt_name == "npy") return FromNpy(path, phrases_path, out_path);
-  return Error{fmt::format("{}: unknown phrase-table format '{}' (expected jsonl, tsv or npy)", path, format)};
+  return Error::Usage(fmt::format("{}: unknown phrase-table format '{}' (expected jsonl, tsv or npy)", path, format));
 }
 
 }  // namespace kplab

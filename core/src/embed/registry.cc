@@ -48,8 +48,7 @@ bool ValidName(const std::string& name) {
 
 Status CheckName(const std::string& name) {
   if (!ValidName(name)) {
-    return Error{fmt::format("invalid model name '{}' (expected letters, digits, '-', '_' or '.')",
-                             name)};
+    return Error::Usage(fmt::format("invalid model name '{}' (expected letters, digits, '-', '_' or '.')", name));
   }
   return Status::Ok();
 }
@@ -68,7 +67,7 @@ Status WriteFile(const fs::path& p, const std::string& text) {
   std::ofstream out(p, std::ios::binary);
   out << text;
   out.close();
-  if (!out) return Error{fmt::format("{}: cannot write", p.string())};
+  if (!out) return Error::Input(fmt::format("{}: cannot write", p.string()));
   return Status::Ok();
 }
 
@@ -78,7 +77,7 @@ Status CopyIn(const fs::path& src, const fs::path& read_from, const fs::path& ds
   if (Status st = GateFile(read_from.string(), FileAccess::kRead); !st.ok()) return st;
   std::error_code ec;
   fs::copy_file(read_from, dst, options, ec);
-  if (ec) return Error{fmt::format("{}: cannot copy: {}", src.string(), ec.message())};
+  if (ec) return Error::Input(fmt::format("{}: cannot copy: {}", src.string(), ec.message()));
   return Status::Ok();
 }
 
@@ -114,22 +113,23 @@ class Staging {
     if (!st.ok()) return st.error();
     std::error_code ec;
     fs::create_directories(models_dir, ec);
-    if (ec) return Error{fmt::format("{}: cannot create: {}", models_dir, ec.message())};
+    if (ec) return Error::Input(fmt::format("{}: cannot create: {}", models_dir, ec.message()));
     RemoveStaleWork(models_dir);
     Staging s;
     s.final_ = fs::path(models_dir) / name;
     s.replace_ = replace;
     if (fs::exists(s.final_ / kManifest) && !replace) {
-      return Error{fmt::format("model '{}' is already installed in {} (remove it with `kplab model rm "
-                               "{}` or pass --replace)",
-                               name, models_dir, name)};
+      return Error::Usage(
+          fmt::format("model '{}' is already installed in {} (remove it with `kplab model rm "
+                      "{}` or pass --replace)",
+                      name, models_dir, name));
     }
     // Unique in the process too (imports on several threads); RemoveStaleWork reads the pid at the end.
     static std::atomic<unsigned> serial{0};
     s.tmp_ = fs::path(models_dir) / fmt::format(".{}.{}.tmp{}", name, serial++, ::getpid());
     fs::remove_all(s.tmp_, ec);
     fs::create_directories(s.tmp_, ec);
-    if (ec) return Error{fmt::format("{}: cannot create: {}", s.tmp_.string(), ec.message())};
+    if (ec) return Error::Input(fmt::format("{}: cannot create: {}", s.tmp_.string(), ec.message()));
     return s;
   }
   Staging() = default;
@@ -157,11 +157,12 @@ class Staging {
       if (::renameat2(AT_FDCWD, tmp_.c_str(), AT_FDCWD, final_.c_str(), RENAME_NOREPLACE) != 0) {
         const int e = errno;
         if (e == EEXIST || e == ENOTEMPTY) {
-          return Error{fmt::format("model '{}' is already installed in {} (another import finished first; "
-                                   "pass --replace to replace it)",
-                                   final_.filename().string(), final_.parent_path().string())};
+          return Error::Usage(
+              fmt::format("model '{}' is already installed in {} (another import finished first; "
+                          "pass --replace to replace it)",
+                          final_.filename().string(), final_.parent_path().string()));
         }
-        return Error{fmt::format("{}: cannot install: {}", final_.string(), std::strerror(e))};
+        return Error::Input(fmt::format("{}: cannot install: {}", final_.string(), std::strerror(e)));
       }
       tmp_.clear();
       return Status::Ok();
@@ -176,13 +177,13 @@ class Staging {
     const bool had_old = fs::exists(final_);
     if (had_old) {
       fs::rename(final_, old, ec);
-      if (ec) return Error{fmt::format("{}: cannot replace: {}", final_.string(), ec.message())};
+      if (ec) return Error::Input(fmt::format("{}: cannot replace: {}", final_.string(), ec.message()));
     }
     fs::rename(tmp_, final_, ec);
     if (ec) {
       std::error_code ec2;
       if (had_old) fs::rename(old, final_, ec2);
-      return Error{fmt::format("{}: cannot install: {}", final_.string(), ec.message())};
+      return Error::Input(fmt::format("{}: cannot install: {}", final_.string(), ec.message()));
     }
     tmp_.clear();
     fs::remove_all(old, ec);
@@ -200,19 +201,19 @@ Result<ModelInfo> ParseManifest(const fs::path& path) {
   if (Status st = GateFile(path.string(), FileAccess::kRead); !st.ok()) return st.error();
   simdjson::padded_string text;
   if (auto err = simdjson::padded_string::load(path.string()).get(text); err) {
-    return Error{fmt::format("{}: cannot read the model manifest: {}", path.string(),
-                             simdjson::error_message(err))};
+    return Error::Input(
+        fmt::format("{}: cannot read the model manifest: {}", path.string(), simdjson::error_message(err)));
   }
   if (auto err = parser.parse(text).get(doc); err) {
-    return Error{fmt::format("{}: {} (expected a kplab model manifest)", path.string(),
-                             json_internal::JsonProblem(std::string_view(text.data(), text.size()), err))};
+    return Error::Input(fmt::format("{}: {} (expected a kplab model manifest)", path.string(),
+                                    json_internal::JsonProblem(std::string_view(text.data(), text.size()), err)));
   }
   ModelInfo m;
   auto str = [&](const char* key, std::string& out) -> Status {
     std::string_view v;
     if (doc[key].get_string().get(v) != simdjson::SUCCESS) {
-      return Error{fmt::format("{}: missing or non-string \"{}\" (expected a kplab model manifest)",
-                               path.string(), key)};
+      return Error::Input(
+          fmt::format("{}: missing or non-string \"{}\" (expected a kplab model manifest)", path.string(), key));
     }
     out = std::string(v);
     return Status::Ok();
@@ -227,18 +228,20 @@ Result<ModelInfo> ParseManifest(const fs::path& path) {
   simdjson::dom::object cfg;
   if (doc["dims"].get_int64().get(dims) || doc["rows"].get_int64().get(rows) ||
       doc["config"].get_object().get(cfg) || dims < 1) {
-    return Error{fmt::format("{}: missing \"dims\", \"rows\" or \"config\" (expected a kplab model "
-                             "manifest)",
-                             path.string())};
+    return Error::Input(
+        fmt::format("{}: missing \"dims\", \"rows\" or \"config\" (expected a kplab model "
+                    "manifest)",
+                    path.string()));
   }
   m.dims = static_cast<int>(dims);
   m.rows = static_cast<std::size_t>(rows);
   m.config_json = simdjson::minify(cfg);
   m.dir = path.parent_path().string();
   if (ModelFingerprint(m.backend, m.weights_sha256, m.config_json) != m.fingerprint) {
-    return Error{fmt::format("{}: the fingerprint does not match the weights hash and configuration "
-                             "(edited manifest?)",
-                             path.string())};
+    return Error::Input(
+        fmt::format("{}: the fingerprint does not match the weights hash and configuration "
+                    "(edited manifest?)",
+                    path.string()));
   }
   return m;
 }
@@ -253,8 +256,8 @@ Result<WordVecConfig> ParseWordVecConfig(const ModelInfo& m) {
   WordVecConfig c;
   if (parser.parse(m.config_json).get(doc) || doc["lowercase"].get_bool().get(c.lowercase) ||
       doc["sif_a"].get_double().get(c.sif_a) || !(c.sif_a >= 0)) {
-    return Error{fmt::format("{}/{}: bad wordvec config {} (expected lowercase and sif_a >= 0)",
-                             m.dir, kManifest, m.config_json)};
+    return Error::Input(fmt::format("{}/{}: bad wordvec config {} (expected lowercase and sif_a >= 0)", m.dir,
+                                    kManifest, m.config_json));
   }
   return c;
 }
@@ -271,7 +274,7 @@ Result<ModelInfo> FinishVectors(Staging& stage, const std::string& name, const s
   {
     simdjson::dom::parser parser;
     simdjson::dom::element cfg;
-    if (parser.parse(config_json).get(cfg)) return Error{"internal: bad model configuration JSON"};
+    if (parser.parse(config_json).get(cfg)) return Error::Internal("internal: bad model configuration JSON");
     info.config_json = simdjson::minify(cfg);
   }
   info.fingerprint = ModelFingerprint(backend, stats.weights_sha256, info.config_json);
@@ -340,12 +343,13 @@ Result<std::shared_ptr<const Embedder>> LoadTransformerChecked(const ModelInfo& 
   auto m = TransformerModel::Load(info.dir);
   if (!m.ok()) return m.error();
   if ((*m)->fingerprint() != info.weights_sha256) {
-    return Error{fmt::format("{}: the model files do not match the model's fingerprint (changed since "
-                             "import; import it again)",
-                             info.dir)};
+    return Error::Input(
+        fmt::format("{}: the model files do not match the model's fingerprint (changed since "
+                    "import; import it again)",
+                    info.dir));
   }
   if ((*m)->dims() != info.dims || TransformerConfigJson(**m) != info.config_json) {
-    return Error{fmt::format("{}: the model is not the one its manifest describes", info.dir)};
+    return Error::Input(fmt::format("{}: the model is not the one its manifest describes", info.dir));
   }
   std::shared_ptr<const Embedder> inner = std::move(*m);
   return std::shared_ptr<const Embedder>(std::make_shared<Fingerprinted>(inner, info.fingerprint));
@@ -356,13 +360,14 @@ Result<std::shared_ptr<const Embedder>> LoadModel2VecChecked(const ModelInfo& in
   if (!m.ok()) return m.error();
   std::shared_ptr<const Embedder> inner = std::move(*m);
   if (inner->fingerprint() != info.weights_sha256) {
-    return Error{fmt::format("{}: the model files do not match the model's fingerprint (changed since "
-                             "import; import it again)",
-                             info.dir)};
+    return Error::Input(
+        fmt::format("{}: the model files do not match the model's fingerprint (changed since "
+                    "import; import it again)",
+                    info.dir));
   }
   if (inner->dims() != info.dims) {
-    return Error{fmt::format("{}: the model has {} dimensions, its manifest says {}", info.dir,
-                             inner->dims(), info.dims)};
+    return Error::Input(
+        fmt::format("{}: the model has {} dimensions, its manifest says {}", info.dir, inner->dims(), info.dims));
   }
   return std::shared_ptr<const Embedder>(std::make_shared<Fingerprinted>(inner, info.fingerprint));
 }
@@ -419,7 +424,7 @@ Result<ModelInfo> GetModel(const std::string& models_dir, const std::string& nam
                                          "does this)",
                                          name)
                            : "import it with `kplab model import`";
-    return Error{fmt::format("model '{}' is not installed in {} ({})", name, models_dir, hint)};
+    return Error::Usage(fmt::format("model '{}' is not installed in {} ({})", name, models_dir, hint));
   }
   return ParseManifest(p);
 }
@@ -430,11 +435,11 @@ Status RemoveModel(const std::string& models_dir, const std::string& name) {
   // A model whose manifest no longer parses can still be removed.
   const fs::path dir = fs::path(models_dir) / name;
   if (!fs::exists(dir / kManifest)) {
-    return Error{fmt::format("model '{}' is not installed in {}", name, models_dir)};
+    return Error::Usage(fmt::format("model '{}' is not installed in {}", name, models_dir));
   }
   std::error_code ec;
   fs::remove_all(dir, ec);
-  if (ec) return Error{fmt::format("{}: cannot remove: {}", dir.string(), ec.message())};
+  if (ec) return Error::Input(fmt::format("{}: cannot remove: {}", dir.string(), ec.message()));
   return Status::Ok();
 }
 
@@ -442,28 +447,30 @@ Result<std::shared_ptr<const Embedder>> LoadEmbedder(const ModelInfo& info) {
   if (info.backend == "model2vec") return LoadModel2VecChecked(info);
   if (info.backend == "transformer") return LoadTransformerChecked(info);
   if (info.backend != "wordvec" && info.backend != "precomputed") {
-    return Error{fmt::format("{}/{}: unknown backend '{}' (expected wordvec, model2vec, transformer or precomputed)",
-                             info.dir, kManifest, info.backend)};
+    return Error::Input(
+        fmt::format("{}/{}: unknown backend '{}' (expected wordvec, model2vec, transformer or precomputed)", info.dir,
+                    kManifest, info.backend));
   }
   std::string path = (fs::path(info.dir) / kVectors).string();
   auto vf = VecFile::Open(path);
   if (!vf.ok()) return vf.error();
   if (vf->weights_sha256() != info.weights_sha256 || vf->dims() != info.dims ||
       vf->size() != info.rows) {
-    return Error{fmt::format("{}: the vectors do not match the model's fingerprint (weights {} with "
-                             "{} x {}, manifest says {} with {} x {})",
-                             path, vf->weights_sha256().substr(0, 12), vf->size(), vf->dims(),
-                             info.weights_sha256.substr(0, 12), info.rows, info.dims)};
+    return Error::Input(
+        fmt::format("{}: the vectors do not match the model's fingerprint (weights {} with "
+                    "{} x {}, manifest says {} with {} x {})",
+                    path, vf->weights_sha256().substr(0, 12), vf->size(), vf->dims(), info.weights_sha256.substr(0, 12),
+                    info.rows, info.dims));
   }
   auto shared = std::make_shared<const VecFile>(std::move(*vf));
   if (info.backend == "precomputed") {
     if (shared->kind() != VecKind::kPhrases) {
-      return Error{fmt::format("{}: a word-vector file where a phrase table was expected", path)};
+      return Error::Input(fmt::format("{}: a word-vector file where a phrase table was expected", path));
     }
     return std::shared_ptr<const Embedder>(MakePrecomputedEmbedder(shared, info.fingerprint));
   }
   if (shared->kind() != VecKind::kWords) {
-    return Error{fmt::format("{}: a phrase table where word vectors were expected", path)};
+    return Error::Input(fmt::format("{}: a phrase table where word vectors were expected", path));
   }
   auto cfg = ParseWordVecConfig(info);
   if (!cfg.ok()) return cfg.error();
@@ -512,7 +519,7 @@ class Deferred final : public Embedder {
         error_ = e.error();
       } else if ((*e)->dims() != info_.dims || (*e)->fingerprint() != info_.fingerprint ||
                  (*e)->backend() != info_.backend) {
-        error_ = Error{fmt::format("{}: the loaded model is not the one its manifest describes", info_.dir)};
+        error_ = Error::Input(fmt::format("{}: the loaded model is not the one its manifest describes", info_.dir));
       } else {
         loaded_ = std::move(*e);
       }
@@ -530,14 +537,16 @@ class Deferred final : public Embedder {
 }  // namespace
 
 Status Embedder::EmbedTokens(const std::vector<std::string_view>&, int, TokenBatch&) const {
-  return Error{fmt::format("model backend '{}' has no token embeddings (a transformer model has: "
-                           "kplab model import NAME --backend transformer DIR)", backend())};
+  return Error::Usage(
+      fmt::format("model backend '{}' has no token embeddings (a transformer model has: "
+                  "kplab model import NAME --backend transformer DIR)",
+                  backend()));
 }
 
 Status Embedder::EmbedTokenLayers(const std::vector<std::string_view>& texts, const std::vector<int>& layers,
                                   TokenBatch& out) const {
   out = TokenBatch{};
-  if (layers.empty()) return Error{"EmbedTokenLayers: no layer asked for"};
+  if (layers.empty()) return Error::Usage("EmbedTokenLayers: no layer asked for");
   std::vector<TokenBatch> each(layers.size());
   for (std::size_t k = 0; k < layers.size(); ++k) {
     if (Status s = EmbedTokens(texts, layers[k], each[k]); !s.ok()) return s;
@@ -577,7 +586,7 @@ Status VerifyModel(const ModelInfo& info) {
   Status st = vf->VerifySha256();
   if (!st.ok()) return st;
   if (vf->weights_sha256() != info.weights_sha256) {
-    return Error{fmt::format("{}: the vectors do not match the model's fingerprint", vf->path())};
+    return Error::Input(fmt::format("{}: the vectors do not match the model's fingerprint", vf->path()));
   }
   return Status::Ok();
 }
@@ -585,7 +594,7 @@ Status VerifyModel(const ModelInfo& info) {
 Result<ModelInfo> ImportWordVecText(const std::string& models_dir, const std::string& name,
                                     const std::string& path, const WordVecConfig& cfg,
                                     const ImportOptions& opt) {
-  if (!(cfg.sif_a >= 0)) return Error{"--sif must be >= 0"};
+  if (!(cfg.sif_a >= 0)) return Error::Usage("--sif must be >= 0");
   auto stage = Staging::Begin(models_dir, name, opt.replace);
   if (!stage.ok()) return stage.error();
   auto stats = ConvertWordVecText(path, (stage->dir() / kVectors).string());
@@ -658,7 +667,7 @@ Result<ModelInfo> ImportTransformer(const std::string& models_dir, const std::st
     fs::create_directories((stage->dir() / f).parent_path(), ec);
     // Hub cache snapshots are symbolic links into blobs/: the copy holds the bytes.
     const fs::path bytes = fs::canonical(src, ec);
-    if (ec) return Error{fmt::format("{}: cannot copy: {}", src.string(), ec.message())};
+    if (ec) return Error::Input(fmt::format("{}: cannot copy: {}", src.string(), ec.message()));
     if (Status st = CopyIn(src, bytes, stage->dir() / f); !st.ok()) return st.error();
   }
   auto copied = TransformerModel::Load(stage->dir().string());
@@ -703,13 +712,13 @@ RuntimeRegistry& Runtime() {
 Status RegisterRuntimeModel(const ModelInfo& info, std::shared_ptr<const Embedder> embedder) {
   Status st = CheckName(info.name);
   if (!st.ok()) return st;
-  if (!embedder) return Error{fmt::format("model '{}': no embedder", info.name)};
+  if (!embedder) return Error::Usage(fmt::format("model '{}': no embedder", info.name));
   if (info.dims <= 0 || info.dims != embedder->dims()) {
-    return Error{fmt::format("model '{}': {} dimensions (expected a positive number equal to the embedder's {})",
-                             info.name, info.dims, embedder->dims())};
+    return Error::Usage(fmt::format("model '{}': {} dimensions (expected a positive number equal to the embedder's {})",
+                                    info.name, info.dims, embedder->dims()));
   }
   if (info.fingerprint != embedder->fingerprint()) {
-    return Error{fmt::format("model '{}': the info's fingerprint differs from the embedder's", info.name)};
+    return Error::Usage(fmt::format("model '{}': the info's fingerprint differs from the embedder's", info.name));
   }
   RuntimeRegistry& r = Runtime();
   std::lock_guard<std::mutex> lock(r.mu);

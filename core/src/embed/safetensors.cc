@@ -110,29 +110,31 @@ std::int64_t SafetensorInfo::elements() const {
 Result<Safetensors> Safetensors::Open(const std::string& path) {
   if (Status st = CheckRegularFile(path, kLayout); !st.ok()) return st.error();
   std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return Error{fmt::format("{}: cannot open (expected {})", path, kLayout)};
+  if (!in) return Error::Input(fmt::format("{}: cannot open (expected {})", path, kLayout));
   const std::streamoff size = in.tellg();
-  if (size < 0) return Error{fmt::format("{}: read error", path)};
+  if (size < 0) return Error::Input(fmt::format("{}: read error", path));
   // The header says how long the data is: a file longer than that (a sparse terabyte, a padded
   // download) or whose header is not one is refused from its first bytes, without reading the rest.
   // A shorter (truncated) file is read, for Parse's detailed message.
   if (size >= 8) {
     char len[8];
     in.seekg(0);
-    if (!in.read(len, 8)) return Error{fmt::format("{}: read error", path)};
+    if (!in.read(len, 8)) return Error::Input(fmt::format("{}: read error", path));
     const std::uint64_t n = Load<std::uint64_t>(len);
     if (n > static_cast<std::uint64_t>(size) - 8) {
-      return Error{fmt::format("{}: header length {} runs past the end of the {}-byte file (truncated?) (expected {})",
-                               path, n, size, kLayout)};
+      return Error::Input(
+          fmt::format("{}: header length {} runs past the end of the {}-byte file (truncated?) (expected {})", path, n,
+                      size, kLayout));
     }
     constexpr std::uint64_t kMaxHeader = 100'000'000;  // the reference reader's HeaderTooLarge limit
     if (n > kMaxHeader) {
-      return Error{fmt::format("{}: header length {} is over the format's limit of {} bytes (expected {})", path, n,
-                               kMaxHeader, kLayout)};
+      return Error::Input(fmt::format("{}: header length {} is over the format's limit of {} bytes (expected {})", path,
+                                      n, kMaxHeader, kLayout));
     }
     std::string head(8 + n, '\0');
     std::memcpy(head.data(), len, 8);
-    if (!in.read(head.data() + 8, static_cast<std::streamsize>(n))) return Error{fmt::format("{}: read error", path)};
+    if (!in.read(head.data() + 8, static_cast<std::streamsize>(n)))
+      return Error::Input(fmt::format("{}: read error", path));
     simdjson::dom::parser parser;
     element root;
     if (parser.parse(head.data() + 8, n).get(root) != simdjson::SUCCESS || root.type() != element_type::OBJECT) {
@@ -150,15 +152,16 @@ Result<Safetensors> Safetensors::Open(const std::string& path) {
       }
     }
     if (data_end < static_cast<std::uint64_t>(size) - 8 - n) {
-      return Error{fmt::format("{}: the file is {} bytes but its header describes {} (padded, or not a safetensors "
-                               "file?) (expected {})",
-                               path, size, 8 + n + data_end, kLayout)};
+      return Error::Input(
+          fmt::format("{}: the file is {} bytes but its header describes {} (padded, or not a safetensors "
+                      "file?) (expected {})",
+                      path, size, 8 + n + data_end, kLayout));
     }
   }
   std::string bytes(static_cast<std::size_t>(size), '\0');
   in.seekg(0);
   if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()))) {
-    return Error{fmt::format("{}: read error", path)};
+    return Error::Input(fmt::format("{}: read error", path));
   }
   return Parse(std::move(bytes), path);
 }
@@ -285,7 +288,7 @@ Result<Safetensors> Safetensors::Parse(std::string bytes, std::string path) {
     }
     return st;
   } catch (const Failure& f) {
-    return Error{f.message};
+    return Error::Input(f.message);
   }
 }
 
@@ -325,15 +328,15 @@ Result<std::vector<float>> Safetensors::ToFloat(const SafetensorInfo& t) const {
     }
     return out;
   } catch (const Failure& f) {
-    return Error{f.message};
+    return Error::Input(f.message);
   }
 }
 
 Result<std::vector<double>> Safetensors::ToDouble(const SafetensorInfo& t) const {
   if (t.dtype != "F64") {
     if (t.dtype == "I8") {
-      return Error{fmt::format("{}: tensor \"{}\" has dtype I8 (expected F64, F32, F16 or BF16)",
-                               path_, t.name)};
+      return Error::Input(
+          fmt::format("{}: tensor \"{}\" has dtype I8 (expected F64, F32, F16 or BF16)", path_, t.name));
     }
     auto f = ToFloat(t);
     if (!f.ok()) return f.error();
@@ -345,10 +348,10 @@ Result<std::vector<double>> Safetensors::ToDouble(const SafetensorInfo& t) const
   std::memcpy(out.data(), p, n * 8);
   for (std::size_t i = 0; i < n; ++i) {
     if (!std::isfinite(out[i])) {
-      return Error{
+      return Error::Input(
           fmt::format("{}: tensor \"{}\" element {} is {} (expected finite values (no NaN "
                       "or infinity))",
-                      path_, t.name, i, out[i])};
+                      path_, t.name, i, out[i]));
     }
   }
   return out;
@@ -377,15 +380,15 @@ Result<std::vector<std::int64_t>> Safetensors::ToInt(const SafetensorInfo& t) co
     } else if (d == "U64") {
       const std::uint64_t v = Load<std::uint64_t>(p + 8 * i);
       if (v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-        return Error{fmt::format("{}: tensor \"{}\" element {} is {} (expected a value below 2^63)",
-                                 path_, t.name, i, v)};
+        return Error::Input(
+            fmt::format("{}: tensor \"{}\" element {} is {} (expected a value below 2^63)", path_, t.name, i, v));
       }
       out[i] = static_cast<std::int64_t>(v);
     } else {
-      return Error{
+      return Error::Input(
           fmt::format("{}: tensor \"{}\" has dtype {} (expected an integer dtype: I64, I32, "
                       "I16, I8, U64, U32, U16 or U8)",
-                      path_, t.name, d)};
+                      path_, t.name, d));
     }
   }
   return out;

@@ -47,9 +47,10 @@ Result<std::string> ReadModelFile(const fs::path& p, std::string_view expected) 
   std::error_code ec;
   const std::uintmax_t size = fs::file_size(p, ec);
   if (!ec && size > kMaxBytes) {
-    return Error{fmt::format("{}: {} bytes, more than a model's configuration file can be (expected {} of at most "
-                             "1 GiB)",
-                             p.string(), size, expected)};
+    return Error::Input(
+        fmt::format("{}: {} bytes, more than a model's configuration file can be (expected {} of at most "
+                    "1 GiB)",
+                    p.string(), size, expected));
   }
   return ReadRegularFile(p.string(), expected);
 }
@@ -69,10 +70,11 @@ struct JsonFile {
     f->bytes = std::move(*b);
     element root;
     if (auto err = f->parser.parse(f->bytes).get(root); err != simdjson::SUCCESS) {
-      return Error{fmt::format("{}: {} (expected {})", f->path, json_internal::JsonProblem(f->bytes, err), expected)};
+      return Error::Input(
+          fmt::format("{}: {} (expected {})", f->path, json_internal::JsonProblem(f->bytes, err), expected));
     }
     if (root.type() != element_type::OBJECT) {
-      return Error{fmt::format("{}: not a JSON object (expected {})", f->path, expected)};
+      return Error::Input(fmt::format("{}: not a JSON object (expected {})", f->path, expected));
     }
     f->root = root.get_object().value_unsafe();
     return f;
@@ -86,12 +88,12 @@ struct JsonFile {
     element e;
     if (root.at_key(key).get(e) != simdjson::SUCCESS || e.type() == element_type::NULL_VALUE) {
       if (dflt) return *dflt;
-      return Error{fmt::format("{}: \"{}\" is missing (expected an integer)", path, key)};
+      return Error::Input(fmt::format("{}: \"{}\" is missing (expected an integer)", path, key));
     }
     std::int64_t v = 0;
     if (e.get_int64().get(v) != simdjson::SUCCESS || v < lo || v > hi) {
-      return Error{fmt::format("{}: \"{}\" is {} (expected an integer from {} to {})", path, key,
-                               simdjson::to_string(e), lo, hi)};
+      return Error::Input(fmt::format("{}: \"{}\" is {} (expected an integer from {} to {})", path, key,
+                                      simdjson::to_string(e), lo, hi));
     }
     return v;
   }
@@ -100,7 +102,8 @@ struct JsonFile {
     if (root.at_key(key).get(e) != simdjson::SUCCESS || e.type() == element_type::NULL_VALUE) return dflt;
     double v = 0;
     if (e.get_double().get(v) != simdjson::SUCCESS || !std::isfinite(v) || v <= 0) {
-      return Error{fmt::format("{}: \"{}\" is {} (expected a positive number)", path, key, simdjson::to_string(e))};
+      return Error::Input(
+          fmt::format("{}: \"{}\" is {} (expected a positive number)", path, key, simdjson::to_string(e)));
     }
     return v;
   }
@@ -109,7 +112,7 @@ struct JsonFile {
     if (root.at_key(key).get(e) != simdjson::SUCCESS || e.type() == element_type::NULL_VALUE) return dflt;
     std::string_view v;
     if (e.get_string().get(v) != simdjson::SUCCESS) {
-      return Error{fmt::format("{}: \"{}\" is {} (expected a string)", path, key, simdjson::to_string(e))};
+      return Error::Input(fmt::format("{}: \"{}\" is {} (expected a string)", path, key, simdjson::to_string(e)));
     }
     return std::string(v);
   }
@@ -118,7 +121,7 @@ struct JsonFile {
     if (root.at_key(key).get(e) != simdjson::SUCCESS || e.type() == element_type::NULL_VALUE) return dflt;
     bool v = false;
     if (e.get_bool().get(v) != simdjson::SUCCESS) {
-      return Error{fmt::format("{}: \"{}\" is {} (expected true or false)", path, key, simdjson::to_string(e))};
+      return Error::Input(fmt::format("{}: \"{}\" is {} (expected true or false)", path, key, simdjson::to_string(e)));
     }
     return v;
   }
@@ -323,16 +326,16 @@ Result<std::vector<float>> Tensor(const Safetensors& st, const std::string& name
                                   std::vector<std::int64_t> shape, const std::string& why) {
   const SafetensorInfo* t = FindTensor(st, name, prefix);
   if (t == nullptr) {
-    return Error{fmt::format("{}: has no tensor '{}' (expected {})", st.path(), name, why)};
+    return Error::Input(fmt::format("{}: has no tensor '{}' (expected {})", st.path(), name, why));
   }
   if (t->dtype != "F32" && t->dtype != "F16" && t->dtype != "BF16") {
-    return Error{fmt::format("{}: tensor '{}' has dtype {} (expected F32, F16 or BF16)", st.path(), t->name,
-                             t->dtype)};
+    return Error::Input(
+        fmt::format("{}: tensor '{}' has dtype {} (expected F32, F16 or BF16)", st.path(), t->name, t->dtype));
   }
   if (t->shape != shape) {
     auto show = [](const std::vector<std::int64_t>& s) { return fmt::format("[{}]", fmt::join(s, ", ")); };
-    return Error{fmt::format("{}: tensor '{}' has shape {} (expected {}: {})", st.path(), t->name, show(t->shape),
-                             show(shape), why)};
+    return Error::Input(fmt::format("{}: tensor '{}' has shape {} (expected {}: {})", st.path(), t->name,
+                                    show(t->shape), show(shape), why));
   }
   return st.ToFloat(*t);
 }
@@ -447,15 +450,15 @@ Result<std::string> BertTokenizerJsonFromVocab(const std::string& vocab_text, co
   std::map<std::string_view, int> seen;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     if (!ValidUtf8(lines[i])) {
-      return Error{fmt::format("{}:{}: not valid UTF-8 (expected one WordPiece token a line)", path, i + 1)};
+      return Error::Input(fmt::format("{}:{}: not valid UTF-8 (expected one WordPiece token a line)", path, i + 1));
     }
     // BertTokenizer's load_vocab keeps the last line of a repeated token; a later id wins here too.
     seen[lines[i]] = static_cast<int>(i);
   }
   for (const char* needed : {"[CLS]", "[SEP]", "[UNK]"}) {
     if (!seen.count(needed)) {
-      return Error{fmt::format("{}: no token {} (expected BERT's vocabulary with [CLS], [SEP] and [UNK])", path,
-                               needed)};
+      return Error::Input(
+          fmt::format("{}: no token {} (expected BERT's vocabulary with [CLS], [SEP] and [UNK])", path, needed));
     }
   }
   bool first = true;
@@ -508,15 +511,16 @@ Result<std::string> ResolveSnapshot(const std::string& path) {
   std::error_code ec;
   const fs::path p(path);
   if (!fs::is_directory(p, ec)) {
-    return Error{fmt::format("{}: not a directory (expected a Hugging Face snapshot directory with config.json)",
-                             path)};
+    return Error::Input(
+        fmt::format("{}: not a directory (expected a Hugging Face snapshot directory with config.json)", path));
   }
   if (fs::exists(p / "config.json", ec) || fs::exists(p / "bert_config.json", ec)) return path;
   const fs::path snaps = p / "snapshots";
   if (!fs::is_directory(snaps, ec)) {
-    return Error{fmt::format("{}: has no config.json (expected a Hugging Face snapshot directory, or a hub cache "
-                             "directory models--ORG--NAME with snapshots/)",
-                             path)};
+    return Error::Input(
+        fmt::format("{}: has no config.json (expected a Hugging Face snapshot directory, or a hub cache "
+                    "directory models--ORG--NAME with snapshots/)",
+                    path));
   }
   const fs::path ref = p / "refs" / "main";
   if (fs::exists(fs::symlink_status(ref, ec)) || fs::is_symlink(ref, ec)) {
@@ -525,12 +529,12 @@ Result<std::string> ResolveSnapshot(const std::string& path) {
     std::string s = *sha;
     while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
     if (s.empty() || s == "." || s.find('/') != std::string::npos || s.find("..") != std::string::npos) {
-      return Error{fmt::format("{}: '{}' is not a commit id (expected the snapshot's name)", ref.string(), s)};
+      return Error::Input(fmt::format("{}: '{}' is not a commit id (expected the snapshot's name)", ref.string(), s));
     }
     const fs::path snap = snaps / s;
     if (!fs::is_directory(snap, ec)) {
-      return Error{fmt::format("{}: points to snapshot '{}', which {} does not have", ref.string(), s,
-                               snaps.string())};
+      return Error::Input(
+          fmt::format("{}: points to snapshot '{}', which {} does not have", ref.string(), s, snaps.string()));
     }
     return snap.string();
   }
@@ -540,8 +544,8 @@ Result<std::string> ResolveSnapshot(const std::string& path) {
     if (e.is_directory()) all.push_back(e.path());
   }
   if (all.size() != 1) {
-    return Error{fmt::format("{}: {} snapshots and no refs/main (expected one, or name the snapshot directory)",
-                             snaps.string(), all.size())};
+    return Error::Input(fmt::format("{}: {} snapshots and no refs/main (expected one, or name the snapshot directory)",
+                                    snaps.string(), all.size()));
   }
   return all[0].string();
 }
@@ -611,10 +615,10 @@ struct TransformerModel::Loader {
       bool escapes = rel.is_absolute();
       for (const auto& part : rel) escapes = escapes || part == "..";
       if (escapes) {
-        return Error{
+        return Error::Input(
             fmt::format("{}: the Transformer module's path '{}' leaves the snapshot (expected a directory "
                         "inside it, such as 0_Transformer)",
-                        (dir / "modules.json").string(), sub)};
+                        (dir / "modules.json").string(), sub));
       }
     }
     return sub;
@@ -631,10 +635,10 @@ struct TransformerModel::Loader {
     const bool vocab_only = !fs::exists(mdir / "tokenizer.json", ec) && fs::exists(mdir / "vocab.txt", ec);
     KP_TRY(model_type, conf->Str("model_type", vocab_only ? "bert" : ""));
     if (model_type != "bert" && model_type != "mpnet" && model_type != "distilbert") {
-      return Error{
+      return Error::Input(
           fmt::format("{}: unknown architecture: model_type \"{}\" (expected \"bert\", \"mpnet\" or "
                       "\"distilbert\")",
-                      conf->path, model_type)};
+                      conf->path, model_type));
     }
     c.model_type = model_type;
     const std::string prefix = model_type + ".";
@@ -651,12 +655,12 @@ struct TransformerModel::Loader {
     KP_TRY(eps, model_type == "distilbert" ? Result<double>(1e-12) : conf->Num("layer_norm_eps", 1e-12));
     KP_TRY(act, conf->Str(keys.act, "gelu"));
     if (act != "gelu") {
-      return Error{
-          fmt::format("{}: \"{}\" is \"{}\" (expected \"gelu\", the exact erf GELU)", conf->path, keys.act, act)};
+      return Error::Input(
+          fmt::format("{}: \"{}\" is \"{}\" (expected \"gelu\", the exact erf GELU)", conf->path, keys.act, act));
     }
     if (hidden % heads != 0) {
-      return Error{
-          fmt::format("{}: {} {} is not a multiple of {} {}", conf->path, keys.hidden, hidden, keys.heads, heads)};
+      return Error::Input(
+          fmt::format("{}: {} {} is not a multiple of {} {}", conf->path, keys.hidden, hidden, keys.heads, heads));
     }
     c.vocab_size = static_cast<int>(vocab);
     c.hidden = static_cast<int>(hidden);
@@ -669,7 +673,8 @@ struct TransformerModel::Loader {
     if (model_type == "bert") {
       KP_TRY(pet, conf->Str("position_embedding_type", "absolute"));
       if (pet != "absolute") {
-        return Error{fmt::format("{}: \"position_embedding_type\" is \"{}\" (expected \"absolute\")", conf->path, pet)};
+        return Error::Input(
+            fmt::format("{}: \"position_embedding_type\" is \"{}\" (expected \"absolute\")", conf->path, pet));
       }
       KP_TRY(tv, conf->Int("type_vocab_size", 2, 1, 1 << 16));
       c.type_vocab = static_cast<int>(tv);
@@ -690,8 +695,8 @@ struct TransformerModel::Loader {
     }
     const int capacity = c.max_positions - impl.pos_offset;
     if (capacity < 2) {
-      return Error{
-          fmt::format("{}: max_position_embeddings {} leaves no room for a sequence", conf->path, c.max_positions)};
+      return Error::Input(
+          fmt::format("{}: max_position_embeddings {} leaves no room for a sequence", conf->path, c.max_positions));
     }
 
     return Config{std::move(conf), config_name, model_type, prefix, vocab_only, vocab, maxpos, heads, capacity};
@@ -702,13 +707,13 @@ struct TransformerModel::Loader {
     const fs::path st_path = mdir / "model.safetensors";
     if (!fs::exists(st_path, ec)) {
       const bool bin = fs::exists(mdir / "pytorch_model.bin", ec);
-      return Error{
+      return Error::Input(
           fmt::format("{}: no model.safetensors{} (kplab reads safetensors only; convert once with Python: "
                       "`python3 -c \"import torch; from safetensors.torch import save_file; "
                       "sd = torch.load('{}/pytorch_model.bin', map_location='cpu'); "
                       "save_file({{k: v.contiguous() for k, v in sd.items()}}, '{}/model.safetensors')\"`, "
                       "or save the model with transformers' save_pretrained(safe_serialization=True))",
-                      mdir.string(), bin ? " (it has pytorch_model.bin)" : "", mdir.string(), mdir.string())};
+                      mdir.string(), bin ? " (it has pytorch_model.bin)" : "", mdir.string(), mdir.string()));
     }
     return Safetensors::Open(st_path.string());
   }
@@ -802,18 +807,18 @@ struct TransformerModel::Loader {
     auto tok = HfTokenizer::Parse(vocab_only ? tok_json : bytes, tok_path.string(), /*for_encoder=*/true);
     if (!tok.ok()) return tok.error();
     if (tok->model_type() != "WordPiece") {
-      return Error{fmt::format("{}: a {} tokenizer (expected WordPiece, as BERT and MPNet use)", tok_path.string(),
-                               tok->model_type())};
+      return Error::Input(fmt::format("{}: a {} tokenizer (expected WordPiece, as BERT and MPNet use)",
+                                      tok_path.string(), tok->model_type()));
     }
     if (!tok->has_post_processor() || tok->num_special_tokens() == 0) {
-      return Error{fmt::format("{}: no post_processor adding special tokens (expected [CLS] ... [SEP] or <s> ... </s>)",
-                               tok_path.string())};
+      return Error::Input(fmt::format(
+          "{}: no post_processor adding special tokens (expected [CLS] ... [SEP] or <s> ... </s>)", tok_path.string()));
     }
     if (tok->vocab_size() > c.vocab_size) {
-      return Error{
+      return Error::Input(
           fmt::format("{}: the tokenizer has {} token ids but config.json vocab_size is {} (the word "
                       "embeddings have {} rows): tokenizer and model do not match",
-                      tok_path.string(), tok->vocab_size(), c.vocab_size, c.vocab_size)};
+                      tok_path.string(), tok->vocab_size(), c.vocab_size, c.vocab_size));
     }
     {
       std::vector<int> ids;
@@ -821,8 +826,8 @@ struct TransformerModel::Loader {
       tok->EncodeWithSpecials("", 0, ids, sp);
       for (int id : ids) {
         if (id < 0 || id >= c.vocab_size) {
-          return Error{fmt::format("{}: the post-processor adds token id {}, outside config.json vocab_size {}",
-                                   tok_path.string(), id, c.vocab_size)};
+          return Error::Input(fmt::format("{}: the post-processor adds token id {}, outside config.json vocab_size {}",
+                                          tok_path.string(), id, c.vocab_size));
         }
       }
     }
@@ -842,7 +847,8 @@ struct TransformerModel::Loader {
       element root;
       const std::string mpath = (dir / "modules.json").string();
       if (parser.parse(*mb).get(root) != simdjson::SUCCESS || root.type() != element_type::ARRAY) {
-        return Error{fmt::format("{}: not a JSON array (expected sentence-transformers' list of modules)", mpath)};
+        return Error::Input(
+            fmt::format("{}: not a JSON array (expected sentence-transformers' list of modules)", mpath));
       }
       bool have_transformer = false, have_pooling = false;
       std::size_t i = 0;
@@ -850,18 +856,18 @@ struct TransformerModel::Loader {
       for (element m : arr1) {
         std::string_view type, mod_path;
         if (m.type() != element_type::OBJECT || m["type"].get_string().get(type) != simdjson::SUCCESS) {
-          return Error{
-              fmt::format("{}: module {} has no \"type\" (expected {{\"type\": ..., \"path\": ...}})", mpath, i)};
+          return Error::Input(
+              fmt::format("{}: module {} has no \"type\" (expected {{\"type\": ..., \"path\": ...}})", mpath, i));
         }
         if (m["path"].get_string().get(mod_path) != simdjson::SUCCESS) mod_path = "";
         const fs::path rel{std::string(mod_path)};
         bool escapes = rel.is_absolute();
         for (const auto& part : rel) escapes = escapes || part == "..";
         if (escapes) {
-          return Error{
+          return Error::Input(
               fmt::format("{}: module {} has path '{}', which leaves the snapshot (expected a "
                           "directory inside it, such as 1_Pooling)",
-                          mpath, i, mod_path)};
+                          mpath, i, mod_path));
         }
         const std::string t(type);
         if (t == "sentence_transformers.models.Transformer") {
@@ -879,28 +885,30 @@ struct TransformerModel::Loader {
           for (const char* unsupported : {"pooling_mode_weightedmean_tokens", "pooling_mode_lasttoken"}) {
             KP_TRY(on, pconf->Bool(unsupported, false));
             if (on) {
-              return Error{fmt::format("{}: \"{}\" is true (kplab pools with cls, max, mean and mean_sqrt_len_tokens)",
-                                       pconf->path, unsupported)};
+              return Error::Input(
+                  fmt::format("{}: \"{}\" is true (kplab pools with cls, max, mean and mean_sqrt_len_tokens)",
+                              pconf->path, unsupported));
             }
           }
-          if (modes.empty()) return Error{fmt::format("{}: no pooling mode is true (expected one)", pconf->path)};
+          if (modes.empty())
+            return Error::Input(fmt::format("{}: no pooling mode is true (expected one)", pconf->path));
           KP_TRY(wdim, pconf->Int("word_embedding_dimension", c.hidden, 1, 1 << 16));
           if (wdim != c.hidden) {
-            return Error{fmt::format("{}: word_embedding_dimension {} but config.json hidden_size is {}", pconf->path,
-                                     wdim, c.hidden)};
+            return Error::Input(fmt::format("{}: word_embedding_dimension {} but config.json hidden_size is {}",
+                                            pconf->path, wdim, c.hidden));
           }
           pooling = modes;
           hashed.emplace_back((fs::path(std::string(mod_path)) / "config.json").string(), pconf->bytes);
         } else if (t == "sentence_transformers.models.Normalize") {
           c.normalize = true;
         } else {
-          return Error{fmt::format("{}: module \"{}\" is not supported (expected Transformer, Pooling and Normalize)",
-                                   mpath, t)};
+          return Error::Input(fmt::format(
+              "{}: module \"{}\" is not supported (expected Transformer, Pooling and Normalize)", mpath, t));
         }
         ++i;
       }
       if (!have_transformer || !have_pooling) {
-        return Error{fmt::format("{}: expected a Transformer and a Pooling module", mpath)};
+        return Error::Input(fmt::format("{}: expected a Transformer and a Pooling module", mpath));
       }
       hashed.emplace_back("modules.json", *mb);
     }
@@ -934,10 +942,10 @@ struct TransformerModel::Loader {
              JsonFile::Read(sb_dir / "sentence_bert_config.json", "sentence-transformers' sentence_bert_config.json"));
       KP_TRY(msl, sb->Int("max_seq_length", model_max, 1, 1 << 20));
       if (msl > capacity) {
-        return Error{
+        return Error::Input(
             fmt::format("{}: max_seq_length {} is longer than the position table allows ({} = "
                         "config.json max_position_embeddings {}{})",
-                        sb->path, msl, capacity, c.max_positions, pos_offset ? fmt::format(" - {}", pos_offset) : "")};
+                        sb->path, msl, capacity, c.max_positions, pos_offset ? fmt::format(" - {}", pos_offset) : ""));
       }
       c.max_seq_length = static_cast<int>(msl);
       KP_TRY(lc, sb->Bool("do_lower_case", false));
@@ -946,10 +954,10 @@ struct TransformerModel::Loader {
                           sb->bytes);
     }
     if (c.max_seq_length <= static_cast<int>(specials) || c.token_max_length <= static_cast<int>(specials)) {
-      return Error{
+      return Error::Input(
           fmt::format("{}: a length limit of {} tokens (max_seq_length from sentence_bert_config.json, else "
                       "model_max_length from tokenizer_config.json) leaves no room beside the {} special tokens",
-                      dir.string(), std::min(c.max_seq_length, c.token_max_length), specials)};
+                      dir.string(), std::min(c.max_seq_length, c.token_max_length), specials));
     }
 
     return Status::Ok();
@@ -957,7 +965,7 @@ struct TransformerModel::Loader {
 };
 
 Result<std::unique_ptr<TransformerModel>> TransformerModel::Load(const std::string& path) {
-  if (const std::string& e = blas_internal::OpenBlas(); !e.empty()) return Error{e};
+  if (const std::string& e = blas_internal::OpenBlas(); !e.empty()) return Error::Internal(e);
   // The BLAS thread count is the program's to choose (kplab/blas.h), not a side effect of loading.
   auto resolved = ResolveSnapshot(path);
   if (!resolved.ok()) return resolved.error();
@@ -1124,13 +1132,14 @@ void TransformerModel::Impl::Run(const std::vector<int>& ids, const std::vector<
 Result<std::vector<std::vector<float>>> TransformerModel::HiddenStates(const std::vector<int>& ids, int last) const {
   const auto& c = impl_->cfg;
   if (last < 0 || last > c.layers) {
-    return Error{fmt::format("layer {} is outside 0..{} (the model has {} layers)", last, c.layers, c.layers)};
+    return Error::Usage(fmt::format("layer {} is outside 0..{} (the model has {} layers)", last, c.layers, c.layers));
   }
   if (ids.empty() || static_cast<int>(ids.size()) > c.max_positions - impl_->pos_offset) {
-    return Error{fmt::format("{} ids (expected 1 to {})", ids.size(), c.max_positions - impl_->pos_offset)};
+    return Error::Usage(fmt::format("{} ids (expected 1 to {})", ids.size(), c.max_positions - impl_->pos_offset));
   }
   for (int id : ids) {
-    if (id < 0 || id >= c.vocab_size) return Error{fmt::format("token id {} outside 0..{}", id, c.vocab_size - 1)};
+    if (id < 0 || id >= c.vocab_size)
+      return Error::Usage(fmt::format("token id {} outside 0..{}", id, c.vocab_size - 1));
   }
   std::vector<float> x;
   std::vector<std::vector<float>> keep;
@@ -1191,7 +1200,7 @@ Status TransformerModel::Embed(const std::vector<std::string_view>& phrases, flo
   try {
     return EmbedUnchecked(phrases, out, has);
   } catch (const std::bad_alloc&) {
-    return Error{fmt::format("{}: out of memory embedding {} texts", impl_->dir, phrases.size())};
+    return Error::Limit(fmt::format("{}: out of memory embedding {} texts", impl_->dir, phrases.size()));
   }
 }
 
@@ -1200,7 +1209,7 @@ Status TransformerModel::EmbedTokens(const std::vector<std::string_view>& texts,
     return EmbedTokensUnchecked(texts, layer, out);
   } catch (const std::bad_alloc&) {
     out = TokenBatch{};
-    return Error{fmt::format("{}: out of memory embedding the tokens of {} texts", impl_->dir, texts.size())};
+    return Error::Limit(fmt::format("{}: out of memory embedding the tokens of {} texts", impl_->dir, texts.size()));
   }
 }
 
@@ -1260,8 +1269,8 @@ Status TransformerModel::EmbedTokensUnchecked(const std::vector<std::string_view
                                               TokenBatch& out) const {
   const auto& c = impl_->cfg;
   if (layer < 0 || layer > c.layers) {
-    return Error{fmt::format("layer {} is outside 0..{} (the model {} has {} layers)", layer, c.layers, impl_->dir,
-                             c.layers)};
+    return Error::Usage(
+        fmt::format("layer {} is outside 0..{} (the model {} has {} layers)", layer, c.layers, impl_->dir, c.layers));
   }
   const int H = c.hidden;
   const std::size_t n = texts.size();
@@ -1300,11 +1309,11 @@ Status TransformerModel::EmbedTokensUnchecked(const std::vector<std::string_view
 Status TransformerModel::EmbedLimited(const std::vector<std::string_view>& texts, int max_tokens, float* out,
                                       std::uint8_t* has) const {
   const int cap = impl_->cfg.max_positions - impl_->pos_offset;
-  if (max_tokens < 3) return Error{fmt::format("a token limit of {} (expected at least 3)", max_tokens)};
+  if (max_tokens < 3) return Error::Usage(fmt::format("a token limit of {} (expected at least 3)", max_tokens));
   try {
     return EmbedUnchecked(texts, out, has, static_cast<std::size_t>(std::min(max_tokens, cap)));
   } catch (const std::bad_alloc&) {
-    return Error{fmt::format("{}: out of memory embedding {} texts", impl_->dir, texts.size())};
+    return Error::Limit(fmt::format("{}: out of memory embedding {} texts", impl_->dir, texts.size()));
   }
 }
 
@@ -1319,12 +1328,12 @@ Status TransformerModel::Impl::LoadClassifierHead(const Safetensors& st, const s
   if (cw == nullptr) return Status::Ok();
   const std::int64_t H = cfg.hidden;
   if (cw->shape.size() != 2 || cw->shape[1] != H || cw->shape[0] < 1) {
-    return Error{fmt::format("{}: tensor '{}' must have shape [num_labels, {}] (hidden_size {})", st.path(), cw->name,
-                             H, H)};
+    return Error::Input(
+        fmt::format("{}: tensor '{}' must have shape [num_labels, {}] (hidden_size {})", st.path(), cw->name, H, H));
   }
   if (token_types.size() < static_cast<std::size_t>(2 * H)) {
-    return Error{fmt::format("{}: a classifier needs token type 1 (a pair's second text), but type_vocab_size is 1",
-                             st.path())};
+    return Error::Input(
+        fmt::format("{}: a classifier needs token type 1 (a pair's second text), but type_vocab_size is 1", st.path()));
   }
   type1.assign(token_types.begin() + H, token_types.begin() + 2 * H);
   const std::int64_t labels = cw->shape[0];
@@ -1342,17 +1351,20 @@ Result<std::vector<float>> TransformerModel::ScorePairs(
   const auto& c = impl_->cfg;
   const int H = c.hidden, labels = impl_->classifier.out;
   if (labels != 1) {
-    return Error{fmt::format("{}: not a cross-encoder with one output (config and weights give {} labels; expected "
-                             "a BertForSequenceClassification with num_labels 1, as sentence-transformers' "
-                             "CrossEncoder scores with)", impl_->dir, labels)};
+    return Error::Input(
+        fmt::format("{}: not a cross-encoder with one output (config and weights give {} labels; expected "
+                    "a BertForSequenceClassification with num_labels 1, as sentence-transformers' "
+                    "CrossEncoder scores with)",
+                    impl_->dir, labels));
   }
   const int cls = impl_->tok->TokenToId("[CLS]"), sep = impl_->tok->TokenToId("[SEP]");
   if (c.model_type != "bert" || cls < 0 || sep < 0) {
-    return Error{fmt::format("{}: a cross-encoder must be a BERT model with [CLS] and [SEP] tokens", impl_->dir)};
+    return Error::Input(
+        fmt::format("{}: a cross-encoder must be a BERT model with [CLS] and [SEP] tokens", impl_->dir));
   }
   const int wanted = max_tokens > 0 ? max_tokens : c.token_max_length;
   const std::size_t limit = static_cast<std::size_t>(std::min(wanted, c.max_positions));
-  if (limit < 4) return Error{fmt::format("a token limit of {} (expected at least 4 for a pair)", max_tokens)};
+  if (limit < 4) return Error::Usage(fmt::format("a token limit of {} (expected at least 4 for a pair)", max_tokens));
   // [CLS] a [SEP] b [SEP], types 0 through the first [SEP] and 1 after; truncated as transformers'
   // truncate_sequences('longest_first'): one token at a time from the end of the longer text, the second
   // one when they are as long.
@@ -1379,14 +1391,15 @@ Result<std::vector<float>> TransformerModel::ScorePairs(
     off.push_back(ids.size());
   }
   for (int id : ids) {
-    if (id < 0 || id >= c.vocab_size) return Error{fmt::format("{}: token id {} outside the vocabulary", impl_->dir, id)};
+    if (id < 0 || id >= c.vocab_size)
+      return Error::Input(fmt::format("{}: token id {} outside the vocabulary", impl_->dir, id));
   }
   const std::size_t n = pairs.size();
   std::vector<float> x, first(n * H), pooled(n * H), logits(n);
   try {
     impl_->Run(ids, off, c.layers, x, nullptr, &types);
   } catch (const std::bad_alloc&) {
-    return Error{fmt::format("{}: out of memory scoring {} pairs", impl_->dir, n)};
+    return Error::Limit(fmt::format("{}: out of memory scoring {} pairs", impl_->dir, n));
   }
   // BertPooler (dense + tanh over each pair's first token), then the classifier, on all pairs at once.
   for (std::size_t i = 0; i < n; ++i) {
@@ -1416,7 +1429,7 @@ Status TransformerModel::EmbedTokenLayers(const std::vector<std::string_view>& t
     return EmbedTokenLayersUnchecked(texts, layers, out);
   } catch (const std::bad_alloc&) {
     out = TokenBatch{};
-    return Error{fmt::format("{}: out of memory embedding the tokens of {} texts", impl_->dir, texts.size())};
+    return Error::Limit(fmt::format("{}: out of memory embedding the tokens of {} texts", impl_->dir, texts.size()));
   }
 }
 
@@ -1424,13 +1437,13 @@ Status TransformerModel::EmbedTokenLayersUnchecked(const std::vector<std::string
                                                    const std::vector<int>& layers, TokenBatch& out) const {
   const auto& c = impl_->cfg;
   out = TokenBatch{};
-  if (layers.empty()) return Error{fmt::format("{}: no layer asked for", impl_->dir)};
+  if (layers.empty()) return Error::Usage(fmt::format("{}: no layer asked for", impl_->dir));
   int last = 0;
   std::vector<char> wanted(static_cast<std::size_t>(c.layers) + 1, 0);
   for (int layer : layers) {
     if (layer < 0 || layer > c.layers) {
-      return Error{fmt::format("layer {} is outside 0..{} (the model {} has {} layers)", layer, c.layers, impl_->dir,
-                               c.layers)};
+      return Error::Usage(
+          fmt::format("layer {} is outside 0..{} (the model {} has {} layers)", layer, c.layers, impl_->dir, c.layers));
     }
     wanted[static_cast<std::size_t>(layer)] = 1;
     last = std::max(last, layer);

@@ -114,13 +114,14 @@ void VecFileWriter::Grow() {
 
 Status VecFileWriter::Add(std::string_view text, const float* values, std::string_view where) {
   if (dims_ < 1 || dims_ > 65536) {
-    return Error{fmt::format("{}: {} dimensions (expected 1..65536)", where, dims_)};
+    return Error::Input(fmt::format("{}: {} dimensions (expected 1..65536)", where, dims_));
   }
   for (int j = 0; j < dims_; ++j) {
     if (!std::isfinite(values[j])) {
-      return Error{fmt::format("{}: value {} of the vector for '{}' is not finite (expected a finite "
-                               "number)",
-                               where, j + 1, text)};
+      return Error::Input(
+          fmt::format("{}: value {} of the vector for '{}' is not finite (expected a finite "
+                      "number)",
+                      where, j + 1, text));
     }
   }
   if (2 * (count_ + 1) > slots_.size()) Grow();
@@ -131,7 +132,7 @@ Status VecFileWriter::Add(std::string_view text, const float* values, std::strin
     return Status::Ok();
   }
   if (strings_.size() + text.size() > 0xffffffffULL || count_ >= 0xfffffffeULL) {
-    return Error{fmt::format("{}: vocabulary too large for the .kvec format (4 GiB of strings)", where)};
+    return Error::Limit(fmt::format("{}: vocabulary too large for the .kvec format (4 GiB of strings)", where));
   }
   slots_[static_cast<std::size_t>(-f - 1)] = static_cast<std::uint32_t>(count_ + 1);
   strings_.append(text);
@@ -184,14 +185,14 @@ Result<std::string> VecFileWriter::Write(const std::string& path) const {
   if (Status st = GateFile(path, FileAccess::kWrite); !st.ok()) return st.error();
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (f == nullptr) {
-    return Error{fmt::format("{}: cannot write: {}", tmp, std::strerror(errno))};
+    return Error::Input(fmt::format("{}: cannot write: {}", tmp, std::strerror(errno)));
   }
   bool ok = std::fwrite(buf.data(), 1, buf.size(), f) == buf.size();
   ok = (std::fclose(f) == 0) && ok;
   if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::string why = std::strerror(errno);
     std::remove(tmp.c_str());
-    return Error{fmt::format("{}: cannot write: {}", path, why)};
+    return Error::Input(fmt::format("{}: cannot write: {}", path, why));
   }
   return hex;
 }
@@ -241,31 +242,29 @@ VecFile::~VecFile() {
 Result<VecFile> VecFile::Open(const std::string& path) {
   if (Status st = GateFile(path, FileAccess::kRead); !st.ok()) return st.error();
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Error{fmt::format("{}: cannot open: {}", path, std::strerror(errno))};
+  if (fd < 0) return Error::Input(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   struct stat st {};
   if (fstat(fd, &st) != 0) {
     std::string why = std::strerror(errno);
     ::close(fd);
-    return Error{fmt::format("{}: cannot stat: {}", path, why)};
+    return Error::Input(fmt::format("{}: cannot stat: {}", path, why));
   }
   std::size_t size = static_cast<std::size_t>(st.st_size);
   if (size < kHeaderSize) {
     ::close(fd);
-    return Error{fmt::format("{}: truncated vector file ({} bytes; expected a {}-byte .kvec header)",
-                             path, size, kHeaderSize)};
+    return Error::Input(
+        fmt::format("{}: truncated vector file ({} bytes; expected a {}-byte .kvec header)", path, size, kHeaderSize));
   }
   void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
   ::close(fd);
-  if (p == MAP_FAILED) return Error{fmt::format("{}: cannot map: {}", path, std::strerror(errno))};
+  if (p == MAP_FAILED) return Error::Input(fmt::format("{}: cannot map: {}", path, std::strerror(errno)));
   VecFile v;
   v.path_ = path;
   v.base_ = static_cast<const std::uint8_t*>(p);
   v.map_size_ = size;
   Header h;
   std::memcpy(&h, v.base_, kHeaderSize);
-  auto bad = [&](const std::string& what) {
-    return Error{fmt::format("{}: {}", path, what)};
-  };
+  auto bad = [&](const std::string& what) { return Error::Input(fmt::format("{}: {}", path, what)); };
   if (std::memcmp(h.magic, kMagic, 8) != 0) {
     return bad("not a kplab vector file (expected the magic \"KPLABVEC\")");
   }
@@ -332,8 +331,8 @@ Status VecFile::VerifySha256() const {
   sha.Update(std::string_view(reinterpret_cast<const char*>(base_ + payload_off_), payload_len_));
   std::string got = sha.FinishHex();
   if (got != sha256_) {
-    return Error{fmt::format("{}: contents do not match the file's SHA-256 (header {}, computed {})",
-                             path_, sha256_, got)};
+    return Error::Input(
+        fmt::format("{}: contents do not match the file's SHA-256 (header {}, computed {})", path_, sha256_, got));
   }
   return Status::Ok();
 }

@@ -33,13 +33,13 @@ Result<ImportStats> ConvertWinkJson(const std::string& json_path, const std::str
   simdjson::padded_string json;
   if (Status st = GateFile(json_path, FileAccess::kRead); !st.ok()) return st.error();
   if (auto err = simdjson::padded_string::load(json_path).get(json); err) {
-    return Error{fmt::format("{}: cannot read: {}", json_path, simdjson::error_message(err))};
+    return Error::Input(fmt::format("{}: cannot read: {}", json_path, simdjson::error_message(err)));
   }
   simdjson::ondemand::parser parser;
   simdjson::ondemand::document doc;
   if (auto err = parser.iterate(json).get(doc); err) {
-    return Error{fmt::format("{}: {} (expected a wink-embeddings JSON file)", json_path,
-                             json_internal::JsonProblem(std::string_view(json.data(), json.size()), err))};
+    return Error::Input(fmt::format("{}: {} (expected a wink-embeddings JSON file)", json_path,
+                                    json_internal::JsonProblem(std::string_view(json.data(), json.size()), err)));
   }
   std::vector<std::string> words;
   std::unordered_map<std::string_view, std::size_t> word_row;
@@ -61,16 +61,16 @@ Result<ImportStats> ConvertWinkJson(const std::string& json_path, const std::str
       } else if (key == "size") {
         size = field.value().get_int64();
       } else if (key == "words") {
-        if (!words.empty()) return Error{fmt::format("{}: \"words\" appears twice", json_path)};
+        if (!words.empty()) return Error::Input(fmt::format("{}: \"words\" appears twice", json_path));
         for (auto w : field.value().get_array()) words.emplace_back(std::string_view(w.get_string()));
         for (std::size_t i = 0; i < words.size(); ++i) word_row.emplace(words[i], i);
       } else if (key == "vectors") {
-        if (!matrix.empty()) return Error{fmt::format("{}: \"vectors\" appears twice", json_path)};
+        if (!matrix.empty()) return Error::Input(fmt::format("{}: \"vectors\" appears twice", json_path));
         if (dims < 1 || dims > 65536 || norm_at != dims || index_at != dims + 1 || words.empty()) {
-          return Error{fmt::format(
-              "{}: \"vectors\" before a valid header (expected dimensions, l2NormIndex = dimensions, "
-              "wordIndex = dimensions + 1 and the words array first)",
-              json_path)};
+          return Error::Input(
+              fmt::format("{}: \"vectors\" before a valid header (expected dimensions, l2NormIndex = dimensions, "
+                          "wordIndex = dimensions + 1 and the words array first)",
+                          json_path));
         }
         matrix.assign(words.size() * dims, 0.0f);
         seen.assign(words.size(), 0);
@@ -83,36 +83,37 @@ Result<ImportStats> ConvertWinkJson(const std::string& json_path, const std::str
             row[n++] = x.get_double();
           }
           if (n != row.size()) {
-            return Error{fmt::format("{}: the vector of '{}' has {} numbers (expected {} values, its "
-                                     "norm and its index)",
-                                     JsonWhere(json_path, doc, json), word, n, dims + 2)};
+            return Error::Input(
+                fmt::format("{}: the vector of '{}' has {} numbers (expected {} values, its "
+                            "norm and its index)",
+                            JsonWhere(json_path, doc, json), word, n, dims + 2));
           }
           auto it = word_row.find(word);
           double idx = row[index_at];
           if (it == word_row.end() || idx != static_cast<double>(it->second)) {
-            return Error{fmt::format("{}: '{}' has index {} but is {} in the words array",
-                                     JsonWhere(json_path, doc, json), word, idx,
-                                     it == word_row.end() ? std::string("absent")
-                                                          : fmt::format("number {}", it->second))};
+            return Error::Input(
+                fmt::format("{}: '{}' has index {} but is {} in the words array", JsonWhere(json_path, doc, json), word,
+                            idx, it == word_row.end() ? std::string("absent") : fmt::format("number {}", it->second)));
           }
           if (seen[it->second]) {
-            return Error{fmt::format("{}: '{}' has two vectors", JsonWhere(json_path, doc, json), word)};
+            return Error::Input(fmt::format("{}: '{}' has two vectors", JsonWhere(json_path, doc, json), word));
           }
           double norm2 = 0;
           float* dst = &matrix[it->second * dims];
           for (std::int64_t j = 0; j < dims; ++j) {
             if (!std::isfinite(row[j])) {
-              return Error{fmt::format("{}: value {} of '{}' is not finite",
-                                       JsonWhere(json_path, doc, json), j + 1, word)};
+              return Error::Input(
+                  fmt::format("{}: value {} of '{}' is not finite", JsonWhere(json_path, doc, json), j + 1, word));
             }
             dst[j] = static_cast<float>(row[j]);
             norm2 += row[j] * row[j];
           }
           double norm = std::sqrt(norm2);
           if (std::fabs(norm - row[norm_at]) > 1e-4 * std::max(1.0, norm)) {
-            return Error{fmt::format("{}: the stored norm of '{}' is {} but its vector's is {} "
-                                     "(corrupt vector?)",
-                                     JsonWhere(json_path, doc, json), word, row[norm_at], norm)};
+            return Error::Input(
+                fmt::format("{}: the stored norm of '{}' is {} but its vector's is {} "
+                            "(corrupt vector?)",
+                            JsonWhere(json_path, doc, json), word, row[norm_at], norm));
           }
           seen[it->second] = 1;
           ++filled;
@@ -130,30 +131,29 @@ Result<ImportStats> ConvertWinkJson(const std::string& json_path, const std::str
     if (doc.current_location().get(loc) == simdjson::SUCCESS && loc != nullptr) {
       if (std::string p = json_internal::NumberProblemAt(text, static_cast<std::size_t>(loc - json.data()));
           !p.empty()) {
-        return Error{fmt::format("{}: {} (expected a wink-embeddings JSON file)", json_path, p)};
+        return Error::Input(fmt::format("{}: {} (expected a wink-embeddings JSON file)", json_path, p));
       }
     }
     if (err == simdjson::NUMBER_ERROR || err == simdjson::NUMBER_OUT_OF_RANGE || err == simdjson::DEPTH_ERROR ||
         err == simdjson::UTF8_ERROR) {
-      return Error{fmt::format("{}: {} (expected a wink-embeddings JSON file)", json_path,
-                               json_internal::JsonProblem(text, err))};
+      return Error::Input(fmt::format("{}: {} (expected a wink-embeddings JSON file)", json_path,
+                                      json_internal::JsonProblem(text, err)));
     }
-    return Error{fmt::format("{}: {} (expected a wink-embeddings JSON file)", JsonWhere(json_path, doc, json),
-                             e.what())};
+    return Error::Input(
+        fmt::format("{}: {} (expected a wink-embeddings JSON file)", JsonWhere(json_path, doc, json), e.what()));
   }
   if (words.empty() || matrix.empty() || matrix.size() != words.size() * static_cast<std::size_t>(dims)) {
-    return Error{fmt::format("{}: no \"words\" or \"vectors\" (expected a wink-embeddings JSON file)",
-                             json_path)};
+    return Error::Input(
+        fmt::format("{}: no \"words\" or \"vectors\" (expected a wink-embeddings JSON file)", json_path));
   }
   if (size >= 0 && static_cast<std::size_t>(size) != words.size()) {
-    return Error{fmt::format("{}: \"size\" is {} but \"words\" has {} entries", json_path, size,
-                             words.size())};
+    return Error::Input(fmt::format("{}: \"size\" is {} but \"words\" has {} entries", json_path, size, words.size()));
   }
   if (filled != words.size()) {
     for (std::size_t i = 0; i < words.size(); ++i) {
       if (!seen[i]) {
-        return Error{fmt::format("{}: {} of {} words have no vector (first: '{}')", json_path,
-                                 words.size() - filled, words.size(), words[i])};
+        return Error::Input(fmt::format("{}: {} of {} words have no vector (first: '{}')", json_path,
+                                        words.size() - filled, words.size(), words[i]));
       }
     }
   }
@@ -168,7 +168,7 @@ Result<ImportStats> ConvertWinkJson(const std::string& json_path, const std::str
 Result<ImportStats> ConvertWordVecText(const std::string& text_path, const std::string& out_path) {
   if (Status st = CheckRegularFile(text_path, "a word-vector text file"); !st.ok()) return st.error();
   std::ifstream in(text_path, std::ios::binary);
-  if (!in) return Error{fmt::format("{}: cannot open", text_path)};
+  if (!in) return Error::Input(fmt::format("{}: cannot open", text_path));
   std::string line;
   std::size_t lineno = 0;
   int dims = -1;
@@ -180,9 +180,10 @@ Result<ImportStats> ConvertWordVecText(const std::string& text_path, const std::
     ++lineno;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (lineno == 1 && !ValidUtf8(line) && line.size() >= 3) {
-      return Error{fmt::format("{}:1: invalid UTF-8 (expected a text file of word vectors; binary "
-                               "word2vec files must be converted to text first)",
-                               text_path)};
+      return Error::Input(
+          fmt::format("{}:1: invalid UTF-8 (expected a text file of word vectors; binary "
+                      "word2vec files must be converted to text first)",
+                      text_path));
     }
     fields.clear();
     std::size_t i = 0;
@@ -201,7 +202,7 @@ Result<ImportStats> ConvertWordVecText(const std::string& text_path, const std::
     std::int64_t a, b;
     if (lineno == 1 && fields.size() == 2 && parse_int(fields[0], a) && parse_int(fields[1], b)) {
       if (b < 1 || b > 65536) {
-        return Error{fmt::format("{}:1: header says {} dimensions (expected 1..65536)", text_path, b)};
+        return Error::Input(fmt::format("{}:1: header says {} dimensions (expected 1..65536)", text_path, b));
       }
       declared_rows = a;
       dims = static_cast<int>(b);
@@ -209,18 +210,17 @@ Result<ImportStats> ConvertWordVecText(const std::string& text_path, const std::
     }
     if (dims < 0) {
       if (fields.size() < 2) {
-        return Error{fmt::format("{}:{}: expected a word followed by its vector", text_path, lineno)};
+        return Error::Input(fmt::format("{}:{}: expected a word followed by its vector", text_path, lineno));
       }
       if (fields.size() - 1 > 65536) {
-        return Error{fmt::format("{}:{}: {} numbers (expected at most 65536 dimensions)", text_path,
-                                 lineno, fields.size() - 1)};
+        return Error::Input(
+            fmt::format("{}:{}: {} numbers (expected at most 65536 dimensions)", text_path, lineno, fields.size() - 1));
       }
       dims = static_cast<int>(fields.size() - 1);
     }
     if (!writer) writer = std::make_unique<VecFileWriter>(dims, VecKind::kWords);
     if (fields.size() < static_cast<std::size_t>(dims) + 1) {
-      return Error{fmt::format("{}:{}: {} numbers (expected {})", text_path, lineno,
-                               fields.size() - 1, dims)};
+      return Error::Input(fmt::format("{}:{}: {} numbers (expected {})", text_path, lineno, fields.size() - 1, dims));
     }
     // The last dims fields are the vector; anything before is the word (GloVe 840B has words with
     // spaces, e.g. ". . .").
@@ -232,32 +232,31 @@ Result<ImportStats> ConvertWordVecText(const std::string& text_path, const std::
       double probe;
       auto r = std::from_chars(fields[1].data(), fields[1].data() + fields[1].size(), probe);
       if (r.ec == std::errc() && r.ptr == fields[1].data() + fields[1].size()) {
-        return Error{fmt::format("{}:{}: {} numbers (expected {})", text_path, lineno,
-                                 fields.size() - 1, dims)};
+        return Error::Input(fmt::format("{}:{}: {} numbers (expected {})", text_path, lineno, fields.size() - 1, dims));
       }
     }
     if (!ValidUtf8(word)) {
-      return Error{fmt::format("{}:{}: the word is not valid UTF-8", text_path, lineno)};
+      return Error::Input(fmt::format("{}:{}: the word is not valid UTF-8", text_path, lineno));
     }
     values.resize(dims);
     for (int d = 0; d < dims; ++d) {
       std::string_view f = fields[first + d];
       auto r = std::from_chars(f.data(), f.data() + f.size(), values[d]);
       if (r.ec != std::errc() || r.ptr != f.data() + f.size()) {
-        return Error{fmt::format("{}:{}: value {} '{}' is not a number (expected {} numbers)",
-                                 text_path, lineno, d + 1, f, dims)};
+        return Error::Input(fmt::format("{}:{}: value {} '{}' is not a number (expected {} numbers)", text_path, lineno,
+                                        d + 1, f, dims));
       }
     }
     Status st = writer->Add(word, values.data(), fmt::format("{}:{}", text_path, lineno));
     if (!st.ok()) return st.error();
   }
   if (!writer || writer->size() == 0) {
-    return Error{fmt::format("{}: no vectors (expected lines of 'word v1 ... vd')", text_path)};
+    return Error::Input(fmt::format("{}: no vectors (expected lines of 'word v1 ... vd')", text_path));
   }
   if (declared_rows >= 0 &&
       static_cast<std::size_t>(declared_rows) != writer->size() + writer->duplicates()) {
-    return Error{fmt::format("{}: header says {} rows but the file has {} (truncated?)", text_path,
-                             declared_rows, writer->size() + writer->duplicates())};
+    return Error::Input(fmt::format("{}: header says {} rows but the file has {} (truncated?)", text_path,
+                                    declared_rows, writer->size() + writer->duplicates()));
   }
   return writer->Finish(out_path);
 }
@@ -371,9 +370,10 @@ class PrecomputedEmbedder final : public Embedder {
       has[i] = n2 > 0;
     }
     if (missing > 0) {
-      return Error{fmt::format("{}: {} of {} phrases are not in the precomputed table (first: {}); "
-                               "embed them with the model that made the table and import it again",
-                               vf_->path(), missing, phrases.size(), first)};
+      return Error::Input(
+          fmt::format("{}: {} of {} phrases are not in the precomputed table (first: {}); "
+                      "embed them with the model that made the table and import it again",
+                      vf_->path(), missing, phrases.size(), first));
     }
     return Status::Ok();
   }

@@ -1078,8 +1078,8 @@ template <typename Reader>
 Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, const RawPredictions* predictions,
                                const Profile& profile, int threads, bool consume) {
   if (predictions && predictions->docs.size() != dataset.docs.size()) {
-    return Error{fmt::format("{}: {} prediction lines for {} documents of {} (expected one per document)",
-                             predictions->path, predictions->docs.size(), dataset.docs.size(), dataset.path)};
+    return Error::Input(fmt::format("{}: {} prediction lines for {} documents of {} (expected one per document)",
+                                    predictions->path, predictions->docs.size(), dataset.docs.size(), dataset.path));
   }
   Corpus corpus = CorpusHeader(dataset, predictions, profile);
   const bool stem_refs = StemReferences(profile, dataset);
@@ -1155,11 +1155,11 @@ Status AttachSources(RawDataset& dataset, const std::string& path) {
   constexpr std::string_view kExpected = "a source file, one document a line";
   // A directory, FIFO or /dev/zero is refused before it is read (it used to attach nothing, or never end).
   Result<std::string> read = ReadRegularFile(path, kExpected);
-  if (!read) return Error{read.error().message};
+  if (!read) return read.error();
   const std::string& file = *read;
   std::string_view text = file;
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // as the importers do (docs/formats.md)
-  if (text.empty()) return Error{fmt::format("{}: no source lines (expected {})", path, kExpected)};
+  if (text.empty()) return Error::Input(fmt::format("{}: no source lines (expected {})", path, kExpected));
   std::string line;
   std::size_t i = 0;
   for (std::size_t start = 0; start < text.size(); ++i) {
@@ -1169,17 +1169,18 @@ Status AttachSources(RawDataset& dataset, const std::string& path) {
     start = end + 1;
     if (!line.empty() && line.back() == '\r' && end < text.size()) line.pop_back();
     if (line.find('\r') != std::string::npos) {
-      return Error{fmt::format("{}:{}: carriage return (CR) without a line feed after it (expected LF or CRLF "
-                               "line ends; convert CR-only files with `tr '\\r' '\\n'`)",
-                               path, i + 1)};
+      return Error::Input(
+          fmt::format("{}:{}: carriage return (CR) without a line feed after it (expected LF or CRLF "
+                      "line ends; convert CR-only files with `tr '\\r' '\\n'`)",
+                      path, i + 1));
     }
     if (i >= dataset.docs.size()) {
-      return Error{fmt::format("{}:{}: more source lines than the {} documents of {} (expected at most {})",
-                               path, i + 1, dataset.docs.size(), dataset.path, dataset.docs.size())};
+      return Error::Input(fmt::format("{}:{}: more source lines than the {} documents of {} (expected at most {})",
+                                      path, i + 1, dataset.docs.size(), dataset.path, dataset.docs.size()));
     }
     std::size_t bad = 0;
     if (!ValidUtf8(line, &bad)) {
-      return Error{fmt::format("{}:{}: invalid UTF-8 at byte {} (expected UTF-8 text)", path, i + 1, bad + 1)};
+      return Error::Input(fmt::format("{}:{}: invalid UTF-8 at byte {} (expected UTF-8 text)", path, i + 1, bad + 1));
     }
     RawDoc& d = dataset.docs[i];
     // Same split as the line importers: at the first " <eos> ", one space dropped on each side.

@@ -517,8 +517,7 @@ Result<std::unique_ptr<MetricKernel>> MakeMetricKernel(std::string_view name, co
   if (name == "exact") return std::unique_ptr<MetricKernel>(std::make_unique<ExactKernel>(params, profile));
   if (name == "rank") return std::unique_ptr<MetricKernel>(std::make_unique<RankKernel>(params, profile));
   if (name == "rprec") return std::unique_ptr<MetricKernel>(std::make_unique<RprecKernel>(profile));
-  return Error{fmt::format("unknown metric kernel '{}' (expected one of: exact, rank, rprec)", name),
-               ErrorKind::kUsage};
+  return Error::Usage(fmt::format("unknown metric kernel '{}' (expected one of: exact, rank, rprec)", name));
 }
 
 }  // namespace kplab

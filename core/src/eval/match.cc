@@ -526,7 +526,7 @@ Result<std::vector<Cutoff>> ParseCutoffs(std::string_view spec) {
     start = comma + 1;
   }
   if (items.size() == 1 && items[0].empty()) {
-    return Error{fmt::format("no cut-off in '' ({})", kExpected), ErrorKind::kUsage};
+    return Error::Usage(fmt::format("no cut-off in '' ({})", kExpected));
   }
   std::vector<Cutoff> out;
   out.reserve(items.size());
@@ -540,10 +540,10 @@ Result<std::vector<Cutoff>> ParseCutoffs(std::string_view spec) {
       c.k = std::stoi(std::string(t));
     }
     if (c.symbol == 0 && (c.k < 1 || c.k > 100000)) {
-      return Error{fmt::format("'{}' is not a cut-off ({})", shown, kExpected), ErrorKind::kUsage};
+      return Error::Usage(fmt::format("'{}' is not a cut-off ({})", shown, kExpected));
     }
     if (!seen.insert(c.Text()).second) {
-      return Error{fmt::format("'{}' is listed twice ({})", c.Text(), kExpected), ErrorKind::kUsage};
+      return Error::Usage(fmt::format("'{}' is listed twice ({})", c.Text(), kExpected));
     }
     out.push_back(c);
   }

@@ -215,7 +215,7 @@ std::vector<std::string> SettableNames() {
   return names;
 }
 
-Error ProfileError(std::string message) { return Error{std::move(message), ErrorKind::kUsage}; }
+Error ProfileError(std::string message) { return Error::Usage(std::move(message)); }
 
 }  // namespace
 

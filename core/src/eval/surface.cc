@@ -172,9 +172,8 @@ void AddDocument(SurfaceSet& set, const RawDoc& raw, const RawPrediction* rp, co
 Result<Surfaces> DistinctSurfaces(const RawDataset& dataset, const RawPredictions* predictions,
                                   const Profile& profile, int threads) {
   if (predictions && predictions->docs.size() != dataset.docs.size()) {
-    return Error{fmt::format("{}: {} prediction lines for {} documents of {} (expected one per document)",
-                             predictions->path, predictions->docs.size(), dataset.docs.size(),
-                             dataset.path)};
+    return Error::Input(fmt::format("{}: {} prediction lines for {} documents of {} (expected one per document)",
+                                    predictions->path, predictions->docs.size(), dataset.docs.size(), dataset.path));
   }
   // Contiguous ranges of documents, one set each, merged in range order: a surface new to the whole
   // in range t is first met there at the point one pass would meet it, so the order is one pass's.

@@ -93,7 +93,7 @@ bool OwnedMergeCount(const std::vector<std::uint32_t>& x, const std::vector<std:
 
 Status CheckTheta(double theta) {
   if (!(theta > 0 && theta <= 1)) {
-    return Error{fmt::format("pair mining: theta must be in (0, 1] (got {})", theta)};
+    return Error::Usage(fmt::format("pair mining: theta must be in (0, 1] (got {})", theta));
   }
   return Status::Ok();
 }
@@ -250,9 +250,8 @@ Result<std::vector<DocPair>> MinePairs(std::span<const std::vector<std::uint32_t
                                        Partition part) {
   if (Status st = CheckTheta(theta); !st.ok()) return st.error();
   if (part.count == 0 || part.index >= part.count) {
-    return Error{fmt::format("pair mining: partition {} of {} is out of range (expected 0 <= index < count)",
-                             part.index, part.count),
-                 ErrorKind::kUsage};
+    return Error::Usage(fmt::format("pair mining: partition {} of {} is out of range (expected 0 <= index < count)",
+                                    part.index, part.count));
   }
   const bool whole = part.count == 1;
   auto owned = [&](std::uint32_t rank) { return whole || rank % part.count == part.index; };

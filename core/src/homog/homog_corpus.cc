@@ -103,7 +103,7 @@ Result<RawPredictions> PredictionsFromLines(std::span<const std::string_view> li
   for (std::size_t i = 0; i < lines.size(); ++i) {
     std::string_view line = lines[i];
     const int lineno = static_cast<int>(i + 1);
-    if (!ValidUtf8(line)) return Error{fmt::format("{}:{}: invalid UTF-8 (expected UTF-8 text)", name, lineno)};
+    if (!ValidUtf8(line)) return Error::Input(fmt::format("{}:{}: invalid UTF-8 (expected UTF-8 text)", name, lineno));
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     RawPrediction rp;
     for (std::string_view piece : SplitOn(line, ";")) rp.phrases.emplace_back(piece);
@@ -176,7 +176,7 @@ Result<ReformulationStudy> StudyReformulations(std::span<const ReformulationPair
     const Document& b = ref.docs[i];
     // Same gold strings under the same profile: the reference lists align one to one.
     if (a.refs.size() != b.refs.size()) {
-      return Error{"internal error: reference lists differ", ErrorKind::kInternal};
+      return Error::Internal("internal error: reference lists differ");
     }
     std::vector<bool> kept;
     for (std::size_t j = 0; j < a.refs.size(); ++j) {

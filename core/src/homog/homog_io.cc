@@ -127,7 +127,7 @@ Result<std::vector<ReformulationPair>> ParseReformulations(std::string_view text
     }
     return Parse(text, name);
   } catch (const InputError& e) {
-    return Error{e.message};
+    return Error::Input(e.message);
   }
 }
 
@@ -141,7 +141,7 @@ Result<std::vector<ReformulationPair>> ImportReformulations(const std::string& p
     const io_internal::FileData file = io_internal::ReadTextFile(path, fs::path(path).filename().string());
     return Parse(file.bytes, path);
   } catch (const InputError& e) {
-    return Error{e.message};
+    return Error::Input(e.message);
   }
 }
 

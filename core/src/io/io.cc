@@ -282,7 +282,9 @@ Status CheckRegularFile(const std::string& path, std::string_view expected) {
   if (Status gate = GateFile(path, FileAccess::kRead); !gate.ok()) return gate;
   // A NUL would cut the name for the system anyway; the message shows what comes before it.
   const std::string_view shown = std::string_view(path).substr(0, path.find('\0'));
-  auto fail = [&](std::string_view what) { return Error{fmt::format("{}: {} (expected {})", shown, what, expected)}; };
+  auto fail = [&](std::string_view what) {
+    return Error::Input(fmt::format("{}: {} (expected {})", shown, what, expected));
+  };
   if (path.find('\0') != std::string::npos) return fail("path contains a NUL byte");
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) return fail(io_internal::OpenProblem(errno, "no such file"));
@@ -292,7 +294,9 @@ Status CheckRegularFile(const std::string& path, std::string_view expected) {
 
 Result<std::string> ReadRegularFile(const std::string& path, std::string_view expected) {
   if (Status st = CheckRegularFile(path, expected); !st.ok()) return st.error();
-  auto fail = [&](std::string_view what) { return Error{fmt::format("{}: {} (expected {})", path, what, expected)}; };
+  auto fail = [&](std::string_view what) {
+    return Error::Input(fmt::format("{}: {} (expected {})", path, what, expected));
+  };
   struct stat st;
   // O_NONBLOCK: should the path have become a FIFO since the stat, open returns instead of waiting
   // for a writer, and fstat below refuses it.
@@ -339,9 +343,9 @@ Result<std::string> DetectDatasetFormat(const std::string& path) {
   try {
     return io_internal::DetectOrThrow(path);
   } catch (const InputError& e) {
-    return Error{e.message};
+    return Error::Input(e.message);
   } catch (const std::filesystem::filesystem_error& e) {
-    return Error{path + ": " + e.what()};
+    return Error::Input(path + ": " + e.what());
   }
 }
 
@@ -407,9 +411,9 @@ Result<RawDataset> ImportDataset(const std::string& path, const DatasetOptions& 
     out.content_hash = io_internal::ContentHash(std::move(read));
     return out;
   } catch (const InputError& e) {
-    return Error{e.message};
+    return Error::Input(e.message);
   } catch (const std::filesystem::filesystem_error& e) {
-    return Error{path + ": " + e.what()};
+    return Error::Input(path + ": " + e.what());
   }
 }
 
@@ -464,7 +468,7 @@ Result<RawPredictions> ImportPredictions(const std::string& path, const std::str
     out.content_hash = io_internal::ContentHash({&file});
     return out;
   } catch (const InputError& e) {
-    return Error{e.message};
+    return Error::Input(e.message);
   }
 }
 
@@ -532,7 +536,7 @@ Result<RawPredictions> AlignPredictions(const RawDataset& dataset, RawPrediction
     predictions.docs = std::move(ordered);
     return predictions;
   } catch (const InputError& e) {
-    return Error{e.message};
+    return Error::Input(e.message);
   }
 }
 

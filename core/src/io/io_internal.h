@@ -17,6 +17,8 @@ namespace kplab::io_internal {
 
 // Importers report bad input by throwing this; the public entry points turn it into Error. It never
 // leaves the io*.cc files.
+// It carries no kind: an Error of another kind thrown as it (a path the file gate refuses, a usage error)
+// comes out as input (design note 49).
 struct InputError {
   std::string message;
 };

@@ -103,9 +103,9 @@ Result<LineDocuments> LineDocuments::Open(const std::string& dataset_path, const
     ds.content_hash = io_internal::ContentHash(std::move(read));
     f->doc_loc = SharedPath(f->lines.text ? f->data[1].path : f->data[0].path);
   } catch (const InputError& e) {
-    return Error{e.message};
+    return Error::Input(e.message);
   } catch (const fs::filesystem_error& e) {
-    return Error{dataset_path + ": " + e.what()};
+    return Error::Input(dataset_path + ": " + e.what());
   }
   if (reader.joinable()) {
     reader.join();
@@ -116,9 +116,9 @@ Result<LineDocuments> LineDocuments::Open(const std::string& dataset_path, const
     if (pred_error) std::rethrow_exception(pred_error);
   } catch (const std::bad_alloc&) {
     // As `kplab eval` reports it for an import (evaluate.cc), not as an internal error.
-    return Error{predictions_path + ": out of memory while reading the predictions"};
+    return Error::Limit(predictions_path + ": out of memory while reading the predictions");
   } catch (const InputError& e) {
-    return Error{e.message};
+    return Error::Input(e.message);
   }
   try {
     RawPredictions& p = f->predictions;
@@ -133,7 +133,7 @@ Result<LineDocuments> LineDocuments::Open(const std::string& dataset_path, const
                              "document of " + dataset_path);
     }
   } catch (const InputError& e) {
-    return Error{e.message};
+    return Error::Input(e.message);
   }
   return LineDocuments(std::move(f));
 }

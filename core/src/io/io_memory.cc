@@ -92,7 +92,7 @@ Result<RawDataset> DatasetFromRecords(const std::string& name, std::vector<RawDo
     out.content_hash = h.Hex();
     return out;
   } catch (const InputError& e) {
-    return Error{e.message};
+    return Error::Input(e.message);
   }
 }
 
@@ -163,7 +163,7 @@ Result<RawPredictions> PredictionsFromRecords(const RawDataset& dataset, const s
     out.content_hash = h.Hex();
     return out;
   } catch (const InputError& e) {
-    return Error{e.message};
+    return Error::Input(e.message);
   }
 }
 

@@ -45,27 +45,25 @@ Result<std::vector<ManifestEntry>> ReadManifest(const std::string& path) {
   simdjson::dom::parser parser;
   simdjson::dom::element root;
   if (auto err = parser.parse(*text).get(root); err) {
-    return Error{fmt::format("{}: {} ({})", path, json_internal::JsonProblem(*text, err), kShape),
-                 ErrorKind::kInput};
+    return Error::Input(fmt::format("{}: {} ({})", path, json_internal::JsonProblem(*text, err), kShape));
   }
   simdjson::dom::array runs;
   if (root.is_object()) {
     const simdjson::dom::object obj = root.get_object().value_unsafe();
     for (auto [key, value] : obj) {
       if (key != "runs") {
-        return Error{fmt::format("{}: unknown field '{}' ({})", path, std::string(key), kShape), ErrorKind::kInput};
+        return Error::Input(fmt::format("{}: unknown field '{}' ({})", path, std::string(key), kShape));
       }
     }
     simdjson::dom::element r;
     if (obj["runs"].get(r) || !r.is_array()) {
-      return Error{fmt::format("{}: field 'runs' must be a list ({})", path, kShape), ErrorKind::kInput};
+      return Error::Input(fmt::format("{}: field 'runs' must be a list ({})", path, kShape));
     }
     runs = r.get_array().value_unsafe();
   } else if (root.is_array()) {
     runs = root.get_array().value_unsafe();
   } else {
-    return Error{fmt::format("{}: the top level is {} ({})", path, json_internal::TypeName(root), kShape),
-                 ErrorKind::kInput};
+    return Error::Input(fmt::format("{}: the top level is {} ({})", path, json_internal::TypeName(root), kShape));
   }
   // Relative paths are relative to the manifest's directory, so a manifest travels with its outputs.
   const fs::path base = fs::path(path).parent_path();
@@ -79,9 +77,8 @@ Result<std::vector<ManifestEntry>> ReadManifest(const std::string& path) {
   for (simdjson::dom::element e : runs) {
     const std::string where = fmt::format("{}: runs[{}]", path, i++);
     if (!e.is_object()) {
-      return Error{fmt::format("{} is {} (expected an object with \"predictions\" and \"dataset\")", where,
-                               json_internal::TypeName(e)),
-                   ErrorKind::kInput};
+      return Error::Input(fmt::format("{} is {} (expected an object with \"predictions\" and \"dataset\")", where,
+                                      json_internal::TypeName(e)));
     }
     ManifestEntry m;
     bool has_pred = false, has_ds = false;
@@ -92,15 +89,15 @@ Result<std::vector<ManifestEntry>> ReadManifest(const std::string& path) {
       const std::string k(key);
       const simdjson::dom::element value = bound;  // a plain variable: clang's lambdas cannot capture bindings
       if (!keys_seen.insert(k).second) {
-        return Error{fmt::format("{}: field '{}' is given twice", where, k), ErrorKind::kInput};
+        return Error::Input(fmt::format("{}: field '{}' is given twice", where, k));
       }
       auto need_string = [&](std::string* dst) -> std::optional<Error> {
         if (!value.is_string()) {
-          return Error{fmt::format("{}: field '{}' must be a string (got {})", where, k, json_internal::TypeName(value)),
-                       ErrorKind::kInput};
+          return Error::Input(
+              fmt::format("{}: field '{}' must be a string (got {})", where, k, json_internal::TypeName(value)));
         }
         *dst = std::string(value.get_string().value());
-        if (dst->empty()) return Error{fmt::format("{}: field '{}' is empty", where, k), ErrorKind::kInput};
+        if (dst->empty()) return Error::Input(fmt::format("{}: field '{}' is empty", where, k));
         return std::nullopt;
       };
       std::optional<Error> err;
@@ -116,12 +113,12 @@ Result<std::vector<ManifestEntry>> ReadManifest(const std::string& path) {
         err = need_string(&m.profile);
       } else if (k == "seed") {
         if (!value.is_int64()) {
-          return Error{fmt::format("{}: field 'seed' must be an integer (got {})", where, json_internal::TypeName(value)),
-                       ErrorKind::kInput};
+          return Error::Input(
+              fmt::format("{}: field 'seed' must be an integer (got {})", where, json_internal::TypeName(value)));
         }
         m.seed = value.get_int64().value();
         if (*m.seed < 0) {
-          return Error{fmt::format("{}: field 'seed' is {} (expected an integer >= 0)", where, *m.seed), ErrorKind::kInput};
+          return Error::Input(fmt::format("{}: field 'seed' is {} (expected an integer >= 0)", where, *m.seed));
         }
       } else if (auto* opt = StringOption(m, k)) {
         std::string v;
@@ -129,21 +126,18 @@ Result<std::vector<ManifestEntry>> ReadManifest(const std::string& path) {
         *opt = v;
       } else if (k == "refs_stemmed") {
         if (!value.is_bool()) {
-          return Error{fmt::format("{}: field 'refs_stemmed' must be true or false (got {})", where,
-                                   json_internal::TypeName(value)),
-                       ErrorKind::kInput};
+          return Error::Input(fmt::format("{}: field 'refs_stemmed' must be true or false (got {})", where,
+                                          json_internal::TypeName(value)));
         }
         m.refs_stemmed = value.get_bool().value();
       } else {
-        return Error{fmt::format("{}: unknown field '{}' ({}expected one of: {})", where, k, DidYouMean(k, kFields),
-                                 JoinNames(kFields)),
-                     ErrorKind::kInput};
+        return Error::Input(fmt::format("{}: unknown field '{}' ({}expected one of: {})", where, k,
+                                        DidYouMean(k, kFields), JoinNames(kFields)));
       }
       if (err) return *err;
     }
     if (!has_pred || !has_ds) {
-      return Error{fmt::format("{}: missing field '{}'", where, has_pred ? "dataset" : "predictions"),
-                   ErrorKind::kInput};
+      return Error::Input(fmt::format("{}: missing field '{}'", where, has_pred ? "dataset" : "predictions"));
     }
     m.predictions_path = resolve(m.predictions_path);
     m.dataset_path = resolve(m.dataset_path);
@@ -160,14 +154,14 @@ Result<std::vector<ManifestEntry>> ReadManifest(const std::string& path) {
                                         m.hulth_keys ? JsonString(*m.hulth_keys) : "-",
                                         m.semeval_answers ? JsonString(*m.semeval_answers) : "-");
     if (!seen.insert(key).second) {
-      return Error{fmt::format("{}: the same predictions, dataset, system, seed, profile and dataset options as an "
-                               "earlier entry ({})", where,
-                               m.predictions_path),
-                   ErrorKind::kInput};
+      return Error::Input(
+          fmt::format("{}: the same predictions, dataset, system, seed, profile and dataset options as an "
+                      "earlier entry ({})",
+                      where, m.predictions_path));
     }
     out.push_back(std::move(m));
   }
-  if (out.empty()) return Error{fmt::format("{}: no runs ({})", path, kShape), ErrorKind::kInput};
+  if (out.empty()) return Error::Input(fmt::format("{}: no runs ({})", path, kShape));
   return out;
 }
 

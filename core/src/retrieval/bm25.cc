@@ -44,8 +44,8 @@ void KpevalTokens(std::string_view text, std::vector<std::string>& out) {
 
 Result<Bm25Index> Bm25Index::Build(const std::vector<std::vector<std::string>>& docs, const Bm25Options& opt,
                                    const Meter& meter) {
-  if (docs.empty()) return Error{"BM25 over an empty collection (expected at least one document)"};
-  if (docs.size() > UINT32_MAX - 1) return Error{"BM25: more than 4 billion documents"};
+  if (docs.empty()) return Error::Input("BM25 over an empty collection (expected at least one document)");
+  if (docs.size() > UINT32_MAX - 1) return Error::Limit("BM25: more than 4 billion documents");
   Bm25Index ix;
   ix.opt_ = opt;
   // Pass 1: term ids in first-occurrence order, and each document's (term, tf) pairs in the order its
@@ -57,7 +57,8 @@ Result<Bm25Index> Bm25Index::Build(const std::vector<std::vector<std::string>>& 
   ix.doc_len_.reserve(docs.size());
   for (std::size_t d = 0; d < docs.size(); ++d) {
     const auto& tokens = docs[d];
-    if (tokens.size() > UINT32_MAX) return Error{fmt::format("BM25: document {} has over 4 billion tokens", d + 1)};
+    if (tokens.size() > UINT32_MAX)
+      return Error::Limit(fmt::format("BM25: document {} has over 4 billion tokens", d + 1));
     for (const std::string& t : tokens) {
       auto [it, fresh] = ix.term_id_.try_emplace(t, static_cast<std::uint32_t>(ix.term_id_.size()));
       const std::uint32_t id = it->second;
@@ -85,8 +86,9 @@ Result<Bm25Index> Bm25Index::Build(const std::vector<std::vector<std::string>>& 
     }
   }
   if (ix.term_id_.empty()) {
-    return Error{"BM25 over documents without a single token (expected at least one token after "
-                 "tokenization)"};
+    return Error::Input(
+        "BM25 over documents without a single token (expected at least one token after "
+        "tokenization)");
   }
   // avgdl = num_doc / corpus_size: Python's int / int, correctly rounded as this division is.
   const double n = static_cast<double>(docs.size());

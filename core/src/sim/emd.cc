@@ -24,24 +24,26 @@ Int ToInt(double x, double factor) { return static_cast<Int>(std::floor(x * fact
 
 Status CheckInput(std::span<const double> p, std::span<const double> q, std::span<const double> cost) {
   if (p.size() != q.size()) {
-    return Error{fmt::format("emd: the histograms have {} and {} bins (expected the same number)", p.size(),
-                             q.size())};
+    return Error::Usage(
+        fmt::format("emd: the histograms have {} and {} bins (expected the same number)", p.size(), q.size()));
   }
   const std::size_t n = p.size();
   if (cost.size() != n * n) {
-    return Error{fmt::format("emd: the cost matrix has {} entries (expected {} x {} = {})", cost.size(), n, n, n * n)};
+    return Error::Usage(
+        fmt::format("emd: the cost matrix has {} entries (expected {} x {} = {})", cost.size(), n, n, n * n));
   }
   for (std::size_t i = 0; i < n; ++i) {
     for (const auto& [h, name] : {std::pair{p[i], "first"}, std::pair{q[i], "second"}}) {
       if (!std::isfinite(h) || h < 0) {
-        return Error{fmt::format("emd: bin {} of the {} histogram is {} (expected a finite mass >= 0)", i + 1, name, h)};
+        return Error::Input(
+            fmt::format("emd: bin {} of the {} histogram is {} (expected a finite mass >= 0)", i + 1, name, h));
       }
     }
   }
   for (std::size_t k = 0; k < cost.size(); ++k) {
     if (!std::isfinite(cost[k]) || cost[k] < 0) {
-      return Error{fmt::format("emd: cost ({}, {}) is {} (expected a finite distance >= 0)", k / n + 1, k % n + 1,
-                               cost[k])};
+      return Error::Input(
+          fmt::format("emd: cost ({}, {}) is {} (expected a finite distance >= 0)", k / n + 1, k % n + 1, cost[k]));
     }
   }
   return Status::Ok();

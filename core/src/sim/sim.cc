@@ -303,10 +303,10 @@ Result<Assignment> MaxWeightAssignment(const Matrix& m) {
   for (int r = 0; r < m.rows; ++r) {
     for (int c = 0; c < m.cols; ++c) {
       if (!std::isfinite(m.at(r, c))) {
-        return Error{fmt::format(
-            "similarity matrix entry (row {}, column {}, counting from 0) is {}; the maximum-weight "
-            "assignment needs finite weights",
-            r, c, m.at(r, c))};
+        return Error::Input(
+            fmt::format("similarity matrix entry (row {}, column {}, counting from 0) is {}; the maximum-weight "
+                        "assignment needs finite weights",
+                        r, c, m.at(r, c)));
       }
     }
   }
@@ -325,8 +325,9 @@ Result<Assignment> MaxWeightAssignment(const Matrix& m) {
     }
   }
   if (!SolveMinCost(nr, nc, s)) {
-    return Error{"maximum-weight assignment: the similarity values are too large (reduced costs "
-                 "overflowed); scale the matrix down"};
+    return Error::Input(
+        "maximum-weight assignment: the similarity values are too large (reduced costs "
+        "overflowed); scale the matrix down");
   }
   if (transpose) {
     for (int c = 0; c < nr; ++c) out.row_to_col[s.col4row[c]] = c;

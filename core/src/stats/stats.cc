@@ -21,7 +21,7 @@ namespace internal {
 
 std::optional<Error> CheckNoNaN(std::span<const double> x, std::string_view fn, std::string_view arg) {
   for (std::size_t i = 0; i < x.size(); ++i) {
-    if (std::isnan(x[i])) return Error{fmt::format("{}: {}[{}] is NaN", fn, arg, i)};
+    if (std::isnan(x[i])) return Error::Input(fmt::format("{}: {}[{}] is NaN", fn, arg, i));
   }
   return std::nullopt;
 }
@@ -29,8 +29,7 @@ std::optional<Error> CheckNoNaN(std::span<const double> x, std::string_view fn, 
 std::optional<Error> CheckSameLength(std::span<const double> x, std::span<const double> y,
                                      std::string_view fn) {
   if (x.size() != y.size()) {
-    return Error{fmt::format("{}: x and y must have the same length (got {} and {})", fn, x.size(),
-                             y.size())};
+    return Error::Input(fmt::format("{}: x and y must have the same length (got {} and {})", fn, x.size(), y.size()));
   }
   return std::nullopt;
 }
@@ -181,17 +180,17 @@ double NormalSf(double z) { return 0.5 * std::erfc(z / std::sqrt(2.0)); }
 // ---- Descriptive ----------------------------------------------------------------------------------------------
 
 Result<double> Mean(std::span<const double> x) {
-  if (x.empty()) return Error{"mean: needs at least 1 value (got 0)"};
+  if (x.empty()) return Error::Input("mean: needs at least 1 value (got 0)");
   if (auto e = CheckNoNaN(x, "mean", "x")) return *e;
   return MeanOf(x);
 }
 
 Result<std::vector<double>> Quantiles(std::span<const double> x, std::span<const double> qs) {
-  if (x.empty()) return Error{"quantile: needs at least 1 value (got 0)"};
+  if (x.empty()) return Error::Input("quantile: needs at least 1 value (got 0)");
   if (auto e = CheckNoNaN(x, "quantile", "x")) return *e;
   for (std::size_t i = 0; i < qs.size(); ++i) {
     if (!(qs[i] >= 0 && qs[i] <= 1)) {
-      return Error{fmt::format("quantile: q[{}] = {} is not in [0, 1]", i, qs[i])};
+      return Error::Usage(fmt::format("quantile: q[{}] = {} is not in [0, 1]", i, qs[i]));
     }
   }
   std::vector<double> s(x.begin(), x.end());
@@ -203,14 +202,14 @@ Result<std::vector<double>> Quantiles(std::span<const double> x, std::span<const
 }
 
 Result<double> Quantile(std::span<const double> x, double q) {
-  if (!(q >= 0 && q <= 1)) return Error{fmt::format("quantile: q = {} is not in [0, 1]", q)};
+  if (!(q >= 0 && q <= 1)) return Error::Usage(fmt::format("quantile: q = {} is not in [0, 1]", q));
   auto r = Quantiles(x, std::span<const double>(&q, 1));
   if (!r) return r.error();
   return (*r)[0];
 }
 
 Result<double> Median(std::span<const double> x) {
-  if (x.empty()) return Error{"median: needs at least 1 value (got 0)"};
+  if (x.empty()) return Error::Input("median: needs at least 1 value (got 0)");
   if (auto e = CheckNoNaN(x, "median", "x")) return *e;
   std::vector<double> s(x.begin(), x.end());
   std::sort(s.begin(), s.end());
@@ -220,9 +219,9 @@ Result<double> Median(std::span<const double> x) {
 namespace {
 
 Result<double> VarianceImpl(std::span<const double> x, int ddof, std::string_view fn) {
-  if (ddof < 0) return Error{fmt::format("{}: ddof must be >= 0 (got {})", fn, ddof)};
+  if (ddof < 0) return Error::Usage(fmt::format("{}: ddof must be >= 0 (got {})", fn, ddof));
   if (x.size() <= static_cast<std::size_t>(ddof)) {
-    return Error{fmt::format("{}: needs more than ddof = {} observations (got {})", fn, ddof, x.size())};
+    return Error::Input(fmt::format("{}: needs more than ddof = {} observations (got {})", fn, ddof, x.size()));
   }
   if (auto e = CheckNoNaN(x, fn, "x")) return *e;
   const double m = MeanOf(x);
@@ -291,7 +290,7 @@ std::optional<Error> CheckPair(std::span<const double> x, std::span<const double
                                std::size_t min_n) {
   if (auto e = CheckSameLength(x, y, fn)) return e;
   if (x.size() < min_n) {
-    return Error{fmt::format("{}: needs at least {} observations (got {})", fn, min_n, x.size())};
+    return Error::Input(fmt::format("{}: needs at least {} observations (got {})", fn, min_n, x.size()));
   }
   if (auto e = CheckNoNaN(x, fn, "x")) return e;
   if (auto e = CheckNoNaN(y, fn, "y")) return e;
@@ -462,7 +461,7 @@ Result<Correlation> Kendall(std::span<const double> x, std::span<const double> y
   tau = std::clamp(tau, -1.0, 1.0);
   const bool ties = tx.pairs != 0 || ty.pairs != 0;
   if (method == KendallMethod::kExact && ties) {
-    return Error{"kendall: the exact method needs samples without ties"};
+    return Error::Input("kendall: the exact method needs samples without ties");
   }
   if (method == KendallMethod::kAuto) {
     method = !ties && (n <= 33 || std::min(dis, tot - dis) <= 1) ? KendallMethod::kExact
@@ -509,8 +508,9 @@ Result<WilcoxonResult> WilcoxonImpl(std::vector<double> d, const WilcoxonOptions
   if (n_zero > 0) exact = false;
   if (!exact) {
     if (n_zero == d.size()) {
-      return Error{"wilcoxon: every difference is zero (zero_method 'wilcox' and 'pratt' need a nonzero "
-                   "difference)"};
+      return Error::Input(
+          "wilcoxon: every difference is zero (zero_method 'wilcox' and 'pratt' need a nonzero "
+          "difference)");
     }
     if (o.zero_method == ZeroMethod::kWilcox) {
       d.erase(std::remove(d.begin(), d.end(), 0.0), d.end());
@@ -597,13 +597,13 @@ Result<WilliamsResult> Williams(double r12, double r13, double r23, double n) {
   const char* names[3] = {"r12", "r13", "r23"};
   for (int i = 0; i < 3; ++i) {
     if (!(rs[i] >= -1 && rs[i] <= 1)) {
-      return Error{fmt::format("williams: {} must be a correlation in [-1, 1] (got {})", names[i],
-                               std::isnan(rs[i]) ? std::string("NaN") : fmt::format("{}", rs[i]))};
+      return Error::Input(fmt::format("williams: {} must be a correlation in [-1, 1] (got {})", names[i],
+                                      std::isnan(rs[i]) ? std::string("NaN") : fmt::format("{}", rs[i])));
     }
   }
   if (!(n >= 4)) {
-    return Error{fmt::format("williams: needs n >= 4 observations (got {})",
-                             std::isnan(n) ? std::string("NaN") : fmt::format("{}", n))};
+    return Error::Input(fmt::format("williams: needs n >= 4 observations (got {})",
+                                    std::isnan(n) ? std::string("NaN") : fmt::format("{}", n)));
   }
   const double det = 1 - r12 * r12 - r13 * r13 - r23 * r23 + 2 * r12 * r13 * r23;
   const double rbar = (r12 + r13) / 2;
@@ -625,8 +625,8 @@ Result<WilliamsResult> Williams(double r12, double r13, double r23, double n) {
 
 Result<double> CliffsDelta(std::span<const double> x, std::span<const double> y) {
   if (x.empty() || y.empty()) {
-    return Error{fmt::format("cliffs_delta: needs non-empty samples (got {} and {} values)", x.size(),
-                             y.size())};
+    return Error::Input(
+        fmt::format("cliffs_delta: needs non-empty samples (got {} and {} values)", x.size(), y.size()));
   }
   if (auto e = CheckNoNaN(x, "cliffs_delta", "x")) return *e;
   if (auto e = CheckNoNaN(y, "cliffs_delta", "y")) return *e;
@@ -693,15 +693,15 @@ Result<std::vector<AnovaRow>> TwoWayAnova(std::span<const double> y, std::span<c
                                           std::span<const int> b) {
   constexpr std::string_view fn = "anova2";
   if (a.size() != y.size() || b.size() != y.size()) {
-    return Error{fmt::format("anova2: y, a and b must have the same length (got {}, {} and {})", y.size(),
-                             a.size(), b.size())};
+    return Error::Input(
+        fmt::format("anova2: y, a and b must have the same length (got {}, {} and {})", y.size(), a.size(), b.size()));
   }
   if (auto e = CheckNoNaN(y, fn, "y")) return *e;
   int la = 0, lb = 0;
   const std::vector<int> ia = LevelIndex(a, &la);
   const std::vector<int> ib = LevelIndex(b, &lb);
-  if (la < 2) return Error{fmt::format("anova2: factor a needs at least 2 levels (got {})", la)};
-  if (lb < 2) return Error{fmt::format("anova2: factor b needs at least 2 levels (got {})", lb)};
+  if (la < 2) return Error::Input(fmt::format("anova2: factor a needs at least 2 levels (got {})", la));
+  if (lb < 2) return Error::Input(fmt::format("anova2: factor b needs at least 2 levels (got {})", lb));
   const std::size_t N = y.size();
   const int ncell = la * lb;
   std::vector<double> cn(ncell, 0), csum(ncell, 0), cmean(ncell, 0), cssw(ncell, 0);
@@ -723,8 +723,7 @@ Result<std::vector<AnovaRow>> TwoWayAnova(std::span<const double> y, std::span<c
   }
   const double df_resid = static_cast<double>(N) - filled;
   if (df_resid <= 0) {
-    return Error{fmt::format("anova2: no residual degrees of freedom ({} observations in {} cells)", N,
-                             filled)};
+    return Error::Input(fmt::format("anova2: no residual degrees of freedom ({} observations in {} cells)", N, filled));
   }
   const double grand = MeanOf(y);
   double ss_total = 0;
@@ -770,7 +769,7 @@ Result<std::vector<AnovaRow>> TwoWayAnova(std::span<const double> y, std::span<c
   }
   auto beta = SolveSpd(XtX, Xty, k);
   if (!beta) {
-    return Error{"anova2: the design is disconnected (the additive model a + b cannot be estimated)"};
+    return Error::Input("anova2: the design is disconnected (the additive model a + b cannot be estimated)");
   }
   std::vector<double> fit_ab(ncell);
   for (int c = 0; c < ncell; ++c) {
@@ -929,13 +928,13 @@ class BufferedBelow {
 
 Result<Interval> BootstrapImpl(std::span<const double> x, const BootstrapOptions& o, std::string_view fn,
                                const Checkpoint& checkpoint) {
-  if (x.empty()) return Error{fmt::format("{}: needs at least 1 observation (got 0)", fn)};
-  if (x.size() >= (std::size_t{1} << 32)) return Error{fmt::format("{}: too many observations", fn)};
+  if (x.empty()) return Error::Input(fmt::format("{}: needs at least 1 observation (got 0)", fn));
+  if (x.size() >= (std::size_t{1} << 32)) return Error::Limit(fmt::format("{}: too many observations", fn));
   if (o.n_resamples < 1) {
-    return Error{fmt::format("{}: n_resamples must be >= 1 (got {})", fn, o.n_resamples)};
+    return Error::Usage(fmt::format("{}: n_resamples must be >= 1 (got {})", fn, o.n_resamples));
   }
   if (!(o.confidence > 0 && o.confidence < 1)) {
-    return Error{fmt::format("{}: confidence must be in (0, 1) (got {})", fn, o.confidence)};
+    return Error::Usage(fmt::format("{}: confidence must be in (0, 1) (got {})", fn, o.confidence));
   }
   const auto n = static_cast<std::uint32_t>(x.size());
   Rng rng(o.seed);
@@ -982,9 +981,9 @@ Result<double> ApproximateRandomization(std::span<const double> x, std::span<con
   auto dr = Differences(x, y, fn);
   if (!dr) return dr.error();
   const std::vector<double>& d = *dr;
-  if (d.empty()) return Error{"approx_randomization: needs at least 1 pair (got 0)"};
+  if (d.empty()) return Error::Input("approx_randomization: needs at least 1 pair (got 0)");
   if (o.n_resamples < 1) {
-    return Error{fmt::format("approx_randomization: n_resamples must be >= 1 (got {})", o.n_resamples)};
+    return Error::Usage(fmt::format("approx_randomization: n_resamples must be >= 1 (got {})", o.n_resamples));
   }
   const std::size_t n = d.size();
   double obs = 0, abs_sum = 0;
@@ -1021,7 +1020,7 @@ Result<double> ApproximateRandomization(std::span<const double> x, std::span<con
 
 Result<std::vector<double>> Holm(std::span<const double> p) {
   for (std::size_t i = 0; i < p.size(); ++i) {
-    if (!(p[i] >= 0 && p[i] <= 1)) return Error{fmt::format("holm: p[{}] = {} is not in [0, 1]", i, p[i])};
+    if (!(p[i] >= 0 && p[i] <= 1)) return Error::Input(fmt::format("holm: p[{}] = {} is not in [0, 1]", i, p[i]));
   }
   const std::size_t m = p.size();
   std::vector<std::size_t> idx(m);

@@ -178,7 +178,7 @@ DenseMatrix Transpose(const DenseMatrix& a) {
 // empty result otherwise, which callers turn into an Error.
 Result<SymmetricEigen> Eig(const DenseMatrix& a, std::string_view fn) {
   auto r = EigenSymmetric(a);
-  if (!r) return Error{fmt::format("{}: {}", fn, r.error().message)};
+  if (!r) return Error(r.error().kind, fmt::format("{}: {}", fn, r.error().message));
   return r;
 }
 
@@ -234,7 +234,7 @@ Result<std::vector<double>> Smc(const DenseMatrix& r) {
 
 Result<SymmetricEigen> EigenSymmetric(const DenseMatrix& a) {
   if (a.rows != a.cols) {
-    return Error{fmt::format("eigen: the matrix must be square (got {} x {})", a.rows, a.cols)};
+    return Error::Usage(fmt::format("eigen: the matrix must be square (got {} x {})", a.rows, a.cols));
   }
   const int n = a.rows;
   SymmetricEigen out;
@@ -243,13 +243,13 @@ Result<SymmetricEigen> EigenSymmetric(const DenseMatrix& a) {
   for (int i = 0; i < n; ++i) {
     for (int j = 0; j < n; ++j) {
       const double v = i >= j ? a.at(i, j) : a.at(j, i);
-      if (std::isnan(v)) return Error{fmt::format("eigen: element ({}, {}) is NaN", i, j)};
+      if (std::isnan(v)) return Error::Input(fmt::format("eigen: element ({}, {}) is NaN", i, j));
       V[static_cast<std::size_t>(i) * n + j] = v;
     }
   }
   std::vector<double> d(n), e(n);
   Tridiagonalize(V, d, e, n);
-  if (!TridiagonalQL(V, d, e, n)) return Error{"eigen: the QL iterations did not converge"};
+  if (!TridiagonalQL(V, d, e, n)) return Error::Input("eigen: the QL iterations did not converge");
   std::vector<int> order(n);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return d[x] > d[y]; });
@@ -265,11 +265,11 @@ Result<SymmetricEigen> EigenSymmetric(const DenseMatrix& a) {
 Result<DenseMatrix> CorrelationMatrix(const DenseMatrix& data) {
   const int n = data.rows;
   const int p = data.cols;
-  if (n < 2) return Error{fmt::format("correlation: needs at least 2 observations (got {})", n)};
-  if (static_cast<std::size_t>(n) * p != data.v.size()) return Error{"correlation: malformed matrix"};
+  if (n < 2) return Error::Input(fmt::format("correlation: needs at least 2 observations (got {})", n));
+  if (static_cast<std::size_t>(n) * p != data.v.size()) return Error::Internal("correlation: malformed matrix");
   for (int i = 0; i < n; ++i) {
     for (int j = 0; j < p; ++j) {
-      if (std::isnan(data.at(i, j))) return Error{fmt::format("correlation: data[{}][{}] is NaN", i, j)};
+      if (std::isnan(data.at(i, j))) return Error::Input(fmt::format("correlation: data[{}][{}] is NaN", i, j));
     }
   }
   // Centred columns scaled to unit norm; R = Z'Z.
@@ -283,7 +283,7 @@ Result<DenseMatrix> CorrelationMatrix(const DenseMatrix& data) {
       z.at(i, j) = col[i] - m;
       ss += z.at(i, j) * z.at(i, j);
     }
-    if (!(ss > 0)) return Error{fmt::format("correlation: column {} is constant", j)};
+    if (!(ss > 0)) return Error::Input(fmt::format("correlation: column {} is constant", j));
     const double norm = std::sqrt(ss);
     for (int i = 0; i < n; ++i) z.at(i, j) /= norm;
   }
@@ -358,13 +358,13 @@ Result<FactorResult> FactorAnalysisFromCorrelation(const DenseMatrix& r, const F
   const int p = r.rows;
   const int f = options.factors;
   if (r.rows != r.cols) {
-    return Error{fmt::format("factor_analysis: the correlation matrix must be square (got {} x {})", r.rows,
-                             r.cols)};
+    return Error::Usage(
+        fmt::format("factor_analysis: the correlation matrix must be square (got {} x {})", r.rows, r.cols));
   }
-  if (p < 2) return Error{fmt::format("factor_analysis: needs at least 2 variables (got {})", p)};
+  if (p < 2) return Error::Input(fmt::format("factor_analysis: needs at least 2 variables (got {})", p));
   if (f < 1 || f >= p) {
-    return Error{fmt::format("factor_analysis: factors must be between 1 and {} for {} variables (got {})",
-                             p - 1, p, f)};
+    return Error::Usage(
+        fmt::format("factor_analysis: factors must be between 1 and {} for {} variables (got {})", p - 1, p, f));
   }
   auto smc = Smc(r);
   if (!smc) return smc.error();
@@ -426,7 +426,7 @@ Result<FactorResult> FactorAnalysisFromCorrelation(const DenseMatrix& r, const F
   SignColumns(loadings);
   if (options.rotation == Rotation::kVarimax && f > 1) {
     auto rot = Varimax(loadings);
-    if (!rot) return Error{fmt::format("factor_analysis: {}", rot.error().message)};
+    if (!rot) return Error(rot.error().kind, fmt::format("factor_analysis: {}", rot.error().message));
     loadings = std::move(*rot);
   }
   SignColumns(loadings);
@@ -450,17 +450,17 @@ Result<FactorResult> FactorAnalysisFromCorrelation(const DenseMatrix& r, const F
 
 Result<FactorResult> FactorAnalysis(const DenseMatrix& data, const FactorOptions& options) {
   auto r = CorrelationMatrix(data);
-  if (!r) return Error{"factor_analysis: " + r.error().message};
+  if (!r) return Error(r.error().kind, "factor_analysis: " + r.error().message);
   return FactorAnalysisFromCorrelation(*r, options);
 }
 
 Result<ParallelResult> ParallelAnalysis(const DenseMatrix& data, const ParallelOptions& options,
                                         const Checkpoint& checkpoint) {
   if (options.iterations < 1) {
-    return Error{fmt::format("parallel_analysis: iterations must be >= 1 (got {})", options.iterations)};
+    return Error::Usage(fmt::format("parallel_analysis: iterations must be >= 1 (got {})", options.iterations));
   }
   auto r = CorrelationMatrix(data);
-  if (!r) return Error{"parallel_analysis: " + r.error().message};
+  if (!r) return Error(r.error().kind, "parallel_analysis: " + r.error().message);
   auto obs = Eig(*r, "parallel_analysis");
   if (!obs) return obs.error();
   const int n = data.rows;
@@ -474,7 +474,7 @@ Result<ParallelResult> ParallelAnalysis(const DenseMatrix& data, const ParallelO
     if (checkpoint) checkpoint(static_cast<double>(noise.v.size()) * p);
     for (double& v : noise.v) v = rng.Normal();
     auto rr = CorrelationMatrix(noise);
-    if (!rr) return Error{"parallel_analysis: " + rr.error().message};
+    if (!rr) return Error(rr.error().kind, "parallel_analysis: " + rr.error().message);
     auto e = Eig(*rr, "parallel_analysis");
     if (!e) return e.error();
     for (int k = 0; k < p; ++k) rand[k].push_back(e->values[k]);

@@ -29,7 +29,7 @@ class Unsound : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-Error StoreFail(std::string message) { return Error{std::move(message), ErrorKind::kStore}; }
+Error StoreFail(std::string message) { return Error::Store(std::move(message)); }
 
 // `where` is "PATH: run ID", the start of every message.
 [[noreturn]] void Refuse(const std::string& where, const std::string& what) { throw Unsound(where + ": " + what); }

@@ -41,7 +41,7 @@ namespace kplab {
 namespace {
 
 // Every failure of the run store is a store error (the CLI's exit 4).
-Error StoreFail(std::string message) { return Error{std::move(message), ErrorKind::kStore}; }
+Error StoreFail(std::string message) { return Error::Store(std::move(message)); }
 
 // One migration step: `sql` takes a database at version - 1 to `version`. Steps run in order inside one
 // IMMEDIATE transaction, so a failed step leaves the file at its old version. Append new steps here;
@@ -644,7 +644,7 @@ std::string FileUri(const std::string& path, std::string_view query) {
 Status CheckOneStoreFile(const std::string& path, std::string_view expected) {
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0 && errno == ENOENT) return Status::Ok();
-  if (Status s = CheckRegularFile(path, expected); !s.ok()) return Error{s.message(), ErrorKind::kStore};
+  if (Status s = CheckRegularFile(path, expected); !s.ok()) return Error::Store(s.message());
   return Status::Ok();
 }
 
@@ -752,149 +752,174 @@ Result<RunStore> RunStore::Open(const std::string& path, Mode mode) {
 
 const std::string& RunStore::path() const { return impl_->path; }
 
+namespace {
+
+// The checks that need SQLite's JSON functions, then the slots against the score columns: what is saved
+// must read back (readback.h). Throws StoreError.
+void CheckSavedRun(SQLite::Database& db, const RunRecord& run, const ScoreColumns& scores,
+                   const std::vector<SlotColumn>& slots) {
+  bool ci = false;  // scored with --ci: its slots are kept, as a shard's
+  if (!run.params_json.empty()) {
+    SQLite::Statement type(db,
+                           "SELECT CASE WHEN json_valid(?1) THEN json_type(?1) = 'object' ELSE 0 END, "
+                           "CASE WHEN json_valid(?1) THEN json_type(?1, '$._ci') IS NOT NULL ELSE 0 END");
+    type.bind(1, run.params_json);
+    type.executeStep();
+    if (type.getColumn(0).getInt() == 0) throw StoreError("cannot save run: params_json is not a JSON object");
+    ci = type.getColumn(1).getInt() != 0;
+  }
+  // What is saved must read back (readback.h): the slots as a whole and against the score columns.
+  const store_internal::RunFacts facts{run.status == "ok", run.shard.has_value(), ci,
+                                       static_cast<int64_t>(run.doc_ids.size())};
+  if (Status st = store_internal::CheckRunSlots("cannot save run", facts, run.plugins, scores, slots); !st.ok()) {
+    throw StoreError(st.message());
+  }
+}
+
+// The runs row; returns its id.
+int64_t InsertRunRow(SQLite::Database& db, const RunRecord& run, int64_t dataset_id, int64_t system_id) {
+  SQLite::Statement ins(db,
+                        "INSERT INTO runs(dataset_id, system_id, predictions_path, predictions_hash, profile, "
+                        "params_json, embedder_fingerprint, kplab_version, created_at, elapsed_seconds, status, "
+                        "error, seed, shard_index, shard_count, doc_begin, doc_end) "
+                        "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  ins.bind(1, dataset_id);
+  ins.bind(2, system_id);
+  ins.bind(3, run.predictions_path);
+  ins.bind(4, run.predictions_hash);
+  ins.bind(5, run.profile);
+  ins.bind(6, run.params_json);
+  ins.bind(7, run.embedder_fingerprint);
+  ins.bind(8, run.kplab_version);
+  ins.bind(9, run.created_at.empty() ? store_internal::NowIsoUtc() : run.created_at);
+  ins.bind(10, run.elapsed_seconds);
+  ins.bind(11, run.status);
+  // A failed run is still recorded when its message is huge (a plugin's error(string.rep(...))):
+  // cut, saying so, rather than refused.
+  if (run.error.size() > kMaxErrorText) {
+    ins.bind(12, fmt::format("{} ... (error text cut at {} of {} bytes)", CutUtf8(run.error, kMaxErrorText),
+                             kMaxErrorText, run.error.size()));
+  } else {
+    ins.bind(12, run.error);
+  }
+  if (run.seed) {
+    ins.bind(13, *run.seed);
+  } else {
+    ins.bind(13);  // NULL
+  }
+  if (run.shard) {
+    ins.bind(14, run.shard->index);
+    ins.bind(15, run.shard->count);
+    ins.bind(16, run.shard->begin);
+    ins.bind(17, run.shard->end);
+  } else {
+    for (int i = 14; i <= 17; ++i) ins.bind(i);
+  }
+  ins.exec();
+  return db.getLastInsertRowid();
+}
+
+void InsertPlugins(SQLite::Database& db, int64_t run_id, const std::vector<PluginRecord>& plugins) {
+  SQLite::Statement plugin(db,
+                           "INSERT INTO run_plugins(run_id, idx, name, version, sha256, file) "
+                           "VALUES(?, ?, ?, ?, ?, ?)");
+  plugin.bind(1, run_id);
+  for (size_t i = 0; i < plugins.size(); ++i) {
+    const PluginRecord& p = plugins[i];
+    plugin.bind(2, static_cast<int64_t>(i));
+    plugin.bindNoCopy(3, p.name);
+    plugin.bindNoCopy(4, p.version);
+    plugin.bindNoCopy(5, p.sha256);
+    plugin.bindNoCopy(6, p.file);
+    plugin.exec();
+    plugin.reset();
+  }
+}
+
+// Each column as one blob of little-endian doubles. Throws StoreError for a column SQLite cannot bind.
+void InsertScores(SQLite::Database& db, int64_t run_id, const ScoreColumns& scores) {
+  SQLite::Statement score(db, "INSERT INTO scores(run_id, idx, metric, n, values_f64le) VALUES(?, ?, ?, ?, ?)");
+  score.bind(1, run_id);
+  std::vector<unsigned char> blob;
+  for (size_t i = 0; i < scores.metrics.size(); ++i) {
+    const std::vector<double>& column = scores.columns[i];
+    if (column.size() > static_cast<size_t>(std::numeric_limits<int>::max()) / sizeof(double)) {
+      throw StoreError(fmt::format("cannot save run: score column '{}' is too large", scores.metrics[i]));
+    }
+    const int bytes = static_cast<int>(column.size() * sizeof(double));
+    score.bind(2, static_cast<int64_t>(i));
+    score.bindNoCopy(3, scores.metrics[i]);
+    score.bind(4, static_cast<int64_t>(column.size()));
+    if constexpr (std::endian::native == std::endian::little) {
+      // An empty vector's data() may be null, which SQLite would store as NULL instead of an empty blob.
+      static const char kEmpty = 0;
+      score.bindNoCopy(5, column.empty() ? static_cast<const void*>(&kEmpty) : column.data(), bytes);
+    } else {
+      EncodeF64Le(column, blob);
+      score.bindNoCopy(5, blob.data(), bytes);
+    }
+    score.exec();
+    score.reset();
+  }
+}
+
+void InsertSlots(SQLite::Database& db, int64_t run_id, const std::vector<SlotColumn>& slots) {
+  std::vector<unsigned char> blob;
+  SQLite::Statement slot(db,
+                         "INSERT INTO run_slots(run_id, plugin_idx, subset, slot, name, hidden, n, values_f64le) "
+                         "VALUES(?, ?, ?, ?, ?, ?, ?, ?)");
+  slot.bind(1, run_id);
+  for (const SlotColumn& c : slots) {
+    if (c.values.size() > static_cast<size_t>(std::numeric_limits<int>::max()) / sizeof(double)) {
+      throw StoreError(fmt::format("cannot save run: slot '{}' is too large", c.name));
+    }
+    EncodeF64Le(c.values, blob);
+    static const char kEmpty = 0;
+    slot.bind(2, c.plugin);
+    slot.bindNoCopy(3, c.subset);
+    slot.bind(4, c.slot);
+    slot.bindNoCopy(5, c.name);
+    slot.bind(6, c.hidden ? 1 : 0);
+    slot.bind(7, static_cast<int64_t>(c.values.size()));
+    slot.bindNoCopy(8, blob.empty() ? static_cast<const void*>(&kEmpty) : blob.data(), static_cast<int>(blob.size()));
+    slot.exec();
+    slot.reset();
+  }
+}
+
+void InsertAggregates(SQLite::Database& db, int64_t run_id, const std::vector<AggregateValue>& aggregates) {
+  SQLite::Statement agg(db,
+                        "INSERT INTO aggregates(run_id, idx, metric, value, ci_low, ci_high) "
+                        "VALUES(?, ?, ?, ?, ?, ?)");
+  agg.bind(1, run_id);
+  for (size_t i = 0; i < aggregates.size(); ++i) {
+    const AggregateValue& a = aggregates[i];
+    agg.bind(2, static_cast<int64_t>(i));
+    agg.bindNoCopy(3, a.metric);
+    BindDouble(agg, 4, a.value);
+    BindOptional(agg, 5, a.ci_low);
+    BindOptional(agg, 6, a.ci_high);
+    agg.exec();
+    agg.reset();
+  }
+}
+
+}  // namespace
+
 Result<int64_t> RunStore::SaveRun(const RunRecord& run, const ScoreColumns& scores,
                                   const std::vector<AggregateValue>& aggregates, const std::vector<SlotColumn>& slots) {
   SQLite::Database& db = impl_->db;
   try {
     ValidateRun(run, scores, aggregates, slots);
-    bool ci = false;  // scored with --ci: its slots are kept, as a shard's
-    if (!run.params_json.empty()) {
-      SQLite::Statement type(db,
-                             "SELECT CASE WHEN json_valid(?1) THEN json_type(?1) = 'object' ELSE 0 END, "
-                             "CASE WHEN json_valid(?1) THEN json_type(?1, '$._ci') IS NOT NULL ELSE 0 END");
-      type.bind(1, run.params_json);
-      type.executeStep();
-      if (type.getColumn(0).getInt() == 0)
-        throw StoreError("cannot save run: params_json is not a JSON object");
-      ci = type.getColumn(1).getInt() != 0;
-    }
-    // What is saved must read back (readback.h): the slots as a whole and against the score columns.
-    const store_internal::RunFacts facts{run.status == "ok", run.shard.has_value(), ci,
-                                         static_cast<int64_t>(run.doc_ids.size())};
-    if (Status st = store_internal::CheckRunSlots("cannot save run", facts, run.plugins, scores, slots); !st.ok()) {
-      throw StoreError(st.message());
-    }
-
+    CheckSavedRun(db, run, scores, slots);
     SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
     const int64_t dataset_id = impl_->UpsertDataset(run);
     const int64_t system_id = impl_->UpsertSystem(run.system);
-
-    SQLite::Statement ins(
-        db,
-        "INSERT INTO runs(dataset_id, system_id, predictions_path, predictions_hash, profile, "
-        "params_json, embedder_fingerprint, kplab_version, created_at, elapsed_seconds, status, "
-        "error, seed, shard_index, shard_count, doc_begin, doc_end) "
-        "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    ins.bind(1, dataset_id);
-    ins.bind(2, system_id);
-    ins.bind(3, run.predictions_path);
-    ins.bind(4, run.predictions_hash);
-    ins.bind(5, run.profile);
-    ins.bind(6, run.params_json);
-    ins.bind(7, run.embedder_fingerprint);
-    ins.bind(8, run.kplab_version);
-    ins.bind(9, run.created_at.empty() ? store_internal::NowIsoUtc() : run.created_at);
-    ins.bind(10, run.elapsed_seconds);
-    ins.bind(11, run.status);
-    // A failed run is still recorded when its message is huge (a plugin's error(string.rep(...))):
-    // cut, saying so, rather than refused.
-    if (run.error.size() > kMaxErrorText) {
-      ins.bind(12, fmt::format("{} ... (error text cut at {} of {} bytes)", CutUtf8(run.error, kMaxErrorText),
-                               kMaxErrorText, run.error.size()));
-    } else {
-      ins.bind(12, run.error);
-    }
-    if (run.seed) {
-      ins.bind(13, *run.seed);
-    } else {
-      ins.bind(13);  // NULL
-    }
-    if (run.shard) {
-      ins.bind(14, run.shard->index);
-      ins.bind(15, run.shard->count);
-      ins.bind(16, run.shard->begin);
-      ins.bind(17, run.shard->end);
-    } else {
-      for (int i = 14; i <= 17; ++i) ins.bind(i);
-    }
-    ins.exec();
-    const int64_t run_id = db.getLastInsertRowid();
-
-    SQLite::Statement plugin(db,
-                             "INSERT INTO run_plugins(run_id, idx, name, version, sha256, file) "
-                             "VALUES(?, ?, ?, ?, ?, ?)");
-    plugin.bind(1, run_id);
-    for (size_t i = 0; i < run.plugins.size(); ++i) {
-      const PluginRecord& p = run.plugins[i];
-      plugin.bind(2, static_cast<int64_t>(i));
-      plugin.bindNoCopy(3, p.name);
-      plugin.bindNoCopy(4, p.version);
-      plugin.bindNoCopy(5, p.sha256);
-      plugin.bindNoCopy(6, p.file);
-      plugin.exec();
-      plugin.reset();
-    }
-
-    SQLite::Statement score(db,
-                            "INSERT INTO scores(run_id, idx, metric, n, values_f64le) VALUES(?, ?, ?, ?, ?)");
-    score.bind(1, run_id);
-    std::vector<unsigned char> blob;
-    for (size_t i = 0; i < scores.metrics.size(); ++i) {
-      const std::vector<double>& column = scores.columns[i];
-      if (column.size() > static_cast<size_t>(std::numeric_limits<int>::max()) / sizeof(double)) {
-        throw StoreError(fmt::format("cannot save run: score column '{}' is too large", scores.metrics[i]));
-      }
-      const int bytes = static_cast<int>(column.size() * sizeof(double));
-      score.bind(2, static_cast<int64_t>(i));
-      score.bindNoCopy(3, scores.metrics[i]);
-      score.bind(4, static_cast<int64_t>(column.size()));
-      if constexpr (std::endian::native == std::endian::little) {
-        // An empty vector's data() may be null, which SQLite would store as NULL instead of an empty blob.
-        static const char kEmpty = 0;
-        score.bindNoCopy(5, column.empty() ? static_cast<const void*>(&kEmpty) : column.data(), bytes);
-      } else {
-        EncodeF64Le(column, blob);
-        score.bindNoCopy(5, blob.data(), bytes);
-      }
-      score.exec();
-      score.reset();
-    }
-
-    SQLite::Statement slot(db,
-                           "INSERT INTO run_slots(run_id, plugin_idx, subset, slot, name, hidden, n, values_f64le) "
-                           "VALUES(?, ?, ?, ?, ?, ?, ?, ?)");
-    slot.bind(1, run_id);
-    for (const SlotColumn& c : slots) {
-      if (c.values.size() > static_cast<size_t>(std::numeric_limits<int>::max()) / sizeof(double)) {
-        throw StoreError(fmt::format("cannot save run: slot '{}' is too large", c.name));
-      }
-      EncodeF64Le(c.values, blob);
-      static const char kEmpty = 0;
-      slot.bind(2, c.plugin);
-      slot.bindNoCopy(3, c.subset);
-      slot.bind(4, c.slot);
-      slot.bindNoCopy(5, c.name);
-      slot.bind(6, c.hidden ? 1 : 0);
-      slot.bind(7, static_cast<int64_t>(c.values.size()));
-      slot.bindNoCopy(8, blob.empty() ? static_cast<const void*>(&kEmpty) : blob.data(), static_cast<int>(blob.size()));
-      slot.exec();
-      slot.reset();
-    }
-    SQLite::Statement agg(db,
-                          "INSERT INTO aggregates(run_id, idx, metric, value, ci_low, ci_high) "
-                          "VALUES(?, ?, ?, ?, ?, ?)");
-    agg.bind(1, run_id);
-    for (size_t i = 0; i < aggregates.size(); ++i) {
-      const AggregateValue& a = aggregates[i];
-      agg.bind(2, static_cast<int64_t>(i));
-      agg.bindNoCopy(3, a.metric);
-      BindDouble(agg, 4, a.value);
-      BindOptional(agg, 5, a.ci_low);
-      BindOptional(agg, 6, a.ci_high);
-      agg.exec();
-      agg.reset();
-    }
-
+    const int64_t run_id = InsertRunRow(db, run, dataset_id, system_id);
+    InsertPlugins(db, run_id, run.plugins);
+    InsertScores(db, run_id, scores);
+    InsertSlots(db, run_id, slots);
+    InsertAggregates(db, run_id, aggregates);
     tx.commit();
     return run_id;
   } catch (const StoreError& e) {

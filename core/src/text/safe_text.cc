@@ -90,9 +90,8 @@ std::string NameProblem(std::string_view s) {
 Status CheckName(std::string_view field, std::string_view value) {
   const std::string problem = NameProblem(value);
   if (problem.empty()) return Status::Ok();
-  return Error{
-      fmt::format("{} '{}': {} (expected UTF-8 text without control characters)", field, TerminalText(value), problem),
-      ErrorKind::kUsage};
+  return Error::Usage(
+      fmt::format("{} '{}': {} (expected UTF-8 text without control characters)", field, TerminalText(value), problem));
 }
 
 }  // namespace kplab

@@ -62,7 +62,7 @@ Result<Subword> ParseSubword(std::string_view s) {
   if (s == "sentencepiece") return Subword::kSentencePiece;
   if (s == "wordpiece") return Subword::kWordPiece;
   if (s == "bpe") return Subword::kByteBpe;
-  return Error{fmt::format("unknown subword scheme \"{}\"", s)};
+  return Error::Usage(fmt::format("unknown subword scheme \"{}\"", s));
 }
 
 Result<std::string> Detokenize(std::span<const std::string> tokens, Subword scheme,
@@ -105,14 +105,16 @@ Result<std::string> Detokenize(std::span<const std::string> tokens, Subword sche
           const std::uint32_t cp = DecodeUtf8(t, k);  // tokens come from JSON: valid UTF-8
           const int byte = cp < table.size() ? table[cp] : -1;
           if (byte < 0) {
-            return Error{fmt::format("token \"{}\" has U+{:04X}, which is not in the byte-level BPE alphabet", t, cp)};
+            return Error::Input(
+                fmt::format("token \"{}\" has U+{:04X}, which is not in the byte-level BPE alphabet", t, cp));
           }
           text.push_back(static_cast<char>(byte));
         }
       }
       std::size_t bad = 0;
       if (!ValidUtf8(text, &bad)) {
-        return Error{fmt::format("the byte-level BPE tokens decode to bytes that are not UTF-8 (at byte {})", bad + 1)};
+        return Error::Input(
+            fmt::format("the byte-level BPE tokens decode to bytes that are not UTF-8 (at byte {})", bad + 1));
       }
       break;
     }

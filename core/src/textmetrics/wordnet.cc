@@ -57,8 +57,7 @@ const std::vector<Rule>& Rules(int pos) {
 std::string Where(const std::string& path, std::size_t line) { return path + ":" + std::to_string(line); }
 
 Error Bad(const std::string& path, std::size_t line, const std::string& what) {
-  return Error{Where(path, line) + ": " + what + " (expected a WordNet 3.0 database file, wndb(5WN))",
-               ErrorKind::kInput};
+  return Error::Input(Where(path, line) + ": " + what + " (expected a WordNet 3.0 database file, wndb(5WN))");
 }
 
 bool ParseInt(std::string_view s, int base, std::int64_t* out) {
@@ -192,10 +191,9 @@ Status WordNet::Impl::CheckOffsets(int pos) {
         v = v * 10 + static_cast<std::uint64_t>(c - '0');
       }
       if (!ok || v != off) {
-        return Error{dir + "/data." + kSuffix[pos] + ": no synset at offset " + std::to_string(off) +
-                         " (named by index." + kSuffix[pos] + " for '" + std::string(lemma) +
-                         "'; expected a WordNet 3.0 database, wndb(5WN))",
-                     ErrorKind::kInput};
+        return Error::Input(dir + "/data." + kSuffix[pos] + ": no synset at offset " + std::to_string(off) +
+                            " (named by index." + kSuffix[pos] + " for '" + std::string(lemma) +
+                            "'; expected a WordNet 3.0 database, wndb(5WN))");
       }
     }
   }
@@ -239,11 +237,10 @@ Result<std::shared_ptr<const WordNet>> WordNet::Open(const std::string& dir) {
     for (const std::string* path : {&index_path, &data_path}) {
       Result<std::string> text = ReadRegularFile(*path, "a WordNet 3.0 database file");
       if (!text) {
-        return Error{"WordNet not found: " + text.error().message +
-                         ". METEOR's synonym stage reads Debian's WordNet 3.0 (package wordnet-base): install it "
-                         "with `scripts/setup.sh --extra wordnet` (or `apt-get install wordnet-base`), or set "
-                         "KPLAB_WORDNET to a folder holding index.noun, data.noun, noun.exc, ...",
-                     ErrorKind::kInput};
+        return Error::Input("WordNet not found: " + text.error().message +
+                            ". METEOR's synonym stage reads Debian's WordNet 3.0 (package wordnet-base): install it "
+                            "with `scripts/setup.sh --extra wordnet` (or `apt-get install wordnet-base`), or set "
+                            "KPLAB_WORDNET to a folder holding index.noun, data.noun, noun.exc, ...");
       }
       (path == &index_path ? impl->index_text[pos] : impl->data_text[pos]) = std::move(*text);
     }

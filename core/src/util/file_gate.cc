@@ -52,14 +52,14 @@ bool Allowed(const FileGrants& g, const std::string& resolved, FileAccess access
 }  // namespace
 
 Result<std::string> ResolvePath(std::string_view path) {
-  if (path.find('\0') != std::string_view::npos) return Error{"path contains a NUL byte", ErrorKind::kUsage};
-  if (path.empty()) return Error{"empty path", ErrorKind::kUsage};
+  if (path.find('\0') != std::string_view::npos) return Error::Usage("path contains a NUL byte");
+  if (path.empty()) return Error::Usage("empty path");
   std::error_code ec;
   const fs::path abs = fs::absolute(fs::path(path), ec);
-  if (ec) return Error{ec.message(), ErrorKind::kUsage};
+  if (ec) return Error::Usage(ec.message());
   const fs::path canonical = fs::weakly_canonical(abs, ec);
-  if (ec == std::errc::too_many_symbolic_link_levels) return Error{"symbolic link loop", ErrorKind::kUsage};
-  if (ec) return Error{ec.message(), ErrorKind::kUsage};
+  if (ec == std::errc::too_many_symbolic_link_levels) return Error::Usage("symbolic link loop");
+  if (ec) return Error::Usage(ec.message());
   return canonical.native();
 }
 
@@ -77,10 +77,10 @@ Status GateFile(std::string_view path, FileAccess access) {
     Result<std::string> resolved = ResolvePath(path);
     if (!resolved) {
       allowed = false;
-      status = Error{shown + ": " + resolved.error().message, ErrorKind::kUsage};
+      status = Error::Usage(shown + ": " + resolved.error().message);
     } else if (!Allowed(*g, *resolved, access)) {
       allowed = false;
-      status = Error{shown + ": " + Refusal(*g, access), ErrorKind::kUsage};
+      status = Error::Usage(shown + ": " + Refusal(*g, access));
     }
   }
   if (FileGateObserver observe = g_observer.load()) observe(path, access, allowed);
