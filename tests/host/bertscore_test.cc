@@ -376,7 +376,7 @@ TEST_F(BertscoreRuns, MalformedBaselineFailsTheRunNamingFileAndLine) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->errors.size(), 1u);
   EXPECT_EQ(r->errors[0].message,
-            "plugins/bertscore.lua:70: " + bad +
+            "plugins/bertscore.lua:99: " + bad +
                 ":3: R must be a finite number (the line is not shown: a plugin is given a baseline's numbers, not "
                 "its text)");
 }
