@@ -18,6 +18,34 @@ local function joined(list)
   return table.concat(list:surfaces(), ", ")
 end
 
+-- KPEval's reference strings (bert_score_metric.py builds them as rouge_metric.py and
+-- mover_score_metric.py do): every reference of the line, repeats included, zipped with the presence
+-- flags of the deduplicated ones -- the first U references take the U unique references' flags, and the
+-- last ones are dropped when the line repeats a reference (stem key). Lines without a repeat get the
+-- unique references with their own flags. A document without text has every reference absent (KPEval
+-- run with an empty source).
+local function kpeval_reference_string(doc, subset)
+  local raw, uniq = doc.refs_with_duplicates:surfaces(), doc.refs:surfaces()
+  local present_surfaces = doc.has_text and doc.refs:present():surfaces() or {}
+  local present, absent, j = {}, {}, 1
+  for i = 1, #uniq do  -- unique surfaces are distinct: the present ones are a subsequence of them
+    if uniq[i] == present_surfaces[j] then
+      present[#present + 1], j = raw[i], j + 1
+    else
+      absent[#absent + 1] = raw[i]
+    end
+  end
+  if subset == "present" then return table.concat(present, ", ") end
+  if subset == "absent" then return table.concat(absent, ", ") end
+  return table.concat(table.move(absent, 1, #absent, #present + 1, present), ", ")
+end
+
+-- The references' string of a subset: KPEval's zip under kpeval, each unique reference once otherwise.
+local function reference_string(refs, subset, doc, profile)
+  if profile.name == "kpeval" then return kpeval_reference_string(doc, subset) end
+  return joined(ordered(refs, subset, doc, profile))
+end
+
 -- Token weights of string i of T: BERTScore without idf weighs every token 1 and [CLS]/[SEP] (the
 -- post-processor's specials, by id) 0; with idf, idf.w[id], or ln(N + 1) for an id no reference has.
 -- bert_score zeroes [CLS] and [SEP] by id, so the same token written in the text weighs 0 too.
@@ -46,15 +74,16 @@ return kp.metric {
 BERTScore P, R, F1 per document and subset (<s>.bertscore_p, _r, _f1 for <s> in all, present,
 absent); the run's value is the mean over documents. Candidate = the subset's predictions (after the
 profile's filtering and dedup) joined by ", "; reference = the subset's references joined by ", ";
-under profile kpeval "all" joins present ones first, then absent ones (KPEval's strings), elsewhere
-model / file order. Each string is embedded by the run's model (a transformer: --model NAME) at
+under profile kpeval "all" joins present ones first, then absent ones, and the references are
+KPEval's: every reference of the line, repeats included, zipped with the unique ones' presence flags
+(KPEval's strings), elsewhere model / file order. Each string is embedded by the run's model (a transformer: --model NAME) at
 hidden layer `layer`; P = mean over candidate tokens of the best cosine with any reference token
 ([CLS]/[SEP] included as matches), weighted 1 per token and 0 for [CLS]/[SEP] (or by idf, idf = true:
 ln((N+1)/(df+1)) over the N reference strings of the subset in the whole corpus); R likewise;
 F1 = 2PR/(P+R). An empty side gives 0, 0, 0. baseline = a bert_score baseline CSV (LAYER,P,R,F):
 each value x becomes (x - b)/(1 - b) with b from the row of `layer`. KPEval's bert-base-uncased at
 layer 8 without idf or rescaling is the default set-up; see docs/profiles.md for what is not
-reproduced (references that repeat, batch padding).]],
+reproduced (batch padding).]],
   params = {
     layer = kp.int { default = 8, min = 0, doc = "hidden layer (0 = the embedding layer's output; KPEval: 8)" },
     idf = kp.bool { default = false, doc = "weigh tokens by idf over the subset's reference strings" },
@@ -75,7 +104,7 @@ reproduced (references that repeat, batch padding).]],
       for i = 1, #corpus do
         local doc = corpus:doc(i)
         local _, refs = doc:subset(s)
-        if refs then strings[#strings + 1] = joined(ordered(refs, s, doc, ctx.profile)) end
+        if refs then strings[#strings + 1] = reference_string(refs, s, doc, ctx.profile) end
       end
       local df, n = {}, #strings
       for b = 1, n, BATCH do
@@ -98,7 +127,7 @@ reproduced (references that repeat, batch padding).]],
   end,
   score = function(preds, refs, doc, p, ctx, out)
     local cand = joined(ordered(preds, ctx.subset, doc, ctx.profile))
-    local ref = joined(ordered(refs, ctx.subset, doc, ctx.profile))
+    local ref = reference_string(refs, ctx.subset, doc, ctx.profile)
     local T = ctx.token_embeddings({ cand, ref }, p.layer)
     local idf = p.idf and ctx.prepared.idf[ctx.subset] or nil
     local P, R, F = kp.greedy_match(T:cosine(1, T, 2), weights(T, 1, idf), weights(T, 2, idf))

@@ -18,7 +18,7 @@
 #   3. bench/scale.sh (1M documents <= 5 s on 2 cores, <= 1.2 KB of peak RSS a document);
 #   4. bench/semrp_bench.sh (SemR-p >= 20x the authors' loop);
 #   5. bench/cache_bench.sh (1.03M phrases: cold <= 6 s, warm <= 1.5 s);
-#   6. bench/transformer_bench.sh at 2 threads and at 1 (kplab >= PyTorch's best), if /usr/bin/python3
+#   6. bench/transformer_bench.sh at 2 threads and at 1 (wall: PyTorch at its best settings / kplab >= 1.0x), if /usr/bin/python3
 #      has torch (scripts/setup.sh --extra torch).
 # KPLAB_TABLE_ONLY="ratio scale1m scale semrp cache transformer" runs a subset (space-separated names).
 #

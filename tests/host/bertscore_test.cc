@@ -333,7 +333,7 @@ TEST_F(BertscoreRuns, LayerOutsideTheModelIsAnErrorAtThePluginLine) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->errors.size(), 1u);
   EXPECT_EQ(r->errors[0].message,
-            "plugins/bertscore.lua:102: ctx.token_embeddings: layer 13 is outside 0..12 (model 'toytokens' has 12 "
+            "plugins/bertscore.lua:131: ctx.token_embeddings: layer 13 is outside 0..12 (model 'toytokens' has 12 "
             "layers; 0 is the embedding layer's output) (while scoring document '1', subset 'all')");
 }
 
@@ -376,7 +376,7 @@ TEST_F(BertscoreRuns, MalformedBaselineFailsTheRunNamingFileAndLine) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->errors.size(), 1u);
   EXPECT_EQ(r->errors[0].message,
-            "plugins/bertscore.lua:70: " + bad +
+            "plugins/bertscore.lua:99: " + bad +
                 ":3: R must be a finite number (the line is not shown: a plugin is given a baseline's numbers, not "
                 "its text)");
 }
@@ -588,11 +588,67 @@ TEST_F(BertscoreTransformer, RunValueIsTheMeanOverDocuments) {
   EXPECT_NEAR(std::stod(o.out.substr(at + 20)), sum / 9, 1e-9);
 }
 
+// KPEval's own BertScoreMetric over bert_score 0.3.13 (tests/data/bertscore/run_kpeval_bertscore.py, run
+// with Debian's torch on the random-weight BERT tests/data/mover/bert-mnli-tiny at layer 4, without and
+// with idf; the numbers it printed in kpeval_bertscore.tsv) on the first 40 Inspec documents with
+// catSeqTG-2RF1 seed 1234, under profile kpeval: every per-document P, R, F1 and every mean to 1e-6.
+// Documents 17 and 22 repeat a reference (same stem key): KPEval zips all references with the unique
+// ones' presence flags (and with idf counts document frequencies over those strings), and kpeval
+// reproduces that (doc.refs_with_duplicates). Joining each unique reference once instead, as this
+// plugin did before, differed from these numbers by up to 0.07 on those two documents.
+TEST_F(BertscoreTransformer, MatchesKpevalsBertScoreMetricOnRepeatedReferences) {
+  ASSERT_EQ(Run("model import bert-mnli-tiny tests/data/mover/bert-mnli-tiny --backend transformer").code, 0);
+  const fs::path d = dir_ / "inspec40";
+  fs::create_directories(d);
+  const std::string data = KPLAB_SHARED_DATA;
+  auto head = [](const std::string& from, const fs::path& to) {
+    std::ifstream in(from);
+    std::ofstream out(to);
+    std::string line;
+    for (int i = 0; i < 40 && std::getline(in, line); ++i) out << line << "\n";
+  };
+  const std::string meng = data + "/kpg_testsets_meng2017/inspec/word_inspec_testing_";
+  head(meng + "context.txt", d / "word_inspec_testing_context.txt");
+  head(meng + "allkeywords.txt", d / "word_inspec_testing_allkeywords.txt");
+  head(data + "/predictions/catSeqTG-2RF1/inspec/seed1234.txt", d / "predictions.txt");
+  std::map<std::string, std::map<std::string, std::map<std::string, double>>> runs;  // idf -> doc -> column
+  for (const char* idf : {"0", "1"}) {
+    runs[idf] = Eval("--profile kpeval --dataset " + d.string() + " --predictions " + (d / "predictions.txt").string() +
+                     " --metrics bertscore --model bert-mnli-tiny " + "--param bertscore.layer=4" +
+                     (idf[0] == '1' ? " --param bertscore.idf=true" : ""));
+  }
+  std::ifstream in(kData + "/kpeval_bertscore.tsv");
+  ASSERT_TRUE(in) << kData << "/kpeval_bertscore.tsv";
+  std::string line;
+  std::getline(in, line);
+  int checked = 0, repeated = 0;
+  while (std::getline(in, line)) {
+    const std::vector<std::string> f = Fields(line);
+    ASSERT_EQ(f.size(), 8u) << line;
+    const auto& kpeval = runs[f[3]];
+    ASSERT_EQ(kpeval.size(), 40u);
+    const std::string col = f[5] + ".bertscore_" + f[6];
+    const double want = std::stod(f[7]);
+    if (f[4] == "mean") {
+      double mean = 0;
+      for (const auto& [doc, cols] : kpeval) mean += cols.at(col) / 40.0;
+      EXPECT_NEAR(mean, want, 1e-6) << line;
+    } else {
+      ASSERT_TRUE(kpeval.count(f[4]) && kpeval.at(f[4]).count(col)) << line;
+      EXPECT_NEAR(kpeval.at(f[4]).at(col), want, 1e-6) << line;
+      repeated += f[4] == "17" || f[4] == "22";
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2 * 41 * 9);
+  EXPECT_EQ(repeated, 2 * 2 * 9);
+}
+
 TEST_F(BertscoreTransformer, LayerBeyondTheModelNamesTheRange) {
   kplab::test::Output o = Run("eval --dataset tests/data/bertscore/pairs --predictions "
                               "tests/data/bertscore/pairs/predictions.txt --metrics bertscore --model bert-tiny");
   EXPECT_NE(o.code, 0);
-  EXPECT_NE(o.err.find("plugins/bertscore.lua:102: ctx.token_embeddings: layer 8 is outside 0..2 (model 'bert-tiny' "
+  EXPECT_NE(o.err.find("plugins/bertscore.lua:131: ctx.token_embeddings: layer 8 is outside 0..2 (model 'bert-tiny' "
                        "has 2 layers; 0 is the embedding layer's output) (while scoring document '1', subset 'all')"),
             std::string::npos)
       << o.err;

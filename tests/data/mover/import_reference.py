@@ -4,6 +4,8 @@ kpeval_mover.tsv, the file tests/host/mover_test.cc compares kplab with.
 
     /usr/bin/python3 tests/data/mover/import_reference.py OUT_DIR > tests/data/mover/kpeval_mover.tsv
 
+(and likewise kpeval_mover_f64.tsv from the runs made with run_reference.py --f64-distances).
+
 OUT_DIR holds v1_<dataset>_<seed>.json (moverscore.py, KPEval's batch size 128), v2b1_<dataset>_<seed>.json
 (moverscore_v2.py, batch size 1) and v2b128_<dataset>_1234.json (moverscore_v2.py, KPEval's batch size 128).
 Rows: run (v1, v2b1, v2b128), dataset, seed, doc (1-based; "mean" for KPEval's aggregate), subset, value

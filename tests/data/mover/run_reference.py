@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """KPEval's MoverScoreMetric over AIPHES/emnlp19-moverscore, unmodified in logic, on CPU.
 
-usage: run_reference.py VERSION MODEL_DIR DATASET SEED NDOCS OUT.json [--batch B]
+usage: run_reference.py VERSION MODEL_DIR DATASET SEED NDOCS OUT.json [--batch B] [--f64-distances]
 
 Run with Debian's Python (python3-torch, python3-pyemd, python3-numpy, python3-nltk, python3-sklearn,
 python3-boto3, python3-requests, python3-filelock, python3-sentencepiece) from a directory PEERS
@@ -29,6 +29,10 @@ What is changed around the authors' code, and why:
     sacremoses (XLM's tokenizer, imported but unused) is not in Debian: an empty module;
   * moverscore_v2.py uses np.float, which numpy 1.24 (Debian's; KPEval pins 1.24.4) removed: the
     alias is set back to the builtin float it stood for.
+--f64-distances is a diagnostic, not KPEval's computation: moverscore's distance function
+(moverscore.pairwise_distances, moverscore_v2.batched_cdist_l2) is called on float64 copies of its
+float32 inputs, the one change; everything else (the float32 network, idf, pyemd) as above. It shows
+what the authors' code gives without torch's float32 distances (README.md, "What agrees").
 Inputs as a KPEval user makes them from the Meng-2017 files: source = context line with '<eos>' ->
 '[sep]'; target = keywords line; predictions = prediction line without its '<peos>' piece.
 """
@@ -44,6 +48,7 @@ SHARED = os.environ.get("KPLAB_SHARED_DATA", os.path.join(KPLAB, "..", "shared",
 version, model_dir, dataset, seed, ndocs, out_path = sys.argv[1:7]
 version, seed, ndocs = int(version), int(seed), int(ndocs)
 batch = int(sys.argv[sys.argv.index("--batch") + 1]) if "--batch" in sys.argv else None
+f64_distances = "--f64-distances" in sys.argv
 
 import torch  # noqa: E402
 
@@ -160,6 +165,16 @@ sys.modules["metrics"] = metrics
 import metrics.metric  # noqa: E402
 metrics.KeyphraseMetric = metrics.metric.KeyphraseMetric
 from metrics.mover_score_metric import MoverScoreMetric  # noqa: E402
+
+if f64_distances:
+    if version == 1:
+        import moverscore as ms  # noqa: E402
+        _pd = ms.pairwise_distances
+        ms.pairwise_distances = lambda x, y=None: _pd(x.double(), y.double())
+    else:
+        import moverscore_v2 as ms  # noqa: E402
+        _cd = ms.batched_cdist_l2
+        ms.batched_cdist_l2 = lambda x1, x2: _cd(x1.double(), x2.double())
 
 kwargs = {"version": version}
 if batch:
