@@ -216,23 +216,25 @@ struct SortRun {
       checked = 0;
     }
   }
-  // a < b for the values on top of the stack (a below b); pops both.
-  bool Less() {
-    Step(1);
-    bool less;
-    if (has_comparator) {
-      lua_pushvalue(L, kComparator);
-      lua_rotate(L, -3, 1);  // [comp, a, b]
-      lua_call(L, 2, 1);
-      less = lua_toboolean(L, -1);
-      lua_pop(L, 1);
-    } else {
-      less = lua_compare(L, -2, -1, LUA_OPLT);
-      lua_pop(L, 2);
-    }
-    return less;
-  }
 };
+
+// a < b for the values on top of the stack (a below b); pops both.
+bool Less(SortRun& run) {
+  lua_State* L = run.L;
+  run.Step(1);
+  bool less;
+  if (run.has_comparator) {
+    lua_pushvalue(L, kComparator);
+    lua_rotate(L, -3, 1);  // [comp, a, b]
+    lua_call(L, 2, 1);
+    less = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+  } else {
+    less = lua_compare(L, -2, -1, LUA_OPLT);
+    lua_pop(L, 2);
+  }
+  return less;
+}
 
 // Merges the sorted runs from[lo..mid] and from[mid+1..hi] into to[lo..hi]; the runs' current heads wait in
 // the stack slots kLeft and kRight. An element of the right run goes first only when it is less than the
@@ -248,7 +250,7 @@ void Merge(SortRun& run, int from, int to, lua_Integer lo, lua_Integer mid, lua_
     lua_pushvalue(L, kRight);
     lua_pushvalue(L, kLeft);
     run.Step(kElementSteps);
-    if (run.Less()) {
+    if (Less(run)) {
       lua_pushvalue(L, kRight);
       lua_rawseti(L, to, k++);
       if (++j > hi) break;
@@ -327,7 +329,7 @@ int Sort(lua_State* L) {
     lua_rawgeti(L, sorted, i);
     lua_rawgeti(L, sorted, i + 1);
     lua_rotate(L, -2, 1);  // [next, this]: is the next one less?
-    if (run.Less()) return luaL_error(L, "invalid order function for sorting");
+    if (Less(run)) return luaL_error(L, "invalid order function for sorting");
   }
   for (lua_Integer i = 1; i <= n; ++i) {
     lua_rawgeti(L, sorted, i);

@@ -382,7 +382,7 @@ return table.concat(out, "\n")
   ASSERT_EQ(luaL_dostring(L, chunk), LUA_OK) << lua_tostring(L, -1);
   EXPECT_EQ(std::string(lua_tostring(L, -1)),
             "boom | 3 1 2\n"
-            "table: TABLE | 3 1 2\n"
+            "obj | 3 1 2\n"
             "invalid order function for sorting | 5 2 8 1 9 3 7 4 6 0\n"
             "invalid order function for sorting | 3 1 2 2\n"
             "ok | 1 2 3\n"
