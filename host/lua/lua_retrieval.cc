@@ -110,19 +110,13 @@ void AddDocument(lua_State* L, CollectionUd* c, std::string keyphrases, std::str
   c->text.push_back(std::move(text));
 }
 
-std::string CheckUtf8Arg(lua_State* L, int idx, const char* fn) {
-  std::size_t n = 0;
-  const char* s = luaL_checklstring(L, idx, &n);
-  if (!ValidUtf8({s, n})) luaL_error(L, "%s: argument #%d is not valid UTF-8", fn, idx - 1);
-  return {s, n};
-}
-
 // col:add(keyphrases, text) -> the document's index (1-based). Cost: one step per byte; the bytes are
 // held in the memory cap while the collection lives.
 int ColAdd(lua_State* L) {
   CollectionUd* c = CheckCollection(L, 1);
-  std::string kps = CheckUtf8Arg(L, 2, "col:add");
-  std::string text = CheckUtf8Arg(L, 3, "col:add");
+  // Arguments #1 and #2 of the method (the collection is #0 to the script).
+  std::string kps(CheckUtf8Arg(L, 2, "col:add", "argument #1"));
+  std::string text(CheckUtf8Arg(L, 3, "col:add", "argument #2"));
   ChargeNative(L, static_cast<double>(kps.size() + text.size() + 1));
   AddDocument(L, c, std::move(kps), std::move(text));
   lua_pushinteger(L, static_cast<lua_Integer>(c->text.size()));

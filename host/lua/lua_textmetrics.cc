@@ -46,12 +46,10 @@ namespace tm = kplab::textmetrics;
   std::abort();  // unreachable
 }
 
-std::string_view CheckUtf8Arg(lua_State* L, int idx, const char* fn, const std::string& what) {
-  std::size_t len = 0;
-  const char* s = lua_tolstring(L, idx, &len);
-  const std::string_view v(s, len);
-  if (!ValidUtf8(v)) Fail(L, fn, what + " is not valid UTF-8");
-  return v;
+// A string argument checked as every binding checks one (lua_util.h: CheckUtf8Arg), named as this module's
+// errors are: "kp.textmetrics.FN: WHAT is not valid UTF-8".
+std::string_view TextArg(lua_State* L, int idx, const char* fn, const std::string& what) {
+  return CheckUtf8Arg(L, idx, std::string("kp.textmetrics.") + fn, what);
 }
 
 // The strings of an array argument (raw reads: no metamethod runs). Views into the Lua strings, which
@@ -68,7 +66,7 @@ std::vector<std::string_view> StringArray(lua_State* L, int idx, const char* fn)
     if (lua_type(L, -1) != LUA_TSTRING) {
       Fail(L, fn, fmt::format("argument #{}[{}] must be a string (got {})", idx, i, luaL_typename(L, -1)));
     }
-    out.push_back(CheckUtf8Arg(L, -1, fn, fmt::format("argument #{}[{}]", idx, i)));
+    out.push_back(TextArg(L, -1, fn, fmt::format("argument #{}[{}]", idx, i)));
     lua_pop(L, 1);
   }
   return out;
@@ -100,7 +98,7 @@ Text RougeText(lua_State* L, int idx, tm::RougeStyle style, const char* fn) {
       Fail(L, fn,
            fmt::format("argument #{} must be a string with style 'pltrdy' (got {})", idx, luaL_typename(L, idx)));
     }
-    const std::string_view s = CheckUtf8Arg(L, idx, fn, fmt::format("argument #{}", idx));
+    const std::string_view s = TextArg(L, idx, fn, fmt::format("argument #{}", idx));
     ReserveNative(L, 32.0 * static_cast<double>(s.size()), fmt::format("kp.textmetrics.{}", fn).c_str());
     t.units = tm::PltrdySentences(s);
     return t;
@@ -110,7 +108,7 @@ Text RougeText(lua_State* L, int idx, tm::RougeStyle style, const char* fn) {
     return t;
   }
   if (lua_type(L, idx) == LUA_TSTRING) {
-    t.units.Add(SplitWhitespace(CheckUtf8Arg(L, idx, fn, fmt::format("argument #{}", idx))));
+    t.units.Add(SplitWhitespace(TextArg(L, idx, fn, fmt::format("argument #{}", idx))));
     return t;
   }
   if (!lua_istable(L, idx)) {
@@ -171,7 +169,7 @@ std::vector<std::string_view> TokensArg(lua_State* L, int idx, const char* fn, s
   const Corpus* c = nullptr;
   std::vector<std::string_view> out;
   if (lua_type(L, idx) == LUA_TSTRING) {
-    const std::string_view s = CheckUtf8Arg(L, idx, fn, fmt::format("argument #{}", idx));
+    const std::string_view s = TextArg(L, idx, fn, fmt::format("argument #{}", idx));
     ChargeNative(L, static_cast<double>(s.size()));
     ReserveNative(L, 32.0 * static_cast<double>(s.size()), fmt::format("kp.textmetrics.{}", fn).c_str());
     *own = WordTokenize(s);

@@ -10,7 +10,10 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <string_view>
 #include <utility>
+
+#include "kplab/utf8.h"
 
 namespace kplab::host {
 
@@ -42,6 +45,17 @@ class BorrowScope {
  private:
   std::shared_ptr<char> alive_;
 };
+
+// The string argument at idx as a view into the Lua string (alive while it stays on the stack), which must
+// be valid UTF-8: a value that is no string (nor number) raises Lua's own "bad argument" error
+// (luaL_checklstring), invalid bytes "WHERE: WHAT is not valid UTF-8"
+// ("kp.textmetrics.rouge_n: argument #1[2] is not valid UTF-8", "col:add: argument #1 ..."). [-0, +0, v]
+inline std::string_view CheckUtf8Arg(lua_State* L, int idx, const std::string& where, const std::string& what) {
+  std::size_t n = 0;
+  const char* s = luaL_checklstring(L, idx, &n);
+  if (!ValidUtf8({s, n})) luaL_error(L, "%s: %s is not valid UTF-8", where.c_str(), what.c_str());
+  return {s, n};
+}
 
 // Allocates a userdata holding a T constructed from args, with metatable `meta` (must exist) whose
 // __gc runs ~T. [-0, +1]

@@ -185,6 +185,15 @@ TEST_F(Readback, StatusEnumTextAndNull) {
   // A stored text is shown escaped: a tampered file may hold terminal controls.
   Tamper("UPDATE runs SET status = char(27) || '[2J' WHERE id = 1");
   EXPECT_EQ(s.GetRun(1).error().message, P("run 1: runs.status is '\\x1b[2J' (expected 'ok' or 'failed')"));
+  // Escaped as every text for a terminal is (TerminalText): valid UTF-8 and backslashes as they are, an
+  // invalid byte and a bidirectional override (U+202E) as escapes; at most 60 bytes, cut at a character:
+  // 59 bytes of 'a', then 'é' (bytes 60-61) across the cut, left out whole.
+  Tamper("UPDATE runs SET status = 'caf' || char(233) || '\\' || X'FF' || char(8238) WHERE id = 1");
+  EXPECT_EQ(s.GetRun(1).error().message,
+            P("run 1: runs.status is 'caf\xc3\xa9\\\\xff\\u202e' (expected 'ok' or 'failed')"));
+  Tamper("UPDATE runs SET status = '" + std::string(59, 'a') + "' || char(233) || 'zz' WHERE id = 1");
+  EXPECT_EQ(s.GetRun(1).error().message,
+            P("run 1: runs.status is '" + std::string(59, 'a') + "...' (expected 'ok' or 'failed')"));
 }
 
 TEST_F(Readback, AFailedRunWithValuesOrWithoutItsError) {

@@ -115,11 +115,15 @@ TEST_F(MeteredEntriesTest, LibraryLoopsDrivenByALyingLengthAreCharged) {
                                         "__index = function() return '' end})\ntable.concat(t)\n"),
                                std::regex(std::string("kplab: s\\.lua:[12]: ") + kBudget)));
   EXPECT_EQ(RunFails("table.move({}, 1, 1 << 62, 2)\n"), std::string("kplab: s.lua:1: ") + kBudget);
-  // __index and __newindex C functions run no instruction at all: Lua's sort runs on a plain copy made
-  // element by element, which the memory cap stops here (2^31 elements).
-  EXPECT_EQ(RunFails("local t = setmetatable({}, {__len = function() return (1 << 31) - 2 end, __index = rawlen, "
-                     "__newindex = rawequal})\ntable.sort(t)\n"),
-            "kplab: s.lua: memory limit of 256 MiB exceeded");
+  // __index and __newindex C functions run no instruction at all: the sort's whole work is charged
+  // before it copies an element, so 2^31 elements are refused at once; without a budget, the copies it
+  // would need are checked against the memory cap first (2 x 2^31 values of 16 bytes).
+  const std::string sort_liar =
+      "local t = setmetatable({}, {__len = function() return (1 << 31) - 2 end, "
+      "__index = rawlen, __newindex = rawequal})\ntable.sort(t)\n";
+  EXPECT_EQ(RunFails(sort_liar), std::string("kplab: s.lua:2: ") + kBudget);
+  EXPECT_EQ(RunFails(sort_liar, "--instruction-limit 0"),
+            "kplab: s.lua:2: memory limit of 256 MiB exceeded (table.sort needs 65536 MiB)");
   // Without an instruction budget, the deadline stops them.
   EXPECT_EQ(RunFails(liar + "table.insert(t, 1, 'x')\n", "--instruction-limit 0 --time-limit 1"),
             "kplab: s.lua:2: time limit of 1 s exceeded");
@@ -127,6 +131,24 @@ TEST_F(MeteredEntriesTest, LibraryLoopsDrivenByALyingLengthAreCharged) {
   EXPECT_EQ(RunFails("local t = setmetatable({}, {__index = rawlen})\nwhile true do table.unpack(t, 1, 900000) end\n",
                      "--time-limit 300"),
             std::string("kplab: s.lua:2: ") + kBudget);
+}
+
+// table.sort is charged before it runs: 1e6 elements cost about 4 x 1e6 x (2 x 20 + 3) steps, far more than
+// what is left of a budget of 2e7 after the 1e6-iteration loop that built the table. The same sort of
+// 1e5 elements fits a budget of 1e8.
+TEST_F(MeteredEntriesTest, SortingIsChargedBeforeItRuns) {
+  EXPECT_EQ(RunFails("local t = {} for i = 1, 1000000 do t[i] = (i * 7919) % 1000003 end\ntable.sort(t)\n",
+                     "--instruction-limit 20000000"),
+            "kplab: s.lua:2: instruction budget of 20000000 exceeded");
+  const std::string path = Write("ok.lua",
+                                 "local t = {} for i = 1, 100000 do t[i] = (i * 7919) % 100003 end\ntable.sort(t)\n"
+                                 "print(t[1], t[2], t[100000])\n");
+  const Output o = Kplab("run " + path);
+  EXPECT_EQ(o.code, 0) << o.err;
+  // i * 7919 mod 100003 (a prime) for i = 1..100000 takes 100000 distinct values of 1..100002: the three
+  // missing are those of i = 100000, 100001, 100002 (100000 * 7919 = 791900000 = 7918 x 100003 + 76246,
+  // then + 7919 mod 100003: 84165, 92084), so the smallest are 1 and 2 and the largest 100002.
+  EXPECT_EQ(o.out, "1\t2\t100002\n");
 }
 
 TEST_F(MeteredEntriesTest, EmptyRepetitionsNeedNoLoop) {
@@ -207,11 +229,12 @@ local cases = {
   {"unpack", {1, 2, 3}}, {"unpack", {1, 2, 3}, 2}, {"unpack", {1, 2, 3}, 2, 5}, {"unpack", {}, 1, 0},
   {"unpack", {1, 2}, 1, 1e7}, {"unpack", {1, 2}, -2, 1}, {"unpack", {1, 2}, math.mininteger, math.maxinteger},
   {"sort", {3, 1, 2}}, {"sort", {3, 1, 2}, function(a, b) return a > b end}, {"sort", {3, "a"}}, {"sort", {1, 2, 3}, 5},
-  {"sort", {1}, 5}, {"sort", {}}, {"sort", "s"}, {"sort", {5, 2, 8, 1, 9, 3, 7, 4, 6, 0}, function() return true end},
+  {"sort", {1}, 5}, {"sort", {}}, {"sort", "s"}, {"sort", {3, 1, 2}, function(a, b) error("boom") end},
 }
+-- Orders without ties only: there every sort has one result (ties, invalid comparators: SortIsStable...).
 local big = {} for i = 1, 500 do big[i] = (i * 7919) % 503 end
 cases[#cases + 1] = {"sort", big}
-cases[#cases + 1] = {"sort", big, function(a, b) return a % 10 < b % 10 end}  -- ties: the order Lua's sort leaves
+cases[#cases + 1] = {"sort", big, function(a, b) return a > b end}
 local function copy(v)
   if type(v) ~= "table" then return v end
   local c = {} for k, x in pairs(v) do c[k] = x end return c
@@ -247,6 +270,132 @@ return table.concat(diffs, "\n")
 )lua";
   ASSERT_EQ(luaL_dostring(L, chunk), LUA_OK) << lua_tostring(L, -1);
   EXPECT_EQ(std::string(lua_tostring(L, -1)), "");
+  lua_close(L);
+}
+
+// table.sort is a stable merge sort (docs/design-notes.md, "table.sort is a stable merge sort"): equal
+// elements keep their order, so a sort has one result whatever the clock (Lua's quicksort took a pivot
+// from it on uneven partitions). The reference for ties is the definition of a stable sort: a worked
+// example by hand, and an insertion sort (stable by construction) in the test.
+TEST(BoundedStdlibTest, SortIsStableSoTiesHaveOneOrder) {
+  lua_State* L = luaL_newstate();
+  luaL_openlibs(L);
+  host::InstallBoundedStdlib(L);
+  const char* chunk = R"lua(
+local function ids(t, field) local o = {} for i = 1, #t do o[i] = t[i][field] end return table.concat(o, " ") end
+local out = {}
+-- By hand: keys 2 1 2 1 0 -> the 0, then the 1s (b before d), then the 2s (a before c).
+local r = {{k = 2, v = "a"}, {k = 1, v = "b"}, {k = 2, v = "c"}, {k = 1, v = "d"}, {k = 0, v = "e"}}
+table.sort(r, function(x, y) return x.k < y.k end)
+out[#out + 1] = ids(r, "v")
+-- 2000 records with two keys: Lua's quicksort partitions them unevenly (a pivot from the clock). Stable:
+-- the even ids in order, then the odd ones.
+local recs = {} for i = 1, 2000 do recs[i] = {k = i % 2, id = i} end
+table.sort(recs, function(x, y) return x.k < y.k end)
+out[#out + 1] = recs[1].id .. " " .. recs[2].id .. " " .. recs[1000].id .. " " .. recs[1001].id .. " " .. recs[2000].id
+-- 500 numbers by their last digit, against an insertion sort.
+local big, ref = {}, {}
+for i = 1, 500 do big[i] = (i * 7919) % 503 ref[i] = big[i] end
+local function key_less(a, b) return a % 10 < b % 10 end
+table.sort(big, key_less)
+for i = 2, #ref do  -- moves an element left past the greater ones only: equal ones keep their order
+  local v, j = ref[i], i - 1
+  while j >= 1 and key_less(v, ref[j]) do ref[j + 1] = ref[j] j = j - 1 end
+  ref[j + 1] = v
+end
+local same = true for i = 1, 500 do same = same and big[i] == ref[i] end
+out[#out + 1] = tostring(same)
+-- __lt metamethods, with ties: stable too.
+local mt = {__lt = function(a, b) return a.k < b.k end}
+local m = {} for i = 1, 8 do m[i] = setmetatable({k = i % 3, id = i}, mt) end
+table.sort(m)
+out[#out + 1] = ids(m, "id")
+-- A table seen through metamethods (__index, __newindex, __len), as a proxy is.
+local back = {3, 1, 2, 1}
+local p = setmetatable({}, {__index = back, __newindex = back, __len = function() return #back end})
+table.sort(p)
+out[#out + 1] = table.concat(back, " ")
+-- A __len that says less than the table holds: only that prefix is sorted.
+local short = setmetatable({5, 4, 3, 2, 1}, {__len = function() return 3 end})
+table.sort(short)
+out[#out + 1] = table.concat(short, " ", 1, 5)
+return table.concat(out, "\n")
+)lua";
+  ASSERT_EQ(luaL_dostring(L, chunk), LUA_OK) << lua_tostring(L, -1);
+  EXPECT_EQ(std::string(lua_tostring(L, -1)),
+            "e b d a c\n"
+            "2 4 2000 1 1999\n"
+            "true\n"
+            "3 6 1 4 7 2 5 8\n"  // keys 0 (3, 6), 1 (1, 4, 7), 2 (2, 5, 8)
+            "1 1 2 3\n"
+            "3 4 5 2 1");
+  lua_close(L);
+}
+
+// A comparator that raises, yields, answers with non-booleans or is no order at all: a clear error with
+// the table left as it was, or one deterministic order; never a crash or a hang.
+TEST(BoundedStdlibTest, SortRefusesBadComparatorsClearly) {
+  lua_State* L = luaL_newstate();
+  luaL_openlibs(L);
+  host::InstallBoundedStdlib(L);
+  const char* chunk = R"lua(
+local out = {}
+local function try(t, comp)
+  local ok, err = pcall(table.sort, t, comp)
+  out[#out + 1] = (ok and "ok" or tostring(err)) .. " | " .. table.concat(t, " ")
+end
+try({3, 1, 2}, function(a, b) error("boom", 0) end)       -- raises: the table is left as it was
+try({3, 1, 2}, function(a, b) error(setmetatable({}, {__tostring = function() return "obj" end})) end)
+try({5, 2, 8, 1, 9, 3, 7, 4, 6, 0}, function() return true end)  -- no order: every element "less"
+try({3, 1, 2, 2}, function(a, b) return a <= b end)       -- <= with ties is no strict order
+try({3, 1, 2}, function(a, b) return a <= b end)          -- without ties it sorts
+try({3, 1, 2}, function(a, b) return 1 end)               -- a number is true: as `return true`
+try({3, 1, 2}, function(a, b) return nil end)             -- nothing is less: all equal, order kept
+try({3, 1, 2}, function(a, b) return a < b and "yes" end) -- a string is true
+try({3, "a"})                                             -- Lua's own comparison error
+try({2, 1}, 5)
+-- Yielding inside the comparator is refused by Lua (the sort is a C function).
+local co = coroutine.wrap(function()
+  local t = {3, 1, 2}
+  local ok, err = pcall(table.sort, t, function(a, b) coroutine.yield() return a < b end)
+  return tostring(err) .. " | " .. table.concat(t, " ")
+end)
+out[#out + 1] = co()
+-- An inconsistent comparator (depends on a counter) gives an error or an order, the same each time.
+local function run()
+  local calls = 0
+  local t = {} for i = 1, 200 do t[i] = (i * 37) % 101 end
+  local ok, err = pcall(table.sort, t, function(a, b) calls = calls + 1 return (a * 7 + b * 3 + calls) % 5 < 2 end)
+  return (ok and "ok" or err) .. " " .. table.concat(t, ",")
+end
+out[#out + 1] = tostring(run() == run())
+-- A comparator that sorts the same table again, or empties it, while it is being sorted.
+local t = {4, 3, 2, 1}
+try(t, function(a, b) table.sort(t) return a < b end)
+local u = {4, 3, 2, 1}
+try(u, function(a, b) for i = 1, #u do u[i] = nil end return a < b end)
+-- A __len that is not an integer.
+local ok, err = pcall(table.sort, setmetatable({}, {__len = function() return 1.5 end}))
+out[#out + 1] = tostring(err)
+return table.concat(out, "\n")
+)lua";
+  ASSERT_EQ(luaL_dostring(L, chunk), LUA_OK) << lua_tostring(L, -1);
+  EXPECT_EQ(std::string(lua_tostring(L, -1)),
+            "boom | 3 1 2\n"
+            "obj | 3 1 2\n"
+            "invalid order function for sorting | 5 2 8 1 9 3 7 4 6 0\n"
+            "invalid order function for sorting | 3 1 2 2\n"
+            "ok | 1 2 3\n"
+            "invalid order function for sorting | 3 1 2\n"
+            "ok | 3 1 2\n"
+            "ok | 1 2 3\n"
+            "attempt to compare string with number | 3 a\n"
+            "bad argument #2 to 'table.sort' (function expected, got number) | 2 1\n"
+            "attempt to yield across a C-call boundary | 3 1 2\n"
+            "true\n"
+            "ok | 1 2 3 4\n"
+            "ok | 1 2 3 4\n"
+            "object length is not an integer");
   lua_close(L);
 }
 

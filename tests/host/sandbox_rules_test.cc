@@ -188,7 +188,6 @@ const std::map<std::string, std::string> kEntriesAllowed = {
     {"host/lua/lua_util.h:Get", "OptionReader: a binding's option table, read inside the metered call"},
     // The host's own values.
     {"host/lua/lua_util.h:PushMethod", "the registry's method table of a kplab type"},
-    {"host/lua/lua_stdlib.cc:InstallBoundedStdlib", "the VM's own table library, before any script runs"},
     {"host/lua/sandbox.cc:LuaVm", "the VM's own string library, before any script runs"},
     {"host/lua/sandbox.cc:Install", "the registry's kp table"},
     {"host/lua/sandbox.cc:CheckState", "the freeze's own record table"},

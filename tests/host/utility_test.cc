@@ -525,6 +525,29 @@ TEST_F(UtilityHostile, ReadsOnlyGrantedPaths) {
   vm.SetFileGrants(std::make_shared<const FileGrants>(FileGrants::Plugin()));
 }
 
+// col:add checks its strings as every binding does (lua_util.h, CheckUtf8Arg), numbering the arguments
+// as the script counts them (the collection is the method's self).
+TEST_F(UtilityHostile, CollectionTextIsCheckedUtf8) {
+  LuaVm vm;
+  InstallAll(vm);
+  for (const auto& [call, want] : std::vector<std::pair<std::string, std::string>>{
+           {"c:add('a b', 'text \xff')", "t.lua:1: col:add: argument #2 is not valid UTF-8"},
+           {"c:add('a \xc3', 'text')", "t.lua:1: col:add: argument #1 is not valid UTF-8"},
+           {"c:add('a', {})", "t.lua:1: bad argument #2 to 'add' (string expected, got table)"},
+       }) {
+    vm.PushSandboxEnv("t");
+    const auto err = vm.RunChunk("local c = kp.retrieval.collection() " + call, "t.lua", 0);
+    ASSERT_TRUE(err) << call;
+    EXPECT_EQ(err->message, want) << call;
+  }
+  vm.PushSandboxEnv("t");
+  const auto ok =
+      vm.RunChunk("local c = kp.retrieval.collection() return c:add('caf\xc3\xa9', 'na\xc3\xafve')", "t.lua", 1);
+  ASSERT_FALSE(ok) << ok->Format();
+  EXPECT_EQ(lua_tointeger(vm.state(), -1), 1);
+  lua_pop(vm.state(), 1);
+}
+
 // A confined script (kplab run) cannot have a plugin read outside its grants by naming the path in a
 // parameter.
 TEST_F(UtilityHostile, ScriptParametersStayInsideTheScriptsGrants) {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -16,6 +17,8 @@
 #include <string_view>
 #include <utility>
 
+#include "kplab/safe_text.h"
+#include "kplab/utf8.h"
 #include "store/store_internal.h"
 
 namespace kplab::store_internal {
@@ -34,19 +37,18 @@ Error StoreFail(std::string message) { return Error::Store(std::move(message)); 
 // `where` is "PATH: run ID", the start of every message.
 [[noreturn]] void Refuse(const std::string& where, const std::string& what) { throw Unsound(where + ": " + what); }
 
-// A stored string as a message shows it: a tampered file may hold anything, so at most 60 bytes, and
-// every byte outside printable ASCII as \xHH.
+// A stored string as a message shows it: a tampered file may hold anything, so at most its first 60 bytes
+// (cut back to a character boundary, at most 3 bytes back), escaped as every text for a terminal is
+// (TerminalText: controls, invalid bytes and the characters that reorder lines as escapes).
 std::string Shown(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size() && i < 60; ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c < 0x7f && c != '\\') {
-      out += static_cast<char>(c);
-    } else {
-      out += fmt::format("\\x{:02x}", c);
-    }
+  constexpr std::size_t kMaxShown = 60;
+  std::size_t n = std::min(s.size(), kMaxShown);
+  for (int back = 0; back < 3 && n > 0 && n < s.size() && IsUtf8Continuation(static_cast<unsigned char>(s[n]));
+       ++back) {
+    --n;
   }
-  if (s.size() > 60) out += "...";
+  std::string out = TerminalText(s.substr(0, n));
+  if (n < s.size()) out += "...";
   return out;
 }
 
