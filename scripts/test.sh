@@ -18,21 +18,8 @@ if [ "${1:-}" = --tier ]; then
   esac
 fi
 
-SUDO=""
-if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
-
-# Installs the named Debian packages that are not installed yet.
-install_missing() {
-  local missing=() p
-  for p in "$@"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  if [ "${#missing[@]}" -gt 0 ]; then
-    $SUDO apt-get update -q
-    $SUDO apt-get install -y -q "${missing[@]}"
-  fi
-}
+# install_missing (the package installer both README commands share).
+source scripts/packages.sh
 
 # Only the tests need these (a user's packages are scripts/setup.sh's).
 TEST_PACKAGES=(
