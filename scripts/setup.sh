@@ -15,8 +15,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# install_missing (the package installer both README commands share).
-source scripts/packages.sh
+# install_missing and KPLAB_CONFIGURE_OPTS: what both README commands share.
+source scripts/common.sh
 
 if [ "$#" -gt 0 ]; then
   if [ "$#" != 2 ] || [ "$1" != --extra ]; then
@@ -62,7 +62,7 @@ KPLAB_TESTS_OPT=()
 if ! grep -qs '^KPLAB_BUILD_TESTS:BOOL=ON' build/CMakeCache.txt; then
   KPLAB_TESTS_OPT=(-DKPLAB_BUILD_TESTS=OFF -DKPLAB_BUILD_BENCHMARKS=OFF)
 fi
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${KPLAB_TESTS_OPT[@]}"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${KPLAB_TESTS_OPT[@]}" "${KPLAB_CONFIGURE_OPTS[@]}"
 cmake --build build -j"$(nproc)" --target kplab kplab_c kplab_lua_module \
   $(grep -qs '^KPLAB_BUILD_PYTHON:BOOL=ON' build/CMakeCache.txt && echo --target kplab_python)
 

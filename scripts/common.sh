@@ -1,6 +1,6 @@
-# Sourced by scripts/setup.sh and scripts/test.sh (not run on its own): installs Debian packages the
-# way both README commands do. Each caller keeps its own list with a reason per package; this file
-# holds only the mechanism, once.
+# Sourced by scripts/setup.sh and scripts/test.sh (not run on its own): what both README commands share,
+# written once. Each caller keeps its own package list with a reason per package; this file holds only
+# the mechanism.
 
 # sudo for apt-get unless already root; apt-get never asks (a README command runs unattended).
 KPLAB_SUDO=""
@@ -19,3 +19,9 @@ install_missing() {
     $KPLAB_SUDO apt-get install -y -q "${missing[@]}"
   fi
 }
+
+# Options every configure of build/ passes. KPLAB_WERROR from the environment (.ci/run exports ON) reaches
+# the first configure, so the whole tree is compiled once with -Werror; unset, the cached value stays (a
+# later plain run neither turns it off nor recompiles everything for a changed flag).
+KPLAB_CONFIGURE_OPTS=()
+if [ -n "${KPLAB_WERROR:-}" ]; then KPLAB_CONFIGURE_OPTS+=(-DKPLAB_WERROR="$KPLAB_WERROR"); fi
