@@ -151,7 +151,10 @@ int main(int argc, char** argv) {
           line += c;
         }
         line += "\", \"vector\": [";
-        for (int j = 0; j < emb->dims(); ++j) line += (j ? "," : "") + std::to_string(v[j]);
+        for (int j = 0; j < emb->dims(); ++j) {
+          line += j ? "," : "";
+          line += std::to_string(v[j]);
+        }
         line += "]}\n";
         std::fputs(line.c_str(), f);
       }

@@ -124,8 +124,10 @@ int main(int argc, char** argv) {
           min_seconds / n, 3);
       max_s = std::max(max_s, t);
       sum_s += t;
-      counts += (p ? "+" : "") + std::to_string(part.size());
-      cands += (p ? "+" : "") + std::to_string(ps.candidates);
+      counts += p ? "+" : "";
+      counts += std::to_string(part.size());
+      cands += p ? "+" : "";
+      cands += std::to_string(ps.candidates);
       uni.insert(uni.end(), part.begin(), part.end());
     }
     std::sort(uni.begin(), uni.end(),

@@ -15,21 +15,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SUDO=""
-if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
-
-# Installs the named Debian packages that are not installed yet.
-install_missing() {
-  local missing=() p
-  for p in "$@"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  if [ "${#missing[@]}" -gt 0 ]; then
-    $SUDO apt-get update -q
-    $SUDO apt-get install -y -q "${missing[@]}"
-  fi
-}
+# install_missing and KPLAB_CONFIGURE_OPTS: what both README commands share.
+source scripts/common.sh
 
 if [ "$#" -gt 0 ]; then
   if [ "$#" != 2 ] || [ "$1" != --extra ]; then
@@ -75,7 +62,7 @@ KPLAB_TESTS_OPT=()
 if ! grep -qs '^KPLAB_BUILD_TESTS:BOOL=ON' build/CMakeCache.txt; then
   KPLAB_TESTS_OPT=(-DKPLAB_BUILD_TESTS=OFF -DKPLAB_BUILD_BENCHMARKS=OFF)
 fi
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${KPLAB_TESTS_OPT[@]}"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${KPLAB_TESTS_OPT[@]}" "${KPLAB_CONFIGURE_OPTS[@]}"
 cmake --build build -j"$(nproc)" --target kplab kplab_c kplab_lua_module \
   $(grep -qs '^KPLAB_BUILD_PYTHON:BOOL=ON' build/CMakeCache.txt && echo --target kplab_python)
 

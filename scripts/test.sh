@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The README's second command: installs the Debian packages only the tests need, turns the tests (and
-# the benchmark programs) on in build/, builds them, and runs a tier of the suite (docs/testing.md):
+# The README's second command: installs the Debian packages only the tests need, turns the tests (with
+# --tier slow or all also the benchmark programs) on in build/, builds them, and runs a tier of the suite
+# (docs/testing.md):
 #   scripts/test.sh              the quick tier (ctest -L quick): every test but the slow ones
 #   scripts/test.sh --tier slow  the slow tier: the sanitizer fuzz smoke, the subproject and install
 #                                consumers, the browser, Dask, pdflatex, the reference scripts
@@ -18,21 +19,8 @@ if [ "${1:-}" = --tier ]; then
   esac
 fi
 
-SUDO=""
-if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
-
-# Installs the named Debian packages that are not installed yet.
-install_missing() {
-  local missing=() p
-  for p in "$@"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  if [ "${#missing[@]}" -gt 0 ]; then
-    $SUDO apt-get update -q
-    $SUDO apt-get install -y -q "${missing[@]}"
-  fi
-}
+# install_missing and KPLAB_CONFIGURE_OPTS: what both README commands share.
+source scripts/common.sh
 
 # Only the tests need these (a user's packages are scripts/setup.sh's).
 TEST_PACKAGES=(
@@ -49,11 +37,15 @@ TEST_PACKAGES=(
 )
 install_missing "${TEST_PACKAGES[@]}"
 
-# The same build/ as scripts/setup.sh (its targets are up to date, so only the tests are compiled).
+# The same build/ as scripts/setup.sh (its targets are up to date, so only the tests are compiled). The
+# benchmark programs (bench/) are no test's input: they are built with the slow tier, which keeps them
+# compiling in .ci/run, and stay out of the quick tier's build time.
 if [ ! -f build/CMakeCache.txt ]; then
-  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${KPLAB_CONFIGURE_OPTS[@]}" >/dev/null
 fi
-cmake -S . -B build -DKPLAB_BUILD_TESTS=ON -DKPLAB_BUILD_BENCHMARKS=ON >/dev/null
+benchmarks=ON
+if [ "$tier" = quick ]; then benchmarks=OFF; fi
+cmake -S . -B build -DKPLAB_BUILD_TESTS=ON -DKPLAB_BUILD_BENCHMARKS=$benchmarks "${KPLAB_CONFIGURE_OPTS[@]}" >/dev/null
 cmake --build build -j"$(nproc)"
 
 case "$tier" in

@@ -434,7 +434,7 @@ void SeedForDocument(lua_State* L, const MetricPlugin& plugin, std::uint64_t run
 }
 
 void SeedForCall(lua_State* L, const MetricPlugin& plugin, std::string_view call) {
-  SeedOwnRandom(L, plugin.random_ref, SeedKey(plugin.name, "\x01" + std::string(call)), 0);
+  SeedOwnRandom(L, plugin.random_ref, SeedKey(plugin.name, std::string("\x01").append(call)), 0);
 }
 
 Status ResolveNeeds(LuaVm& vm, MetricPlugin& plugin, const Profile& profile) {

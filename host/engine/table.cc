@@ -793,8 +793,10 @@ std::string RenderJson(const Table& t, const Heads& h) {
       }
       std::string runs, seeds;
       for (std::size_t i = 0; i < cell.run_ids.size(); ++i) {
-        runs += (i ? ", " : "") + std::to_string(cell.run_ids[i]);
-        seeds += (i ? ", " : "") + (cell.seeds[i] ? std::to_string(*cell.seeds[i]) : std::string("null"));
+        runs += i ? ", " : "";
+        runs += std::to_string(cell.run_ids[i]);
+        seeds += i ? ", " : "";
+        seeds += cell.seeds[i] ? std::to_string(*cell.seeds[i]) : "null";
       }
       out += fmt::format("{{\"mean\": {}, \"sd\": {}, \"n\": {}, \"runs\": [{}], \"seeds\": [{}], \"best\": {}",
                          JsonNumber(cell.mean), JsonNumber(cell.sd), cell.n, runs, seeds, cell.best ? "true" : "false");

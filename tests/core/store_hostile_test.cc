@@ -82,7 +82,7 @@ TEST(StoreHostileTest, BoundsOnColumnsNamesAndErrorText) {
   ASSERT_TRUE(store.ok());
   ScoreColumns many;
   for (std::size_t i = 0; i <= RunStore::kMaxColumns; ++i) {
-    many.metrics.push_back("m" + std::to_string(i));
+    many.metrics.push_back(std::string("m").append(std::to_string(i)));
     many.columns.push_back({0.0, 1.0});
   }
   EXPECT_EQ(store->SaveRun(SmallRun("a"), many, {}).error().message,
@@ -91,7 +91,7 @@ TEST(StoreHostileTest, BoundsOnColumnsNamesAndErrorText) {
   many.columns.pop_back();
   EXPECT_TRUE(store->SaveRun(SmallRun("a"), many, {}).ok());
   std::vector<AggregateValue> aggs(RunStore::kMaxColumns + 1);
-  for (std::size_t i = 0; i < aggs.size(); ++i) aggs[i].metric = "a" + std::to_string(i);
+  for (std::size_t i = 0; i < aggs.size(); ++i) aggs[i].metric = std::string("a").append(std::to_string(i));
   EXPECT_EQ(store->SaveRun(SmallRun("a"), {}, aggs).error().message,
             "cannot save run: 10001 aggregates (expected at most 10000)");
   ScoreColumns named;

@@ -236,7 +236,7 @@ TEST(EvaluateBatchJobs, DoneRunsOnTheCallerInEntryOrder) {
     // Every third entry a missing file: errors are delivered in their turn too.
     e.predictions_path =
         std::string(KPLAB_SOURCE_DIR) + (i % 3 == 1 ? "/examples/tiny/missing.txt" : "/examples/tiny/predictions.txt");
-    e.system = "s" + std::to_string(i);
+    e.system = std::string("s").append(std::to_string(i));
     entries.push_back(e);
   }
   for (int jobs : {1, 2, 4, 9, 64}) {

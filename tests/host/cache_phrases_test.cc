@@ -245,7 +245,9 @@ TEST_F(CachePhrases, CacheAddCachesEverySurfaceARunEmbeds) {
         << o.out;
     const std::size_t added = std::stoul(m[1]);
     EXPECT_GE(added, printed.size());
-    if (c.dropped >= 0) EXPECT_EQ(added, printed.size() + static_cast<std::size_t>(c.dropped));
+    if (c.dropped >= 0) {
+      EXPECT_EQ(added, printed.size() + static_cast<std::size_t>(c.dropped));
+    }
     // The run finds every phrase it plans in the filled cache.
     o = Run("eval " + args + " --model " + name + " --no-store --output json", db);
     ASSERT_EQ(o.code, 0) << o.err;

@@ -252,7 +252,9 @@ TEST_F(HostileNames, EveryOutputOfEveryCommandIsSafe) {
   // The HTML report holds them escaped too; its stderr line names the file.
   const Output o = Run("report 1 2 -o " + (dir_ / "report.html").string() + " --doc-metric all.p@5");
   ExpectSafe(o, "report");
-  if (o.code == 0) EXPECT_EQ(RawProblem(kplab::test::Slurp(dir_ / "report.html"), true), "");
+  if (o.code == 0) {
+    EXPECT_EQ(RawProblem(kplab::test::Slurp(dir_ / "report.html"), true), "");
+  }
   // Reading back what the store says: the names are shown escaped, not refused.
   const Output list = Run("runs list --output json");
   EXPECT_NE(list.out.find("\"sys\\u0002\\\\xff\\u001b[2J\\nx\\u202e\""), std::string::npos) << list.out;

@@ -272,7 +272,7 @@ TEST_F(Kernels, NoStoreRunPrintsWhatAStoredRunPrints) {
   const std::string d = "../shared/data/kpg_testsets_meng2017/", p = "../shared/data/predictions/catSeqTG-2RF1/";
   for (const std::string& c : {"--dataset " + d + "inspec --predictions " + p + "inspec/seed1234.txt",
                                "--dataset " + d + "kp20k --predictions " + p + "kp20k/seed1234.txt"}) {
-    for (const std::string& output : {"table", "csv"}) {
+    for (const std::string output : {"table", "csv"}) {
       const std::string args = "eval " + c + " --metrics exact,rank,rprec,prmu,diversity --output " + output;
       auto stored = Run(args);
       auto unstored = Run(args + " --no-store");

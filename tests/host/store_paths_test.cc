@@ -164,7 +164,9 @@ TEST_F(StorePaths, EveryCliInvocationRefusesAFifo) {
       EXPECT_NE(o.err.find(Expected()), std::string::npos) << "kplab " << args << "\n" << o.err << o.out;
       // Store errors name the file themselves; a front-end that prefixes it again says it twice.
       EXPECT_EQ(o.err.find(fifo_ + ": " + fifo_), std::string::npos) << "kplab " << args << "\n" << o.err;
-      if (command != "run" && command != "repl") EXPECT_EQ(o.code, 4) << "kplab " << args;
+      if (command != "run" && command != "repl") {
+        EXPECT_EQ(o.code, 4) << "kplab " << args;
+      }
     }
   }
   // $KPLAB_DB names the default store of every command without --db.

@@ -66,9 +66,9 @@ TEST_F(StoreTamperCli, EveryReadingCommandRefusesARunThatDoesNotReadBack) {
     d.exec("UPDATE scores SET n = 3, values_f64le = substr(values_f64le, 1, 24) WHERE run_id = 1 AND idx = 0");
   }
   const std::string want = "kplab: " + db + ": run 1: scores of 'all.p@5' hold 3 values, the run has 5 documents\n";
-  for (const std::string& cmd : {"runs show 1", "runs show 1 --output json", "runs export 1", "runs compare 1 2",
-                                 "runs compare 2 1", "runs docs 1 --sort all.p@5",
-                                 "runs table --metrics all.p@5.macro --baseline a"}) {
+  for (const std::string cmd :
+       {"runs show 1", "runs show 1 --output json", "runs export 1", "runs compare 1 2", "runs compare 2 1",
+        "runs docs 1 --sort all.p@5", "runs table --metrics all.p@5.macro --baseline a"}) {
     Output o = Run(cmd + " --db " + db);
     EXPECT_EQ(o.code, 4) << cmd;
     EXPECT_EQ(o.err, want) << cmd;

@@ -205,9 +205,13 @@ TEST_F(Utility, SparseMatchesKpevalsOwnClasses) {
       const std::vector<double> got = Column(res, k);
       ASSERT_EQ(got.size(), values.size()) << k;
       for (std::size_t i = 0; i < got.size(); ++i) {
-        if (explained.count(i + 1) == 0) EXPECT_NEAR(got[i], values[i], 1e-12) << k << " document " << i + 1;
+        if (explained.count(i + 1) == 0) {
+          EXPECT_NEAR(got[i], values[i], 1e-12) << k << " document " << i + 1;
+        }
       }
-      if (explained.empty()) EXPECT_NEAR(Aggregate(res, k), r.aggregated.at(name), 1e-12) << k;
+      if (explained.empty()) {
+        EXPECT_NEAR(Aggregate(res, k), r.aggregated.at(name), 1e-12) << k;
+      }
     }
     // KPEval orders tied documents as numpy's argpartition returns them, kplab by position
     // (docs/metrics.md, Utility, quirk 2): the agreement above is exact because no document ties with

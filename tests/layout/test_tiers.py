@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Every ctest test carries exactly one tier label, `quick` or `slow` (docs/testing.md, "Tiers").
 
-Usage: test_tiers.py CTEST BUILD_DIR
+Usage: test_tiers.py CTEST BUILD_DIR [SLOW_GTEST...]
 Reads the suite as ctest itself lists it (`ctest --show-only=json-v1`, GoogleTest cases included once
 their binaries are built) and fails, naming each test, when one has neither label or both. The README's
 test command runs `-L quick` and .ci/run adds `-L slow`, so a test without a tier would never run and a
@@ -9,6 +9,10 @@ test with both would run twice.
 
 Before reading the suite it checks itself on a made-up listing (a test with no tier, one with both, one
 with a look-alike label `quickish`) so that a check that accepts everything cannot pass.
+
+The SLOW_GTEST names are tests/CMakeLists.txt's KPLAB_SLOW_GTESTS, the GoogleTest cases moved to the slow
+tier: each must be a test of the suite labelled `slow`. A case renamed or deleted would otherwise leave a
+stale line in that list, and one the include file failed to relabel would run in the quick tier unseen.
 """
 import json
 import subprocess
@@ -34,6 +38,12 @@ def problems(listing):
     return out
 
 
+def stale_slow(listing, names):
+    slow = {t["name"] for t in listing.get("tests", []) if "slow" in labels_of(t)}
+    return [f"{name}: listed in KPLAB_SLOW_GTESTS (tests/CMakeLists.txt) but not a slow test of the suite"
+            for name in names if name not in slow]
+
+
 def self_check():
     def t(name, labels):
         return {"name": name, "properties": [{"name": "LABELS", "value": labels}]}
@@ -43,23 +53,27 @@ def self_check():
     if found != ["bare", "both", "lookalike", "none"]:
         sys.exit(f"{__file__}:{self_check.__code__.co_firstlineno}: the self-check found {found}, "
                  "expected bare, both, lookalike, none")
+    stale = sorted(p.split(":")[0] for p in stale_slow(made_up, ["ok_slow", "ok_quick", "gone"]))
+    if stale != ["gone", "ok_quick"]:
+        sys.exit(f"{__file__}:{self_check.__code__.co_firstlineno}: the slow-list self-check found {stale}, "
+                 "expected gone, ok_quick")
 
 
 def main():
-    if len(sys.argv) != 3:
-        sys.exit("usage: test_tiers.py CTEST BUILD_DIR")
+    if len(sys.argv) < 3:
+        sys.exit("usage: test_tiers.py CTEST BUILD_DIR [SLOW_GTEST...]")
     self_check()
-    ctest, build = sys.argv[1], sys.argv[2]
+    ctest, build, slow_gtests = sys.argv[1], sys.argv[2], sys.argv[3:]
     listing = json.loads(subprocess.run([ctest, "--test-dir", build, "--show-only=json-v1"], check=True,
                                         capture_output=True, text=True).stdout)
     tests = listing.get("tests", [])
     if len(tests) < 10:
         sys.exit(f"{__file__}: ctest lists {len(tests)} tests in {build}; expected the whole suite")
-    bad = problems(listing)
+    bad = problems(listing) + stale_slow(listing, slow_gtests)
     for line in bad:
         print(line, file=sys.stderr)
     if bad:
-        sys.exit(f"{len(bad)} of {len(tests)} tests without exactly one tier")
+        sys.exit(f"{len(bad)} problems with the tiers of {len(tests)} tests")
     counts = {tier: sum(tier in labels_of(t) for t in tests) for tier in TIERS}
     print(f"{len(tests)} tests: {counts['quick']} quick, {counts['slow']} slow")
 
