@@ -169,7 +169,9 @@ const std::map<std::string, std::string> kEntriesAllowed = {
     // cap bounds.
     {"host/engine/plugin.cc:ReadNeeds", "lua_next (raw) over the needs list"},
     {"host/engine/plugin.cc:ReadStringList", "lua_next (raw) over a declared list"},
-    {"host/engine/plugin.cc:CheckDeclaration", "lua_next (raw) over the declaration, copied without its metatable"},
+    {"host/engine/plugin.cc:UnknownField", "lua_next (raw) over the declaration, copied without its metatable"},
+    {"host/engine/plugin.cc:ReadDeclaredParams",
+     "lua_next (raw) over the declaration's params, copied without its metatable"},
     {"host/engine/plugin.cc:LoadMetricPlugin", "lua_next (raw) to copy the declaration without its metatable"},
     {"host/engine/runner.cc:ScoreDocumentV1", "lua_next (raw) over the table score returned"},
     {"host/engine/runner.cc:ScoreDocumentV2", "lua_next (raw) over out, after the metered call"},
