@@ -2,44 +2,6 @@
 -- Diversity of a prediction list, repeats included (KPEval's diversity_metric.py; Bahuleyan & El Asri 2020).
 local ipairs = ipairs
 
--- The correctly rounded sum of xs[1..n], as Python's math.fsum (Shewchuk's exact partials, then the
--- final half-even rounding across partials): nltk sums BLEU's weighted log precisions with it, and a plain
--- left-to-right sum differed from it in the last bits (tests/host/textmetrics_test.cc,
--- SelfBleuSumsLikeNltk). The same function as scripts/analysis/meta_eval.lua's.
-local function fsum(xs, n)
-  local partials = {}
-  for k = 1, n do
-    local x, i = xs[k], 1
-    for j = 1, #partials do
-      local y = partials[j]
-      if math.abs(x) < math.abs(y) then x, y = y, x end
-      local hi = x + y
-      local lo = y - (hi - x)
-      if lo ~= 0 then partials[i], i = lo, i + 1 end
-      x = hi
-    end
-    for j = #partials, i, -1 do partials[j] = nil end
-    partials[i] = x
-  end
-  local m = #partials
-  if m == 0 then return 0.0 end
-  local hi, lo = partials[m], 0.0
-  m = m - 1
-  while m > 0 do
-    local x, y = hi, partials[m]
-    m = m - 1
-    hi = x + y
-    lo = y - (hi - x)
-    if lo ~= 0 then break end
-  end
-  if m > 0 and ((lo < 0 and partials[m] < 0) or (lo > 0 and partials[m] > 0)) then
-    local y = lo * 2
-    local x = hi + y
-    if y == x - hi then hi = x end
-  end
-  return hi
-end
-
 -- nltk 3.8 sentence_bleu with uniform weights 1/n and SmoothingFunction().method1 (a zero count becomes
 -- 0.1 / its denominator), from the counts of kp.textmetrics.self_bleu; 0 without a unigram match.
 local function sentence_bleu(c, n)
@@ -57,7 +19,9 @@ local function sentence_bleu(c, n)
     local p = c.num[k] == 0 and 0.1 / c.den[k] or c.num[k] / c.den[k]
     terms[k] = (1 / n) * math.log(p)
   end
-  return bp * math.exp(fsum(terms, n))
+  -- nltk sums the weighted log precisions with math.fsum; a plain left-to-right sum differs from it in
+  -- the last bits (tests/host/textmetrics_test.cc, SelfBleuSumsLikeNltk).
+  return bp * math.exp(kp.stats.fsum(terms))
 end
 
 local function mean(t)

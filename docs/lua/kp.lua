@@ -286,6 +286,13 @@ kp.stats = {}
 ---@return number
 function kp.stats.mean(x) end
 
+---The correctly rounded sum, as Python's math.fsum (Shewchuk's exact partials): independent of the
+---order of x, so equal multisets give bit-identical sums. 0 for an empty array; an error for +inf with
+----inf, or for a finite sum that overflows.
+---@param x number[]
+---@return number
+function kp.stats.fsum(x) end
+
 ---Median (numpy.median).
 ---@param x number[]
 ---@return number

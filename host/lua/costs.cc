@@ -234,6 +234,7 @@ constexpr CostEntry kCosts[] = {
     {"TokenEmbeddings:truncated", kConstant, "O(1)"},
     // ---- kp.stats (lua_stats.cc): samples are read raw (1..#t) ------------------------------------------------
     {"kp.stats.mean", kSize, kMemory},
+    {"kp.stats.fsum", kSize, "O(n): at most ~40 partials (the exponent range) per value"},
     {"kp.stats.median", kSize, "O(n log n) in the sample's size"},
     {"kp.stats.quantile", kSize, "O(n log n + number of quantiles)"},
     {"kp.stats.var", kSize, kMemory},

@@ -2,6 +2,7 @@
 // with rawlen/rawgeti: 1..#t); results are numbers or fresh tables. Errors are Lua errors
 // "kp.stats.<function>: <what is wrong>" naming the argument, with 1-based element indices:
 //   kp.stats.mean(x)                     kp.stats.median(x)
+//   kp.stats.fsum(x)                     Python's math.fsum: the correctly rounded sum
 //   kp.stats.quantile(x, q | {q...})     numpy.quantile 'linear'; a list in, a list out
 //   kp.stats.var(x [, ddof=1])           kp.stats.sd(x [, ddof=1])
 //   kp.stats.pearson(x, y)    -> r, p    kp.stats.spearman(x, y) -> rho, p
@@ -243,6 +244,11 @@ void CheckProbabilities(lua_State* L, const std::vector<double>& v, const char* 
 
 int Mean(lua_State* L) {
   lua_pushnumber(L, Unwrap(L, "mean", st::Mean(CheckNumbers(L, 1, "mean", "x"))));
+  return 1;
+}
+
+int FSum(lua_State* L) {
+  lua_pushnumber(L, Unwrap(L, "fsum", st::FSum(CheckNumbers(L, 1, "fsum", "x"))));
   return 1;
 }
 
@@ -568,6 +574,7 @@ int DrawIndices(lua_State* L) {
 
 const luaL_Reg kFunctions[] = {
     {"mean", Safe<Mean>},
+    {"fsum", Safe<FSum>},
     {"median", Safe<Median>},
     {"quantile", Safe<Quantile>},
     {"var", Safe<Var>},

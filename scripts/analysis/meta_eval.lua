@@ -41,44 +41,11 @@ if not CONF or not (CONF > 0 and CONF < 1) then error("--confidence: expected a 
 local judgments = J.read(o.judgments, { labels = o.labels and J.parse_labels(o.labels) or nil,
                                         format = o.format })
 
--- The correctly rounded sum of a list (Shewchuk's exact partials, then the final rounding as Python's
--- math.fsum): it depends only on the values, not on their order, so two systems whose scores are equal
--- up to order get bit-identical means, and a tie stays a tie whatever order a resample lists items in
--- (a near-tie broken by rounding would change the ranks that tau and rho see).
-local function fsum(xs)
-  local partials = {}
-  for _, x in ipairs(xs) do
-    local i = 1
-    for j = 1, #partials do
-      local y = partials[j]
-      if math.abs(x) < math.abs(y) then x, y = y, x end
-      local hi = x + y
-      local lo = y - (hi - x)
-      if lo ~= 0 then partials[i], i = lo, i + 1 end
-      x = hi
-    end
-    for j = #partials, i, -1 do partials[j] = nil end
-    partials[i] = x
-  end
-  local n = #partials
-  if n == 0 then return 0.0 end
-  local hi, lo = partials[n], 0.0
-  n = n - 1
-  while n > 0 do
-    local x, y = hi, partials[n]
-    n = n - 1
-    hi = x + y
-    lo = y - (hi - x)
-    if lo ~= 0 then break end
-  end
-  if n > 0 and ((lo < 0 and partials[n] < 0) or (lo > 0 and partials[n] > 0)) then
-    local y = lo * 2
-    local x = hi + y
-    if y == x - hi then hi = x end
-  end
-  return hi
-end
-local function mean(xs) return fsum(xs) / #xs end
+-- Means through the correctly rounded sum (kp.stats.fsum, Python's math.fsum): it depends only on the
+-- values, not on their order, so two systems whose scores are equal up to order get bit-identical means,
+-- and a tie stays a tie whatever order a resample lists items in (a near-tie broken by rounding would
+-- change the ranks that tau and rho see).
+local function mean(xs) return kp.stats.fsum(xs) / #xs end
 
 -- ---- Runs: one per system ----------------------------------------------------------------------------
 local runs = C.load_runs(o)

@@ -103,6 +103,41 @@ TEST(StatsDescriptive, HandWorked) {
   EXPECT_DOUBLE_EQ(*Variance(x, 0), 1.25);
 }
 
+// Python's math.fsum (CPython 3.11, /usr/bin/python3) printed each expected value; the last four lists are
+// CPython's own test_math cases for the half-even step across partials, where summing the partials'
+// rounded values gives the wrong neighbour. The plain left-to-right sum (`sum(c)`) is shown beside.
+TEST(StatsDescriptive, FSumIsPythonsMathFsum) {
+  const double p53 = 9007199254740992.0;  // 2**53
+  const struct {
+    std::vector<double> x;
+    double fsum, naive;
+  } cases[] = {
+      {std::vector<double>(10, 0.1), 1.0, 0.9999999999999999},
+      {{1e100, 1.0, -1e100, 1e-100, 1e50, -1.0, -1e50}, 1e-100, 0.0},
+      {{p53, -0.5, -5.551115123125783e-17}, 9007199254740991.0, p53},  // 2**53 - 0.5 - 2**-54
+      {{p53, 1.0, 7.888609052210118e-31}, 9007199254740994.0, p53},     // 2**53 + 1 + 2**-100
+      {{p53 + 10.0, 1.0, 7.888609052210118e-31}, 9007199254741004.0, 9007199254741004.0},
+      {{p53 - 4.0, 0.5, 5.551115123125783e-17}, 9007199254740989.0, 9007199254740988.0},
+      {{}, 0.0, 0.0},
+      {{1.7976931348623157e308, -1.7976931348623157e308, 1.0}, 1.0, 1.0},
+  };
+  for (const auto& c : cases) {
+    ASSERT_TRUE(FSum(c.x).ok());
+    EXPECT_EQ(*FSum(c.x), c.fsum) << ::testing::PrintToString(c.x);
+    double naive = 0;
+    for (double v : c.x) naive += v;
+    EXPECT_EQ(naive, c.naive) << "the plain sum is not what Python's sum(c) printed";
+    std::vector<double> reversed(c.x.rbegin(), c.x.rend());
+    EXPECT_EQ(*FSum(reversed), c.fsum) << "fsum depends on the order";
+  }
+  EXPECT_EQ(*FSum(std::vector<double>{HUGE_VAL, 1.0}), HUGE_VAL);  // math.fsum([inf, 1.0]) = inf
+  // math.fsum raises OverflowError("intermediate overflow in fsum") and ValueError("-inf + inf in fsum").
+  EXPECT_EQ(FSum(std::vector<double>{1e308, 1e308}).error().message,
+            "fsum: intermediate overflow (the sum of x is not finite)");
+  EXPECT_EQ(FSum(std::vector<double>{HUGE_VAL, -HUGE_VAL}).error().message, "fsum: x holds both +inf and -inf");
+  EXPECT_EQ(FSum(std::vector<double>{1, kNaN}).error().message, "fsum: x[1] is NaN");
+}
+
 TEST(StatsDescriptive, AverageRanksMatchScipy) {
   const FixtureCase c = CaseNamed(Ref(), "ranks", "ties");
   const std::vector<double> got = AverageRanks(c.nums("x"));

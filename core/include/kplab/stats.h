@@ -37,6 +37,12 @@ namespace kplab::stats {
 // Arithmetic mean (pairwise summation). Needs at least 1 value.
 Result<double> Mean(std::span<const double> x);
 
+// The correctly rounded sum of x, as Python's math.fsum (Shewchuk's exact partials, then round half to
+// even across the partials): it depends on the values only, not on their order. 0 for no values; an
+// infinite value gives that infinity. Errors: a NaN; +inf and -inf together; a finite sum that overflows
+// on the way (Python's "intermediate overflow in fsum").
+Result<double> FSum(std::span<const double> x);
+
 // Quantile q in [0, 1] as numpy.quantile(x, q) with the default method 'linear' (Hyndman & Fan type 7):
 // with s the sorted sample and h = (n - 1) q, s[floor h] + (h - floor h) (s[floor h + 1] - s[floor h]),
 // interpolated as numpy does (from the upper neighbour when the fraction is >= 0.5). Needs 1 value.

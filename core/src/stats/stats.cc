@@ -185,6 +185,52 @@ Result<double> Mean(std::span<const double> x) {
   return MeanOf(x);
 }
 
+Result<double> FSum(std::span<const double> x) {
+  if (auto e = CheckNoNaN(x, "fsum", "x")) return *e;
+  // CPython's math_fsum: partials stay non-overlapping and increasing in magnitude, so their count is
+  // bounded by the exponent range (~40), and each value costs O(1).
+  std::vector<double> p;
+  bool pos_inf = false, neg_inf = false;
+  for (double v : x) {
+    if (std::isinf(v)) {
+      (v > 0 ? pos_inf : neg_inf) = true;
+      continue;
+    }
+    std::size_t i = 0;
+    for (std::size_t j = 0; j < p.size(); ++j) {
+      double y = p[j];
+      if (std::fabs(v) < std::fabs(y)) std::swap(v, y);
+      const double hi = v + y;
+      const double lo = y - (hi - v);
+      if (lo != 0.0) p[i++] = lo;
+      v = hi;
+    }
+    if (!std::isfinite(v)) return Error::Input("fsum: intermediate overflow (the sum of x is not finite)");
+    p.resize(i);
+    p.push_back(v);
+  }
+  if (pos_inf && neg_inf) return Error::Input("fsum: x holds both +inf and -inf");
+  if (pos_inf || neg_inf) return pos_inf ? HUGE_VAL : -HUGE_VAL;
+  if (p.empty()) return 0.0;
+  std::size_t n = p.size();
+  double hi = p[--n], lo = 0.0;
+  while (n > 0) {
+    const double prev = hi;
+    const double y = p[--n];
+    hi = prev + y;
+    lo = y - (hi - prev);
+    if (lo != 0.0) break;
+  }
+  // Half-even across partials: when the rest below lo has lo's sign, the exact sum is past the halfway
+  // point that hi + lo rounded to even on, so round away.
+  if (n > 0 && ((lo < 0.0 && p[n - 1] < 0.0) || (lo > 0.0 && p[n - 1] > 0.0))) {
+    const double y = lo * 2.0;
+    const double up = hi + y;
+    if (y == up - hi) hi = up;
+  }
+  return hi;
+}
+
 Result<std::vector<double>> Quantiles(std::span<const double> x, std::span<const double> qs) {
   if (x.empty()) return Error::Input("quantile: needs at least 1 value (got 0)");
   if (auto e = CheckNoNaN(x, "quantile", "x")) return *e;
