@@ -49,17 +49,6 @@ ALLOWED = {
     "host/engine/evaluate.cc:LoadMetrics": (
         2, "a plugin directory or file that cannot be listed or read is the plugin's failure (script, "
            "exit 3), as a bad plugin is (design note 49)"),
-    # To be passed on: the importers' InputError and the phrase cache's chunk carry no kind yet.
-    "core/src/cache/cache.cc:EmbedChunk": (1, "to pass on: the embedder's kind"),
-    "core/src/homog/homog_io.cc:ImportReformulations": (1, "to pass on: InputError has no kind yet"),
-    "core/src/homog/homog_io.cc:ParseReformulations": (1, "to pass on: InputError has no kind yet"),
-    "core/src/io/io.cc:AlignPredictions": (1, "to pass on: InputError has no kind yet"),
-    "core/src/io/io.cc:DetectDatasetFormat": (1, "to pass on: InputError has no kind yet"),
-    "core/src/io/io.cc:ImportDataset": (1, "to pass on: InputError has no kind yet"),
-    "core/src/io/io.cc:ImportPredictions": (1, "to pass on: InputError has no kind yet"),
-    "core/src/io/io_lines.cc:LineDocuments::Open": (3, "to pass on: InputError has no kind yet"),
-    "core/src/io/io_memory.cc:DatasetFromRecords": (1, "to pass on: InputError has no kind yet"),
-    "core/src/io/io_memory.cc:PredictionsFromRecords": (1, "to pass on: InputError has no kind yet"),
 }
 
 KINDS = r"(?:Input|Usage|Script|Store|Limit|Internal)"

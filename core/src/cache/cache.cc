@@ -295,7 +295,7 @@ Misses ListMisses(const Wanted& w, std::size_t* hits) {
   return m;
 }
 
-// The vectors of one chunk of misses, or the first error.
+// The vectors of one chunk of misses, or the first error, with its kind.
 struct Chunk {
   std::vector<float> vecs;
   std::vector<std::uint8_t> hv;
@@ -303,9 +303,12 @@ struct Chunk {
   double seconds = 0;
 };
 
-// Embeds misses[b, b + kRowsPerTransaction) on w.threads threads, a contiguous slice each. A vector with
-// a value that is not finite is an error (input: the model's data; the model's own check names the file
-// and line where it has them); a zero vector is no vector.
+// Embeds misses[b, b + kRowsPerTransaction) on w.threads threads, a contiguous slice each. An embedder's
+// error keeps the embedder's kind: a Python embedder that raises is a script error (the user's code
+// failed, not the input), a transformer out of memory a limit, a model's bad files input. A vector with a
+// value that is not finite is an input error here, the model's data being wrong (the static models check
+// their files when loading them, naming the line; a Python embedder checks what its callable returned
+// and calls it a script error); a zero vector is no vector.
 Chunk EmbedChunk(const Embedder& model, const std::string& model_name, const Wanted& w,
                  const std::vector<std::uint32_t>& misses, std::size_t b) {
   auto te = std::chrono::steady_clock::now();
@@ -340,7 +343,7 @@ Chunk EmbedChunk(const Embedder& model, const std::string& model_name, const Wan
     }
   });
   for (const Status& st : status) {
-    if (!st.ok() && !c.error) c.error = Error::Input(st.message());
+    if (!st.ok() && !c.error) c.error = st.error();
   }
   for (const std::string& p : bad) {
     if (!p.empty() && !c.error) {
@@ -585,7 +588,7 @@ Result<CacheStats> PhraseCache::Add(const Embedder& model, const std::string& mo
 // The phases of a Get or Add, on the phrases of the call in key order (Wanted): look them up (an ordered
 // scan or a query each), list the misses, embed the misses a chunk at a time and store each chunk in a
 // transaction, then fill in the repeats. A look-up or a store throws, and Fetch reports it as a store
-// error of the cache's file.
+// error of the cache's file; an embedder's error is passed on with its own kind (EmbedChunk).
 Result<CacheStats> PhraseCache::Fetch(const Embedder& model, const std::string& model_name,
                                       const std::vector<std::string_view>& phrases, float* out,
                                       std::uint8_t* has, int threads) {
