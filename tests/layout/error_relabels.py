@@ -15,8 +15,9 @@ the plugin's failure whatever the reader said), but a new one must be a decision
 scan finds every relabel in core/, host/ and plot/ and fails on one that ALLOWED does not list.
 
 What counts as another error's message, inside the call's parentheses: `X.error().message` (a Result's
-or Status's error), `X.message()` (a Status; not a std::error_code, whose declared names are skipped) and
-`X.message` where X is declared in the file as an `Error` or the importers' `InputError`. Comments and
+or Status's error), `X.error.message` or `X.error->message` (an Error held in a field: the importers'
+`ImportFailure`, the phrase cache's chunk), `X.message()` (a Status; not a std::error_code, whose declared
+names are skipped) and `X.message` where X is declared in the file as an `Error`. Comments and
 literals are blanked first (tests/layout/function_length.py's reader), and the enclosing function is the
 one function_length.py finds, so an entry is "path:Function". A message copied into a variable first and
 relabelled later is out of its reach; the sites it lists are the ones a reader meets.
@@ -55,11 +56,11 @@ KINDS = r"(?:Input|Usage|Script|Store|Limit|Internal)"
 FACTORY = re.compile(r"\bError::" + KINDS + r"\s*\(")
 HELPER = re.compile(r"\bError\s+(\w+)\s*\(\s*std::string\s+\w+\s*\)\s*\{\s*return\s+Error::" + KINDS + r"\s*\(")
 LITERAL_KIND = re.compile(r"\bErrorKind::k(Input|Usage|Script|Store|Limit|Internal)\b")
-ERROR_MESSAGE = re.compile(r"\berror\(\)\s*\.\s*message\b")
+ERROR_MESSAGE = re.compile(r"\berror(?:\(\))?\s*(?:\.|->)\s*message\b")
 MESSAGE_CALL = re.compile(r"([\w\]\)]+)\s*(?:\.|->)\s*message\s*\(\s*\)")
 MESSAGE_FIELD = re.compile(r"\b(\w+)\s*(?:\.|->)\s*message\b(?!\s*\()")
 ERROR_CODE_DECL = re.compile(r"\berror_code\s*&?\s*(\w+)")
-ERROR_DECL = re.compile(r"(?<![\w:])(?:kplab::)?(?:io_internal::)?(?:Error|InputError)\s*&?\s+(\w+)\b(?!\s*\()")
+ERROR_DECL = re.compile(r"(?<![\w:])(?:kplab::)?Error\s*&?\s+(\w+)\b(?!\s*\()")
 
 
 def closing(code, open_at):
@@ -189,14 +190,21 @@ Status D(const fs::path& p) {
 }
 Status E(Status st) { if (!st.ok()) return Error::Usage(st.message()); return st; }
 Status F() {
-  try { Parse(); } catch (const InputError& e) { return Error::Input(e.message); }
+  const Error& e = Last(); if (!ok) return Error::Input(e.message);
   return Status::Ok();
 }
 Error StoreFail(std::string message) { return Error::Store(std::move(message)); }
 Status G(Status st) { return StoreFail("g: " + st.message()); }
+Status H() {
+  try { Parse(); } catch (const ImportFailure& f) { return Error::Usage(f.error.message); }
+  if (chunk.error) return Error(ErrorKind::kLimit, chunk.error->message);
+  try { Parse(); } catch (const ImportFailure& f) { return f.error; }
+  return Status::Ok();
+}
 """
     got = [(line, call.split("(")[0]) for line, call in relabels(src, helpers(src))]
-    expected = [(4, "Error::Script"), (9, "SetError"), (19, "Error::Usage"), (21, "Error::Input"), (25, "StoreFail")]
+    expected = [(4, "Error::Script"), (9, "SetError"), (19, "Error::Usage"), (21, "Error::Input"), (25, "StoreFail"),
+                (27, "Error::Usage"), (28, "Error")]
     if got != expected:
         sys.exit(f"{__file__}: self-check: found {got}, expected {expected}")
 
