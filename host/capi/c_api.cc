@@ -321,7 +321,7 @@ char* kplab_merge(const char* const* from, size_t n_from, kplab_store* out, char
     }
     auto id = out->store.SaveRun(merged->run, merged->scores, merged->aggregates);
     if (!id) {
-      SetError(errptr, id.error().message, kplab::ErrorKind::kStore);
+      SetError(errptr, id.error().message, id.error().kind);
       return nullptr;
     }
     char* result = CopyString(RunJson(merged->run, merged->aggregates, *id));

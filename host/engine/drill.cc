@@ -18,6 +18,9 @@ Result<Corpus> ReloadRunCorpus(const RunRecord& run) {
   const std::int64_t id = run.id;
   // How the run read its dataset: the "_dataset" record EvaluateCorpus writes into params_json.
   auto params = ParseRunParams(run.params_json);
+  // Relabel on purpose (tests/layout/error_relabels.py): ParseRunParams calls text it cannot read a usage
+  // error (it also reads shards named on the command line), but params_json was written by kplab into
+  // the store: if it does not parse, the store is damaged.
   if (!params) return Error::Store(fmt::format("run {}: {}", id, params.error().message));
   const std::map<std::string, std::string> none;
   const auto found = params->records.find("_dataset");

@@ -38,7 +38,7 @@ Status AddDottedParam(ParamMap& params, std::string_view key, std::string value)
 Result<RunStore*> PathSink::Store() {
   if (!store_) {
     auto store = RunStore::Open(path_);
-    if (!store) return Error::Store(store.error().message);
+    if (!store) return store.error();
     store_.emplace(std::move(*store));
   }
   return &*store_;
@@ -64,7 +64,7 @@ std::string ScriptErrorsText(const std::vector<ScriptError>& errors) {
 Result<std::int64_t> RecordRun(const EvalResult& res, RunSink& sink) {
   // A failed run keeps no scores: `kplab runs list` shows what was tried and why it failed.
   auto id = res.errors.empty() ? sink.Save(res.run, res.scores, res.aggregates, res.slots) : sink.Save(res.run, {}, {}, {});
-  if (!id) return Error::Store(id.error().message);
+  if (!id) return id.error();
   return id;
 }
 

@@ -212,7 +212,10 @@ Result<std::vector<MetricPlugin>> LoadMetrics(
     LuaVm& vm, const std::vector<std::string>& names, const std::vector<std::string>& user_dirs,
     const std::map<std::string, std::map<std::string, std::string>>& params) {
   // Listed, not read: only the selected plugins' files are opened.
-  // A plugin that cannot be listed, read or loaded is a script failure (exit 3), as a bad one is.
+  // A plugin that cannot be listed, read or loaded is a script failure (exit 3), as a bad one is: the two
+  // relabels below are on purpose (tests/layout/error_relabels.py). The directory lister and the file
+  // reader call a missing directory or file input (or usage, when the gate refuses it), but what failed
+  // is the plugin, named by --metrics. LoadMetricPlugin's errors are script errors already.
   auto files = ListPlugins(ShippedPluginDir(), user_dirs);
   if (!files) return Error::Script(files.error().message);
   for (const auto& [name, _] : params) {
@@ -233,9 +236,9 @@ Result<std::vector<MetricPlugin>> LoadMetrics(
     auto file = ReadPluginFile(it->path, it->display_name, it->configured);
     if (!file) return Error::Script(file.error().message);
     auto plugin = LoadMetricPlugin(vm, *file);
-    if (!plugin) return Error::Script(plugin.error().message);
+    if (!plugin) return plugin.error();
     if (auto p = params.find(name); p != params.end()) {
-      if (auto st = ApplyParams(*plugin, p->second); !st) return Error::Usage(st.message());
+      if (auto st = ApplyParams(*plugin, p->second); !st) return st.error();
     }
     out.push_back(std::move(*plugin));
   }
@@ -288,7 +291,7 @@ Status PreparePlugins(LuaVm& vm, std::vector<MetricPlugin>& plugins, const Profi
     if (Status st = CheckParams(vm, p, profile); !st.ok()) return st;
   }
   for (auto& p : plugins) {
-    if (Status st = ResolveNeeds(vm, p, profile); !st.ok()) return Error::Script(st.message());
+    if (Status st = ResolveNeeds(vm, p, profile); !st.ok()) return st;
   }
   return Status::Ok();
 }
@@ -611,8 +614,8 @@ Result<RunRecord> DescribeRun(const Corpus& corpus, const std::vector<MetricPlug
   run.system = req.system.empty() ? named.system : req.system;
   // Names end up in tables, JSON, LaTeX, CSV, HTML and terminals: valid UTF-8 without control
   // characters (a newline would split a CSV row, ESC[2J clear the screen), checked where they are made.
-  if (Status st = CheckName("system name", run.system); !st.ok()) return Error::Usage(st.message());
-  if (Status st = CheckName("dataset name", run.dataset_name); !st.ok()) return Error::Usage(st.message());
+  if (Status st = CheckName("system name", run.system); !st.ok()) return st.error();
+  if (Status st = CheckName("dataset name", run.dataset_name); !st.ok()) return st.error();
   run.seed = req.seed ? req.seed : named.seed;
   run.predictions_path = AbsolutePath(corpus.predictions_path);
   run.predictions_hash = corpus.predictions_hash;

@@ -641,16 +641,16 @@ Result<MergeResult> MergeShards(const MergeRequest& req) {
     auto file = FindPluginFile(rec, req.plugin_dirs, "the shards");
     if (!file) return file.error();
     auto plugin = LoadMetricPlugin(vm, *file);
-    if (!plugin) return Error::Script(plugin.error().message);
+    if (!plugin) return plugin.error();
     if (plugin->api < 2 || !plugin->unmergeable.empty()) {
       return UsageFail(fmt::format("metric '{}' cannot be merged ({})", rec.name,
                                    plugin->api < 2 ? "plugin API 1" : "unmergeable = \"" + plugin->unmergeable + "\""));
     }
     if (auto p = params->find(rec.name); p != params->end()) {
-      if (auto st = ApplyParams(*plugin, p->second); !st) return UsageFail(st.message());
+      if (auto st = ApplyParams(*plugin, p->second); !st) return st.error();
     }
     DeclaredColumns decl;
-    if (Status st = DeclareColumns(vm, *plugin, decl); !st.ok()) return Error::Script(st.error().message);
+    if (Status st = DeclareColumns(vm, *plugin, decl); !st.ok()) return st.error();
     lua_pop(L, 1);  // ctx.slots: nothing is scored here
     struct Unref {
       lua_State* L;
@@ -676,15 +676,13 @@ Result<MergeResult> MergeShards(const MergeRequest& req) {
         }
       }
       PluginOutcome alone;
-      if (Status st = FinishSlots(vm, *plugin, decl, std::move(*own), ctx, alone); !st.ok()) {
-        return Error::Script(st.error().message);
-      }
+      if (Status st = FinishSlots(vm, *plugin, decl, std::move(*own), ctx, alone); !st.ok()) return st.error();
       if (Status st = OwnAggregatesMatch(sh, alone.aggregates, rec.name); !st.ok()) return st.error();
     }
     PluginOutcome o;
     o.plugin = rec.name;
     Status st = FinishSlots(vm, *plugin, decl, std::move(values), ctx, o);
-    if (!st.ok()) return Error::Script(st.error().message);
+    if (!st.ok()) return st.error();
     for (const auto& [subset, docs] : SubsetDocCounts(o.columns)) {
       out.subset_docs[subset] = std::max(out.subset_docs[subset], docs);
     }

@@ -562,7 +562,7 @@ Result<MetricPlugin> LoadMetricPlugin(LuaVm& vm, const PluginFile& file) {
     if (!frozen) {
       ReleaseMetricPlugin(vm, plugin);
       lua_settop(L, top);
-      return Error::Script(frozen.error().message);
+      return frozen.error();
     }
     plugin.state_ref = *frozen;
   }
@@ -598,7 +598,9 @@ Status ApplyParams(MetricPlugin& plugin, const std::map<std::string, std::string
     ParamValue& value = it->second;
     if (auto spec = plugin.param_specs.find(key); spec != plugin.param_specs.end()) {
       Result<ParamValue> parsed = ParseParamText(spec->second, text);
-      if (!parsed) return Error::Usage(prefix + ParamError("parameter '" + key + "'", parsed.error().message));
+      if (!parsed) {
+        return Error(parsed.error().kind, prefix + ParamError("parameter '" + key + "'", parsed.error().message));
+      }
       value = *std::move(parsed);
       // A string the user set may name a file for the plugin, if the user's context may read it: a
       // script cannot hand a plugin a path outside its own grants.

@@ -150,6 +150,7 @@ class PyEmbedder final : public Embedder {
       }
       py::object result = fn_(batch);
       std::string err = Fill(result, phrases.size(), out, has);
+      if (err.empty()) err = NonFinite(phrases.size(), out, has);
       if (!err.empty()) return Error::Script(fmt::format("embedder '{}': {}", name_, err));
       return Status::Ok();
     } catch (py::error_already_set& e) {
@@ -161,6 +162,20 @@ class PyEmbedder final : public Embedder {
     } catch (const std::exception& e) {
       return Error::Script(fmt::format("embedder '{}': {}", name_, e.what()));
     }
+  }
+
+  // The first value of a row that is not finite, as an error text ("" when there is none). The callable
+  // returned it, so it is the embedder's failure (a script error), where the phrase cache would call a
+  // model's non-finite vector bad input (design note 52).
+  std::string NonFinite(std::size_t n, const float* out, const std::uint8_t* has) const {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!has[i]) continue;
+      for (int j = 0; j < dims_; ++j) {
+        const float x = out[i * static_cast<std::size_t>(dims_) + j];
+        if (!std::isfinite(x)) return fmt::format("row {} item {} is {} (expected a finite number)", i, j, x);
+      }
+    }
+    return "";
   }
 
   // Converts the callable's result for n phrases into rows of out. Accepted: a 2-D numpy array (any

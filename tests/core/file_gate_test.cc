@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "kplab/homog.h"
 #include "kplab/io.h"
 
 namespace kplab {
@@ -154,6 +155,47 @@ TEST_F(FileGate, CoreReadersAskTheGateFirst) {
   EXPECT_EQ(ReadManifest(P("outside/secret.txt")).error().message, P("outside/secret.txt") + kOutsideRead);
   // Granted: read as before.
   EXPECT_EQ(*ReadRegularFile(P("granted/in.txt"), "a text file"), "in");
+}
+
+// An importer's error keeps its kind on the way out (design note 52): a path the gate refuses is a usage
+// error wherever the importer meets it (a dataset directory it lists, a file it reads, the predictions
+// read on the line importer's second thread, a reformulation-pairs file), while a granted file that is
+// wrong is still input, with its file and line. Before, every importer error came out as input.
+TEST_F(FileGate, AnImporterPassesTheGatesUsageErrorOn) {
+  fs::create_directories(dir_ / "granted/meng");
+  std::ofstream(dir_ / "granted/meng/x_context.txt") << "a title <eos> the body\n";
+  std::ofstream(dir_ / "granted/meng/x_allkeywords.txt") << "body\n";
+  std::ofstream(dir_ / "granted/bad.jsonl") << "{\"id\": \"d1\"\n";
+  std::ofstream(dir_ / "outside/preds.txt") << "body\n";
+  std::ofstream(dir_ / "outside/pairs.jsonl") << "{}\n";
+  FileScope script(Script(false));
+  auto expect_usage = [&](const Error& e, const std::string& path) {
+    EXPECT_EQ(e.kind, ErrorKind::kUsage) << e.message;
+    EXPECT_EQ(e.message, path + kOutsideRead);
+  };
+  auto listed = ImportDataset(P("outside"));
+  ASSERT_FALSE(listed.ok());
+  expect_usage(listed.error(), P("outside"));
+  auto preds = ImportPredictions(P("outside/preds.txt"));
+  ASSERT_FALSE(preds.ok());
+  expect_usage(preds.error(), P("outside/preds.txt"));
+  for (int threads : {1, 2}) {  // the predictions read after the dataset, or beside it on a thread
+    auto lines = LineDocuments::Open(P("granted/meng"), {}, P("outside/preds.txt"), threads);
+    ASSERT_FALSE(lines.ok());
+    expect_usage(lines.error(), P("outside/preds.txt"));
+  }
+  auto pairs = homog::ImportReformulations(P("outside/pairs.jsonl"));
+  ASSERT_FALSE(pairs.ok());
+  expect_usage(pairs.error(), P("outside/pairs.jsonl"));
+  // The hostile input the gate lets through is still bad input.
+  DatasetOptions kpeval;
+  kpeval.format = "kpeval";
+  auto bad = ImportDataset(P("granted/bad.jsonl"), kpeval);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().kind, ErrorKind::kInput) << bad.error().message;
+  EXPECT_EQ(bad.error().message.rfind(P("granted/bad.jsonl") + ":1: ", 0), 0u) << bad.error().message;
+  auto good = LineDocuments::Open(P("granted/meng"), {}, P("granted/meng/x_allkeywords.txt"), 1);
+  EXPECT_TRUE(good.ok()) << good.error().message;
 }
 
 }  // namespace

@@ -25,9 +25,7 @@ LIMIT = 150
 
 # "path:qualified name": (lines when the check was written, what is to be done). Remove an entry when its
 # function is split; never add one for new code.
-ALLOWED = {
-    "core/src/cache/cache.cc:PhraseCache::Fetch": (243, "to split"),
-}
+ALLOWED = {}
 
 # "path:qualified name": reason it may stay long (generated or table-only code).
 EXCEPTIONS = {
@@ -182,7 +180,9 @@ def main():
         print(line, file=sys.stderr)
     if errors:
         sys.exit(f"{len(errors)} function-length problems")
-    print(f"{len(over)} functions over {LIMIT} lines, all on the allow-list (to split)")
+    allowed = sum(key in ALLOWED for key in over)
+    print(f"{len(over)} functions over {LIMIT} lines: {len(over) - allowed} table-only exceptions, {allowed} on the "
+          "allow-list (to split)")
 
 
 if __name__ == "__main__":

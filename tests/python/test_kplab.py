@@ -553,12 +553,11 @@ class ArgumentTest(TempDirTest):
         # Not left pending: the next call runs normally.
         self.assertAlmostEqual(kplab.evaluate(DOCS, PREDS, metrics="exact")["aggregates"]["all.f1@M.micro"],
                                F1_MICRO, places=12)
-        # Other exceptions stay an embedding error: the embedder's own error is a script error, but the
-        # phrase cache's embedding chunks keep only its message, so it arrives as input (design note 49).
+        # Other exceptions are the embedder's failure: a ScriptError (EmbedderTest.test_a_failing_embedder...).
         def failing(phrases):
             raise RuntimeError("no vectors today")
         kplab.register_embedder("failing", failing, dims=3, version="1")
-        with self.assertRaises(kplab.InputError) as cm:
+        with self.assertRaises(kplab.ScriptError) as cm:
             kplab.evaluate(SEM_DOCS, SEM_PREDS, metrics=["semrp"], model="failing", cache=self.db)
         self.assertIn("embedder 'failing' raised RuntimeError: no vectors today", str(cm.exception))
 
@@ -635,6 +634,36 @@ class EmbedderTest(TempDirTest):
             with self.assertRaisesRegex(kplab.Error, r"shape \(4, 2\) for 4 phrases \(expected \(4, 3\)\)"):
                 kplab.evaluate(SEM_DOCS, SEM_PREDS, metrics=["semrp"], model="shape", cache=self.db)
         # Nothing was cached for the failing models, and a later good run still works.
+        kplab.register_embedder("toy", Counter(), dims=3)
+        self.check_semrp(kplab.evaluate(SEM_DOCS, SEM_PREDS, metrics=["semrp"], model="toy", cache=self.db))
+
+    def test_a_failing_embedder_is_a_script_error(self):
+        # An embedder is the user's code, as a metric plugin is: when it raises or returns what is not a
+        # vector per phrase, the script failed, not the documents or predictions, so the error's kind is
+        # script (kplab.ScriptError, exit 3 on the command line), never kplab.InputError. Its kind comes
+        # through the phrase cache's embedding chunks, on kplab's threads too (design note 52).
+        def boom(ps):
+            raise RuntimeError("model exploded")
+        kplab.register_embedder("boom", boom, dims=3)
+        # 400 distinct phrases: the chunk is embedded in slices on 4 threads, each slice's call raising.
+        many = [{"id": f"m{i}", "text": f"word{i} apple", "keyphrases": [f"word{i}"]} for i in range(400)]
+        many_preds = [[f"word{i}", "apple"] for i in range(400)]
+        for docs, preds, threads in ((SEM_DOCS, SEM_PREDS, 1), (many, many_preds, 4)):
+            with self.assertRaises(kplab.ScriptError) as cm:
+                kplab.evaluate(docs, preds, metrics=["semrp"], model="boom", cache=self.db, threads=threads)
+            self.assertNotIsInstance(cm.exception, kplab.InputError)
+            self.assertEqual(type(cm.exception), kplab.ScriptError)  # not even its LimitError subclass
+            self.assertIn("embedder 'boom' raised RuntimeError: model exploded", str(cm.exception))
+        # A value that is not finite is what the callable returned: its failure too, named by row and item.
+        table = dict(VECTORS, banana=[0.0, float("nan"), 0.0])
+        kplab.register_embedder("nan", lambda ps: [table[p] for p in ps], dims=3)
+        with self.assertRaisesRegex(kplab.ScriptError, r"embedder 'nan': row 1 item 1 is nan \(expected a finite "
+                                                       r"number\)"):
+            kplab.evaluate(SEM_DOCS, SEM_PREDS, metrics=["semrp"], model="nan", cache=self.db)
+        table["banana"] = [float("inf"), 1.0, 0.0]
+        with self.assertRaisesRegex(kplab.ScriptError, r"embedder 'nan': row 1 item 0 is inf"):
+            kplab.evaluate(SEM_DOCS, SEM_PREDS, metrics=["semrp"], model="nan", cache=self.db)
+        # A good embedder still gives SemR-p afterwards.
         kplab.register_embedder("toy", Counter(), dims=3)
         self.check_semrp(kplab.evaluate(SEM_DOCS, SEM_PREDS, metrics=["semrp"], model="toy", cache=self.db))
 

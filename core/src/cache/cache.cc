@@ -152,6 +152,208 @@ void Parallel(std::size_t n, int threads, F f) {
   for (auto& th : pool) th.join();
 }
 
+// Checks a stored vector (column c of st): its size and values, and whether it is a vector (not
+// NULL, not all zeros); copies it into dst unless dst is null.
+void ReadVec(const Stmt& st, int c, int dims, float* dst, std::uint8_t* has, std::string_view phrase) {
+  if (st.NullAt(c)) {
+    if (dst != nullptr) std::fill(dst, dst + dims, 0.0f);
+    *has = 0;
+    return;
+  }
+  if (st.BytesAt(c) != dims * 4) {
+    throw std::runtime_error(
+        fmt::format("the cached vector of '{}' has {} bytes (expected {}); "
+                    "corrupt cache",
+                    phrase, st.BytesAt(c), dims * 4));
+  }
+  const auto* bytes = static_cast<const unsigned char*>(st.BlobAt(c));
+  // On the float32 bit patterns: non-finite = all exponent bits set; a sum of squares in double is
+  // > 0 exactly when some value is not ±0 (the smallest float's square is a normal double).
+  std::uint32_t any_nonfinite = 0, any_nonzero = 0;
+  for (int j = 0; j < dims; ++j) {
+    std::uint32_t w;
+    std::memcpy(&w, bytes + 4 * j, 4);
+    any_nonfinite |= static_cast<std::uint32_t>((w & 0x7F800000u) == 0x7F800000u);
+    any_nonzero |= w & 0x7FFFFFFFu;
+  }
+  if (any_nonfinite) {
+    throw std::runtime_error(fmt::format("the cached vector of '{}' is not finite; corrupt cache", phrase));
+  }
+  if (dst != nullptr) std::memcpy(dst, bytes, static_cast<std::size_t>(dims) * 4);
+  *has = any_nonzero != 0;
+}
+
+// The phrases of one Get or Add in key order, and where their results go. Every phase walks the phrases
+// in key order: the look-up merges them with the table's own order, and the inserts append to (or fill
+// in) the B-tree instead of landing on random pages.
+struct Wanted {
+  Wanted(const std::vector<std::string_view>& p, int dims, float* o, std::uint8_t* h, int t)
+      : phrases(p),
+        keys(SortedKeys(p, t)),
+        order(p.size()),
+        d(dims),
+        row(static_cast<std::size_t>(dims)),
+        out(o),
+        has(h),
+        found(p.size(), 0),
+        threads(t) {
+    for (std::size_t j = 0; j < order.size(); ++j) order[j] = keys[j].i;
+  }
+
+  std::size_t size() const { return order.size(); }
+  // Phrase i's row of out (null when nothing is copied out).
+  float* At(std::size_t i) const { return out == nullptr ? nullptr : out + i * row; }
+  // Whether the j-th and k-th phrases in key order are the same phrase.
+  bool Same(std::size_t j, std::size_t k) const {
+    return Compare(keys[j], phrases[order[j]], keys[k], phrases[order[k]]) == 0;
+  }
+  // Phrase i gets phrase src's result (its vector and whether it has one).
+  void CopyFrom(std::size_t i, std::size_t src) const {
+    if (out != nullptr) std::memcpy(At(i), At(src), row * sizeof(float));
+    has[i] = has[src];
+  }
+
+  const std::vector<std::string_view>& phrases;
+  const std::vector<Key> keys;       // sorted: keys[j] is the j-th phrase in key order
+  std::vector<std::uint32_t> order;  // order[j]: the position in `phrases` of the j-th in key order
+  const int d;
+  const std::size_t row;
+  float* const out;                 // a row of d floats per phrase, or null
+  std::uint8_t* const has;          // per phrase: it has a vector
+  std::vector<std::uint8_t> found;  // per phrase: it was in the cache (written by the look-up)
+  const int threads;
+};
+
+// The look-up of the wanted phrases order[j..end) by an ordered scan of the model's rows from the first
+// of them (on conn, a connection of this thread), merged with the sorted list.
+void MergeRange(sqlite3* conn, std::int64_t model_id, Wanted& w, std::size_t j, std::size_t end) {
+  Stmt scan(conn, "SELECT phrase, vec FROM phrase_vectors WHERE model_id = ? AND phrase >= ? ORDER BY phrase");
+  scan.Int(1, model_id);
+  scan.Text(2, w.phrases[w.order[j]]);
+  while (j < end && scan.Step()) {
+    // The wanted phrases are in key order but their texts are not in memory order: fetch the
+    // view and then the text a few rows ahead (a warm scan matches about one per row).
+    if (j + 32 < end) __builtin_prefetch(&w.phrases[w.order[j + 32]]);
+    if (j + 16 < end) __builtin_prefetch(w.phrases[w.order[j + 16]].data());
+    const std::string_view text = scan.TextAt(0);
+    const Key k = MakeKey(text, 0);
+    int c = -1;
+    while (j < end && (c = Compare(w.keys[j], w.phrases[w.order[j]], k, text)) < 0) ++j;
+    if (j == end || c != 0) continue;
+    const std::size_t first = w.order[j];
+    ReadVec(scan, 1, w.d, w.At(first), w.has + first, text);
+    w.found[first] = 1;
+    for (++j; j < end && Compare(w.keys[j], w.phrases[w.order[j]], k, text) == 0; ++j) {  // asked for again
+      w.CopyFrom(w.order[j], first);
+      w.found[w.order[j]] = 1;
+    }
+  }
+}
+
+// The look-up by one query per distinct phrase (a few phrases, or a small share of the model's rows).
+void LookUpByPoints(sqlite3* h, std::int64_t model_id, Wanted& w) {
+  Stmt get(h, "SELECT vec FROM phrase_vectors WHERE model_id = ? AND phrase = ?");
+  get.Int(1, model_id);
+  for (std::size_t j = 0; j < w.size(); ++j) {
+    const std::size_t i = w.order[j];
+    if (j > 0 && w.Same(j - 1, j)) {
+      if (w.found[w.order[j - 1]]) {
+        w.CopyFrom(i, w.order[j - 1]);
+        w.found[i] = 1;
+      }
+      continue;
+    }
+    get.Text(2, w.phrases[i]);
+    if (get.Step()) {
+      ReadVec(get, 0, w.d, w.At(i), w.has + i, w.phrases[i]);
+      w.found[i] = 1;
+    }
+    get.Reset();
+  }
+}
+
+// What the look-up did not find: the distinct phrases to embed, in key order (each one's first
+// position), and the repeats of those (position, position embedded).
+struct Misses {
+  std::vector<std::uint32_t> embed;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> repeats;
+};
+
+// Counts the phrases found into *hits.
+Misses ListMisses(const Wanted& w, std::size_t* hits) {
+  Misses m;
+  for (std::size_t j = 0; j < w.size(); ++j) {
+    const std::uint32_t i = w.order[j];
+    if (w.found[i]) {
+      ++*hits;
+    } else if (j > 0 && !m.embed.empty() && w.Same(j - 1, j)) {
+      m.repeats.emplace_back(i, m.embed.back());
+    } else {
+      m.embed.push_back(i);
+    }
+  }
+  return m;
+}
+
+// The vectors of one chunk of misses, or the first error, with its kind.
+struct Chunk {
+  std::vector<float> vecs;
+  std::vector<std::uint8_t> hv;
+  std::optional<Error> error;
+  double seconds = 0;
+};
+
+// Embeds misses[b, b + kRowsPerTransaction) on w.threads threads, a contiguous slice each. An embedder's
+// error keeps the embedder's kind: a Python embedder that raises is a script error (the user's code
+// failed, not the input), a transformer out of memory a limit, a model's bad files input. A vector with a
+// value that is not finite is an input error here, the model's data being wrong (the static models check
+// their files when loading them, naming the line; a Python embedder checks what its callable returned
+// and calls it a script error); a zero vector is no vector.
+Chunk EmbedChunk(const Embedder& model, const std::string& model_name, const Wanted& w,
+                 const std::vector<std::uint32_t>& misses, std::size_t b) {
+  auto te = std::chrono::steady_clock::now();
+  const std::size_t m = std::min(misses.size(), b + PhraseCache::kRowsPerTransaction) - b;
+  const std::size_t row = w.row;
+  Chunk c;
+  c.vecs.assign(m * row, 0.0f);
+  c.hv.assign(m, 0);
+  std::vector<Status> status(static_cast<std::size_t>(w.threads), Status::Ok());
+  std::vector<std::string> bad(static_cast<std::size_t>(w.threads));
+  std::atomic<int> slot{0};
+  Parallel(m, w.threads, [&](std::size_t lo, std::size_t hi) {
+    const int s = slot++;
+    std::vector<std::string_view> part;
+    part.reserve(hi - lo);
+    for (std::size_t k = lo; k < hi; ++k) part.push_back(w.phrases[misses[b + k]]);
+    status[s] = model.Embed(part, c.vecs.data() + lo * row, c.hv.data() + lo);
+    if (!status[s].ok()) return;
+    for (std::size_t k = lo; k < hi; ++k) {
+      double n2 = 0;
+      for (int j = 0; j < w.d && c.hv[k]; ++j) {
+        const float x = c.vecs[k * row + j];
+        if (!std::isfinite(x)) {
+          if (bad[s].empty()) bad[s] = std::string(part[k - lo]);
+          c.hv[k] = 0;
+          break;
+        }
+        n2 += static_cast<double>(x) * x;
+      }
+      // One rule for every backend: a zero vector is no vector (cosine 0, not in the index).
+      if (c.hv[k] && n2 == 0) c.hv[k] = 0;
+    }
+  });
+  for (const Status& st : status) {
+    if (!st.ok() && !c.error) c.error = st.error();
+  }
+  for (const std::string& p : bad) {
+    if (!p.empty() && !c.error) {
+      c.error = Error::Input(fmt::format("model {}: the vector of '{}' is not finite", model_name, p));
+    }
+  }
+  c.seconds = Since(te);
+  return c;
+}
+
 }  // namespace
 
 struct PhraseCache::Impl {
@@ -210,36 +412,6 @@ struct PhraseCache::Impl {
     return c.IntAt(0);
   }
 
-  // Checks a stored vector (column c of st): its size and values, and whether it is a vector (not
-  // NULL, not all zeros); copies it into dst unless dst is null.
-  static void ReadVec(const Stmt& st, int c, int dims, float* dst, std::uint8_t* has, std::string_view phrase) {
-    if (st.NullAt(c)) {
-      if (dst != nullptr) std::fill(dst, dst + dims, 0.0f);
-      *has = 0;
-      return;
-    }
-    if (st.BytesAt(c) != dims * 4) {
-      throw std::runtime_error(fmt::format("the cached vector of '{}' has {} bytes (expected {}); "
-                                           "corrupt cache",
-                                           phrase, st.BytesAt(c), dims * 4));
-    }
-    const auto* bytes = static_cast<const unsigned char*>(st.BlobAt(c));
-    // On the float32 bit patterns: non-finite = all exponent bits set; a sum of squares in double is
-    // > 0 exactly when some value is not ±0 (the smallest float's square is a normal double).
-    std::uint32_t any_nonfinite = 0, any_nonzero = 0;
-    for (int j = 0; j < dims; ++j) {
-      std::uint32_t w;
-      std::memcpy(&w, bytes + 4 * j, 4);
-      any_nonfinite |= static_cast<std::uint32_t>((w & 0x7F800000u) == 0x7F800000u);
-      any_nonzero |= w & 0x7FFFFFFFu;
-    }
-    if (any_nonfinite) {
-      throw std::runtime_error(fmt::format("the cached vector of '{}' is not finite; corrupt cache", phrase));
-    }
-    if (dst != nullptr) std::memcpy(dst, bytes, static_cast<std::size_t>(dims) * 4);
-    *has = any_nonzero != 0;
-  }
-
   // Every vector of the model: the count and largest label, and (label, vector) of the rows with
   // label > after, in label order.
   void ScanVectors(std::int64_t model_id, int dims, std::int64_t after, std::int64_t* count,
@@ -271,6 +443,81 @@ struct PhraseCache::Impl {
       labels->push_back(found[k].first);
       std::memcpy(vecs->data() + k * dims, buf.data() + found[k].second * dims, sizeof(float) * dims);
     }
+  }
+
+  // The look-up when most of the model's rows are wanted: an ordered scan from the first wanted phrase,
+  // merged with the sorted list, beats a B-tree descent per phrase. A large list is cut into key ranges
+  // (never inside a run of equal phrases), each merged on its own thread with its own read connection
+  // (a file database only: ":memory:" is private to this connection). Throws what a range threw.
+  void LookUpByScan(std::int64_t model_id, Wanted& w, int threads) {
+    const std::size_t n = w.size();
+    const std::size_t parts = IsMemory(path) || n < 65536 ? 1 : static_cast<std::size_t>(threads);
+    std::vector<std::size_t> cut(parts + 1, n);
+    cut[0] = 0;
+    for (std::size_t t = 1; t < parts; ++t) {
+      cut[t] = std::max(cut[t - 1], n * t / parts);
+      while (cut[t] > 0 && cut[t] < n && w.Same(cut[t] - 1, cut[t])) ++cut[t];
+    }
+    std::vector<std::exception_ptr> failed(parts);
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < parts; ++t) {
+      if (cut[t] == cut[t + 1]) continue;
+      pool.emplace_back([&, t, grants = CurrentFileGrants()] {
+        FileScope scope(grants);
+        try {
+          auto opened = store_internal::OpenSqlite(path, SQLite::OPEN_READONLY);
+          if (!opened) throw std::runtime_error(opened.error().message);
+          SQLite::Database conn = std::move(*opened);  // file-gate: OpenSqlite gated it
+          conn.setBusyTimeout(30000);
+          conn.exec("PRAGMA mmap_size = 4294967296");
+          MergeRange(conn.getHandle(), model_id, w, cut[t], cut[t + 1]);
+        } catch (...) {
+          failed[t] = std::current_exception();
+        }
+      });
+    }
+    try {
+      if (cut[0] < cut[1]) MergeRange(db.getHandle(), model_id, w, cut[0], cut[1]);
+    } catch (...) {
+      failed[0] = std::current_exception();
+    }
+    for (auto& th : pool) th.join();
+    for (const auto& f : failed) {
+      if (f) std::rethrow_exception(f);
+    }
+  }
+
+  // Stores a chunk of embedded misses (misses[b, b + c.hv.size())) in one transaction. Throws.
+  void StoreChunk(std::int64_t model_id, const Wanted& w, const std::vector<std::uint32_t>& misses, std::size_t b,
+                  const Chunk& c) {
+    sqlite3* h = db.getHandle();
+    SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
+    // Labels are read under the write lock: another process's rows get other labels.
+    Stmt next(h, "SELECT next_label FROM embed_models WHERE id = ?");
+    next.Int(1, model_id);
+    if (!next.Step()) throw std::runtime_error("the model's row disappeared from embed_models");
+    std::int64_t label = next.IntAt(0);
+    // A phrase another process stored since the look-up keeps its row (same model, same vector).
+    Stmt ins(h,
+             "INSERT INTO phrase_vectors(model_id, phrase, label, vec) VALUES(?,?,?,?) "
+             "ON CONFLICT(model_id, phrase) DO NOTHING");
+    ins.Int(1, model_id);
+    for (std::size_t k = 0; k < c.hv.size(); ++k) {
+      ins.Text(2, w.phrases[misses[b + k]]);
+      ins.Int(3, label++);
+      if (c.hv[k]) {
+        ins.Blob(4, c.vecs.data() + k * w.row, w.d * 4);
+      } else {
+        ins.Null(4);  // the model has no vector for it
+      }
+      ins.Step();
+      ins.Reset();
+    }
+    Stmt set(h, "UPDATE embed_models SET next_label = ? WHERE id = ?");
+    set.Int(1, label);
+    set.Int(2, model_id);
+    set.Step();
+    tx.commit();
   }
 };
 
@@ -338,31 +585,23 @@ Result<CacheStats> PhraseCache::Add(const Embedder& model, const std::string& mo
   return Fetch(model, model_name, phrases, nullptr, has.data(), threads);
 }
 
+// The phases of a Get or Add, on the phrases of the call in key order (Wanted): look them up (an ordered
+// scan or a query each), list the misses, embed the misses a chunk at a time and store each chunk in a
+// transaction, then fill in the repeats. A look-up or a store throws, and Fetch reports it as a store
+// error of the cache's file; an embedder's error is passed on with its own kind (EmbedChunk).
 Result<CacheStats> PhraseCache::Fetch(const Embedder& model, const std::string& model_name,
                                       const std::vector<std::string_view>& phrases, float* out,
                                       std::uint8_t* has, int threads) {
   CacheStats stats;
   const std::size_t n = phrases.size();
   stats.requested = n;
-  const int d = model.dims();
-  const auto row = static_cast<std::size_t>(d);
-  auto at = [&](std::size_t i) { return out == nullptr ? nullptr : out + i * row; };  // phrase i's row
   threads = Threads(threads);
   if (n >= std::numeric_limits<std::uint32_t>::max()) {
     return Error::Limit(fmt::format("phrase cache: {} phrases in one call (expected fewer than {})", n,
                                     std::numeric_limits<std::uint32_t>::max()));
   }
-  sqlite3* h = impl_->db.getHandle();
   auto t0 = std::chrono::steady_clock::now();
-  // Everything below walks the phrases in key order: the look-up merges them with the table's own
-  // order, and the inserts append to (or fill in) the B-tree instead of landing on random pages.
-  const std::vector<Key> keys = SortedKeys(phrases, threads);
-  std::vector<std::uint32_t> order(n);
-  for (std::size_t j = 0; j < n; ++j) order[j] = keys[j].i;
-  auto same = [&](std::size_t j, std::size_t k) {
-    return Compare(keys[j], phrases[order[j]], keys[k], phrases[order[k]]) == 0;
-  };
-  std::vector<std::uint8_t> found(n, 0);
+  Wanted w(phrases, model.dims(), out, has, threads);
   std::int64_t model_id = 0;
   try {
     model_id = impl_->ModelId(model, model_name);
@@ -372,212 +611,45 @@ Result<CacheStats> PhraseCache::Fetch(const Embedder& model, const std::string& 
     std::int64_t labels = -1;  // unknown
     if (n > kPointQueryMax) labels = impl_->LabelsGiven(model_id);
     if (n > kPointQueryMax && labels <= 4 * static_cast<std::int64_t>(n) + 1024) {
-      // Most of the model's rows are wanted: an ordered scan from the first wanted phrase, merged
-      // with the sorted list, beats a B-tree descent per phrase. A large list is cut into key ranges
-      // (never inside a run of equal phrases), each merged on its own thread with its own read
-      // connection (a file database only: ":memory:" is private to this connection).
-      auto merge = [&](sqlite3* conn, std::size_t j, std::size_t end) {
-        Stmt scan(conn, "SELECT phrase, vec FROM phrase_vectors WHERE model_id = ? AND phrase >= ? ORDER BY phrase");
-        scan.Int(1, model_id);
-        scan.Text(2, phrases[order[j]]);
-        while (j < end && scan.Step()) {
-          // The wanted phrases are in key order but their texts are not in memory order: fetch the
-          // view and then the text a few rows ahead (a warm scan matches about one per row).
-          if (j + 32 < end) __builtin_prefetch(&phrases[order[j + 32]]);
-          if (j + 16 < end) __builtin_prefetch(phrases[order[j + 16]].data());
-          const std::string_view text = scan.TextAt(0);
-          const Key k = MakeKey(text, 0);
-          int c = -1;
-          while (j < end && (c = Compare(keys[j], phrases[order[j]], k, text)) < 0) ++j;
-          if (j == end || c != 0) continue;
-          const std::size_t first = order[j];
-          Impl::ReadVec(scan, 1, d, at(first), has + first, text);
-          found[first] = 1;
-          for (++j; j < end && Compare(keys[j], phrases[order[j]], k, text) == 0; ++j) {  // asked for again
-            if (out != nullptr) std::memcpy(at(order[j]), at(first), row * sizeof(float));
-            has[order[j]] = has[first];
-            found[order[j]] = 1;
-          }
-        }
-      };
-      const std::size_t parts = IsMemory(impl_->path) || n < 65536 ? 1 : static_cast<std::size_t>(threads);
-      std::vector<std::size_t> cut(parts + 1, n);
-      cut[0] = 0;
-      for (std::size_t t = 1; t < parts; ++t) {
-        cut[t] = std::max(cut[t - 1], n * t / parts);
-        while (cut[t] > 0 && cut[t] < n && same(cut[t] - 1, cut[t])) ++cut[t];
-      }
-      std::vector<std::exception_ptr> failed(parts);
-      std::vector<std::thread> pool;
-      for (std::size_t t = 1; t < parts; ++t) {
-        if (cut[t] == cut[t + 1]) continue;
-        pool.emplace_back([&, t, grants = CurrentFileGrants()] {
-          FileScope scope(grants);
-          try {
-            auto opened = store_internal::OpenSqlite(impl_->path, SQLite::OPEN_READONLY);
-            if (!opened) throw std::runtime_error(opened.error().message);
-            SQLite::Database conn = std::move(*opened);  // file-gate: OpenSqlite gated it
-            conn.setBusyTimeout(30000);
-            conn.exec("PRAGMA mmap_size = 4294967296");
-            merge(conn.getHandle(), cut[t], cut[t + 1]);
-          } catch (...) {
-            failed[t] = std::current_exception();
-          }
-        });
-      }
-      try {
-        if (cut[0] < cut[1]) merge(h, cut[0], cut[1]);
-      } catch (...) {
-        failed[0] = std::current_exception();
-      }
-      for (auto& th : pool) th.join();
-      for (const auto& f : failed) {
-        if (f) std::rethrow_exception(f);
-      }
+      impl_->LookUpByScan(model_id, w, threads);
     } else if (n > 0) {
-      Stmt get(h, "SELECT vec FROM phrase_vectors WHERE model_id = ? AND phrase = ?");
-      get.Int(1, model_id);
-      for (std::size_t j = 0; j < n; ++j) {
-        const std::size_t i = order[j];
-        if (j > 0 && same(j - 1, j)) {
-          if (found[order[j - 1]]) {
-            if (out != nullptr) std::memcpy(at(i), at(order[j - 1]), row * sizeof(float));
-            has[i] = has[order[j - 1]];
-            found[i] = 1;
-          }
-          continue;
-        }
-        get.Text(2, phrases[i]);
-        if (get.Step()) {
-          Impl::ReadVec(get, 0, d, at(i), has + i, phrases[i]);
-          found[i] = 1;
-        }
-        get.Reset();
-      }
+      LookUpByPoints(impl_->db.getHandle(), model_id, w);
     }
   } catch (const std::exception& e) {
     return impl_->DbError(e);
   }
-  // The distinct phrases to embed, in key order (each one's first position), and the repeats.
-  std::vector<std::uint32_t> misses;
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> repeats;  // (position, position embedded)
-  for (std::size_t j = 0; j < n; ++j) {
-    const std::uint32_t i = order[j];
-    if (found[i]) {
-      ++stats.hits;
-    } else if (j > 0 && !misses.empty() && same(j - 1, j)) {
-      repeats.emplace_back(i, misses.back());
-    } else {
-      misses.push_back(i);
-    }
-  }
+  const Misses misses = ListMisses(w, &stats.hits);
   stats.lookup_seconds = Since(t0);
 
   // Embed the misses on every core, slice by slice (an embedder's vector for a phrase does not depend
   // on the other phrases of the call, so the slicing changes no bit), and store them in transactions
   // of kRowsPerTransaction rows: a killed process keeps whole transactions and nothing else. The
   // next chunk is embedded while this one is stored.
-  struct Chunk {
-    std::vector<float> vecs;
-    std::vector<std::uint8_t> hv;
-    std::string error;
-    double seconds = 0;
-  };
-  auto embed_chunk = [&](std::size_t b) {
-    auto te = std::chrono::steady_clock::now();
-    const std::size_t m = std::min(misses.size(), b + kRowsPerTransaction) - b;
-    Chunk c;
-    c.vecs.assign(m * row, 0.0f);
-    c.hv.assign(m, 0);
-    std::vector<Status> status(static_cast<std::size_t>(threads), Status::Ok());
-    std::vector<std::string> bad(static_cast<std::size_t>(threads));
-    std::atomic<int> slot{0};
-    Parallel(m, threads, [&](std::size_t lo, std::size_t hi) {
-      const int s = slot++;
-      std::vector<std::string_view> part;
-      part.reserve(hi - lo);
-      for (std::size_t k = lo; k < hi; ++k) part.push_back(phrases[misses[b + k]]);
-      status[s] = model.Embed(part, c.vecs.data() + lo * row, c.hv.data() + lo);
-      if (!status[s].ok()) return;
-      for (std::size_t k = lo; k < hi; ++k) {
-        double n2 = 0;
-        for (int j = 0; j < d && c.hv[k]; ++j) {
-          const float x = c.vecs[k * row + j];
-          if (!std::isfinite(x)) {
-            if (bad[s].empty()) bad[s] = std::string(part[k - lo]);
-            c.hv[k] = 0;
-            break;
-          }
-          n2 += static_cast<double>(x) * x;
-        }
-        // One rule for every backend: a zero vector is no vector (cosine 0, not in the index).
-        if (c.hv[k] && n2 == 0) c.hv[k] = 0;
-      }
-    });
-    for (const Status& st : status) {
-      if (!st.ok() && c.error.empty()) c.error = st.message();
-    }
-    for (const std::string& p : bad) {
-      if (!p.empty() && c.error.empty()) c.error = fmt::format("model {}: the vector of '{}' is not finite", model_name, p);
-    }
-    c.seconds = Since(te);
-    return c;
-  };
+  auto embed_chunk = [&](std::size_t b) { return EmbedChunk(model, model_name, w, misses.embed, b); };
   // Declared after everything embed_chunk refers to: an early return waits for it here.
   std::future<Chunk> ahead;
-  if (!misses.empty()) ahead = std::async(std::launch::async, embed_chunk, std::size_t{0});
-  for (std::size_t b = 0; b < misses.size(); b += kRowsPerTransaction) {
-    const std::size_t m = std::min(misses.size(), b + kRowsPerTransaction) - b;
+  if (!misses.embed.empty()) ahead = std::async(std::launch::async, embed_chunk, std::size_t{0});
+  for (std::size_t b = 0; b < misses.embed.size(); b += kRowsPerTransaction) {
+    const std::size_t m = std::min(misses.embed.size(), b + kRowsPerTransaction) - b;
     Chunk c = ahead.get();
-    if (!c.error.empty()) return Error::Input(c.error);
-    if (b + m < misses.size()) ahead = std::async(std::launch::async, embed_chunk, b + m);
+    if (c.error) return *c.error;
+    if (b + m < misses.embed.size()) ahead = std::async(std::launch::async, embed_chunk, b + m);
     stats.embed_seconds += c.seconds;
-    const std::vector<float>& vecs = c.vecs;
-    const std::vector<std::uint8_t>& hv = c.hv;
     auto ts = std::chrono::steady_clock::now();
     try {
-      SQLite::Transaction tx(impl_->db, SQLite::TransactionBehavior::IMMEDIATE);
-      // Labels are read under the write lock: another process's rows get other labels.
-      Stmt next(h, "SELECT next_label FROM embed_models WHERE id = ?");
-      next.Int(1, model_id);
-      if (!next.Step()) throw std::runtime_error("the model's row disappeared from embed_models");
-      std::int64_t label = next.IntAt(0);
-      // A phrase another process stored since the look-up keeps its row (same model, same vector).
-      Stmt ins(h,
-               "INSERT INTO phrase_vectors(model_id, phrase, label, vec) VALUES(?,?,?,?) "
-               "ON CONFLICT(model_id, phrase) DO NOTHING");
-      ins.Int(1, model_id);
-      for (std::size_t k = 0; k < m; ++k) {
-        ins.Text(2, phrases[misses[b + k]]);
-        ins.Int(3, label++);
-        if (hv[k]) {
-          ins.Blob(4, vecs.data() + k * row, d * 4);
-        } else {
-          ins.Null(4);  // the model has no vector for it
-        }
-        ins.Step();
-        ins.Reset();
-      }
-      Stmt set(h, "UPDATE embed_models SET next_label = ? WHERE id = ?");
-      set.Int(1, label);
-      set.Int(2, model_id);
-      set.Step();
-      tx.commit();
+      impl_->StoreChunk(model_id, w, misses.embed, b, c);
     } catch (const std::exception& e) {
       return impl_->DbError(e);
     }
     stats.store_seconds += Since(ts);
     for (std::size_t k = 0; k < m; ++k) {
-      const std::size_t i = misses[b + k];
-      if (out != nullptr) std::memcpy(at(i), vecs.data() + k * row, row * sizeof(float));
-      has[i] = hv[k];
+      const std::size_t i = misses.embed[b + k];
+      if (out != nullptr) std::memcpy(w.At(i), c.vecs.data() + k * w.row, w.row * sizeof(float));
+      has[i] = c.hv[k];
     }
   }
-  for (const auto& [i, src] : repeats) {
-    if (out != nullptr) std::memcpy(at(i), at(src), row * sizeof(float));
-    has[i] = has[src];
-  }
-  stats.embedded = misses.size() + repeats.size();
+  for (const auto& [i, src] : misses.repeats) w.CopyFrom(i, src);
+  stats.embedded = misses.embed.size() + misses.repeats.size();
   for (std::size_t i = 0; i < n; ++i) stats.no_vector += has[i] == 0;
   return stats;
 }

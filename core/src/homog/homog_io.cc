@@ -21,7 +21,7 @@ namespace kplab::homog {
 namespace {
 
 using io_internal::Fail;
-using io_internal::InputError;
+using io_internal::ImportFailure;
 using json_internal::TypeName;
 using simdjson::dom::element;
 using simdjson::dom::element_type;
@@ -126,8 +126,8 @@ Result<std::vector<ReformulationPair>> ParseReformulations(std::string_view text
       Fail(name, static_cast<int>(line), "invalid UTF-8", "UTF-8 text");
     }
     return Parse(text, name);
-  } catch (const InputError& e) {
-    return Error::Input(e.message);
+  } catch (const ImportFailure& e) {
+    return e.error;
   }
 }
 
@@ -140,8 +140,8 @@ Result<std::vector<ReformulationPair>> ImportReformulations(const std::string& p
     }
     const io_internal::FileData file = io_internal::ReadTextFile(path, fs::path(path).filename().string());
     return Parse(file.bytes, path);
-  } catch (const InputError& e) {
-    return Error::Input(e.message);
+  } catch (const ImportFailure& e) {
+    return e.error;
   }
 }
 

@@ -142,9 +142,8 @@ std::string Plural(std::size_t n, std::string_view word) {
 }  // namespace
 
 void Fail(std::string_view file, int line, std::string_view what, std::string_view expected) {
-  if (line > 0)
-    throw InputError{fmt::format("{}:{}: {} (expected {})", file, line, what, expected)};
-  throw InputError{fmt::format("{}: {} (expected {})", file, what, expected)};
+  if (line > 0) throw ImportFailure{Error::Input(fmt::format("{}:{}: {} (expected {})", file, line, what, expected))};
+  throw ImportFailure{Error::Input(fmt::format("{}: {} (expected {})", file, what, expected))};
 }
 
 void FailCount(std::string_view file, std::size_t got, int line, std::size_t expected,
@@ -160,7 +159,7 @@ FileData ReadTextFile(const std::string& path, const std::string& rel_name) {
   file.path = path;
   file.rel_name = rel_name;
   Result<std::string> bytes = ReadRegularFile(path, "a UTF-8 text file");
-  if (!bytes) throw InputError{bytes.error().message};
+  if (!bytes) throw ImportFailure{bytes.error()};
   file.bytes = std::move(bytes).value();
   // Windows editors start UTF-8 files with U+FEFF; glued to the first reference or id it would make
   // that one silently different (docs/formats.md).
@@ -190,7 +189,7 @@ bool Present(const std::string& path) {
 }
 
 std::filesystem::directory_iterator ListDirectory(const std::string& path) {
-  if (Status st = GateFile(path, FileAccess::kRead); !st.ok()) throw InputError{st.message()};
+  if (Status st = GateFile(path, FileAccess::kRead); !st.ok()) throw ImportFailure{st.error()};
   return std::filesystem::directory_iterator(path);
 }
 
@@ -269,7 +268,7 @@ std::string ContentHash(std::vector<const FileData*> files) {
 }  // namespace io_internal
 
 using io_internal::Fail;
-using io_internal::InputError;
+using io_internal::ImportFailure;
 
 const std::vector<std::string>& DatasetFormats() {
   static const std::vector<std::string> kFormats = {"meng",    "one2set", "kpeval", "hulth", "semeval",
@@ -342,8 +341,8 @@ Result<std::string> ReadRegularFile(const std::string& path, std::string_view ex
 Result<std::string> DetectDatasetFormat(const std::string& path) {
   try {
     return io_internal::DetectOrThrow(path);
-  } catch (const InputError& e) {
-    return Error::Input(e.message);
+  } catch (const ImportFailure& e) {
+    return e.error;
   } catch (const std::filesystem::filesystem_error& e) {
     return Error::Input(path + ": " + e.what());
   }
@@ -410,8 +409,8 @@ Result<RawDataset> ImportDataset(const std::string& path, const DatasetOptions& 
     }
     out.content_hash = io_internal::ContentHash(std::move(read));
     return out;
-  } catch (const InputError& e) {
-    return Error::Input(e.message);
+  } catch (const ImportFailure& e) {
+    return e.error;
   } catch (const std::filesystem::filesystem_error& e) {
     return Error::Input(path + ": " + e.what());
   }
@@ -467,8 +466,8 @@ Result<RawPredictions> ImportPredictions(const std::string& path, const std::str
     if (out.docs.empty()) Fail(path, 0, "no prediction lines", "one line per document");
     out.content_hash = io_internal::ContentHash({&file});
     return out;
-  } catch (const InputError& e) {
-    return Error::Input(e.message);
+  } catch (const ImportFailure& e) {
+    return e.error;
   }
 }
 
@@ -535,8 +534,8 @@ Result<RawPredictions> AlignPredictions(const RawDataset& dataset, RawPrediction
     for (std::size_t j = 0; j < m; ++j) ordered.push_back(std::move(predictions.docs[slot[j]]));
     predictions.docs = std::move(ordered);
     return predictions;
-  } catch (const InputError& e) {
-    return Error::Input(e.message);
+  } catch (const ImportFailure& e) {
+    return e.error;
   }
 }
 

@@ -15,12 +15,11 @@
 
 namespace kplab::io_internal {
 
-// Importers report bad input by throwing this; the public entry points turn it into Error. It never
-// leaves the io*.cc files.
-// It carries no kind: an Error of another kind thrown as it (a path the file gate refuses, a usage error)
-// comes out as input (design note 49).
-struct InputError {
-  std::string message;
+// Importers report a failure by throwing this; the public entry points return its error. It never
+// leaves the io*.cc files. It carries the error's kind: Fail throws input, and an error of another kind
+// thrown as it (a path the file gate refuses, usage) comes out with that kind (design note 52).
+struct ImportFailure {
+  Error error;
 };
 
 // "FILE:LINE: what (expected ...)"; LINE is left out when line == 0 (a whole-file problem).
@@ -57,7 +56,7 @@ inline const SharedPath& LocPath(const FileData& file) {
 FileData ReadTextFile(const std::string& path, const std::string& rel_name);
 
 // The entries of a directory, once the caller's context may read it (kplab/file_gate.h); throws
-// InputError "PATH: outside the directories scripts may read (...)" otherwise. Every listing of the
+// the gate's usage error "PATH: outside the directories scripts may read (...)" otherwise. Every listing of the
 // importers goes through it, so a script lists no directory it was not granted.
 std::filesystem::directory_iterator ListDirectory(const std::string& path);
 
@@ -66,7 +65,7 @@ std::filesystem::directory_iterator ListDirectory(const std::string& path);
 // refused with its own message, instead of being skipped without a word.
 bool Present(const std::string& path);
 
-// Throws InputError unless path names a regular file or a directory: "PATH: no such file or
+// Throws an input error unless path names a regular file or a directory: "PATH: no such file or
 // directory", "PATH: symbolic link loop", "PATH: a FIFO, not a regular file or directory".
 void RequireFileOrDirectory(const std::string& path, std::string_view expected);
 
@@ -122,7 +121,7 @@ void SplitTitleBody(std::string_view src, std::size_t pos, std::size_t sep_len,
                     std::string_view separator, RawDoc& doc);
 
 // Format parsers (io_text.cc, io_json.cc). root is the directory that rel names are relative to.
-// The dataset format at path (DetectDatasetFormat), or InputError.
+// The dataset format at path (DetectDatasetFormat), or throws ImportFailure.
 std::string DetectOrThrow(const std::string& path);
 // RawDataset::name for path ("inspec", "kp20k/test").
 std::string DatasetName(const std::string& path);

@@ -16,7 +16,7 @@ namespace kplab {
 
 using io_internal::Fail;
 using io_internal::FileData;
-using io_internal::InputError;
+using io_internal::ImportFailure;
 using io_internal::LineIndex;
 
 struct LineDocuments::Files {
@@ -52,7 +52,7 @@ bool LineDocuments::Handles(const std::string& dataset_path, const DatasetOption
     io_internal::RequireFileOrDirectory(dataset_path, "a dataset file or directory");
     const std::string format = options.format.empty() ? io_internal::DetectOrThrow(dataset_path) : options.format;
     return format == "meng";
-  } catch (const InputError&) {
+  } catch (const ImportFailure&) {
     return false;
   } catch (const std::filesystem::filesystem_error&) {
     return false;
@@ -102,8 +102,8 @@ Result<LineDocuments> LineDocuments::Open(const std::string& dataset_path, const
     }
     ds.content_hash = io_internal::ContentHash(std::move(read));
     f->doc_loc = SharedPath(f->lines.text ? f->data[1].path : f->data[0].path);
-  } catch (const InputError& e) {
-    return Error::Input(e.message);
+  } catch (const ImportFailure& e) {
+    return e.error;
   } catch (const fs::filesystem_error& e) {
     return Error::Input(dataset_path + ": " + e.what());
   }
@@ -117,8 +117,8 @@ Result<LineDocuments> LineDocuments::Open(const std::string& dataset_path, const
   } catch (const std::bad_alloc&) {
     // As `kplab eval` reports it for an import (evaluate.cc), not as an internal error.
     return Error::Limit(predictions_path + ": out of memory while reading the predictions");
-  } catch (const InputError& e) {
-    return Error::Input(e.message);
+  } catch (const ImportFailure& e) {
+    return e.error;
   }
   try {
     RawPredictions& p = f->predictions;
@@ -132,8 +132,8 @@ Result<LineDocuments> LineDocuments::Open(const std::string& dataset_path, const
       io_internal::FailCount(predictions_path, n, static_cast<int>(n < m ? n : m + 1), m,
                              "document of " + dataset_path);
     }
-  } catch (const InputError& e) {
-    return Error::Input(e.message);
+  } catch (const ImportFailure& e) {
+    return e.error;
   }
   return LineDocuments(std::move(f));
 }

@@ -15,7 +15,7 @@ namespace kplab {
 namespace {
 
 using io_internal::Fail;
-using io_internal::InputError;
+using io_internal::ImportFailure;
 
 // Canonical serialization for the content hash: every field length-prefixed, so that no two different
 // record lists serialize to the same bytes.
@@ -91,8 +91,8 @@ Result<RawDataset> DatasetFromRecords(const std::string& name, std::vector<RawDo
     out.docs = std::move(docs);
     out.content_hash = h.Hex();
     return out;
-  } catch (const InputError& e) {
-    return Error::Input(e.message);
+  } catch (const ImportFailure& e) {
+    return e.error;
   }
 }
 
@@ -162,8 +162,8 @@ Result<RawPredictions> PredictionsFromRecords(const RawDataset& dataset, const s
     out.docs = std::move(preds);
     out.content_hash = h.Hex();
     return out;
-  } catch (const InputError& e) {
-    return Error::Input(e.message);
+  } catch (const ImportFailure& e) {
+    return e.error;
   }
 }
 

@@ -237,10 +237,11 @@ Result<std::shared_ptr<const WordNet>> WordNet::Open(const std::string& dir) {
     for (const std::string* path : {&index_path, &data_path}) {
       Result<std::string> text = ReadRegularFile(*path, "a WordNet 3.0 database file");
       if (!text) {
-        return Error::Input("WordNet not found: " + text.error().message +
-                            ". METEOR's synonym stage reads Debian's WordNet 3.0 (package wordnet-base): install it "
-                            "with `scripts/setup.sh --extra wordnet` (or `apt-get install wordnet-base`), or set "
-                            "KPLAB_WORDNET to a folder holding index.noun, data.noun, noun.exc, ...");
+        return Error(text.error().kind,
+                     "WordNet not found: " + text.error().message +
+                         ". METEOR's synonym stage reads Debian's WordNet 3.0 (package wordnet-base): install it "
+                         "with `scripts/setup.sh --extra wordnet` (or `apt-get install wordnet-base`), or set "
+                         "KPLAB_WORDNET to a folder holding index.noun, data.noun, noun.exc, ...");
       }
       (path == &index_path ? impl->index_text[pos] : impl->data_text[pos]) = std::move(*text);
     }

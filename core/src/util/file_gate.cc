@@ -77,6 +77,8 @@ Status GateFile(std::string_view path, FileAccess access) {
     Result<std::string> resolved = ResolvePath(path);
     if (!resolved) {
       allowed = false;
+      // Relabel on purpose (tests/layout/error_relabels.py): every refusal of the gate is a usage error
+      // (file_gate.h), a path it cannot resolve as much as one outside the grants.
       status = Error::Usage(shown + ": " + resolved.error().message);
     } else if (!Allowed(*g, *resolved, access)) {
       allowed = false;
