@@ -202,11 +202,17 @@ class Builder {
     const auto& ref_lists = p_.exhird_markers ? split_refs : raw.refs;
     const bool stem_refs = o_.stem_refs && !raw.refs_stemmed;
     // Every piece hashed and its memo slot requested first: the probes then overlap their cache misses.
-    hashes_.clear();
-    for (const auto& alternatives : ref_lists) {
-      for (const auto& form : alternatives) Hash(form, stem_refs);
+    // The raw pieces were hashed by Prefetch (the document before this one) unless ExHiRD re-cut them.
+    const PieceHashes& ahead = HashesOf(i, raw, rp);
+    std::span<const std::uint64_t> ref_hashes = ahead.refs;
+    if (p_.exhird_markers) {
+      hashes_.clear();
+      for (const auto& alternatives : ref_lists) {
+        for (const auto& form : alternatives) Hash(form, stem_refs);
+      }
+      ref_hashes = hashes_;
     }
-    PrefetchKnown(stem_refs);
+    PrefetchKnown(stem_refs, ref_hashes);
     std::size_t next_hash = 0;
     refs_.clear();
     refs_all_.clear();
@@ -215,7 +221,7 @@ class Builder {
       Keyphrase kp;
       alt_.clear();
       for (const auto& form : alternatives) {
-        const Phrase* ph = Intern(form, stem_refs, p_.exhird_markers, hashes_[next_hash++]);
+        const Phrase* ph = Intern(form, stem_refs, p_.exhird_markers, ref_hashes[next_hash++]);
         if (!ph) continue;
         if (!kp.phrase) {
           kp.phrase = ph;
@@ -268,11 +274,15 @@ class Builder {
     bool any_dup = false;
     // Kept in a scratch list first: the document keeps exactly its own (dups and markers drop many).
     preds_.clear();
-    hashes_.clear();
-    for (std::size_t j = 0; j < n_pieces; ++j) Hash(raw_piece(j), true);
-    PrefetchKnown(true);
+    std::span<const std::uint64_t> pred_hashes = ahead.preds;
+    if (p_.exhird_markers) {
+      hashes_.clear();
+      for (std::size_t j = 0; j < n_pieces; ++j) Hash(raw_piece(j), true);
+      pred_hashes = hashes_;
+    }
+    PrefetchKnown(true, pred_hashes.first(n_pieces));
     for (std::size_t j = 0; j < n_pieces; ++j) {
-      const Phrase* ph = Intern(raw_piece(j), true, p_.exhird_markers, hashes_[j]);
+      const Phrase* ph = Intern(raw_piece(j), true, p_.exhird_markers, pred_hashes[j]);
       if (!ph) continue;
       const std::uint8_t flags = flags_[ph->id];
       if (flags & (kPeosSurface | kPeosStem)) {
@@ -321,15 +331,14 @@ class Builder {
 
   // Requests the memo slots of a document about to be built (the next one), so that they are in
   // cache when Doc probes them. A hint only.
-  void Prefetch(const RawDoc& raw, const RawPrediction* rp) const {
+  // i: the document's index (raw's and rp's); its pieces' hashes are kept for Doc(i).
+  void Prefetch(std::size_t i, const RawDoc& raw, const RawPrediction* rp) {
     if (p_.exhird_markers) return;  // its pieces are re-cut first
+    const PieceHashes& h = HashesOf(i, raw, rp);
     const eval_internal::SlotTable& refs_memo = memo[o_.stem_refs && !raw.refs_stemmed ? 1 : 0];
-    for (const auto& alternatives : raw.refs) {
-      for (const auto& form : alternatives) refs_memo.Prefetch(eval_internal::HashBytes(form));
-    }
-    if (!rp) return;
-    const std::size_t n = std::min(rp->phrases.size(), std::size_t{64});
-    for (std::size_t j = 0; j < n; ++j) memo[1].Prefetch(eval_internal::HashBytes(rp->phrases[j]));
+    for (std::uint64_t x : h.refs) refs_memo.Prefetch(x);
+    const std::size_t n = std::min(h.preds.size(), std::size_t{64});
+    for (std::size_t j = 0; j < n; ++j) memo[1].Prefetch(h.preds[j]);
   }
 
  private:
@@ -482,21 +491,46 @@ class Builder {
     hashes_.push_back(h);
   }
 
+  // HashBytes of a document's raw pieces (its references' forms in order; all its prediction pieces),
+  // for the document doc. Computed once, by Prefetch for the document built next or else by Doc;
+  // not used under exhird_markers (the pieces are re-cut first).
+  struct PieceHashes {
+    std::size_t doc = SIZE_MAX;
+    std::vector<std::uint64_t> refs, preds;
+  };
+  PieceHashes ahead_[2];  // by document index parity: the one being built and the next
+
+  const PieceHashes& HashesOf(std::size_t i, const RawDoc& raw, const RawPrediction* rp) {
+    PieceHashes& h = ahead_[i & 1];
+    if (h.doc == i || p_.exhird_markers) return h;
+    h.doc = i;
+    h.refs.clear();
+    h.preds.clear();
+    for (const auto& alternatives : raw.refs) {
+      for (const auto& form : alternatives) h.refs.push_back(eval_internal::HashBytes(form));
+    }
+    if (rp) {
+      for (const auto& piece : rp->phrases) h.preds.push_back(eval_internal::HashBytes(piece));
+    }
+    return h;
+  }
+
   // Most of a document's pieces were met before: each is then a memo slot, its Piece record and the
-  // piece's bytes, three cache misses in a row. With the slots requested (Hash), this requests the
-  // records of the pieces whose home slot holds their hash, then those records' bytes, so the misses
-  // of the whole list overlap before Intern reads them one by one. A hint only: Intern decides.
-  void PrefetchKnown(bool stem) {
+  // piece's bytes, three cache misses in a row. With the slots requested (Prefetch, Hash), this
+  // requests the records of the pieces whose home slot holds their hash, then those records' bytes,
+  // so the misses of the whole list overlap before Intern reads them one by one. A hint only: Intern
+  // decides.
+  void PrefetchKnown(bool stem, std::span<const std::uint64_t> hashes) {
     const eval_internal::SlotTable& m = memo[stem ? 1 : 0];
     auto known = [&](std::uint64_t h) -> const Piece* {
       const std::uint64_t slot = m.AtHome(h);
       return slot != 0 && eval_internal::SlotTable::HashMatches(slot, h) ? &pieces[eval_internal::SlotTable::Index(slot)]
                                                                           : nullptr;
     };
-    for (std::uint64_t h : hashes_) {
+    for (std::uint64_t h : hashes) {
       if (const Piece* p = known(h)) __builtin_prefetch(p);
     }
-    for (std::uint64_t h : hashes_) {
+    for (std::uint64_t h : hashes) {
       if (const Piece* p = known(h)) __builtin_prefetch(p->data);
     }
   }
@@ -601,7 +635,7 @@ class Builder {
   std::vector<Keyphrase> refs_all_;       // its references before dedup (Document::refs_before_dedup)
   std::vector<TokenId> src_ids_, src_stems_;  // a document's source while it is tokenized
   std::vector<std::uint32_t> sections_;
-  std::vector<std::uint64_t> hashes_;     // HashBytes of a document's pieces, in order
+  std::vector<std::uint64_t> hashes_;  // HashBytes of a document's re-cut pieces (ExHiRD), in order
 };
 
 std::string AsciiLower(std::string s) {
@@ -883,7 +917,7 @@ void BuildRanges(const Reader& reader, Corpus& corpus, std::vector<std::unique_p
       const auto [raw, rp] = local.Get(i);
       if (i + 1 < end) {  // the next document's memo slots load while this one is built
         const auto [next, next_rp] = local.Get(i + 1);
-        b.Prefetch(*next, next_rp);
+        b.Prefetch(i + 1, *next, next_rp);
       }
       b.Doc(i, *raw, rp, corpus.docs[i]);
       local.Done(i);
