@@ -142,17 +142,21 @@ std::uint32_t PresentCount(std::span<const Keyphrase> kps) {
 // Dedup sets are usually small (tens of keyphrases): a vector scan beats hashing; a hash set takes
 // over for long lists so a line with thousands of predictions stays linear.
 struct SmallSet {
-  std::vector<TokenId> items;
+  static constexpr std::size_t kSmall = 64;
+  std::array<TokenId, kSmall> items;
+  std::size_t n = 0;
   std::unordered_set<TokenId> big;
   void clear() {
-    items.clear();
-    big.clear();
+    if (n == kSmall) big.clear();
+    n = 0;
   }
   bool insert(TokenId t) {
-    if (items.size() < 64) {
-      if (std::find(items.begin(), items.end(), t) != items.end()) return false;
-      items.push_back(t);
-      if (items.size() == 64) big.insert(items.begin(), items.end());
+    if (n < kSmall) {
+      for (std::size_t k = 0; k < n; ++k) {
+        if (items[k] == t) return false;
+      }
+      items[n++] = t;
+      if (n == kSmall) big.insert(items.begin(), items.end());
       return true;
     }
     return big.insert(t).second;
