@@ -71,19 +71,43 @@ namespace {
 constexpr std::string_view kPeos = "<peos>";
 
 // SplitWhitespace (Python's str.split()) of ASCII text, appending to out without allocating a vector
-// per call: the whitespace bytes are those IsPySpace accepts (which include \x1c-\x1f).
+// per call: the whitespace bytes are those IsPySpace accepts (which include \x1c-\x1f). They are all
+// below 0x21, so a token's end is looked for eight bytes at a time, as any byte below 0x21 (the
+// lowest such byte is exact: a borrow can only mark bytes above it), and only those are looked up.
 void SplitAsciiWhitespace(std::string_view s, std::vector<std::string_view>& out) {
   static const auto kSpace = [] {
     std::array<bool, 128> t{};
     for (char32_t c = 0; c < 128; ++c) t[c] = IsPySpace(c);
     return t;
   }();
+  constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  const char* p = s.data();
+  const std::size_t n = s.size();
+  auto next_space = [&](std::size_t i) {  // the first whitespace byte at or after i (n if none)
+    while (i + 8 <= n) {
+      std::uint64_t w;
+      std::memcpy(&w, p + i, 8);
+      std::uint64_t low = (w - 0x21 * kOnes) & ~w & kHigh;
+      while (low != 0) {
+        const std::size_t k = i + static_cast<std::size_t>(__builtin_ctzll(low)) / 8;
+        if (kSpace[static_cast<unsigned char>(p[k])]) return k;
+        i = k + 1;  // a control byte, not whitespace: look again from the byte after it
+        if (i + 8 > n) break;
+        std::memcpy(&w, p + i, 8);
+        low = (w - 0x21 * kOnes) & ~w & kHigh;
+      }
+      if (low == 0) i += 8;
+    }
+    while (i < n && !kSpace[static_cast<unsigned char>(p[i])]) ++i;
+    return i;
+  };
   std::size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && kSpace[static_cast<unsigned char>(s[i])]) ++i;
-    const std::size_t start = i;
-    while (i < s.size() && !kSpace[static_cast<unsigned char>(s[i])]) ++i;
-    if (i > start) out.push_back(s.substr(start, i - start));
+  while (i < n) {
+    while (i < n && kSpace[static_cast<unsigned char>(p[i])]) ++i;
+    if (i == n) break;
+    const std::size_t end = next_space(i);
+    out.push_back(s.substr(i, end - i));
+    i = end;
   }
 }
 
