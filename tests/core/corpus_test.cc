@@ -151,6 +151,48 @@ TEST(Corpus, ExhirdSplitsOnSlash) {
   EXPECT_EQ(Surfaces(c->docs[0].preds), (std::vector<std::string>{"input", "output"}));
 }
 
+// The keyphrase tokenizer is Python's piece.strip().lower().split(), checked here on the bytes where a
+// word-at-a-time scan could go wrong. Expected tokens as Python 3.11 prints them: whitespace is
+// \t \n \v \f \r, \x1c-\x1f and space; \x01, \x0e and \x1b are not (they stay inside a token); only
+// A-Z are lower-cased in ASCII ('@' '[' '`' '{' border the letters); a non-ASCII piece is stripped of
+// its no-break spaces and lower-cased in full Unicode ("Ü" -> "ü").
+TEST(Corpus, KeyphraseTokensSplitAsPythonStrSplit) {
+  const auto ds = OneDoc("x", "y", {"z"});
+  const auto preds = Preds({
+      "a\tb\nc\vd\fe\rf\x1cg\x1dh\x1ei\x1fj k",
+      "long\x01token\x0ewith\x1b"
+      "controls and more",
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZ@[`{",
+      "  \x1f spaced   out \t ",
+      "\xc2\xa0\xc3\x9cn\xc3\xaf"
+      "code X\xc2\xa0",
+      "twelve_bytes\x0b\x0b\x0b\x0b\x0b\x0b\x0b\x0b\x0bnext",
+  });
+  auto c = BuildCorpus(ds, &preds, *FindProfile("kplab"));
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  const Document& d = c->docs[0];
+  auto tokens = [&](const Keyphrase& k) {
+    std::vector<std::string> out;
+    for (TokenId t : k.tokens()) out.emplace_back(c->Str(t));
+    return out;
+  };
+  ASSERT_EQ(d.preds.size(), 6u);
+  EXPECT_EQ(tokens(d.preds[0]), (std::vector<std::string>{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"}));
+  EXPECT_EQ(tokens(d.preds[1]), (std::vector<std::string>{"long\x01token\x0ewith\x1b"
+                                                          "controls",
+                                                          "and", "more"}));
+  EXPECT_EQ(tokens(d.preds[2]), (std::vector<std::string>{"abcdefghijklmnopqrstuvwxyz@[`{"}));
+  EXPECT_EQ(d.preds[3].surface(), "spaced   out");
+  EXPECT_EQ(tokens(d.preds[3]), (std::vector<std::string>{"spaced", "out"}));
+  EXPECT_EQ(d.preds[4].surface(),
+            "\xc3\xbcn\xc3\xaf"
+            "code x");
+  EXPECT_EQ(tokens(d.preds[4]), (std::vector<std::string>{"\xc3\xbcn\xc3\xaf"
+                                                          "code",
+                                                          "x"}));
+  EXPECT_EQ(tokens(d.preds[5]), (std::vector<std::string>{"twelve_bytes", "next"}));
+}
+
 TEST(Corpus, MisalignedPredictionsAreAnError) {
   const auto ds = OneDoc("x", "y", {"a"});
   RawPredictions p = Preds({"a"});

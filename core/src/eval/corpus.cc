@@ -71,19 +71,43 @@ namespace {
 constexpr std::string_view kPeos = "<peos>";
 
 // SplitWhitespace (Python's str.split()) of ASCII text, appending to out without allocating a vector
-// per call: the whitespace bytes are those IsPySpace accepts (which include \x1c-\x1f).
+// per call: the whitespace bytes are those IsPySpace accepts (which include \x1c-\x1f). They are all
+// below 0x21, so a token's end is looked for eight bytes at a time, as any byte below 0x21 (the
+// lowest such byte is exact: a borrow can only mark bytes above it), and only those are looked up.
 void SplitAsciiWhitespace(std::string_view s, std::vector<std::string_view>& out) {
   static const auto kSpace = [] {
     std::array<bool, 128> t{};
     for (char32_t c = 0; c < 128; ++c) t[c] = IsPySpace(c);
     return t;
   }();
+  constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  const char* p = s.data();
+  const std::size_t n = s.size();
+  auto next_space = [&](std::size_t i) {  // the first whitespace byte at or after i (n if none)
+    while (i + 8 <= n) {
+      std::uint64_t w;
+      std::memcpy(&w, p + i, 8);
+      std::uint64_t low = (w - 0x21 * kOnes) & ~w & kHigh;
+      while (low != 0) {
+        const std::size_t k = i + static_cast<std::size_t>(__builtin_ctzll(low)) / 8;
+        if (kSpace[static_cast<unsigned char>(p[k])]) return k;
+        i = k + 1;  // a control byte, not whitespace: look again from the byte after it
+        if (i + 8 > n) break;
+        std::memcpy(&w, p + i, 8);
+        low = (w - 0x21 * kOnes) & ~w & kHigh;
+      }
+      if (low == 0) i += 8;
+    }
+    while (i < n && !kSpace[static_cast<unsigned char>(p[i])]) ++i;
+    return i;
+  };
   std::size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && kSpace[static_cast<unsigned char>(s[i])]) ++i;
-    const std::size_t start = i;
-    while (i < s.size() && !kSpace[static_cast<unsigned char>(s[i])]) ++i;
-    if (i > start) out.push_back(s.substr(start, i - start));
+  while (i < n) {
+    while (i < n && kSpace[static_cast<unsigned char>(p[i])]) ++i;
+    if (i == n) break;
+    const std::size_t end = next_space(i);
+    out.push_back(s.substr(i, end - i));
+    i = end;
   }
 }
 
@@ -142,17 +166,21 @@ std::uint32_t PresentCount(std::span<const Keyphrase> kps) {
 // Dedup sets are usually small (tens of keyphrases): a vector scan beats hashing; a hash set takes
 // over for long lists so a line with thousands of predictions stays linear.
 struct SmallSet {
-  std::vector<TokenId> items;
+  static constexpr std::size_t kSmall = 64;
+  std::array<TokenId, kSmall> items;
+  std::size_t n = 0;
   std::unordered_set<TokenId> big;
   void clear() {
-    items.clear();
-    big.clear();
+    if (n == kSmall) big.clear();
+    n = 0;
   }
   bool insert(TokenId t) {
-    if (items.size() < 64) {
-      if (std::find(items.begin(), items.end(), t) != items.end()) return false;
-      items.push_back(t);
-      if (items.size() == 64) big.insert(items.begin(), items.end());
+    if (n < kSmall) {
+      for (std::size_t k = 0; k < n; ++k) {
+        if (items[k] == t) return false;
+      }
+      items[n++] = t;
+      if (n == kSmall) big.insert(items.begin(), items.end());
       return true;
     }
     return big.insert(t).second;
@@ -202,11 +230,17 @@ class Builder {
     const auto& ref_lists = p_.exhird_markers ? split_refs : raw.refs;
     const bool stem_refs = o_.stem_refs && !raw.refs_stemmed;
     // Every piece hashed and its memo slot requested first: the probes then overlap their cache misses.
-    hashes_.clear();
-    for (const auto& alternatives : ref_lists) {
-      for (const auto& form : alternatives) Hash(form, stem_refs);
+    // The raw pieces were hashed by Prefetch (the document before this one) unless ExHiRD re-cut them.
+    const PieceHashes& ahead = HashesOf(i, raw, rp);
+    std::span<const std::uint64_t> ref_hashes = ahead.refs;
+    if (p_.exhird_markers) {
+      hashes_.clear();
+      for (const auto& alternatives : ref_lists) {
+        for (const auto& form : alternatives) Hash(form, stem_refs);
+      }
+      ref_hashes = hashes_;
     }
-    PrefetchKnown(stem_refs);
+    PrefetchKnown(stem_refs, ref_hashes);
     std::size_t next_hash = 0;
     refs_.clear();
     refs_all_.clear();
@@ -215,7 +249,7 @@ class Builder {
       Keyphrase kp;
       alt_.clear();
       for (const auto& form : alternatives) {
-        const Phrase* ph = Intern(form, stem_refs, p_.exhird_markers, hashes_[next_hash++]);
+        const Phrase* ph = Intern(form, stem_refs, p_.exhird_markers, ref_hashes[next_hash++]);
         if (!ph) continue;
         if (!kp.phrase) {
           kp.phrase = ph;
@@ -268,11 +302,15 @@ class Builder {
     bool any_dup = false;
     // Kept in a scratch list first: the document keeps exactly its own (dups and markers drop many).
     preds_.clear();
-    hashes_.clear();
-    for (std::size_t j = 0; j < n_pieces; ++j) Hash(raw_piece(j), true);
-    PrefetchKnown(true);
+    std::span<const std::uint64_t> pred_hashes = ahead.preds;
+    if (p_.exhird_markers) {
+      hashes_.clear();
+      for (std::size_t j = 0; j < n_pieces; ++j) Hash(raw_piece(j), true);
+      pred_hashes = hashes_;
+    }
+    PrefetchKnown(true, pred_hashes.first(n_pieces));
     for (std::size_t j = 0; j < n_pieces; ++j) {
-      const Phrase* ph = Intern(raw_piece(j), true, p_.exhird_markers, hashes_[j]);
+      const Phrase* ph = Intern(raw_piece(j), true, p_.exhird_markers, pred_hashes[j]);
       if (!ph) continue;
       const std::uint8_t flags = flags_[ph->id];
       if (flags & (kPeosSurface | kPeosStem)) {
@@ -321,15 +359,14 @@ class Builder {
 
   // Requests the memo slots of a document about to be built (the next one), so that they are in
   // cache when Doc probes them. A hint only.
-  void Prefetch(const RawDoc& raw, const RawPrediction* rp) const {
+  // i: the document's index (raw's and rp's); its pieces' hashes are kept for Doc(i).
+  void Prefetch(std::size_t i, const RawDoc& raw, const RawPrediction* rp) {
     if (p_.exhird_markers) return;  // its pieces are re-cut first
+    const PieceHashes& h = HashesOf(i, raw, rp);
     const eval_internal::SlotTable& refs_memo = memo[o_.stem_refs && !raw.refs_stemmed ? 1 : 0];
-    for (const auto& alternatives : raw.refs) {
-      for (const auto& form : alternatives) refs_memo.Prefetch(eval_internal::HashBytes(form));
-    }
-    if (!rp) return;
-    const std::size_t n = std::min(rp->phrases.size(), std::size_t{64});
-    for (std::size_t j = 0; j < n; ++j) memo[1].Prefetch(eval_internal::HashBytes(rp->phrases[j]));
+    for (std::uint64_t x : h.refs) refs_memo.Prefetch(x);
+    const std::size_t n = std::min(h.preds.size(), std::size_t{64});
+    for (std::size_t j = 0; j < n; ++j) memo[1].Prefetch(h.preds[j]);
   }
 
  private:
@@ -482,21 +519,46 @@ class Builder {
     hashes_.push_back(h);
   }
 
+  // HashBytes of a document's raw pieces (its references' forms in order; all its prediction pieces),
+  // for the document doc. Computed once, by Prefetch for the document built next or else by Doc;
+  // not used under exhird_markers (the pieces are re-cut first).
+  struct PieceHashes {
+    std::size_t doc = SIZE_MAX;
+    std::vector<std::uint64_t> refs, preds;
+  };
+  PieceHashes ahead_[2];  // by document index parity: the one being built and the next
+
+  const PieceHashes& HashesOf(std::size_t i, const RawDoc& raw, const RawPrediction* rp) {
+    PieceHashes& h = ahead_[i & 1];
+    if (h.doc == i || p_.exhird_markers) return h;
+    h.doc = i;
+    h.refs.clear();
+    h.preds.clear();
+    for (const auto& alternatives : raw.refs) {
+      for (const auto& form : alternatives) h.refs.push_back(eval_internal::HashBytes(form));
+    }
+    if (rp) {
+      for (const auto& piece : rp->phrases) h.preds.push_back(eval_internal::HashBytes(piece));
+    }
+    return h;
+  }
+
   // Most of a document's pieces were met before: each is then a memo slot, its Piece record and the
-  // piece's bytes, three cache misses in a row. With the slots requested (Hash), this requests the
-  // records of the pieces whose home slot holds their hash, then those records' bytes, so the misses
-  // of the whole list overlap before Intern reads them one by one. A hint only: Intern decides.
-  void PrefetchKnown(bool stem) {
+  // piece's bytes, three cache misses in a row. With the slots requested (Prefetch, Hash), this
+  // requests the records of the pieces whose home slot holds their hash, then those records' bytes,
+  // so the misses of the whole list overlap before Intern reads them one by one. A hint only: Intern
+  // decides.
+  void PrefetchKnown(bool stem, std::span<const std::uint64_t> hashes) {
     const eval_internal::SlotTable& m = memo[stem ? 1 : 0];
     auto known = [&](std::uint64_t h) -> const Piece* {
       const std::uint64_t slot = m.AtHome(h);
       return slot != 0 && eval_internal::SlotTable::HashMatches(slot, h) ? &pieces[eval_internal::SlotTable::Index(slot)]
                                                                           : nullptr;
     };
-    for (std::uint64_t h : hashes_) {
+    for (std::uint64_t h : hashes) {
       if (const Piece* p = known(h)) __builtin_prefetch(p);
     }
-    for (std::uint64_t h : hashes_) {
+    for (std::uint64_t h : hashes) {
       if (const Piece* p = known(h)) __builtin_prefetch(p->data);
     }
   }
@@ -601,7 +663,7 @@ class Builder {
   std::vector<Keyphrase> refs_all_;       // its references before dedup (Document::refs_before_dedup)
   std::vector<TokenId> src_ids_, src_stems_;  // a document's source while it is tokenized
   std::vector<std::uint32_t> sections_;
-  std::vector<std::uint64_t> hashes_;     // HashBytes of a document's pieces, in order
+  std::vector<std::uint64_t> hashes_;  // HashBytes of a document's re-cut pieces (ExHiRD), in order
 };
 
 std::string AsciiLower(std::string s) {
@@ -883,7 +945,7 @@ void BuildRanges(const Reader& reader, Corpus& corpus, std::vector<std::unique_p
       const auto [raw, rp] = local.Get(i);
       if (i + 1 < end) {  // the next document's memo slots load while this one is built
         const auto [next, next_rp] = local.Get(i + 1);
-        b.Prefetch(*next, next_rp);
+        b.Prefetch(i + 1, *next, next_rp);
       }
       b.Doc(i, *raw, rp, corpus.docs[i]);
       local.Done(i);

@@ -32,8 +32,24 @@ inline std::uint64_t HashBytes(std::string_view s) {
     p += 8;
     n -= 8;
   }
+  // The last 1-7 bytes without a variable-length copy (which compiles to a branch per length): the
+  // last 8 bytes of the string when it has that many (overlapping the words above), else two
+  // overlapping 4-byte loads or three single bytes, which cover every byte, so strings of one length
+  // that differ still differ here.
   std::uint64_t w = 0;
-  if (n > 0) std::memcpy(&w, p, n);
+  if (n > 0) {
+    if (s.size() >= 8) {
+      std::memcpy(&w, p + n - 8, 8);
+    } else if (n >= 4) {
+      std::uint32_t a, b;
+      std::memcpy(&a, p, 4);
+      std::memcpy(&b, p + n - 4, 4);
+      w = a | (static_cast<std::uint64_t>(b) << 32);
+    } else {
+      w = static_cast<unsigned char>(p[0]) | (static_cast<std::uint64_t>(static_cast<unsigned char>(p[n / 2])) << 8) |
+          (static_cast<std::uint64_t>(static_cast<unsigned char>(p[n - 1])) << 16);
+    }
+  }
   h = (h ^ w) * 0x94D049BB133111EBull;
   h ^= h >> 29;
   h *= 0xBF58476D1CE4E5B9ull;

@@ -3,6 +3,7 @@
 #include "kplab/surface.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -38,18 +39,45 @@ constexpr std::pair<std::string_view, std::string_view> kExhirdReplacements[] = 
 }  // namespace
 
 bool NormalizeSurface(std::string_view piece, const Profile& profile, std::string& s, bool& ascii) {
-  const std::string_view stripped = Strip(piece);
-  ascii = IsAscii(stripped);
-  if (profile.lowercase && !ascii) {
-    s = Lower(stripped);
-  } else {
-    s.assign(stripped);
-    if (profile.lowercase) {
-      for (char& ch : s) {
-        if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
-      }
-    }
+  // Python's whitespace below 0x80 (IsPySpace), stripped here byte by byte; where a non-ASCII byte
+  // ends the strip (it may be a Unicode space), Strip decodes the piece instead.
+  static const auto kSpace = [] {
+    std::array<bool, 256> t{};
+    for (char32_t c = 0; c < 128; ++c) t[c] = IsPySpace(c);
+    return t;
+  }();
+  const char* b = piece.data();
+  const char* e = b + piece.size();
+  while (b < e && kSpace[static_cast<unsigned char>(*b)]) ++b;
+  while (e > b && kSpace[static_cast<unsigned char>(e[-1])]) --e;
+  std::string_view stripped(b, static_cast<std::size_t>(e - b));
+  if (!stripped.empty() && (static_cast<unsigned char>(*b) >= 0x80 || static_cast<unsigned char>(e[-1]) >= 0x80)) {
+    stripped = Strip(piece);
   }
+  // One pass copies, lower-cases ASCII letters and finds whether every byte is ASCII; a piece that is
+  // not is lower-cased again in full Unicode from the stripped bytes.
+  s.assign(stripped);
+  std::uint64_t any = 0;
+  char* c = s.data();
+  const std::size_t n = s.size();
+  std::size_t i = 0;
+  constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  for (; i + 8 <= n; i += 8) {  // eight bytes at a time: the high bit of each A-Z byte, moved to 0x20
+    std::uint64_t w;
+    std::memcpy(&w, c + i, 8);
+    any |= w;
+    if (!profile.lowercase) continue;
+    const std::uint64_t low7 = w & ~kHigh;
+    const std::uint64_t upper = ((low7 + (0x80 - 'A') * kOnes) ^ (low7 + (0x80 - 'Z' - 1) * kOnes)) & ~w & kHigh;
+    w |= upper >> 2;
+    std::memcpy(c + i, &w, 8);
+  }
+  for (; i < n; ++i) {
+    any |= static_cast<unsigned char>(c[i]);
+    if (profile.lowercase && static_cast<unsigned char>(c[i] - 'A') < 26) c[i] = static_cast<char>(c[i] - 'A' + 'a');
+  }
+  ascii = (any & kHigh) == 0;
+  if (profile.lowercase && !ascii) s = Lower(stripped);
   if (profile.kpeval_cleanup) {
     s = ReplaceAll(std::move(s), " ##", "");
     s = ReplaceAll(std::move(s), "[ digit ]", "[digit]");

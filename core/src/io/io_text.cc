@@ -131,11 +131,14 @@ void ParseLinePairDoc(std::size_t i, std::string_view key_line, const std::strin
   }
   pieces.clear();
   SplitChar(key_line, ';', pieces);
-  // Assigned in place, so that a document object read into again and again keeps its buffers.
+  // Assigned in place, so that a document object read into again and again keeps its buffers
+  // (cleared and appended to: assign() takes the general path for overlapping bytes, per piece).
   doc.refs.resize(pieces.size());
   for (std::size_t k = 0; k < pieces.size(); ++k) {
     doc.refs[k].resize(1);
-    doc.refs[k][0].assign(pieces[k]);
+    std::string& form = doc.refs[k][0];
+    form.clear();
+    form.append(pieces[k]);
   }
   doc.loc.line = static_cast<int>(i + 1);
 }
