@@ -21,7 +21,8 @@ cmake --build "$dir" -j"$jobs"
 
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 status=0
-# alloc_dealloc_mismatch=0: the kplab executable replaces operator new with a malloc-based one
+# alloc_dealloc_mismatch=0 (both passes: the second's tests run the CLI too, e.g. to compare the Python
+# module's output with it): the kplab executable replaces operator new with a malloc-based one
 # (host/cli/main.cc: out of memory must throw, and mimalloc's would abort) and keeps the library's
 # operator delete, which frees with free: compatible, but ASan reports every such pair in every CLI
 # process (each test that runs the executable failed so).
@@ -40,6 +41,6 @@ for rt in "$asan_rt" "$cxx_rt"; do
     exit 1
   fi
 done
-LD_PRELOAD="$asan_rt $cxx_rt" ASAN_OPTIONS=detect_leaks=0 \
+LD_PRELOAD="$asan_rt $cxx_rt" ASAN_OPTIONS=detect_leaks=0:alloc_dealloc_mismatch=0 \
   ctest --test-dir "$dir" --output-on-failure -j"$jobs" -L 'library|python' "$@" || status=1
 exit $status
