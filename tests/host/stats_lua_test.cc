@@ -120,6 +120,25 @@ TEST_F(StatsLua, Descriptive) {
   for (std::size_t i = 0; i < want.size(); ++i) EXPECT_TRUE(Close(r[i], want[i], 1e-15)) << i;
 }
 
+// kp.stats.fsum from Lua: math.fsum's value for ten 0.1s (Python prints 1.0; a left-to-right sum gives
+// 0.9999999999999999), and the hostile arguments each refused with the function's name, or read raw.
+TEST_F(StatsLua, FsumIsMathFsumAndRefusesBadArguments) {
+  const std::vector<double> r = Numbers(
+      "local t = {} for i = 1, 10 do t[i] = 0.1 end return kp.stats.fsum(t), "
+      "kp.stats.fsum({}), kp.stats.fsum(setmetatable({}, {__len = function() "
+      "return 1e9 end}))");
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(r[0], 1.0);
+  EXPECT_EQ(r[1], 0.0);
+  EXPECT_EQ(r[2], 0.0);  // a lying __len is not asked: samples are read with rawlen
+  EXPECT_NE(ErrorOf("kp.stats.fsum({1, 'x'})").find("kp.stats.fsum: x[2] must be a number (got string)"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("kp.stats.fsum({1, 0/0})").find("kp.stats.fsum: x[2] is NaN"), std::string::npos);
+  EXPECT_NE(ErrorOf("kp.stats.fsum({math.huge, -math.huge})").find("kp.stats.fsum: x holds both +inf and -inf"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("kp.stats.fsum(nil)").find("argument 'x' must be a table of numbers (got nil)"), std::string::npos);
+}
+
 TEST_F(StatsLua, CorrelationsMatchScipy) {
   for (const FixtureCase& c : CasesOf(Ref(), "corr")) {
     if (!c.has("spearman_r")) continue;
