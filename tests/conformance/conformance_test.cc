@@ -10,6 +10,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -239,30 +240,45 @@ TEST(Prmu, InspecTestUncontrMatchesReference) {
 // kplab under the matching profile and options must give every one of them to 1e-9.
 struct PeerCase {
   std::string peer, profile, dataset, dataset_path, format, predictions, options, params;
-  std::map<std::string, double> values;
 };
 
 void PrintTo(const PeerCase& c, std::ostream* os) {
   *os << c.peer << " " << c.dataset << " " << c.predictions << " " << c.options;
 }
 
-std::vector<PeerCase> ReadPeerOutputs() {
-  std::map<std::string, PeerCase> by_key;
-  std::vector<std::string> order;
+// Calls f(case, metric, value) for each line of the committed outputs.
+template <typename F>
+void ForEachPeerOutput(F f) {
   std::ifstream in(std::string(KPLAB_SOURCE_DIR) + "/tests/conformance/peers/peer_outputs.tsv");
   std::string line;
   std::getline(in, line);  // header
   while (std::getline(in, line)) {
-    const auto f = SplitTabs(line);
-    if (f.size() != 10) continue;
-    const std::string key = f[0] + "|" + f[2] + "|" + f[5] + "|" + f[6];
-    auto [it, fresh] = by_key.try_emplace(key, PeerCase{f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], {}});
-    if (fresh) order.push_back(key);
-    it->second.values[f[8]] = std::stod(f[9]);
+    const auto t = SplitTabs(line);
+    if (t.size() != 10) continue;
+    f(PeerCase{t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]}, t[8], t[9]);
   }
+}
+
+std::string PeerKey(const PeerCase& c) { return c.peer + "|" + c.dataset + "|" + c.predictions + "|" + c.options; }
+
+// The cases, in the file's order (every test process lists them all: the values are read by each
+// case's own test, PeerValues).
+std::vector<PeerCase> ReadPeerOutputs() {
+  std::set<std::string> seen;
   std::vector<PeerCase> out;
-  for (const auto& k : order) out.push_back(by_key[k]);
+  ForEachPeerOutput([&](PeerCase c, const std::string&, const std::string&) {
+    if (seen.insert(PeerKey(c)).second) out.push_back(std::move(c));
+  });
   return out;
+}
+
+std::map<std::string, double> PeerValues(const PeerCase& want) {
+  std::map<std::string, double> values;
+  const std::string key = PeerKey(want);
+  ForEachPeerOutput([&](const PeerCase& c, const std::string& metric, const std::string& value) {
+    if (PeerKey(c) == key) values[metric] = std::stod(value);
+  });
+  return values;
 }
 
 class PeerOutputs : public ::testing::TestWithParam<PeerCase> {};
@@ -299,7 +315,9 @@ TEST_P(PeerOutputs, MatchThePeersOwnScript) {
   std::map<std::string, double> got;
   for (const auto& a : res->aggregates) got[a.metric] = a.value;
   int mismatches = 0;
-  for (const auto& [name, want] : c.values) {
+  const std::map<std::string, double> values = PeerValues(c);
+  ASSERT_FALSE(values.empty());
+  for (const auto& [name, want] : values) {
     auto it = got.find(name);
     if (it == got.end()) {
       ADD_FAILURE() << "kplab has no " << name;

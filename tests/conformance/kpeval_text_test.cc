@@ -37,8 +37,9 @@ struct TextRun {
   std::string dataset, dataset_path, format, predictions, options;
   int seed = 0;
   std::map<std::string, double> aggregates;
-  std::map<std::string, std::map<int, double>> documents;  // column -> doc index -> value
 };
+
+using DocumentValues = std::map<std::string, std::map<int, double>>;  // column -> doc index -> value
 
 void PrintTo(const TextRun& r, std::ostream* os) { *os << r.dataset << " seed " << r.seed; }
 
@@ -64,30 +65,37 @@ std::vector<TextRun> ReadTextRuns() {
     const std::size_t at = f[4].find("seed");
     const int seed = std::stoi(f[4].substr(at + 4));
     const std::string key = f[1] + "|" + std::to_string(seed);
-    auto [it, fresh] = runs.try_emplace(key, TextRun{f[1], f[2], f[3], f[4], f[5], seed, {}, {}});
+    auto [it, fresh] = runs.try_emplace(key, TextRun{f[1], f[2], f[3], f[4], f[5], seed, {}});
     if (fresh) order.push_back(key);
     it->second.aggregates[f[6]] = std::stod(f[7]);
-  }
-  // dataset, seed, doc (0-based), then one column per metric; an empty cell is not compared.
-  std::ifstream docs(PeersDir() + "kpeval_text_documents.tsv");
-  std::getline(docs, line);
-  const auto header = Tabs(line);
-  while (std::getline(docs, line)) {
-    const auto f = Tabs(line);
-    auto it = runs.find(f[0] + "|" + f[1]);
-    if (it == runs.end()) continue;
-    for (std::size_t c = 3; c < f.size() && c < header.size(); ++c) {
-      if (!f[c].empty()) it->second.documents[header[c]][std::stoi(f[2])] = std::stod(f[c]);
-    }
   }
   std::vector<TextRun> out;
   for (const auto& k : order) out.push_back(runs[k]);
   return out;
 }
 
+// The run's per-document values in the committed excerpt. Read by the run's own test, not when the
+// cases are listed: every test process lists every case, and most of them never need these.
+DocumentValues ReadTextDocuments(const TextRun& run) {
+  // dataset, seed, doc (0-based), then one column per metric; an empty cell is not compared.
+  DocumentValues out;
+  std::ifstream docs(PeersDir() + "kpeval_text_documents.tsv");
+  std::string line;
+  std::getline(docs, line);
+  const auto header = Tabs(line);
+  while (std::getline(docs, line)) {
+    const auto f = Tabs(line);
+    if (f.size() < 3 || f[0] != run.dataset || f[1] != std::to_string(run.seed)) continue;
+    for (std::size_t c = 3; c < f.size() && c < header.size(); ++c) {
+      if (!f[c].empty()) out[header[c]][std::stoi(f[2])] = std::stod(f[c]);
+    }
+  }
+  return out;
+}
+
 // Every per-document value the script wrote with --out (one JSON per run: {"columns": {name: [...]}}).
-std::map<std::string, std::map<int, double>> FullDocuments(const std::string& dir, const TextRun& run) {
-  std::map<std::string, std::map<int, double>> out;
+DocumentValues FullDocuments(const std::string& dir, const TextRun& run) {
+  DocumentValues out;
   simdjson::dom::parser parser;
   simdjson::dom::element doc = parser.load(dir + "/" + run.dataset + "__seed" + std::to_string(run.seed) + ".json");
   for (auto [name, values] : doc["columns"].get_object()) {
@@ -140,7 +148,7 @@ TEST_P(KpevalTextPeers, MatchKpevalsOwnMetricClasses) {
     }
   }
   const char* full = std::getenv("KPLAB_KPEVAL_TEXT_FULL");
-  const auto documents = full != nullptr ? FullDocuments(full, run) : run.documents;
+  const auto documents = full != nullptr ? FullDocuments(full, run) : ReadTextDocuments(run);
   std::size_t compared = 0;
   for (const auto& [name, values] : documents) {
     std::size_t c = 0;

@@ -14,7 +14,7 @@
 namespace kplab {
 namespace {
 
-const std::string kModel = std::string(KPLAB_TEST_DATA) + "/transformer/bert-tiny";
+const std::string kBlasModel = std::string(KPLAB_TEST_DATA) + "/transformer/bert-tiny";
 
 // Restores the count the test binary started with, whatever a test set.
 class Blas : public ::testing::Test {
@@ -38,7 +38,7 @@ TEST_F(Blas, SetsTheCountAndRefusesOutOfRange) {
 // The regression: TransformerModel::Load used to set OpenBLAS to one thread for the whole process.
 TEST_F(Blas, LoadingAndEmbeddingLeaveTheProcessCountAlone) {
   ASSERT_TRUE(SetBlasThreads(3).ok());
-  auto model = TransformerModel::Load(kModel);
+  auto model = TransformerModel::Load(kBlasModel);
   ASSERT_TRUE(model.ok()) << model.error().message;
   EXPECT_EQ(BlasThreads(), 3);
   const std::vector<std::string_view> phrases = {"neural network", "keyphrase generation"};
@@ -51,7 +51,7 @@ TEST_F(Blas, LoadingAndEmbeddingLeaveTheProcessCountAlone) {
 // Same phrase vectors with one BLAS thread or several (the products are partitioned, not reduced
 // differently, on this build): the count is a speed setting for the library's users.
 TEST_F(Blas, OneThreadAndSeveralGiveTheSameVectorsWithinTolerance) {
-  auto model = TransformerModel::Load(kModel);
+  auto model = TransformerModel::Load(kBlasModel);
   ASSERT_TRUE(model.ok()) << model.error().message;
   const std::vector<std::string_view> phrases = {"neural network", "deep learning", "keyphrase"};
   const std::size_t dims = static_cast<std::size_t>((*model)->dims());

@@ -32,7 +32,7 @@ RawPredictions Preds(std::vector<std::string> pieces) {
   return p;
 }
 
-std::vector<std::string> Surfaces(std::span<const Keyphrase> kps) {
+std::vector<std::string> SurfaceTexts(std::span<const Keyphrase> kps) {
   std::vector<std::string> out;
   for (const auto& k : kps) out.emplace_back(k.surface());
   return out;
@@ -48,8 +48,8 @@ TEST(Corpus, KplabProfileNormalizesAndDedups) {
   auto c = BuildCorpus(ds, &preds, *FindProfile("kplab"));
   ASSERT_TRUE(c.ok()) << c.error().message;
   const Document& d = c->docs[0];
-  EXPECT_EQ(Surfaces(d.refs), (std::vector<std::string>{"neural networks", "deep models"}));
-  EXPECT_EQ(Surfaces(d.preds), (std::vector<std::string>{"neural networks", "deep learning"}));
+  EXPECT_EQ(SurfaceTexts(d.refs), (std::vector<std::string>{"neural networks", "deep models"}));
+  EXPECT_EQ(SurfaceTexts(d.preds), (std::vector<std::string>{"neural networks", "deep learning"}));
   EXPECT_TRUE(d.preds[0].present());
   EXPECT_FALSE(d.preds[0].after_peos());
   EXPECT_FALSE(d.preds[1].present());
@@ -58,7 +58,7 @@ TEST(Corpus, KplabProfileNormalizesAndDedups) {
   EXPECT_EQ(d.n_pred_pieces, 7);
 }
 
-std::vector<std::string> Surfaces(const KeyphraseList& kps) {
+std::vector<std::string> SurfaceTexts(const KeyphraseList& kps) {
   std::vector<std::string> out;
   for (const Keyphrase* k : kps) out.emplace_back(k->surface());
   return out;
@@ -72,9 +72,9 @@ TEST(Corpus, ReferencesBeforeDedupKeepEachRepeatsOwnSurfaceAndPresence) {
   auto c = BuildCorpus(ds, nullptr, *FindProfile("kplab"));
   ASSERT_TRUE(c.ok()) << c.error().message;
   const Document& d = c->docs[0];
-  EXPECT_EQ(Surfaces(d.refs), (std::vector<std::string>{"neural networks", "deep models", "graph", "trees"}));
-  EXPECT_EQ(Surfaces(d.ref_view_dups()), (std::vector<std::string>{"neural networks", "deep models", "neural network",
-                                                                   "graph", "graphs", "trees"}));
+  EXPECT_EQ(SurfaceTexts(d.refs), (std::vector<std::string>{"neural networks", "deep models", "graph", "trees"}));
+  EXPECT_EQ(SurfaceTexts(d.ref_view_dups()),
+            (std::vector<std::string>{"neural networks", "deep models", "neural network", "graph", "graphs", "trees"}));
   ASSERT_EQ(d.refs_before_dedup.size(), 6u);
   EXPECT_TRUE(d.refs_before_dedup[2].present());   // "neural network" occurs (stems "neural network")
   EXPECT_TRUE(d.refs_before_dedup[4].present());   // "graphs" -> "graph", in the title
@@ -111,7 +111,7 @@ TEST(Corpus, PeerProfilesKeepEmptyAndPeosPieces) {
   auto c = BuildCorpus(ds, &preds, *FindProfile("kpeval"));
   ASSERT_TRUE(c.ok());
   // KPEval keeps "<peos>" as a keyphrase and the empty piece as an empty keyphrase (never present).
-  EXPECT_EQ(Surfaces(c->docs[0].preds), (std::vector<std::string>{"a b", "<peos>", ""}));
+  EXPECT_EQ(SurfaceTexts(c->docs[0].preds), (std::vector<std::string>{"a b", "<peos>", ""}));
   EXPECT_FALSE(c->docs[0].preds[2].present());
 }
 
@@ -147,8 +147,8 @@ TEST(Corpus, ExhirdSplitsOnSlash) {
   const auto preds = Preds({"input/output"});
   auto c = BuildCorpus(ds, &preds, *FindProfile("exhird"));
   ASSERT_TRUE(c.ok());
-  EXPECT_EQ(Surfaces(c->docs[0].refs), (std::vector<std::string>{"input", "output"}));
-  EXPECT_EQ(Surfaces(c->docs[0].preds), (std::vector<std::string>{"input", "output"}));
+  EXPECT_EQ(SurfaceTexts(c->docs[0].refs), (std::vector<std::string>{"input", "output"}));
+  EXPECT_EQ(SurfaceTexts(c->docs[0].preds), (std::vector<std::string>{"input", "output"}));
 }
 
 // The keyphrase tokenizer is Python's piece.strip().lower().split(), checked here on the bytes where a

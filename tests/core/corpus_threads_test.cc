@@ -16,7 +16,7 @@ namespace {
 
 const std::string kShared = std::string(KPLAB_SHARED_DATA) + "/";
 
-std::vector<TokenId> Ids(std::span<const TokenId> ids) { return {ids.begin(), ids.end()}; }
+std::vector<TokenId> IdVector(std::span<const TokenId> ids) { return {ids.begin(), ids.end()}; }
 
 // Positions of view entries in the document's own keyphrase list (views hold addresses).
 std::vector<std::ptrdiff_t> Positions(KeyphraseList view, std::span<const Keyphrase> kps) {
@@ -30,7 +30,7 @@ void ExpectSameKeyphrases(std::span<const Keyphrase> a, std::span<const Keyphras
   for (std::size_t j = 0; j < a.size(); ++j) {
     EXPECT_EQ(a[j].phrase->id, b[j].phrase->id) << what << " " << j;
     EXPECT_EQ(a[j].key(), b[j].key()) << what << " " << j;
-    EXPECT_EQ(Ids(a[j].alt_keys()), Ids(b[j].alt_keys())) << what << " " << j;
+    EXPECT_EQ(IdVector(a[j].alt_keys()), IdVector(b[j].alt_keys())) << what << " " << j;
     EXPECT_EQ(a[j].present(), b[j].present()) << what << " " << j;
     EXPECT_EQ(a[j].after_peos(), b[j].after_peos()) << what << " " << j;
     EXPECT_EQ(a[j].score(), b[j].score()) << what << " " << j;
@@ -49,8 +49,8 @@ void ExpectSameCorpus(const Corpus& a, const Corpus& b) {
     ASSERT_EQ(p.id, i);
     ASSERT_EQ(q.id, i);
     EXPECT_EQ(p.surface(), q.surface()) << "phrase " << i;
-    EXPECT_EQ(Ids(p.tokens()), Ids(q.tokens())) << "phrase " << i;
-    EXPECT_EQ(Ids(p.stems()), Ids(q.stems())) << "phrase " << i;
+    EXPECT_EQ(IdVector(p.tokens()), IdVector(q.tokens())) << "phrase " << i;
+    EXPECT_EQ(IdVector(p.stems()), IdVector(q.stems())) << "phrase " << i;
     EXPECT_EQ(p.key, q.key) << "phrase " << i;
     EXPECT_EQ(a.DedupKey(p), b.DedupKey(q)) << "phrase " << i;
     EXPECT_EQ(p.blank(), q.blank()) << "phrase " << i;
@@ -62,9 +62,9 @@ void ExpectSameCorpus(const Corpus& a, const Corpus& b) {
     const std::string what = "doc " + std::to_string(i);
     EXPECT_EQ(d.id, e.id) << what;
     EXPECT_EQ(d.has_text, e.has_text) << what;
-    EXPECT_EQ(Ids(d.src_tokens()), Ids(e.src_tokens())) << what;
-    EXPECT_EQ(Ids(d.src_stems()), Ids(e.src_stems())) << what;
-    EXPECT_EQ(Ids(d.section_starts()), Ids(e.section_starts())) << what;
+    EXPECT_EQ(IdVector(d.src_tokens()), IdVector(e.src_tokens())) << what;
+    EXPECT_EQ(IdVector(d.src_stems()), IdVector(e.src_stems())) << what;
+    EXPECT_EQ(IdVector(d.section_starts()), IdVector(e.section_starts())) << what;
     EXPECT_EQ(d.title_end(), e.title_end()) << what;
     EXPECT_EQ(d.body_start(), e.body_start()) << what;
     EXPECT_EQ(d.n_pred_pieces, e.n_pred_pieces) << what;

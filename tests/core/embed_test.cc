@@ -19,7 +19,7 @@ using ::testing::HasSubstr;
 namespace kplab {
 namespace {
 
-const std::string kData = std::string(KPLAB_TEST_DATA) + "/embed/";
+const std::string kEmbedData = std::string(KPLAB_TEST_DATA) + "/embed/";
 
 using test::TempDir;
 
@@ -112,11 +112,11 @@ TEST(VecFileTest, CorruptFilesAreErrorsNamingTheFile) {
 
 TEST(WordVecTextTest, ImportsWithAndWithoutHeader) {
   TempDir dir;
-  auto s = ConvertWordVecText(kData + "tiny.txt", dir.File("t.kvec"));
+  auto s = ConvertWordVecText(kEmbedData + "tiny.txt", dir.File("t.kvec"));
   ASSERT_TRUE(s.ok()) << s.error().message;
   EXPECT_EQ(s->rows, 7u);
   EXPECT_EQ(s->dims, 3);
-  auto h = ConvertWordVecText(kData + "header.txt", dir.File("h.kvec"));
+  auto h = ConvertWordVecText(kEmbedData + "header.txt", dir.File("h.kvec"));
   ASSERT_TRUE(h.ok()) << h.error().message;
   EXPECT_EQ(h->rows, 3u);
   EXPECT_EQ(h->dims, 2);
@@ -127,13 +127,13 @@ TEST(WordVecTextTest, ImportsWithAndWithoutHeader) {
 
 TEST(WordVecTextTest, BadFilesNameFileAndLine) {
   TempDir dir;
-  auto r = ConvertWordVecText(kData + "short_row.txt", dir.File("x.kvec"));
+  auto r = ConvertWordVecText(kEmbedData + "short_row.txt", dir.File("x.kvec"));
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.error().message, HasSubstr("short_row.txt:2: 2 numbers (expected 3)"));
-  r = ConvertWordVecText(kData + "nan.txt", dir.File("x.kvec"));
+  r = ConvertWordVecText(kEmbedData + "nan.txt", dir.File("x.kvec"));
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.error().message, HasSubstr("nan.txt:2: value 2 of the vector for 'network' is not finite"));
-  r = ConvertWordVecText(kData + "truncated.txt", dir.File("x.kvec"));
+  r = ConvertWordVecText(kEmbedData + "truncated.txt", dir.File("x.kvec"));
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.error().message, HasSubstr("header says 5 rows but the file has 2 (truncated?)"));
   EXPECT_FALSE(fs::exists(dir.File("x.kvec")));
@@ -142,7 +142,7 @@ TEST(WordVecTextTest, BadFilesNameFileAndLine) {
 class WordVecPoolingTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(ConvertWordVecText(kData + "tiny.txt", dir_.File("t.kvec")).ok());
+    ASSERT_TRUE(ConvertWordVecText(kEmbedData + "tiny.txt", dir_.File("t.kvec")).ok());
     auto vf = VecFile::Open(dir_.File("t.kvec"));
     ASSERT_TRUE(vf.ok());
     vf_ = std::make_shared<const VecFile>(std::move(*vf));
@@ -186,9 +186,9 @@ TEST_F(WordVecPoolingTest, SifWeightsByZipfRank) {
 
 TEST(PhraseTableTest, JsonlTsvAndNpyAgree) {
   TempDir dir;
-  auto j = ConvertPhraseTable(kData + "table.jsonl", "jsonl", "", dir.File("j.kvec"));
+  auto j = ConvertPhraseTable(kEmbedData + "table.jsonl", "jsonl", "", dir.File("j.kvec"));
   ASSERT_TRUE(j.ok()) << j.error().message;
-  auto t = ConvertPhraseTable(kData + "table.tsv", "", "", dir.File("t.kvec"));
+  auto t = ConvertPhraseTable(kEmbedData + "table.tsv", "", "", dir.File("t.kvec"));
   ASSERT_TRUE(t.ok()) << t.error().message;
   // The same table as a version-1 .npy file, written byte by byte: magic, version 1.0, header length
   // (little-endian u16), the header dict padded with spaces to a multiple of 64 bytes with the preamble
@@ -223,7 +223,7 @@ TEST(PhraseTableTest, JsonlTsvAndNpyAgree) {
 
 TEST(PhraseTableTest, BadTablesNameFileAndLine) {
   TempDir dir;
-  auto r = ConvertPhraseTable(kData + "table_bad_dims.jsonl", "jsonl", "", dir.File("x.kvec"));
+  auto r = ConvertPhraseTable(kEmbedData + "table_bad_dims.jsonl", "jsonl", "", dir.File("x.kvec"));
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.error().message, HasSubstr("table_bad_dims.jsonl:2: vector of 3 values (expected 2"));
   std::ofstream(dir.File("p.txt")) << "a\n";
@@ -248,7 +248,7 @@ TEST(PhraseTableTest, BadTablesNameFileAndLine) {
 TEST(RegistryTest, ImportListLoadRemove) {
   TempDir dir;
   const std::string models = dir.File("models");
-  auto m = ImportWordVecText(models, "tiny", kData + "tiny.txt", WordVecConfig{});
+  auto m = ImportWordVecText(models, "tiny", kEmbedData + "tiny.txt", WordVecConfig{});
   ASSERT_TRUE(m.ok()) << m.error().message;
   EXPECT_EQ(m->backend, "wordvec");
   EXPECT_EQ(m->dims, 3);
@@ -256,20 +256,20 @@ TEST(RegistryTest, ImportListLoadRemove) {
   // The same vectors pooled differently are a different model.
   WordVecConfig sif;
   sif.sif_a = 0.001;
-  auto m2 = ImportWordVecText(models, "tiny-sif", kData + "tiny.txt", sif);
+  auto m2 = ImportWordVecText(models, "tiny-sif", kEmbedData + "tiny.txt", sif);
   ASSERT_TRUE(m2.ok());
   EXPECT_EQ(m2->weights_sha256, m->weights_sha256);
   EXPECT_NE(m2->fingerprint, m->fingerprint);
   // A second import under a taken name is refused.
-  auto again = ImportWordVecText(models, "tiny", kData + "tiny.txt", WordVecConfig{});
+  auto again = ImportWordVecText(models, "tiny", kEmbedData + "tiny.txt", WordVecConfig{});
   ASSERT_FALSE(again.ok());
   EXPECT_THAT(again.error().message, HasSubstr("already installed"));
 
   // A model whose name ends in ".old" is not mistaken for a backup by a --replace of another.
-  ASSERT_TRUE(ImportWordVecText(models, "tiny-sif.old", kData + "tiny.txt", WordVecConfig{}).ok());
+  ASSERT_TRUE(ImportWordVecText(models, "tiny-sif.old", kEmbedData + "tiny.txt", WordVecConfig{}).ok());
   ImportOptions replace;
   replace.replace = true;
-  ASSERT_TRUE(ImportWordVecText(models, "tiny-sif", kData + "tiny.txt", sif, replace).ok());
+  ASSERT_TRUE(ImportWordVecText(models, "tiny-sif", kEmbedData + "tiny.txt", sif, replace).ok());
   EXPECT_TRUE(GetModel(models, "tiny-sif.old").ok());
   ASSERT_TRUE(RemoveModel(models, "tiny-sif.old").ok());
 
@@ -295,8 +295,8 @@ TEST(RegistryTest, ImportListLoadRemove) {
 TEST(RegistryTest, SwappedOrEditedFilesAreErrors) {
   TempDir dir;
   const std::string models = dir.File("models");
-  ASSERT_TRUE(ImportWordVecText(models, "a", kData + "tiny.txt", WordVecConfig{}).ok());
-  ASSERT_TRUE(ImportWordVecText(models, "b", kData + "header.txt", WordVecConfig{}).ok());
+  ASSERT_TRUE(ImportWordVecText(models, "a", kEmbedData + "tiny.txt", WordVecConfig{}).ok());
+  ASSERT_TRUE(ImportWordVecText(models, "b", kEmbedData + "header.txt", WordVecConfig{}).ok());
   // b's vectors put in a's place: the header's weights hash no longer matches a's manifest.
   fs::copy_file(models + "/b/vectors.kvec", models + "/a/vectors.kvec", fs::copy_options::overwrite_existing);
   auto e = LoadEmbedder(*GetModel(models, "a"));

@@ -20,14 +20,14 @@ namespace {
 namespace fs = std::filesystem;
 using test::TempDir;
 
-const std::string kData = std::string(KPLAB_TEST_DATA) + "/formats/";
+const std::string kFormatsData = std::string(KPLAB_TEST_DATA) + "/formats/";
 
-std::string WriteFile(const std::string& path, const std::string& text) {
+std::string WriteFormatsFile(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
   return path;
 }
 
-std::string ImportError(const std::string& path, DatasetOptions opt = {}) {
+std::string FormatsImportError(const std::string& path, DatasetOptions opt = {}) {
   auto d = ImportDataset(path, opt);
   return d.ok() ? "imported " + std::to_string(d->docs.size()) + " documents" : d.error().message;
 }
@@ -54,7 +54,7 @@ std::string Midas(const std::string& id, const std::string& extra = "") {
 }
 
 TEST(IoFormatsTest, MidasRecordsAreTokensAndExtractiveThenAbstractiveReferences) {
-  auto d = ImportDataset(kData + "midas/tiny.jsonl");
+  auto d = ImportDataset(kFormatsData + "midas/tiny.jsonl");
   ASSERT_TRUE(d.ok()) << d.error().message;
   EXPECT_EQ(d->format, "midas");
   ASSERT_EQ(d->docs.size(), 5u);
@@ -68,7 +68,7 @@ TEST(IoFormatsTest, MidasRecordsAreTokensAndExtractiveThenAbstractiveReferences)
   EXPECT_EQ(Primary(doc), (std::vector<std::string>{"batch jobs", "interactive queries", "scheduling", "preemption",
                                                     "cluster computing"}));
   // The same records as one JSON array (to_json(lines=False)) give the same documents.
-  auto a = ImportDataset(kData + "midas/tiny_array.json");
+  auto a = ImportDataset(kFormatsData + "midas/tiny_array.json");
   ASSERT_TRUE(a.ok()) << a.error().message;
   EXPECT_EQ(a->format, "midas");
   ASSERT_EQ(a->docs.size(), 5u);
@@ -77,13 +77,14 @@ TEST(IoFormatsTest, MidasRecordsAreTokensAndExtractiveThenAbstractiveReferences)
     EXPECT_EQ(a->docs[i].body, d->docs[i].body);
     EXPECT_EQ(a->docs[i].refs, d->docs[i].refs);
   }
-  EXPECT_EQ(DetectDatasetFormat(kData + "midas/tiny_array.json").value(), "midas");
+  EXPECT_EQ(DetectDatasetFormat(kFormatsData + "midas/tiny_array.json").value(), "midas");
 }
 
 TEST(IoFormatsTest, SplitColumnChoosesOneSplitAndNeverMixes) {
-  const std::string f = kData + "midas/tiny_splits.jsonl";
-  EXPECT_EQ(ImportError(f), f + ": records of 2 splits: test, train (expected one split; choose one with --split "
-                                "NAME (Python split=NAME) rather than mixing them)");
+  const std::string f = kFormatsData + "midas/tiny_splits.jsonl";
+  EXPECT_EQ(FormatsImportError(f),
+            f + ": records of 2 splits: test, train (expected one split; choose one with --split "
+                "NAME (Python split=NAME) rather than mixing them)");
   DatasetOptions opt;
   opt.split = "train";
   auto train = ImportDataset(f, opt);
@@ -95,18 +96,21 @@ TEST(IoFormatsTest, SplitColumnChoosesOneSplitAndNeverMixes) {
   opt.split = "test";
   EXPECT_EQ(ImportDataset(f, opt)->docs.size(), 5u);
   opt.split = "dev";
-  EXPECT_EQ(ImportError(f, opt), f + ": no record of split \"dev\" (expected one of the splits in the file: test, train)");
+  EXPECT_EQ(FormatsImportError(f, opt),
+            f + ": no record of split \"dev\" (expected one of the splits in the file: test, train)");
   // A split asked of records that have none.
   opt.split = "test";
-  EXPECT_EQ(ImportError(kData + "midas/tiny.jsonl", opt),
-            kData + "midas/tiny.jsonl: split \"test\" asked for, but the records have no \"split\" field (expected a "
-                    "\"split\" field in every record, or no split option)");
+  EXPECT_EQ(FormatsImportError(kFormatsData + "midas/tiny.jsonl", opt),
+            kFormatsData +
+                "midas/tiny.jsonl: split \"test\" asked for, but the records have no \"split\" field (expected a "
+                "\"split\" field in every record, or no split option)");
   // ... or of a format without splits.
-  EXPECT_EQ(ImportError(std::string(KPLAB_SOURCE_DIR) + "/examples/tiny", opt),
-            std::string(KPLAB_SOURCE_DIR) + "/examples/tiny: split \"test\" asked for, but format \"meng\" has no "
-                                            "splits (expected --split only with midas, taln or deepkpg)");
+  EXPECT_EQ(FormatsImportError(std::string(KPLAB_SOURCE_DIR) + "/examples/tiny", opt),
+            std::string(KPLAB_SOURCE_DIR) +
+                "/examples/tiny: split \"test\" asked for, but format \"meng\" has no "
+                "splits (expected --split only with midas, taln or deepkpg)");
   // Taln records with "text" instead of "abstract", test split after the training records.
-  auto t = ImportDataset(kData + "taln/tiny_text_splits.jsonl", opt);
+  auto t = ImportDataset(kFormatsData + "taln/tiny_text_splits.jsonl", opt);
   ASSERT_TRUE(t.ok()) << t.error().message;
   ASSERT_EQ(t->docs.size(), 5u);
   EXPECT_EQ(t->docs[4].id, "5");
@@ -116,47 +120,57 @@ TEST(IoFormatsTest, SplitColumnChoosesOneSplitAndNeverMixes) {
 TEST(IoFormatsTest, MidasHostileRecords) {
   TempDir dir;
   const std::string f = dir / "m.jsonl";
-  WriteFile(f, "{\"id\": \"a\", \"document\": \"a b\", \"extractive_keyphrases\": [], \"abstractive_keyphrases\": []}\n");
-  EXPECT_EQ(ImportError(f), f + ":1: field \"document\" is a string (expected an array of tokens (strings))");
-  WriteFile(f, Midas("a") + "{\"id\": \"b\", \"document\": [], \"extractive_keyphrases\": []}\n");
-  EXPECT_EQ(ImportError(f), f + ":2: missing field \"abstractive_keyphrases\" (expected " + kMidasObject + ")");
-  WriteFile(f, "{\"id\": \"a\", \"document\": [], \"extractive_keyphrases\": [\"x\", 3], \"abstractive_keyphrases\": []}\n");
-  EXPECT_EQ(ImportError(f), f + ":1: \"extractive_keyphrases\"[1] is a number (expected a string)");
-  WriteFile(f, Midas("x") + Midas("y") + Midas("x"));
-  EXPECT_EQ(ImportError(f), f + ":3: second record with id \"x\" (the first is line 1) (expected unique document ids)");
-  WriteFile(f, Midas("x") + "{\"id\": \n");
-  EXPECT_EQ(ImportError(f), f + ":2: malformed JSON (a missing or extra comma, colon, brace, bracket or key) (expected " + kRecords + ")");
-  WriteFile(f, "{\"document\": [], \"extractive_keyphrases\": [], \"abstractive_keyphrases\": []}\n");
-  EXPECT_EQ(ImportError(f), f + ":1: missing field \"id\" (expected " + kMidasObject + ")");
-  WriteFile(f, Midas(""));
-  EXPECT_EQ(ImportError(f), f + ":1: field \"id\" is an empty string (expected a non-empty string or an integer)");
-  WriteFile(f, Midas("x", ", \"split\": \"test\"") + Midas("y"));
-  EXPECT_EQ(ImportError(f), f + ":2: no \"split\" field, but line 1 has one (expected \"split\" on every record or on none)");
-  WriteFile(f, Midas("x", ", \"split\": 1"));
-  EXPECT_EQ(ImportError(f), f + ":1: field \"split\" is a number (expected a string (the split's name))");
+  WriteFormatsFile(
+      f, "{\"id\": \"a\", \"document\": \"a b\", \"extractive_keyphrases\": [], \"abstractive_keyphrases\": []}\n");
+  EXPECT_EQ(FormatsImportError(f), f + ":1: field \"document\" is a string (expected an array of tokens (strings))");
+  WriteFormatsFile(f, Midas("a") + "{\"id\": \"b\", \"document\": [], \"extractive_keyphrases\": []}\n");
+  EXPECT_EQ(FormatsImportError(f), f + ":2: missing field \"abstractive_keyphrases\" (expected " + kMidasObject + ")");
+  WriteFormatsFile(
+      f, "{\"id\": \"a\", \"document\": [], \"extractive_keyphrases\": [\"x\", 3], \"abstractive_keyphrases\": []}\n");
+  EXPECT_EQ(FormatsImportError(f), f + ":1: \"extractive_keyphrases\"[1] is a number (expected a string)");
+  WriteFormatsFile(f, Midas("x") + Midas("y") + Midas("x"));
+  EXPECT_EQ(FormatsImportError(f),
+            f + ":3: second record with id \"x\" (the first is line 1) (expected unique document ids)");
+  WriteFormatsFile(f, Midas("x") + "{\"id\": \n");
+  EXPECT_EQ(
+      FormatsImportError(f),
+      f + ":2: malformed JSON (a missing or extra comma, colon, brace, bracket or key) (expected " + kRecords + ")");
+  WriteFormatsFile(f, "{\"document\": [], \"extractive_keyphrases\": [], \"abstractive_keyphrases\": []}\n");
+  EXPECT_EQ(FormatsImportError(f), f + ":1: missing field \"id\" (expected " + kMidasObject + ")");
+  WriteFormatsFile(f, Midas(""));
+  EXPECT_EQ(FormatsImportError(f),
+            f + ":1: field \"id\" is an empty string (expected a non-empty string or an integer)");
+  WriteFormatsFile(f, Midas("x", ", \"split\": \"test\"") + Midas("y"));
+  EXPECT_EQ(FormatsImportError(f),
+            f + ":2: no \"split\" field, but line 1 has one (expected \"split\" on every record or on none)");
+  WriteFormatsFile(f, Midas("x", ", \"split\": 1"));
+  EXPECT_EQ(FormatsImportError(f), f + ":1: field \"split\" is a number (expected a string (the split's name))");
   // An empty file, blank lines only or an empty array: no documents, nothing imported.
-  WriteFile(f, "");
+  WriteFormatsFile(f, "");
   DatasetOptions midas;
   midas.format = "midas";
-  EXPECT_EQ(ImportError(f, midas), f + ": no documents (expected a dataset with at least one document)");
+  EXPECT_EQ(FormatsImportError(f, midas), f + ": no documents (expected a dataset with at least one document)");
   midas.split = "test";  // a split of an empty file: still "no documents", not an empty list of splits
-  EXPECT_EQ(ImportError(f, midas), f + ": no documents (expected a dataset with at least one document)");
+  EXPECT_EQ(FormatsImportError(f, midas), f + ": no documents (expected a dataset with at least one document)");
   midas.split.clear();
   const std::string arr = dir / "m.json";
-  WriteFile(arr, " []\n");
-  EXPECT_EQ(ImportError(arr, midas), arr + ": no documents (expected a dataset with at least one document)");
+  WriteFormatsFile(arr, " []\n");
+  EXPECT_EQ(FormatsImportError(arr, midas), arr + ": no documents (expected a dataset with at least one document)");
   // JSON arrays: no line numbers in a parsed array, so records are named by their position.
-  WriteFile(arr, "[" + Midas("x") + ", {\"id\": 2}]");
-  EXPECT_EQ(ImportError(arr, midas), arr + ": record 2: missing field \"document\" (expected " + kMidasObject + ")");
-  WriteFile(arr, "[" + Midas("x") + ", 3]");
-  EXPECT_EQ(ImportError(arr, midas), arr + ": record 2 is a number (expected a JSON object for each record)");
-  WriteFile(arr, "[" + Midas("x") + ",");
-  EXPECT_EQ(ImportError(arr, midas), arr + ": malformed JSON (a missing or extra comma, colon, brace, bracket or key) (expected " + kRecords + ")");
-  WriteFile(arr, "[" + Midas("x") + "," + Midas("x") + "]");
-  EXPECT_EQ(ImportError(arr, midas),
+  WriteFormatsFile(arr, "[" + Midas("x") + ", {\"id\": 2}]");
+  EXPECT_EQ(FormatsImportError(arr, midas),
+            arr + ": record 2: missing field \"document\" (expected " + kMidasObject + ")");
+  WriteFormatsFile(arr, "[" + Midas("x") + ", 3]");
+  EXPECT_EQ(FormatsImportError(arr, midas), arr + ": record 2 is a number (expected a JSON object for each record)");
+  WriteFormatsFile(arr, "[" + Midas("x") + ",");
+  EXPECT_EQ(
+      FormatsImportError(arr, midas),
+      arr + ": malformed JSON (a missing or extra comma, colon, brace, bracket or key) (expected " + kRecords + ")");
+  WriteFormatsFile(arr, "[" + Midas("x") + "," + Midas("x") + "]");
+  EXPECT_EQ(FormatsImportError(arr, midas),
             arr + ": record 2: second record with id \"x\" (the first is record 1) (expected unique document ids)");
   // A byte order mark before the first record is stripped, not glued to it.
-  WriteFile(f, "\xEF\xBB\xBF" + Midas("x"));
+  WriteFormatsFile(f, "\xEF\xBB\xBF" + Midas("x"));
   auto bom = ImportDataset(f);
   ASSERT_TRUE(bom.ok()) << bom.error().message;
   EXPECT_EQ(bom->format, "midas");
@@ -164,7 +178,7 @@ TEST(IoFormatsTest, MidasHostileRecords) {
 }
 
 TEST(IoFormatsTest, TalnRecords) {
-  auto d = ImportDataset(kData + "taln/tiny.jsonl");
+  auto d = ImportDataset(kFormatsData + "taln/tiny.jsonl");
   ASSERT_TRUE(d.ok()) << d.error().message;
   EXPECT_EQ(d->format, "taln");
   ASSERT_EQ(d->docs.size(), 5u);
@@ -177,22 +191,25 @@ TEST(IoFormatsTest, TalnRecords) {
   const std::string f = dir / "t.jsonl";
   const std::string expected =
       "a JSON object with \"id\", \"title\", \"abstract\" (or \"text\") and \"keyphrases\"";
-  WriteFile(f, "{\"id\": 1, \"title\": \"t\", \"keyphrases\": []}\n");
-  EXPECT_EQ(ImportError(f), f + ":1: missing field \"abstract\" (or \"text\") (expected " + expected + ")");
-  WriteFile(f, "{\"id\": 1, \"title\": \"t\", \"abstract\": \"a\", \"keyphrases\": \"x;y\"}\n");
-  EXPECT_EQ(ImportError(f), f + ":1: field \"keyphrases\" is a string (expected an array of keyphrases (strings))");
-  WriteFile(f, "{\"id\": 1, \"title\": \"t\", \"abstract\": \"a\", \"keyphrases\": [\"x\", \"y\"], \"prmu\": [\"P\"]}\n");
-  EXPECT_EQ(ImportError(f), f + ":1: fields \"prmu\" and \"keyphrases\" differ in length (1 and 2) (expected one "
-                                "PRMU category per keyphrase)");
-  WriteFile(f, "{\"id\": 1, \"title\": 7, \"abstract\": \"a\", \"keyphrases\": []}\n");
-  EXPECT_EQ(ImportError(f), f + ":1: field \"title\" is a number (expected a string)");
+  WriteFormatsFile(f, "{\"id\": 1, \"title\": \"t\", \"keyphrases\": []}\n");
+  EXPECT_EQ(FormatsImportError(f), f + ":1: missing field \"abstract\" (or \"text\") (expected " + expected + ")");
+  WriteFormatsFile(f, "{\"id\": 1, \"title\": \"t\", \"abstract\": \"a\", \"keyphrases\": \"x;y\"}\n");
+  EXPECT_EQ(FormatsImportError(f),
+            f + ":1: field \"keyphrases\" is a string (expected an array of keyphrases (strings))");
+  WriteFormatsFile(
+      f, "{\"id\": 1, \"title\": \"t\", \"abstract\": \"a\", \"keyphrases\": [\"x\", \"y\"], \"prmu\": [\"P\"]}\n");
+  EXPECT_EQ(FormatsImportError(f),
+            f + ":1: fields \"prmu\" and \"keyphrases\" differ in length (1 and 2) (expected one "
+                "PRMU category per keyphrase)");
+  WriteFormatsFile(f, "{\"id\": 1, \"title\": 7, \"abstract\": \"a\", \"keyphrases\": []}\n");
+  EXPECT_EQ(FormatsImportError(f), f + ":1: field \"title\" is a number (expected a string)");
   // Integer ids are their decimal digits.
-  WriteFile(f, "{\"id\": 12, \"title\": \"t\", \"abstract\": \"a\", \"keyphrases\": [\"x\"]}\n");
+  WriteFormatsFile(f, "{\"id\": 12, \"title\": \"t\", \"abstract\": \"a\", \"keyphrases\": [\"x\"]}\n");
   EXPECT_EQ(ImportDataset(f)->docs[0].id, "12");
 }
 
 TEST(IoFormatsTest, DeepKpgLinePairs) {
-  auto d = ImportDataset(kData + "deepkpg");
+  auto d = ImportDataset(kFormatsData + "deepkpg");
   ASSERT_TRUE(d.ok()) << d.error().message;
   EXPECT_EQ(d->format, "deepkpg");
   ASSERT_EQ(d->docs.size(), 5u);
@@ -206,25 +223,27 @@ TEST(IoFormatsTest, DeepKpgLinePairs) {
   EXPECT_EQ(Primary(doc), (std::vector<std::string>{"scheduling ", " batch jobs ", " interactive queries ",
                                                     " preemption ", " cluster computing"}));
   // Either file of the pair names the same dataset.
-  auto t = ImportDataset(kData + "deepkpg/test.target");
+  auto t = ImportDataset(kFormatsData + "deepkpg/test.target");
   ASSERT_TRUE(t.ok()) << t.error().message;
   EXPECT_EQ(t->docs[4].refs, d->docs[4].refs);
   EXPECT_EQ(t->content_hash, d->content_hash);
 
   TempDir dir;
   const std::string s = dir / "test.source", g = dir / "test.target";
-  WriteFile(s, "t [sep] a\nt2 [sep] b\n");
-  WriteFile(g, "x\n");
-  EXPECT_EQ(ImportError(dir.path()), g + ":1: only 1 line (expected 2 lines, one per line of " + s + ")");
-  WriteFile(g, "x\ny\nz\n");
-  EXPECT_EQ(ImportError(dir.path()), g + ":3: extra line (expected 2 lines, one per line of " + s + ")");
-  WriteFile(s, "t [sep] a [SEP] c\nb\nc\n");
-  EXPECT_EQ(ImportError(dir.path()), s + ":1: second \"[sep]\" (expected \"title [sep] abstract\" with one [sep])");
-  WriteFile(s, "t [sep] a\nb\nc\n");
-  WriteFile(dir / "valid.source", "v\n");
-  WriteFile(dir / "valid.target", "kv\n");
-  EXPECT_EQ(ImportError(dir.path()), dir.path() + ": 2 DeepKPG splits: test, valid (expected one split; choose one "
-                                                   "with --split NAME (Python split=NAME))");
+  WriteFormatsFile(s, "t [sep] a\nt2 [sep] b\n");
+  WriteFormatsFile(g, "x\n");
+  EXPECT_EQ(FormatsImportError(dir.path()), g + ":1: only 1 line (expected 2 lines, one per line of " + s + ")");
+  WriteFormatsFile(g, "x\ny\nz\n");
+  EXPECT_EQ(FormatsImportError(dir.path()), g + ":3: extra line (expected 2 lines, one per line of " + s + ")");
+  WriteFormatsFile(s, "t [sep] a [SEP] c\nb\nc\n");
+  EXPECT_EQ(FormatsImportError(dir.path()),
+            s + ":1: second \"[sep]\" (expected \"title [sep] abstract\" with one [sep])");
+  WriteFormatsFile(s, "t [sep] a\nb\nc\n");
+  WriteFormatsFile(dir / "valid.source", "v\n");
+  WriteFormatsFile(dir / "valid.target", "kv\n");
+  EXPECT_EQ(FormatsImportError(dir.path()), dir.path() +
+                                                ": 2 DeepKPG splits: test, valid (expected one split; choose one "
+                                                "with --split NAME (Python split=NAME))");
   DatasetOptions opt;
   opt.split = "valid";
   auto v = ImportDataset(dir.path(), opt);
@@ -232,23 +251,25 @@ TEST(IoFormatsTest, DeepKpgLinePairs) {
   ASSERT_EQ(v->docs.size(), 1u);
   EXPECT_EQ(v->docs[0].body, "v");
   opt.split = "dev";
-  EXPECT_EQ(ImportError(dir.path(), opt),
+  EXPECT_EQ(FormatsImportError(dir.path(), opt),
             dir.path() + ": no split \"dev\" (expected one of the splits in the directory: test, valid)");
   fs::remove(dir / "valid.target");
   opt.split = "valid";
-  EXPECT_EQ(ImportError(dir.path(), opt), dir / "valid.source" + ": no target file (expected " + dir / "valid.target" + ")");
-  WriteFile(s, "");
-  WriteFile(g, "");
+  EXPECT_EQ(FormatsImportError(dir.path(), opt),
+            dir / "valid.source" + ": no target file (expected " + dir / "valid.target" + ")");
+  WriteFormatsFile(s, "");
+  WriteFormatsFile(g, "");
   opt.split = "test";
-  EXPECT_EQ(ImportError(dir.path(), opt), dir.path() + ": no documents (expected a dataset with at least one document)");
+  EXPECT_EQ(FormatsImportError(dir.path(), opt),
+            dir.path() + ": no documents (expected a dataset with at least one document)");
 }
 
 // pke's references replace the key files of a text-file dataset; the JSON must name every document
 // once and nothing else.
 TEST(IoFormatsTest, PkeReferencesForTextFiles) {
   DatasetOptions opt;
-  opt.references = kData + "pke/tiny.uncontr.json";
-  auto d = ImportDataset(kData + "pke/Test", opt);  // no .uncontr files there: not needed
+  opt.references = kFormatsData + "pke/tiny.uncontr.json";
+  auto d = ImportDataset(kFormatsData + "pke/Test", opt);  // no .uncontr files there: not needed
   ASSERT_TRUE(d.ok()) << d.error().message;
   EXPECT_EQ(d->format, "hulth");
   ASSERT_EQ(d->docs.size(), 5u);
@@ -261,45 +282,49 @@ TEST(IoFormatsTest, PkeReferencesForTextFiles) {
 
   TempDir dir;
   fs::create_directories(dir / "Test");
-  WriteFile(dir / "Test/1.abstr", "title one\nbody one\n");
-  WriteFile(dir / "Test/2.abstr", "title two\nbody two\n");
+  WriteFormatsFile(dir / "Test/1.abstr", "title one\nbody one\n");
+  WriteFormatsFile(dir / "Test/2.abstr", "title two\nbody two\n");
   const std::string ds = dir / "Test";
   const std::string r = dir / "refs.json";
   opt.references = r;
   const std::string expected = "a JSON object {document id: [[keyphrase, variant...], ...]}, as pke's reference files";
-  WriteFile(r, "{\"1\": [[\"a\"]]}");
-  EXPECT_EQ(ImportError(ds, opt), r + ": no references for document \"2\" (expected a key for every document of " + ds + ")");
-  WriteFile(r, "{\"1\": [[\"a\"]], \"2\": [], \"9\": [[\"c\"]]}");
-  EXPECT_EQ(ImportError(ds, opt), r + ": key \"9\" is not a document of " + ds +
-                                      " (expected the ids (file stems) of the dataset's documents)");
-  WriteFile(r, "{\"1\": \"a\", \"2\": []}");
-  EXPECT_EQ(ImportError(ds, opt),
+  WriteFormatsFile(r, "{\"1\": [[\"a\"]]}");
+  EXPECT_EQ(FormatsImportError(ds, opt),
+            r + ": no references for document \"2\" (expected a key for every document of " + ds + ")");
+  WriteFormatsFile(r, "{\"1\": [[\"a\"]], \"2\": [], \"9\": [[\"c\"]]}");
+  EXPECT_EQ(FormatsImportError(ds, opt), r + ": key \"9\" is not a document of " + ds +
+                                             " (expected the ids (file stems) of the dataset's documents)");
+  WriteFormatsFile(r, "{\"1\": \"a\", \"2\": []}");
+  EXPECT_EQ(FormatsImportError(ds, opt),
             r + ": \"1\" is a string (expected a list of references, each a list of a keyphrase and its variants)");
-  WriteFile(r, "{\"1\": [[\"a\", 2]], \"2\": []}");
-  EXPECT_EQ(ImportError(ds, opt), r + ": \"1\"[0][1] is a number (expected a string)");
-  WriteFile(r, "{\"1\": [[]], \"2\": []}");
-  EXPECT_EQ(ImportError(ds, opt), r + ": \"1\"[0] is an empty list (expected a keyphrase and its variants)");
-  WriteFile(r, "{\"1\": [[\"a\"]], \"1\": [[\"b\"]], \"2\": []}");
-  EXPECT_EQ(ImportError(ds, opt), r + ": second key \"1\" (expected unique document ids)");
-  WriteFile(r, "{\"1\": [[\"a\"]");
-  EXPECT_EQ(ImportError(ds, opt), r + ": malformed JSON (a missing or extra comma, colon, brace, bracket or key) (expected " + expected + ")");
-  WriteFile(r, "[]");
-  EXPECT_EQ(ImportError(ds, opt), r + ": the file is an array (expected " + expected + ")");
-  WriteFile(r, "");
-  EXPECT_EQ(ImportError(ds, opt), r + ": malformed JSON (no JSON value) (expected " + expected + ")");
+  WriteFormatsFile(r, "{\"1\": [[\"a\", 2]], \"2\": []}");
+  EXPECT_EQ(FormatsImportError(ds, opt), r + ": \"1\"[0][1] is a number (expected a string)");
+  WriteFormatsFile(r, "{\"1\": [[]], \"2\": []}");
+  EXPECT_EQ(FormatsImportError(ds, opt), r + ": \"1\"[0] is an empty list (expected a keyphrase and its variants)");
+  WriteFormatsFile(r, "{\"1\": [[\"a\"]], \"1\": [[\"b\"]], \"2\": []}");
+  EXPECT_EQ(FormatsImportError(ds, opt), r + ": second key \"1\" (expected unique document ids)");
+  WriteFormatsFile(r, "{\"1\": [[\"a\"]");
+  EXPECT_EQ(
+      FormatsImportError(ds, opt),
+      r + ": malformed JSON (a missing or extra comma, colon, brace, bracket or key) (expected " + expected + ")");
+  WriteFormatsFile(r, "[]");
+  EXPECT_EQ(FormatsImportError(ds, opt), r + ": the file is an array (expected " + expected + ")");
+  WriteFormatsFile(r, "");
+  EXPECT_EQ(FormatsImportError(ds, opt), r + ": malformed JSON (no JSON value) (expected " + expected + ")");
   // A byte order mark is stripped; variants are kept as alternatives, the first the primary form;
   // ".stem." in the file name says the references are stemmed (as SemEval's *.stem.final).
   const std::string stem = dir / "refs.stem.json";
-  WriteFile(stem, "\xEF\xBB\xBF{\"1\": [[\"a\", \"aa\"]], \"2\": [[\"b\"]]}");
+  WriteFormatsFile(stem, "\xEF\xBB\xBF{\"1\": [[\"a\", \"aa\"]], \"2\": [[\"b\"]]}");
   opt.references = stem;
   auto ok = ImportDataset(ds, opt);
   ASSERT_TRUE(ok.ok()) << ok.error().message;
   EXPECT_EQ(ok->docs[0].refs, (std::vector<std::vector<std::string>>{{"a", "aa"}}));
   EXPECT_TRUE(ok->docs[1].refs_stemmed);
   // Formats whose files hold references refuse a second source of them.
-  EXPECT_EQ(ImportError(kData + "deepkpg", opt),
-            kData + "deepkpg: references file given for format \"deepkpg\", whose files hold their own references "
-                    "(expected --references only with a text-file dataset: hulth or semeval)");
+  EXPECT_EQ(FormatsImportError(kFormatsData + "deepkpg", opt),
+            kFormatsData +
+                "deepkpg: references file given for format \"deepkpg\", whose files hold their own references "
+                "(expected --references only with a text-file dataset: hulth or semeval)");
 }
 
 // Inspec (Hulth 2003) Test with pke's test.uncontr.json against its own .uncontr files: the same 500
@@ -375,12 +400,12 @@ TEST(IoFormatsTest, PkeSemEvalReferencesAreTheCombinedStemAnswers) {
 }
 
 TEST(IoFormatsTest, HfPredictionsAlignById) {
-  auto p = ImportPredictions(kData + "hf_predictions.jsonl");
+  auto p = ImportPredictions(kFormatsData + "hf_predictions.jsonl");
   ASSERT_TRUE(p.ok()) << p.error().message;
   EXPECT_EQ(p->format, "hf");
   ASSERT_EQ(p->docs.size(), 5u);
   EXPECT_EQ(p->docs[0].doc_id, "5");  // written in reverse order
-  auto d = ImportDataset(kData + "midas/tiny.jsonl");
+  auto d = ImportDataset(kFormatsData + "midas/tiny.jsonl");
   ASSERT_TRUE(d.ok());
   auto a = AlignPredictions(*d, std::move(*p));
   ASSERT_TRUE(a.ok()) << a.error().message;
@@ -389,33 +414,33 @@ TEST(IoFormatsTest, HfPredictionsAlignById) {
 
   TempDir dir;
   const std::string f = dir / "p.jsonl";
-  WriteFile(f, "{\"keyphrases\": [\"a\"]}\n");
+  WriteFormatsFile(f, "{\"keyphrases\": [\"a\"]}\n");
   EXPECT_EQ(PredError(f, "hf"), f + ":1: missing field \"id\" (expected a JSON object with \"id\" and \"keyphrases\")");
-  WriteFile(f, "{\"id\": \"1\", \"keyphrases\": 3}\n");
+  WriteFormatsFile(f, "{\"id\": \"1\", \"keyphrases\": 3}\n");
   EXPECT_EQ(PredError(f, "hf"), f + ":1: field \"keyphrases\" is a number (expected a ';'-joined string or an array)");
-  WriteFile(f, "{\"id\": \"1\", \"keyphrases\": [\"a\"]}\n{\"id\": \"9\", \"keyphrases\": [\"b\"]}\n");
+  WriteFormatsFile(f, "{\"id\": \"1\", \"keyphrases\": [\"a\"]}\n{\"id\": \"9\", \"keyphrases\": [\"b\"]}\n");
   auto unknown = AlignPredictions(*d, *ImportPredictions(f));
-  EXPECT_EQ(unknown.error().message, f + ":2: unknown document id \"9\" (expected an id of a document of " +
-                                         kData + "midas/tiny.jsonl)");
-  WriteFile(f, "{\"id\": \"1\", \"keyphrases\": [\"a\"]}\n{\"id\": 1, \"keyphrases\": [\"b\"]}\n");
+  EXPECT_EQ(unknown.error().message,
+            f + ":2: unknown document id \"9\" (expected an id of a document of " + kFormatsData + "midas/tiny.jsonl)");
+  WriteFormatsFile(f, "{\"id\": \"1\", \"keyphrases\": [\"a\"]}\n{\"id\": 1, \"keyphrases\": [\"b\"]}\n");
   auto twice = AlignPredictions(*d, *ImportPredictions(f));
-  EXPECT_EQ(twice.error().message,
-            f + ":2: second prediction line for \"1\" (expected one line per document of " + kData + "midas/tiny.jsonl)");
+  EXPECT_EQ(twice.error().message, f + ":2: second prediction line for \"1\" (expected one line per document of " +
+                                       kFormatsData + "midas/tiny.jsonl)");
   // A JSON array of records, scores as [phrase, score] pairs.
   const std::string arr = dir / "p.json";
-  WriteFile(arr, "[{\"id\": \"1\", \"keyphrases\": [[\"a\", 0.5], [\"b\", 0.25]]}]");
+  WriteFormatsFile(arr, "[{\"id\": \"1\", \"keyphrases\": [[\"a\", 0.5], [\"b\", 0.25]]}]");
   auto scored = ImportPredictions(arr);
   ASSERT_TRUE(scored.ok()) << scored.error().message;
   EXPECT_EQ(scored->format, "hf");
   EXPECT_EQ(scored->docs[0].scores, (std::vector<double>{0.5, 0.25}));
-  WriteFile(f, "");
+  WriteFormatsFile(f, "");
   EXPECT_EQ(PredError(f, "hf"), f + ": no prediction lines (expected one line per document)");
   EXPECT_EQ(PredError(f, "csv"),
             f + ": unknown prediction format \"csv\" (expected one of: lines, jsonl, kpeval, tokens, hf, opennmt-kpg)");
 }
 
 TEST(IoFormatsTest, OpenNmtKpgPredictionsKeepModelOrderAndScores) {
-  auto p = ImportPredictions(kData + "opennmt_kpg_predictions.jsonl");
+  auto p = ImportPredictions(kFormatsData + "opennmt_kpg_predictions.jsonl");
   ASSERT_TRUE(p.ok()) << p.error().message;
   EXPECT_EQ(p->format, "opennmt-kpg");
   ASSERT_EQ(p->docs.size(), 5u);
@@ -427,21 +452,21 @@ TEST(IoFormatsTest, OpenNmtKpgPredictionsKeepModelOrderAndScores) {
 
   TempDir dir;
   const std::string f = dir / "kpg.jsonl";
-  WriteFile(f, "{\"pred_sents\": [[\"a\"], [\"b\"]], \"pred_scores\": [-1]}\n");
+  WriteFormatsFile(f, "{\"pred_sents\": [[\"a\"], [\"b\"]], \"pred_scores\": [-1]}\n");
   EXPECT_EQ(PredError(f), f + ":1: fields \"pred_scores\" and \"pred_sents\" differ in length (1 and 2) (expected "
                               "one score per predicted keyphrase)");
-  WriteFile(f, "{\"pred_sents\": [[\"a\", 1]]}\n");
+  WriteFormatsFile(f, "{\"pred_sents\": [[\"a\", 1]]}\n");
   EXPECT_EQ(PredError(f, "opennmt-kpg"), f + ":1: \"pred_sents\"[0][1] is a number (expected a string (a token))");
-  WriteFile(f, "{\"pred_sents\": [\"a b\"], \"pred_scores\": [\"x\"]}\n");
+  WriteFormatsFile(f, "{\"pred_sents\": [\"a b\"], \"pred_scores\": [\"x\"]}\n");
   EXPECT_EQ(PredError(f, "opennmt-kpg"), f + ":1: \"pred_scores\"[0] is a string (expected a number)");
-  WriteFile(f, "{\"pred_sents\": {}}\n");
+  WriteFormatsFile(f, "{\"pred_sents\": {}}\n");
   EXPECT_EQ(PredError(f, "opennmt-kpg"), f + ":1: field \"pred_sents\" is an object (expected an array of token lists)");
-  WriteFile(f, "{\"src\": []}\n");
+  WriteFormatsFile(f, "{\"src\": []}\n");
   EXPECT_EQ(PredError(f, "opennmt-kpg"), f + ":1: missing field \"pred_sents\" (expected a JSON object with \"pred_sents\")");
-  WriteFile(f, "{\"pred_sents\": [\n");
+  WriteFormatsFile(f, "{\"pred_sents\": [\n");
   EXPECT_EQ(PredError(f, "opennmt-kpg"), f + ":1: malformed JSON (a missing or extra comma, colon, brace, bracket or key) (expected " + kRecords + ")");
   // Scores saved as one-element lists (a tensor's tolist()) are read as their number.
-  WriteFile(f, "\xEF\xBB\xBF{\"pred_sents\": [[\"a\"]], \"pred_scores\": [[-2.5]]}\n");
+  WriteFormatsFile(f, "\xEF\xBB\xBF{\"pred_sents\": [[\"a\"]], \"pred_scores\": [[-2.5]]}\n");
   auto one = ImportPredictions(f);
   ASSERT_TRUE(one.ok()) << one.error().message;
   EXPECT_EQ(one->format, "opennmt-kpg");
@@ -449,16 +474,16 @@ TEST(IoFormatsTest, OpenNmtKpgPredictionsKeepModelOrderAndScores) {
 }
 
 TEST(IoFormatsTest, DetectionNamesEveryNewFormat) {
-  EXPECT_EQ(DetectDatasetFormat(kData + "midas/tiny.jsonl").value(), "midas");
-  EXPECT_EQ(DetectDatasetFormat(kData + "taln/tiny.jsonl").value(), "taln");
-  EXPECT_EQ(DetectDatasetFormat(kData + "deepkpg").value(), "deepkpg");
-  EXPECT_EQ(DetectDatasetFormat(kData + "deepkpg/test.source").value(), "deepkpg");
-  EXPECT_EQ(DetectDatasetFormat(kData + "pke/Test").value(), "hulth");
+  EXPECT_EQ(DetectDatasetFormat(kFormatsData + "midas/tiny.jsonl").value(), "midas");
+  EXPECT_EQ(DetectDatasetFormat(kFormatsData + "taln/tiny.jsonl").value(), "taln");
+  EXPECT_EQ(DetectDatasetFormat(kFormatsData + "deepkpg").value(), "deepkpg");
+  EXPECT_EQ(DetectDatasetFormat(kFormatsData + "deepkpg/test.source").value(), "deepkpg");
+  EXPECT_EQ(DetectDatasetFormat(kFormatsData + "pke/Test").value(), "hulth");
   TempDir dir;
   fs::create_directories(dir / "one");
-  fs::copy_file(kData + "taln/tiny.jsonl", dir / "one/test.json");
+  fs::copy_file(kFormatsData + "taln/tiny.jsonl", dir / "one/test.json");
   EXPECT_EQ(DetectDatasetFormat(dir / "one").value(), "taln");  // the one JSON file in the directory
-  const std::string f = WriteFile(dir / "x.json", "[{\"id\": 1, \"text\": \"no keyphrase field\"}]");
+  const std::string f = WriteFormatsFile(dir / "x.json", "[{\"id\": 1, \"text\": \"no keyphrase field\"}]");
   EXPECT_EQ(DetectDatasetFormat(f).error().message,
             f + ": cannot detect dataset format (expected one of: meng, one2set, kpeval, hulth, semeval, kptimes, midas, "
                 "taln, deepkpg)");

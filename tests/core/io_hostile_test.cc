@@ -15,7 +15,7 @@ namespace {
 
 using test::TempDir;
 
-std::string WriteFile(const std::string& path, const std::string& text) {
+std::string WriteHostileFile(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
   return path;
 }
@@ -24,8 +24,9 @@ std::string WriteFile(const std::string& path, const std::string& text) {
 // "\xEF\xBB\xBFgraph neural networks"; the content hash still tells the two files apart.
 TEST(IoHostileTest, ByteOrderMarkIsStrippedButHashed) {
   TempDir dir;
-  const std::string plain = WriteFile(dir / "plain_allkeywords.txt", "graph neural networks;traffic\nsoil\n");
-  const std::string marked = WriteFile(dir / "bom_allkeywords.txt", "\xEF\xBB\xBFgraph neural networks;traffic\nsoil\n");
+  const std::string plain = WriteHostileFile(dir / "plain_allkeywords.txt", "graph neural networks;traffic\nsoil\n");
+  const std::string marked =
+      WriteHostileFile(dir / "bom_allkeywords.txt", "\xEF\xBB\xBFgraph neural networks;traffic\nsoil\n");
   auto a = ImportDataset(plain);
   auto b = ImportDataset(marked);
   ASSERT_TRUE(a.ok()) << a.error().message;
@@ -35,11 +36,14 @@ TEST(IoHostileTest, ByteOrderMarkIsStrippedButHashed) {
   EXPECT_EQ(a->docs[0].refs, b->docs[0].refs);
   EXPECT_NE(a->content_hash, b->content_hash);
   // A BOM elsewhere than at the start is text (U+FEFF) and stays.
-  auto c = ImportDataset(WriteFile(dir / "mid_allkeywords.txt", "a\n\xEF\xBB\xBF" "b\n"));
+  auto c = ImportDataset(WriteHostileFile(dir / "mid_allkeywords.txt",
+                                          "a\n\xEF\xBB\xBF"
+                                          "b\n"));
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->docs[1].refs[0][0], "\xEF\xBB\xBF" "b");
   // Predictions: a BOM before the first JSON object no longer makes line 1 malformed.
-  auto p = ImportPredictions(WriteFile(dir / "p.jsonl", "\xEF\xBB\xBF{\"id\": \"1\", \"predictions\": [\"x\"]}\n"));
+  auto p =
+      ImportPredictions(WriteHostileFile(dir / "p.jsonl", "\xEF\xBB\xBF{\"id\": \"1\", \"predictions\": [\"x\"]}\n"));
   ASSERT_TRUE(p.ok()) << p.error().message;
   EXPECT_EQ(p->docs[0].doc_id, "1");
 }
@@ -60,7 +64,7 @@ TEST(IoHostileTest, ReadRegularFileRefusesBeforeReading) {
   auto self = ReadRegularFile("/proc/self/status", "X");
   ASSERT_TRUE(self.ok()) << self.error().message;
   EXPECT_NE(self->find("Pid:"), std::string::npos);
-  EXPECT_EQ(*ReadRegularFile(WriteFile(dir / "r", std::string(100000, 'r')), "X"), std::string(100000, 'r'));
+  EXPECT_EQ(*ReadRegularFile(WriteHostileFile(dir / "r", std::string(100000, 'r')), "X"), std::string(100000, 'r'));
 }
 
 }  // namespace

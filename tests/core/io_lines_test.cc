@@ -16,7 +16,7 @@ namespace {
 
 using test::TempDir;
 
-std::string WriteFile(const std::string& path, const std::string& text) {
+std::string WriteLinesFile(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
   return path;
 }
@@ -60,9 +60,9 @@ TEST(LineDocuments, SameErrorsAsTheImporters) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.keys + "|" + c.context + "|" + c.predictions);
     TempDir dir;
-    WriteFile(dir / "x_allkeywords.txt", c.keys);
-    if (c.context != "-") WriteFile(dir / "x_context.txt", c.context);
-    const std::string p = WriteFile(dir / "p.txt", c.predictions);
+    WriteLinesFile(dir / "x_allkeywords.txt", c.keys);
+    if (c.context != "-") WriteLinesFile(dir / "x_context.txt", c.context);
+    const std::string p = WriteLinesFile(dir / "p.txt", c.predictions);
     ASSERT_TRUE(LineDocuments::Handles(dir.path(), {}, p, ""));
     std::string expected = c.expected;
     for (auto [from, to] : {std::pair<std::string, std::string>{"{DIR}", dir.path()}, {"{P}", p}}) {
@@ -79,7 +79,7 @@ TEST(LineDocuments, SameErrorsAsTheImporters) {
 // reports them) or Open.
 TEST(LineDocuments, HostilePaths) {
   TempDir dir;
-  WriteFile(dir / "x_allkeywords.txt", "a\n");
+  WriteLinesFile(dir / "x_allkeywords.txt", "a\n");
   ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0644), 0);
   EXPECT_TRUE(LineDocuments::Handles(dir.path(), {}, dir / "fifo", ""));
   EXPECT_EQ(LinesError(dir.path(), dir / "fifo", 2), GeneralError(dir.path(), dir / "fifo"));
@@ -104,9 +104,9 @@ TEST(LineDocuments, HostilePaths) {
 // into again keeps nothing of the document before (a title left over would change the source).
 TEST(LineDocuments, ReadFillsEveryField) {
   TempDir dir;
-  WriteFile(dir / "x_allkeywords.txt", "neural nets;deep learning\ngraphs\n");
-  WriteFile(dir / "x_context.txt", "a title <eos> the body\nno separator here\n");
-  const std::string p = WriteFile(dir / "p.txt", "nets;<peos>;x\n\n");
+  WriteLinesFile(dir / "x_allkeywords.txt", "neural nets;deep learning\ngraphs\n");
+  WriteLinesFile(dir / "x_context.txt", "a title <eos> the body\nno separator here\n");
+  const std::string p = WriteLinesFile(dir / "p.txt", "nets;<peos>;x\n\n");
   auto docs = LineDocuments::Open(dir.path(), {}, p);
   ASSERT_TRUE(docs.ok()) << docs.error().message;
   ASSERT_EQ(docs->size(), 2u);

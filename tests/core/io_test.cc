@@ -24,12 +24,12 @@ DatasetOptions WithFormat(const std::string& format) {
   return o;
 }
 
-const std::string kData = std::string(KPLAB_TEST_DATA) + "/io/";
-const std::string kShared = std::string(KPLAB_SHARED_DATA) + "/";
+const std::string kIoData = std::string(KPLAB_TEST_DATA) + "/io/";
+const std::string kIoShared = std::string(KPLAB_SHARED_DATA) + "/";
 
 using Refs = std::vector<std::vector<std::string>>;
 
-RawDataset Import(const std::string& path, const DatasetOptions& options = {}) {
+RawDataset ImportOrDie(const std::string& path, const DatasetOptions& options = {}) {
   auto r = ImportDataset(path, options);
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
   if (!r.ok()) return {};
@@ -42,7 +42,7 @@ std::string ImportError(const std::string& path, const DatasetOptions& options =
   return r.ok() ? "" : r.error().message;
 }
 
-RawPredictions Preds(const std::string& path, const std::string& format = "") {
+RawPredictions PredsOrDie(const std::string& path, const std::string& format = "") {
   auto r = ImportPredictions(path, format);
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
   if (!r.ok()) return {};
@@ -56,7 +56,7 @@ std::string PredsError(const std::string& path) {
 }
 
 std::string AlignError(const RawDataset& ds, const std::string& pred_path) {
-  auto r = AlignPredictions(ds, Preds(pred_path));
+  auto r = AlignPredictions(ds, PredsOrDie(pred_path));
   EXPECT_FALSE(r.ok());
   return r.ok() ? "" : r.error().message;
 }
@@ -74,7 +74,7 @@ TEST(Sha256Test, FipsVectors) {
 
 TEST(Sha256Test, MatchesSha256sumOfFile) {
   // `sha256sum tests/data/io/sha256_input.txt` (95 bytes: one full block plus a padded one).
-  const auto file = io_internal::ReadTextFile(kData + "sha256_input.txt", "x");
+  const auto file = io_internal::ReadTextFile(kIoData + "sha256_input.txt", "x");
   EXPECT_EQ(file.bytes.size(), 95u);
   EXPECT_EQ(Sha256Hex(file.bytes),
             "bf703a506e19f24ae6e073eea8b9aca9f64ab6b51dbe1e48c1a81a50a7cbbc01");
@@ -109,32 +109,32 @@ TEST(Sha256Test, ShaNiBlocksAgreeWithPortable) {
 // ---------------------------------------------------------------- detection
 
 TEST(IoDetectTest, Formats) {
-  EXPECT_EQ(*DetectDatasetFormat(kData + "meng_ok"), "meng");
-  EXPECT_EQ(*DetectDatasetFormat(kData + "meng_ok/word_tiny_testing_context.txt"), "meng");
-  EXPECT_EQ(*DetectDatasetFormat(kData + "meng_keys_only"), "meng");
-  EXPECT_EQ(*DetectDatasetFormat(kData + "one2set_ok"), "one2set");
-  EXPECT_EQ(*DetectDatasetFormat(kData + "hulth_ok"), "hulth");
-  EXPECT_EQ(*DetectDatasetFormat(kData + "semeval_ok/test"), "semeval");
-  EXPECT_EQ(*DetectDatasetFormat(kData + "kpeval_ok.jsonl"), "kpeval");
-  EXPECT_EQ(*DetectDatasetFormat(kData + "kptimes_ok.jsonl"), "kptimes");
-  EXPECT_EQ(*DetectDatasetFormat(kShared + "kptimes_sample"), "kptimes");
+  EXPECT_EQ(*DetectDatasetFormat(kIoData + "meng_ok"), "meng");
+  EXPECT_EQ(*DetectDatasetFormat(kIoData + "meng_ok/word_tiny_testing_context.txt"), "meng");
+  EXPECT_EQ(*DetectDatasetFormat(kIoData + "meng_keys_only"), "meng");
+  EXPECT_EQ(*DetectDatasetFormat(kIoData + "one2set_ok"), "one2set");
+  EXPECT_EQ(*DetectDatasetFormat(kIoData + "hulth_ok"), "hulth");
+  EXPECT_EQ(*DetectDatasetFormat(kIoData + "semeval_ok/test"), "semeval");
+  EXPECT_EQ(*DetectDatasetFormat(kIoData + "kpeval_ok.jsonl"), "kpeval");
+  EXPECT_EQ(*DetectDatasetFormat(kIoData + "kptimes_ok.jsonl"), "kptimes");
+  EXPECT_EQ(*DetectDatasetFormat(kIoShared + "kptimes_sample"), "kptimes");
 }
 
 TEST(IoDetectTest, UnknownAndEmpty) {
   const std::string expected =
       ": cannot detect dataset format (expected one of: meng, one2set, kpeval, hulth, semeval, "
       "kptimes, midas, taln, deepkpg)";
-  EXPECT_EQ(ImportError(kData + "not_a_dataset"), kData + "not_a_dataset" + expected);
+  EXPECT_EQ(ImportError(kIoData + "not_a_dataset"), kIoData + "not_a_dataset" + expected);
   const auto empty = std::filesystem::temp_directory_path() / "kplab_io_test_empty_dir";
   std::filesystem::create_directories(empty);
   EXPECT_EQ(ImportError(empty.string()), empty.string() + expected);
   std::filesystem::remove(empty);
-  EXPECT_EQ(DetectDatasetFormat(kData + "nope").error().message,
-            kData + "nope: no such file or directory (expected a dataset file or directory)");
+  EXPECT_EQ(DetectDatasetFormat(kIoData + "nope").error().message,
+            kIoData + "nope: no such file or directory (expected a dataset file or directory)");
   DatasetOptions bad;
   bad.format = "csv";
-  EXPECT_EQ(ImportError(kData + "meng_ok", bad),
-            kData +
+  EXPECT_EQ(ImportError(kIoData + "meng_ok", bad),
+            kIoData +
                 "meng_ok: unknown dataset format \"csv\" (expected one of: meng, one2set, "
                 "kpeval, hulth, semeval, kptimes, midas, taln, deepkpg)");
 }
@@ -142,7 +142,7 @@ TEST(IoDetectTest, UnknownAndEmpty) {
 // ---------------------------------------------------------------- meng / one2set
 
 TEST(IoMengTest, Fixture) {
-  const RawDataset ds = Import(kData + "meng_ok");
+  const RawDataset ds = ImportOrDie(kIoData + "meng_ok");
   EXPECT_EQ(ds.format, "meng");
   EXPECT_EQ(ds.name, "meng_ok");
   ASSERT_EQ(ds.docs.size(), 3u);
@@ -154,7 +154,7 @@ TEST(IoMengTest, Fixture) {
   EXPECT_TRUE(d1.pretokenized);
   EXPECT_TRUE(d1.has_text);
   EXPECT_EQ(d1.refs, (Refs{{"deep learning"}, {" keyphrase generation"}, {"neural nets"}, {""}}));
-  EXPECT_EQ(d1.loc.file, kData + "meng_ok/word_tiny_testing_context.txt");
+  EXPECT_EQ(d1.loc.file, kIoData + "meng_ok/word_tiny_testing_context.txt");
   EXPECT_EQ(d1.loc.line, 1);
   const RawDoc& d2 = ds.docs[1];
   EXPECT_EQ(d2.title, "");
@@ -170,43 +170,42 @@ TEST(IoMengTest, Fixture) {
 }
 
 TEST(IoMengTest, EitherFileOfThePair) {
-  const RawDataset from_keys = Import(kData + "meng_ok/word_tiny_testing_allkeywords.txt");
-  const RawDataset from_dir = Import(kData + "meng_ok");
+  const RawDataset from_keys = ImportOrDie(kIoData + "meng_ok/word_tiny_testing_allkeywords.txt");
+  const RawDataset from_dir = ImportOrDie(kIoData + "meng_ok");
   ASSERT_EQ(from_keys.docs.size(), 3u);
   EXPECT_EQ(from_keys.docs[0].title, "deep learning for keyphrases .");
   EXPECT_EQ(from_keys.content_hash, from_dir.content_hash);
 }
 
 TEST(IoMengTest, KeysOnly) {
-  const RawDataset ds = Import(kData + "meng_keys_only");
+  const RawDataset ds = ImportOrDie(kIoData + "meng_keys_only");
   ASSERT_EQ(ds.docs.size(), 2u);
   EXPECT_FALSE(ds.docs[0].has_text);
   EXPECT_TRUE(ds.docs[0].pretokenized);
   EXPECT_EQ(ds.docs[0].title, "");
   EXPECT_EQ(ds.docs[0].body, "");
   EXPECT_EQ(ds.docs[0].refs, (Refs{{"alpha"}, {"beta"}}));
-  EXPECT_EQ(ds.docs[1].loc.file, kData + "meng_keys_only/word_k_testing_allkeywords.txt");
+  EXPECT_EQ(ds.docs[1].loc.file, kIoData + "meng_keys_only/word_k_testing_allkeywords.txt");
   EXPECT_EQ(ds.docs[1].loc.line, 2);
 }
 
 TEST(IoMengTest, Errors) {
-  EXPECT_EQ(ImportError(kData + "meng_short"),
-            kData +
+  EXPECT_EQ(ImportError(kIoData + "meng_short"),
+            kIoData +
                 "meng_short/word_s_testing_allkeywords.txt:2: only 2 lines (expected 3 lines, "
                 "one per line of " +
-                kData + "meng_short/word_s_testing_context.txt)");
-  EXPECT_EQ(ImportError(kData + "meng_extra"),
-            kData +
+                kIoData + "meng_short/word_s_testing_context.txt)");
+  EXPECT_EQ(ImportError(kIoData + "meng_extra"),
+            kIoData +
                 "meng_extra/word_e_testing_allkeywords.txt:3: extra line (expected 2 lines, "
                 "one per line of " +
-                kData + "meng_extra/word_e_testing_context.txt)");
-  EXPECT_EQ(
-      ImportError(kData + "meng_bad_utf8"),
-      kData + "meng_bad_utf8/word_u_testing_context.txt:2: invalid UTF-8 (expected UTF-8 text)");
+                kIoData + "meng_extra/word_e_testing_context.txt)");
+  EXPECT_EQ(ImportError(kIoData + "meng_bad_utf8"),
+            kIoData + "meng_bad_utf8/word_u_testing_context.txt:2: invalid UTF-8 (expected UTF-8 text)");
 }
 
 TEST(IoOne2SetTest, FixtureAndErrors) {
-  const RawDataset ds = Import(kData + "one2set_ok");
+  const RawDataset ds = ImportOrDie(kIoData + "one2set_ok");
   EXPECT_EQ(ds.format, "one2set");
   ASSERT_EQ(ds.docs.size(), 2u);
   EXPECT_EQ(ds.docs[0].title, "graph coloring .");
@@ -214,15 +213,15 @@ TEST(IoOne2SetTest, FixtureAndErrors) {
   EXPECT_EQ(ds.docs[0].refs, (Refs{{"graph coloring"}, {"chromatic number"}}));
   EXPECT_EQ(ds.docs[1].title, "second doc");
   EXPECT_EQ(ds.docs[1].body, "more text");
-  EXPECT_EQ(ImportError(kData + "one2set_short"),
-            kData + "one2set_short/test_trg.txt: no lines (expected 1 line, one per line of " +
-                kData + "one2set_short/test_src.txt)");
+  EXPECT_EQ(ImportError(kIoData + "one2set_short"),
+            kIoData + "one2set_short/test_trg.txt: no lines (expected 1 line, one per line of " + kIoData +
+                "one2set_short/test_src.txt)");
 }
 
 // ---------------------------------------------------------------- KPEval / KPTimes JSONL
 
 TEST(IoKpEvalTest, Fixture) {
-  const RawDataset ds = Import(kData + "kpeval_ok.jsonl");
+  const RawDataset ds = ImportOrDie(kIoData + "kpeval_ok.jsonl");
   EXPECT_EQ(ds.format, "kpeval");
   EXPECT_EQ(ds.name, "kpeval_ok");
   ASSERT_EQ(ds.docs.size(), 3u);  // the blank line 3 is skipped
@@ -243,31 +242,32 @@ TEST(IoKpEvalTest, Fixture) {
 }
 
 TEST(IoKpEvalTest, Errors) {
-  EXPECT_EQ(ImportError(kData + "kpeval_second_sep.jsonl"),
-            kData +
+  EXPECT_EQ(ImportError(kIoData + "kpeval_second_sep.jsonl"),
+            kIoData +
                 "kpeval_second_sep.jsonl:2: second \"[sep]\" in field \"source\" (expected "
                 "\"title [sep] abstract\" with one [sep])");
-  EXPECT_EQ(ImportError(kData + "kpeval_missing_target.jsonl"),
-            kData +
+  EXPECT_EQ(ImportError(kIoData + "kpeval_missing_target.jsonl"),
+            kIoData +
                 "kpeval_missing_target.jsonl:2: missing field \"target\" (expected a JSON "
                 "object with \"source\" and \"target\")");
-  EXPECT_EQ(ImportError(kData + "kpeval_wrong_type.jsonl"),
-            kData +
+  EXPECT_EQ(ImportError(kIoData + "kpeval_wrong_type.jsonl"),
+            kIoData +
                 "kpeval_wrong_type.jsonl:1: field \"target\" is a number (expected a "
                 "';'-joined string or an array of strings or of arrays of strings)");
-  EXPECT_EQ(ImportError(kData + "kpeval_wrong_item.jsonl"),
-            kData +
+  EXPECT_EQ(ImportError(kIoData + "kpeval_wrong_item.jsonl"),
+            kIoData +
                 "kpeval_wrong_item.jsonl:1: \"target\"[1] is a number (expected a string or "
                 "an array of strings)");
-  EXPECT_EQ(
-      ImportError(kData + "kpeval_array_line.jsonl", WithFormat("kpeval")),
-      kData + "kpeval_array_line.jsonl:1: line is an array (expected one JSON object a line)");
+  EXPECT_EQ(ImportError(kIoData + "kpeval_array_line.jsonl", WithFormat("kpeval")),
+            kIoData + "kpeval_array_line.jsonl:1: line is an array (expected one JSON object a line)");
   DatasetOptions kpeval;
   kpeval.format = "kpeval";
-  EXPECT_EQ(ImportError(kData + "kpeval_malformed.jsonl", kpeval),
-            kData + "kpeval_malformed.jsonl:2: malformed JSON (a missing or extra comma, colon, brace, bracket or key) (expected one JSON object a line)");
-  EXPECT_EQ(ImportError(kData + "kpeval_bad_utf8.jsonl", kpeval),
-            kData + "kpeval_bad_utf8.jsonl:2: invalid UTF-8 (expected UTF-8 text)");
+  EXPECT_EQ(ImportError(kIoData + "kpeval_malformed.jsonl", kpeval),
+            kIoData +
+                "kpeval_malformed.jsonl:2: malformed JSON (a missing or extra comma, colon, brace, bracket or key) "
+                "(expected one JSON object a line)");
+  EXPECT_EQ(ImportError(kIoData + "kpeval_bad_utf8.jsonl", kpeval),
+            kIoData + "kpeval_bad_utf8.jsonl:2: invalid UTF-8 (expected UTF-8 text)");
 }
 
 // A JSON dataset named by its directory (kpeval, kptimes, midas, taln) is the directory's one *.jsonl or
@@ -281,9 +281,10 @@ TEST(IoJsonDirectoryTest, NoneOrSeveralRecordFilesAreRefused) {
   }
   std::filesystem::create_directory(dir / "sub.jsonl");  // a directory with the name of a file is no file
   EXPECT_EQ(ImportError(dir.path(), WithFormat("kpeval")), dir.path() + ": no JSON file" + expected);
-  std::filesystem::copy_file(kData + "kpeval_ok.jsonl", dir / "b.jsonl");
-  EXPECT_EQ(Import(dir.path(), WithFormat("kpeval")).docs.size(), Import(kData + "kpeval_ok.jsonl").docs.size());
-  std::filesystem::copy_file(kData + "kpeval_ok.jsonl", dir / "a.json");
+  std::filesystem::copy_file(kIoData + "kpeval_ok.jsonl", dir / "b.jsonl");
+  EXPECT_EQ(ImportOrDie(dir.path(), WithFormat("kpeval")).docs.size(),
+            ImportOrDie(kIoData + "kpeval_ok.jsonl").docs.size());
+  std::filesystem::copy_file(kIoData + "kpeval_ok.jsonl", dir / "a.json");
   for (const char* format : {"kpeval", "kptimes", "midas", "taln"}) {
     EXPECT_EQ(ImportError(dir.path(), WithFormat(format)),
               dir.path() + ": 2 JSON files (" + (dir / "a.json") + ", " + (dir / "b.jsonl") + ")" + expected)
@@ -292,7 +293,7 @@ TEST(IoJsonDirectoryTest, NoneOrSeveralRecordFilesAreRefused) {
 }
 
 TEST(IoKpTimesTest, FixtureAndErrors) {
-  const RawDataset ds = Import(kData + "kptimes_ok.jsonl");
+  const RawDataset ds = ImportOrDie(kIoData + "kptimes_ok.jsonl");
   EXPECT_EQ(ds.format, "kptimes");
   ASSERT_EQ(ds.docs.size(), 2u);
   EXPECT_EQ(ds.docs[0].id, "ny1");
@@ -302,8 +303,8 @@ TEST(IoKpTimesTest, FixtureAndErrors) {
   EXPECT_EQ(ds.docs[0].refs, (Refs{{"Elections"}, {"New York City", "NYC"}}));
   EXPECT_EQ(ds.docs[1].id, "2");
   EXPECT_EQ(ds.docs[1].refs, (Refs{{"Politics"}, {"Budget"}}));
-  EXPECT_EQ(ImportError(kData + "kptimes_missing_title.jsonl", WithFormat("kptimes")),
-            kData +
+  EXPECT_EQ(ImportError(kIoData + "kptimes_missing_title.jsonl", WithFormat("kptimes")),
+            kIoData +
                 "kptimes_missing_title.jsonl:1: missing field \"title\" (expected a JSON "
                 "object with \"title\", \"abstract\" and \"keyword\")");
 }
@@ -311,7 +312,7 @@ TEST(IoKpTimesTest, FixtureAndErrors) {
 // ---------------------------------------------------------------- Hulth / SemEval
 
 TEST(IoHulthTest, Fixture) {
-  const RawDataset ds = Import(kData + "hulth_ok");
+  const RawDataset ds = ImportOrDie(kIoData + "hulth_ok");
   EXPECT_EQ(ds.format, "hulth");
   ASSERT_EQ(ds.docs.size(), 2u);
   EXPECT_EQ(ds.docs[0].id, "9");  // numeric order: 9 before 10
@@ -324,28 +325,27 @@ TEST(IoHulthTest, Fixture) {
   EXPECT_EQ(d.body, "The abstract starts here and continues on a second line.");
   EXPECT_FALSE(d.pretokenized);
   EXPECT_EQ(d.refs, (Refs{{"alpha beta"}, {" gamma delta"}, {" epsilon"}, {" zeta"}}));
-  EXPECT_EQ(d.loc.file, kData + "hulth_ok/10.abstr");
+  EXPECT_EQ(d.loc.file, kIoData + "hulth_ok/10.abstr");
 
   DatasetOptions contr;
   contr.hulth_keys = "contr";
-  EXPECT_EQ(Import(kData + "hulth_ok", contr).docs[0].refs, (Refs{{"c1"}, {" c2"}}));
+  EXPECT_EQ(ImportOrDie(kIoData + "hulth_ok", contr).docs[0].refs, (Refs{{"c1"}, {" c2"}}));
   DatasetOptions both;
   both.hulth_keys = "both";
-  EXPECT_EQ(Import(kData + "hulth_ok", both).docs[0].refs, (Refs{{"single"}, {"c1"}, {" c2"}}));
+  EXPECT_EQ(ImportOrDie(kIoData + "hulth_ok", both).docs[0].refs, (Refs{{"single"}, {"c1"}, {" c2"}}));
 }
 
 TEST(IoHulthTest, Errors) {
-  EXPECT_EQ(ImportError(kData + "hulth_missing_key"),
-            kData + "hulth_missing_key/1.abstr: no key file (expected " + kData +
-                "hulth_missing_key/1.uncontr)");
+  EXPECT_EQ(ImportError(kIoData + "hulth_missing_key"),
+            kIoData + "hulth_missing_key/1.abstr: no key file (expected " + kIoData + "hulth_missing_key/1.uncontr)");
   DatasetOptions bad;
   bad.hulth_keys = "all";
-  EXPECT_EQ(ImportError(kData + "hulth_ok", bad),
-            kData + "hulth_ok: unknown hulth_keys \"all\" (expected uncontr, contr or both)");
+  EXPECT_EQ(ImportError(kIoData + "hulth_ok", bad),
+            kIoData + "hulth_ok: unknown hulth_keys \"all\" (expected uncontr, contr or both)");
 }
 
 TEST(IoSemEvalTest, Fixture) {
-  const RawDataset ds = Import(kData + "semeval_ok/test");
+  const RawDataset ds = ImportOrDie(kIoData + "semeval_ok/test");
   EXPECT_EQ(ds.format, "semeval");
   EXPECT_EQ(ds.name, "semeval_ok/test");
   ASSERT_EQ(ds.docs.size(), 3u);
@@ -364,44 +364,44 @@ TEST(IoSemEvalTest, Fixture) {
 
   DatasetOptions author;
   author.semeval_answers = "author";
-  EXPECT_EQ(Import(kData + "semeval_ok/test", author).docs[2].refs, (Refs{{"z"}}));
+  EXPECT_EQ(ImportOrDie(kIoData + "semeval_ok/test", author).docs[2].refs, (Refs{{"z"}}));
   DatasetOptions liaad;
   liaad.semeval_answers = "liaad";
-  const RawDataset keys = Import(kData + "semeval_ok/test", liaad);
+  const RawDataset keys = ImportOrDie(kIoData + "semeval_ok/test", liaad);
   EXPECT_EQ(keys.docs[0].refs, (Refs{{"deep learning"}, {"neural networks"}}));
   EXPECT_FALSE(keys.docs[0].refs_stemmed);
   DatasetOptions by_path;
-  by_path.semeval_answers = kData + "semeval_ok/test_answer/test.author.stem.final";
-  EXPECT_EQ(Import(kData + "semeval_ok/test", by_path).docs[1].refs, (Refs{{"y"}}));
+  by_path.semeval_answers = kIoData + "semeval_ok/test_answer/test.author.stem.final";
+  EXPECT_EQ(ImportOrDie(kIoData + "semeval_ok/test", by_path).docs[1].refs, (Refs{{"y"}}));
 }
 
 TEST(IoSemEvalTest, Errors) {
-  EXPECT_EQ(ImportError(kData + "semeval_bad_colon/test"),
-            kData +
+  EXPECT_EQ(ImportError(kIoData + "semeval_bad_colon/test"),
+            kIoData +
                 "semeval_bad_colon/test_answer/test.combined.stem.final:2: no \" : \" after "
                 "the document id (expected lines \"ID : kp1,kp2+variant,...\")");
-  EXPECT_EQ(ImportError(kData + "semeval_unknown_id/test"),
-            kData +
+  EXPECT_EQ(ImportError(kIoData + "semeval_unknown_id/test"),
+            kIoData +
                 "semeval_unknown_id/test_answer/test.combined.stem.final:2: no text file for "
                 "\"B-9\" (expected " +
-                kData + "semeval_unknown_id/test/B-9.txt.final)");
-  EXPECT_EQ(ImportError(kData + "semeval_missing_answer/test"),
-            kData +
+                kIoData + "semeval_unknown_id/test/B-9.txt.final)");
+  EXPECT_EQ(ImportError(kIoData + "semeval_missing_answer/test"),
+            kIoData +
                 "semeval_missing_answer/test_answer/test.combined.stem.final: no answer line for "
                 "\"B-2\" (expected one line per text file in " +
-                kData + "semeval_missing_answer/test)");
+                kIoData + "semeval_missing_answer/test)");
   DatasetOptions reader;
   reader.semeval_answers = "reader";
-  EXPECT_EQ(ImportError(kData + "semeval_ok/test", reader),
-            kData + "semeval_ok/test: no answer file (expected " + kData +
-                "semeval_ok/test_answer/test.reader.stem.final or " + kData +
+  EXPECT_EQ(ImportError(kIoData + "semeval_ok/test", reader),
+            kIoData + "semeval_ok/test: no answer file (expected " + kIoData +
+                "semeval_ok/test_answer/test.reader.stem.final or " + kIoData +
                 "semeval_ok/test_answer/test.reader.final)");
 }
 
 // ---------------------------------------------------------------- predictions
 
 TEST(IoPredictionsTest, Lines) {
-  const RawPredictions p = Preds(kData + "preds_lines.txt");
+  const RawPredictions p = PredsOrDie(kIoData + "preds_lines.txt");
   EXPECT_EQ(p.format, "lines");
   ASSERT_EQ(p.docs.size(), 3u);
   EXPECT_EQ(p.docs[0].phrases,
@@ -415,7 +415,7 @@ TEST(IoPredictionsTest, Lines) {
 }
 
 TEST(IoPredictionsTest, Jsonl) {
-  const RawPredictions p = Preds(kData + "preds_ok.jsonl");
+  const RawPredictions p = PredsOrDie(kIoData + "preds_ok.jsonl");
   EXPECT_EQ(p.format, "jsonl");
   ASSERT_EQ(p.docs.size(), 5u);
   EXPECT_EQ(p.docs[0].doc_id, "d1");
@@ -429,72 +429,69 @@ TEST(IoPredictionsTest, Jsonl) {
   EXPECT_EQ(p.docs[4].phrases, (std::vector<std::string>{"x", "y", ""}));
 
   // A KPEval file doubles as a prediction file through its "predictions" field.
-  auto missing = ImportPredictions(kData + "kpeval_ok.jsonl", "kpeval");
+  auto missing = ImportPredictions(kIoData + "kpeval_ok.jsonl", "kpeval");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().message,
-            kData +
+            kIoData +
                 "kpeval_ok.jsonl:1: missing field \"predictions\" (expected a JSON object with "
                 "\"predictions\")");
 }
 
 TEST(IoPredictionsTest, Errors) {
-  EXPECT_EQ(PredsError(kData + "preds_mixed_scores.jsonl"),
-            kData +
+  EXPECT_EQ(PredsError(kIoData + "preds_mixed_scores.jsonl"),
+            kIoData +
                 "preds_mixed_scores.jsonl:1: \"predictions\"[1] has no score (expected scores "
                 "for all predictions of a line or for none)");
-  EXPECT_EQ(
-      PredsError(kData + "preds_bad_pair.jsonl"),
-      kData + "preds_bad_pair.jsonl:1: \"predictions\"[0][1] is a string (expected a number)");
-  EXPECT_EQ(PredsError(kData + "preds_no_field.jsonl"),
-            kData +
+  EXPECT_EQ(PredsError(kIoData + "preds_bad_pair.jsonl"),
+            kIoData + "preds_bad_pair.jsonl:1: \"predictions\"[0][1] is a string (expected a number)");
+  EXPECT_EQ(PredsError(kIoData + "preds_no_field.jsonl"),
+            kIoData +
                 "preds_no_field.jsonl:1: missing field \"predictions\" (expected a JSON object "
                 "with \"predictions\")");
-  auto bad = ImportPredictions(kData + "preds_lines.txt", "csv");
+  auto bad = ImportPredictions(kIoData + "preds_lines.txt", "csv");
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().message, kData +
+  EXPECT_EQ(bad.error().message, kIoData +
                                      "preds_lines.txt: unknown prediction format \"csv\" "
                                      "(expected one of: lines, jsonl, kpeval, tokens, hf, opennmt-kpg)");
 }
 
 TEST(IoAlignTest, CountsAndIds) {
-  const RawDataset meng = Import(kData + "meng_ok");
-  auto ok = AlignPredictions(meng, Preds(kData + "preds_lines.txt"));
+  const RawDataset meng = ImportOrDie(kIoData + "meng_ok");
+  auto ok = AlignPredictions(meng, PredsOrDie(kIoData + "preds_lines.txt"));
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->docs.size(), 3u);
-  EXPECT_EQ(AlignError(meng, kData + "preds_short.txt"),
-            kData + "preds_short.txt:2: only 2 lines (expected 3 lines, one per document of " +
-                kData + "meng_ok)");
-  EXPECT_EQ(AlignError(meng, kData + "preds_long.txt"),
-            kData + "preds_long.txt:4: extra line (expected 3 lines, one per document of " + kData +
-                "meng_ok)");
+  EXPECT_EQ(AlignError(meng, kIoData + "preds_short.txt"),
+            kIoData + "preds_short.txt:2: only 2 lines (expected 3 lines, one per document of " + kIoData + "meng_ok)");
+  EXPECT_EQ(AlignError(meng, kIoData + "preds_long.txt"),
+            kIoData + "preds_long.txt:4: extra line (expected 3 lines, one per document of " + kIoData + "meng_ok)");
 
-  const RawDataset times = Import(kData + "kptimes_ok.jsonl");
-  auto reordered = AlignPredictions(times, Preds(kData + "preds_ids.jsonl"));
+  const RawDataset times = ImportOrDie(kIoData + "kptimes_ok.jsonl");
+  auto reordered = AlignPredictions(times, PredsOrDie(kIoData + "preds_ids.jsonl"));
   ASSERT_TRUE(reordered.ok()) << reordered.error().message;
   EXPECT_EQ(reordered->docs[0].doc_id, "ny1");
   EXPECT_EQ(reordered->docs[0].phrases, (std::vector<std::string>{"elections", "mayor"}));
   EXPECT_EQ(reordered->docs[1].doc_id, "2");
-  EXPECT_EQ(AlignError(times, kData + "preds_unknown_id.jsonl"),
-            kData +
+  EXPECT_EQ(AlignError(times, kIoData + "preds_unknown_id.jsonl"),
+            kIoData +
                 "preds_unknown_id.jsonl:2: unknown document id \"zzz\" (expected an id of a "
                 "document of " +
-                kData + "kptimes_ok.jsonl)");
-  EXPECT_EQ(AlignError(times, kData + "preds_missing_id.jsonl"),
-            kData +
+                kIoData + "kptimes_ok.jsonl)");
+  EXPECT_EQ(AlignError(times, kIoData + "preds_missing_id.jsonl"),
+            kIoData +
                 "preds_missing_id.jsonl: no prediction line for document \"2\" (expected one "
                 "line per document of " +
-                kData + "kptimes_ok.jsonl)");
-  EXPECT_EQ(AlignError(times, kData + "preds_dup_id.jsonl"),
-            kData +
+                kIoData + "kptimes_ok.jsonl)");
+  EXPECT_EQ(AlignError(times, kIoData + "preds_dup_id.jsonl"),
+            kIoData +
                 "preds_dup_id.jsonl:2: second prediction line for \"ny1\" (expected one line "
                 "per document of " +
-                kData + "kptimes_ok.jsonl)");
+                kIoData + "kptimes_ok.jsonl)");
 }
 
 // ---------------------------------------------------------------- real data (../shared/data)
 
 TEST(IoRealDataTest, MengInspec) {
-  const RawDataset ds = Import(kShared + "kpg_testsets_meng2017/inspec");
+  const RawDataset ds = ImportOrDie(kIoShared + "kpg_testsets_meng2017/inspec");
   EXPECT_EQ(ds.name, "inspec");
   ASSERT_EQ(ds.docs.size(), 500u);
   EXPECT_EQ(ds.docs[0].title,
@@ -507,18 +504,18 @@ TEST(IoRealDataTest, MengInspec) {
 
 // Import speed is measured by bench/ (kplab_bench), not asserted here.
 TEST(IoRealDataTest, Kp20kKeysOnly) {
-  const RawDataset ds = Import(kShared + "kpg_testsets_meng2017/kp20k");
+  const RawDataset ds = ImportOrDie(kIoShared + "kpg_testsets_meng2017/kp20k");
   ASSERT_EQ(ds.docs.size(), 20000u);
   EXPECT_FALSE(ds.docs[0].has_text);
   EXPECT_EQ(ds.docs[0].refs,
             (Refs{{"feedback vertex set"}, {"<digit> degenerate graphs"}, {"decycling set"}}));
 
-  const RawPredictions p = Preds(kShared + "predictions/catSeqTG-2RF1/kp20k/seed1234.txt");
+  const RawPredictions p = PredsOrDie(kIoShared + "predictions/catSeqTG-2RF1/kp20k/seed1234.txt");
   EXPECT_TRUE(AlignPredictions(ds, p).ok());
 }
 
 TEST(IoRealDataTest, One2SetKp20kFirst1000MatchesMengGold) {
-  const RawDataset ds = Import(kShared + "kp20k_test_first1000");
+  const RawDataset ds = ImportOrDie(kIoShared + "kp20k_test_first1000");
   EXPECT_EQ(ds.format, "one2set");
   ASSERT_EQ(ds.docs.size(), 1000u);
   EXPECT_EQ(ds.docs[0].title, "a feedback vertex set of <digit> degenerate graphs .");
@@ -526,7 +523,7 @@ TEST(IoRealDataTest, One2SetKp20kFirst1000MatchesMengGold) {
 }
 
 TEST(IoRealDataTest, HulthTest) {
-  const RawDataset ds = Import(kShared + "inspec_hulth2003/Test");
+  const RawDataset ds = ImportOrDie(kIoShared + "inspec_hulth2003/Test");
   ASSERT_EQ(ds.docs.size(), 500u);
   EXPECT_EQ(ds.docs[0].id, "2");
   EXPECT_EQ(ds.docs.back().id, "2200");
@@ -538,7 +535,7 @@ TEST(IoRealDataTest, HulthTest) {
 }
 
 TEST(IoRealDataTest, SemEvalTest) {
-  const RawDataset ds = Import(kShared + "semeval2010/test");
+  const RawDataset ds = ImportOrDie(kIoShared + "semeval2010/test");
   ASSERT_EQ(ds.docs.size(), 100u);
   EXPECT_EQ(ds.docs[0].id, "C-1");
   EXPECT_EQ(ds.docs[0].title, "Scalable Grid Service Discovery Based on UDDI*");
@@ -550,13 +547,13 @@ TEST(IoRealDataTest, SemEvalTest) {
 
   DatasetOptions liaad;
   liaad.semeval_answers = "liaad";
-  EXPECT_EQ(ImportError(kShared + "semeval2010/test", liaad),
-            kShared + "semeval2010/test/C-86.txt.final: no key file (expected " + kShared +
+  EXPECT_EQ(ImportError(kIoShared + "semeval2010/test", liaad),
+            kIoShared + "semeval2010/test/C-86.txt.final: no key file (expected " + kIoShared +
                 "semeval2010/liaad_keys/C-86.key)");
 }
 
 TEST(IoRealDataTest, KpTimesSample) {
-  const RawDataset ds = Import(kShared + "kptimes_sample/train_sample.jsonl");
+  const RawDataset ds = ImportOrDie(kIoShared + "kptimes_sample/train_sample.jsonl");
   ASSERT_EQ(ds.docs.size(), 10u);
   EXPECT_EQ(ds.docs[0].id, "ny0296216");
   EXPECT_EQ(ds.docs[1].refs[2],
@@ -564,13 +561,13 @@ TEST(IoRealDataTest, KpTimesSample) {
 }
 
 TEST(IoRealDataTest, CatSeqPredictionsAlignWithInspec) {
-  const RawPredictions p = Preds(kShared + "predictions/catSeqTG-2RF1/inspec/seed1234.txt");
+  const RawPredictions p = PredsOrDie(kIoShared + "predictions/catSeqTG-2RF1/inspec/seed1234.txt");
   ASSERT_EQ(p.docs.size(), 500u);
   ASSERT_GE(p.docs[0].phrases.size(), 11u);
   EXPECT_EQ(p.docs[0].phrases[0], "literature");
   EXPECT_EQ(p.docs[0].phrases[10], "<peos>");
-  EXPECT_TRUE(AlignPredictions(Import(kShared + "kpg_testsets_meng2017/inspec"), p).ok());
-  EXPECT_FALSE(AlignPredictions(Import(kShared + "kpg_testsets_meng2017/krapivin"), p).ok());
+  EXPECT_TRUE(AlignPredictions(ImportOrDie(kIoShared + "kpg_testsets_meng2017/inspec"), p).ok());
+  EXPECT_FALSE(AlignPredictions(ImportOrDie(kIoShared + "kpg_testsets_meng2017/krapivin"), p).ok());
 }
 
 }  // namespace

@@ -37,7 +37,7 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kFixtures = std::string(KPLAB_SHARED_MODELS) + "/model2vec-fixtures/";
-const std::string kData = std::string(KPLAB_TEST_DATA) + "/model2vec/";
+const std::string kM2vData = std::string(KPLAB_TEST_DATA) + "/model2vec/";
 const std::string kF32 = kFixtures + "test-model-float32";
 const std::string kF16 = kFixtures + "test-model-float16";
 const std::string kI8 = kFixtures + "test-model-int8";
@@ -433,8 +433,8 @@ std::vector<std::string> SplitTabs(const std::string& s) {
 }
 
 TEST(HfTokenizerTest, MatchesReferenceLibrary) {
-  std::ifstream in(kData + "tokenizer_oracle.txt");
-  ASSERT_TRUE(in) << "missing " << kData << "tokenizer_oracle.txt";
+  std::ifstream in(kM2vData + "tokenizer_oracle.txt");
+  ASSERT_TRUE(in) << "missing " << kM2vData << "tokenizer_oracle.txt";
   const std::string wp_json = ReadAll(kF32 + "/tokenizer.json");
   const std::string ug_json = ReadAll(kVq + "/tokenizer.json");
   std::vector<std::string> texts;
@@ -459,7 +459,7 @@ TEST(HfTokenizerTest, MatchesReferenceLibrary) {
       const std::string& base = f[1];
       const std::string base_json = base == "wordpiece" ? wp_json
                                     : base == "unigram" ? ug_json
-                                                        : ReadAll(kData + base.substr(5));
+                                                        : ReadAll(kM2vData + base.substr(5));
       std::string json = base_json;
       if (f[3] != "-") {
         json =

@@ -22,7 +22,7 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-Matrix Make(int rows, int cols, std::vector<double> v) {
+Matrix MakeMatrix(int rows, int cols, std::vector<double> v) {
   Matrix m(rows, cols);
   m.v = std::move(v);
   return m;
@@ -73,7 +73,8 @@ TEST(Assign, HandWorked3x3) {
   //   (0,2,1): .9 + .3 + .4 = 1.6      (2,0,1): .1 + .8 + .4 = 1.3
   //   (1,0,2): .8 + .8 + .5 = 2.1      (2,1,0): .1 + .2 + .1 = 0.4
   // Unique optimum (1,0,2), total 2.1.
-  const Matrix m = Make(3, 3, {0.9, 0.8, 0.1,  //
+  const Matrix m = MakeMatrix(3, 3,
+                              {0.9, 0.8, 0.1,  //
                                0.8, 0.2, 0.3,  //
                                0.1, 0.4, 0.5});
   const Result<Assignment> a = MaxWeightAssignment(m);
@@ -88,7 +89,8 @@ TEST(Assign, HandWorked2x3AndTransposed) {
   //   (0,1): .7 + .2 = 0.9   (1,0): .6 + .9 = 1.5   (2,0): 0 + .9 = 0.9
   //   (0,2): .7 + .5 = 1.2   (1,2): .6 + .5 = 1.1   (2,1): 0 + .2 = 0.2
   // Unique optimum (1,0), total 1.5; column 2 stays unassigned.
-  const Matrix m = Make(2, 3, {0.7, 0.6, 0.0,  //
+  const Matrix m = MakeMatrix(2, 3,
+                              {0.7, 0.6, 0.0,  //
                                0.9, 0.2, 0.5});
   const Result<Assignment> a = MaxWeightAssignment(m);
   ASSERT_TRUE(a.ok()) << a.error().message;
@@ -340,7 +342,8 @@ TEST(Cosine, EmptyAndSelf) {
 // ---- Maxima and top-k -------------------------------------------------------------------------
 
 TEST(Sim, RowColMaxTies) {
-  const Matrix m = Make(2, 5, {0.3, 0.9, 0.1, 0.9, 0.5,  //
+  const Matrix m = MakeMatrix(2, 5,
+                              {0.3, 0.9, 0.1, 0.9, 0.5,  //
                                0.2, 0.2, 0.2, -1, 0.5});
   EXPECT_EQ(RowMax(m), (std::vector<double>{0.9, 0.5}));
   EXPECT_EQ(RowArgmax(m), (std::vector<int>{1, 4}));  // 0.9 at columns 1 and 3: the first
@@ -359,7 +362,8 @@ TEST(Sim, RowColMaxTies) {
 }
 
 TEST(Sim, RowTopKTies) {
-  const Matrix m = Make(2, 5, {0.3, 0.9, 0.1, 0.9, 0.5,  //
+  const Matrix m = MakeMatrix(2, 5,
+                              {0.3, 0.9, 0.1, 0.9, 0.5,  //
                                0.2, 0.2, 0.2, -1, 0.5});
   EXPECT_EQ(RowTopK(m, 0, 3), (std::vector<int>{1, 3, 4}));
   EXPECT_EQ(RowTopK(m, 0, 99), (std::vector<int>{1, 3, 4, 0, 2}));  // k > cols -> cols
@@ -379,7 +383,7 @@ TEST(Sim, RowTopKTies) {
 
 TEST(Sim, NaNRanksFirstLikeNumpy) {
   // np.max -> nan, np.argmax -> 1 (the first NaN).
-  const Matrix m = Make(1, 4, {0.1, kNaN, 0.5, kNaN});
+  const Matrix m = MakeMatrix(1, 4, {0.1, kNaN, 0.5, kNaN});
   EXPECT_TRUE(std::isnan(RowMax(m)[0]));
   EXPECT_EQ(RowArgmax(m)[0], 1);
   EXPECT_EQ(ColArgmax(Transposed(m))[0], 1);

@@ -27,7 +27,7 @@ using test::CasesOf;
 using test::FixtureCase;
 using test::LoadFixture;
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kStatsNaN = std::numeric_limits<double>::quiet_NaN();
 
 const std::vector<FixtureCase>& Ref() {
   static const std::vector<FixtureCase> cases = LoadFixture("reference.txt");
@@ -135,7 +135,7 @@ TEST(StatsDescriptive, FSumIsPythonsMathFsum) {
   EXPECT_EQ(FSum(std::vector<double>{1e308, 1e308}).error().message,
             "fsum: intermediate overflow (the sum of x is not finite)");
   EXPECT_EQ(FSum(std::vector<double>{HUGE_VAL, -HUGE_VAL}).error().message, "fsum: x holds both +inf and -inf");
-  EXPECT_EQ(FSum(std::vector<double>{1, kNaN}).error().message, "fsum: x[1] is NaN");
+  EXPECT_EQ(FSum(std::vector<double>{1, kStatsNaN}).error().message, "fsum: x[1] is NaN");
 }
 
 TEST(StatsDescriptive, AverageRanksMatchScipy) {
@@ -148,7 +148,7 @@ TEST(StatsDescriptive, AverageRanksMatchScipy) {
 
 TEST(StatsDescriptive, Errors) {
   const std::vector<double> empty;
-  const std::vector<double> with_nan = {1, 2, kNaN, 4};
+  const std::vector<double> with_nan = {1, 2, kStatsNaN, 4};
   EXPECT_EQ(Mean(empty).error().message, "mean: needs at least 1 value (got 0)");
   EXPECT_EQ(Mean(with_nan).error().message, "mean: x[2] is NaN");
   EXPECT_EQ(Median(with_nan).error().message, "median: x[2] is NaN");
@@ -214,7 +214,7 @@ TEST(StatsCorrelation, HandWorked) {
 TEST(StatsCorrelation, Errors) {
   const std::vector<double> a = {1, 2, 3};
   const std::vector<double> b = {1, 2};
-  const std::vector<double> n = {1, kNaN, 3};
+  const std::vector<double> n = {1, kStatsNaN, 3};
   EXPECT_EQ(Pearson(a, b).error().message, "pearson: x and y must have the same length (got 3 and 2)");
   EXPECT_EQ(Spearman(b, b).error().message, "spearman: needs at least 3 observations (got 2)");
   EXPECT_EQ(Kendall(a, n).error().message, "kendall: y[1] is NaN");
@@ -306,7 +306,7 @@ TEST(StatsWilcoxon, HandWorkedAndErrors) {
             "wilcoxon: every difference is zero (zero_method 'wilcox' and 'pratt' need a nonzero difference)");
   EXPECT_EQ(Wilcoxon(std::vector<double>{1, 2}, std::vector<double>{1}).error().message,
             "wilcoxon: x and y must have the same length (got 2 and 1)");
-  EXPECT_EQ(Wilcoxon(std::vector<double>{1, 2}, std::vector<double>{1, kNaN}).error().message,
+  EXPECT_EQ(Wilcoxon(std::vector<double>{1, 2}, std::vector<double>{1, kStatsNaN}).error().message,
             "wilcoxon: y[1] is NaN");
   EXPECT_TRUE(std::isnan(Wilcoxon(std::vector<double>{})->p));
 }
@@ -667,7 +667,7 @@ TEST(StatsFactor, Errors) {
   EXPECT_EQ(FactorAnalysis(data, o).error().message,
             "factor_analysis: factors must be between 1 and 7 for 8 variables (got 8)");
   DenseMatrix bad = data;
-  bad.at(3, 2) = kNaN;
+  bad.at(3, 2) = kStatsNaN;
   EXPECT_EQ(FactorAnalysis(bad).error().message, "factor_analysis: correlation: data[3][2] is NaN");
 }
 

@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 constexpr const char* kDb = "(expected a kplab database)";
 
 // The error of every way of opening `path` (each must give the same one), or "" when all open it.
-std::string OpenError(const std::string& path) {
+std::string StoreOpenError(const std::string& path) {
   std::string first;
   bool differ = false;
   auto note = [&](const std::string& e) {
@@ -54,11 +54,11 @@ void Fifo(const std::string& path) { ASSERT_EQ(::mkfifo(path.c_str(), 0644), 0) 
 TEST(StorePathsTest, NonRegularStoreFilesAreRefusedBeforeSqliteOpensThem) {
   TempDir dir;
   Fifo(dir / "fifo.db");
-  EXPECT_EQ(OpenError(dir / "fifo.db"), dir / "fifo.db" + ": a FIFO, not a regular file " + kDb);
+  EXPECT_EQ(StoreOpenError(dir / "fifo.db"), dir / "fifo.db" + ": a FIFO, not a regular file " + kDb);
   fs::create_directory(dir / "dir.db");
-  EXPECT_EQ(OpenError(dir / "dir.db"), dir / "dir.db" + ": a directory, not a regular file " + kDb);
-  EXPECT_EQ(OpenError("/dev/null"), std::string("/dev/null: a character device, not a regular file ") + kDb);
-  EXPECT_EQ(OpenError("/dev/zero"), std::string("/dev/zero: a character device, not a regular file ") + kDb);
+  EXPECT_EQ(StoreOpenError(dir / "dir.db"), dir / "dir.db" + ": a directory, not a regular file " + kDb);
+  EXPECT_EQ(StoreOpenError("/dev/null"), std::string("/dev/null: a character device, not a regular file ") + kDb);
+  EXPECT_EQ(StoreOpenError("/dev/zero"), std::string("/dev/zero: a character device, not a regular file ") + kDb);
   const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -66,7 +66,7 @@ TEST(StorePathsTest, NonRegularStoreFilesAreRefusedBeforeSqliteOpensThem) {
   ASSERT_LT(sock.size(), sizeof addr.sun_path);
   std::strcpy(addr.sun_path, sock.c_str());
   ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  EXPECT_EQ(OpenError(sock), sock + ": a socket, not a regular file " + kDb);
+  EXPECT_EQ(StoreOpenError(sock), sock + ": a socket, not a regular file " + kDb);
   ::close(fd);
 }
 
@@ -74,18 +74,18 @@ TEST(StorePathsTest, LinksAreFollowedToWhatTheyName) {
   TempDir dir;
   Fifo(dir / "fifo");
   fs::create_symlink(dir / "fifo", dir / "link.db");
-  EXPECT_EQ(OpenError(dir / "link.db"), dir / "link.db" + ": a FIFO, not a regular file " + kDb);
+  EXPECT_EQ(StoreOpenError(dir / "link.db"), dir / "link.db" + ": a FIFO, not a regular file " + kDb);
   fs::create_symlink(dir / "link.db", dir / "chain.db");
-  EXPECT_EQ(OpenError(dir / "chain.db"), dir / "chain.db" + ": a FIFO, not a regular file " + kDb);
+  EXPECT_EQ(StoreOpenError(dir / "chain.db"), dir / "chain.db" + ": a FIFO, not a regular file " + kDb);
   fs::create_symlink(dir / "loop.db", dir / "loop.db");
-  EXPECT_EQ(OpenError(dir / "loop.db"), dir / "loop.db" + ": symbolic link loop " + kDb);
+  EXPECT_EQ(StoreOpenError(dir / "loop.db"), dir / "loop.db" + ": symbolic link loop " + kDb);
   // A dangling link is not a new store: SQLite would create whatever it points at.
   fs::create_symlink(dir / "nowhere/x.db", dir / "dangling.db");
-  EXPECT_EQ(OpenError(dir / "dangling.db"), dir / "dangling.db" + ": no such file " + kDb);
+  EXPECT_EQ(StoreOpenError(dir / "dangling.db"), dir / "dangling.db" + ": no such file " + kDb);
   // A link to a real store opens it.
   Store(dir / "real.db");
   fs::create_symlink(dir / "real.db", dir / "good.db");
-  EXPECT_EQ(OpenError(dir / "good.db"), "(opened)");
+  EXPECT_EQ(StoreOpenError(dir / "good.db"), "(opened)");
 }
 
 // SQLite opens PATH-wal, PATH-shm and PATH-journal beside the store: each must be absent or a regular
@@ -95,28 +95,29 @@ TEST(StorePathsTest, SideFilesAreCheckedToo) {
   const std::string wal = "(expected SQLite's write-ahead log of a kplab database, or no file)";
   Store(dir / "a.db");
   Fifo(dir / "a.db-wal");
-  EXPECT_EQ(OpenError(dir / "a.db"), dir / "a.db-wal" + ": a FIFO, not a regular file " + wal);
+  EXPECT_EQ(StoreOpenError(dir / "a.db"), dir / "a.db-wal" + ": a FIFO, not a regular file " + wal);
   Store(dir / "b.db");
   fs::create_directory(dir / "b.db-shm");
-  EXPECT_EQ(OpenError(dir / "b.db"),
+  EXPECT_EQ(StoreOpenError(dir / "b.db"),
             dir / "b.db-shm" +
                 ": a directory, not a regular file (expected SQLite's shared-memory index of a kplab "
                 "database, or no file)");
   Store(dir / "c.db");
   Fifo(dir / "c.db-journal");
-  EXPECT_EQ(OpenError(dir / "c.db"), dir / "c.db-journal" +
-                                         ": a FIFO, not a regular file (expected SQLite's rollback journal of a kplab "
-                                         "database, or no file)");
+  EXPECT_EQ(StoreOpenError(dir / "c.db"),
+            dir / "c.db-journal" +
+                ": a FIFO, not a regular file (expected SQLite's rollback journal of a kplab "
+                "database, or no file)");
   // A new store (nothing at the path yet) whose -wal is already a FIFO.
   Fifo(dir / "new.db-wal");
-  EXPECT_EQ(OpenError(dir / "new.db"), dir / "new.db-wal" + ": a FIFO, not a regular file " + wal);
+  EXPECT_EQ(StoreOpenError(dir / "new.db"), dir / "new.db-wal" + ": a FIFO, not a regular file " + wal);
   EXPECT_FALSE(fs::exists(dir / "new.db"));
   // A link to a store in another directory, whose -wal there is a FIFO.
   fs::create_directory(dir / "real");
   Store(dir / "real/r.db");
   Fifo(dir / "real/r.db-wal");
   fs::create_symlink(dir / "real/r.db", dir / "l.db");
-  EXPECT_EQ(OpenError(dir / "l.db"), dir / "real/r.db-wal" + ": a FIFO, not a regular file " + wal);
+  EXPECT_EQ(StoreOpenError(dir / "l.db"), dir / "real/r.db-wal" + ": a FIFO, not a regular file " + wal);
 }
 
 TEST(StorePathsTest, APathIsAFileNameNeverAUri) {
@@ -146,7 +147,7 @@ TEST(StorePathsTest, APathIsAFileNameNeverAUri) {
 
 TEST(StorePathsTest, NulInThePath) {
   const std::string path("/tmp/a\0b.db", 11);
-  EXPECT_EQ(OpenError(path), "/tmp/a: path contains a NUL byte (expected a kplab database)");
+  EXPECT_EQ(StoreOpenError(path), "/tmp/a: path contains a NUL byte (expected a kplab database)");
 }
 
 }  // namespace

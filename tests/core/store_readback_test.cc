@@ -19,7 +19,7 @@ namespace kplab {
 namespace {
 
 using test::TempDir;
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kReadbackNaN = std::numeric_limits<double>::quiet_NaN();
 
 RunRecord MakeRun(const std::string& system, std::vector<std::string> docs) {
   RunRecord r;
@@ -48,9 +48,9 @@ class Readback : public ::testing::Test {
     path_ = dir_ / "s.db";
     auto store = RunStore::Open(path_);
     ASSERT_TRUE(store.ok()) << store.error().message;
-    auto whole =
-        store->SaveRun(MakeRun("a", {"d1", "d2", "d3"}), {{"all.p@5", "all.r@5"}, {{0.5, 0, 1}, {0.25, kNaN, 1}}},
-                       {{"all.p@5", 0.5, {}, {}}, {"all.r@5", 0.625, {}, {}}});
+    auto whole = store->SaveRun(MakeRun("a", {"d1", "d2", "d3"}),
+                                {{"all.p@5", "all.r@5"}, {{0.5, 0, 1}, {0.25, kReadbackNaN, 1}}},
+                                {{"all.p@5", 0.5, {}, {}}, {"all.r@5", 0.625, {}, {}}});
     ASSERT_TRUE(whole.ok()) << whole.error().message;
     const std::vector<std::string> five = {"e1", "e2", "e3", "e4", "e5"};
     RunRecord shard = MakeRun("b", five);
@@ -58,7 +58,7 @@ class Readback : public ::testing::Test {
     auto sh = store->SaveRun(shard, {{"all.p@5"}, {{0.2, 0.4, 0.6}}}, {{"all.p@5", 0.4, {}, {}}},
                              {{0, "all", 1, "p@5", false, {0.2, 0.4, 0.6}},
                               {0, "all", 2, "hits", true, {1, 2, 3}},
-                              {0, "present", 1, "p@5", false, {kNaN, kNaN, kNaN}},
+                              {0, "present", 1, "p@5", false, {kReadbackNaN, kReadbackNaN, kReadbackNaN}},
                               {0, "present", 2, "hits", true, {0, 0, 0}}});
     ASSERT_TRUE(sh.ok()) << sh.error().message;
     RunRecord ci = MakeRun("c", five);
@@ -392,7 +392,7 @@ TEST_F(Readback, UnitsThatIndexNoDocument) {
     SQLite::Database db(path_, SQLite::OPEN_READWRITE);
     SQLite::Statement st(db,
                          "UPDATE run_slots SET values_f64le = ? WHERE run_id = 3 AND subset = '#:units' AND slot = ?");
-    const double doc[4] = {0, 0, 2, 4}, key[4] = {1, kNaN, 1, 1};
+    const double doc[4] = {0, 0, 2, 4}, key[4] = {1, kReadbackNaN, 1, 1};
     st.bind(1, doc, sizeof doc);
     st.bind(2, 1);
     st.exec();

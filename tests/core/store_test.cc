@@ -21,11 +21,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kStoreNaN = std::numeric_limits<double>::quiet_NaN();
 
 using test::TempDir;
 
-RunRecord MakeRun(const std::string& system = "one2set", const std::string& created_at = "") {
+RunRecord MakeStoreRun(const std::string& system = "one2set", const std::string& created_at = "") {
   RunRecord run;
   run.dataset_name = "inspec";
   run.dataset_path = "data/inspec";
@@ -48,13 +48,12 @@ RunRecord MakeRun(const std::string& system = "one2set", const std::string& crea
 ScoreColumns MakeScores() {
   ScoreColumns s;
   s.metrics = {"f1@5", "semrp"};
-  s.columns = {{0.5, 0.0, 1.0}, {kNaN, 0.125, -0.0}};
+  s.columns = {{0.5, 0.0, 1.0}, {kStoreNaN, 0.125, -0.0}};
   return s;
 }
 
 std::vector<AggregateValue> MakeAggregates() {
-  return {
-      {"f1@5", 0.5, 0.25, 0.75}, {"semrp", 0.0625, std::nullopt, std::nullopt}, {"undefined", kNaN, {}, {}}};
+  return {{"f1@5", 0.5, 0.25, 0.75}, {"semrp", 0.0625, std::nullopt, std::nullopt}, {"undefined", kStoreNaN, {}, {}}};
 }
 
 int64_t Count(SQLite::Database& db, const std::string& table) {
@@ -89,7 +88,7 @@ TEST(RunStoreTest, OpenMemory) {
 TEST(RunStoreTest, RoundTripsEveryField) {
   auto store = RunStore::Open(":memory:");
   ASSERT_TRUE(store.ok()) << store.error().message;
-  RunRecord in = MakeRun("one2set", "2024-05-01T10:00:00Z");
+  RunRecord in = MakeStoreRun("one2set", "2024-05-01T10:00:00Z");
   auto id = store->SaveRun(in, MakeScores(), MakeAggregates());
   ASSERT_TRUE(id.ok()) << id.error().message;
   EXPECT_GT(*id, 0);
@@ -147,7 +146,7 @@ TEST(RunStoreTest, RoundTripsEveryField) {
 TEST(RunStoreTest, FillsCreatedAt) {
   auto store = RunStore::Open(":memory:");
   ASSERT_TRUE(store.ok());
-  auto id = store->SaveRun(MakeRun(), {}, {});
+  auto id = store->SaveRun(MakeStoreRun(), {}, {});
   ASSERT_TRUE(id.ok()) << id.error().message;
   auto run = store->GetRun(*id);
   ASSERT_TRUE(run.ok());
@@ -159,10 +158,10 @@ TEST(RunStoreTest, FillsCreatedAt) {
 TEST(RunStoreTest, ListRunsNewestFirst) {
   auto store = RunStore::Open(":memory:");
   ASSERT_TRUE(store.ok());
-  auto a = store->SaveRun(MakeRun("a", "2024-05-01T10:00:00Z"), MakeScores(), {});
-  auto b = store->SaveRun(MakeRun("b", "2024-06-01T10:00:00Z"), MakeScores(), {});
-  auto c = store->SaveRun(MakeRun("c", "2024-03-01T10:00:00Z"), MakeScores(), {});
-  auto d = store->SaveRun(MakeRun("d", "2024-06-01T10:00:00Z"), MakeScores(), {});  // same time as b
+  auto a = store->SaveRun(MakeStoreRun("a", "2024-05-01T10:00:00Z"), MakeScores(), {});
+  auto b = store->SaveRun(MakeStoreRun("b", "2024-06-01T10:00:00Z"), MakeScores(), {});
+  auto c = store->SaveRun(MakeStoreRun("c", "2024-03-01T10:00:00Z"), MakeScores(), {});
+  auto d = store->SaveRun(MakeStoreRun("d", "2024-06-01T10:00:00Z"), MakeScores(), {});  // same time as b
   ASSERT_TRUE(a.ok() && b.ok() && c.ok() && d.ok());
   auto runs = store->ListRuns();
   ASSERT_TRUE(runs.ok()) << runs.error().message;
@@ -182,7 +181,7 @@ TEST(RunStoreTest, ListRunsNewestFirst) {
 TEST(RunStoreTest, FailedRunHasErrorAndNoScores) {
   auto store = RunStore::Open(":memory:");
   ASSERT_TRUE(store.ok());
-  RunRecord run = MakeRun();
+  RunRecord run = MakeStoreRun();
   run.status = "failed";
   run.error = "plugins/semrp.lua:12: attempt to index a nil value\nstack traceback: ...";
   auto id = store->SaveRun(run, {}, {});
@@ -212,7 +211,7 @@ TEST(RunStoreTest, RejectsBadInputWithExactMessages) {
     ASSERT_FALSE(id.ok());
     EXPECT_EQ(id.error().message, message);
   };
-  RunRecord run = MakeRun();
+  RunRecord run = MakeStoreRun();
   ScoreColumns scores = MakeScores();
   scores.columns[1].pop_back();
   expect_error(run, scores, {},
@@ -252,7 +251,7 @@ TEST(RunStoreTest, BadColumnLengthLeavesNoRows) {
     ASSERT_TRUE(store.ok()) << store.error().message;
     ScoreColumns scores = MakeScores();
     scores.columns[0].push_back(1.0);
-    auto id = store->SaveRun(MakeRun(), scores, MakeAggregates());
+    auto id = store->SaveRun(MakeStoreRun(), scores, MakeAggregates());
     ASSERT_FALSE(id.ok());
     EXPECT_EQ(id.error().message,
               "cannot save run: score column 'f1@5' has 4 values (expected 3, one per document)");
@@ -272,7 +271,7 @@ TEST(RunStoreTest, FailureAfterPartialInsertsRollsBack) {
         "CREATE TRIGGER fail_aggregates BEFORE INSERT ON aggregates BEGIN SELECT RAISE(ABORT, 'forced'); "
         "END");
   }
-  auto id = store->SaveRun(MakeRun(), MakeScores(), MakeAggregates());
+  auto id = store->SaveRun(MakeStoreRun(), MakeScores(), MakeAggregates());
   ASSERT_FALSE(id.ok());
   EXPECT_EQ(id.error().message, path + ": cannot save run (forced)");
   ExpectAllEmpty(path);
@@ -281,7 +280,7 @@ TEST(RunStoreTest, FailureAfterPartialInsertsRollsBack) {
     SQLite::Database db(path, SQLite::OPEN_READWRITE);
     db.exec("DROP TRIGGER fail_aggregates");
   }
-  id = store->SaveRun(MakeRun(), MakeScores(), MakeAggregates());
+  id = store->SaveRun(MakeStoreRun(), MakeScores(), MakeAggregates());
   ASSERT_TRUE(id.ok()) << id.error().message;
   EXPECT_EQ(store->GetAggregates(*id)->size(), 3u);
 }
@@ -289,10 +288,10 @@ TEST(RunStoreTest, FailureAfterPartialInsertsRollsBack) {
 TEST(RunStoreTest, DatasetIsSharedAndChecked) {
   auto store = RunStore::Open(":memory:");
   ASSERT_TRUE(store.ok());
-  ASSERT_TRUE(store->SaveRun(MakeRun("a"), MakeScores(), {}).ok());
-  ASSERT_TRUE(store->SaveRun(MakeRun("b"), MakeScores(), {}).ok());
+  ASSERT_TRUE(store->SaveRun(MakeStoreRun("a"), MakeScores(), {}).ok());
+  ASSERT_TRUE(store->SaveRun(MakeStoreRun("b"), MakeScores(), {}).ok());
 
-  RunRecord other = MakeRun("c");
+  RunRecord other = MakeStoreRun("c");
   other.doc_ids = {"d1", "d2"};
   auto id = store->SaveRun(other, {}, {});
   ASSERT_FALSE(id.ok());
@@ -313,8 +312,8 @@ TEST(RunStoreTest, DeleteRunCascades) {
   const std::string path = dir.File("kplab.db");
   auto store = RunStore::Open(path);
   ASSERT_TRUE(store.ok()) << store.error().message;
-  auto a = store->SaveRun(MakeRun("a"), MakeScores(), MakeAggregates());
-  auto b = store->SaveRun(MakeRun("b"), MakeScores(), MakeAggregates());
+  auto a = store->SaveRun(MakeStoreRun("a"), MakeScores(), MakeAggregates());
+  auto b = store->SaveRun(MakeStoreRun("b"), MakeScores(), MakeAggregates());
   ASSERT_TRUE(a.ok() && b.ok());
 
   ASSERT_TRUE(store->DeleteRun(*a).ok());
@@ -341,7 +340,7 @@ TEST(RunStoreTest, DeleteRunCascades) {
   ExpectAllEmpty(path);
 
   // Ids are never reused, so "run 2" keeps meaning the deleted run.
-  auto c = store->SaveRun(MakeRun("c"), {}, {});
+  auto c = store->SaveRun(MakeStoreRun("c"), {}, {});
   ASSERT_TRUE(c.ok());
   EXPECT_GT(*c, *b);
 }
@@ -353,7 +352,7 @@ TEST(RunStoreTest, ReopenPreservesRuns) {
   {
     auto store = RunStore::Open(path);
     ASSERT_TRUE(store.ok()) << store.error().message;
-    auto saved = store->SaveRun(MakeRun("one2set", "2024-05-01T10:00:00Z"), MakeScores(), MakeAggregates());
+    auto saved = store->SaveRun(MakeStoreRun("one2set", "2024-05-01T10:00:00Z"), MakeScores(), MakeAggregates());
     ASSERT_TRUE(saved.ok()) << saved.error().message;
     id = *saved;
   }
@@ -371,7 +370,7 @@ TEST(RunStoreTest, ReopenPreservesRuns) {
   EXPECT_EQ((*runs)[0].id, id);
   auto run = store->GetRun(id);
   ASSERT_TRUE(run.ok());
-  EXPECT_EQ(run->doc_ids, MakeRun().doc_ids);
+  EXPECT_EQ(run->doc_ids, MakeStoreRun().doc_ids);
   EXPECT_EQ(run->plugins.size(), 2u);
   auto scores = store->GetScores(id);
   ASSERT_TRUE(scores.ok());
@@ -386,7 +385,7 @@ TEST(RunStoreTest, MigratesEmptyFile) {
   auto store = RunStore::Open(path);
   ASSERT_TRUE(store.ok()) << store.error().message;
   EXPECT_EQ(store->schema_version(), RunStore::CurrentSchemaVersion());
-  EXPECT_TRUE(store->SaveRun(MakeRun(), MakeScores(), MakeAggregates()).ok());
+  EXPECT_TRUE(store->SaveRun(MakeStoreRun(), MakeScores(), MakeAggregates()).ok());
 }
 
 TEST(RunStoreTest, MigratesVersionZeroDatabase) {
@@ -410,7 +409,7 @@ TEST(RunStoreTest, MigratesVersionOneToTwoKeepingRuns) {
   {
     auto store = RunStore::Open(path);
     ASSERT_TRUE(store.ok()) << store.error().message;
-    id = *store->SaveRun(MakeRun(), MakeScores(), MakeAggregates());
+    id = *store->SaveRun(MakeStoreRun(), MakeScores(), MakeAggregates());
   }
   {
     // Turn it back into a version-1 file: version 2 only added the phrase-cache tables, version 3 the
@@ -497,7 +496,7 @@ TEST(RunStoreTest, MoveKeepsTheConnection) {
   auto opened = RunStore::Open(":memory:");
   ASSERT_TRUE(opened.ok());
   RunStore store = std::move(opened).value();
-  auto id = store.SaveRun(MakeRun(), MakeScores(), {});
+  auto id = store.SaveRun(MakeStoreRun(), MakeScores(), {});
   ASSERT_TRUE(id.ok());
   RunStore other = std::move(store);
   EXPECT_TRUE(other.GetRun(*id).ok());
@@ -514,10 +513,10 @@ TEST(RunStoreTest, SeedRoundTripsAndOlderFilesHaveNone) {
   {
     auto store = RunStore::Open(path);
     ASSERT_TRUE(store.ok()) << store.error().message;
-    RunRecord run = MakeRun("a", "2024-05-01T10:00:00Z");
+    RunRecord run = MakeStoreRun("a", "2024-05-01T10:00:00Z");
     run.seed = 1234;
     with = *store->SaveRun(run, MakeScores(), MakeAggregates());
-    without = *store->SaveRun(MakeRun("b", "2024-05-01T10:00:01Z"), MakeScores(), MakeAggregates());
+    without = *store->SaveRun(MakeStoreRun("b", "2024-05-01T10:00:01Z"), MakeScores(), MakeAggregates());
     EXPECT_EQ(store->GetRun(with)->seed, std::optional<int64_t>(1234));
     EXPECT_EQ(store->GetRun(without)->seed, std::nullopt);
     auto runs = store->ListRuns();
@@ -548,7 +547,7 @@ TEST(RunStoreTest, SeedRoundTripsAndOlderFilesHaveNone) {
   ASSERT_TRUE(rw.ok()) << rw.error().message;
   EXPECT_EQ(rw->schema_version(), 5);
   EXPECT_EQ(rw->GetRun(with)->seed, std::nullopt);
-  RunRecord again = MakeRun("a", "2024-05-01T10:00:02Z");
+  RunRecord again = MakeStoreRun("a", "2024-05-01T10:00:02Z");
   again.seed = -7;  // any integer
   const int64_t id = *rw->SaveRun(again, MakeScores(), MakeAggregates());
   EXPECT_EQ(rw->GetRun(id)->seed, std::optional<int64_t>(-7));
@@ -561,7 +560,7 @@ TEST(RunStoreTest, ShardColumnsAndSlots) {
   TempDir dir;
   auto store = RunStore::Open(dir.File("s.db"));
   ASSERT_TRUE(store.ok()) << store.error().message;
-  RunRecord run = MakeRun("sys");  // 3 documents
+  RunRecord run = MakeStoreRun("sys");  // 3 documents
   run.shard = ShardInfo{1, 2, 1, 3};
   // The public slot all.f1@5 is the score column of that name (the read-back holds them equal).
   ScoreColumns scores{{"all.f1@5"}, {{0.25, std::nan("")}}};
@@ -594,14 +593,14 @@ TEST(RunStoreTest, ShardColumnsAndSlots) {
   EXPECT_EQ((*got)[2].values, (std::vector<double>{0.5, 1e-300}));
   EXPECT_EQ((*store->ListRuns())[0].shard->count, 2);
   // A whole run has no slots and no shard.
-  auto whole = store->SaveRun(MakeRun("w"), MakeScores(), MakeAggregates());
+  auto whole = store->SaveRun(MakeStoreRun("w"), MakeScores(), MakeAggregates());
   ASSERT_TRUE(whole.ok());
   EXPECT_FALSE(store->GetRun(*whole)->shard.has_value());
   EXPECT_TRUE(store->GetSlots(*whole)->empty());
   // Refusals, nothing written.
   const auto before = store->ListRuns()->size();
   // A whole run's slots (`kplab eval --ci`) have one value per document of the run, not of a shard.
-  auto e1 = store->SaveRun(MakeRun("w"), MakeScores(), MakeAggregates(), slots);
+  auto e1 = store->SaveRun(MakeStoreRun("w"), MakeScores(), MakeAggregates(), slots);
   EXPECT_EQ(e1.error().message,
             "cannot save run: slot 'f1@5' has 2 values (expected 3, one per document of the run)");
   RunRecord bad = run;
@@ -621,8 +620,8 @@ TEST(RunStoreTest, ShardColumnsAndSlots) {
   // A whole run's slots: its public ones are its score columns.
   std::vector<SlotColumn> whole_slots = {{0, "", 1, "f1@5", false, {0.5, 0.0, 1.0}},
                                          {0, "", 2, "hits@5", true, {3, 0, 1}},
-                                         {1, "", 1, "semrp", false, {kNaN, 0.125, -0.0}}};
-  auto kept = store->SaveRun(MakeRun("w"), MakeScores(), MakeAggregates(), whole_slots);
+                                         {1, "", 1, "semrp", false, {kStoreNaN, 0.125, -0.0}}};
+  auto kept = store->SaveRun(MakeStoreRun("w"), MakeScores(), MakeAggregates(), whole_slots);
   ASSERT_TRUE(kept.ok()) << kept.error().message;
   EXPECT_EQ((*store->GetSlots(*kept))[1].values, (std::vector<double>{3, 0, 1}));
 }

@@ -18,7 +18,7 @@
 namespace kplab {
 namespace {
 
-const std::string kShared = std::string(KPLAB_SHARED_DATA) + "/";
+const std::string kSurfaceShared = std::string(KPLAB_SHARED_DATA) + "/";
 
 std::vector<std::string> CorpusSurfaces(const Corpus& c) {
   std::vector<std::string> out;
@@ -64,25 +64,25 @@ void ExpectSameAsCorpus(const RawDataset& ds, const RawPredictions* preds, std::
   }
 }
 
-struct RealCase {
+struct SurfaceCase {
   std::string dataset, predictions;
   std::size_t min_phrases;
 };
 
 TEST(DistinctSurfaces, EqualTheCorpusPhrasesOnRealDataUnderEveryProfile) {
-  if (!std::filesystem::exists(kShared + "kpg_testsets_meng2017/kp20k")) GTEST_SKIP() << "no ../shared/data";
-  const std::string meng = kShared + "kpg_testsets_meng2017/";
-  const std::string preds = kShared + "predictions/catSeqTG-2RF1/";
-  const std::vector<RealCase> cases = {
-      {meng + "kp20k", preds + "kp20k/seed1234.txt", 80000},  // keyphrase-only, 20,000 documents
-      {meng + "inspec", preds + "inspec/seed1234.txt", 5000},   // with text
+  if (!std::filesystem::exists(kSurfaceShared + "kpg_testsets_meng2017/kp20k")) GTEST_SKIP() << "no ../shared/data";
+  const std::string meng = kSurfaceShared + "kpg_testsets_meng2017/";
+  const std::string preds = kSurfaceShared + "predictions/catSeqTG-2RF1/";
+  const std::vector<SurfaceCase> cases = {
+      {meng + "kp20k", preds + "kp20k/seed1234.txt", 80000},     // keyphrase-only, 20,000 documents
+      {meng + "inspec", preds + "inspec/seed1234.txt", 5000},    // with text
       {meng + "semeval", preds + "semeval/seed1234.txt", 1000},  // ExHiRD: references as given
       {meng + "krapivin", preds + "krapivin/seed1234.txt", 2900},
-      {kShared + "kp20k_test_first1000", "", 4000},          // kg_one2set's src/trg pair
-      {kShared + "inspec_hulth2003/Test", "", 3000},         // raw text: the word tokenizer
-      {kShared + "kptimes_sample", "", 50},                // JSONL, alternative forms of a reference
+      {kSurfaceShared + "kp20k_test_first1000", "", 4000},   // kg_one2set's src/trg pair
+      {kSurfaceShared + "inspec_hulth2003/Test", "", 3000},  // raw text: the word tokenizer
+      {kSurfaceShared + "kptimes_sample", "", 50},           // JSONL, alternative forms of a reference
   };
-  for (const RealCase& c : cases) {
+  for (const SurfaceCase& c : cases) {
     SCOPED_TRACE(c.dataset);
     auto ds = ImportDataset(c.dataset);
     ASSERT_TRUE(ds.ok()) << ds.error().message;

@@ -27,7 +27,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kSvgNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // The attributes of every element `tag` whose class attribute starts with `cls`.
@@ -50,7 +50,7 @@ std::vector<std::map<std::string, std::string>> Elements(const std::string& svg,
 double Num(const std::map<std::string, std::string>& e, const std::string& key) {
   const auto it = e.find(key);
   EXPECT_NE(it, e.end()) << key;
-  return it == e.end() ? kNaN : std::stod(it->second);
+  return it == e.end() ? kSvgNaN : std::stod(it->second);
 }
 
 struct Area {
@@ -63,7 +63,7 @@ Area PlotArea(const std::string& svg) {
   return {Num(plots[0], "x"), Num(plots[0], "y"), Num(plots[0], "width"), Num(plots[0], "height")};
 }
 
-std::size_t Count(const std::string& s, const std::string& what) {
+std::size_t CountOf(const std::string& s, const std::string& what) {
   std::size_t n = 0;
   for (std::size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
   return n;
@@ -409,7 +409,7 @@ TEST(SvgHeatmap, CellsColoursAnnotationsAndNoValue) {
   HeatmapSpec s;
   s.rows = {"SemR-p", "F1@5"};
   s.cols = {"a", "b", "c"};
-  s.values = {{1, 0, -1}, {0.5, kNaN, -0.25}};
+  s.values = {{1, 0, -1}, {0.5, kSvgNaN, -0.25}};
   auto svg = Heatmap(s);
   ASSERT_TRUE(svg.ok()) << svg.error().message;
   const auto cells = Elements(*svg, "rect", "cell");
@@ -510,9 +510,9 @@ TEST(SvgCharts, LabelsAreEscapedAndNonAsciiKept) {
     EXPECT_THAT(svg, Not(HasSubstr("href")));
     EXPECT_THAT(svg, Not(HasSubstr("url(")));
     EXPECT_THAT(svg, Not(HasSubstr(" id=")));
-    EXPECT_EQ(Count(svg, "<svg"), Count(svg, "</svg>"));
-    EXPECT_EQ(Count(svg, "<g"), Count(svg, "</g>"));
-    EXPECT_EQ(Count(svg, "<text"), Count(svg, "</text>"));
+    EXPECT_EQ(CountOf(svg, "<svg"), CountOf(svg, "</svg>"));
+    EXPECT_EQ(CountOf(svg, "<g"), CountOf(svg, "</g>"));
+    EXPECT_EQ(CountOf(svg, "<text"), CountOf(svg, "</text>"));
     EXPECT_THAT(svg, Not(HasSubstr("nan")));
     EXPECT_THAT(svg, Not(HasSubstr("\"-0\"")));
   }
@@ -548,7 +548,7 @@ std::string ErrorOf(const Result<std::string>& r) { return r.ok() ? "(no error)"
 
 TEST(SvgErrors, NamesChartSeriesAndIndex) {
   BoxplotSpec box;
-  box.groups = {{"k=1", {1, 2}, ""}, {"k=2", {1, 2, kNaN}, ""}};
+  box.groups = {{"k=1", {1, 2}, ""}, {"k=2", {1, 2, kSvgNaN}, ""}};
   EXPECT_EQ(ErrorOf(Boxplot(box)), "boxplot: group 'k=2' (groups[2]): values[3] is NaN (expected a finite number)");
   box.groups = {{"", {}, ""}};
   EXPECT_EQ(ErrorOf(Boxplot(box)), "boxplot: groups[1] has no values");
@@ -580,10 +580,10 @@ TEST(SvgErrors, NamesChartSeriesAndIndex) {
   EXPECT_EQ(ErrorOf(Heatmap(heat)), "heatmap: values[2] has 3 entries (expected 4, one per column)");
   heat.values = {{1, 2, 3, 4}};
   EXPECT_EQ(ErrorOf(Heatmap(heat)), "heatmap: values has 1 rows (expected 2, one per row label)");
-  heat.values = {{1, 2, 3, 4}, {1, 2, -kInf, kNaN}};
+  heat.values = {{1, 2, 3, 4}, {1, 2, -kInf, kSvgNaN}};
   EXPECT_EQ(ErrorOf(Heatmap(heat)),
             "heatmap: values[2][3] is -inf (expected a finite number, or NaN for no value)");
-  heat.values = {{1, 2, 3, 4}, {1, 2, 3, kNaN}};
+  heat.values = {{1, 2, 3, 4}, {1, 2, 3, kSvgNaN}};
   heat.min = 1;
   heat.max = 1;
   EXPECT_EQ(ErrorOf(Heatmap(heat)), "heatmap: min must be below max, both finite (got 1, 1)");
@@ -595,7 +595,7 @@ TEST(SvgErrors, NamesChartSeriesAndIndex) {
   bars.categories = {"a", "b"};
   bars.series = {{"F1", {1, 2}, ""}, {"P", {1}, ""}};
   EXPECT_EQ(ErrorOf(Bars(bars)), "bars: series 'P' (series[2]) has 1 values (expected 2, one per category)");
-  bars.series = {{"F1", {1, kNaN}, ""}};
+  bars.series = {{"F1", {1, kSvgNaN}, ""}};
   EXPECT_EQ(ErrorOf(Bars(bars)), "bars: series 'F1' (series[1]): values[2] is NaN (expected a finite number)");
   bars.series = {{"F1", {1, 2}, ""}};
   bars.width = 50;
@@ -604,7 +604,7 @@ TEST(SvgErrors, NamesChartSeriesAndIndex) {
   LinesSpec lines;
   lines.series = {{"cal", {0, 1}, {0}, true, true, false, 0, ""}};
   EXPECT_EQ(ErrorOf(Lines(lines)), "lines: series 'cal' (series[1]) has 2 x values and 1 y values (expected as many)");
-  lines.series = {{"", {0, kNaN}, {0, 1}, true, true, false, 0, ""}};
+  lines.series = {{"", {0, kSvgNaN}, {0, 1}, true, true, false, 0, ""}};
   EXPECT_EQ(ErrorOf(Lines(lines)), "lines: series[1]: x[2] is NaN (expected a finite number)");
   lines.series = {{"cal", {}, {}, true, true, false, 0, ""}};
   EXPECT_EQ(ErrorOf(Lines(lines)), "lines: series 'cal' (series[1]) has no points");

@@ -36,13 +36,13 @@ using test::TempDir;
 const std::string kDir = std::string(KPLAB_TEST_DATA) + "/transformer/";
 constexpr double kTol = 1e-5;
 
-std::string ReadAll(const std::string& path) {
+std::string TfReadBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
 }
-void WriteAll(const std::string& path, const std::string& bytes) {
+void TfWriteBytes(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary);
   out << bytes;
 }
@@ -252,7 +252,7 @@ TEST(Transformer, HubCacheLayoutLoadsTheSnapshotRefsMainNames) {
   const std::string hub = kDir + "hub/models--kplab-test--mpnet-tiny";
   auto snap = ResolveSnapshot(hub);
   ASSERT_TRUE(snap.ok()) << snap.error().message;
-  const std::string sha = ReadAll(hub + "/refs/main");
+  const std::string sha = TfReadBytes(hub + "/refs/main");
   EXPECT_EQ(*snap, hub + "/snapshots/" + sha);
   EXPECT_TRUE(fs::is_symlink(*snap + "/model.safetensors"));  // as the hub writes it: links into blobs/
   auto a = MustLoad(hub);
@@ -285,9 +285,9 @@ TEST(Transformer, ImportCopiesTheSnapshotAndTheCopyGivesTheSameVectors) {
   EXPECT_EQ(a, b);
   EXPECT_TRUE(VerifyModel(*got).ok());
   // A changed file after import is found.
-  std::string st = ReadAll(info->dir + "/model.safetensors");
+  std::string st = TfReadBytes(info->dir + "/model.safetensors");
   st[st.size() - 1] ^= 0x01;
-  WriteAll(info->dir + "/model.safetensors", st);
+  TfWriteBytes(info->dir + "/model.safetensors", st);
   auto again = LoadEmbedder(*got);
   ASSERT_FALSE(again.ok());
   EXPECT_NE(again.error().message.find("do not match the model's fingerprint"), std::string::npos)
@@ -303,16 +303,16 @@ std::string CopyFixture(const TempDir& t, const std::string& name) {
   return dst;
 }
 
-struct RawTensor {
+struct TfTensor {
   std::string name, dtype;
   std::vector<std::int64_t> shape;
   std::string bytes;
 };
 
-std::vector<RawTensor> ReadTensors(const std::string& path) {
+std::vector<TfTensor> ReadTensors(const std::string& path) {
   auto st = Safetensors::Open(path);
   EXPECT_TRUE(st.ok());
-  std::vector<RawTensor> out;
+  std::vector<TfTensor> out;
   const std::string& all = st->bytes();
   std::uint64_t n = 0;
   std::memcpy(&n, all.data(), 8);
@@ -322,7 +322,7 @@ std::vector<RawTensor> ReadTensors(const std::string& path) {
   return out;
 }
 
-void WriteTensors(const std::string& path, const std::vector<RawTensor>& ts) {
+void WriteTensors(const std::string& path, const std::vector<TfTensor>& ts) {
   std::string header = "{", data;
   for (const auto& t : ts) {
     std::string shape;
@@ -335,18 +335,18 @@ void WriteTensors(const std::string& path, const std::vector<RawTensor>& ts) {
   std::string out(8, '\0');
   const std::uint64_t n = header.size();
   std::memcpy(out.data(), &n, 8);
-  WriteAll(path, out + header + data);
+  TfWriteBytes(path, out + header + data);
 }
 
 void ReplaceInFile(const std::string& path, const std::string& from, const std::string& to) {
-  std::string s = ReadAll(path);
+  std::string s = TfReadBytes(path);
   const auto at = s.find(from);
   ASSERT_NE(at, std::string::npos) << from << " in " << path;
   s.replace(at, from.size(), to);
-  WriteAll(path, s);
+  TfWriteBytes(path, s);
 }
 
-std::string LoadError(const std::string& dir) {
+std::string TfLoadError(const std::string& dir) {
   auto m = TransformerModel::Load(dir);
   EXPECT_FALSE(m.ok()) << dir << " loaded";
   return m.ok() ? "" : m.error().message;
@@ -363,7 +363,7 @@ TEST(Transformer, OlderSentenceTransformersLayoutWithA0TransformerFolder) {
                         "sentence_bert_config.json"}) {
     fs::rename(d + "/" + f, d + "/0_Transformer/" + f);
   }
-  WriteAll(d + "/config.json", "{\"__version__\": \"0.3.9\"}");
+  TfWriteBytes(d + "/config.json", "{\"__version__\": \"0.3.9\"}");
   ReplaceInFile(d + "/modules.json", "\"path\": \"\"", "\"path\": \"0_Transformer\"");
   auto old = MustLoad(d);
   auto top = MustLoad(kDir + "mpnet-tiny");
@@ -387,19 +387,19 @@ TEST(Transformer, OlderSentenceTransformersLayoutWithA0TransformerFolder) {
   EXPECT_EQ(a, b);
   // The module's folder must stay inside the snapshot.
   ReplaceInFile(d + "/modules.json", "\"path\": \"0_Transformer\"", "\"path\": \"../0_Transformer\"");
-  EXPECT_EQ(LoadError(d), d + "/modules.json: the Transformer module's path '../0_Transformer' leaves the snapshot "
-                              "(expected a directory inside it, such as 0_Transformer)");
+  EXPECT_EQ(TfLoadError(d), d + "/modules.json: the Transformer module's path '../0_Transformer' leaves the snapshot "
+                                "(expected a directory inside it, such as 0_Transformer)");
 }
 
 TEST(TransformerBadInput, UnknownArchitecture) {
   TempDir t;
   const std::string d = CopyFixture(t, "bert-tiny");
   ReplaceInFile(d + "/config.json", "\"model_type\": \"bert\"", "\"model_type\": \"roberta\"");
-  EXPECT_EQ(LoadError(d), d + "/config.json: unknown architecture: model_type \"roberta\" (expected \"bert\", "
-                          "\"mpnet\" or \"distilbert\")");
+  EXPECT_EQ(TfLoadError(d), d + "/config.json: unknown architecture: model_type \"roberta\" (expected \"bert\", "
+                                "\"mpnet\" or \"distilbert\")");
   ReplaceInFile(d + "/config.json", "\"model_type\": \"roberta\"", "\"model_typo\": \"bert\"");
-  EXPECT_EQ(LoadError(d), d + "/config.json: unknown architecture: model_type \"\" (expected \"bert\", "
-                          "\"mpnet\" or \"distilbert\")");
+  EXPECT_EQ(TfLoadError(d), d + "/config.json: unknown architecture: model_type \"\" (expected \"bert\", "
+                                "\"mpnet\" or \"distilbert\")");
 }
 
 TEST(TransformerBadInput, MissingTensorWrongShapeWrongDtype) {
@@ -409,17 +409,18 @@ TEST(TransformerBadInput, MissingTensorWrongShapeWrongDtype) {
   const auto orig = ReadTensors(st);
   auto drop = orig;
   drop.erase(std::remove_if(drop.begin(), drop.end(),
-                            [](const RawTensor& r) { return r.name == "encoder.layer.1.attention.self.key.weight"; }),
+                            [](const TfTensor& r) { return r.name == "encoder.layer.1.attention.self.key.weight"; }),
              drop.end());
   ASSERT_EQ(drop.size() + 1, orig.size());
   WriteTensors(st, drop);
-  EXPECT_EQ(LoadError(d), st + ": has no tensor 'encoder.layer.1.attention.self.key.weight' (expected a Linear of 32 "
-                                "inputs and 32 outputs for these config.json sizes)");
+  EXPECT_EQ(TfLoadError(d), st + ": has no tensor 'encoder.layer.1.attention.self.key.weight' (expected a Linear of 32 "
+                                 "inputs and 32 outputs for these config.json sizes)");
   // Shape: a config that says 65 intermediate units for weights of 64.
   WriteTensors(st, orig);
   ReplaceInFile(d + "/config.json", "\"intermediate_size\": 64", "\"intermediate_size\": 65");
-  EXPECT_EQ(LoadError(d), st + ": tensor 'encoder.layer.0.intermediate.dense.weight' has shape [64, 32] (expected [65, 32]: a "
-                               "Linear of 32 inputs and 65 outputs for these config.json sizes)");
+  EXPECT_EQ(TfLoadError(d),
+            st + ": tensor 'encoder.layer.0.intermediate.dense.weight' has shape [64, 32] (expected [65, 32]: a "
+                 "Linear of 32 inputs and 65 outputs for these config.json sizes)");
   ReplaceInFile(d + "/config.json", "\"intermediate_size\": 65", "\"intermediate_size\": 64");
   // Dtype: integers where floats belong.
   auto ints = orig;
@@ -427,7 +428,7 @@ TEST(TransformerBadInput, MissingTensorWrongShapeWrongDtype) {
     if (r.name == "embeddings.LayerNorm.bias") r.dtype = "I32";
   }
   WriteTensors(st, ints);
-  EXPECT_EQ(LoadError(d), st + ": tensor 'embeddings.LayerNorm.bias' has dtype I32 (expected F32, F16 or BF16)");
+  EXPECT_EQ(TfLoadError(d), st + ": tensor 'embeddings.LayerNorm.bias' has dtype I32 (expected F32, F16 or BF16)");
   // A NaN weight.
   auto nan = orig;
   for (auto& r : nan) {
@@ -437,12 +438,12 @@ TEST(TransformerBadInput, MissingTensorWrongShapeWrongDtype) {
     }
   }
   WriteTensors(st, nan);
-  const std::string e = LoadError(d);
+  const std::string e = TfLoadError(d);
   EXPECT_NE(e.find("encoder.layer.0.output.dense.bias"), std::string::npos) << e;
   EXPECT_NE(e.find(st), std::string::npos) << e;
   // Truncated file.
-  WriteAll(st, ReadAll(kDir + "bert-tiny/model.safetensors").substr(0, 5000));
-  EXPECT_NE(LoadError(d).find(st), std::string::npos);
+  TfWriteBytes(st, TfReadBytes(kDir + "bert-tiny/model.safetensors").substr(0, 5000));
+  EXPECT_NE(TfLoadError(d).find(st), std::string::npos);
   // The old LayerNorm names (gamma / beta) and a "bert." prefix are read, as Hugging Face reads them.
   auto renamed = orig;
   for (auto& r : renamed) {
@@ -476,16 +477,17 @@ TEST(TransformerBadInput, TokenizerLargerThanTheVocabulary) {
   }
   WriteTensors(st, ts);
   ReplaceInFile(d + "/config.json", fmt::format("\"vocab_size\": {}", vocab), fmt::format("\"vocab_size\": {}", vocab - 10));
-  EXPECT_EQ(LoadError(d), fmt::format("{}/tokenizer.json: the tokenizer has {} token ids but config.json vocab_size is {} "
-                                      "(the word embeddings have {} rows): tokenizer and model do not match",
-                                      d, vocab, vocab - 10, vocab - 10));
+  EXPECT_EQ(TfLoadError(d),
+            fmt::format("{}/tokenizer.json: the tokenizer has {} token ids but config.json vocab_size is {} "
+                        "(the word embeddings have {} rows): tokenizer and model do not match",
+                        d, vocab, vocab - 10, vocab - 10));
 }
 
 TEST(TransformerBadInput, PytorchBinOnlySaysHowToConvert) {
   TempDir t;
   const std::string d = CopyFixture(t, "mpnet-tiny");
   fs::rename(d + "/model.safetensors", d + "/pytorch_model.bin");
-  const std::string e = LoadError(d);
+  const std::string e = TfLoadError(d);
   EXPECT_EQ(e.rfind(d + ": no model.safetensors (it has pytorch_model.bin) (kplab reads safetensors only; convert", 0), 0u)
       << e;
   EXPECT_NE(e.find("save_file("), std::string::npos) << e;
@@ -496,8 +498,9 @@ TEST(TransformerBadInput, MaxSeqLengthBeyondThePositionTable) {
   TempDir t;
   const std::string d = CopyFixture(t, "mpnet-tiny");
   ReplaceInFile(d + "/sentence_bert_config.json", "\"max_seq_length\": 16", "\"max_seq_length\": 21");
-  EXPECT_EQ(LoadError(d), d + "/sentence_bert_config.json: max_seq_length 21 is longer than the position table allows "
-                              "(20 = config.json max_position_embeddings 22 - 2)");
+  EXPECT_EQ(TfLoadError(d),
+            d + "/sentence_bert_config.json: max_seq_length 21 is longer than the position table allows "
+                "(20 = config.json max_position_embeddings 22 - 2)");
   ReplaceInFile(d + "/sentence_bert_config.json", "\"max_seq_length\": 21", "\"max_seq_length\": 20");
   auto m = MustLoad(d);
   ASSERT_TRUE(m);
@@ -517,44 +520,48 @@ TEST(TransformerBadInput, MaxSeqLengthBeyondThePositionTable) {
 TEST(TransformerBadInput, SentenceTransformersModulesAndHostileFiles) {
   TempDir t;
   const std::string d = CopyFixture(t, "mpnet-tiny");
-  const std::string modules = ReadAll(d + "/modules.json");
+  const std::string modules = TfReadBytes(d + "/modules.json");
   ReplaceInFile(d + "/modules.json", "sentence_transformers.models.Normalize", "sentence_transformers.models.Dense");
-  EXPECT_EQ(LoadError(d), d + "/modules.json: module \"sentence_transformers.models.Dense\" is not supported (expected "
-                              "Transformer, Pooling and Normalize)");
-  WriteAll(d + "/modules.json", modules);
-  const std::string config = ReadAll(d + "/config.json");
+  EXPECT_EQ(TfLoadError(d),
+            d + "/modules.json: module \"sentence_transformers.models.Dense\" is not supported (expected "
+                "Transformer, Pooling and Normalize)");
+  TfWriteBytes(d + "/modules.json", modules);
+  const std::string config = TfReadBytes(d + "/config.json");
   ReplaceInFile(d + "/config.json", "\"relative_attention_num_buckets\": 32", "\"relative_attention_num_buckets\": 16");
-  EXPECT_EQ(LoadError(d), d + "/config.json: \"relative_attention_num_buckets\" is 16 (expected an integer from 32 to 4096)");
-  WriteAll(d + "/config.json", config);
+  EXPECT_EQ(TfLoadError(d),
+            d + "/config.json: \"relative_attention_num_buckets\" is 16 (expected an integer from 32 to 4096)");
+  TfWriteBytes(d + "/config.json", config);
   ReplaceInFile(d + "/config.json", "\"hidden_act\": \"gelu\"", "\"hidden_act\": \"relu\"");
-  EXPECT_EQ(LoadError(d), d + "/config.json: \"hidden_act\" is \"relu\" (expected \"gelu\", the exact erf GELU)");
+  EXPECT_EQ(TfLoadError(d), d + "/config.json: \"hidden_act\" is \"relu\" (expected \"gelu\", the exact erf GELU)");
   fs::remove(d + "/config.json");
   ASSERT_EQ(::mkfifo((d + "/config.json").c_str(), 0600), 0);
-  EXPECT_EQ(LoadError(d), d + "/config.json: a FIFO, not a regular file (expected the model's config.json)");
+  EXPECT_EQ(TfLoadError(d), d + "/config.json: a FIFO, not a regular file (expected the model's config.json)");
   fs::remove(d + "/config.json");
   fs::copy_file(kDir + "mpnet-tiny/config.json", d + "/config.json");
   fs::remove(d + "/tokenizer.json");
   fs::create_directory(d + "/tokenizer.json");
-  EXPECT_EQ(LoadError(d).rfind(d + "/tokenizer.json: a directory, not a regular file", 0), 0u) << LoadError(d);
-  EXPECT_EQ(LoadError(t.File("nowhere")), t.File("nowhere") +
-                                              ": not a directory (expected a Hugging Face snapshot directory with config.json)");
+  EXPECT_EQ(TfLoadError(d).rfind(d + "/tokenizer.json: a directory, not a regular file", 0), 0u) << TfLoadError(d);
+  EXPECT_EQ(TfLoadError(t.File("nowhere")),
+            t.File("nowhere") + ": not a directory (expected a Hugging Face snapshot directory with config.json)");
 }
 
 TEST(TransformerBadInput, HubCacheWithoutRefsOrWithABadRef) {
   TempDir t;
   const std::string hub = t.File("models--x--y");
   fs::copy(kDir + "hub/models--kplab-test--mpnet-tiny", hub, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
-  const std::string sha = ReadAll(hub + "/refs/main");
+  const std::string sha = TfReadBytes(hub + "/refs/main");
   ASSERT_TRUE(TransformerModel::Load(hub).ok());
-  WriteAll(hub + "/refs/main", "0000000000000000000000000000000000000000");
-  EXPECT_EQ(LoadError(hub), hub + "/refs/main: points to snapshot '0000000000000000000000000000000000000000', which " + hub +
-                                "/snapshots does not have");
-  WriteAll(hub + "/refs/main", "../../etc");
-  EXPECT_EQ(LoadError(hub), hub + "/refs/main: '../../etc' is not a commit id (expected the snapshot's name)");
+  TfWriteBytes(hub + "/refs/main", "0000000000000000000000000000000000000000");
+  EXPECT_EQ(TfLoadError(hub), hub +
+                                  "/refs/main: points to snapshot '0000000000000000000000000000000000000000', which " +
+                                  hub + "/snapshots does not have");
+  TfWriteBytes(hub + "/refs/main", "../../etc");
+  EXPECT_EQ(TfLoadError(hub), hub + "/refs/main: '../../etc' is not a commit id (expected the snapshot's name)");
   fs::remove(hub + "/refs/main");
   ASSERT_TRUE(TransformerModel::Load(hub).ok());  // the only snapshot
   fs::create_directory(hub + "/snapshots/other");
-  EXPECT_EQ(LoadError(hub), hub + "/snapshots: 2 snapshots and no refs/main (expected one, or name the snapshot directory)");
+  EXPECT_EQ(TfLoadError(hub),
+            hub + "/snapshots: 2 snapshots and no refs/main (expected one, or name the snapshot directory)");
 }
 
 // From the hostile pass: files far larger than a model's (a sparse terabyte) are refused by their
@@ -563,9 +570,9 @@ TEST(TransformerBadInput, SparseTerabyteFilesAreRefusedWithoutReading) {
   TempDir t;
   const std::string d = CopyFixture(t, "bert-tiny");
   const std::string st = d + "/model.safetensors";
-  WriteAll(st, "");
+  TfWriteBytes(st, "");
   ASSERT_EQ(::truncate(st.c_str(), 1LL << 40), 0);  // zeros: header length 0
-  EXPECT_EQ(LoadError(d), st + ": header does not start with '{' (expected a JSON object header)");
+  EXPECT_EQ(TfLoadError(d), st + ": header does not start with '{' (expected a JSON object header)");
   // A header length just under the file's size: refused by the format's 100 MB limit, not allocated.
   {
     std::ofstream f(st, std::ios::binary | std::ios::trunc);
@@ -573,33 +580,34 @@ TEST(TransformerBadInput, SparseTerabyteFilesAreRefusedWithoutReading) {
     f.write(reinterpret_cast<const char*>(&n), 8);
   }
   ASSERT_EQ(::truncate(st.c_str(), 1LL << 40), 0);
-  EXPECT_EQ(LoadError(d), fmt::format("{}: header length {} is over the format's limit of 100000000 bytes (expected a "
-                                      "safetensors file: 8-byte little-endian header length, JSON header, tensor data)",
-                                      st, (1ULL << 40) - 8));
+  EXPECT_EQ(TfLoadError(d),
+            fmt::format("{}: header length {} is over the format's limit of 100000000 bytes (expected a "
+                        "safetensors file: 8-byte little-endian header length, JSON header, tensor data)",
+                        st, (1ULL << 40) - 8));
   // A valid header followed by a terabyte of nothing.
   fs::copy_file(kDir + "bert-tiny/model.safetensors", st, fs::copy_options::overwrite_existing);
   const auto real = fs::file_size(st);
   ASSERT_EQ(::truncate(st.c_str(), 1LL << 40), 0);
-  EXPECT_EQ(LoadError(d), fmt::format("{}: the file is {} bytes but its header describes {} (padded, or not a "
-                                      "safetensors file?) (expected a safetensors file: 8-byte little-endian header "
-                                      "length, JSON header, tensor data)",
-                                      st, 1LL << 40, real));
+  EXPECT_EQ(TfLoadError(d), fmt::format("{}: the file is {} bytes but its header describes {} (padded, or not a "
+                                        "safetensors file?) (expected a safetensors file: 8-byte little-endian header "
+                                        "length, JSON header, tensor data)",
+                                        st, 1LL << 40, real));
   fs::copy_file(kDir + "bert-tiny/model.safetensors", st, fs::copy_options::overwrite_existing);
   ASSERT_EQ(::truncate((d + "/config.json").c_str(), 1LL << 40), 0);
-  EXPECT_EQ(LoadError(d), fmt::format("{}/config.json: {} bytes, more than a model's configuration file can be "
-                                      "(expected the model's config.json of at most 1 GiB)",
-                                      d, 1LL << 40));
+  EXPECT_EQ(TfLoadError(d), fmt::format("{}/config.json: {} bytes, more than a model's configuration file can be "
+                                        "(expected the model's config.json of at most 1 GiB)",
+                                        d, 1LL << 40));
 }
 
 TEST(TransformerBadInput, ModulePathsStayInsideTheSnapshot) {
   TempDir t;
   const std::string d = CopyFixture(t, "mpnet-tiny");
   ReplaceInFile(d + "/modules.json", "\"path\": \"1_Pooling\"", "\"path\": \"../evil\"");
-  EXPECT_EQ(LoadError(d), d + "/modules.json: module 1 has path '../evil', which leaves the snapshot (expected a "
-                              "directory inside it, such as 1_Pooling)");
+  EXPECT_EQ(TfLoadError(d), d + "/modules.json: module 1 has path '../evil', which leaves the snapshot (expected a "
+                                "directory inside it, such as 1_Pooling)");
   ReplaceInFile(d + "/modules.json", "\"path\": \"../evil\"", "\"path\": \"/etc\"");
-  EXPECT_EQ(LoadError(d), d + "/modules.json: module 1 has path '/etc', which leaves the snapshot (expected a "
-                              "directory inside it, such as 1_Pooling)");
+  EXPECT_EQ(TfLoadError(d), d + "/modules.json: module 1 has path '/etc', which leaves the snapshot (expected a "
+                                "directory inside it, such as 1_Pooling)");
   TempDir models;
   EXPECT_FALSE(ImportTransformer(models.path(), "m", d).ok());
   EXPECT_TRUE(fs::is_empty(models.path()) || !fs::exists(models.path() + "/m"));
@@ -695,19 +703,19 @@ TEST(TransformerBadInput, ConcurrentImportsOfOneNameWithoutReplace) {
 TEST(TransformerBadInput, JsonErrorsSayWhatIsWrong) {
   TempDir t;
   const std::string d = CopyFixture(t, "bert-tiny");
-  WriteAll(d + "/config.json", "{\"model_type\": \"bert\", \"layer_norm_eps\": NaN}");
-  const std::string e = LoadError(d);
+  TfWriteBytes(d + "/config.json", "{\"model_type\": \"bert\", \"layer_norm_eps\": NaN}");
+  const std::string e = TfLoadError(d);
   EXPECT_EQ(e.rfind(d + "/config.json: malformed JSON (", 0), 0u) << e;
   EXPECT_NE(e.find("(expected the model's config.json)"), std::string::npos) << e;
-  WriteAll(d + "/config.json", "[1, 2]");
-  EXPECT_EQ(LoadError(d), d + "/config.json: not a JSON object (expected the model's config.json)");
+  TfWriteBytes(d + "/config.json", "[1, 2]");
+  EXPECT_EQ(TfLoadError(d), d + "/config.json: not a JSON object (expected the model's config.json)");
   const std::string hub = t.File("models--x--y");
   fs::copy(kDir + "hub/models--kplab-test--mpnet-tiny", hub, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
-  WriteAll(hub + "/refs/main", ".");
-  EXPECT_EQ(LoadError(hub), hub + "/refs/main: '.' is not a commit id (expected the snapshot's name)");
+  TfWriteBytes(hub + "/refs/main", ".");
+  EXPECT_EQ(TfLoadError(hub), hub + "/refs/main: '.' is not a commit id (expected the snapshot's name)");
   fs::remove(hub + "/refs/main");
   fs::create_directory(hub + "/refs/main");
-  EXPECT_EQ(LoadError(hub).rfind(hub + "/refs/main: a directory, not a regular file", 0), 0u) << LoadError(hub);
+  EXPECT_EQ(TfLoadError(hub).rfind(hub + "/refs/main: a directory, not a regular file", 0), 0u) << TfLoadError(hub);
 }
 
 }  // namespace

@@ -22,7 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using kplab::test::Output;
 
-const std::string kData = "../shared/data";
+const std::string kJobsShared = "../shared/data";
 
 class BatchJobs : public ::testing::Test {
  protected:
@@ -53,14 +53,14 @@ class BatchJobs : public ::testing::Test {
   fs::path dir_;
 };
 
-bool HaveData() { return fs::exists(std::string(KPLAB_SOURCE_DIR) + "/" + kData + "/predictions"); }
+bool HaveData() { return fs::exists(std::string(KPLAB_SOURCE_DIR) + "/" + kJobsShared + "/predictions"); }
 
 // Every predictions file of the shared data on Inspec, Krapivin and SemEval (500, 400 and 100
 // documents) and one KP20k seed (20,000): 19 runs over four datasets, five systems and three seeds.
 constexpr int kSweepRuns = 19;
 
 std::string WriteSweepManifest(const fs::path& dir) {
-  const fs::path root = fs::path(KPLAB_SOURCE_DIR) / kData;
+  const fs::path root = fs::path(KPLAB_SOURCE_DIR) / kJobsShared;
   std::vector<fs::path> files;
   for (const auto& e : fs::recursive_directory_iterator(root / "predictions")) {
     // predictions/SYSTEM/DATASET/FILE.txt (not predictions/PROVENANCE.txt)

@@ -55,11 +55,11 @@ class Batch : public ::testing::Test {
   fs::path dir_;
 };
 
-const std::string kData = "../shared/data";
-const std::string kSemeval = kData + "/kpg_testsets_meng2017/semeval";
+const std::string kBatchShared = "../shared/data";
+const std::string kSemeval = kBatchShared + "/kpg_testsets_meng2017/semeval";
 
 TEST_F(Batch, PatternStoresOneRunPerFileEqualToSingleRuns) {
-  auto o = Run("eval --dataset " + kSemeval + " --refs-stemmed --predictions '" + kData +
+  auto o = Run("eval --dataset " + kSemeval + " --refs-stemmed --predictions '" + kBatchShared +
                "/predictions/catSeqTG-2RF1/semeval/seed*.txt' --output csv");
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_NE(o.out.find("\n1,ok,catSeqTG-2RF1,1234,semeval,kplab,"), std::string::npos) << o.out;
@@ -67,8 +67,8 @@ TEST_F(Batch, PatternStoresOneRunPerFileEqualToSingleRuns) {
   EXPECT_NE(o.out.find("\n3,ok,catSeqTG-2RF1,9527,semeval,kplab,"), std::string::npos) << o.out;
   int id = 1;
   for (const char* seed : {"1234", "5678", "9527"}) {
-    auto alone = Run("eval --no-store --output json --dataset " + kSemeval + " --refs-stemmed --predictions " + kData +
-                     "/predictions/catSeqTG-2RF1/semeval/seed" + seed + ".txt");
+    auto alone = Run("eval --no-store --output json --dataset " + kSemeval + " --refs-stemmed --predictions " +
+                     kBatchShared + "/predictions/catSeqTG-2RF1/semeval/seed" + seed + ".txt");
     ASSERT_EQ(alone.code, 0) << alone.err;
     auto stored = Run("runs show " + std::to_string(id++) + " --output json");
     ASSERT_EQ(stored.code, 0) << stored.err;

@@ -35,7 +35,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kData = std::string(KPLAB_SOURCE_DIR) + "/tests/data/bertscore";
+const std::string kBertscoreData = std::string(KPLAB_SOURCE_DIR) + "/tests/data/bertscore";
 
 class ToyTokens : public Embedder {
  public:
@@ -136,7 +136,7 @@ class BertscoreRuns : public ::testing::Test {
   }
   EvalRequest Request(const std::string& dataset, const std::string& profile = "kplab") {
     EvalRequest req;
-    req.dataset_path = kData + "/" + dataset;
+    req.dataset_path = kBertscoreData + "/" + dataset;
     req.predictions_path = req.dataset_path + "/predictions.txt";
     req.metrics = {"bertscore"};
     req.profile = profile;
@@ -277,7 +277,7 @@ TEST_F(BertscoreRuns, CiIsAllowedWithIdf) {
 TEST_F(BertscoreRuns, BaselineRescalesEachValue) {
   EvalRequest req = Request("hand");
   req.params["bertscore"]["layer"] = "1";
-  req.params["bertscore"]["baseline"] = kData + "/baseline.csv";
+  req.params["bertscore"]["baseline"] = kBertscoreData + "/baseline.csv";
   auto r = Evaluate(req);
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_TRUE(r->errors.empty()) << Errors(*r);
@@ -447,13 +447,17 @@ TEST_F(BertscoreRuns, TokenEmbeddingsCountInTheMemoryCap) {
 // A plugin cannot make the host read a file it names itself: not through a parameter's default, not
 // from score (the grant is for prepare), while the same path set by the user is read in prepare.
 TEST_F(BertscoreRuns, PluginsCannotChooseFilesToRead) {
-  const std::string refused = "kp.bertscore_baseline: " + kData + "/baseline.csv: not a file a plugin may read (only "
+  const std::string refused = "kp.bertscore_baseline: " + kBertscoreData +
+                              "/baseline.csv: not a file a plugin may read (only "
                               "the value of one of its string parameters set for the run, e.g. --param "
                               "METRIC.NAME=PATH, read while its prepare runs)";
-  std::ofstream(dir_ / "peek.lua") << "-- kplab-api: 2\nreturn kp.metric{name = 'peek', version = '1',\n"
-                                      "  params = {f = kp.string{default = '" + kData + "/baseline.csv'}},\n"
-                                      "  prepare = function(corpus, p, ctx) return kp.bertscore_baseline(p.f, 1) end,\n"
-                                      "  columns = {'x'}, score = function(doc, p, ctx, out) out.x = ctx.prepared.p end}\n";
+  std::ofstream(dir_ / "peek.lua")
+      << "-- kplab-api: 2\nreturn kp.metric{name = 'peek', version = '1',\n"
+         "  params = {f = kp.string{default = '" +
+             kBertscoreData +
+             "/baseline.csv'}},\n"
+             "  prepare = function(corpus, p, ctx) return kp.bertscore_baseline(p.f, 1) end,\n"
+             "  columns = {'x'}, score = function(doc, p, ctx, out) out.x = ctx.prepared.p end}\n";
   std::ofstream(dir_ / "late.lua") << "-- kplab-api: 2\nreturn kp.metric{name = 'late', version = '1',\n"
                                       "  params = {f = kp.string{default = ''}},\n"
                                       "  prepare = function(corpus, p, ctx) return {} end,\n"
@@ -466,14 +470,14 @@ TEST_F(BertscoreRuns, PluginsCannotChooseFilesToRead) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->errors.size(), 1u);
   EXPECT_TRUE(r->errors[0].message.ends_with("/peek.lua:4: " + refused)) << r->errors[0].message;
-  req.params["peek"]["f"] = kData + "/baseline.csv";  // the user names it: read
+  req.params["peek"]["f"] = kBertscoreData + "/baseline.csv";  // the user names it: read
   r = Evaluate(req);
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_TRUE(r->errors.empty()) << Errors(*r);
   ExpectValues(Column(*r, "x"), {.5, .5, .5});
   req.metrics = {"late"};
   req.params.clear();
-  req.params["late"]["f"] = kData + "/baseline.csv";
+  req.params["late"]["f"] = kBertscoreData + "/baseline.csv";
   r = Evaluate(req);
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->errors.size(), 1u);
@@ -543,8 +547,8 @@ class BertscoreTransformer : public ::testing::Test {
 };
 
 TEST_F(BertscoreTransformer, MatchesTorchOnEveryPair) {
-  std::ifstream in(kData + "/transformer_expected.tsv");
-  ASSERT_TRUE(in) << kData << "/transformer_expected.tsv";
+  std::ifstream in(kBertscoreData + "/transformer_expected.tsv");
+  ASSERT_TRUE(in) << kBertscoreData << "/transformer_expected.tsv";
   std::string line;
   std::getline(in, line);
   std::map<std::string, std::map<std::string, std::map<std::string, double>>> runs;  // by eval arguments
@@ -617,8 +621,8 @@ TEST_F(BertscoreTransformer, MatchesKpevalsBertScoreMetricOnRepeatedReferences) 
                      " --metrics bertscore --model bert-mnli-tiny " + "--param bertscore.layer=4" +
                      (idf[0] == '1' ? " --param bertscore.idf=true" : ""));
   }
-  std::ifstream in(kData + "/kpeval_bertscore.tsv");
-  ASSERT_TRUE(in) << kData << "/kpeval_bertscore.tsv";
+  std::ifstream in(kBertscoreData + "/kpeval_bertscore.tsv");
+  ASSERT_TRUE(in) << kBertscoreData << "/kpeval_bertscore.tsv";
   std::string line;
   std::getline(in, line);
   int checked = 0, repeated = 0;
@@ -758,10 +762,10 @@ TEST_F(BertscoreLua, GreedyMatchArgumentErrors) {
 }
 
 TEST_F(BertscoreLua, BaselineRowOfTheLayer) {
-  granted_.insert(kData + "/baseline.csv");
+  granted_.insert(kBertscoreData + "/baseline.csv");
   Grant();
   std::vector<double> v =
-      Numbers("local b = kp.bertscore_baseline('" + kData + "/baseline.csv', 1) return b.p, b.r, b.f");
+      Numbers("local b = kp.bertscore_baseline('" + kBertscoreData + "/baseline.csv', 1) return b.p, b.r, b.f");
   EXPECT_EQ(v, (std::vector<double>{.5, .2, .4}));
   // bert_score's own files: CRLF line ends and a last line without one are fine.
   const std::string crlf = Write("crlf.csv", "LAYER,P,R,F\r\n0,0.25,0.5,0.75\r\n8,0.1,0.2,0.3");
@@ -778,18 +782,21 @@ TEST_F(BertscoreLua, BaselineReadsOnlyGrantedPaths) {
            "its string parameters set for the run, e.g. --param METRIC.NAME=PATH, read while its prepare runs)";
   };
   EXPECT_EQ(ErrorOf("kp.bertscore_baseline('/etc/passwd', 1)"), refused("/etc/passwd"));
-  EXPECT_EQ(ErrorOf("kp.bertscore_baseline('" + kData + "/baseline.csv', 1)"), refused(kData + "/baseline.csv"));
+  EXPECT_EQ(ErrorOf("kp.bertscore_baseline('" + kBertscoreData + "/baseline.csv', 1)"),
+            refused(kBertscoreData + "/baseline.csv"));
   // Granted, then the grant ends (as when prepare returns): refused again.
-  granted_.insert(kData + "/baseline.csv");
+  granted_.insert(kBertscoreData + "/baseline.csv");
   Grant();
-  EXPECT_EQ(ErrorOf("return kp.bertscore_baseline('" + kData + "/baseline.csv', 1).p"), "(no error)");
+  EXPECT_EQ(ErrorOf("return kp.bertscore_baseline('" + kBertscoreData + "/baseline.csv', 1).p"), "(no error)");
   vm_.SetFileGrants(std::make_shared<const FileGrants>(FileGrants::Plugin()));
-  EXPECT_EQ(ErrorOf("kp.bertscore_baseline('" + kData + "/baseline.csv', 1)"), refused(kData + "/baseline.csv"));
+  EXPECT_EQ(ErrorOf("kp.bertscore_baseline('" + kBertscoreData + "/baseline.csv', 1)"),
+            refused(kBertscoreData + "/baseline.csv"));
   // A directory granted by a parameter grants what is under it, not what is beside it.
   granted_.clear();
-  granted_.insert(kData + "/hand");
+  granted_.insert(kBertscoreData + "/hand");
   Grant();
-  EXPECT_EQ(ErrorOf("kp.bertscore_baseline('" + kData + "/baseline.csv', 1)"), refused(kData + "/baseline.csv"));
+  EXPECT_EQ(ErrorOf("kp.bertscore_baseline('" + kBertscoreData + "/baseline.csv', 1)"),
+            refused(kBertscoreData + "/baseline.csv"));
 }
 
 TEST_F(BertscoreLua, HostileBaselineFiles) {
@@ -839,7 +846,7 @@ TEST(BertscorePrepare, FieldMustBeAFunctionAndReturnPlainData) {
          "  prepare = function(corpus, p, ctx) return {n = #corpus, first = corpus:doc(1).id} end,\n"
          "  columns = {'x'}, score = function(doc, p, ctx, out) out.x = ctx.prepared.n end}\n";
   EvalRequest req;
-  req.dataset_path = kData + "/hand";
+  req.dataset_path = kBertscoreData + "/hand";
   req.predictions_path = req.dataset_path + "/predictions.txt";
   req.plugin_dirs = {dir.string()};
   req.metrics = {"prep"};

@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 
 constexpr int kLimit = 200;  // sandbox.h: kMaxWalkDepth
 constexpr int kDepths[] = {1, 2, 3, 10, 50, 199, 200, 201, 1000, 10000};
-constexpr const char* kTiny = "--dataset examples/tiny --predictions examples/tiny/predictions.txt";
+constexpr const char* kWalksTiny = "--dataset examples/tiny --predictions examples/tiny/predictions.txt";
 
 // nest(n): a table nested n deep through the key "k" ({k = {k = {}}} is 3 deep).
 constexpr const char* kNest =
@@ -64,8 +64,9 @@ class BoundedWalksTest : public ::testing::Test {
   void ExpectPlugin(const std::string& body, int depth, const Case& c) {
     Write("plugins/deep.lua", "-- kplab-api: 2\n" + std::string(kNest) + "local N = " + std::to_string(depth) +
                                   "\nreturn kp.metric {\n  name = \"deep\", version = \"1\",\n" + body + "\n}\n");
-    Expect(c, depth, std::string("eval ") + kTiny + " --no-store --output tsv --metrics deep --plugins " +
-                         dir_.File("plugins"));
+    Expect(c, depth,
+           std::string("eval ") + kWalksTiny + " --no-store --output tsv --metrics deep --plugins " +
+               dir_.File("plugins"));
   }
 
   void ExpectScript(const std::string& body, int depth, const Case& c) {

@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 
 using kplab::test::Output;
 
-const std::string kSrc = KPLAB_SOURCE_DIR;
+const std::string kCacheSrc = KPLAB_SOURCE_DIR;
 const std::string kTinyArgs = "--dataset examples/tiny --predictions examples/tiny/predictions.txt";
 // A real dataset: SemEval-2010 test (100 papers) with catSeq's predictions.
 const std::string kRealArgs = "--dataset ../shared/data/kpg_testsets_meng2017/semeval "
@@ -163,7 +163,7 @@ TEST_F(CachePhrases, TinyKpevalProfileEmbedsStems) {
 }
 
 TEST_F(CachePhrases, RealDatasetBothProfiles) {
-  if (!fs::exists(kSrc + "/../shared/data/kpg_testsets_meng2017/semeval")) GTEST_SKIP() << "no shared data";
+  if (!fs::exists(kCacheSrc + "/../shared/data/kpg_testsets_meng2017/semeval")) GTEST_SKIP() << "no shared data";
   const auto kplab = CheckEqualsRun(kRealArgs, "kplab", "real-kplab");
   const auto kpeval = CheckEqualsRun(kRealArgs, "kpeval", "real-kpeval");
   // Stemming merges surfaces: fewer distinct strings under kpeval.
@@ -198,8 +198,8 @@ std::set<std::string> RawPieces(const std::string& path) {
 // pieces, worked out by hand.
 TEST_F(CachePhrases, CacheAddCachesEverySurfaceARunEmbeds) {
   const std::string tiny = "examples/tiny examples/tiny/predictions.txt";
-  const std::string tiny_files[] = {kSrc + "/examples/tiny/tiny_allkeywords.txt",
-                                    kSrc + "/examples/tiny/predictions.txt"};
+  const std::string tiny_files[] = {kCacheSrc + "/examples/tiny/tiny_allkeywords.txt",
+                                    kCacheSrc + "/examples/tiny/predictions.txt"};
   struct Case {
     std::string phrases_args, add_args, profile;
     std::vector<std::string> files;
@@ -212,11 +212,11 @@ TEST_F(CachePhrases, CacheAddCachesEverySurfaceARunEmbeds) {
                              {kTinyArgs, tiny, "exhird", {tiny_files[0], tiny_files[1]}, 1},
                              {kTinyArgs, tiny, "semrp-standalone", {tiny_files[0], tiny_files[1]}, 1},
                              {kTinyArgs, tiny, "kenchan", {tiny_files[0], tiny_files[1]}, 2}};
-  if (fs::exists(kSrc + "/../shared/data/kpg_testsets_meng2017/semeval")) {
+  if (fs::exists(kCacheSrc + "/../shared/data/kpg_testsets_meng2017/semeval")) {
     const std::string gold = "../shared/data/kpg_testsets_meng2017/semeval";
     const std::string preds = "../shared/data/predictions/catSeq/semeval/predictions.txt";
-    const std::vector<std::string> files = {kSrc + "/" + gold + "/word_semeval_testing_allkeywords.txt",
-                                            kSrc + "/" + preds};
+    const std::vector<std::string> files = {kCacheSrc + "/" + gold + "/word_semeval_testing_allkeywords.txt",
+                                            kCacheSrc + "/" + preds};
     cases.push_back({kRealArgs, gold + " " + preds, "kplab", files, -1});
     cases.push_back({kRealArgs, gold + " " + preds, "exhird", files, -1});
   }
@@ -330,7 +330,7 @@ TEST_F(CachePhrases, HostileInput) {
 // "<!-- recipe: precomputed -->") in a scratch directory with kplab on PATH, and in place of the Python
 // block (which needs the model) a table of the made-up vectors written to the file it names.
 TEST_F(CachePhrases, EmbeddingsDocRecipeRuns) {
-  std::ifstream doc(kSrc + "/docs/embeddings.md");
+  std::ifstream doc(kCacheSrc + "/docs/embeddings.md");
   std::vector<std::pair<std::string, std::string>> blocks;  // (language, text)
   std::string line;
   bool marked = false;
@@ -359,7 +359,7 @@ TEST_F(CachePhrases, EmbeddingsDocRecipeRuns) {
   const fs::path work = dir_ / "work", bin = dir_ / "bin";
   fs::create_directories(work);
   fs::create_directories(bin);
-  fs::create_directory_symlink(kSrc + "/examples", work / "examples");
+  fs::create_directory_symlink(kCacheSrc + "/examples", work / "examples");
   fs::create_symlink(KPLAB_BINARY, bin / "kplab");
   auto sh = [&](const std::string& script) {
     std::ofstream(dir_ / "step.sh") << script;

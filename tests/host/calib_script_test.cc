@@ -22,7 +22,7 @@ namespace kplab::test {
 namespace {
 
 namespace fs = std::filesystem;
-const std::string kFixture = std::string(KPLAB_TEST_DATA) + "/calib/";
+const std::string kCalibScriptFixture = std::string(KPLAB_TEST_DATA) + "/calib/";
 
 // Opens each SVG in Chromium: the DOM must parse (no <parsererror>), keep the chart's title and plot
 // area, and the screenshot must be far larger than that of a blank page of the same size.
@@ -62,9 +62,10 @@ void ExpectRenders(const fs::path& dir, const std::vector<std::string>& files, c
 
 TEST(CalibScripts, CalibrationReportOnFixture) {
   TempDir dir;
-  const Output o = RunKplab(dir.path(), "", "run --allow-write " + dir.path() + " scripts/analysis/calibration.lua --dataset " + kFixture +
-                                                "dataset.jsonl --predictions " + kFixture +
-                                                "tokens.jsonl --system fixture --out " + dir.path());
+  const Output o = RunKplab(dir.path(), "",
+                            "run --allow-write " + dir.path() + " scripts/analysis/calibration.lua --dataset " +
+                                kCalibScriptFixture + "dataset.jsonl --predictions " + kCalibScriptFixture +
+                                "tokens.jsonl --system fixture --out " + dir.path());
   ASSERT_EQ(o.code, 0) << o.err;
   const std::string md = Slurp(fs::path(dir.path()) / "calibration.md");
   // Rows: n, accuracy, mean confidence, median KPP, mean KPP, ECE (4 decimals); values from the hand
@@ -81,8 +82,10 @@ TEST(CalibScripts, CalibrationReportOnFixture) {
   // By word (--positions words): a word's probability is the product of its subwords'. First words:
   // geothermal 0.625 * 0.8 = 0.5, heat 0.95, solar 0.35, keyphrase 0.5 * 0.9 = 0.45, neural 0.65, deep
   // 0.75 -> 3.65 / 6 = 0.6083; second words: 0.605, 0.95, 0.35, 0.5, 0.65, 0.75 -> 3.805 / 6 = 0.6342.
-  const Output w = RunKplab(dir.path(), "", "run --allow-write " + dir.path() + " scripts/analysis/calibration.lua --dataset " + kFixture +
-                                                "dataset.jsonl --predictions " + kFixture + "tokens.jsonl --positions words");
+  const Output w = RunKplab(dir.path(), "",
+                            "run --allow-write " + dir.path() + " scripts/analysis/calibration.lua --dataset " +
+                                kCalibScriptFixture + "dataset.jsonl --predictions " + kCalibScriptFixture +
+                                "tokens.jsonl --positions words");
   ASSERT_EQ(w.code, 0) << w.err;
   EXPECT_NE(w.out.find("| 1 | 6 | 0.6083 |"), std::string::npos) << w.out;
   EXPECT_NE(w.out.find("| 2 | 6 | 0.6342 |"), std::string::npos) << w.out;
@@ -96,8 +99,9 @@ TEST(CalibScripts, CalibrationNeedsTokenProbabilities) {
   TempDir dir;
   const std::string lines = dir / "p.txt";
   std::ofstream(lines) << "geothermal energy\nneural network\n";
-  const Output o = RunKplab(dir.path(), "", "run --allow-write " + dir.path() + " scripts/analysis/calibration.lua --dataset " + kFixture +
-                                                "dataset.jsonl --predictions " + lines);
+  const Output o = RunKplab(dir.path(), "",
+                            "run --allow-write " + dir.path() + " scripts/analysis/calibration.lua --dataset " +
+                                kCalibScriptFixture + "dataset.jsonl --predictions " + lines);
   EXPECT_NE(o.code, 0);
   EXPECT_NE(o.err.find("2 documents have predictions without token probabilities"), std::string::npos) << o.err;
 }
@@ -107,8 +111,9 @@ TEST(CalibScripts, CalibrationNeedsTokenProbabilities) {
 // with three equal-mass bins, fixture6_3: ECE 0.27927639182912384, MCE 0.4), rounded to 4 decimals.
 TEST(CalibScripts, CalibrationReportNextSteps) {
   TempDir dir;
-  const std::string run = "run --allow-write " + dir.path() + " scripts/analysis/calibration.lua --dataset " + kFixture +
-                          "dataset.jsonl --predictions " + kFixture + "tokens.jsonl --system fixture";
+  const std::string run = "run --allow-write " + dir.path() + " scripts/analysis/calibration.lua --dataset " +
+                          kCalibScriptFixture + "dataset.jsonl --predictions " + kCalibScriptFixture +
+                          "tokens.jsonl --system fixture";
   const Output o = RunKplab(dir.path(), "", run + " --out " + dir.path());
   ASSERT_EQ(o.code, 0) << o.err;
   const std::string md = Slurp(fs::path(dir.path()) / "calibration.md");
@@ -139,8 +144,9 @@ TEST(CalibScripts, CalibrationReportNextSteps) {
   const std::string p = dir / "p.jsonl";
   std::ofstream(p) << R"({"id": "d1", "tokens": ["a"], "logprobs": [-0.1]})" << "\n"
                    << R"({"id": "d2", "tokens": ["a"], "logprobs": [0.7]})" << "\n";
-  const Output above = RunKplab(dir.path(), "", "run --allow-read " + dir.path() + " scripts/analysis/calibration.lua --dataset " + kFixture +
-                                                    "dataset.jsonl --predictions " + p);
+  const Output above = RunKplab(dir.path(), "",
+                                "run --allow-read " + dir.path() + " scripts/analysis/calibration.lua --dataset " +
+                                    kCalibScriptFixture + "dataset.jsonl --predictions " + p);
   EXPECT_NE(above.code, 0);
   EXPECT_NE(above.err.find(p + ":2: field \"logprobs\"[0] is 0.7 (expected a natural-log probability"),
             std::string::npos) << above.err;
@@ -158,9 +164,10 @@ TEST(CalibScripts, CalibrationReportNextSteps) {
 //   also what `exact` reports as all.f1@5.macro_doc.
 TEST(CalibScripts, RerankByConfidence) {
   TempDir dir;
-  const Output o = RunKplab(dir.path(), "", "run --allow-write " + dir.path() + " scripts/analysis/rerank.lua --dataset " +
-                                                kFixture + "dataset.jsonl --predictions " + kFixture +
-                                                "tokens.jsonl --ks 1,2,5,M --out " + dir.path());
+  const Output o = RunKplab(dir.path(), "",
+                            "run --allow-write " + dir.path() + " scripts/analysis/rerank.lua --dataset " +
+                                kCalibScriptFixture + "dataset.jsonl --predictions " + kCalibScriptFixture +
+                                "tokens.jsonl --ks 1,2,5,M --out " + dir.path());
   ASSERT_EQ(o.code, 0) << o.err;
   const std::string md = Slurp(fs::path(dir.path()) / "rerank.md");
   EXPECT_NE(md.find("2 of 2 documents change order"), std::string::npos) << md;
@@ -168,22 +175,25 @@ TEST(CalibScripts, RerankByConfidence) {
   EXPECT_NE(md.find("| F1@2 | 0.8000 | 0.6000 | -0.2000 | 0.8000 | "), std::string::npos) << md;
   EXPECT_NE(md.find("| F1@5 | 0.5000 | 0.5000 | 0.0000 | 0.5000 | 0.5000 | 0.0000 |"), std::string::npos) << md;
   EXPECT_NE(md.find("| F1@M | 0.6667 | 0.6667 | 0.0000 | 0.6667 | 0.6667 | 0.0000 |"), std::string::npos) << md;
-  const Output e = RunKplab(dir.path(), "", "eval --dataset " + kFixture + "dataset.jsonl --predictions " + kFixture +
-                                                "tokens.jsonl --metrics exact --no-store --output json");
+  const Output e = RunKplab(dir.path(), "",
+                            "eval --dataset " + kCalibScriptFixture + "dataset.jsonl --predictions " +
+                                kCalibScriptFixture + "tokens.jsonl --metrics exact --no-store --output json");
   ASSERT_EQ(e.code, 0) << e.err;
   std::smatch f1;
   ASSERT_TRUE(std::regex_search(e.out, f1, std::regex(R"("all\.f1@5\.macro_doc":\s*([0-9.eE+-]+))"))) << e.out;
   EXPECT_NEAR(std::stod(f1[1]), 0.5, 1e-12);
 
-  const Output bad = RunKplab(dir.path(), "", "run scripts/analysis/rerank.lua --dataset " + kFixture +
-                                                  "dataset.jsonl --predictions " + kFixture + "tokens.jsonl --ks 0,M");
+  const Output bad = RunKplab(dir.path(), "",
+                              "run scripts/analysis/rerank.lua --dataset " + kCalibScriptFixture +
+                                  "dataset.jsonl --predictions " + kCalibScriptFixture + "tokens.jsonl --ks 0,M");
   EXPECT_NE(bad.code, 0);
   EXPECT_NE(bad.err.find("--ks: '0' is not a cut-off (expected integers >= 1 or M, e.g. 5,10,M)"), std::string::npos)
       << bad.err;
   const std::string lines = dir / "p.txt";
   std::ofstream(lines) << "geothermal energy\nneural network\n";
-  const Output plain = RunKplab(dir.path(), "", "run --allow-read " + dir.path() + " scripts/analysis/rerank.lua --dataset " + kFixture +
-                                                    "dataset.jsonl --predictions " + lines);
+  const Output plain = RunKplab(dir.path(), "",
+                                "run --allow-read " + dir.path() + " scripts/analysis/rerank.lua --dataset " +
+                                    kCalibScriptFixture + "dataset.jsonl --predictions " + lines);
   EXPECT_NE(plain.code, 0);
   EXPECT_NE(plain.err.find("2 documents have predictions without token probabilities"), std::string::npos) << plain.err;
 }

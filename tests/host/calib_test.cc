@@ -33,7 +33,7 @@
 namespace kplab::test {
 namespace {
 
-const std::string kFixture = std::string(KPLAB_TEST_DATA) + "/calib/";
+const std::string kCalibFixture = std::string(KPLAB_TEST_DATA) + "/calib/";
 
 double Aggregate(const std::string& json, const std::string& name) {
   std::smatch m;
@@ -48,8 +48,9 @@ double Aggregate(const std::string& json, const std::string& name) {
 class CalibCli : public ::testing::Test {
  protected:
   Output Eval(const std::string& extra, const std::string& metrics = "calibration") {
-    return RunKplab(dir_.path(), "", "eval --dataset " + kFixture + "dataset.jsonl --predictions " + kFixture +
-                                         "tokens.jsonl --metrics " + metrics + " --no-store --output json " + extra);
+    return RunKplab(dir_.path(), "",
+                    "eval --dataset " + kCalibFixture + "dataset.jsonl --predictions " + kCalibFixture +
+                        "tokens.jsonl --metrics " + metrics + " --no-store --output json " + extra);
   }
   TempDir dir_;
 };
@@ -107,8 +108,9 @@ TEST_F(CalibCli, MceBrierSequencePerplexityByHand) {
 // "<unk> energy"; the run reports 2 duplicates and 1 invalid prediction, and scores the one kept
 // keyphrase of d1 (heat pump, 0.95 0.95: right) and d2's neural network (0.65 0.65: right).
 TEST_F(CalibCli, ReportsExcludedPredictions) {
-  const Output o = RunKplab(dir_.path(), "", "eval --dataset " + kFixture + "dataset.jsonl --predictions " + kFixture +
-                                                 "excluded.jsonl --metrics calibration --no-store --output json");
+  const Output o = RunKplab(dir_.path(), "",
+                            "eval --dataset " + kCalibFixture + "dataset.jsonl --predictions " + kCalibFixture +
+                                "excluded.jsonl --metrics calibration --no-store --output json");
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_EQ(Aggregate(o.out, "all.excluded_dups.total"), 2);
   EXPECT_EQ(Aggregate(o.out, "all.excluded_invalid.total"), 1);
@@ -135,8 +137,9 @@ TEST_F(CalibCli, HostileBinsAndProbabilities) {
            {"0.25", "is 0.25 (expected a natural-log probability: finite and <= 0"}}) {
     std::ofstream(bad) << R"({"id": "d1", "tokens": ["a"], "logprobs": [-0.1]})" << "\n"
                        << R"({"id": "d2", "tokens": ["a", "b"], "logprobs": [-0.1, )" << lp << "]}\n";
-    const Output o = RunKplab(dir_.path(), "", "eval --dataset " + kFixture + "dataset.jsonl --predictions " + bad +
-                                                   " --metrics calibration --no-store");
+    const Output o = RunKplab(
+        dir_.path(), "",
+        "eval --dataset " + kCalibFixture + "dataset.jsonl --predictions " + bad + " --metrics calibration --no-store");
     EXPECT_EQ(o.code, 2);
     EXPECT_NE(o.err.find(bad + ":2: field \"logprobs\"[1] " + what), std::string::npos) << o.err;
   }
@@ -170,8 +173,9 @@ TEST_F(CalibCli, ExplicitFormatAndExactMetricsStillWork) {
 TEST_F(CalibCli, PlainPredictionsAreAScriptError) {
   const std::string lines = dir_ / "p.txt";
   std::ofstream(lines) << "geothermal energy;heat pump\nneural network\n";
-  const Output o = RunKplab(dir_.path(), "", "eval --dataset " + kFixture + "dataset.jsonl --predictions " + lines +
-                                                 " --metrics calibration --no-store");
+  const Output o = RunKplab(
+      dir_.path(), "",
+      "eval --dataset " + kCalibFixture + "dataset.jsonl --predictions " + lines + " --metrics calibration --no-store");
   EXPECT_EQ(o.code, 3) << o.err;
   EXPECT_NE(o.err.find("document 'd1' has predictions without token probabilities (expected a predictions file in "
                        "the \"tokens\" format, docs/calibration.md)"),
@@ -183,8 +187,9 @@ TEST_F(CalibCli, BadTokensFileNamesFileAndLine) {
   const std::string bad = dir_ / "bad.jsonl";
   std::ofstream(bad) << R"({"id": "d1", "tokens": ["a"], "logprobs": [-0.1]})" << "\n"
                      << R"({"id": "d2", "tokens": ["a", "b"], "logprobs": [-0.1]})" << "\n";
-  const Output o = RunKplab(dir_.path(), "", "eval --dataset " + kFixture + "dataset.jsonl --predictions " + bad +
-                                                 " --metrics calibration --no-store");
+  const Output o = RunKplab(
+      dir_.path(), "",
+      "eval --dataset " + kCalibFixture + "dataset.jsonl --predictions " + bad + " --metrics calibration --no-store");
   EXPECT_EQ(o.code, 2);
   EXPECT_NE(o.err.find(bad + ":2: 2 tokens and 1 log-probabilities (expected one log-probability per token)"),
             std::string::npos)
@@ -227,7 +232,7 @@ print("E4", pcall(c.brier, {0.5}, {1, 0}))
 print("E5", pcall(c.risk_coverage, {0.5, "x"}, {1, 0}))
 print("E6", pcall(c.brier, {0.5, 0/0}, {1, 0}))
 )lua";
-  const Output o = RunKplab(dir_.path(), "", "run " + script + " " + kFixture);
+  const Output o = RunKplab(dir_.path(), "", "run " + script + " " + kCalibFixture);
   ASSERT_EQ(o.code, 0) << o.err;
   const std::string expected =
       "2.000000000000 1.414213562373 2.000000000000\n"

@@ -27,9 +27,9 @@ using kplab::test::Output;
 
 namespace {
 
-const std::string kData = "tests/data/ci";
-const std::string kCalib = "eval --dataset " + kData + "/calib_dataset.jsonl --metrics calibration";
-const std::string kHom = "eval --dataset " + kData + "/hom --metrics homogeneity";
+const std::string kCiData = "tests/data/ci";
+const std::string kCalib = "eval --dataset " + kCiData + "/calib_dataset.jsonl --metrics calibration";
+const std::string kHom = "eval --dataset " + kCiData + "/hom --metrics homogeneity";
 
 class Ci : public ::testing::Test {
  protected:
@@ -38,7 +38,7 @@ class Ci : public ::testing::Test {
                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    expected_ = kplab::test::Slurp(fs::path(KPLAB_SOURCE_DIR) / kData / "expected.json");
+    expected_ = kplab::test::Slurp(fs::path(KPLAB_SOURCE_DIR) / kCiData / "expected.json");
     ASSERT_FALSE(expected_.empty());
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -89,7 +89,7 @@ class Ci : public ::testing::Test {
   std::string expected_;
 };
 
-constexpr double kTol = 1e-12;
+constexpr double kCiTol = 1e-12;
 
 TEST_F(Ci, ReferenceParserReadsTheCommittedValues) {
   EXPECT_NEAR(Expected("", "ece_a"), 0.395, 1e-15);
@@ -102,33 +102,37 @@ TEST_F(Ci, ReferenceParserReadsTheCommittedValues) {
 // ECE is a corpus-level value (sums over every keyphrase of the corpus, then Eq. 9): its CI comes from
 // re-running the aggregation over resampled documents, and equals the numpy replay.
 TEST_F(Ci, EceCiResamplesDocumentsAsTheReference) {
-  Output o = Run(kCalib + " --predictions " + kData + "/calib_a.jsonl --ci --ci-resamples 200 --ci-seed 7 "
-                          "--output csv");
+  Output o = Run(kCalib + " --predictions " + kCiData +
+                 "/calib_a.jsonl --ci --ci-resamples 200 --ci-seed 7 "
+                 "--output csv");
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_EQ(o.out.substr(0, o.out.find('\n')), "metric,value,ci_low,ci_high");
   auto ece = Row(o.out, "all.ece");
   ASSERT_EQ(ece.size(), 4u) << o.out;
-  EXPECT_NEAR(D(ece[1]), 2.37 / 6, kTol);  // by hand, as the header says
-  EXPECT_NEAR(D(ece[2]), Expected("", "ece_a_ci", 0), kTol);
-  EXPECT_NEAR(D(ece[3]), Expected("", "ece_a_ci", 1), kTol);
+  EXPECT_NEAR(D(ece[1]), 2.37 / 6, kCiTol);  // by hand, as the header says
+  EXPECT_NEAR(D(ece[2]), Expected("", "ece_a_ci", 0), kCiTol);
+  EXPECT_NEAR(D(ece[3]), Expected("", "ece_a_ci", 1), kCiTol);
   EXPECT_LT(D(ece[2]), D(ece[3]));
   // Stored with the run: `runs show` prints the same interval, and the run records how it was drawn.
   Output show = Run("runs show 1 --output json");
   ASSERT_EQ(show.code, 0) << show.err;
   EXPECT_NE(show.out.find("\"all.ece\": [" + ece[2] + ", " + ece[3] + "]"), std::string::npos) << show.out;
   // The same seed gives the same interval; another seed another one (the draws depend on it).
-  Output again = Run(kCalib + " --predictions " + kData + "/calib_a.jsonl --ci --ci-resamples 200 --ci-seed 7 "
-                              "--output csv --no-store");
+  Output again = Run(kCalib + " --predictions " + kCiData +
+                     "/calib_a.jsonl --ci --ci-resamples 200 --ci-seed 7 "
+                     "--output csv --no-store");
   EXPECT_EQ(Row(again.out, "all.ece"), ece);
-  Output other = Run(kCalib + " --predictions " + kData + "/calib_a.jsonl --ci --ci-resamples 200 --ci-seed 8 "
-                              "--output csv --no-store");
+  Output other = Run(kCalib + " --predictions " + kCiData +
+                     "/calib_a.jsonl --ci --ci-resamples 200 --ci-seed 8 "
+                     "--output csv --no-store");
   EXPECT_NE(Row(other.out, "all.ece"), ece);
   // Without --ci: no CI columns, and nothing of the interval.
-  Output plain = Run(kCalib + " --predictions " + kData + "/calib_a.jsonl --output csv --no-store");
+  Output plain = Run(kCalib + " --predictions " + kCiData + "/calib_a.jsonl --output csv --no-store");
   EXPECT_EQ(plain.out.substr(0, plain.out.find('\n')), "metric,value");
   // The table shows "value [low, high]".
-  Output table = Run(kCalib + " --predictions " + kData + "/calib_a.jsonl --ci --ci-resamples 200 --ci-seed 7 "
-                              "--no-store");
+  Output table = Run(kCalib + " --predictions " + kCiData +
+                     "/calib_a.jsonl --ci --ci-resamples 200 --ci-seed 7 "
+                     "--no-store");
   char cell[64];
   std::snprintf(cell, sizeof cell, "0.3950 [%.4f, %.4f]", D(ece[2]), D(ece[3]));
   EXPECT_NE(table.out.find(cell), std::string::npos) << table.out;
@@ -139,7 +143,7 @@ TEST_F(Ci, EceCiResamplesDocumentsAsTheReference) {
 // the reference; a run against itself gives exactly 0, [0, 0] and p = 1.
 TEST_F(Ci, CompareEceIsPairedOverResampledDocuments) {
   for (const char* f : {"calib_a.jsonl", "calib_b.jsonl"}) {
-    Output o = Run(kCalib + " --predictions " + kData + "/" + f + " --ci --ci-resamples 200");
+    Output o = Run(kCalib + " --predictions " + kCiData + "/" + f + " --ci --ci-resamples 200");
     ASSERT_EQ(o.code, 0) << o.err;
   }
   Output o = Run("runs compare 1 2 --metrics all.ece --seed 7 --ci-resamples 200 --resamples 1000 --output csv");
@@ -147,14 +151,14 @@ TEST_F(Ci, CompareEceIsPairedOverResampledDocuments) {
   EXPECT_EQ(o.out.substr(0, o.out.find('\n')), "metric,run1,run2,diff,n,ci_low,ci_high,p,p_holm,same_as,test");
   auto r = Row(o.out, "all.ece");
   ASSERT_EQ(r.size(), 11u) << o.out;
-  EXPECT_NEAR(D(r[1]), 2.37 / 6, kTol);
-  EXPECT_NEAR(D(r[2]), 1.06 / 6, kTol);
-  EXPECT_NEAR(D(r[3]), Expected("ece_compare", "diff"), kTol);
+  EXPECT_NEAR(D(r[1]), 2.37 / 6, kCiTol);
+  EXPECT_NEAR(D(r[2]), 1.06 / 6, kCiTol);
+  EXPECT_NEAR(D(r[3]), Expected("ece_compare", "diff"), kCiTol);
   EXPECT_EQ(r[4], "4");  // documents resampled
-  EXPECT_NEAR(D(r[5]), Expected("ece_compare", "ci", 0), kTol);
-  EXPECT_NEAR(D(r[6]), Expected("ece_compare", "ci", 1), kTol);
-  EXPECT_NEAR(D(r[7]), Expected("ece_compare", "p"), kTol);
-  EXPECT_NEAR(D(r[8]), D(r[7]), kTol);  // a family of one
+  EXPECT_NEAR(D(r[5]), Expected("ece_compare", "ci", 0), kCiTol);
+  EXPECT_NEAR(D(r[6]), Expected("ece_compare", "ci", 1), kCiTol);
+  EXPECT_NEAR(D(r[7]), Expected("ece_compare", "p"), kCiTol);
+  EXPECT_NEAR(D(r[8]), D(r[7]), kCiTol);  // a family of one
   EXPECT_EQ(r[10], "resampled");
   Output self = Run("runs compare 1 1 --metrics all.ece,all.accuracy.micro --output csv");
   ASSERT_EQ(self.code, 0) << self.err;
@@ -188,7 +192,7 @@ TEST_F(Ci, FixedAggregatesAreNotResampled) {
   plugin("nofixed", "c:units(\"items\")");
   plugin("badfixed", "c:units(\"items\", { fixed = { \"all.nope\" } })");
   plugin("badkey", "c:units(\"items\", { fix = { \"all.d\" } })");
-  const std::string base = "eval --dataset " + kData + "/hom --predictions " + kData + "/hom_a.txt --plugins " +
+  const std::string base = "eval --dataset " + kCiData + "/hom --predictions " + kCiData + "/hom_a.txt --plugins " +
                            P("pl") + " --no-store --ci --output csv --metrics ";
   Output ok = Run(base + "fixedcount");
   ASSERT_EQ(ok.code, 0) << ok.err;
@@ -196,7 +200,7 @@ TEST_F(Ci, FixedAggregatesAreNotResampled) {
   EXPECT_EQ(Row(ok.out, "all.n"), (std::vector<std::string>{"all.n", "8", "8", "8"})) << ok.out;
   EXPECT_EQ(Row(ok.out, "all.d"), (std::vector<std::string>{"all.d", "4", "", ""})) << ok.out;
   // runs compare leaves the fixed count untested with its reason, and tests the other.
-  const std::string stored = "eval --dataset " + kData + "/hom --predictions " + kData + "/hom_a.txt --plugins " +
+  const std::string stored = "eval --dataset " + kCiData + "/hom --predictions " + kCiData + "/hom_a.txt --plugins " +
                              P("pl") + " --ci --output csv --metrics fixedcount";
   ASSERT_EQ(Run(stored).code, 0);
   ASSERT_EQ(Run(stored).code, 0);
@@ -235,7 +239,7 @@ return kp.metric {
   end,
 }
 )";
-  Output o = Run("eval --dataset " + kData + "/hom --predictions " + kData + "/hom_a.txt --plugins " + P("pl") +
+  Output o = Run("eval --dataset " + kCiData + "/hom --predictions " + kCiData + "/hom_a.txt --plugins " + P("pl") +
                  " --no-store --ci --output csv --metrics big");
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_EQ(Row(o.out, "all.v"), (std::vector<std::string>{"all.v", "inf", "inf", "inf"})) << o.out;
@@ -245,27 +249,27 @@ return kp.metric {
 // Homogeneity's unit is the pair (c:units("pairs")): its CI resamples the 3 mined pairs (1/9 with
 // values 1/3, 0, 0), and the paired test matches pairs between the runs.
 TEST_F(Ci, HomogeneityResamplesPairs) {
-  Output a = Run(kHom + " --predictions " + kData + "/hom_a.txt --ci --ci-resamples 200 --ci-seed 7 --output csv");
+  Output a = Run(kHom + " --predictions " + kCiData + "/hom_a.txt --ci --ci-resamples 200 --ci-seed 7 --output csv");
   ASSERT_EQ(a.code, 0) << a.err;
   auto cp = Row(a.out, "all.cp_hooper");
   ASSERT_EQ(cp.size(), 4u) << a.out;
-  EXPECT_NEAR(D(cp[1]), 1.0 / 9, kTol);
-  EXPECT_NEAR(D(cp[2]), Expected("", "cp_a_ci", 0), kTol);
-  EXPECT_NEAR(D(cp[3]), Expected("", "cp_a_ci", 1), kTol);
+  EXPECT_NEAR(D(cp[1]), 1.0 / 9, kCiTol);
+  EXPECT_NEAR(D(cp[2]), Expected("", "cp_a_ci", 0), kCiTol);
+  EXPECT_NEAR(D(cp[3]), Expected("", "cp_a_ci", 1), kCiTol);
   // Every resample has 3 pairs: the count's CI is a point.
   EXPECT_EQ(Row(a.out, "all.cp_pairs"), (std::vector<std::string>{"all.cp_pairs", "3", "3", "3"}));
-  Output b = Run(kHom + " --predictions " + kData + "/hom_b.txt --ci");
+  Output b = Run(kHom + " --predictions " + kCiData + "/hom_b.txt --ci");
   ASSERT_EQ(b.code, 0) << b.err;
   Output o = Run("runs compare 1 2 --seed 7 --ci-resamples 200 --resamples 1000 --output csv");
   ASSERT_EQ(o.code, 0) << o.err;
   auto r = Row(o.out, "all.cp_hooper");
   ASSERT_EQ(r.size(), 11u) << o.out;
-  EXPECT_NEAR(D(r[3]), 4.0 / 9, kTol);
-  EXPECT_NEAR(D(r[3]), Expected("cp_compare", "diff"), kTol);
+  EXPECT_NEAR(D(r[3]), 4.0 / 9, kCiTol);
+  EXPECT_NEAR(D(r[3]), Expected("cp_compare", "diff"), kCiTol);
   EXPECT_EQ(r[4], "3");  // pairs, not the 4 documents
-  EXPECT_NEAR(D(r[5]), Expected("cp_compare", "ci", 0), kTol);
-  EXPECT_NEAR(D(r[6]), Expected("cp_compare", "ci", 1), kTol);
-  EXPECT_NEAR(D(r[7]), Expected("cp_compare", "p"), kTol);
+  EXPECT_NEAR(D(r[5]), Expected("cp_compare", "ci", 0), kCiTol);
+  EXPECT_NEAR(D(r[6]), Expected("cp_compare", "ci", 1), kCiTol);
+  EXPECT_NEAR(D(r[7]), Expected("cp_compare", "p"), kCiTol);
   EXPECT_EQ(r[10], "resampled");
   auto pairs = Row(o.out, "all.cp_pairs");
   ASSERT_EQ(pairs.size(), 11u) << o.out;
@@ -276,8 +280,9 @@ TEST_F(Ci, HomogeneityResamplesPairs) {
   Output json = Run("runs compare 1 2 --metrics all.cp_hooper --output json");
   EXPECT_NE(json.out.find("\"unit\": \"pairs\""), std::string::npos) << json.out;
   // Lanes report their units in document order: the same CI with 3 scoring threads.
-  Output lanes = Run(kHom + " --predictions " + kData + "/hom_a.txt --ci --ci-resamples 200 --ci-seed 7 --output csv "
-                            "--no-store --threads 3");
+  Output lanes = Run(kHom + " --predictions " + kCiData +
+                     "/hom_a.txt --ci --ci-resamples 200 --ci-seed 7 --output csv "
+                     "--no-store --threads 3");
   ASSERT_EQ(lanes.code, 0) << lanes.err;
   EXPECT_EQ(Row(lanes.out, "all.cp_hooper"), cp);
 }
@@ -286,7 +291,7 @@ TEST_F(Ci, HomogeneityResamplesPairs) {
 // point CI, and so has its macro twin.
 TEST_F(Ci, ConstantUnderResamplingIsAPoint) {
   std::ofstream(dir_ / "half.txt") << "apple;plum\napple;plum\napple;plum\nxray;plum\n";
-  Output o = Run("eval --dataset " + kData + "/hom --metrics exact --predictions " + P("half.txt") +
+  Output o = Run("eval --dataset " + kCiData + "/hom --metrics exact --predictions " + P("half.txt") +
                  " --ci --output csv --no-store");
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_EQ(Row(o.out, "all.p@M.micro"), (std::vector<std::string>{"all.p@M.micro", "0.5", "0.5", "0.5"})) << o.out;
@@ -295,7 +300,7 @@ TEST_F(Ci, ConstantUnderResamplingIsAPoint) {
 
 // Usage errors of the command line end with a pointer to the help.
 TEST_F(Ci, RefusesBadOptions) {
-  const std::string base = kCalib + " --predictions " + kData + "/calib_a.jsonl --no-store";
+  const std::string base = kCalib + " --predictions " + kCiData + "/calib_a.jsonl --no-store";
   for (const char* bad : {"0", "99", "1000001", "ten", "-5", "1e3", ""}) {
     ExpectRefused(base + " --ci --ci-resamples '" + bad + "'", 1,
                   std::string("--ci-resamples must be an integer from 100 to 1000000 (got '") + bad + "') (see 'kplab help')");
@@ -305,7 +310,7 @@ TEST_F(Ci, RefusesBadOptions) {
   ExpectRefused(base + " --ci-resamples 500", 1,
                 "--ci-resamples sets up --ci, which is not given (expected --ci --ci-resamples VALUE) (see 'kplab help')");
   ExpectRefused(base + " --ci-seed 3", 1, "--ci-seed sets up --ci, which is not given (expected --ci --ci-seed VALUE) (see 'kplab help')");
-  ExpectRefused(kCalib + " --predictions " + kData + "/calib_a.jsonl --ci --shard 0/2", 1,
+  ExpectRefused(kCalib + " --predictions " + kCiData + "/calib_a.jsonl --ci --shard 0/2", 1,
                 "--ci resamples the whole run: it cannot be combined with --shard (merge the shards with `kplab runs "
                 "merge`, then compare runs with `kplab runs compare`) (see 'kplab help')");
 }
@@ -354,7 +359,7 @@ return kp.metric {
   end,
 }
 )";
-  const std::string base = "eval --dataset " + kData + "/hom --predictions " + kData + "/hom_a.txt --plugins " +
+  const std::string base = "eval --dataset " + kCiData + "/hom --predictions " + kCiData + "/hom_a.txt --plugins " +
                            P("pl") + " --no-store --ci --metrics ";
   ExpectRefused(base + "exact,old", 1,
                 "metric 'old' has no bootstrap CI (--ci): " + P("pl") +
@@ -416,7 +421,7 @@ return kp.metric {
   EXPECT_EQ(nankey.code, 3) << nankey.err;
   EXPECT_NE(nankey.err.find("ctx.unit: the key must be a finite number (got NaN)"), std::string::npos) << nankey.err;
   // Without --ci, the units are checked as well (a plugin's mistake is not silent).
-  Output stray_plain = Run("eval --dataset " + kData + "/hom --predictions " + kData + "/hom_a.txt --plugins " +
+  Output stray_plain = Run("eval --dataset " + kCiData + "/hom --predictions " + kCiData + "/hom_a.txt --plugins " +
                            P("pl") + " --no-store --metrics stray");
   EXPECT_EQ(stray_plain.code, 3) << stray_plain.err;
 }
@@ -426,7 +431,7 @@ return kp.metric {
 // still tests per-document means, and says why a corpus-level metric has no test.
 TEST_F(Ci, CompareWithoutSlotsSaysWhy) {
   for (const char* f : {"calib_a.jsonl", "calib_b.jsonl"}) {
-    ASSERT_EQ(Run(kCalib + " --predictions " + kData + "/" + f).code, 0);
+    ASSERT_EQ(Run(kCalib + " --predictions " + kCiData + "/" + f).code, 0);
   }
   auto ece = Row(Run("runs compare 1 2 --metrics all.ece --output csv").out, "all.ece");
   ASSERT_EQ(ece.size(), 11u);
@@ -460,7 +465,7 @@ return kp.metric {
 )";
   std::ofstream(dir_ / "pl" / "cnt.lua") << cnt;
   for (const char* f : {"hom_a.txt", "hom_b.txt"}) {
-    ASSERT_EQ(Run("eval --dataset " + kData + "/hom --predictions " + kData + "/" + f + " --plugins " + P("pl") +
+    ASSERT_EQ(Run("eval --dataset " + kCiData + "/hom --predictions " + kCiData + "/" + f + " --plugins " + P("pl") +
                   " --metrics cnt --ci --db " + P("cnt.db"))
                   .code,
               0);
@@ -475,8 +480,8 @@ return kp.metric {
             std::string::npos)
       << why.out;
   // Slots from different parameters cannot be swapped between runs: no test, and the reason.
-  ASSERT_EQ(Run(kCalib + " --predictions " + kData + "/calib_a.jsonl --ci").code, 0);                        // 3
-  ASSERT_EQ(Run(kCalib + " --predictions " + kData + "/calib_b.jsonl --ci --param calibration.bins=5").code, 0);  // 4
+  ASSERT_EQ(Run(kCalib + " --predictions " + kCiData + "/calib_a.jsonl --ci").code, 0);                             // 3
+  ASSERT_EQ(Run(kCalib + " --predictions " + kCiData + "/calib_b.jsonl --ci --param calibration.bins=5").code, 0);  // 4
   Output differ = Run("runs compare 3 4 --metrics all.accuracy.micro");
   ASSERT_EQ(differ.code, 0) << differ.err;
   EXPECT_NE(differ.out.find("no test for 1 corpus-level metric(s) (all.accuracy.micro): the runs ran plugin "

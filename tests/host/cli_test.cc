@@ -42,7 +42,7 @@ class Cli : public ::testing::Test {
   std::string db_;
 };
 
-constexpr const char* kTiny =
+constexpr const char* kCliTiny =
     "eval --dataset examples/tiny --predictions examples/tiny/predictions.txt --system example";
 
 // Per-document values from `runs export` as doc_id -> metric -> value text.
@@ -69,7 +69,7 @@ std::map<std::string, std::map<std::string, double>> ParseCsv(const std::string&
 }
 
 TEST_F(Cli, EvalTinyExampleMatchesHandCalculation) {
-  Output o = Run(std::string(kTiny) + " --output json");
+  Output o = Run(std::string(kCliTiny) + " --output json");
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_EQ(o.out.rfind("{\"run_id\": 1, \"dataset\": \"tiny\", \"system\": \"example\", \"profile\": \"kplab\", "
                         "\"n_docs\": 5, \"n_docs_by_subset\": {\"absent\": 5, \"all\": 5, \"present\": 5}, "
@@ -122,7 +122,7 @@ TEST_F(Cli, EvalTinyExampleMatchesHandCalculation) {
 }
 
 TEST_F(Cli, PrmuPluginOnTinyExample) {
-  Output o = Run(std::string(kTiny) + " --metrics prmu --output json");
+  Output o = Run(std::string(kCliTiny) + " --metrics prmu --output json");
   ASSERT_EQ(o.code, 0) << o.err;
   auto docs = ParseCsv(Run("runs export 1").out);
   // Document 1's references against its source: scheduling, batch jobs, interactive queries occur
@@ -145,7 +145,7 @@ TEST_F(Cli, ReadmePluginSnippetRuns) {
   ASSERT_NE(begin, std::string::npos);
   fs::create_directories(dir_ / "mydir");
   std::ofstream(dir_ / "mydir" / "hits3.lua") << readme.substr(begin + 7, end - begin - 7);
-  Output o = Run(std::string(kTiny) + " --plugins " + (dir_ / "mydir").string() + " --metrics hits3 --output csv");
+  Output o = Run(std::string(kCliTiny) + " --plugins " + (dir_ / "mydir").string() + " --metrics hits3 --output csv");
   ASSERT_EQ(o.code, 0) << o.err;
   // Hits in the first 3 predictions (hand count, see EvalTinyExampleMatchesHandCalculation and
   // examples/tiny): doc 1: 3; doc 2: readability formulas -> 1; doc 3: graph neural network,
@@ -169,26 +169,26 @@ TEST_F(Cli, JsonlPredictionsAlignById) {
 // Hostile plugins and options found in review: each gives a clear error and a documented exit code.
 TEST_F(Cli, HostileInputsFailCleanly) {
   const std::string plugins = " --plugins tests/data/cli/hostile --no-store";
-  Output o = Run(std::string(kTiny) + plugins + " --metrics hog --memory-limit 1 --threads 2");
+  Output o = Run(std::string(kCliTiny) + plugins + " --metrics hog --memory-limit 1 --threads 2");
   EXPECT_EQ(o.code, 3) << o.err;
   EXPECT_NE(o.err.find("tests/data/cli/hostile/hog.lua: memory limit of 1 MiB exceeded"), std::string::npos) << o.err;
-  o = Run(std::string(kTiny) + plugins + " --metrics bigdcg");
+  o = Run(std::string(kCliTiny) + plugins + " --metrics bigdcg");
   EXPECT_EQ(o.code, 3) << o.err;
   EXPECT_NE(o.err.find("n_relevant must be <= 16777216"), std::string::npos) << o.err;
   // Huge numbers in names sort; infinities are null in JSON; the aggregate's metatable never runs
   // (its value is not a number: null).
-  o = Run(std::string(kTiny) + plugins + " --metrics oddnames --output json");
+  o = Run(std::string(kCliTiny) + plugins + " --metrics oddnames --output json");
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_NE(o.out.find("\"aggregates\": {\"all.inf\": null, \"all.meta\": null, \"all.x@5\": 2}"),
             std::string::npos)
       << o.out;
-  o = Run(std::string(kTiny) + " --threads abc");
+  o = Run(std::string(kCliTiny) + " --threads abc");
   EXPECT_EQ(o.code, 1);
   EXPECT_EQ(o.err, "kplab: --threads must be an integer from 1 to 64 (got 'abc') (see 'kplab help')\n");
-  o = Run(std::string(kTiny) + " --memory-limit -5");
+  o = Run(std::string(kCliTiny) + " --memory-limit -5");
   EXPECT_EQ(o.code, 1);
   EXPECT_EQ(o.err, "kplab: --memory-limit must be an integer from 0 to 1048576 (got '-5') (see 'kplab help')\n");
-  o = Run(std::string(kTiny) + " --metrics exact,exact");
+  o = Run(std::string(kCliTiny) + " --metrics exact,exact");
   EXPECT_EQ(o.code, 1);
   EXPECT_EQ(o.err, "kplab: metric 'exact' is listed twice\n");
   o = Run("runs show 99999999999999999999");
@@ -196,7 +196,7 @@ TEST_F(Cli, HostileInputsFailCleanly) {
 }
 
 TEST_F(Cli, TableOutputAndRunsList) {
-  Output o = Run(kTiny);
+  Output o = Run(kCliTiny);
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_EQ(o.out.rfind("run 1  dataset tiny (5 docs)  system example  profile kplab\n", 0), 0u) << o.out;
   EXPECT_NE(o.out.find("\nmetric"), std::string::npos);
@@ -214,7 +214,7 @@ TEST_F(Cli, TableOutputAndRunsList) {
 // still starts at the same place in the header and in each row (the "docs" column is found by its
 // header's end and each row's "5" under it).
 TEST_F(Cli, RunsListColumnsFitTheLongestName) {
-  ASSERT_EQ(Run(std::string(kTiny) + " --metrics exact").code, 0);
+  ASSERT_EQ(Run(std::string(kCliTiny) + " --metrics exact").code, 0);
   Output o =
       Run("eval --dataset examples/tiny --predictions examples/tiny/predictions.txt --metrics exact --system "
           "a-system-name-longer-than-twenty --profile kenchan --knob max_pieces=50 --knob one_word_preds=first");
@@ -238,7 +238,7 @@ TEST_F(Cli, RunsListColumnsFitTheLongestName) {
 }
 
 TEST_F(Cli, ScriptErrorReportsFileLineAndStoresFailedRun) {
-  Output o = Run(std::string(kTiny) + " --plugins tests/data/cli/failing --metrics boom");
+  Output o = Run(std::string(kCliTiny) + " --plugins tests/data/cli/failing --metrics boom");
   EXPECT_EQ(o.code, 3);
   // The message names the document the plugin failed on.
   EXPECT_NE(o.err.find("kplab: tests/data/cli/failing/boom.lua:4: no luck with document 3 (while scoring document "
@@ -251,7 +251,7 @@ TEST_F(Cli, ScriptErrorReportsFileLineAndStoresFailedRun) {
 }
 
 TEST_F(Cli, UserPluginOverridesShippedOne) {
-  Output o = Run(std::string(kTiny) + " --plugins tests/data/cli/failing --metrics exact --output csv");
+  Output o = Run(std::string(kCliTiny) + " --plugins tests/data/cli/failing --metrics exact --output csv");
   ASSERT_EQ(o.code, 0) << o.err;
   // Mean number of deduplicated references over the 5 documents: (5 + 4 + 4 + 4 + 4) / 5.
   EXPECT_EQ(o.out, "metric,value\nall.n_refs,4.2\n");
@@ -261,10 +261,10 @@ TEST_F(Cli, UsageErrors) {
   Output o = Run("eval --dataset examples/tiny");
   EXPECT_EQ(o.code, 1);
   EXPECT_EQ(o.err, "kplab: missing required option --predictions (see 'kplab help')\n");
-  o = Run(std::string(kTiny) + " --profile nope");
+  o = Run(std::string(kCliTiny) + " --profile nope");
   EXPECT_EQ(o.code, 1);
   EXPECT_EQ(o.err, "kplab: unknown profile 'nope' (expected one of: kplab, kpeval, kenchan, exhird, semrp-standalone, kenchan+one2set)\n");
-  o = Run(std::string(kTiny) + " --metrics nope");
+  o = Run(std::string(kCliTiny) + " --metrics nope");
   EXPECT_EQ(o.code, 1);  // a misspelt metric is a usage error
   EXPECT_EQ(o.err.rfind("kplab: unknown metric 'nope' (expected one of: ", 0), 0u) << o.err;
   o = Run("frobnicate");

@@ -22,7 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using kplab::test::Output;
 
-constexpr const char* kTiny = "--dataset examples/tiny --predictions examples/tiny/predictions.txt";
+constexpr const char* kDetTiny = "--dataset examples/tiny --predictions examples/tiny/predictions.txt";
 
 class Determinism : public ::testing::Test {
  protected:
@@ -41,7 +41,7 @@ class Determinism : public ::testing::Test {
   std::string Plugins() const { return (dir_ / "pl").string(); }
 
   // `kplab eval` of examples/tiny (or `data`) with `metrics` from pl/, not stored, CSV.
-  Output Eval(const std::string& metrics, const std::string& extra = "", const std::string& data = kTiny) {
+  Output Eval(const std::string& metrics, const std::string& extra = "", const std::string& data = kDetTiny) {
     return kplab::test::RunKplab(
         dir_, "KPLAB_DB=" + (dir_ / "db").string(),
         "eval " + data + " --output csv --no-store --metrics " + metrics + " --plugins " + Plugins() + " " + extra);
@@ -50,8 +50,8 @@ class Determinism : public ::testing::Test {
 };
 
 // A plugin of one subset ("all") and one column (x) whose score body is `body`.
-std::string Probe(const std::string& name, const std::string& prelude, const std::string& body,
-                  const std::string& fields = "", const std::string& column = "x") {
+std::string DetProbe(const std::string& name, const std::string& prelude, const std::string& body,
+                     const std::string& fields = "", const std::string& column = "x") {
   return "-- kplab-api: 2\n" + prelude + "\nreturn kp.metric { name = \"" + name + "\", version = \"1\", " + fields +
          "\n  subsets = { \"all\" }, columns = { \"" + column +
          "\" },\n"
@@ -135,7 +135,7 @@ TEST_F(Determinism, FreezeRefusesOrFreezesWhatCarriesStateFromLoad) {
            "'1', subset 'all')"},
   };
   for (const Case& c : cases) {
-    Write(c.name, Probe(c.name, c.prelude, c.body, c.fields));
+    Write(c.name, DetProbe(c.name, c.prelude, c.body, c.fields));
     const Output o = Eval(c.name);
     EXPECT_EQ(o.code, 3) << c.name << "\n" << o.err;
     EXPECT_EQ(FirstLine(o.err), "kplab: " + c.message) << c.name;
@@ -145,11 +145,12 @@ TEST_F(Determinism, FreezeRefusesOrFreezesWhatCarriesStateFromLoad) {
 // What a plugin may keep from load and use: constant tables, a Matrix it only reads, math.random,
 // pairs(kp)'s iterator, utf8.codes, kp.log. The same numbers at 1 and 2 threads.
 TEST_F(Determinism, WhatMayBeKeptFromLoadStillWorks) {
-  Write("keeps", Probe("keeps",
-                       "local M = kp.matrix{{3}}\nlocal rand, nxt, codes = math.random, pairs(kp), utf8.codes\n"
-                       "local CATS = {'P', 'R'}",
-                       "    local n = 0\n    for _ in codes('héllo') do n = n + 1 end\n"
-                       "    local r = rand(1000)\n    out.x = M:get(1, 1) + #CATS + n + (nxt(kp) and 1 or 0) + r - r"));
+  Write("keeps",
+        DetProbe("keeps",
+                 "local M = kp.matrix{{3}}\nlocal rand, nxt, codes = math.random, pairs(kp), utf8.codes\n"
+                 "local CATS = {'P', 'R'}",
+                 "    local n = 0\n    for _ in codes('héllo') do n = n + 1 end\n"
+                 "    local r = rand(1000)\n    out.x = M:get(1, 1) + #CATS + n + (nxt(kp) and 1 or 0) + r - r"));
   const Output one = Eval("keeps", "--threads 1"), two = Eval("keeps", "--threads 2");
   ASSERT_EQ(one.code, 0) << one.err;
   EXPECT_EQ(one.out, "metric,value\nall.x,11\n");  // 3 + 2 + 5 + 1
@@ -174,7 +175,7 @@ TEST_F(Determinism, EachDocumentDrawsStockLuasStreamForItsSeed) {
         "  score = function(doc, p, ctx, out) out.a = math.random(1, 1000000) out.b = math.random(0) % 1000 "
         "out.c = math.random() end }\n");
   const Output o = kplab::test::RunKplab(dir_, "KPLAB_DB=" + (dir_ / "db").string(),
-                                         std::string("eval ") + kTiny + " --metrics rnd --random-seed 7 --plugins " +
+                                         std::string("eval ") + kDetTiny + " --metrics rnd --random-seed 7 --plugins " +
                                              Plugins() + " --db " + (dir_ / "db").string() + " --output csv");
   ASSERT_EQ(o.code, 0) << o.err;
   const Output exported =
@@ -219,9 +220,9 @@ TEST_F(Determinism, EachDocumentDrawsStockLuasStreamForItsSeed) {
 // with --threads, unseeded they moved on every identical run, and one plugin's math.randomseed moved
 // another's.
 TEST_F(Determinism, RandomnessIsPerPluginAndPerDocument) {
-  Write("draw", Probe("draw", "", "    out.d = math.random(1000000)", "", "d"));
-  Write("seedload", Probe("seedload", "math.randomseed(7)\nlocal K = math.random(1000000)",
-                          "    out.s = K + math.random(1000)", "", "s"));
+  Write("draw", DetProbe("draw", "", "    out.d = math.random(1000000)", "", "d"));
+  Write("seedload", DetProbe("seedload", "math.randomseed(7)\nlocal K = math.random(1000000)",
+                             "    out.s = K + math.random(1000)", "", "s"));
   Write("prep",
         "-- kplab-api: 2\nreturn kp.metric { name = \"prep\", version = \"1\", columns = { \"y\" },\n"
         "  prepare = function() return { r = math.random(1000000) } end,\n"
@@ -253,11 +254,11 @@ TEST_F(Determinism, RandomnessIsPerPluginAndPerDocument) {
 // runs. 2000 records with two keys, sorted by key: stable, the first is id 2, the 1001st id 1 and the
 // last id 1999 (x = 2e8 + 1e4 + 1999 on every document), at 1, 2 and 4 threads and on a second run.
 TEST_F(Determinism, SortOrdersTiesOneWay) {
-  Write("ties", Probe("ties", "",
-                      "    local r = {}\n"
-                      "    for i = 1, 2000 do r[i] = {k = i % 2, id = i} end\n"
-                      "    table.sort(r, function(a, b) return a.k < b.k end)\n"
-                      "    out.x = r[1].id * 100000000 + r[1001].id * 10000 + r[2000].id"));
+  Write("ties", DetProbe("ties", "",
+                         "    local r = {}\n"
+                         "    for i = 1, 2000 do r[i] = {k = i % 2, id = i} end\n"
+                         "    table.sort(r, function(a, b) return a.k < b.k end)\n"
+                         "    out.x = r[1].id * 100000000 + r[1001].id * 10000 + r[2000].id"));
   for (const std::string threads : {"1", "2", "4", "1"}) {
     const Output o = Eval("ties", "--threads " + threads);
     EXPECT_EQ(o.code, 0) << o.err;
@@ -314,7 +315,7 @@ TEST_F(Determinism, ReScoringAloneCatchesWhatTheFreezeMisses) {
       {"hashorder", "    local t = {}\n    for i = 1, 40 do t['key' .. i] = i end\n    out.x = t[next(t)]"},
   };
   for (const auto& [name, body] : unstable) {
-    Write(name, Probe(name, "", body));
+    Write(name, DetProbe(name, "", body));
     o = Eval(name, "--threads 2");
     EXPECT_EQ(o.code, 3) << name << "\n" << o.err;
     EXPECT_EQ(FirstLine(o.err).rfind("kplab: " + Plugins() + "/" + name + ".lua: plugin '" + name +
@@ -328,17 +329,17 @@ TEST_F(Determinism, ReScoringAloneCatchesWhatTheFreezeMisses) {
 // The setting is recorded with the run and refused outside its range.
 TEST_F(Determinism, VerifySettingIsRecordedAndChecked) {
   const std::string db = (dir_ / "db").string();
-  Output o = kplab::test::RunKplab(dir_, "", std::string("eval ") + kTiny + " --db " + db + " --output csv");
+  Output o = kplab::test::RunKplab(dir_, "", std::string("eval ") + kDetTiny + " --db " + db + " --output csv");
   ASSERT_EQ(o.code, 0) << o.err;
   o = kplab::test::RunKplab(
-      dir_, "", std::string("eval ") + kTiny + " --db " + db + " --output csv --verify-docs 3 --random-seed 9");
+      dir_, "", std::string("eval ") + kDetTiny + " --db " + db + " --output csv --verify-docs 3 --random-seed 9");
   ASSERT_EQ(o.code, 0) << o.err;
   o = kplab::test::RunKplab(dir_, "", "runs show 1 --db " + db);
   EXPECT_NE(o.out.find("\"_verify\": {\"docs\": 16}"), std::string::npos) << o.out;
   EXPECT_EQ(o.out.find("_random_seed"), std::string::npos) << o.out;
   o = kplab::test::RunKplab(dir_, "", "runs show 2 --db " + db);
   EXPECT_NE(o.out.find("\"_verify\": {\"docs\": 3}, \"_random_seed\": 9"), std::string::npos) << o.out;
-  o = kplab::test::RunKplab(dir_, "", std::string("eval ") + kTiny + " --no-store --verify-docs -1");
+  o = kplab::test::RunKplab(dir_, "", std::string("eval ") + kDetTiny + " --no-store --verify-docs -1");
   EXPECT_EQ(o.code, 1);
   EXPECT_NE(o.err.find("--verify-docs"), std::string::npos) << o.err;
 }
@@ -352,10 +353,10 @@ TEST_F(Determinism, EveryPluginGivesTheSameBitsAtAnyThreadCountOrFailsNamingItse
       {"h_counter1",
        "-- kplab-api: 1\nlocal n = 0\nreturn kp.metric { name = \"h_counter1\", version = \"1\",\n"
        "  score = function(doc, p, ctx) n = n + 1 return { [\"all.x\"] = n % 7 } end }\n"},
-      {"h_address", Probe("h_address", "", "    out.x = tonumber(tostring({}):match('0x(%x+)'), 16) % 7")},
+      {"h_address", DetProbe("h_address", "", "    out.x = tonumber(tostring({}):match('0x(%x+)'), 16) % 7")},
       {"h_hash",
-       Probe("h_hash", "", "    local t = {}\n    for i = 1, 40 do t['k' .. i] = i end\n    out.x = t[next(t)]")},
-      {"h_random", Probe("h_random", "local K = math.random(100)", "    out.x = K + math.random(100)")},
+       DetProbe("h_hash", "", "    local t = {}\n    for i = 1, 40 do t['k' .. i] = i end\n    out.x = t[next(t)]")},
+      {"h_random", DetProbe("h_random", "local K = math.random(100)", "    out.x = K + math.random(100)")},
       {"h_keep",
        "-- kplab-api: 1\nlocal first\nreturn kp.metric { name = \"h_keep\", version = \"1\",\n"
        "  score = function(doc, p, ctx) first = first or doc return { [\"all.x\"] = #first.preds } end }\n"},
@@ -364,7 +365,7 @@ TEST_F(Determinism, EveryPluginGivesTheSameBitsAtAnyThreadCountOrFailsNamingItse
   const std::string inspec = std::string(KPLAB_SHARED_DATA) + "/kpg_testsets_meng2017/inspec";
   const std::string data = fs::exists(inspec) ? "--dataset " + inspec + " --predictions " + KPLAB_SHARED_DATA +
                                                     "/predictions/catSeqTG-2RF1/inspec/seed1234.txt"
-                                              : kTiny;
+                                              : kDetTiny;
   std::vector<std::string> plugins = {"exact", "rank", "rprec", "prmu", "homogeneity"};
   for (const auto& [name, _] : hostile) plugins.push_back(name);
   for (const std::string& plugin : plugins) {

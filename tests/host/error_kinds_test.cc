@@ -10,7 +10,7 @@
 namespace kplab::host {
 namespace {
 
-EvalRequest Tiny() {
+EvalRequest TinyKindsRequest() {
   EvalRequest req;
   req.dataset_path = std::string(KPLAB_SOURCE_DIR) + "/examples/tiny";
   req.predictions_path = req.dataset_path + "/predictions.txt";
@@ -28,19 +28,19 @@ TEST(ErrorKinds, StatusKeepsTheKind) {
 }
 
 TEST(ErrorKinds, EvaluateSaysWhatFailed) {
-  EvalRequest req = Tiny();
+  EvalRequest req = TinyKindsRequest();
   req.profile = "nope";
   EXPECT_TRUE(Evaluate(req).error().IsUsage());
-  req = Tiny();
+  req = TinyKindsRequest();
   req.metrics = {"exact", "nosuch"};
   EXPECT_TRUE(Evaluate(req).error().IsUsage());
-  req = Tiny();
+  req = TinyKindsRequest();
   req.params["exact"]["ks"] = "0";
   EXPECT_TRUE(Evaluate(req).error().IsUsage());
-  req = Tiny();
+  req = TinyKindsRequest();
   req.predictions_path = std::string(KPLAB_SOURCE_DIR) + "/README.md";
   EXPECT_TRUE(Evaluate(req).error().IsInput());
-  req = Tiny();  // a plugin whose declaration is wrong (score missing): a script failure
+  req = TinyKindsRequest();  // a plugin whose declaration is wrong (score missing): a script failure
   req.plugin_dirs = {std::string(KPLAB_TEST_DATA) + "/plugins/decl"};
   req.metrics = {"score_missing"};
   auto r = Evaluate(req);

@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 namespace kplab::host {
 namespace {
 
-EvalRequest Tiny() {
+EvalRequest TinyStoreRequest() {
   EvalRequest req;
   req.dataset_path = std::string(KPLAB_SOURCE_DIR) + "/examples/tiny";
   req.predictions_path = req.dataset_path + "/predictions.txt";
@@ -111,7 +111,7 @@ TEST(ErrorForms, FrontEndsCallTheSeam) {
 
 TEST_F(EvalStore, StoresAGoodRunWithItsSlots) {
   PathSink sink((dir_ / "runs.db").string());
-  auto stored = EvaluateAndStore(Tiny(), nullptr, &sink);
+  auto stored = EvaluateAndStore(TinyStoreRequest(), nullptr, &sink);
   ASSERT_TRUE(stored.ok()) << stored.error().message;
   EXPECT_EQ(stored->run_id, 1);
   EXPECT_EQ(stored->result.run.id, 1);
@@ -125,7 +125,7 @@ TEST_F(EvalStore, StoresAGoodRunWithItsSlots) {
 }
 
 TEST_F(EvalStore, RecordsAFailedRunAndSaysSo) {
-  EvalRequest req = Tiny();
+  EvalRequest req = TinyStoreRequest();
   req.plugin_dirs = {std::string(KPLAB_SOURCE_DIR) + "/tests/seam/plugins"};
   req.metrics = {"fails"};
   const std::string db = (dir_ / "runs.db").string();
@@ -159,7 +159,7 @@ TEST_F(EvalStore, RequestErrorsStoreNothing) {
   for (auto tweak : {+[](EvalRequest& r) { r.metrics = {"nosuch"}; }, +[](EvalRequest& r) { r.profile = "nope"; },
                      +[](EvalRequest& r) { r.params["exact"]["nosuch"] = "1"; },
                      +[](EvalRequest& r) { r.predictions_path += ".missing"; }}) {
-    EvalRequest req = Tiny();
+    EvalRequest req = TinyStoreRequest();
     tweak(req);
     PathSink sink(db);
     auto stored = EvaluateAndStore(req, nullptr, &sink);
@@ -171,7 +171,7 @@ TEST_F(EvalStore, RequestErrorsStoreNothing) {
 TEST_F(EvalStore, AStoreThatCannotBeOpenedIsAStoreError) {
   fs::create_directories(dir_ / "a-directory.db");
   PathSink sink((dir_ / "a-directory.db").string());
-  auto stored = EvaluateAndStore(Tiny(), nullptr, &sink);
+  auto stored = EvaluateAndStore(TinyStoreRequest(), nullptr, &sink);
   ASSERT_FALSE(stored.ok());
   EXPECT_EQ(stored.error().kind, ErrorKind::kStore) << stored.error().message;
   EXPECT_EQ(ExitCodeFor(stored.error().kind), 4);

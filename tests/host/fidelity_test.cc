@@ -31,7 +31,7 @@ class Fidelity : public kplab::test::KplabDirTest {
   }
 };
 
-constexpr const char* kTiny = "eval --dataset examples/tiny --predictions examples/tiny/predictions.txt";
+constexpr const char* kFidelityTiny = "eval --dataset examples/tiny --predictions examples/tiny/predictions.txt";
 
 // A Meng-2017 style document whose predictions carry a <peos> marker: two predictions, both correct.
 TEST_F(Fidelity, PeosIsAMarkerInLineFilesButAListItemInJsonl) {
@@ -113,7 +113,7 @@ TEST_F(Fidelity, SemEvalImporterKnowsItsStemmedAnswersAndRefusesTheFlag) {
 // predictions scheduler, batch jobs, interactive queries, cluster, job length hit at ranks 1, 2, 3:
 // (1/1 + 2/2 + 3/3) / min(5, 5) = 0.6.
 TEST_F(Fidelity, AnyCutoffAndOForRankMetrics) {
-  Output o = Run(std::string(kTiny) + " --param exact.ks=1,3,M --param rank.ks=1,O --output csv");
+  Output o = Run(std::string(kFidelityTiny) + " --param exact.ks=1,3,M --param rank.ks=1,O --output csv");
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_DOUBLE_EQ(Agg(o.out, "all.p@1.macro"), 0.8);
   EXPECT_DOUBLE_EQ(Agg(o.out, "all.p@1.micro"), 0.8);
@@ -158,7 +158,7 @@ TEST_F(Fidelity, BadCutoffsAreUsageErrorsAndNothingIsStored) {
       {"exact.ks=m", "kplab: plugin 'exact': parameter 'ks': 'm' is not a cut-off" + expected},
   };
   for (const auto& [param, message] : cases) {
-    Output o = Run(std::string(kTiny) + " --param " + param);
+    Output o = Run(std::string(kFidelityTiny) + " --param " + param);
     EXPECT_EQ(o.code, 1) << param;
     EXPECT_EQ(o.err, message) << param;
   }
@@ -177,9 +177,9 @@ TEST_F(Fidelity, RunsCompareRefusesDifferentDatasetsAndSelectsMetrics) {
   Write("m/x_context.txt", "neural networks . <eos> we study neural networks and graph models\n");
   Write("m/x_allkeywords.txt", "neural networks;graph models\n");
   Write("p.txt", "neural networks;graph models\n");
-  ASSERT_EQ(Run(std::string(kTiny) + " --system tiny-a").code, 0);                           // run 1
+  ASSERT_EQ(Run(std::string(kFidelityTiny) + " --system tiny-a").code, 0);                  // run 1
   ASSERT_EQ(Run("eval --dataset " + P("m") + " --predictions " + P("p.txt")).code, 0);      // run 2
-  ASSERT_EQ(Run(std::string(kTiny) + " --system tiny-b --profile kpeval").code, 0);         // run 3
+  ASSERT_EQ(Run(std::string(kFidelityTiny) + " --system tiny-b --profile kpeval").code, 0);  // run 3
   Output o = Run("runs compare 1 2");
   EXPECT_EQ(o.code, 1);
   EXPECT_EQ(o.out, "");
@@ -216,8 +216,8 @@ TEST_F(Fidelity, RunsCompareRefusesDifferentDatasetsAndSelectsMetrics) {
 }
 
 TEST_F(Fidelity, RunsCompareRefusesAFailedRun) {
-  ASSERT_EQ(Run(std::string(kTiny)).code, 0);
-  Output f = Run(std::string(kTiny) + " --plugins tests/data/cli/failing --metrics boom");
+  ASSERT_EQ(Run(std::string(kFidelityTiny)).code, 0);
+  Output f = Run(std::string(kFidelityTiny) + " --plugins tests/data/cli/failing --metrics boom");
   ASSERT_EQ(f.code, 3);
   Output o = Run("runs compare 1 2");
   EXPECT_EQ(o.code, 4);
@@ -256,7 +256,7 @@ TEST_F(Fidelity, RunsCompareReachesHolmSignificanceOnKp20k) {
 }
 
 TEST_F(Fidelity, EveryOutputOptionIsChecked) {
-  ASSERT_EQ(Run(std::string(kTiny)).code, 0);
+  ASSERT_EQ(Run(std::string(kFidelityTiny)).code, 0);
   for (const char* cmd : {"runs list", "runs show 1", "runs compare 1 1"}) {
     Output o = Run(std::string(cmd) + " --output bogus");
     EXPECT_EQ(o.code, 1) << cmd;
@@ -278,13 +278,13 @@ TEST_F(Fidelity, EveryOutputOptionIsChecked) {
   Output unknown = Run("eval --datset examples/tiny --predictions examples/tiny/predictions.txt");
   EXPECT_EQ(unknown.code, 1);
   EXPECT_EQ(unknown.err, "kplab: unknown option --datset (did you mean --dataset?) (see 'kplab help')\n");
-  Output twice = Run(std::string(kTiny) + " --profile kplab --profile kpeval");
+  Output twice = Run(std::string(kFidelityTiny) + " --profile kplab --profile kpeval");
   EXPECT_EQ(twice.code, 1);
   EXPECT_EQ(twice.err, "kplab: option --profile is repeated (see 'kplab help')\n");
-  Output flag = Run(std::string(kTiny) + " --no-store --no-store");
+  Output flag = Run(std::string(kFidelityTiny) + " --no-store --no-store");
   EXPECT_EQ(flag.code, 1);
   EXPECT_EQ(flag.err, "kplab: option --no-store is repeated (see 'kplab help')\n");
-  Output metric = Run(std::string(kTiny) + " --metrics exact,nope");
+  Output metric = Run(std::string(kFidelityTiny) + " --metrics exact,nope");
   EXPECT_EQ(metric.code, 1);
   EXPECT_EQ(metric.err.rfind("kplab: unknown metric 'nope' (expected one of: ", 0), 0u) << metric.err;
 }
@@ -322,7 +322,7 @@ return kp.metric { name = "in_title", version = "1", score = function(doc, _, _,
   return out
 end }
 )");
-  Output o = Run(std::string(kTiny) + " --plugins " + P("pl") + " --metrics in_title --output csv");
+  Output o = Run(std::string(kFidelityTiny) + " --plugins " + P("pl") + " --metrics in_title --output csv");
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_DOUBLE_EQ(Agg(o.out, "all.in_title"), 1.4);
   EXPECT_DOUBLE_EQ(Agg(o.out, "all.title_len"), 8.2);
@@ -337,7 +337,7 @@ return kp.metric { name = "typo", version = "1", score = function(doc, _, _, out
   return out
 end }
 )");
-  Output o = Run(std::string(kTiny) + " --plugins " + P("pl") + " --metrics typo");
+  Output o = Run(std::string(kFidelityTiny) + " --plugins " + P("pl") + " --metrics typo");
   EXPECT_EQ(o.code, 3);
   EXPECT_NE(o.err.find(": score result for document '4': metric 'all.bad' is a string (expected a number)\n"),
             std::string::npos)

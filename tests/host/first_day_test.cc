@@ -40,22 +40,22 @@ class FirstDay : public ::testing::Test {
   std::string db_;
 };
 
-constexpr const char* kTiny = "eval --dataset examples/tiny --predictions examples/tiny/predictions.txt";
+constexpr const char* kFirstDayTiny = "eval --dataset examples/tiny --predictions examples/tiny/predictions.txt";
 
 TEST_F(FirstDay, DidYouMeanForProfilesMetricsAndOptions) {
-  Output p = Run(std::string(kTiny) + " --no-store --profile kenchn");
+  Output p = Run(std::string(kFirstDayTiny) + " --no-store --profile kenchn");
   EXPECT_EQ(p.code, 1);
   EXPECT_EQ(p.err,
             "kplab: unknown profile 'kenchn' (did you mean 'kenchan'? expected one of: kplab, kpeval, kenchan, "
             "exhird, semrp-standalone, kenchan+one2set)\n");
-  Output m = Run(std::string(kTiny) + " --no-store --metrics exakt");
+  Output m = Run(std::string(kFirstDayTiny) + " --no-store --metrics exakt");
   EXPECT_EQ(m.code, 1);
   EXPECT_EQ(m.err.rfind("kplab: unknown metric 'exakt' (did you mean 'exact'? expected one of: ", 0), 0u) << m.err;
-  Output o = Run(std::string(kTiny) + " --no-store --refs-stemed");
+  Output o = Run(std::string(kFirstDayTiny) + " --no-store --refs-stemed");
   EXPECT_EQ(o.code, 1);
   EXPECT_EQ(o.err, "kplab: unknown option --refs-stemed (did you mean --refs-stemmed?) (see 'kplab help')\n");
   // Nothing near: no guess.
-  Output far = Run(std::string(kTiny) + " --no-store --profile zzzzzz");
+  Output far = Run(std::string(kFirstDayTiny) + " --no-store --profile zzzzzz");
   EXPECT_EQ(far.err,
             "kplab: unknown profile 'zzzzzz' (expected one of: kplab, kpeval, kenchan, exhird, "
             "semrp-standalone, kenchan+one2set)\n");
@@ -82,19 +82,19 @@ TEST_F(FirstDay, ReadCommandsRefuseAStoreThatDoesNotExist) {
 }
 
 TEST_F(FirstDay, NoStorePrintsNoRunId) {
-  Output t = Run(std::string(kTiny) + " --no-store --metrics exact");
+  Output t = Run(std::string(kFirstDayTiny) + " --no-store --metrics exact");
   ASSERT_EQ(t.code, 0) << t.err;
   EXPECT_EQ(t.out.rfind("not stored  dataset tiny (5 docs)  system examples  profile kplab\n", 0), 0u) << t.out;
-  Output j = Run(std::string(kTiny) + " --no-store --metrics exact --output json");
+  Output j = Run(std::string(kFirstDayTiny) + " --no-store --metrics exact --output json");
   EXPECT_EQ(j.out.rfind("{\"run_id\": null, ", 0), 0u) << j.out;
-  Output stored = Run(std::string(kTiny) + " --metrics exact");
+  Output stored = Run(std::string(kFirstDayTiny) + " --metrics exact");
   EXPECT_EQ(stored.out.rfind("run 1  dataset tiny", 0), 0u) << stored.out;
 }
 
 // Homogeneity's pair counts over examples/tiny (no two gold sets reach the default similarity: 0 pairs)
 // print as integers, "0", not "0.0000".
 TEST_F(FirstDay, PairCountsPrintAsIntegers) {
-  Output o = Run(std::string(kTiny) + " --no-store --metrics homogeneity");
+  Output o = Run(std::string(kFirstDayTiny) + " --no-store --metrics homogeneity");
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_NE(o.out.find("\ncp_pairs "), std::string::npos) << o.out;
   const auto at = o.out.find("\ncp_pairs ");
@@ -104,8 +104,8 @@ TEST_F(FirstDay, PairCountsPrintAsIntegers) {
 }
 
 TEST_F(FirstDay, RunsTableTextEndsWithANewlineAndSuggestsAggregates) {
-  ASSERT_EQ(Run(std::string(kTiny) + " --metrics exact").code, 0);
-  ASSERT_EQ(Run(std::string(kTiny) + " --metrics exact --system other").code, 0);
+  ASSERT_EQ(Run(std::string(kFirstDayTiny) + " --metrics exact").code, 0);
+  ASSERT_EQ(Run(std::string(kFirstDayTiny) + " --metrics exact --system other").code, 0);
   // The misspelt aggregate (all.f1@5.macro_hm without its tail).
   Output typo = Run("runs table --metrics all.f1@5.macro");
   EXPECT_NE(typo.code, 0);

@@ -42,12 +42,12 @@ class Formats : public ::testing::Test {
   fs::path dir_;
 };
 
-constexpr const char* kTiny = "--dataset examples/tiny";
+constexpr const char* kFormatsTiny = "--dataset examples/tiny";
 constexpr const char* kTinyPreds = "examples/tiny/predictions.txt";
 const std::string kF = "tests/data/formats/";
 
 TEST_F(Formats, EveryPretokenizedFormatGivesTinysNumbers) {
-  const std::string want = Aggregates(kTiny, kTinyPreds);
+  const std::string want = Aggregates(kFormatsTiny, kTinyPreds);
   ASSERT_NE(want.find("\"all.f1@5.macro_hm\""), std::string::npos) << want;
   // midas records (JSONL, a to_json array, a file of two splits) with HF predictions keyed by id.
   EXPECT_EQ(Aggregates("--dataset " + kF + "midas/tiny.jsonl", kF + "hf_predictions.jsonl"), want);
@@ -71,7 +71,7 @@ TEST_F(Formats, EveryPretokenizedFormatGivesTinysNumbers) {
 // pretokenized text; through the word tokenizer it is an ordinary (never matching) prediction. Without
 // that prediction the raw-text formats give tiny's numbers exactly; with it they agree with each other.
 TEST_F(Formats, RawTextFormatsGiveTinysNumbersBarTheUnkPrediction) {
-  const std::string want = Aggregates(kTiny, kTinyPreds);
+  const std::string want = Aggregates(kFormatsTiny, kTinyPreds);
   std::string preds;
   {
     std::ifstream in(std::string(KPLAB_SOURCE_DIR) + "/" + kTinyPreds);
@@ -85,7 +85,7 @@ TEST_F(Formats, RawTextFormatsGiveTinysNumbersBarTheUnkPrediction) {
   ASSERT_EQ(std::count(preds.begin(), preds.end(), '<'), 5 + 0) << preds;  // the five <peos> only
   const std::string no_unk = (dir_ / "no_unk.txt").string();
   std::ofstream(no_unk) << preds;
-  EXPECT_EQ(Aggregates(kTiny, no_unk), want);  // dropped anyway in tiny's own format
+  EXPECT_EQ(Aggregates(kFormatsTiny, no_unk), want);  // dropped anyway in tiny's own format
   const std::string pke = "--dataset " + kF + "pke/Test --references " + kF + "pke/tiny.uncontr.json";
   EXPECT_EQ(Aggregates("--dataset " + kF + "taln/tiny.jsonl", no_unk), want);
   EXPECT_EQ(Aggregates(pke, no_unk), want);

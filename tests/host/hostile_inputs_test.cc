@@ -27,7 +27,7 @@ using kplab::test::Output;
 using kplab::test::Slurp;
 
 constexpr double kBoundSeconds = 10 * kplab::test::kSlowBuild;  // slow_build.h
-const std::string kSrc = KPLAB_SOURCE_DIR;
+const std::string kInputsSrc = KPLAB_SOURCE_DIR;
 const std::string kTinyEval = "eval --dataset examples/tiny --predictions examples/tiny/predictions.txt";
 
 class Hostile : public ::testing::Test {
@@ -144,7 +144,7 @@ TEST_F(Hostile, DatasetsThatAreNotWhatTheyClaimAreRefused) {
                     "kplab: " + answers_loop + ": symbolic link loop (expected a UTF-8 text file)\n");
   // A link loop named like a dataset file in a Meng directory is named, not a filesystem exception.
   fs::create_directories(dir_ / "meng");
-  fs::copy_file(kSrc + "/examples/tiny/tiny_allkeywords.txt", dir_ / "meng/tiny_allkeywords.txt");
+  fs::copy_file(kInputsSrc + "/examples/tiny/tiny_allkeywords.txt", dir_ / "meng/tiny_allkeywords.txt");
   fs::create_symlink("tiny_context.txt", dir_ / "meng/tiny_context.txt");
   ExpectEvalRefused("eval --dataset " + Path("meng") + preds,
                     "kplab: " + Path("meng") + "/tiny_context.txt: symbolic link loop (expected a UTF-8 text file)\n");
@@ -177,7 +177,7 @@ TEST_F(Hostile, MixedIdAndNoIdJsonlPredictionsAreRefused) {
 }
 
 TEST_F(Hostile, CrOnlyLineEndsAreRefusedCrlfAccepted) {
-  std::string preds = Slurp(kSrc + "/examples/tiny/predictions.txt");
+  std::string preds = Slurp(kInputsSrc + "/examples/tiny/predictions.txt");
   std::string cr = preds, crlf;
   for (char& c : cr) c = c == '\n' ? '\r' : c;
   for (char c : preds) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
@@ -207,9 +207,9 @@ TEST_F(Hostile, CrOnlyLineEndsAreRefusedCrlfAccepted) {
 TEST_F(Hostile, ByteOrderMarkIsStripped) {
   fs::create_directories(dir_ / "bom");
   const std::string bom = "\xEF\xBB\xBF";
-  Write("bom/tiny_allkeywords.txt", bom + Slurp(kSrc + "/examples/tiny/tiny_allkeywords.txt"));
-  Write("bom/tiny_context.txt", bom + Slurp(kSrc + "/examples/tiny/tiny_context.txt"));
-  const std::string preds = Write("bom/predictions.txt", bom + Slurp(kSrc + "/examples/tiny/predictions.txt"));
+  Write("bom/tiny_allkeywords.txt", bom + Slurp(kInputsSrc + "/examples/tiny/tiny_allkeywords.txt"));
+  Write("bom/tiny_context.txt", bom + Slurp(kInputsSrc + "/examples/tiny/tiny_context.txt"));
+  const std::string preds = Write("bom/predictions.txt", bom + Slurp(kInputsSrc + "/examples/tiny/predictions.txt"));
   const Output plain = Run(kTinyEval + " --no-store --output json --system s --metrics exact");
   const Output marked = Run("eval --dataset " + Path("bom") + " --predictions " + preds +
                             " --no-store --output json --system s --metrics exact");
@@ -294,8 +294,8 @@ TEST_F(Hostile, ScriptFileAccessIsConfinedToGrants) {
   EXPECT_EQ(o.code, 0) << o.err;
   EXPECT_EQ(o.out, "s3cret\n");
   // ".." out of the working directory (the source tree).
-  o = run("print(kp.read('../" + fs::path(kSrc).filename().string() + "/../x'))");
-  EXPECT_EQ(ScriptError(o, script), "kp.read: ../" + fs::path(kSrc).filename().string() + "/../x" + outside_read);
+  o = run("print(kp.read('../" + fs::path(kInputsSrc).filename().string() + "/../x'))");
+  EXPECT_EQ(ScriptError(o, script), "kp.read: ../" + fs::path(kInputsSrc).filename().string() + "/../x" + outside_read);
   // A symbolic link inside a granted directory that leads out of it.
   fs::create_directories(dir_ / "granted");
   fs::create_symlink(dir_ / "secret.txt", dir_ / "granted/link.txt");
@@ -323,12 +323,13 @@ TEST_F(Hostile, ScriptFileAccessIsConfinedToGrants) {
   o = run("print(kp.read('/dev/zero'))", "--allow-read /dev");
   EXPECT_EQ(o.out, "nil\t/dev/zero: a character device, not a regular file (expected a readable regular file)\n");
   // kp.load and kp.runs are confined too; so is every file a dataset directory leads to.
-  o = run("kp.load{dataset = '" + kSrc + "/../shared/data/semeval2010/test'}");
-  EXPECT_EQ(ScriptError(o, script), "kp.load: field 'dataset': " + kSrc + "/../shared/data/semeval2010/test" + outside_read);
+  o = run("kp.load{dataset = '" + kInputsSrc + "/../shared/data/semeval2010/test'}");
+  EXPECT_EQ(ScriptError(o, script),
+            "kp.load: field 'dataset': " + kInputsSrc + "/../shared/data/semeval2010/test" + outside_read);
   o = run("kp.load{dataset = 'examples/tiny', predictions = '" + secret + "'}");
   EXPECT_EQ(ScriptError(o, script), "kp.load: field 'predictions': " + secret + outside_read);
   fs::create_directories(dir_ / "granted/ds");
-  fs::copy_file(kSrc + "/examples/tiny/tiny_allkeywords.txt", dir_ / "keys_outside.txt");
+  fs::copy_file(kInputsSrc + "/examples/tiny/tiny_allkeywords.txt", dir_ / "keys_outside.txt");
   fs::create_symlink(dir_ / "keys_outside.txt", dir_ / "granted/ds/tiny_allkeywords.txt");
   o = run("kp.load{dataset = '" + Path("granted/ds") + "'}", "--allow-read " + Path("granted"));
   // Refused by the gate in the importer, before the file is opened (no line of it is parsed or shown).
@@ -405,16 +406,16 @@ TEST_F(Hostile, ReadOnlyStoreServesEveryReadCommand) {
   int ways = 0;
   auto check = [&](const std::string& wrap, const std::string& how) {
     for (std::size_t i = 0; i < std::size(commands); ++i) {
-      const std::string cmd = "cd " + kSrc + " && " + wrap + " " + bin + " " + commands[i] + " --db " + db + " >" +
-                              Path("ro_out") + " 2>" + Path("ro_err");
+      const std::string cmd = "cd " + kInputsSrc + " && " + wrap + " " + bin + " " + commands[i] + " --db " + db +
+                              " >" + Path("ro_out") + " 2>" + Path("ro_err");
       const int status = std::system(("sh -c '" + cmd + "'").c_str());
       EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << how << ": " << commands[i] << ": "
                                                                   << Slurp(Path("ro_err"));
       EXPECT_EQ(Slurp(Path("ro_out")), expected[i]) << how << ": " << commands[i];
     }
     // Removing is a write: a clear store error (exit 4), and the file keeps both runs.
-    const std::string rm = "cd " + kSrc + " && " + wrap + " " + bin + " runs rm 1 --db " + db + " >/dev/null 2>" +
-                           Path("ro_err");
+    const std::string rm =
+        "cd " + kInputsSrc + " && " + wrap + " " + bin + " runs rm 1 --db " + db + " >/dev/null 2>" + Path("ro_err");
     const int status = std::system(("sh -c '" + rm + "'").c_str());
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 4) << how << ": " << Slurp(Path("ro_err"));
     ++ways;
@@ -439,7 +440,7 @@ TEST_F(Hostile, ReadOnlyStoreServesEveryReadCommand) {
       // The mount must work for this to test anything.
       if (std::system(("unshare -m sh -c 'mount --bind -o ro " + Path("ro") + " " + Path("ro") + "' 2>/dev/null").c_str()) == 0) {
         for (std::size_t i = 0; i < std::size(commands); ++i) {
-          const std::string cmd = "cd " + kSrc + " && unshare -m sh -c 'mount --bind -o ro " + Path("ro") + " " +
+          const std::string cmd = "cd " + kInputsSrc + " && unshare -m sh -c 'mount --bind -o ro " + Path("ro") + " " +
                                   Path("ro") + " && " + bin + " " + commands[i] + " --db " + db + "' >" +
                                   Path("ro_out") + " 2>" + Path("ro_err");
           const int status = std::system(cmd.c_str());

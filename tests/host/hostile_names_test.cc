@@ -74,7 +74,7 @@ std::string JsonProblem(const std::string& text, bool lines) {
   return "";
 }
 
-void Write(const fs::path& p, const std::string& text) {
+void WriteNamed(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());
   std::ofstream(p, std::ios::binary) << text;
 }
@@ -99,8 +99,8 @@ class HostileNames : public ::testing::Test {
                "\", \"predictions\": [\"kp\\u001b[31m red\", \"line\\nbreak\", \"bidi\\u202etext\", \"c1\\u009bx\", "
                "\"tab\\there\"]}\n";
     }
-    Write(dir_ / "ds.jsonl", ds);
-    Write(dir_ / "preds.jsonl", preds);
+    WriteNamed(dir_ / "ds.jsonl", ds);
+    WriteNamed(dir_ / "preds.jsonl", preds);
   }
   void TearDown() override { fs::remove_all(dir_); }
   Output Run(const std::string& args, const std::string& input = "") {
@@ -161,23 +161,23 @@ TEST_F(HostileNames, NamesAreRefusedWhereTheyAreMade) {
 
 // Plugins make metric, column and parameter names: the same rule, with the plugin's file in the message.
 TEST_F(HostileNames, PluginNamesAreRefusedAndPluginTextIsEscaped) {
-  Write(dir_ / "plugins/hcol.lua",
-        "-- kplab-api: 2\nreturn kp.metric{ name = 'hcol', version = '1',\n"
-        "  columns = function(c, p) return { x = c:column('x\\27[2J\\n') } end,\n"
-        "  score = function(doc, p, ctx, out) out[ctx.slots.x] = 1 end }\n");
-  Write(dir_ / "plugins/hparam.lua",
-        "-- kplab-api: 2\nreturn kp.metric{ name = 'hparam', version = '1',\n"
-        "  params = { ['k\\226\\128\\174'] = kp.int{ default = 1 } },\n"
-        "  columns = function(c, p) return { x = c:column('x') } end,\n"
-        "  score = function(doc, p, ctx, out) out[ctx.slots.x] = 1 end }\n");
-  Write(dir_ / "plugins/hapi1.lua",
-        "-- kplab-api: 1\nreturn kp.metric{ name = 'hapi1', version = '1',\n"
-        "  score = function(doc, p, ctx) return { ['m\\27[2J'] = 1 } end }\n");
-  Write(dir_ / "plugins/hlog.lua",
-        "-- kplab-api: 2\nreturn kp.metric{ name = 'hlog', version = '1',\n"
-        "  columns = function(c, p) kp.log('log\\27[2J\\nfake line \\226\\128\\174 \\255')\n"
-        "    return { x = c:column('x') } end,\n"
-        "  score = function(doc, p, ctx, out) error('boom\\27[2J\\226\\128\\168\\255 ' .. doc.id) end }\n");
+  WriteNamed(dir_ / "plugins/hcol.lua",
+             "-- kplab-api: 2\nreturn kp.metric{ name = 'hcol', version = '1',\n"
+             "  columns = function(c, p) return { x = c:column('x\\27[2J\\n') } end,\n"
+             "  score = function(doc, p, ctx, out) out[ctx.slots.x] = 1 end }\n");
+  WriteNamed(dir_ / "plugins/hparam.lua",
+             "-- kplab-api: 2\nreturn kp.metric{ name = 'hparam', version = '1',\n"
+             "  params = { ['k\\226\\128\\174'] = kp.int{ default = 1 } },\n"
+             "  columns = function(c, p) return { x = c:column('x') } end,\n"
+             "  score = function(doc, p, ctx, out) out[ctx.slots.x] = 1 end }\n");
+  WriteNamed(dir_ / "plugins/hapi1.lua",
+             "-- kplab-api: 1\nreturn kp.metric{ name = 'hapi1', version = '1',\n"
+             "  score = function(doc, p, ctx) return { ['m\\27[2J'] = 1 } end }\n");
+  WriteNamed(dir_ / "plugins/hlog.lua",
+             "-- kplab-api: 2\nreturn kp.metric{ name = 'hlog', version = '1',\n"
+             "  columns = function(c, p) kp.log('log\\27[2J\\nfake line \\226\\128\\174 \\255')\n"
+             "    return { x = c:column('x') } end,\n"
+             "  score = function(doc, p, ctx, out) error('boom\\27[2J\\226\\128\\168\\255 ' .. doc.id) end }\n");
   const std::string plugins = " --no-store --plugins " + (dir_ / "plugins").string();
   Output o = Run(Eval("--metrics hcol" + plugins));
   EXPECT_EQ(o.code, 3);
@@ -225,7 +225,7 @@ TEST_F(HostileNames, EveryOutputOfEveryCommandIsSafe) {
       "c.execute(\"UPDATE runs SET profile = CAST(X'6b706c61620a66616b65' AS TEXT), error = CAST(X'651b5d30' AS TEXT) "
       "WHERE id = 2\")\n"
       "c.commit()\n";
-  Write(dir_ / "tamper.py", tamper);
+  WriteNamed(dir_ / "tamper.py", tamper);
   ASSERT_EQ(std::system(("python3 " + (dir_ / "tamper.py").string() + " " + db_).c_str()), 0);
   struct Cmd {
     std::string args;
@@ -266,11 +266,11 @@ TEST_F(HostileNames, TheStoreRefusesANameThatGotPastTheFrontEnds) {
   for (const char* shard : {"0/2", "1/2"}) {
     ASSERT_EQ(Run(Eval("--metrics exact --system good --shard " + std::string(shard))).code, 0) << shard;
   }
-  Write(dir_ / "tamper.py",
-        "import sqlite3, sys\n"
-        "c = sqlite3.connect(sys.argv[1])\n"
-        "c.execute(\"UPDATE systems SET name = CAST(X'731b5b324a' AS TEXT)\")\n"
-        "c.commit()\n");
+  WriteNamed(dir_ / "tamper.py",
+             "import sqlite3, sys\n"
+             "c = sqlite3.connect(sys.argv[1])\n"
+             "c.execute(\"UPDATE systems SET name = CAST(X'731b5b324a' AS TEXT)\")\n"
+             "c.commit()\n");
   ASSERT_EQ(std::system(("python3 " + (dir_ / "tamper.py").string() + " " + db_).c_str()), 0);
   const std::string out = (dir_ / "merged.db").string();
   const Output o = Run("runs merge --from " + db_ + " --db " + out);
@@ -284,12 +284,12 @@ TEST_F(HostileNames, TheStoreRefusesANameThatGotPastTheFrontEnds) {
 
 // A script's and the REPL's error messages and values: escaped, line breaks of the traceback kept.
 TEST_F(HostileNames, ScriptAndReplOutputIsEscaped) {
-  Write(dir_ / "s.lua",
-        "kp.log('script log \\27[2J\\n\\255')\n"
-        "local c = kp.load{dataset = '" +
-            (dir_ / "ds.jsonl").string() + "', predictions = '" + (dir_ / "preds.jsonl").string() +
-            "'}\n"
-            "error('script error ' .. c:doc(1).id)\n");
+  WriteNamed(dir_ / "s.lua",
+             "kp.log('script log \\27[2J\\n\\255')\n"
+             "local c = kp.load{dataset = '" +
+                 (dir_ / "ds.jsonl").string() + "', predictions = '" + (dir_ / "preds.jsonl").string() +
+                 "'}\n"
+                 "error('script error ' .. c:doc(1).id)\n");
   Output o = kplab::test::RunKplab(dir_, "", "run --allow-read " + dir_.string() + " " + (dir_ / "s.lua").string());
   EXPECT_EQ(o.code, 3);
   EXPECT_NE(o.err.find("script error d\\x1b[2J1\nstack traceback:\n\t"), std::string::npos) << o.err;

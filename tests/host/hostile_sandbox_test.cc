@@ -29,8 +29,8 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-constexpr double kFinishes = 10.0 * kSlowBuild;  // seconds: "it finishes", not a speed claim
-constexpr const char* kTiny = "--dataset examples/tiny --predictions examples/tiny/predictions.txt";
+constexpr double kSandboxFinishes = 10.0 * kSlowBuild;  // seconds: "it finishes", not a speed claim
+constexpr const char* kSandboxTiny = "--dataset examples/tiny --predictions examples/tiny/predictions.txt";
 
 struct Timed {
   Output o;
@@ -40,6 +40,7 @@ struct Timed {
 class HostileTest : public ::testing::Test {
  protected:
   TempDir dir_;
+  bool default_budget_ = false;  // Run leaves the instruction budget at kplab's default
 
   std::string Write(const std::string& name, const std::string& text) {
     const std::string path = dir_.File(name);
@@ -68,6 +69,12 @@ class HostileTest : public ::testing::Test {
     if (options.find("--time-limit") == std::string::npos) {
       limit = " --time-limit " + std::to_string(static_cast<int>(10 * kSlowBuild));
     }
+    // Unless options or default_budget_ say otherwise, an instruction budget of 10^7, a tenth of the
+    // default: the kills below come ten times sooner and nothing they check depends on the size (the
+    // default's own value is DefaultLimitsStopAnEndlessLoop's).
+    if (options.find("--instruction-limit") == std::string::npos && !default_budget_) {
+      limit += " --instruction-limit 10000000";
+    }
     return Kplab("run " + options + limit + " " + p);
   }
 
@@ -80,7 +87,7 @@ class HostileTest : public ::testing::Test {
     const Timed t = Run(lua, options, &path);
     EXPECT_EQ(t.o.code, 3) << lua << "\n" << t.o.err;
     EXPECT_EQ(FirstLine(t.o.err), "kplab: " + path + suffix) << lua;
-    EXPECT_LT(t.seconds, kFinishes) << lua;
+    EXPECT_LT(t.seconds, kSandboxFinishes) << lua;
     EXPECT_EQ(t.o.out, "") << lua;  // nothing after the kill ran
   }
 };
@@ -124,7 +131,7 @@ print(#c, c:doc(1).id == d.id, #l, m:hits(5), x:get(1, 2))
   // examples/tiny: 5 documents. Document 1 has 7 predictions (5 present, 2 after <peos>); its first 5
   // hit "scheduling" (Porter: both "schedul"), "batch jobs" and "interactive queries"; x[1][2] = 2.
   EXPECT_EQ(t.o.out, all + "5\ttrue\t7\t3\t2.0\n");
-  EXPECT_LT(t.seconds, kFinishes);
+  EXPECT_LT(t.seconds, kSandboxFinishes);
 }
 
 // A plugin that tries every tampering path it can reach, run in the same `kplab eval` as the shipped
@@ -174,38 +181,42 @@ return kp.metric {
 }
 )lua");
   for (const char* threads : {"1", "2"}) {
-    const Timed t = Kplab(std::string("eval ") + kTiny + " --no-store --output tsv --threads " + threads +
+    const Timed t = Kplab(std::string("eval ") + kSandboxTiny + " --no-store --output tsv --threads " + threads +
                           " --metrics tamper,exact --plugins " + dir_.File("plugins"));
     ASSERT_EQ(t.o.code, 0) << t.o.err;
     // Hand count on examples/tiny (README: P@5 micro = 0.48): the tampering changed nothing.
     EXPECT_NE(t.o.out.find("\nall.p@5.micro\t0.48\n"), std::string::npos) << t.o.out;
     EXPECT_NE(t.o.out.find("\nall.escapes\t0\n"), std::string::npos) << t.o.out;
-    EXPECT_LT(t.seconds, kFinishes);
+    EXPECT_LT(t.seconds, kSandboxFinishes);
   }
 }
 
 // ---- 2. limits ---------------------------------------------------------------------------------------
 
-constexpr const char* kBudget = "instruction budget of 100000000 exceeded";  // the default
+constexpr const char* kSandboxBudget = "instruction budget of 10000000 exceeded";  // Run's (see there)
 
 TEST_F(HostileTest, DefaultLimitsStopAnEndlessLoop) {
-  ExpectKilled("while true do end\n", std::string(":1: ") + kBudget);
+  default_budget_ = true;
+  ExpectKilled("while true do end\n", ":1: instruction budget of 100000000 exceeded");
 }
 
 TEST_F(HostileTest, KillHoldsThroughPcallXpcallAndCoroutines) {
-  ExpectKilled("while true do pcall(function() while true do end end) end\n", std::string(":1: ") + kBudget);
+  ExpectKilled("while true do pcall(function() while true do end end) end\n", std::string(":1: ") + kSandboxBudget);
   ExpectKilled("while true do xpcall(function() while true do end end, function(m) return m end) end\n",
-               std::string(":1: ") + kBudget);
+               std::string(":1: ") + kSandboxBudget);
   // A handler that turns the kill into a value cannot make the script end normally (exit 0).
-  ExpectKilled("local ok, e = xpcall(function() while true do end end, function() return 'fine' end)\n"
-               "print(ok, e)\n",
-               std::string(":1: ") + kBudget);
-  ExpectKilled("local co = coroutine.wrap(function() while true do coroutine.yield() end end)\n"
-               "while true do co() end\n",
-               std::string(":2: ") + kBudget);
-  ExpectKilled("while true do local co = coroutine.create(function() while true do end end)\n"
-               "  coroutine.resume(co) end\n",
-               std::string(":1: ") + kBudget);
+  ExpectKilled(
+      "local ok, e = xpcall(function() while true do end end, function() return 'fine' end)\n"
+      "print(ok, e)\n",
+      std::string(":1: ") + kSandboxBudget);
+  ExpectKilled(
+      "local co = coroutine.wrap(function() while true do coroutine.yield() end end)\n"
+      "while true do co() end\n",
+      std::string(":2: ") + kSandboxBudget);
+  ExpectKilled(
+      "while true do local co = coroutine.create(function() while true do end end)\n"
+      "  coroutine.resume(co) end\n",
+      std::string(":1: ") + kSandboxBudget);
 }
 
 // Finalizers run without hooks, so none can be planted; a looping __close runs under the budget.
@@ -218,10 +229,11 @@ TEST_F(HostileTest, NoFinalizerLoopsAndCloseHandlersAreBudgeted) {
                       "mt.__gc = function() while true do end end\nt = nil\nprint('done')\n");
   EXPECT_EQ(t.o.code, 0) << t.o.err;
   EXPECT_EQ(t.o.out, "done\n");
-  EXPECT_LT(t.seconds, kFinishes);
-  ExpectKilled("do local x <close> = setmetatable({}, {__close = function() while true do end end})\n"
-               "error('boom') end\n",
-               std::string(":1: ") + kBudget);
+  EXPECT_LT(t.seconds, kSandboxFinishes);
+  ExpectKilled(
+      "do local x <close> = setmetatable({}, {__close = function() while true do end end})\n"
+      "error('boom') end\n",
+      std::string(":1: ") + kSandboxBudget);
 }
 
 // Work done outside the VM's instructions is charged too: big copies, pattern matching, kp natives.
@@ -231,20 +243,25 @@ constexpr const char* kNoDeadline = "--time-limit 300";
 
 TEST_F(HostileTest, NativeWorkIsChargedToTheBudget) {
   // Quadratic concatenation: few instructions, ~1e12 bytes copied.
-  ExpectKilled("local s = '' while true do s = s .. string.rep('x', 65536) end\n", std::string(": ") + kBudget, kNoDeadline);
+  ExpectKilled("local s = '' while true do s = s .. string.rep('x', 65536) end\n", std::string(": ") + kSandboxBudget,
+               kNoDeadline);
   // Backtracking patterns (~1e12 steps in Lua's own matcher), in each function and as a method.
   for (const char* call : {"string.find(s, '.-.-.-b')", "s:find('.-.-.-b')", "string.match(s, '.-.-.-b')",
                            "string.gsub(s, '.-.-.-b', '')", "for x in s:gmatch('.-.-.-b') do end",
                            "s:find('(.-)%1(.-)%2b')", "s:find('a*a*a*a*a*b')"}) {
-    ExpectKilled(std::string("local s = string.rep('a', 20000)\n") + call + "\n", std::string(":2: ") + kBudget, kNoDeadline);
+    ExpectKilled(std::string("local s = string.rep('a', 20000)\n") + call + "\n", std::string(":2: ") + kSandboxBudget,
+                 kNoDeadline);
   }
-  ExpectKilled("kp.stats.bootstrap_ci({1, 2, 3}, {n = 1000000000})\n", std::string(":1: ") + kBudget, kNoDeadline);
-  ExpectKilled("kp.stats.paired_bootstrap_ci({1, 2, 3}, {2, 3, 4}, {n = 1000000000})\n", std::string(":1: ") + kBudget, kNoDeadline);
+  ExpectKilled("kp.stats.bootstrap_ci({1, 2, 3}, {n = 1000000000})\n", std::string(":1: ") + kSandboxBudget,
+               kNoDeadline);
+  ExpectKilled("kp.stats.paired_bootstrap_ci({1, 2, 3}, {2, 3, 4}, {n = 1000000000})\n",
+               std::string(":1: ") + kSandboxBudget, kNoDeadline);
   ExpectKilled("kp.stats.approx_randomization({1, 2, 3}, {2, 3, 4}, {n = 1000000000})\n",
-               std::string(":1: ") + kBudget, kNoDeadline);
-  ExpectKilled("local s = string.rep('w ', 200000)\nkp.homog.wer(s, s)\n", std::string(":2: ") + kBudget, kNoDeadline);
+               std::string(":1: ") + kSandboxBudget, kNoDeadline);
+  ExpectKilled("local s = string.rep('w ', 200000)\nkp.homog.wer(s, s)\n", std::string(":2: ") + kSandboxBudget,
+               kNoDeadline);
   ExpectKilled("kp.stats.parallel_analysis({{1, 2}, {2, 1}, {3, 5}, {4, 3}, {5, 4}}, {iter = 1000000000})\n",
-               std::string(":1: ") + kBudget, kNoDeadline);
+               std::string(":1: ") + kSandboxBudget, kNoDeadline);
   // The same calls at a sane size work and give the hand-computed values.
   const Timed ok = Run("print(string.find(string.rep('a', 20) .. 'b', '.-.-.-b'))\n"
                        "print(kp.homog.wer('a b c d', 'a x c d'))\n"
@@ -254,6 +271,7 @@ TEST_F(HostileTest, NativeWorkIsChargedToTheBudget) {
 
 // Native buffers are checked against the memory cap before they are allocated.
 TEST_F(HostileTest, NativeAllocationsAreRefusedBeforeTheyAreMade) {
+  default_budget_ = true;  // building the inputs takes more than Run's 10^7 instructions
   ExpectKilled("kp.stats.bootstrap_ci({1, 2, 3}, {n = 1000000000})\n",
                ":1: memory limit of 256 MiB exceeded (kp.stats.bootstrap_ci's resamples needs 7630 MiB)",
                "--instruction-limit 0");
@@ -323,15 +341,15 @@ return kp.metric {
   end,
 }
 )lua");
-  const std::string base = std::string("eval ") + kTiny + " --no-store --output tsv --metrics burn,exact --plugins " +
-                           dir_.File("plugins");
+  const std::string base = std::string("eval ") + kSandboxTiny +
+                           " --no-store --output tsv --metrics burn,exact --plugins " + dir_.File("plugins");
   Timed t = Kplab(base + " --run-instruction-limit 50000000");
   EXPECT_EQ(t.o.code, 3) << t.o.err;
   EXPECT_NE(t.o.err.find(dir_.File("plugins/burn.lua") +
                          ":6: run instruction budget of 50000000 exceeded (all calls of this plugin)"),
             std::string::npos)
       << t.o.err;
-  EXPECT_LT(t.seconds, kFinishes);
+  EXPECT_LT(t.seconds, kSandboxFinishes);
   // The run deadline, with no instruction budgets at all.
   Write("plugins/burn.lua", "-- kplab-api: 1\nreturn kp.metric { name = 'burn', version = '1',\n"
                             "  score = function() while true do end end }\n");
@@ -340,7 +358,7 @@ return kp.metric {
   EXPECT_NE(t.o.err.find(dir_.File("plugins/burn.lua") + ":3: run time limit of 1 s exceeded (all calls of this plugin)"),
             std::string::npos)
       << t.o.err;
-  EXPECT_LT(t.seconds, kFinishes);
+  EXPECT_LT(t.seconds, kSandboxFinishes);
 }
 
 // Calls shorter than the hook's 1,000-instruction block reach the run budget too: the count carries from
@@ -367,7 +385,7 @@ return kp.metric {
     EXPECT_EQ(t.o.code, 3) << t.o.err;
     EXPECT_NE(t.o.err.find("run instruction budget of 100000 exceeded (all calls of this plugin)"), std::string::npos)
         << t.o.err;
-    EXPECT_LT(t.seconds, kFinishes);
+    EXPECT_LT(t.seconds, kSandboxFinishes);
   }
   Timed ok = Kplab(base + " --run-instruction-limit 10000000");  // ~10^6 needed: it finishes
   EXPECT_EQ(ok.o.code, 0) << ok.o.err;
@@ -466,7 +484,7 @@ TEST_F(HostileReplTest, CtrlCStopsLoopsThatCatchErrorsAndLongNativeCalls) {
     const auto start = Clock::now();
     s.Send("\x03");
     ASSERT_TRUE(s.WaitFor("interrupted!", 10000)) << loop << "\n" << s.Text();
-    EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), kFinishes);
+    EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), kSandboxFinishes);
     ASSERT_TRUE(s.WaitFor("kp> ", 10000)) << s.Text();
     s.Send(std::to_string(n) + " * 1000\r");
     ASSERT_TRUE(s.WaitFor(std::to_string(n) + "000\n")) << s.Text();

@@ -25,12 +25,12 @@ namespace kplab::test {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
-constexpr double kFinishes = 20.0 * kSlowBuild;  // seconds: "it finishes", not a speed claim
-constexpr const char* kTiny = "--dataset examples/tiny --predictions examples/tiny/predictions.txt";
+constexpr double kMeteredFinishes = 20.0 * kSlowBuild;  // seconds: "it finishes", not a speed claim
+constexpr const char* kMeteredTiny = "--dataset examples/tiny --predictions examples/tiny/predictions.txt";
 constexpr const char* kLoop = "setmetatable({}, {__tostring = function() while true do end end})";
-constexpr const char* kBudget = "instruction budget of 100000000 exceeded";
+constexpr const char* kMeteredBudget = "instruction budget of 100000000 exceeded";
 
 class MeteredEntriesTest : public ::testing::Test {
  protected:
@@ -44,9 +44,9 @@ class MeteredEntriesTest : public ::testing::Test {
   }
 
   Output Kplab(const std::string& args, const std::string& input = "") {
-    const auto start = Clock::now();
+    const auto start = SteadyClock::now();
     Output o = RunKplab(dir_.path(), "timeout 60", args, input);
-    EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), kFinishes) << args;
+    EXPECT_LT(std::chrono::duration<double>(SteadyClock::now() - start).count(), kMeteredFinishes) << args;
     EXPECT_NE(o.code, 124) << "hung: " << args;
     return o;
   }
@@ -66,7 +66,7 @@ class MeteredEntriesTest : public ::testing::Test {
     Write("plugins/hostile.lua", "-- kplab-api: 2\nreturn kp.metric {\n  name = \"hostile\", version = \"1\",\n"
                                  "  columns = function(c) " + columns + " end,\n"
                                  "  score = function(doc, params, ctx, out) " + score + " end,\n}\n");
-    const Output o = Kplab(std::string("eval ") + kTiny + " --no-store --metrics hostile --plugins " +
+    const Output o = Kplab(std::string("eval ") + kMeteredTiny + " --no-store --metrics hostile --plugins " +
                            dir_.File("plugins") + " --time-limit 5");
     EXPECT_EQ(o.code, 3) << o.out << o.err;
     std::string first = o.err.substr(0, o.err.find('\n'));
@@ -107,22 +107,22 @@ TEST_F(MeteredEntriesTest, LibraryLoopsDrivenByALyingLengthAreCharged) {
   for (const std::string call : {"table.insert(t, 1, 'x')", "table.remove(t, 1)", "table.unpack(t)"}) {
     // unpack refuses 2^62 results before looping; the others are stopped by the budget.
     const std::string want = call == "table.unpack(t)" ? "kplab: s.lua:2: too many results to unpack"
-                                                      : std::string("kplab: s.lua:2: ") + kBudget;
+                                                       : std::string("kplab: s.lua:2: ") + kMeteredBudget;
     EXPECT_EQ(RunFails(liar + call + "\n"), want) << call;
   }
   // concat's elements must be strings: "" from a metamethod, which the hook meters too (so the kill
   // comes from line 1 or line 2, whichever charge crosses the budget first).
   EXPECT_TRUE(std::regex_match(RunFails("local t = setmetatable({}, {__len = function() return 1 << 62 end, "
                                         "__index = function() return '' end})\ntable.concat(t)\n"),
-                               std::regex(std::string("kplab: s\\.lua:[12]: ") + kBudget)));
-  EXPECT_EQ(RunFails("table.move({}, 1, 1 << 62, 2)\n"), std::string("kplab: s.lua:1: ") + kBudget);
+                               std::regex(std::string("kplab: s\\.lua:[12]: ") + kMeteredBudget)));
+  EXPECT_EQ(RunFails("table.move({}, 1, 1 << 62, 2)\n"), std::string("kplab: s.lua:1: ") + kMeteredBudget);
   // __index and __newindex C functions run no instruction at all: the sort's whole work is charged
   // before it copies an element, so 2^31 elements are refused at once; without a budget, the copies it
   // would need are checked against the memory cap first (2 x 2^31 values of 16 bytes).
   const std::string sort_liar =
       "local t = setmetatable({}, {__len = function() return (1 << 31) - 2 end, "
       "__index = rawlen, __newindex = rawequal})\ntable.sort(t)\n";
-  EXPECT_EQ(RunFails(sort_liar), std::string("kplab: s.lua:2: ") + kBudget);
+  EXPECT_EQ(RunFails(sort_liar), std::string("kplab: s.lua:2: ") + kMeteredBudget);
   EXPECT_EQ(RunFails(sort_liar, "--instruction-limit 0"),
             "kplab: s.lua:2: memory limit of 256 MiB exceeded (table.sort needs 65536 MiB)");
   // Without an instruction budget, the deadline stops them.
@@ -131,7 +131,7 @@ TEST_F(MeteredEntriesTest, LibraryLoopsDrivenByALyingLengthAreCharged) {
   // A C __index makes each element cost no instruction: a loop of big unpacks is charged per element.
   EXPECT_EQ(RunFails("local t = setmetatable({}, {__index = rawlen})\nwhile true do table.unpack(t, 1, 900000) end\n",
                      "--time-limit 300"),
-            std::string("kplab: s.lua:2: ") + kBudget);
+            std::string("kplab: s.lua:2: ") + kMeteredBudget);
 }
 
 // table.sort is charged before it runs: 1e6 elements cost about 4 x 1e6 x (2 x 20 + 3) steps, far more than
@@ -163,7 +163,7 @@ TEST_F(MeteredEntriesTest, EmptyRepetitionsNeedNoLoop) {
 // ---- native work that was not charged ------------------------------------------------------------------
 
 TEST_F(MeteredEntriesTest, CubicStatisticsAreChargedBeforeTheyRun) {
-  const std::string budget = std::string("kplab: s.lua:2: ") + kBudget;
+  const std::string budget = std::string("kplab: s.lua:2: ") + kMeteredBudget;
   EXPECT_EQ(RunFails("local x, y = {}, {} for i = 1, 20000 do x[i] = i y[i] = (i * 7919) % 20011 end\n"
                      "kp.stats.kendall(x, y, 'exact')\n"),
             budget);
@@ -188,7 +188,8 @@ TEST_F(MeteredEntriesTest, CubicStatisticsAreChargedBeforeTheyRun) {
 
 TEST_F(MeteredEntriesTest, RunsTableResamplesAreCharged) {
   for (const char* system : {"a", "b"}) {
-    const Output e = Kplab(std::string("eval ") + kTiny + " --metrics exact --system " + system + " --db " + dir_.File("db"));
+    const Output e =
+        Kplab(std::string("eval ") + kMeteredTiny + " --metrics exact --system " + system + " --db " + dir_.File("db"));
     ASSERT_EQ(e.code, 0) << e.err;
   }
   // A macro average is tested (docs/tables.md): 10,000,000 resamples of the 5 documents.

@@ -67,7 +67,7 @@ return {
 }
 )lua";
 
-std::string Slurp(const fs::path& p) {
+std::string SlurpRendered(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
@@ -189,8 +189,8 @@ TEST_F(PlotRender, EveryChartParsesAndPaintsInChromium) {
   ASSERT_EQ(charts.size(), 6u);
   Render(charts);
   const Chart& blank = charts.back();
-  const std::string blank_png = Slurp(blank.png);
-  ASSERT_EQ(blank.png_status, 0) << Slurp(blank.log);
+  const std::string blank_png = SlurpRendered(blank.png);
+  ASSERT_EQ(blank.png_status, 0) << SlurpRendered(blank.log);
   ASSERT_EQ(PngSize(blank_png), std::make_pair(640, 400)) << blank.png;
 
   std::map<std::string, std::string> pngs;
@@ -199,8 +199,8 @@ TEST_F(PlotRender, EveryChartParsesAndPaintsInChromium) {
     SCOPED_TRACE(c.name);
     ASSERT_GT(c.width, 0);
     ASSERT_GT(c.height, 0);
-    EXPECT_EQ(c.dom_status, 0) << Slurp(c.log);
-    const std::string dom = Slurp(c.dom);
+    EXPECT_EQ(c.dom_status, 0) << SlurpRendered(c.log);
+    const std::string dom = SlurpRendered(c.dom);
     EXPECT_EQ(dom.find("parsererror"), std::string::npos) << dom.substr(0, 2000);
     EXPECT_EQ(dom.rfind("<svg", 0), 0u) << dom.substr(0, 200);  // the document element is the chart
     EXPECT_NE(dom.find(std::string(">") + kTitleInDom + "</text>"), std::string::npos) << dom.substr(0, 2000);
@@ -212,8 +212,8 @@ TEST_F(PlotRender, EveryChartParsesAndPaintsInChromium) {
       EXPECT_NE(dom.find("class=\"plot\""), std::string::npos);
     }
 
-    EXPECT_EQ(c.png_status, 0) << Slurp(c.log);
-    const std::string png = Slurp(c.png);
+    EXPECT_EQ(c.png_status, 0) << SlurpRendered(c.log);
+    const std::string png = SlurpRendered(c.png);
     EXPECT_EQ(PngSize(png), std::make_pair(c.width, c.height)) << c.png;
     // A blank 640x400 screenshot compresses to a few hundred bytes; a chart's text and lines to many KB.
     EXPECT_GT(png.size(), 4 * blank_png.size()) << "blank: " << blank_png.size() << " bytes";

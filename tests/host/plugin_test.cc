@@ -14,7 +14,7 @@
 namespace kplab::host {
 namespace {
 
-const std::string kData = std::string(KPLAB_TEST_DATA) + "/plugins";
+const std::string kPluginData = std::string(KPLAB_TEST_DATA) + "/plugins";
 
 // Keeps KPLAB_PLUGIN_PATH / KPLAB_SHIPPED_PLUGINS out of the way of each test.
 class PluginTest : public testing::Test {
@@ -26,7 +26,7 @@ class PluginTest : public testing::Test {
   void TearDown() override { SetUp(); }
 };
 
-const PluginFile* Find(const std::vector<PluginFile>& files, const std::string& name) {
+const PluginFile* FindPlugin(const std::vector<PluginFile>& files, const std::string& name) {
   for (const PluginFile& f : files) {
     if (f.name == name) return &f;
   }
@@ -35,7 +35,7 @@ const PluginFile* Find(const std::vector<PluginFile>& files, const std::string& 
 
 // Loads decl/<name>.lua as a shipped plugin ("plugins/<name>.lua").
 Result<MetricPlugin> LoadDecl(LuaVm& vm, const std::string& name) {
-  Result<PluginFile> file = ReadPluginFile(kData + "/decl/" + name + ".lua", "plugins/" + name + ".lua");
+  Result<PluginFile> file = ReadPluginFile(kPluginData + "/decl/" + name + ".lua", "plugins/" + name + ".lua");
   if (!file) return file.error();
   return LoadMetricPlugin(vm, *file);
 }
@@ -54,14 +54,14 @@ std::string LoadedVersion(const PluginFile& file) {
 }
 
 TEST_F(PluginTest, DiscoversShippedPlugins) {
-  Result<std::vector<PluginFile>> files = DiscoverPlugins(kData + "/shipped", {});
+  Result<std::vector<PluginFile>> files = DiscoverPlugins(kPluginData + "/shipped", {});
   ASSERT_TRUE(files) << files.error().message;
   ASSERT_EQ(files->size(), 2u);
   EXPECT_EQ((*files)[0].name, "boom");
   const PluginFile& exact = (*files)[1];
   EXPECT_EQ(exact.name, "exact");
   EXPECT_EQ(exact.display_name, "plugins/exact.lua");
-  EXPECT_EQ(exact.path, kData + "/shipped/exact.lua");
+  EXPECT_EQ(exact.path, kPluginData + "/shipped/exact.lua");
   EXPECT_EQ(exact.api_version, 1);
   EXPECT_EQ(exact.sha256, Sha256Hex(exact.source));
   EXPECT_EQ(exact.sha256.size(), 64u);
@@ -69,55 +69,54 @@ TEST_F(PluginTest, DiscoversShippedPlugins) {
 }
 
 TEST_F(PluginTest, UserDirOverridesShipped) {
-  Result<std::vector<PluginFile>> files = DiscoverPlugins(kData + "/shipped", {kData + "/user/"});
+  Result<std::vector<PluginFile>> files = DiscoverPlugins(kPluginData + "/shipped", {kPluginData + "/user/"});
   ASSERT_TRUE(files) << files.error().message;
-  const PluginFile* exact = Find(*files, "exact");
+  const PluginFile* exact = FindPlugin(*files, "exact");
   ASSERT_NE(exact, nullptr);
-  EXPECT_EQ(exact->display_name, kData + "/user/exact.lua");
+  EXPECT_EQ(exact->display_name, kPluginData + "/user/exact.lua");
   EXPECT_EQ(LoadedVersion(*exact), "2.0.0");
-  EXPECT_NE(Find(*files, "boom"), nullptr);
+  EXPECT_NE(FindPlugin(*files, "boom"), nullptr);
 }
 
 TEST_F(PluginTest, PluginPathOverridesShippedAndUserDirOverridesPluginPath) {
-  setenv("KPLAB_PLUGIN_PATH", (kData + "/envpath::" + kData + "/header/crlf").c_str(), 1);
-  Result<std::vector<PluginFile>> files = DiscoverPlugins(kData + "/shipped", {});
+  setenv("KPLAB_PLUGIN_PATH", (kPluginData + "/envpath::" + kPluginData + "/header/crlf").c_str(), 1);
+  Result<std::vector<PluginFile>> files = DiscoverPlugins(kPluginData + "/shipped", {});
   ASSERT_TRUE(files) << files.error().message;
   ASSERT_EQ(files->size(), 4u);  // boom, crlf, exact, extra
-  EXPECT_EQ(LoadedVersion(*Find(*files, "exact")), "3.0.0");
-  EXPECT_EQ(Find(*files, "extra")->display_name, kData + "/envpath/extra.lua");
-  EXPECT_EQ(LoadedVersion(*Find(*files, "crlf")), "1");  // header line ending in \r\n
+  EXPECT_EQ(LoadedVersion(*FindPlugin(*files, "exact")), "3.0.0");
+  EXPECT_EQ(FindPlugin(*files, "extra")->display_name, kPluginData + "/envpath/extra.lua");
+  EXPECT_EQ(LoadedVersion(*FindPlugin(*files, "crlf")), "1");  // header line ending in \r\n
 
-  files = DiscoverPlugins(kData + "/shipped", {kData + "/user"});
+  files = DiscoverPlugins(kPluginData + "/shipped", {kPluginData + "/user"});
   ASSERT_TRUE(files) << files.error().message;
-  EXPECT_EQ(LoadedVersion(*Find(*files, "exact")), "2.0.0");
+  EXPECT_EQ(LoadedVersion(*FindPlugin(*files, "exact")), "2.0.0");
 }
 
 TEST_F(PluginTest, DirectoryErrors) {
-  Result<std::vector<PluginFile>> files = DiscoverPlugins(kData + "/shipped", {kData + "/nope"});
+  Result<std::vector<PluginFile>> files = DiscoverPlugins(kPluginData + "/shipped", {kPluginData + "/nope"});
   ASSERT_FALSE(files);
-  EXPECT_EQ(files.error().message,
-            kData + "/nope: cannot read plugin directory (No such file or directory)");
+  EXPECT_EQ(files.error().message, kPluginData + "/nope: cannot read plugin directory (No such file or directory)");
 
   setenv("KPLAB_PLUGIN_PATH", "/nonexistent/kplab", 1);
-  files = DiscoverPlugins(kData + "/shipped", {});
+  files = DiscoverPlugins(kPluginData + "/shipped", {});
   ASSERT_FALSE(files);
   EXPECT_EQ(files.error().message,
             "/nonexistent/kplab: cannot read plugin directory (No such file or directory)");
 }
 
 TEST_F(PluginTest, HeaderErrors) {
-  Result<std::vector<PluginFile>> files = DiscoverPlugins(kData + "/header/missing", {});
+  Result<std::vector<PluginFile>> files = DiscoverPlugins(kPluginData + "/header/missing", {});
   ASSERT_FALSE(files);
   EXPECT_EQ(files.error().message,
             "plugins/nohead.lua:1: missing API header (expected '-- kplab-api: 2' on the first line)");
 
-  files = DiscoverPlugins(kData + "/shipped", {kData + "/header/missing"});
+  files = DiscoverPlugins(kPluginData + "/shipped", {kPluginData + "/header/missing"});
   ASSERT_FALSE(files);
-  EXPECT_EQ(files.error().message, kData +
+  EXPECT_EQ(files.error().message, kPluginData +
                                        "/header/missing/nohead.lua:1: missing API header (expected "
                                        "'-- kplab-api: 2' on the first line)");
 
-  files = DiscoverPlugins(kData + "/header/version", {});
+  files = DiscoverPlugins(kPluginData + "/header/version", {});
   ASSERT_FALSE(files);
   EXPECT_EQ(files.error().message,
             "plugins/future.lua:1: unsupported API version 3 (expected '-- kplab-api: 2', or 1 for plugins written "
@@ -201,9 +200,9 @@ TEST_F(PluginTest, LoadsFullDeclarationAndScores) {
 
 TEST_F(PluginTest, AbsentAggregateIsNoRef) {
   LuaVm vm;
-  Result<std::vector<PluginFile>> files = DiscoverPlugins(kData + "/shipped", {});
+  Result<std::vector<PluginFile>> files = DiscoverPlugins(kPluginData + "/shipped", {});
   ASSERT_TRUE(files);
-  Result<MetricPlugin> plugin = LoadMetricPlugin(vm, *Find(*files, "exact"));
+  Result<MetricPlugin> plugin = LoadMetricPlugin(vm, *FindPlugin(*files, "exact"));
   ASSERT_TRUE(plugin) << plugin.error().message;
   EXPECT_EQ(plugin->aggregate_ref, LUA_NOREF);
   EXPECT_TRUE(plugin->params.empty());
@@ -213,9 +212,9 @@ TEST_F(PluginTest, AbsentAggregateIsNoRef) {
 TEST_F(PluginTest, ErrorCarriesFileLineAndTraceback) {
   LuaVm vm;
   lua_State* L = vm.state();
-  Result<std::vector<PluginFile>> files = DiscoverPlugins(kData + "/shipped", {});
+  Result<std::vector<PluginFile>> files = DiscoverPlugins(kPluginData + "/shipped", {});
   ASSERT_TRUE(files);
-  Result<MetricPlugin> plugin = LoadMetricPlugin(vm, *Find(*files, "boom"));
+  Result<MetricPlugin> plugin = LoadMetricPlugin(vm, *FindPlugin(*files, "boom"));
   ASSERT_TRUE(plugin) << plugin.error().message;
   lua_rawgeti(L, LUA_REGISTRYINDEX, plugin->score_ref);
   lua_pushnil(L);
@@ -240,9 +239,9 @@ TEST_F(PluginTest, EachPluginHasItsOwnEnvironment) {
   LuaVm vm;
   lua_State* L = vm.state();
   Result<MetricPlugin> a = LoadDecl(vm, "full");
-  Result<std::vector<PluginFile>> files = DiscoverPlugins(kData + "/shipped", {});
+  Result<std::vector<PluginFile>> files = DiscoverPlugins(kPluginData + "/shipped", {});
   ASSERT_TRUE(a && files);
-  Result<MetricPlugin> b = LoadMetricPlugin(vm, *Find(*files, "exact"));
+  Result<MetricPlugin> b = LoadMetricPlugin(vm, *FindPlugin(*files, "exact"));
   ASSERT_TRUE(b);
   lua_rawgeti(L, LUA_REGISTRYINDEX, a->env_ref);
   lua_rawgeti(L, LUA_REGISTRYINDEX, b->env_ref);

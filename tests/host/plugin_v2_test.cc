@@ -41,7 +41,7 @@ class PluginV2 : public ::testing::Test {
 };
 
 // A plugin with one subset whose score body is `body` (preds, refs, doc, p, ctx, out in scope).
-std::string Probe(const std::string& prelude, const std::string& body, const std::string& params = "") {
+std::string V2Probe(const std::string& prelude, const std::string& body, const std::string& params = "") {
   return "-- kplab-api: 2\n" + prelude +
          "return kp.metric { name = \"probe\", version = \"1\",\n"
          "  params = { " + params + " },\n"
@@ -90,7 +90,7 @@ return kp.metric { name = "probe", version = "1",
 }
 
 TEST_F(PluginV2, ParametersAreCheckedOnceWithTheirDeclaredType) {
-  const std::string src = Probe("", "    out.x = p.k", "k = kp.int { default = 3, min = 1, max = 10 }");
+  const std::string src = V2Probe("", "    out.x = p.k", "k = kp.int { default = 3, min = 1, max = 10 }");
   auto ok = Eval(src, "--no-store --param probe.k=7");
   ASSERT_EQ(ok.code, 0) << ok.err;
   EXPECT_TRUE(Has(ok, "all.x,7")) << ok.out;
@@ -105,28 +105,28 @@ TEST_F(PluginV2, ParametersAreCheckedOnceWithTheirDeclaredType) {
     EXPECT_EQ(o.err, "kplab: plugin 'probe': parameter 'k' " + message + "\n") << value;
   }
   EXPECT_FALSE(fs::exists(dir_ / "db")) << "a usage error stores nothing";
-  auto s = Eval(Probe("", "    out.x = 1", "d = kp.string { default = \"union\", one_of = { \"union\", \"max\" } }"),
+  auto s = Eval(V2Probe("", "    out.x = 1", "d = kp.string { default = \"union\", one_of = { \"union\", \"max\" } }"),
                 "--param probe.d=min");
   EXPECT_EQ(s.err, "kplab: plugin 'probe': parameter 'd' must be one of: union, max (got 'min')\n");
-  auto c = Eval(Probe("", "    out.x = #p.ks", "ks = kp.cutoffs { default = \"5,M\" }"), "--no-store");
+  auto c = Eval(V2Probe("", "    out.x = #p.ks", "ks = kp.cutoffs { default = \"5,M\" }"), "--no-store");
   ASSERT_EQ(c.code, 0) << c.err;
   EXPECT_TRUE(Has(c, "all.x,2")) << c.out;
-  auto b = Eval(Probe("", "    out.x = 1", "on = kp.bool { default = false }"), "--param probe.on=yes");
+  auto b = Eval(V2Probe("", "    out.x = 1", "on = kp.bool { default = false }"), "--param probe.on=yes");
   EXPECT_EQ(b.err, "kplab: plugin 'probe': parameter 'on' must be a boolean: true, false, 1 or 0 (got 'yes')\n");
 }
 
 TEST_F(PluginV2, BadDeclarationsNameTheFileAndField) {
-  auto plain = Eval(Probe("", "    out.x = 1", "k = 3"));
+  auto plain = Eval(V2Probe("", "    out.x = 1", "k = 3"));
   EXPECT_EQ(plain.code, 3);
   EXPECT_NE(plain.err.find("pl/probe.lua: field 'params.k' must be declared with kp.int, kp.number, kp.bool, "
                            "kp.string or kp.cutoffs{...}"),
             std::string::npos)
       << plain.err;
-  auto range = Eval(Probe("", "    out.x = 1", "k = kp.int { default = 0, min = 1 }"));
+  auto range = Eval(V2Probe("", "    out.x = 1", "k = kp.int { default = 0, min = 1 }"));
   EXPECT_NE(range.err.find("pl/probe.lua:3: kp.int{...}: field 'default' must be an integer >= 1 (got 0)"),
             std::string::npos)
       << range.err;
-  auto typo = Eval(Probe("", "    out.x = 1", "k = kp.int { default = 1, mni = 1 }"));
+  auto typo = Eval(V2Probe("", "    out.x = 1", "k = kp.int { default = 1, mni = 1 }"));
   EXPECT_NE(typo.err.find("pl/probe.lua:3: kp.int{...}: unknown field 'mni' (expected: default, doc, min, max)"),
             std::string::npos)
       << typo.err;
@@ -147,22 +147,22 @@ TEST_F(PluginV2, BadDeclarationsNameTheFileAndField) {
 }
 
 TEST_F(PluginV2, MisspeltParameterAndKnobAreErrorsAtTheirLine) {
-  auto p = Eval(Probe("", "    out.x = p.thershold", "threshold = kp.number { default = 0 }"));
+  auto p = Eval(V2Probe("", "    out.x = p.thershold", "threshold = kp.number { default = 0 }"));
   EXPECT_EQ(p.code, 3);
   EXPECT_NE(p.err.find("pl/probe.lua:7: unknown parameter 'thershold' (expected one of: threshold)"), std::string::npos)
       << p.err;
-  auto k = Eval(Probe("", "    out.x = ctx.profile.rprec_ordr == 'x' and 1 or 0"));
+  auto k = Eval(V2Probe("", "    out.x = ctx.profile.rprec_ordr == 'x' and 1 or 0"));
   EXPECT_NE(k.err.find("pl/probe.lua:7: unknown profile knob 'rprec_ordr'"), std::string::npos) << k.err;
 }
 
 TEST_F(PluginV2, WritingWhatIsNotDeclaredIsAnError) {
-  auto name = Eval(Probe("", "    out.y = 1"));
+  auto name = Eval(V2Probe("", "    out.y = 1"));
   EXPECT_EQ(name.code, 3);
   EXPECT_NE(name.err.find("pl/probe.lua: score wrote out['y'] for document"), std::string::npos) << name.err;
   EXPECT_NE(name.err.find("subset 'all', which is not a declared column"), std::string::npos) << name.err;
-  auto slot = Eval(Probe("", "    out[2] = 1"));
+  auto slot = Eval(V2Probe("", "    out[2] = 1"));
   EXPECT_NE(slot.err.find("score wrote out[2] for document"), std::string::npos) << slot.err;
-  auto text = Eval(Probe("", "    out.x = '0.5'"));
+  auto text = Eval(V2Probe("", "    out.x = '0.5'"));
   EXPECT_NE(text.err.find("score wrote column 'x' = a string for document"), std::string::npos) << text.err;
   auto dup = Eval("-- kplab-api: 2\nreturn kp.metric { name = \"probe\", version = \"1\",\n"
                   "  columns = function(c) c:column('x'); c:column('x') end, score = function() end }\n");
@@ -211,13 +211,13 @@ TEST_F(PluginV2, StateAcrossDocumentsIsRefused) {
        "documents"},
   };
   for (const Case& c : cases) {
-    auto o = Eval(Probe(c.prelude, c.body), "--no-store");
+    auto o = Eval(V2Probe(c.prelude, c.body), "--no-store");
     EXPECT_EQ(o.code, 3) << c.body;
     EXPECT_NE(o.err.find(c.message), std::string::npos) << c.body << "\n" << o.err;
   }
   // A table with a metatable of its own cannot be frozen: refused at load, naming the upvalue.
-  auto meta = Eval(Probe("local acc = setmetatable({}, { __index = function() return 0 end })\n",
-                         "    acc.total = (acc.total or 0) + 1\n    out.x = acc.total"),
+  auto meta = Eval(V2Probe("local acc = setmetatable({}, { __index = function() return 0 end })\n",
+                           "    acc.total = (acc.total or 0) + 1\n    out.x = acc.total"),
                    "--no-store");
   EXPECT_EQ(meta.code, 3);
   EXPECT_NE(meta.err.find("pl/probe.lua:7: upvalue 'acc' is a table with a metatable, which plugin API 2 cannot make "
@@ -225,15 +225,17 @@ TEST_F(PluginV2, StateAcrossDocumentsIsRefused) {
             std::string::npos)
       << meta.err;
   // The same plugin without state runs (control for the cases above).
-  auto ok = Eval(Probe("local ONE = { v = 1 }\n", "    local t = {}\n    t.v = ONE.v\n    out.x = t.v"), "--no-store");
+  auto ok =
+      Eval(V2Probe("local ONE = { v = 1 }\n", "    local t = {}\n    t.v = ONE.v\n    out.x = t.v"), "--no-store");
   ASSERT_EQ(ok.code, 0) << ok.err;
   EXPECT_TRUE(Has(ok, "all.x,1")) << ok.out;
 }
 
 // `out` is reused within a lane, but nothing set on it survives a call: a metatable is cleared too.
 TEST_F(PluginV2, OutCarriesNothingBetweenCalls) {
-  auto o = Eval(Probe("", "    local mt = getmetatable(out) or {}\n    mt.n = (mt.n or 0) + 1\n"
-                          "    setmetatable(out, mt)\n    out.x = mt.n"),
+  auto o = Eval(V2Probe("",
+                        "    local mt = getmetatable(out) or {}\n    mt.n = (mt.n or 0) + 1\n"
+                        "    setmetatable(out, mt)\n    out.x = mt.n"),
                 "--no-store");
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_TRUE(Has(o, "all.x,1")) << o.out;

@@ -157,7 +157,8 @@ bool IsLuaCFunction(const SourceFile& file, const SourceFunction& fn) {
   std::size_t line_start = file.blank.rfind('\n', fn.begin - fn.signature.size());
   line_start = line_start == std::string::npos ? 0 : line_start + 1;
   const std::string before = file.blank.substr(line_start, fn.begin - fn.signature.size() - line_start);
-  return std::regex_search(before, std::regex(R"(\bint\s+(\w+::)?$)"));
+  static const std::regex int_return(R"(\bint\s+(\w+::)?$)");
+  return std::regex_search(before, int_return);
 }
 
 // Functions of host code that are not lua_CFunctions and use the calls above, with why each is safe:
@@ -211,7 +212,8 @@ std::set<std::string> BindingOnly(const SourceFile& file, const std::string& hea
   // helpers calling each other (a recursive printer) stay in when every way in is a lua_CFunction.
   std::set<std::string> only;
   for (const auto& name : names) {
-    if (!cfunctions.count(name) && !std::regex_search(headers, std::regex("\\b" + name + "\\s*\\("))) {
+    if (!cfunctions.count(name) && (headers.find(name) == std::string::npos ||
+                                    !std::regex_search(headers, std::regex("\\b" + name + "\\s*\\(")))) {
       only.insert(name);
     }
   }

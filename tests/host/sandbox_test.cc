@@ -29,7 +29,7 @@ std::optional<ScriptError> RunFile(LuaVm& vm, const std::string& rel, int nresul
 }
 
 // The error text of running <rel>, or "(no error)".
-std::string ErrorOf(LuaVm& vm, const std::string& rel) {
+std::string SandboxErrorOf(LuaVm& vm, const std::string& rel) {
   const int top = lua_gettop(vm.state());
   std::optional<ScriptError> err = RunFile(vm, rel);
   EXPECT_EQ(lua_gettop(vm.state()), top) << rel;
@@ -53,50 +53,49 @@ int ThrowCpp(lua_State*) { throw std::runtime_error("core failure"); }
 
 TEST(SandboxTest, ForbiddenGlobalsAreUndefined) {
   LuaVm vm;
-  EXPECT_EQ(ErrorOf(vm, "sandbox/io_open.lua"), "sandbox/io_open.lua:2: undefined global 'io'");
-  EXPECT_EQ(ErrorOf(vm, "sandbox/os_exit.lua"), "sandbox/os_exit.lua:2: undefined global 'os'");
-  EXPECT_EQ(ErrorOf(vm, "sandbox/require.lua"), "sandbox/require.lua:2: undefined global 'require'");
-  EXPECT_EQ(ErrorOf(vm, "sandbox/load.lua"), "sandbox/load.lua:2: undefined global 'load'");
-  EXPECT_EQ(ErrorOf(vm, "sandbox/dofile.lua"), "sandbox/dofile.lua:2: undefined global 'dofile'");
-  EXPECT_EQ(ErrorOf(vm, "sandbox/debug_getinfo.lua"),
-            "sandbox/debug_getinfo.lua:2: undefined global 'debug'");
-  EXPECT_EQ(ErrorOf(vm, "sandbox/collectgarbage.lua"),
+  EXPECT_EQ(SandboxErrorOf(vm, "sandbox/io_open.lua"), "sandbox/io_open.lua:2: undefined global 'io'");
+  EXPECT_EQ(SandboxErrorOf(vm, "sandbox/os_exit.lua"), "sandbox/os_exit.lua:2: undefined global 'os'");
+  EXPECT_EQ(SandboxErrorOf(vm, "sandbox/require.lua"), "sandbox/require.lua:2: undefined global 'require'");
+  EXPECT_EQ(SandboxErrorOf(vm, "sandbox/load.lua"), "sandbox/load.lua:2: undefined global 'load'");
+  EXPECT_EQ(SandboxErrorOf(vm, "sandbox/dofile.lua"), "sandbox/dofile.lua:2: undefined global 'dofile'");
+  EXPECT_EQ(SandboxErrorOf(vm, "sandbox/debug_getinfo.lua"), "sandbox/debug_getinfo.lua:2: undefined global 'debug'");
+  EXPECT_EQ(SandboxErrorOf(vm, "sandbox/collectgarbage.lua"),
             "sandbox/collectgarbage.lua:2: undefined global 'collectgarbage'");
-  EXPECT_EQ(ErrorOf(vm, "sandbox/print.lua"), "sandbox/print.lua:2: undefined global 'print'");
-  EXPECT_EQ(ErrorOf(vm, "sandbox/kp_rawset.lua"), "sandbox/kp_rawset.lua:2: undefined global 'rawset'");
-  EXPECT_EQ(ErrorOf(vm, "sandbox/string_dump.lua"),
+  EXPECT_EQ(SandboxErrorOf(vm, "sandbox/print.lua"), "sandbox/print.lua:2: undefined global 'print'");
+  EXPECT_EQ(SandboxErrorOf(vm, "sandbox/kp_rawset.lua"), "sandbox/kp_rawset.lua:2: undefined global 'rawset'");
+  EXPECT_EQ(SandboxErrorOf(vm, "sandbox/string_dump.lua"),
             "sandbox/string_dump.lua:2: attempt to call a nil value (field 'dump')");
 }
 
 TEST(SandboxTest, StrictGlobals) {
   LuaVm vm;
-  EXPECT_EQ(ErrorOf(vm, "sandbox/undefined_global.lua"),
+  EXPECT_EQ(SandboxErrorOf(vm, "sandbox/undefined_global.lua"),
             "sandbox/undefined_global.lua:2: undefined global 'undefined_thing'");
-  EXPECT_EQ(ErrorOf(vm, "sandbox/new_global.lua"),
+  EXPECT_EQ(SandboxErrorOf(vm, "sandbox/new_global.lua"),
             "sandbox/new_global.lua:2: assignment to undeclared global 'counter'");
 }
 
 TEST(SandboxTest, ApiTablesAreReadOnly) {
   LuaVm vm;
   vm.Install(&InstallTextFixture);
-  EXPECT_EQ(ErrorOf(vm, "sandbox/kp_assign.lua"),
+  EXPECT_EQ(SandboxErrorOf(vm, "sandbox/kp_assign.lua"),
             "sandbox/kp_assign.lua:2: attempt to modify read-only table 'kp'");
-  EXPECT_EQ(ErrorOf(vm, "sandbox/kp_nested_assign.lua"),
+  EXPECT_EQ(SandboxErrorOf(vm, "sandbox/kp_nested_assign.lua"),
             "sandbox/kp_nested_assign.lua:2: attempt to modify read-only table 'kp.text'");
-  EXPECT_EQ(ErrorOf(vm, "sandbox/kp_setmetatable.lua"),
+  EXPECT_EQ(SandboxErrorOf(vm, "sandbox/kp_setmetatable.lua"),
             "sandbox/kp_setmetatable.lua:2: cannot change a protected metatable");
-  EXPECT_EQ(ErrorOf(vm, "sandbox/math_assign.lua"),
+  EXPECT_EQ(SandboxErrorOf(vm, "sandbox/math_assign.lua"),
             "sandbox/math_assign.lua:2: attempt to modify read-only table 'math'");
-  EXPECT_EQ(ErrorOf(vm, "sandbox/pairs_leak.lua"),
+  EXPECT_EQ(SandboxErrorOf(vm, "sandbox/pairs_leak.lua"),
             "sandbox/pairs_leak.lua:3: attempt to modify read-only table 'string'");
-  EXPECT_EQ(ErrorOf(vm, "sandbox/string_meta.lua"),
+  EXPECT_EQ(SandboxErrorOf(vm, "sandbox/string_meta.lua"),
             "sandbox/string_meta.lua:2: attempt to index a boolean value");
 }
 
 TEST(SandboxTest, AllowListWorksAndStringMethodsStayReal) {
   LuaVm vm;
   vm.Install(&InstallTextFixture);
-  ASSERT_EQ(ErrorOf(vm, "sandbox/string_meta.lua"),
+  ASSERT_EQ(SandboxErrorOf(vm, "sandbox/string_meta.lua"),
             "sandbox/string_meta.lua:2: attempt to index a boolean value");
   lua_State* L = vm.state();
   testing::internal::CaptureStderr();
@@ -111,7 +110,7 @@ TEST(SandboxTest, AllowListWorksAndStringMethodsStayReal) {
 
 TEST(SandboxTest, FinalizersAreRefused) {
   LuaVm vm;
-  EXPECT_EQ(ErrorOf(vm, "sandbox/gc_finalizer.lua"),
+  EXPECT_EQ(SandboxErrorOf(vm, "sandbox/gc_finalizer.lua"),
             "sandbox/gc_finalizer.lua:2: __gc metamethods are not allowed in the sandbox");
 }
 
@@ -205,8 +204,8 @@ class BudgetEscapeTest : public testing::TestWithParam<const char*> {};
 TEST_P(BudgetEscapeTest, IsStillKilled) {
   LuaVm vm(Limits{.memory_bytes = 64u << 20, .instructions = 1'000'000});
   const std::string rel = std::string("limits/") + GetParam() + ".lua";
-  EXPECT_EQ(ErrorOf(vm, rel), rel + ":2: instruction budget of 1000000 exceeded");
-  EXPECT_EQ(ErrorOf(vm, "limits/small.lua"), "(no error)");
+  EXPECT_EQ(SandboxErrorOf(vm, rel), rel + ":2: instruction budget of 1000000 exceeded");
+  EXPECT_EQ(SandboxErrorOf(vm, "limits/small.lua"), "(no error)");
 }
 
 INSTANTIATE_TEST_SUITE_P(Scripts, BudgetEscapeTest,
@@ -266,10 +265,10 @@ TEST(SandboxTest, CppExceptionFromNativeCodeBecomesScriptError) {
     lua_pushcfunction(L, &ThrowCpp);
     lua_setfield(L, -2, "throw_cpp");
   });
-  EXPECT_EQ(ErrorOf(vm, "sandbox/cpp_throw.lua"),
+  EXPECT_EQ(SandboxErrorOf(vm, "sandbox/cpp_throw.lua"),
             "sandbox/cpp_throw.lua: a native function threw a C++ exception instead of raising a Lua "
             "error");
-  EXPECT_EQ(ErrorOf(vm, "limits/small.lua"), "(no error)");
+  EXPECT_EQ(SandboxErrorOf(vm, "limits/small.lua"), "(no error)");
 }
 
 TEST(SandboxTest, FormatJoinsMessageAndTraceback) {

@@ -209,7 +209,8 @@ TEST_F(Shard, Kp20kFourShards) {
   EXPECT_GE(with_pairs, 2);
 }
 
-const std::string kTiny = "eval --dataset examples/tiny --predictions examples/tiny/predictions.txt --metrics exact";
+const std::string kShardTiny =
+    "eval --dataset examples/tiny --predictions examples/tiny/predictions.txt --metrics exact";
 
 // --shard values, each refused before anything is read or stored.
 TEST_F(Shard, BadShardValues) {
@@ -222,14 +223,14 @@ TEST_F(Shard, BadShardValues) {
       {"1/2/3", "--shard must be I/N, shard I (from 0) of N (got '1/2/3')"},
   };
   for (const auto& [value, error] : cases) {
-    Output o = Run(kTiny + " --shard " + value + " --db " + P("s.db"));
+    Output o = Run(kShardTiny + " --shard " + value + " --db " + P("s.db"));
     EXPECT_EQ(o.code, 1) << value;
     EXPECT_EQ(o.err, "kplab: " + error + " (see 'kplab help')\n") << value;
   }
-  Output many = Run(kTiny + " --shard 0/6 --db " + P("s.db"));
+  Output many = Run(kShardTiny + " --shard 0/6 --db " + P("s.db"));
   EXPECT_EQ(many.code, 1);
   EXPECT_EQ(many.err, "kplab: shard 0/6: 6 shards for 5 documents (expected at most one shard per document)\n");
-  Output no_store = Run(kTiny + " --shard 0/2 --no-store");
+  Output no_store = Run(kShardTiny + " --shard 0/2 --no-store");
   EXPECT_EQ(no_store.err,
             "kplab: --shard writes a partial run for `kplab runs merge`: it cannot be combined with "
             "--no-store (see 'kplab help')\n");
@@ -279,8 +280,8 @@ return kp.metric { name = "old", version = "1", score = function(doc) return { [
 // the whole run's all.f1@5.micro = 2 * 12 / (25 + 21) = 24/46 (tests/c_api/c_api_test.c); shard 0/2
 // (documents 1-2: 3 + 3 hits of 10 predictions, 5 + 4 references) = 2 * 6 / (10 + 9) = 12/19.
 TEST_F(Shard, TableLeavesShardsOut) {
-  ASSERT_EQ(Run(kTiny + " --db " + P("a.db")).code, 0);
-  ASSERT_EQ(Run(kTiny + " --db " + P("a.db") + " --shard 0/2").code, 0);
+  ASSERT_EQ(Run(kShardTiny + " --db " + P("a.db")).code, 0);
+  ASSERT_EQ(Run(kShardTiny + " --db " + P("a.db") + " --shard 0/2").code, 0);
   Output shard = Run("runs show 2 --db " + P("a.db") + " --output csv");
   EXPECT_NE(shard.out.find("\nall.f1@5.micro," + Csv(12.0 / 19) + "\n"), std::string::npos) << shard.out;
   Output table = Run("runs table --db " + P("a.db") + " --metrics all.f1@5.micro --output csv");
@@ -317,7 +318,7 @@ class ShardRefusal : public Shard {
  protected:
   // Shard I/N of tiny (metrics exact) into `db` with extra options.
   void Part(const std::string& shard, const std::string& db, const std::string& extra = "",
-            const std::string& eval = kTiny) {
+            const std::string& eval = kShardTiny) {
     Output o = Run(eval + " --shard " + shard + " --db " + P(db) + " " + extra);
     ASSERT_EQ(o.code, 0) << o.err;
   }
@@ -415,7 +416,7 @@ TEST_F(ShardRefusal, DuplicateShard) {
 }
 
 TEST_F(ShardRefusal, WholeRunIsNotAShard) {
-  ASSERT_EQ(Run(kTiny + " --db " + P("a.db")).code, 0);
+  ASSERT_EQ(Run(kShardTiny + " --db " + P("a.db")).code, 0);
   ExpectRefused("runs merge 1 --from " + P("a.db"),
                 "run 1 in " + P("a.db") +
                     " is not a shard (a whole run; shards are written by `kplab eval "
@@ -427,7 +428,7 @@ TEST_F(ShardRefusal, WholeRunIsNotAShard) {
 // A merge that fails leaves an existing OUT byte for byte as it was: refused shards, and a plugin file
 // changed between the shards and the merge (found only after every check of the shards passed).
 TEST_F(ShardRefusal, FailedMergeLeavesOutUnchanged) {
-  ASSERT_EQ(Run(kTiny + " --db " + P("out.db")).code, 0);
+  ASSERT_EQ(Run(kShardTiny + " --db " + P("out.db")).code, 0);
   auto snapshot = [&] {
     std::string bytes;
     for (const char* suffix : {"", "-wal"}) {

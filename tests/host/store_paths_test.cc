@@ -48,7 +48,7 @@ class StorePaths : public ::testing::Test {
   std::string fifo_;
 };
 
-std::string Slurp(const std::string& path) {
+std::string SlurpStoreFile(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;
   ss << in.rdbuf();
@@ -186,7 +186,7 @@ TEST_F(StorePaths, EveryLuaFunctionWithAStorePathRefusesAFifo) {
        "kp.evaluate(kp.load{dataset = 'examples/tiny', predictions = 'examples/tiny/predictions.txt'}, 'exact', nil, "
        "{db = DB})"},
   };
-  const std::string stubs = Slurp(std::string(KPLAB_SOURCE_DIR) + "/docs/lua/kp.lua");
+  const std::string stubs = SlurpStoreFile(std::string(KPLAB_SOURCE_DIR) + "/docs/lua/kp.lua");
   std::set<std::string> store_taking;
   std::istringstream lines(stubs);
   std::string params;

@@ -26,7 +26,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using kplab::test::Output;
-using Scores = std::map<std::string, std::map<std::string, double>>;  // doc id -> column -> value
+using TextScores = std::map<std::string, std::map<std::string, double>>;  // doc id -> column -> value
 
 class TextPlugins : public ::testing::Test {
  protected:
@@ -43,9 +43,9 @@ class TextPlugins : public ::testing::Test {
   }
 
   // Evaluates a dataset and returns every document's scores (from `runs export`).
-  Scores Eval(const std::string& profile, const std::string& extra = "",
-              const std::string& dataset = "tests/data/textmetrics",
-              const std::string& predictions = "tests/data/textmetrics/predictions.txt") {
+  TextScores Eval(const std::string& profile, const std::string& extra = "",
+                  const std::string& dataset = "tests/data/textmetrics",
+                  const std::string& predictions = "tests/data/textmetrics/predictions.txt") {
     Output o = Run("eval --dataset " + dataset + " --predictions " + predictions +
                    " --metrics rouge,meteor,diversity --param diversity.embeddings=false --profile " + profile +
                    " --output json " + extra);
@@ -62,7 +62,7 @@ class TextPlugins : public ::testing::Test {
     std::string line;
     std::getline(in, line);
     const std::vector<std::string> header = Split(line);
-    Scores s;
+    TextScores s;
     while (std::getline(in, line)) {
       const std::vector<std::string> row = Split(line);
       for (std::size_t i = 1; i < row.size() && i < header.size(); ++i) {
@@ -87,7 +87,7 @@ class TextPlugins : public ::testing::Test {
   fs::path dir_;
 };
 
-constexpr double kTol = 1e-12;
+constexpr double kTextTol = 1e-12;
 
 // pltrdy/rouge's F: 2 * ((P * R) / (P + R + 1e-8)).
 double PltrdyF(double p, double r) { return 2.0 * ((p * r) / (p + r + 1e-8)); }
@@ -102,31 +102,31 @@ double Meteor(double m, double chunks, double hyp, double ref) {
 // translation systems (absent); references: neural networks, deep learning (present), machine
 // translation (absent). Units are the keyphrases' tokens (surfaces).
 TEST_F(TextPlugins, KplabRougeCountsInsideKeyphrases) {
-  Scores s = Eval("kplab");
+  TextScores s = Eval("kplab");
   const auto& d = s["1"];
   // all, ROUGE-1: hyp tokens neural network deep learning models translation systems (7), ref neural
   // networks deep learning machine translation (6); shared: neural, deep, learning, translation.
-  EXPECT_NEAR(d.at("all.rouge1_p"), 4.0 / 7, kTol);
-  EXPECT_NEAR(d.at("all.rouge1_r"), 4.0 / 6, kTol);
-  EXPECT_NEAR(d.at("all.rouge1_f1"), 8.0 / 13, kTol);
+  EXPECT_NEAR(d.at("all.rouge1_p"), 4.0 / 7, kTextTol);
+  EXPECT_NEAR(d.at("all.rouge1_r"), 4.0 / 6, kTextTol);
+  EXPECT_NEAR(d.at("all.rouge1_f1"), 8.0 / 13, kTextTol);
   // ROUGE-2: hyp bigrams (neural network) (deep learning) (learning models) (translation systems),
   // ref (neural networks) (deep learning) (machine translation): 1 shared -> 1/4, 1/3, F1 2/7.
-  EXPECT_NEAR(d.at("all.rouge2_p"), 1.0 / 4, kTol);
-  EXPECT_NEAR(d.at("all.rouge2_r"), 1.0 / 3, kTol);
-  EXPECT_NEAR(d.at("all.rouge2_f1"), 2.0 / 7, kTol);
+  EXPECT_NEAR(d.at("all.rouge2_p"), 1.0 / 4, kTextTol);
+  EXPECT_NEAR(d.at("all.rouge2_r"), 1.0 / 3, kTextTol);
+  EXPECT_NEAR(d.at("all.rouge2_f1"), 2.0 / 7, kTextTol);
   // ROUGE-L: per reference keyphrase the union of its LCS positions: {neural}, {deep, learning},
   // {translation} -> 4 hits.
-  EXPECT_NEAR(d.at("all.rougel_p"), 4.0 / 7, kTol);
-  EXPECT_NEAR(d.at("all.rougel_r"), 4.0 / 6, kTol);
+  EXPECT_NEAR(d.at("all.rougel_p"), 4.0 / 7, kTextTol);
+  EXPECT_NEAR(d.at("all.rougel_r"), 4.0 / 6, kTextTol);
   // present: [neural network] vs [neural networks] [deep learning]: 1 of 2 tokens, 1 of 4; no bigram.
-  EXPECT_NEAR(d.at("present.rouge1_p"), 0.5, kTol);
-  EXPECT_NEAR(d.at("present.rouge1_r"), 0.25, kTol);
-  EXPECT_NEAR(d.at("present.rouge1_f1"), F1(0.5, 0.25), kTol);
+  EXPECT_NEAR(d.at("present.rouge1_p"), 0.5, kTextTol);
+  EXPECT_NEAR(d.at("present.rouge1_r"), 0.25, kTextTol);
+  EXPECT_NEAR(d.at("present.rouge1_f1"), F1(0.5, 0.25), kTextTol);
   EXPECT_EQ(d.at("present.rouge2_f1"), 0);
   // absent: [deep learning models] [translation systems] vs [machine translation]: translation.
-  EXPECT_NEAR(d.at("absent.rouge1_p"), 1.0 / 5, kTol);
-  EXPECT_NEAR(d.at("absent.rouge1_r"), 1.0 / 2, kTol);
-  EXPECT_NEAR(d.at("absent.rougel_f1"), F1(0.2, 0.5), kTol);
+  EXPECT_NEAR(d.at("absent.rouge1_p"), 1.0 / 5, kTextTol);
+  EXPECT_NEAR(d.at("absent.rouge1_r"), 1.0 / 2, kTextTol);
+  EXPECT_NEAR(d.at("absent.rougel_f1"), F1(0.2, 0.5), kTextTol);
   // Document 4 has no prediction: zeros. Document 5: the reference "graphs" repeats "graph" and is
   // dropped; present [tree] vs [tree] -> 1.
   EXPECT_EQ(s["4"].at("all.rouge1_p"), 0);
@@ -137,69 +137,69 @@ TEST_F(TextPlugins, KplabRougeCountsInsideKeyphrases) {
 
 // The same documents as KPEval reads them: its strings, pltrdy/rouge's counting.
 TEST_F(TextPlugins, KpevalRougeJoinsKeyphrasesAndMisalignsRepeatedReferences) {
-  Scores s = Eval("kpeval");
+  TextScores s = Eval("kpeval");
   const auto& d = s["1"];
   // all: "neural network, deep learning models, translation systems" vs "neural networks, deep
   // learning, machine translation" -> words (7 and 6 distinct) neural "network," deep learning "models,"
   // translation systems / neural "networks," deep "learning," machine translation: shared neural, deep,
   // translation (the comma keeps learning from matching).
-  EXPECT_NEAR(d.at("all.rouge1_p"), 3.0 / 7, kTol);
-  EXPECT_NEAR(d.at("all.rouge1_r"), 3.0 / 6, kTol);
-  EXPECT_NEAR(d.at("all.rouge1_f1"), PltrdyF(3.0 / 7, 0.5), kTol);
+  EXPECT_NEAR(d.at("all.rouge1_p"), 3.0 / 7, kTextTol);
+  EXPECT_NEAR(d.at("all.rouge1_r"), 3.0 / 6, kTextTol);
+  EXPECT_NEAR(d.at("all.rouge1_f1"), PltrdyF(3.0 / 7, 0.5), kTextTol);
   EXPECT_EQ(d.at("all.rouge2_p"), 0);  // every bigram of either side crosses a comma or differs
-  EXPECT_NEAR(d.at("all.rougel_p"), 3.0 / 7, kTol);
+  EXPECT_NEAR(d.at("all.rougel_p"), 3.0 / 7, kTextTol);
   // present: joined by ' ': "neural network" vs "neural networks deep learning": {neural}.
-  EXPECT_NEAR(d.at("present.rouge1_p"), 0.5, kTol);
-  EXPECT_NEAR(d.at("present.rouge1_r"), 0.25, kTol);
-  EXPECT_NEAR(d.at("present.rouge1_f1"), PltrdyF(0.5, 0.25), kTol);
+  EXPECT_NEAR(d.at("present.rouge1_p"), 0.5, kTextTol);
+  EXPECT_NEAR(d.at("present.rouge1_r"), 0.25, kTextTol);
+  EXPECT_NEAR(d.at("present.rouge1_f1"), PltrdyF(0.5, 0.25), kTextTol);
   // Document 5: references graph; graphs; tree with unique flags [absent, present]: KPEval zips the
   // line's first two references with them, so "graphs" is taken as present and "tree" is lost.
   // present: "tree" vs "graphs" -> 0; absent: "graph" vs "graph" -> 1; all: "tree, graph" vs
   // "graphs, graph" -> words {tree,, graph} and {graphs,, graph}: 1 of 2 each.
   EXPECT_EQ(s["5"].at("present.rouge1_p"), 0);
-  EXPECT_NEAR(s["5"].at("absent.rouge1_f1"), PltrdyF(1, 1), kTol);
+  EXPECT_NEAR(s["5"].at("absent.rouge1_f1"), PltrdyF(1, 1), kTextTol);
   EXPECT_EQ(s["5"].at("absent.rouge2_p"), 0);  // one word: no bigram on either side -> 0 (pltrdy)
-  EXPECT_NEAR(s["5"].at("all.rouge1_p"), 0.5, kTol);
-  EXPECT_NEAR(s["5"].at("all.rouge1_f1"), PltrdyF(0.5, 0.5), kTol);
+  EXPECT_NEAR(s["5"].at("all.rouge1_p"), 0.5, kTextTol);
+  EXPECT_NEAR(s["5"].at("all.rouge1_f1"), PltrdyF(0.5, 0.5), kTextTol);
   // Document 4: the empty line is one empty keyphrase: blank -> KPEval pushes zeros.
   EXPECT_EQ(s["4"].at("all.rouge1_p"), 0);
   EXPECT_EQ(s["4"].at("present.rougel_f1"), 0);
 }
 
 TEST_F(TextPlugins, MeteorUnderBothProfiles) {
-  Scores k = Eval("kplab"), e = Eval("kpeval");
+  TextScores k = Eval("kplab"), e = Eval("kpeval");
   // kplab, document 1, all: hyp neural network deep learning models translation systems, ref neural
   // networks deep learning machine translation. Exact (hyp from its end): translation, learning,
   // deep, neural; stems: network(s); models, systems and machin are left (no WordNet lemma "machin").
   // Matches (0,0) (1,1) (2,2) (3,3) (5,5): 2 chunks of 5, P = 5/7, R = 5/6.
-  EXPECT_NEAR(k["1"].at("all.meteor"), Meteor(5, 2, 7, 6), kTol);
-  EXPECT_NEAR(k["1"].at("all.meteor"), 0.968 * 50 / 61, kTol);
+  EXPECT_NEAR(k["1"].at("all.meteor"), Meteor(5, 2, 7, 6), kTextTol);
+  EXPECT_NEAR(k["1"].at("all.meteor"), 0.968 * 50 / 61, kTextTol);
   // kpeval, document 1, all: "neural network, deep learn model, translat system" against KPEval's
   // reference, the present predictions then the absent references: "neural network, machin
   // translat" -> 9 and 5 words with the commas; exact: translat, ",", network, neural; chunks
   // (0,0)(1,1) | (6,2) | (7,4) -> 3 of 4.
-  EXPECT_NEAR(e["1"].at("all.meteor"), Meteor(4, 3, 9, 5), kTol);
+  EXPECT_NEAR(e["1"].at("all.meteor"), Meteor(4, 3, 9, 5), kTextTol);
   // present: "neural network" vs "neural network, deep learn": 2 matches in one chunk, P 1, R 2/5.
-  EXPECT_NEAR(e["1"].at("present.meteor"), Meteor(2, 1, 2, 5), kTol);
+  EXPECT_NEAR(e["1"].at("present.meteor"), Meteor(2, 1, 2, 5), kTextTol);
   // Document 5, all: kpeval compares "tree, graph" with itself (present prediction tree + absent
   // reference graph): 3 matches, 1 chunk; kplab compares [tree graph] with [graph tree]: 2 chunks of 2.
-  EXPECT_NEAR(e["5"].at("all.meteor"), Meteor(3, 1, 3, 3), kTol);
-  EXPECT_NEAR(k["5"].at("all.meteor"), Meteor(2, 2, 2, 2), kTol);
+  EXPECT_NEAR(e["5"].at("all.meteor"), Meteor(3, 1, 3, 3), kTextTol);
+  EXPECT_NEAR(k["5"].at("all.meteor"), Meteor(2, 2, 2, 2), kTextTol);
   EXPECT_EQ(k["4"].at("all.meteor"), 0);  // no prediction
   EXPECT_EQ(e["4"].at("all.meteor"), 0);  // one empty keyphrase: no word
 }
 
 TEST_F(TextPlugins, SelfBleuAndSelfEditDistance) {
-  Scores k = Eval("kplab"), e = Eval("kpeval");
+  TextScores k = Eval("kplab"), e = Eval("kpeval");
   // Document 1 as generated: neural network, deep learn model, translat system, neural network (the
   // repeat). Each copy of "neural network" finds its twin: unigrams 2/2, bigram 1/1, no trigram
   // (0.1/1 smoothed), closest reference length 2 -> BP 1: 0.1^(1/3). The other two share no word.
   const double twin = std::exp(std::log(0.1) / 3);
-  EXPECT_NEAR(k["1"].at("all.self_bleu"), 2 * twin / 4, kTol);
-  EXPECT_NEAR(e["1"].at("all.self_bleu"), 2 * twin / 4, kTol);
+  EXPECT_NEAR(k["1"].at("all.self_bleu"), 2 * twin / 4, kTextTol);
+  EXPECT_NEAR(e["1"].at("all.self_bleu"), 2 * twin / 4, kTextTol);
   // Document 2: abc, abd, xyz. Indel: abc/abd LCS 2 -> 1 - 2/6 = 2/3; with xyz 0. Per item: 1/3, 1/3,
   // 0 -> mean 2/9. kplab reports the distance 1 - 2/9; kpeval fuzz.ratio's 0-100 similarity.
-  EXPECT_NEAR(k["2"].at("all.self_edit_distance"), 7.0 / 9, kTol);
+  EXPECT_NEAR(k["2"].at("all.self_edit_distance"), 7.0 / 9, kTextTol);
   EXPECT_NEAR(e["2"].at("all.self_edit_distance"), 200.0 / 9, 1e-9);
   EXPECT_EQ(k["2"].at("all.self_bleu"), 0);
   // Document 3 (one prediction) and 4 (none under kplab, one empty under kpeval): nothing to compare.
@@ -231,7 +231,7 @@ TEST_F(TextPlugins, SelfBleuSumsLikeNltk) {
   std::ofstream(dir_ / "bleu_context.txt") << "one . <eos> b c d .\ntwo . <eos> f g .\nthree . <eos> g h .\n";
   std::ofstream(dir_ / "bleu_allkeywords.txt") << "b\nf\ng\n";
   std::ofstream(dir_ / "predictions.txt") << "b f g d h g;g c b h\nf g g f g;g d f d c g\ng c b h c d h;d d g h g f\n";
-  Scores s = Eval("kplab", "", dir_.string(), (dir_ / "predictions.txt").string());
+  TextScores s = Eval("kplab", "", dir_.string(), (dir_ / "predictions.txt").string());
   ASSERT_EQ(s.size(), 3u);
   EXPECT_EQ(s["1"].at("all.self_bleu"), 0.06416629359369236);
   EXPECT_EQ(s["2"].at("all.self_bleu"), 0.06398937771523944);
@@ -251,8 +251,8 @@ TEST_F(TextPlugins, MeteorWithoutWordNetSaysWhatToInstall) {
   EXPECT_NE(o.err.find("scripts/setup.sh --extra wordnet"), std::string::npos) << o.err;
   EXPECT_NE(o.err.find("--param meteor.synonyms=false"), std::string::npos) << o.err;
   // Without the synonym stage it runs; this fixture has no synonym match, so the numbers are the same.
-  Scores s = Eval("kplab", "--param meteor.synonyms=false");
-  EXPECT_NEAR(s["1"].at("all.meteor"), 0.968 * 50 / 61, kTol);
+  TextScores s = Eval("kplab", "--param meteor.synonyms=false");
+  EXPECT_NEAR(s["1"].at("all.meteor"), 0.968 * 50 / 61, kTextTol);
 }
 
 TEST_F(TextPlugins, TenThousandPredictionsAndAHugePhrase) {
@@ -272,7 +272,7 @@ TEST_F(TextPlugins, TenThousandPredictionsAndAHugePhrase) {
   const std::string data =
       "--dataset " + (dir_ / "big").string() + " --predictions " + (dir_ / "big" / "predictions.txt").string();
   // ROUGE and METEOR are linear or (units x units) in the sizes: they finish under the default limits.
-  Scores s;
+  TextScores s;
   {
     Output o = Run("eval " + data + " --metrics rouge,meteor --output json");
     ASSERT_EQ(o.code, 0) << o.err;

@@ -34,11 +34,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kShared = KPLAB_SHARED_DATA;
-const std::string kPeer = std::string(KPLAB_SOURCE_DIR) + "/tests/data/utility/peer";
+const std::string kUtilityShared = KPLAB_SHARED_DATA;
+const std::string kUtilityPeer = std::string(KPLAB_SOURCE_DIR) + "/tests/data/utility/peer";
 const std::string kModels = std::string(KPLAB_SOURCE_DIR) + "/tests/data/utility";
 
-std::string Slurp(const fs::path& p) {
+std::string SlurpUtility(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
@@ -67,9 +67,9 @@ class Utility : public ::testing::Test {
   std::string Distractors() {
     std::string ctx, kws;
     for (const std::string ds : {"inspec", "krapivin", "semeval"}) {
-      const std::string d = kShared + "/kpg_testsets_meng2017/" + ds + "/word_" + ds + "_testing_";
-      ctx += Slurp(d + "context.txt");
-      kws += Slurp(d + "allkeywords.txt");
+      const std::string d = kUtilityShared + "/kpg_testsets_meng2017/" + ds + "/word_" + ds + "_testing_";
+      ctx += SlurpUtility(d + "context.txt");
+      kws += SlurpUtility(d + "allkeywords.txt");
     }
     Write("distractors/word_distractors_testing_context.txt", ctx);
     Write("distractors/word_distractors_testing_allkeywords.txt", kws);
@@ -79,9 +79,10 @@ class Utility : public ::testing::Test {
   // KP20k test documents 1..1000 with catSeqTG-2RF1's predictions of `seed` (the first 1000 lines).
   static std::shared_ptr<const Corpus> Kp20k(int seed, const std::string& profile) {
     DatasetOptions opt;
-    auto ds = ImportDataset(kShared + "/kp20k_test_first1000", opt);
+    auto ds = ImportDataset(kUtilityShared + "/kp20k_test_first1000", opt);
     EXPECT_TRUE(ds.ok()) << ds.error().message;
-    auto preds = ImportPredictions(kShared + "/predictions/catSeqTG-2RF1/kp20k/seed" + std::to_string(seed) + ".txt");
+    auto preds =
+        ImportPredictions(kUtilityShared + "/predictions/catSeqTG-2RF1/kp20k/seed" + std::to_string(seed) + ".txt");
     EXPECT_TRUE(preds.ok()) << preds.error().message;
     preds->docs.resize(ds->docs.size());
     auto aligned = AlignPredictions(*ds, std::move(*preds));
@@ -142,7 +143,7 @@ struct PeerRun {
 std::vector<PeerRun> PeerRuns() {
   std::vector<PeerRun> runs;
   std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(kPeer)) {
+  for (const auto& e : fs::directory_iterator(kUtilityPeer)) {
     if (e.path().extension() == ".json") files.push_back(e.path());
   }
   std::sort(files.begin(), files.end());
@@ -188,7 +189,7 @@ TEST_F(Utility, SparseMatchesKpevalsOwnClasses) {
     if (!r.bi_encoder.empty()) continue;
     SCOPED_TRACE(r.file);
     std::map<std::string, std::string> params{
-        {"queries", kShared + "/kpeval_adhoc_queries/" + r.queries}, {"version", r.cls}, {"mode", "sparse"}};
+        {"queries", kUtilityShared + "/kpeval_adhoc_queries/" + r.queries}, {"version", r.cls}, {"mode", "sparse"}};
     if (r.distractors) params["corpus"] = Distractors();
     const EvalResult res = Evaluate(Kp20k(r.seed, "kpeval"), params);
     ASSERT_TRUE(res.errors.empty()) << Errors(res);
@@ -247,7 +248,7 @@ TEST_F(Utility, DenseAndRerankMatchKpevalsOwnClasses) {
   for (const PeerRun& r : PeerRuns()) {
     if (r.bi_encoder.empty()) continue;
     SCOPED_TRACE(r.file);
-    std::map<std::string, std::string> params{{"queries", kShared + "/kpeval_adhoc_queries/" + r.queries},
+    std::map<std::string, std::string> params{{"queries", kUtilityShared + "/kpeval_adhoc_queries/" + r.queries},
                                               {"version", r.cls},
                                               {"mode", r.per_doc.count("sparse_recall_at_1") ? "both" : "dense"}};
     if (r.distractors) params["corpus"] = Distractors();
@@ -259,7 +260,7 @@ TEST_F(Utility, DenseAndRerankMatchKpevalsOwnClasses) {
     auto corpus = Kp20k(r.seed, "kpeval");
     if (docs < corpus->docs.size()) {
       // A peer run over the first N documents: the same documents and queries here.
-      std::istringstream in(Slurp(kShared + "/kpeval_adhoc_queries/" + r.queries));
+      std::istringstream in(SlurpUtility(kUtilityShared + "/kpeval_adhoc_queries/" + r.queries));
       std::string cut;
       std::string line;
       for (std::size_t n = 0; n < docs && std::getline(in, line); ++n) cut += line + "\n";

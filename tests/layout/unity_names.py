@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Names at file scope are unique across each test binary's sources (the unity build's condition).
+
+Usage: unity_names.py BINARY=SOURCE,SOURCE,... [BINARY=...]   (relative sources: to the working directory)
+
+The test binaries are compiled a batch of sources at a time (tests/CMakeLists.txt, CMake's unity
+build): two sources in one batch share one translation unit, so a `const std::string kData` or a
+`std::string Slurp(...)` in each one's anonymous namespace is a redefinition, or worse an overload
+that quietly changes which function a call picks. Which sources share a batch depends on the file
+names around them, so a clash the compiler does not see today appears when a test file is added or
+renamed. This check sees it whatever the batches: every variable, function, type and alias a source
+declares at column 0 (Google style does not indent namespace bodies), outside a class or function
+body, must be declared by no other source of the same binary. Overloads within one source are fine.
+Out-of-class member definitions (`Fixture::Helper(`), TEST macros, namespaces and preprocessor lines
+are not names of the source. Failures name both files and lines. A self-check on made-up sources runs
+first.
+"""
+import re
+import sys
+from pathlib import Path
+
+SKIP = re.compile(r"^(TEST|TYPED_TEST|INSTANTIATE|REGISTER|namespace\b|#|}|//|/\*|\*|template\b|extern\b|"
+                  r"friend\b|public:|private:|protected:|return\b|if\b|for\b|while\b|else\b|case\b|default:)")
+TYPE = re.compile(r"^(?:struct|class|union|enum(?:\s+class)?)\s+(\w+)\s*(?:[:{]|final\b|$)")
+ALIAS = re.compile(r"^using\s+(\w+)\s*=")
+# A declaration's name: the last identifier before '=', '{', '(' or ';' that is not qualified.
+DECL = re.compile(r"^(?:(?:static|inline|constexpr|const|thread_local|volatile|unsigned|signed)\s+)*"
+                  r"[\w:<>,\s\*&\[\]]*?[\s\*&>](\w+)\s*(?:\[[^\]]*\])?\s*(=|\{|\(|;)")
+
+
+def blank(text):
+    """Comments, string and character literals blanked (newlines kept), so braces in them do not count."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            out.append(" " * (j - i))
+            i = j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append(re.sub(r"[^\n]", " ", text[i:j]))
+            i = j
+        elif text.startswith('R"', i) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            o = text.find("(", i + 2)
+            delim = ")" + text[i + 2:o] + '"'
+            j = text.find(delim, o)
+            j = n if j < 0 else j + len(delim)
+            out.append('R"' + re.sub(r"[^\n]", " ", text[i + 2:j - 1]) + '"')
+            i = j
+        elif text[i] in "\"'" and not (text[i] == "'" and i > 0 and text[i - 1].isalnum()):
+            q, j = text[i], i + 1
+            while j < n and text[j] != q and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            out.append(q + " " * (min(j, n) - i - 1) + (q if j < n else ""))
+            i = j + 1
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def file_scope_names(text):
+    """[(name, line)] declared at column 0 outside any class or function body."""
+    names, depth, in_namespace = [], 0, []
+    for lineno, line in enumerate(blank(text).split("\n"), 1):
+        at_file_scope = depth == sum(in_namespace)
+        stripped = line.strip()
+        if at_file_scope and line[:1] not in (" ", "\t", "") and not SKIP.match(stripped):
+            m = TYPE.match(stripped) or ALIAS.match(stripped)
+            if m is None and not stripped.startswith(("struct ", "class ", "enum ", "union ")):
+                # A qualified name (Fixture::Helper(...)) cannot match: DECL wants a space, '*', '&' or
+                # '>' before the name.
+                m = DECL.match(stripped)
+            if m is not None:
+                names.append((m.group(1), lineno))
+        # Braces: a namespace's own brace does not make the scope inside it non-file scope.
+        for k, ch in enumerate(line):
+            if ch == "{":
+                opens_namespace = re.match(r"^\s*(inline\s+)?namespace\b[^{;]*$", line[:k]) is not None
+                in_namespace.append(1 if opens_namespace else 0)
+                depth += 1
+            elif ch == "}" and depth > 0:
+                depth -= 1
+                in_namespace.pop()
+    return names
+
+
+# Names meant to be overloaded across sources, each with why.
+OVERLOADED = {
+    "PrintTo": "GoogleTest's printer hook: one overload per parameter type, found by argument-dependent lookup",
+}
+
+
+def clashes(binaries):
+    """{binary: {source: text}} -> failure lines."""
+    out = []
+    for binary, sources in binaries.items():
+        first = {}
+        for src in sorted(sources):
+            seen_here = set()
+            for name, line in file_scope_names(sources[src]):
+                if name in seen_here or name in OVERLOADED:
+                    continue  # an overload or a redeclaration within one source
+                seen_here.add(name)
+                if name in first and first[name][0] != src:
+                    out.append(f"{binary}: '{name}' at file scope in {src}:{line} and {first[name][0]}:{first[name][1]}"
+                               " (the unity build may put them in one translation unit: rename one)")
+                else:
+                    first.setdefault(name, (src, line))
+    return out
+
+
+def self_check():
+    a = ("namespace kplab {\nnamespace {\n\nconst std::string kData = \"x\";\nstd::string Slurp(const std::string& p) {\n"
+         "  int kLocal = 1;\n  return p;\n}\nstruct Case {\n  int kData = 2;\n};\nusing Ids = std::vector<int>;\n"
+         "constexpr double kTol = 1e-9;\n\n}  // namespace\n\nTEST(A, B) { const int kInTest = 1; }\n"
+         "void Fixture::Helper() {}\n}  // namespace kplab\n")
+    b = ("namespace {\n// const std::string kData = \"in a comment\";\nconst char* kText = R\"(\n"
+         "const std::string kTol = 1;\n)\";\nstd::vector<int> Ids(int n) { return {}; }\n"
+         "std::string Slurp(const fs::path& p);\nint Fresh(int);\nint Fresh(double);\nenum class Case { kA };\n"
+         "void Fixture::Helper() {}\n}  // namespace\n")
+    got = clashes({"t": {"a.cc": a, "b.cc": b}})
+    want = {"Slurp", "Ids", "Case"}
+    found = {re.search(r"'(\w+)'", g).group(1) for g in got}
+    if found != want:
+        sys.exit(f"unity_names.py self-check: found {sorted(found)}, expected {sorted(want)}\n" + "\n".join(got))
+
+
+def main(argv):
+    if not argv:
+        sys.exit(__doc__)
+    self_check()
+    binaries = {}
+    for arg in argv:
+        binary, _, listed = arg.partition("=")
+        # CMake lists its own generated sources (the batches, the precompiled header) among a target's.
+        srcs = [s for s in listed.split(",") if s.endswith((".cc", ".c", ".cpp")) and "/CMakeFiles/" not in s]
+        if not srcs:
+            sys.exit(f"unity_names.py: no sources for {binary} (expected BINARY=SOURCE,SOURCE,...)")
+        binaries[binary] = {s: Path(s).read_text(encoding="utf-8") for s in srcs}
+    failures = clashes(binaries)
+    for f in failures:
+        print(f)
+    if failures:
+        sys.exit(1)
+    print("unity_names: " + ", ".join(f"{b} {len(s)} sources" for b, s in binaries.items()) + ": no name declared twice")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
