@@ -108,9 +108,13 @@ std::vector<std::vector<std::string>> ExhirdReferences(const std::vector<std::ve
 }
 
 std::size_t InternedPredictionPieces(const Profile& profile, const RawPrediction& prediction) {
-  std::size_t n = prediction.phrases.size();
+  return InternedPredictionPieces(profile, prediction.phrases.size(),
+                                  prediction.phrases.empty() ? std::string_view() : prediction.phrases[0]);
+}
+
+std::size_t InternedPredictionPieces(const Profile& profile, std::size_t n, std::string_view first) {
   if (profile.max_pieces > 0) n = std::min(n, static_cast<std::size_t>(profile.max_pieces));
-  if (profile.empty_line_is_none && n == 1 && Strip(prediction.phrases[0]).empty()) n = 0;
+  if (profile.empty_line_is_none && n == 1 && Strip(first).empty()) n = 0;
   return n;
 }
 
