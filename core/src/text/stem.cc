@@ -133,9 +133,12 @@ class Steps {
   // nltk's _apply_rule_list for plain suffix rules: the first rule whose suffix matches decides;
   // if its condition fails the word is left as it is.
   void ApplyRules(Str& w, const Rule* rules, std::size_t count) const {
+    if (w.empty()) return;  // no suffix matches an empty word
+    const C last = w.back();
     for (std::size_t r = 0; r < count; ++r) {
       const Rule& rule = rules[r];
-      if (EndsWith(w, rule.suffix)) {
+      // The last letter first: it rules out nearly every rule in one compare.
+      if (last == static_cast<C>(static_cast<unsigned char>(rule.suffix.back())) && EndsWith(w, rule.suffix)) {
         const std::size_t stem_len = w.size() - rule.suffix.size();
         if (Holds(w, stem_len, rule.cond)) Replace(w, stem_len, rule.replacement);
         return;
@@ -210,39 +213,39 @@ class Steps {
       }
     }
     static constexpr Cond k0 = Cond::kMeasureGt0;
-    const bool original = mode_ == PorterMode::kOriginal;
-    const Rule rules[] = {
-        {"ational", "ate", k0},
-        {"tional", "tion", k0},
-        {"enci", "ence", k0},
-        {"anci", "ance", k0},
-        {"izer", "ize", k0},
-        original ? Rule{"abli", "able", k0} : Rule{"bli", "ble", k0},
-        {"alli", "al", k0},
-        {"entli", "ent", k0},
-        {"eli", "e", k0},
-        {"ousli", "ous", k0},
-        {"ization", "ize", k0},
-        {"ation", "ate", k0},
-        {"ator", "ate", k0},
-        {"alism", "al", k0},
-        {"iveness", "ive", k0},
-        {"fulness", "ful", k0},
-        {"ousness", "ous", k0},
-        {"aliti", "al", k0},
-        {"iviti", "ive", k0},
-        {"biliti", "ble", k0},
-        // Mode-specific tail.
-        Nltk() ? Rule{"fulli", "ful", k0} : Rule{"logi", "log", k0},
-        {"logi", "log", Cond::kLogi},
+    // The rules every mode shares, then each mode's own: ORIGINAL_ALGORITHM has "abli" where the
+    // others have "bli", and the tail differs (nltk: "fulli", then "logi" under its own condition).
+    static constexpr Rule kNltkRules[] = {
+        {"ational", "ate", k0}, {"tional", "tion", k0},       {"enci", "ence", k0},   {"anci", "ance", k0},
+        {"izer", "ize", k0},    {"bli", "ble", k0},           {"alli", "al", k0},     {"entli", "ent", k0},
+        {"eli", "e", k0},       {"ousli", "ous", k0},         {"ization", "ize", k0}, {"ation", "ate", k0},
+        {"ator", "ate", k0},    {"alism", "al", k0},          {"iveness", "ive", k0}, {"fulness", "ful", k0},
+        {"ousness", "ous", k0}, {"aliti", "al", k0},          {"iviti", "ive", k0},   {"biliti", "ble", k0},
+        {"fulli", "ful", k0},   {"logi", "log", Cond::kLogi},
     };
-    std::size_t count = 20;
-    if (Nltk()) {
-      count = 22;
-    } else if (mode_ == PorterMode::kMartin) {
-      count = 21;
+    static constexpr Rule kOriginalRules[] = {
+        {"ational", "ate", k0}, {"tional", "tion", k0}, {"enci", "ence", k0},   {"anci", "ance", k0},
+        {"izer", "ize", k0},    {"abli", "able", k0},   {"alli", "al", k0},     {"entli", "ent", k0},
+        {"eli", "e", k0},       {"ousli", "ous", k0},   {"ization", "ize", k0}, {"ation", "ate", k0},
+        {"ator", "ate", k0},    {"alism", "al", k0},    {"iveness", "ive", k0}, {"fulness", "ful", k0},
+        {"ousness", "ous", k0}, {"aliti", "al", k0},    {"iviti", "ive", k0},   {"biliti", "ble", k0},
+    };
+    static constexpr Rule kMartinRules[] = {
+        {"ational", "ate", k0}, {"tional", "tion", k0}, {"enci", "ence", k0},   {"anci", "ance", k0},
+        {"izer", "ize", k0},    {"bli", "ble", k0},     {"alli", "al", k0},     {"entli", "ent", k0},
+        {"eli", "e", k0},       {"ousli", "ous", k0},   {"ization", "ize", k0}, {"ation", "ate", k0},
+        {"ator", "ate", k0},    {"alism", "al", k0},    {"iveness", "ive", k0}, {"fulness", "ful", k0},
+        {"ousness", "ous", k0}, {"aliti", "al", k0},    {"iviti", "ive", k0},   {"biliti", "ble", k0},
+        {"logi", "log", k0},
+    };
+    switch (mode_) {
+      case PorterMode::kNltk:
+        return ApplyRules(w, kNltkRules, std::size(kNltkRules));
+      case PorterMode::kOriginal:
+        return ApplyRules(w, kOriginalRules, std::size(kOriginalRules));
+      case PorterMode::kMartin:
+        return ApplyRules(w, kMartinRules, std::size(kMartinRules));
     }
-    ApplyRules(w, rules, count);
   }
 
   void Step3(Str& w) const {
