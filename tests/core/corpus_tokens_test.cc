@@ -16,6 +16,7 @@
 #include "../../core/src/io/io_internal.h"
 #include "kplab/corpus.h"
 #include "kplab/io.h"
+#include "kplab/text.h"
 #include "temp_dir.h"
 
 namespace kplab {
@@ -245,33 +246,134 @@ TEST(LineViews, HostileLinesAsWrittenOut) {
   }
 }
 
-// SplitChar (every ';' line split, eight bytes at a time) against string_view::find's split, over
+// SplitChar (every ';' line split, 16 and 8 bytes at a time) against string_view::find's split, over
 // every string of up to 9 bytes from an alphabet of the separator, the byte one above it (which the
-// word trick can falsely mark after a separator), a letter and a byte with the high bit set, so that
-// separators fall at each position of the 8-byte words and across them.
+// word trick can falsely mark after a separator), a letter and a byte with the high bit set, and
+// 100,000 random strings of up to 80 bytes from it, so that separators fall at each position of the
+// 16- and 8-byte blocks, across them and in the tail.
 TEST(LineViews, SplitCharIsFindsSplit) {
+  auto check = [](const std::string& s, char sep) {
+    std::vector<std::string_view> want, got;
+    for (std::size_t start = 0;;) {
+      const std::size_t pos = std::string_view(s).find(sep, start);
+      want.push_back(std::string_view(s).substr(start, pos == std::string_view::npos ? pos : pos - start));
+      if (pos == std::string_view::npos) break;
+      start = pos + 1;
+    }
+    io_internal::SplitChar(s, sep, got);
+    return got == want;
+  };
   for (const char sep : {';', '\n'}) {
     const char alphabet[] = {sep, static_cast<char>(sep + 1), 'a', static_cast<char>(sep | 0x80)};
-    std::vector<std::string_view> got;
     for (std::size_t len = 0; len <= 9; ++len) {
       std::size_t count = 1;
       for (std::size_t k = 0; k < len; ++k) count *= 4;
       for (std::size_t code = 0; code < count; ++code) {
         std::string s(len, ' ');
         for (std::size_t k = 0, c = code; k < len; ++k, c /= 4) s[k] = alphabet[c % 4];
-        std::vector<std::string_view> want;
-        for (std::size_t start = 0;;) {
-          const std::size_t pos = std::string_view(s).find(sep, start);
-          want.push_back(std::string_view(s).substr(start, pos == std::string_view::npos ? pos : pos - start));
-          if (pos == std::string_view::npos) break;
-          start = pos + 1;
-        }
-        got.clear();
-        io_internal::SplitChar(s, sep, got);
-        ASSERT_EQ(got, want) << "'" << s << "'";
+        ASSERT_TRUE(check(s, sep)) << "'" << s << "'";
       }
     }
+    std::uint64_t x = 88172645463325252ull;  // xorshift64: the same strings on every run
+    auto next = [&] {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      return x;
+    };
+    for (int r = 0; r < 100000; ++r) {
+      std::string s(next() % 81, ' ');
+      for (char& c : s) c = alphabet[next() % 4];
+      ASSERT_TRUE(check(s, sep)) << "'" << s << "'";
+    }
   }
+}
+
+// Dedup (first wins) over lists longer than the builder's small set (64 items, then a hash set), with
+// repeats before and after the hand-over, across many documents (the set's generations): written
+// out by hand.
+TEST(LineViews, DedupBeyondTheSmallSet) {
+  RawDataset ds;
+  ds.path = ds.name = "many";
+  RawPredictions preds;
+  preds.path = "many-preds";
+  for (int d = 0; d < 300; ++d) {
+    RawDoc doc;
+    doc.id = std::to_string(d);
+    doc.has_text = false;
+    RawPrediction p;
+    // 100 distinct phrases, then repeats of the 1st, the 64th, the 65th and the 100th, and one new.
+    for (int k = 0; k < 100; ++k) p.phrases.push_back("w" + std::to_string((d + k) % 150));
+    for (int k : {0, 63, 64, 99}) p.phrases.push_back("w" + std::to_string((d + k) % 150));
+    p.phrases.push_back("new" + std::to_string(d));
+    for (int k = 0; k < 70; ++k) doc.refs.push_back({"r" + std::to_string(k % 66)});
+    ds.docs.push_back(std::move(doc));
+    preds.docs.push_back(std::move(p));
+  }
+  auto c = BuildCorpus(ds, &preds, *FindProfile("kplab"), 1);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  for (int d = 0; d < 300; ++d) {
+    const Document& doc = c->docs[static_cast<std::size_t>(d)];
+    ASSERT_EQ(doc.preds.size(), 101u) << d;
+    for (int k = 0; k < 100; ++k)
+      ASSERT_EQ(doc.preds[static_cast<std::size_t>(k)].surface(), "w" + std::to_string((d + k) % 150));
+    EXPECT_EQ(doc.preds[100].surface(), "new" + std::to_string(d));
+    EXPECT_EQ(doc.n_pred_dups(), 4) << d;
+    // The repeats point at their first occurrences: 0, 63, 64, 99.
+    const KeyphraseList dups = doc.pred_view_dups();
+    ASSERT_EQ(dups.size(), 105u);
+    EXPECT_EQ(dups[100], &doc.preds[0]);
+    EXPECT_EQ(dups[101], &doc.preds[63]);
+    EXPECT_EQ(dups[102], &doc.preds[64]);
+    EXPECT_EQ(dups[103], &doc.preds[99]);
+    EXPECT_EQ(dups[104], &doc.preds[100]);
+    ASSERT_EQ(doc.refs.size(), 66u);
+    EXPECT_EQ(doc.refs_before_dedup.size(), 70u);
+  }
+}
+
+// A new phrase's ASCII tokens (split eight bytes at a time, the last 1-7 bytes as the word that ends
+// the surface) are the general SplitWhitespace's (Python's str.split(), kplab/text.h) of its surface,
+// for 20,000 random pieces of up to 40 bytes of letters, spaces, tabs, the separators \x1c-\x1f
+// (whitespace to Python), control bytes that are not (\x01, \x1b) and '!' (0x21, the first byte
+// above the word trick's bound).
+TEST(LineViews, AsciiTokensAreStrSplit) {
+  const char alphabet[] = {'a', 'b', ' ', '\t', '\x1c', '\x1f', '\x01', '\x1b', '!'};
+  std::uint64_t x = 0x9E3779B97F4A7C15ull;
+  auto next = [&] {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+  };
+  RawDataset ds;
+  ds.path = ds.name = "ascii";
+  RawPredictions preds;
+  preds.path = "ascii-preds";
+  for (int d = 0; d < 200; ++d) {
+    RawDoc doc;
+    doc.id = std::to_string(d);
+    doc.has_text = false;
+    RawPrediction p;
+    for (int k = 0; k < 100; ++k) {
+      std::string piece(1 + next() % 40, ' ');
+      for (char& c : piece) c = alphabet[next() % std::size(alphabet)];
+      p.phrases.push_back(piece);
+    }
+    ds.docs.push_back(std::move(doc));
+    preds.docs.push_back(std::move(p));
+  }
+  auto c = BuildCorpus(ds, &preds, *FindProfile("kplab"), 1);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  std::size_t checked = 0;
+  for (const Phrase& ph : c->phrases) {
+    std::vector<std::string_view> got;
+    for (TokenId t : ph.tokens()) got.push_back(c->Str(t));
+    const std::string surface(ph.surface());
+    ASSERT_EQ(got, SplitWhitespace(surface)) << "'" << surface << "'";
+    ++checked;
+  }
+  EXPECT_GT(checked, 10000u);
 }
 
 // View gives Read's fields without the copies, over every document of a pair whose lines end with

@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <array>
-#include <iterator>
+#include <charconv>
 #include <cstring>
 #include <exception>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <system_error>
@@ -50,14 +51,30 @@ void* PhraseArena::Take(std::size_t bytes, std::size_t align) {
 
 std::string_view PhraseArena::Copy(std::string_view s) {
   if (s.empty()) return {};
-  char* out = static_cast<char*>(Take(s.size(), 1));
+  char* out;
+  if (left_ >= s.size()) {  // Take's own path for a chunk with room, without the call (once per phrase)
+    out = reinterpret_cast<char*>(pos_);
+    pos_ += s.size();
+    left_ -= s.size();
+  } else {
+    out = static_cast<char*>(Take(s.size(), 1));
+  }
   std::memcpy(out, s.data(), s.size());
   return {out, s.size()};
 }
 
 std::span<TokenId> PhraseArena::Ids(std::size_t n) {
   if (n == 0) return {};
-  return {static_cast<TokenId*>(Take(n * sizeof(TokenId), alignof(TokenId))), n};
+  const std::size_t bytes = n * sizeof(TokenId);
+  const std::size_t pad =
+      (alignof(TokenId) - reinterpret_cast<std::uintptr_t>(pos_) % alignof(TokenId)) % alignof(TokenId);
+  if (pos_ != nullptr && left_ >= bytes + pad) {  // Take's own path, without the call
+    std::byte* out = pos_ + pad;
+    pos_ = out + bytes;
+    left_ -= pad + bytes;
+    return {reinterpret_cast<TokenId*>(out), n};
+  }
+  return {static_cast<TokenId*>(Take(bytes, alignof(TokenId))), n};
 }
 
 void PhraseArena::Adopt(PhraseArena&& other) {
@@ -98,6 +115,16 @@ void SplitAsciiWhitespace(std::string_view s, std::vector<std::string_view>& out
         low = (w - 0x21 * kOnes) & ~w & kHigh;
       }
       if (low == 0) i += 8;
+    }
+    if (i < n && n >= 8) {  // the last 1-7 bytes as the word that ends s, its bytes before i masked off
+      std::uint64_t w;
+      std::memcpy(&w, p + n - 8, 8);
+      std::uint64_t low = (w - 0x21 * kOnes) & ~w & kHigh & (~std::uint64_t{0} << (8 * (i - (n - 8))));
+      for (; low != 0; low &= low - 1) {  // a mark may be a borrow's: each is looked up
+        const std::size_t k = n - 8 + static_cast<std::size_t>(__builtin_ctzll(low)) / 8;
+        if (kSpace[static_cast<unsigned char>(p[k])]) return k;
+      }
+      return n;
     }
     while (i < n && !kSpace[static_cast<unsigned char>(p[i])]) ++i;
     return i;
@@ -179,22 +206,34 @@ std::uint32_t PresentCount(std::span<const Keyphrase> kps) {
   return static_cast<std::uint32_t>(std::count_if(kps.begin(), kps.end(), [](const Keyphrase& k) { return k.present(); }));
 }
 
-// Dedup sets are usually small (tens of keyphrases): a vector scan beats hashing; a hash set takes
-// over for long lists so a line with thousands of predictions stays linear.
+// Dedup sets are usually small (tens of keyphrases): a table of 256 slots stamped with the set's
+// generation (clear() is one increment) holds the first 64 items, at most a quarter full, so an insert
+// is a probe or two rather than a scan of the items so far; a hash set takes over for long lists so
+// a line with thousands of predictions stays linear.
 struct SmallSet {
-  static constexpr std::size_t kSmall = 64;
-  std::array<TokenId, kSmall> items;
+  static constexpr std::size_t kSmall = 64, kSlots = 256;
+  std::array<TokenId, kSlots> keys;
+  std::array<std::uint32_t, kSlots> stamps{};  // a slot is in the set when its stamp is gen
+  std::array<TokenId, kSmall> items;           // the items in order (for the hand-over to big)
+  std::uint32_t gen = 1;
   std::size_t n = 0;
   std::unordered_set<TokenId> big;
   void clear() {
     if (n == kSmall) big.clear();
     n = 0;
+    if (++gen == 0) {  // after 2^32 - 1 clears the stamps start again
+      stamps.fill(0);
+      gen = 1;
+    }
   }
   bool insert(TokenId t) {
     if (n < kSmall) {
-      for (std::size_t k = 0; k < n; ++k) {
-        if (items[k] == t) return false;
+      std::size_t i = (t * 0x9E3779B1u) >> 24;
+      for (; stamps[i] == gen; i = (i + 1) % kSlots) {
+        if (keys[i] == t) return false;
       }
+      stamps[i] = gen;
+      keys[i] = t;
       items[n++] = t;
       if (n == kSmall) big.insert(items.begin(), items.end());
       return true;
@@ -567,8 +606,9 @@ class Builder {
     }
   }
 
-  // h: eval_internal::HashBytes(piece).
-  const Phrase* Intern(std::string_view piece, bool stem, bool transient, std::uint64_t h) {
+  // h: eval_internal::HashBytes(piece). Inlined where a document's pieces are read: most pieces were
+  // met before, and their probe is the whole call (a new piece's work is in NewPiece, not inlined).
+  [[gnu::always_inline]] const Phrase* Intern(std::string_view piece, bool stem, bool transient, std::uint64_t h) {
     eval_internal::SlotTable& m = memo[stem ? 1 : 0];
     bool found = false;
     const std::size_t pos = m.Probe(
@@ -577,11 +617,20 @@ class Builder {
       const std::uint32_t ph = pieces[eval_internal::SlotTable::Index(m.At(pos))].phrase;
       return ph == Piece::kDropped ? nullptr : &phrases[ph];
     }
+    return NewPiece(piece, stem, transient, h, pos);
+  }
+
+  // A piece met for the first time (its memo slot: the free position pos): normalized, remembered.
+  [[gnu::noinline]] const Phrase* NewPiece(std::string_view piece, bool stem, bool transient, std::uint64_t h,
+                                           std::size_t pos) {
+    eval_internal::SlotTable& m = memo[stem ? 1 : 0];
     const Phrase* ph = Normalize(piece, stem);  // reads piece during the call only
     if (transient) {
       piece = owned_.emplace_back(piece);
     } else if (o_.consume) {
-      piece = ph && ph->surface() == piece ? ph->surface() : piece_bytes_.Copy(piece);
+      const bool is_surface = ph && ph->surface().size() == piece.size() &&
+                              eval_internal::SameBytes(ph->surface().data(), piece.data(), piece.size());
+      piece = is_surface ? ph->surface() : piece_bytes_.Copy(piece);
     }
     pieces.push_back({piece.data(), static_cast<std::uint32_t>(piece.size()), ph ? ph->id : Piece::kDropped, stem});
     m.Fill(pos, h, static_cast<std::uint32_t>(pieces.size() - 1));
@@ -599,10 +648,9 @@ class Builder {
     // The tokens first (views into s, or into the word tokenizer's strings), so that their ids are
     // written straight into the phrase's block of the arena: the tokens' ids, then their stems'.
     tokens_.clear();
-    std::vector<std::string> words;
     if (o_.raw_text) {
-      words = WordTokenize(s);
-      tokens_.assign(words.begin(), words.end());
+      words_ = WordTokenize(s);
+      tokens_.assign(words_.begin(), words_.end());
     } else if (p_.keyphrase_split_space) {
       for (auto t : SplitSpace(s)) tokens_.push_back(t);
     } else if (ascii) {  // s is the ASCII piece stripped, lower-cased, maybe cleaned up: still ASCII
@@ -613,7 +661,7 @@ class Builder {
     const std::size_t n = tokens_.size();
     const std::span<TokenId> ids = arena.Ids(2 * n);
     const bool same_join = p_.dedup_join == " ";
-    key_.clear();
+    std::size_t key_size = 0;  // the key is written into key_, whose size only grows
     dedup_.clear();
     bool first_peos = false, any_invalid = false;  // the first stem is "<peos>"; a stem is invalid
     for (std::size_t k = 0; k < n; ++k) {
@@ -627,17 +675,26 @@ class Builder {
       ids[k] = e.token;
       ids[n + k] = st;
       if (!sv.empty()) ph.set_blank(false);
+      if (key_.size() < key_size + 1 + sv.size()) key_.resize(2 * (key_size + 1 + sv.size()));
       if (k > 0) {
-        key_.push_back(' ');
+        key_[key_size++] = ' ';
         if (!same_join) dedup_.append(p_.dedup_join);
       }
-      key_.append(sv);
+      eval_internal::CopyBytes(key_.data() + key_size, sv.data(), sv.size());
+      key_size += sv.size();
       if (!same_join) dedup_.append(sv);
     }
     ph.set_ids(ids);
     ph.set_surface(arena.Copy(s));
-    // A key that reads as the surface (nothing the stemmer changed) is the surface's bytes, not a copy.
-    ph.key = key_ == ph.surface() ? lex.InternStable(ph.surface()) : lex.Intern(key_);
+    if (n == 1) {
+      // A one-token phrase's key is its one stem's string, interned already: that string's id.
+      ph.key = ids[1];
+    } else if (key_size == s.size() && eval_internal::SameBytes(key_.data(), s.data(), s.size())) {
+      // A key that reads as the surface (nothing the stemmer changed) is the surface's bytes, not a copy.
+      ph.key = lex.InternStable(ph.surface());
+    } else {
+      ph.key = lex.Intern(std::string_view(key_.data(), key_size));
+    }
     if (!same_join) dedup_keys.push_back(lex.Intern(dedup_));  // index ph.id (local)
     // What Doc asks of every prediction, once per phrase rather than once per occurrence (each a
     // look-up of strings spread over the whole lexicon).
@@ -656,8 +713,9 @@ class Builder {
   const Profile& p_;
   PorterStemmer stemmer_;
   Profile as_written_;  // p_ without lower-casing, for references compared as written
-  std::string surface_, key_, dedup_;  // scratch buffers of Normalize
-  std::vector<std::string_view> tokens_;
+  std::string surface_, key_, dedup_;        // scratch buffers of Normalize (key_: its first bytes)
+  std::vector<std::string_view> tokens_;     // a new phrase's tokens while Normalize makes it
+  std::vector<std::string> words_;           // the word tokenizer's, which tokens_ views (raw text)
   std::vector<TokenId> alt_;                 // a reference's alternative keys while Doc reads them
   // Per local phrase id: its surface is "<peos>", its first stem is, the profile drops it as invalid.
   static constexpr std::uint8_t kPeosSurface = 1, kPeosStem = 2, kInvalid = 4;
@@ -866,7 +924,8 @@ struct LineReader {
       LineDocuments::Lines& l = lines[b];
       docs.View(i, l);
       DocIn& x = in[b];
-      x.id = std::string_view(id[b], static_cast<std::size_t>(fmt::format_to(id[b], "{}", i + 1) - id[b]));
+      x.id = std::string_view(id[b],
+                              static_cast<std::size_t>(std::to_chars(id[b], id[b] + sizeof id[b], i + 1).ptr - id[b]));
       x.has_text = l.has_text;
       x.pretokenized = true;
       x.refs_stemmed = docs.refs_stemmed();

@@ -47,6 +47,28 @@ inline bool SameBytes(const char* a, const char* b, std::size_t n) {
   return true;
 }
 
+// Copies n bytes from src to dst without a library call for the short strings stems are, reading and
+// writing only [src, src + n) and [dst, dst + n) (the copies' words overlap instead).
+inline void CopyBytes(char* dst, const char* src, std::size_t n) {
+  if (n >= 8) {
+    std::uint64_t x;
+    for (std::size_t i = 0; i + 8 < n; i += 8) {
+      std::memcpy(&x, src + i, 8);
+      std::memcpy(dst + i, &x, 8);
+    }
+    std::memcpy(&x, src + n - 8, 8);
+    std::memcpy(dst + n - 8, &x, 8);
+  } else if (n >= 4) {
+    std::uint32_t x0, x1;
+    std::memcpy(&x0, src, 4);
+    std::memcpy(&x1, src + n - 4, 4);
+    std::memcpy(dst, &x0, 4);
+    std::memcpy(dst + n - 4, &x1, 4);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) dst[i] = src[i];
+  }
+}
+
 class TokenTable {
  public:
   struct Entry {

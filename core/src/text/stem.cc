@@ -147,6 +147,7 @@ class Steps {
   }
 
   void Step1a(Str& w) const {
+    if (w.empty() || w.back() != 's') return;  // every rule below ends in 's'
     if (Nltk() && w.size() == 4 && EndsWith(w, "ies")) {
       w.erase(3);  // "ies" -> "ie"
       return;
@@ -161,6 +162,7 @@ class Steps {
   }
 
   void Step1b(Str& w) const {
+    if (w.empty() || (w.back() != 'd' && w.back() != 'g')) return;  // "ied", "eed", "ed", "ing"
     if (Nltk() && EndsWith(w, "ied")) {
       w.erase(w.size() == 4 ? 3 : w.size() - 2);  // "ied" -> "ie" for 4 letters, else "i"
       return;
