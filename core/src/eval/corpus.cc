@@ -394,6 +394,9 @@ class Builder {
         continue;
       }
       if (p_.dedup && !seen_.insert(DedupKey(*ph))) {
+        if (!any_dup) {  // the index is kept from the first repeat on: before it, kept piece k is preds k
+          for (std::size_t f = 0; f < preds_.size(); ++f) dup_index_.push_back(static_cast<std::uint32_t>(f));
+        }
         for (std::size_t f = 0; f < preds_.size(); ++f) {
           if (DedupKey(*preds_[f].phrase) == DedupKey(*ph)) {
             dup_index_.push_back(static_cast<std::uint32_t>(f));
@@ -403,7 +406,7 @@ class Builder {
         any_dup = true;
         continue;
       }
-      dup_index_.push_back(static_cast<std::uint32_t>(preds_.size()));
+      if (any_dup) dup_index_.push_back(static_cast<std::uint32_t>(preds_.size()));
       Keyphrase kp;
       kp.phrase = ph;
       kp.set_after_peos(after_peos);
@@ -454,20 +457,24 @@ class Builder {
   }
 
   // Token t's entry in the builder's token table, with its stem asked when stem (then entry.stem is
-  // set). Valid until the next call.
-  const eval_internal::TokenTable::Entry& Token(std::string_view t, bool stem) {
-    eval_internal::TokenTable::Entry& e = token_table_.Get(t, eval_internal::HashBytes(t), [&](auto& fresh) {
-      fresh.token = lex.Intern(t);
-      fresh.bytes = lex.Str(fresh.token).data();  // the lexicon's bytes stay where they are
-      fresh.flags = FilterFlags(t, kTokenInvalid, kTokenPeos);
-    });
-    if (stem && e.stem == kNoToken) {
-      // The peers stem w.strip() (nltk lower-cases inside stem()); a token can only hold other
-      // whitespace when it came from split(' ').
-      e.stem = lex.Intern(stemmer_.Stem(Strip(t)));
-      e.flags |= FilterFlags(lex.Str(e.stem), kStemInvalid, kStemPeos);
-    }
+  // set). Valid until the next call. Inlined: nearly every token was met before (the first meeting
+  // and the first stem are NewToken and StemToken, out of line).
+  [[gnu::always_inline]] const eval_internal::TokenTable::Entry& Token(std::string_view t, bool stem) {
+    eval_internal::TokenTable::Entry& e =
+        token_table_.Get(t, eval_internal::HashBytes(t), [&](auto& fresh) { NewToken(fresh, t); });
+    if (stem && e.stem == kNoToken) StemToken(e, t);
     return e;
+  }
+  [[gnu::noinline]] void NewToken(eval_internal::TokenTable::Entry& fresh, std::string_view t) {
+    fresh.token = lex.Intern(t);
+    fresh.bytes = lex.Str(fresh.token).data();  // the lexicon's bytes stay where they are
+    fresh.flags = FilterFlags(t, kTokenInvalid, kTokenPeos);
+  }
+  [[gnu::noinline]] void StemToken(eval_internal::TokenTable::Entry& e, std::string_view t) {
+    // The peers stem w.strip() (nltk lower-cases inside stem()); a token can only hold other
+    // whitespace when it came from split(' ').
+    e.stem = lex.Intern(stemmer_.Stem(Strip(t)));
+    e.flags |= FilterFlags(lex.Str(e.stem), kStemInvalid, kStemPeos);
   }
 
   // Token t's id and, with stem, its stem's id and string (without: the token's own); the string is
@@ -724,7 +731,9 @@ class Builder {
   std::deque<std::string> owned_;
   PhraseArena piece_bytes_;  // the memo's copies of pieces (o_.consume)
   SmallSet seen_;
-  std::vector<std::uint32_t> dup_index_;  // per kept prediction piece: its index in doc.preds
+  // Per prediction piece kept or repeated, its index in doc.preds (a repeat: its first occurrence's),
+  // from the document's first repeat on (written out for the pieces before it then).
+  std::vector<std::uint32_t> dup_index_;
   std::vector<Keyphrase> preds_, refs_;   // a document's keyphrases while they are filtered
   std::vector<Keyphrase> refs_all_;       // its references before dedup (Document::refs_before_dedup)
   std::vector<TokenId> src_ids_, src_stems_;  // a document's source while it is tokenized

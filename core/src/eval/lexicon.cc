@@ -23,12 +23,16 @@ struct Lexicon::Table {
     constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
     const char* p = s.data();
     std::size_t i = 0;
-    for (; i + 8 <= s.size(); i += 8) {
+    auto space_in = [&](std::size_t at) {
       std::uint64_t w;
-      std::memcpy(&w, p + i, 8);
+      std::memcpy(&w, p + at, 8);
       w ^= kOnes * ' ';
-      if (((w - kOnes) & ~w & kHigh) != 0) return true;
+      return ((w - kOnes) & ~w & kHigh) != 0;
+    };
+    for (; i + 8 <= s.size(); i += 8) {
+      if (space_in(i)) return true;
     }
+    if (i < s.size() && s.size() >= 8) return space_in(s.size() - 8);  // the last 1-7 bytes, overlapped
     for (; i < s.size(); ++i) {
       if (p[i] == ' ') return true;
     }

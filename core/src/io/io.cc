@@ -248,8 +248,8 @@ void SplitChar(std::string_view s, char sep, std::vector<std::string_view>& out)
   const char* p = s.data();
   const std::size_t n = s.size();
   std::size_t start = 0, i = 0;
-  auto cut = [&](std::size_t k) {
-    out.push_back(s.substr(start, k - start));
+  auto cut = [&](std::size_t k) {  // start <= k <= n: no bounds check (substr's) needed
+    out.emplace_back(p + start, k - start);
     start = k + 1;
   };
 #if defined(__SSE2__)
@@ -276,7 +276,7 @@ void SplitChar(std::string_view s, char sep, std::vector<std::string_view>& out)
   for (; i < n; ++i) {
     if (p[i] == sep) cut(i);
   }
-  out.push_back(s.substr(start));
+  out.emplace_back(p + start, n - start);
 }
 
 std::string ContentHash(std::vector<const FileData*> files) {

@@ -130,11 +130,23 @@ class Steps {
     return false;
   }
 
+  // The last letters of a rule list's suffixes (all of them a-z), a bit each.
+  template <std::size_t N>
+  static constexpr std::uint32_t LastLetters(const Rule (&rules)[N]) {
+    std::uint32_t mask = 0;
+    for (const Rule& r : rules) mask |= std::uint32_t{1} << (r.suffix.back() - 'a');
+    return mask;
+  }
+
   // nltk's _apply_rule_list for plain suffix rules: the first rule whose suffix matches decides;
-  // if its condition fails the word is left as it is.
-  void ApplyRules(Str& w, const Rule* rules, std::size_t count) const {
+  // if its condition fails the word is left as it is. last_letters: LastLetters(rules).
+  template <std::size_t N>
+  void ApplyRules(Str& w, const Rule (&rules)[N], std::uint32_t last_letters) const {
     if (w.empty()) return;  // no suffix matches an empty word
     const C last = w.back();
+    // A word whose last letter ends no suffix of the list is left at once (most words, at each step).
+    if (last < 'a' || last > 'z' || ((last_letters >> (last - 'a')) & 1) == 0) return;
+    const std::size_t count = N;
     for (std::size_t r = 0; r < count; ++r) {
       const Rule& rule = rules[r];
       // The last letter first: it rules out nearly every rule in one compare.
@@ -240,13 +252,15 @@ class Steps {
         {"ousness", "ous", k0}, {"aliti", "al", k0},    {"iviti", "ive", k0},   {"biliti", "ble", k0},
         {"logi", "log", k0},
     };
+    static constexpr std::uint32_t kNltkLast = LastLetters(kNltkRules), kOriginalLast = LastLetters(kOriginalRules),
+                                   kMartinLast = LastLetters(kMartinRules);
     switch (mode_) {
       case PorterMode::kNltk:
-        return ApplyRules(w, kNltkRules, std::size(kNltkRules));
+        return ApplyRules(w, kNltkRules, kNltkLast);
       case PorterMode::kOriginal:
-        return ApplyRules(w, kOriginalRules, std::size(kOriginalRules));
+        return ApplyRules(w, kOriginalRules, kOriginalLast);
       case PorterMode::kMartin:
-        return ApplyRules(w, kMartinRules, std::size(kMartinRules));
+        return ApplyRules(w, kMartinRules, kMartinLast);
     }
   }
 
@@ -256,7 +270,8 @@ class Steps {
         {"icate", "ic", k0}, {"ative", "", k0}, {"alize", "al", k0}, {"iciti", "ic", k0},
         {"ical", "ic", k0},  {"ful", "", k0},   {"ness", "", k0},
     };
-    ApplyRules(w, kRules, std::size(kRules));
+    static constexpr std::uint32_t kLast = LastLetters(kRules);
+    ApplyRules(w, kRules, kLast);
   }
 
   void Step4(Str& w) const {
@@ -268,7 +283,8 @@ class Steps {
         {"ou", "", k1},    {"ism", "", k1},  {"ate", "", k1},  {"iti", "", k1},
         {"ous", "", k1},   {"ive", "", k1},  {"ize", "", k1},
     };
-    ApplyRules(w, kRules, std::size(kRules));
+    static constexpr std::uint32_t kLast = LastLetters(kRules);
+    ApplyRules(w, kRules, kLast);
   }
 
   void Step5a(Str& w) const {
