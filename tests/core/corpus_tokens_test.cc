@@ -123,9 +123,9 @@ std::vector<std::pair<std::string, std::string>> NltkStems() {
   return out;
 }
 
-// Some 200,000 distinct words through the builder's token table (grown from 1,024 slots to 256K, with
-// the collisions of its probes): every phrase's stems are nltk's, on one thread and on three (whose
-// ranges' tables are merged), and the key is the stems joined by ' '.
+// The 247,033 lower-case dictionary words through the builder's token table (grown from 1,024 slots
+// to 512K, with the collisions of its probes): every phrase's stems are nltk's, on one thread and on
+// three (three builders and tables, their lexicons merged), and the key is the stems joined by ' '.
 TEST(TokenTable, CorpusStemsAreNltks) {
   const auto words = NltkStems();
   ASSERT_GT(words.size(), 100000u) << "tests/data/porter/dict.tsv.gz";
