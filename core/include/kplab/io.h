@@ -192,6 +192,16 @@ class LineDocuments {
   // Document i into doc and pred (every field assigned; their buffers are reused). Safe to call from
   // several threads at once for different documents.
   void Read(std::size_t i, RawDoc& doc, RawPrediction& pred) const;
+  // Document i's lines split as Read splits them, but not copied: views into the files' bytes (Read is
+  // these views copied). Valid while this object lives and until a Release of a range holding i, after
+  // which their bytes read as zeros. Every field is assigned; the vectors' buffers are reused.
+  struct Lines {
+    bool has_text = false;                      // the dataset has a text file (RawDoc::has_text)
+    std::string_view title, body, separator;    // as RawDoc's ("" without text)
+    std::vector<std::string_view> refs;         // the keyphrase line's split(';'): one form a reference
+    std::vector<std::string_view> predictions;  // the prediction line's split(';') (RawPrediction::phrases)
+  };
+  void View(std::size_t i, Lines& out) const;
   // Documents [begin, end) are built: the whole pages of their lines go back to the system (they read
   // as zero bytes from then on). Safe from several threads at once for ranges that do not overlap.
   void Release(std::size_t begin, std::size_t end);

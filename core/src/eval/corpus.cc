@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <array>
-#include <iterator>
+#include <charconv>
 #include <cstring>
 #include <exception>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <system_error>
@@ -17,6 +18,7 @@
 
 #include "eval/slot_table.h"
 #include "eval/surface.h"
+#include "eval/token_table.h"
 #include "kplab/stem.h"
 #include "kplab/text.h"
 
@@ -49,14 +51,30 @@ void* PhraseArena::Take(std::size_t bytes, std::size_t align) {
 
 std::string_view PhraseArena::Copy(std::string_view s) {
   if (s.empty()) return {};
-  char* out = static_cast<char*>(Take(s.size(), 1));
+  char* out;
+  if (left_ >= s.size()) {  // Take's own path for a chunk with room, without the call (once per phrase)
+    out = reinterpret_cast<char*>(pos_);
+    pos_ += s.size();
+    left_ -= s.size();
+  } else {
+    out = static_cast<char*>(Take(s.size(), 1));
+  }
   std::memcpy(out, s.data(), s.size());
   return {out, s.size()};
 }
 
 std::span<TokenId> PhraseArena::Ids(std::size_t n) {
   if (n == 0) return {};
-  return {static_cast<TokenId*>(Take(n * sizeof(TokenId), alignof(TokenId))), n};
+  const std::size_t bytes = n * sizeof(TokenId);
+  const std::size_t pad =
+      (alignof(TokenId) - reinterpret_cast<std::uintptr_t>(pos_) % alignof(TokenId)) % alignof(TokenId);
+  if (pos_ != nullptr && left_ >= bytes + pad) {  // Take's own path, without the call
+    std::byte* out = pos_ + pad;
+    pos_ = out + bytes;
+    left_ -= pad + bytes;
+    return {reinterpret_cast<TokenId*>(out), n};
+  }
+  return {static_cast<TokenId*>(Take(bytes, alignof(TokenId))), n};
 }
 
 void PhraseArena::Adopt(PhraseArena&& other) {
@@ -98,6 +116,16 @@ void SplitAsciiWhitespace(std::string_view s, std::vector<std::string_view>& out
       }
       if (low == 0) i += 8;
     }
+    if (i < n && n >= 8) {  // the last 1-7 bytes as the word that ends s, its bytes before i masked off
+      std::uint64_t w;
+      std::memcpy(&w, p + n - 8, 8);
+      std::uint64_t low = (w - 0x21 * kOnes) & ~w & kHigh & (~std::uint64_t{0} << (8 * (i - (n - 8))));
+      for (; low != 0; low &= low - 1) {  // a mark may be a borrow's: each is looked up
+        const std::size_t k = n - 8 + static_cast<std::size_t>(__builtin_ctzll(low)) / 8;
+        if (kSpace[static_cast<unsigned char>(p[k])]) return k;
+      }
+      return n;
+    }
     while (i < n && !kSpace[static_cast<unsigned char>(p[i])]) ++i;
     return i;
   };
@@ -110,6 +138,27 @@ void SplitAsciiWhitespace(std::string_view s, std::vector<std::string_view>& out
     i = end;
   }
 }
+
+// A document as Builder::Doc reads it: views into its reader's bytes (an import's RawDoc and
+// RawPrediction, or a LineDocuments' file lines, not copied), valid while the document is built.
+struct DocIn {
+  std::string_view id;
+  bool has_text = false, pretokenized = true, refs_stemmed = false;
+  std::string_view title, body, separator;  // as RawDoc's
+  std::span<const std::string_view> forms;  // every reference's forms (alternatives), in order
+  std::span<const std::uint32_t> ref_ends;  // reference k's forms end at forms[ref_ends[k]]; empty: one form each
+  bool has_preds = false;
+  std::span<const std::string_view> pieces;  // the prediction pieces (RawPrediction::phrases)
+  const RawPrediction* rp = nullptr;         // the predictions' other fields; null for a file line
+
+  std::size_t n_refs() const { return ref_ends.empty() ? forms.size() : ref_ends.size(); }
+  std::span<const std::string_view> Ref(std::size_t k) const {
+    if (ref_ends.empty()) return forms.subspan(k, 1);
+    const std::size_t begin = k == 0 ? 0 : ref_ends[k - 1];
+    return forms.subspan(begin, ref_ends[k] - begin);
+  }
+  bool from_line() const { return rp == nullptr || rp->from_line; }
+};
 
 // A distinct raw keyphrase piece a builder met, and the local id of the phrase it normalized to (or
 // kDropped). Its bytes outlive the build: the raw import's (BuildCorpus of a const import), the
@@ -125,6 +174,10 @@ struct Piece {
   std::string_view view() const { return {data, size}; }
 };
 static_assert(sizeof(Piece) == 16);
+
+inline bool SamePiece(const Piece& p, std::string_view s) {
+  return p.size == s.size() && eval_internal::SameBytes(p.data, s.data(), s.size());
+}
 
 // Is the stem sequence a contiguous run of the document's source stems (Corpus::FirstOccurrence)?
 std::optional<std::size_t> FirstOccurrenceIn(const Lexicon& lex, const Profile& profile, const Document& doc,
@@ -149,36 +202,38 @@ std::optional<std::size_t> FirstOccurrenceIn(const Lexicon& lex, const Profile& 
   return std::nullopt;
 }
 
-bool IsInvalid(const Lexicon& lex, const Profile& p, const Phrase& ph) {
-  for (TokenId t : ph.stems()) {
-    const auto s = lex.Str(t);
-    for (const auto& bad : p.invalid_tokens) {
-      if (s == bad) return true;
-    }
-  }
-  return !p.invalid_substring.empty() && lex.Str(ph.key).find(p.invalid_substring) != std::string_view::npos;
-}
-
 std::uint32_t PresentCount(std::span<const Keyphrase> kps) {
   return static_cast<std::uint32_t>(std::count_if(kps.begin(), kps.end(), [](const Keyphrase& k) { return k.present(); }));
 }
 
-// Dedup sets are usually small (tens of keyphrases): a vector scan beats hashing; a hash set takes
-// over for long lists so a line with thousands of predictions stays linear.
+// Dedup sets are usually small (tens of keyphrases): a table of 256 slots stamped with the set's
+// generation (clear() is one increment) holds the first 64 items, at most a quarter full, so an insert
+// is a probe or two rather than a scan of the items so far; a hash set takes over for long lists so
+// a line with thousands of predictions stays linear.
 struct SmallSet {
-  static constexpr std::size_t kSmall = 64;
-  std::array<TokenId, kSmall> items;
+  static constexpr std::size_t kSmall = 64, kSlots = 256;
+  std::array<TokenId, kSlots> keys;
+  std::array<std::uint32_t, kSlots> stamps{};  // a slot is in the set when its stamp is gen
+  std::array<TokenId, kSmall> items;           // the items in order (for the hand-over to big)
+  std::uint32_t gen = 1;
   std::size_t n = 0;
   std::unordered_set<TokenId> big;
   void clear() {
     if (n == kSmall) big.clear();
     n = 0;
+    if (++gen == 0) {  // after 2^32 - 1 clears the stamps start again
+      stamps.fill(0);
+      gen = 1;
+    }
   }
   bool insert(TokenId t) {
     if (n < kSmall) {
-      for (std::size_t k = 0; k < n; ++k) {
-        if (items[k] == t) return false;
+      std::size_t i = (t * 0x9E3779B1u) >> 24;
+      for (; stamps[i] == gen; i = (i + 1) % kSlots) {
+        if (keys[i] == t) return false;
       }
+      stamps[i] = gen;
+      keys[i] = t;
       items[n++] = t;
       if (n == kSmall) big.insert(items.begin(), items.end());
       return true;
@@ -218,26 +273,30 @@ class Builder {
   // Documents with a repeated prediction: index in the corpus, and per kept piece its index in preds.
   std::vector<std::pair<std::size_t, std::vector<std::uint32_t>>> dups;
 
-  void Doc(std::size_t i, const RawDoc& raw, const RawPrediction* rp, Document& doc) {
-    doc.id = raw.id;
-    doc.has_text = raw.has_text;
-    if (raw.has_text) Source(doc, raw);
+  void Doc(std::size_t i, const DocIn& in, Document& doc) {
+    doc.id = in.id;
+    doc.has_text = in.has_text;
+    if (in.has_text) Source(doc, in);
 
     // References: each with its alternative forms; dedup by key, first wins.
-    std::vector<std::vector<std::string>> split_refs;
-    if (p_.exhird_markers) split_refs = eval_internal::ExhirdReferences(raw.refs);
+    std::vector<std::string> exhird_refs;  // ExHiRD's re-cut references (one form each)
+    std::vector<std::string_view> exhird_forms;
+    DocIn refs_in = in;  // whose forms are interned (ExHiRD: the re-cut ones)
+    if (p_.exhird_markers) {
+      for (auto& ref : eval_internal::ExhirdReferences(ExhirdInput(in))) exhird_refs.push_back(std::move(ref[0]));
+      exhird_forms.assign(exhird_refs.begin(), exhird_refs.end());
+      refs_in.forms = exhird_forms;
+      refs_in.ref_ends = {};
+    }
     seen_.clear();
-    const auto& ref_lists = p_.exhird_markers ? split_refs : raw.refs;
-    const bool stem_refs = o_.stem_refs && !raw.refs_stemmed;
+    const bool stem_refs = o_.stem_refs && !in.refs_stemmed;
     // Every piece hashed and its memo slot requested first: the probes then overlap their cache misses.
     // The raw pieces were hashed by Prefetch (the document before this one) unless ExHiRD re-cut them.
-    const PieceHashes& ahead = HashesOf(i, raw, rp);
+    const PieceHashes& ahead = HashesOf(i, in);
     std::span<const std::uint64_t> ref_hashes = ahead.refs;
     if (p_.exhird_markers) {
       hashes_.clear();
-      for (const auto& alternatives : ref_lists) {
-        for (const auto& form : alternatives) Hash(form, stem_refs);
-      }
+      for (std::string_view form : refs_in.forms) Hash(form, stem_refs);
       ref_hashes = hashes_;
     }
     PrefetchKnown(stem_refs, ref_hashes);
@@ -245,10 +304,10 @@ class Builder {
     refs_.clear();
     refs_all_.clear();
     bool ref_repeat = false;
-    for (const auto& alternatives : ref_lists) {
+    for (std::size_t r = 0; r < refs_in.n_refs(); ++r) {
       Keyphrase kp;
       alt_.clear();
-      for (const auto& form : alternatives) {
+      for (std::string_view form : refs_in.Ref(r)) {
         const Phrase* ph = Intern(form, stem_refs, p_.exhird_markers, ref_hashes[next_hash++]);
         if (!ph) continue;
         if (!kp.phrase) {
@@ -259,7 +318,7 @@ class Builder {
       }
       if (!kp.phrase) continue;
       if (p_.dedup && !seen_.insert(DedupKey(*kp.phrase))) {
-        kp.set_present(FirstOccurrenceIn(lex, p_, doc, kp.stems()).has_value());
+        kp.set_present(Present(doc, kp));
         refs_all_.push_back(kp);
         ref_repeat = true;
         continue;
@@ -270,7 +329,7 @@ class Builder {
         kp.set_extra(&extras.emplace_back());
         kp.extra()->alt_keys = keys;
       }
-      kp.set_present(FirstOccurrenceIn(lex, p_, doc, kp.stems()).has_value());
+      kp.set_present(Present(doc, kp));
       refs_.push_back(kp);
       kp.set_extra(nullptr);  // an extra belongs to one keyphrase (the merge remaps its keys once)
       refs_all_.push_back(kp);
@@ -278,22 +337,30 @@ class Builder {
     doc.refs = arena.CopyOf(std::span<const Keyphrase>(refs_));
     doc.n_present_refs = PresentCount(refs_);
     if (ref_repeat) doc.refs_before_dedup = arena.CopyOf(std::span<const Keyphrase>(refs_all_));
+    if (in.has_preds) Predictions(i, in, ahead.preds, doc);
+  }
 
-    if (!rp) return;
-    doc.n_pred_pieces = static_cast<int>(rp->phrases.size());
-    doc.one2set = rp->one2set;
-    doc.sequence_logprobs = arena.CopyOf(std::span<const double>(rp->sequence_logprobs));
+  // The document's prediction pieces (in.has_preds): filtered, deduplicated, into doc.preds.
+  void Predictions(std::size_t i, const DocIn& in, std::span<const std::uint64_t> pred_hashes, Document& doc) {
+    const RawPrediction* rp = in.rp;
+    doc.n_pred_pieces = static_cast<int>(in.pieces.size());
+    if (rp) {
+      doc.one2set = rp->one2set;
+      doc.sequence_logprobs = arena.CopyOf(std::span<const double>(rp->sequence_logprobs));
+    }
     // Token probabilities follow their piece; ExHiRD's marker splitting re-cuts the pieces, so they
     // cannot be attached then (as scores).
-    const bool with_probs = !rp->token_probs.empty() && !p_.exhird_markers;
-    std::size_t n_pieces = eval_internal::InternedPredictionPieces(p_, *rp);
+    const bool with_probs = rp && !rp->token_probs.empty() && !p_.exhird_markers;
+    std::size_t n_pieces =
+        eval_internal::InternedPredictionPieces(p_, in.pieces.size(), in.pieces.empty() ? "" : in.pieces[0]);
     std::vector<std::string> exhird_pieces;
     if (p_.exhird_markers) {
-      exhird_pieces = eval_internal::ExhirdPieces({rp->phrases.begin(), rp->phrases.begin() + static_cast<std::ptrdiff_t>(n_pieces)});
+      exhird_pieces =
+          eval_internal::ExhirdPieces({in.pieces.begin(), in.pieces.begin() + static_cast<std::ptrdiff_t>(n_pieces)});
       n_pieces = exhird_pieces.size();
     }
     auto raw_piece = [&](std::size_t j) -> std::string_view {
-      return p_.exhird_markers ? std::string_view(exhird_pieces[j]) : rp->phrases[j];
+      return p_.exhird_markers ? std::string_view(exhird_pieces[j]) : in.pieces[j];
     };
     bool after_peos = false;
     int one_word = 0;  // one-token pieces met so far (Profile::first_one_word_only)
@@ -302,7 +369,6 @@ class Builder {
     bool any_dup = false;
     // Kept in a scratch list first: the document keeps exactly its own (dups and markers drop many).
     preds_.clear();
-    std::span<const std::uint64_t> pred_hashes = ahead.preds;
     if (p_.exhird_markers) {
       hashes_.clear();
       for (std::size_t j = 0; j < n_pieces; ++j) Hash(raw_piece(j), true);
@@ -317,7 +383,7 @@ class Builder {
         const bool exact = (flags & kPeosSurface) != 0;
         if (exact) after_peos = true;
         if (p_.peos == "first_token" || (p_.peos == "piece" && exact) ||
-            (p_.peos == "piece_in_lines" && exact && rp->from_line)) {
+            (p_.peos == "piece_in_lines" && exact && in.from_line())) {
           continue;
         }
       }
@@ -328,6 +394,9 @@ class Builder {
         continue;
       }
       if (p_.dedup && !seen_.insert(DedupKey(*ph))) {
+        if (!any_dup) {  // the index is kept from the first repeat on: before it, kept piece k is preds k
+          for (std::size_t f = 0; f < preds_.size(); ++f) dup_index_.push_back(static_cast<std::uint32_t>(f));
+        }
         for (std::size_t f = 0; f < preds_.size(); ++f) {
           if (DedupKey(*preds_[f].phrase) == DedupKey(*ph)) {
             dup_index_.push_back(static_cast<std::uint32_t>(f));
@@ -337,15 +406,15 @@ class Builder {
         any_dup = true;
         continue;
       }
-      dup_index_.push_back(static_cast<std::uint32_t>(preds_.size()));
+      if (any_dup) dup_index_.push_back(static_cast<std::uint32_t>(preds_.size()));
       Keyphrase kp;
       kp.phrase = ph;
       kp.set_after_peos(after_peos);
-      if (j < rp->scores.size() && !p_.exhird_markers && rp->scores[j] != 0) {
+      if (rp && j < rp->scores.size() && !p_.exhird_markers && rp->scores[j] != 0) {
         kp.set_extra(&extras.emplace_back());
         kp.extra()->score = rp->scores[j];
       }
-      kp.set_present(FirstOccurrenceIn(lex, p_, doc, kp.stems()).has_value());
+      kp.set_present(Present(doc, kp));
       if (with_probs) {
         if (!kp.extra()) kp.set_extra(&extras.emplace_back());
         kp.extra()->probs = &probs.emplace_back(rp->token_probs[j]);
@@ -357,90 +426,68 @@ class Builder {
     if (any_dup) dups.emplace_back(i, dup_index_);
   }
 
+  // Is the keyphrase in the document's source? (Asked only of a document with text: most of the
+  // shared test sets have none, and the call was a tenth of the bookkeeping.)
+  bool Present(const Document& doc, const Keyphrase& kp) const {
+    return doc.has_text && FirstOccurrenceIn(lex, p_, doc, kp.stems()).has_value();
+  }
+
   // Requests the memo slots of a document about to be built (the next one), so that they are in
   // cache when Doc probes them. A hint only.
   // i: the document's index (raw's and rp's); its pieces' hashes are kept for Doc(i).
-  void Prefetch(std::size_t i, const RawDoc& raw, const RawPrediction* rp) {
+  void Prefetch(std::size_t i, const DocIn& in) {
     if (p_.exhird_markers) return;  // its pieces are re-cut first
-    const PieceHashes& h = HashesOf(i, raw, rp);
-    const eval_internal::SlotTable& refs_memo = memo[o_.stem_refs && !raw.refs_stemmed ? 1 : 0];
+    const PieceHashes& h = HashesOf(i, in);
+    const eval_internal::SlotTable& refs_memo = memo[o_.stem_refs && !in.refs_stemmed ? 1 : 0];
     for (std::uint64_t x : h.refs) refs_memo.Prefetch(x);
     const std::size_t n = std::min(h.preds.size(), std::size_t{64});
     for (std::size_t j = 0; j < n; ++j) memo[1].Prefetch(h.preds[j]);
   }
 
  private:
-  // A direct-mapped cache of short tokens: the token's id and, once asked, its stem's id and bytes, in
-  // one cache line. Without it every token of every new phrase was a lexicon look-up whose entry (among
-  // millions of keys) and bytes missed the cache, and its stem's string a third miss: at a million
-  // documents, the largest part of the build. It only remembers what Intern and StemOf gave, so ids
-  // come out the same.
-  // Thirty-two bytes, 16K slots: half a megabyte, which stays in the core's L2 (64-byte slots for 32K
-  // tokens missed it as often as the lexicon). Longer tokens (about one in ten) take the lexicon.
-  struct WordSlot {
-    static constexpr std::size_t kMax = 12;
-    char token[kMax - 1];
-    char stem[kMax - 1];
-    std::uint8_t token_len = 0xFF;  // 0xFF: empty slot
-    std::uint8_t stem_len = 0xFF;   // 0xFF: stem not asked yet (or too long to keep)
-    TokenId token_id;
-    TokenId stem_id;
-  };
-  static_assert(sizeof(WordSlot) == 32);
-  static constexpr std::size_t kWordSlots = std::size_t{1} << 14;
-
-  // Token t's id and, with stem, its stem's id and string (without: the token's own); the string is
-  // valid until the next call.
-  void TokenStem(std::string_view t, bool stem, TokenId& id, TokenId& st, std::string_view& st_str) {
-    if (t.size() >= WordSlot::kMax) {  // does not fit a slot
-      id = lex.Intern(t);
-      st = stem ? StemOf(id) : id;
-      st_str = lex.Str(st);
-      return;
+  // Per token (TokenTable::Entry::flags): what the profile's filters say of the token and of its stem,
+  // asked once per distinct token rather than once per phrase.
+  static constexpr std::uint32_t kTokenInvalid = 1, kTokenPeos = 2, kStemInvalid = 4, kStemPeos = 8;
+  std::uint32_t FilterFlags(std::string_view s, std::uint32_t invalid, std::uint32_t peos) const {
+    std::uint32_t f = s == kPeos ? peos : 0;
+    for (const auto& bad : p_.invalid_tokens) {
+      if (s == bad) f |= invalid;
     }
-    if (!words_) words_ = std::make_unique<WordSlot[]>(kWordSlots);
-    WordSlot& w = words_[eval_internal::HashBytes(t) & (kWordSlots - 1)];
-    if (w.token_len != t.size() || std::memcmp(w.token, t.data(), t.size()) != 0) {
-      w.token_id = lex.Intern(t);
-      std::memcpy(w.token, t.data(), t.size());
-      w.token_len = static_cast<std::uint8_t>(t.size());
-      w.stem_len = 0xFF;
-    }
-    id = w.token_id;
-    if (!stem) {
-      st = id;
-      st_str = {w.token, w.token_len};
-      return;
-    }
-    if (w.stem_len == 0xFF) {
-      w.stem_id = StemOf(id);
-      const std::string_view s = lex.Str(w.stem_id);
-      if (s.size() >= WordSlot::kMax) {
-        st = w.stem_id;
-        st_str = s;
-        return;
-      }
-      std::memcpy(w.stem, s.data(), s.size());
-      w.stem_len = static_cast<std::uint8_t>(s.size());
-    }
-    st = w.stem_id;
-    st_str = {w.stem, w.stem_len};
+    return f;
   }
 
-  TokenId StemOf(TokenId tok) {
-    if (tok >= stem_of_.size()) stem_of_.resize(lex.size() + 1024, kNoToken);
-    if (stem_of_[tok] != kNoToken) return stem_of_[tok];
+  // Token t's entry in the builder's token table, with its stem asked when stem (then entry.stem is
+  // set). Valid until the next call. Inlined: nearly every token was met before (the first meeting
+  // and the first stem are NewToken and StemToken, out of line).
+  [[gnu::always_inline]] const eval_internal::TokenTable::Entry& Token(std::string_view t, bool stem) {
+    eval_internal::TokenTable::Entry& e =
+        token_table_.Get(t, eval_internal::HashBytes(t), [&](auto& fresh) { NewToken(fresh, t); });
+    if (stem && e.stem == kNoToken) StemToken(e, t);
+    return e;
+  }
+  [[gnu::noinline]] void NewToken(eval_internal::TokenTable::Entry& fresh, std::string_view t) {
+    fresh.token = lex.Intern(t);
+    fresh.bytes = lex.Str(fresh.token).data();  // the lexicon's bytes stay where they are
+    fresh.flags = FilterFlags(t, kTokenInvalid, kTokenPeos);
+  }
+  [[gnu::noinline]] void StemToken(eval_internal::TokenTable::Entry& e, std::string_view t) {
     // The peers stem w.strip() (nltk lower-cases inside stem()); a token can only hold other
     // whitespace when it came from split(' ').
-    const std::string stem = stemmer_.Stem(Strip(lex.Str(tok)));
-    const TokenId id = lex.Intern(stem);
-    if (tok >= stem_of_.size()) stem_of_.resize(lex.size() + 1024, kNoToken);
-    stem_of_[tok] = id;
-    return id;
+    e.stem = lex.Intern(stemmer_.Stem(Strip(t)));
+    e.flags |= FilterFlags(lex.Str(e.stem), kStemInvalid, kStemPeos);
+  }
+
+  // Token t's id and, with stem, its stem's id and string (without: the token's own); the string is
+  // valid while the lexicon lives.
+  void TokenStem(std::string_view t, bool stem, TokenId& id, TokenId& st, std::string_view& st_str) {
+    const auto& e = Token(t, stem);
+    id = e.token;
+    st = stem ? e.stem : e.token;
+    st_str = stem ? lex.Str(st) : e.view();
   }
 
   // The document's source into the range's arena (Document::source).
-  void Source(Document& doc, const RawDoc& raw) {
+  void Source(Document& doc, const DocIn& raw) {
     src_ids_.clear();
     src_stems_.clear();
     sections_.clear();
@@ -452,7 +499,7 @@ class Builder {
     doc.source = &out;
   }
 
-  void SourceTokens(DocumentSource& doc, const RawDoc& raw) {
+  void SourceTokens(DocumentSource& doc, const DocIn& raw) {
     auto add_tokens = [&](const auto& toks) {
       for (const auto& t : toks) {
         TokenId id, st;
@@ -463,8 +510,8 @@ class Builder {
       }
     };
     auto section = [&] { sections_.push_back(static_cast<std::uint32_t>(src_ids_.size())); };
-    const std::string title = p_.lowercase ? Lower(raw.title) : raw.title;
-    const std::string body = p_.lowercase ? Lower(raw.body) : raw.body;
+    const std::string title = p_.lowercase ? Lower(raw.title) : std::string(raw.title);
+    const std::string body = p_.lowercase ? Lower(raw.body) : std::string(raw.body);
     auto mark_title = [&](std::size_t skip) {
       doc.title_end = static_cast<std::uint32_t>(src_ids_.size());
       doc.body_start = doc.title_end + static_cast<std::uint32_t>(skip);
@@ -503,7 +550,7 @@ class Builder {
         } else {  // the line "title SEP body", split as one: the separator stays a token
           add_tokens(SplitWhitespace(title));
           mark_title(1);
-          add_tokens(SplitWhitespace(raw.separator + " " + body));
+          add_tokens(SplitWhitespace(std::string(raw.separator) + " " + body));
         }
         break;
       }
@@ -528,19 +575,22 @@ class Builder {
   };
   PieceHashes ahead_[2];  // by document index parity: the one being built and the next
 
-  const PieceHashes& HashesOf(std::size_t i, const RawDoc& raw, const RawPrediction* rp) {
+  const PieceHashes& HashesOf(std::size_t i, const DocIn& in) {
     PieceHashes& h = ahead_[i & 1];
     if (h.doc == i || p_.exhird_markers) return h;
     h.doc = i;
-    h.refs.clear();
-    h.preds.clear();
-    for (const auto& alternatives : raw.refs) {
-      for (const auto& form : alternatives) h.refs.push_back(eval_internal::HashBytes(form));
-    }
-    if (rp) {
-      for (const auto& piece : rp->phrases) h.preds.push_back(eval_internal::HashBytes(piece));
-    }
+    h.refs.resize(in.forms.size());
+    h.preds.resize(in.pieces.size());
+    for (std::size_t k = 0; k < in.forms.size(); ++k) h.refs[k] = eval_internal::HashBytes(in.forms[k]);
+    for (std::size_t k = 0; k < in.pieces.size(); ++k) h.preds[k] = eval_internal::HashBytes(in.pieces[k]);
     return h;
+  }
+
+  // A document's references as ExHiRD's re-cut reads them.
+  static std::vector<std::vector<std::string>> ExhirdInput(const DocIn& in) {
+    std::vector<std::vector<std::string>> refs(in.n_refs());
+    for (std::size_t k = 0; k < refs.size(); ++k) refs[k].assign(in.Ref(k).begin(), in.Ref(k).end());
+    return refs;
   }
 
   // Most of a document's pieces were met before: each is then a memo slot, its Piece record and the
@@ -563,20 +613,31 @@ class Builder {
     }
   }
 
-  // h: eval_internal::HashBytes(piece).
-  const Phrase* Intern(std::string_view piece, bool stem, bool transient, std::uint64_t h) {
+  // h: eval_internal::HashBytes(piece). Inlined where a document's pieces are read: most pieces were
+  // met before, and their probe is the whole call (a new piece's work is in NewPiece, not inlined).
+  [[gnu::always_inline]] const Phrase* Intern(std::string_view piece, bool stem, bool transient, std::uint64_t h) {
     eval_internal::SlotTable& m = memo[stem ? 1 : 0];
     bool found = false;
-    const std::size_t pos = m.Probe(h, [&](std::uint32_t k) { return pieces[k].view() == piece; }, &found);
+    const std::size_t pos = m.Probe(
+        h, [&](std::uint32_t k) { return SamePiece(pieces[k], piece); }, &found);
     if (found) {
       const std::uint32_t ph = pieces[eval_internal::SlotTable::Index(m.At(pos))].phrase;
       return ph == Piece::kDropped ? nullptr : &phrases[ph];
     }
+    return NewPiece(piece, stem, transient, h, pos);
+  }
+
+  // A piece met for the first time (its memo slot: the free position pos): normalized, remembered.
+  [[gnu::noinline]] const Phrase* NewPiece(std::string_view piece, bool stem, bool transient, std::uint64_t h,
+                                           std::size_t pos) {
+    eval_internal::SlotTable& m = memo[stem ? 1 : 0];
     const Phrase* ph = Normalize(piece, stem);  // reads piece during the call only
     if (transient) {
       piece = owned_.emplace_back(piece);
     } else if (o_.consume) {
-      piece = ph && ph->surface() == piece ? ph->surface() : piece_bytes_.Copy(piece);
+      const bool is_surface = ph && ph->surface().size() == piece.size() &&
+                              eval_internal::SameBytes(ph->surface().data(), piece.data(), piece.size());
+      piece = is_surface ? ph->surface() : piece_bytes_.Copy(piece);
     }
     pieces.push_back({piece.data(), static_cast<std::uint32_t>(piece.size()), ph ? ph->id : Piece::kDropped, stem});
     m.Fill(pos, h, static_cast<std::uint32_t>(pieces.size() - 1));
@@ -591,53 +652,66 @@ class Builder {
     if (!eval_internal::NormalizeSurface(piece, norm, s, ascii)) return nullptr;
     Phrase& ph = phrases.emplace_back();
     ph.id = static_cast<std::uint32_t>(phrases.size() - 1);
+    // The tokens first (views into s, or into the word tokenizer's strings), so that their ids are
+    // written straight into the phrase's block of the arena: the tokens' ids, then their stems'.
+    tokens_.clear();
+    if (o_.raw_text) {
+      words_ = WordTokenize(s);
+      tokens_.assign(words_.begin(), words_.end());
+    } else if (p_.keyphrase_split_space) {
+      for (auto t : SplitSpace(s)) tokens_.push_back(t);
+    } else if (ascii) {  // s is the ASCII piece stripped, lower-cased, maybe cleaned up: still ASCII
+      SplitAsciiWhitespace(s, tokens_);
+    } else {
+      for (auto t : SplitWhitespace(s)) tokens_.push_back(t);
+    }
+    const std::size_t n = tokens_.size();
+    const std::span<TokenId> ids = arena.Ids(2 * n);
     const bool same_join = p_.dedup_join == " ";
-    key_.clear();
+    std::size_t key_size = 0;  // the key is written into key_, whose size only grows
     dedup_.clear();
-    tok_ids_.clear();
-    stem_ids_.clear();
-    auto add = [&](std::string_view t) {
-      TokenId id, st;
-      std::string_view sv;
-      TokenStem(t, stem, id, st, sv);
-      tok_ids_.push_back(id);
-      stem_ids_.push_back(st);
+    bool first_peos = false, any_invalid = false;  // the first stem is "<peos>"; a stem is invalid
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto& e = Token(tokens_[k], stem);
+      const TokenId st = stem ? e.stem : e.token;
+      const std::string_view sv = stem ? lex.Str(st) : e.view();
+      // The filters read the phrase's stems (its tokens when unstemmed).
+      const std::uint32_t f = stem ? e.flags >> 2 : e.flags & (kTokenInvalid | kTokenPeos);
+      if (k == 0 && (f & kTokenPeos)) first_peos = true;
+      any_invalid = any_invalid || (f & kTokenInvalid);
+      ids[k] = e.token;
+      ids[n + k] = st;
       if (!sv.empty()) ph.set_blank(false);
-      if (stem_ids_.size() > 1) {
-        key_.push_back(' ');
+      if (key_.size() < key_size + 1 + sv.size()) key_.resize(2 * (key_size + 1 + sv.size()));
+      if (k > 0) {
+        key_[key_size++] = ' ';
         if (!same_join) dedup_.append(p_.dedup_join);
       }
-      key_.append(sv);
+      eval_internal::CopyBytes(key_.data() + key_size, sv.data(), sv.size());
+      key_size += sv.size();
       if (!same_join) dedup_.append(sv);
-    };
-    if (o_.raw_text) {
-      for (const auto& t : WordTokenize(s)) add(t);
-    } else {
-      tokens_.clear();
-      if (p_.keyphrase_split_space) {
-        for (auto t : SplitSpace(s)) tokens_.push_back(t);
-      } else if (ascii) {  // s is the ASCII piece stripped, lower-cased, maybe cleaned up: still ASCII
-        SplitAsciiWhitespace(s, tokens_);
-      } else {
-        for (auto t : SplitWhitespace(s)) tokens_.push_back(t);
-      }
-      for (auto t : tokens_) add(t);
     }
-    const std::size_t n = tok_ids_.size();
-    const std::span<TokenId> ids = arena.Ids(2 * n);
-    std::copy(tok_ids_.begin(), tok_ids_.end(), ids.begin());
-    std::copy(stem_ids_.begin(), stem_ids_.end(), ids.begin() + static_cast<std::ptrdiff_t>(n));
     ph.set_ids(ids);
     ph.set_surface(arena.Copy(s));
-    // A key that reads as the surface (nothing the stemmer changed) is the surface's bytes, not a copy.
-    ph.key = key_ == ph.surface() ? lex.InternStable(ph.surface()) : lex.Intern(key_);
+    if (n == 1) {
+      // A one-token phrase's key is its one stem's string, interned already: that string's id.
+      ph.key = ids[1];
+    } else if (key_size == s.size() && eval_internal::SameBytes(key_.data(), s.data(), s.size())) {
+      // A key that reads as the surface (nothing the stemmer changed) is the surface's bytes, not a copy.
+      ph.key = lex.InternStable(ph.surface());
+    } else {
+      ph.key = lex.Intern(std::string_view(key_.data(), key_size));
+    }
     if (!same_join) dedup_keys.push_back(lex.Intern(dedup_));  // index ph.id (local)
     // What Doc asks of every prediction, once per phrase rather than once per occurrence (each a
     // look-up of strings spread over the whole lexicon).
     std::uint8_t flags = 0;
     if (ph.surface() == kPeos) flags |= kPeosSurface;
-    if (!ph.stems().empty() && lex.Str(ph.stems()[0]) == kPeos) flags |= kPeosStem;
-    if (IsInvalid(lex, p_, ph)) flags |= kInvalid;
+    if (first_peos) flags |= kPeosStem;
+    if (any_invalid ||
+        (!p_.invalid_substring.empty() && lex.Str(ph.key).find(p_.invalid_substring) != std::string_view::npos)) {
+      flags |= kInvalid;
+    }
     flags_.push_back(flags);  // index ph.id (local): phrases are made in id order
     return &ph;
   }
@@ -646,19 +720,20 @@ class Builder {
   const Profile& p_;
   PorterStemmer stemmer_;
   Profile as_written_;  // p_ without lower-casing, for references compared as written
-  std::string surface_, key_, dedup_;  // scratch buffers of Normalize
-  std::vector<std::string_view> tokens_;
-  std::vector<TokenId> tok_ids_, stem_ids_;  // a phrase's ids while Normalize makes it
+  std::string surface_, key_, dedup_;        // scratch buffers of Normalize (key_: its first bytes)
+  std::vector<std::string_view> tokens_;     // a new phrase's tokens while Normalize makes it
+  std::vector<std::string> words_;           // the word tokenizer's, which tokens_ views (raw text)
   std::vector<TokenId> alt_;                 // a reference's alternative keys while Doc reads them
   // Per local phrase id: its surface is "<peos>", its first stem is, the profile drops it as invalid.
   static constexpr std::uint8_t kPeosSurface = 1, kPeosStem = 2, kInvalid = 4;
   std::vector<std::uint8_t> flags_;
-  std::vector<TokenId> stem_of_;
-  std::unique_ptr<WordSlot[]> words_;  // TokenStem's cache
+  eval_internal::TokenTable token_table_;  // every distinct token met (Token)
   std::deque<std::string> owned_;
   PhraseArena piece_bytes_;  // the memo's copies of pieces (o_.consume)
   SmallSet seen_;
-  std::vector<std::uint32_t> dup_index_;  // per kept prediction piece: its index in doc.preds
+  // Per prediction piece kept or repeated, its index in doc.preds (a repeat: its first occurrence's),
+  // from the document's first repeat on (written out for the pieces before it then).
+  std::vector<std::uint32_t> dup_index_;
   std::vector<Keyphrase> preds_, refs_;   // a document's keyphrases while they are filtered
   std::vector<Keyphrase> refs_all_;       // its references before dedup (Document::refs_before_dedup)
   std::vector<TokenId> src_ids_, src_stems_;  // a document's source while it is tokenized
@@ -766,8 +841,8 @@ int CorpusThreads(std::size_t docs, int threads) {
 namespace {
 
 // Where BuildCorpusImpl's documents come from. A reader has the dataset's and predictions' descriptive
-// fields and a Local per building thread: Get(i) gives document i and its predictions (null without),
-// valid until the next Get; Done(i) says it is built.
+// fields and a Local per building thread: Get(i) gives document i with its predictions, valid until
+// Get of document i + 2 (the one being built and the next are held together); Done(i) says it is built.
 
 // An import in memory. When the caller gave it up (an rvalue), each document's raw text is freed
 // once it is built, so the import and the corpus are not both held in full at the end of the build.
@@ -786,9 +861,44 @@ struct ImportReader {
   }
   struct Local {
     const ImportReader& r;
+    // Two documents' views (the one being built and the next), by index parity, and which each holds.
+    DocIn in[2];
+    std::vector<std::string_view> forms[2], pieces[2];
+    std::vector<std::uint32_t> ends[2];
+    std::size_t read[2] = {SIZE_MAX, SIZE_MAX};
     Local(const ImportReader& reader, std::size_t /*begin*/) : r(reader) {}
-    std::pair<const RawDoc*, const RawPrediction*> Get(std::size_t i) {
-      return {&r.dataset.docs[i], r.predictions ? &r.predictions->docs[i] : nullptr};
+    const DocIn& Get(std::size_t i) {
+      const std::size_t b = i & 1;
+      if (read[b] == i) return in[b];
+      read[b] = i;
+      const RawDoc& d = r.dataset.docs[i];
+      forms[b].clear();
+      ends[b].clear();
+      bool one_form_each = true;
+      for (const auto& alternatives : d.refs) {
+        forms[b].insert(forms[b].end(), alternatives.begin(), alternatives.end());
+        ends[b].push_back(static_cast<std::uint32_t>(forms[b].size()));
+        one_form_each = one_form_each && alternatives.size() == 1;
+      }
+      DocIn& x = in[b];
+      x = DocIn{};
+      x.id = d.id;
+      x.has_text = d.has_text;
+      x.pretokenized = d.pretokenized;
+      x.refs_stemmed = d.refs_stemmed;
+      x.title = d.title;
+      x.body = d.body;
+      x.separator = d.separator;
+      x.forms = forms[b];
+      if (!one_form_each) x.ref_ends = ends[b];
+      if (r.predictions) {
+        const RawPrediction& p = r.predictions->docs[i];
+        pieces[b].assign(p.phrases.begin(), p.phrases.end());
+        x.has_preds = true;
+        x.pieces = pieces[b];
+        x.rp = &p;
+      }
+      return x;
     }
     void Done(std::size_t i) {
       // Moved out and destroyed, not assigned an empty one: a std::string assigned from an empty
@@ -800,8 +910,8 @@ struct ImportReader {
   };
 };
 
-// Documents parsed from their lines by the thread that builds them (LineDocuments), into one RawDoc
-// and RawPrediction per thread; the lines' pages go back to the system every few thousand documents.
+// Documents split from their lines by the thread that builds them (LineDocuments::View: views into the
+// files' bytes, no copy); the lines' pages go back to the system every few thousand documents.
 struct LineReader {
   LineDocuments& docs;
   std::size_t size() const { return docs.size(); }
@@ -811,17 +921,30 @@ struct LineReader {
     LineDocuments& docs;
     std::size_t released;  // documents before this one are given back
     // Two documents: the one being built and the next (read ahead for Builder::Prefetch).
-    RawDoc doc[2];
-    RawPrediction pred[2];
+    LineDocuments::Lines lines[2];
+    DocIn in[2];
+    char id[2][24];                              // the document's number, as the importer names it ("1", "2", ...)
     std::size_t read[2] = {SIZE_MAX, SIZE_MAX};  // which document each holds
     Local(const LineReader& r, std::size_t begin) : docs(r.docs), released(begin) {}
-    std::pair<const RawDoc*, const RawPrediction*> Get(std::size_t i) {
+    const DocIn& Get(std::size_t i) {
       const std::size_t b = i & 1;
-      if (read[b] != i) {
-        docs.Read(i, doc[b], pred[b]);
-        read[b] = i;
-      }
-      return {&doc[b], &pred[b]};
+      if (read[b] == i) return in[b];
+      read[b] = i;
+      LineDocuments::Lines& l = lines[b];
+      docs.View(i, l);
+      DocIn& x = in[b];
+      x.id = std::string_view(id[b],
+                              static_cast<std::size_t>(std::to_chars(id[b], id[b] + sizeof id[b], i + 1).ptr - id[b]));
+      x.has_text = l.has_text;
+      x.pretokenized = true;
+      x.refs_stemmed = docs.refs_stemmed();
+      x.title = l.title;
+      x.body = l.body;
+      x.separator = l.separator;
+      x.forms = l.refs;
+      x.has_preds = true;
+      x.pieces = l.predictions;
+      return x;
     }
     void Done(std::size_t i) {
       if (i + 1 - released >= 4096) Finish(i + 1);
@@ -942,12 +1065,9 @@ void BuildRanges(const Reader& reader, Corpus& corpus, std::vector<std::unique_p
     Builder& b = *builders[t];
     typename Reader::Local local(reader, begin);
     for (std::size_t i = begin; i < end; ++i) {
-      const auto [raw, rp] = local.Get(i);
-      if (i + 1 < end) {  // the next document's memo slots load while this one is built
-        const auto [next, next_rp] = local.Get(i + 1);
-        b.Prefetch(i + 1, *next, next_rp);
-      }
-      b.Doc(i, *raw, rp, corpus.docs[i]);
+      const DocIn& in = local.Get(i);
+      if (i + 1 < end) b.Prefetch(i + 1, local.Get(i + 1));  // the next document's memo slots load meanwhile
+      b.Doc(i, in, corpus.docs[i]);
       local.Done(i);
     }
     local.Finish(end);
@@ -1011,7 +1131,7 @@ class EarlierPieces {
     if (k + kAhead < later_.pieces.size()) Ahead(k + kAhead);
     Probed r{false, 0, h};
     r.pos = Memo(piece).Probe(
-        h, [&](std::uint32_t i) { return first_.pieces[i].view() == piece.view(); }, &r.found);
+        h, [&](std::uint32_t i) { return SamePiece(first_.pieces[i], piece.view()); }, &r.found);
     return r;
   }
   // The corpus phrase an earlier range made of piece k (probed as r), or kNew.

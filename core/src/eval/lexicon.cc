@@ -16,8 +16,27 @@ namespace kplab {
 // over a table sized for the keys.
 struct Lexicon::Table {
   eval_internal::SlotTable words, phrases;
-  eval_internal::SlotTable& For(std::string_view s) {
-    return !s.empty() && std::memchr(s.data(), ' ', s.size()) != nullptr ? phrases : words;
+  eval_internal::SlotTable& For(std::string_view s) { return HasSpace(s) ? phrases : words; }
+  // Eight bytes at a time (the strings are short: a library search cost more in its call): a space
+  // is a zero byte of w ^ 0x20..., which the borrow trick marks exactly at the lowest one.
+  static bool HasSpace(std::string_view s) {
+    constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+    const char* p = s.data();
+    std::size_t i = 0;
+    auto space_in = [&](std::size_t at) {
+      std::uint64_t w;
+      std::memcpy(&w, p + at, 8);
+      w ^= kOnes * ' ';
+      return ((w - kOnes) & ~w & kHigh) != 0;
+    };
+    for (; i + 8 <= s.size(); i += 8) {
+      if (space_in(i)) return true;
+    }
+    if (i < s.size() && s.size() >= 8) return space_in(s.size() - 8);  // the last 1-7 bytes, overlapped
+    for (; i < s.size(); ++i) {
+      if (p[i] == ' ') return true;
+    }
+    return false;
   }
 };
 

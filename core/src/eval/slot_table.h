@@ -20,7 +20,7 @@ namespace kplab::eval_internal {
 
 // The interning tables' hash of a string's bytes (the Lexicon's strings, the builders' raw pieces):
 // a 64-bit multiply-mix over 8-byte words, good enough to make 64-bit equality a near-certain match.
-inline std::uint64_t HashBytes(std::string_view s) {
+[[gnu::always_inline]] inline std::uint64_t HashBytes(std::string_view s) {  // short strings: no call
   std::uint64_t h = 0x9E3779B97F4A7C15ull ^ (s.size() * 0xC2B2AE3D27D4EB4Full);
   const char* p = s.data();
   std::size_t n = s.size();

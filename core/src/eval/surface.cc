@@ -62,15 +62,22 @@ bool NormalizeSurface(std::string_view piece, const Profile& profile, std::strin
   const std::size_t n = s.size();
   std::size_t i = 0;
   constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
-  for (; i + 8 <= n; i += 8) {  // eight bytes at a time: the high bit of each A-Z byte, moved to 0x20
+  auto word = [&](std::size_t at) {  // eight bytes: the high bit of each A-Z byte, moved to 0x20
     std::uint64_t w;
-    std::memcpy(&w, c + i, 8);
+    std::memcpy(&w, c + at, 8);
     any |= w;
-    if (!profile.lowercase) continue;
+    if (!profile.lowercase) return;
     const std::uint64_t low7 = w & ~kHigh;
     const std::uint64_t upper = ((low7 + (0x80 - 'A') * kOnes) ^ (low7 + (0x80 - 'Z' - 1) * kOnes)) & ~w & kHigh;
     w |= upper >> 2;
-    std::memcpy(c + i, &w, 8);
+    std::memcpy(c + at, &w, 8);
+  };
+  for (; i + 8 <= n; i += 8) word(i);
+  // The last 1-7 bytes of a piece of 8 or more as the word that ends it: lower-casing a byte twice
+  // changes nothing, and the bytes seen twice are ASCII or not alike.
+  if (i < n && n >= 8) {
+    word(n - 8);
+    i = n;
   }
   for (; i < n; ++i) {
     any |= static_cast<unsigned char>(c[i]);
@@ -108,9 +115,13 @@ std::vector<std::vector<std::string>> ExhirdReferences(const std::vector<std::ve
 }
 
 std::size_t InternedPredictionPieces(const Profile& profile, const RawPrediction& prediction) {
-  std::size_t n = prediction.phrases.size();
+  return InternedPredictionPieces(profile, prediction.phrases.size(),
+                                  prediction.phrases.empty() ? std::string_view() : prediction.phrases[0]);
+}
+
+std::size_t InternedPredictionPieces(const Profile& profile, std::size_t n, std::string_view first) {
   if (profile.max_pieces > 0) n = std::min(n, static_cast<std::size_t>(profile.max_pieces));
-  if (profile.empty_line_is_none && n == 1 && Strip(prediction.phrases[0]).empty()) n = 0;
+  if (profile.empty_line_is_none && n == 1 && Strip(first).empty()) n = 0;
   return n;
 }
 

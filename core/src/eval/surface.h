@@ -29,5 +29,7 @@ std::vector<std::vector<std::string>> ExhirdReferences(const std::vector<std::ve
 // How many of a prediction line's raw pieces are interned (before ExHiRD's re-cut): the first
 // max_pieces, none for an empty line under empty_line_is_none.
 std::size_t InternedPredictionPieces(const Profile& profile, const RawPrediction& prediction);
+// The same for a line of n pieces whose first is first ("" when n is 0).
+std::size_t InternedPredictionPieces(const Profile& profile, std::size_t n, std::string_view first);
 
 }  // namespace kplab::eval_internal

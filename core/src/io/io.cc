@@ -9,8 +9,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -236,16 +241,42 @@ std::vector<std::string_view> SplitLines(std::string_view text) {
 }
 
 void SplitChar(std::string_view s, char sep, std::vector<std::string_view>& out) {
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t pos = s.find(sep, start);
-    if (pos == std::string_view::npos) {
-      out.push_back(s.substr(start));
-      return;
+  // Keyphrase pieces are short: a library search per piece (memchr) cost more in its call than in its
+  // search, so the line is scanned once, sixteen bytes at a time where SSE2 is there (every x86-64),
+  // else eight at a time (the separator's bytes are the zero bytes of w ^ pattern, which the borrow
+  // trick marks: the lowest mark exactly, a higher one maybe falsely after it, so each is checked).
+  const char* p = s.data();
+  const std::size_t n = s.size();
+  std::size_t start = 0, i = 0;
+  auto cut = [&](std::size_t k) {  // start <= k <= n: no bounds check (substr's) needed
+    out.emplace_back(p + start, k - start);
+    start = k + 1;
+  };
+#if defined(__SSE2__)
+  const __m128i pattern = _mm_set1_epi8(sep);
+  for (; i + 16 <= n; i += 16) {
+    const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    for (auto marks = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(w, pattern))); marks != 0;
+         marks &= marks - 1) {
+      cut(i + static_cast<std::size_t>(__builtin_ctz(marks)));
     }
-    out.push_back(s.substr(start, pos - start));
-    start = pos + 1;
   }
+#endif
+  constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  const std::uint64_t pattern8 = kOnes * static_cast<unsigned char>(sep);
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    w ^= pattern8;
+    for (std::uint64_t marks = (w - kOnes) & ~w & kHigh; marks != 0; marks &= marks - 1) {
+      const std::size_t k = i + static_cast<std::size_t>(__builtin_ctzll(marks)) / 8;
+      if (p[k] == sep) cut(k);
+    }
+  }
+  for (; i < n; ++i) {
+    if (p[i] == sep) cut(i);
+  }
+  out.emplace_back(p + start, n - start);
 }
 
 std::string ContentHash(std::vector<const FileData*> files) {

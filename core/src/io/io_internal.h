@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kplab/io.h"
@@ -119,6 +120,8 @@ bool NaturalLess(std::string_view a, std::string_view b);
 // separator.
 void SplitTitleBody(std::string_view src, std::size_t pos, std::size_t sep_len,
                     std::string_view separator, RawDoc& doc);
+// The title and body SplitTitleBody assigns, as views into src.
+std::pair<std::string_view, std::string_view> TitleAndBody(std::string_view src, std::size_t pos, std::size_t sep_len);
 
 // Format parsers (io_text.cc, io_json.cc). root is the directory that rel names are relative to.
 // The dataset format at path (DetectDatasetFormat), or throws ImportFailure.
@@ -134,10 +137,14 @@ struct PairLines {
 };
 PairLines ReadLinePair(const std::string& path, std::string_view text_suffix, std::string_view keys_suffix,
                        std::vector<FileData>& files);
-// Document i of a line pair (text_line null without a text file): every field but loc.file is
-// assigned, so one RawDoc can be read into again and again. pieces is scratch.
+// A line pair's document as views into its lines (text_line null without a text file): title, body
+// and separator as SplitTitleBody cuts them at the first "<eos>", the references as the key line's
+// split(';'). Every field but predictions is assigned.
+void SplitLinePairDoc(std::string_view key_line, const std::string_view* text_line, LineDocuments::Lines& out);
+// Document i of a line pair: SplitLinePairDoc copied into doc. Every field but loc.file is assigned, so
+// one RawDoc can be read into again and again. lines is scratch.
 void ParseLinePairDoc(std::size_t i, std::string_view key_line, const std::string_view* text_line, RawDoc& doc,
-                      std::vector<std::string_view>& pieces);
+                      LineDocuments::Lines& lines);
 // Line i of a "lines" predictions file, as ImportPredictions reads it (every field but loc.file).
 void ParsePredictionLine(std::size_t i, std::string_view line, RawPrediction& pred,
                          std::vector<std::string_view>& pieces);

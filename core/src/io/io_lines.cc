@@ -143,16 +143,24 @@ const RawDataset& LineDocuments::dataset() const { return f_->dataset; }
 const RawPredictions& LineDocuments::predictions() const { return f_->predictions; }
 bool LineDocuments::refs_stemmed() const { return f_->refs_stemmed; }
 
+void LineDocuments::View(std::size_t i, Lines& out) const {
+  const Files& f = *f_;
+  const std::string_view text_line = f.lines.text ? f.lines.text->At(f.data[1].bytes, i) : std::string_view();
+  io_internal::SplitLinePairDoc(f.lines.keys.At(f.data[0].bytes, i), f.lines.text ? &text_line : nullptr, out);
+  out.predictions.clear();
+  io_internal::SplitChar(f.pred_lines.At(f.pred.bytes, i), ';', out.predictions);
+}
+
 void LineDocuments::Read(std::size_t i, RawDoc& doc, RawPrediction& pred) const {
-  thread_local std::vector<std::string_view> pieces;
+  thread_local Lines lines;
   const Files& f = *f_;
   const std::string_view text_line = f.lines.text ? f.lines.text->At(f.data[1].bytes, i) : std::string_view();
   io_internal::ParseLinePairDoc(i, f.lines.keys.At(f.data[0].bytes, i), f.lines.text ? &text_line : nullptr, doc,
-                                pieces);
+                                lines);
   doc.refs_stemmed = f.refs_stemmed;
   // The path's one shared copy: assigned once to an object that is read into again and again.
   if (&doc.loc.file.str() != &f.doc_loc.str()) doc.loc.file = f.doc_loc;
-  io_internal::ParsePredictionLine(i, f.pred_lines.At(f.pred.bytes, i), pred, pieces);
+  io_internal::ParsePredictionLine(i, f.pred_lines.At(f.pred.bytes, i), pred, lines.predictions);
   if (&pred.loc.file.str() != &f.pred_loc.str()) pred.loc.file = f.pred_loc;
 }
 

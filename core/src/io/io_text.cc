@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -112,33 +113,40 @@ PairLines ReadLinePair(const std::string& path, std::string_view text_suffix, st
   return lines;
 }
 
-void ParseLinePairDoc(std::size_t i, std::string_view key_line, const std::string_view* text_line, RawDoc& doc,
-                      std::vector<std::string_view>& pieces) {
-  doc.id = std::to_string(i + 1);
-  doc.pretokenized = true;
-  doc.has_text = text_line != nullptr;
-  doc.title.clear();
-  doc.body.clear();
-  doc.separator.clear();
+void SplitLinePairDoc(std::string_view key_line, const std::string_view* text_line, LineDocuments::Lines& out) {
+  out.has_text = text_line != nullptr;
+  out.title = out.body = out.separator = {};
   if (text_line) {
     const std::string_view src = *text_line;
     const std::size_t pos = src.find("<eos>");
     if (pos == std::string_view::npos) {
-      doc.body.assign(src);
+      out.body = src;
     } else {
-      SplitTitleBody(src, pos, 5, "<eos>", doc);
+      std::tie(out.title, out.body) = TitleAndBody(src, pos, 5);
+      out.separator = "<eos>";
     }
   }
-  pieces.clear();
-  SplitChar(key_line, ';', pieces);
+  out.refs.clear();
+  SplitChar(key_line, ';', out.refs);
+}
+
+void ParseLinePairDoc(std::size_t i, std::string_view key_line, const std::string_view* text_line, RawDoc& doc,
+                      LineDocuments::Lines& lines) {
+  SplitLinePairDoc(key_line, text_line, lines);
+  doc.id = std::to_string(i + 1);
+  doc.pretokenized = true;
+  doc.has_text = lines.has_text;
+  doc.title.assign(lines.title);
+  doc.body.assign(lines.body);
+  doc.separator.assign(lines.separator);
   // Assigned in place, so that a document object read into again and again keeps its buffers
   // (cleared and appended to: assign() takes the general path for overlapping bytes, per piece).
-  doc.refs.resize(pieces.size());
-  for (std::size_t k = 0; k < pieces.size(); ++k) {
+  doc.refs.resize(lines.refs.size());
+  for (std::size_t k = 0; k < lines.refs.size(); ++k) {
     doc.refs[k].resize(1);
     std::string& form = doc.refs[k][0];
     form.clear();
-    form.append(pieces[k]);
+    form.append(lines.refs[k]);
   }
   doc.loc.line = static_cast<int>(i + 1);
 }
@@ -151,7 +159,7 @@ void ImportLinePair(const std::string& path, std::string_view text_suffix,
   const bool has_text = lines.text.has_value();
   const SharedPath loc_file(has_text ? files[1].path : files[0].path);  // one copy for every document
   out.docs.resize(lines.keys.size());
-  std::vector<std::string_view> pieces;
+  LineDocuments::Lines pieces;
   for (std::size_t i = 0; i < lines.keys.size(); ++i) {
     RawDoc& doc = out.docs[i];
     const std::string_view text_line = has_text ? lines.text->At(files[1].bytes, i) : std::string_view();
@@ -289,12 +297,17 @@ bool NaturalLess(std::string_view a, std::string_view b) {
   return a < b;
 }
 
-void SplitTitleBody(std::string_view src, std::size_t pos, std::size_t sep_len,
-                    std::string_view separator, RawDoc& doc) {
+std::pair<std::string_view, std::string_view> TitleAndBody(std::string_view src, std::size_t pos, std::size_t sep_len) {
   std::string_view title = src.substr(0, pos);
   std::string_view body = src.substr(pos + sep_len);
   if (!title.empty() && title.back() == ' ') title.remove_suffix(1);
   if (!body.empty() && body.front() == ' ') body.remove_prefix(1);
+  return {title, body};
+}
+
+void SplitTitleBody(std::string_view src, std::size_t pos, std::size_t sep_len, std::string_view separator,
+                    RawDoc& doc) {
+  const auto [title, body] = TitleAndBody(src, pos, sep_len);
   doc.title.assign(title);
   doc.body.assign(body);
   doc.separator.assign(separator);

@@ -130,12 +130,27 @@ class Steps {
     return false;
   }
 
+  // The last letters of a rule list's suffixes (all of them a-z), a bit each.
+  template <std::size_t N>
+  static constexpr std::uint32_t LastLetters(const Rule (&rules)[N]) {
+    std::uint32_t mask = 0;
+    for (const Rule& r : rules) mask |= std::uint32_t{1} << (r.suffix.back() - 'a');
+    return mask;
+  }
+
   // nltk's _apply_rule_list for plain suffix rules: the first rule whose suffix matches decides;
-  // if its condition fails the word is left as it is.
-  void ApplyRules(Str& w, const Rule* rules, std::size_t count) const {
+  // if its condition fails the word is left as it is. last_letters: LastLetters(rules).
+  template <std::size_t N>
+  void ApplyRules(Str& w, const Rule (&rules)[N], std::uint32_t last_letters) const {
+    if (w.empty()) return;  // no suffix matches an empty word
+    const C last = w.back();
+    // A word whose last letter ends no suffix of the list is left at once (most words, at each step).
+    if (last < 'a' || last > 'z' || ((last_letters >> (last - 'a')) & 1) == 0) return;
+    const std::size_t count = N;
     for (std::size_t r = 0; r < count; ++r) {
       const Rule& rule = rules[r];
-      if (EndsWith(w, rule.suffix)) {
+      // The last letter first: it rules out nearly every rule in one compare.
+      if (last == static_cast<C>(static_cast<unsigned char>(rule.suffix.back())) && EndsWith(w, rule.suffix)) {
         const std::size_t stem_len = w.size() - rule.suffix.size();
         if (Holds(w, stem_len, rule.cond)) Replace(w, stem_len, rule.replacement);
         return;
@@ -144,6 +159,7 @@ class Steps {
   }
 
   void Step1a(Str& w) const {
+    if (w.empty() || w.back() != 's') return;  // every rule below ends in 's'
     if (Nltk() && w.size() == 4 && EndsWith(w, "ies")) {
       w.erase(3);  // "ies" -> "ie"
       return;
@@ -158,6 +174,7 @@ class Steps {
   }
 
   void Step1b(Str& w) const {
+    if (w.empty() || (w.back() != 'd' && w.back() != 'g')) return;  // "ied", "eed", "ed", "ing"
     if (Nltk() && EndsWith(w, "ied")) {
       w.erase(w.size() == 4 ? 3 : w.size() - 2);  // "ied" -> "ie" for 4 letters, else "i"
       return;
@@ -210,39 +227,41 @@ class Steps {
       }
     }
     static constexpr Cond k0 = Cond::kMeasureGt0;
-    const bool original = mode_ == PorterMode::kOriginal;
-    const Rule rules[] = {
-        {"ational", "ate", k0},
-        {"tional", "tion", k0},
-        {"enci", "ence", k0},
-        {"anci", "ance", k0},
-        {"izer", "ize", k0},
-        original ? Rule{"abli", "able", k0} : Rule{"bli", "ble", k0},
-        {"alli", "al", k0},
-        {"entli", "ent", k0},
-        {"eli", "e", k0},
-        {"ousli", "ous", k0},
-        {"ization", "ize", k0},
-        {"ation", "ate", k0},
-        {"ator", "ate", k0},
-        {"alism", "al", k0},
-        {"iveness", "ive", k0},
-        {"fulness", "ful", k0},
-        {"ousness", "ous", k0},
-        {"aliti", "al", k0},
-        {"iviti", "ive", k0},
-        {"biliti", "ble", k0},
-        // Mode-specific tail.
-        Nltk() ? Rule{"fulli", "ful", k0} : Rule{"logi", "log", k0},
-        {"logi", "log", Cond::kLogi},
+    // The rules every mode shares, then each mode's own: ORIGINAL_ALGORITHM has "abli" where the
+    // others have "bli", and the tail differs (nltk: "fulli", then "logi" under its own condition).
+    static constexpr Rule kNltkRules[] = {
+        {"ational", "ate", k0}, {"tional", "tion", k0},       {"enci", "ence", k0},   {"anci", "ance", k0},
+        {"izer", "ize", k0},    {"bli", "ble", k0},           {"alli", "al", k0},     {"entli", "ent", k0},
+        {"eli", "e", k0},       {"ousli", "ous", k0},         {"ization", "ize", k0}, {"ation", "ate", k0},
+        {"ator", "ate", k0},    {"alism", "al", k0},          {"iveness", "ive", k0}, {"fulness", "ful", k0},
+        {"ousness", "ous", k0}, {"aliti", "al", k0},          {"iviti", "ive", k0},   {"biliti", "ble", k0},
+        {"fulli", "ful", k0},   {"logi", "log", Cond::kLogi},
     };
-    std::size_t count = 20;
-    if (Nltk()) {
-      count = 22;
-    } else if (mode_ == PorterMode::kMartin) {
-      count = 21;
+    static constexpr Rule kOriginalRules[] = {
+        {"ational", "ate", k0}, {"tional", "tion", k0}, {"enci", "ence", k0},   {"anci", "ance", k0},
+        {"izer", "ize", k0},    {"abli", "able", k0},   {"alli", "al", k0},     {"entli", "ent", k0},
+        {"eli", "e", k0},       {"ousli", "ous", k0},   {"ization", "ize", k0}, {"ation", "ate", k0},
+        {"ator", "ate", k0},    {"alism", "al", k0},    {"iveness", "ive", k0}, {"fulness", "ful", k0},
+        {"ousness", "ous", k0}, {"aliti", "al", k0},    {"iviti", "ive", k0},   {"biliti", "ble", k0},
+    };
+    static constexpr Rule kMartinRules[] = {
+        {"ational", "ate", k0}, {"tional", "tion", k0}, {"enci", "ence", k0},   {"anci", "ance", k0},
+        {"izer", "ize", k0},    {"bli", "ble", k0},     {"alli", "al", k0},     {"entli", "ent", k0},
+        {"eli", "e", k0},       {"ousli", "ous", k0},   {"ization", "ize", k0}, {"ation", "ate", k0},
+        {"ator", "ate", k0},    {"alism", "al", k0},    {"iveness", "ive", k0}, {"fulness", "ful", k0},
+        {"ousness", "ous", k0}, {"aliti", "al", k0},    {"iviti", "ive", k0},   {"biliti", "ble", k0},
+        {"logi", "log", k0},
+    };
+    static constexpr std::uint32_t kNltkLast = LastLetters(kNltkRules), kOriginalLast = LastLetters(kOriginalRules),
+                                   kMartinLast = LastLetters(kMartinRules);
+    switch (mode_) {
+      case PorterMode::kNltk:
+        return ApplyRules(w, kNltkRules, kNltkLast);
+      case PorterMode::kOriginal:
+        return ApplyRules(w, kOriginalRules, kOriginalLast);
+      case PorterMode::kMartin:
+        return ApplyRules(w, kMartinRules, kMartinLast);
     }
-    ApplyRules(w, rules, count);
   }
 
   void Step3(Str& w) const {
@@ -251,7 +270,8 @@ class Steps {
         {"icate", "ic", k0}, {"ative", "", k0}, {"alize", "al", k0}, {"iciti", "ic", k0},
         {"ical", "ic", k0},  {"ful", "", k0},   {"ness", "", k0},
     };
-    ApplyRules(w, kRules, std::size(kRules));
+    static constexpr std::uint32_t kLast = LastLetters(kRules);
+    ApplyRules(w, kRules, kLast);
   }
 
   void Step4(Str& w) const {
@@ -263,7 +283,8 @@ class Steps {
         {"ou", "", k1},    {"ism", "", k1},  {"ate", "", k1},  {"iti", "", k1},
         {"ous", "", k1},   {"ive", "", k1},  {"ize", "", k1},
     };
-    ApplyRules(w, kRules, std::size(kRules));
+    static constexpr std::uint32_t kLast = LastLetters(kRules);
+    ApplyRules(w, kRules, kLast);
   }
 
   void Step5a(Str& w) const {

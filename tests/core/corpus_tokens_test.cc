@@ -1,0 +1,417 @@
+// The corpus builder's token table (core/src/eval/token_table.h) and the documents it reads as views
+// into the files' bytes (LineDocuments::View). The table is attacked with hostile keys (every token
+// with the same hash, prefixes of each other, NUL bytes, an empty token, a token of 100,000 bytes);
+// the stems that come out of it are checked against nltk 3.8's own (tests/data/porter, written by
+// scripts/gen_porter_golden.py); the line reader's views against hand-written documents and against
+// the general importers.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "../../core/src/eval/token_table.h"
+#include "../../core/src/io/io_internal.h"
+#include "kplab/corpus.h"
+#include "kplab/io.h"
+#include "kplab/text.h"
+#include "temp_dir.h"
+
+namespace kplab {
+namespace {
+
+using eval_internal::SameBytes;
+using eval_internal::TokenTable;
+
+// SameBytes against libc's memcmp for every length up to 40, with a difference at each position.
+TEST(TokenTable, SameBytesIsMemcmp) {
+  for (std::size_t n = 0; n <= 40; ++n) {
+    std::string a(n, 'x'), b(n, 'x');
+    for (std::size_t k = 0; k < n; ++k) a[k] = b[k] = static_cast<char>('a' + k % 26);
+    EXPECT_TRUE(SameBytes(a.data(), b.data(), n)) << n;
+    for (std::size_t k = 0; k < n; ++k) {
+      std::string c = b;
+      c[k] = '\0';  // a NUL is a byte like any other
+      EXPECT_EQ(SameBytes(a.data(), c.data(), n), std::memcmp(a.data(), c.data(), n) == 0) << n << " " << k;
+      EXPECT_FALSE(SameBytes(a.data(), c.data(), n)) << n << " " << k;
+    }
+  }
+}
+
+// Every token hashed alike (the worst a hash can do): each distinct byte string still gets its own
+// entry, found again by its bytes, across the table's growth from 1,024 slots.
+TEST(TokenTable, EveryTokenWithTheSameHash) {
+  std::vector<std::string> tokens = {"",
+                                     "a",
+                                     "aa",
+                                     "aaa",
+                                     "ab",
+                                     "ba",
+                                     std::string("a\0b", 3),
+                                     std::string("a\0c", 3),
+                                     std::string(1, '\0'),
+                                     std::string(2, '\0')};
+  for (int i = 0; i < 3000; ++i) tokens.push_back("t" + std::to_string(i));
+  tokens.push_back(std::string(100000, 'z'));  // longer than any buffer the builder keeps
+  tokens.push_back(std::string(100000, 'z') + "y");
+  TokenTable table;
+  auto get = [&](const std::string& t, TokenId id_if_new) {
+    return table
+        .Get(t, 0x4242424242424242ull,
+             [&](TokenTable::Entry& e) {
+               e.bytes = t.data();
+               e.token = id_if_new;
+             })
+        .token;
+  };
+  for (std::size_t i = 0; i < tokens.size(); ++i) ASSERT_EQ(get(tokens[i], static_cast<TokenId>(i)), i) << i;
+  EXPECT_EQ(table.size(), tokens.size());
+  // Met again, in reverse order, from copies of the bytes: the first id, no new entry.
+  for (std::size_t i = tokens.size(); i-- > 0;) {
+    const std::string copy = tokens[i];
+    ASSERT_EQ(get(copy, kNoToken), i) << i;
+  }
+  EXPECT_EQ(table.size(), tokens.size());
+}
+
+// The empty token given no address (an empty view's null data) still holds its entry.
+TEST(TokenTable, EmptyTokenWithoutAnAddress) {
+  TokenTable table;
+  int made = 0;
+  for (int k = 0; k < 3; ++k) {
+    const auto& e = table.Get(std::string_view(), 7, [&](TokenTable::Entry& fresh) {
+      fresh.bytes = nullptr;
+      fresh.token = 5;
+      ++made;
+    });
+    EXPECT_EQ(e.token, 5u);
+  }
+  EXPECT_EQ(made, 1);
+  EXPECT_EQ(table.size(), 1u);
+}
+
+// "D:REST": the word with A-Z mapped to a-z, minus its last D bytes, plus REST (stem_test.cc's code).
+std::string DecodeStemCode(std::string_view word, std::string_view code) {
+  std::string base(word);
+  for (char& c : base) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + ('a' - 'A'));
+  }
+  const std::size_t colon = code.find(':');
+  const std::size_t drop = std::strtoul(std::string(code.substr(0, colon)).c_str(), nullptr, 10);
+  return base.substr(0, base.size() - drop) + std::string(code.substr(colon + 1));
+}
+
+// nltk 3.8's stems (mode nltk) of the lower-case ASCII words of the dictionary golden file.
+std::vector<std::pair<std::string, std::string>> NltkStems() {
+  std::vector<std::pair<std::string, std::string>> out;
+  const std::string path = std::string(KPLAB_TEST_DATA) + "/porter/dict.tsv.gz";
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (f == nullptr) return out;
+  std::vector<char> buf(1 << 16);
+  while (gzgets(f, buf.data(), static_cast<int>(buf.size())) != nullptr) {
+    std::string_view line(buf.data());
+    if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
+    const std::size_t tab = line.find('\t');
+    const std::string_view word = line.substr(0, tab);
+    if (word.empty() || !std::all_of(word.begin(), word.end(), [](char c) { return c >= 'a' && c <= 'z'; })) continue;
+    const std::string_view rest = line.substr(tab + 1);
+    out.emplace_back(word, DecodeStemCode(word, rest.substr(0, rest.find('\t'))));
+  }
+  gzclose(f);
+  return out;
+}
+
+// The 247,033 lower-case dictionary words through the builder's token table (grown from 1,024 slots
+// to 512K, with the collisions of its probes): every phrase's stems are nltk's, on one thread and on
+// three (three builders and tables, their lexicons merged), and the key is the stems joined by ' '.
+TEST(TokenTable, CorpusStemsAreNltks) {
+  const auto words = NltkStems();
+  ASSERT_GT(words.size(), 100000u) << "tests/data/porter/dict.tsv.gz";
+  RawDataset ds;
+  ds.path = ds.name = "dict";
+  RawPredictions preds;
+  preds.path = "dict-preds";
+  for (std::size_t i = 0; i < words.size(); i += 40) {
+    RawDoc d;
+    d.id = std::to_string(i);
+    d.has_text = false;
+    RawPrediction p;
+    for (std::size_t k = i; k < std::min(i + 40, words.size()); ++k) {
+      d.refs.push_back({words[k].first});
+      // A two-word phrase of this word and the next: the key joins two stems.
+      p.phrases.push_back(words[k].first + " " + words[(k + 1) % words.size()].first);
+    }
+    ds.docs.push_back(std::move(d));
+    preds.docs.push_back(std::move(p));
+  }
+  for (int threads : {1, 3}) {
+    SCOPED_TRACE("threads " + std::to_string(threads));
+    auto c = BuildCorpus(ds, &preds, *FindProfile("kplab"), threads);
+    ASSERT_TRUE(c.ok()) << c.error().message;
+    std::size_t checked = 0;
+    for (std::size_t d = 0; d < c->docs.size(); ++d) {
+      const Document& doc = c->docs[d];
+      // References dedup by key: two words with one stem keep the first; walk the list before dedup.
+      const auto refs = doc.ref_view_dups();
+      ASSERT_EQ(refs.size(), std::min<std::size_t>(40, words.size() - d * 40));
+      for (std::size_t k = 0; k < refs.size(); ++k) {
+        const auto& [word, stem] = words[d * 40 + k];
+        ASSERT_EQ(refs[k]->surface(), word);
+        ASSERT_EQ(refs[k]->stems().size(), 1u);
+        ASSERT_EQ(c->Str(refs[k]->stems()[0]), stem) << word;
+        ASSERT_EQ(c->Str(refs[k]->key()), stem) << word;
+        ++checked;
+      }
+      for (const Keyphrase* p : doc.pred_view_dups()) {
+        const auto stems = p->stems();
+        ASSERT_EQ(stems.size(), 2u);
+        ASSERT_EQ(c->Str(p->key()), std::string(c->Str(stems[0])) + " " + std::string(c->Str(stems[1])));
+      }
+    }
+    EXPECT_EQ(checked, words.size());
+  }
+}
+
+std::string WriteTokenFile(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+std::vector<std::string> Surfaces(std::span<const Keyphrase> kps) {
+  std::vector<std::string> out;
+  for (const auto& k : kps) out.emplace_back(k.surface());
+  return out;
+}
+
+// Keyphrase and prediction lines read as views into the files (LineDocuments, the path `kplab eval`
+// takes for Meng-2017 lines): files without a final newline, a NUL byte inside a keyphrase, a token
+// of 100,000 bytes, empty pieces, "<peos>" and "<unk>", a repeat. Checked against the documents
+// written out by hand, and the same corpus as the general importers give.
+TEST(LineViews, HostileLinesAsWrittenOut) {
+  test::TempDir dir;
+  const std::string nul("x\0y", 3);
+  const std::string huge(100000, 'q');
+  // Two documents; the keys file and the predictions file both end without a newline.
+  WriteTokenFile(dir / "h_allkeywords.txt", "Neural Networks;;" + nul + ";" + huge + "\ngraph;graphs ");
+  WriteTokenFile(dir / "h_context.txt", "neural networks and " + nul + " <eos> the body\nno separator here");
+  const std::string p =
+      WriteTokenFile(dir / "p.txt", "neural network;<peos>;<unk> thing;" + nul + ";neural networks;" + huge + "\ngraph;;");
+  auto lines = LineDocuments::Open(dir.path(), {}, p);
+  ASSERT_TRUE(lines.ok()) << lines.error().message;
+  auto c = BuildCorpus(std::move(*lines), *FindProfile("kplab"), 1);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_EQ(c->docs.size(), 2u);
+  const Document& d = c->docs[0];
+  EXPECT_EQ(d.id, "1");
+  // The empty reference is dropped; "x\0y" is one token (NUL is not whitespace).
+  EXPECT_EQ(Surfaces(d.refs), (std::vector<std::string>{"neural networks", nul, huge}));
+  EXPECT_EQ(c->Str(d.refs[0].key()), "neural network");
+  ASSERT_EQ(d.refs[1].tokens().size(), 1u);
+  EXPECT_EQ(c->Str(d.refs[1].tokens()[0]), nul);
+  EXPECT_EQ(c->Str(d.refs[2].key()), huge);  // Porter leaves a word without a vowel alone
+  EXPECT_TRUE(d.refs[0].present());
+  EXPECT_TRUE(d.refs[1].present());
+  EXPECT_FALSE(d.refs[2].present());
+  // "<peos>" dropped (what follows is after it), "<unk> thing" invalid, "neural networks" a repeat.
+  EXPECT_EQ(Surfaces(d.preds), (std::vector<std::string>{"neural network", nul, huge}));
+  EXPECT_EQ(d.n_pred_pieces, 6);
+  EXPECT_EQ(d.n_pred_invalid, 1);
+  EXPECT_EQ(d.n_pred_dups(), 1);
+  EXPECT_FALSE(d.preds[0].after_peos());
+  EXPECT_TRUE(d.preds[1].after_peos());
+  const Document& e = c->docs[1];
+  EXPECT_EQ(e.id, "2");
+  // "graph" and "graphs " share the key "graph": the second is a repeat (its trailing space stripped).
+  EXPECT_EQ(Surfaces(e.refs), (std::vector<std::string>{"graph"}));
+  EXPECT_EQ(Surfaces(e.refs_before_dedup), (std::vector<std::string>{"graph", "graphs"}));
+  EXPECT_EQ(Surfaces(e.preds), (std::vector<std::string>{"graph"}));
+  EXPECT_EQ(e.n_pred_pieces, 3);  // "graph;;" is three pieces, two of them empty
+  EXPECT_FALSE(e.refs[0].present());
+  // The general importers read the same documents.
+  auto ds = ImportDataset(dir.path());
+  ASSERT_TRUE(ds.ok()) << ds.error().message;
+  auto pr = ImportPredictions(p);
+  ASSERT_TRUE(pr.ok()) << pr.error().message;
+  auto al = AlignPredictions(*ds, std::move(*pr));
+  ASSERT_TRUE(al.ok()) << al.error().message;
+  auto g = BuildCorpus(*ds, &*al, *FindProfile("kplab"), 1);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  ASSERT_EQ(g->lex.size(), c->lex.size());
+  for (TokenId id = 0; id < c->lex.size(); ++id) EXPECT_EQ(g->lex.Str(id), c->lex.Str(id)) << id;
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(Surfaces(g->docs[i].refs), Surfaces(c->docs[i].refs));
+    EXPECT_EQ(Surfaces(g->docs[i].preds), Surfaces(c->docs[i].preds));
+  }
+}
+
+// SplitChar (every ';' line split, 16 and 8 bytes at a time) against string_view::find's split, over
+// every string of up to 9 bytes from an alphabet of the separator, the byte one above it (which the
+// word trick can falsely mark after a separator), a letter and a byte with the high bit set, and
+// 100,000 random strings of up to 80 bytes from it, so that separators fall at each position of the
+// 16- and 8-byte blocks, across them and in the tail.
+TEST(LineViews, SplitCharIsFindsSplit) {
+  auto check = [](const std::string& s, char sep) {
+    std::vector<std::string_view> want, got;
+    for (std::size_t start = 0;;) {
+      const std::size_t pos = std::string_view(s).find(sep, start);
+      want.push_back(std::string_view(s).substr(start, pos == std::string_view::npos ? pos : pos - start));
+      if (pos == std::string_view::npos) break;
+      start = pos + 1;
+    }
+    io_internal::SplitChar(s, sep, got);
+    return got == want;
+  };
+  for (const char sep : {';', '\n'}) {
+    const char alphabet[] = {sep, static_cast<char>(sep + 1), 'a', static_cast<char>(sep | 0x80)};
+    for (std::size_t len = 0; len <= 9; ++len) {
+      std::size_t count = 1;
+      for (std::size_t k = 0; k < len; ++k) count *= 4;
+      for (std::size_t code = 0; code < count; ++code) {
+        std::string s(len, ' ');
+        for (std::size_t k = 0, c = code; k < len; ++k, c /= 4) s[k] = alphabet[c % 4];
+        ASSERT_TRUE(check(s, sep)) << "'" << s << "'";
+      }
+    }
+    std::uint64_t x = 88172645463325252ull;  // xorshift64: the same strings on every run
+    auto next = [&] {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      return x;
+    };
+    for (int r = 0; r < 100000; ++r) {
+      std::string s(next() % 81, ' ');
+      for (char& c : s) c = alphabet[next() % 4];
+      ASSERT_TRUE(check(s, sep)) << "'" << s << "'";
+    }
+  }
+}
+
+// Dedup (first wins) over lists longer than the builder's small set (64 items, then a hash set), with
+// repeats before and after the hand-over, across many documents (the set's generations): written
+// out by hand.
+TEST(LineViews, DedupBeyondTheSmallSet) {
+  RawDataset ds;
+  ds.path = ds.name = "many";
+  RawPredictions preds;
+  preds.path = "many-preds";
+  for (int d = 0; d < 300; ++d) {
+    RawDoc doc;
+    doc.id = std::to_string(d);
+    doc.has_text = false;
+    RawPrediction p;
+    // 100 distinct phrases, then repeats of the 1st, the 64th, the 65th and the 100th, and one new.
+    for (int k = 0; k < 100; ++k) p.phrases.push_back("w" + std::to_string((d + k) % 150));
+    for (int k : {0, 63, 64, 99}) p.phrases.push_back("w" + std::to_string((d + k) % 150));
+    p.phrases.push_back("new" + std::to_string(d));
+    for (int k = 0; k < 70; ++k) doc.refs.push_back({"r" + std::to_string(k % 66)});
+    ds.docs.push_back(std::move(doc));
+    preds.docs.push_back(std::move(p));
+  }
+  auto c = BuildCorpus(ds, &preds, *FindProfile("kplab"), 1);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  for (int d = 0; d < 300; ++d) {
+    const Document& doc = c->docs[static_cast<std::size_t>(d)];
+    ASSERT_EQ(doc.preds.size(), 101u) << d;
+    for (int k = 0; k < 100; ++k)
+      ASSERT_EQ(doc.preds[static_cast<std::size_t>(k)].surface(), "w" + std::to_string((d + k) % 150));
+    EXPECT_EQ(doc.preds[100].surface(), "new" + std::to_string(d));
+    EXPECT_EQ(doc.n_pred_dups(), 4) << d;
+    // The repeats point at their first occurrences: 0, 63, 64, 99.
+    const KeyphraseList dups = doc.pred_view_dups();
+    ASSERT_EQ(dups.size(), 105u);
+    EXPECT_EQ(dups[100], &doc.preds[0]);
+    EXPECT_EQ(dups[101], &doc.preds[63]);
+    EXPECT_EQ(dups[102], &doc.preds[64]);
+    EXPECT_EQ(dups[103], &doc.preds[99]);
+    EXPECT_EQ(dups[104], &doc.preds[100]);
+    ASSERT_EQ(doc.refs.size(), 66u);
+    EXPECT_EQ(doc.refs_before_dedup.size(), 70u);
+  }
+}
+
+// A new phrase's ASCII tokens (split eight bytes at a time, the last 1-7 bytes as the word that ends
+// the surface) are the general SplitWhitespace's (Python's str.split(), kplab/text.h) of its surface,
+// for 20,000 random pieces of up to 40 bytes of letters, spaces, tabs, the separators \x1c-\x1f
+// (whitespace to Python), control bytes that are not (\x01, \x1b) and '!' (0x21, the first byte
+// above the word trick's bound).
+TEST(LineViews, AsciiTokensAreStrSplit) {
+  const char alphabet[] = {'a', 'b', ' ', '\t', '\x1c', '\x1f', '\x01', '\x1b', '!'};
+  std::uint64_t x = 0x9E3779B97F4A7C15ull;
+  auto next = [&] {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+  };
+  RawDataset ds;
+  ds.path = ds.name = "ascii";
+  RawPredictions preds;
+  preds.path = "ascii-preds";
+  for (int d = 0; d < 200; ++d) {
+    RawDoc doc;
+    doc.id = std::to_string(d);
+    doc.has_text = false;
+    RawPrediction p;
+    for (int k = 0; k < 100; ++k) {
+      std::string piece(1 + next() % 40, ' ');
+      for (char& c : piece) c = alphabet[next() % std::size(alphabet)];
+      p.phrases.push_back(piece);
+    }
+    ds.docs.push_back(std::move(doc));
+    preds.docs.push_back(std::move(p));
+  }
+  auto c = BuildCorpus(ds, &preds, *FindProfile("kplab"), 1);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  std::size_t checked = 0;
+  for (const Phrase& ph : c->phrases) {
+    std::vector<std::string_view> got;
+    for (TokenId t : ph.tokens()) got.push_back(c->Str(t));
+    const std::string surface(ph.surface());
+    ASSERT_EQ(got, SplitWhitespace(surface)) << "'" << surface << "'";
+    ++checked;
+  }
+  EXPECT_GT(checked, 10000u);
+}
+
+// View gives Read's fields without the copies, over every document of a pair whose lines end with
+// and without a newline.
+TEST(LineViews, ViewIsReadWithoutCopies) {
+  test::TempDir dir;
+  WriteTokenFile(dir / "v_allkeywords.txt", "a;b\n;\nc");
+  WriteTokenFile(dir / "v_context.txt", "t <eos> b\n<eos>\nno sep");
+  const std::string p = WriteTokenFile(dir / "p.txt", "x;y\n\nz;");
+  auto docs = LineDocuments::Open(dir.path(), {}, p);
+  ASSERT_TRUE(docs.ok()) << docs.error().message;
+  ASSERT_EQ(docs->size(), 3u);
+  RawDoc d;
+  RawPrediction r;
+  LineDocuments::Lines v;
+  for (std::size_t i = 0; i < 3; ++i) {
+    docs->Read(i, d, r);
+    docs->View(i, v);
+    EXPECT_EQ(v.has_text, d.has_text);
+    EXPECT_EQ(v.title, d.title);
+    EXPECT_EQ(v.body, d.body);
+    EXPECT_EQ(v.separator, d.separator);
+    ASSERT_EQ(v.refs.size(), d.refs.size());
+    for (std::size_t k = 0; k < v.refs.size(); ++k)
+      EXPECT_EQ(std::vector<std::string>{std::string(v.refs[k])}, d.refs[k]);
+    EXPECT_EQ(StringList(v.predictions.begin(), v.predictions.end()), r.phrases);
+  }
+  docs->View(1, v);
+  EXPECT_EQ(v.title, "");
+  EXPECT_EQ(v.body, "");
+  EXPECT_EQ(v.separator, "<eos>");
+  EXPECT_EQ(v.refs, (std::vector<std::string_view>{"", ""}));
+  EXPECT_EQ(v.predictions, (std::vector<std::string_view>{""}));
+  docs->View(2, v);
+  EXPECT_EQ(v.body, "no sep");
+  EXPECT_EQ(v.refs, (std::vector<std::string_view>{"c"}));
+  EXPECT_EQ(v.predictions, (std::vector<std::string_view>{"z", ""}));
+}
+
+}  // namespace
+}  // namespace kplab
