@@ -408,6 +408,7 @@ int CmdEval(Args a) {
   // Nothing reads the per-document columns of a run that is not stored: drop each plugin's after its
   // aggregates (the memory of a million-document run).
   req.keep_columns = !no_store;
+  req.hash_inputs = !no_store;  // only a stored run records the files' hashes
   std::optional<PathSink> sink;
   if (!no_store) sink.emplace(db_path);
   std::string scoring_errors;  // printed by the hook, one report each, as before the seam

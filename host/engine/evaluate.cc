@@ -368,7 +368,8 @@ Result<Corpus> LoadCorpusTimed(const EvalRequest& req, PhaseTimer& timer) {
   // import (same errors, same corpus; kplab/io.h LineDocuments).
   if (!req.source_path &&
       LineDocuments::Handles(req.dataset_path, req.dataset_options, req.predictions_path, req.predictions_format)) {
-    auto docs = LineDocuments::Open(req.dataset_path, req.dataset_options, req.predictions_path, req.threads);
+    auto docs =
+        LineDocuments::Open(req.dataset_path, req.dataset_options, req.predictions_path, req.threads, req.hash_inputs);
     if (!docs) return docs.error();
     timer.Done("dataset");
     auto corpus = BuildCorpus(std::move(*docs), *profile, std::min(req.threads, kMaxThreads));
