@@ -408,6 +408,7 @@ int CmdEval(Args a) {
   // Nothing reads the per-document columns of a run that is not stored: drop each plugin's after its
   // aggregates (the memory of a million-document run).
   req.keep_columns = !no_store;
+  req.hash_inputs = !no_store;  // only a stored run records the files' hashes
   std::optional<PathSink> sink;
   if (!no_store) sink.emplace(db_path);
   std::string scoring_errors;  // printed by the hook, one report each, as before the seam
@@ -1464,7 +1465,8 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  --time-limit S          wall-clock seconds per call (default 10)\n"
        "  --run-instruction-limit N, --run-time-limit S\n"
        "                          per plugin over the whole run (default 2e10, 600 s); 0 = none\n"
-       "  --threads N             scoring threads (default: one per core for 2,000+ documents)\n"
+       "  --threads N             at most N scoring threads (default: one per core); each metric uses\n"
+       "                          as many as its work pays for (docs/cli.md, \"Scoring threads\")\n"
        "  --verify-docs N         after scoring, re-score the first document of each thread and N more\n"
        "                          with each plugin loaded afresh; the run fails if a value differs bit\n"
        "                          for bit (state carried across documents; default 16, 0 = off)\n"
@@ -1510,7 +1512,8 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  Nearest cached phrases of the model (HNSW index beside the run store, updated as needed);\n"
        "  --vocab (or an empty cache) searches a word-vector model's vocabulary instead.\n"},
       {"cache",
-       "kplab cache add DATASET [PREDICTIONS] [--model NAME] [--profile P] [--knob NAME=V] [--stems] [--index] [--db FILE]\n"
+       "kplab cache add DATASET [PREDICTIONS] [--model NAME] [--profile P] [--knob NAME=V] [--stems] [--index] [--db "
+       "FILE]\n"
        "kplab cache info [--db FILE]\n"
        "kplab cache phrases --dataset D [--predictions P] [--profile P] [--metrics M] [--param M.N=V]\n"
        "                    [--plugins DIR] [--with-form] [--output lines|jsonl]\n"
@@ -1576,8 +1579,11 @@ const std::map<std::string, std::string>& HelpTexts() {
        "  and B differ (by default A the baseline, B the best other system by the first metric); clicking\n"
        "  one shows its source text with references and predictions highlighted. docs/report.md\n"},
       {"profiles",
-       "kplab profiles [show P [--knob NAME=V] | diff A B]\n  Lists the profiles, shows one's conventions and settable knobs, or the knobs where two differ.\n"},
-      {"stem", "kplab stem [--mode nltk|original|martin]\n  Reads words on stdin (one line at a time), writes their Porter stems.\n"},
+       "kplab profiles [show P [--knob NAME=V] | diff A B]\n  Lists the profiles, shows one's conventions and settable "
+       "knobs, or the knobs where two differ.\n"},
+      {"stem",
+       "kplab stem [--mode nltk|original|martin]\n  Reads words on stdin (one line at a time), writes their Porter "
+       "stems.\n"},
       {"run",
        "kplab run SCRIPT.lua [args]\n"
        "  Runs a Lua script in the sandbox with the kp API (the plugins' API plus the script API:\n"

@@ -21,13 +21,14 @@
 #include "bindings.h"
 #include "bootstrap.h"
 #include "kplab/embedding_plan.h"
-#include "kplab/json.h"
-#include "kplab/suggest.h"
-#include "kplab/sha256.h"
-#include "kplab/profile.h"
-#include "kplab/text.h"
 #include "kplab/file_gate.h"
+#include "kplab/json.h"
+#include "kplab/profile.h"
 #include "kplab/safe_text.h"
+#include "kplab/sha256.h"
+#include "kplab/suggest.h"
+#include "kplab/text.h"
+#include "lanes.h"
 
 namespace kplab::host {
 
@@ -367,7 +368,8 @@ Result<Corpus> LoadCorpusTimed(const EvalRequest& req, PhaseTimer& timer) {
   // import (same errors, same corpus; kplab/io.h LineDocuments).
   if (!req.source_path &&
       LineDocuments::Handles(req.dataset_path, req.dataset_options, req.predictions_path, req.predictions_format)) {
-    auto docs = LineDocuments::Open(req.dataset_path, req.dataset_options, req.predictions_path, req.threads);
+    auto docs =
+        LineDocuments::Open(req.dataset_path, req.dataset_options, req.predictions_path, req.threads, req.hash_inputs);
     if (!docs) return docs.error();
     timer.Done("dataset");
     auto corpus = BuildCorpus(std::move(*docs), *profile, std::min(req.threads, kMaxThreads));
@@ -495,13 +497,32 @@ Status BootstrapRun(LuaVm& vm, const MetricPlugin& plugin, const Corpus& corpus,
 // EvaluateCorpus's phases (DESIGN.md: resolve -> validate -> plan -> score -> aggregate -> record), each a
 // function of its own below; they run in this order and share the run's plugins through Lanes.
 
-// Resolve: the plugins of every scoring lane (one Lua VM each, each with its own copy of the plugins),
-// check(params, profile) and needs(profile, params) run in the first lane (only the plan reads needs).
+// Resolve: the plugins of the first scoring lane (a Lua VM with its own copy of the plugins), where
+// check(params, profile) and needs(profile, params) run (only the plan reads needs); the runner asks
+// for more lanes (AddLane) when a plugin scored in Lua is to use them (lanes.h).
 struct LanePlugins {
   std::vector<std::unique_ptr<LuaVm>> vms;
   std::vector<std::vector<MetricPlugin>> plugins;  // per lane
+  std::vector<std::string> selected;               // the metrics, as every lane loads them
+  std::size_t max_lanes = 1;                       // the run's thread count for scoring
+  bool lanes_by_cost = true;                       // KPLAB_LANES
   const std::vector<MetricPlugin>& first() const { return plugins[0]; }
 };
+
+// One more lane: a VM with the run's plugins loaded as in the first. The first lane's plugins are
+// referred to while more are made: lp.plugins never grows past the room made for max_lanes.
+Result<Lane> AddLane(LanePlugins& lp, const EvalRequest& req) {
+  if (lp.plugins.size() == lp.plugins.capacity()) return Error::Limit("no room for another lane");
+  auto vm = std::make_unique<LuaVm>(req.limits);
+  InstallAll(*vm);
+  auto loaded = LoadMetrics(*vm, lp.selected, req.plugin_dirs, req.params);
+  if (!loaded) return loaded.error();
+  lp.vms.push_back(std::move(vm));
+  lp.plugins.push_back(std::move(*loaded));
+  Lane lane{lp.vms.back().get(), {}};
+  for (const auto& p : lp.plugins.back()) lane.plugins.push_back(&p);
+  return lane;
+}
 
 Result<LanePlugins> ResolvePlugins(const Corpus& corpus, const EvalRequest& req) {
   // Every front-end's thread count (the command line's --threads, Python's threads=, kp.evaluate's
@@ -511,18 +532,21 @@ Result<LanePlugins> ResolvePlugins(const Corpus& corpus, const EvalRequest& req)
   }
   auto selected = SelectedMetrics(req);
   if (!selected) return selected.error();
-  std::size_t lanes = req.threads > 0 ? static_cast<std::size_t>(std::min(req.threads, kMaxThreads))
-                                      : std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
-  if (req.threads <= 0 && corpus.docs.size() < 2000) lanes = 1;
-  lanes = std::max<std::size_t>(1, std::min(lanes, std::max<std::size_t>(corpus.docs.size(), 1)));
   LanePlugins out;
-  for (std::size_t l = 0; l < lanes; ++l) {
-    out.vms.push_back(std::make_unique<LuaVm>(req.limits));
-    InstallAll(*out.vms.back());
-    auto loaded = LoadMetrics(*out.vms.back(), *selected, req.plugin_dirs, req.params);
-    if (!loaded) return loaded.error();  // usage: a misspelt metric or parameter; script: a bad file
-    out.plugins.push_back(std::move(*loaded));
+  const char* lanes_env = std::getenv("KPLAB_LANES");
+  if (!ParseLanesSetting(lanes_env ? lanes_env : "", out.lanes_by_cost)) {
+    return Error::Usage(
+        fmt::format("KPLAB_LANES='{}': expected auto (each metric on the lanes its work pays for) "
+                    "or max (every metric on all --threads lanes)",
+                    lanes_env));
   }
+  out.selected = std::move(*selected);
+  out.max_lanes = req.threads > 0 ? static_cast<std::size_t>(req.threads)
+                                  : std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
+  out.plugins.reserve(out.max_lanes);
+  out.vms.reserve(out.max_lanes);
+  auto first = AddLane(out, req);
+  if (!first) return first.error();  // usage: a misspelt metric or parameter; script: a bad file
   if (Status st = PreparePlugins(*out.vms[0], out.plugins[0], corpus.profile); !st.ok()) return st.error();
   return out;
 }
@@ -766,14 +790,20 @@ void ScoreAll(std::shared_ptr<const Corpus> shared, LanePlugins& lp, std::pair<s
   rctx.keep_slots = req.shard.has_value() || req.ci.has_value() || (req.keep_columns && all_declared);
   rctx.verify_docs = req.verify_docs;
   rctx.random_seed = req.random_seed;
-  MetricRunner runner(std::move(lane_list), shared, std::move(rctx));
+  rctx.max_lanes = lp.max_lanes;
+  rctx.lanes_by_cost = lp.lanes_by_cost;
+  MetricRunner runner(std::move(lane_list), shared, std::move(rctx), [&lp, &req] { return AddLane(lp, req); });
   std::map<std::string, std::string> owner;
   for (std::size_t pi = 0; pi < plugins.size(); ++pi) {
     PluginOutcome o = runner.Run(pi, progress);
     timer.Done(plugins[pi].name);
-    if (std::getenv("KPLAB_TIMING") != nullptr && req.verify_docs > 0) {
-      std::fprintf(stderr, "[timing]   of which re-scoring %s (--verify-docs): %.1f ms\n", plugins[pi].name.c_str(),
-                   o.verify_seconds * 1e3);
+    if (std::getenv("KPLAB_TIMING") != nullptr) {
+      std::fprintf(stderr, "[timing]   %s scored on %zu lane%s\n", plugins[pi].name.c_str(), o.lanes,
+                   o.lanes == 1 ? "" : "s");
+      if (req.verify_docs > 0) {
+        std::fprintf(stderr, "[timing]   of which re-scoring %s (--verify-docs): %.1f ms\n", plugins[pi].name.c_str(),
+                     o.verify_seconds * 1e3);
+      }
     }
     AddOutcome(pi, o, lp, *shared, req, owner, res);
   }

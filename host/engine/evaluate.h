@@ -50,7 +50,10 @@ struct EvalRequest {
   std::vector<std::string> plugin_dirs;
   std::map<std::string, std::map<std::string, std::string>> params;  // metric -> name -> value
   Limits limits;
-  int threads = 0;  // scoring lanes; 0 = one per core (at most 8), one for small corpora
+  int threads = 0;  // at most this many threads; 0 = one per core (at most 8); each metric as its work pays for
+  // false: the run will not be stored, so a Meng-2017 dataset and its "lines" predictions are not hashed
+  // (SHA-256 of every byte; RunRecord's dataset_hash and predictions_hash stay empty). kplab eval --no-store.
+  bool hash_inputs = true;
   // false: each plugin's per-document columns serve its aggregates and are dropped (EvalResult.scores
   // stays empty; subset_docs is still filled), so a run nobody stores holds one plugin's columns at a
   // time (kplab eval --no-store).

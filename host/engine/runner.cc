@@ -19,12 +19,13 @@
 #include <fmt/format.h>
 
 #include "bindings.h"
+#include "columns.h"
 #include "kplab/kernels.h"
 #include "kplab/safe_text.h"
-#include "columns.h"
+#include "kplab/semrp_kernel.h"
+#include "lanes.h"
 #include "lua_util.h"
 #include "pairs.h"
-#include "kplab/semrp_kernel.h"
 
 namespace kplab::host {
 
@@ -203,19 +204,43 @@ void DefineRunnerTypes(lua_State* L) {
 
 }  // namespace
 
-MetricRunner::MetricRunner(std::vector<Lane> lanes, std::shared_ptr<const Corpus> corpus, RunContext ctx)
-    : lanes_(std::move(lanes)), corpus_(std::move(corpus)), rc_(std::move(ctx)) {
+MetricRunner::MetricRunner(std::vector<Lane> lanes, std::shared_ptr<const Corpus> corpus, RunContext ctx,
+                           LaneFactory more)
+    : lanes_(std::move(lanes)), more_lanes_(std::move(more)), corpus_(std::move(corpus)), rc_(std::move(ctx)) {
   const std::size_t first = std::min(rc_.begin, corpus_->docs.size());
   const std::size_t last = rc_.end == 0 ? corpus_->docs.size() : std::clamp(rc_.end, first, corpus_->docs.size());
   offset_ = first;
   n_scored_ = last - first;
-  for (std::size_t l = 0; l <= lanes_.size(); ++l) bounds_.push_back(first + n_scored_ * l / lanes_.size());
-  for (std::size_t l = 0; l < lanes_.size(); ++l) {
-    lua_State* L = lanes_[l].vm->state();
-    DefineColumnTypes(L);
-    DefineRunnerTypes(L);
-    SetEmbeddingSpace(L, rc_.space);
+  max_lanes_ = std::max<std::size_t>(1, rc_.max_lanes > 0 ? rc_.max_lanes : lanes_.size());
+  bounds_ = {first, last};
+  for (const Lane& lane : lanes_) SetUpVm(lane.vm->state());
+}
+
+void MetricRunner::SetUpVm(lua_State* L) const {
+  DefineColumnTypes(L);
+  DefineRunnerTypes(L);
+  SetEmbeddingSpace(L, rc_.space);
+}
+
+std::size_t MetricRunner::VmLanes(const MetricPlugin& plugin) const {
+  return plugin.api >= 2 && !plugin.kernel.empty() ? 1 : n_lanes_;
+}
+
+void MetricRunner::ChooseLanes(const MetricPlugin& plugin) {
+  const std::size_t most = std::max<std::size_t>(1, std::min(max_lanes_, n_scored_));
+  n_lanes_ = rc_.lanes_by_cost ? LanesFor(plugin, n_scored_, most) : most;
+  while (lanes_.size() < VmLanes(plugin)) {
+    Result<Lane> lane = more_lanes_ ? more_lanes_() : Result<Lane>(Error::Limit("no more lanes"));
+    if (!lane) {
+      // The numbers do not depend on the lanes: a plugin scores on the VMs there are.
+      n_lanes_ = lanes_.size();
+      break;
+    }
+    SetUpVm(lane->vm->state());
+    lanes_.push_back(std::move(*lane));
   }
+  bounds_.clear();
+  for (std::size_t l = 0; l <= n_lanes_; ++l) bounds_.push_back(offset_ + n_scored_ * l / n_lanes_);
 }
 
 void MetricRunner::PushCtx(lua_State* L) {
@@ -355,7 +380,7 @@ void MetricRunner::Score(std::size_t lane, std::size_t index, Partial& part, con
       break;
     }
     if (progress && *progress && i >= next_report) {
-      (*progress)(plugin.name, (i + 1) * lanes_.size(), n_scored_);
+      (*progress)(plugin.name, (i + 1) * n_lanes_, n_scored_);
       next_report = i + std::max<std::size_t>(n / 100, 1);
     }
   }
@@ -514,7 +539,7 @@ void ScoreWithKernel(const MetricKernel& kernel, const KernelLayout& layout, con
 // declare are dropped.
 void MetricRunner::ScoreKernel(std::size_t lane, std::size_t index, const DeclaredColumns& decl, Partial& part,
                                const Progress* progress) {
-  const MetricPlugin& plugin = *lanes_[lane].plugins[index];
+  const MetricPlugin& plugin = *lanes_[0].plugins[index];  // a kernel's lanes past the first have no VM
   const std::size_t begin = bounds_[lane], end = bounds_[lane + 1], n = end - begin;
   const MetricKernel& kernel = *kernel_;
   const KernelLayout layout = LayOutKernel(kernel, plugin, decl);
@@ -535,7 +560,7 @@ void MetricRunner::ScoreKernel(std::size_t lane, std::size_t index, const Declar
     if (i + kPhrasesAhead < n) PrefetchDocument(corpus_->docs[begin + i + kPhrasesAhead], 1);
     ScoreWithKernel(kernel, layout, *corpus_, corpus_->docs[begin + i], values, v2_, begin + i - offset_);
     if (progress && *progress && i >= next_report) {
-      (*progress)(plugin.name, (i + 1) * lanes_.size(), n_scored_);
+      (*progress)(plugin.name, (i + 1) * n_lanes_, n_scored_);
       next_report = i + std::max<std::size_t>(n / 100, 1);
     }
   }
@@ -543,11 +568,11 @@ void MetricRunner::ScoreKernel(std::size_t lane, std::size_t index, const Declar
 
 void MetricRunner::ScoreV2(std::size_t lane, std::size_t index, const DeclaredColumns& decl, int slots_ref,
                            Partial& part, const Progress* progress) {
-  const MetricPlugin& plugin = *lanes_[lane].plugins[index];
-  if (!plugin.kernel.empty()) {
+  if (!lanes_[0].plugins[index]->kernel.empty()) {
     ScoreKernel(lane, index, decl, part, progress);
     return;
   }
+  const MetricPlugin& plugin = *lanes_[lane].plugins[index];
   LuaVm& vm = *lanes_[lane].vm;
   lua_State* L = vm.state();
   const int base = lua_gettop(L);
@@ -566,7 +591,7 @@ void MetricRunner::ScoreV2(std::size_t lane, std::size_t index, const DeclaredCo
       part.error = PluginError(plugin, state + fmt::format(" (after document '{}')", corpus_->docs[begin + i].id));
     }
     if (progress && *progress && i >= next_report) {
-      (*progress)(plugin.name, (i + 1) * lanes_.size(), n_scored_);
+      (*progress)(plugin.name, (i + 1) * n_lanes_, n_scored_);
       next_report = i + std::max<std::size_t>(n / 100, 1);
     }
   }
@@ -734,7 +759,7 @@ std::vector<std::size_t> MetricRunner::VerifySample() const {
   // The first document of a lane is where state from load (or from the plugins before, in that VM) shows;
   // the others are where state from earlier documents shows.
   std::vector<bool> chosen(n_scored_, false);
-  for (std::size_t l = 0; l < lanes_.size(); ++l) {
+  for (std::size_t l = 0; l < n_lanes_; ++l) {
     if (bounds_[l] < bounds_[l + 1]) chosen[bounds_[l] - offset_] = true;
   }
   const auto extra = static_cast<std::size_t>(rc_.verify_docs);
@@ -1050,7 +1075,8 @@ void CallAggregateV1(LuaVm& vm, const MetricPlugin& plugin, Columns& cols,
 
 std::optional<ScriptError> MetricRunner::DeclareLanes(std::size_t index, LaneDecls& decls) {
   const MetricPlugin& plugin = *lanes_[0].plugins[index];
-  for (Lane& ln : lanes_) {
+  for (std::size_t l = 0; l < VmLanes(plugin); ++l) {
+    Lane& ln = lanes_[l];
     DeclaredColumns d;
     Status st = DeclareColumns(*ln.vm, *ln.plugins[index], d);
     if (!st.ok()) return PluginError(plugin, st.error().message);
@@ -1112,13 +1138,14 @@ std::optional<ScriptError> MetricRunner::SetUpKernel(const MetricPlugin& plugin,
 std::vector<MetricRunner::Partial> MetricRunner::ScoreLanes(std::size_t index, LaneDecls& decls,
                                                             const Progress& progress) {
   const MetricPlugin& plugin = *lanes_[0].plugins[index];
-  std::vector<Partial> parts(lanes_.size());
+  std::vector<Partial> parts(n_lanes_);
   // A lane that throws (e.g. std::bad_alloc) reports it as its error; every started thread is joined
   // before anything else happens, and a lane whose thread cannot be started runs on this one.
   auto lane = [&](std::size_t l, const Progress* pr) {
     try {
       if (plugin.api >= 2) {
-        ScoreV2(l, index, decls[l], decls.slots_ref(l), parts[l], pr);
+        const std::size_t d = std::min(l, decls.size() - 1);  // a kernel declares in the first lane only
+        ScoreV2(l, index, decls[d], decls.slots_ref(d), parts[l], pr);
       } else {
         Score(l, index, parts[l], pr);
       }
@@ -1133,7 +1160,7 @@ std::vector<MetricRunner::Partial> MetricRunner::ScoreLanes(std::size_t index, L
   };
   std::vector<std::jthread> threads;
   std::vector<std::size_t> inline_lanes;
-  for (std::size_t l = 1; l < lanes_.size(); ++l) {
+  for (std::size_t l = 1; l < n_lanes_; ++l) {
     try {
       threads.emplace_back(lane, l, nullptr);
     } catch (const std::system_error&) {
@@ -1150,7 +1177,7 @@ PluginOutcome MetricRunner::FinishV1(const MetricPlugin& plugin, std::vector<Par
                                      const std::shared_ptr<RunBudget>& run_budget, PluginOutcome out) {
   // Merge the lanes' columns in document order.
   Columns cols;
-  for (std::size_t l = 0; l < lanes_.size(); ++l) {
+  for (std::size_t l = 0; l < n_lanes_; ++l) {
     const Columns& pc = parts[l].cols;
     for (std::size_t c = 0; c < pc.names.size(); ++c) {
       const std::size_t col = cols.Find(pc.names[c].data(), pc.names[c].size(), n_scored_);
@@ -1202,6 +1229,8 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
   PluginOutcome out;
   out.plugin = plugin.name;
   const std::size_t n = n_scored_;  // the documents scored: every one, or a shard's
+  ChooseLanes(plugin);
+  out.lanes = n_lanes_;
   pairs_.reset();
   if (std::find(plugin.needs.begin(), plugin.needs.end(), "pairs") != plugin.needs.end()) {
     auto mined = MineCorpusPairs(*corpus_, plugin, rc_.space);

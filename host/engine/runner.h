@@ -51,6 +51,7 @@ struct PluginOutcome {
   // When RunContext::keep_slots and the plugin declares c:units: its units, in document order.
   std::vector<UnitRow> units;
   double verify_seconds = 0;  // wall time of the re-scoring after the run (RunContext::verify_docs)
+  std::size_t lanes = 1;      // the lanes the plugin was scored on (LanesFor)
 };
 
 struct PairIndex;
@@ -75,6 +76,11 @@ struct RunContext {
   // The run seed of the plugins' math.random: document d's stream is math.randomseed(SeedKey(plugin, d),
   // random_seed)'s (SeedForDocument).
   std::uint64_t random_seed = 0;
+  // At most this many lanes score a plugin (0: as many as the runner is given). How many do is LanesFor's
+  // choice for the plugin (lanes.h), or all of them (up to one per document) when lanes_by_cost is false
+  // (KPLAB_LANES=max).
+  std::size_t max_lanes = 0;
+  bool lanes_by_cost = true;
 };
 
 // Canonical display order of metric names (subset, then segments compared naturally).
@@ -101,12 +107,20 @@ struct Lane {
   std::vector<const MetricPlugin*> plugins;
 };
 
-// Scores documents in parallel lanes (one thread and one Lua VM each; documents split into contiguous
-// ranges), then aggregates in the first lane. Results do not depend on the number of lanes: each
-// document is scored by the same code, and columns are merged in document order.
+// Makes one more lane (a VM with the run's plugins loaded, owned by the caller), for a plugin scored in
+// Lua that is to use more lanes than the runner has; called on the runner's thread.
+using LaneFactory = std::function<Result<Lane>()>;
+
+// Scores documents in parallel lanes (one thread each; documents split into contiguous ranges), then
+// aggregates in the first lane. Each plugin gets the lanes its expected work pays for (LanesFor, within
+// RunContext::max_lanes): a plugin scored in Lua one VM per lane (more are made with `more` when needed),
+// a native kernel only the first lane's VM (its other lanes run no Lua). Results do not depend on the
+// number of lanes: each document is scored by the same code, and columns are merged in document order.
 class MetricRunner {
  public:
-  MetricRunner(std::vector<Lane> lanes, std::shared_ptr<const Corpus> corpus, RunContext ctx);
+  MetricRunner(std::vector<Lane> lanes, std::shared_ptr<const Corpus> corpus, RunContext ctx, LaneFactory more = {});
+  // The lanes the last Run scored on.
+  std::size_t lanes_used() const { return n_lanes_; }
   // Scores the corpus with plugin number `index` of every lane; never throws for script errors
   // (they land in outcome.error).
   PluginOutcome Run(std::size_t index, const Progress& progress = {});
@@ -151,7 +165,15 @@ class MetricRunner {
                          const std::shared_ptr<RunBudget>& run_budget, PluginOutcome out);
   void PushCtx(lua_State* L);
   std::optional<ScriptError> Prepare(LuaVm& vm, const MetricPlugin& plugin, DeclaredColumns& decl);
-  std::vector<Lane> lanes_;
+  // Sets n_lanes_ and bounds_ for `plugin`, making the VMs it needs (fewer lanes when one cannot be made).
+  void ChooseLanes(const MetricPlugin& plugin);
+  // The lanes whose VMs a plugin uses: all of them, or the first for a native kernel.
+  std::size_t VmLanes(const MetricPlugin& plugin) const;
+  void SetUpVm(lua_State* L) const;
+  std::vector<Lane> lanes_;  // the VMs made so far (at least the first)
+  LaneFactory more_lanes_;
+  std::size_t max_lanes_ = 1;
+  std::size_t n_lanes_ = 1;          // the lanes of the plugin being run
   std::vector<std::size_t> bounds_;  // lane i scores documents [bounds_[i], bounds_[i + 1])
   std::size_t offset_ = 0, n_scored_ = 0;  // the documents scored: [offset_, offset_ + n_scored_)
   std::shared_ptr<const Corpus> corpus_;

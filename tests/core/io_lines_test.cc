@@ -31,8 +31,8 @@ std::string GeneralError(const std::string& dataset, const std::string& predicti
   return a ? "" : a.error().message;
 }
 
-std::string LinesError(const std::string& dataset, const std::string& predictions, int threads) {
-  auto docs = LineDocuments::Open(dataset, {}, predictions, threads);
+std::string LinesError(const std::string& dataset, const std::string& predictions, int threads, bool hash = true) {
+  auto docs = LineDocuments::Open(dataset, {}, predictions, threads, hash);
   return docs ? "" : docs.error().message;
 }
 
@@ -71,7 +71,43 @@ TEST(LineDocuments, SameErrorsAsTheImporters) {
       }
     }
     EXPECT_EQ(GeneralError(dir.path(), p), expected);
-    for (int threads : {1, 2}) EXPECT_EQ(LinesError(dir.path(), p, threads), expected) << threads;
+    for (int threads : {1, 2}) {
+      EXPECT_EQ(LinesError(dir.path(), p, threads), expected) << threads;
+      EXPECT_EQ(LinesError(dir.path(), p, threads, false), expected) << threads << " without hashing";
+    }
+  }
+}
+
+// The content hashes are the importers' when asked for, and empty when not (kplab eval --no-store);
+// the documents are the same either way.
+TEST(LineDocuments, HashesOnlyWhenAsked) {
+  TempDir dir;
+  WriteFile(dir / "x_allkeywords.txt", "a;b c\nd\n");
+  WriteFile(dir / "x_context.txt", "t1 <eos> a b\nt2 <eos> d\n");
+  const std::string p = WriteFile(dir / "p.txt", "a;x\nd\n");
+  auto ds = ImportDataset(dir.path());
+  auto preds = ImportPredictions(p);
+  ASSERT_TRUE(ds && preds);
+  for (int threads : {1, 2}) {
+    auto hashed = LineDocuments::Open(dir.path(), {}, p, threads);
+    auto plain = LineDocuments::Open(dir.path(), {}, p, threads, false);
+    ASSERT_TRUE(hashed && plain);
+    EXPECT_EQ(hashed->dataset().content_hash, ds->content_hash);
+    EXPECT_EQ(hashed->predictions().content_hash, preds->content_hash);
+    EXPECT_EQ(hashed->dataset().content_hash.size(), 64u);
+    EXPECT_EQ(plain->dataset().content_hash, "");
+    EXPECT_EQ(plain->predictions().content_hash, "");
+    ASSERT_EQ(plain->size(), 2u);
+    for (std::size_t i = 0; i < 2; ++i) {
+      RawDoc a, b;
+      RawPrediction pa, pb;
+      hashed->Read(i, a, pa);
+      plain->Read(i, b, pb);
+      EXPECT_EQ(a.refs, b.refs);
+      EXPECT_EQ(a.title, b.title);
+      EXPECT_EQ(a.body, b.body);
+      EXPECT_EQ(pa.phrases, pb.phrases);
+    }
   }
 }
 

@@ -279,10 +279,13 @@ TEST_F(Ci, HomogeneityResamplesPairs) {
   EXPECT_EQ(pairs[7], "1");
   Output json = Run("runs compare 1 2 --metrics all.cp_hooper --output json");
   EXPECT_NE(json.out.find("\"unit\": \"pairs\""), std::string::npos) << json.out;
-  // Lanes report their units in document order: the same CI with 3 scoring threads.
-  Output lanes = Run(kHom + " --predictions " + kCiData +
-                     "/hom_a.txt --ci --ci-resamples 200 --ci-seed 7 --output csv "
-                     "--no-store --threads 3");
+  // Lanes report their units in document order: the same CI with 3 scoring threads (all of them used:
+  // KPLAB_LANES=max, as this input is too small for more than one lane by its cost).
+  Output lanes =
+      kplab::test::RunKplab(dir_, "KPLAB_LANES=max KPLAB_DB=" + P("runs.db") + " KPLAB_MODELS=" + P("models"),
+                            kHom + " --predictions " + kCiData +
+                                "/hom_a.txt --ci --ci-resamples 200 --ci-seed 7 --output csv "
+                                "--no-store --threads 3");
   ASSERT_EQ(lanes.code, 0) << lanes.err;
   EXPECT_EQ(Row(lanes.out, "all.cp_hooper"), cp);
 }

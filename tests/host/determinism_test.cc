@@ -40,10 +40,12 @@ class Determinism : public ::testing::Test {
   }
   std::string Plugins() const { return (dir_ / "pl").string(); }
 
-  // `kplab eval` of examples/tiny (or `data`) with `metrics` from pl/, not stored, CSV.
+  // `kplab eval` of examples/tiny (or `data`) with `metrics` from pl/, not stored, CSV. Every metric on
+  // all --threads lanes (KPLAB_LANES=max): these small inputs would otherwise be scored on one lane each
+  // (lanes.h), and what is tested here is that the lanes change no number.
   Output Eval(const std::string& metrics, const std::string& extra = "", const std::string& data = kDetTiny) {
     return kplab::test::RunKplab(
-        dir_, "KPLAB_DB=" + (dir_ / "db").string(),
+        dir_, "KPLAB_LANES=max KPLAB_DB=" + (dir_ / "db").string(),
         "eval " + data + " --output csv --no-store --metrics " + metrics + " --plugins " + Plugins() + " " + extra);
   }
   fs::path dir_;

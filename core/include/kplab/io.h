@@ -175,9 +175,10 @@ class LineDocuments {
   static bool Handles(const std::string& dataset_path, const DatasetOptions& options,
                       const std::string& predictions_path, const std::string& predictions_format);
   // Errors: every message ImportDataset, ImportPredictions and AlignPredictions give for these files.
-  // The predictions are read on a second thread meanwhile unless threads == 1.
+  // The predictions are read on a second thread meanwhile unless threads == 1. hash = false leaves both
+  // content hashes empty (a run that is not stored needs neither): the same checks, the same documents.
   static Result<LineDocuments> Open(const std::string& dataset_path, const DatasetOptions& options,
-                                    const std::string& predictions_path, int threads = 0);
+                                    const std::string& predictions_path, int threads = 0, bool hash = true);
 
   LineDocuments(LineDocuments&&) noexcept;
   LineDocuments& operator=(LineDocuments&&) noexcept;

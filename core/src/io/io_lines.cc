@@ -60,7 +60,7 @@ bool LineDocuments::Handles(const std::string& dataset_path, const DatasetOption
 }
 
 Result<LineDocuments> LineDocuments::Open(const std::string& dataset_path, const DatasetOptions& options,
-                                          const std::string& predictions_path, int threads) {
+                                          const std::string& predictions_path, int threads, bool hash) {
   namespace fs = std::filesystem;
   auto f = std::make_unique<Files>();
   // The predictions file is read and checked meanwhile, as `kplab eval` reads it beside an import; a
@@ -73,7 +73,7 @@ Result<LineDocuments> LineDocuments::Open(const std::string& dataset_path, const
       f->pred = io_internal::ReadTextFile(predictions_path, fs::path(predictions_path).filename().string());
       f->pred_lines = LineIndex(f->pred.bytes);
       // Hashed here, beside the dataset's hashing (a 179 MB file takes a tenth of a second).
-      if (f->pred_lines.size() > 0) f->predictions.content_hash = io_internal::ContentHash({&f->pred});
+      if (hash && f->pred_lines.size() > 0) f->predictions.content_hash = io_internal::ContentHash({&f->pred});
     } catch (...) {
       pred_error = std::current_exception();
     }
@@ -100,7 +100,7 @@ Result<LineDocuments> LineDocuments::Open(const std::string& dataset_path, const
       read.push_back(&file);
       ds.files.push_back(file.path);
     }
-    ds.content_hash = io_internal::ContentHash(std::move(read));
+    if (hash) ds.content_hash = io_internal::ContentHash(std::move(read));
     f->doc_loc = SharedPath(f->lines.text ? f->data[1].path : f->data[0].path);
   } catch (const ImportFailure& e) {
     return e.error;
