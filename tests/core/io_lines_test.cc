@@ -82,9 +82,9 @@ TEST(LineDocuments, SameErrorsAsTheImporters) {
 // the documents are the same either way.
 TEST(LineDocuments, HashesOnlyWhenAsked) {
   TempDir dir;
-  WriteFile(dir / "x_allkeywords.txt", "a;b c\nd\n");
-  WriteFile(dir / "x_context.txt", "t1 <eos> a b\nt2 <eos> d\n");
-  const std::string p = WriteFile(dir / "p.txt", "a;x\nd\n");
+  WriteLinesFile(dir / "x_allkeywords.txt", "a;b c\nd\n");
+  WriteLinesFile(dir / "x_context.txt", "t1 <eos> a b\nt2 <eos> d\n");
+  const std::string p = WriteLinesFile(dir / "p.txt", "a;x\nd\n");
   auto ds = ImportDataset(dir.path());
   auto preds = ImportPredictions(p);
   ASSERT_TRUE(ds && preds);
