@@ -19,6 +19,10 @@ import re
 import sys
 from pathlib import Path
 
+# Comments and literals blanked, newlines kept: the layout checks' one implementation.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from function_length import strip  # noqa: E402
+
 SKIP = re.compile(r"^(TEST|TYPED_TEST|INSTANTIATE|REGISTER|namespace\b|#|}|//|/\*|\*|template\b|extern\b|"
                   r"friend\b|public:|private:|protected:|return\b|if\b|for\b|while\b|else\b|case\b|default:)")
 TYPE = re.compile(r"^(?:struct|class|union|enum(?:\s+class)?)\s+(\w+)\s*(?:[:{]|final\b|$)")
@@ -28,43 +32,10 @@ DECL = re.compile(r"^(?:(?:static|inline|constexpr|const|thread_local|volatile|u
                   r"[\w:<>,\s\*&\[\]]*?[\s\*&>](\w+)\s*(?:\[[^\]]*\])?\s*(=|\{|\(|;)")
 
 
-def blank(text):
-    """Comments, string and character literals blanked (newlines kept), so braces in them do not count."""
-    out, i, n = [], 0, len(text)
-    while i < n:
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            out.append(" " * (j - i))
-            i = j
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            out.append(re.sub(r"[^\n]", " ", text[i:j]))
-            i = j
-        elif text.startswith('R"', i) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
-            o = text.find("(", i + 2)
-            delim = ")" + text[i + 2:o] + '"'
-            j = text.find(delim, o)
-            j = n if j < 0 else j + len(delim)
-            out.append('R"' + re.sub(r"[^\n]", " ", text[i + 2:j - 1]) + '"')
-            i = j
-        elif text[i] in "\"'" and not (text[i] == "'" and i > 0 and text[i - 1].isalnum()):
-            q, j = text[i], i + 1
-            while j < n and text[j] != q and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            out.append(q + " " * (min(j, n) - i - 1) + (q if j < n else ""))
-            i = j + 1
-        else:
-            out.append(text[i])
-            i += 1
-    return "".join(out)
-
-
 def file_scope_names(text):
     """[(name, line)] declared at column 0 outside any class or function body."""
     names, depth, in_namespace = [], 0, []
-    for lineno, line in enumerate(blank(text).split("\n"), 1):
+    for lineno, line in enumerate(strip(text).split("\n"), 1):
         at_file_scope = depth == sum(in_namespace)
         stripped = line.strip()
         if at_file_scope and line[:1] not in (" ", "\t", "") and not SKIP.match(stripped):
