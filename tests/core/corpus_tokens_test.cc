@@ -17,6 +17,7 @@
 #include "kplab/corpus.h"
 #include "kplab/io.h"
 #include "kplab/text.h"
+#include "porter_golden.h"
 #include "temp_dir.h"
 
 namespace kplab {
@@ -92,17 +93,6 @@ TEST(TokenTable, EmptyTokenWithoutAnAddress) {
   EXPECT_EQ(table.size(), 1u);
 }
 
-// "D:REST": the word with A-Z mapped to a-z, minus its last D bytes, plus REST (stem_test.cc's code).
-std::string DecodeStemCode(std::string_view word, std::string_view code) {
-  std::string base(word);
-  for (char& c : base) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + ('a' - 'A'));
-  }
-  const std::size_t colon = code.find(':');
-  const std::size_t drop = std::strtoul(std::string(code.substr(0, colon)).c_str(), nullptr, 10);
-  return base.substr(0, base.size() - drop) + std::string(code.substr(colon + 1));
-}
-
 // nltk 3.8's stems (mode nltk) of the lower-case ASCII words of the dictionary golden file.
 std::vector<std::pair<std::string, std::string>> NltkStems() {
   std::vector<std::pair<std::string, std::string>> out;
@@ -117,7 +107,7 @@ std::vector<std::pair<std::string, std::string>> NltkStems() {
     const std::string_view word = line.substr(0, tab);
     if (word.empty() || !std::all_of(word.begin(), word.end(), [](char c) { return c >= 'a' && c <= 'z'; })) continue;
     const std::string_view rest = line.substr(tab + 1);
-    out.emplace_back(word, DecodeStemCode(word, rest.substr(0, rest.find('\t'))));
+    out.emplace_back(word, test::DecodeStemCode(word, rest.substr(0, rest.find('\t'))));
   }
   gzclose(f);
   return out;

@@ -2,6 +2,7 @@
 // its three modes, written by scripts/gen_porter_golden.py; the hand cases below come from the
 // algorithm's description (Porter 1980) and nltk's documented extensions (ANCHORS.md).
 #include "kplab/stem.h"
+#include "porter_golden.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>
@@ -149,17 +150,6 @@ TEST(StemCacheTest, MemoizesAndKeepsReferences) {
   EXPECT_EQ(original.Stem(""), "");
 }
 
-// "D:REST": the word with A-Z mapped to a-z, minus its last D bytes, plus REST.
-std::string Decode(std::string_view word, std::string_view code) {
-  std::string base(word);
-  for (char& c : base) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + ('a' - 'A'));
-  }
-  const std::size_t colon = code.find(':');
-  const std::size_t drop = std::strtoul(std::string(code.substr(0, colon)).c_str(), nullptr, 10);
-  return base.substr(0, base.size() - drop) + std::string(code.substr(colon + 1));
-}
-
 void CheckGolden(const std::string& name, std::size_t min_words) {
   const std::string path = std::string(KPLAB_TEST_DATA) + "/porter/" + name;
   gzFile f = gzopen(path.c_str(), "rb");
@@ -186,11 +176,11 @@ void CheckGolden(const std::string& name, std::size_t min_words) {
     }
     fields[3] = line;
     const std::string_view word = fields[0];
-    const std::string nltk = Decode(word, fields[1]);
+    const std::string nltk = test::DecodeStemCode(word, fields[1]);
     const std::string want[3] = {
         nltk,
-        fields[2] == "=" ? nltk : Decode(word, fields[2]),
-        fields[3] == "=" ? nltk : Decode(word, fields[3]),
+        fields[2] == "=" ? nltk : test::DecodeStemCode(word, fields[2]),
+        fields[3] == "=" ? nltk : test::DecodeStemCode(word, fields[3]),
     };
     ++words;
     for (int m = 0; m < 3; ++m) {
