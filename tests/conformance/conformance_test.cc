@@ -42,7 +42,7 @@ std::vector<std::string> SplitTabs(const std::string& line) {
   return out;
 }
 
-std::vector<Case> ReadManifest(const std::string& path) {
+std::vector<Case> ReadCaseManifest(const std::string& path) {
   std::vector<Case> cases;
   std::ifstream in(path);
   std::string line;
@@ -151,14 +151,14 @@ std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
   return name;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shared, Conformance,
-    ::testing::ValuesIn(ReadManifest(std::string(KPLAB_SOURCE_DIR) + "/tests/conformance/expected/manifest.tsv")),
-    CaseName);
-INSTANTIATE_TEST_SUITE_P(
-    Edge, ConformanceEdge,
-    ::testing::ValuesIn(ReadManifest(std::string(KPLAB_SOURCE_DIR) + "/tests/conformance/expected_edge/manifest.tsv")),
-    CaseName);
+INSTANTIATE_TEST_SUITE_P(Shared, Conformance,
+                         ::testing::ValuesIn(ReadCaseManifest(std::string(KPLAB_SOURCE_DIR) +
+                                                              "/tests/conformance/expected/manifest.tsv")),
+                         CaseName);
+INSTANTIATE_TEST_SUITE_P(Edge, ConformanceEdge,
+                         ::testing::ValuesIn(ReadCaseManifest(std::string(KPLAB_SOURCE_DIR) +
+                                                              "/tests/conformance/expected_edge/manifest.tsv")),
+                         CaseName);
 
 // PRMU (Boudin & Gallina 2021; boudinfl/redefining-absent-keyphrases src/trec_to_prmu.py::pmru_uw) of
 // every reference of Inspec (Hulth 2003) Test, .uncontr keys, under the kplab profile, against the

@@ -169,7 +169,7 @@ std::string WriteTokenFile(const std::string& path, const std::string& text) {
   return path;
 }
 
-std::vector<std::string> Surfaces(std::span<const Keyphrase> kps) {
+std::vector<std::string> SurfacesOf(std::span<const Keyphrase> kps) {
   std::vector<std::string> out;
   for (const auto& k : kps) out.emplace_back(k.surface());
   return out;
@@ -196,7 +196,7 @@ TEST(LineViews, HostileLinesAsWrittenOut) {
   const Document& d = c->docs[0];
   EXPECT_EQ(d.id, "1");
   // The empty reference is dropped; "x\0y" is one token (NUL is not whitespace).
-  EXPECT_EQ(Surfaces(d.refs), (std::vector<std::string>{"neural networks", nul, huge}));
+  EXPECT_EQ(SurfacesOf(d.refs), (std::vector<std::string>{"neural networks", nul, huge}));
   EXPECT_EQ(c->Str(d.refs[0].key()), "neural network");
   ASSERT_EQ(d.refs[1].tokens().size(), 1u);
   EXPECT_EQ(c->Str(d.refs[1].tokens()[0]), nul);
@@ -205,7 +205,7 @@ TEST(LineViews, HostileLinesAsWrittenOut) {
   EXPECT_TRUE(d.refs[1].present());
   EXPECT_FALSE(d.refs[2].present());
   // "<peos>" dropped (what follows is after it), "<unk> thing" invalid, "neural networks" a repeat.
-  EXPECT_EQ(Surfaces(d.preds), (std::vector<std::string>{"neural network", nul, huge}));
+  EXPECT_EQ(SurfacesOf(d.preds), (std::vector<std::string>{"neural network", nul, huge}));
   EXPECT_EQ(d.n_pred_pieces, 6);
   EXPECT_EQ(d.n_pred_invalid, 1);
   EXPECT_EQ(d.n_pred_dups(), 1);
@@ -214,9 +214,9 @@ TEST(LineViews, HostileLinesAsWrittenOut) {
   const Document& e = c->docs[1];
   EXPECT_EQ(e.id, "2");
   // "graph" and "graphs " share the key "graph": the second is a repeat (its trailing space stripped).
-  EXPECT_EQ(Surfaces(e.refs), (std::vector<std::string>{"graph"}));
-  EXPECT_EQ(Surfaces(e.refs_before_dedup), (std::vector<std::string>{"graph", "graphs"}));
-  EXPECT_EQ(Surfaces(e.preds), (std::vector<std::string>{"graph"}));
+  EXPECT_EQ(SurfacesOf(e.refs), (std::vector<std::string>{"graph"}));
+  EXPECT_EQ(SurfacesOf(e.refs_before_dedup), (std::vector<std::string>{"graph", "graphs"}));
+  EXPECT_EQ(SurfacesOf(e.preds), (std::vector<std::string>{"graph"}));
   EXPECT_EQ(e.n_pred_pieces, 3);  // "graph;;" is three pieces, two of them empty
   EXPECT_FALSE(e.refs[0].present());
   // The general importers read the same documents.
@@ -231,8 +231,8 @@ TEST(LineViews, HostileLinesAsWrittenOut) {
   ASSERT_EQ(g->lex.size(), c->lex.size());
   for (TokenId id = 0; id < c->lex.size(); ++id) EXPECT_EQ(g->lex.Str(id), c->lex.Str(id)) << id;
   for (std::size_t i = 0; i < 2; ++i) {
-    EXPECT_EQ(Surfaces(g->docs[i].refs), Surfaces(c->docs[i].refs));
-    EXPECT_EQ(Surfaces(g->docs[i].preds), Surfaces(c->docs[i].preds));
+    EXPECT_EQ(SurfacesOf(g->docs[i].refs), SurfacesOf(c->docs[i].refs));
+    EXPECT_EQ(SurfacesOf(g->docs[i].preds), SurfacesOf(c->docs[i].preds));
   }
 }
 

@@ -328,7 +328,7 @@ TEST(WordTokenizeTest, GoldenCases) {
   }
 }
 
-std::uint64_t Fnv1a64(const Strings& tokens) {
+std::uint64_t JoinedTokensFnv1a64(const Strings& tokens) {
   std::uint64_t h = 0xCBF29CE484222325ULL;
   bool first = true;
   for (const auto& t : tokens) {
@@ -424,7 +424,7 @@ TEST(WordTokenizeTest, AgreesWithNltkOnSharedData) {
     ASSERT_TRUE(ValidUtf8(text)) << rel;
     const Strings tokens = WordTokenize(text);
     char hex[17];
-    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(Fnv1a64(tokens)));
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(JoinedTokensFnv1a64(tokens)));
     if ((std::to_string(tokens.size()) != f[2] || hex != f[3]) && ++failures <= 5) {
       ADD_FAILURE() << rel << " " << field << ": " << tokens.size() << " tokens, hash " << hex
                     << "; nltk: " << f[2] << " tokens, hash " << f[3]

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Names at file scope are unique across each test binary's sources (the unity build's condition).
 
-Usage: unity_names.py BINARY=SOURCE,SOURCE,... [BINARY=...]   (relative sources: to the working directory)
+Usage: unity_names.py [--headers DIR,DIR] BINARY=SOURCE,SOURCE,... [BINARY=...]
+       (relative paths: to the working directory)
 
 The test binaries are compiled a batch of sources at a time (tests/CMakeLists.txt, CMake's unity
 build): two sources in one batch share one translation unit, so a `const std::string kData` or a
@@ -14,6 +15,14 @@ body, must be declared by no other source of the same binary. Overloads within o
 Out-of-class member definitions (`Fixture::Helper(`), TEST macros, namespaces and preprocessor lines
 are not names of the source. Failures name both files and lines. A self-check on made-up sources runs
 first.
+
+A batch also brings every header another of its sources includes: a test's `Surfaces(...)` in
+namespace kplab beside kplab's own `Surfaces` type (core/include/kplab/surface.h) fails to compile, and
+a test's `Lines(...)` beside a library function `Lines(...)` of the same namespace is an overload that
+may quietly take the library's calls. So with --headers DIR,DIR (the library's source folders), a name
+a test source declares at file scope must also not be one that a header under them declares at
+namespace scope in the same namespace or one enclosing it (kplab::Foo is seen from kplab::test;
+kplab::svg::Foo is not seen from kplab).
 """
 import re
 import sys
@@ -32,9 +41,11 @@ DECL = re.compile(r"^(?:(?:static|inline|constexpr|const|thread_local|volatile|u
                   r"[\w:<>,\s\*&\[\]]*?[\s\*&>](\w+)\s*(?:\[[^\]]*\])?\s*(=|\{|\(|;)")
 
 
-def file_scope_names(text):
-    """[(name, line)] declared at column 0 outside any class or function body."""
-    names, depth, in_namespace = [], 0, []
+def file_scope_names(text, with_namespace=False):
+    """[(name, line)] declared at column 0 outside any class or function body; with_namespace:
+    [(name, line, namespace)], namespace the tuple of the named namespaces around it (an anonymous
+    namespace adds nothing: its names are seen from the enclosing one)."""
+    names, depth, in_namespace, ns = [], 0, [], []
     for lineno, line in enumerate(strip(text).split("\n"), 1):
         at_file_scope = depth == sum(in_namespace)
         stripped = line.strip()
@@ -45,17 +56,49 @@ def file_scope_names(text):
                 # '>' before the name.
                 m = DECL.match(stripped)
             if m is not None:
-                names.append((m.group(1), lineno))
+                names.append((m.group(1), lineno, tuple(n for n in ns if n)) if with_namespace
+                             else (m.group(1), lineno))
         # Braces: a namespace's own brace does not make the scope inside it non-file scope.
         for k, ch in enumerate(line):
             if ch == "{":
-                opens_namespace = re.match(r"^\s*(inline\s+)?namespace\b[^{;]*$", line[:k]) is not None
-                in_namespace.append(1 if opens_namespace else 0)
+                opens = re.match(r"^\s*(?:inline\s+)?namespace\b\s*([\w:]*)[^{;]*$", line[:k])
+                in_namespace.append(1 if opens else 0)
+                ns.append(opens.group(1) if opens else "")
                 depth += 1
             elif ch == "}" and depth > 0:
                 depth -= 1
                 in_namespace.pop()
+                ns.pop()
     return names
+
+
+def header_names(dirs):
+    """{name: [(header, line, namespace)]} for the names the headers under dirs declare at namespace scope."""
+    out = {}
+    for d in dirs:
+        for h in sorted(Path(d).rglob("*.h")):
+            for name, line, ns in file_scope_names(h.read_text(encoding="utf-8"), with_namespace=True):
+                out.setdefault(name, []).append((str(h), line, ns))
+    return out
+
+
+def _expand(ns):
+    """A::B as ('A', 'B')."""
+    return tuple(p for n in ns for p in n.split("::") if p)
+
+
+def header_clashes(binaries, headers):
+    """Test names that are also a library header's name in the same or an enclosing namespace."""
+    out = []
+    for binary, sources in binaries.items():
+        for src in sorted(sources):
+            for name, line, ns in file_scope_names(sources[src], with_namespace=True):
+                for h, hline, hns in headers.get(name, []):
+                    if name not in OVERLOADED and _expand(ns)[:len(_expand(hns))] == _expand(hns):
+                        out.append(f"{binary}: '{name}' at file scope in {src}:{line} is also declared by {h}:{hline}"
+                                   " (a batch that includes that header sees both: rename the test's)")
+                        break
+    return out
 
 
 # Names meant to be overloaded across sources, each with why.
@@ -97,13 +140,32 @@ def self_check():
     found = {re.search(r"'(\w+)'", g).group(1) for g in got}
     if found != want:
         sys.exit(f"unity_names.py self-check: found {sorted(found)}, expected {sorted(want)}\n" + "\n".join(got))
+    # A library header: kplab::Surfaces is seen from kplab and kplab::test; kplab::svg::Lines only from
+    # kplab::svg; a member of a class and a name in a comment are not the header's.
+    h = ("namespace kplab {\nstruct Surfaces {\n  int Lines;\n};\n// int Words();\nnamespace svg {\n"
+         "std::vector<std::string> Lines(int n);\n}  // namespace svg\n}  // namespace kplab\n")
+    headers = {}
+    for name, line, ns in file_scope_names(h, with_namespace=True):
+        headers.setdefault(name, []).append(("h.h", line, ns))
+    c = ("namespace kplab {\nnamespace {\nint Surfaces(int x) { return x; }\nint Lines(int n);\nint Words();\n"
+         "}  // namespace\n}  // namespace kplab\n")
+    d = "namespace kplab::test {\nnamespace {\nint Surfaces = 1;\n}  // namespace\n}  // namespace kplab::test\n"
+    e = "namespace other {\nint Surfaces = 1;\n}  // namespace other\n"
+    got = header_clashes({"t": {"c.cc": c, "d.cc": d, "e.cc": e}}, headers)
+    found = {(re.search(r"in (\w+\.cc)", g).group(1), re.search(r"'(\w+)'", g).group(1)) for g in got}
+    if found != {("c.cc", "Surfaces"), ("d.cc", "Surfaces")}:
+        sys.exit(f"unity_names.py self-check (headers): found {sorted(found)}\n" + "\n".join(got))
 
 
 def main(argv):
     if not argv:
         sys.exit(__doc__)
     self_check()
-    binaries = {}
+    binaries, header_dirs = {}, []
+    if argv[0] == "--headers":
+        if len(argv) < 2:
+            sys.exit("unity_names.py: --headers takes DIR,DIR,...")
+        header_dirs, argv = argv[1].split(","), argv[2:]
     for arg in argv:
         binary, _, listed = arg.partition("=")
         # CMake lists its own generated sources (the batches, the precompiled header) among a target's.
@@ -111,7 +173,7 @@ def main(argv):
         if not srcs:
             sys.exit(f"unity_names.py: no sources for {binary} (expected BINARY=SOURCE,SOURCE,...)")
         binaries[binary] = {s: Path(s).read_text(encoding="utf-8") for s in srcs}
-    failures = clashes(binaries)
+    failures = clashes(binaries) + header_clashes(binaries, header_names(header_dirs))
     for f in failures:
         print(f)
     if failures:
