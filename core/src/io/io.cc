@@ -207,12 +207,30 @@ void RequireFileOrDirectory(const std::string& path, std::string_view expected) 
 }
 
 LineIndex::LineIndex(std::string_view text) {
-  starts_.reserve(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
-  for (std::size_t start = 0; start < text.size();) {
-    starts_.push_back(start);
-    const std::size_t end = text.find('\n', start);
-    start = end == std::string_view::npos ? text.size() : end + 1;
+  // One pass, sixteen bytes at a time where SSE2 is there: a count of the lines first (to size the
+  // list) and a library search per line cost 2.7 instructions a byte, a tenth of the instructions
+  // of `kplab eval` on a million documents' 330 MB of lines. Each '\n' starts the line after it; a
+  // text that ends with one has no empty line after it.
+  const char* p = text.data();
+  const std::size_t n = text.size();
+  if (n == 0) return;
+  starts_.reserve(n / 64 + 16);  // a hint (Meng-2017 lines are hundreds of bytes); the list grows as needed
+  starts_.push_back(0);
+  std::size_t i = 0;
+#if defined(__SSE2__)
+  const __m128i newline = _mm_set1_epi8('\n');
+  for (; i + 16 <= n; i += 16) {
+    const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    for (auto marks = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(w, newline))); marks != 0;
+         marks &= marks - 1) {
+      starts_.push_back(i + static_cast<std::size_t>(__builtin_ctz(marks)) + 1);
+    }
   }
+#endif
+  for (; i < n; ++i) {
+    if (p[i] == '\n') starts_.push_back(i + 1);
+  }
+  if (starts_.back() == n) starts_.pop_back();  // the final '\n' starts no line
 }
 
 void ParsePredictionLine(std::size_t i, std::string_view line, RawPrediction& pred,
