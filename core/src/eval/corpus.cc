@@ -299,7 +299,6 @@ class Builder {
       for (std::string_view form : refs_in.forms) Hash(form, stem_refs);
       ref_hashes = hashes_;
     }
-    PrefetchKnown(stem_refs, ref_hashes);
     std::size_t next_hash = 0;
     refs_.clear();
     refs_all_.clear();
@@ -374,7 +373,6 @@ class Builder {
       for (std::size_t j = 0; j < n_pieces; ++j) Hash(raw_piece(j), true);
       pred_hashes = hashes_;
     }
-    PrefetchKnown(true, pred_hashes.first(n_pieces));
     for (std::size_t j = 0; j < n_pieces; ++j) {
       const Phrase* ph = Intern(raw_piece(j), true, p_.exhird_markers, pred_hashes[j]);
       if (!ph) continue;
@@ -591,26 +589,6 @@ class Builder {
     std::vector<std::vector<std::string>> refs(in.n_refs());
     for (std::size_t k = 0; k < refs.size(); ++k) refs[k].assign(in.Ref(k).begin(), in.Ref(k).end());
     return refs;
-  }
-
-  // Most of a document's pieces were met before: each is then a memo slot, its Piece record and the
-  // piece's bytes, three cache misses in a row. With the slots requested (Prefetch, Hash), this
-  // requests the records of the pieces whose home slot holds their hash, then those records' bytes,
-  // so the misses of the whole list overlap before Intern reads them one by one. A hint only: Intern
-  // decides.
-  void PrefetchKnown(bool stem, std::span<const std::uint64_t> hashes) {
-    const eval_internal::SlotTable& m = memo[stem ? 1 : 0];
-    auto known = [&](std::uint64_t h) -> const Piece* {
-      const std::uint64_t slot = m.AtHome(h);
-      return slot != 0 && eval_internal::SlotTable::HashMatches(slot, h) ? &pieces[eval_internal::SlotTable::Index(slot)]
-                                                                          : nullptr;
-    };
-    for (std::uint64_t h : hashes) {
-      if (const Piece* p = known(h)) __builtin_prefetch(p);
-    }
-    for (std::uint64_t h : hashes) {
-      if (const Piece* p = known(h)) __builtin_prefetch(p->data);
-    }
   }
 
   // h: eval_internal::HashBytes(piece). Inlined where a document's pieces are read: most pieces were
