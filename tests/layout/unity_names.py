@@ -166,6 +166,11 @@ def main(argv):
         if len(argv) < 2:
             sys.exit("unity_names.py: --headers takes DIR,DIR,...")
         header_dirs, argv = argv[1].split(","), argv[2:]
+        for d in header_dirs:
+            if not any(Path(d).rglob("*.h")):
+                sys.exit(f"unity_names.py: --headers {d}: no header there (expected the library's source folders)")
+    if not argv:
+        sys.exit(__doc__)
     for arg in argv:
         binary, _, listed = arg.partition("=")
         # CMake lists its own generated sources (the batches, the precompiled header) among a target's.
