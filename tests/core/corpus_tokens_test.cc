@@ -236,6 +236,35 @@ TEST(LineViews, HostileLinesAsWrittenOut) {
   }
 }
 
+// Calls check on every string of up to 9 bytes from the four-byte alphabet, then on n_random strings
+// of up to max_random bytes, each byte byte(next) for next() a xorshift64 from seed (the same strings on
+// every run); stops at the first string check refuses, naming it.
+template <class Check, class Byte>
+void ExpectOnShortAndRandomStrings(const char (&alphabet)[4], int n_random, std::size_t max_random, std::uint64_t seed,
+                                   Byte byte, Check check) {
+  for (std::size_t len = 0; len <= 9; ++len) {
+    std::size_t count = 1;
+    for (std::size_t k = 0; k < len; ++k) count *= 4;
+    for (std::size_t code = 0; code < count; ++code) {
+      std::string s(len, ' ');
+      for (std::size_t k = 0, c = code; k < len; ++k, c /= 4) s[k] = alphabet[c % 4];
+      ASSERT_TRUE(check(s)) << "'" << s << "'";
+    }
+  }
+  std::uint64_t x = seed;
+  auto next = [&] {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+  };
+  for (int r = 0; r < n_random; ++r) {
+    std::string s(next() % (max_random + 1), ' ');
+    for (char& c : s) c = byte(next);
+    ASSERT_TRUE(check(s)) << "'" << s << "'";
+  }
+}
+
 // SplitChar (every ';' line split, 16 and 8 bytes at a time) against string_view::find's split, over
 // every string of up to 9 bytes from an alphabet of the separator, the byte one above it (which the
 // word trick can falsely mark after a separator), a letter and a byte with the high bit set, and
@@ -255,27 +284,9 @@ TEST(LineViews, SplitCharIsFindsSplit) {
   };
   for (const char sep : {';', '\n'}) {
     const char alphabet[] = {sep, static_cast<char>(sep + 1), 'a', static_cast<char>(sep | 0x80)};
-    for (std::size_t len = 0; len <= 9; ++len) {
-      std::size_t count = 1;
-      for (std::size_t k = 0; k < len; ++k) count *= 4;
-      for (std::size_t code = 0; code < count; ++code) {
-        std::string s(len, ' ');
-        for (std::size_t k = 0, c = code; k < len; ++k, c /= 4) s[k] = alphabet[c % 4];
-        ASSERT_TRUE(check(s, sep)) << "'" << s << "'";
-      }
-    }
-    std::uint64_t x = 88172645463325252ull;  // xorshift64: the same strings on every run
-    auto next = [&] {
-      x ^= x << 13;
-      x ^= x >> 7;
-      x ^= x << 17;
-      return x;
-    };
-    for (int r = 0; r < 100000; ++r) {
-      std::string s(next() % 81, ' ');
-      for (char& c : s) c = alphabet[next() % 4];
-      ASSERT_TRUE(check(s, sep)) << "'" << s << "'";
-    }
+    ExpectOnShortAndRandomStrings(
+        alphabet, 100000, 80, 88172645463325252ull, [&](auto& next) { return alphabet[next() % 4]; },
+        [&](const std::string& s) { return check(s, sep); });
   }
 }
 
@@ -299,27 +310,9 @@ TEST(LineViews, LineIndexIsLineByLine) {
     return got == want;
   };
   const char alphabet[] = {'\n', '\r', 'a', static_cast<char>(0xC3)};
-  for (std::size_t len = 0; len <= 9; ++len) {
-    std::size_t count = 1;
-    for (std::size_t k = 0; k < len; ++k) count *= 4;
-    for (std::size_t code = 0; code < count; ++code) {
-      std::string s(len, ' ');
-      for (std::size_t k = 0, c = code; k < len; ++k, c /= 4) s[k] = alphabet[c % 4];
-      ASSERT_TRUE(check(s)) << "'" << s << "'";
-    }
-  }
-  std::uint64_t x = 2463534242ull;  // xorshift64: the same texts on every run
-  auto next = [&] {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return x;
-  };
-  for (int r = 0; r < 20000; ++r) {
-    std::string s(next() % 101, ' ');
-    for (char& c : s) c = next() % 5 == 0 ? alphabet[next() % 4] : 'a';
-    ASSERT_TRUE(check(s)) << "'" << s << "'";
-  }
+  ExpectOnShortAndRandomStrings(
+      alphabet, 20000, 100, 2463534242ull, [&](auto& next) { return next() % 5 == 0 ? alphabet[next() % 4] : 'a'; },
+      check);
 }
 
 // Dedup (first wins) over lists longer than the builder's small set (64 items, then a hash set), with
