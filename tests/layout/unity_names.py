@@ -45,9 +45,10 @@ def file_scope_names(text, with_namespace=False):
     """[(name, line)] declared at column 0 outside any class or function body; with_namespace:
     [(name, line, namespace)], namespace the tuple of the named namespaces around it (an anonymous
     namespace adds nothing: its names are seen from the enclosing one)."""
-    names, depth, in_namespace, ns = [], 0, [], []
+    # One entry a brace still open: the namespace's name ("" for an anonymous one), None for any other.
+    names, braces = [], []
     for lineno, line in enumerate(strip(text).split("\n"), 1):
-        at_file_scope = depth == sum(in_namespace)
+        at_file_scope = all(b is not None for b in braces)
         stripped = line.strip()
         if at_file_scope and line[:1] not in (" ", "\t", "") and not SKIP.match(stripped):
             m = TYPE.match(stripped) or ALIAS.match(stripped)
@@ -56,19 +57,15 @@ def file_scope_names(text, with_namespace=False):
                 # '>' before the name.
                 m = DECL.match(stripped)
             if m is not None:
-                names.append((m.group(1), lineno, tuple(n for n in ns if n)) if with_namespace
+                names.append((m.group(1), lineno, tuple(b for b in braces if b)) if with_namespace
                              else (m.group(1), lineno))
         # Braces: a namespace's own brace does not make the scope inside it non-file scope.
         for k, ch in enumerate(line):
             if ch == "{":
                 opens = re.match(r"^\s*(?:inline\s+)?namespace\b\s*([\w:]*)[^{;]*$", line[:k])
-                in_namespace.append(1 if opens else 0)
-                ns.append(opens.group(1) if opens else "")
-                depth += 1
-            elif ch == "}" and depth > 0:
-                depth -= 1
-                in_namespace.pop()
-                ns.pop()
+                braces.append(opens.group(1) if opens else None)
+            elif ch == "}" and braces:
+                braces.pop()
     return names
 
 
@@ -177,6 +174,9 @@ def main(argv):
         srcs = [s for s in listed.split(",") if s.endswith((".cc", ".c", ".cpp")) and "/CMakeFiles/" not in s]
         if not srcs:
             sys.exit(f"unity_names.py: no sources for {binary} (expected BINARY=SOURCE,SOURCE,...)")
+        missing = [s for s in srcs if not Path(s).is_file()]
+        if missing:
+            sys.exit(f"unity_names.py: {binary}: no source {missing[0]} (expected the binary's sources)")
         binaries[binary] = {s: Path(s).read_text(encoding="utf-8") for s in srcs}
     failures = clashes(binaries) + header_clashes(binaries, header_names(header_dirs))
     for f in failures:
