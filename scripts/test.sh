@@ -46,12 +46,40 @@ fi
 benchmarks=ON
 if [ "$tier" = quick ]; then benchmarks=OFF; fi
 cmake -S . -B build -DKPLAB_BUILD_TESTS=ON -DKPLAB_BUILD_BENCHMARKS=$benchmarks "${KPLAB_CONFIGURE_OPTS[@]}" >/dev/null
-cmake --build build -j"$(nproc)"
 
 # The quick tier runs one test more than there are cores: about a tenth of its wall time is tests waiting
 # (on a child process, a terminal, a lock, a deadline), which the extra one fills (docs/testing.md).
+quick_jobs=$(($(nproc) + 1))
+
+# The whole quick tier, no ctest arguments: its `early` tests (they need only what a user runs) run one at a
+# time while the test binaries compile, where the build leaves a core idle, and the rest after; their output
+# is shown once the build is done. With arguments (scripts/test.sh -R Stem), one ctest as below.
+if [ "$tier" = quick ] && [ $# -eq 0 ]; then
+  cmake --build build -j"$(nproc)" $(kplab_user_targets)
+  early_log=$(mktemp)
+  trap 'rm -f "$early_log"' EXIT
+  ctest --test-dir build --output-on-failure -j1 -L '^quick$' -L '^early$' >"$early_log" 2>&1 &
+  early_pid=$!
+  build_status=0
+  cmake --build build -j"$(nproc)" || build_status=$?
+  early_status=0
+  wait "$early_pid" || early_status=$?
+  echo "== the quick tier's early tests (run while the test binaries compiled) =="
+  cat "$early_log"
+  if [ "$build_status" -ne 0 ]; then exit "$build_status"; fi
+  echo "== the rest of the quick tier =="
+  rest_status=0
+  ctest --test-dir build --output-on-failure -j"$quick_jobs" -L '^quick$' -LE '^early$' || rest_status=$?
+  if [ "$early_status" -ne 0 ]; then
+    echo "scripts/test.sh: the quick tier's early tests failed (their output is above the rest's)" >&2
+    exit "$early_status"
+  fi
+  exit "$rest_status"
+fi
+
+cmake --build build -j"$(nproc)"
 case "$tier" in
-  quick) ctest --test-dir build --output-on-failure -j"$(($(nproc) + 1))" -L '^quick$' "$@" ;;
+  quick) ctest --test-dir build --output-on-failure -j"$quick_jobs" -L '^quick$' "$@" ;;
   slow) ctest --test-dir build --output-on-failure -j"$(nproc)" -L '^slow$' "$@" ;;
   all) ctest --test-dir build --output-on-failure -j"$(nproc)" "$@" ;;
 esac

@@ -13,8 +13,15 @@ with a look-alike label `quickish`) so that a check that accepts everything cann
 The SLOW_GTEST names are tests/CMakeLists.txt's KPLAB_SLOW_GTESTS, the GoogleTest cases moved to the slow
 tier: each must be a test of the suite labelled `slow`. A case renamed or deleted would otherwise leave a
 stale line in that list, and one the include file failed to relabel would run in the quick tier unseen.
+
+A test labelled `early` (tests/CMakeLists.txt, kplab_early) is one scripts/test.sh runs while the test
+binaries compile, so it must be quick and must name (in its command, working directory or environment) no
+file under BUILD_DIR/tests, where the test build puts what it makes: one that did would run against a
+binary that is missing or stale. (The folder itself, a test's default working directory, exists once
+the build is configured.)
 """
 import json
+import os
 import subprocess
 import sys
 
@@ -35,6 +42,29 @@ def problems(listing):
         if len(tiers) != 1:
             out.append(f"{test['name']}: tier labels {tiers or 'none'} (labels {labels_of(test)}); "
                        "expected exactly one of quick, slow (tests/CMakeLists.txt, kplab_tier)")
+    return out
+
+
+def early_problems(listing, build):
+    made_by_tests = os.path.join(os.path.realpath(build), "tests") + os.sep
+    out = []
+    for test in listing.get("tests", []):
+        labels = labels_of(test)
+        if "early" not in labels:
+            continue
+        if "quick" not in labels:
+            out.append(f"{test['name']}: labelled early but not quick (scripts/test.sh runs early tests as part of "
+                       "the quick tier)")
+        props = {p.get("name"): p.get("value") for p in test.get("properties", [])}
+        cwd = props.get("WORKING_DIRECTORY") or made_by_tests  # the folder itself exists after configuring
+        words = list(test.get("command") or []) + [e.partition("=")[2] for e in props.get("ENVIRONMENT") or []]
+        for word in words:
+            for part in str(word).replace(",", ";").split(";"):
+                path = os.path.realpath(os.path.join(cwd, part)) + os.sep
+                if "/" in part and path.startswith(made_by_tests) and path != made_by_tests:
+                    out.append(f"{test['name']}: labelled early but names {part}, which the test build makes "
+                               "(scripts/test.sh runs early tests before it; drop kplab_early for this test)")
+                    break
     return out
 
 
@@ -64,6 +94,23 @@ def self_check():
         sys.exit(f"{__file__}:{self_check.__code__.co_firstlineno}: the slow-list self-check found {stale}, "
                  "expected gone, ok_quick")
 
+    def e(name, labels, command, env=()):
+        return {"name": name, "command": command,
+                "properties": [{"name": "LABELS", "value": labels}, {"name": "ENVIRONMENT", "value": list(env)}]}
+    made_up_early = {"tests": [
+        e("ok", ["quick", "early"], ["/b/host/kplab", "/src/tests/x.py"], ["KPLAB_BINARY=/b/host/kplab"]),
+        e("slow_early", ["slow", "early"], ["/usr/bin/python3"]),
+        e("binary", ["quick", "early"], ["/b/tests/kplab_core_tests"]),
+        e("in_list", ["quick", "early"], ["x.py", "core=/src/a.cc,/b/tests/gen.cc"]),
+        e("in_env", ["quick", "early"], ["x.py"], ["PATH=/usr/bin;/b/tests/bin"]),
+        e("lookalike", ["quick", "early"], ["/b/tests2/x", "/b/testsuite", "/b/tests", "-m", "unittest"]),
+        e("relative", ["quick", "early"], ["./kplab_core_tests"]),
+        e("not_early", ["quick"], ["/b/tests/kplab_core_tests"])]}
+    found = sorted(p.split(":")[0] for p in early_problems(made_up_early, "/b"))
+    if found != ["binary", "in_env", "in_list", "relative", "slow_early"]:
+        sys.exit(f"{__file__}:{self_check.__code__.co_firstlineno}: the early-test self-check found {found}, "
+                 "expected binary, in_env, in_list, relative, slow_early")
+
 
 def main():
     if len(sys.argv) < 3:
@@ -75,13 +122,13 @@ def main():
     tests = listing.get("tests", [])
     if len(tests) < 10:
         sys.exit(f"{__file__}: ctest lists {len(tests)} tests in {build}; expected the whole suite")
-    bad = problems(listing) + stale_slow(listing, slow_gtests)
+    bad = problems(listing) + stale_slow(listing, slow_gtests) + early_problems(listing, build)
     for line in bad:
         print(line, file=sys.stderr)
     if bad:
         sys.exit(f"{len(bad)} problems with the tiers of {len(tests)} tests")
-    counts = {tier: sum(tier in labels_of(t) for t in tests) for tier in TIERS}
-    print(f"{len(tests)} tests: {counts['quick']} quick, {counts['slow']} slow")
+    counts = {tier: sum(tier in labels_of(t) for t in tests) for tier in TIERS + ("early",)}
+    print(f"{len(tests)} tests: {counts['quick']} quick ({counts['early']} of them early), {counts['slow']} slow")
 
 
 if __name__ == "__main__":
