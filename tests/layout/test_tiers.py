@@ -2,10 +2,10 @@
 """Every ctest test carries exactly one tier label, `quick` or `slow` (docs/testing.md, "Tiers").
 
 Usage: test_tiers.py CTEST BUILD_DIR [SLOW_GTEST...]
-Reads the suite as ctest itself lists it (`ctest --show-only=json-v1`, GoogleTest cases included once
-their binaries are built) and fails, naming each test, when one has neither label or both. The README's
-test command runs `-L quick` and .ci/run adds `-L slow`, so a test without a tier would never run and a
-test with both would run twice.
+Reads the suite as ctest itself lists it (`ctest --show-only=json-v1`; the GoogleTest binaries' tests,
+one a suite and one a slow case, once the binaries are built) and fails, naming each test, when one has
+neither label or both. The README's test command runs `-L quick` and .ci/run adds `-L slow`, so a test
+without a tier would never run and a test with both would run twice.
 
 Before reading the suite it checks itself on a made-up listing (a test with no tier, one with both, one
 with a look-alike label `quickish`) so that a check that accepts everything cannot pass.
@@ -69,7 +69,8 @@ def early_problems(listing, build):
 
 
 def case_name(ctest_name):
-    """A GoogleTest case's name: gtest_discover_tests appends "  # GetParam() = ..." to a parameterized one."""
+    """A GoogleTest case's name, without the "  # GetParam() = ..." that CMake's gtest_discover_tests
+    appends to a parameterized one (tests/gtest_suites.cmake names a slow case without it)."""
     return ctest_name.split("  # GetParam() = ")[0]
 
 
