@@ -439,7 +439,7 @@ TEST_F(Ci, CompareWithoutSlotsSaysWhy) {
   auto ece = Row(Run("runs compare 1 2 --metrics all.ece --output csv").out, "all.ece");
   ASSERT_EQ(ece.size(), 11u);
   EXPECT_EQ(ece[10], "resampled");
-  ASSERT_EQ(std::system(("python3 -c \"import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("
+  ASSERT_EQ(std::system(("/usr/bin/python3 -c \"import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("
                          "'DELETE FROM run_slots WHERE run_id = 1'); c.commit()\" " + P("runs.db")).c_str()),
             0);
   Output o = Run("runs compare 1 2 --metrics 'all.ece,all.kpp.macro'");

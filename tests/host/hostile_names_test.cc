@@ -226,7 +226,7 @@ TEST_F(HostileNames, EveryOutputOfEveryCommandIsSafe) {
       "WHERE id = 2\")\n"
       "c.commit()\n";
   WriteNamed(dir_ / "tamper.py", tamper);
-  ASSERT_EQ(std::system(("python3 " + (dir_ / "tamper.py").string() + " " + db_).c_str()), 0);
+  ASSERT_EQ(std::system(("/usr/bin/python3 " + (dir_ / "tamper.py").string() + " " + db_).c_str()), 0);
   struct Cmd {
     std::string args;
     std::vector<std::string> formats;
@@ -271,7 +271,7 @@ TEST_F(HostileNames, TheStoreRefusesANameThatGotPastTheFrontEnds) {
              "c = sqlite3.connect(sys.argv[1])\n"
              "c.execute(\"UPDATE systems SET name = CAST(X'731b5b324a' AS TEXT)\")\n"
              "c.commit()\n");
-  ASSERT_EQ(std::system(("python3 " + (dir_ / "tamper.py").string() + " " + db_).c_str()), 0);
+  ASSERT_EQ(std::system(("/usr/bin/python3 " + (dir_ / "tamper.py").string() + " " + db_).c_str()), 0);
   const std::string out = (dir_ / "merged.db").string();
   const Output o = Run("runs merge --from " + db_ + " --db " + out);
   EXPECT_NE(o.code, 0);
