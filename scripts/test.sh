@@ -57,13 +57,19 @@ quick_jobs=$(($(nproc) + 1))
 if [ "$tier" = quick ] && [ $# -eq 0 ]; then
   cmake --build build -j"$(nproc)" $(kplab_user_targets)
   early_log=$(mktemp)
-  trap 'rm -f "$early_log"' EXIT
-  ctest --test-dir build --output-on-failure -j1 -L '^quick$' -L '^early$' >"$early_log" 2>&1 &
+  # The early tests run in a session of their own (setsid), so that an interrupted or failed script stops
+  # them with their children: a script's background job ignores Ctrl-C, and would run on, orphaned.
+  early_pid=""
+  trap 'if [ -n "$early_pid" ]; then kill -TERM -- "-$early_pid" 2>/dev/null || true; fi; rm -f "$early_log"' EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  setsid --wait ctest --test-dir build --output-on-failure -j1 -L '^quick$' -L '^early$' >"$early_log" 2>&1 &
   early_pid=$!
   build_status=0
   cmake --build build -j"$(nproc)" || build_status=$?
   early_status=0
   wait "$early_pid" || early_status=$?
+  early_pid=""
   echo "== the quick tier's early tests (run while the test binaries compiled) =="
   cat "$early_log"
   if [ "$build_status" -ne 0 ]; then exit "$build_status"; fi
