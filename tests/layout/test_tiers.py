@@ -19,6 +19,11 @@ binaries compile, so it must be quick and must name (in its command, working dir
 file under BUILD_DIR/tests, where the test build puts what it makes: one that did would run against a
 binary that is missing or stale. (The folder itself, a test's default working directory, exists once
 the build is configured.)
+
+Every case a GoogleTest binary lists is run by exactly one ctest test: each test that runs a binary with
+--gtest_filter is expanded by the binary itself (`--gtest_list_tests --gtest_filter=...`), and the cases
+of all of them together must be the binary's whole list, none twice (a suite's filter that also caught a
+slow case, or a case left out of every test, is named).
 """
 import json
 import os
@@ -68,6 +73,39 @@ def early_problems(listing, build):
     return out
 
 
+def gtest_cases(binary, gtest_filter=None):
+    args = [binary, "--gtest_list_tests"] + ([f"--gtest_filter={gtest_filter}"] if gtest_filter is not None else [])
+    cases, suite = [], None
+    for line in subprocess.run(args, check=True, capture_output=True, text=True).stdout.splitlines():
+        line = line.split("  #")[0]
+        if line.startswith("  ") and suite:
+            cases.append(suite + line.strip())
+        elif line.endswith(".") and not line.startswith(" "):
+            suite = line
+    return cases
+
+
+def coverage_problems(listing, run_cases=gtest_cases):
+    """Each GoogleTest case run by exactly one test; run_cases(binary, filter=None) lists a binary's cases."""
+    runs = {}  # binary -> {case: [tests]}
+    for test in listing.get("tests", []):
+        command = test.get("command") or []
+        filters = [a[len("--gtest_filter="):] for a in command[1:] if a.startswith("--gtest_filter=")]
+        if not filters:
+            continue
+        counts = runs.setdefault(command[0], {})
+        for case in run_cases(command[0], filters[-1]):
+            counts.setdefault(case, []).append(test["name"])
+    out = []
+    for binary, counts in sorted(runs.items()):
+        for case in run_cases(binary):
+            tests = counts.pop(case, [])
+            if len(tests) != 1:
+                out.append(f"{case}: run by {len(tests)} tests {tests} ({os.path.basename(binary)}); expected one")
+        out += [f"{case}: run by {tests} but not listed by {os.path.basename(binary)}" for case, tests in counts.items()]
+    return out
+
+
 def case_name(ctest_name):
     """A GoogleTest case's name, without the "  # GetParam() = ..." that CMake's gtest_discover_tests
     appends to a parameterized one (tests/gtest_suites.cmake names a slow case without it)."""
@@ -112,6 +150,34 @@ def self_check():
         sys.exit(f"{__file__}:{self_check.__code__.co_firstlineno}: the early-test self-check found {found}, "
                  "expected binary, in_env, in_list, relative, slow_early")
 
+    # A made-up binary with suites A (A.x, A.y) and B (B.z): its filters expanded by a fnmatch stand-in.
+    def fake_cases(binary, gtest_filter=None):
+        import fnmatch
+        every = ["A.x", "A.y", "B.z"]
+        if gtest_filter is None:
+            return every
+        positive, _, negative = gtest_filter.partition(":-")
+        return [c for c in every if any(fnmatch.fnmatchcase(c, p) for p in positive.split(":"))
+                and not any(fnmatch.fnmatchcase(c, p) for p in negative.split(":") if p)]
+    def g(name, f):
+        return {"name": name, "command": ["/b/tests/t", f"--gtest_filter={f}"]}
+    made_up_runs = {"tests": [g("A", "A.*:-A.y"), g("A.y", "A.y"), g("B", "B.*"), g("B.z", "B.z"),
+                              {"name": "other", "command": ["/usr/bin/python3", "x.py"]}]}
+    found = sorted(p.split(":")[0] for p in coverage_problems(made_up_runs, fake_cases))
+    if found != ["B.z"]:
+        sys.exit(f"{__file__}:{self_check.__code__.co_firstlineno}: the coverage self-check found {found}, "
+                 "expected B.z (run twice)")
+    made_up_runs["tests"] = made_up_runs["tests"][:3]
+    found = sorted(p.split(":")[0] for p in coverage_problems(made_up_runs, fake_cases))
+    if found != []:
+        sys.exit(f"{__file__}:{self_check.__code__.co_firstlineno}: the coverage self-check found {found} "
+                 "where every case runs once")
+    made_up_runs["tests"] = [g("A", "A.*:-A.y"), g("B", "B.*")]
+    found = sorted(p.split(":")[0] for p in coverage_problems(made_up_runs, fake_cases))
+    if found != ["A.y"]:
+        sys.exit(f"{__file__}:{self_check.__code__.co_firstlineno}: the coverage self-check found {found}, "
+                 "expected A.y (run by none)")
+
 
 def main():
     if len(sys.argv) < 3:
@@ -123,7 +189,8 @@ def main():
     tests = listing.get("tests", [])
     if len(tests) < 10:
         sys.exit(f"{__file__}: ctest lists {len(tests)} tests in {build}; expected the whole suite")
-    bad = problems(listing) + stale_slow(listing, slow_gtests) + early_problems(listing, build)
+    bad = (problems(listing) + stale_slow(listing, slow_gtests) + early_problems(listing, build) +
+           coverage_problems(listing))
     for line in bad:
         print(line, file=sys.stderr)
     if bad:
