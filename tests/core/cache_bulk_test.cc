@@ -408,6 +408,9 @@ TEST_F(CacheBulkTest, KilledAddLeavesWholeTransactionsOnly) {
   // Kill it as soon as its first transaction is visible (the later ones are still to come).
   {
     SQLite::Database db(db_, SQLite::OPEN_READONLY);
+    // The child's first connection recovers the WAL index under an exclusive lock (the parent's closed
+    // the file): wait for it as kplab's own connections do, not fail with "database is locked".
+    db.setBusyTimeout(30000);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
     while (db.execAndGet("SELECT count(*) FROM phrase_vectors").getInt64() == 0 &&
            std::chrono::steady_clock::now() < deadline) {
