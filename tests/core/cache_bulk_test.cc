@@ -329,6 +329,7 @@ TEST_F(CacheBulkTest, MigrationFromVersionThreeKeepsEveryVectorBitForBit) {
       ALTER TABLE runs DROP COLUMN shard_count;
       ALTER TABLE runs DROP COLUMN doc_begin;
       ALTER TABLE runs DROP COLUMN doc_end;
+      ALTER TABLE runs DROP COLUMN slots_digest;
       DROP TABLE phrase_vectors;
       ALTER TABLE embed_models DROP COLUMN next_label;
       CREATE TABLE phrase_vectors(

@@ -345,6 +345,55 @@ TEST_F(Readback, SlotsAgainstTheScoreColumns) {
             P("run 2: slot 'p@5' of plugin 'exact' has values but no score column 'present.p@5'"));
 }
 
+// What the checks above cannot see, the digest stored with the slots does (docs/store.md, schema
+// version 6): a hidden slot changed (the shard's hits 1, 2, 3 made 1, 2, 4: nothing else in the run
+// holds them; a merge would sum them into another micro average), a hidden slot of the --ci run zeroed,
+// a hidden slot added, and the digest itself changed, cut or removed.
+TEST_F(Readback, HiddenSlotChangesThatOnlyTheDigestSees) {
+  RunStore s = Open();
+  const std::string changed =
+      P("run 2: its slots are not the ones stored with it (run_slots differs from runs.slots_digest: a slot row was "
+        "changed, added or deleted)");
+  // 1.0, 2.0, 4.0 as little-endian IEEE-754 doubles.
+  Tamper(
+      "UPDATE run_slots SET values_f64le = x'000000000000f03f00000000000000400000000000001040' WHERE run_id = 2 "
+      "AND subset = 'all' AND slot = 2");
+  EXPECT_EQ(s.GetSlots(2).error().message, changed);
+  EXPECT_EQ(s.GetScores(2).error().message, changed);  // export reads the slots beside the columns
+  EXPECT_TRUE(s.GetRun(2).ok());                       // the run's row and plugins are untouched
+  // Back as it was: read back whole again (the digest is of the rows, not of when they were written).
+  Tamper(
+      "UPDATE run_slots SET values_f64le = x'000000000000f03f00000000000000400000000000000840' WHERE run_id = 2 "
+      "AND subset = 'all' AND slot = 2");
+  EXPECT_TRUE(s.GetSlots(2).ok()) << s.GetSlots(2).error().message;
+  Tamper("UPDATE run_slots SET values_f64le = zeroblob(40) WHERE run_id = 3 AND subset = 'all' AND slot = 2");
+  EXPECT_EQ(s.GetSlots(3).error().message,
+            P("run 3: its slots are not the ones stored with it (run_slots differs from runs.slots_digest: a slot row "
+              "was changed, added or deleted)"));
+  // A hidden slot added to every subset of the shard's plugin: as declared slots look, only not its own.
+  Tamper(
+      "INSERT INTO run_slots(run_id, plugin_idx, subset, slot, name, hidden, n, values_f64le) "
+      "VALUES(2, 0, 'all', 3, 'extra', 1, 3, zeroblob(24)), (2, 0, 'present', 3, 'extra', 1, 3, zeroblob(24))");
+  EXPECT_EQ(s.GetSlots(2).error().message, changed);
+  Tamper("DELETE FROM run_slots WHERE run_id = 2 AND slot = 3");
+  EXPECT_TRUE(s.GetSlots(2).ok()) << s.GetSlots(2).error().message;
+  // The digest changed: the slots are refused, not the digest believed.
+  Tamper("UPDATE runs SET slots_digest = replace(slots_digest, substr(slots_digest, 1, 1), 'x') WHERE id = 1");
+  EXPECT_EQ(s.ListRuns().error().message.find(P("run 1: runs.slots_digest is 'x")), 0u);
+  Tamper("UPDATE runs SET slots_digest = (SELECT slots_digest FROM runs WHERE id = 3) WHERE id = 1");
+  EXPECT_EQ(s.GetSlots(1).error().message,
+            P("run 1: its slots are not the ones stored with it (run_slots differs from runs.slots_digest: a slot row "
+              "was changed, added or deleted)"));
+  Tamper("UPDATE runs SET slots_digest = substr(slots_digest, 2) WHERE id = 1");
+  EXPECT_EQ(s.GetRun(1).error().message.find(P("run 1: runs.slots_digest is '")), 0u);
+  EXPECT_NE(s.GetRun(1).error().message.find("' (expected 64 hexadecimal digits, a SHA-256 digest)"),
+            std::string::npos);
+  // Removed: every run of a version-6 file has one, so NULL is not "an old run".
+  Tamper("UPDATE runs SET slots_digest = NULL WHERE id = 1");
+  EXPECT_EQ(s.GetRun(1).error().message, P("run 1: runs.slots_digest is NULL (expected text)"));
+  EXPECT_EQ(s.ListRuns().error().message, P("run 1: runs.slots_digest is NULL (expected text)"));
+}
+
 TEST_F(Readback, SlotRowsOfTheWrongShape) {
   RunStore s = Open();
   Tamper("UPDATE run_slots SET plugin_idx = 7 WHERE run_id = 2 AND subset = 'present'");

@@ -1,7 +1,9 @@
 #include "kplab/store.h"
+#include "kplab/sha256.h"
 #include "temp_dir.h"
 
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -79,7 +81,7 @@ TEST(RunStoreTest, OpenMemory) {
   auto store = RunStore::Open(":memory:");
   ASSERT_TRUE(store.ok()) << store.error().message;
   EXPECT_EQ(store->schema_version(), RunStore::CurrentSchemaVersion());
-  EXPECT_EQ(RunStore::CurrentSchemaVersion(), 5);
+  EXPECT_EQ(RunStore::CurrentSchemaVersion(), 6);
   auto runs = store->ListRuns();
   ASSERT_TRUE(runs.ok());
   EXPECT_TRUE(runs->empty());
@@ -359,11 +361,11 @@ TEST(RunStoreTest, ReopenPreservesRuns) {
   {
     SQLite::Database db(path, SQLite::OPEN_READONLY);
     EXPECT_EQ(db.execAndGet("PRAGMA journal_mode").getString(), "wal");
-    EXPECT_EQ(db.execAndGet("SELECT value FROM meta WHERE key = 'schema_version'").getString(), "5");
+    EXPECT_EQ(db.execAndGet("SELECT value FROM meta WHERE key = 'schema_version'").getString(), "6");
   }
   auto store = RunStore::Open(path);
   ASSERT_TRUE(store.ok()) << store.error().message;
-  EXPECT_EQ(store->schema_version(), 5);
+  EXPECT_EQ(store->schema_version(), 6);
   auto runs = store->ListRuns();
   ASSERT_TRUE(runs.ok());
   ASSERT_EQ(runs->size(), 1u);
@@ -399,7 +401,7 @@ TEST(RunStoreTest, MigratesVersionZeroDatabase) {
   ASSERT_GT(fs::file_size(path), 0u);
   auto store = RunStore::Open(path);
   ASSERT_TRUE(store.ok()) << store.error().message;
-  EXPECT_EQ(store->schema_version(), 5);
+  EXPECT_EQ(store->schema_version(), 6);
 }
 
 TEST(RunStoreTest, MigratesVersionOneToTwoKeepingRuns) {
@@ -415,16 +417,115 @@ TEST(RunStoreTest, MigratesVersionOneToTwoKeepingRuns) {
     // Turn it back into a version-1 file: version 2 only added the phrase-cache tables, version 3 the
     // runs' seed column, version 5 the shard columns and run_slots.
     SQLite::Database db(path, SQLite::OPEN_READWRITE);
-    db.exec("DROP TABLE run_slots; ALTER TABLE runs DROP COLUMN shard_index; ALTER TABLE runs DROP COLUMN shard_count; "
-            "ALTER TABLE runs DROP COLUMN doc_begin; ALTER TABLE runs DROP COLUMN doc_end; DROP TABLE phrase_vectors; DROP TABLE embed_models; ALTER TABLE runs DROP COLUMN seed; "
-            "UPDATE meta SET value = '1' WHERE key = 'schema_version'");
+    db.exec(
+        "ALTER TABLE runs DROP COLUMN slots_digest; DROP TABLE run_slots; ALTER TABLE runs DROP COLUMN shard_index; "
+        "ALTER TABLE runs DROP COLUMN shard_count; "
+        "ALTER TABLE runs DROP COLUMN doc_begin; ALTER TABLE runs DROP COLUMN doc_end; DROP TABLE phrase_vectors; DROP "
+        "TABLE embed_models; ALTER TABLE runs DROP COLUMN seed; "
+        "UPDATE meta SET value = '1' WHERE key = 'schema_version'");
   }
   auto store = RunStore::Open(path);
   ASSERT_TRUE(store.ok()) << store.error().message;
-  EXPECT_EQ(store->schema_version(), 5);
+  EXPECT_EQ(store->schema_version(), 6);
   EXPECT_TRUE(store->GetRun(id).ok());
   SQLite::Database db(path, SQLite::OPEN_READONLY);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM sqlite_master WHERE name = 'phrase_vectors'").getInt(), 1);
+}
+
+// Version 6 (docs/store.md): the digest of each run's slots. The migration from version 5 computes it
+// from the rows already stored, as SaveRun computes it from what it writes (the same digest, so the
+// encoding has one definition in effect); a version-5 file read without migrating has none to check.
+TEST(RunStoreTest, MigratesVersionFiveComputingTheDigestOfEachRunsSlots) {
+  TempDir dir;
+  const std::string path = dir.File("v5.db");
+  int64_t shard = 0, whole = 0;
+  std::string shard_digest, whole_digest;
+  {
+    auto store = RunStore::Open(path);
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    RunRecord run = MakeStoreRun("sys");
+    run.shard = ShardInfo{1, 2, 1, 3};
+    // Slots given out of key order: the digest is of the rows in key order.
+    auto s = store->SaveRun(run, {{"all.f1@5"}, {{0.25, kStoreNaN}}}, {{"all.f1@5", 0.25, {}, {}}},
+                            {{1, "", 1, "x", true, {0.5, 1e-300}},
+                             {0, "all", 1, "f1@5", false, {0.25, kStoreNaN}},
+                             {0, "all", 2, "hits@5", true, {3, 0}}});
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    shard = *s;
+    auto w = store->SaveRun(MakeStoreRun("w"), MakeScores(), MakeAggregates());
+    ASSERT_TRUE(w.ok()) << w.error().message;
+    whole = *w;
+  }
+  {
+    SQLite::Database db(path, SQLite::OPEN_READWRITE);
+    shard_digest = db.execAndGet("SELECT slots_digest FROM runs WHERE id = " + std::to_string(shard)).getString();
+    whole_digest = db.execAndGet("SELECT slots_digest FROM runs WHERE id = " + std::to_string(whole)).getString();
+    db.exec("ALTER TABLE runs DROP COLUMN slots_digest; UPDATE meta SET value = '5' WHERE key = 'schema_version'");
+  }
+  // No slots: the SHA-256 of no bytes (FIPS 180-4's example, as `sha256sum < /dev/null` prints it).
+  EXPECT_EQ(whole_digest, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(shard_digest.size(), 64u);
+  {
+    auto ro = RunStore::Open(path, RunStore::Mode::kReadOnly);
+    ASSERT_TRUE(ro.ok()) << ro.error().message;
+    EXPECT_EQ(ro->schema_version(), 5);
+    EXPECT_EQ(ro->GetSlots(shard)->size(), 3u);
+  }
+  auto rw = RunStore::Open(path);
+  ASSERT_TRUE(rw.ok()) << rw.error().message;
+  EXPECT_EQ(rw->schema_version(), 6);
+  {
+    SQLite::Database db(path, SQLite::OPEN_READWRITE);
+    EXPECT_EQ(db.execAndGet("SELECT slots_digest FROM runs WHERE id = " + std::to_string(shard)).getString(),
+              shard_digest);
+    EXPECT_EQ(db.execAndGet("SELECT slots_digest FROM runs WHERE id = " + std::to_string(whole)).getString(),
+              whole_digest);
+    // The hidden hits 3, 0 made 3, 1: nothing else in the shard holds them.
+    db.exec("UPDATE run_slots SET values_f64le = x'0000000000000840000000000000f03f' WHERE slot = 2");
+  }
+  EXPECT_EQ(rw->GetSlots(shard).error().message,
+            fmt::format("{}: run {}: its slots are not the ones stored with it (run_slots differs from "
+                        "runs.slots_digest: a slot row was changed, added or deleted)",
+                        path, shard));
+}
+
+// The digest's bytes, written out by hand for one slot row (store_internal.h, SlotsDigest): each value its
+// type's letter, then 8 little-endian bytes (an integer) or a length of 8 bytes and the bytes (text, blob).
+TEST(RunStoreTest, TheSlotsDigestIsSha256OfTheRowsAsDocumented) {
+  TempDir dir;
+  const std::string path = dir.File("d.db");
+  auto store = RunStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  RunRecord run = MakeStoreRun("sys");
+  run.shard = ShardInfo{2, 3, 2, 3};
+  auto saved = store->SaveRun(run, {}, {}, {{0, "", 1, "h", true, {2.0}}, {1, "", 1, "h", true, {2.0}}});
+  ASSERT_TRUE(saved.ok()) << saved.error().message;
+  const int64_t id = *saved;
+  std::string bytes;
+  auto le = [&](uint64_t v) {
+    for (int b = 0; b < 8; ++b) bytes += static_cast<char>(v >> (8 * b));
+  };
+  auto integer = [&](uint64_t v) {
+    bytes += 'i';
+    le(v);
+  };
+  auto sized = [&](char type, const std::string& b) {
+    bytes += type;
+    le(b.size());
+    bytes += b;
+  };
+  for (uint64_t plugin : {0, 1}) {                     // the two rows, each of seven values
+    integer(plugin);                                   // plugin_idx
+    sized('t', "");                                    // subset ''
+    integer(1);                                        // slot 1
+    sized('t', "h");                                   // name 'h'
+    integer(1);                                        // hidden
+    integer(1);                                        // n = 1 value
+    sized('b', std::string("\0\0\0\0\0\0\0\x40", 8));  // values_f64le: 2.0 (0x4000000000000000, little-endian)
+  }
+  SQLite::Database db(path, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT slots_digest FROM runs WHERE id = " + std::to_string(id)).getString(),
+            Sha256Hex(bytes));
 }
 
 TEST(RunStoreTest, NewerSchemaIsAnError) {
@@ -437,8 +538,7 @@ TEST(RunStoreTest, NewerSchemaIsAnError) {
   }
   auto store = RunStore::Open(path);
   ASSERT_FALSE(store.ok());
-  EXPECT_EQ(store.error().message,
-            path + ": schema version 99 is newer than this kplab supports (expected <= 5)");
+  EXPECT_EQ(store.error().message, path + ": schema version 99 is newer than this kplab supports (expected <= 6)");
 }
 
 TEST(RunStoreTest, NotADatabase) {
@@ -529,12 +629,14 @@ TEST(RunStoreTest, SeedRoundTripsAndOlderFilesHaveNone) {
     SQLite::Database db(path, SQLite::OPEN_READWRITE);
     // Version 5's shard columns away, version 4's phrase cache back to the version-2 layout, then version
     // 3's seed column away.
-    db.exec("DROP TABLE run_slots; ALTER TABLE runs DROP COLUMN shard_index; ALTER TABLE runs DROP COLUMN "
-            "shard_count; ALTER TABLE runs DROP COLUMN doc_begin; ALTER TABLE runs DROP COLUMN doc_end; "
-            "DROP TABLE phrase_vectors; ALTER TABLE embed_models DROP COLUMN next_label; "
-            "CREATE TABLE phrase_vectors(id INTEGER PRIMARY KEY, model_id INTEGER NOT NULL REFERENCES "
-            "embed_models(id), phrase TEXT NOT NULL, vec BLOB, UNIQUE(model_id, phrase)); "
-            "ALTER TABLE runs DROP COLUMN seed; UPDATE meta SET value = '2' WHERE key = 'schema_version'");
+    db.exec(
+        "ALTER TABLE runs DROP COLUMN slots_digest; DROP TABLE run_slots; ALTER TABLE runs DROP COLUMN shard_index; "
+        "ALTER TABLE runs DROP COLUMN "
+        "shard_count; ALTER TABLE runs DROP COLUMN doc_begin; ALTER TABLE runs DROP COLUMN doc_end; "
+        "DROP TABLE phrase_vectors; ALTER TABLE embed_models DROP COLUMN next_label; "
+        "CREATE TABLE phrase_vectors(id INTEGER PRIMARY KEY, model_id INTEGER NOT NULL REFERENCES "
+        "embed_models(id), phrase TEXT NOT NULL, vec BLOB, UNIQUE(model_id, phrase)); "
+        "ALTER TABLE runs DROP COLUMN seed; UPDATE meta SET value = '2' WHERE key = 'schema_version'");
   }
   {
     auto ro = RunStore::Open(path, RunStore::Mode::kReadOnly);
@@ -545,7 +647,7 @@ TEST(RunStoreTest, SeedRoundTripsAndOlderFilesHaveNone) {
   }
   auto rw = RunStore::Open(path);
   ASSERT_TRUE(rw.ok()) << rw.error().message;
-  EXPECT_EQ(rw->schema_version(), 5);
+  EXPECT_EQ(rw->schema_version(), 6);
   EXPECT_EQ(rw->GetRun(with)->seed, std::nullopt);
   RunRecord again = MakeStoreRun("a", "2024-05-01T10:00:02Z");
   again.seed = -7;  // any integer

@@ -115,14 +115,16 @@ struct Table {
   std::vector<const char*> keys, columns;  // columns: every column, keys first
 };
 
-// The schema of version 5 (core/src/store/store.cc).
+// The schema of version 6 (core/src/store/store.cc). A column added to a table goes last, so that the
+// inputs kept in tests/fuzz (which pick a column by its byte modulo the count) keep the columns they
+// had where their byte is below the old count.
 const std::vector<Table>& Tables() {
   static const std::vector<Table> kTables = {
       {"runs",
        {"id"},
        {"id", "dataset_id", "system_id", "predictions_path", "predictions_hash", "profile", "params_json",
         "embedder_fingerprint", "kplab_version", "created_at", "elapsed_seconds", "status", "error", "seed",
-        "shard_index", "shard_count", "doc_begin", "doc_end"}},
+        "shard_index", "shard_count", "doc_begin", "doc_end", "slots_digest"}},
       {"datasets", {"id"}, {"id", "name", "path", "format", "content_hash", "n_docs"}},
       {"documents", {"dataset_id", "idx"}, {"dataset_id", "idx", "doc_id"}},
       {"systems", {"id"}, {"id", "name"}},
@@ -267,6 +269,18 @@ std::vector<std::vector<Change>> Systematic() {
       for (int row : {0, 3, -1}) {
         for (const std::string& v : BlobValues()) out.push_back({{store, Update(b, "values_f64le", row, v), false}});
       }
+    }
+  }
+  // Every slot row of a shard zeroed, hidden ones too: the fuzzer's first finding on the store was the
+  // sixth (exact's rden@5 of subset 'absent', whose zeros the merge's re-aggregation could not see);
+  // the first and last rows above do not reach the rows between.
+  {
+    SQLite::Database s1(PristineDir() + "/" + kStores[2], SQLite::OPEN_READONLY);
+    const int rows = s1.execAndGet("SELECT count(*) FROM run_slots").getInt();
+    const Table& slots = *std::find_if(Tables().begin(), Tables().end(),
+                                       [](const Table& x) { return std::string(x.name) == "run_slots"; });
+    for (int row = 0; row < rows; ++row) {
+      out.push_back({{2, Update(slots, "values_f64le", row, "zeroblob(length(values_f64le))"), false}});
     }
   }
   // Both shards changed alike (a merge checks one against the other).

@@ -430,7 +430,8 @@ return kp.metric {
 }
 
 // Every stored run keeps its slots (since issue 29), so runs stored without --ci have their ECE tested
-// too. A run stored by an older kplab has none (emulated by deleting its run_slots rows): runs compare
+// too. A run stored by an older kplab has none (emulated by deleting its run_slots rows and taking the file
+// back to schema version 5, before the slots' digest, which the next open migrates): runs compare
 // still tests per-document means, and says why a corpus-level metric has no test.
 TEST_F(Ci, CompareWithoutSlotsSaysWhy) {
   for (const char* f : {"calib_a.jsonl", "calib_b.jsonl"}) {
@@ -440,7 +441,11 @@ TEST_F(Ci, CompareWithoutSlotsSaysWhy) {
   ASSERT_EQ(ece.size(), 11u);
   EXPECT_EQ(ece[10], "resampled");
   ASSERT_EQ(std::system(("/usr/bin/python3 -c \"import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("
-                         "'DELETE FROM run_slots WHERE run_id = 1'); c.commit()\" " + P("runs.db")).c_str()),
+                         "'DELETE FROM run_slots WHERE run_id = 1'); c.execute('ALTER TABLE runs DROP COLUMN "
+                         "slots_digest'); c.execute("
+                         "\\\"UPDATE meta SET value = '5' WHERE key = 'schema_version'\\\"); c.commit()\" " +
+                         P("runs.db"))
+                            .c_str()),
             0);
   Output o = Run("runs compare 1 2 --metrics 'all.ece,all.kpp.macro'");
   ASSERT_EQ(o.code, 0) << o.err;

@@ -1,9 +1,11 @@
 // The CLI on stores changed behind kplab's back (docs/store.md, "Reading a store back"). Every reading
 // command refuses a run that does not read back, with the read-back's message and exit 4 (`runs show`
-// printed such a run's aggregates without the documents behind them). Then `kplab runs merge`: what no
-// single shard shows is checked across them and against each shard's own aggregates; each change below
-// keeps one shard consistent in itself (what the read-back checks alone), as a careful forger or a
-// half-finished copy would, and the merge refuses it with its exact message (exit 4), writing nothing. The
+// printed such a run's aggregates without the documents behind them). A slot changed is refused by the
+// digest stored with the slots (schema version 6). Then `kplab runs merge`: what no single shard shows
+// is checked across them and against each shard's own aggregates; each change below keeps one shard
+// consistent in itself (what the read-back checks alone, its slots' digest recomputed: Redigest), as a
+// careful forger or a half-finished copy would, and the merge refuses it with its exact message (exit
+// 4), writing nothing. The
 // shards are examples/tiny's 5 documents, 0/2 = documents 1-2, 1/2 = documents 3-5.
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
@@ -45,6 +47,13 @@ class StoreTamperCli : public ::testing::Test {
     Sql(shard, "UPDATE scores SET idx = idx + 100000");
     Sql(shard, "UPDATE scores SET idx = (SELECT count(*) FROM scores s WHERE s.run_id = scores.run_id AND s.idx < "
                "scores.idx)");
+  }
+  // The slots' digest recomputed from the rows as they now are, as a forger who read docs/store.md would:
+  // here by taking the file back to version 5, whose migration to 6 computes it (`runs list` migrates).
+  void Redigest(int shard) {
+    Sql(shard, "ALTER TABLE runs DROP COLUMN slots_digest; UPDATE meta SET value = '5' WHERE key = 'schema_version'");
+    Output o = Run("runs list --db " + S(shard));
+    ASSERT_EQ(o.code, 0) << o.err;
   }
   Output Merge() { return Run("runs merge --from " + S(0) + " --from " + S(1) + " --db " + P("out.db")); }
   std::string Label(int i) const { return "run 1 in " + S(i) + " (shard " + std::to_string(i) + "/2)"; }
@@ -101,6 +110,7 @@ TEST_F(StoreTamperCli, ASubsetOneShardStoresAndTheOtherDoesNot) {
   Sql(1, "DELETE FROM run_slots WHERE subset = 'present'");
   Sql(1, "DELETE FROM scores WHERE metric LIKE 'present.%'");
   Renumber(1);
+  Redigest(1);
   Output check = Run("runs export 1 --db " + S(1));
   ASSERT_EQ(check.code, 0) << check.err;  // the shard alone reads back
   Output o = Merge();
@@ -116,6 +126,7 @@ TEST_F(StoreTamperCli, TheSubsetEveryRunStoresIsMissing) {
     Sql(i, "DELETE FROM run_slots WHERE subset = 'all'");
     Sql(i, "DELETE FROM scores WHERE metric LIKE 'all.%'");
     Renumber(i);
+    Redigest(i);
   }
   Output o = Merge();
   EXPECT_EQ(o.code, 4);
@@ -128,6 +139,7 @@ TEST_F(StoreTamperCli, TheSubsetEveryRunStoresIsMissing) {
 TEST_F(StoreTamperCli, ASubsetThePluginDoesNotHave) {
   Sql(1, "UPDATE run_slots SET subset = 'absentee' WHERE subset = 'absent'");
   Sql(1, "UPDATE scores SET metric = replace(metric, 'absent.', 'absentee.') WHERE metric LIKE 'absent.%'");
+  Redigest(1);
   Output o = Merge();
   EXPECT_EQ(o.code, 4);
   EXPECT_EQ(o.err, "kplab: " + Label(1) + " stored slots of plugin 'exact' in subset 'absentee', which the plugin "
@@ -137,8 +149,16 @@ TEST_F(StoreTamperCli, ASubsetThePluginDoesNotHave) {
 // A hidden slot changed (no score column mirrors it): the shard's own aggregates no longer follow from
 // its slots. Shard 1 has 2 + 2 + 2 = 6 hits in its top 5s of 15 predictions (c_api_test.c's hand
 // count), so its all.p@5.micro is 6/15 = 0.4; with the hits zeroed its slots give 0.
+// Changed alone, the digest refuses the shard; with the digest recomputed, the merge does.
 TEST_F(StoreTamperCli, AHiddenSlotChanged) {
   Sql(1, "UPDATE run_slots SET values_f64le = zeroblob(24) WHERE subset = 'all' AND name = 'hits@5'");
+  Output alone = Merge();
+  EXPECT_EQ(alone.code, 4);
+  EXPECT_EQ(alone.err, "kplab: " + S(1) +
+                           ": run 1: its slots are not the ones stored with it (run_slots differs "
+                           "from runs.slots_digest: a slot row was changed, added or deleted)\n");
+  EXPECT_FALSE(fs::exists(P("out.db")));
+  Redigest(1);
   Output o = Merge();
   EXPECT_EQ(o.code, 4);
   EXPECT_EQ(o.err, "kplab: " + Label(1) + " stored aggregate 'all.p@5.micro' = 0.4, but its slots give 0 "

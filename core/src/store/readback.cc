@@ -108,6 +108,8 @@ class Row {
     const char* p = c.getText();
     return std::string(p, static_cast<std::size_t>(c.getBytes()));
   }
+  // Column i as stored, whatever its type, into a digest (the slots' digest covers the rows as they are).
+  void Digest(int i, SlotsDigest& digest) const { digest.Column(st_.getColumn(i)); }
   // The bytes of a BLOB column, valid until the statement steps.
   std::string_view Blob(int i, std::string_view column) const {
     Expect(i, column, SQLITE_BLOB, "a blob");
@@ -170,6 +172,8 @@ struct RunRow {
   int64_t dataset_id = 0;
   int64_t n_docs = 0;  // datasets.n_docs, checked against the stored documents by the caller
   bool ci = false;     // params_json has "_ci": scored with `kplab eval --ci`
+  // runs.slots_digest: every run of a version-6 file has one; none before (nothing to compare with).
+  std::optional<std::string> slots_digest;
   // The number of values a per-document column of the run holds: n_docs, or the shard's documents.
   int64_t Expected() const { return rec.shard ? rec.shard->end - rec.shard->begin : n_docs; }
   const char* OfWhat() const { return rec.shard ? "the shard has" : "the run has"; }
@@ -186,12 +190,12 @@ std::string RunSelect(int schema_version, const std::string& where) {
          "CASE WHEN typeof(r.params_json) = 'text' AND r.params_json <> '' AND json_valid(r.params_json) "
          "THEN json_type(r.params_json) = 'object' ELSE r.params_json IS '' END, "
          "CASE WHEN typeof(r.params_json) = 'text' AND json_valid(r.params_json) "
-         "THEN json_type(r.params_json, '$._ci') IS NOT NULL ELSE 0 END "
-         "FROM runs r LEFT JOIN datasets d ON d.id = r.dataset_id LEFT JOIN systems s ON s.id = r.system_id " +
-         where;
+         "THEN json_type(r.params_json, '$._ci') IS NOT NULL ELSE 0 END, " +
+         (schema_version >= 6 ? "r.slots_digest" : "NULL") +
+         " FROM runs r LEFT JOIN datasets d ON d.id = r.dataset_id LEFT JOIN systems s ON s.id = r.system_id " + where;
 }
 
-RunRow ReadRunRow(Row& row, const std::string& path) {
+RunRow ReadRunRow(Row& row, const std::string& path, int schema_version) {
   RunRow r;
   r.id = row.Int(0, "runs.id");
   row.Rename(fmt::format("{}: run {}", path, r.id));
@@ -232,6 +236,14 @@ RunRow ReadRunRow(Row& row, const std::string& path) {
   rec.kplab_version = row.Text(25, "runs.kplab_version");
   if (row.Int(26, "params_json's check") == 0) row.Fail("runs.params_json is not a JSON object");
   r.ci = row.Int(27, "params_json's _ci") != 0;
+  if (schema_version >= 6) {
+    r.slots_digest = row.Text(28, "runs.slots_digest");
+    if (r.slots_digest->size() != kSlotsDigestHexLength ||
+        r.slots_digest->find_first_not_of("0123456789abcdef") != std::string::npos) {
+      row.Fail(fmt::format("runs.slots_digest is '{}' (expected {} hexadecimal digits, a SHA-256 digest)",
+                           Shown(*r.slots_digest), kSlotsDigestHexLength));
+    }
+  }
   // A whole run (all four NULL) or a shard whose range is the one its I/N gives over the documents.
   const auto i = row.IntOrNull(6, "runs.shard_index"), c = row.IntOrNull(7, "runs.shard_count"),
              b = row.IntOrNull(8, "runs.doc_begin"), e = row.IntOrNull(9, "runs.doc_end");
@@ -280,7 +292,7 @@ RunRow ReadShape(const ReadContext& c, int64_t id) {
   st.bind(1, id);
   if (!st.executeStep()) throw Unsound(fmt::format("run {} not found", id));
   Row row(st, fmt::format("{}: run {}", c.path, id));
-  RunRow r = ReadRunRow(row, c.path);
+  RunRow r = ReadRunRow(row, c.path, c.schema_version);
   CheckDocumentCount(c, row.where(), r);
   return r;
 }
@@ -480,7 +492,9 @@ std::vector<SlotColumn> ReadStoredSlots(const ReadContext& c, const RunRow& r, c
                        "WHERE run_id = ? ORDER BY plugin_idx, subset, slot");
   st.bind(1, r.id);
   const Row row(st, where);
+  SlotsDigest digest;
   while (st.executeStep()) {
+    for (int i = 0; i < 7; ++i) row.Digest(i, digest);
     if (r.rec.status == "failed") row.Fail("a failed run stores slots (a failed run has none)");
     SlotColumn col;
     col.plugin = row.Int(0, "run_slots.plugin_idx");
@@ -503,6 +517,12 @@ std::vector<SlotColumn> ReadStoredSlots(const ReadContext& c, const RunRow& r, c
     out.push_back(std::move(col));
   }
   CheckSlotsOfRun(where, Facts(r), plugins, scores, out);
+  // Last, so that what the checks above see is named by them; the digest sees the rest.
+  if (r.slots_digest && digest.FinishHex() != *r.slots_digest) {
+    Refuse(where,
+           "its slots are not the ones stored with it (run_slots differs from runs.slots_digest: a slot row was "
+           "changed, added or deleted)");
+  }
   return out;
 }
 
@@ -545,7 +565,7 @@ Result<std::vector<RunSummary>> ReadRunList(const ReadContext& c) {
     std::vector<RunSummary> out;
     while (st.executeStep()) {
       Row row(st, c.path);
-      RunRow r = ReadRunRow(row, c.path);
+      RunRow r = ReadRunRow(row, c.path, c.schema_version);
       const auto [n, numbered] = docs.count(r.dataset_id) ? docs[r.dataset_id] : std::pair<int64_t, bool>{0, true};
       if (n != r.n_docs) {
         row.Fail(
@@ -575,7 +595,7 @@ Result<RunRecord> ReadRun(const ReadContext& c, int64_t id) {
     st.bind(1, id);
     if (!st.executeStep()) return StoreFail(fmt::format("run {} not found", id));
     Row row(st, fmt::format("{}: run {}", c.path, id));
-    RunRow r = ReadRunRow(row, c.path);
+    RunRow r = ReadRunRow(row, c.path, c.schema_version);
     CheckDocumentCount(c, row.where(), r);
     SQLite::Statement docs(c.db, "SELECT idx, doc_id FROM documents WHERE dataset_id = ? ORDER BY idx");
     docs.bind(1, r.dataset_id);

@@ -20,19 +20,20 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
-#include <filesystem>
-#include <thread>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <iterator>
 #include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
+#include <tuple>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -43,12 +44,14 @@ namespace {
 // Every failure of the run store is a store error (the CLI's exit 4).
 Error StoreFail(std::string message) { return Error::Store(std::move(message)); }
 
-// One migration step: `sql` takes a database at version - 1 to `version`. Steps run in order inside one
-// IMMEDIATE transaction, so a failed step leaves the file at its old version. Append new steps here;
-// never edit a released one (files in the wild were created by it).
+// One migration step: `sql` takes a database at version - 1 to `version`, then `fill` (if any) computes
+// what SQL cannot. Steps run in order inside one IMMEDIATE transaction, so a failed step leaves the file
+// at its old version. Append new steps here; never edit a released one (files in the wild were created
+// by it).
 struct Migration {
   int version;
   const char* sql;
+  void (*fill)(SQLite::Database& db) = nullptr;
 };
 
 constexpr const char kSchemaV1[] = R"sql(
@@ -193,12 +196,42 @@ CREATE TABLE run_slots(
 );
 )sql";
 
+// Version 6: the digest of each run's slots (store_internal.h, SlotsDigest), written with them and
+// compared with them when they are read back, so that a slot changed behind kplab's back is refused
+// even where the consistency checks cannot see it. The runs already stored get the digest of the slots
+// they hold, so that every run of a version-6 file has one.
+constexpr const char kSchemaV6[] = R"sql(
+ALTER TABLE runs ADD COLUMN slots_digest TEXT;
+)sql";
+
+// The digest of run `run_id`'s slots as stored (the read-back computes it from the same query).
+std::string DigestStoredSlots(SQLite::Database& db, int64_t run_id) {
+  SQLite::Statement st(db,
+                       "SELECT plugin_idx, subset, slot, name, hidden, n, values_f64le FROM run_slots "
+                       "WHERE run_id = ? ORDER BY plugin_idx, subset, slot");
+  st.bind(1, run_id);
+  store_internal::SlotsDigest digest;
+  while (st.executeStep()) {
+    for (int i = 0; i < 7; ++i) digest.Column(st.getColumn(i));
+  }
+  return digest.FinishHex();
+}
+
+void FillSlotsDigests(SQLite::Database& db) {
+  std::vector<int64_t> ids;
+  SQLite::Statement runs(db, "SELECT id FROM runs");
+  while (runs.executeStep()) ids.push_back(runs.getColumn(0).getInt64());
+  SQLite::Statement set(db, "UPDATE runs SET slots_digest = ? WHERE id = ?");
+  for (const int64_t id : ids) {
+    set.bind(1, DigestStoredSlots(db, id));
+    set.bind(2, id);
+    set.exec();
+    set.reset();
+  }
+}
+
 constexpr Migration kMigrations[] = {
-    {1, kSchemaV1},
-    {2, kSchemaV2},
-    {3, kSchemaV3},
-    {4, kSchemaV4},
-    {5, kSchemaV5},
+    {1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6, FillSlotsDigests},
 };
 
 constexpr int kCurrentVersion = kMigrations[std::size(kMigrations) - 1].version;
@@ -283,6 +316,7 @@ int Migrate(SQLite::Database& db, const std::string& path) {
     if (m.version <= version) continue;
     try {
       db.exec(m.sql);
+      if (m.fill) m.fill(db);
     } catch (const SQLite::Exception& e) {
       throw StoreError(fmt::format("{}: cannot migrate schema from version {} to {} ({})", path, from,
                                    m.version, e.what()));
@@ -779,13 +813,38 @@ void CheckSavedRun(SQLite::Database& db, const RunRecord& run, const ScoreColumn
   }
 }
 
+// The digest of the slots as InsertSlots writes them: the rows in key order (plugin, subset, slot: the
+// order of SQLite's ORDER BY for integers and texts under BINARY collation), each value as stored.
+std::string DigestSlots(const std::vector<SlotColumn>& slots) {
+  std::vector<const SlotColumn*> order;
+  order.reserve(slots.size());
+  for (const SlotColumn& c : slots) order.push_back(&c);
+  std::sort(order.begin(), order.end(), [](const SlotColumn* a, const SlotColumn* b) {
+    return std::tie(a->plugin, a->subset, a->slot) < std::tie(b->plugin, b->subset, b->slot);
+  });
+  store_internal::SlotsDigest digest;
+  std::vector<unsigned char> blob;
+  for (const SlotColumn* c : order) {
+    EncodeF64Le(c->values, blob);
+    digest.Int(c->plugin);
+    digest.Text(c->subset);
+    digest.Int(c->slot);
+    digest.Text(c->name);
+    digest.Int(c->hidden ? 1 : 0);
+    digest.Int(static_cast<int64_t>(c->values.size()));
+    digest.Blob(std::string_view(reinterpret_cast<const char*>(blob.data()), blob.size()));
+  }
+  return digest.FinishHex();
+}
+
 // The runs row; returns its id.
-int64_t InsertRunRow(SQLite::Database& db, const RunRecord& run, int64_t dataset_id, int64_t system_id) {
+int64_t InsertRunRow(SQLite::Database& db, const RunRecord& run, int64_t dataset_id, int64_t system_id,
+                     const std::string& slots_digest) {
   SQLite::Statement ins(db,
                         "INSERT INTO runs(dataset_id, system_id, predictions_path, predictions_hash, profile, "
                         "params_json, embedder_fingerprint, kplab_version, created_at, elapsed_seconds, status, "
-                        "error, seed, shard_index, shard_count, doc_begin, doc_end) "
-                        "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                        "error, seed, shard_index, shard_count, doc_begin, doc_end, slots_digest) "
+                        "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   ins.bind(1, dataset_id);
   ins.bind(2, system_id);
   ins.bind(3, run.predictions_path);
@@ -818,6 +877,7 @@ int64_t InsertRunRow(SQLite::Database& db, const RunRecord& run, int64_t dataset
   } else {
     for (int i = 14; i <= 17; ++i) ins.bind(i);
   }
+  ins.bind(18, slots_digest);
   ins.exec();
   return db.getLastInsertRowid();
 }
@@ -918,7 +978,7 @@ Result<int64_t> RunStore::SaveRun(const RunRecord& run, const ScoreColumns& scor
     SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
     const int64_t dataset_id = impl_->UpsertDataset(run);
     const int64_t system_id = impl_->UpsertSystem(run.system);
-    const int64_t run_id = InsertRunRow(db, run, dataset_id, system_id);
+    const int64_t run_id = InsertRunRow(db, run, dataset_id, system_id, DigestSlots(slots));
     InsertPlugins(db, run_id, run.plugins);
     InsertScores(db, run_id, scores);
     InsertSlots(db, run_id, slots);

@@ -1,18 +1,50 @@
 // Shared by the run store and the phrase cache, which live in the same SQLite file.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
+#include <SQLiteCpp/Column.h>
 #include <SQLiteCpp/Database.h>
 
 #include "kplab/result.h"
+#include "kplab/sha256.h"
 
 namespace kplab::store_internal {
 
 // Sets the connection up (busy timeout, WAL, foreign keys) and migrates the schema to the current
 // version; returns that version. Errors name the path.
 Result<int> PrepareDatabase(SQLite::Database& db, const std::string& path);
+
+// The digest of a run's slots (runs.slots_digest, schema version 6, docs/store.md): SHA-256, in hex, over
+// the run's run_slots rows in key order (plugin_idx, subset, slot), each row's seven values (plugin_idx,
+// subset, slot, name, hidden, n, values_f64le) as their SQLite type and bytes. SaveRun writes it with the
+// slots, the migration to version 6 computes it for the runs already stored, and the read-back compares
+// it with the rows it reads. The consistency checks cannot see a hidden slot changed where everything it
+// enters is 0 (a recall denominator zeroed in a shard without absent hits: 0/2 and 0/0 aggregate
+// alike); the digest does. A checksum against changes made behind kplab's back, not a signature: whoever
+// rewrites the rows can rewrite it.
+//
+// Threads: one SlotsDigest per thread.
+class SlotsDigest {
+ public:
+  void Int(int64_t v);
+  void Real(double v);
+  void Text(std::string_view s);
+  void Blob(std::string_view b);
+  void Null();
+  // A stored value of any type, as SQLite returns it.
+  void Column(const SQLite::Column& c);
+  std::string FinishHex() { return sha_.FinishHex(); }
+
+ private:
+  void Tagged(char type, std::string_view bytes);
+  Sha256 sha_;
+};
+
+// The length of a digest in hex.
+inline constexpr std::size_t kSlotsDigestHexLength = 64;
 
 // The current time as ISO 8601 UTC ("2026-11-22T10:00:00Z").
 std::string NowIsoUtc();
