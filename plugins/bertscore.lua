@@ -18,26 +18,15 @@ local function joined(list)
   return table.concat(list:surfaces(), ", ")
 end
 
--- KPEval's reference strings (bert_score_metric.py builds them as rouge_metric.py and
--- mover_score_metric.py do): every reference of the line, repeats included, zipped with the presence
--- flags of the deduplicated ones -- the first U references take the U unique references' flags, and the
--- last ones are dropped when the line repeats a reference (stem key). Lines without a repeat get the
--- unique references with their own flags. A document without text has every reference absent (KPEval
--- run with an empty source).
+-- KPEval's reference string of a subset: its present or absent references (doc:kpeval_references: the
+-- line's references zipped with the deduplicated ones' presence flags, as rouge_metric.py builds its
+-- lists) joined by ', '; `all` is the present ones, then the absent ones.
 local function kpeval_reference_string(doc, subset)
-  local raw, uniq = doc.refs_with_duplicates:surfaces(), doc.refs:surfaces()
-  local present_surfaces = doc.has_text and doc.refs:present():surfaces() or {}
-  local present, absent, j = {}, {}, 1
-  for i = 1, #uniq do  -- unique surfaces are distinct: the present ones are a subsequence of them
-    if uniq[i] == present_surfaces[j] then
-      present[#present + 1], j = raw[i], j + 1
-    else
-      absent[#absent + 1] = raw[i]
-    end
-  end
-  if subset == "present" then return table.concat(present, ", ") end
-  if subset == "absent" then return table.concat(absent, ", ") end
-  return table.concat(table.move(absent, 1, #absent, #present + 1, present), ", ")
+  local present, absent = doc:kpeval_references()
+  if subset == "present" then return table.concat(present:surfaces(), ", ") end
+  if subset == "absent" then return table.concat(absent:surfaces(), ", ") end
+  local all = present:surfaces()
+  return table.concat(table.move(absent:surfaces(), 1, #absent, #all + 1, all), ", ")
 end
 
 -- The references' string of a subset: KPEval's zip under kpeval, each unique reference once otherwise.

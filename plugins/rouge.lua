@@ -4,24 +4,6 @@
 -- scores are computed here.
 local ipairs = ipairs
 
--- KPEval's reference lists (rouge_metric.py): every reference of the line, repeats included, zipped with
--- the presence flags of the deduplicated references -- the first U references of the line take the U
--- unique references' flags, and the last ones are dropped when the line repeats a reference.
--- A document without text has every keyphrase absent (KPEval run with an empty source).
-local function kpeval_references(doc)
-  local raw, uniq = doc.refs_with_duplicates:surfaces(), doc.refs:surfaces()
-  local present_surfaces = doc.has_text and doc.refs:present():surfaces() or {}
-  local present, absent, j = {}, {}, 1
-  for i = 1, #uniq do  -- unique surfaces are distinct: the present ones are a subsequence of them
-    if uniq[i] == present_surfaces[j] then
-      present[#present + 1], j = raw[i], j + 1
-    else
-      absent[#absent + 1] = raw[i]
-    end
-  end
-  return present, absent
-end
-
 local function append(a, b)
   local out = table.move(a, 1, #a, 1, {})
   return table.move(b, 1, #b, #out + 1, out)
@@ -38,7 +20,10 @@ end
 -- KPEval's strings for one subset: present ones joined by ' ', absent and all by ', '; all = present
 -- predictions first, then absent ones, against present then absent references.
 local function kpeval_strings(preds, doc, subset)
-  local ref_present, ref_absent = kpeval_references(doc)
+  -- KPEval's reference lists: the line's references zipped with the deduplicated ones' presence flags
+  -- (doc:kpeval_references, docs/plugins.md).
+  local present, absent = doc:kpeval_references()
+  local ref_present, ref_absent = present:surfaces(), absent:surfaces()
   if subset == "present" then return preds:surfaces(), ref_present, " " end
   if subset == "absent" then return preds:surfaces(), ref_absent, ", " end
   local hyp = doc.has_text and preds:present_first():surfaces() or preds:surfaces()

@@ -722,6 +722,14 @@ local Document = {}
 ---@return KeyphraseList refs
 function Document:subset(s) end
 
+---KPEval's reference lists (its ROUGE lists, its BERTScore and MoverScore strings): the references
+---before dedup (refs_with_duplicates) zipped with the presence flags of the deduplicated ones (refs), so
+---a line that repeats a reference has its flags shifted from the repeat on and loses one last reference
+---a repeat; every reference is absent without source text.
+---@return KeyphraseList present
+---@return KeyphraseList absent
+function Document:kpeval_references() end
+
 ---A ranked list of keyphrases: a view into the corpus. #list, and list[i] is list:get(i).
 ---@class KeyphraseList
 local KeyphraseList = {}

@@ -432,11 +432,23 @@ int DocSubset(lua_State* L) {
   return 2;
 }
 
+// doc:kpeval_references() -> present, absent: KPEval's reference lists (KpevalReferenceLists), the
+// references before dedup zipped with the deduplicated ones' presence flags.
+int DocKpevalReferences(lua_State* L) {
+  DocUd* d = CheckDoc(L, 1);
+  KpevalReferences lists = KpevalReferenceLists(*d->doc);
+  PushList(L, d->corpus, d->doc)->Own(std::move(lists.present));
+  PushList(L, d->corpus, d->doc)->Own(std::move(lists.absent));
+  return 2;
+}
+
 int DocIndex(lua_State* L) {
   DocUd* d = CheckDoc(L, 1);
   const std::string_view key = luaL_checkstring(L, 2);
   if (key == "subset") {
     lua_pushcfunction(L, Safe<DocSubset>);
+  } else if (key == "kpeval_references") {
+    lua_pushcfunction(L, Safe<DocKpevalReferences>);
   } else if (key == "preds") {
     PushAll(L, d, d->doc->pred_view(0));
   } else if (key == "refs") {

@@ -92,6 +92,36 @@ TEST(Corpus, ReferencesBeforeDedupKeepEachRepeatsOwnSurfaceAndPresence) {
   EXPECT_TRUE(s->docs[0].refs_before_dedup.empty());
 }
 
+// KPEval's reference lists (rouge_metric.py: zip(references, the deduplicated references' presence
+// flags)), by hand for the line above. The unique references and their flags: neural networks P (title),
+// deep models P (body), graph P (title), trees A. Zipped with the line's six references, the first four
+// take those flags: neural networks P, deep models P, neural network P, graph A; "graphs" and "trees" are
+// dropped (two repeats, two references lost), and the present "graph" is counted absent.
+TEST(Corpus, KpevalReferenceListsZipTheLineWithTheUniqueFlags) {
+  auto ds = OneDoc("training neural networks on a graph .", "we train deep models .",
+                   {"Neural Networks", "deep models", "neural network", "graph", "graphs", "trees"});
+  auto c = BuildCorpus(ds, nullptr, *FindProfile("kpeval"));
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  KpevalReferences r = KpevalReferenceLists(c->docs[0]);
+  EXPECT_EQ(SurfaceTexts(r.present), (std::vector<std::string>{"neural networks", "deep models", "neural network"}));
+  EXPECT_EQ(SurfaceTexts(r.absent), (std::vector<std::string>{"graph"}));
+  // Without a repeat: each reference with its own flag.
+  auto plain =
+      BuildCorpus(OneDoc("a graph", "of trees", {"graph", "forest", "trees"}), nullptr, *FindProfile("kpeval"));
+  ASSERT_TRUE(plain.ok());
+  r = KpevalReferenceLists(plain->docs[0]);
+  EXPECT_EQ(SurfaceTexts(r.present), (std::vector<std::string>{"graph", "trees"}));
+  EXPECT_EQ(SurfaceTexts(r.absent), (std::vector<std::string>{"forest"}));
+  // Without text (KPEval run with an empty source): every one absent, still zipped.
+  ds.docs[0].has_text = false;
+  auto none = BuildCorpus(ds, nullptr, *FindProfile("kpeval"));
+  ASSERT_TRUE(none.ok());
+  r = KpevalReferenceLists(none->docs[0]);
+  EXPECT_TRUE(r.present.empty());
+  EXPECT_EQ(SurfaceTexts(r.absent),
+            (std::vector<std::string>{"neural networks", "deep models", "neural network", "graph"}));
+}
+
 TEST(Corpus, KplabDoesNotMatchAcrossTitleAndBody) {
   // "models we" spans the boundary only if the title's last token touches the body's first.
   const auto ds = OneDoc("deep models", "we train", {"models we", "deep models"});

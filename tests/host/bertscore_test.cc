@@ -333,7 +333,7 @@ TEST_F(BertscoreRuns, LayerOutsideTheModelIsAnErrorAtThePluginLine) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->errors.size(), 1u);
   EXPECT_EQ(r->errors[0].message,
-            "plugins/bertscore.lua:131: ctx.token_embeddings: layer 13 is outside 0..12 (model 'toytokens' has 12 "
+            "plugins/bertscore.lua:120: ctx.token_embeddings: layer 13 is outside 0..12 (model 'toytokens' has 12 "
             "layers; 0 is the embedding layer's output) (while scoring document '1', subset 'all')");
 }
 
@@ -376,7 +376,7 @@ TEST_F(BertscoreRuns, MalformedBaselineFailsTheRunNamingFileAndLine) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->errors.size(), 1u);
   EXPECT_EQ(r->errors[0].message,
-            "plugins/bertscore.lua:99: " + bad +
+            "plugins/bertscore.lua:88: " + bad +
                 ":3: R must be a finite number (the line is not shown: a plugin is given a baseline's numbers, not "
                 "its text)");
 }
@@ -652,7 +652,7 @@ TEST_F(BertscoreTransformer, LayerBeyondTheModelNamesTheRange) {
   kplab::test::Output o = Run("eval --dataset tests/data/bertscore/pairs --predictions "
                               "tests/data/bertscore/pairs/predictions.txt --metrics bertscore --model bert-tiny");
   EXPECT_NE(o.code, 0);
-  EXPECT_NE(o.err.find("plugins/bertscore.lua:131: ctx.token_embeddings: layer 8 is outside 0..2 (model 'bert-tiny' "
+  EXPECT_NE(o.err.find("plugins/bertscore.lua:120: ctx.token_embeddings: layer 8 is outside 0..2 (model 'bert-tiny' "
                        "has 2 layers; 0 is the embedding layer's output) (while scoring document '1', subset 'all')"),
             std::string::npos)
       << o.err;

@@ -127,7 +127,7 @@ TEST(TransformerCli, SemrpSemanticAndBertscoreInOneRun) {
   EXPECT_EQ(without.code, 3) << without.err;  // a script error, at the plugin's line
   EXPECT_EQ(without.err.rfind("embeddings: model 'bert': token embeddings only, computed while scoring\n", 0), 0u)
       << without.err;
-  EXPECT_NE(without.err.find("plugins/bertscore.lua:131: ctx.token_embeddings: layer 8 is outside 0..2"),
+  EXPECT_NE(without.err.find("plugins/bertscore.lua:120: ctx.token_embeddings: layer 8 is outside 0..2"),
             std::string::npos)
       << without.err;
 }

@@ -291,6 +291,18 @@ class Corpus {
   TokenId DedupKey(const Phrase& p) const { return dedup_keys.empty() ? p.key : dedup_keys[p.id]; }
 };
 
+// KPEval's reference lists (uclanlp/KPEval metrics/rouge_metric.py; bert_score_metric.py and
+// mover_score_metric.py join the same lists into strings): the references before dedup
+// (Document::ref_view_dups, repeats and their own surfaces kept) zipped with the presence flags of the
+// deduplicated ones (Document::refs) — reference i of the line takes unique reference i's flag, so a line
+// that repeats a reference has its flags shifted from the repeat on and its last references dropped (one
+// for each repeat). A line without a repeat gives each unique reference with its own flag. Without text
+// every reference is absent (KPEval run with an empty source). The addresses point into the corpus.
+struct KpevalReferences {
+  std::vector<const Keyphrase*> present, absent;
+};
+KpevalReferences KpevalReferenceLists(const Document& doc);
+
 // Normalizes a dataset and (optionally) aligned predictions under a profile. Predictions must already be
 // aligned (AlignPredictions). Errors: invalid profile options.
 // threads: documents are built in that many contiguous ranges at once (0 = one per core, at most 8, one
