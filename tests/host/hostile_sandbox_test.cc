@@ -312,9 +312,10 @@ TEST_F(HostileTest, OutOfMemoryIsAClearErrorNotAnAbort) {
 }
 
 TEST_F(HostileTest, DeadlinesStopWhatInstructionsDoNot) {
-  ExpectKilled("while true do end\n", ":1: time limit of 1 s exceeded", "--instruction-limit 0 --time-limit 1");
-  ExpectKilled("local s = string.rep('a', 20000)\ns:find('.-.-.-b')\n", ":2: time limit of 1 s exceeded",
-               "--instruction-limit 0 --time-limit 1");
+  // A quarter of a second: limits are given in seconds, fractions too, and a test need not burn more.
+  ExpectKilled("while true do end\n", ":1: time limit of 0.25 s exceeded", "--instruction-limit 0 --time-limit 0.25");
+  ExpectKilled("local s = string.rep('a', 20000)\ns:find('.-.-.-b')\n", ":2: time limit of 0.25 s exceeded",
+               "--instruction-limit 0 --time-limit 0.25");
 }
 
 // A loop of slow native calls that are not charged (kp.load of KP20k, ~0.3 s each) runs a handful of
@@ -323,8 +324,8 @@ TEST_F(HostileTest, DeadlinesStopWhatInstructionsDoNot) {
 TEST_F(HostileTest, SlowNativeCallsInALoopStopAtTheDeadline) {
   const std::string kp20k = std::string(KPLAB_SHARED_DATA) + "/kpg_testsets_meng2017/kp20k";
   if (!fs::exists(kp20k)) GTEST_SKIP() << "no " << kp20k;
-  ExpectKilled("while true do kp.load{dataset = '" + kp20k + "'} end\n", ":1: time limit of 1 s exceeded",
-               "--time-limit 1 --allow-read " + std::string(KPLAB_SHARED_DATA));
+  ExpectKilled("while true do kp.load{dataset = '" + kp20k + "'} end\n", ":1: time limit of 0.5 s exceeded",
+               "--time-limit 0.5 --allow-read " + std::string(KPLAB_SHARED_DATA));
 }
 
 // The run budget covers all of a plugin's calls: the 5 documents of examples/tiny at ~2e7 instructions
@@ -353,10 +354,11 @@ return kp.metric {
   // The run deadline, with no instruction budgets at all.
   Write("plugins/burn.lua", "-- kplab-api: 1\nreturn kp.metric { name = 'burn', version = '1',\n"
                             "  score = function() while true do end end }\n");
-  t = Kplab(base + " --instruction-limit 0 --run-instruction-limit 0 --time-limit 0 --run-time-limit 1");
+  t = Kplab(base + " --instruction-limit 0 --run-instruction-limit 0 --time-limit 0 --run-time-limit 0.25");
   EXPECT_EQ(t.o.code, 3) << t.o.err;
-  EXPECT_NE(t.o.err.find(dir_.File("plugins/burn.lua") + ":3: run time limit of 1 s exceeded (all calls of this plugin)"),
-            std::string::npos)
+  EXPECT_NE(
+      t.o.err.find(dir_.File("plugins/burn.lua") + ":3: run time limit of 0.25 s exceeded (all calls of this plugin)"),
+      std::string::npos)
       << t.o.err;
   EXPECT_LT(t.seconds, kSandboxFinishes);
 }
