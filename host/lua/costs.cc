@@ -151,6 +151,7 @@ constexpr CostEntry kCosts[] = {
     {"Document.__index", kSize, "O(size of the field read: a list view, the source's tokens)"},
     {"Document.__tostring", kSize, "O(size of the document's lists)"},
     {"Document:subset", kSize, "O(size of the document's lists)"},
+    {"Document:kpeval_references", kSize, "O(size of the document's reference lists)"},
     {"KeyphraseList.__gc", kConstant, "O(1)"},
     {"KeyphraseList.__index", kConstant, "O(1): a method, or a field of the list"},
     {"KeyphraseList.__len", kConstant, "O(1)"},

@@ -445,11 +445,12 @@ int DocKpevalReferences(lua_State* L) {
 int DocIndex(lua_State* L) {
   DocUd* d = CheckDoc(L, 1);
   const std::string_view key = luaL_checkstring(L, 2);
-  if (key == "subset") {
-    lua_pushcfunction(L, Safe<DocSubset>);
-  } else if (key == "kpeval_references") {
-    lua_pushcfunction(L, Safe<DocKpevalReferences>);
-  } else if (key == "preds") {
+  // A method (kDocMethods, in the type's method table: the sandbox's walk of every C function finds
+  // them there), else a field.
+  PushMethod(L, kDocMeta, 2);
+  if (!lua_isnil(L, -1)) return 1;
+  lua_pop(L, 1);
+  if (key == "preds") {
     PushAll(L, d, d->doc->pred_view(0));
   } else if (key == "refs") {
     PushAll(L, d, d->doc->ref_view(0));
@@ -500,6 +501,8 @@ int DocToString(lua_State* L) {
 
 const luaL_Reg kDocMethods[] = {
     {"__tostring", Safe<DocToString>},
+    {"subset", Safe<DocSubset>},
+    {"kpeval_references", Safe<DocKpevalReferences>},
     {nullptr, nullptr},
 };
 

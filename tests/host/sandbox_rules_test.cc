@@ -459,7 +459,6 @@ constexpr const char* kFactories = R"lua(
   out["utf8.codes()"] = utf8.codes("a")
   out["coroutine.wrap()"] = coroutine.wrap(function() end)
   out["params(metatable).__pairs()"] = pairs(values.params)
-  out["Document:subset"] = values.doc.subset
   out["(proxy).__pairs()"] = pairs(values.proxy)
   return out)lua";
 
