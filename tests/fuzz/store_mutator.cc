@@ -291,6 +291,27 @@ std::vector<std::vector<Change>> Systematic() {
   return out;
 }
 
+std::vector<std::string> ColumnsNotMutated() {
+  std::vector<std::string> out;
+  SQLite::Database db(PristineDir() + "/" + kStores[2], SQLite::OPEN_READONLY);
+  SQLite::Statement tables(db,
+                           "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+                           "AND name NOT IN ('embed_models', 'phrase_vectors') ORDER BY name");
+  while (tables.executeStep()) {
+    const std::string table = tables.getColumn(0).getString();
+    const auto t = std::find_if(Tables().begin(), Tables().end(), [&](const Table& x) { return x.name == table; });
+    SQLite::Statement cols(db, "SELECT name FROM pragma_table_info(?)");
+    cols.bind(1, table);
+    while (cols.executeStep()) {
+      const std::string column = cols.getColumn(0).getString();
+      if (t == Tables().end() || std::find(t->columns.begin(), t->columns.end(), column) == t->columns.end()) {
+        out.push_back(table + "." + column);
+      }
+    }
+  }
+  return out;
+}
+
 bool Apply(const std::string& work, const std::vector<Change>& changes) {
   std::error_code ec;
   fs::remove_all(work, ec);

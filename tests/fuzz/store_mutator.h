@@ -41,6 +41,11 @@ std::vector<Change> Decode(const std::uint8_t* data, std::size_t size);
 // under another key; every blob cut, grown, zeroed and with one value replaced.
 std::vector<std::vector<Change>> Systematic();
 
+// The columns of the pristine stores' run-store tables (PRAGMA table_info; the phrase cache's tables
+// aside) that the changes do not reach, as "table.column": empty while Tables() lists the schema, so a
+// column added to the store without a place in the mutator is a failing test, not an unfuzzed field.
+std::vector<std::string> ColumnsNotMutated();
+
 // Copies the pristine stores into `work` (created or emptied) and applies `changes`; false when SQLite
 // refused a statement (the change cannot be made, nothing to test).
 bool Apply(const std::string& work, const std::vector<Change>& changes);
