@@ -487,14 +487,12 @@ std::vector<SlotColumn> ReadStoredSlots(const ReadContext& c, const RunRow& r, c
   std::vector<SlotColumn> out;
   if (c.schema_version < 5) return out;
   const std::string where = fmt::format("{}: run {}", c.path, r.id);
-  SQLite::Statement st(c.db,
-                       "SELECT plugin_idx, subset, slot, name, hidden, n, values_f64le FROM run_slots "
-                       "WHERE run_id = ? ORDER BY plugin_idx, subset, slot");
+  SQLite::Statement st(c.db, kSlotRowsSql);
   st.bind(1, r.id);
   const Row row(st, where);
   SlotsDigest digest;
   while (st.executeStep()) {
-    for (int i = 0; i < 7; ++i) row.Digest(i, digest);
+    for (int i = 0; i < kSlotRowColumns; ++i) row.Digest(i, digest);
     if (r.rec.status == "failed") row.Fail("a failed run stores slots (a failed run has none)");
     SlotColumn col;
     col.plugin = row.Int(0, "run_slots.plugin_idx");

@@ -206,13 +206,11 @@ ALTER TABLE runs ADD COLUMN slots_digest TEXT;
 
 // The digest of run `run_id`'s slots as stored (the read-back computes it from the same query).
 std::string DigestStoredSlots(SQLite::Database& db, int64_t run_id) {
-  SQLite::Statement st(db,
-                       "SELECT plugin_idx, subset, slot, name, hidden, n, values_f64le FROM run_slots "
-                       "WHERE run_id = ? ORDER BY plugin_idx, subset, slot");
+  SQLite::Statement st(db, store_internal::kSlotRowsSql);
   st.bind(1, run_id);
   store_internal::SlotsDigest digest;
   while (st.executeStep()) {
-    for (int i = 0; i < 7; ++i) digest.Column(st.getColumn(i));
+    for (int i = 0; i < store_internal::kSlotRowColumns; ++i) digest.Column(st.getColumn(i));
   }
   return digest.FinishHex();
 }
@@ -825,14 +823,19 @@ std::string DigestSlots(const std::vector<SlotColumn>& slots) {
   store_internal::SlotsDigest digest;
   std::vector<unsigned char> blob;
   for (const SlotColumn* c : order) {
-    EncodeF64Le(c->values, blob);
+    // The blob InsertSlots binds: on a little-endian host the values' own bytes, read in place.
+    std::string_view bytes(reinterpret_cast<const char*>(c->values.data()), c->values.size() * sizeof(double));
+    if constexpr (std::endian::native != std::endian::little) {
+      EncodeF64Le(c->values, blob);
+      bytes = std::string_view(reinterpret_cast<const char*>(blob.data()), blob.size());
+    }
     digest.Int(c->plugin);
     digest.Text(c->subset);
     digest.Int(c->slot);
     digest.Text(c->name);
     digest.Int(c->hidden ? 1 : 0);
     digest.Int(static_cast<int64_t>(c->values.size()));
-    digest.Blob(std::string_view(reinterpret_cast<const char*>(blob.data()), blob.size()));
+    digest.Blob(bytes);
   }
   return digest.FinishHex();
 }

@@ -43,6 +43,13 @@ class SlotsDigest {
   Sha256 sha_;
 };
 
+// A run's run_slots rows as the digest covers them (bind the run id): the read-back and the migration
+// read them with this one query, SaveRun digests what it writes in the same order and columns.
+inline constexpr const char* kSlotRowsSql =
+    "SELECT plugin_idx, subset, slot, name, hidden, n, values_f64le FROM run_slots "
+    "WHERE run_id = ? ORDER BY plugin_idx, subset, slot";
+inline constexpr int kSlotRowColumns = 7;
+
 // The length of a digest in hex.
 inline constexpr std::size_t kSlotsDigestHexLength = 64;
 
