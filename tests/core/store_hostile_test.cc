@@ -75,6 +75,55 @@ TEST(StoreHostileTest, TwoHundredConcurrentFirstOpensAllSucceed) {
   EXPECT_EQ(db.execAndGet("PRAGMA journal_mode").getString(), "wal");
 }
 
+// A version-5 file with a shard's slots opened by 50 writers at once (threads with their own
+// connections, as processes contend): one of them migrates it to version 6 and computes the digests,
+// the others wait for the lock and find it done; every one saves a run, and the first run's slots
+// still read back under the digest computed for them.
+TEST(StoreHostileTest, ConcurrentOpensOfAVersionFiveFileMigrateItOnce) {
+  TempDir dir;
+  const std::string path = dir / "v5.db";
+  {
+    auto store = RunStore::Open(path);
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    RunRecord run = SmallRun("shard");
+    run.plugins = {{"p", "1", "aa", "p.lua"}};
+    run.shard = ShardInfo{1, 2, 1, 2};
+    auto id = store->SaveRun(run, {}, {}, {{0, "", 1, "h", true, {3.0}}});
+    ASSERT_TRUE(id.ok()) << id.error().message;
+  }
+  {
+    SQLite::Database db(path, SQLite::OPEN_READWRITE);
+    db.exec("ALTER TABLE runs DROP COLUMN slots_digest; UPDATE meta SET value = '5' WHERE key = 'schema_version'");
+  }
+  constexpr int kOpeners = 50;
+  std::vector<std::string> errors(kOpeners);
+  std::atomic<int> ready{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kOpeners; ++i) {
+    threads.emplace_back([&, i] {
+      ready.fetch_add(1);
+      while (ready.load() < kOpeners) std::this_thread::yield();
+      auto store = RunStore::Open(path);
+      if (!store) {
+        errors[i] = store.error().message;
+        return;
+      }
+      auto id = store->SaveRun(SmallRun("s" + std::to_string(i)), {}, {});
+      if (!id) errors[i] = id.error().message;
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < kOpeners; ++i) EXPECT_EQ(errors[i], "") << "opener " << i;
+  auto store = RunStore::Open(path, RunStore::Mode::kReadOnly);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  EXPECT_EQ(store->schema_version(), 6);
+  EXPECT_EQ(store->ListRuns()->size(), static_cast<std::size_t>(kOpeners + 1));
+  auto slots = store->GetSlots(1);
+  ASSERT_TRUE(slots.ok()) << slots.error().message;
+  EXPECT_EQ((*slots)[0].values, std::vector<double>{3.0});
+  SQLite::Database db(path, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM runs WHERE slots_digest IS NULL").getInt64(), 0);
+}
 
 // The documented bounds (docs/store.md), exactly at and one past each.
 TEST(StoreHostileTest, BoundsOnColumnsNamesAndErrorText) {
