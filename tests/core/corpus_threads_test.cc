@@ -4,7 +4,9 @@
 // profile that builds differently, and by hand on small corpora where the ids are known.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -223,6 +225,58 @@ TEST(CorpusThreads, IdsByFirstOccurrenceAcrossRanges) {
     EXPECT_EQ(c->docs[0].refs[1].phrase, c->docs[1].refs[1].phrase);
     EXPECT_EQ(c->docs[1].refs[1].phrase, c->docs[2].refs[0].phrase);
     EXPECT_EQ(c->docs[2].refs[1].phrase->id, 3u);
+  }
+}
+
+// Pieces around the length the builder's piece records hold inline (PieceStore::kInline, 48 bytes:
+// longer ones are kept by address), each met again in a later document, in another range, written
+// with other case (another piece, the same phrase) and as a prefix of a longer one: the same corpus on
+// one thread and on three, from the import kept and from the import released as it is built (whose
+// long pieces the builder must copy), and a piece met again is its first meeting's phrase.
+TEST(CorpusThreads, PiecesAroundTheInlineLength) {
+  std::vector<std::string> pieces;
+  for (std::size_t n : {1, 7, 8, 9, 15, 16, 17, 40, 47, 48, 49, 50, 64, 200, 5000}) {
+    std::string p;
+    for (std::size_t k = 0; p.size() < n; ++k)
+      p += (k % 7 == 6 && p.size() + 1 < n) ? ' ' : static_cast<char>('a' + k % 26);
+    pieces.push_back(p);
+  }
+  std::vector<std::vector<std::string>> docs;
+  for (int round = 0; round < 3; ++round) {
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+      std::string upper = pieces[i];
+      for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+      const std::string& other = pieces[(i + 1) % pieces.size()];
+      docs.push_back({pieces[i], round == 1 ? upper : other, pieces[i] + "x"});
+    }
+  }
+  const RawDataset ds = Docs(docs);
+  const Profile profile = *FindProfile("kplab");
+  auto one = BuildCorpus(ds, nullptr, profile, 1);
+  ASSERT_TRUE(one.ok());
+  for (int threads : {1, 3}) {
+    SCOPED_TRACE(threads);
+    auto kept = BuildCorpus(ds, nullptr, profile, threads);
+    RawDataset copy = ds;
+    auto released = BuildCorpus(std::move(copy), std::nullopt, profile, threads);
+    ASSERT_TRUE(kept.ok() && released.ok());
+    ExpectSameCorpus(*one, *kept);
+    ExpectSameCorpus(*one, *released);
+  }
+  const std::size_t n = pieces.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    SCOPED_TRACE(pieces[i].size());
+    const Phrase* first = one->docs[i].refs[0].phrase;
+    EXPECT_EQ(first->surface(), pieces[i]);
+    EXPECT_EQ(one->docs[n + i].refs[0].phrase, first);  // met again
+    // The upper-case piece is a piece of its own, lower-cased to the same key: the dedup drops it.
+    ASSERT_EQ(one->docs[n + i].refs_before_dedup.size(), 3u);
+    EXPECT_NE(one->docs[n + i].refs_before_dedup[1].phrase, first);
+    EXPECT_EQ(one->docs[n + i].refs_before_dedup[1].phrase->surface(), pieces[i]);
+    EXPECT_EQ(one->docs[n + i].refs_before_dedup[1].key(), first->key);
+    EXPECT_EQ(one->docs[n + i].refs.size(), 2u);
+    EXPECT_EQ(one->docs[2 * n + i].refs[0].phrase, first);
+    EXPECT_NE(one->docs[i].refs[2].phrase, first);  // the piece and one more byte
   }
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "../../core/src/eval/piece_store.h"
 #include "../../core/src/eval/token_table.h"
 #include "../../core/src/io/io_internal.h"
 #include "kplab/corpus.h"
@@ -91,6 +92,58 @@ TEST(TokenTable, EmptyTokenWithoutAnAddress) {
   }
   EXPECT_EQ(made, 1);
   EXPECT_EQ(table.size(), 1u);
+}
+
+// The builder's piece records (core/src/eval/piece_store.h): every length from 0 to 120 bytes, across
+// the inline limit, with NUL and high bytes, 20,000 records over several 256 KiB chunks. Each reads
+// back its bytes and head; Same is true for an equal copy (never the record's own bytes) and false for
+// every one-byte change and for one byte more or less; a long piece is kept by address.
+TEST(PieceStore, RecordsReadBackAcrossTheInlineLimitAndChunks) {
+  using eval_internal::PieceStore;
+  std::vector<std::string> pieces;
+  for (int i = 0; i < 20000; ++i) {
+    std::string p(static_cast<std::size_t>(i % 121), '\0');
+    for (std::size_t k = 0; k < p.size(); ++k) p[k] = static_cast<char>((i * 31 + k * 7) % 256);  // NULs, high bytes
+    pieces.push_back(p);
+  }
+  PieceStore store;
+  std::vector<std::uint32_t> index;
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    PieceStore::Head head;
+    head.phrase = i % 5 == 0 ? PieceStore::kDropped : static_cast<std::uint32_t>(i);
+    head.stem = i % 2;
+    head.dedup = static_cast<TokenId>(3 * i);
+    head.flags = static_cast<std::uint8_t>(i % 8);
+    index.push_back(store.Add(pieces[i], head));
+  }
+  EXPECT_GT(index.back(), std::uint32_t{2} << 15) << "three chunks of 2^15 units";
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    SCOPED_TRACE(i);
+    const std::string& p = pieces[i];
+    ASSERT_EQ(store.View(index[i]), p);
+    const PieceStore::Head h = store.HeadOf(index[i]);
+    EXPECT_EQ(h.size, p.size());
+    EXPECT_EQ(h.phrase, i % 5 == 0 ? PieceStore::kDropped : i);
+    EXPECT_EQ(h.stem, i % 2);
+    EXPECT_EQ(h.dedup, 3 * i);
+    EXPECT_EQ(h.flags, i % 8);
+    EXPECT_EQ(h.external, p.size() > PieceStore::kInline ? 1 : 0);
+    // A long piece is kept by address: the view is the caller's bytes; a short one is the record's.
+    EXPECT_EQ(store.View(index[i]).data() == p.data(), p.size() > PieceStore::kInline && !p.empty());
+    const std::string copy = p;
+    ASSERT_TRUE(store.Same(index[i], copy));
+    EXPECT_FALSE(store.Same(index[i], copy + "x"));
+    if (!p.empty()) {
+      EXPECT_FALSE(store.Same(index[i], std::string_view(copy).substr(0, p.size() - 1)));
+    }
+    if (i % 97 == 0) {  // every position of some of them
+      for (std::size_t k = 0; k < p.size(); ++k) {
+        std::string changed = p;
+        changed[k] = static_cast<char>(changed[k] ^ 1);
+        ASSERT_FALSE(store.Same(index[i], changed)) << k;
+      }
+    }
+  }
 }
 
 // nltk 3.8's stems (mode nltk) of the lower-case ASCII words of the dictionary golden file.

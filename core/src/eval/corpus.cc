@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "eval/piece_store.h"
 #include "eval/slot_table.h"
 #include "eval/surface.h"
 #include "eval/token_table.h"
@@ -160,24 +161,7 @@ struct DocIn {
   bool from_line() const { return rp == nullptr || rp->from_line; }
 };
 
-// A distinct raw keyphrase piece a builder met, and the local id of the phrase it normalized to (or
-// kDropped). Its bytes outlive the build: the raw import's (BuildCorpus of a const import), the
-// surface of its phrase when the piece is that surface already (the usual case for pre-tokenized,
-// lower-cased data), or the builder's copies (ExHiRD's re-cut pieces; other pieces when the import is
-// released as it is built). Sixteen bytes: a million documents meet some four million pieces.
-struct Piece {
-  static constexpr std::uint32_t kDropped = 0x7FFFFFFFu;
-  const char* data;
-  std::uint32_t size;
-  std::uint32_t phrase : 31;
-  std::uint32_t stem : 1;
-  std::string_view view() const { return {data, size}; }
-};
-static_assert(sizeof(Piece) == 16);
-
-inline bool SamePiece(const Piece& p, std::string_view s) {
-  return p.size == s.size() && eval_internal::SameBytes(p.data, s.data(), s.size());
-}
+using eval_internal::PieceStore;
 
 // Is the stem sequence a contiguous run of the document's source stems (Corpus::FirstOccurrence)?
 std::optional<std::size_t> FirstOccurrenceIn(const Lexicon& lex, const Profile& profile, const Document& doc,
@@ -268,8 +252,14 @@ class Builder {
   std::deque<Phrase> phrases;  // ids are indices here (local until merged)
   std::vector<TokenId> dedup_keys;  // per local phrase id, when the profile's dedup_join is not ' '
   TokenId DedupKey(const Phrase& p) const { return dedup_keys.empty() ? p.key : dedup_keys[p.id]; }
-  std::vector<Piece> pieces;   // distinct pieces in order of first use; phrases are made in this order
-  eval_internal::SlotTable memo[2];  // unstemmed / stemmed piece -> index in pieces
+  // The distinct raw pieces met (each with its phrase's local id, or kDropped), and their records'
+  // indices in order of first use; phrases are made in this order. A long piece's bytes outlive the
+  // build: the raw import's (BuildCorpus of a const import), the surface of its phrase when the piece
+  // is that surface already, or the builder's copies (ExHiRD's re-cut pieces; other pieces when the
+  // import is released as it is built); a short one's are in its record.
+  PieceStore piece_store;
+  std::vector<std::uint32_t> pieces;
+  eval_internal::SlotTable memo[2];  // unstemmed / stemmed piece -> its record in piece_store
   // Documents with a repeated prediction: index in the corpus, and per kept piece its index in preds.
   std::vector<std::pair<std::size_t, std::vector<std::uint32_t>>> dups;
 
@@ -293,6 +283,7 @@ class Builder {
     // Every piece hashed and its memo slot requested first: the probes then overlap their cache misses.
     // The raw pieces were hashed by Prefetch (the document before this one) unless ExHiRD re-cut them.
     const PieceHashes& ahead = HashesOf(i, in);
+    if (!p_.exhird_markers) PrefetchRecords(ahead, stem_refs);
     std::span<const std::uint64_t> ref_hashes = ahead.refs;
     if (p_.exhird_markers) {
       hashes_.clear();
@@ -305,18 +296,21 @@ class Builder {
     bool ref_repeat = false;
     for (std::size_t r = 0; r < refs_in.n_refs(); ++r) {
       Keyphrase kp;
+      TokenId dedup = 0;
       alt_.clear();
       for (std::string_view form : refs_in.Ref(r)) {
-        const Phrase* ph = Intern(form, stem_refs, p_.exhird_markers, ref_hashes[next_hash++]);
+        const Interned in_memo = Intern(form, stem_refs, p_.exhird_markers, ref_hashes[next_hash++]);
+        const Phrase* ph = in_memo.phrase;
         if (!ph) continue;
         if (!kp.phrase) {
           kp.phrase = ph;
+          dedup = in_memo.dedup;
         } else if (ph->key != kp.key() && std::find(alt_.begin(), alt_.end(), ph->key) == alt_.end()) {
           alt_.push_back(ph->key);
         }
       }
       if (!kp.phrase) continue;
-      if (p_.dedup && !seen_.insert(DedupKey(*kp.phrase))) {
+      if (p_.dedup && !seen_.insert(dedup)) {
         kp.set_present(Present(doc, kp));
         refs_all_.push_back(kp);
         ref_repeat = true;
@@ -368,15 +362,17 @@ class Builder {
     bool any_dup = false;
     // Kept in a scratch list first: the document keeps exactly its own (dups and markers drop many).
     preds_.clear();
+    pred_dedups_.clear();
     if (p_.exhird_markers) {
       hashes_.clear();
       for (std::size_t j = 0; j < n_pieces; ++j) Hash(raw_piece(j), true);
       pred_hashes = hashes_;
     }
     for (std::size_t j = 0; j < n_pieces; ++j) {
-      const Phrase* ph = Intern(raw_piece(j), true, p_.exhird_markers, pred_hashes[j]);
+      const Interned in_memo = Intern(raw_piece(j), true, p_.exhird_markers, pred_hashes[j]);
+      const Phrase* ph = in_memo.phrase;
       if (!ph) continue;
-      const std::uint8_t flags = flags_[ph->id];
+      const std::uint8_t flags = in_memo.flags;
       if (flags & (kPeosSurface | kPeosStem)) {
         const bool exact = (flags & kPeosSurface) != 0;
         if (exact) after_peos = true;
@@ -391,12 +387,12 @@ class Builder {
         ++doc.n_pred_invalid;
         continue;
       }
-      if (p_.dedup && !seen_.insert(DedupKey(*ph))) {
+      if (p_.dedup && !seen_.insert(in_memo.dedup)) {
         if (!any_dup) {  // the index is kept from the first repeat on: before it, kept piece k is preds k
           for (std::size_t f = 0; f < preds_.size(); ++f) dup_index_.push_back(static_cast<std::uint32_t>(f));
         }
         for (std::size_t f = 0; f < preds_.size(); ++f) {
-          if (DedupKey(*preds_[f].phrase) == DedupKey(*ph)) {
+          if (pred_dedups_[f] == in_memo.dedup) {
             dup_index_.push_back(static_cast<std::uint32_t>(f));
             break;
           }
@@ -418,6 +414,7 @@ class Builder {
         kp.extra()->probs = &probs.emplace_back(rp->token_probs[j]);
       }
       preds_.push_back(std::move(kp));
+      pred_dedups_.push_back(in_memo.dedup);
     }
     doc.preds = arena.CopyOf(std::span<const Keyphrase>(preds_));
     doc.n_present_preds = PresentCount(preds_);
@@ -584,6 +581,24 @@ class Builder {
     return h;
   }
 
+  // Requests the piece records of a document about to be built, whose memo slots were requested while
+  // the document before it was built: each home slot that holds a matching hash half names the record
+  // the probe will read, so the document's record misses overlap instead of coming one by one. A hint
+  // only (a piece further down its probe path is read without it). The request is an asm statement:
+  // GCC deletes a __builtin_prefetch whose address is computed under a condition that feeds nothing
+  // else (design notes, "At a million documents the corpus build waits on memory").
+  void PrefetchRecords(const PieceHashes& h, bool stem_refs) const {
+    auto request = [&](const eval_internal::SlotTable& m, std::uint64_t hash) {
+      const std::uint64_t slot = m.AtHome(hash);
+      if (slot != 0 && eval_internal::SlotTable::HashMatches(slot, hash)) {
+        asm volatile("prefetcht0 %0" : : "m"(*piece_store.RecordAddress(eval_internal::SlotTable::Index(slot))));
+      }
+    };
+    for (std::uint64_t x : h.refs) request(memo[stem_refs ? 1 : 0], x);
+    const std::size_t n = std::min(h.preds.size(), std::size_t{64});
+    for (std::size_t j = 0; j < n; ++j) request(memo[1], h.preds[j]);
+  }
+
   // A document's references as ExHiRD's re-cut reads them.
   static std::vector<std::vector<std::string>> ExhirdInput(const DocIn& in) {
     std::vector<std::vector<std::string>> refs(in.n_refs());
@@ -591,35 +606,53 @@ class Builder {
     return refs;
   }
 
+  // A piece's phrase (null: the profile drops the piece) with what Doc asks of it, from the piece's
+  // record: its dedup key and filter flags (Normalize's kPeosSurface, kPeosStem, kInvalid).
+  struct Interned {
+    const Phrase* phrase;
+    TokenId dedup;
+    std::uint8_t flags;
+  };
+
   // h: eval_internal::HashBytes(piece). Inlined where a document's pieces are read: most pieces were
   // met before, and their probe is the whole call (a new piece's work is in NewPiece, not inlined).
-  [[gnu::always_inline]] const Phrase* Intern(std::string_view piece, bool stem, bool transient, std::uint64_t h) {
+  [[gnu::always_inline]] Interned Intern(std::string_view piece, bool stem, bool transient, std::uint64_t h) {
     eval_internal::SlotTable& m = memo[stem ? 1 : 0];
     bool found = false;
     const std::size_t pos = m.Probe(
-        h, [&](std::uint32_t k) { return SamePiece(pieces[k], piece); }, &found);
+        h, [&](std::uint32_t r) { return piece_store.Same(r, piece); }, &found);
     if (found) {
-      const std::uint32_t ph = pieces[eval_internal::SlotTable::Index(m.At(pos))].phrase;
-      return ph == Piece::kDropped ? nullptr : &phrases[ph];
+      const PieceStore::Head head = piece_store.HeadOf(eval_internal::SlotTable::Index(m.At(pos)));
+      if (head.phrase == PieceStore::kDropped) return {nullptr, 0, 0};
+      return {&phrases[head.phrase], head.dedup, head.flags};
     }
     return NewPiece(piece, stem, transient, h, pos);
   }
 
   // A piece met for the first time (its memo slot: the free position pos): normalized, remembered.
-  [[gnu::noinline]] const Phrase* NewPiece(std::string_view piece, bool stem, bool transient, std::uint64_t h,
-                                           std::size_t pos) {
+  [[gnu::noinline]] Interned NewPiece(std::string_view piece, bool stem, bool transient, std::uint64_t h,
+                                      std::size_t pos) {
     eval_internal::SlotTable& m = memo[stem ? 1 : 0];
     const Phrase* ph = Normalize(piece, stem);  // reads piece during the call only
-    if (transient) {
+    if (piece.size() <= PieceStore::kInline) {
+      // Its bytes are copied into its record.
+    } else if (transient) {
       piece = owned_.emplace_back(piece);
     } else if (o_.consume) {
       const bool is_surface = ph && ph->surface().size() == piece.size() &&
                               eval_internal::SameBytes(ph->surface().data(), piece.data(), piece.size());
       piece = is_surface ? ph->surface() : piece_bytes_.Copy(piece);
     }
-    pieces.push_back({piece.data(), static_cast<std::uint32_t>(piece.size()), ph ? ph->id : Piece::kDropped, stem});
-    m.Fill(pos, h, static_cast<std::uint32_t>(pieces.size() - 1));
-    return ph;
+    PieceStore::Head head;
+    head.phrase = ph ? ph->id : PieceStore::kDropped;
+    head.stem = stem ? 1 : 0;
+    const Interned out{ph, ph ? DedupKey(*ph) : 0, ph ? new_flags_ : std::uint8_t{0}};
+    head.dedup = out.dedup;
+    head.flags = out.flags;
+    const std::uint32_t record = piece_store.Add(piece, head);
+    pieces.push_back(record);
+    m.Fill(pos, h, record);
+    return out;
   }
 
   const Phrase* Normalize(std::string_view piece, bool stem) {
@@ -690,7 +723,7 @@ class Builder {
         (!p_.invalid_substring.empty() && lex.Str(ph.key).find(p_.invalid_substring) != std::string_view::npos)) {
       flags |= kInvalid;
     }
-    flags_.push_back(flags);  // index ph.id (local): phrases are made in id order
+    new_flags_ = flags;  // into the piece's record (NewPiece)
     return &ph;
   }
 
@@ -702,9 +735,10 @@ class Builder {
   std::vector<std::string_view> tokens_;     // a new phrase's tokens while Normalize makes it
   std::vector<std::string> words_;           // the word tokenizer's, which tokens_ views (raw text)
   std::vector<TokenId> alt_;                 // a reference's alternative keys while Doc reads them
-  // Per local phrase id: its surface is "<peos>", its first stem is, the profile drops it as invalid.
+  // Of a phrase: its surface is "<peos>", its first stem is, the profile drops it as invalid. The flags
+  // of the phrase Normalize made last (the piece's record keeps them).
   static constexpr std::uint8_t kPeosSurface = 1, kPeosStem = 2, kInvalid = 4;
-  std::vector<std::uint8_t> flags_;
+  std::uint8_t new_flags_ = 0;
   eval_internal::TokenTable token_table_;  // every distinct token met (Token)
   std::deque<std::string> owned_;
   PhraseArena piece_bytes_;  // the memo's copies of pieces (o_.consume)
@@ -713,6 +747,7 @@ class Builder {
   // from the document's first repeat on (written out for the pieces before it then).
   std::vector<std::uint32_t> dup_index_;
   std::vector<Keyphrase> preds_, refs_;   // a document's keyphrases while they are filtered
+  std::vector<TokenId> pred_dedups_;      // the dedup keys of preds_ (a repeat looks its first one up)
   std::vector<Keyphrase> refs_all_;       // its references before dedup (Document::refs_before_dedup)
   std::vector<TokenId> src_ids_, src_stems_;  // a document's source while it is tokenized
   std::vector<std::uint32_t> sections_;
@@ -1104,25 +1139,29 @@ class EarlierPieces {
     if (k == 0) {
       for (std::size_t j = 0; j < std::min(kAhead, later_.pieces.size()); ++j) Ahead(j);
     }
-    const Piece& piece = later_.pieces[k];
+    const std::uint32_t record = later_.pieces[k];
+    const std::string_view piece = later_.piece_store.View(record);
     const std::uint64_t h = hashes_[k % kAhead];
     if (k + kAhead < later_.pieces.size()) Ahead(k + kAhead);
     Probed r{false, 0, h};
-    r.pos = Memo(piece).Probe(
-        h, [&](std::uint32_t i) { return SamePiece(first_.pieces[i], piece.view()); }, &r.found);
+    r.pos = Memo(record).Probe(
+        h, [&](std::uint32_t i) { return first_.piece_store.Same(i, piece); }, &r.found);
     return r;
   }
   // The corpus phrase an earlier range made of piece k (probed as r), or kNew.
   std::uint32_t PhraseOf(std::size_t k, const Probed& r) const {
-    return r.found ? first_.pieces[eval_internal::SlotTable::Index(Memo(later_.pieces[k]).At(r.pos))].phrase : kNew;
+    if (!r.found) return kNew;
+    return first_.piece_store.HeadOf(eval_internal::SlotTable::Index(Memo(later_.pieces[k]).At(r.pos))).phrase;
   }
 
  private:
-  const eval_internal::SlotTable& Memo(const Piece& p) const { return first_.memo[p.stem ? 1 : 0]; }
+  const eval_internal::SlotTable& Memo(std::uint32_t record) const {
+    return first_.memo[later_.piece_store.HeadOf(record).stem];
+  }
   void Ahead(std::size_t k) {
-    const Piece& p = later_.pieces[k];
-    hashes_[k % kAhead] = eval_internal::HashBytes(p.view());
-    Memo(p).Prefetch(hashes_[k % kAhead]);
+    const std::uint32_t record = later_.pieces[k];
+    hashes_[k % kAhead] = eval_internal::HashBytes(later_.piece_store.View(record));
+    Memo(record).Prefetch(hashes_[k % kAhead]);
   }
   const Builder& first_;
   const Builder& later_;
@@ -1138,7 +1177,7 @@ void MergePhrases(Corpus& corpus, Builder& first, Builder& b, const std::vector<
   pmap.resize(b.phrases.size());
   EarlierPieces earlier_pieces(first, b);
   for (std::size_t k = 0; k < b.pieces.size(); ++k) {
-    const Piece& piece = b.pieces[k];
+    const PieceStore::Head piece = b.piece_store.HeadOf(b.pieces[k]);
     EarlierPieces::Probed r{};
     std::uint32_t earlier = EarlierPieces::kNew;
     if (last) {
@@ -1147,7 +1186,7 @@ void MergePhrases(Corpus& corpus, Builder& first, Builder& b, const std::vector<
       r = earlier_pieces.Probe(k);  // every piece in order, dropped ones too (the requests run ahead)
       earlier = earlier_pieces.PhraseOf(k, r);
     }
-    if (piece.phrase == Piece::kDropped) continue;  // dropped in every range alike
+    if (piece.phrase == PieceStore::kDropped) continue;  // dropped in every range alike
     // Local phrases are made in piece order: this piece's is the oldest one left.
     if (earlier != EarlierPieces::kNew) {
       pmap[piece.phrase] = &corpus.phrases[earlier];
@@ -1164,8 +1203,13 @@ void MergePhrases(Corpus& corpus, Builder& first, Builder& b, const std::vector<
     // Remembered for the ranges still to merge; after the last one the memo is dropped unread (and
     // growing it then was the build's peak of memory).
     if (!last) {
-      first.pieces.push_back({piece.data, piece.size, ph.id, piece.stem});
-      first.memo[piece.stem ? 1 : 0].Fill(r.pos, r.hash, static_cast<std::uint32_t>(first.pieces.size() - 1));
+      // Only the phrase is read of it (PhraseOf): no dedup key or flags.
+      PieceStore::Head head;
+      head.phrase = ph.id;
+      head.stem = piece.stem;
+      const std::uint32_t record = first.piece_store.Add(b.piece_store.View(b.pieces[k]), head);
+      first.pieces.push_back(record);
+      first.memo[piece.stem].Fill(r.pos, r.hash, record);
     }
     pmap[piece.phrase] = &ph;
   }
@@ -1194,6 +1238,7 @@ void MergeRange(Corpus& corpus, Builder& first, Builder& b, bool last, std::vect
   b.lex = Lexicon();
   MergePhrases(corpus, first, b, tmap, pmap, last, known);
   b.pieces = {};
+  b.piece_store = PieceStore();
   corpus.arena.Adopt(std::move(b.arena));
 }
 
@@ -1271,6 +1316,7 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
   first.memo[0] = eval_internal::SlotTable();
   first.memo[1] = eval_internal::SlotTable();
   first.pieces = {};
+  first.piece_store = PieceStore();
   corpus.view_blocks.resize(n);
   corpus.extras.resize(n);
   corpus.token_probs.resize(n);
