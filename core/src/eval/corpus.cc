@@ -584,14 +584,12 @@ class Builder {
   // Requests the piece records of a document about to be built, whose memo slots were requested while
   // the document before it was built: each home slot that holds a matching hash half names the record
   // the probe will read, so the document's record misses overlap instead of coming one by one. A hint
-  // only (a piece further down its probe path is read without it). The request is an asm statement:
-  // GCC deletes a __builtin_prefetch whose address is computed under a condition that feeds nothing
-  // else (design notes, "At a million documents the corpus build waits on memory").
+  // only (a piece further down its probe path is read without it).
   void PrefetchRecords(const PieceHashes& h, bool stem_refs) const {
     auto request = [&](const eval_internal::SlotTable& m, std::uint64_t hash) {
       const std::uint64_t slot = m.AtHome(hash);
       if (slot != 0 && eval_internal::SlotTable::HashMatches(slot, hash)) {
-        asm volatile("prefetcht0 %0" : : "m"(*piece_store.RecordAddress(eval_internal::SlotTable::Index(slot))));
+        eval_internal::RequestLine(piece_store.RecordAddress(eval_internal::SlotTable::Index(slot)));
       }
     };
     for (std::uint64_t x : h.refs) request(memo[stem_refs ? 1 : 0], x);
