@@ -92,6 +92,22 @@ TEST(Sha256Test, IncrementalEqualsOneShotAcrossBlockBoundaries) {
   }
 }
 
+// Empty updates, also of a view with no address (what SQLite gives for a NULL or empty value; the store
+// fuzzer's regressions/store/digest_of_a_null_value, where memcpy was handed the null pointer), between
+// and around the bytes: the digest of the bytes alone (FIPS 180-4's "abc"; the empty string's).
+TEST(Sha256Test, EmptyUpdatesAddNothing) {
+  Sha256 h;
+  h.Update(std::string_view());
+  h.Update("a");
+  h.Update(std::string_view(nullptr, 0));
+  h.Update("bc");
+  h.Update(std::string_view());
+  EXPECT_EQ(h.FinishHex(), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  Sha256 none;
+  none.Update(std::string_view());
+  EXPECT_EQ(none.FinishHex(), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
 TEST(Sha256Test, ShaNiBlocksAgreeWithPortable) {
   std::string data(64 * 300, '\0');
   std::mt19937 rng(11);
