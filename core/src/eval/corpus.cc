@@ -787,10 +787,11 @@ void FinishDocument(Document& doc, const std::vector<std::uint32_t>* dup_indices
   }
 }
 
-// Runs fn(t) for t in [0, n) on n threads (the calling thread takes t = 0). An exception of any of
-// them (std::bad_alloc) is rethrown here, after every thread ended, as if one thread had done it all.
+// Runs fn(t) for t in [0, n) on n threads, the calling thread taking t = 0 (or, with caller_last,
+// t = n - 1). An exception of any of them (std::bad_alloc) is rethrown here, after every thread ended,
+// the lowest t's first, as if one thread had done it all in order.
 template <typename Fn>
-void OnThreads(std::size_t n, const Fn& fn) {
+void OnThreads(std::size_t n, const Fn& fn, bool caller_last = false) {
   std::vector<std::exception_ptr> errors(n);
   auto run = [&](std::size_t t) {
     try {
@@ -801,8 +802,10 @@ void OnThreads(std::size_t n, const Fn& fn) {
   };
   std::vector<std::thread> threads;
   threads.reserve(n > 0 ? n - 1 : 0);
-  std::vector<std::size_t> here = {0};  // ranges the calling thread runs (all, if no thread starts)
-  for (std::size_t t = 1; t < n; ++t) {
+  const std::size_t mine = caller_last && n > 0 ? n - 1 : 0;
+  std::vector<std::size_t> here = {mine};  // ranges the calling thread runs (all, if no thread starts)
+  for (std::size_t t = 0; t < n; ++t) {
+    if (t == mine) continue;
     try {
       threads.emplace_back(run, t);
     } catch (const std::system_error&) {
@@ -1071,30 +1074,36 @@ std::pair<std::size_t, std::size_t> RangeOf(std::size_t n_docs, std::size_t n, s
 template <typename Reader>
 void BuildRanges(const Reader& reader, Corpus& corpus, std::vector<std::unique_ptr<Builder>>& builders) {
   const std::size_t n_docs = corpus.docs.size(), n = builders.size();
-  OnThreads(n, [&](std::size_t t) {
-    const auto [begin, end] = RangeOf(n_docs, n, t);
-    Builder& b = *builders[t];
-    typename Reader::Local local(reader, begin);
-    for (std::size_t i = begin; i < end; ++i) {
-      const DocIn& in = local.Get(i);
-      if (i + 1 < end) b.Prefetch(i + 1, local.Get(i + 1));  // the next document's memo slots load meanwhile
-      b.Doc(i, in, corpus.docs[i]);
-      local.Done(i);
-    }
-    local.Finish(end);
-    if (t == 0) return;
-    // Each keyphrase of the range holds its local phrase id in place of the address until the merge
-    // has made the corpus's phrases, so the merge can free each local phrase as it goes (they are
-    // moved into the corpus or are duplicates). Nothing reads the field in between.
-    for (std::size_t i = begin; i < end; ++i) {
-      for (auto kps : {corpus.docs[i].refs, corpus.docs[i].preds, corpus.docs[i].refs_before_dedup}) {
-        for (const Keyphrase& kc : kps) {
-          Keyphrase& k = const_cast<Keyphrase&>(kc);  // the range's own arena
-          k.phrase = reinterpret_cast<const Phrase*>(static_cast<std::uintptr_t>(k.phrase->id));
+  // The calling thread builds the last range: the merge frees that range's lexicon and tables on the
+  // calling thread, whose allocator then reuses their memory (the metrics' slot columns, allocated
+  // next, were fresh pages after a two-thread build: design note 59).
+  OnThreads(
+      n,
+      [&](std::size_t t) {
+        const auto [begin, end] = RangeOf(n_docs, n, t);
+        Builder& b = *builders[t];
+        typename Reader::Local local(reader, begin);
+        for (std::size_t i = begin; i < end; ++i) {
+          const DocIn& in = local.Get(i);
+          if (i + 1 < end) b.Prefetch(i + 1, local.Get(i + 1));  // the next document's memo slots load meanwhile
+          b.Doc(i, in, corpus.docs[i]);
+          local.Done(i);
         }
-      }
-    }
-  });
+        local.Finish(end);
+        if (t == 0) return;
+        // Each keyphrase of the range holds its local phrase id in place of the address until the merge
+        // has made the corpus's phrases, so the merge can free each local phrase as it goes (they are
+        // moved into the corpus or are duplicates). Nothing reads the field in between.
+        for (std::size_t i = begin; i < end; ++i) {
+          for (auto kps : {corpus.docs[i].refs, corpus.docs[i].preds, corpus.docs[i].refs_before_dedup}) {
+            for (const Keyphrase& kc : kps) {
+              Keyphrase& k = const_cast<Keyphrase&>(kc);  // the range's own arena
+              k.phrase = reinterpret_cast<const Phrase*>(static_cast<std::uintptr_t>(k.phrase->id));
+            }
+          }
+        }
+      },
+      /*caller_last=*/true);
 }
 
 constexpr std::size_t kAhead = 16;  // each table slot is requested this many items before it is read
