@@ -35,6 +35,30 @@ RunRecord SmallRun(const std::string& system) {
   return run;
 }
 
+// n threads open path at once (each waits until all have started), each then calling save(store, i);
+// returns each one's error ("" when it opened and saved).
+template <typename Save>
+std::vector<std::string> OpenTogether(const std::string& path, int n, const Save& save) {
+  std::vector<std::string> errors(n);
+  std::atomic<int> ready{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < n; ++i) {
+    threads.emplace_back([&, i] {
+      ready.fetch_add(1);
+      while (ready.load() < n) std::this_thread::yield();  // start together
+      auto store = RunStore::Open(path);
+      if (!store) {
+        errors[i] = store.error().message;
+        return;
+      }
+      auto id = save(*store, i);
+      if (!id) errors[i] = id.error().message;
+    });
+  }
+  for (auto& t : threads) t.join();
+  return errors;
+}
+
 // 200 connections open one file that does not exist yet, each from its own thread (SQLite locks
 // per file, so threads with their own connections contend as processes do): every open sets the file
 // up or finds it set up (page size, WAL switch, schema), and every run is stored.
@@ -42,26 +66,12 @@ TEST(StoreHostileTest, TwoHundredConcurrentFirstOpensAllSucceed) {
   TempDir dir;
   const std::string path = dir / "new.db";
   constexpr int kOpeners = 200;
-  std::vector<std::string> errors(kOpeners);
-  std::atomic<int> ready{0};
-  std::vector<std::thread> threads;
-  for (int i = 0; i < kOpeners; ++i) {
-    threads.emplace_back([&, i] {
-      ready.fetch_add(1);
-      while (ready.load() < kOpeners) std::this_thread::yield();  // start together
-      auto store = RunStore::Open(path);
-      if (!store) {
-        errors[i] = store.error().message;
-        return;
-      }
-      ScoreColumns scores;
-      scores.metrics = {"m"};
-      scores.columns = {{0.5, 1.0}};
-      auto id = store->SaveRun(SmallRun("s" + std::to_string(i)), scores, {{"m", 0.75, {}, {}}});
-      if (!id) errors[i] = id.error().message;
-    });
-  }
-  for (auto& t : threads) t.join();
+  const std::vector<std::string> errors = OpenTogether(path, kOpeners, [](RunStore& store, int i) {
+    ScoreColumns scores;
+    scores.metrics = {"m"};
+    scores.columns = {{0.5, 1.0}};
+    return store.SaveRun(SmallRun("s" + std::to_string(i)), scores, {{"m", 0.75, {}, {}}});
+  });
   int failed = 0;
   for (int i = 0; i < kOpeners; ++i) {
     if (!errors[i].empty()) {
@@ -96,23 +106,8 @@ TEST(StoreHostileTest, ConcurrentOpensOfAVersionFiveFileMigrateItOnce) {
     db.exec("ALTER TABLE runs DROP COLUMN slots_digest; UPDATE meta SET value = '5' WHERE key = 'schema_version'");
   }
   constexpr int kOpeners = 50;
-  std::vector<std::string> errors(kOpeners);
-  std::atomic<int> ready{0};
-  std::vector<std::thread> threads;
-  for (int i = 0; i < kOpeners; ++i) {
-    threads.emplace_back([&, i] {
-      ready.fetch_add(1);
-      while (ready.load() < kOpeners) std::this_thread::yield();
-      auto store = RunStore::Open(path);
-      if (!store) {
-        errors[i] = store.error().message;
-        return;
-      }
-      auto id = store->SaveRun(SmallRun("s" + std::to_string(i)), {}, {});
-      if (!id) errors[i] = id.error().message;
-    });
-  }
-  for (auto& t : threads) t.join();
+  const std::vector<std::string> errors = OpenTogether(
+      path, kOpeners, [](RunStore& store, int i) { return store.SaveRun(SmallRun("s" + std::to_string(i)), {}, {}); });
   for (int i = 0; i < kOpeners; ++i) EXPECT_EQ(errors[i], "") << "opener " << i;
   auto store = RunStore::Open(path, RunStore::Mode::kReadOnly);
   ASSERT_TRUE(store.ok()) << store.error().message;
