@@ -5,11 +5,16 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <chrono>
 #include <filesystem>
+#include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "../../core/src/eval/on_threads.h"
 #include "kplab/corpus.h"
 #include "kplab/io.h"
 
@@ -372,6 +377,53 @@ TEST(CorpusThreads, StemmedGoldWarningIsTheSameOnEveryThreadCount) {
     ASSERT_EQ(c->warnings.size(), 1u);
     EXPECT_EQ(c->warnings[0].substr(0, expected.size()), expected);
   }
+}
+
+// The builder's threads (core/src/eval/on_threads.h): every index runs once; the calling thread takes
+// the first, or with caller_last the last (BuildRanges: the last range, whose memory the merge frees);
+// when two indices throw, the lower one's exception comes out, whichever thread ran it and whichever
+// finished first (the later index throws at once, the earlier one after a wait); no index, no call.
+TEST(CorpusThreads, OnThreadsRunsEachIndexOnceAndRethrowsTheLowestError) {
+  using eval_internal::OnThreads;
+  const std::thread::id caller = std::this_thread::get_id();
+  for (bool caller_last : {false, true}) {
+    SCOPED_TRACE(caller_last);
+    for (std::size_t n : {1, 2, 3, 8}) {
+      std::mutex m;
+      std::vector<int> runs(n, 0);
+      std::vector<std::size_t> on_caller;
+      OnThreads(
+          n,
+          [&](std::size_t t) {
+            std::lock_guard<std::mutex> lock(m);
+            ++runs[t];
+            if (std::this_thread::get_id() == caller) on_caller.push_back(t);
+          },
+          caller_last);
+      EXPECT_EQ(runs, std::vector<int>(n, 1)) << n;
+      EXPECT_EQ(on_caller, std::vector<std::size_t>{caller_last ? n - 1 : 0}) << n;
+    }
+    try {
+      OnThreads(
+          3,
+          [](std::size_t t) {
+            if (t == 1) {
+              std::this_thread::sleep_for(std::chrono::milliseconds(50));
+              throw std::runtime_error("range 1");
+            }
+            if (t == 2) throw std::runtime_error("range 2");
+          },
+          caller_last);
+      ADD_FAILURE() << "no exception";
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "range 1");
+    }
+  }
+  int calls = 0;
+  OnThreads(
+      0, [&](std::size_t) { ++calls; }, true);
+  OnThreads(0, [&](std::size_t) { ++calls; });
+  EXPECT_EQ(calls, 0);
 }
 
 // More threads than documents, and no documents at all: every document is built once.

@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "eval/on_threads.h"
 #include "eval/piece_store.h"
 #include "eval/slot_table.h"
 #include "eval/surface.h"
@@ -787,38 +788,6 @@ void FinishDocument(Document& doc, const std::vector<std::uint32_t>* dup_indices
   }
 }
 
-// Runs fn(t) for t in [0, n) on n threads, the calling thread taking t = 0 (or, with caller_last,
-// t = n - 1). An exception of any of them (std::bad_alloc) is rethrown here, after every thread ended,
-// the lowest t's first, as if one thread had done it all in order.
-template <typename Fn>
-void OnThreads(std::size_t n, const Fn& fn, bool caller_last = false) {
-  std::vector<std::exception_ptr> errors(n);
-  auto run = [&](std::size_t t) {
-    try {
-      fn(t);
-    } catch (...) {
-      errors[t] = std::current_exception();
-    }
-  };
-  std::vector<std::thread> threads;
-  threads.reserve(n > 0 ? n - 1 : 0);
-  const std::size_t mine = caller_last && n > 0 ? n - 1 : 0;
-  std::vector<std::size_t> here = {mine};  // ranges the calling thread runs (all, if no thread starts)
-  for (std::size_t t = 0; t < n; ++t) {
-    if (t == mine) continue;
-    try {
-      threads.emplace_back(run, t);
-    } catch (const std::system_error&) {
-      here.push_back(t);
-    }
-  }
-  for (std::size_t t : here) run(t);
-  for (auto& th : threads) th.join();
-  for (const auto& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
-}
-
 }  // namespace
 
 std::optional<std::size_t> Corpus::FirstOccurrence(const Document& doc, std::span<const TokenId> stems) const {
@@ -1077,7 +1046,7 @@ void BuildRanges(const Reader& reader, Corpus& corpus, std::vector<std::unique_p
   // The calling thread builds the last range: the merge frees that range's lexicon and tables on the
   // calling thread, whose allocator then reuses their memory (the metrics' slot columns, allocated
   // next, were fresh pages after a two-thread build: design note 59).
-  OnThreads(
+  eval_internal::OnThreads(
       n,
       [&](std::size_t t) {
         const auto [begin, end] = RangeOf(n_docs, n, t);
@@ -1234,7 +1203,7 @@ void MergeRange(Corpus& corpus, Builder& first, Builder& b, bool last, std::vect
   std::vector<std::uint32_t> known;  // last range: per piece, the corpus phrase an earlier range made
   if (last) {
     known.resize(b.pieces.size());
-    OnThreads(2, [&](std::size_t part) {
+    eval_internal::OnThreads(2, [&](std::size_t part) {
       if (part == 0) return MergeStrings(corpus.lex, b.lex, tmap);
       EarlierPieces earlier_pieces(first, b);
       for (std::size_t k = 0; k < b.pieces.size(); ++k) known[k] = earlier_pieces.PhraseOf(k, earlier_pieces.Probe(k));
@@ -1333,7 +1302,7 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
     corpus.token_probs[t] = std::move(builders[t]->probs);
     corpus.sources[t] = std::move(builders[t]->sources);
   }
-  OnThreads(n, [&](std::size_t t) {
+  eval_internal::OnThreads(n, [&](std::size_t t) {
     const auto [begin, end] = RangeOf(n_docs, n, t);
     FinishRange(corpus, *builders[t], begin, end, t > 0 ? &token_map[t] : nullptr, t > 0 ? &phrase_map[t] : nullptr,
                 corpus.view_blocks[t]);

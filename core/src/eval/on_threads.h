@@ -1,0 +1,46 @@
+// The corpus builder's threads (eval/corpus.cc): one function over indices [0, n), each on a thread
+// of its own, the calling thread taking one. Stateless; fn must be safe to call from n threads at once.
+#pragma once
+
+#include <cstddef>
+#include <exception>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+namespace kplab::eval_internal {
+
+// Runs fn(t) for t in [0, n) on n threads, the calling thread taking t = 0 (or, with caller_last,
+// t = n - 1). An exception of any of them (std::bad_alloc) is rethrown here, after every thread ended,
+// the lowest t's first, as if one thread had done it all in order.
+template <typename Fn>
+void OnThreads(std::size_t n, const Fn& fn, bool caller_last = false) {
+  if (n == 0) return;
+  std::vector<std::exception_ptr> errors(n);
+  auto run = [&](std::size_t t) {
+    try {
+      fn(t);
+    } catch (...) {
+      errors[t] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> threads;
+  threads.reserve(n - 1);
+  const std::size_t mine = caller_last ? n - 1 : 0;
+  std::vector<std::size_t> here = {mine};  // ranges the calling thread runs (all, if no thread starts)
+  for (std::size_t t = 0; t < n; ++t) {
+    if (t == mine) continue;
+    try {
+      threads.emplace_back(run, t);
+    } catch (const std::system_error&) {
+      here.push_back(t);
+    }
+  }
+  for (std::size_t t : here) run(t);
+  for (auto& th : threads) th.join();
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
+}  // namespace kplab::eval_internal
