@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""kplab's own phases (KPLAB_TIMING=1), medians over interleaved runs of several binaries or options.
+
+    phase_medians.py --data DIR [--runs N] VARIANT...
+
+A VARIANT is BINARY::OPTIONS, e.g. `build/host/kplab::--metrics exact --threads 1`: that binary runs
+`eval --dataset KP20k --predictions catSeqTG-2RF1 seed 1234 --no-store --output csv OPTIONS`. The
+variants run in turn, N rounds (interleaving keeps a change of the machine's speed from favouring one),
+each a fresh process. Prints, per variant, the median wall and CPU of the whole process (rusage of the
+process and its threads) and of each phase KPLAB_TIMING reports (dataset, corpus, lua setup, each
+metric), and the load average before and after. For A/B comparisons of a change below the benchmarks'
+whole-process ratios (bench/least_work_ratio.py), e.g. the corpus phase on one thread.
+"""
+import argparse
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", required=True, help="the shared data directory")
+    ap.add_argument("--runs", type=int, default=21)
+    ap.add_argument("variants", nargs="+", help="BINARY::OPTIONS")
+    a = ap.parse_args()
+    gold = os.path.join(a.data, "kpg_testsets_meng2017", "kp20k")
+    pred = os.path.join(a.data, "predictions", "catSeqTG-2RF1", "kp20k", "seed1234.txt")
+    variants = []
+    for v in a.variants:
+        binary, _, opts = v.partition("::")
+        variants.append((v, binary, opts.split()))
+    results = [{} for _ in variants]
+    load_before = os.getloadavg()
+    with tempfile.TemporaryDirectory() as tmp:
+        err_path = os.path.join(tmp, "stderr")
+        for _ in range(a.runs):
+            for i, (_, binary, opts) in enumerate(variants):
+                cmd = [binary, "eval", "--dataset", gold, "--predictions", pred, "--no-store", "--output", "csv"] + opts
+                env = dict(os.environ, KPLAB_TIMING="1")
+                start = time.perf_counter()
+                pid = os.fork()
+                if pid == 0:
+                    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+                    os.dup2(os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
+                    os.execve(binary, cmd, env)
+                _, status, ru = os.wait4(pid, 0)
+                wall = time.perf_counter() - start
+                if os.waitstatus_to_exitcode(status) != 0:
+                    sys.exit("phase_medians.py: %s failed: %s" % (" ".join(cmd), open(err_path).read()[-500:]))
+                r = results[i]
+                r.setdefault("process wall", []).append(1000 * wall)
+                r.setdefault("process cpu", []).append(1000 * (ru.ru_utime + ru.ru_stime))
+                for line in open(err_path):
+                    m = re.match(r"\[timing\] (\S.*?)\s+([\d.]+) ms\s+cpu\s+([\d.]+) ms", line)
+                    if m:
+                        r.setdefault(m.group(1) + " wall", []).append(float(m.group(2)))
+                        r.setdefault(m.group(1) + " cpu", []).append(float(m.group(3)))
+    print("KP20k, %d interleaved runs each, medians in ms" % a.runs)
+    for i, (name, _, _) in enumerate(variants):
+        print("  [%d] %s" % (i, name))
+    print("  %-20s" % "" + "".join("%10s" % ("[%d]" % i) for i in range(len(variants))))
+    for key in results[0]:
+        print("  %-20s" % key + "".join("%10.1f" % statistics.median(r.get(key, [float("nan")])) for r in results))
+    print("  load average (1/5/15 min): %.2f %.2f %.2f at the start, %.2f %.2f %.2f at the end"
+          % (load_before + os.getloadavg()))
+
+
+if __name__ == "__main__":
+    main()
