@@ -42,6 +42,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -98,10 +99,11 @@ constexpr std::uint32_t kPeosBit = 1u << 31, kUnkBit = 1u << 30, kIdMask = kUnkB
 
 // bytes of zeroed memory, 2 MiB-aligned and advised as huge pages (anonymous memory reads as zero; a
 // page is only backed once touched, so a generous reservation costs nothing until used).
-void* HugeZeroed(std::size_t bytes) {
+// reserve_only: MAP_NORESERVE, for a reservation much larger than what is used (--intern's store).
+void* HugeZeroed(std::size_t bytes, bool reserve_only = false) {
   constexpr std::size_t kHuge = std::size_t{2} << 20;
-  char* p = static_cast<char*>(
-      ::mmap(nullptr, bytes + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
+  char* p = static_cast<char*>(::mmap(nullptr, bytes + kHuge, PROT_READ | PROT_WRITE,
+                                      MAP_PRIVATE | MAP_ANONYMOUS | (reserve_only ? MAP_NORESERVE : 0), -1, 0));
   if (p == MAP_FAILED) Die("out of memory");
   char* aligned = p + (kHuge - reinterpret_cast<std::uintptr_t>(p) % kHuge) % kHuge;
   ::madvise(aligned, bytes, MADV_HUGEPAGE);  // advice only
@@ -172,16 +174,15 @@ class ShortTable {
 // hold (max_ids, a bound from the files' sizes), so it never moves. Both are huge pages where the
 // kernel gives them, as the token table's: the same allocation kplab makes (mimalloc's 2 MiB pages).
 // A line's keys are interned together once it is read, their slots requested first (LineReader::
-// InternLine): at a million documents that halves the run (3.2 -> 1.8 s). Sizing the slots once from
+// InternLine): at a million documents that took the run from 3.3x to 1.9x the plain mode's time
+// (bench/least_work_ratio.py, 3 runs each). Sizing the slots once from
 // the files' piece count instead of growing them was slower on KP20k (a count pass, twice the
 // slots) and no faster at a million (measured with perf stat -r 20 and -r 2).
 class KeyTable {
  public:
-  // max_ids: at most this many ids in all keys.
-  explicit KeyTable(std::size_t max_ids)
-      : store_(static_cast<std::uint32_t*>(HugeZeroed(max_ids * sizeof(std::uint32_t)))) {
-    Resize(1 << 18);
-  }
+  // max_ids: at most this many ids in all keys (an id is their offset: 32 bits).
+  explicit KeyTable(std::size_t max_ids) : store_(Store(max_ids)) { Resize(1 << 18); }
+  std::size_t size() const { return used_; }  // distinct keys
   void Prefetch(std::uint64_t hash) const { __builtin_prefetch(&slots_[hash >> shift_]); }
   std::uint32_t Intern(std::uint64_t hash, const std::uint32_t* ids, std::uint32_t n) {
     std::size_t i = hash >> shift_;
@@ -205,6 +206,10 @@ class KeyTable {
     std::uint64_t hash;
     std::uint32_t begin, n;
   };
+  static std::uint32_t* Store(std::size_t max_ids) {
+    if (max_ids > std::numeric_limits<std::uint32_t>::max()) Die("--intern: the files are too large for 32-bit ids");
+    return static_cast<std::uint32_t*>(HugeZeroed(max_ids * sizeof(std::uint32_t), /*reserve_only=*/true));
+  }
   void Resize(std::size_t n) {
     Slot* old = slots_;
     const std::size_t old_n = slots_ ? mask_ + 1 : 0;
@@ -268,16 +273,19 @@ struct Keys {
   struct Key {
     std::uint64_t hash;
     std::uint32_t begin, n;
-    std::uint32_t id;  // corpus-wide (--intern), else 0
   };
+  explicit Keys(bool interned) : interned(interned) {}
+  const bool interned;  // --intern: corpus_ids[k] is key k's corpus-wide id
   std::vector<Key> keys;
   std::vector<std::uint32_t> ids;
+  std::vector<std::uint32_t> corpus_ids;
   std::uint32_t n_keys = 0, n_ids = 0;
   std::size_t size() const { return n_keys; }
   void Clear(std::size_t line_bytes) {
     if (ids.size() < line_bytes + 1) {
       ids.resize(2 * line_bytes + 1);
       keys.resize(2 * line_bytes + 1);
+      if (interned) corpus_ids.resize(2 * line_bytes + 1);
     }
     n_keys = n_ids = 0;
   }
@@ -364,7 +372,7 @@ void LineReader::EndPiece(Keys& out) {
         break;
       }
     }
-    if (keep) out.keys[out.n_keys++] = {h, begin_, n, 0};
+    if (keep) out.keys[out.n_keys++] = {h, begin_, n};
   }
   if (!keep) out.n_ids = begin_;
   begin_ = out.n_ids;
@@ -376,8 +384,8 @@ void LineReader::InternLine(Keys& out) const {
   if (!keys_) return;
   for (std::uint32_t k = 0; k < out.n_keys; ++k) keys_->Prefetch(out.keys[k].hash);
   for (std::uint32_t k = 0; k < out.n_keys; ++k) {
-    Keys::Key& key = out.keys[k];
-    key.id = keys_->Intern(key.hash, out.ids.data() + key.begin, key.n);
+    const Keys::Key& key = out.keys[k];
+    out.corpus_ids[k] = keys_->Intern(key.hash, out.ids.data() + key.begin, key.n);
   }
 }
 
@@ -455,12 +463,22 @@ struct Sums {
 
   static double F1(double p, double r) { return p + r > 0 ? 2 * p * r / (p + r) : 0; }
 
+  // With --intern, a prediction matches a reference when their corpus-wide ids are equal (what a
+  // design built on such ids compares); otherwise by hash, then ids.
   void Add(const Keys& refs, const Keys& preds) {
+    if (preds.interned) {
+      Add(refs, preds, [&](std::size_t i, std::size_t j) { return preds.corpus_ids[i] == refs.corpus_ids[j]; });
+    } else {
+      Add(refs, preds, [&](std::size_t i, std::size_t j) { return preds.Same(refs, i, j); });
+    }
+  }
+  template <typename Equal>
+  void Add(const Keys& refs, const Keys& preds, Equal same) {
     const std::size_t n = preds.size(), n_refs = refs.size();
     std::size_t h5 = 0, hm = 0;
     for (std::size_t i = 0; i < n; ++i) {
       for (std::size_t j = 0; j < n_refs; ++j) {
-        if (preds.Same(refs, i, j)) {
+        if (same(i, j)) {
           hm += 1;
           h5 += i < 5;
           break;
@@ -521,7 +539,7 @@ int main(int argc, char** argv) {
   // A key has at most one id per token, and a token takes at least two bytes with its separator.
   if (intern) key_table.emplace(gold.size / 2 + pred.size / 2 + 2);
   Stems stems;
-  Keys refs, preds;
+  Keys refs(intern), preds(intern);
   Sums sums;
   KeyTable* const table = key_table ? &*key_table : nullptr;
   LineReader gold_lines(gold, false, table), pred_lines(pred, true, table);
@@ -537,6 +555,7 @@ int main(int argc, char** argv) {
   sums.Print();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::fprintf(stderr, "least_work: %zu documents in %.4f s\n", sums.docs, secs);
+  if (key_table) std::fprintf(stderr, "least_work: %zu distinct keys interned\n", key_table->size());
   std::fflush(stdout);
   std::_Exit(0);  // as kplab eval, the process leaves its memory to the operating system
 }

@@ -5,11 +5,14 @@ P/R/F1 worked out by hand, against kplab, and on the input it promises to refuse
 Checks, against expectations written here:
   * two documents worked by hand (below): a stem match ("Neural Networks" and "neural network"), a
     repeated prediction (the first kept), a "<peos>" piece (dropped), a miss, and a key met again in the
-    second document (--intern gives it the first document's id; the numbers must not move). Both modes
-    print the 12 values below, and so does `kplab eval --metrics exact` on the same files;
+    second document. Both modes print the 12 values below, and so does `kplab eval --metrics exact` on
+    the same files; --intern, which matches by the keys' corpus-wide ids, reports 4 distinct keys
+    (neural network, support vector machin, svm, deep learn) of the 8 it kept, so a key met again
+    must get the id it had (an id per key kept would be 8);
   * on KP20k itself (the shared data), both modes print the text kplab's CSV gives, digit for digit;
   * hostile input: a non-ASCII byte (file:line), files of different line counts, a missing file, a
-    directory, an unknown option -- each an error with the text below and exit status 1 (2 for usage).
+    directory, an unknown option in either place -- each an error with the text below and exit status 1
+    (2 for usage).
 
 Usage: least_work_check.py LEAST_WORK_BINARY KPLAB_BINARY SOURCE_DIR
 """
@@ -76,6 +79,11 @@ def main():
         for mode in ([], ["--intern"]):
             r = run(lw, *mode, gold, preds)
             got = parse_lw(r.stdout)
+            interned = [line for line in r.stderr.splitlines() if "distinct keys interned" in line]
+            want_interned = ["least_work: 4 distinct keys interned"] if mode else []
+            if interned != want_interned:
+                failures.append("least_work %s on the hand case reports %s, expected %s" % (mode, interned,
+                                                                                            want_interned))
             if r.returncode != 0 or sorted(got) != sorted(WANT):
                 failures.append("least_work %s on the hand case: exit %d, %s %s" % (mode, r.returncode, got, r.stderr))
                 continue
@@ -100,7 +108,7 @@ def main():
             failures.append("the shared data is not at %s (KP20k and its predictions)" % data)
 
         # Hostile input: each refused with its file and what was wrong.
-        non_ascii = write("non_ascii.txt", "graph theory\nforests;b\xe9ta\n", "w")
+        non_ascii = write("non_ascii.txt", "graph theory\nforests;b\xc3\xa9ta\n".encode("latin-1"), "wb")
         short = write("short.txt", "neural network\n")
         cases = [
             ([gold, non_ascii], 1, "least_work: %s:2: a non-ASCII byte (this program reads ASCII only)\n" % non_ascii),
@@ -112,6 +120,9 @@ def main():
              "least_work: %s: cannot open\n" % os.path.join(tmp, "missing.txt")),
             ([tmp, preds], 1, "least_work: %s: not a regular file\n" % tmp),
             (["--interned", gold, preds], 2, "usage: least_work [--intern] KEYWORDS_FILE PREDICTIONS_FILE\n"),
+            (["--interned", preds], 2, "usage: least_work [--intern] KEYWORDS_FILE PREDICTIONS_FILE\n"),
+            ([gold, "--x"], 2, "usage: least_work [--intern] KEYWORDS_FILE PREDICTIONS_FILE\n"),
+            (["--intern", "--intern", gold, preds], 2, "usage: least_work [--intern] KEYWORDS_FILE PREDICTIONS_FILE\n"),
             (["--intern", gold], 2, "usage: least_work [--intern] KEYWORDS_FILE PREDICTIONS_FILE\n"),
         ]
         for args, status, message in cases:
