@@ -283,9 +283,10 @@ fi
 # ---- (vi) kplab against the least work (issues 16, 32) ----------------------------------------------
 # bench/least_work.cc does only the P/R/F1 @5/@M part of the KP20k job (map two files, tokenize, stem
 # through a memo, count, sum; one thread). bench/least_work_ratio.py checks that its 12 numbers are
-# kplab's, digit for digit, then times it, `kplab eval --metrics exact` (targets: wall <= 2x, CPU <= 3x)
-# and the default metrics (wall <= 3x, CPU <= 4x) interleaved, fresh processes, medians; no verdict on
-# a loaded machine. scripts/bench_table.sh prints the same with every other target as one table.
+# kplab's, digit for digit, then times it, its --intern mode (every key also given a corpus-wide id: the
+# ratios to it have no target), `kplab eval --metrics exact` (targets: wall <= 2x, CPU <= 3x) and the
+# default metrics (wall <= 3x, CPU <= 4x) interleaved, fresh processes, medians; no verdict on a loaded
+# machine. scripts/bench_table.sh prints the same with every other target as one table.
 echo "[least-work] kplab eval vs bench/least_work.cc on KP20k: $RUNS timed fresh processes each" >&2
 if cmake --build "$BUILD" -j"$(nproc)" --target kplab_least_work >"$TMP/build_lw.log" 2>&1; then
   echo
