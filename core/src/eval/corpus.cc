@@ -4,13 +4,10 @@
 #include <array>
 #include <charconv>
 #include <cstring>
-#include <exception>
 #include <fstream>
 #include <iterator>
 #include <memory>
 #include <optional>
-#include <system_error>
-#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -809,20 +806,6 @@ Prmu Corpus::Classify(const Document& doc, const Keyphrase& kp) const {
 
 namespace {
 
-int CorpusThreads(std::size_t docs, int threads) {
-  // Each thread's range has its own memos and a share of the merge: below a few thousand documents a
-  // second thread costs more than it saves.
-  constexpr std::size_t kDocsPerThread = 4000;
-  std::size_t n = threads > 0 ? static_cast<std::size_t>(threads)
-                              : std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
-  if (threads <= 0) n = std::min(n, std::max<std::size_t>(1, docs / kDocsPerThread));
-  return static_cast<int>(std::clamp<std::size_t>(n, 1, std::max<std::size_t>(docs, 1)));
-}
-
-}  // namespace
-
-namespace {
-
 // Where BuildCorpusImpl's documents come from. A reader has the dataset's and predictions' descriptive
 // fields and a Local per building thread: Get(i) gives document i with its predictions, valid until
 // Get of document i + 2 (the one being built and the next are held together); Done(i) says it is built.
@@ -1271,7 +1254,7 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
   const std::size_t n_docs = reader.size();
   corpus.docs.resize(n_docs);
 
-  const std::size_t n = static_cast<std::size_t>(CorpusThreads(n_docs, threads));
+  const std::size_t n = eval_internal::RangeThreads(n_docs, threads);
   std::vector<std::unique_ptr<Builder>> builders;
   for (std::size_t t = 0; t < n; ++t) {
     builders.push_back(std::make_unique<Builder>(Builder::Options{&corpus.profile, raw_text, stem_refs, consume}));

@@ -1,7 +1,10 @@
-// The corpus builder's threads (eval/corpus.cc): one function over indices [0, n), each on a thread
-// of its own, the calling thread taking one. Stateless; fn must be safe to call from n threads at once.
+// The threads of the passes over a dataset's documents in contiguous ranges (the corpus builder,
+// eval/corpus.cc; the distinct surfaces, eval/surface.cc): how many ranges, and one function over
+// indices [0, n), each on a thread of its own, the calling thread taking one. Stateless; fn must be
+// safe to call from n threads at once.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <exception>
 #include <system_error>
@@ -9,6 +12,18 @@
 #include <vector>
 
 namespace kplab::eval_internal {
+
+// How many ranges (one thread each) for docs documents when `threads` were asked for (0 or less: as
+// many as the machine's cores, at most 8). Each range has its own tables and a share of the merge:
+// below a few thousand documents a second one costs more than it saves, so an automatic count gives
+// each range at least kDocsPerThread documents. Never more ranges than documents, never fewer than 1.
+inline std::size_t RangeThreads(std::size_t docs, int threads) {
+  constexpr std::size_t kDocsPerThread = 4000;
+  std::size_t n = threads > 0 ? static_cast<std::size_t>(threads)
+                              : std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
+  if (threads <= 0) n = std::min(n, std::max<std::size_t>(1, docs / kDocsPerThread));
+  return std::clamp<std::size_t>(n, 1, std::max<std::size_t>(docs, 1));
+}
 
 // Runs fn(t) for t in [0, n) on n threads, the calling thread taking t = 0 (or, with caller_last,
 // t = n - 1). An exception of any of them (std::bad_alloc) is rethrown here, after every thread ended,

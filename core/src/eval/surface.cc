@@ -6,14 +6,12 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
-#include <exception>
 #include <memory>
-#include <system_error>
-#include <thread>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "eval/on_threads.h"
 #include "eval/slot_table.h"
 #include "kplab/text.h"
 
@@ -217,37 +215,14 @@ Result<Surfaces> DistinctSurfaces(const RawDataset& dataset, const RawPrediction
   // Contiguous ranges of documents, one set each, merged in range order: a surface new to the whole
   // in range t is first met there at the point one pass would meet it, so the order is one pass's.
   const std::size_t n_docs = dataset.docs.size();
-  constexpr std::size_t kDocsPerRange = 4000;  // below this a second range costs more than it saves
-  std::size_t n = threads > 0 ? static_cast<std::size_t>(threads)
-                              : std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
-  if (threads <= 0) n = std::min(n, std::max<std::size_t>(1, n_docs / kDocsPerRange));
-  n = std::clamp<std::size_t>(n, 1, std::max<std::size_t>(n_docs, 1));
+  const std::size_t n = eval_internal::RangeThreads(n_docs, threads);
   std::vector<std::unique_ptr<SurfaceSet>> sets;
   for (std::size_t t = 0; t < n; ++t) sets.push_back(std::make_unique<SurfaceSet>(profile));
-  std::vector<std::exception_ptr> errors(n);
-  auto run = [&](std::size_t t) {
-    try {
-      for (std::size_t i = n_docs * t / n; i < n_docs * (t + 1) / n; ++i) {
-        AddDocument(*sets[t], dataset.docs[i], predictions ? &predictions->docs[i] : nullptr, profile);
-      }
-    } catch (...) {
-      errors[t] = std::current_exception();
+  eval_internal::OnThreads(n, [&](std::size_t t) {
+    for (std::size_t i = n_docs * t / n; i < n_docs * (t + 1) / n; ++i) {
+      AddDocument(*sets[t], dataset.docs[i], predictions ? &predictions->docs[i] : nullptr, profile);
     }
-  };
-  std::vector<std::thread> pool;
-  std::vector<std::size_t> here = {0};  // ranges this thread runs (all, if no thread starts)
-  for (std::size_t t = 1; t < n; ++t) {
-    try {
-      pool.emplace_back(run, t);
-    } catch (const std::system_error&) {
-      here.push_back(t);
-    }
-  }
-  for (std::size_t t : here) run(t);
-  for (auto& th : pool) th.join();
-  for (const auto& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
+  });
   for (std::size_t t = 1; t < n; ++t) {
     sets[0]->Merge(*sets[t]);
     sets[t].reset();
