@@ -69,7 +69,8 @@ struct File {
 File Map(const char* path) {
   File f;
   f.name = path;
-  const int fd = ::open(path, O_RDONLY);
+  // O_NONBLOCK: opening a FIFO with no writer would wait forever; opened this way it is refused below.
+  const int fd = ::open(path, O_RDONLY | O_NONBLOCK);
   struct stat st {};
   if (fd < 0 || ::fstat(fd, &st) != 0) Die(std::string(path) + ": cannot open");
   if (!S_ISREG(st.st_mode)) Die(std::string(path) + ": not a regular file");

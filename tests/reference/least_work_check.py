@@ -9,10 +9,14 @@ Checks, against expectations written here:
     the same files; --intern, which matches by the keys' corpus-wide ids, reports 4 distinct keys
     (neural network, support vector machin, svm, deep learn) of the 8 it kept, so a key met again
     must get the id it had (an id per key kept would be 8);
+  * a second hand case: tokens longer than the 16 bytes read at once (the long-token path), a key met
+    again in a differently cased piece, and files whose last line has no line end: 2 distinct keys of
+    5 kept, the values below, and kplab's;
   * on KP20k itself (the shared data), both modes print the text kplab's CSV gives, digit for digit;
-  * hostile input: a non-ASCII byte (file:line), files of different line counts, a missing file, a
-    directory, an unknown option in either place -- each an error with the text below and exit status 1
-    (2 for usage).
+  * hostile input: a non-ASCII byte (file:line), files of different line counts, an empty keywords or
+    predictions file, a missing file, a directory, a FIFO with no writer (refused at once, not waited
+    on), an unknown option in either place -- each an error with the text below and exit status 1 (2
+    for usage), within a 10 s limit.
 
 Usage: least_work_check.py LEAST_WORK_BINARY KPLAB_BINARY SOURCE_DIR
 """
@@ -35,6 +39,21 @@ WANT = {
     "all.p@5.macro": (2 / 5 + 1 / 5) / 2, "all.r@5.macro": 1.0, "all.f1@5.macro_doc": (4 / 7 + 1 / 3) / 2,
     "all.p@M.micro": 3 / 5, "all.r@M.micro": 1.0, "all.f1@M.micro": 2 * 0.6 / 1.6,
     "all.p@M.macro": (2 / 3 + 1 / 2) / 2, "all.r@M.macro": 1.0, "all.f1@M.macro_doc": (0.8 + 2 / 3) / 2,
+}
+# The second case, without a final line end in either file. "electroencephalographic" (23 bytes) is
+# read by the long-token path; "recordings" and "Recording" stem to the reference's "record".
+# Document 1: reference {electroencephalograph record}; predictions: it (hit), x: n = 2, 1 hit.
+#   @5: P = 1/5, R = 1, F1 = 1/3;  @M: P = 1/2, R = 1, F1 = 2/3.
+# Document 2: the same reference; prediction "Electroencephalographic Recording" (hit): n = 1.
+#   @5: P = 1/5, R = 1, F1 = 1/3;  @M: P = 1, R = 1, F1 = 1.
+# Micro: hits 2 of pden 10 (@5) and 3 (@M), rden 2. Kept keys: 1 + 2 + 1 + 1 = 5, distinct 2.
+LONG_GOLD = "electroencephalographic recording\nelectroencephalographic recording"
+LONG_PREDS = "electroencephalographic recordings;x\nElectroencephalographic Recording"
+LONG_WANT = {
+    "all.p@5.micro": 2 / 10, "all.r@5.micro": 1.0, "all.f1@5.micro": 2 * 0.2 / 1.2,
+    "all.p@5.macro": 1 / 5, "all.r@5.macro": 1.0, "all.f1@5.macro_doc": 1 / 3,
+    "all.p@M.micro": 2 / 3, "all.r@M.micro": 1.0, "all.f1@M.micro": 2 * (2 / 3) / (5 / 3),
+    "all.p@M.macro": (1 / 2 + 1) / 2, "all.r@M.macro": 1.0, "all.f1@M.macro_doc": (2 / 3 + 1) / 2,
 }
 
 
@@ -59,8 +78,11 @@ def main():
             f.write(text)
         return path
 
-    def run(*args):
-        return subprocess.run(list(args), capture_output=True, text=True, timeout=120)
+    def run(*args, timeout=120):
+        try:
+            return subprocess.run(list(args), capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return subprocess.CompletedProcess(list(args), -1, "", "(no answer within %d s)" % timeout)
 
     def kplab_exact(dataset, preds):
         r = run(kplab, "eval", "--dataset", dataset, "--predictions", preds, "--no-store", "--output", "csv",
@@ -70,28 +92,34 @@ def main():
         return parse_csv(r.stdout)
 
     try:
-        gold = write("hand/word_hand_testing_allkeywords.txt", GOLD)
-        preds = write("preds.txt", PREDS)
-        theirs = kplab_exact(os.path.dirname(gold), preds)
-        for k, v in WANT.items():
-            if abs(float(theirs.get(k, "nan")) - v) > 1e-12:
-                failures.append("kplab %s = %s, by hand %r" % (k, theirs.get(k), v))
-        for mode in ([], ["--intern"]):
-            r = run(lw, *mode, gold, preds)
-            got = parse_lw(r.stdout)
-            interned = [line for line in r.stderr.splitlines() if "distinct keys interned" in line]
-            want_interned = ["least_work: 4 distinct keys interned"] if mode else []
-            if interned != want_interned:
-                failures.append("least_work %s on the hand case reports %s, expected %s" % (mode, interned,
-                                                                                            want_interned))
-            if r.returncode != 0 or sorted(got) != sorted(WANT):
-                failures.append("least_work %s on the hand case: exit %d, %s %s" % (mode, r.returncode, got, r.stderr))
-                continue
-            for k, v in WANT.items():
-                if abs(float(got[k]) - v) > 1e-12:
-                    failures.append("least_work %s %s = %s, by hand %r" % (mode, k, got[k], v))
-                if got[k] != theirs.get(k):
-                    failures.append("least_work %s %s = %s, kplab prints %s" % (mode, k, got[k], theirs.get(k)))
+        def hand_case(name, gold_text, preds_text, want, distinct):
+            gold = write(name + "/word_" + name + "_testing_allkeywords.txt", gold_text)
+            preds = write(name + "_preds.txt", preds_text)
+            theirs = kplab_exact(os.path.dirname(gold), preds)
+            for k, v in want.items():
+                if abs(float(theirs.get(k, "nan")) - v) > 1e-12:
+                    failures.append("kplab on %s: %s = %s, by hand %r" % (name, k, theirs.get(k), v))
+            for mode in ([], ["--intern"]):
+                r = run(lw, *mode, gold, preds)
+                got = parse_lw(r.stdout)
+                interned = [line for line in r.stderr.splitlines() if "distinct keys interned" in line]
+                want_interned = ["least_work: %d distinct keys interned" % distinct] if mode else []
+                if interned != want_interned:
+                    failures.append("least_work %s on %s reports %s, expected %s" % (mode, name, interned,
+                                                                                    want_interned))
+                if r.returncode != 0 or sorted(got) != sorted(want):
+                    failures.append("least_work %s on %s: exit %d, %s %s" % (mode, name, r.returncode, got, r.stderr))
+                    continue
+                for k, v in want.items():
+                    if abs(float(got[k]) - v) > 1e-12:
+                        failures.append("least_work %s on %s: %s = %s, by hand %r" % (mode, name, k, got[k], v))
+                    if got[k] != theirs.get(k):
+                        failures.append("least_work %s on %s: %s = %s, kplab prints %s" % (mode, name, k, got[k],
+                                                                                          theirs.get(k)))
+            return gold, preds
+
+        gold, preds = hand_case("hand", GOLD, PREDS, WANT, 4)
+        hand_case("long", LONG_GOLD, LONG_PREDS, LONG_WANT, 2)
 
         kp20k = os.path.join(data, "kpg_testsets_meng2017", "kp20k")
         kp20k_preds = os.path.join(data, "predictions", "catSeqTG-2RF1", "kp20k", "seed1234.txt")
@@ -110,12 +138,20 @@ def main():
         # Hostile input: each refused with its file and what was wrong.
         non_ascii = write("non_ascii.txt", "graph theory\nforests;b\xc3\xa9ta\n".encode("latin-1"), "wb")
         short = write("short.txt", "neural network\n")
+        empty = write("empty.txt", "")
+        fifo = os.path.join(tmp, "fifo")
+        os.mkfifo(fifo)  # nobody writes to it: reading it would wait forever
         cases = [
             ([gold, non_ascii], 1, "least_work: %s:2: a non-ASCII byte (this program reads ASCII only)\n" % non_ascii),
             (["--intern", non_ascii, preds], 1,
              "least_work: %s:2: a non-ASCII byte (this program reads ASCII only)\n" % non_ascii),
             ([gold, short], 1, "least_work: %s: fewer lines than %s has (1 read; expected one prediction line per "
                                "document)\n" % (short, gold)),
+            ([empty, preds], 1, "least_work: %s: no documents\n" % empty),
+            ([gold, empty], 1, "least_work: %s: fewer lines than %s has (0 read; expected one prediction line per "
+                               "document)\n" % (empty, gold)),
+            ([gold, fifo], 1, "least_work: %s: not a regular file\n" % fifo),
+            (["--intern", fifo, preds], 1, "least_work: %s: not a regular file\n" % fifo),
             ([os.path.join(tmp, "missing.txt"), preds], 1,
              "least_work: %s: cannot open\n" % os.path.join(tmp, "missing.txt")),
             ([tmp, preds], 1, "least_work: %s: not a regular file\n" % tmp),
@@ -126,7 +162,7 @@ def main():
             (["--intern", gold], 2, "usage: least_work [--intern] KEYWORDS_FILE PREDICTIONS_FILE\n"),
         ]
         for args, status, message in cases:
-            r = run(lw, *args)
+            r = run(lw, *args, timeout=10)
             if r.returncode != status or r.stderr != message or r.stdout:
                 failures.append("least_work %s: exit %d, stderr %r, stdout %r; expected exit %d, %r" % (
                     args, r.returncode, r.stderr, r.stdout, status, message))
@@ -136,7 +172,7 @@ def main():
         print("FAIL: " + f)
     if failures:
         sys.exit(1)
-    print("least_work_check: the hand case, KP20k and %d hostile inputs: OK" % len(cases))
+    print("least_work_check: two hand cases, KP20k and %d hostile inputs: OK" % len(cases))
 
 
 if __name__ == "__main__":
