@@ -336,8 +336,10 @@ Result<Profile> RequestProfile(const EvalRequest& req) { return ProfileNamed(req
 // predictions: already imported (LoadCorpusTimed reads them beside the dataset), or null to import them.
 // owned: the same object as dataset when the caller gives it up, so each document's raw text is freed
 // as it is built (null: the import is shared, e.g. by a batch's entries).
+// ids: BuildCorpus's choice (kPerRange only for a run whose plugins all compare keys within a document).
 Result<Corpus> CorpusFor(const RawDataset& dataset, const EvalRequest& req, PhaseTimer& timer,
-                         Result<RawPredictions>* predictions = nullptr, RawDataset* owned = nullptr) {
+                         Result<RawPredictions>* predictions = nullptr, RawDataset* owned = nullptr,
+                         const ChoosePhraseIds& ids = nullptr) {
   auto profile = RequestProfile(req);
   if (!profile) return profile.error();
   std::optional<RawPredictions> aligned;
@@ -351,8 +353,8 @@ Result<Corpus> CorpusFor(const RawDataset& dataset, const EvalRequest& req, Phas
     timer.Done("predictions");
   }
   const int threads = std::min(req.threads, kMaxThreads);  // checked by EvaluateCorpus too
-  auto corpus = owned ? BuildCorpus(std::move(*owned), std::move(aligned), *profile, threads)
-                      : BuildCorpus(dataset, aligned ? &*aligned : nullptr, *profile, threads);
+  auto corpus = owned ? BuildCorpus(std::move(*owned), std::move(aligned), *profile, threads, ids)
+                      : BuildCorpus(dataset, aligned ? &*aligned : nullptr, *profile, threads, ids);
   if (!corpus) return corpus.error();
   timer.Done("corpus");
   return corpus;
@@ -361,7 +363,7 @@ Result<Corpus> CorpusFor(const RawDataset& dataset, const EvalRequest& req, Phas
 // The dataset and the predictions are two files read and parsed independently: unless the request asks
 // for one thread, the predictions are imported on a second thread meanwhile. A dataset error still comes
 // first, as when they were read one after the other.
-Result<Corpus> LoadCorpusTimed(const EvalRequest& req, PhaseTimer& timer) {
+Result<Corpus> LoadCorpusTimed(const EvalRequest& req, PhaseTimer& timer, const ChoosePhraseIds& ids = nullptr) {
   auto profile = RequestProfile(req);
   if (!profile) return profile.error();
   // Meng-2017 lines and prediction lines: parsed by the threads that build the corpus, never held as an
@@ -372,7 +374,7 @@ Result<Corpus> LoadCorpusTimed(const EvalRequest& req, PhaseTimer& timer) {
         LineDocuments::Open(req.dataset_path, req.dataset_options, req.predictions_path, req.threads, req.hash_inputs);
     if (!docs) return docs.error();
     timer.Done("dataset");
-    auto corpus = BuildCorpus(std::move(*docs), *profile, std::min(req.threads, kMaxThreads));
+    auto corpus = BuildCorpus(std::move(*docs), *profile, std::min(req.threads, kMaxThreads), ids);
     if (!corpus) return corpus.error();
     timer.Done("corpus");
     return corpus;
@@ -396,7 +398,7 @@ Result<Corpus> LoadCorpusTimed(const EvalRequest& req, PhaseTimer& timer) {
   if (reader.joinable()) reader.join();
   timer.Done("dataset");
   if (!dataset) return dataset.error();
-  return CorpusFor(*dataset, req, timer, predictions ? &*predictions : nullptr, &*dataset);
+  return CorpusFor(*dataset, req, timer, predictions ? &*predictions : nullptr, &*dataset, ids);
 }
 
 }  // namespace
@@ -418,25 +420,6 @@ Result<RawDataset> ImportRequestDataset(const EvalRequest& req) {
 Result<Corpus> LoadCorpusFor(const RawDataset& dataset, const EvalRequest& req) {
   PhaseTimer timer;
   return CorpusFor(dataset, req, timer);
-}
-
-Result<EvalResult> Evaluate(const EvalRequest& req, const Progress& progress) {
-  const auto start = std::chrono::steady_clock::now();
-  if (req.predictions_path.empty()) {
-    return Error::Usage("no predictions file to evaluate");
-  }
-  PhaseTimer timer;
-  auto corpus = LoadCorpusTimed(req, timer);
-  if (!corpus) return corpus.error();
-  timer.Done("import freed");  // the raw dataset and predictions are destroyed on the way out
-  auto shared = std::make_shared<const Corpus>(std::move(*corpus));
-  auto res = EvaluateCorpus(shared, req, progress);
-  if (res) {
-    res->run.dataset_path = AbsolutePath(req.dataset_path);
-    res->run.predictions_path = AbsolutePath(req.predictions_path);
-    res->run.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  }
-  return res;
 }
 
 std::map<std::string, std::size_t> SubsetDocCounts(const ScoreColumns& scores) {
@@ -524,7 +507,7 @@ Result<Lane> AddLane(LanePlugins& lp, const EvalRequest& req) {
   return lane;
 }
 
-Result<LanePlugins> ResolvePlugins(const Corpus& corpus, const EvalRequest& req) {
+Result<LanePlugins> ResolvePlugins(const Profile& profile, const EvalRequest& req) {
   // Every front-end's thread count (the command line's --threads, Python's threads=, kp.evaluate's
   // opts.threads) means the same: a negative or too large one is refused, not clamped.
   if (req.threads < 0 || req.threads > kMaxThreads) {
@@ -547,8 +530,15 @@ Result<LanePlugins> ResolvePlugins(const Corpus& corpus, const EvalRequest& req)
   out.vms.reserve(out.max_lanes);
   auto first = AddLane(out, req);
   if (!first) return first.error();  // usage: a misspelt metric or parameter; script: a bad file
-  if (Status st = PreparePlugins(*out.vms[0], out.plugins[0], corpus.profile); !st.ok()) return st.error();
+  if (Status st = PreparePlugins(*out.vms[0], out.plugins[0], profile); !st.ok()) return st.error();
   return out;
+}
+
+// Whether every plugin of the run compares keys only within a document (ComparesWithinDocuments): its
+// corpus can be built with PhraseIds::kPerRange.
+bool KernelsOnly(const LanePlugins& lanes) {
+  const auto& plugins = lanes.first();
+  return !plugins.empty() && std::all_of(plugins.begin(), plugins.end(), ComparesWithinDocuments);
 }
 
 // Validate: what the request asks of the plugins, refused before any document is scored or phrase
@@ -809,19 +799,19 @@ void ScoreAll(std::shared_ptr<const Corpus> shared, LanePlugins& lp, std::pair<s
   }
 }
 
-}  // namespace
-
-Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const EvalRequest& req,
-                                  const Progress& progress) {
-  const auto start = std::chrono::steady_clock::now();
-  PhaseTimer timer;
+// EvaluateCorpus with the run's plugins resolved (ResolvePlugins).
+Result<EvalResult> EvaluateResolved(std::shared_ptr<const Corpus> shared, const EvalRequest& req, LanePlugins lanes_in,
+                                    const Progress& progress, std::chrono::steady_clock::time_point start,
+                                    PhaseTimer& timer) {
   const Corpus& corpus = *shared;
-  auto lanes = ResolvePlugins(corpus, req);
-  if (!lanes) return lanes.error();
-  const std::vector<MetricPlugin>& plugins = lanes->first();
+  if (corpus.phrase_ids != PhraseIds::kCorpus && !KernelsOnly(lanes_in)) {
+    return Error::Internal("a corpus with per-range phrase ids given to metrics that read phrases across documents");
+  }
+  LanePlugins& lanes = lanes_in;
+  const std::vector<MetricPlugin>& plugins = lanes.first();
   auto range = ValidateRequest(corpus, plugins, req);
   if (!range) return range.error();
-  timer.Done("lua setup");
+  timer.Done("validate");
 
   EvalResult res;
   auto run = DescribeRun(corpus, plugins, req);
@@ -838,7 +828,7 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
     res.run.shard = ShardInfo{req.shard->index, req.shard->count, static_cast<int64_t>(range->first),
                               static_cast<int64_t>(range->second)};
   }
-  ScoreAll(shared, *lanes, *range, *space, req, progress, timer, res);
+  ScoreAll(shared, lanes, *range, *space, req, progress, timer, res);
 
   // Record: the run's status, and what the result keeps alive (EvalResult::resources).
   struct Resources {
@@ -848,14 +838,63 @@ Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const Ev
   };
   auto resources = std::make_shared<Resources>();
   resources->corpus = shared;
-  resources->vms = std::move(lanes->vms);
-  resources->plugins = std::move(lanes->plugins);
+  resources->vms = std::move(lanes.vms);
+  resources->plugins = std::move(lanes.plugins);
   res.resources = resources;
   if (!res.errors.empty()) {
     res.run.status = "failed";
     for (const auto& e : res.errors) res.run.error += e.Format() + "\n";
   }
   res.run.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return res;
+}
+
+}  // namespace
+
+Result<EvalResult> EvaluateCorpus(std::shared_ptr<const Corpus> shared, const EvalRequest& req,
+                                  const Progress& progress) {
+  const auto start = std::chrono::steady_clock::now();
+  PhaseTimer timer;
+  auto lanes = ResolvePlugins(shared->profile, req);
+  if (!lanes) return lanes.error();
+  timer.Done("lua setup");
+  return EvaluateResolved(std::move(shared), req, std::move(*lanes), progress, start, timer);
+}
+
+Result<EvalResult> Evaluate(const EvalRequest& req, const Progress& progress) {
+  const auto start = std::chrono::steady_clock::now();
+  if (req.predictions_path.empty()) {
+    return Error::Usage("no predictions file to evaluate");
+  }
+  PhaseTimer timer;
+  // The plugins are resolved while the corpus is built, once its documents are and before its ranges
+  // are merged: a run whose metrics all compare keys within a document skips the merge (KernelsOnly,
+  // design note 61). When they cannot be resolved there, the corpus is merged as before and
+  // EvaluateCorpus reports the same error: a dataset's error still comes before a plugin's.
+  std::optional<LanePlugins> lanes;
+  auto ids = [&] {
+    auto profile = RequestProfile(req);
+    if (!profile) return PhraseIds::kCorpus;
+    auto resolved = ResolvePlugins(*profile, req);
+    if (!resolved) return PhraseIds::kCorpus;
+    lanes = std::move(*resolved);
+    return KernelsOnly(*lanes) ? PhraseIds::kPerRange : PhraseIds::kCorpus;
+  };
+  auto corpus = LoadCorpusTimed(req, timer, ids);
+  if (!corpus) return corpus.error();
+  if (std::getenv("KPLAB_TIMING") != nullptr) {
+    std::fprintf(stderr, "[timing]   phrase ids: %s\n",
+                 corpus->phrase_ids == PhraseIds::kPerRange ? "per range" : "corpus-wide");
+  }
+  timer.Done("import freed");  // the raw dataset and predictions are destroyed on the way out
+  auto shared = std::make_shared<const Corpus>(std::move(*corpus));
+  auto res = lanes ? EvaluateResolved(shared, req, std::move(*lanes), progress, start, timer)
+                   : EvaluateCorpus(shared, req, progress);
+  if (res) {
+    res->run.dataset_path = AbsolutePath(req.dataset_path);
+    res->run.predictions_path = AbsolutePath(req.predictions_path);
+    res->run.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
   return res;
 }
 

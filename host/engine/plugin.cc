@@ -580,6 +580,11 @@ void ReleaseMetricPlugin(LuaVm& vm, MetricPlugin& plugin) {
   }
 }
 
+bool ComparesWithinDocuments(const MetricPlugin& plugin) {
+  const bool kernel = plugin.kernel == "exact" || plugin.kernel == "rank" || plugin.kernel == "rprec";
+  return kernel && plugin.needs.empty() && !plugin.needs_is_function && plugin.prepare_ref < 0;
+}
+
 Status ApplyParams(MetricPlugin& plugin, const std::map<std::string, std::string>& overrides) {
   // Checked on a copy so that a failing override leaves the plugin's parameters untouched.
   std::map<std::string, ParamValue> params = plugin.params;

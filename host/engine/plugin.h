@@ -108,6 +108,12 @@ void PushProfile(lua_State* L, const Profile& profile);
 // LUA_NOREF. Only needed when a VM outlives the plugins it loaded (REPL reloads).
 void ReleaseMetricPlugin(LuaVm& vm, MetricPlugin& plugin);
 
+// Whether the plugin compares keys only within a document: a native kernel among exact, rank and rprec,
+// with nothing that reads phrases across documents (no needs, no prepare). By what the plugin is, not
+// by its name (a plugin directory may give a shipped name to another plugin). A run whose plugins all
+// are builds its corpus with per-range phrase ids (kplab/corpus.h PhraseIds, design note 61).
+bool ComparesWithinDocuments(const MetricPlugin& plugin);
+
 // Overrides declared defaults with user values ("k=5" strings from the CLI); unknown names and
 // type mismatches are errors naming the plugin and parameter.
 Status ApplyParams(MetricPlugin& plugin, const std::map<std::string, std::string>& overrides);

@@ -386,4 +386,69 @@ TEST_F(Determinism, EveryPluginGivesTheSameBitsAtAnyThreadCountOrFailsNamingItse
   }
 }
 
+// ---- the corpus a run builds: per-range phrase ids only when every metric compares within a document ----
+
+// Evaluate resolves the metrics while the corpus is built and skips the merge of its ranges only when
+// every plugin is a native kernel among exact, rank and rprec with nothing that reads across documents
+// (ComparesWithinDocuments, design note 61). Decided by what the plugins are, not by their names: a
+// plugin directory's exact.lua that scores in Lua, or a kernel plugin with needs or prepare, gets
+// corpus-wide ids. Either way the numbers are the one-thread run's.
+TEST_F(Determinism, OnlyWithinDocumentKernelsSkipTheMergeAndNumbersDoNotMove) {
+  const std::string inspec = std::string(KPLAB_SHARED_DATA) + "/kpg_testsets_meng2017/inspec";
+  if (!fs::exists(inspec)) GTEST_SKIP() << "no ../shared/data";
+  const std::string data =
+      "--dataset " + inspec + " --predictions " + KPLAB_SHARED_DATA + "/predictions/catSeqTG-2RF1/inspec/seed1234.txt";
+  auto run = [&](const std::string& metrics, const std::string& plugins, const std::string& threads) {
+    return kplab::test::RunKplab(dir_, "KPLAB_TIMING=1 KPLAB_DB=" + (dir_ / "db").string(),
+                                 "eval " + data + " --output csv --no-store --metrics " + metrics + " --threads " +
+                                     threads + (plugins.empty() ? "" : " --plugins " + plugins));
+  };
+  // A plugin directory holding one exact.lua: the file, with `insert` after its `score = ` line's start.
+  auto directory = [&](const std::string& name, const std::string& source) {
+    fs::create_directories(dir_ / name);
+    std::ofstream(dir_ / name / "exact.lua") << source;
+    return (dir_ / name).string();
+  };
+  auto read = [](const std::string& path) {
+    std::ifstream in(std::string(KPLAB_SOURCE_DIR) + "/" + path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string shipped = read("plugins/exact.lua");
+  const std::string score_line = "  score = kp.kernel.exact,";
+  ASSERT_NE(shipped.find(score_line), std::string::npos);
+  auto with = [&](const std::string& field) {
+    std::string s = shipped;
+    return s.insert(s.find(score_line), field);
+  };
+  const Output one = run("exact", "", "1");
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_NE(one.err.find("phrase ids: corpus-wide"), std::string::npos) << one.err;  // one range: nothing to skip
+  struct Case {
+    std::string what, metrics, plugins, ids;
+  };
+  const std::vector<Case> cases = {
+      {"the shipped kernel", "exact", "", "per range"},
+      {"a Lua exact.lua under the shipped name", "exact", directory("lua", read("plugins/reference/exact.lua")),
+       "corpus-wide"},
+      {"the kernel with needs", "exact", directory("needs", with("  needs = { \"source\" },\n")), "corpus-wide"},
+      {"the kernel with prepare", "exact",
+       directory("prepare", with("  prepare = function(corpus, p, ctx) return #corpus end,\n")), "corpus-wide"},
+  };
+  for (const Case& c : cases) {
+    const Output o = run(c.metrics, c.plugins, "3");
+    ASSERT_EQ(o.code, 0) << c.what << ": " << o.err;
+    EXPECT_NE(o.err.find("phrase ids: " + c.ids), std::string::npos) << c.what << ": " << o.err;
+    EXPECT_EQ(o.out, one.out) << c.what;
+  }
+  // The default metrics (exact, rank, rprec) skip it too; with a metric scored in Lua beside them, not.
+  const Output defaults_one = run("exact,rank,rprec", "", "1");
+  ASSERT_EQ(defaults_one.code, 0) << defaults_one.err;
+  const Output defaults = run("exact,rank,rprec", "", "4");
+  EXPECT_NE(defaults.err.find("phrase ids: per range"), std::string::npos) << defaults.err;
+  EXPECT_EQ(defaults.out, defaults_one.out);
+  const Output with_prmu = run("exact,prmu", "", "4");
+  ASSERT_EQ(with_prmu.code, 0) << with_prmu.err;
+  EXPECT_NE(with_prmu.err.find("phrase ids: corpus-wide"), std::string::npos) << with_prmu.err;
+}
+
 }  // namespace

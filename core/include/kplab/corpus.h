@@ -6,15 +6,18 @@
 // threads at once, as the scoring lanes do; building one (BuildCorpus) uses threads of its own.
 #pragma once
 
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
-#include <type_traits>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "kplab/index_iterator.h"
@@ -256,12 +259,29 @@ struct Document {
   }
 };
 
+// What a phrase id, and a key's or token's id, names (BuildCorpus). kCorpus: one string of the corpus,
+// whichever documents it occurs in (one id per string, one phrase per normalized piece), as every
+// consumer of phrases across documents needs (the embedding plan, SemR-p, homogeneity, the Lua corpus
+// API). kPerRange: the same within each range of documents built together, and unique over the corpus,
+// but a string met in two ranges has two ids: what a run whose metrics compare keys only within a
+// document needs (the exact, rank and rprec kernels), without the merge of the ranges' strings and
+// phrases (design note 61). Every number such a run gives is the same either way.
+enum class PhraseIds { kCorpus, kPerRange };
+// BuildCorpus's choice of PhraseIds, asked once its documents are built and before their ranges are
+// merged (only when there are two ranges or more): a caller can learn meanwhile what the corpus will be
+// used for (kplab eval resolves its metrics there). Null: kCorpus.
+using ChoosePhraseIds = std::function<PhraseIds()>;
+
 class Corpus {
  public:
   Profile profile;
   Lexicon lex;
   PhraseArena arena;           // the phrases' surfaces and ids, the keyphrases' alternative keys
   std::deque<Phrase> phrases;  // stable addresses
+  PhraseIds phrase_ids = PhraseIds::kCorpus;
+  // kPerRange: the phrases of the ranges after the first (ids after phrases'), stable addresses;
+  // phrases then holds the first range's only. Empty for kCorpus.
+  std::vector<std::deque<Phrase>> range_phrases;
   std::vector<std::deque<KeyphraseExtra>> extras;  // Keyphrase::extra, stable addresses
   // Per phrase id, the stems joined by the profile's dedup_join, when that is not ' ' (DedupKey).
   std::vector<TokenId> dedup_keys;
@@ -291,6 +311,17 @@ class Corpus {
   TokenId DedupKey(const Phrase& p) const { return dedup_keys.empty() ? p.key : dedup_keys[p.id]; }
 };
 
+// For code that reads phrases across documents (by phrase id or key id: the embedding plan,
+// homogeneity): throws std::logic_error, naming who, when the corpus's ids are per range (a bug of the
+// caller: kplab eval builds such a corpus only for metrics that compare within a document).
+inline void RequireCorpusIds(const Corpus& corpus, std::string_view who) {
+  if (corpus.phrase_ids != PhraseIds::kCorpus) {
+    throw std::logic_error(std::string(who) +
+                           ": needs a corpus whose phrase ids name one string across documents "
+                           "(PhraseIds::kCorpus)");
+  }
+}
+
 // KPEval's reference lists (uclanlp/KPEval metrics/rouge_metric.py; bert_score_metric.py and
 // mover_score_metric.py join the same lists into strings): the references before dedup
 // (Document::ref_view_dups, repeats and their own surfaces kept) zipped with the presence flags of the
@@ -306,18 +337,20 @@ KpevalReferences KpevalReferenceLists(const Document& doc);
 // Normalizes a dataset and (optionally) aligned predictions under a profile. Predictions must already be
 // aligned (AlignPredictions). Errors: invalid profile options.
 // threads: documents are built in that many contiguous ranges at once (0 = one per core, at most 8, one
-// for a few thousand documents); the corpus is the same for every count, ids included.
-Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* predictions,
-                           const Profile& profile, int threads = 0);
+// for a few thousand documents); with PhraseIds::kCorpus the corpus is the same for every count, ids
+// included; with kPerRange its documents and their keyphrases' strings are (choose_ids).
+Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* predictions, const Profile& profile,
+                           int threads = 0, const ChoosePhraseIds& choose_ids = nullptr);
 // The same corpus from an import the caller gives up: each document's raw text is freed as soon as it
 // is built, so the peak memory is not the import and the corpus in full side by side. The import is
 // left without documents (its path, name, format, hash and files stay).
-Result<Corpus> BuildCorpus(RawDataset&& dataset, std::optional<RawPredictions>&& predictions,
-                           const Profile& profile, int threads = 0);
+Result<Corpus> BuildCorpus(RawDataset&& dataset, std::optional<RawPredictions>&& predictions, const Profile& profile,
+                           int threads = 0, const ChoosePhraseIds& choose_ids = nullptr);
 
 // The same corpus from documents read a line at a time by the threads that build them: the import is
 // never held, and each document's lines go back to the system once it is built (LineDocuments).
-Result<Corpus> BuildCorpus(LineDocuments&& documents, const Profile& profile, int threads = 0);
+Result<Corpus> BuildCorpus(LineDocuments&& documents, const Profile& profile, int threads = 0,
+                           const ChoosePhraseIds& choose_ids = nullptr);
 
 // Attaches source text to a dataset whose release has keyphrases only (KP20k): line i of the file
 // becomes the text of document i ("title <eos> abstract"); later documents stay without text.

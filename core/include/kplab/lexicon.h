@@ -47,6 +47,14 @@ class Lexicon {
   // Takes over other's string bytes (not its ids): its strings stay readable where they are for as long
   // as this lexicon lives, so a merge can InternStable them instead of copying.
   void AdoptBytes(Lexicon& other);
+  // Appends other's strings after this one's, unindexed: other's id i becomes the returned base + i and
+  // its bytes stay where they are (adopted). Ids stay unique and Str() reads every one, but a string may
+  // now have two ids, and Intern, InternStable and Find could not see other's strings: from then on they
+  // throw std::logic_error rather than answer. For a corpus whose ids are per range of documents
+  // (PhraseIds::kPerRange in kplab/corpus.h), whose lexicon nothing looks strings up in once it is built.
+  TokenId AppendUnindexed(Lexicon&& other);
+  // Whether every string is indexed (no AppendUnindexed), so that Intern and Find may be called.
+  bool indexed() const { return indexed_; }
 
  private:
   static constexpr std::uint64_t kLongString = 0xFFFF;
@@ -60,6 +68,7 @@ class Lexicon {
   // Each string as its address (48 bits: user-space addresses) and length (16 bits; 0xFFFF: stored
   // before the bytes): eight bytes a string rather than a view's sixteen, for millions of keys.
   std::vector<std::uint64_t> strings_;
+  bool indexed_ = true;  // false after AppendUnindexed
 };
 
 }  // namespace kplab

@@ -6,8 +6,10 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -932,16 +934,34 @@ struct LineReader {
 constexpr std::size_t kMinWords = 50;
 constexpr double kStemmedBelow = 0.15, kUnstemmedAbove = 0.35;
 
-std::optional<std::string> StemmedGoldWarning(const Corpus& corpus, bool refs_as_given) {
-  const PorterStemmer stemmer(corpus.profile.stem_mode);
-  std::vector<std::int8_t> changes(corpus.lex.size(), -1);  // per token id: -1 not a word, or not seen
+// The references' word tokens of documents [begin, end), and how many of them the stemmer changes, with
+// the first changed one in document order as the example. Counted per range of documents on the
+// threads that finish them, then added (GoldStems::Add).
+struct GoldStems {
   std::size_t words = 0, changed = 0;
   std::string example;
+  // Adds the counts of the documents after these (the example stays the earlier one).
+  void Add(const GoldStems& later) {
+    words += later.words;
+    changed += later.changed;
+    if (example.empty()) example = later.example;
+  }
+};
+
+GoldStems CountGoldStems(const Corpus& corpus, std::size_t begin, std::size_t end, bool refs_as_given) {
+  const PorterStemmer stemmer(corpus.profile.stem_mode);
+  // Per token id: -1 not seen, 2 not a word, 1 or 0 whether the stemmer changes it (a function of the
+  // token's string, so ranges with ids of their own count alike).
+  std::vector<std::int8_t> changes(corpus.lex.size(), -1);
+  GoldStems out;
+  std::size_t& words = out.words;
+  std::size_t& changed = out.changed;
+  std::string& example = out.example;
   auto lower_word = [](std::string_view s) {
     return s.size() >= 3 && std::all_of(s.begin(), s.end(), [](char ch) { return ch >= 'a' && ch <= 'z'; });
   };
-  for (const Document& doc : corpus.docs) {
-    for (const Keyphrase& kp : doc.refs) {
+  for (std::size_t i = begin; i < end; ++i) {
+    for (const Keyphrase& kp : corpus.docs[i].refs) {
       const auto tokens = kp.phrase->tokens(), stems = kp.phrase->stems();
       for (std::size_t k = 0; k < tokens.size(); ++k) {
         const TokenId t = tokens[k];
@@ -971,6 +991,12 @@ std::optional<std::string> StemmedGoldWarning(const Corpus& corpus, bool refs_as
       }
     }
   }
+  return out;
+}
+
+std::optional<std::string> StemmedGoldWarning(const GoldStems& gold, bool refs_as_given) {
+  const std::size_t words = gold.words, changed = gold.changed;
+  const std::string& example = gold.example;
   if (words < kMinWords) return std::nullopt;
   const double share = static_cast<double>(changed) / static_cast<double>(words);
   const std::string evidence = fmt::format("{:.1f}% of their {} word tokens change when stemmed{}", 100 * share, words,
@@ -1022,9 +1048,24 @@ std::pair<std::size_t, std::size_t> RangeOf(std::size_t n_docs, std::size_t n, s
   return {n_docs * t / n, n_docs * (t + 1) / n};
 }
 
-// Builds every range's documents on a thread of its own (builders[t] range t).
+// Each keyphrase of a later range [begin, end) holds its local phrase id in place of the address until
+// the merge has made the corpus's phrases, so the merge can free each local phrase as it goes (they are
+// moved into the corpus or are duplicates). Nothing reads the field in between.
+void LocalPhraseIds(Corpus& corpus, std::size_t begin, std::size_t end) {
+  for (std::size_t i = begin; i < end; ++i) {
+    for (auto kps : {corpus.docs[i].refs, corpus.docs[i].preds, corpus.docs[i].refs_before_dedup}) {
+      for (const Keyphrase& kc : kps) {
+        Keyphrase& k = const_cast<Keyphrase&>(kc);  // the range's own arena
+        k.phrase = reinterpret_cast<const Phrase*>(static_cast<std::uintptr_t>(k.phrase->id));
+      }
+    }
+  }
+}
+
+// Builds every range's documents on a thread of its own (builders[t] range t). merged: the later
+// ranges will be merged into the first (PhraseIds::kCorpus), so their keyphrases take local phrase ids.
 template <typename Reader>
-void BuildRanges(const Reader& reader, Corpus& corpus, std::vector<std::unique_ptr<Builder>>& builders) {
+void BuildRanges(const Reader& reader, Corpus& corpus, std::vector<std::unique_ptr<Builder>>& builders, bool merged) {
   const std::size_t n_docs = corpus.docs.size(), n = builders.size();
   // The calling thread builds the last range: the merge frees that range's lexicon and tables on the
   // calling thread, whose allocator then reuses their memory (the metrics' slot columns, allocated
@@ -1042,18 +1083,7 @@ void BuildRanges(const Reader& reader, Corpus& corpus, std::vector<std::unique_p
           local.Done(i);
         }
         local.Finish(end);
-        if (t == 0) return;
-        // Each keyphrase of the range holds its local phrase id in place of the address until the merge
-        // has made the corpus's phrases, so the merge can free each local phrase as it goes (they are
-        // moved into the corpus or are duplicates). Nothing reads the field in between.
-        for (std::size_t i = begin; i < end; ++i) {
-          for (auto kps : {corpus.docs[i].refs, corpus.docs[i].preds, corpus.docs[i].refs_before_dedup}) {
-            for (const Keyphrase& kc : kps) {
-              Keyphrase& k = const_cast<Keyphrase&>(kc);  // the range's own arena
-              k.phrase = reinterpret_cast<const Phrase*>(static_cast<std::uintptr_t>(k.phrase->id));
-            }
-          }
-        }
+        if (t > 0 && merged) LocalPhraseIds(corpus, begin, end);
       },
       /*caller_last=*/true);
 }
@@ -1201,30 +1231,62 @@ void MergeRange(Corpus& corpus, Builder& first, Builder& b, bool last, std::vect
   corpus.arena.Adopt(std::move(b.arena));
 }
 
-// A range's documents to the merged ids (a later range: tmap and pmap of MergeRange; null for the
-// first), then their views, into the range's own block.
-void FinishRange(Corpus& corpus, const Builder& b, std::size_t begin, std::size_t end, const std::vector<TokenId>* tmap,
-                 const std::vector<const Phrase*>* pmap, std::vector<const Keyphrase*>& block) {
-  if (tmap) {
-    auto remap = [&](std::span<const Keyphrase> kps) {
-      for (const Keyphrase& kc : kps) {
-        Keyphrase& k = const_cast<Keyphrase&>(kc);                       // the range's arena (the corpus's now)
-        k.phrase = (*pmap)[reinterpret_cast<std::uintptr_t>(k.phrase)];  // the local id (BuildRanges)
-        // Each extra belongs to one keyphrase, and its keys to the range's arena (the corpus's now).
-        if (k.extra()) {
-          for (const TokenId& x : k.extra()->alt_keys) const_cast<TokenId&>(x) = (*tmap)[x];
-        }
+// A later range's documents to the corpus's ids: token(x) is a local string id's, phrase(k) the
+// keyphrase k's phrase.
+template <typename TokenMap, typename PhraseMap>
+void RemapRange(Corpus& corpus, std::size_t begin, std::size_t end, const TokenMap& token, const PhraseMap& phrase) {
+  auto remap = [&](std::span<const Keyphrase> kps) {
+    for (const Keyphrase& kc : kps) {
+      Keyphrase& k = const_cast<Keyphrase&>(kc);  // the range's arena (the corpus's now)
+      k.phrase = phrase(k);
+      // Each extra belongs to one keyphrase, and its keys to the range's arena (the corpus's now).
+      if (k.extra()) {
+        for (const TokenId& x : k.extra()->alt_keys) const_cast<TokenId&>(x) = token(x);
       }
-    };
-    for (std::size_t i = begin; i < end; ++i) {
-      Document& doc = corpus.docs[i];
-      // The range's arena (the corpus's now): its own, mutable memory.
-      for (const TokenId& x : doc.src_tokens()) const_cast<TokenId&>(x) = (*tmap)[x];
-      for (const TokenId& x : doc.src_stems()) const_cast<TokenId&>(x) = (*tmap)[x];
-      remap(doc.refs);
-      remap(doc.preds);
-      remap(doc.refs_before_dedup);
     }
+  };
+  for (std::size_t i = begin; i < end; ++i) {
+    Document& doc = corpus.docs[i];
+    // The range's arena (the corpus's now): its own, mutable memory.
+    for (const TokenId& x : doc.src_tokens()) const_cast<TokenId&>(x) = token(x);
+    for (const TokenId& x : doc.src_stems()) const_cast<TokenId&>(x) = token(x);
+    remap(doc.refs);
+    remap(doc.preds);
+    remap(doc.refs_before_dedup);
+  }
+}
+
+// How a later range's ids become the corpus's. Merged (kCorpus): tmap and pmap of MergeRange. Appended
+// (kPerRange): its strings' and phrases' ids shifted past the ranges' before it, its phrases where they
+// are (Corpus::range_phrases).
+struct RangeIds {
+  const std::vector<TokenId>* tmap = nullptr;
+  const std::vector<const Phrase*>* pmap = nullptr;
+  std::deque<Phrase>* phrases = nullptr;  // appended: the range's phrases
+  TokenId token_base = 0;
+  std::uint32_t phrase_base = 0;
+};
+
+// A range's documents to the corpus's ids (ids: null for the first range), then their views, into the
+// range's own block.
+void FinishRange(Corpus& corpus, const Builder& b, std::size_t begin, std::size_t end, const RangeIds* ids,
+                 std::vector<const Keyphrase*>& block) {
+  if (ids && ids->tmap) {
+    const std::vector<TokenId>& tmap = *ids->tmap;
+    const std::vector<const Phrase*>& pmap = *ids->pmap;
+    RemapRange(
+        corpus, begin, end, [&](TokenId x) { return tmap[x]; },
+        // The local id (BuildRanges) in place of the address.
+        [&](const Keyphrase& k) { return pmap[reinterpret_cast<std::uintptr_t>(k.phrase)]; });
+  } else if (ids) {
+    const TokenId base = ids->token_base;
+    for (Phrase& ph : *ids->phrases) {  // the range's own, in its arena (the corpus's now)
+      for (const TokenId& x : ph.ids()) const_cast<TokenId&>(x) += base;
+      ph.key += base;
+      ph.id += ids->phrase_base;
+    }
+    RemapRange(
+        corpus, begin, end, [&](TokenId x) { return x + base; }, [](const Keyphrase& k) { return k.phrase; });
   }
   auto dups_of = [&](std::size_t i, std::size_t& d) -> const std::vector<std::uint32_t>* {
     return d < b.dups.size() && b.dups[d].first == i ? &b.dups[d++].second : nullptr;
@@ -1240,7 +1302,7 @@ void FinishRange(Corpus& corpus, const Builder& b, std::size_t begin, std::size_
 // ranges merged in order; each range's documents remapped and given their views.
 template <typename Reader>
 Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, const RawPredictions* predictions,
-                               const Profile& profile, int threads, bool consume) {
+                               const Profile& profile, int threads, bool consume, const ChoosePhraseIds& choose_ids) {
   if (predictions && predictions->docs.size() != dataset.docs.size()) {
     return Error::Input(fmt::format("{}: {} prediction lines for {} documents of {} (expected one per document)",
                                     predictions->path, predictions->docs.size(), dataset.docs.size(), dataset.path));
@@ -1259,11 +1321,22 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
   for (std::size_t t = 0; t < n; ++t) {
     builders.push_back(std::make_unique<Builder>(Builder::Options{&corpus.profile, raw_text, stem_refs, consume}));
   }
-  BuildRanges(reader, corpus, builders);
+  // Every range but the first keeps its local phrase ids in place of their addresses until the merge;
+  // a range that will not be merged (kPerRange) keeps the addresses, so the choice comes first.
+  BuildRanges(reader, corpus, builders, n > 1 && choose_ids == nullptr);
+  const bool merged = n == 1 || choose_ids == nullptr || choose_ids() == PhraseIds::kCorpus;
+  if (merged && n > 1 && choose_ids != nullptr) {
+    eval_internal::OnThreads(n - 1, [&](std::size_t t) {
+      const auto [begin, end] = RangeOf(n_docs, n, t + 1);
+      LocalPhraseIds(corpus, begin, end);
+    });
+  }
+  corpus.phrase_ids = merged ? PhraseIds::kCorpus : PhraseIds::kPerRange;
 
-  // Merge, in range order: the first builder's lexicon and phrases are the corpus's; every later one's
+  // The first builder's lexicon and phrases are the corpus's. Merged, in range order: every later one's
   // strings are interned after them in its id order and its phrases not seen before (same raw piece)
-  // appended, so ids come out as one builder in document order would give them.
+  // appended, so ids come out as one builder in document order would give them. Appended: every later
+  // one's strings and phrases follow, as they are, their ids shifted (in FinishRange).
   Builder& first = *builders[0];
   corpus.lex = std::move(first.lex);
   corpus.arena.Adopt(std::move(first.arena));
@@ -1271,7 +1344,35 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
   corpus.dedup_keys = std::move(first.dedup_keys);
   std::vector<std::vector<TokenId>> token_map(n);
   std::vector<std::vector<const Phrase*>> phrase_map(n);
-  for (std::size_t t = 1; t < n; ++t) MergeRange(corpus, first, *builders[t], t + 1 == n, token_map[t], phrase_map[t]);
+  std::vector<RangeIds> range_ids(n);
+  if (merged) {
+    for (std::size_t t = 1; t < n; ++t) {
+      MergeRange(corpus, first, *builders[t], t + 1 == n, token_map[t], phrase_map[t]);
+      range_ids[t].tmap = &token_map[t];
+      range_ids[t].pmap = &phrase_map[t];
+    }
+  } else {
+    corpus.range_phrases.resize(n - 1);
+    std::size_t phrase_base = corpus.phrases.size();
+    for (std::size_t t = 1; t < n; ++t) {
+      Builder& b = *builders[t];
+      b.memo[0] = eval_internal::SlotTable();
+      b.memo[1] = eval_internal::SlotTable();
+      b.pieces = {};
+      b.piece_store = PieceStore();
+      if (phrase_base + b.phrases.size() > std::numeric_limits<std::uint32_t>::max()) {
+        throw std::length_error("BuildCorpus: more than 2^32 - 1 phrases");
+      }
+      RangeIds& r = range_ids[t];
+      r.token_base = corpus.lex.AppendUnindexed(std::move(b.lex));
+      r.phrase_base = static_cast<std::uint32_t>(phrase_base);
+      phrase_base += b.phrases.size();
+      for (TokenId x : b.dedup_keys) corpus.dedup_keys.push_back(x + r.token_base);
+      corpus.arena.Adopt(std::move(b.arena));
+      corpus.range_phrases[t - 1] = std::move(b.phrases);  // a deque moves its blocks: phrase addresses stay
+      r.phrases = &corpus.range_phrases[t - 1];
+    }
+  }
   first.memo[0] = eval_internal::SlotTable();
   first.memo[1] = eval_internal::SlotTable();
   first.pieces = {};
@@ -1285,35 +1386,41 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
     corpus.token_probs[t] = std::move(builders[t]->probs);
     corpus.sources[t] = std::move(builders[t]->sources);
   }
+  const bool refs_as_given = !stem_refs || corpus.refs_stemmed;
+  std::vector<GoldStems> gold(n);
   eval_internal::OnThreads(n, [&](std::size_t t) {
     const auto [begin, end] = RangeOf(n_docs, n, t);
-    FinishRange(corpus, *builders[t], begin, end, t > 0 ? &token_map[t] : nullptr, t > 0 ? &phrase_map[t] : nullptr,
-                corpus.view_blocks[t]);
+    FinishRange(corpus, *builders[t], begin, end, t > 0 ? &range_ids[t] : nullptr, corpus.view_blocks[t]);
+    gold[t] = CountGoldStems(corpus, begin, end, refs_as_given);
   });
-  if (auto w = StemmedGoldWarning(corpus, !stem_refs || corpus.refs_stemmed)) corpus.warnings.push_back(*w);
+  for (std::size_t t = 1; t < n; ++t) gold[0].Add(gold[t]);
+  if (auto w = StemmedGoldWarning(gold[0], refs_as_given)) corpus.warnings.push_back(*w);
   return corpus;
 }
 
 }  // namespace
 
 Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* predictions, const Profile& profile,
-                           int threads) {
-  return BuildCorpusImpl(ImportReader{dataset, predictions, nullptr, nullptr}, dataset, predictions, profile, threads, false);
+                           int threads, const ChoosePhraseIds& choose_ids) {
+  return BuildCorpusImpl(ImportReader{dataset, predictions, nullptr, nullptr}, dataset, predictions, profile, threads,
+                         false, choose_ids);
 }
 
 Result<Corpus> BuildCorpus(RawDataset&& dataset, std::optional<RawPredictions>&& predictions, const Profile& profile,
-                           int threads) {
+                           int threads, const ChoosePhraseIds& choose_ids) {
   RawPredictions* preds = predictions ? &*predictions : nullptr;
-  auto corpus = BuildCorpusImpl(ImportReader{dataset, preds, &dataset, preds}, dataset, preds, profile, threads, true);
+  auto corpus = BuildCorpusImpl(ImportReader{dataset, preds, &dataset, preds}, dataset, preds, profile, threads, true,
+                                choose_ids);
   dataset.docs = {};
   if (preds) preds->docs = {};
   return corpus;
 }
 
-Result<Corpus> BuildCorpus(LineDocuments&& documents, const Profile& profile, int threads) {
+Result<Corpus> BuildCorpus(LineDocuments&& documents, const Profile& profile, int threads,
+                           const ChoosePhraseIds& choose_ids) {
   LineDocuments docs = std::move(documents);  // freed on return, whatever the caller does
   // The descriptive fields only: the documents come from the reader.
-  return BuildCorpusImpl(LineReader{docs}, docs.dataset(), &docs.predictions(), profile, threads, true);
+  return BuildCorpusImpl(LineReader{docs}, docs.dataset(), &docs.predictions(), profile, threads, true, choose_ids);
 }
 
 Status AttachSources(RawDataset& dataset, const std::string& path) {

@@ -45,7 +45,14 @@ Lexicon::~Lexicon() = default;
 Lexicon::Lexicon(Lexicon&&) noexcept = default;
 Lexicon& Lexicon::operator=(Lexicon&&) noexcept = default;
 
+namespace {
+[[noreturn]] void RefuseLookup() {
+  throw std::logic_error("Lexicon: a string looked up in a lexicon with unindexed strings (AppendUnindexed)");
+}
+}  // namespace
+
 std::optional<TokenId> Lexicon::Find(std::string_view s) const {
+  if (!indexed_) RefuseLookup();
   bool found = false;
   const eval_internal::SlotTable& slots = table_->For(s);
   const std::size_t pos = slots.Probe(eval_internal::HashBytes(s), [&](std::uint32_t id) { return Str(id) == s; }, &found);
@@ -74,6 +81,7 @@ char* Lexicon::Take(std::size_t bytes) {
 }
 
 TokenId Lexicon::Add(std::string_view s, bool copy, std::uint64_t h) {
+  if (!indexed_) RefuseLookup();
   auto& slots = table_->For(s);
   bool found = false;
   const std::size_t pos = slots.Probe(h, [&](std::uint32_t id) { return Str(id) == s; }, &found);
@@ -97,6 +105,16 @@ TokenId Lexicon::Add(std::string_view s, bool copy, std::uint64_t h) {
   strings_.push_back((static_cast<std::uint64_t>(address) << 16) | (long_string ? kLongString : s.size()));
   slots.Fill(pos, h, id);
   return id;
+}
+
+TokenId Lexicon::AppendUnindexed(Lexicon&& other) {
+  const std::size_t base = strings_.size();
+  if (base + other.strings_.size() > kNoToken) throw std::length_error("Lexicon: more than 2^32 - 1 strings");
+  AdoptBytes(other);
+  strings_.insert(strings_.end(), other.strings_.begin(), other.strings_.end());
+  other.strings_ = {};
+  indexed_ = false;
+  return static_cast<TokenId>(base);
 }
 
 void Lexicon::AdoptBytes(Lexicon& other) {

@@ -13,6 +13,7 @@
 namespace kplab::homog {
 
 std::vector<std::vector<std::uint32_t>> GoldSets(const Corpus& c, bool stem) {
+  RequireCorpusIds(c, "homogeneity (GoldSets)");
   std::vector<std::vector<std::uint32_t>> sets(c.docs.size());
   for (std::size_t i = 0; i < c.docs.size(); ++i) {
     for (const Keyphrase& r : c.docs[i].refs) {
@@ -23,6 +24,7 @@ std::vector<std::vector<std::uint32_t>> GoldSets(const Corpus& c, bool stem) {
 }
 
 SystemCounts CountSystem(const Corpus& c, std::span<const std::size_t> docs, std::size_t top_k) {
+  RequireCorpusIds(c, "homogeneity (CountSystem)");
   SystemCounts out;
   out.docs = docs.size();
   for (std::size_t i : docs) {
@@ -40,6 +42,7 @@ SystemCounts CountSystem(const Corpus& c, std::span<const std::size_t> docs, std
 }
 
 GenericityReport CorpusGenericity(const Corpus& c, std::span<const DocPair> pairs, bool stem) {
+  RequireCorpusIds(c, "homogeneity (CorpusGenericity)");
   const auto sets = GoldSets(c, stem);
   std::unordered_map<std::uint32_t, std::size_t> words;  // key -> words of its first phrase
   for (const auto& d : c.docs) {
@@ -49,6 +52,7 @@ GenericityReport CorpusGenericity(const Corpus& c, std::span<const DocPair> pair
 }
 
 Result<GoldPairs> MineGoldPairs(const Corpus& c, const GoldPairOptions& options) {
+  RequireCorpusIds(c, "homogeneity (MineGoldPairs)");
   auto pairs = MinePairs(GoldSets(c, options.stem), options.theta);
   if (!pairs.ok()) return pairs.error();
   GoldPairs out;
@@ -71,6 +75,7 @@ Result<GoldPairs> MineGoldPairs(const Corpus& c, const GoldPairOptions& options)
 Result<GoldVocabulary> BuildGoldVocabulary(const Corpus& c, int dims, const std::string& fingerprint,
                                            std::size_t n_rows, const float* vecs,
                                            const std::function<std::int32_t(const Phrase&)>& row_of) {
+  RequireCorpusIds(c, "homogeneity (BuildGoldVocabulary)");
   std::vector<std::int64_t> labels;
   std::vector<float> rows;
   std::vector<std::uint8_t> seen(n_rows, 0);

@@ -31,6 +31,7 @@ std::vector<std::uint8_t> ListedPhrases(const Corpus& corpus) {
 }  // namespace
 
 PhrasePlan CollectPhrases(const Corpus& corpus, const bool (&forms)[kEmbedForms]) {
+  RequireCorpusIds(corpus, "the embedding plan");
   PhrasePlan plan;
   const std::vector<std::uint8_t> listed = ListedPhrases(corpus);
   // Keys are views of the corpus's own strings (surfaces in its arena, stem keys in its lexicon),

@@ -1,0 +1,266 @@
+// PhraseIds::kPerRange (kplab/corpus.h, design note 61): a corpus built in ranges whose strings and
+// phrases are appended instead of merged. The promises, each tried here: every document reads the same
+// strings as in the corpus built on one thread (by string, since ids differ), so the exact, rank and
+// rprec kernels give the same bits; ids stay unique; the choice is asked once, and only when there is a
+// merge to skip; and what needs one id per string across documents refuses such a corpus instead of
+// answering from it (the lexicon's look-ups, the embedding plan, homogeneity).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kplab/corpus.h"
+#include "kplab/embedding_plan.h"
+#include "kplab/homog_corpus.h"
+#include "kplab/io.h"
+#include "kplab/kernels.h"
+#include "kplab/lexicon.h"
+
+namespace kplab {
+namespace {
+
+const std::string kPerRangeShared = std::string(KPLAB_SHARED_DATA) + "/";
+
+std::vector<std::string> PerRangeStrings(const Corpus& c, std::span<const TokenId> ids) {
+  std::vector<std::string> out;
+  for (TokenId id : ids) out.emplace_back(c.Str(id));
+  return out;
+}
+
+void ExpectSameByPerRangeStrings(const Corpus& a, std::span<const Keyphrase> x, const Corpus& b,
+                                 std::span<const Keyphrase> y, const std::string& what) {
+  ASSERT_EQ(x.size(), y.size()) << what;
+  for (std::size_t j = 0; j < x.size(); ++j) {
+    const Phrase& p = *x[j].phrase;
+    const Phrase& q = *y[j].phrase;
+    EXPECT_EQ(p.surface(), q.surface()) << what << " " << j;
+    EXPECT_EQ(a.Str(p.key), b.Str(q.key)) << what << " " << j;
+    EXPECT_EQ(a.Str(a.DedupKey(p)), b.Str(b.DedupKey(q))) << what << " " << j;
+    EXPECT_EQ(PerRangeStrings(a, p.tokens()), PerRangeStrings(b, q.tokens())) << what << " " << j;
+    EXPECT_EQ(PerRangeStrings(a, p.stems()), PerRangeStrings(b, q.stems())) << what << " " << j;
+    EXPECT_EQ(PerRangeStrings(a, x[j].alt_keys()), PerRangeStrings(b, y[j].alt_keys())) << what << " " << j;
+    EXPECT_EQ(x[j].present(), y[j].present()) << what << " " << j;
+    EXPECT_EQ(x[j].after_peos(), y[j].after_peos()) << what << " " << j;
+  }
+}
+
+// Every document of b reads what the same document of a reads, string by string.
+void ExpectSameDocumentsByStrings(const Corpus& a, const Corpus& b) {
+  ASSERT_EQ(a.docs.size(), b.docs.size());
+  for (std::size_t i = 0; i < a.docs.size(); ++i) {
+    const Document& d = a.docs[i];
+    const Document& e = b.docs[i];
+    const std::string what = "doc " + std::to_string(i);
+    ASSERT_EQ(d.id, e.id) << what;
+    EXPECT_EQ(PerRangeStrings(a, d.src_tokens()), PerRangeStrings(b, e.src_tokens())) << what;
+    EXPECT_EQ(PerRangeStrings(a, d.src_stems()), PerRangeStrings(b, e.src_stems())) << what;
+    ExpectSameByPerRangeStrings(a, d.refs, b, e.refs, what + " refs");
+    ExpectSameByPerRangeStrings(a, d.preds, b, e.preds, what + " preds");
+    ExpectSameByPerRangeStrings(a, d.refs_before_dedup, b, e.refs_before_dedup, what + " refs_before_dedup");
+  }
+  EXPECT_EQ(a.warnings, b.warnings);
+}
+
+// Every value of the three kernels on every document and subset, as bits.
+std::vector<std::uint64_t> PerRangeKernelBits(const Corpus& c) {
+  std::vector<std::uint64_t> out;
+  KernelParams params;
+  params.ks = *ParseCutoffs("5,10,M,O");
+  for (const char* name : {"exact", "rank", "rprec"}) {
+    auto kernel = MakeMetricKernel(name, params, c.profile);
+    EXPECT_TRUE(kernel.ok()) << name;
+    if (!kernel.ok()) return out;
+    const std::size_t width = (*kernel)->names().size();
+    for (const Document& doc : c.docs) {
+      std::vector<KernelSubset> subsets = {{0, "all"}};
+      if (doc.has_text) subsets.insert(subsets.end(), {{1, "present"}, {2, "absent"}});
+      std::vector<double> values(width * subsets.size());
+      (*kernel)->Score(c, doc, subsets, values);
+      for (double v : values) {
+        std::uint64_t bits;
+        std::memcpy(&bits, &v, sizeof bits);
+        out.push_back(bits);
+      }
+    }
+  }
+  return out;
+}
+
+ChoosePhraseIds AlwaysAnswer(PhraseIds ids, int* asked) {
+  return [ids, asked] {
+    ++*asked;
+    return ids;
+  };
+}
+
+struct PerRangeCase {
+  std::string dataset, predictions, profile;
+};
+
+TEST(PhraseIds, PerRangeCorpusReadsTheSameStringsAndScoresTheSameBits) {
+  if (!std::filesystem::exists(kPerRangeShared + "kpg_testsets_meng2017/kp20k")) GTEST_SKIP() << "no ../shared/data";
+  const std::string meng = kPerRangeShared + "kpg_testsets_meng2017/";
+  const std::string preds = kPerRangeShared + "predictions/catSeqTG-2RF1/";
+  const std::vector<PerRangeCase> cases = {
+      {meng + "inspec", preds + "inspec/seed1234.txt", "kplab"},
+      {meng + "inspec", preds + "inspec/seed1234.txt", "exhird"},     // re-cut pieces
+      {meng + "inspec", preds + "inspec/seed1234.txt", "kpeval"},     // cleanup, dedup_join
+      {meng + "semeval", preds + "semeval/seed1234.txt", "kenchan"},  // gold matched as given
+      {kPerRangeShared + "kptimes_sample", "", "kplab"},              // raw text, alternative forms
+  };
+  for (const PerRangeCase& c : cases) {
+    SCOPED_TRACE(c.dataset + " " + c.profile);
+    auto ds = ImportDataset(c.dataset);
+    ASSERT_TRUE(ds.ok()) << ds.error().message;
+    std::optional<RawPredictions> aligned;
+    if (!c.predictions.empty()) {
+      auto p = ImportPredictions(c.predictions);
+      ASSERT_TRUE(p.ok()) << p.error().message;
+      auto a = AlignPredictions(*ds, std::move(*p));
+      ASSERT_TRUE(a.ok()) << a.error().message;
+      aligned = std::move(*a);
+    }
+    const Profile profile = *FindProfile(c.profile);
+    int asked = 0;
+    // One range: nothing to merge, so nothing is asked and the corpus is kCorpus whatever the answer.
+    auto one = BuildCorpus(*ds, aligned ? &*aligned : nullptr, profile, 1, AlwaysAnswer(PhraseIds::kPerRange, &asked));
+    ASSERT_TRUE(one.ok()) << one.error().message;
+    EXPECT_EQ(asked, 0);
+    EXPECT_EQ(one->phrase_ids, PhraseIds::kCorpus);
+    const std::vector<std::uint64_t> expected = PerRangeKernelBits(*one);
+    ASSERT_FALSE(expected.empty());
+    for (int threads : {2, 3, 8}) {
+      SCOPED_TRACE("threads " + std::to_string(threads));
+      asked = 0;
+      auto many =
+          BuildCorpus(*ds, aligned ? &*aligned : nullptr, profile, threads, AlwaysAnswer(PhraseIds::kPerRange, &asked));
+      ASSERT_TRUE(many.ok()) << many.error().message;
+      EXPECT_EQ(asked, 1);
+      EXPECT_EQ(many->phrase_ids, PhraseIds::kPerRange);
+      EXPECT_EQ(many->range_phrases.size(), static_cast<std::size_t>(threads - 1));
+      ExpectSameDocumentsByStrings(*one, *many);
+      EXPECT_EQ(PerRangeKernelBits(*many), expected);
+      // Phrase ids are unique over the corpus (the first range's in phrases, the others' after them).
+      std::set<std::uint32_t> ids;
+      std::size_t n = 0;
+      for (const Phrase& p : many->phrases) ids.insert(p.id), ++n;
+      for (const auto& range : many->range_phrases) {
+        for (const Phrase& p : range) ids.insert(p.id), ++n;
+      }
+      EXPECT_EQ(ids.size(), n);
+      EXPECT_EQ(*ids.rbegin() + 1, n);
+      // Asked for kCorpus, the same build merges: the corpus of one thread, ids included.
+      asked = 0;
+      auto merged =
+          BuildCorpus(*ds, aligned ? &*aligned : nullptr, profile, threads, AlwaysAnswer(PhraseIds::kCorpus, &asked));
+      ASSERT_TRUE(merged.ok()) << merged.error().message;
+      EXPECT_EQ(asked, 1);
+      EXPECT_EQ(merged->phrase_ids, PhraseIds::kCorpus);
+      ASSERT_EQ(merged->lex.size(), one->lex.size());
+      ASSERT_EQ(merged->phrases.size(), one->phrases.size());
+      for (const Document& d : merged->docs) {
+        for (const Keyphrase& k : d.preds) ASSERT_EQ(k.phrase, &merged->phrases[k.phrase->id]);
+      }
+      ExpectSameDocumentsByStrings(*one, *merged);
+    }
+    // Read as lines by the building threads (KP20k-style Meng-2017 files): the same.
+    if (LineDocuments::Handles(c.dataset, {}, c.predictions, "")) {
+      auto docs = LineDocuments::Open(c.dataset, {}, c.predictions, 3);
+      ASSERT_TRUE(docs.ok()) << docs.error().message;
+      asked = 0;
+      auto lines = BuildCorpus(std::move(*docs), profile, 3, AlwaysAnswer(PhraseIds::kPerRange, &asked));
+      ASSERT_TRUE(lines.ok()) << lines.error().message;
+      EXPECT_EQ(asked, 1);
+      ExpectSameDocumentsByStrings(*one, *lines);
+      EXPECT_EQ(PerRangeKernelBits(*lines), expected);
+    }
+  }
+}
+
+// A string met in two ranges has two ids in a per-range corpus, by design: worked out by hand.
+RawDataset PerRangeDocs(const std::vector<std::vector<std::string>>& refs) {
+  RawDataset ds;
+  ds.path = ds.name = "mem";
+  for (std::size_t i = 0; i < refs.size(); ++i) {
+    RawDoc d;
+    d.id = std::to_string(i + 1);
+    d.has_text = false;
+    for (const auto& r : refs[i]) d.refs.push_back({r});
+    ds.docs.push_back(std::move(d));
+  }
+  return ds;
+}
+
+TEST(PhraseIds, AStringOfTwoRangesHasTwoIds) {
+  const RawDataset ds = PerRangeDocs({{"neural networks"}, {"graph data"}, {"neural networks"}});
+  int asked = 0;
+  auto c = BuildCorpus(ds, nullptr, *FindProfile("kplab"), 3, AlwaysAnswer(PhraseIds::kPerRange, &asked));
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  const Keyphrase& first = c->docs[0].refs[0];
+  const Keyphrase& third = c->docs[2].refs[0];
+  EXPECT_EQ(first.phrase->surface(), "neural networks");
+  EXPECT_EQ(third.phrase->surface(), "neural networks");
+  EXPECT_NE(first.phrase->id, third.phrase->id);  // ranges 0 and 2: one phrase each
+  EXPECT_NE(first.key(), third.key());
+  EXPECT_EQ(c->Str(first.key()), "neural network");
+  EXPECT_EQ(c->Str(third.key()), "neural network");
+  // The one-thread corpus has one phrase for the two.
+  auto one = BuildCorpus(ds, nullptr, *FindProfile("kplab"), 1);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->docs[0].refs[0].phrase, one->docs[2].refs[0].phrase);
+}
+
+// What needs one id per string across documents refuses a per-range corpus rather than answer from it.
+TEST(PhraseIds, WhatReadsAcrossDocumentsRefusesAPerRangeCorpus) {
+  const RawDataset ds = PerRangeDocs(std::vector<std::vector<std::string>>(4, {"graph data", "neural networks"}));
+  int asked = 0;
+  auto c = BuildCorpus(ds, nullptr, *FindProfile("kplab"), 2, AlwaysAnswer(PhraseIds::kPerRange, &asked));
+  ASSERT_TRUE(c.ok());
+  ASSERT_EQ(c->phrase_ids, PhraseIds::kPerRange);
+  // The lexicon: its strings read back, but look-ups (which could not see the later ranges') throw.
+  EXPECT_FALSE(c->lex.indexed());
+  EXPECT_THROW(c->lex.Find("graph"), std::logic_error);
+  EXPECT_THROW(c->lex.Intern("graph"), std::logic_error);
+  EXPECT_THROW(c->lex.InternStable("graph"), std::logic_error);
+  // The embedding plan and homogeneity.
+  PlanRequest plan;
+  plan.forms[0] = true;
+  EXPECT_THROW((void)PlanEmbeddings(*c, plan), std::logic_error);
+  EXPECT_THROW((void)homog::GoldSets(*c, true), std::logic_error);
+  std::vector<std::size_t> docs = {0, 1};
+  EXPECT_THROW((void)homog::CountSystem(*c, docs, 5), std::logic_error);
+  EXPECT_THROW((void)homog::MineGoldPairs(*c, homog::GoldPairOptions{}), std::logic_error);
+  // The same documents with corpus-wide ids: answered.
+  auto merged = BuildCorpus(ds, nullptr, *FindProfile("kplab"), 2);
+  ASSERT_TRUE(merged.ok());
+  EXPECT_TRUE(merged->lex.Find("graph").has_value());
+  EXPECT_NO_THROW((void)homog::GoldSets(*merged, true));
+}
+
+TEST(PhraseIds, LexiconAppendUnindexedShiftsIdsAndRefusesLookUps) {
+  Lexicon a, b;
+  EXPECT_EQ(a.Intern("graph"), 0u);
+  EXPECT_EQ(a.Intern("data"), 1u);
+  EXPECT_EQ(b.Intern("data"), 0u);
+  const std::string long_string(70000, 'x');  // its length is kept before its bytes
+  EXPECT_EQ(b.Intern(long_string), 1u);
+  EXPECT_TRUE(a.indexed());
+  EXPECT_EQ(a.AppendUnindexed(std::move(b)), 2u);
+  ASSERT_EQ(a.size(), 4u);
+  EXPECT_EQ(a.Str(0), "graph");
+  EXPECT_EQ(a.Str(1), "data");
+  EXPECT_EQ(a.Str(2), "data");  // two ids, one string
+  EXPECT_EQ(a.Str(3), long_string);
+  EXPECT_FALSE(a.indexed());
+  EXPECT_THROW(a.Find("graph"), std::logic_error);
+  EXPECT_THROW(a.Intern("new"), std::logic_error);
+  EXPECT_THROW(a.InternStable("data"), std::logic_error);
+}
+
+}  // namespace
+}  // namespace kplab
