@@ -7,9 +7,11 @@ A VARIANT is BINARY::OPTIONS, e.g. `build/host/kplab::--metrics exact --threads 
 `eval --dataset KP20k --predictions catSeqTG-2RF1 seed 1234 --no-store --output csv OPTIONS`. The
 variants run in turn, N rounds (interleaving keeps a change of the machine's speed from favouring one),
 each a fresh process. Prints, per variant, the median wall and CPU of the whole process (rusage of the
-process and its threads) and of each phase KPLAB_TIMING reports (dataset, corpus, lua setup, each
-metric), and the load average before and after. For A/B comparisons of a change below the benchmarks'
-whole-process ratios (bench/least_work_ratio.py), e.g. the corpus phase on one thread.
+process and its threads) and of each phase KPLAB_TIMING reports (dataset, corpus, lua setup, validate,
+each metric; nan where a variant has no such phase: a run whose metrics are resolved while its corpus
+is built has no lua setup of its own), and the load average before and after. For A/B comparisons of a
+change below the benchmarks' whole-process ratios (bench/least_work_ratio.py), e.g. the corpus phase on
+one thread.
 """
 import argparse
 import os
@@ -62,7 +64,10 @@ def main():
     for i, (name, _, _) in enumerate(variants):
         print("  [%d] %s" % (i, name))
     print("  %-20s" % "" + "".join("%10s" % ("[%d]" % i) for i in range(len(variants))))
-    for key in results[0]:
+    keys = []  # every variant's phases, in the order they first appear (a build may have other phases)
+    for r in results:
+        keys += [k for k in r if k not in keys]
+    for key in keys:
         print("  %-20s" % key + "".join("%10.1f" % statistics.median(r.get(key, [float("nan")])) for r in results))
     print("  load average (1/5/15 min): %.2f %.2f %.2f at the start, %.2f %.2f %.2f at the end"
           % (load_before + os.getloadavg()))

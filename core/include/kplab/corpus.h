@@ -278,10 +278,7 @@ class Corpus {
   Lexicon lex;
   PhraseArena arena;           // the phrases' surfaces and ids, the keyphrases' alternative keys
   std::deque<Phrase> phrases;  // stable addresses
-  PhraseIds phrase_ids = PhraseIds::kCorpus;
-  // kPerRange: the phrases of the ranges after the first (ids after phrases'), stable addresses;
-  // phrases then holds the first range's only. Empty for kCorpus.
-  std::vector<std::deque<Phrase>> range_phrases;
+  PhraseIds phrase_ids = PhraseIds::kCorpus;       // kPerRange: phrases holds each range's, one after another
   std::vector<std::deque<KeyphraseExtra>> extras;  // Keyphrase::extra, stable addresses
   // Per phrase id, the stems joined by the profile's dedup_join, when that is not ' ' (DedupKey).
   std::vector<TokenId> dedup_keys;

@@ -1062,10 +1062,9 @@ void LocalPhraseIds(Corpus& corpus, std::size_t begin, std::size_t end) {
   }
 }
 
-// Builds every range's documents on a thread of its own (builders[t] range t). merged: the later
-// ranges will be merged into the first (PhraseIds::kCorpus), so their keyphrases take local phrase ids.
+// Builds every range's documents on a thread of its own (builders[t] range t).
 template <typename Reader>
-void BuildRanges(const Reader& reader, Corpus& corpus, std::vector<std::unique_ptr<Builder>>& builders, bool merged) {
+void BuildRanges(const Reader& reader, Corpus& corpus, std::vector<std::unique_ptr<Builder>>& builders) {
   const std::size_t n_docs = corpus.docs.size(), n = builders.size();
   // The calling thread builds the last range: the merge frees that range's lexicon and tables on the
   // calling thread, whose allocator then reuses their memory (the metrics' slot columns, allocated
@@ -1083,7 +1082,7 @@ void BuildRanges(const Reader& reader, Corpus& corpus, std::vector<std::unique_p
           local.Done(i);
         }
         local.Finish(end);
-        if (t > 0 && merged) LocalPhraseIds(corpus, begin, end);
+        if (t > 0) LocalPhraseIds(corpus, begin, end);
       },
       /*caller_last=*/true);
 }
@@ -1257,15 +1256,39 @@ void RemapRange(Corpus& corpus, std::size_t begin, std::size_t end, const TokenM
 }
 
 // How a later range's ids become the corpus's. Merged (kCorpus): tmap and pmap of MergeRange. Appended
-// (kPerRange): its strings' and phrases' ids shifted past the ranges' before it, its phrases where they
-// are (Corpus::range_phrases).
+// (kPerRange): its strings' and phrases' ids shifted past the ranges' before it; its phrases are
+// corpus.phrases[phrase_base, phrase_base + n_phrases), in their local order.
 struct RangeIds {
   const std::vector<TokenId>* tmap = nullptr;
   const std::vector<const Phrase*>* pmap = nullptr;
-  std::deque<Phrase>* phrases = nullptr;  // appended: the range's phrases
   TokenId token_base = 0;
   std::uint32_t phrase_base = 0;
+  std::size_t n_phrases = 0;
 };
+
+// A later range's phrases appended to the corpus's as they are (kPerRange): moved in their local order,
+// each freed from the range as it goes (as the merge frees them: the calling thread's allocator then
+// reuses that memory for what comes next, the metrics' slot columns). Their ids are shifted later, on
+// the range's own thread (FinishRange).
+void AppendRange(Corpus& corpus, Builder& b, RangeIds& r) {
+  b.memo[0] = eval_internal::SlotTable();
+  b.memo[1] = eval_internal::SlotTable();
+  b.pieces = {};
+  b.piece_store = PieceStore();
+  if (corpus.phrases.size() + b.phrases.size() > std::numeric_limits<std::uint32_t>::max()) {
+    throw std::length_error("BuildCorpus: more than 2^32 - 1 phrases");
+  }
+  r.token_base = corpus.lex.AppendUnindexed(std::move(b.lex));
+  b.lex = Lexicon();
+  r.phrase_base = static_cast<std::uint32_t>(corpus.phrases.size());
+  r.n_phrases = b.phrases.size();
+  for (TokenId x : b.dedup_keys) corpus.dedup_keys.push_back(x + r.token_base);
+  while (!b.phrases.empty()) {
+    corpus.phrases.emplace_back(std::move(b.phrases.front()));
+    b.phrases.pop_front();
+  }
+  corpus.arena.Adopt(std::move(b.arena));
+}
 
 // A range's documents to the corpus's ids (ids: null for the first range), then their views, into the
 // range's own block.
@@ -1280,13 +1303,17 @@ void FinishRange(Corpus& corpus, const Builder& b, std::size_t begin, std::size_
         [&](const Keyphrase& k) { return pmap[reinterpret_cast<std::uintptr_t>(k.phrase)]; });
   } else if (ids) {
     const TokenId base = ids->token_base;
-    for (Phrase& ph : *ids->phrases) {  // the range's own, in its arena (the corpus's now)
+    const std::uint32_t phrase_base = ids->phrase_base;
+    for (std::size_t i = phrase_base; i < phrase_base + ids->n_phrases; ++i) {
+      Phrase& ph = corpus.phrases[i];  // the range's own, its ids in its arena (the corpus's now)
       for (const TokenId& x : ph.ids()) const_cast<TokenId&>(x) += base;
       ph.key += base;
-      ph.id += ids->phrase_base;
+      ph.id += phrase_base;
     }
     RemapRange(
-        corpus, begin, end, [&](TokenId x) { return x + base; }, [](const Keyphrase& k) { return k.phrase; });
+        corpus, begin, end, [&](TokenId x) { return x + base; },
+        // The local id (BuildRanges) in place of the address.
+        [&](const Keyphrase& k) { return &corpus.phrases[phrase_base + reinterpret_cast<std::uintptr_t>(k.phrase)]; });
   }
   auto dups_of = [&](std::size_t i, std::size_t& d) -> const std::vector<std::uint32_t>* {
     return d < b.dups.size() && b.dups[d].first == i ? &b.dups[d++].second : nullptr;
@@ -1321,16 +1348,8 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
   for (std::size_t t = 0; t < n; ++t) {
     builders.push_back(std::make_unique<Builder>(Builder::Options{&corpus.profile, raw_text, stem_refs, consume}));
   }
-  // Every range but the first keeps its local phrase ids in place of their addresses until the merge;
-  // a range that will not be merged (kPerRange) keeps the addresses, so the choice comes first.
-  BuildRanges(reader, corpus, builders, n > 1 && choose_ids == nullptr);
+  BuildRanges(reader, corpus, builders);
   const bool merged = n == 1 || choose_ids == nullptr || choose_ids() == PhraseIds::kCorpus;
-  if (merged && n > 1 && choose_ids != nullptr) {
-    eval_internal::OnThreads(n - 1, [&](std::size_t t) {
-      const auto [begin, end] = RangeOf(n_docs, n, t + 1);
-      LocalPhraseIds(corpus, begin, end);
-    });
-  }
   corpus.phrase_ids = merged ? PhraseIds::kCorpus : PhraseIds::kPerRange;
 
   // The first builder's lexicon and phrases are the corpus's. Merged, in range order: every later one's
@@ -1352,26 +1371,7 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
       range_ids[t].pmap = &phrase_map[t];
     }
   } else {
-    corpus.range_phrases.resize(n - 1);
-    std::size_t phrase_base = corpus.phrases.size();
-    for (std::size_t t = 1; t < n; ++t) {
-      Builder& b = *builders[t];
-      b.memo[0] = eval_internal::SlotTable();
-      b.memo[1] = eval_internal::SlotTable();
-      b.pieces = {};
-      b.piece_store = PieceStore();
-      if (phrase_base + b.phrases.size() > std::numeric_limits<std::uint32_t>::max()) {
-        throw std::length_error("BuildCorpus: more than 2^32 - 1 phrases");
-      }
-      RangeIds& r = range_ids[t];
-      r.token_base = corpus.lex.AppendUnindexed(std::move(b.lex));
-      r.phrase_base = static_cast<std::uint32_t>(phrase_base);
-      phrase_base += b.phrases.size();
-      for (TokenId x : b.dedup_keys) corpus.dedup_keys.push_back(x + r.token_base);
-      corpus.arena.Adopt(std::move(b.arena));
-      corpus.range_phrases[t - 1] = std::move(b.phrases);  // a deque moves its blocks: phrase addresses stay
-      r.phrases = &corpus.range_phrases[t - 1];
-    }
+    for (std::size_t t = 1; t < n; ++t) AppendRange(corpus, *builders[t], range_ids[t]);
   }
   first.memo[0] = eval_internal::SlotTable();
   first.memo[1] = eval_internal::SlotTable();
