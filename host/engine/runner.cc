@@ -1231,13 +1231,6 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
   const std::size_t n = n_scored_;  // the documents scored: every one, or a shard's
   ChooseLanes(plugin);
   out.lanes = n_lanes_;
-  if (corpus_->phrase_ids != PhraseIds::kCorpus && !ComparesWithinDocuments(plugin)) {
-    // Evaluate builds such a corpus only for plugins that do (KernelsOnly): reaching here is a bug.
-    out.error = PluginError(plugin, fmt::format("{}: internal error: a corpus with per-range phrase ids given to a "
-                                                "metric that may compare phrases across documents",
-                                                plugin.file.display_name));
-    return out;
-  }
   pairs_.reset();
   if (std::find(plugin.needs.begin(), plugin.needs.end(), "pairs") != plugin.needs.end()) {
     auto mined = MineCorpusPairs(*corpus_, plugin, rc_.space);

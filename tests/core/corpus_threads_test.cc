@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../../core/src/eval/on_threads.h"
+#include "corpus_inputs.h"
 #include "kplab/corpus.h"
 #include "kplab/io.h"
 
@@ -117,9 +118,7 @@ TEST(CorpusThreads, RealDataSameForEveryThreadCount) {
     ASSERT_TRUE(ds.ok()) << ds.error().message;
     std::optional<RawPredictions> aligned;
     if (!c.predictions.empty()) {
-      auto p = ImportPredictions(c.predictions);
-      ASSERT_TRUE(p.ok()) << p.error().message;
-      auto a = AlignPredictions(*ds, std::move(*p));
+      auto a = test::ImportAligned(*ds, c.predictions);
       ASSERT_TRUE(a.ok()) << a.error().message;
       aligned = std::move(*a);
     }
@@ -199,23 +198,10 @@ TEST(CorpusThreads, LineDocumentsKeepRefsStemmed) {
   ExpectSameCorpus(*one, *lines);
 }
 
-RawDataset Docs(const std::vector<std::vector<std::string>>& refs) {
-  RawDataset ds;
-  ds.path = ds.name = "mem";
-  for (std::size_t i = 0; i < refs.size(); ++i) {
-    RawDoc d;
-    d.id = std::to_string(i + 1);
-    d.has_text = false;
-    for (const auto& r : refs[i]) d.refs.push_back({r});
-    ds.docs.push_back(std::move(d));
-  }
-  return ds;
-}
-
 // Three documents on three threads, one each: phrases and strings get their ids in document order
 // (first occurrence), and a phrase met in two ranges is one phrase.
 TEST(CorpusThreads, IdsByFirstOccurrenceAcrossRanges) {
-  const RawDataset ds = Docs({{"Beta", "alpha"}, {"gamma rays", "alpha"}, {"alpha", "delta"}});
+  const RawDataset ds = test::RefsOnlyDataset({{"Beta", "alpha"}, {"gamma rays", "alpha"}, {"alpha", "delta"}});
   for (int threads : {1, 3}) {
     SCOPED_TRACE(threads);
     auto c = BuildCorpus(ds, nullptr, *FindProfile("kplab"), threads);
@@ -255,7 +241,7 @@ TEST(CorpusThreads, PiecesAroundTheInlineLength) {
       docs.push_back({pieces[i], round == 1 ? upper : other, pieces[i] + "x"});
     }
   }
-  const RawDataset ds = Docs(docs);
+  const RawDataset ds = test::RefsOnlyDataset(docs);
   const Profile profile = *FindProfile("kplab");
   auto one = BuildCorpus(ds, nullptr, profile, 1);
   ASSERT_TRUE(one.ok());
@@ -366,7 +352,7 @@ TEST(CorpusThreads, StemmedGoldWarningIsTheSameOnEveryThreadCount) {
   for (int i = 0; i < 60; ++i) {
     refs.push_back({(i >= 30 && i < 33) ? "graph models" : i >= 50 ? "graph networks" : "graph data"});
   }
-  const RawDataset ds = Docs(refs);
+  const RawDataset ds = test::RefsOnlyDataset(refs);
   const std::string expected =
       "warning: the references look Porter-stemmed already: 10.8% of their 120 word tokens change when stemmed "
       "(e.g. 'models' -> 'model')";
@@ -428,13 +414,13 @@ TEST(CorpusThreads, OnThreadsRunsEachIndexOnceAndRethrowsTheLowestError) {
 
 // More threads than documents, and no documents at all: every document is built once.
 TEST(CorpusThreads, MoreThreadsThanDocuments) {
-  const RawDataset ds = Docs({{"a b", "c"}, {"c", "a b"}});
+  const RawDataset ds = test::RefsOnlyDataset({{"a b", "c"}, {"c", "a b"}});
   auto one = BuildCorpus(ds, nullptr, *FindProfile("kplab"), 1);
   auto many = BuildCorpus(ds, nullptr, *FindProfile("kplab"), 64);
   ASSERT_TRUE(one.ok() && many.ok());
   ExpectSameCorpus(*one, *many);
   EXPECT_EQ(many->phrases.size(), 2u);
-  auto empty = BuildCorpus(Docs({}), nullptr, *FindProfile("kplab"), 8);
+  auto empty = BuildCorpus(test::RefsOnlyDataset({}), nullptr, *FindProfile("kplab"), 8);
   ASSERT_TRUE(empty.ok());
   EXPECT_TRUE(empty->docs.empty());
   EXPECT_TRUE(empty->phrases.empty());

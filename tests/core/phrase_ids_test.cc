@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "corpus_inputs.h"
 #include "kplab/corpus.h"
 #include "kplab/embedding_plan.h"
 #include "kplab/homog_corpus.h"
@@ -119,9 +120,7 @@ TEST(PhraseIds, PerRangeCorpusReadsTheSameStringsAndScoresTheSameBits) {
     ASSERT_TRUE(ds.ok()) << ds.error().message;
     std::optional<RawPredictions> aligned;
     if (!c.predictions.empty()) {
-      auto p = ImportPredictions(c.predictions);
-      ASSERT_TRUE(p.ok()) << p.error().message;
-      auto a = AlignPredictions(*ds, std::move(*p));
+      auto a = test::ImportAligned(*ds, c.predictions);
       ASSERT_TRUE(a.ok()) << a.error().message;
       aligned = std::move(*a);
     }
@@ -182,21 +181,8 @@ TEST(PhraseIds, PerRangeCorpusReadsTheSameStringsAndScoresTheSameBits) {
 }
 
 // A string met in two ranges has two ids in a per-range corpus, by design: worked out by hand.
-RawDataset PerRangeDocs(const std::vector<std::vector<std::string>>& refs) {
-  RawDataset ds;
-  ds.path = ds.name = "mem";
-  for (std::size_t i = 0; i < refs.size(); ++i) {
-    RawDoc d;
-    d.id = std::to_string(i + 1);
-    d.has_text = false;
-    for (const auto& r : refs[i]) d.refs.push_back({r});
-    ds.docs.push_back(std::move(d));
-  }
-  return ds;
-}
-
 TEST(PhraseIds, AStringOfTwoRangesHasTwoIds) {
-  const RawDataset ds = PerRangeDocs({{"neural networks"}, {"graph data"}, {"neural networks"}});
+  const RawDataset ds = test::RefsOnlyDataset({{"neural networks"}, {"graph data"}, {"neural networks"}});
   int asked = 0;
   auto c = BuildCorpus(ds, nullptr, *FindProfile("kplab"), 3, AlwaysAnswer(PhraseIds::kPerRange, &asked));
   ASSERT_TRUE(c.ok()) << c.error().message;
@@ -216,7 +202,8 @@ TEST(PhraseIds, AStringOfTwoRangesHasTwoIds) {
 
 // What needs one id per string across documents refuses a per-range corpus rather than answer from it.
 TEST(PhraseIds, WhatReadsAcrossDocumentsRefusesAPerRangeCorpus) {
-  const RawDataset ds = PerRangeDocs(std::vector<std::vector<std::string>>(4, {"graph data", "neural networks"}));
+  const RawDataset ds =
+      test::RefsOnlyDataset(std::vector<std::vector<std::string>>(4, {"graph data", "neural networks"}));
   int asked = 0;
   auto c = BuildCorpus(ds, nullptr, *FindProfile("kplab"), 2, AlwaysAnswer(PhraseIds::kPerRange, &asked));
   ASSERT_TRUE(c.ok());

@@ -12,6 +12,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "corpus_inputs.h"
 #include "kplab/corpus.h"
 #include "kplab/surface.h"
 
@@ -88,9 +89,7 @@ TEST(DistinctSurfaces, EqualTheCorpusPhrasesOnRealDataUnderEveryProfile) {
     ASSERT_TRUE(ds.ok()) << ds.error().message;
     std::optional<RawPredictions> aligned;
     if (!c.predictions.empty()) {
-      auto p = ImportPredictions(c.predictions);
-      ASSERT_TRUE(p.ok()) << p.error().message;
-      auto a = AlignPredictions(*ds, std::move(*p));
+      auto a = test::ImportAligned(*ds, c.predictions);
       ASSERT_TRUE(a.ok()) << a.error().message;
       aligned = std::move(*a);
     }

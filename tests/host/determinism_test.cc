@@ -15,6 +15,10 @@
 #include <vector>
 
 #include "cli_harness.h"
+#include "evaluate.h"
+#include "kplab/corpus.h"
+#include "kplab/io.h"
+#include "kplab/profile.h"
 #include "sandbox.h"
 
 namespace {
@@ -433,6 +437,8 @@ TEST_F(Determinism, OnlyWithinDocumentKernelsSkipTheMergeAndNumbersDoNotMove) {
       {"the kernel with needs", "exact", directory("needs", with("  needs = { \"source\" },\n")), "corpus-wide"},
       {"the kernel with prepare", "exact",
        directory("prepare", with("  prepare = function(corpus, p, ctx) return #corpus end,\n")), "corpus-wide"},
+      {"the kernel with needs as a function returning none", "exact",
+       directory("needs_fn", with("  needs = function(profile, params) return {} end,\n")), "corpus-wide"},
   };
   for (const Case& c : cases) {
     const Output o = run(c.metrics, c.plugins, "3");
@@ -449,6 +455,50 @@ TEST_F(Determinism, OnlyWithinDocumentKernelsSkipTheMergeAndNumbersDoNotMove) {
   const Output with_prmu = run("exact,prmu", "", "4");
   ASSERT_EQ(with_prmu.code, 0) << with_prmu.err;
   EXPECT_NE(with_prmu.err.find("phrase ids: corpus-wide"), std::string::npos) << with_prmu.err;
+}
+
+// The one seam refuses what Evaluate never builds: a per-range corpus given (through EvaluateCorpus, as
+// a library caller could) to a run whose metrics compare phrases across documents is an internal error,
+// not numbers read from two ids of one string; the same corpus serves the kernels, with the numbers of a
+// corpus-wide one.
+TEST_F(Determinism, APerRangeCorpusIsRefusedToMetricsThatReadAcrossDocuments) {
+  const std::string inspec = std::string(KPLAB_SHARED_DATA) + "/kpg_testsets_meng2017/inspec";
+  if (!fs::exists(inspec)) GTEST_SKIP() << "no ../shared/data";
+  auto ds = kplab::ImportDataset(inspec);
+  ASSERT_TRUE(ds.ok()) << ds.error().message;
+  auto p = kplab::ImportPredictions(std::string(KPLAB_SHARED_DATA) + "/predictions/catSeqTG-2RF1/inspec/seed1234.txt");
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  auto aligned = kplab::AlignPredictions(*ds, std::move(*p));
+  ASSERT_TRUE(aligned.ok()) << aligned.error().message;
+  auto build = [&](kplab::PhraseIds ids) {
+    auto c = kplab::BuildCorpus(*ds, &*aligned, *kplab::FindProfile("kplab"), 3, [ids] { return ids; });
+    EXPECT_TRUE(c.ok()) << c.error().message;
+    return std::make_shared<const kplab::Corpus>(std::move(*c));
+  };
+  const auto per_range = build(kplab::PhraseIds::kPerRange), corpus_wide = build(kplab::PhraseIds::kCorpus);
+  ASSERT_EQ(per_range->phrase_ids, kplab::PhraseIds::kPerRange);
+  kplab::host::EvalRequest req;
+  req.threads = 2;
+  req.keep_columns = false;
+  for (const char* metric : {"prmu", "homogeneity"}) {
+    req.metrics = {metric};
+    auto refused = kplab::host::EvaluateCorpus(per_range, req);
+    ASSERT_FALSE(refused.ok()) << metric;
+    EXPECT_EQ(refused.error().kind, kplab::ErrorKind::kInternal) << metric;
+    EXPECT_NE(refused.error().message.find("per-range phrase ids"), std::string::npos) << refused.error().message;
+    EXPECT_TRUE(kplab::host::EvaluateCorpus(corpus_wide, req).ok()) << metric;
+  }
+  req.metrics = {"exact", "rank", "rprec"};
+  auto kernels = kplab::host::EvaluateCorpus(per_range, req);
+  ASSERT_TRUE(kernels.ok()) << kernels.error().message;
+  auto expected = kplab::host::EvaluateCorpus(corpus_wide, req);
+  ASSERT_TRUE(expected.ok()) << expected.error().message;
+  ASSERT_EQ(kernels->aggregates.size(), expected->aggregates.size());
+  EXPECT_FALSE(kernels->aggregates.empty());
+  for (std::size_t i = 0; i < expected->aggregates.size(); ++i) {
+    EXPECT_EQ(kernels->aggregates[i].metric, expected->aggregates[i].metric);
+    EXPECT_EQ(kernels->aggregates[i].value, expected->aggregates[i].value) << expected->aggregates[i].metric;
+  }
 }
 
 }  // namespace
