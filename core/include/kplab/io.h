@@ -203,8 +203,9 @@ class LineDocuments {
     std::vector<std::string_view> predictions;  // the prediction line's split(';') (RawPrediction::phrases)
   };
   void View(std::size_t i, Lines& out) const;
-  // Documents [begin, end) are built: the whole pages of their lines go back to the system (they read
-  // as zero bytes from then on). Safe from several threads at once for ranges that do not overlap.
+  // Documents [begin, end) are built: the whole 2 MiB extents (huge-page aligned) of their lines go back
+  // to the system (they read as zero bytes from then on; a file under 2 MiB keeps all its bytes). Safe
+  // from several threads at once for ranges that do not overlap.
   void Release(std::size_t begin, std::size_t end);
 
  private:

@@ -879,7 +879,8 @@ struct ImportReader {
 };
 
 // Documents split from their lines by the thread that builds them (LineDocuments::View: views into the
-// files' bytes, no copy); the lines' pages go back to the system every few thousand documents.
+// files' bytes, no copy); the lines' memory goes back to the system, in whole 2 MiB extents, every few
+// thousand documents.
 struct LineReader {
   LineDocuments& docs;
   std::size_t size() const { return docs.size(); }
@@ -887,13 +888,16 @@ struct LineReader {
   bool any_raw_text() const { return false; }  // Meng-2017 text is pre-tokenized
   struct Local {
     LineDocuments& docs;
-    std::size_t released;  // documents before this one are given back
+    // The range's first document, and the first not yet given back. Each release names the range
+    // from its start: only whole 2 MiB extents go back, so one that straddles two releases goes with
+    // the later one (an extent already given back costs the call next to nothing).
+    std::size_t first, released;
     // Two documents: the one being built and the next (read ahead for Builder::Prefetch).
     LineDocuments::Lines lines[2];
     DocIn in[2];
     char id[2][24];                              // the document's number, as the importer names it ("1", "2", ...)
     std::size_t read[2] = {SIZE_MAX, SIZE_MAX};  // which document each holds
-    Local(const LineReader& r, std::size_t begin) : docs(r.docs), released(begin) {}
+    Local(const LineReader& r, std::size_t begin) : docs(r.docs), first(begin), released(begin) {}
     const DocIn& Get(std::size_t i) {
       const std::size_t b = i & 1;
       if (read[b] == i) return in[b];
@@ -918,7 +922,7 @@ struct LineReader {
       if (i + 1 - released >= 4096) Finish(i + 1);
     }
     void Finish(std::size_t end) {
-      docs.Release(released, end);
+      docs.Release(first, end);
       released = end;
     }
   };

@@ -1,7 +1,6 @@
 // LineDocuments: a Meng-2017 dataset and its "lines" predictions, checked as the importers check them but
 // parsed a document at a time by whoever builds the corpus (kplab/io.h).
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <exception>
 #include <filesystem>
@@ -166,16 +165,20 @@ void LineDocuments::Read(std::size_t i, RawDoc& doc, RawPrediction& pred) const 
 
 void LineDocuments::Release(std::size_t begin, std::size_t end) {
   if (begin >= end) return;
-  static const std::size_t kPage = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  // Whole 2 MiB extents only, aligned as the system's huge pages are: a file's buffer of a few MB is
+  // backed by huge pages (mimalloc asks for them), and giving back 4 KiB pages inside one splits it, so
+  // that whatever reuses that memory after the buffer is freed (the metrics' slot columns) is faulted in
+  // 4 KiB at a time (design note 62). Files under 2 MiB, and the edges of a range, are kept.
+  constexpr std::uintptr_t kExtent = std::uintptr_t{2} << 20;
   auto release = [&](std::string& bytes, const LineIndex& lines) {
     const std::size_t from = lines.Start(begin);
     const std::size_t to = end < lines.size() ? lines.Start(end) : bytes.size();
-    // Only the pages wholly inside these documents' lines: the neighbours' bytes stay. The buffer is
+    // Only the extents wholly inside these documents' lines: the neighbours' bytes stay. The buffer is
     // the string's own heap block, never read again once its documents are built (a read would see
     // zeros, not a fault); freeing the string later returns the block as usual.
     const auto base = reinterpret_cast<std::uintptr_t>(bytes.data());
-    const std::uintptr_t lo = (base + from + kPage - 1) / kPage * kPage;
-    const std::uintptr_t hi = (base + to) / kPage * kPage;
+    const std::uintptr_t lo = (base + from + kExtent - 1) / kExtent * kExtent;
+    const std::uintptr_t hi = (base + to) / kExtent * kExtent;
     if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
   };
   release(f_->data[0].bytes, f_->lines.keys);
