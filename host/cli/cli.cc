@@ -1655,8 +1655,12 @@ class TerminalSafeOut : public std::streambuf {
     return ch;
   }
   std::streamsize xsputn(const char* s, std::streamsize n) override {
-    buf_.append(s, static_cast<std::size_t>(n));
-    if (const std::size_t nl = buf_.rfind('\n'); nl != std::string::npos) Write(nl + 1);
+    // buf_ holds no newline between calls: only the bytes added are looked at (a long line written in
+    // many pieces stays linear).
+    const std::string_view added(s, static_cast<std::size_t>(n));
+    const std::size_t held = buf_.size();
+    buf_.append(added);
+    if (const std::size_t nl = added.rfind('\n'); nl != std::string_view::npos) Write(held + nl + 1);
     return n;
   }
   int sync() override {
