@@ -133,7 +133,8 @@ TEST(CorpusThreads, RealDataSameForEveryThreadCount) {
       ExpectSameCorpus(*one, *many);
     }
     // Read a line at a time by the building threads (LineDocuments: Meng-2017 lines with prediction
-    // lines), the lines' pages given back every 4096 documents: the same corpus, the same identity.
+    // lines), the lines' whole 2 MiB extents given back every 4096 documents: the same corpus, the same
+    // identity.
     if (LineDocuments::Handles(c.dataset, {}, c.predictions, "")) {
       for (int threads : {1, 2, 3}) {
         SCOPED_TRACE("line documents, threads " + std::to_string(threads));

@@ -192,8 +192,12 @@ TEST(LineDocuments, ReadFillsEveryField) {
 TEST(LineDocuments, ReleaseGivesBackWholeHugePageExtentsOnly) {
   test::TempDir dir;
   std::string keys, preds;
+  std::size_t last_line = 0;  // the last line's bytes, its newline included
   for (int i = 0; i < 4000; ++i) {
-    keys += std::string(3000 + i % 1000, static_cast<char>('a' + i % 26)) + ";k" + std::to_string(i) + "\n";
+    const std::string line =
+        std::string(3000 + i % 1000, static_cast<char>('a' + i % 26)) + ";k" + std::to_string(i) + "\n";
+    keys += line;
+    last_line = line.size();
     preds += "p" + std::to_string(i) + "\n";
   }
   std::ofstream(dir / "x_allkeywords.txt", std::ios::binary) << keys;
@@ -212,7 +216,7 @@ TEST(LineDocuments, ReleaseGivesBackWholeHugePageExtentsOnly) {
     }
   }
   ASSERT_GT(sum, 0u);
-  start[4000] = start[3999] + 4100;  // past the last line (only its page matters below)
+  start[4000] = start[3999] + last_line;  // the end of the buffer's bytes (no page past it is looked at)
   const std::uintptr_t page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE)), extent = std::uintptr_t{2} << 20;
   auto resident = [&](std::uintptr_t addr) {
     unsigned char v = 0;

@@ -345,7 +345,8 @@ Result<Corpus> BuildCorpus(RawDataset&& dataset, std::optional<RawPredictions>&&
                            int threads = 0, const ChoosePhraseIds& choose_ids = nullptr);
 
 // The same corpus from documents read a line at a time by the threads that build them: the import is
-// never held, and each document's lines go back to the system once it is built (LineDocuments).
+// never held, and the lines' memory goes back to the system in whole 2 MiB extents as the documents are
+// built (LineDocuments::Release).
 Result<Corpus> BuildCorpus(LineDocuments&& documents, const Profile& profile, int threads = 0,
                            const ChoosePhraseIds& choose_ids = nullptr);
 

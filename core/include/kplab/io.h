@@ -203,9 +203,11 @@ class LineDocuments {
     std::vector<std::string_view> predictions;  // the prediction line's split(';') (RawPrediction::phrases)
   };
   void View(std::size_t i, Lines& out) const;
-  // Documents [begin, end) are built: the whole 2 MiB extents (huge-page aligned) of their lines go back
-  // to the system (they read as zero bytes from then on; a file under 2 MiB keeps all its bytes). Safe
-  // from several threads at once for ranges that do not overlap.
+  // Documents [begin, end) are built: the whole 2 MiB extents (huge-page aligned) inside their lines go
+  // back to the system (they read as zero bytes from then on); the partial extents at the range's two
+  // edges stay, so a range under 4 MiB may keep all its bytes. A caller releasing a range piece by piece
+  // names it from its start each time ([first, end)), or an extent that straddles two pieces is never
+  // given back. Safe from several threads at once for ranges that do not overlap.
   void Release(std::size_t begin, std::size_t end);
 
  private:
