@@ -888,9 +888,9 @@ struct LineReader {
   bool any_raw_text() const { return false; }  // Meng-2017 text is pre-tokenized
   struct Local {
     LineDocuments& docs;
-    // The range's first document, and the first not yet given back. Each release names the range
-    // from its start: only whole 2 MiB extents go back, so one that straddles two releases goes with
-    // the later one (an extent already given back costs the call next to nothing).
+    // The range's first document, and the end of the last release (every 4096 documents). Each release
+    // names the range from its start: only whole 2 MiB extents go back, so one that straddles two
+    // releases goes with the later one (an extent already given back costs the call next to nothing).
     std::size_t first, released;
     // Two documents: the one being built and the next (read ahead for Builder::Prefetch).
     LineDocuments::Lines lines[2];
