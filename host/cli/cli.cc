@@ -485,7 +485,7 @@ int CmdEvalBatch(const EvalRequest& req, const std::vector<ManifestEntry>& entri
         Row row;
         row.predictions = entries[i].predictions_path;
         if (!res) {
-          ReportError(entries[i].origin + ": " + res.error().message, tty ? "\r\033[K" : "");
+          ReportError(entries[i].origin + ": " + res.error().message, tty);
           row.status = "error";
           row.error = res.error().message;
           row.system = entries[i].system;
@@ -500,9 +500,9 @@ int CmdEvalBatch(const EvalRequest& req, const std::vector<ManifestEntry>& entri
         row.seed = run.seed;
         row.dataset = run.dataset_name;
         row.profile = run.profile;
-        for (const auto& w : res->warnings) ReportError(entries[i].origin + ": " + w, tty ? "\r\033[K" : "");
+        for (const auto& w : res->warnings) ReportError(entries[i].origin + ": " + w, tty);
         const bool failed = !res->errors.empty();
-        for (const auto& e : res->errors) ReportError(e.Format(), tty ? "\r\033[K" : "");
+        for (const auto& e : res->errors) ReportError(e.Format(), tty);
         row.status = failed ? "failed" : "ok";
         if (failed && exit_code == kExitOk) exit_code = kExitScript;
         if (store) {
@@ -767,8 +767,9 @@ std::string AggregateHint(RunStore& store, const std::vector<std::string>& patte
 bool MissingStore(const std::string& db_path) {
   std::error_code ec;
   if (db_path == ":memory:" || fs::exists(db_path, ec)) return false;
-  std::cerr << "kplab: " << db_path
-            << ": no such run store (expected a kplab database written by `kplab eval`; check --db or $KPLAB_DB)\n";
+  ReportError(db_path +
+              ": no such run store (expected a kplab database written by `kplab eval`; check --db or "
+              "$KPLAB_DB)");
   return true;
 }
 
@@ -1126,7 +1127,7 @@ int RunsShow(Args& a, const RunsCall& c) {
   // is refused, not shown without them.
   auto scores = store->GetScores(id);
   if (!scores) {
-    std::cerr << "kplab: " << scores.error().message << "\n";
+    ReportError(scores.error().message);
     return kExitStore;
   }
   const auto docs = SubsetDocCounts(*scores);
@@ -1364,7 +1365,10 @@ int CmdStem(Args a) {
     out.push_back('\n');
     pos = end + 1;
   }
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  // Through TerminalText like every command's output: a word is what stdin held, control characters
+  // included (the stems of printable text are unchanged).
+  const std::string safe = TerminalText(out, Newlines::kKeep);
+  std::fwrite(safe.data(), 1, safe.size(), stdout);
   return kExitOk;
 }
 
@@ -1632,24 +1636,33 @@ void PrintUsage(std::ostream& os) {
 
 namespace {
 
-// Everything the commands write to std::cout passes through TerminalText (kplab/safe_text.h) on its way
-// to stdout: a last line of defence behind the escaping each command does per cell, so that no text of
-// a store, a dataset or a plugin that a command forgot to escape can drive the terminal. The formats'
-// own line breaks and tabs are kept. Complete lines are written as they come (and everything at a
-// flush), so a UTF-8 character is never cut in two.
-class TerminalSafeOut : public std::streambuf {
+// Everything the commands write to std::cout and std::cerr passes through TerminalText
+// (kplab/safe_text.h) on its way to stdout and stderr: a last line of defence behind the escaping each
+// command does per cell and ReportError does per message, so that no text of a store, a dataset, a
+// script or a plugin that a command forgot to escape can drive the terminal. The formats' own line
+// breaks and tabs are kept. Complete lines are written as they come (and everything at a flush: std::cerr
+// flushes after every insertion), so a UTF-8 character written in one piece is never cut in two. The
+// writes kplab makes to the two streams through C stdio instead are each listed, with why they are safe,
+// in tests/host/output_rules_test.cc.
+// Threads: one at a time (a mutex): the batch's workers report while the progress line is drawn.
+class TerminalSafeStream : public std::streambuf {
  public:
-  TerminalSafeOut() : saved_(std::cout.rdbuf(this)) {}
-  ~TerminalSafeOut() override {
-    Write(buf_.size());
-    std::cout.rdbuf(saved_);
+  TerminalSafeStream(std::ostream& stream, std::FILE* file)
+      : stream_(stream), file_(file), saved_(stream.rdbuf(this)) {}
+  ~TerminalSafeStream() override {
+    {
+      const std::lock_guard<std::mutex> lock(mu_);
+      Write(buf_.size());
+    }
+    stream_.rdbuf(saved_);
   }
-  TerminalSafeOut(const TerminalSafeOut&) = delete;
-  TerminalSafeOut& operator=(const TerminalSafeOut&) = delete;
+  TerminalSafeStream(const TerminalSafeStream&) = delete;
+  TerminalSafeStream& operator=(const TerminalSafeStream&) = delete;
 
  protected:
   int_type overflow(int_type ch) override {
     if (ch == traits_type::eof()) return traits_type::not_eof(ch);
+    const std::lock_guard<std::mutex> lock(mu_);
     buf_.push_back(static_cast<char>(ch));
     if (ch == '\n') Write(buf_.size());
     return ch;
@@ -1658,23 +1671,28 @@ class TerminalSafeOut : public std::streambuf {
     // buf_ holds no newline between calls: only the bytes added are looked at (a long line written in
     // many pieces stays linear).
     const std::string_view added(s, static_cast<std::size_t>(n));
+    const std::lock_guard<std::mutex> lock(mu_);
     const std::size_t held = buf_.size();
     buf_.append(added);
     if (const std::size_t nl = added.rfind('\n'); nl != std::string_view::npos) Write(held + nl + 1);
     return n;
   }
   int sync() override {
+    const std::lock_guard<std::mutex> lock(mu_);
     Write(buf_.size());
-    return std::fflush(stdout) == 0 ? 0 : -1;
+    return std::fflush(file_) == 0 ? 0 : -1;
   }
 
  private:
   void Write(std::size_t n) {
     if (n == 0) return;
     const std::string safe = TerminalText(std::string_view(buf_).substr(0, n), Newlines::kKeep);
-    std::fwrite(safe.data(), 1, safe.size(), stdout);
+    std::fwrite(safe.data(), 1, safe.size(), file_);
     buf_.erase(0, n);
   }
+  std::ostream& stream_;
+  std::FILE* file_;
+  std::mutex mu_;
   std::string buf_;
   std::streambuf* saved_;
 };
@@ -1682,7 +1700,8 @@ class TerminalSafeOut : public std::streambuf {
 }  // namespace
 
 int Main(int argc, char** argv) {
-  TerminalSafeOut safe_out;
+  TerminalSafeStream safe_out(std::cout, stdout);
+  TerminalSafeStream safe_err(std::cerr, stderr);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     PrintUsage(std::cerr);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -24,9 +25,15 @@ namespace kplab::host {
 
 // The one way the command line reports a problem: "kplab: MESSAGE" on stderr, the message through
 // TerminalText (kplab/safe_text.h) so that no name, path or plugin text in it can drive the terminal;
-// a traceback's line breaks are kept. `before` is written first, raw (the progress bar's "\r\033[K").
-inline void ReportError(std::string_view message, std::string_view before = "") {
-  std::cerr << before << "kplab: " << ErrorText(message) << "\n";
+// a traceback's line breaks are kept. clear_progress_line: the progress line drawn on the terminal is
+// cleared first ("\r\033[K", the one control sequence kplab writes on purpose, past the escaping of
+// std::cerr; see TerminalSafeStream).
+inline void ReportError(std::string_view message, bool clear_progress_line = false) {
+  if (clear_progress_line) {
+    std::cerr.flush();
+    std::fputs("\r\033[K", stderr);
+  }
+  std::cerr << "kplab: " << ErrorText(message) << "\n";
 }
 
 struct UsageError : std::runtime_error {

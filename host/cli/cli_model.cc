@@ -766,7 +766,7 @@ int Guard(std::vector<std::string> args) {
     ReportError(e.what());
     return kExitInput;
   } catch (const ModelStoreError& e) {
-    std::cerr << "kplab: " << e.what() << "\n";
+    ReportError(e.what());
     return kExitStore;
   }
 }

@@ -2,10 +2,11 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
-#include <iostream>
 #include <new>
+#include <string>
 
 #include "cli.h"
+#include "cli_args.h"
 #include "exit_code.h"
 #include "kplab/blas.h"
 
@@ -81,12 +82,13 @@ int main(int argc, char** argv) {
     const char* end = env + std::strlen(env);
     auto [ptr, ec] = std::from_chars(env, end, blas_threads);
     if (ec != std::errc() || ptr != end || blas_threads < 1 || blas_threads > 1024) {
-      std::cerr << "kplab: KPLAB_BLAS_THREADS='" << env << "': expected a whole number of threads from 1 to 1024\n";
+      kplab::host::ReportError(std::string("KPLAB_BLAS_THREADS='") + env +
+                               "': expected a whole number of threads from 1 to 1024");
       return kplab::host::kExitUsage;
     }
   }
   if (kplab::Status s = kplab::SetBlasThreads(blas_threads); !s.ok()) {
-    std::cerr << "kplab: " << s.error().message << "\n";
+    kplab::host::ReportError(s.error().message);
     return kplab::host::kExitUsage;
   }
   return kplab::host::Main(argc, argv);

@@ -52,10 +52,14 @@ class PhaseTimer {
     if (!on_) return;
     const auto now = std::chrono::steady_clock::now();
     const double cpu = Cpu();
-    std::fprintf(stderr, "[timing] %-12s %8.1f ms  cpu %8.1f ms  rss %7.1f MB\n", phase.c_str(),
+    std::fprintf(stderr, "[timing] %-12s %8.1f ms  cpu %8.1f ms  rss %7.1f MB\n", TerminalText(phase).c_str(),
                  std::chrono::duration<double, std::milli>(now - start_).count(), cpu - cpu_, RssMb());
     start_ = now;
     cpu_ = cpu;
+  }
+  // A line about the phase just done ("[timing]   TEXT"), escaped: it may name a plugin.
+  void Note(const std::string& text) const {
+    if (on_) std::fprintf(stderr, "[timing]   %s\n", TerminalText(text).c_str());
   }
 
  private:
@@ -787,13 +791,10 @@ void ScoreAll(std::shared_ptr<const Corpus> shared, LanePlugins& lp, std::pair<s
   for (std::size_t pi = 0; pi < plugins.size(); ++pi) {
     PluginOutcome o = runner.Run(pi, progress);
     timer.Done(plugins[pi].name);
-    if (std::getenv("KPLAB_TIMING") != nullptr) {
-      std::fprintf(stderr, "[timing]   %s scored on %zu lane%s\n", plugins[pi].name.c_str(), o.lanes,
-                   o.lanes == 1 ? "" : "s");
-      if (req.verify_docs > 0) {
-        std::fprintf(stderr, "[timing]   of which re-scoring %s (--verify-docs): %.1f ms\n", plugins[pi].name.c_str(),
-                     o.verify_seconds * 1e3);
-      }
+    timer.Note(fmt::format("{} scored on {} lane{}", plugins[pi].name, o.lanes, o.lanes == 1 ? "" : "s"));
+    if (req.verify_docs > 0) {
+      timer.Note(
+          fmt::format("of which re-scoring {} (--verify-docs): {:.1f} ms", plugins[pi].name, o.verify_seconds * 1e3));
     }
     AddOutcome(pi, o, lp, *shared, req, owner, res);
   }
@@ -882,10 +883,7 @@ Result<EvalResult> Evaluate(const EvalRequest& req, const Progress& progress) {
   };
   auto corpus = LoadCorpusTimed(req, timer, ids);
   if (!corpus) return corpus.error();
-  if (std::getenv("KPLAB_TIMING") != nullptr) {
-    std::fprintf(stderr, "[timing]   phrase ids: %s\n",
-                 corpus->phrase_ids == PhraseIds::kPerRange ? "per range" : "corpus-wide");
-  }
+  timer.Note(corpus->phrase_ids == PhraseIds::kPerRange ? "phrase ids: per range" : "phrase ids: corpus-wide");
   timer.Done("import freed");  // the raw dataset and predictions are destroyed on the way out
   auto shared = std::make_shared<const Corpus>(std::move(*corpus));
   auto res = lanes ? EvaluateResolved(shared, req, std::move(*lanes), progress, start, timer)

@@ -34,11 +34,12 @@
 #include "kplab/corpus.h"
 #include "kplab/io.h"
 #include "kplab/profile.h"
+#include "kplab/safe_text.h"
 #include "kplab/store.h"
 #include "kplab/suggest.h"
+#include "kplab/text.h"
 #include "lua_util.h"
 #include "table.h"
-#include "kplab/text.h"
 
 namespace kplab::host {
 
@@ -167,7 +168,8 @@ int LuaLoad(lua_State* L) {
   auto corpus = LoadCorpusFor(*ds, req);
   if (!corpus) return luaL_error(L, "kp.load: %s", corpus.error().message.c_str());
   // As `kplab eval` says them (stemmed gold, ...): on stderr, not into the script's values.
-  for (const std::string& w : corpus->warnings) std::fprintf(stderr, "kplab: kp.load: %s\n", w.c_str());
+  // A warning quotes the data (the stemmed-gold warning an example word): escaped.
+  for (const std::string& w : corpus->warnings) std::fprintf(stderr, "kplab: kp.load: %s\n", TerminalText(w).c_str());
   PushCorpus(L, std::make_shared<const Corpus>(std::move(*corpus)));
   return 1;
 }

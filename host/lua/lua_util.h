@@ -13,6 +13,7 @@
 #include <string_view>
 #include <utility>
 
+#include "kplab/safe_text.h"
 #include "kplab/utf8.h"
 
 namespace kplab::host {
@@ -240,7 +241,7 @@ int Safe(lua_State* L) {
   return lua_error(L);
 }
 
-// Lua's print for scripts and the REPL: arguments through tostring, tab-separated, one write to stdout.
+// Lua's print for `kplab run` scripts: arguments through tostring, tab-separated, one write to stdout.
 inline int LuaPrint(lua_State* L) {
   const int n = lua_gettop(L);
   std::string out;
@@ -250,7 +251,10 @@ inline int LuaPrint(lua_State* L) {
     lua_pop(L, 1);
   }
   out.push_back('\n');
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  // Escaped as every text kplab writes for a terminal (kplab/safe_text.h): a script prints what a
+  // dataset or a store holds. Tabs and line breaks are kept.
+  const std::string safe = TerminalText(out, Newlines::kKeep);
+  std::fwrite(safe.data(), 1, safe.size(), stdout);
   return 0;
 }
 

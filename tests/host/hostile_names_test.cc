@@ -290,11 +290,14 @@ TEST_F(HostileNames, ScriptAndReplOutputIsEscaped) {
              "local c = kp.load{dataset = '" +
                  (dir_ / "ds.jsonl").string() + "', predictions = '" + (dir_ / "preds.jsonl").string() +
                  "'}\n"
+                 "print(c:doc(1).id, c:doc(3).id .. '\\155x\\n')\n"
                  "error('script error ' .. c:doc(1).id)\n");
   Output o = kplab::test::RunKplab(dir_, "", "run --allow-read " + dir_.string() + " " + (dir_ / "s.lua").string());
   EXPECT_EQ(o.code, 3);
   EXPECT_NE(o.err.find("script error d\\x1b[2J1\nstack traceback:\n\t"), std::string::npos) << o.err;
-  ExpectSafe(o, "script");
+  // print: the values escaped, its tab and line breaks kept.
+  EXPECT_EQ(o.out, "d\\x1b[2J1\td\\u202e3\\x9bx\n\n") << o.out;
+  ExpectSafe(o, "script", "table");  // print's own tab
   o = kplab::test::RunKplab(dir_, "", "repl --allow-read " + dir_.string(),
                             "c = kp.load{dataset = '" + (dir_ / "ds.jsonl").string() + "', predictions = '" +
                                 (dir_ / "preds.jsonl").string() +
@@ -304,6 +307,40 @@ TEST_F(HostileNames, ScriptAndReplOutputIsEscaped) {
   EXPECT_NE(o.out.find("d\\u20282\n"), std::string::npos) << o.out;
   EXPECT_NE(o.err.find("d\\u202e3"), std::string::npos) << o.err;
   ExpectSafe(o, "repl", "table");
+}
+
+// The outputs at the command line's edges: what `kplab stem` reads from stdin, an environment variable
+// main() checks before any command runs, a store path that does not exist, a transformer's warning that
+// quotes the text it cut. Each reaches the terminal escaped (before this test, all four were written raw).
+TEST_F(HostileNames, TheCommandLinesEdgesAreEscaped) {
+  Output o = Run("stem", "walking\x1b]0;pwned\x07 dogs\xe2\x80\xae\n");
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out, "walking\\x1b]0;pwned\\x07 dogs\\u202e\n");  // "dogs\u202e" ends in no letter: kept
+  ExpectSafe(o, "stem");
+
+  o = kplab::test::RunKplab(dir_, "KPLAB_BLAS_THREADS=\"$(printf '2\\033[2J')\"", "version");
+  EXPECT_EQ(o.code, 1);
+  EXPECT_EQ(o.err, "kplab: KPLAB_BLAS_THREADS='2\\x1b[2J': expected a whole number of threads from 1 to 1024\n");
+  ExpectSafe(o, "KPLAB_BLAS_THREADS");
+
+  o = Run("runs list --db \"$(printf '" + dir_.string() + "/no\\033]0;x\\007.db')\"");
+  EXPECT_EQ(o.code, 4);
+  EXPECT_NE(o.err.find("/no\\x1b]0;x\\x07.db: no such run store"), std::string::npos) << o.err;
+  ExpectSafe(o, "--db");
+
+  // The tiny transformer cuts texts to 16 tokens and says so once, quoting the first it cut.
+  const std::string env = "KPLAB_MODELS=" + (dir_ / "models").string();
+  ASSERT_EQ(kplab::test::RunKplab(dir_, env,
+                                  "model import mpnet " + std::string(KPLAB_TEST_DATA) +
+                                      "/transformer/hub/models--kplab-test--mpnet-tiny --backend transformer")
+                .code,
+            0);
+  WriteNamed(dir_ / "long.txt", "neural \x1b[2J networks " + std::string(40, 'n') + std::string(" n", 40) + "\n");
+  o = kplab::test::RunKplab(
+      dir_, env, "model embed mpnet " + (dir_ / "long.txt").string() + " --output " + (dir_ / "v.npy").string());
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.err.find("(the first: \"neural \\x1b[2J networks nnn"), std::string::npos) << o.err;
+  ExpectSafe(o, "transformer warning");
 }
 
 // The escaping layer between kplab and its standard output sees a line in as many pieces as its writer

@@ -130,7 +130,12 @@ inline std::vector<SourceFunction> FindFunctions(const std::string& blank) {
            (std::isalnum(static_cast<unsigned char>(blank[name_begin - 1])) || blank[name_begin - 1] == '_')) {
       --name_begin;
     }
-    const std::string name = blank.substr(name_begin, name_end - name_begin);
+    std::string name = blank.substr(name_begin, name_end - name_begin);
+    // A call operator, "operator()(...)": its name is "operator()".
+    if (name.empty() && name_end >= start + 10 && blank.compare(name_end - 10, 10, "operator()") == 0) {
+      name_begin = name_end - 10;
+      name = "operator()";
+    }
     if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) || IsKeyword(name)) continue;
     // A call followed by a brace is an initializer (Foo x(a) {...} does not occur); a lambda has ']'.
     // The body: up to the matching '}'.

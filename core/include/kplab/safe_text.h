@@ -1,11 +1,13 @@
-// Text on its way out, and names where they are made (docs/design-notes.md, "Names and output").
+// Text on its way out, and names where they are made (docs/design-notes.md, notes 44 and 63).
 //  - Names (system, dataset, metric, column, parameter, profile, model names) are valid UTF-8 without
 //    control characters: CheckName refuses anything else where the name is made, naming the field and
 //    the offending byte.
 //  - Every text from data or plugins that reaches a terminal (tables, errors, kp.log, the REPL's output,
-//    tracebacks) goes through TerminalText: control characters, invalid bytes and the characters that
-//    reorder or split lines are shown as escapes, so no text can clear the screen, move the cursor,
-//    fake a line or flip the direction of what follows.
+//    a script's print, tracebacks) goes through TerminalText: control characters, invalid bytes and the
+//    characters that reorder or split lines are shown as escapes, so no text can clear the screen, move
+//    the cursor, fake a line or flip the direction of what follows. The kplab program passes its stdout
+//    and stderr through it as well; every other write to them is listed, with its reason, in
+//    tests/host/output_rules_test.cc.
 //  - JSON output (kplab/json.h, JsonString) escapes the same characters the JSON way and shows invalid
 //    bytes as \xNN text: it is always valid JSON.
 //

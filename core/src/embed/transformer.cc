@@ -17,16 +17,17 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include "kplab/hf_tokenizer.h"
+#include "embed/blas_internal.h"
 #include "kplab/file_gate.h"
+#include "kplab/hf_tokenizer.h"
 #include "kplab/io.h"
 #include "kplab/json.h"
+#include "kplab/safe_text.h"
 #include "kplab/safetensors.h"
 #include "kplab/sha256.h"
-#include "embed/blas_internal.h"
-#include "util/json_internal.h"
 #include "kplab/text.h"
 #include "kplab/utf8.h"
+#include "util/json_internal.h"
 
 namespace fs = std::filesystem;
 
@@ -1228,10 +1229,13 @@ Status TransformerModel::EmbedUnchecked(const std::vector<std::string_view>& phr
     std::string_view t = phrases[first_cut];
     std::size_t shown = std::min<std::size_t>(t.size(), 60);
     while (shown < t.size() && shown > 0 && IsUtf8Continuation(static_cast<unsigned char>(t[shown]))) --shown;
-    std::fprintf(stderr,
-                 "kplab: transformer model %s: texts longer than max_seq_length = %d tokens are cut to it, as "
-                 "sentence-transformers does (the first: \"%.*s%s\")\n",
-                 impl_->dir.c_str(), c.max_seq_length, static_cast<int>(shown), t.data(), shown < t.size() ? "..." : "");
+    // The text is data (a phrase from a dataset or predictions) and the directory a path: both escaped
+    // (kplab/safe_text.h), since this goes straight to stderr from the library.
+    const std::string message = fmt::format(
+        "kplab: transformer model {}: texts longer than max_seq_length = {} tokens are cut to it, as "
+        "sentence-transformers does (the first: \"{}{}\")\n",
+        TerminalText(impl_->dir), c.max_seq_length, TerminalText(t.substr(0, shown)), shown < t.size() ? "..." : "");
+    std::fputs(message.c_str(), stderr);
   }
   std::vector<float> x;
   ForChunks(ids, [&](const std::vector<int>& chunk, const std::vector<std::size_t>& off, std::size_t first,
