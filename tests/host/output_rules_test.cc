@@ -85,38 +85,45 @@ struct Scan {
   std::vector<std::string> stream_users;  // file:line naming std::cout, std::cerr or std::clog
 };
 
-Scan ScanSourcesOnce() {
-  Scan out;
-  // Calls whose stream is an argument, and calls that write to stdout always.
+// Adds f's writes and stream names to out.
+void ScanFile(const SourceFile& f, Scan& out) {
+  // Calls whose stream is an argument; calls that write to stdout or stderr always (fmt::print and
+  // std::print with a FILE* are counted as terminal writes too: listed either way).
   static const std::regex to_stream(
-      R"(\b(fwrite|fputs|fputc|putc|fprintf|vfprintf|fflush_unlocked|fwrite_unlocked|fputs_unlocked|dprintf|write)\s*\()");
-  static const std::regex to_stdout(R"(\b(printf|vprintf|puts|putchar|putchar_unlocked)\s*\()");
+      R"(\b(fwrite|fputs|fputc|putc|fprintf|vfprintf|fwrite_unlocked|fputs_unlocked|dprintf|write)\s*\()");
+  static const std::regex to_stdout(R"(\b(printf|vprintf|puts|putchar|putchar_unlocked|perror)\s*\()");
+  static const std::regex formatted(R"(\b(?:fmt|std)\s*::\s*(v?print(?:ln)?)\s*\()");
   static const std::regex terminal(R"(\b(stdout|stderr|STDOUT_FILENO|STDERR_FILENO)\b|^\s*[12]\s*,)");
   static const std::regex stream(R"(\bstd\s*::\s*(cout|cerr|clog|wcout|wcerr|wclog)\b)");
-  for (const char* dir : {"core", "host"}) {
-    for (const SourceFile& f : ReadSources(KPLAB_SOURCE_DIR, dir)) {
-      for (auto it = std::sregex_iterator(f.blank.begin(), f.blank.end(), stream); it != std::sregex_iterator(); ++it) {
-        out.stream_users.push_back(f.path + ":" + std::to_string(f.LineOf(static_cast<std::size_t>(it->position(0)))));
-      }
-      for (const std::regex* re : {&to_stream, &to_stdout}) {
-        for (auto it = std::sregex_iterator(f.blank.begin(), f.blank.end(), *re); it != std::sregex_iterator(); ++it) {
-          const std::size_t at = static_cast<std::size_t>(it->position(0));
-          // A member call (x.write(...), s->write(...)) writes a C++ object, not a C stream.
-          std::size_t b = at;
-          while (b > 0 && (f.blank[b - 1] == ' ' || f.blank[b - 1] == ':')) --b;
-          if (b > 0 && (f.blank[b - 1] == '.' || f.blank[b - 1] == '>')) continue;
-          if (b >= 3 && f.blank.compare(b - 3, 3, "std") != 0 &&
-              (std::isalnum(static_cast<unsigned char>(f.blank[b - 1])) || f.blank[b - 1] == '_')) {
-            continue;  // a qualified name of another namespace (io_internal::write)
-          }
-          const std::string name = (*it)[1];
-          const std::string args = CallArgs(f.blank, at + static_cast<std::size_t>(it->length(0)) - 1);
-          const SourceFunction* fn = f.FunctionAt(at);
-          out.writes.push_back({f.path + ":" + (fn ? fn->name : std::string("(no function)")), name, args, f.LineOf(at),
-                                re == &to_stdout || std::regex_search(args, terminal)});
+  for (auto it = std::sregex_iterator(f.blank.begin(), f.blank.end(), stream); it != std::sregex_iterator(); ++it) {
+    out.stream_users.push_back(f.path + ":" + std::to_string(f.LineOf(static_cast<std::size_t>(it->position(0)))));
+  }
+  for (const std::regex* re : {&to_stream, &to_stdout, &formatted}) {
+    for (auto it = std::sregex_iterator(f.blank.begin(), f.blank.end(), *re); it != std::sregex_iterator(); ++it) {
+      const std::size_t at = static_cast<std::size_t>(it->position(0));
+      if (re != &formatted) {
+        // A member call (x.write(...), s->write(...)) writes a C++ object, not a C stream.
+        std::size_t b = at;
+        while (b > 0 && (f.blank[b - 1] == ' ' || f.blank[b - 1] == ':')) --b;
+        if (b > 0 && (f.blank[b - 1] == '.' || f.blank[b - 1] == '>')) continue;
+        if (b >= 3 && f.blank.compare(b - 3, 3, "std") != 0 &&
+            (std::isalnum(static_cast<unsigned char>(f.blank[b - 1])) || f.blank[b - 1] == '_')) {
+          continue;  // a qualified name of another namespace (io_internal::write)
         }
       }
+      const std::string name = (*it)[1];
+      const std::string args = CallArgs(f.blank, at + static_cast<std::size_t>(it->length(0)) - 1);
+      const SourceFunction* fn = f.FunctionAt(at);
+      out.writes.push_back({f.path + ":" + (fn ? fn->name : std::string("(no function)")), name, args, f.LineOf(at),
+                            re != &to_stream || std::regex_search(args, terminal)});
     }
+  }
+}
+
+Scan ScanSourcesOnce() {
+  Scan out;
+  for (const char* dir : {"core", "host"}) {
+    for (const SourceFile& f : ReadSources(KPLAB_SOURCE_DIR, dir)) ScanFile(f, out);
   }
   return out;
 }
@@ -138,6 +145,36 @@ bool OnlyLiterals(const std::string& args) {
     return false;
   }
   return true;
+}
+
+// The scanner itself, on a text written for it: it finds every form of write (a scanner that finds
+// nothing would pass the rules below), and not the member calls and other namespaces' functions.
+TEST(TerminalOutputRule, TheScannerFindsEveryFormOfWrite) {
+  SourceFile f;
+  f.path = "x.cc";
+  f.text =
+      "void A(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); fputs(s.c_str(), stderr); }\n"
+      "void B(int x) { std::fprintf(stderr, \"%d\", x); printf(\"a\"); std::puts(\"b\"); putchar('c'); }\n"
+      "void C(const char* p) { ::write(2, p, 1); write(STDOUT_FILENO, p, 1); dprintf(1, \"%s\", p); perror(p); }\n"
+      "void D(const std::string& s) { fmt::print(stderr, \"{}\", s); fmt::print(\"{}\", s); std::println(\"{}\", s); "
+      "}\n"
+      "void E(std::FILE* f, int fd, const char* p) { std::fwrite(p, 1, 1, f); write(fd, p, 1); std::cerr << p; }\n"
+      "void F(std::ostream& o, Out* w, const char* p) { o.write(p, 1); w->write(p); io_internal::write(p); }\n";
+  f.blank = BlankCommentsAndLiterals(f.text);
+  f.functions = FindFunctions(f.blank);
+  Scan scan;
+  ScanFile(f, scan);
+  std::map<std::string, int> terminal, other;
+  for (const WriteSite& w : scan.writes) ++(w.terminal ? terminal : other)[w.key];
+  EXPECT_EQ(terminal, (std::map<std::string, int>{{"x.cc:A", 2}, {"x.cc:B", 4}, {"x.cc:C", 4}, {"x.cc:D", 3}}));
+  EXPECT_EQ(other, (std::map<std::string, int>{{"x.cc:E", 2}}));
+  EXPECT_EQ(scan.stream_users, std::vector<std::string>{"x.cc:5"});
+  // The literal check: a literal and a kConstant are literals, a variable is not.
+  for (const WriteSite& w : scan.writes) {
+    if (w.key == "x.cc:B") {
+      EXPECT_EQ(OnlyLiterals(w.args), w.call != "fprintf") << w.call << ":" << w.args;
+    }
+  }
 }
 
 TEST(TerminalOutputRule, OnlyTheProgramWritesTheStandardStreamsAndItEscapesBoth) {
