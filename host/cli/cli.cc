@@ -1640,21 +1640,25 @@ namespace {
 // (kplab/safe_text.h) on its way to stdout and stderr: a last line of defence behind the escaping each
 // command does per cell and ReportError does per message, so that no text of a store, a dataset, a
 // script or a plugin that a command forgot to escape can drive the terminal. The formats' own line
-// breaks and tabs are kept. Complete lines are written as they come (and everything at a flush: std::cerr
-// flushes after every insertion), so a UTF-8 character written in one piece is never cut in two. The
-// writes kplab makes to the two streams through C stdio instead are each listed, with why they are safe,
-// in tests/host/output_rules_test.cc.
-// Threads: one at a time (a mutex): the batch's workers report while the progress line is drawn.
+// breaks and tabs are kept. Each complete line is written as it comes, in one write (what is left, at an
+// explicit flush and at the end), so a UTF-8 character is never cut in two and no other thread's line
+// (kp.log's, from the scoring lanes, one fwrite each) lands inside one: std::cerr's unitbuf, a flush
+// after every insertion, is off while the layer is in place. The writes kplab makes to the two streams
+// through C stdio instead are each listed, with why they are safe, in tests/host/output_rules_test.cc.
+// Threads: a mutex, so that two threads writing to one stream cannot corrupt the held line.
 class TerminalSafeStream : public std::streambuf {
  public:
   TerminalSafeStream(std::ostream& stream, std::FILE* file)
-      : stream_(stream), file_(file), saved_(stream.rdbuf(this)) {}
+      : stream_(stream), file_(file), saved_(stream.rdbuf(this)), unitbuf_(stream.flags() & std::ios_base::unitbuf) {
+    stream_.unsetf(std::ios_base::unitbuf);
+  }
   ~TerminalSafeStream() override {
     {
       const std::lock_guard<std::mutex> lock(mu_);
       Write(buf_.size());
     }
     stream_.rdbuf(saved_);
+    stream_.setf(unitbuf_);
   }
   TerminalSafeStream(const TerminalSafeStream&) = delete;
   TerminalSafeStream& operator=(const TerminalSafeStream&) = delete;
@@ -1695,6 +1699,7 @@ class TerminalSafeStream : public std::streambuf {
   std::mutex mu_;
   std::string buf_;
   std::streambuf* saved_;
+  std::ios_base::fmtflags unitbuf_;  // the stream's own, given back at the end
 };
 
 }  // namespace

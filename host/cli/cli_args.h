@@ -33,7 +33,8 @@ inline void ReportError(std::string_view message, bool clear_progress_line = fal
     std::cerr.flush();
     std::fputs("\r\033[K", stderr);
   }
-  std::cerr << "kplab: " << ErrorText(message) << "\n";
+  // One insertion, so one write: no other thread's line (kp.log's) lands inside a message.
+  std::cerr << ("kplab: " + ErrorText(message) + "\n");
 }
 
 struct UsageError : std::runtime_error {

@@ -1,4 +1,5 @@
 // kplab model list|install|import|info|rm, kplab neighbors, kplab cache.
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -74,23 +75,41 @@ struct ModelStoreError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Runs argv (searched on PATH) in dir; its output goes to our stderr. Returns the exit status.
+// Runs argv (searched on PATH) in dir. Its output (stdout and stderr, which may quote what a registry
+// sent back) is read through a pipe and written to std::cerr, which escapes it (TerminalSafeStream):
+// a child never writes to kplab's terminal itself. Returns the exit status.
 int RunProgram(const std::vector<std::string>& argv, const std::string& dir) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) {
+    throw ModelInputError(fmt::format("cannot run {}: pipe: {}", argv[0], std::strerror(errno)));
+  }
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&fa, out[1], STDERR_FILENO);
   // posix_spawn_file_actions_addchdir_np is glibc >= 2.29 (Debian bookworm has 2.36).
   posix_spawn_file_actions_addchdir_np(&fa, dir.c_str());
   pid_t pid = 0;
   int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
+  close(out[1]);
   if (rc != 0) {
+    close(out[0]);
     throw ModelInputError(fmt::format("cannot run {}: {} (is it installed? scripts/setup.sh installs it)",
                                  argv[0], std::strerror(rc)));
   }
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = read(out[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    std::cerr.write(buf, n);
+  }
+  close(out[0]);
+  std::cerr.flush();
   int status = 0;
   pid_t w;
   while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {

@@ -23,22 +23,23 @@
 #include <fmt/format.h>
 
 #include "compare.h"
-#include "table.h"
 #include "eval_store.h"
 #include "evaluate.h"
 #include "exit_code.h"
-#include "merge.h"
 #include "kplab/corpus.h"
 #include "kplab/embed.h"
 #include "kplab/homog.h"
 #include "kplab/homog_corpus.h"
 #include "kplab/io.h"
-#include "kplab/json.h"
 #include "kplab/io_memory.h"
+#include "kplab/json.h"
 #include "kplab/profile.h"
 #include "kplab/registry.h"
+#include "kplab/safe_text.h"
 #include "kplab/store.h"
 #include "kplab/text.h"
+#include "merge.h"
+#include "table.h"
 
 namespace py = pybind11;
 
@@ -749,7 +750,7 @@ class Store {
     Result<kplab::host::Comparison> c = With([&](RunStore& s) { return kplab::host::CompareRuns(s, a, b, opt); });
     if (!c.ok()) Raise(c.error().IsUsage() ? g_input_error : g_store_error, c.error().message);
     for (const auto& w : c->warnings) {
-      if (PyErr_WarnEx(PyExc_UserWarning, w.c_str(), 1) != 0) throw py::error_already_set();
+      if (PyErr_WarnEx(PyExc_UserWarning, TerminalText(w).c_str(), 1) != 0) throw py::error_already_set();
     }
     py::dict out;
     out["a"] = c->a.id;
@@ -867,7 +868,7 @@ class Store {
     Result<kplab::host::Table> t = With([&](RunStore& s) { return kplab::host::BuildTable(s, opt); });
     if (!t.ok()) Raise(t.error().IsUsage() ? g_input_error : g_store_error, t.error().message);
     for (const auto& w : t->warnings) {
-      if (PyErr_WarnEx(PyExc_UserWarning, w.c_str(), 1) != 0) throw py::error_already_set();
+      if (PyErr_WarnEx(PyExc_UserWarning, TerminalText(w).c_str(), 1) != 0) throw py::error_already_set();
     }
     if (ro) {  // the command's text, byte for byte
       if (Status st = CheckRenderOptions(*t, *ro, kplab::host::OptionSpelling{"", "format"}); !st.ok()) {
@@ -1152,7 +1153,7 @@ Store* StoreArg(const py::object& store, std::optional<Store>& own) {
 // What evaluate() returns for a run the seam stored (or not): RunDict's fields, "store" and "embeddings".
 py::dict ResultDict(host::EvalResult& res, const Store* store) {
   for (const auto& w : res.warnings) {
-    if (PyErr_WarnEx(PyExc_UserWarning, w.c_str(), 1) != 0) throw py::error_already_set();
+    if (PyErr_WarnEx(PyExc_UserWarning, TerminalText(w).c_str(), 1) != 0) throw py::error_already_set();
   }
   py::dict out = RunDict(res.run, res.aggregates, res.scores);
   if (store != nullptr) out["store"] = store->path();

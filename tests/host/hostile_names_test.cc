@@ -311,7 +311,8 @@ TEST_F(HostileNames, ScriptAndReplOutputIsEscaped) {
 
 // The outputs at the command line's edges: what `kplab stem` reads from stdin, an environment variable
 // main() checks before any command runs, a store path that does not exist, a transformer's warning that
-// quotes the text it cut. Each reaches the terminal escaped (before this test, all four were written raw).
+// quotes the text it cut, a child program's output. Each reaches the terminal escaped (before this test,
+// all five were written raw).
 TEST_F(HostileNames, TheCommandLinesEdgesAreEscaped) {
   Output o = Run("stem", "walking\x1b]0;pwned\x07 dogs\xe2\x80\xae\n");
   EXPECT_EQ(o.code, 0) << o.err;
@@ -341,6 +342,15 @@ TEST_F(HostileNames, TheCommandLinesEdgesAreEscaped) {
   EXPECT_EQ(o.code, 0) << o.err;
   EXPECT_NE(o.err.find("(the first: \"neural \\x1b[2J networks nnn"), std::string::npos) << o.err;
   ExpectSafe(o, "transformer warning");
+
+  // A child program's output (npm's, which may quote what a registry sent back) is read through a pipe
+  // and written escaped: here an npm on PATH that answers with an ESC sequence and a bare CR.
+  WriteNamed(dir_ / "bin" / "npm", "#!/bin/sh\nprintf 'npm ERR! 404 \\033[2J\\033]0;pwned\\007 \\r\\n'\nexit 1\n");
+  fs::permissions(dir_ / "bin" / "npm", fs::perms::owner_all);
+  o = kplab::test::RunKplab(dir_, env + " PATH=" + (dir_ / "bin").string() + ":$PATH", "model install glove-6b-100d");
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_NE(o.err.find("npm ERR! 404 \\x1b[2J\\x1b]0;pwned\\x07 \\r\n"), std::string::npos) << o.err;
+  ExpectSafe(o, "npm's output");
 }
 
 // The escaping layer between kplab and its standard output sees a line in as many pieces as its writer

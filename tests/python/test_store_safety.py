@@ -14,6 +14,7 @@ import sys
 import tempfile
 import threading
 import unittest
+import warnings
 
 import kplab
 
@@ -235,6 +236,24 @@ class TamperedStoreTest(Base):
         con.execute(statement, args)
         con.commit()
         con.close()
+
+    def test_warnings_show_stored_text_escaped(self):
+        # A warning is text the module shows on stderr itself (Python's warning display writes it as
+        # given): what it quotes from a store is escaped, as on the command line (docs/design-notes.md,
+        # note 63). It was raw: an ESC sequence in a profile name drove the terminal.
+        db = self.path("w.db")
+        kplab.evaluate(TINY, TINY_PREDS, metrics=["exact"], system="a", store=db)
+        kplab.evaluate(TINY, TINY_PREDS, metrics=["exact"], system="b", profile="kpeval", store=db)
+        self.sql(db, "UPDATE runs SET profile = ? WHERE id = 2", "kpeval\x1b[31m\r\u202e")
+        store = kplab.Store(db)
+        for call in (lambda: store.compare(1, 2), lambda: store.table("all.p@5.macro")):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                call()
+            texts = [str(w.message) for w in caught]
+            self.assertTrue(any("kpeval\\x1b[31m\\r\\u202e" in t for t in texts), texts)
+            for t in texts:
+                self.assertIsNone(re.search("[\x00-\x1f\x7f-\x9f\u202e]", t), t)
 
     def test_merge_of_a_shard_whose_range_overflows(self):
         # 5 * (2^61 - 1) / 2^61 wraps in 64 bits to -3: the range [-3, -3) passed the old check and the
