@@ -410,8 +410,8 @@ TEST(TerminalOutputRule, OnlyTheProgramWritesTheStandardStreamsAndItEscapesBoth)
     if (fn.name != "Main") continue;
     found = true;
     const std::string body = cli.blank.substr(fn.begin, 400);
-    EXPECT_NE(body.find("TerminalSafeStream safe_out(std::cout, stdout);"), std::string::npos) << body;
-    EXPECT_NE(body.find("TerminalSafeStream safe_err(std::cerr, stderr);"), std::string::npos) << body;
+    EXPECT_NE(body.find("TerminalSafeStream safe_out(std::cout, stdout, false);"), std::string::npos) << body;
+    EXPECT_NE(body.find("TerminalSafeStream safe_err(std::cerr, stderr, true);"), std::string::npos) << body;
   }
   EXPECT_TRUE(found) << "host/cli/cli.cc: no function Main";
 }
