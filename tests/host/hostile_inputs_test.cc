@@ -580,4 +580,28 @@ TEST_F(Hostile, OutOfMemoryBuildingTheCorpusIsALimitNotAnInternalError) {
   EXPECT_FALSE(fs::exists(db_)) << "nothing stored, no store made";
 }
 
+// One document of 100,000 references and 100,000 predictions scores its exact matches in well under a
+// second: each prediction's key is looked up among the references' (match.cc, ExactMatch). Comparing every
+// pair took 38 s (a hostile pass). The bound is only "it finishes" (10 s); the numbers are checked by hand:
+// predictions 0..99,999 against references 50,000..149,999 give 50,000 hits, P@5 = 0 (the first five
+// are no reference), R@M = 0.5.
+TEST_F(Hostile, OneDocumentOfAHundredThousandKeyphrasesFinishes) {
+  std::string refs, preds;
+  for (int i = 0; i < 100000; ++i) {
+    refs += (i ? ";k" : "k") + std::to_string(i + 50000);
+    preds += (i ? ";k" : "k") + std::to_string(i);
+  }
+  fs::create_directories(dir_ / "one");
+  const std::string dataset = Write("one/word_x_testing_allkeywords.txt", refs + "\n");
+  const std::string predictions = Write("one.txt", preds + "\n");
+  const auto start = std::chrono::steady_clock::now();
+  const Output o = kplab::test::RunKplab(
+      dir_ / "io", "timeout 60",
+      "eval --dataset " + dataset + " --predictions " + predictions + " --metrics exact --no-store --output csv");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10.0);
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("all.p@5.macro,0\n"), std::string::npos) << o.out.substr(0, 600);
+  EXPECT_NE(o.out.find("all.r@M.macro,0.5\n"), std::string::npos) << o.out.substr(0, 600);
+}
+
 }  // namespace
