@@ -175,6 +175,24 @@ TEST_F(StorePaths, EveryCliInvocationRefusesAFifo) {
   EXPECT_NE(env.err.find(Expected()), std::string::npos) << env.err;
 }
 
+// A reading command never makes a store: an empty file (a `touch`ed path, a download that failed) is
+// refused as no kplab database and stays empty. `runs list` used to give it a schema (1.5 MB) and list
+// nothing (a hostile pass).
+TEST_F(StorePaths, ReadingCommandsLeaveAnEmptyFileEmpty) {
+  const std::string empty = (dir_ / "empty.db").string();
+  std::ofstream(empty).close();
+  std::ofstream(dir_ / "list.lua") << "print(#kp.runs.list())\n";
+  for (const std::string& args :
+       {"runs list --db " + empty, "runs show 1 --db " + empty, "runs export 1 --db " + empty,
+        "report 1 -o " + (dir_ / "r.html").string() + " --db " + empty, "run " + (dir_ / "list.lua").string()}) {
+    const Output o = Run(args, "KPLAB_DB=" + empty);
+    EXPECT_EQ(o.code, args.starts_with("run ") ? 3 : 4) << args << "\n" << o.err;
+    EXPECT_NE(o.err.find(empty + ": not a kplab database (it has no tables)"), std::string::npos) << args << "\n"
+                                                                                                  << o.err;
+    EXPECT_EQ(fs::file_size(empty), 0u) << args;
+  }
+}
+
 // The kp.* functions whose stubs take a store (`db`, or an opts table with `db`), each with a chunk
 // that tries the FIFO through it.
 TEST_F(StorePaths, EveryLuaFunctionWithAStorePathRefusesAFifo) {

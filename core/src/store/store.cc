@@ -733,6 +733,14 @@ Result<RunStore> RunStore::Open(const std::string& path, Mode mode) {
   }
   // Before anything touches the file: a FIFO, device or directory (or such a side file) is refused here.
   if (Status st = store_internal::CheckStorePath(path); !st.ok()) return st.error();
+  // A reading command never makes a store: an empty file (no database yet) is read as it is, not given
+  // a schema (`kplab runs list --db EMPTY` used to write 1.5 MB into it).
+  if (mode == Mode::kRead && !IsMemoryPath(path)) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) == 0 && !ec) {
+      return Open(path, Mode::kReadOnly);
+    }
+  }
   if (mode == Mode::kReadOnly && !IsMemoryPath(path)) {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) {
