@@ -367,20 +367,6 @@ Result<Corpus> CorpusFor(const RawDataset& dataset, const EvalRequest& req, Phas
 // The dataset and the predictions are two files read and parsed independently: unless the request asks
 // for one thread, the predictions are imported on a second thread meanwhile. A dataset error still comes
 // first, as when they were read one after the other.
-Result<Corpus> ReadAndBuildCorpus(const EvalRequest& req, PhaseTimer& timer, const ChoosePhraseIds& ids);
-
-// The corpus of the request's files. Running out of memory while reading them or building the corpus (a
-// line of a hundred megabytes, a dataset too big for the machine) is a limit, naming the files, as
-// docs/cli.md says (exit 3 at the command line), not an internal error.
-Result<Corpus> LoadCorpusTimed(const EvalRequest& req, PhaseTimer& timer, const ChoosePhraseIds& ids = nullptr) {
-  try {
-    return ReadAndBuildCorpus(req, timer, ids);
-  } catch (const std::bad_alloc&) {
-    return Error::Limit(req.dataset_path + (req.predictions_path.empty() ? "" : " and " + req.predictions_path) +
-                        ": out of memory while reading the files and building the corpus");
-  }
-}
-
 Result<Corpus> ReadAndBuildCorpus(const EvalRequest& req, PhaseTimer& timer, const ChoosePhraseIds& ids) {
   auto profile = RequestProfile(req);
   if (!profile) return profile.error();
@@ -417,6 +403,18 @@ Result<Corpus> ReadAndBuildCorpus(const EvalRequest& req, PhaseTimer& timer, con
   timer.Done("dataset");
   if (!dataset) return dataset.error();
   return CorpusFor(*dataset, req, timer, predictions ? &*predictions : nullptr, &*dataset, ids);
+}
+
+// The corpus of the request's files. Running out of memory while reading them or building the corpus (a
+// line of a hundred megabytes, a dataset too big for the machine) is a limit, naming the files, as
+// docs/cli.md says (exit 3 at the command line), not an internal error.
+Result<Corpus> LoadCorpusTimed(const EvalRequest& req, PhaseTimer& timer, const ChoosePhraseIds& ids = nullptr) {
+  try {
+    return ReadAndBuildCorpus(req, timer, ids);
+  } catch (const std::bad_alloc&) {
+    return Error::Limit(req.dataset_path + (req.predictions_path.empty() ? "" : " and " + req.predictions_path) +
+                        ": out of memory while reading the files and building the corpus");
+  }
 }
 
 }  // namespace
