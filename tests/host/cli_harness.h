@@ -68,12 +68,66 @@ inline std::optional<std::vector<std::string>> PlainWords(const std::string& s) 
   return words;
 }
 
+// Starts ENV's command (or kplab) in the source tree with its streams in the three files, and waits for
+// it: ENV's leading NAME=VALUE words are set in its environment (the last one of a name wins), the
+// words after them are the command kplab runs under. The shell's exit code: 128 + N for a signal N, 127
+// (with a message in *why) for a command that cannot be started.
+inline int RunDirect(std::vector<std::string> env, std::vector<std::string> args, const std::filesystem::path& in,
+                     const std::filesystem::path& out, const std::filesystem::path& err, std::string* why) {
+  auto name_of = [](std::string_view v) { return v.substr(0, v.find('=')); };
+  auto is_assignment = [](const std::string& w) {
+    const std::size_t eq = w.find('=');
+    return eq != std::string::npos && eq > 0 && !(w[0] >= '0' && w[0] <= '9') &&
+           w.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == eq;
+  };
+  std::vector<std::string> envs, argv;
+  for (char** e = environ; *e != nullptr; ++e) envs.emplace_back(*e);
+  for (std::string& w : env) {
+    if (argv.empty() && is_assignment(w)) {
+      std::erase_if(envs, [&](const std::string& e) { return name_of(e) == name_of(w); });
+      envs.push_back(std::move(w));
+    } else {
+      argv.push_back(std::move(w));
+    }
+  }
+  argv.push_back(KPLAB_BINARY);
+  for (std::string& w : args) argv.push_back(std::move(w));
+  std::vector<char*> cargv, cenv;
+  for (std::string& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  for (std::string& e : envs) cenv.push_back(e.data());
+  cenv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addchdir_np(&actions, KPLAB_SOURCE_DIR);
+  posix_spawn_file_actions_addopen(&actions, 0, in.c_str(), O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawnattr_t attr;  // the signal mask a shell's child would have: none blocked
+  posix_spawnattr_init(&attr);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  pid_t pid = -1;
+  const int spawned = posix_spawnp(&pid, cargv[0], &actions, &attr, cargv.data(), cenv.data());
+  posix_spawnattr_destroy(&attr);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) {
+    *why = std::string("RunKplab: cannot start ") + cargv[0] + ": " + std::strerror(spawned) + "\n";
+    return 127;
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+}
+
 // `cd KPLAB_SOURCE_DIR && ENV kplab ARGS <input`, with the streams kept in dir. ENV is the shell's
 // prefix: NAME=VALUE assignments, then perhaps a command kplab runs under (`timeout 60`, `prlimit
-// ...`). When ENV and ARGS are plain words (PlainWords), kplab (or that command) is started directly,
-// without a shell between: a shell costs ~8 ms of CPU a call on the 2-core machine (`perf stat`), and
-// the quick tier starts kplab ~2,000 times. Its exit code is the shell's: 128 + N for a signal N, 127
-// for a command that cannot be started.
+// ...`). When ENV and ARGS are plain words (PlainWords), kplab (or that command) is started directly
+// (RunDirect), without a shell between: a shell costs ~8 ms of CPU a call on the 2-core machine
+// (`perf stat`), and the quick tier starts kplab ~2,000 times.
 inline Output RunKplab(const std::filesystem::path& dir, const std::string& env, const std::string& args,
                        const std::string& input = "") {
   const auto in = dir / "stdin", out = dir / "stdout", err = dir / "stderr";
@@ -81,69 +135,17 @@ inline Output RunKplab(const std::filesystem::path& dir, const std::string& env,
   Output o;
   auto env_words = PlainWords(env);
   auto arg_words = PlainWords(args);
-  int status = -1;
   if (env_words && arg_words) {
-    std::vector<std::string> assignments, argv;
-    for (std::string& w : *env_words) {
-      const std::size_t eq = w.find('=');
-      const bool assignment =
-          argv.empty() && eq != std::string::npos && eq > 0 &&
-          w.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == eq &&
-          !(w[0] >= '0' && w[0] <= '9');
-      (assignment ? assignments : argv).push_back(std::move(w));
-    }
-    argv.push_back(KPLAB_BINARY);
-    for (std::string& w : *arg_words) argv.push_back(std::move(w));
-    std::vector<std::string> envs;
-    for (char** e = environ; *e != nullptr; ++e) {
-      const std::string_view v(*e);
-      const std::string_view name = v.substr(0, v.find('='));
-      bool replaced = false;
-      for (const std::string& a : assignments)
-        replaced = replaced || std::string_view(a).substr(0, a.find('=')) == name;
-      if (!replaced) envs.emplace_back(v);
-    }
-    for (std::size_t i = 0; i < assignments.size(); ++i) {  // a name assigned twice: the last one, as a shell does
-      const std::string_view name = std::string_view(assignments[i]).substr(0, assignments[i].find('='));
-      bool later = false;
-      for (std::size_t j = i + 1; j < assignments.size(); ++j) {
-        later = later || std::string_view(assignments[j]).substr(0, assignments[j].find('=')) == name;
-      }
-      if (!later) envs.push_back(assignments[i]);
-    }
-    std::vector<char*> cargv, cenv;
-    for (std::string& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    for (std::string& e : envs) cenv.push_back(e.data());
-    cenv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addchdir_np(&actions, KPLAB_SOURCE_DIR);
-    posix_spawn_file_actions_addopen(&actions, 0, in.c_str(), O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawnattr_t attr;  // the signal mask a shell's child would have: none blocked
-    posix_spawnattr_init(&attr);
-    sigset_t none;
-    sigemptyset(&none);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-    pid_t pid = -1;
-    const int spawned = posix_spawnp(&pid, cargv[0], &actions, &attr, cargv.data(), cenv.data());
-    posix_spawnattr_destroy(&attr);
-    posix_spawn_file_actions_destroy(&actions);
-    if (spawned != 0) {
-      o.code = 127;
-      o.err = std::string("RunKplab: cannot start ") + cargv[0] + ": " + std::strerror(spawned) + "\n";
+    std::string why;
+    o.code = RunDirect(std::move(*env_words), std::move(*arg_words), in, out, err, &why);
+    if (!why.empty()) {
+      o.err = why;
       return o;
     }
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    o.code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
   } else {
     const std::string cmd = std::string("cd ") + KPLAB_SOURCE_DIR + " && " + env + " " + KPLAB_BINARY + " " + args +
                             " <" + in.string() + " >" + out.string() + " 2>" + err.string();
-    status = std::system(cmd.c_str());
+    const int status = std::system(cmd.c_str());
     o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
   o.out = Slurp(out);

@@ -35,7 +35,9 @@ std::vector<std::string> ShellWords(const std::string& fragment) {
 TEST(CliHarness, PlainWordsAreTheShellsWords) {
   for (const std::string fragment :
        {"eval --dataset examples/tiny --metrics exact", "  two   blanks\tand a tab ", "--param 'a.b=x y' next", "''",
-        "a'' ''b", "\"double quoted\" 'single'\"mixed\"", "k=v --x=1,2 -- -", "a'b c'd"}) {
+        "a'' ''b", "\"double quoted\" 'single'\"mixed\"", "k=v --x=1,2 -- -", "a'b c'd",
+        // What a shell would expand, inside quotes: literal, so plain.
+        "'$HOME * ; | `id`'", "\"a;b|c <d> *\"", "'line\nbreak' x"}) {
     const auto words = PlainWords(fragment);
     ASSERT_TRUE(words.has_value()) << fragment;
     EXPECT_EQ(*words, ShellWords(fragment)) << fragment;
@@ -67,6 +69,8 @@ TEST(CliHarness, DirectStartGivesWhatTheShellGives) {
       {"", "stem", "running\nflies\n"},
       {"timeout 60", "--version", ""},
       {"no-such-program-kplab", "--version", ""},
+      {"9X=1", "--version", ""},             // not a name: a command, which cannot be started
+      {"prlimit --cpu=0", "--version", ""},  // killed by SIGKILL at once: 128 + 9
   };
   ASSERT_EQ(
       RunKplab(dir, "KPLAB_DB=" + db, "eval --dataset examples/tiny --predictions examples/tiny/predictions.txt").code,
@@ -79,7 +83,11 @@ TEST(CliHarness, DirectStartGivesWhatTheShellGives) {
     const kplab::test::Output shell = RunKplab(dir, through_shell, c.args, c.input);
     EXPECT_EQ(direct.code, shell.code) << c.env << " " << c.args;
     EXPECT_EQ(direct.out, shell.out) << c.env << " " << c.args;
-    if (c.env != "no-such-program-kplab") {  // the shell's own message about it is not kplab's
+    if (c.env == "prlimit --cpu=0") {
+      EXPECT_EQ(direct.code, 137);
+    }
+    if (c.env != "no-such-program-kplab" && c.env != "9X=1" && c.env != "prlimit --cpu=0") {
+      // The shell's own messages (not found, Killed) are not kplab's.
       EXPECT_EQ(direct.err, shell.err) << c.env << " " << c.args;
     }
   }
