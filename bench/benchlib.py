@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What every benchmark script shares (issue 32): the machine's load, and when a verdict may be given.
+"""What every benchmark script shares: the machine's load, and when a verdict may be given.
 
 A timing taken while other work runs on the 2-core machine says little about kplab: both sides slow
 down, and not by the same factor (a 2-thread process loses more to a busy core than a 1-thread one).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Phrase-cache bulk benchmark (issue 16 item 4):   bench/cache_bench.sh
+# Phrase-cache bulk benchmark:   bench/cache_bench.sh
 #
 # Writes >= 1M distinct phrases (bench/gen_copies.py, the scale benchmark's generator: copies of KP20k
 # gold + catSeqTG-2RF1 seed 1234, each copy's keyphrases tagged "copy<c>") to a temporary directory, then times whole `kplab cache add`

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# How `kplab eval --metrics exact` scales with documents (issue 16: 1M documents in <= 5 s on 2 cores,
+# How `kplab eval --metrics exact` scales with documents (target: 1M documents in <= 5 s on 2 cores,
 # <= 1.2 KB of peak RSS a document, time linear in documents). Makes COPIES copies of KP20k's gold and
 # catSeqTG predictions in a temporary directory (copy c appends the token " cC" to every keyphrase but
 # the <peos> marker, so no copy shares a phrase with another), runs kplab on it with each thread count

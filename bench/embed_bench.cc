@@ -1,4 +1,4 @@
-// kplab_embed_bench: in-process benchmarks of the embedding layer (issue 3 item 9). scripts/bench.sh
+// kplab_embed_bench: in-process benchmarks of the embedding layer. scripts/bench.sh
 // runs it; bench/README.md reports the numbers.
 //
 //   kplab_embed_bench --dataset DIR --predictions FILE [--predictions FILE ...] [--db PATH]

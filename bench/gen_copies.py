@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Synthetic scale data for issue 16: N documents made of tagged copies of a Meng-2017 keyphrase set.
+"""Synthetic data for the million-document target: N documents of tagged copies of a Meng-2017 keyphrase set.
 
     gen_copies.py --gold KEYWORDS --predictions PREDS --docs N --out-dataset DIR --out-predictions FILE
 

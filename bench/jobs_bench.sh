@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sweep benchmark (issue 17 item 4): `kplab eval --manifest` over every predictions file of the shared
+# Sweep benchmark: `kplab eval --manifest` over every predictions file of the shared
 # data, serial (--jobs 1) against --jobs 2 (and more when asked), whole process.
 #
 #   bench/jobs_bench.sh

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ROUGE, METEOR, Self-BLEU and self edit distance on KP20k (20,000 documents) against KPEval's own metric
-# classes, measured in the same run (issue 31):
+# classes, measured in the same run:
 #
 #   bench/kpeval_text_bench.sh
 #

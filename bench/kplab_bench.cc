@@ -1,4 +1,4 @@
-// kplab_bench: in-process benchmarks of the stemmer (issue 2 item 10 (i)). A plain std::chrono loop;
+// kplab_bench: in-process benchmarks of the stemmer (the benchmark suite's task (i)). A plain std::chrono loop;
 // scripts/bench.sh runs it next to the Python peer and computes the ratios.
 //
 //   kplab_bench --tokens FILE [--min-seconds S]

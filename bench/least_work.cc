@@ -1,6 +1,6 @@
 // The least work that gives the P/R/F1 @5/@M part of `kplab eval --metrics exact` on a keyphrase-only
 // Meng-2017 dataset (KP20k's gold lines, no source text) and its ';'-line predictions: the yardstick
-// of issue 16/32 ("kplab within 2x of it in wall time, 3x in CPU time"). Every cycle it wastes
+// of the speed targets ("kplab within 2x of it in wall time, 3x in CPU time"). Every cycle it wastes
 // flatters kplab, so it does nothing it does not need:
 //   - each file is mapped once (mmap, MAP_POPULATE: no copy), over a zeroed tail so that a 16-byte
 //     load at any byte of the file stays inside the mapping;

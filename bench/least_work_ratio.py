@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""kplab against the least-work program (issue 16, issue 32), whole processes, interleaved.
+"""kplab against the least-work program (the yardstick of the speed targets), whole processes, interleaved.
 
     least_work_ratio.py --least-work BIN --kplab BIN --data DIR [--runs N] [--docs N] [--rows FILE]
 

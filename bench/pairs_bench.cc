@@ -1,4 +1,4 @@
-// kplab_pairs_bench: pair mining for the homogeneity study (issue 5 item 7). scripts/bench.sh runs it;
+// kplab_pairs_bench: pair mining for the homogeneity study. scripts/bench.sh runs it;
 // bench/README.md reports the numbers.
 //
 //   kplab_pairs_bench --dataset DIR [--theta T] [--min-seconds S] [--partitions N[,N...]]

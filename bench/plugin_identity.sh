@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Do the shipped plugins give the same numbers as those of an earlier commit? (issue 14: plugin API 2
-# "gives the same numbers as before, name the commit"; issue 16: the native kernels.) Runs
+# Do the shipped plugins give the same numbers as those of an earlier commit? (The rule of plugin API 2,
+# "gives the same numbers as before, name the commit", and of the native metric kernels.) Runs
 # bench/binary_identity.sh's nine evaluations (examples/tiny with custom cut-offs, Inspec under
 # kpeval/kenchan/exhird, SemEval under semrp-standalone, KP20k with the three homogeneity plugins,
 # calibration twice) with this build, once on OLD's plugins/ and once on the shipped ones, and compares

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Scale benchmark (issue 16): `kplab eval` on 20k, 200k and 1M synthetic documents, whole process.
+# Scale benchmark (the million-document target): `kplab eval` on 20k, 200k and 1M synthetic documents,
+# whole process.
 #
 #   bench/scale.sh
 #
@@ -162,7 +163,7 @@ def compare(a, b):
     worst = max(abs(a[k] - b[k]) for k in a)
     return ("OK" if worst <= 1e-9 else "MISMATCH") + " (%d aggregates, max |diff| %.2g)" % (len(a), worst)
 
-print("scale (issue 16): kplab eval, KP20k copies with a copy tag, whole process, median of runs")
+print("scale: kplab eval, KP20k copies with a copy tag, whole process, median of runs")
 print("%-10s %-8s %9s %9s %9s %12s %22s" % ("documents", "metrics", "seconds", "us/doc", "CPU s", "peak RSS MB",
                                            "KB/doc above baseline"))
 for label in ("default", "exact"):
@@ -176,7 +177,7 @@ for label in ("default", "exact"):
         print("%-10d %-8s %9.3f %9s %9.2f %12.1f %22s" % (n, label, s, per_doc, cpu, kb / 1024, above))
 big = max(sizes)
 bad = bool(failed)
-# The target's lines for the default metrics, as issue 16 words them; then the same for --metrics exact.
+# The target's lines for the default metrics, as the header quotes it; then the same for --metrics exact.
 name = "1M" if big == 1000000 else "%dk" % (big // 1000) if big % 1000 == 0 else str(big)
 for label, lead in (("default", ""), ("exact", "with --metrics exact: ")):
     if any(k in failed for k in ((big, label), (1, label), (20000, label))):

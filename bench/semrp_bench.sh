@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SemR-p against its authors' loop (issue 16):
+# SemR-p against its authors' loop; the target:
 #   "SemR-p over KP20k with a warm cache >= 20x the SemR-p authors' loop with the same vectors".
 #
 #   bench/semrp_bench.sh
@@ -147,7 +147,7 @@ rows = list(csv.DictReader(open(tmp + "/kplab_docs.csv")))
 k_docs = [float(r["all.semrp"]) for r in rows]
 r_docs = [float(l) for l in open(tmp + "/ref_docs.txt")]
 bad = False
-print("SemR-p (issue 16): KP20k, catSeqTG-2RF1 seed 1234, profile semrp-standalone, k = 3; vectors: GloVe 6B 100d")
+print("SemR-p: KP20k, catSeqTG-2RF1 seed 1234, profile semrp-standalone, k = 3; vectors: GloVe 6B 100d")
 print("  as a precomputed table (%s)" % open(tmp + "/table.info").read().strip())
 print("  warm-up run: " + open(tmp + "/warmup.err").read().strip().splitlines()[-1])
 print("  timed runs:  " + open(tmp + "/timed.err").read().strip().splitlines()[-1])

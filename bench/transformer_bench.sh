@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Transformer encoder throughput against PyTorch (issues 19, 32): a base-size model (12 layers, 768
+# Transformer encoder throughput against PyTorch: a base-size model (12 layers, 768
 # hidden, 12 heads, 3072 intermediate) with random weights, kplab against Debian's PyTorch running the
 # same weights on the same token ids in the same run, with the same number of cores. Target: PyTorch's
 # best wall time / kplab's >= 1.0x.
@@ -145,7 +145,7 @@ for dump in ("torch.npy", "torch_procs.npy"):
         # layers on both sides, in different summation orders).
         errs.append(float(np.max(np.abs(a - b).max(axis=1) / np.abs(b).max(axis=1))))
 err = max(errs)
-print("Transformer encoder throughput (issues 19, 32): base-size %s (12 layers, 768 hidden), random weights, %d thread%s"
+print("Transformer encoder throughput: base-size %s (12 layers, 768 hidden), random weights, %d thread%s"
       % (arch, threads, plural))
 print("  %d KP20k phrases (every k-th of the %d distinct strings of profile kpeval), %d real tokens with the specials"
       % (n, sum(1 for _ in open(tmp + "/all.txt")), tokens))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The utility metric against KPEval's own retrieval classes (issue 31):
+# The utility metric against KPEval's own retrieval classes; the target:
 #   "BM25 over 1000 documents and 1000 queries should take milliseconds, not the seconds rank_bm25 takes".
 #
 #   bench/utility_bench.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The benchmark suite (issue 2 item 10), one command:   scripts/bench.sh
+# The benchmark suite, one command:   scripts/bench.sh
 #
 # Builds kplab and kplab_bench, then measures kplab against its nltk-based Python peers in the same run:
 #   (i)  stemming every token of the shared test sets (peer: bench/peer_stem.py, nltk PorterStemmer, no memo);
@@ -8,7 +8,7 @@
 # checks that the numbers are identical, and prints a table: task, peer, kplab, ratio, target, met?
 # Then kplab's own numbers where no peer can run here: the embedding layer (iii) and the semantic
 # metrics (iv: SemR-p over KP20k with a warm phrase cache, target < 1 s). Then kplab against a least-work
-# program doing only the P/R/F1 part of the KP20k job (vi, issue 16's yardstick), and issue 16's other
+# program doing only the P/R/F1 part of the KP20k job (vi, the speed yardstick), and the other speed
 # targets, one script each: a million documents (vii, bench/scale.sh), a million-phrase cache (viii,
 # bench/cache_bench.sh), SemR-p against its authors' loop (ix, bench/semrp_bench.sh); and what checking
 # determinism costs, with and without --verify-docs (x, bench/verify_bench.sh).
@@ -183,7 +183,7 @@ EOF
 status=$?
 set -e
 
-# ---- (iii) embeddings (issue 3) -----------------------------------------------------------------------
+# ---- (iii) embeddings ---------------------------------------------------------------------------------
 # Needs the default model (scripts/setup.sh installs it). No peer can run here: KPEval embeds with
 # sentence-transformers (PyTorch and a Hugging Face download), so these are kplab's own numbers.
 echo "[embeddings] backends, phrase cache, HNSW (kplab_embed_bench)" >&2
@@ -229,7 +229,7 @@ print("  HNSW build %s vectors in %s s; load %s s; recall@10 %s vs exact search 
          "yes" if float(q["recall_at_10"]) >= 0.99 else "NO", q["queries_per_s"], q["ef_search"]))
 EOF
 
-# ---- (iv) semantic metrics (issue 4) --------------------------------------------------------------------
+# ---- (iv) semantic metrics ------------------------------------------------------------------------------
 # SemR-p over all 20,000 KP20k documents (catSeqTG-2RF1 seed 1234, GloVe) with a warm phrase cache (the
 # database filled by the cache runs above), whole process. No peer can run here (the SemR-p code needs
 # sentence-transformers and PyTorch).
@@ -255,7 +255,7 @@ print("  --metrics semrp: %.3f s median (target < 1 s: %s); all.semrp = %.4f" % 
 print("  --metrics semrp,semantic,diversity: %.3f s median" % a)
 print("  " + open(os.path.join(tmp, "semrp.err")).read().strip().splitlines()[0])
 EOF
-# ---- (v) homogeneity pair mining (issue 5) ----------------------------------------------------------------
+# ---- (v) homogeneity pair mining --------------------------------------------------------------------------
 # The exact set-similarity join against the naive all-pairs loop on KP20k's 20,000 gold sets, in the
 # same process (kplab_pairs_bench exits 1 when their pairs differ). Target: >= 100x.
 echo "[pairs] kplab_pairs_bench: naive loop vs exact join on KP20k gold" >&2
@@ -280,7 +280,7 @@ else
   tail -n 30 "$TMP/build_pairs.log" >&2
   status=1
 fi
-# ---- (vi) kplab against the least work (issues 16, 32) ----------------------------------------------
+# ---- (vi) kplab against the least work --------------------------------------------------------------
 # bench/least_work.cc does only the P/R/F1 @5/@M part of the KP20k job (map two files, tokenize, stem
 # through a memo, count, sum; one thread). bench/least_work_ratio.py checks that its 12 numbers are
 # kplab's, digit for digit, then times it, its --intern mode (every key also given a corpus-wide id: the
@@ -296,7 +296,7 @@ else
   tail -n 30 "$TMP/build_lw.log" >&2
   status=1
 fi
-# ---- (vii)-(x) the rest of issue 16: scale, phrase cache, SemR-p against its authors' loop; verification --
+# ---- (vii)-(x) the other speed targets: scale, phrase cache, SemR-p against its authors' loop; verification --
 # Each is its own script (bench/README.md says what it measures and checks); each prints its ratios or
 # numbers beside the targets and exits 1 only when a number check fails.
 for script in scale.sh cache_bench.sh semrp_bench.sh verify_bench.sh; do

@@ -53,10 +53,10 @@ namespace {
 // which 2 MiB pages cannot back). A fresh 4 KiB page costs a page fault, and on the virtual machines
 // kplab is measured on a fault costs microseconds: `kplab eval --metrics exact` on KP20k took 10,600-
 // 11,000 of them with mimalloc's defaults and ~780 with these options, and 410-430 ms of CPU against
-// 256-261 ms (perf stat -r 5, issue 32; docs/design-notes.md, note 46). mimalloc reads its options
-// once, as it starts, before main; a function of .preinit_array runs before any library's initializer,
-// and mi_option_set only stores the value (no allocation, nothing of mimalloc's that needs starting).
-// The MIMALLOC_* variables in the environment (envp: libc has not set environ yet) still decide.
+// 256-261 ms (perf stat -r 5; docs/design-notes.md, note 47). mimalloc reads its options once, as it
+// starts, before main; a function of .preinit_array runs before any library's initializer, and
+// mi_option_set only stores the value (no allocation, nothing of mimalloc's that needs starting). The
+// MIMALLOC_* variables in the environment (envp: libc has not set environ yet) still decide.
 void MimallocOptions(int, char**, char** envp) {
   bool large = true, delay = true;
   for (char** e = envp; e != nullptr && *e != nullptr; ++e) {

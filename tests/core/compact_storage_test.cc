@@ -1,7 +1,8 @@
-// The compact storage of the import and the corpus (issue 16): StringList (a prediction line's pieces
-// in one buffer), SharedPath (one copy of a file's name for all its records), PhraseArena (phrases'
-// surfaces and ids in chunks). What each promises in its header, including the edges: empty items,
-// items larger than a chunk, addresses that stay put when the arena grows or is adopted.
+// The compact storage of the import and the corpus (docs/design-notes.md, note 33): StringList (a
+// prediction line's pieces in one buffer), SharedPath (one copy of a file's name for all its records),
+// PhraseArena (phrases' surfaces and ids in chunks). What each promises in its header, including the
+// edges: empty items, items larger than a chunk, addresses that stay put when the arena grows or is
+// adopted.
 #include <gtest/gtest.h>
 
 #include <algorithm>

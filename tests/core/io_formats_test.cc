@@ -1,7 +1,7 @@
-// The record and pair formats of issue 15 (docs/formats.md): Hugging Face midas/* and taln-ls2n/*
-// records, DeepKPG test.source/test.target, pke's reference JSON, HF predictions keyed by id and
-// OpenNMT-kpg predictions. Fixtures in tests/data/formats re-express examples/tiny's five documents;
-// hostile inputs are written here, each with the exact message it must give.
+// The record and pair formats (docs/formats.md): Hugging Face midas/* and taln-ls2n/* records, DeepKPG
+// test.source/test.target, pke's reference JSON, HF predictions keyed by id and OpenNMT-kpg predictions.
+// Fixtures in tests/data/formats re-express examples/tiny's five documents; hostile inputs are written
+// here, each with the exact message it must give.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,5 +1,6 @@
-// Importer inputs that are not what they claim (issue 13, item 6), through the library API: what a
-// byte order mark does to references and content hashes, regular-file reading, ids on some lines.
+// Importer inputs that are not what they claim (docs/formats.md, "What is refused before parsing"),
+// through the library API: what a byte order mark does to references and content hashes, regular-file
+// reading, ids on some lines.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 

@@ -149,7 +149,8 @@ TEST(Assign, MatchesBruteForceOnSmallRandomMatrices) {
 }
 
 TEST(Assign, ConstantMatrixGivesIdentity) {
-  // scipy's documented tie behaviour (its issue #11602), which the column scan order reproduces.
+  // scipy's documented tie behaviour (https://github.com/scipy/scipy/issues/11602), which the column
+  // scan order reproduces.
   const Result<Assignment> a = MaxWeightAssignment(Matrix(3, 5, 0.25));
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->row_to_col, (std::vector<int>{0, 1, 2}));

@@ -1,5 +1,5 @@
-// The run store under hostile conditions (issue 13): many first opens of one new file at once,
-// read-only files, directories and filesystems, and values beyond the documented bounds.
+// The run store under hostile conditions: many first opens of one new file at once, read-only files,
+// directories and filesystems, and values beyond the documented bounds.
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>

@@ -20,10 +20,11 @@
 // `prepare` and a plugin's upvalues would reach them.
 //
 // Left out on purpose: kp.write (it writes files where its fuzzed argument says), kp.read and
-// kp.runs.* (file and database access are confined by issue 13 item 4, tested there), kp.log (prints).
+// kp.runs.* (file and database access are confined to the directories a script was granted, tested in
+// tests/host/hostile_inputs_test.cc), kp.log (prints).
 // KPLAB_FUZZ_SKIP=FILE names more functions, methods or fields not to generate, one a line ('#'
-// comments; a metamethod such as __len also keeps argument tables from carrying it): run_smoke.sh passes tests/fuzz/known_open.txt, the findings already reported and still
-// open, so that the CI smoke run looks for new ones.
+// comments; a metamethod such as __len also keeps argument tables from carrying it): run_smoke.sh passes
+// tests/fuzz/known_open.txt, the findings already reported and still open, so that the CI smoke run looks for new ones.
 //
 // Input: a sequence of operations, each starting with an opcode byte (see Generator::Op); the bytes
 // after it choose the callee and the arguments. KPLAB_FUZZ_PRINT=1 prints the generated Lua (to
@@ -126,7 +127,8 @@ const Api& GetApi() {
           keys.insert((*it)[1]);
       }
     }
-    // Metamethods and internals reachable as fields are part of the attack surface (issue 13 item 1).
+    // Metamethods and internals reachable as fields are part of the attack surface
+    // (docs/plugins.md, "Sandbox").
     for (const char* f : {"__gc", "__close", "__index", "__newindex", "__len", "__eq", "__name",
                           "__metatable", "__tostring", "__call"})
       fields.insert(f);
@@ -148,19 +150,24 @@ const Api& GetApi() {
     a.keys.assign(keys.begin(), keys.end());
     // A metamethod named in the skip file also stops argument tables from carrying it.
     const std::pair<const char*, const char*> kMetas[] = {
-        {"__len", "{__len = function() return 3e9 end}"}, {"__len", "{__len = function() return -1 end}"},
-        {"__len", "{__len = function() return 0/0 end}"}, {"__index", "{__index = function() error('boom') end}"},
-        {"__index", "{__index = function(t, k) return k end}"}, {"__len", "{__len = function() error('len') end}"},
-        {"__eq", "{__eq = function() return true end}"}, {"__lt", "{__lt = function() error('lt') end}"},
-        // Metamethods the host must never run outside a metered call (issue 28): looping, allocating,
-        // lying, or C functions (which run no instruction).
+        {"__len", "{__len = function() return 3e9 end}"},
+        {"__len", "{__len = function() return -1 end}"},
+        {"__len", "{__len = function() return 0/0 end}"},
+        {"__index", "{__index = function() error('boom') end}"},
+        {"__index", "{__index = function(t, k) return k end}"},
+        {"__len", "{__len = function() error('len') end}"},
+        {"__eq", "{__eq = function() return true end}"},
+        {"__lt", "{__lt = function() error('lt') end}"},
+        // Metamethods the host must never run outside a metered call (docs/design-notes.md, note 37):
+        // looping, allocating, lying, or C functions (which run no instruction).
         {"__tostring", "{__tostring = function() while true do end end}"},
         {"__tostring", "{__tostring = function() return string.rep('x', 1 << 28) end}"},
         {"__tostring", "{__tostring = function(t) return tostring(t) end}"},
         {"__pairs", "{__pairs = function() while true do end end}"},
         {"__index", "{__index = function(t) return t end}"},
         {"__len", "{__len = function() return 1 << 62 end, __index = rawlen, __newindex = rawequal}"},
-        {"__name", "{__name = 'kplab.Matrix'}"}, {"__close", "{__close = function() while true do end end}"}};
+        {"__name", "{__name = 'kplab.Matrix'}"},
+        {"__close", "{__close = function() while true do end end}"}};
     for (const auto& [name, meta] : kMetas)
       if (!skip.count(name)) a.metas.push_back(meta);
     a.tiny = std::filesystem::absolute(KPLAB_SOURCE_DIR "/examples/tiny").string();

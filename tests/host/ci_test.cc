@@ -429,10 +429,11 @@ return kp.metric {
   EXPECT_EQ(stray_plain.code, 3) << stray_plain.err;
 }
 
-// Every stored run keeps its slots (since issue 29), so runs stored without --ci have their ECE tested
-// too. A run stored by an older kplab has none (emulated by deleting its run_slots rows and taking the file
-// back to schema version 5, before the slots' digest, which the next open migrates): runs compare
-// still tests per-document means, and says why a corpus-level metric has no test.
+// Every stored run keeps its slots (older kplab kept them only with --ci), so runs stored without --ci
+// have their ECE tested too. A run stored by an older kplab has none (emulated by deleting its run_slots
+// rows and taking the file back to schema version 5, before the slots' digest, which the next open
+// migrates): runs compare still tests per-document means, and says why a corpus-level metric has no
+// test.
 TEST_F(Ci, CompareWithoutSlotsSaysWhy) {
   for (const char* f : {"calib_a.jsonl", "calib_b.jsonl"}) {
     ASSERT_EQ(Run(kCalib + " --predictions " + kCiData + "/" + f).code, 0);

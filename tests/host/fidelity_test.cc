@@ -1,4 +1,4 @@
-// The fidelity holes of issue 12, end to end through the kplab executable: <peos> in line files,
+// The fidelity holes kplab closed, end to end through the kplab executable: <peos> in line files,
 // references released stemmed, any k (O for rank metrics), runs compare that cannot mislead, checked
 // output options, the documents behind each subset column, and the document's parts in plugins. Every
 // expected number is worked out by hand in the comments (or comes from the peers' own scripts, see

@@ -1,8 +1,8 @@
-// Small things a new user hits on the first day (issue 29, item 5), end to end through the kplab
-// executable, each with its exact message: "did you mean" for names, reading commands that refuse a
-// store that does not exist (and create nothing), paths named on `kplab run`'s command line and after
-// the REPL's :load readable by that script, no run id for a run not stored, counts printed as integers,
-// `runs table` text ending with a newline.
+// Small things a new user hits on the first day, end to end through the kplab executable, each with its
+// exact message: "did you mean" for names, reading commands that refuse a store that does not exist (and
+// create nothing), paths named on `kplab run`'s command line and after the REPL's :load readable by that
+// script, no run id for a run not stored, counts printed as integers, `runs table` text ending with a
+// newline.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -106,7 +106,7 @@ TEST_F(FirstDay, PairCountsPrintAsIntegers) {
 TEST_F(FirstDay, RunsTableTextEndsWithANewlineAndSuggestsAggregates) {
   ASSERT_EQ(Run(std::string(kFirstDayTiny) + " --metrics exact").code, 0);
   ASSERT_EQ(Run(std::string(kFirstDayTiny) + " --metrics exact --system other").code, 0);
-  // The issue's misspelt aggregate (all.f1@5.macro_hm without its tail).
+  // A misspelt aggregate as a user would type it (all.f1@5.macro_hm without its tail).
   Output typo = Run("runs table --metrics all.f1@5.macro");
   EXPECT_NE(typo.code, 0);
   EXPECT_NE(typo.err.find("; no stored run has the aggregate 'all.f1@5.macro': did you mean 'all.f1@5.macro_hm'?\n"),

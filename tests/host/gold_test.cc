@@ -1,7 +1,7 @@
-// Stemmed gold without traps (issue 29, item 3), end to end through the kplab executable: whether the
-// references look stemmed is judged from the references themselves and said in both directions, with
-// the evidence. The real cases are the shared Meng-2017 data (Inspec's gold is not stemmed, SemEval's is,
-// as released); the shares were counted with kp.stem over the gold files and are written out below.
+// Stemmed gold without traps, end to end through the kplab executable: whether the references look
+// stemmed is judged from the references themselves and said in both directions, with the evidence. The
+// real cases are the shared Meng-2017 data (Inspec's gold is not stemmed, SemEval's is, as released);
+// the shares were counted with kp.stem over the gold files and are written out below.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -44,9 +44,9 @@ std::string LooksStemmed(const std::string& evidence) {
          "-target_already_stemmed) to match them as given\n";
 }
 
-// The trap of the issue: Inspec's gold is not stemmed, and --refs-stemmed took catSeq's F1@5 from 0.196
-// to 0.024 without a word. Inspec's 500 documents keep 11,762 word tokens (3+ letters) in their
-// deduplicated references; nltk's Porter changes 62.3% of them, the first 'materials'.
+// The trap: Inspec's gold is not stemmed, and --refs-stemmed took catSeq's F1@5 from 0.196 to 0.024
+// without a word. Inspec's 500 documents keep 11,762 word tokens (3+ letters) in their deduplicated
+// references; nltk's Porter changes 62.3% of them, the first 'materials'.
 TEST_F(Gold, InspecWithRefsStemmedWarnsWithTheEvidence) {
   const std::string base = "eval --no-store --output csv --metrics exact --dataset " + Meng("inspec") +
                            " --predictions " + Preds("catSeq", "inspec", "predictions.txt");

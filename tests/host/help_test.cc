@@ -1,5 +1,5 @@
 // `kplab help COMMAND` exists for every command that `kplab help` lists, and `kplab COMMAND --help`
-// prints the same text (issue 6 item 6).
+// prints the same text (docs/cli.md, "kplab help").
 #include <gtest/gtest.h>
 
 #include <algorithm>

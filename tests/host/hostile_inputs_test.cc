@@ -1,8 +1,8 @@
-// Hostile inputs through the kplab executable (issue 13, items 4-6): files that are not what they
-// claim, scripts reaching outside the directories they were granted, a store that is read-only,
-// crowded or fed oversized values. Each case states its exact message and exit code, and checks that
-// nothing was stored where it must not be. Time bounds are generous (10 s): they catch hangs, not
-// slowness; every command also runs under timeout(1) so that a hang fails instead of blocking.
+// Hostile inputs through the kplab executable: files that are not what they claim, scripts reaching
+// outside the directories they were granted, a store that is read-only, crowded or fed oversized values.
+// Each case states its exact message and exit code, and checks that nothing was stored where it must not
+// be. Time bounds are generous (10 s): they catch hangs, not slowness; every command also runs under
+// timeout(1) so that a hang fails instead of blocking.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -88,7 +88,7 @@ class Hostile : public ::testing::Test {
   std::string db_;
 };
 
-// ---- item 6: input that is not what it claims --------------------------------------------------------
+// ---- input that is not what it claims ----------------------------------------------------------------
 
 TEST_F(Hostile, SourceThatIsNotARegularFileIsRefused) {
   fs::create_directories(dir_ / "srcdir");
@@ -261,7 +261,7 @@ TEST_F(Hostile, RunScriptThatIsNotARegularFileIsAUsageError) {
   EXPECT_EQ(o.err, "kplab: " + Path("missing.lua") + ": no such file" + tail);
 }
 
-// ---- item 4: scripts reach only the directories they were granted ------------------------------------
+// ---- scripts reach only the directories they were granted --------------------------------------------
 
 // The script's error message: stderr's first line after "kplab: .../s.lua:1: " (Lua shortens a long
 // chunk name from the left, hence the match on the file name).
@@ -361,7 +361,7 @@ TEST_F(Hostile, ReplFileAccessIsConfinedToGrants) {
   EXPECT_EQ(o.out, "s3cret\n");
 }
 
-// ---- item 5: the store -------------------------------------------------------------------------------
+// ---- the store ---------------------------------------------------------------------------------------
 
 // 60 concurrent `kplab eval` into one database that does not exist yet: all succeed, all stored.
 TEST_F(Hostile, ConcurrentEvalsIntoANewDatabaseAllStore) {

@@ -1,6 +1,7 @@
-// Embedding-model importers refuse what is not a regular file before opening it (issue 13 item 6: "for
-// every reader"): a FIFO would block `kplab model import` forever, /dev/zero never end. Exact messages,
-// exit 2, nothing installed (each command returns at once; a hang would be stopped by ctest's timeout).
+// Embedding-model importers refuse what is not a regular file before opening it, as every reader does
+// (docs/formats.md, "What is refused before parsing"): a FIFO would block `kplab model import` forever,
+// /dev/zero never end. Exact messages, exit 2, nothing installed (each command returns at once; a hang
+// would be stopped by ctest's timeout).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,7 +1,8 @@
-// Hostile scripts against the sandbox (issue 13, items 1-3): userdata turned against the host, a
-// plugin tampering with what another plugin calls, work and memory the instruction count cannot see,
-// and Ctrl-C in the REPL. Each case runs the real kplab executable (or a real pty for the REPL) and
-// checks the exact message; time bounds are generous ("it finishes"), speed is measured elsewhere.
+// Hostile scripts against the sandbox and limits (docs/plugins.md, "Sandbox", "Limits"): userdata turned
+// against the host, a plugin tampering with what another plugin calls, work and memory the instruction
+// count cannot see, and Ctrl-C in the REPL. Each case runs the real kplab executable (or a real pty for
+// the REPL) and checks the exact message; time bounds are generous ("it finishes"), speed is measured
+// elsewhere.
 #include <gtest/gtest.h>
 
 #include <sys/resource.h>

@@ -136,13 +136,13 @@ TEST_F(Kernels, SameNumbersAsTheirLuaUnderEveryProfile) {
 
 // The kernels score a document from bit masks of its prediction-reference relations (at most 64
 // references, 256 keyphrases; otherwise from the lists) with byte- and stem-set filters in front of
-// the substring and run searches (issue 16, perf-kernels). Documents written to break that: 64
+// the substring and run searches (docs/design-notes.md, note 25). Documents written to break that: 64
 // references (the top bit), 70 (the list path), 200 predictions beside 60 references (too many
-// keyphrases), predictions that are byte substrings but not stem runs ("net" in "network"), whose
-// bytes all occur in a reference without being a substring of it ("ten" and "network"), references
-// inside predictions, repeats, an empty prediction line; under every alpha-NDCG form and an alpha
-// of 0 and 1 (every repeat's gain zero), against the plugins' Lua; and SemEval-2010's references
-// with alternative forms ('+').
+// keyphrases), predictions that are byte substrings but not stem runs ("net" in "network"), whose bytes
+// all occur in a reference without being a substring of it ("ten" and "network"), references inside
+// predictions, repeats, an empty prediction line; under every alpha-NDCG form and an alpha of 0 and 1
+// (every repeat's gain zero), against the plugins' Lua; and SemEval-2010's references with alternative
+// forms ('+').
 TEST_F(Kernels, MaskPathMatchesTheLuaOnHostileDocuments) {
   const fs::path data = dir_ / "hostile";
   fs::create_directories(data);
@@ -296,9 +296,9 @@ TEST_F(Kernels, NoStoreRunPrintsWhatAStoredRunPrintsOnKp20k) { ExpectNoStoreOutp
 
 namespace {
 
-// kplab eval reads the predictions on a second thread while it reads the dataset (issue 16); the errors
-// stay what they were when the files were read in turn: a bad dataset is reported first even when the
-// predictions are bad too, and a bad predictions file alone is reported with its own line.
+// kplab eval reads the predictions on a second thread while it reads the dataset; the errors stay what
+// they were when the files were read in turn: a bad dataset is reported first even when the predictions
+// are bad too, and a bad predictions file alone is reported with its own line.
 TEST_F(Kernels, PredictionsReadBesideTheDatasetKeepTheErrorOrder) {
   std::ofstream(dir_ / "preds.txt") << "a;b\n\xff\xfe;c\n";
   const std::string bad_preds = (dir_ / "preds.txt").string();

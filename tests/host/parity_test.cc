@@ -1,7 +1,7 @@
-// The dataset options are the same in every front-end (issue 29, item 3): docs/formats.md's table
-// "Dataset options in every front-end" is read here and each spelling is looked for in the code of its
-// front-end; every dataset option `kplab eval` takes must be a row; and the strict option tables refuse
-// an unknown name with the valid ones, end to end.
+// The dataset options are the same in every front-end: docs/formats.md's table "Dataset options in every
+// front-end" is read here and each spelling is looked for in the code of its front-end; every dataset
+// option `kplab eval` takes must be a row; and the strict option tables refuse an unknown name with the
+// valid ones, end to end.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -108,7 +108,7 @@ constexpr const char* kLoadKeys =
     "references, refs_stemmed, source";
 
 TEST_F(Strict, KpLoadRefusesUnknownFieldsAndTakesRefsStemmed) {
-  // The issue's case: `bogus = 1` was accepted.
+  // Once accepted without a word: `bogus = 1`.
   const std::string bogus = Write("bogus.lua", "kp.load{dataset = 'examples/tiny', bogus = 1}\n");
   Output b = Run("run " + bogus);
   EXPECT_EQ(b.code, 3);

@@ -1,8 +1,8 @@
-// The transformer backend from the command line (issue 19): `kplab model import --backend transformer`
-// of a hub cache directory, `model tokenize`, `model embed`, and `kplab eval --metrics semrp,semantic`
-// with the model, no Python anywhere. Token ids below are the fixture generator's hand-written ones
-// (tests/data/transformer/gen_fixtures.py); the vectors themselves are checked against the torch
-// reference in tests/core/transformer_test.cc.
+// The transformer backend from the command line (docs/embeddings.md, "Transformer encoders"):
+// `kplab model import --backend transformer` of a hub cache directory, `model tokenize`, `model embed`,
+// and `kplab eval --metrics semrp,semantic` with the model, no Python anywhere. Token ids below are the
+// fixture generator's hand-written ones (tests/data/transformer/gen_fixtures.py); the vectors themselves
+// are checked against the torch reference in tests/core/transformer_test.cc.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -107,7 +107,7 @@ TEST(TransformerCli, ImportTokenizeEmbedAndEvaluateWithoutPython) {
   EXPECT_EQ(lines, 22);
 }
 
-// The issue's "done": one command, three semantic metrics, one transformer model, no Python. The
+// What the backend is for: one command, three semantic metrics, one transformer model, no Python. The
 // tiny model has 2 layers, so BERTScore's layer (KPEval's 8) is set to its last.
 TEST(TransformerCli, SemrpSemanticAndBertscoreInOneRun) {
   Dir d;

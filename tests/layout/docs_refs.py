@@ -11,7 +11,10 @@ Reads README.md, docs/*.md and bench/README.md and fails, naming FILE:LINE, on
     a `path:LINE` or `path:Function` suffix is dropped first.
 And in the sources (core/, host/, plot/, plugins/, tests/, scripts/, bench/, cmake/, .ci/, CMakeLists.txt), a
 comment or string citing docs/NAME.md names a document that exists (a comment once cited docs/cli.md,
-which did not). External links (http:, https:, mailto:) are not fetched. Before reading the docs it checks itself on
+which did not). Neither the documents nor the sources cite an issue by number ("issue N", "issues N and
+M"): the tracker those numbers belong to is not in the repository, so a reader cannot follow them; a text
+names the decision, target or design note instead. Another project's issue is cited by its URL
+(`.../issues/N`), which this does not flag. External links (http:, https:, mailto:) are not fetched. Before reading the docs it checks itself on
 made-up text (a missing file, a missing anchor, a good link, a pattern) so that it cannot pass by
 accepting everything.
 """
@@ -85,6 +88,13 @@ def check_file(md, root):
 
 
 DOC_CITE = re.compile(r"\bdocs/([\w\-]+\.md)")
+ISSUE_CITE = re.compile(r"\bissues? ?#?\d+", re.IGNORECASE)
+
+
+def issue_cites(path, text):
+    return [f"{path}:{n}: cites {m.group(0)!r} of a tracker that is not in the repository (name the decision, "
+            "target or docs/design-notes.md note instead)"
+            for n, line in enumerate(text.split("\n"), 1) for m in ISSUE_CITE.finditer(line)]
 
 
 def check_sources(root):
@@ -104,6 +114,7 @@ def check_sources(root):
             for name in DOC_CITE.findall(line):
                 if not (root / "docs" / name).exists():
                     problems.append(f"{path}:{n}: cites docs/{name}, which does not exist")
+        problems += issue_cites(path, text)
     return problems
 
 
@@ -119,6 +130,12 @@ def self_check():
         expected = ["`core/src/xy.cc", "`docs/gone.md`", "link to a.md#nope", "link to missing.md"]
         if found != expected:
             sys.exit(f"{__file__}: self-check found {found}, expected {expected}")
+    made_up = ("// (issue 13, item 4)\n# Issues 16 and 32\nissue #7 issue12\n"
+               "see https://github.com/scipy/scipy/issues/11602; an issue of scale; tissue 3\n")
+    found = [p.split(": cites ")[1].split(" of ")[0] for p in issue_cites("x", made_up)]
+    expected = ["'issue 13'", "'Issues 16'", "'issue #7'", "'issue12'"]
+    if found != expected:
+        sys.exit(f"{__file__}: issue-citation self-check found {found}, expected {expected}")
 
 
 def main():
@@ -127,12 +144,14 @@ def main():
     self_check()
     root = Path(sys.argv[1]).resolve()
     docs = [root / "README.md", root / "bench/README.md"] + sorted((root / "docs").glob("*.md"))
-    problems = [p for md in docs for p in check_file(md, root)] + check_sources(root)
+    problems = ([p for md in docs for p in check_file(md, root)] +
+                [p for md in docs for p in issue_cites(md, md.read_text(encoding="utf-8"))] + check_sources(root))
     for p in problems:
         print(p, file=sys.stderr)
     if problems:
-        sys.exit(f"{len(problems)} broken links or file references in {len(docs)} documents")
-    print(f"{len(docs)} documents: every link and file reference resolves")
+        sys.exit(f"{len(problems)} broken links, file references or issue citations in {len(docs)} documents "
+                 "and the sources")
+    print(f"{len(docs)} documents: every link and file reference resolves, and no text cites an issue by number")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The quoted-include graph of core/ and host/ has no cycle (issue 14; docs/design-notes.md, note 22).
+"""The quoted-include graph of core/ and host/ has no cycle (docs/design-notes.md, note 22).
 
 A node is a unit: X.h and X.cc beside it are one node (a header and its implementation are one module, so
 cli.cc including repl.h while repl.cc includes cli.h is the cycle cli <-> repl). Every `#include "X"` in a .h/.cc under core/ and host/ is resolved the way the compiler resolves it for

@@ -165,8 +165,8 @@ Result<RawPredictions> AlignPredictions(const RawDataset& dataset, RawPrediction
 // order, same content hashes) but not parsed into RawDocs: document i is parsed from its lines by the
 // thread that builds it (BuildCorpus of a LineDocuments), into a RawDoc that thread reuses, and the
 // bytes of documents already built are given back to the system as the build goes. A million
-// documents' import is then never in memory beside their corpus (issue 16). Other formats keep the
-// general path.
+// documents' import is then never in memory beside their corpus (docs/design-notes.md, note 33). Other
+// formats keep the general path.
 class LineDocuments {
  public:
   // Can Open read this pair? A Meng-2017 dataset (given or detected) without --references/--split,

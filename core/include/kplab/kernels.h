@@ -1,8 +1,8 @@
-// Whole-document kernels of the shipped metrics exact, rank and rprec (issue 16): the arithmetic of the
-// score functions of plugins/exact.lua, rank.lua and rprec.lua in one native call per document and
-// subset, with the same operations in the same order, so the numbers are the plugins' bit for bit.
-// A plugin selects one with `score = kp.kernel.NAME`; its Lua file keeps the parameters, the columns
-// and the aggregation (docs/plugins.md, "Native kernels").
+// Whole-document kernels of the shipped metrics exact, rank and rprec (docs/design-notes.md, note 25):
+// the arithmetic of the score functions of plugins/exact.lua, rank.lua and rprec.lua in one native call
+// per document and subset, with the same operations in the same order, so the numbers are the plugins'
+// bit for bit. A plugin selects one with `score = kp.kernel.NAME`; its Lua file keeps the parameters,
+// the columns and the aggregation (docs/plugins.md, "Native kernels").
 //
 // Threads: a MetricKernel is read-only while it scores: one kernel, built once per run, is shared by all
 // scoring threads and Score runs on them at once.

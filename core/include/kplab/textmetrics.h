@@ -1,9 +1,10 @@
-// The counting behind the text-overlap metrics of KPEval's table (issue 31): ROUGE-N and ROUGE-L
-// (plugins/rouge.lua), METEOR's word alignment (plugins/meteor.lua), BLEU's clipped n-gram counts for
-// Self-BLEU and the Indel similarity of rapidfuzz's fuzz.ratio (plugins/diversity.lua). These functions
-// count; the plugins turn the counts into scores, so that every formula is readable in Lua
-// (docs/metrics.md). Two readings of ROUGE are kept: kLin, Lin (2004) over units (keyphrases), and
-// kPltrdy, pltrdy/rouge 1.0.1's (the `rouge` package KPEval's rouge_metric.py runs on).
+// The counting behind the text-overlap metrics of KPEval's table (docs/design-notes.md, note 38):
+// ROUGE-N and ROUGE-L (plugins/rouge.lua), METEOR's word alignment (plugins/meteor.lua), BLEU's clipped
+// n-gram counts for Self-BLEU and the Indel similarity of rapidfuzz's fuzz.ratio
+// (plugins/diversity.lua). These functions count; the plugins turn the counts into scores, so that every
+// formula is readable in Lua (docs/metrics.md). Two readings of ROUGE are kept: kLin, Lin (2004) over
+// units (keyphrases), and kPltrdy, pltrdy/rouge 1.0.1's (the `rouge` package KPEval's rouge_metric.py
+// runs on).
 //
 // Inputs are valid UTF-8 (callers check); views must outlive the call.
 // Threads: every function is pure and thread-safe.

@@ -170,7 +170,7 @@ void LayerNormRows(float* x, std::size_t rows, int n, const float* g, const floa
 // OpenBLAS is opened when the first transformer model is loaded, not linked into kplab: loaded with
 // the executable (its relocations, the thread pool and buffers its initializer sets up) it cost every
 // kplab process, `kplab --version` and every `kplab eval` included, some 8 ms of CPU for code only this
-// backend runs (issue 32; docs/design-notes.md, "OpenBLAS is opened on first use"). The library is the
+// backend runs (docs/design-notes.md, note 46, "OpenBLAS is opened on first use"). The library is the
 // one the build found (KPLAB_OPENBLAS_LIBRARY), else the system's libopenblas.so.0.
 struct Blas {
   decltype(&cblas_sgemm) sgemm = nullptr;
