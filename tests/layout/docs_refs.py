@@ -9,14 +9,15 @@ Reads README.md, docs/*.md and bench/README.md and fails, naming FILE:LINE, on
     `tests/layout/docs_refs.py`, `docs/cli.md`) that does not exist. A path with a placeholder
     (NAME, <x>, *, ..., {a,b}, a one-letter file name such as plugins/x.lua) is a pattern, not a reference, and is not checked;
     a `path:LINE` or `path:Function` suffix is dropped first.
-And in the sources (core/, host/, plot/, plugins/, tests/, scripts/, bench/, cmake/, .ci/, CMakeLists.txt), a
+And in the sources (core/, host/, plot/, plugins/, tests/, scripts/, bench/, cmake/, .ci/, CMakeLists.txt; of the
+fixtures under data/ folders, only their Markdown READMEs), a
 comment or string citing docs/NAME.md names a document that exists (a comment once cited docs/cli.md,
 which did not). Neither the documents nor the sources cite an issue by number ("issue N", "issues N and
 M"): the tracker those numbers belong to is not in the repository, so a reader cannot follow them; a text
 names the decision, target or design note instead. Another project's issue is cited by its URL
-(`.../issues/N`), which this does not flag. External links (http:, https:, mailto:) are not fetched. Before reading the docs it checks itself on
-made-up text (a missing file, a missing anchor, a good link, a pattern) so that it cannot pass by
-accepting everything.
+(`.../issues/N`), which this does not flag. External links (http:, https:, mailto:) are not fetched.
+Before reading the docs it checks itself on made-up text (a missing file, a missing anchor, a good link, a
+pattern, issue citations and look-alikes) so that it cannot pass by accepting everything.
 """
 import re
 import sys
@@ -58,9 +59,10 @@ def anchors(path, cache={}):
 
 
 def check_file(md, root):
-    problems = []
+    text = md.read_text(encoding="utf-8")
+    problems = issue_cites(md, text)  # code blocks included
     in_code = False
-    for n, line in enumerate(md.read_text(encoding="utf-8").split("\n"), 1):
+    for n, line in enumerate(text.split("\n"), 1):
         if line.startswith("```"):
             in_code = not in_code
             continue
@@ -104,7 +106,8 @@ def check_sources(root):
     for path in files:
         if path.resolve() == Path(__file__).resolve():
             continue  # its own examples
-        if not path.is_file() or "data" in path.relative_to(root).parts[:2] or path.suffix in (".gz", ".db", ".bin"):
+        in_data = "data" in path.relative_to(root).parts[:2] and path.suffix != ".md"
+        if not path.is_file() or in_data or path.suffix in (".gz", ".db", ".bin"):
             continue
         try:
             text = path.read_text(encoding="utf-8")
@@ -144,8 +147,7 @@ def main():
     self_check()
     root = Path(sys.argv[1]).resolve()
     docs = [root / "README.md", root / "bench/README.md"] + sorted((root / "docs").glob("*.md"))
-    problems = ([p for md in docs for p in check_file(md, root)] +
-                [p for md in docs for p in issue_cites(md, md.read_text(encoding="utf-8"))] + check_sources(root))
+    problems = [p for md in docs for p in check_file(md, root)] + check_sources(root)
     for p in problems:
         print(p, file=sys.stderr)
     if problems:
