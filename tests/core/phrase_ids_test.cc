@@ -246,6 +246,17 @@ TEST(PhraseIds, LexiconAppendUnindexedShiftsIdsAndRefusesLookUps) {
   EXPECT_THROW(a.Find("graph"), std::logic_error);
   EXPECT_THROW(a.Intern("new"), std::logic_error);
   EXPECT_THROW(a.InternStable("data"), std::logic_error);
+  // Its index is dropped (nothing may look a string up): a prefetch hint still reads a table, and a
+  // third lexicon appended after the second continues the ids with every string readable.
+  a.Prefetch("graph", Lexicon::Hash("graph"));
+  Lexicon c;
+  EXPECT_EQ(c.Intern("graph"), 0u);
+  EXPECT_EQ(a.AppendUnindexed(std::move(c)), 4u);
+  ASSERT_EQ(a.size(), 5u);
+  EXPECT_EQ(a.Str(0), "graph");
+  EXPECT_EQ(a.Str(3), long_string);
+  EXPECT_EQ(a.Str(4), "graph");
+  EXPECT_THROW(a.Find("data"), std::logic_error);
 }
 
 }  // namespace

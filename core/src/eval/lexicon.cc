@@ -114,6 +114,9 @@ TokenId Lexicon::AppendUnindexed(Lexicon&& other) {
   strings_.insert(strings_.end(), other.strings_.begin(), other.strings_.end());
   other.strings_ = {};
   indexed_ = false;
+  // Nothing looks a string up from now on (Add and Find refuse), so the index goes: at a million
+  // documents its slots were 32 MB held through the metrics. An empty one stays for Prefetch.
+  table_ = std::make_unique<Table>();
   return static_cast<TokenId>(base);
 }
 
