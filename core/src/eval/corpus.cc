@@ -260,8 +260,19 @@ class Builder {
   PieceStore piece_store;
   std::vector<std::uint32_t> pieces;
   eval_internal::SlotTable memo[2];  // unstemmed / stemmed piece -> its record in piece_store
-  // Documents with a repeated prediction: index in the corpus, and per kept piece its index in preds.
-  std::vector<std::pair<std::size_t, std::vector<std::uint32_t>>> dups;
+  // Documents with a repeated prediction, in document order: each one's index in the corpus and where
+  // its run in dup_indices begins (per kept or repeated piece, its index in preds). One array for the
+  // range rather than a vector per document: most documents of a generator's output repeat a piece.
+  struct DupRun {
+    std::size_t doc, begin;
+  };
+  std::vector<DupRun> dups;
+  std::vector<std::uint32_t> dup_indices;
+  // Run k of dups (never empty: a document is listed from its first repeat on).
+  std::span<const std::uint32_t> DupsOf(std::size_t k) const {
+    const std::size_t end = k + 1 < dups.size() ? dups[k + 1].begin : dup_indices.size();
+    return std::span<const std::uint32_t>(dup_indices).subspan(dups[k].begin, end - dups[k].begin);
+  }
 
   void Doc(std::size_t i, const DocIn& in, Document& doc) {
     doc.id = in.id;
@@ -418,7 +429,10 @@ class Builder {
     }
     doc.preds = arena.CopyOf(std::span<const Keyphrase>(preds_));
     doc.n_present_preds = PresentCount(preds_);
-    if (any_dup) dups.emplace_back(i, dup_index_);
+    if (any_dup) {
+      dups.push_back({i, dup_indices.size()});
+      dup_indices.insert(dup_indices.end(), dup_index_.begin(), dup_index_.end());
+    }
   }
 
   // Is the keyphrase in the document's source? (Asked only of a document with text: most of the
@@ -760,15 +774,14 @@ std::string AsciiLower(std::string s) {
 // Addresses a document's views need in its range's view block (Document::View): the parts of a list
 // with both present and absent keyphrases, and the repeats' list. The present counts were set when
 // the lists were made (Builder::Doc), so a document whose lists are not mixed is not read again.
-std::size_t ViewSlots(const Document& doc, const std::vector<std::uint32_t>* dup_indices) {
+std::size_t ViewSlots(const Document& doc, std::span<const std::uint32_t> dup_indices) {
   return Document::Mixed(doc.preds, doc.n_present_preds) + Document::Mixed(doc.refs, doc.n_present_refs) +
-         (dup_indices ? dup_indices->size() : 0);
+         dup_indices.size();
 }
 
 // The views of a document (Document::pred_view, ref_view, pred_view_dups), once its keyphrases have
 // their final addresses. The addresses are appended to block, which has room for them (ViewSlots).
-void FinishDocument(Document& doc, const std::vector<std::uint32_t>* dup_indices,
-                    std::vector<const Keyphrase*>& block) {
+void FinishDocument(Document& doc, std::span<const std::uint32_t> dup_indices, std::vector<const Keyphrase*>& block) {
   doc.view_block = block.data() + block.size();
   auto parts = [&](std::span<const Keyphrase> kps, std::uint32_t p) {
     if (Document::Mixed(kps, p) > 0) {
@@ -781,9 +794,9 @@ void FinishDocument(Document& doc, const std::vector<std::uint32_t>* dup_indices
   };
   parts(doc.preds, doc.n_present_preds);
   parts(doc.refs, doc.n_present_refs);
-  if (dup_indices) {
-    for (std::uint32_t f : *dup_indices) block.push_back(&doc.preds[f]);
-    doc.n_dup_view = static_cast<std::uint32_t>(dup_indices->size());
+  if (!dup_indices.empty()) {
+    for (std::uint32_t f : dup_indices) block.push_back(&doc.preds[f]);
+    doc.n_dup_view = static_cast<std::uint32_t>(dup_indices.size());
   }
 }
 
@@ -1319,8 +1332,8 @@ void FinishRange(Corpus& corpus, const Builder& b, std::size_t begin, std::size_
         // The local id (BuildRanges) in place of the address.
         [&](const Keyphrase& k) { return &corpus.phrases[phrase_base + reinterpret_cast<std::uintptr_t>(k.phrase)]; });
   }
-  auto dups_of = [&](std::size_t i, std::size_t& d) -> const std::vector<std::uint32_t>* {
-    return d < b.dups.size() && b.dups[d].first == i ? &b.dups[d++].second : nullptr;
+  auto dups_of = [&](std::size_t i, std::size_t& d) -> std::span<const std::uint32_t> {
+    return d < b.dups.size() && b.dups[d].doc == i ? b.DupsOf(d++) : std::span<const std::uint32_t>{};
   };
   std::size_t slots = 0, d = 0;
   for (std::size_t i = begin; i < end; ++i) slots += ViewSlots(corpus.docs[i], dups_of(i, d));
