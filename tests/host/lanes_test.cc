@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <string>
 
 #include "cli_harness.h"
@@ -152,6 +153,35 @@ std::string LaneLines(const std::string& err) {
     at = end;
   }
   return out;
+}
+
+// KPLAB_TIMING's phase lines: each names its phase, in the order an evaluation runs them, with the
+// resident memory at its end and the peak so far. The peak is the kernel's high-water mark, so it never
+// falls and is never below the resident size; a line that said otherwise would misplace memory.
+TEST_F(Lanes, TimingLinesCarryAPeakThatNeverFalls) {
+  Output o = Eval(Data(20'000), "--threads 2 --metrics exact", "KPLAB_TIMING=1");
+  ASSERT_EQ(o.code, 0) << o.err;
+  std::string phases;
+  double last_peak = 0;
+  std::size_t at = 0;
+  while ((at = o.err.find("[timing] ", at)) != std::string::npos) {
+    const std::size_t end = o.err.find('\n', at);
+    const std::string line = o.err.substr(at, end - at);
+    at = end;
+    if (line.rfind("[timing]   ", 0) == 0) continue;  // a note, not a phase
+    static const std::regex kPhase(
+        R"(\[timing\] (\S.*?)\s+([\d.]+) ms\s+cpu\s+([\d.]+) ms\s+rss\s+([\d.]+) MB\s+peak\s+([\d.]+) MB)");
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(line, m, kPhase)) << line;
+    const std::string name = m[1];
+    const double rss = std::stod(m[4]), peak = std::stod(m[5]);
+    phases += std::string(phases.empty() ? "" : ",") + name;
+    EXPECT_GT(rss, 0) << line;
+    EXPECT_LE(rss, peak) << line;
+    EXPECT_GE(peak, last_peak) << line;
+    last_peak = peak;
+  }
+  EXPECT_EQ(phases, "dataset,corpus,import freed,validate,run record,exact");
 }
 
 // The native kernels: at KP20k's size exact's 4.2 ms of work is one lane's and rank's and rprec's ~13 ms
