@@ -370,12 +370,15 @@ TEST(LineViews, LineIndexIsLineByLine) {
 
 // Dedup (first wins) over lists longer than the builder's small set (64 items, then a hash set), with
 // repeats before and after the hand-over, across many documents (the set's generations): written
-// out by hand.
+// out by hand. Every third document has no repeat, so the repeats' lists of a range (one array, each
+// document's run from where it begins) skip documents; built on 1, 2, 3 and 8 threads, with phrase ids
+// merged and per range, so runs start in every range and at range boundaries.
 TEST(LineViews, DedupBeyondTheSmallSet) {
   RawDataset ds;
   ds.path = ds.name = "many";
   RawPredictions preds;
   preds.path = "many-preds";
+  auto repeats = [](int d) { return d % 3 != 2; };
   for (int d = 0; d < 300; ++d) {
     RawDoc doc;
     doc.id = std::to_string(d);
@@ -383,31 +386,45 @@ TEST(LineViews, DedupBeyondTheSmallSet) {
     RawPrediction p;
     // 100 distinct phrases, then repeats of the 1st, the 64th, the 65th and the 100th, and one new.
     for (int k = 0; k < 100; ++k) p.phrases.push_back("w" + std::to_string((d + k) % 150));
-    for (int k : {0, 63, 64, 99}) p.phrases.push_back("w" + std::to_string((d + k) % 150));
+    if (repeats(d)) {
+      for (int k : {0, 63, 64, 99}) p.phrases.push_back("w" + std::to_string((d + k) % 150));
+    }
     p.phrases.push_back("new" + std::to_string(d));
     for (int k = 0; k < 70; ++k) doc.refs.push_back({"r" + std::to_string(k % 66)});
     ds.docs.push_back(std::move(doc));
     preds.docs.push_back(std::move(p));
   }
-  auto c = BuildCorpus(ds, &preds, *FindProfile("kplab"), 1);
-  ASSERT_TRUE(c.ok()) << c.error().message;
-  for (int d = 0; d < 300; ++d) {
-    const Document& doc = c->docs[static_cast<std::size_t>(d)];
-    ASSERT_EQ(doc.preds.size(), 101u) << d;
-    for (int k = 0; k < 100; ++k)
-      ASSERT_EQ(doc.preds[static_cast<std::size_t>(k)].surface(), "w" + std::to_string((d + k) % 150));
-    EXPECT_EQ(doc.preds[100].surface(), "new" + std::to_string(d));
-    EXPECT_EQ(doc.n_pred_dups(), 4) << d;
-    // The repeats point at their first occurrences: 0, 63, 64, 99.
-    const KeyphraseList dups = doc.pred_view_dups();
-    ASSERT_EQ(dups.size(), 105u);
-    EXPECT_EQ(dups[100], &doc.preds[0]);
-    EXPECT_EQ(dups[101], &doc.preds[63]);
-    EXPECT_EQ(dups[102], &doc.preds[64]);
-    EXPECT_EQ(dups[103], &doc.preds[99]);
-    EXPECT_EQ(dups[104], &doc.preds[100]);
-    ASSERT_EQ(doc.refs.size(), 66u);
-    EXPECT_EQ(doc.refs_before_dedup.size(), 70u);
+  for (int threads : {1, 2, 3, 8}) {
+    for (PhraseIds ids : {PhraseIds::kCorpus, PhraseIds::kPerRange}) {
+      SCOPED_TRACE(std::to_string(threads) + (ids == PhraseIds::kCorpus ? " threads, merged" : " threads, per range"));
+      auto c = BuildCorpus(ds, &preds, *FindProfile("kplab"), threads, [ids] { return ids; });
+      ASSERT_TRUE(c.ok()) << c.error().message;
+      for (int d = 0; d < 300; ++d) {
+        const Document& doc = c->docs[static_cast<std::size_t>(d)];
+        ASSERT_EQ(doc.preds.size(), 101u) << d;
+        for (int k = 0; k < 100; ++k)
+          ASSERT_EQ(doc.preds[static_cast<std::size_t>(k)].surface(), "w" + std::to_string((d + k) % 150));
+        EXPECT_EQ(doc.preds[100].surface(), "new" + std::to_string(d));
+        ASSERT_EQ(doc.refs.size(), 66u);
+        EXPECT_EQ(doc.refs_before_dedup.size(), 70u);
+        if (!repeats(d)) {
+          EXPECT_EQ(doc.n_pred_dups(), 0) << d;
+          EXPECT_TRUE(doc.pred_view_dups().empty()) << d;
+          continue;
+        }
+        EXPECT_EQ(doc.n_pred_dups(), 4) << d;
+        // The kept pieces in order, the repeats pointing at their first occurrences (0, 63, 64, 99),
+        // then the new one.
+        const KeyphraseList dups = doc.pred_view_dups();
+        ASSERT_EQ(dups.size(), 105u) << d;
+        for (std::size_t k = 0; k < 100; ++k) ASSERT_EQ(dups[k], &doc.preds[k]) << d;
+        EXPECT_EQ(dups[100], &doc.preds[0]) << d;
+        EXPECT_EQ(dups[101], &doc.preds[63]) << d;
+        EXPECT_EQ(dups[102], &doc.preds[64]) << d;
+        EXPECT_EQ(dups[103], &doc.preds[99]) << d;
+        EXPECT_EQ(dups[104], &doc.preds[100]) << d;
+      }
+    }
   }
 }
 
