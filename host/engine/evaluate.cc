@@ -49,14 +49,16 @@ std::string NowIso() {
 // peak is above both neighbours' resident sizes held that memory only while it ran.
 class PhaseTimer {
  public:
-  PhaseTimer() : on_(std::getenv("KPLAB_TIMING") != nullptr), start_(std::chrono::steady_clock::now()), cpu_(Cpu()) {}
+  PhaseTimer()
+      : on_(std::getenv("KPLAB_TIMING") != nullptr), start_(std::chrono::steady_clock::now()), cpu_(Now().cpu_ms) {}
   void Done(const std::string& phase) {
     if (!on_) return;
     const auto now = std::chrono::steady_clock::now();
-    const double cpu = Cpu(), rss = RssMb();
+    const Usage u = Now();
+    const double cpu = u.cpu_ms, rss = RssMb();
     std::fprintf(stderr, "[timing] %-12s %8.1f ms  cpu %8.1f ms  rss %7.1f MB  peak %7.1f MB\n",
                  TerminalText(phase).c_str(), std::chrono::duration<double, std::milli>(now - start_).count(),
-                 cpu - cpu_, rss, std::max(rss, PeakMb()));
+                 cpu - cpu_, rss, std::max(rss, u.peak_mb));
     start_ = now;
     cpu_ = cpu;
   }
@@ -76,18 +78,20 @@ class PhaseTimer {
     }
     return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
   }
-  static double PeakMb() {
+  // The process's CPU time (user + system, all threads) and its peak resident size, from one getrusage.
+  // The peak is in KiB on Linux. The kernel updates it when the resident set shrinks or the process
+  // exits, so a set that has only grown since is above it: Done prints the larger of the two, as VmHWM
+  // does.
+  struct Usage {
+    double cpu_ms, peak_mb;
+  };
+  static Usage Now() {
     rusage u{};
     getrusage(RUSAGE_SELF, &u);
-    // KiB on Linux. The kernel updates the mark when the resident set shrinks or the process exits, so
-    // a set that has only grown since is above it: Done prints the larger of the two, as VmHWM does.
-    return static_cast<double>(u.ru_maxrss) / 1024.0;
-  }
-  static double Cpu() {
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    return (static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e6 + u.ru_utime.tv_usec + u.ru_stime.tv_usec) /
-           1e3;
+    return {
+        (static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e6 + u.ru_utime.tv_usec + u.ru_stime.tv_usec) /
+            1e3,
+        static_cast<double>(u.ru_maxrss) / 1024.0};
   }
   bool on_;
   std::chrono::steady_clock::time_point start_;

@@ -50,9 +50,9 @@ class Lexicon {
   // Appends other's strings after this one's, unindexed: other's id i becomes the returned base + i and
   // its bytes stay where they are (adopted). Ids stay unique and Str() reads every one, but a string may
   // now have two ids, and Intern, InternStable and Find could not see other's strings: from then on they
-  // throw std::logic_error rather than answer, and the index of this lexicon's own strings is freed. For a corpus whose
-  // ids are per range of documents (PhraseIds::kPerRange in kplab/corpus.h), whose lexicon nothing looks strings up in
-  // once it is built.
+  // throw std::logic_error rather than answer, and the index of this lexicon's own strings is freed.
+  // For a corpus whose ids are per range of documents (PhraseIds::kPerRange in kplab/corpus.h), whose
+  // lexicon nothing looks strings up in once it is built.
   TokenId AppendUnindexed(Lexicon&& other);
   // Whether every string is indexed (no AppendUnindexed), so that Intern and Find may be called.
   bool indexed() const { return indexed_; }
