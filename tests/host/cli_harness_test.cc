@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,8 @@ TEST(CliHarness, DirectStartGivesWhatTheShellGives) {
   const fs::path dir = fs::temp_directory_path() / ("kplab_harness_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const std::string db = (dir / "runs.db").string();
+  const fs::path spin = dir / "spin.lua";  // within the instruction budget, and prints only at its end
+  std::ofstream(spin) << "local n = 0\nfor i = 1, 3e7 do n = n + i end\nprint(n)\n";
   struct Case {
     std::string env, args, input;
   };
@@ -69,8 +72,10 @@ TEST(CliHarness, DirectStartGivesWhatTheShellGives) {
       {"", "stem", "running\nflies\n"},
       {"timeout 60", "--version", ""},
       {"no-such-program-kplab", "--version", ""},
-      {"9X=1", "--version", ""},             // not a name: a command, which cannot be started
-      {"prlimit --cpu=0", "--version", ""},  // killed by SIGKILL at once: 128 + 9
+      {"9X=1", "--version", ""},  // not a name: a command, which cannot be started
+      // Killed by SIGKILL at the first clock tick it runs through (RLIMIT_CPU is checked on ticks): 128 + 9.
+      // It must outlast a tick: `--version` is done within one as often as not, the loop takes ~0.1 s.
+      {"prlimit --cpu=0", "run " + spin.string(), ""},
   };
   ASSERT_EQ(
       RunKplab(dir, "KPLAB_DB=" + db, "eval --dataset examples/tiny --predictions examples/tiny/predictions.txt").code,
