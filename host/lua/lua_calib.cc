@@ -230,7 +230,7 @@ int RiskCoverage(lua_State* L) {
 
 int SequenceLogprobs(lua_State* L) {
   const ListArg a = CheckListArg(L, 1, "sequence_logprobs");
-  PushNumbers(L, a.doc ? a.doc->sequence_logprobs : std::span<const double>{});
+  PushNumbers(L, a.doc ? a.doc->sequence_logprobs() : std::span<const double>{});
   return 1;
 }
 

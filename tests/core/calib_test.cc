@@ -405,7 +405,7 @@ TEST(CalibCorpus, CountsDroppedPredictions) {
   EXPECT_EQ(c.docs[0].n_pred_invalid, 1);
   ASSERT_EQ(c.docs[0].preds.size(), 1u);
   EXPECT_NEAR(KeyphraseKpp(*c.docs[0].preds[0].probs(), KppNorm::kTokens), 1 / 0.95, 1e-12);
-  EXPECT_EQ(c.docs[0].sequence_logprobs.size(), 12u);
+  EXPECT_EQ(c.docs[0].sequence_logprobs().size(), 12u);
   EXPECT_EQ(c.docs[1].n_pred_dups(), 0);
   EXPECT_EQ(c.docs[1].n_pred_invalid, 0);
 }

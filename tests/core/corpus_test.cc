@@ -75,21 +75,21 @@ TEST(Corpus, ReferencesBeforeDedupKeepEachRepeatsOwnSurfaceAndPresence) {
   EXPECT_EQ(SurfaceTexts(d.refs), (std::vector<std::string>{"neural networks", "deep models", "graph", "trees"}));
   EXPECT_EQ(SurfaceTexts(d.ref_view_dups()),
             (std::vector<std::string>{"neural networks", "deep models", "neural network", "graph", "graphs", "trees"}));
-  ASSERT_EQ(d.refs_before_dedup.size(), 6u);
-  EXPECT_TRUE(d.refs_before_dedup[2].present());   // "neural network" occurs (stems "neural network")
-  EXPECT_TRUE(d.refs_before_dedup[4].present());   // "graphs" -> "graph", in the title
-  EXPECT_FALSE(d.refs_before_dedup[5].present());  // "trees"
+  ASSERT_EQ(d.refs_before_dedup().size(), 6u);
+  EXPECT_TRUE(d.refs_before_dedup()[2].present());   // "neural network" occurs (stems "neural network")
+  EXPECT_TRUE(d.refs_before_dedup()[4].present());   // "graphs" -> "graph", in the title
+  EXPECT_FALSE(d.refs_before_dedup()[5].present());  // "trees"
   // A line without a repeat keeps no second list: the view is the references themselves.
   const auto plain = OneDoc("a b", "c", {"a", "b"});
   auto p = BuildCorpus(plain, nullptr, *FindProfile("kplab"));
   ASSERT_TRUE(p.ok());
-  EXPECT_TRUE(p->docs[0].refs_before_dedup.empty());
+  EXPECT_TRUE(p->docs[0].refs_before_dedup().empty());
   EXPECT_TRUE(p->docs[0].ref_view_dups().SameAs(KeyphraseList(p->docs[0].refs)));
   // A profile that keeps repeats (semrp-standalone) has them in refs already.
   auto s = BuildCorpus(ds, nullptr, *FindProfile("semrp-standalone"));
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->docs[0].refs.size(), 6u);
-  EXPECT_TRUE(s->docs[0].refs_before_dedup.empty());
+  EXPECT_TRUE(s->docs[0].refs_before_dedup().empty());
 }
 
 // KPEval's reference lists (rouge_metric.py: zip(references, the deduplicated references' presence

@@ -79,7 +79,7 @@ void ExpectSameCorpus(const Corpus& a, const Corpus& b) {
     EXPECT_EQ(d.one2set, e.one2set) << what;
     ExpectSameKeyphrases(d.refs, e.refs, what + " refs");
     ExpectSameKeyphrases(d.preds, e.preds, what + " preds");
-    ExpectSameKeyphrases(d.refs_before_dedup, e.refs_before_dedup, what + " refs_before_dedup");
+    ExpectSameKeyphrases(d.refs_before_dedup(), e.refs_before_dedup(), what + " refs_before_dedup");
     for (int v = 0; v < 3; ++v) {
       EXPECT_EQ(Positions(d.pred_view(v), d.preds), Positions(e.pred_view(v), e.preds)) << what << " pred_view " << v;
       EXPECT_EQ(Positions(d.ref_view(v), d.refs), Positions(e.ref_view(v), e.refs)) << what << " ref_view " << v;
@@ -88,7 +88,7 @@ void ExpectSameCorpus(const Corpus& a, const Corpus& b) {
     // Keyphrases point at the corpus's own phrases, by id.
     for (const Keyphrase& k : e.refs) EXPECT_EQ(k.phrase, &b.phrases[k.phrase->id]) << what;
     for (const Keyphrase& k : e.preds) EXPECT_EQ(k.phrase, &b.phrases[k.phrase->id]) << what;
-    for (const Keyphrase& k : e.refs_before_dedup) EXPECT_EQ(k.phrase, &b.phrases[k.phrase->id]) << what;
+    for (const Keyphrase& k : e.refs_before_dedup()) EXPECT_EQ(k.phrase, &b.phrases[k.phrase->id]) << what;
   }
 }
 
@@ -262,10 +262,10 @@ TEST(CorpusThreads, PiecesAroundTheInlineLength) {
     EXPECT_EQ(first->surface(), pieces[i]);
     EXPECT_EQ(one->docs[n + i].refs[0].phrase, first);  // met again
     // The upper-case piece is a piece of its own, lower-cased to the same key: the dedup drops it.
-    ASSERT_EQ(one->docs[n + i].refs_before_dedup.size(), 3u);
-    EXPECT_NE(one->docs[n + i].refs_before_dedup[1].phrase, first);
-    EXPECT_EQ(one->docs[n + i].refs_before_dedup[1].phrase->surface(), pieces[i]);
-    EXPECT_EQ(one->docs[n + i].refs_before_dedup[1].key(), first->key);
+    ASSERT_EQ(one->docs[n + i].refs_before_dedup().size(), 3u);
+    EXPECT_NE(one->docs[n + i].refs_before_dedup()[1].phrase, first);
+    EXPECT_EQ(one->docs[n + i].refs_before_dedup()[1].phrase->surface(), pieces[i]);
+    EXPECT_EQ(one->docs[n + i].refs_before_dedup()[1].key(), first->key);
     EXPECT_EQ(one->docs[n + i].refs.size(), 2u);
     EXPECT_EQ(one->docs[2 * n + i].refs[0].phrase, first);
     EXPECT_NE(one->docs[i].refs[2].phrase, first);  // the piece and one more byte
@@ -312,7 +312,7 @@ TEST(CorpusThreads, PiecesMetAgainAreThePiecesMetFirst) {
       const Document& again = c->docs[i];
       ExpectSameKeyphrases(first.preds, again.preds, "preds");
       ExpectSameKeyphrases(first.refs, again.refs, "refs");
-      ExpectSameKeyphrases(first.refs_before_dedup, again.refs_before_dedup, "refs_before_dedup");
+      ExpectSameKeyphrases(first.refs_before_dedup(), again.refs_before_dedup(), "refs_before_dedup");
       EXPECT_EQ(Positions(first.pred_view_dups(), first.preds), Positions(again.pred_view_dups(), again.preds));
       EXPECT_EQ(first.n_pred_invalid, again.n_pred_invalid);
       EXPECT_EQ(first.n_pred_pieces, again.n_pred_pieces);

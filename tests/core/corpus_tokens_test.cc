@@ -268,7 +268,7 @@ TEST(LineViews, HostileLinesAsWrittenOut) {
   EXPECT_EQ(e.id, "2");
   // "graph" and "graphs " share the key "graph": the second is a repeat (its trailing space stripped).
   EXPECT_EQ(SurfacesOf(e.refs), (std::vector<std::string>{"graph"}));
-  EXPECT_EQ(SurfacesOf(e.refs_before_dedup), (std::vector<std::string>{"graph", "graphs"}));
+  EXPECT_EQ(SurfacesOf(e.refs_before_dedup()), (std::vector<std::string>{"graph", "graphs"}));
   EXPECT_EQ(SurfacesOf(e.preds), (std::vector<std::string>{"graph"}));
   EXPECT_EQ(e.n_pred_pieces, 3);  // "graph;;" is three pieces, two of them empty
   EXPECT_FALSE(e.refs[0].present());
@@ -406,7 +406,7 @@ TEST(LineViews, DedupBeyondTheSmallSet) {
           ASSERT_EQ(doc.preds[static_cast<std::size_t>(k)].surface(), "w" + std::to_string((d + k) % 150));
         EXPECT_EQ(doc.preds[100].surface(), "new" + std::to_string(d));
         ASSERT_EQ(doc.refs.size(), 66u);
-        EXPECT_EQ(doc.refs_before_dedup.size(), 70u);
+        EXPECT_EQ(doc.refs_before_dedup().size(), 70u);
         if (!repeats(d)) {
           EXPECT_EQ(doc.n_pred_dups(), 0) << d;
           EXPECT_TRUE(doc.pred_view_dups().empty()) << d;

@@ -62,7 +62,7 @@ void ExpectSameDocumentsByStrings(const Corpus& a, const Corpus& b) {
     EXPECT_EQ(PerRangeStrings(a, d.src_stems()), PerRangeStrings(b, e.src_stems())) << what;
     ExpectSameByPerRangeStrings(a, d.refs, b, e.refs, what + " refs");
     ExpectSameByPerRangeStrings(a, d.preds, b, e.preds, what + " preds");
-    ExpectSameByPerRangeStrings(a, d.refs_before_dedup, b, e.refs_before_dedup, what + " refs_before_dedup");
+    ExpectSameByPerRangeStrings(a, d.refs_before_dedup(), b, e.refs_before_dedup(), what + " refs_before_dedup");
   }
   EXPECT_EQ(a.warnings, b.warnings);
 }
@@ -150,7 +150,7 @@ TEST(PhraseIds, PerRangeCorpusReadsTheSameStringsAndScoresTheSameBits) {
       for (const Document& d : many->docs) {
         for (const Keyphrase& k : d.refs) ASSERT_EQ(k.phrase, &many->phrases[k.phrase->id]);
         for (const Keyphrase& k : d.preds) ASSERT_EQ(k.phrase, &many->phrases[k.phrase->id]);
-        for (const Keyphrase& k : d.refs_before_dedup) ASSERT_EQ(k.phrase, &many->phrases[k.phrase->id]);
+        for (const Keyphrase& k : d.refs_before_dedup()) ASSERT_EQ(k.phrase, &many->phrases[k.phrase->id]);
       }
       // Asked for kCorpus, the same build merges: the corpus of one thread, ids included.
       asked = 0;

@@ -188,6 +188,15 @@ struct DocumentSource {
   std::uint32_t title_end = 0, body_start = 0;
 };
 
+// What few documents carry (a reference line with a repeat, a "tokens" file's whole sequence), kept
+// apart so that every document does not pay for it (Document::extra, in the corpus's arena).
+struct DocumentExtra {
+  // The references before the profile's dedup dropped a repeat (Document::refs_before_dedup()).
+  std::span<const Keyphrase> refs_before_dedup;
+  // A "tokens" file's whole generated sequence (RawPrediction::sequence_logprobs).
+  std::span<const double> sequence_logprobs;
+};
+
 struct Document {
   std::string id;
   // The source, in the corpus (Corpus::sources); null without text (then the spans are empty).
@@ -206,8 +215,17 @@ struct Document {
   // In the corpus's arena (Corpus::arena), each document's together: no heap block per list.
   std::span<const Keyphrase> refs;
   std::span<const Keyphrase> preds;
+  // Null unless the document has one of DocumentExtra's lists (in the corpus's arena).
+  const DocumentExtra* extra = nullptr;
   // Set only when the reference line had a repeat the profile's dedup dropped (ref_view_dups).
-  std::span<const Keyphrase> refs_before_dedup;
+  std::span<const Keyphrase> refs_before_dedup() const {
+    return extra ? extra->refs_before_dedup : std::span<const Keyphrase>{};
+  }
+  // A "tokens" file's whole generated sequence (RawPrediction::sequence_logprobs), in the corpus's
+  // arena; empty otherwise. (The predictions' own token probabilities: Keyphrase::probs.)
+  std::span<const double> sequence_logprobs() const {
+    return extra ? extra->sequence_logprobs : std::span<const double>{};
+  }
   // The counts and flags sit together, without padding between them (paid a million times over).
   int n_pred_pieces = 0;  // prediction pieces in the file line before any filtering
   // Prediction pieces the profile dropped for an invalid token such as <unk> (Profile::invalid_tokens /
@@ -234,14 +252,14 @@ struct Document {
   // surface, which may differ from the first occurrence's: "neural networks" after "neural network")
   // and presence, without alternative forms. KPEval pairs these with the flags of the deduplicated list
   // (its ROUGE and BERTScore strings); kplab's metrics read refs.
-  KeyphraseList ref_view_dups() const { return refs_before_dedup.empty() ? KeyphraseList(refs) : refs_before_dedup; }
+  KeyphraseList ref_view_dups() const {
+    const std::span<const Keyphrase> before = refs_before_dedup();
+    return before.empty() ? KeyphraseList(refs) : before;
+  }
   // Set by BuildCorpus for the views: how many of preds and refs are present, how long the repeats'
   // list is (0 without a repeat), and where the document's addresses start in Corpus::view_blocks.
   std::uint32_t n_present_preds = 0, n_present_refs = 0, n_dup_view = 0;
   const Keyphrase* const* view_block = nullptr;
-  // A "tokens" file's whole generated sequence (RawPrediction::sequence_logprobs), in the corpus's
-  // arena; empty otherwise. (The predictions' own token probabilities: Keyphrase::probs.)
-  std::span<const double> sequence_logprobs;
 
   // Addresses a list of keyphrases, p of them present, takes in the view block: all of them (present
   // ones, then absent ones) when mixed, none otherwise.
@@ -258,6 +276,8 @@ struct Document {
     return std::span<const Keyphrase* const>(view_block + at + (present ? 0 : p), present ? p : kps.size() - p);
   }
 };
+// The id's string and 80 bytes (112 with libstdc++): a million documents hold a million of them.
+static_assert(sizeof(Document) == sizeof(std::string) + 80);
 
 // What a phrase id, and a key's or token's id, names (BuildCorpus). kCorpus: one string of the corpus,
 // whichever documents it occurs in (one id per string, one phrase per normalized piece), as every

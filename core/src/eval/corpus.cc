@@ -340,17 +340,25 @@ class Builder {
     }
     doc.refs = arena.CopyOf(std::span<const Keyphrase>(refs_));
     doc.n_present_refs = PresentCount(refs_);
-    if (ref_repeat) doc.refs_before_dedup = arena.CopyOf(std::span<const Keyphrase>(refs_all_));
-    if (in.has_preds) Predictions(i, in, ahead.preds, doc);
+    DocumentExtra extra;
+    if (ref_repeat) extra.refs_before_dedup = arena.CopyOf(std::span<const Keyphrase>(refs_all_));
+    if (in.has_preds) extra.sequence_logprobs = Predictions(i, in, ahead.preds, doc);
+    if (!extra.refs_before_dedup.empty() || !extra.sequence_logprobs.empty()) {
+      doc.extra = arena.CopyOf(std::span<const DocumentExtra>(&extra, 1)).data();
+    }
   }
 
-  // The document's prediction pieces (in.has_preds): filtered, deduplicated, into doc.preds.
-  void Predictions(std::size_t i, const DocIn& in, std::span<const std::uint64_t> pred_hashes, Document& doc) {
+  // The document's prediction pieces (in.has_preds): filtered, deduplicated, into doc.preds. Returns
+  // the whole sequence's log-probabilities of a "tokens" file, copied into the arena (for
+  // DocumentExtra), or nothing.
+  std::span<const double> Predictions(std::size_t i, const DocIn& in, std::span<const std::uint64_t> pred_hashes,
+                                      Document& doc) {
     const RawPrediction* rp = in.rp;
     doc.n_pred_pieces = static_cast<int>(in.pieces.size());
+    std::span<const double> sequence_logprobs;
     if (rp) {
       doc.one2set = rp->one2set;
-      doc.sequence_logprobs = arena.CopyOf(std::span<const double>(rp->sequence_logprobs));
+      sequence_logprobs = arena.CopyOf(std::span<const double>(rp->sequence_logprobs));
     }
     // Token probabilities follow their piece; ExHiRD's marker splitting re-cuts the pieces, so they
     // cannot be attached then (as scores).
@@ -433,6 +441,7 @@ class Builder {
       dups.push_back({i, dup_indices.size()});
       dup_indices.insert(dup_indices.end(), dup_index_.begin(), dup_index_.end());
     }
+    return sequence_logprobs;
   }
 
   // Is the keyphrase in the document's source? (Asked only of a document with text: most of the
@@ -760,7 +769,7 @@ class Builder {
   std::vector<std::uint32_t> dup_index_;
   std::vector<Keyphrase> preds_, refs_;   // a document's keyphrases while they are filtered
   std::vector<TokenId> pred_dedups_;      // the dedup keys of preds_ (a repeat looks its first one up)
-  std::vector<Keyphrase> refs_all_;       // its references before dedup (Document::refs_before_dedup)
+  std::vector<Keyphrase> refs_all_;       // its references before dedup (Document::refs_before_dedup())
   std::vector<TokenId> src_ids_, src_stems_;  // a document's source while it is tokenized
   std::vector<std::uint32_t> sections_;
   std::vector<std::uint64_t> hashes_;  // HashBytes of a document's re-cut pieces (ExHiRD), in order
@@ -1070,7 +1079,7 @@ std::pair<std::size_t, std::size_t> RangeOf(std::size_t n_docs, std::size_t n, s
 // moved into the corpus or are duplicates). Nothing reads the field in between.
 void LocalPhraseIds(Corpus& corpus, std::size_t begin, std::size_t end) {
   for (std::size_t i = begin; i < end; ++i) {
-    for (auto kps : {corpus.docs[i].refs, corpus.docs[i].preds, corpus.docs[i].refs_before_dedup}) {
+    for (auto kps : {corpus.docs[i].refs, corpus.docs[i].preds, corpus.docs[i].refs_before_dedup()}) {
       for (const Keyphrase& kc : kps) {
         Keyphrase& k = const_cast<Keyphrase&>(kc);  // the range's own arena
         k.phrase = reinterpret_cast<const Phrase*>(static_cast<std::uintptr_t>(k.phrase->id));
@@ -1268,7 +1277,7 @@ void RemapRange(Corpus& corpus, std::size_t begin, std::size_t end, const TokenM
     for (const TokenId& x : doc.src_stems()) const_cast<TokenId&>(x) = token(x);
     remap(doc.refs);
     remap(doc.preds);
-    remap(doc.refs_before_dedup);
+    remap(doc.refs_before_dedup());
   }
 }
 

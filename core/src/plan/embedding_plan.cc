@@ -21,8 +21,8 @@ namespace {
 std::vector<std::uint8_t> ListedPhrases(const Corpus& corpus) {
   std::vector<std::uint8_t> listed(corpus.phrases.size(), 0);
   for (const Document& d : corpus.docs) {
-    for (const auto* list : {&d.refs, &d.refs_before_dedup, &d.preds}) {
-      for (const Keyphrase& kp : *list) listed[kp.phrase->id] = 1;
+    for (const std::span<const Keyphrase> list : {d.refs, d.refs_before_dedup(), d.preds}) {
+      for (const Keyphrase& kp : list) listed[kp.phrase->id] = 1;
     }
   }
   return listed;
