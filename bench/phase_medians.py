@@ -33,6 +33,9 @@ def main():
     variants = []
     for v in a.variants:
         binary, _, opts = v.partition("::")
+        if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
+            sys.exit("phase_medians.py: %s: not an executable file (a variant is BINARY[::OPTIONS], got %r)"
+                     % (binary, v))
         variants.append((v, binary, opts.split()))
     results = [{} for _ in variants]
     load_before = os.getloadavg()
@@ -45,9 +48,15 @@ def main():
                 start = time.perf_counter()
                 pid = os.fork()
                 if pid == 0:
-                    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
-                    os.dup2(os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
-                    os.execve(binary, cmd, env)
+                    # The child never returns into this script (its exception would unwind the parent's
+                    # code in the child, temporary directory and all): it runs the binary or exits 127.
+                    try:
+                        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+                        os.dup2(os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
+                        os.execve(binary, cmd, env)
+                    except OSError as e:
+                        os.write(2, ("cannot run %s: %s\n" % (binary, e.strerror)).encode())
+                    os._exit(127)
                 _, status, ru = os.wait4(pid, 0)
                 wall = time.perf_counter() - start
                 if os.waitstatus_to_exitcode(status) != 0:
