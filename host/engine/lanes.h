@@ -18,14 +18,21 @@ namespace kplab::host {
 // plugin scored in Lua (or a kernel without a measured figure) that of the Lua reference plugins.
 double ScoringCostPerDocumentNs(const MetricPlugin& plugin);
 
-// The expected work a lane must take over to pay for itself. A lane beyond the first costs a thread and
-// the first allocations of a new thread (a fresh mimalloc segment: ~1-2 ms of CPU), and for a plugin
-// scored in Lua also a Lua state, the plugins loaded into it, and columns(c, params) and prepare run in it
-// (~0.5 ms and up). Asking each lane for at least four times that keeps the extra CPU of a second lane
-// within about a quarter of what it shortens the wall time by.
-inline constexpr double kLaneWorkNs = 6e6;
+// The expected work a lane must take over to pay for itself (docs/design-notes.md, "Lanes per metric by
+// expected work" and "A native kernel's lane pays from 2 ms"). A lane of a native kernel with a measured
+// cost is a thread and its first allocations, and runs no Lua: ~0.2-0.3 ms of CPU and ~0.5 ms before it
+// starts scoring. A lane of a plugin scored in Lua (or of a kernel without a measured cost) also makes a
+// Lua state, loads the plugins into it and runs columns(c, params) and prepare there. Asking a kernel's
+// lane for 2 ms, and a Lua lane for 6 ms, keeps the extra CPU of a second lane within about a third of
+// what it shortens the wall time by.
+inline constexpr double kKernelLaneWorkNs = 2e6;
+inline constexpr double kLuaLaneWorkNs = 6e6;
 
-// The lanes `plugin` scores `n_docs` documents on: floor(n_docs x ScoringCostPerDocumentNs / kLaneWorkNs),
+// kKernelLaneWorkNs for a native kernel whose cost ScoringCostPerDocumentNs has measured, else
+// kLuaLaneWorkNs.
+double LaneWorkNs(const MetricPlugin& plugin);
+
+// The lanes `plugin` scores `n_docs` documents on: floor(n_docs x ScoringCostPerDocumentNs / LaneWorkNs),
 // at least 1 and at most min(max_lanes, n_docs) (max_lanes 0 counts as 1).
 std::size_t LanesFor(const MetricPlugin& plugin, std::size_t n_docs, std::size_t max_lanes);
 

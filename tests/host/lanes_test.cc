@@ -27,24 +27,26 @@ MetricPlugin Plugin(int api, const std::string& kernel) {
   return p;
 }
 
-// exact's kernel is measured at 210 ns a document, rank's at 645, a Lua plugin at 10 us, and a lane must
-// take over 6 ms of expected work: lanes = floor(n x cost / 6 ms), from 1 to the thread count.
+// exact's kernel is measured at 210 ns a document, rank's at 645, a Lua plugin at 10 us; a kernel's lane
+// must take over 2 ms of expected work, a Lua lane over 6 ms: lanes = floor(n x cost / (2 or 6 ms)), from
+// 1 to the thread count.
 TEST(LanesRule, FollowsTheExpectedWorkWithinTheThreadCount) {
   const MetricPlugin exact = Plugin(2, "exact"), rank = Plugin(2, "rank"), lua = Plugin(2, ""), api1 = Plugin(1, "");
-  // exact: KP20k's 20,000 documents are 4.2 ms of work, one lane; 57,143 are 12.00003 ms, two; 57,142
-  // are 11.99982 ms, one; a million are 210 ms, 35 lanes' worth, so the thread count decides.
-  EXPECT_EQ(LanesFor(exact, 20'000, 2), 1u);
-  EXPECT_EQ(LanesFor(exact, 20'000, 8), 1u);
-  EXPECT_EQ(LanesFor(exact, 57'143, 2), 2u);
-  EXPECT_EQ(LanesFor(exact, 57'142, 2), 1u);
+  // exact: KP20k's 20,000 documents are 4.2 ms of work, two lanes; 19,048 are 4.00008 ms, two; 19,047
+  // are 3.99987 ms, one; a million are 210 ms, 105 lanes' worth, so the thread count decides.
+  EXPECT_EQ(LanesFor(exact, 20'000, 2), 2u);
+  EXPECT_EQ(LanesFor(exact, 20'000, 8), 2u);
+  EXPECT_EQ(LanesFor(exact, 19'048, 2), 2u);
+  EXPECT_EQ(LanesFor(exact, 19'047, 2), 1u);
   EXPECT_EQ(LanesFor(exact, 1'000'000, 8), 8u);
-  EXPECT_EQ(LanesFor(exact, 1'000'000, 64), 35u);
-  // rank: 20,000 documents are 12.9 ms, two lanes (of 6.45 ms each); 18,605 are 12.000225 ms, two;
-  // 18,604 are 11.99958 ms, one.
+  EXPECT_EQ(LanesFor(exact, 1'000'000, 64), 64u);
+  EXPECT_EQ(LanesFor(exact, 1'000'000, 128), 105u);
+  // rank: 20,000 documents are 12.9 ms, six lanes (of 2.15 ms each) on eight threads, two on two; 6,202
+  // are 4.00029 ms, two; 6,201 are 3.99965 ms, one.
   EXPECT_EQ(LanesFor(rank, 20'000, 2), 2u);
-  EXPECT_EQ(LanesFor(rank, 20'000, 8), 2u);
-  EXPECT_EQ(LanesFor(rank, 18'605, 8), 2u);
-  EXPECT_EQ(LanesFor(rank, 18'604, 8), 1u);
+  EXPECT_EQ(LanesFor(rank, 20'000, 8), 6u);
+  EXPECT_EQ(LanesFor(rank, 6'202, 8), 2u);
+  EXPECT_EQ(LanesFor(rank, 6'201, 8), 1u);
   // A plugin scored in Lua (API 1 or 2, or a kernel without a measured cost): Inspec's 500 documents
   // are 5 ms, one lane; 1,200 are 12 ms, two; 1,199 one; 20,000 are 200 ms, as many as there are threads.
   for (const MetricPlugin& p : {lua, api1, Plugin(2, "semrp")}) {
@@ -184,25 +186,26 @@ TEST_F(Lanes, TimingLinesCarryAPeakThatNeverFalls) {
   EXPECT_EQ(phases, "dataset,corpus,import freed,validate,run record,exact");
 }
 
-// The native kernels: at KP20k's size exact's 4.2 ms of work is one lane's and rank's and rprec's ~13 ms
-// two lanes'; at 57,143 documents exact gets two. The numbers are the same bits at every thread count.
+// The native kernels: at KP20k's size exact's 4.2 ms of work pays for two lanes, as do rank's and rprec's
+// ~13 ms; at 19,047 documents exact's 3.99987 ms are one lane's. The numbers are the same bits at every
+// thread count.
 TEST_F(Lanes, KernelLanesFollowTheirCost) {
-  const std::string kp20k_size = Data(20'000), larger = Data(57'143);
+  const std::string kp20k_size = Data(20'000), smaller = Data(19'047);
   Output two = Eval(kp20k_size, "--threads 2", "KPLAB_TIMING=1");
   ASSERT_EQ(two.code, 0) << two.err;
-  EXPECT_EQ(LaneLines(two.err), "exact scored on 1 lane\nrank scored on 2 lanes\nrprec scored on 2 lanes\n");
+  EXPECT_EQ(LaneLines(two.err), "exact scored on 2 lanes\nrank scored on 2 lanes\nrprec scored on 2 lanes\n");
   Output one = Eval(kp20k_size, "--threads 1", "KPLAB_TIMING=1");
   EXPECT_EQ(LaneLines(one.err), "exact scored on 1 lane\nrank scored on 1 lane\nrprec scored on 1 lane\n");
   EXPECT_EQ(one.out, two.out);
   Output four = Eval(kp20k_size, "--threads 4", "KPLAB_TIMING=1 KPLAB_LANES=max");
   EXPECT_EQ(LaneLines(four.err), "exact scored on 4 lanes\nrank scored on 4 lanes\nrprec scored on 4 lanes\n");
   EXPECT_EQ(four.out, two.out);
-  Output big = Eval(larger, "--threads 2 --metrics exact", "KPLAB_TIMING=1");
-  ASSERT_EQ(big.code, 0) << big.err;
-  EXPECT_EQ(LaneLines(big.err), "exact scored on 2 lanes\n");
-  Output big_one = Eval(larger, "--threads 1 --metrics exact", "KPLAB_TIMING=1");
-  EXPECT_EQ(LaneLines(big_one.err), "exact scored on 1 lane\n");
-  EXPECT_EQ(big_one.out, big.out);
+  Output small = Eval(smaller, "--threads 2 --metrics exact", "KPLAB_TIMING=1");
+  ASSERT_EQ(small.code, 0) << small.err;
+  EXPECT_EQ(LaneLines(small.err), "exact scored on 1 lane\n");
+  Output small_max = Eval(smaller, "--threads 2 --metrics exact", "KPLAB_TIMING=1 KPLAB_LANES=max");
+  EXPECT_EQ(LaneLines(small_max.err), "exact scored on 2 lanes\n");
+  EXPECT_EQ(small_max.out, small.out);
 }
 
 }  // namespace
