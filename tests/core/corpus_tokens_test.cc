@@ -373,6 +373,59 @@ TEST(LineViews, LineIndexIsLineByLine) {
 // out by hand. Every third document has no repeat, so the repeats' lists of a range (one array, each
 // document's run from where it begins) skip documents; built on 1, 2, 3 and 8 threads, with phrase ids
 // merged and per range, so runs start in every range and at range boundaries.
+// A document's rare lists (DocumentExtra): the references before dedup (a reference line with a repeat)
+// and the whole sequence's log-probabilities (a "tokens" file), each alone, both, or neither, in turn
+// over 40 documents built on 1, 2 and 3 threads, merged and per range. Written out by hand: a document
+// with neither has no extra at all (the memory the split saves), the others read back what was given.
+TEST(DocumentExtras, EachListAloneBothOrNeitherOnEveryThreadCount) {
+  RawDataset ds;
+  ds.path = ds.name = "extras";
+  RawPredictions preds;
+  preds.path = "extras-preds";
+  for (int d = 0; d < 40; ++d) {
+    RawDoc doc;
+    doc.id = std::to_string(d);
+    const bool repeat = d % 4 == 1 || d % 4 == 3, logprobs = d % 4 == 2 || d % 4 == 3;
+    doc.refs = {{"graph theory"}, {"tree " + std::to_string(d)}};
+    if (repeat) doc.refs.push_back({"graphs theory"});  // stems to "graph theori", the first one's key
+    RawPrediction p;
+    p.phrases = {"graph theory", "forest"};
+    if (logprobs) p.sequence_logprobs = {-0.5, -0.25 * d, -2.0};
+    ds.docs.push_back(std::move(doc));
+    preds.docs.push_back(std::move(p));
+  }
+  for (int threads : {1, 2, 3}) {
+    for (PhraseIds ids : {PhraseIds::kCorpus, PhraseIds::kPerRange}) {
+      SCOPED_TRACE(std::to_string(threads) + (ids == PhraseIds::kCorpus ? " threads, merged" : " threads, per range"));
+      auto c = BuildCorpus(ds, &preds, *FindProfile("kplab"), threads, [ids] { return ids; });
+      ASSERT_TRUE(c.ok()) << c.error().message;
+      for (int d = 0; d < 40; ++d) {
+        const Document& doc = c->docs[static_cast<std::size_t>(d)];
+        const bool repeat = d % 4 == 1 || d % 4 == 3, logprobs = d % 4 == 2 || d % 4 == 3;
+        EXPECT_EQ(doc.extra != nullptr, repeat || logprobs) << d;
+        EXPECT_EQ(SurfacesOf(doc.refs), (std::vector<std::string>{"graph theory", "tree " + std::to_string(d)})) << d;
+        if (repeat) {
+          EXPECT_EQ(SurfacesOf(doc.refs_before_dedup()),
+                    (std::vector<std::string>{"graph theory", "tree " + std::to_string(d), "graphs theory"}))
+              << d;
+          EXPECT_EQ(doc.ref_view_dups().size(), 3u) << d;
+        } else {
+          EXPECT_TRUE(doc.refs_before_dedup().empty()) << d;
+          EXPECT_EQ(doc.ref_view_dups().size(), 2u) << d;
+        }
+        if (logprobs) {
+          ASSERT_EQ(doc.sequence_logprobs().size(), 3u) << d;
+          EXPECT_EQ(doc.sequence_logprobs()[0], -0.5) << d;
+          EXPECT_EQ(doc.sequence_logprobs()[1], -0.25 * d) << d;
+          EXPECT_EQ(doc.sequence_logprobs()[2], -2.0) << d;
+        } else {
+          EXPECT_TRUE(doc.sequence_logprobs().empty()) << d;
+        }
+      }
+    }
+  }
+}
+
 TEST(LineViews, DedupBeyondTheSmallSet) {
   RawDataset ds;
   ds.path = ds.name = "many";
