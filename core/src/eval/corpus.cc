@@ -803,10 +803,8 @@ void FinishDocument(Document& doc, std::span<const std::uint32_t> dup_indices, s
   };
   parts(doc.preds, doc.n_present_preds);
   parts(doc.refs, doc.n_present_refs);
-  if (!dup_indices.empty()) {
-    for (std::uint32_t f : dup_indices) block.push_back(&doc.preds[f]);
-    doc.n_dup_view = static_cast<std::uint32_t>(dup_indices.size());
-  }
+  for (std::uint32_t f : dup_indices) block.push_back(&doc.preds[f]);
+  doc.n_dup_view = static_cast<std::uint32_t>(dup_indices.size());
 }
 
 }  // namespace
