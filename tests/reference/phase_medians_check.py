@@ -1,0 +1,82 @@
+#!/usr/bin/python3
+"""bench/phase_medians.py (the per-phase A/B benchmark) on stand-in binaries: its medians and its refusals.
+
+Checks, against expectations written here:
+  * the medians of KPLAB_TIMING's phase lines: a stand-in that prints "[timing] corpus" lines whose
+    times come from a counter file, 10/30/20 ms wall over three runs, gives a median of 20.0;
+  * a variant that is not an executable file is refused before any run, naming it;
+  * a binary the kernel cannot start (its interpreter does not exist) is reported with the reason,
+    not a Python traceback (the forked child used to unwind the script and delete its temporary
+    directory, and the parent died on a FileNotFoundError);
+  * a binary that exits with an error is reported with its stderr.
+Each refusal exits 1.
+
+Usage: phase_medians_check.py SOURCE_DIR
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def main():
+    src = sys.argv[1]
+    script = os.path.join(src, "bench", "phase_medians.py")
+    failures = []
+
+    def run(*variants, runs=1):
+        return subprocess.run([sys.executable, script, "--data", tmp, "--runs", str(runs), *variants],
+                              capture_output=True, text=True, timeout=60)
+
+    def check(what, cond, p):
+        if not cond:
+            failures.append("%s: exit %d\nstdout: %s\nstderr: %s" % (what, p.returncode, p.stdout, p.stderr))
+
+    with tempfile.TemporaryDirectory() as tmp:
+        def executable(name, text):
+            path = os.path.join(tmp, name)
+            with open(path, "w") as f:
+                f.write(text)
+            os.chmod(path, 0o755)
+            return path
+
+        # Run k (1, 2, 3) prints a corpus phase of 10, 30, 20 ms wall and 1, 3, 2 ms CPU.
+        counter = os.path.join(tmp, "count")
+        timed = executable("timed.sh", "#!/bin/sh\n"
+                           "n=$(cat %s 2>/dev/null || echo 0); n=$((n + 1)); echo $n > %s\n"
+                           "case $n in 1) w=10.0 c=1.0;; 2) w=30.0 c=3.0;; *) w=20.0 c=2.0;; esac\n"
+                           "echo \"[timing] corpus       $w ms  cpu $c ms  rss 1.0 MB  peak 1.0 MB\" >&2\n"
+                           % (counter, counter))
+        p = run(timed, runs=3)
+        line = next((l for l in p.stdout.splitlines() if l.strip().startswith("corpus wall")), "")
+        check("medians", p.returncode == 0 and line.split()[-1] == "20.0", p)
+        line = next((l for l in p.stdout.splitlines() if l.strip().startswith("corpus cpu")), "")
+        check("CPU medians", p.returncode == 0 and line.split()[-1] == "2.0", p)
+
+        plain = os.path.join(tmp, "plain.txt")
+        with open(plain, "w") as f:
+            f.write("not a program\n")
+        for variant in (plain + "::--metrics exact", os.path.join(tmp, "missing"), "env X=1 " + timed):
+            p = run(variant)
+            check("refused %r" % variant, p.returncode == 1 and "not an executable file" in p.stderr
+                  and repr(variant) in p.stderr and "Traceback" not in p.stderr, p)
+
+        no_interpreter = executable("nointerp.sh", "#!/no/such/interpreter\n")
+        p = run(no_interpreter)
+        check("cannot start", p.returncode == 1 and "cannot run %s: No such file or directory" % no_interpreter
+              in p.stderr and "Traceback" not in p.stderr, p)
+
+        failing = executable("fails.sh", "#!/bin/sh\necho 'kplab: something is wrong' >&2\nexit 3\n")
+        p = run(failing)
+        check("fails", p.returncode == 1 and "failed: kplab: something is wrong" in p.stderr
+              and "Traceback" not in p.stderr, p)
+
+    for f in failures:
+        print("FAIL", f, file=sys.stderr)
+    if failures:
+        sys.exit(1)
+    print("phase_medians_check: medians and 5 refusals as expected")
+
+
+if __name__ == "__main__":
+    main()
