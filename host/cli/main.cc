@@ -9,6 +9,7 @@
 #include "cli_args.h"
 #include "exit_code.h"
 #include "kplab/blas.h"
+#include "kplab/io.h"
 
 #ifdef KPLAB_WITH_MIMALLOC
 #include <mimalloc.h>
@@ -91,5 +92,8 @@ int main(int argc, char** argv) {
     kplab::host::ReportError(s.error().message);
     return kplab::host::kExitUsage;
   }
+  // The executable is its own process: the importers map large files rather than copy them, and take
+  // SIGBUS over for a file cut shorter meanwhile (kplab/io.h, SetMappedFileReads; design note 66).
+  kplab::SetMappedFileReads(true);
   return kplab::host::Main(argc, argv);
 }

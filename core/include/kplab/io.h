@@ -3,7 +3,8 @@
 // so that each profile can apply its own conventions (see profile.h). A file that is wrong in any way
 // yields an Error "FILE:LINE: what is wrong (expected ...)" and nothing is imported.
 //
-// Threads: no shared state: the importers may run on several threads at once on different files; a
+// Threads: no shared state but one switch (SetMappedFileReads, an atomic flag, and the SIGBUS handler
+// that mapping installs): the importers may run on several threads at once on different files; a
 // LineDocuments is built by the threads of one BuildCorpus, each document by one thread.
 #pragma once
 
@@ -195,7 +196,7 @@ class LineDocuments {
   void Read(std::size_t i, RawDoc& doc, RawPrediction& pred) const;
   // Document i's lines split as Read splits them, but not copied: views into the files' bytes (Read is
   // these views copied). Valid while this object lives and until a Release of a range holding i, after
-  // which their bytes read as zeros. Every field is assigned; the vectors' buffers are reused.
+  // which they are not to be read. Every field is assigned; the vectors' buffers are reused.
   struct Lines {
     bool has_text = false;                      // the dataset has a text file (RawDoc::has_text)
     std::string_view title, body, separator;    // as RawDoc's ("" without text)
@@ -204,11 +205,16 @@ class LineDocuments {
   };
   void View(std::size_t i, Lines& out) const;
   // Documents [begin, end) are built: the whole 2 MiB extents (huge-page aligned) inside their lines go
-  // back to the system (they read as zero bytes from then on); the partial extents at the range's two
+  // back to the system (a file's own copy, or its mapped pages); the partial extents at the range's two
   // edges stay, so a range under 4 MiB may keep all its bytes. A caller releasing a range piece by piece
   // names it from its start each time ([first, end)), or an extent that straddles two pieces is never
   // given back. Safe from several threads at once for ranges that do not overlap.
   void Release(std::size_t begin, std::size_t end);
+  // An input error "PATH: changed while kplab read it (...)" when a file mapped in place
+  // (SetMappedFileReads) was cut shorter, or its size or modification time changed, since Open. Whoever
+  // builds the documents asks once they are built, and before reporting an error of its own: a file cut
+  // shorter reads as zero bytes past its new end.
+  Status CheckUnchanged() const;
 
  private:
   struct Files;
@@ -223,6 +229,17 @@ class LineDocuments {
 // (expected ...)", "PATH: cannot open (Permission denied) (expected ...)", "PATH: path contains a NUL
 // byte (expected ...)".
 Result<std::string> ReadRegularFile(const std::string& path, std::string_view expected);
+
+// Whether the importers map a dataset's or a predictions file's bytes in place of reading a copy into
+// fresh memory (files of 64 KiB or more; default: no). A copy is fresh memory, which a virtual machine
+// may hand out only at a cost (docs/design-notes.md, note 66). A mapped file cut shorter while it is read
+// would kill the process with SIGBUS: mapping takes that signal over, and reads past the file's new end
+// give zero bytes, after which the import fails with "PATH: changed while kplab read it". A library does
+// not take over a signal in its host's process unasked: the kplab executable turns mapping on as it
+// starts. The handler passes every other fault on to the handler it found, and is put back in front
+// when another took its place before a file is mapped.
+void SetMappedFileReads(bool on);
+bool MappedFileReads();
 
 // One evaluation of a batch (`kplab eval --manifest FILE`, docs/formats.md "Manifests").
 struct ManifestEntry {

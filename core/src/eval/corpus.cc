@@ -1444,7 +1444,11 @@ Result<Corpus> BuildCorpus(LineDocuments&& documents, const Profile& profile, in
                            const ChoosePhraseIds& choose_ids) {
   LineDocuments docs = std::move(documents);  // freed on return, whatever the caller does
   // The descriptive fields only: the documents come from the reader.
-  return BuildCorpusImpl(LineReader{docs}, docs.dataset(), &docs.predictions(), profile, threads, true, choose_ids);
+  Result<Corpus> corpus =
+      BuildCorpusImpl(LineReader{docs}, docs.dataset(), &docs.predictions(), profile, threads, true, choose_ids);
+  // A mapped file cut shorter meanwhile read as zeros: that, not the corpus or its error, is the answer.
+  if (Status st = docs.CheckUnchanged(); !st.ok()) return st.error();
+  return corpus;
 }
 
 Status AttachSources(RawDataset& dataset, const std::string& path) {

@@ -132,16 +132,19 @@ Result<std::vector<ReformulationPair>> ParseReformulations(std::string_view text
 }
 
 Result<std::vector<ReformulationPair>> ImportReformulations(const std::string& path) {
+  io_internal::FileData file;
   try {
     namespace fs = std::filesystem;
     std::error_code ec;
     if (!fs::is_regular_file(path, ec)) {
       Fail(path, 0, fs::exists(path, ec) ? "not a file" : "no such file", "a reformulation-pairs JSONL file");
     }
-    const io_internal::FileData file = io_internal::ReadTextFile(path, fs::path(path).filename().string());
-    return Parse(file.bytes, path);
+    file = io_internal::ReadTextFile(path, fs::path(path).filename().string());
+    auto pairs = Parse(file.bytes, path);
+    io_internal::CheckUnchanged(file);
+    return pairs;
   } catch (const ImportFailure& e) {
-    return e.error;
+    return io_internal::ChangedWhileRead(std::span(&file, 1)).value_or(e.error);
   }
 }
 

@@ -24,6 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "io/file_bytes.h"
 #include "io/io_internal.h"
 #include "kplab/file_gate.h"
 #include "kplab/sha256.h"
@@ -159,17 +160,36 @@ void FailCount(std::string_view file, std::size_t got, int line, std::size_t exp
   Fail(file, line, "only " + Plural(got, "line"), want);
 }
 
+constexpr std::string_view kTextFile = "a UTF-8 text file";
+
+std::optional<Error> ChangedWhileRead(std::span<const FileData> files) {
+  for (const FileData& f : files) {
+    if (f.source && f.source->Changed()) {
+      return Error::Input(
+          fmt::format("{}: changed while kplab read it (expected a file that stays as it is until "
+                      "kplab has read it)",
+                      f.path));
+    }
+  }
+  return std::nullopt;
+}
+
+void CheckUnchanged(const FileData& file) {
+  if (std::optional<Error> e = ChangedWhileRead(std::span(&file, 1))) throw ImportFailure{*e};
+}
+
 FileData ReadTextFile(const std::string& path, const std::string& rel_name) {
   FileData file;
   file.path = path;
   file.rel_name = rel_name;
-  Result<std::string> bytes = ReadRegularFile(path, "a UTF-8 text file");
+  Result<std::shared_ptr<const FileBytes>> bytes = FileBytes::Open(path, kTextFile);
   if (!bytes) throw ImportFailure{bytes.error()};
-  file.bytes = std::move(bytes).value();
+  file.source = std::move(*bytes);
+  file.bytes = file.source->view();
   // Windows editors start UTF-8 files with U+FEFF; glued to the first reference or id it would make
   // that one silently different (docs/formats.md).
   if (file.bytes.starts_with("\xEF\xBB\xBF")) {
-    file.bytes.erase(0, 3);
+    file.bytes.remove_prefix(3);
     file.bom = true;
   }
   if (!simdjson::validate_utf8(file.bytes.data(), file.bytes.size())) {
@@ -340,27 +360,34 @@ Status CheckRegularFile(const std::string& path, std::string_view expected) {
   return Status::Ok();
 }
 
-Result<std::string> ReadRegularFile(const std::string& path, std::string_view expected) {
+namespace io_internal {
+
+Result<OpenedFile> OpenRegularFile(const std::string& path, std::string_view expected) {
   if (Status st = CheckRegularFile(path, expected); !st.ok()) return st.error();
   auto fail = [&](std::string_view what) {
     return Error::Input(fmt::format("{}: {} (expected {})", path, what, expected));
   };
-  struct stat st;
   // O_NONBLOCK: should the path have become a FIFO since the stat, open returns instead of waiting
   // for a writer, and fstat below refuses it.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) return fail(io_internal::OpenProblem(errno, "no such file"));
-  std::string bytes;
-  int read_errno = 0;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
+  OpenedFile f;
+  f.fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (f.fd < 0) return fail(io_internal::OpenProblem(errno, "no such file"));
+  if (::fstat(f.fd, &f.st) != 0 || !S_ISREG(f.st.st_mode)) {
+    ::close(f.fd);
     return fail("not a regular file");
   }
+  return f;
+}
+
+Result<std::string> ReadOpenedFile(OpenedFile file, const std::string& path, std::string_view expected) {
+  const int fd = file.fd;
+  std::string bytes;
+  int read_errno = 0;
   // The size is a hint: a file may grow or shrink while being read (and /proc files report 0). Once
   // the buffer is full, whether more follows is asked with a small read, so that a file of the size
   // stat gave is read into exactly its size (doubling the buffer there held twice the file: 0.3 GB for
   // a million documents' predictions).
-  bytes.resize(static_cast<std::size_t>(st.st_size));
+  bytes.resize(static_cast<std::size_t>(file.st.st_size));
   std::size_t got = 0;
   while (true) {
     if (got == bytes.size()) {
@@ -382,9 +409,19 @@ Result<std::string> ReadRegularFile(const std::string& path, std::string_view ex
     got += static_cast<std::size_t>(r);
   }
   ::close(fd);
-  if (read_errno != 0) return fail(fmt::format("cannot read ({})", std::strerror(read_errno)));
+  if (read_errno != 0) {
+    return Error::Input(fmt::format("{}: cannot read ({}) (expected {})", path, std::strerror(read_errno), expected));
+  }
   bytes.resize(got);
   return bytes;
+}
+
+}  // namespace io_internal
+
+Result<std::string> ReadRegularFile(const std::string& path, std::string_view expected) {
+  Result<io_internal::OpenedFile> opened = io_internal::OpenRegularFile(path, expected);
+  if (!opened) return opened.error();
+  return io_internal::ReadOpenedFile(*opened, path, expected);
 }
 
 Result<std::string> DetectDatasetFormat(const std::string& path) {
@@ -398,6 +435,7 @@ Result<std::string> DetectDatasetFormat(const std::string& path) {
 }
 
 Result<RawDataset> ImportDataset(const std::string& path, const DatasetOptions& options) {
+  std::vector<io_internal::FileData> files;
   try {
     RawDataset out;
     out.path = path;
@@ -424,7 +462,6 @@ Result<RawDataset> ImportDataset(const std::string& path, const DatasetOptions& 
       Fail(path, 0, fmt::format("split \"{}\" asked for, but format \"{}\" has no splits", options.split, out.format),
            "--split only with midas, taln or deepkpg");
     }
-    std::vector<io_internal::FileData> files;
     if (out.format == "meng") {
       io_internal::ImportMeng(path, out, files);
     } else if (out.format == "one2set") {
@@ -457,15 +494,17 @@ Result<RawDataset> ImportDataset(const std::string& path, const DatasetOptions& 
       out.files.push_back(f.path);
     }
     out.content_hash = io_internal::ContentHash(std::move(read));
+    for (const auto& f : files) io_internal::CheckUnchanged(f);
     return out;
   } catch (const ImportFailure& e) {
-    return e.error;
+    return io_internal::ChangedWhileRead(files).value_or(e.error);
   } catch (const std::filesystem::filesystem_error& e) {
-    return Error::Input(path + ": " + e.what());
+    return io_internal::ChangedWhileRead(files).value_or(Error::Input(path + ": " + e.what()));
   }
 }
 
 Result<RawPredictions> ImportPredictions(const std::string& path, const std::string& format) {
+  io_internal::FileData file;
   try {
     namespace fs = std::filesystem;
     RawPredictions out;
@@ -479,8 +518,7 @@ Result<RawPredictions> ImportPredictions(const std::string& path, const std::str
       Fail(path, 0, fmt::format("unknown prediction format \"{}\"", f),
            "one of: lines, jsonl, kpeval, tokens, hf, opennmt-kpg");
     }
-    const io_internal::FileData file =
-        io_internal::ReadTextFile(path, fs::path(path).filename().string());
+    file = io_internal::ReadTextFile(path, fs::path(path).filename().string());
     // A detected JSONL file whose first object has "logprobs" holds generated tokens
     // (docs/calibration.md).
     if (format.empty() && f == "jsonl" && io_internal::IsTokenPredictionFile(file)) f = "tokens";
@@ -514,9 +552,10 @@ Result<RawPredictions> ImportPredictions(const std::string& path, const std::str
     }
     if (out.docs.empty()) Fail(path, 0, "no prediction lines", "one line per document");
     out.content_hash = io_internal::ContentHash({&file});
+    io_internal::CheckUnchanged(file);
     return out;
   } catch (const ImportFailure& e) {
-    return e.error;
+    return io_internal::ChangedWhileRead(std::span(&file, 1)).value_or(e.error);
   }
 }
 

@@ -6,7 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -29,13 +31,15 @@ struct ImportFailure {
 
 // One file that an importer read. rel_name is the name that goes into the content hash.
 struct FileData;
+class FileBytes;
 const SharedPath& LocPath(const FileData& file);
 
 struct FileData {
-  std::string path;      // as shown in messages (the user's path joined with the file name)
-  std::string rel_name;  // relative to the dataset root, '/'-separated
-  std::string bytes;     // without a leading UTF-8 byte order mark
-  bool bom = false;      // the file started with one (it still counts in the content hash)
+  std::string path;                         // as shown in messages (the user's path joined with the file name)
+  std::string rel_name;                     // relative to the dataset root, '/'-separated
+  std::string_view bytes;                   // without a leading UTF-8 byte order mark: in `source`
+  bool bom = false;                         // the file started with one (it still counts in the content hash)
+  std::shared_ptr<const FileBytes> source;  // the file's bytes, mapped or read (io/file_bytes.h)
   // The path, shared by the SourceLoc of every record read from the file (LocPath).
   mutable SharedPath loc_path;
   mutable bool loc_path_set = false;
@@ -54,7 +58,18 @@ inline const SharedPath& LocPath(const FileData& file) {
 // are opened), strips a UTF-8 byte order mark at its start and checks that it is UTF-8 (the error
 // names the line of the first bad byte) with LF or CRLF line ends: a CR not followed by LF (classic
 // Mac OS line ends) is an error naming its line, since every reader splits lines at LF only.
+// A file of 64 KiB or more may be mapped rather than read (kplab/io.h, SetMappedFileReads): a reader
+// that has finished with its bytes calls CheckUnchanged before it trusts what it read.
 FileData ReadTextFile(const std::string& path, const std::string& rel_name);
+
+// Throws "PATH: changed while kplab read it (expected ...)" when a mapped file was cut shorter, or its
+// size or modification time changed, since ReadTextFile mapped it (FileBytes::Changed). Nothing for a
+// file read into memory: its bytes are kplab's own copy.
+void CheckUnchanged(const FileData& file);
+// The error CheckUnchanged would throw for the first of files that changed. An import that failed asks
+// this first: a file cut shorter reads as zeros at its end, and the failure they caused is not the
+// file's own.
+std::optional<Error> ChangedWhileRead(std::span<const FileData> files);
 
 // The entries of a directory, once the caller's context may read it (kplab/file_gate.h); throws
 // the gate's usage error "PATH: outside the directories scripts may read (...)" otherwise. Every listing of the

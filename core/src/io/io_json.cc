@@ -127,6 +127,7 @@ std::size_t FindSep(std::string_view s, std::size_t from) {
 }
 
 std::string DetectJsonlFormat(const std::string& path) {
+  // mapped-read: detection only; the importer it picks reads the file again, and checks it
   return DetectRecordFormat(ReadTextFile(path, ""));
 }
 

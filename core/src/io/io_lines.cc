@@ -69,6 +69,7 @@ Result<LineDocuments> LineDocuments::Open(const std::string& dataset_path, const
   auto read_predictions = [&, grants = CurrentFileGrants()] {
     FileScope scope(grants);
     try {
+      // mapped-read: LineDocuments::CheckUnchanged checks it (BuildCorpus, once the documents are built)
       f->pred = io_internal::ReadTextFile(predictions_path, fs::path(predictions_path).filename().string());
       f->pred_lines = LineIndex(f->pred.bytes);
       // Hashed here, beside the dataset's hashing (a 179 MB file takes a tenth of a second).
@@ -163,6 +164,12 @@ void LineDocuments::Read(std::size_t i, RawDoc& doc, RawPrediction& pred) const 
   if (&pred.loc.file.str() != &f.pred_loc.str()) pred.loc.file = f.pred_loc;
 }
 
+Status LineDocuments::CheckUnchanged() const {
+  if (auto e = io_internal::ChangedWhileRead(f_->data)) return *e;
+  if (auto e = io_internal::ChangedWhileRead(std::span(&f_->pred, 1))) return *e;
+  return Status::Ok();
+}
+
 void LineDocuments::Release(std::size_t begin, std::size_t end) {
   if (begin >= end) return;
   // Whole 2 MiB extents only, aligned as the system's huge pages are: a file's buffer of a few MB is
@@ -170,12 +177,13 @@ void LineDocuments::Release(std::size_t begin, std::size_t end) {
   // that whatever reuses that memory after the buffer is freed (the metrics' slot columns) is faulted in
   // 4 KiB at a time (design note 62). Files under 2 MiB, and the edges of a range, are kept.
   constexpr std::uintptr_t kExtent = std::uintptr_t{2} << 20;
-  auto release = [&](std::string& bytes, const LineIndex& lines) {
+  auto release = [&](std::string_view bytes, const LineIndex& lines) {
     const std::size_t from = lines.Start(begin);
     const std::size_t to = end < lines.size() ? lines.Start(end) : bytes.size();
-    // Only the extents wholly inside these documents' lines: the neighbours' bytes stay. The buffer is
-    // the string's own heap block, never read again once its documents are built (a read would see
-    // zeros, not a fault); freeing the string later returns the block as usual.
+    // Only the extents wholly inside these documents' lines: the neighbours' bytes stay. The bytes are
+    // never read again once their documents are built. A copy read into memory is the string's own heap
+    // block (freeing it later returns the block as usual); a mapped file's pages stay in the page cache,
+    // and leave only this process's resident memory.
     const auto base = reinterpret_cast<std::uintptr_t>(bytes.data());
     const std::uintptr_t lo = (base + from + kExtent - 1) / kExtent * kExtent;
     const std::uintptr_t hi = (base + to) / kExtent * kExtent;
