@@ -28,6 +28,34 @@ using eval_internal::SameBytes;
 using eval_internal::TokenTable;
 
 // SameBytes against libc's memcmp for every length up to 40, with a difference at each position.
+// A phrase's block (PhraseArena::PhraseBlock, Phrase::set_block): its token ids, its stem ids and its
+// surface, read back through the one pointer the phrase keeps, for blocks of every shape (no ids, no
+// surface, neither) and across many 256 KiB chunks (a block never straddles two).
+TEST(PhraseBlocks, IdsThenSurfaceReadBackWhereverTheBlockFalls) {
+  PhraseArena arena;
+  std::vector<Phrase> phrases(200000);
+  std::vector<std::string> surfaces(phrases.size());
+  for (std::size_t i = 0; i < phrases.size(); ++i) {
+    const std::size_t n = i % 4;                     // 0 to 3 tokens
+    surfaces[i] = std::string(i % 7, 'a' + i % 26);  // 0 to 6 bytes, "" every seventh
+    const std::span<TokenId> ids = arena.PhraseBlock(2 * n, surfaces[i]);
+    for (std::size_t k = 0; k < 2 * n; ++k) ids[k] = static_cast<TokenId>(i * 10 + k);
+    phrases[i].set_block(ids, surfaces[i].size());
+  }
+  for (std::size_t i = 0; i < phrases.size(); ++i) {
+    const Phrase& p = phrases[i];
+    const std::size_t n = i % 4;
+    ASSERT_EQ(p.surface(), surfaces[i]) << i;
+    ASSERT_EQ(p.tokens().size(), n) << i;
+    for (std::size_t k = 0; k < n; ++k) {
+      ASSERT_EQ(p.tokens()[k], i * 10 + k) << i;     // token k
+      ASSERT_EQ(p.stems()[k], i * 10 + n + k) << i;  // its stem, n ids later
+    }
+  }
+  // Twenty-four bytes a phrase: a million documents hold some four million.
+  static_assert(sizeof(Phrase) == 24);
+}
+
 TEST(TokenTable, SameBytesIsMemcmp) {
   for (std::size_t n = 0; n <= 40; ++n) {
     std::string a(n, 'x'), b(n, 'x');

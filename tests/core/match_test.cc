@@ -53,14 +53,13 @@ Keyphrase Make(Lexicon& lex, std::initializer_list<const char*> stems) {
     ids.push_back(lex.Intern(s));
     key += (key.empty() ? "" : " ") + std::string(s);
   }
-  // Tokens and stems alike: the ids twice, back to back (Phrase::set_ids).
-  const std::span<TokenId> stored = g_arena.Ids(2 * ids.size());
+  // Tokens and stems alike: the ids twice, back to back, then the surface (Phrase::set_block).
+  const std::span<TokenId> stored = g_arena.PhraseBlock(2 * ids.size(), key);
   std::copy(ids.begin(), ids.end(), stored.begin());
   std::copy(ids.begin(), ids.end(), stored.begin() + static_cast<std::ptrdiff_t>(ids.size()));
-  p.set_ids(stored);
+  p.set_block(stored, key.size());
   p.key = lex.Intern(key);
   p.set_blank(key.empty());
-  p.set_surface(g_arena.Copy(key));
   Keyphrase k;
   k.phrase = &p;
   return k;

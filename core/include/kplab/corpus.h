@@ -34,6 +34,9 @@ class PhraseArena {
  public:
   std::string_view Copy(std::string_view s);
   std::span<TokenId> Ids(std::size_t n);  // uninitialized: the caller writes every id
+  // A phrase's block (Phrase::set_block): room for n ids (uninitialized: the caller writes every one),
+  // followed by a copy of surface. The span points at the block even when n is 0.
+  std::span<TokenId> PhraseBlock(std::size_t n, std::string_view surface);
   // A copy of objects that need no destructor (the documents' keyphrase lists).
   template <typename T>
   std::span<const T> CopyOf(std::span<const T> items) {
@@ -54,31 +57,32 @@ class PhraseArena {
 };
 
 // A distinct normalized phrase, interned once per corpus (Corpus::phrases): the same string in many
-// documents is tokenized and stemmed once. Its surface and ids are views into Corpus::arena (or, for a
-// phrase made by hand, into storage its maker keeps alive).
-// Thirty-two bytes: a million documents of distinct phrases hold some four million. (The key under the
+// documents is tokenized and stemmed once. Its ids and surface are one block of Corpus::arena
+// (PhraseArena::PhraseBlock; or, for a phrase made by hand, storage its maker keeps alive): the token
+// ids, the stem ids, then the surface's bytes, so that one pointer finds all three.
+// Twenty-four bytes: a million documents of distinct phrases hold some four million. (The key under the
 // profile's dedup_join, where that is not ' ', is Corpus::DedupKey's.)
 struct Phrase {
-  std::string_view surface() const { return {surface_, surface_size_}; }  // after strip/lower/cleanup
-  std::span<const TokenId> tokens() const { return {ids_, n_}; }            // token ids (lower-cased)
-  std::span<const TokenId> stems() const { return {ids_ + n_, n_}; }        // stem ids, one per token
-  // The token ids then the stem ids, back to back (what set_ids was given).
+  // After strip/lower/cleanup.
+  std::string_view surface() const {
+    return {reinterpret_cast<const char*>(ids_ + 2 * std::size_t{n_}), surface_size_};
+  }
+  std::span<const TokenId> tokens() const { return {ids_, n_}; }      // token ids (lower-cased)
+  std::span<const TokenId> stems() const { return {ids_ + n_, n_}; }  // stem ids, one per token
+  // The token ids then the stem ids, back to back.
   std::span<const TokenId> ids() const { return {ids_, 2 * std::size_t{n_}}; }
   // No token or only empty tokens: never present.
   bool blank() const { return blank_; }
   void set_blank(bool b) { blank_ = b; }
-  void set_surface(std::string_view s) {
-    surface_ = s.data();
-    surface_size_ = static_cast<std::uint32_t>(s.size());
-  }
-  // ids: n token ids followed by their n stem ids, kept alive by the phrase's maker.
-  void set_ids(std::span<const TokenId> ids) {
+  // ids: n token ids followed by their n stem ids, then the surface's surface_size bytes right after the
+  // last id (PhraseArena::PhraseBlock lays them out so), kept alive by the phrase's maker.
+  void set_block(std::span<const TokenId> ids, std::size_t surface_size) {
     ids_ = ids.data();
     n_ = static_cast<std::uint32_t>(ids.size() / 2);
+    surface_size_ = static_cast<std::uint32_t>(surface_size);
   }
 
  private:
-  const char* surface_ = nullptr;
   const TokenId* ids_ = nullptr;
   std::uint32_t surface_size_ = 0;
   std::uint32_t n_ : 31 = 0;
@@ -88,7 +92,7 @@ struct Phrase {
   TokenId key = kNoToken;  // id of the stems joined by ' ' (the match key)
   std::uint32_t id = 0;    // index in Corpus::phrases
 };
-static_assert(sizeof(Phrase) == 32);
+static_assert(sizeof(Phrase) == 24);
 
 // What only some keyphrases carry, kept apart so that a keyphrase is three words (a million documents
 // hold some 14 million keyphrases): alternative forms, a ranked list's score, token probabilities.

@@ -78,6 +78,23 @@ std::span<TokenId> PhraseArena::Ids(std::size_t n) {
   return {static_cast<TokenId*>(Take(bytes, alignof(TokenId))), n};
 }
 
+std::span<TokenId> PhraseArena::PhraseBlock(std::size_t n, std::string_view surface) {
+  const std::size_t bytes = n * sizeof(TokenId) + surface.size();
+  if (bytes == 0) return {};
+  const std::size_t pad =
+      (alignof(TokenId) - reinterpret_cast<std::uintptr_t>(pos_) % alignof(TokenId)) % alignof(TokenId);
+  TokenId* ids;
+  if (pos_ != nullptr && left_ >= bytes + pad) {  // Take's own path, without the call (once per phrase)
+    ids = reinterpret_cast<TokenId*>(pos_ + pad);
+    pos_ += pad + bytes;
+    left_ -= pad + bytes;
+  } else {
+    ids = static_cast<TokenId*>(Take(bytes, alignof(TokenId)));
+  }
+  if (!surface.empty()) std::memcpy(ids + n, surface.data(), surface.size());
+  return {ids, n};
+}
+
 void PhraseArena::Adopt(PhraseArena&& other) {
   for (auto& c : other.chunks_) chunks_.push_back(std::move(c));
   other.chunks_.clear();
@@ -698,7 +715,7 @@ class Builder {
       for (auto t : SplitWhitespace(s)) tokens_.push_back(t);
     }
     const std::size_t n = tokens_.size();
-    const std::span<TokenId> ids = arena.Ids(2 * n);
+    const std::span<TokenId> ids = arena.PhraseBlock(2 * n, s);
     const bool same_join = p_.dedup_join == " ";
     std::size_t key_size = 0;  // the key is written into key_, whose size only grows
     dedup_.clear();
@@ -723,8 +740,7 @@ class Builder {
       key_size += sv.size();
       if (!same_join) dedup_.append(sv);
     }
-    ph.set_ids(ids);
-    ph.set_surface(arena.Copy(s));
+    ph.set_block(ids, s.size());
     if (n == 1) {
       // A one-token phrase's key is its one stem's string, interned already: that string's id.
       ph.key = ids[1];
