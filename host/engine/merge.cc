@@ -276,7 +276,7 @@ Status OwnAggregatesMatch(Shard& sh, const std::vector<AggregateValue>& recomput
 std::string Short(const std::string& hash) { return hash.size() > 12 ? hash.substr(0, 12) : hash; }
 
 // The documents [begin, end) as the message shows them: 1-based positions and ids.
-std::string DocRange(const std::vector<std::string>& ids, int64_t begin, int64_t end) {
+std::string DocRange(const DocIds& ids, int64_t begin, int64_t end) {
   return fmt::format("documents {}-{} ('{}' to '{}')", begin + 1, end, ids[static_cast<std::size_t>(begin)],
                      ids[static_cast<std::size_t>(end - 1)]);
 }
@@ -517,7 +517,7 @@ Result<std::vector<Shard>> ReadShards(Stores& stores, const std::vector<std::pai
 }
 
 // The ranges: each where its I/N puts it, no shard twice, no overlap, no gap. Sorts the shards by range.
-Status CheckCoverage(std::vector<Shard>& shards, const std::vector<std::string>& doc_ids) {
+Status CheckCoverage(std::vector<Shard>& shards, const DocIds& doc_ids) {
   const auto n = static_cast<int64_t>(doc_ids.size());
   for (const Shard& sh : shards) {
     const ShardInfo& r = *sh.run.shard;
@@ -601,7 +601,7 @@ Result<MergeResult> MergeShards(const MergeRequest& req) {
   for (std::size_t i = 1; i < shards.size(); ++i) {
     if (auto diff = Difference(shards[0], shards[i])) return UsageFail(*diff);
   }
-  const std::vector<std::string>& doc_ids = shards[0].run.doc_ids;
+  const DocIds& doc_ids = shards[0].run.doc_ids;
   const auto n = static_cast<int64_t>(doc_ids.size());
   if (Status st = CheckCoverage(shards, doc_ids); !st.ok()) return st.error();
 

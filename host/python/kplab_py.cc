@@ -586,7 +586,7 @@ py::dict RunDict(const RunRecord& run, const std::vector<AggregateValue>& aggreg
   d["system"] = run.system;
   d["profile"] = run.profile;
   d["n_docs"] = run.doc_ids.size();
-  d["doc_ids"] = run.doc_ids;
+  d["doc_ids"] = run.doc_ids.ToVector();
   if (run.shard) {
     py::dict sh;
     sh["index"] = run.shard->index;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -75,6 +77,64 @@ void ExpectSameBits(const std::vector<double>& a, const std::vector<double>& b) 
   for (size_t i = 0; i < a.size(); ++i) {
     EXPECT_EQ(std::bit_cast<uint64_t>(a[i]), std::bit_cast<uint64_t>(b[i])) << i;
   }
+}
+
+// A run's document ids as a view of the records that hold them (DocIds::Of, what kplab eval gives a
+// run): read like the strings themselves, the records kept alive by the view alone, equal to a copy, and
+// a copy of its own from the first change on.
+struct IdHolder {
+  int before = 0;
+  std::string id;
+  double after = 0;
+};
+
+TEST(DocIdsTest, AViewReadsItsRecordsAndKeepsThemAlive) {
+  DocIds ids;
+  std::weak_ptr<const std::vector<IdHolder>> watch;
+  {
+    auto records = std::make_shared<const std::vector<IdHolder>>(std::vector<IdHolder>{
+        {1, "doc-1", 0.5}, {2, "a much longer document id, past the short-string buffer", 1}, {3, "", 2}});
+    watch = records;
+    ids = DocIds::Of(records, std::span<const IdHolder>(*records), &IdHolder::id);
+  }
+  ASSERT_FALSE(watch.expired());  // held by the view alone
+  EXPECT_FALSE(ids.owned());
+  ASSERT_EQ(ids.size(), 3u);
+  EXPECT_EQ(ids[0], "doc-1");
+  EXPECT_EQ(ids[1], "a much longer document id, past the short-string buffer");
+  EXPECT_EQ(ids.back(), "");
+  EXPECT_EQ(std::find(ids.begin(), ids.end(), "doc-1") - ids.begin(), 0);
+  EXPECT_EQ(ids.ToVector(),
+            (std::vector<std::string>{"doc-1", "a much longer document id, past the short-string buffer", ""}));
+  const DocIds copy = ids.ToVector();
+  EXPECT_TRUE(copy.owned());
+  EXPECT_EQ(ids, copy);
+  EXPECT_FALSE(ids == DocIds({"doc-1", "x", ""}));
+  // The first change copies the strings and lets the records go.
+  ids.push_back("doc-4");
+  EXPECT_TRUE(ids.owned());
+  EXPECT_TRUE(watch.expired());
+  EXPECT_EQ(ids.size(), 4u);
+  EXPECT_EQ(ids[1], "a much longer document id, past the short-string buffer");
+  // A view of no records is empty.
+  auto none = std::make_shared<const std::vector<IdHolder>>();
+  EXPECT_TRUE(DocIds::Of(none, std::span<const IdHolder>(*none), &IdHolder::id).empty());
+}
+
+// A run made from a view is stored with the same ids as one made from a copy.
+TEST(DocIdsTest, AViewIsStoredAsItsIds) {
+  auto records =
+      std::make_shared<const std::vector<IdHolder>>(std::vector<IdHolder>{{0, "d1", 0}, {0, "d2", 0}, {0, "d3", 0}});
+  RunRecord in = MakeStoreRun();
+  in.doc_ids = DocIds::Of(records, std::span<const IdHolder>(*records), &IdHolder::id);
+  auto store = RunStore::Open(":memory:");
+  ASSERT_TRUE(store.ok());
+  auto id = store->SaveRun(in, MakeScores(), MakeAggregates());
+  ASSERT_TRUE(id.ok()) << id.error().message;
+  auto out = store->GetRun(*id);
+  ASSERT_TRUE(out.ok());
+  EXPECT_TRUE(out->doc_ids.owned());
+  EXPECT_EQ(out->doc_ids, MakeStoreRun().doc_ids);
 }
 
 TEST(RunStoreTest, OpenMemory) {

@@ -122,6 +122,11 @@ TEST_F(EvalStore, StoresAGoodRunWithItsSlots) {
   ASSERT_TRUE(run.ok());
   EXPECT_EQ(run->status, "ok");
   EXPECT_EQ(run->dataset_path, fs::weakly_canonical(std::string(KPLAB_SOURCE_DIR) + "/examples/tiny").string());
+  // The evaluated run's ids are a view of its corpus's documents, not a copy (design note 68), and are
+  // stored as the documents' ids: the Meng files' line numbers, 1 to 5.
+  EXPECT_FALSE(stored->result.run.doc_ids.owned());
+  EXPECT_EQ(run->doc_ids, (DocIds{"1", "2", "3", "4", "5"}));
+  EXPECT_EQ(stored->result.run.doc_ids, run->doc_ids);
 }
 
 TEST_F(EvalStore, RecordsAFailedRunAndSaysSo) {

@@ -6,12 +6,16 @@
 // Threads: not thread-safe: use one RunStore per thread.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "kplab/index_iterator.h"
 #include "kplab/result.h"
 
 namespace kplab {
@@ -46,13 +50,74 @@ struct SlotColumn {
   std::vector<double> values;
 };
 
+// The ids of a run's documents, in dataset order: either strings of its own (a run read back from a
+// store, or made by hand) or a view of the documents of the corpus it was evaluated on, which the view
+// keeps alive (`kplab eval`: a million ids are not copied, design note 68). Read like a vector of
+// strings; the first change to a view (push_back, reserve) makes it a copy of its own.
+class DocIds {
+ public:
+  using value_type = std::string;
+  using iterator = IndexIterator<DocIds, const std::string&>;
+  using const_iterator = iterator;
+
+  DocIds() = default;
+  DocIds(std::initializer_list<std::string> ids) : own_(ids) {}
+  DocIds(std::vector<std::string> ids) : own_(std::move(ids)) {}  // NOLINT: implicit, as a vector's copy
+
+  // The ids in member `id` of each of items, which owner keeps alive for as long as the view lives.
+  template <typename T>
+  static DocIds Of(std::shared_ptr<const void> owner, std::span<const T> items, const std::string T::*id) {
+    DocIds out;
+    out.owner_ = std::move(owner);
+    out.n_ = items.size();
+    out.stride_ = sizeof(T);
+    out.first_ = items.empty() ? nullptr : reinterpret_cast<const char*>(&(items.front().*id));
+    return out;
+  }
+
+  std::size_t size() const { return owner_ ? n_ : own_.size(); }
+  bool empty() const { return size() == 0; }
+  const std::string& operator[](std::size_t i) const {
+    return owner_ ? *reinterpret_cast<const std::string*>(first_ + i * stride_) : own_[i];
+  }
+  const std::string& front() const { return (*this)[0]; }
+  const std::string& back() const { return (*this)[size() - 1]; }
+  iterator begin() const { return {this, 0}; }
+  iterator end() const { return {this, size()}; }
+  void push_back(std::string id) {
+    Own();
+    own_.push_back(std::move(id));
+  }
+  void reserve(std::size_t n) {
+    Own();
+    own_.reserve(n);
+  }
+  // Whether the run has its own copy (false: a view of its corpus's documents).
+  bool owned() const { return owner_ == nullptr; }
+  std::vector<std::string> ToVector() const { return std::vector<std::string>(begin(), end()); }
+  friend bool operator==(const DocIds& a, const DocIds& b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
+  }
+
+ private:
+  void Own() {
+    if (!owner_) return;
+    own_ = ToVector();
+    owner_.reset();
+  }
+  std::vector<std::string> own_;
+  std::shared_ptr<const void> owner_;  // set: a view of n_ strings, stride_ bytes apart from first_
+  const char* first_ = nullptr;
+  std::size_t n_ = 0, stride_ = 0;
+};
+
 struct RunRecord {
   int64_t id = 0;  // assigned by SaveRun
   std::string status = "ok";  // "ok" or "failed"
   std::string error;          // for failed runs: "plugins/x.lua:12: message\ntraceback"
   // Dataset
   std::string dataset_name, dataset_path, dataset_format, dataset_hash;
-  std::vector<std::string> doc_ids;  // dataset document order
+  DocIds doc_ids;  // dataset document order
   // System and its predictions
   std::string system, predictions_path, predictions_hash;
   std::optional<int64_t> seed;  // the system's training seed, when known (runs table groups by it)
