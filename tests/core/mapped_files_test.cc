@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <random>
 #include <string>
@@ -110,20 +112,23 @@ TEST(MappedFiles, AFileCutShorterReadsAsZerosAndIsReported) {
   EXPECT_TRUE((*bytes)->Changed());
 }
 
-TEST(MappedFiles, ARewriteOfTheSameSizeIsReported) {
+TEST(MappedFiles, ARewriteOfTheSameSizeAndModificationTimeIsReported) {
   TempDir dir;
   const std::string text = WriteMapped(dir / "big.txt", 10000);
   MappedReads reads(true);
   auto bytes = FileBytes::Open(dir / "big.txt", "X");
   ASSERT_TRUE(bytes.ok());
   EXPECT_FALSE((*bytes)->Changed());
+  struct stat before {};
+  ASSERT_EQ(::stat((dir / "big.txt").c_str(), &before), 0);
   {
     std::fstream f(dir / "big.txt", std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(5);
     f << "X";
   }
-  // The same size; the modification time is set apart from the first one in case the clock is coarse.
-  const struct timespec times[2] = {{0, UTIME_OMIT}, {1234567, 0}};
+  // The same size, and the modification time put back as it was (touch -r, rsync -t --inplace do):
+  // the change time, which no one can set, still tells.
+  const struct timespec times[2] = {{0, UTIME_OMIT}, before.st_mtim};
   ASSERT_EQ(::utimensat(AT_FDCWD, (dir / "big.txt").c_str(), times, 0), 0);
   EXPECT_TRUE((*bytes)->Changed());
 }
@@ -137,50 +142,141 @@ void JumpOnBus(int, siginfo_t*, void*) {
   siglongjmp(g_bus_jump, 1);
 }
 
-TEST(MappedFiles, OtherBusErrorsReachTheHandlerThatWasThere) {
+// Reads byte i of p with JumpOnBus in charge: whether the read raised a SIGBUS that reached it (the read
+// never completed).
+[[gnu::noinline]] bool ReadFaults(const void* p, std::size_t i) {
+  g_bus_seen = 0;
+  volatile char got = 1;
+  if (sigsetjmp(g_bus_jump, 1) == 0) got = static_cast<volatile const char*>(p)[i];
+  return g_bus_seen.load() == 1 && got == 1;
+}
+
+// The handler's tests depend on what was installed before the first mapping of the process, so each runs
+// in a process of its own: a death test's child, started afresh ("threadsafe" style re-runs the binary),
+// exits 0 when every check held and 1 naming the first that did not.
+#define KPLAB_IN_FRESH_PROCESS(body)                      \
+  do {                                                    \
+    GTEST_FLAG_SET(death_test_style, "threadsafe");       \
+    EXPECT_EXIT(                                          \
+        {                                                 \
+          auto check = [](bool ok, const char* what) {    \
+            if (!ok) {                                    \
+              std::fprintf(stderr, "failed: %s\n", what); \
+              std::_Exit(1);                              \
+            }                                             \
+          };                                              \
+          body;                                           \
+          std::_Exit(0);                                  \
+        },                                                \
+        ::testing::ExitedWithCode(0), "");                \
+  } while (0)
+
+TEST(MappedFilesDeathTest, OtherBusErrorsReachTheHandlerThatWasThere) {
   TempDir dir;
   WriteMapped(dir / "a.txt", 10000);
   WriteMapped(dir / "b.txt", 10000);
-  MappedReads reads(true);
-  BusHandler before(JumpOnBus);
-  auto a = FileBytes::Open(dir / "a.txt", "X");
-  ASSERT_TRUE(a.ok() && (*a)->mapped());
-  // A SIGBUS sent (no fault, no address) goes to the handler found.
-  g_bus_seen = 0;
-  if (sigsetjmp(g_bus_jump, 1) == 0) ::raise(SIGBUS);
-  EXPECT_EQ(g_bus_seen.load(), 1);
-  // A real bus error in a mapping that is no FileBytes' goes there too.
-  const int fd = ::open((dir / "b.txt").c_str(), O_RDONLY);
-  ASSERT_GE(fd, 0);
-  void* other = ::mmap(nullptr, 65536, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
-  ASSERT_NE(other, MAP_FAILED);
-  ASSERT_EQ(::truncate((dir / "b.txt").c_str(), 0), 0);
-  g_bus_seen = 0;
-  volatile char got = 1;
-  if (sigsetjmp(g_bus_jump, 1) == 0) got = static_cast<volatile const char*>(other)[40000];
-  EXPECT_EQ(g_bus_seen.load(), 1);
-  EXPECT_EQ(got, 1);  // the read never completed
-  ::munmap(other, 65536);
+  KPLAB_IN_FRESH_PROCESS({
+    SetMappedFileReads(true);
+    BusHandler before(JumpOnBus);
+    auto a = FileBytes::Open(dir / "a.txt", "X");
+    check(a.ok() && (*a)->mapped(), "a.txt mapped");
+    // A SIGBUS sent (no fault, no address) goes to the handler found.
+    g_bus_seen = 0;
+    if (sigsetjmp(g_bus_jump, 1) == 0) ::raise(SIGBUS);
+    check(g_bus_seen.load() == 1, "a SIGBUS raised reached the handler found");
+    // A real bus error in a mapping that is no FileBytes' goes there too.
+    const int fd = ::open((dir / "b.txt").c_str(), O_RDONLY);
+    void* other = ::mmap(nullptr, 65536, PROT_READ, MAP_PRIVATE, fd, 0);
+    ::close(fd);
+    check(other != MAP_FAILED, "b.txt mapped by hand");
+    check(::truncate((dir / "b.txt").c_str(), 0) == 0, "b.txt cut");
+    check(ReadFaults(other, 40000), "a real bus error elsewhere reached the handler found");
+  });
 }
 
-TEST(MappedFiles, AHandlerInstalledLaterIsChainedBehindOursAtTheNextMapping) {
+// A handler installed after ours (as Python's faulthandler is) is left in front: ours is not put back
+// before it, since it may chain to ours and ours to it for ever. Files are read from then on.
+TEST(MappedFilesDeathTest, AHandlerInstalledLaterIsLeftInFrontAndFilesAreReadThen) {
   TempDir dir;
   const std::string text = WriteMapped(dir / "a.txt", 10000);
   WriteMapped(dir / "b.txt", 10000);
-  MappedReads reads(true);
-  auto a = FileBytes::Open(dir / "a.txt", "X");
-  ASSERT_TRUE(a.ok() && (*a)->mapped());
-  // Someone takes SIGBUS over after the first mapping (Python's faulthandler does, for one).
-  BusHandler later(CountBus);
-  auto b = FileBytes::Open(dir / "b.txt", "X");
-  ASSERT_TRUE(b.ok() && (*b)->mapped());
-  ASSERT_EQ(::truncate((dir / "b.txt").c_str(), 100), 0);
-  EXPECT_EQ((*b)->view()[text.size() - 1], '\0');  // ours again: zeros, no signal for the other handler
-  EXPECT_TRUE((*b)->Changed());
-  g_bus_seen = 0;
-  ::raise(SIGBUS);
-  EXPECT_EQ(g_bus_seen.load(), 1);  // and behind ours, the later one
+  KPLAB_IN_FRESH_PROCESS({
+    SetMappedFileReads(true);
+    auto a = FileBytes::Open(dir / "a.txt", "X");
+    check(a.ok() && (*a)->mapped(), "a.txt mapped");
+    struct sigaction later {};
+    later.sa_sigaction = CountBus;
+    later.sa_flags = SA_SIGINFO;
+    sigemptyset(&later.sa_mask);
+    ::sigaction(SIGBUS, &later, nullptr);
+    auto b = FileBytes::Open(dir / "b.txt", "X");
+    check(b.ok() && !(*b)->mapped(), "b.txt read, not mapped");
+    check((*b)->view() == text, "b.txt's bytes");
+    struct sigaction now {};
+    ::sigaction(SIGBUS, nullptr, &now);
+    check(now.sa_sigaction == CountBus, "the later handler still in front");
+    g_bus_seen = 0;
+    ::raise(SIGBUS);
+    check(g_bus_seen.load() == 1, "a SIGBUS reaches it, once");
+  });
+}
+
+// A process that ignores SIGBUS keeps ignoring one sent, with ours installed.
+TEST(MappedFilesDeathTest, AnIgnoredSignalSentStaysIgnored) {
+  TempDir dir;
+  WriteMapped(dir / "a.txt", 10000);
+  KPLAB_IN_FRESH_PROCESS({
+    ::signal(SIGBUS, SIG_IGN);
+    SetMappedFileReads(true);
+    auto a = FileBytes::Open(dir / "a.txt", "X");
+    check(a.ok() && (*a)->mapped(), "a.txt mapped");
+    ::raise(SIGBUS);
+    ::kill(::getpid(), SIGBUS);
+  });
+}
+
+// Files mapped and unmapped on one thread, their guard slots claimed and freed again and again, while
+// another thread takes bus errors in a mapping of its own: every one reaches the handler found, and none
+// is mistaken for a mapped file's (which would map zeros over the other mapping).
+TEST(MappedFilesDeathTest, SlotsClaimedMeanwhileNeverCatchAnotherFault) {
+  TempDir dir;
+  WriteMapped(dir / "a.txt", 10000);
+  WriteMapped(dir / "b.txt", 10000);
+  KPLAB_IN_FRESH_PROCESS({
+    SetMappedFileReads(true);
+    BusHandler before(JumpOnBus);
+    // Below every file's region (mappings are placed from the top down), so that the fault's address
+    // lies under the end of whichever slot is being claimed.
+    const int fd = ::open((dir / "b.txt").c_str(), O_RDONLY);
+    void* other = ::mmap(reinterpret_cast<void*>(std::uintptr_t{1} << 32), 65536, PROT_READ, MAP_PRIVATE, fd, 0);
+    ::close(fd);
+    check(other != MAP_FAILED && ::truncate((dir / "b.txt").c_str(), 0) == 0, "b.txt mapped by hand, then cut");
+    {
+      auto a = FileBytes::Open(dir / "a.txt", "X");
+      check(a.ok() && (*a)->mapped() && static_cast<const void*>((*a)->view().data()) > other,
+            "the fault's address is below the files' regions");
+    }
+    std::atomic<bool> stop{false};
+    std::thread churn([&] {
+      while (!stop.load()) {
+        auto a = FileBytes::Open(dir / "a.txt", "X");
+        if (!a.ok() || !(*a)->mapped()) std::_Exit(2);
+      }
+    });
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+    long faults = 0;
+    while (std::chrono::steady_clock::now() < until) {
+      if (!ReadFaults(other, 40000)) {
+        stop = true;
+        churn.join();
+        check(false, "a bus error outside every mapped file was taken for one");
+      }
+      ++faults;
+    }
+    stop = true;
+    churn.join();
+    check(faults > 100, "bus errors taken");
+  });
 }
 
 // Kplab's own reader of a Meng-2017 dataset and its predictions: a predictions file cut shorter after it
@@ -249,6 +345,51 @@ TEST(MappedFiles, ImportsRacingACutGiveTheFileTheCutFileOrTheChange) {
   }
   RecordProperty("outcomes", std::to_string(whole_seen) + " whole, " + std::to_string(cut_seen) + " cut, " +
                                  std::to_string(changed) + " changed");
+}
+
+// The same race against kplab's own reader of a Meng-2017 dataset (LineDocuments::Open, then the corpus
+// built from it, on two threads): the whole corpus, the change, or the error the file as cut gives ("only
+// N lines", N its lines); never an error counted from zeros past the cut.
+TEST(MappedFiles, LineDocumentsRacingACutGiveTheFileTheCutFileOrTheChange) {
+  TempDir dir;
+  WriteMapped(dir / "word_x_testing_allkeywords.txt", 40000);
+  const std::string path = dir / "pred.txt";
+  const std::string text = WriteMapped(path, 40000);
+  const std::size_t cut_at = text.find('\n', text.size() / 3) + 1;
+  const auto cut = static_cast<std::size_t>(std::count(text.begin(), text.begin() + cut_at, '\n'));
+  const std::string changed_error =
+      path + ": changed while kplab read it (expected a file that stays as it is until kplab has read it)";
+  const std::string cut_error = path + ":" + std::to_string(cut + 1) + ": only " + std::to_string(cut) +
+                                " lines (expected 40000 lines, one per document of " + dir.path() + ")";
+  const Profile profile = *FindProfile("kplab");
+  MappedReads reads(true);
+  auto once = [&] {
+    auto docs = LineDocuments::Open(dir.path(), {}, path, 2);
+    if (!docs.ok()) return Result<std::size_t>(docs.error());
+    auto corpus = BuildCorpus(std::move(*docs), profile, 2);
+    if (!corpus.ok()) return Result<std::size_t>(corpus.error());
+    return Result<std::size_t>(corpus->docs.size());
+  };
+  ASSERT_TRUE(once().ok());
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(once().ok());
+  const auto alone = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
+  std::mt19937 rng(11);
+  for (int round = 0; round < 30; ++round) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+    const auto delay = std::chrono::microseconds(std::uniform_int_distribution<long>(0, alone.count())(rng));
+    std::thread cutter([&] {
+      std::this_thread::sleep_for(delay);
+      ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(cut_at)), 0);
+    });
+    auto got = once();
+    cutter.join();
+    if (got.ok()) {
+      EXPECT_EQ(*got, 40000u);
+    } else {
+      EXPECT_TRUE(got.error().message == changed_error || got.error().message == cut_error) << got.error().message;
+    }
+  }
 }
 
 }  // namespace

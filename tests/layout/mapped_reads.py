@@ -12,6 +12,11 @@ its own. Each call of ReadTextFile in core/ and host/ must therefore be one of:
     previous function's closing brace at column 0, and down to this function's);
   - marked `// mapped-read: REASON` on its line or the line above.
 
+Its error paths too: in a function that calls ReadTextFile or ReadLinePair, and in the holders, an
+error caught (`return e.error;`) is returned only after the change was asked for (ChangedWhileRead /
+CheckUnchanged in the same catch block): zeros past a cut file's new end make errors that are
+not the file's.
+
 A new reader of mapped bytes that forgets the check fails this test with FILE:LINE.
 
 Usage: mapped_reads.py SOURCE_DIR
@@ -49,8 +54,37 @@ def function_around(lines, i):
     return lines[start:end + 1]
 
 
+ASKS = re.compile(r"\bChangedWhileRead\(|\bCheckUnchanged\(")
+READS = re.compile(r"\bReadTextFile\(|\bReadLinePair\(")
+
+
+def error_paths(rel, lines, i):
+    """`return e.error;` lines of the function around line i that return before asking for a change."""
+    out = []
+    start = i
+    while start > 0 and not lines[start - 1].startswith("}"):
+        start -= 1
+    for j, line in enumerate(function_around(lines, i)):
+        k = start + j
+        if "return e.error" in code(line) and "value_or" not in line:
+            catch = k
+            while catch > start and "catch (" not in lines[catch]:
+                catch -= 1
+            if not any(ASKS.search(code(lines[m])) for m in range(catch, k + 1)):
+                out.append(f"{rel}:{k + 1}: an error returned before asking whether a mapped file changed "
+                           f"(ChangedWhileRead): {line.strip()}")
+    return out
+
+
 def problems_in(rel, lines):
     out = []
+    seen = set()
+    for i, line in enumerate(lines):
+        if READS.search(code(line)) and not DEFINITION.search(line):
+            for p in error_paths(rel, lines, i):
+                if p not in seen:
+                    seen.add(p)
+                    out.append(p)
     for i, line in enumerate(lines):
         text = code(line)
         if not CALL.search(text) or DEFINITION.search(line):
@@ -84,13 +118,23 @@ Result<X> Forgot(const std::string& path) {
   const FileData file = ReadTextFile(path, "x");
   return Parse(file.bytes);
 }
+
+Result<X> ForgotItsErrors(const std::string& path) {
+  FileData file;
+  try {
+    file = ReadTextFile(path, "x");
+    io_internal::CheckUnchanged(file);
+  } catch (const ImportFailure& e) {
+    return e.error;
+  }
+}
 """
 
 
 def main():
     src = sys.argv[1]
     found = problems_in("sample.cc", SELF_TEST.splitlines())
-    if len(found) != 1 or ":16:" not in found[0]:
+    if len(found) != 3 or not all(any(f":{n}:" in p for p in found) for n in (16, 23, 26)):
         print("mapped_reads.py self-test failed: " + repr(found))
         return 1
     problems, calls = [], 0
@@ -113,6 +157,7 @@ def main():
             problems.append(f"{rel}: expected one function starting '{first}', found {len(at)}")
             continue
         body = "\n".join(code(l) for l in function_around(lines, at[0] + 1))
+        problems += [p for p in error_paths(rel, lines, at[0] + 1) if p not in problems]
         for n in needed:
             if n not in body:
                 problems.append(f"{rel}:{at[0] + 1}: '{first}' no longer holds '{n}': the files it is given go unchecked")

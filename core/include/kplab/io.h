@@ -234,10 +234,11 @@ Result<std::string> ReadRegularFile(const std::string& path, std::string_view ex
 // fresh memory (files of 64 KiB or more; default: no). A copy is fresh memory, which a virtual machine
 // may hand out only at a cost (docs/design-notes.md, note 66). A mapped file cut shorter while it is read
 // would kill the process with SIGBUS: mapping takes that signal over, and reads past the file's new end
-// give zero bytes, after which the import fails with "PATH: changed while kplab read it". A library does
-// not take over a signal in its host's process unasked: the kplab executable turns mapping on as it
-// starts. The handler passes every other fault on to the handler it found, and is put back in front
-// when another took its place before a file is mapped.
+// give zero bytes, after which the import fails with "PATH: changed while kplab read it" (so does a file
+// whose size, modification or change time moved meanwhile). A library does not take over a signal in
+// its host's process unasked: the kplab executable turns mapping on as it starts. The handler passes
+// every other SIGBUS on to the handler it found (one ignored stays ignored). When another handler has
+// taken its place since, it is left there, and files are read rather than mapped from then on.
 void SetMappedFileReads(bool on);
 bool MappedFileReads();
 

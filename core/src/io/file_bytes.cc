@@ -22,8 +22,11 @@ namespace io_internal {
 namespace {
 
 // The regions of the files mapped now, for the signal handler: it reads them without a lock, so a slot
-// is claimed by its begin (0: free), and its end is written before its begin is.
+// is claimed by its begin (0: free; kClaiming: being filled, matching no address) and its end is written
+// before its begin is. The handler reads begin, end, then begin again, and trusts the pair only if begin
+// did not change in between (a slot freed and claimed again meanwhile).
 constexpr int kSlots = 64;
+constexpr std::uintptr_t kClaiming = UINTPTR_MAX;
 struct GuardSlot {
   std::atomic<std::uintptr_t> begin{0}, end{0};  // the file's pages (not the page of zeros after them)
   std::atomic<bool> cut{false};                  // a read past the file's end was given zeros
@@ -32,7 +35,10 @@ GuardSlot g_slots[kSlots];
 
 std::atomic<bool> g_enabled{false};
 std::mutex g_install_mutex;
-struct sigaction g_previous {};  // the handler ours passes other faults to (written under the mutex)
+// The handler ours passes other faults to: written once, under the mutex, before ours is installed, and
+// never again (a handler that replaced ours is not put behind it: see InstallGuard).
+struct sigaction g_previous {};
+bool g_installed = false;  // under the mutex
 
 std::uintptr_t PageSize() {
   static const std::uintptr_t size = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
@@ -49,8 +55,10 @@ void OnBus(int sig, siginfo_t* info, void* context) {
   for (GuardSlot& s : g_slots) {
     if (info->si_code <= 0) break;
     const std::uintptr_t begin = s.begin.load(std::memory_order_acquire);
-    if (begin == 0 || addr < begin || addr >= s.end.load(std::memory_order_relaxed)) continue;
-    const std::uintptr_t page = addr & ~(PageSize() - 1), end = s.end.load(std::memory_order_relaxed);
+    if (begin == 0 || begin == kClaiming || addr < begin) continue;
+    const std::uintptr_t end = s.end.load(std::memory_order_acquire);
+    if (addr >= end || s.begin.load(std::memory_order_acquire) != begin) continue;
+    const std::uintptr_t page = addr & ~(PageSize() - 1);
     void* const at = reinterpret_cast<void*>(page);
     // file-gate: anonymous memory, no file
     void* zeros = ::mmap(at, end - page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
@@ -69,33 +77,41 @@ void OnBus(int sig, siginfo_t* info, void* context) {
     prev.sa_handler(sig);
     return;
   }
-  // The default action: a fault is raised again when the read is done again; a signal sent is re-sent.
+  // Ignored, as the process had it: a signal sent stays ignored. A fault cannot be ignored (the kernel
+  // would kill the process on the read done again), nor can the default action be taken from here but by
+  // putting it back: the read done again then ends the process as it would have without ours.
+  if (prev.sa_handler == SIG_IGN && info->si_code <= 0) return;
   ::signal(SIGBUS, SIG_DFL);
   if (info->si_code <= 0) ::raise(SIGBUS);
 }
 
-// Ours in front, chaining to whatever was there (once, and again whenever another handler replaced it).
+// Ours in front, chaining to whatever was there, the first time. When another handler has since taken
+// ours's place (a host that installs its own, such as Python's faulthandler), ours is not put back in
+// front of it: that handler may chain to ours, and ours to it, for ever. Files are then read, not mapped.
 bool InstallGuard() {
   std::lock_guard<std::mutex> lock(g_install_mutex);
   struct sigaction now {};
   if (::sigaction(SIGBUS, nullptr, &now) != 0) return false;
   if ((now.sa_flags & SA_SIGINFO) != 0 && now.sa_sigaction == OnBus) return true;
+  if (g_installed) return false;
   struct sigaction ours {};
   ours.sa_sigaction = OnBus;
   ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
   sigemptyset(&ours.sa_mask);
   g_previous = now;
-  return ::sigaction(SIGBUS, &ours, nullptr) == 0;
+  if (::sigaction(SIGBUS, &ours, nullptr) != 0) return false;
+  g_installed = true;
+  return true;
 }
 
 int ClaimSlot(std::uintptr_t begin, std::uintptr_t end) {
   for (int i = 0; i < kSlots; ++i) {
     std::uintptr_t free_slot = 0;
-    // Claimed with a placeholder begin the handler never matches (1 is no page's address), so the end
-    // is in place before the real begin makes the slot live.
-    if (g_slots[i].begin.compare_exchange_strong(free_slot, 1, std::memory_order_acq_rel)) {
+    // Claimed with a placeholder begin the handler never matches (kClaiming), so the end is in place
+    // before the real begin makes the slot live.
+    if (g_slots[i].begin.compare_exchange_strong(free_slot, kClaiming, std::memory_order_acq_rel)) {
       g_slots[i].cut.store(false, std::memory_order_relaxed);
-      g_slots[i].end.store(end, std::memory_order_relaxed);
+      g_slots[i].end.store(end, std::memory_order_release);
       g_slots[i].begin.store(begin, std::memory_order_release);
       return i;
     }
@@ -154,8 +170,13 @@ bool FileBytes::Changed() const {
   if (g_slots[slot_].cut.load(std::memory_order_acquire)) return true;
   struct stat now {};
   if (::fstat(fd_, &now) != 0) return true;
-  return now.st_size != at_open_.st_size || now.st_mtim.tv_sec != at_open_.st_mtim.tv_sec ||
-         now.st_mtim.tv_nsec != at_open_.st_mtim.tv_nsec;
+  // The change time too: a writer may set the modification time back (touch -r, rsync -t --inplace),
+  // but not that one, which every write and every change of the status moves.
+  auto same = [](const struct timespec& a, const struct timespec& b) {
+    return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+  };
+  return now.st_size != at_open_.st_size || !same(now.st_mtim, at_open_.st_mtim) ||
+         !same(now.st_ctim, at_open_.st_ctim);
 }
 
 }  // namespace io_internal

@@ -30,8 +30,10 @@ class FileBytes {
   std::string_view view() const { return view_; }
   bool mapped() const { return base_ != nullptr; }
   // A mapped file changed since it was mapped: it was cut shorter under the mapping (a read past its new
-  // end was given zero bytes, where the system would have killed the process with SIGBUS), or its size
-  // or modification time is not what they were. A reader that has finished with the bytes asks this
+  // end was given zero bytes, where the system would have killed the process with SIGBUS), or its size,
+  // modification time or change time is not what they were. (A write already under way when the file
+  // was opened, and not finished by then, changes none of them afterwards: as with a copy read then,
+  // it is not seen.) A reader that has finished with the bytes asks this
   // before it trusts what it read (CheckUnchanged). Never for a file read into memory.
   bool Changed() const;
 

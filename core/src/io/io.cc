@@ -197,11 +197,13 @@ FileData ReadTextFile(const std::string& path, const std::string& rel_name) {
     std::size_t bad = file.bytes.size();
     ValidUtf8(file.bytes, &bad);
     const auto line = 1 + std::count(file.bytes.begin(), file.bytes.begin() + bad, '\n');
+    CheckUnchanged(file);  // a file cut mid-character meanwhile: the change is the error, not the bytes
     Fail(path, static_cast<int>(line), "invalid UTF-8", "UTF-8 text");
   }
   for (std::size_t cr = file.bytes.find('\r'); cr != std::string::npos; cr = file.bytes.find('\r', cr + 1)) {
     if (cr + 1 < file.bytes.size() && file.bytes[cr + 1] == '\n') continue;
     const auto line = 1 + std::count(file.bytes.begin(), file.bytes.begin() + static_cast<std::ptrdiff_t>(cr), '\n');
+    CheckUnchanged(file);
     Fail(path, static_cast<int>(line), "carriage return (CR) without a line feed after it",
          "LF or CRLF line ends; convert CR-only files with `tr '\\r' '\\n'`");
   }

@@ -103,9 +103,9 @@ Result<LineDocuments> LineDocuments::Open(const std::string& dataset_path, const
     if (hash) ds.content_hash = io_internal::ContentHash(std::move(read));
     f->doc_loc = SharedPath(f->lines.text ? f->data[1].path : f->data[0].path);
   } catch (const ImportFailure& e) {
-    return e.error;
+    return io_internal::ChangedWhileRead(f->data).value_or(e.error);
   } catch (const fs::filesystem_error& e) {
-    return Error::Input(dataset_path + ": " + e.what());
+    return io_internal::ChangedWhileRead(f->data).value_or(Error::Input(dataset_path + ": " + e.what()));
   }
   if (reader.joinable()) {
     reader.join();
@@ -118,7 +118,7 @@ Result<LineDocuments> LineDocuments::Open(const std::string& dataset_path, const
     // As `kplab eval` reports it for an import (evaluate.cc), not as an internal error.
     return Error::Limit(predictions_path + ": out of memory while reading the predictions");
   } catch (const ImportFailure& e) {
-    return e.error;
+    return io_internal::ChangedWhileRead(std::span(&f->pred, 1)).value_or(e.error);
   }
   try {
     RawPredictions& p = f->predictions;
@@ -133,6 +133,9 @@ Result<LineDocuments> LineDocuments::Open(const std::string& dataset_path, const
                              "document of " + dataset_path);
     }
   } catch (const ImportFailure& e) {
+    // Counts of lines made from zeros (a file cut meanwhile) are the change's, not the files'.
+    LineDocuments docs(std::move(f));
+    if (Status st = docs.CheckUnchanged(); !st.ok()) return st.error();
     return e.error;
   }
   return LineDocuments(std::move(f));
