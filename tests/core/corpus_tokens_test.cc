@@ -396,11 +396,6 @@ TEST(LineViews, LineIndexIsLineByLine) {
       check);
 }
 
-// Dedup (first wins) over lists longer than the builder's small set (64 items, then a hash set), with
-// repeats before and after the hand-over, across many documents (the set's generations): written
-// out by hand. Every third document has no repeat, so the repeats' lists of a range (one array, each
-// document's run from where it begins) skip documents; built on 1, 2, 3 and 8 threads, with phrase ids
-// merged and per range, so runs start in every range and at range boundaries.
 // A document's rare lists (DocumentExtra): the references before dedup (a reference line with a repeat)
 // and the whole sequence's log-probabilities (a "tokens" file), each alone, both, or neither, in turn
 // over 40 documents built on 1, 2 and 3 threads, merged and per range. Written out by hand: a document
@@ -454,6 +449,11 @@ TEST(DocumentExtras, EachListAloneBothOrNeitherOnEveryThreadCount) {
   }
 }
 
+// Dedup (first wins) over lists longer than the builder's small set (64 items, then a hash set), with
+// repeats before and after the hand-over, across many documents (the set's generations): written
+// out by hand. Every third document has no repeat, so the repeats' lists of a range (one array, each
+// document's run from where it begins) skip documents; built on 1, 2, 3 and 8 threads, with phrase ids
+// merged and per range, so runs start in every range and at range boundaries.
 TEST(LineViews, DedupBeyondTheSmallSet) {
   RawDataset ds;
   ds.path = ds.name = "many";

@@ -34,7 +34,9 @@ DEFINITION = re.compile(r"^FileData ReadTextFile\(")
 HOLDERS = [
     ("core/src/io/io.cc", "Result<RawDataset> ImportDataset(", ["CheckUnchanged(f)", "ChangedWhileRead(files)"]),
     ("core/src/io/io_lines.cc", "Status LineDocuments::CheckUnchanged() const {",
-     ["ChangedWhileRead(f_->data)", "ChangedWhileRead(std::span(&f_->pred, 1))"]),
+     ["ChangedWhileRead(f_->data, f_->pred)"]),
+    ("core/src/io/io_lines.cc", "std::optional<Error> ChangedWhileRead(std::span<const FileData> data, const FileData& pred) {",
+     ["io_internal::ChangedWhileRead(data)", "io_internal::ChangedWhileRead(std::span(&pred, 1))"]),
     ("core/src/eval/corpus.cc", "Result<Corpus> BuildCorpus(LineDocuments&& documents", ["docs.CheckUnchanged()"]),
 ]
 

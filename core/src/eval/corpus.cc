@@ -64,20 +64,6 @@ std::string_view PhraseArena::Copy(std::string_view s) {
   return {out, s.size()};
 }
 
-std::span<TokenId> PhraseArena::Ids(std::size_t n) {
-  if (n == 0) return {};
-  const std::size_t bytes = n * sizeof(TokenId);
-  const std::size_t pad =
-      (alignof(TokenId) - reinterpret_cast<std::uintptr_t>(pos_) % alignof(TokenId)) % alignof(TokenId);
-  if (pos_ != nullptr && left_ >= bytes + pad) {  // Take's own path, without the call
-    std::byte* out = pos_ + pad;
-    pos_ = out + bytes;
-    left_ -= pad + bytes;
-    return {reinterpret_cast<TokenId*>(out), n};
-  }
-  return {static_cast<TokenId*>(Take(bytes, alignof(TokenId))), n};
-}
-
 std::span<TokenId> PhraseArena::PhraseBlock(std::size_t n, std::string_view surface) {
   const std::size_t bytes = n * sizeof(TokenId) + surface.size();
   if (bytes == 0) return {};
@@ -94,6 +80,8 @@ std::span<TokenId> PhraseArena::PhraseBlock(std::size_t n, std::string_view surf
   if (!surface.empty()) std::memcpy(ids + n, surface.data(), surface.size());
   return {ids, n};
 }
+
+std::span<TokenId> PhraseArena::Ids(std::size_t n) { return PhraseBlock(n, {}); }
 
 void PhraseArena::Adopt(PhraseArena&& other) {
   for (auto& c : other.chunks_) chunks_.push_back(std::move(c));

@@ -63,7 +63,7 @@ inline const SharedPath& LocPath(const FileData& file) {
 FileData ReadTextFile(const std::string& path, const std::string& rel_name);
 
 // Throws "PATH: changed while kplab read it (expected ...)" when a mapped file was cut shorter, or its
-// size or modification time changed, since ReadTextFile mapped it (FileBytes::Changed). Nothing for a
+// size, modification time or change time moved, since ReadTextFile mapped it (FileBytes::Changed). Nothing for a
 // file read into memory: its bytes are kplab's own copy.
 void CheckUnchanged(const FileData& file);
 // The error CheckUnchanged would throw for the first of files that changed. An import that failed asks

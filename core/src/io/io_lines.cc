@@ -36,6 +36,12 @@ LineDocuments::~LineDocuments() = default;
 
 namespace {
 
+// The first of the files (the dataset's, then the predictions) that changed while read, as an error.
+std::optional<Error> ChangedWhileRead(std::span<const FileData> data, const FileData& pred) {
+  if (auto e = io_internal::ChangedWhileRead(data)) return e;
+  return io_internal::ChangedWhileRead(std::span(&pred, 1));
+}
+
 bool PredictionsAreLines(const std::string& path, const std::string& format) {
   if (!format.empty()) return format == "lines";
   return !io_internal::EndsWith(path, ".jsonl") && !io_internal::EndsWith(path, ".json");
@@ -134,9 +140,7 @@ Result<LineDocuments> LineDocuments::Open(const std::string& dataset_path, const
     }
   } catch (const ImportFailure& e) {
     // Counts of lines made from zeros (a file cut meanwhile) are the change's, not the files'.
-    LineDocuments docs(std::move(f));
-    if (Status st = docs.CheckUnchanged(); !st.ok()) return st.error();
-    return e.error;
+    return ChangedWhileRead(f->data, f->pred).value_or(e.error);
   }
   return LineDocuments(std::move(f));
 }
@@ -168,8 +172,7 @@ void LineDocuments::Read(std::size_t i, RawDoc& doc, RawPrediction& pred) const 
 }
 
 Status LineDocuments::CheckUnchanged() const {
-  if (auto e = io_internal::ChangedWhileRead(f_->data)) return *e;
-  if (auto e = io_internal::ChangedWhileRead(std::span(&f_->pred, 1))) return *e;
+  if (auto e = ChangedWhileRead(f_->data, f_->pred)) return *e;
   return Status::Ok();
 }
 
