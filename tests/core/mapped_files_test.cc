@@ -133,6 +133,73 @@ TEST(MappedFiles, ARewriteOfTheSameSizeAndModificationTimeIsReported) {
   EXPECT_TRUE((*bytes)->Changed());
 }
 
+// A file of exactly 17 pages (69,632 bytes) whose last line has no line feed: its last byte is the
+// region's last file byte, and the readers' word-at-a-time loops end at the page of zeros after it. Each
+// line is "x<i>;y" padded with 'p' to 63 bytes and a feed: 69,632 / 64 = 1,088 lines, the last one
+// "x1087;y..." with a "q" in place of its feed.
+TEST(MappedFiles, AFileOfWholePagesWithoutAFinalFeedIsReadToItsLastByte) {
+  TempDir dir;
+  constexpr std::size_t kBytes = 17 * 4096, kLine = 64;
+  static_assert(kBytes % kLine == 0);
+  std::string text;
+  for (std::size_t i = 0; text.size() < kBytes; ++i) {
+    std::string line = "x" + std::to_string(i) + ";y";
+    line.resize(kLine - 1, 'p');
+    text += line + "\n";
+  }
+  text.back() = 'q';  // the last line ends in "q", no feed
+  ASSERT_EQ(text.size(), kBytes);
+  std::ofstream(dir / "pred.txt", std::ios::binary) << text;
+  MappedReads reads(true);
+  auto bytes = FileBytes::Open(dir / "pred.txt", "X");
+  ASSERT_TRUE(bytes.ok() && (*bytes)->mapped());
+  auto p = ImportPredictions(dir / "pred.txt");
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  ASSERT_EQ(p->docs.size(), kBytes / kLine);  // 1,088 lines
+  const auto& last = p->docs.back().phrases;
+  ASSERT_EQ(last.size(), 2u);
+  EXPECT_EQ(std::string(last[0]), "x1087");
+  // The line is 63 bytes before its feed; "x1087;y" is 7 of them, 56 'p's follow, then "q" in the feed's
+  // place: "y", 56 'p's, "q".
+  EXPECT_EQ(std::string(last[1]), "y" + std::string(56, 'p') + "q");
+}
+
+// More files mapped at once than there are guard slots (64): every file's bytes are right, those past
+// the slots are read instead, and a slot given back is used again.
+TEST(MappedFiles, FilesPastTheGuardSlotsAreRead) {
+  TempDir dir;
+  const std::string text = WriteMapped(dir / "a.txt", 10000);
+  MappedReads reads(true);
+  std::vector<std::shared_ptr<const FileBytes>> open;
+  std::size_t mapped = 0;
+  for (int i = 0; i < 70; ++i) {
+    auto b = FileBytes::Open(dir / "a.txt", "X");
+    ASSERT_TRUE(b.ok());
+    ASSERT_EQ((*b)->view(), text) << i;
+    mapped += (*b)->mapped() ? 1 : 0;
+    open.push_back(std::move(*b));
+  }
+  EXPECT_LE(mapped, 64u);
+  EXPECT_GE(mapped, 1u);
+  EXPECT_FALSE(open.back()->mapped());
+  open.erase(open.begin(), open.begin() + 10);  // whatever these held is free again
+  auto again = FileBytes::Open(dir / "a.txt", "X");
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE((*again)->mapped());
+}
+
+// A file grown (appended to) after it was mapped is reported: its size moved.
+TEST(MappedFiles, AFileGrownMeanwhileIsReported) {
+  TempDir dir;
+  WriteMapped(dir / "a.txt", 10000);
+  MappedReads reads(true);
+  auto b = FileBytes::Open(dir / "a.txt", "X");
+  ASSERT_TRUE(b.ok() && (*b)->mapped());
+  EXPECT_FALSE((*b)->Changed());
+  std::ofstream(dir / "a.txt", std::ios::binary | std::ios::app) << "more;lines\n";
+  EXPECT_TRUE((*b)->Changed());
+}
+
 std::atomic<int> g_bus_seen{0};
 sigjmp_buf g_bus_jump;
 
