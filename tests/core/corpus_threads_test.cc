@@ -366,6 +366,36 @@ TEST(CorpusThreads, StemmedGoldWarningIsTheSameOnEveryThreadCount) {
   }
 }
 
+// The counts behind the warning, by hand, where the builder's shortcuts end: references matched as
+// given (no stem asked while building: each word is stemmed for the count alone), written in capitals
+// (lower-cased for the count), and one reference of 300 words (more than a piece record's counts hold:
+// counted from its tokens). Document 1's reference "Graph Networks" x 150: 300 words, the 150
+// "networks" change (-> "network"), "graph" does not. Documents 2-60: "data h2o ab", one word ("data",
+// unchanged; "h2o" has a digit, "ab" is under 3 letters), and document 2 repeats it (dropped by the
+// dedup, not counted): 300 + 59 = 359 words, 150 changed, 41.8%, over the 35% that does not look stemmed.
+TEST(CorpusThreads, StemmedGoldCountsLongCapitalisedReferencesMatchedAsGiven) {
+  std::string long_ref;
+  for (int k = 0; k < 150; ++k) long_ref += k ? " Graph Networks" : "Graph Networks";
+  std::vector<std::vector<std::string>> refs{{long_ref}};
+  for (int i = 1; i < 60; ++i)
+    refs.push_back(i == 1 ? std::vector<std::string>{"data h2o ab", "data h2o ab"}
+                          : std::vector<std::string>{"data h2o ab"});
+  RawDataset ds = test::RefsOnlyDataset(refs);
+  for (RawDoc& d : ds.docs) d.refs_stemmed = true;
+  const std::string expected =
+      "warning: the references are matched as given (--refs-stemmed, refs_stemmed, or a *.stem.* answer file) but "
+      "do not look Porter-stemmed: 41.8% of their 359 word tokens change when stemmed (e.g. 'networks' -> 'network')";
+  for (const char* profile : {"kplab", "kenchan"}) {
+    for (int threads : {1, 2, 3}) {
+      SCOPED_TRACE(std::string(profile) + " " + std::to_string(threads));
+      auto c = BuildCorpus(ds, nullptr, *FindProfile(profile), threads);
+      ASSERT_TRUE(c.ok());
+      ASSERT_EQ(c->warnings.size(), 1u);
+      EXPECT_EQ(c->warnings[0].substr(0, expected.size()), expected);
+    }
+  }
+}
+
 // The builder's threads (core/src/eval/on_threads.h): every index runs once; the calling thread takes
 // the first, or with caller_last the last (BuildRanges: the last range, whose memory the merge frees);
 // when two indices throw, the lower one's exception comes out, whichever thread ran it and whichever

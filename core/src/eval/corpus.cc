@@ -231,6 +231,35 @@ struct SmallSet {
   }
 };
 
+std::string AsciiLower(std::string s) {
+  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+// Whether the gold looks stemmed, judged from the references themselves (docs/formats.md, "References
+// released stemmed"): the share of their word tokens (3 or more ASCII letters; Porter leaves shorter ones
+// alone) that the profile's stemmer changes. Unstemmed English keyphrases change about 60% of them
+// (Meng-2017 Inspec 62%, Krapivin 65%, KP20k 61%); stemmed gold only where Porter is not idempotent
+// (Meng-2017 SemEval 3.1%, SemEval-2010's test.combined.stem.final 4.3%). Below 15% the gold looks
+// stemmed, above 35% it looks unstemmed; in between, or with fewer than kMinWords tokens, nothing is
+// said. The first changed token in document order is named as the evidence.
+constexpr std::size_t kMinWords = 50;
+constexpr double kStemmedBelow = 0.15, kUnstemmedAbove = 0.35;
+
+// The references' word tokens of a range of documents, and how many of them the stemmer changes, with
+// the first changed one in document order as the example. Counted by the range's builder as it keeps
+// each reference (Builder::Doc), then added in range order (GoldStems::Add).
+struct GoldStems {
+  std::size_t words = 0, changed = 0;
+  std::string example;
+  // Adds the counts of the documents after these (the example stays the earlier one).
+  void Add(const GoldStems& later) {
+    words += later.words;
+    changed += later.changed;
+    if (example.empty()) example = later.example;
+  }
+};
+
 // Builds the documents of one range with its own lexicon, phrases and memos (interned tokens, stems
 // memoized by token id, normalized phrases by raw piece). One builder per thread; BuildCorpus merges
 // them in range order, which gives every string and phrase the id a single builder would (the first
@@ -273,6 +302,7 @@ class Builder {
   };
   std::vector<DupRun> dups;
   std::vector<std::uint32_t> dup_indices;
+  GoldStems gold;  // of the range's kept references, in document order (StemmedGoldWarning)
   // Run k of dups (never empty: a document is listed from its first repeat on).
   std::span<const std::uint32_t> DupsOf(std::size_t k) const {
     const std::size_t end = k + 1 < dups.size() ? dups[k + 1].begin : dup_indices.size();
@@ -313,6 +343,7 @@ class Builder {
     for (std::size_t r = 0; r < refs_in.n_refs(); ++r) {
       Keyphrase kp;
       TokenId dedup = 0;
+      std::uint16_t ref_gold = 0;  // the first form's gold counts (PackGold)
       alt_.clear();
       for (std::string_view form : refs_in.Ref(r)) {
         const Interned in_memo = Intern(form, stem_refs, p_.exhird_markers, ref_hashes[next_hash++]);
@@ -321,6 +352,7 @@ class Builder {
         if (!kp.phrase) {
           kp.phrase = ph;
           dedup = in_memo.dedup;
+          ref_gold = in_memo.gold;
         } else if (ph->key != kp.key() && std::find(alt_.begin(), alt_.end(), ph->key) == alt_.end()) {
           alt_.push_back(ph->key);
         }
@@ -340,6 +372,7 @@ class Builder {
       }
       kp.set_present(Present(doc, kp));
       refs_.push_back(kp);
+      CountGold(ref_gold, *kp.phrase);
       kp.set_extra(nullptr);  // an extra belongs to one keyphrase (the merge remaps its keys once)
       refs_all_.push_back(kp);
     }
@@ -471,6 +504,8 @@ class Builder {
   // Per token (TokenTable::Entry::flags): what the profile's filters say of the token and of its stem,
   // asked once per distinct token rather than once per phrase.
   static constexpr std::uint32_t kTokenInvalid = 1, kTokenPeos = 2, kStemInvalid = 4, kStemPeos = 8;
+  // And what GoldStems counts of it (ClassifyGold): known, a word, a word the stemmer changes.
+  static constexpr std::uint32_t kGoldKnown = 16, kGoldWord = 32, kGoldChanged = 64;
   std::uint32_t FilterFlags(std::string_view s, std::uint32_t invalid, std::uint32_t peos) const {
     std::uint32_t f = s == kPeos ? peos : 0;
     for (const auto& bad : p_.invalid_tokens) {
@@ -482,7 +517,7 @@ class Builder {
   // Token t's entry in the builder's token table, with its stem asked when stem (then entry.stem is
   // set). Valid until the next call. Inlined: nearly every token was met before (the first meeting
   // and the first stem are NewToken and StemToken, out of line).
-  [[gnu::always_inline]] const eval_internal::TokenTable::Entry& Token(std::string_view t, bool stem) {
+  [[gnu::always_inline]] eval_internal::TokenTable::Entry& Token(std::string_view t, bool stem) {
     eval_internal::TokenTable::Entry& e =
         token_table_.Get(t, eval_internal::HashBytes(t), [&](auto& fresh) { NewToken(fresh, t); });
     if (stem && e.stem == kNoToken) StemToken(e, t);
@@ -498,6 +533,54 @@ class Builder {
     // whitespace when it came from split(' ').
     e.stem = lex.Intern(stemmer_.Stem(Strip(t)));
     e.flags |= FilterFlags(lex.Str(e.stem), kStemInvalid, kStemPeos);
+  }
+
+  // GoldStems' view of token t (whose entry is e), kept in e's flags: a word when, lower-cased, it is 3
+  // or more ASCII letters (Porter leaves shorter ones alone); changed when the profile's stemmer changes
+  // that lower-cased word. A function of the token's bytes alone, so ranges with ids of their own count
+  // alike. The stem already asked (a lower-case word's stem is the stem of its bytes) is compared by id;
+  // otherwise the word is stemmed here, without interning its stem (the lexicon's ids stay as they were).
+  [[gnu::noinline]] void ClassifyGold(eval_internal::TokenTable::Entry& e, std::string_view t) {
+    std::uint32_t c = kGoldKnown;
+    if (IsLowerWord(t)) {
+      c |= kGoldWord;
+      if (e.stem != kNoToken ? e.stem != e.token : stemmer_.Stem(t) != t) c |= kGoldChanged;
+    } else if (t.size() >= 3) {
+      const std::string w = AsciiLower(std::string(t));
+      if (IsLowerWord(w)) c |= kGoldWord | (stemmer_.Stem(w) != w ? kGoldChanged : 0);
+    }
+    e.flags |= c;
+  }
+  static bool IsLowerWord(std::string_view s) {
+    return s.size() >= 3 && std::all_of(s.begin(), s.end(), [](char ch) { return ch >= 'a' && ch <= 'z'; });
+  }
+  // A phrase's word tokens and changed ones, in a piece record's 16 bits: words | changed << 8, or
+  // kGoldMany when it has more than 254 words (then CountGold counts them from its tokens).
+  static constexpr std::uint16_t kGoldMany = 0xFFFF;
+  static std::uint16_t PackGold(std::size_t words, std::size_t changed) {
+    return words > 254 ? kGoldMany : static_cast<std::uint16_t>(words | changed << 8);
+  }
+  // A kept reference (phrase ph, packed counts g) into gold; the first with a changed word names the
+  // first such word as the example.
+  void CountGold(std::uint16_t g, const Phrase& ph) {
+    std::size_t words = g & 0xFF, changed = g >> 8;
+    if (g == kGoldMany || (changed > 0 && gold.example.empty())) {
+      words = changed = 0;
+      for (const TokenId t : ph.tokens()) {
+        const std::string_view s = lex.Str(t);
+        auto& e = token_table_.Get(s, eval_internal::HashBytes(s), [&](auto& fresh) { NewToken(fresh, s); });
+        if (!(e.flags & kGoldKnown)) ClassifyGold(e, s);
+        words += (e.flags & kGoldWord) != 0;
+        if (!(e.flags & kGoldChanged)) continue;
+        ++changed;
+        if (gold.example.empty()) {
+          const std::string w = AsciiLower(std::string(s));
+          gold.example = fmt::format("'{}' -> '{}'", w, stemmer_.Stem(w));
+        }
+      }
+    }
+    gold.words += words;
+    gold.changed += changed;
   }
 
   // Token t's id and, with stem, its stem's id and string (without: the token's own); the string is
@@ -638,6 +721,7 @@ class Builder {
     const Phrase* phrase;
     TokenId dedup;
     std::uint8_t flags;
+    std::uint16_t gold;  // the phrase's word tokens and changed ones (PackGold)
   };
 
   // h: eval_internal::HashBytes(piece). Inlined where a document's pieces are read: most pieces were
@@ -649,8 +733,8 @@ class Builder {
         h, [&](std::uint32_t r) { return piece_store.Same(r, piece); }, &found);
     if (found) {
       const PieceStore::Head head = piece_store.HeadOf(eval_internal::SlotTable::Index(m.At(pos)));
-      if (head.phrase == PieceStore::kDropped) return {nullptr, 0, 0};
-      return {&phrases[head.phrase], head.dedup, head.flags};
+      if (head.phrase == PieceStore::kDropped) return {nullptr, 0, 0, 0};
+      return {&phrases[head.phrase], head.dedup, head.flags, head.gold};
     }
     return NewPiece(piece, stem, transient, h, pos);
   }
@@ -672,9 +756,11 @@ class Builder {
     PieceStore::Head head;
     head.phrase = ph ? ph->id : PieceStore::kDropped;
     head.stem = stem ? 1 : 0;
-    const Interned out{ph, ph ? DedupKey(*ph) : 0, ph ? new_flags_ : std::uint8_t{0}};
+    const Interned out{ph, ph ? DedupKey(*ph) : 0, ph ? new_flags_ : std::uint8_t{0},
+                       ph ? new_gold_ : std::uint16_t{0}};
     head.dedup = out.dedup;
     head.flags = out.flags;
+    head.gold = out.gold;
     const std::uint32_t record = piece_store.Add(piece, head);
     pieces.push_back(record);
     m.Fill(pos, h, record);
@@ -708,8 +794,12 @@ class Builder {
     std::size_t key_size = 0;  // the key is written into key_, whose size only grows
     dedup_.clear();
     bool first_peos = false, any_invalid = false;  // the first stem is "<peos>"; a stem is invalid
+    std::size_t gold_words = 0, gold_changed = 0;  // GoldStems' counts, were the phrase a reference
     for (std::size_t k = 0; k < n; ++k) {
-      const auto& e = Token(tokens_[k], stem);
+      auto& e = Token(tokens_[k], stem);
+      if (!(e.flags & kGoldKnown)) ClassifyGold(e, tokens_[k]);
+      gold_words += (e.flags & kGoldWord) != 0;
+      gold_changed += (e.flags & kGoldChanged) != 0;
       const TokenId st = stem ? e.stem : e.token;
       const std::string_view sv = stem ? lex.Str(st) : e.view();
       // The filters read the phrase's stems (its tokens when unstemmed).
@@ -749,6 +839,7 @@ class Builder {
       flags |= kInvalid;
     }
     new_flags_ = flags;  // into the piece's record (NewPiece)
+    new_gold_ = PackGold(gold_words, gold_changed);
     return &ph;
   }
 
@@ -764,6 +855,7 @@ class Builder {
   // of the phrase Normalize made last (the piece's record keeps them).
   static constexpr std::uint8_t kPeosSurface = 1, kPeosStem = 2, kInvalid = 4;
   std::uint8_t new_flags_ = 0;
+  std::uint16_t new_gold_ = 0;             // the gold counts of the phrase Normalize made last (PackGold)
   eval_internal::TokenTable token_table_;  // every distinct token met (Token)
   std::deque<std::string> owned_;
   PhraseArena piece_bytes_;  // the memo's copies of pieces (o_.consume)
@@ -778,11 +870,6 @@ class Builder {
   std::vector<std::uint32_t> sections_;
   std::vector<std::uint64_t> hashes_;  // HashBytes of a document's re-cut pieces (ExHiRD), in order
 };
-
-std::string AsciiLower(std::string s) {
-  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return s;
-}
 
 // Addresses a document's views need in its range's view block (Document::View): the parts of a list
 // with both present and absent keyphrases, and the repeats' list. The present counts were set when
@@ -951,76 +1038,6 @@ struct LineReader {
     }
   };
 };
-
-// Whether the gold looks stemmed, judged from the references themselves (docs/formats.md, "References
-// released stemmed"): the share of their word tokens (3 or more ASCII letters; Porter leaves shorter ones
-// alone) that the profile's stemmer changes. Unstemmed English keyphrases change about 60% of them
-// (Meng-2017 Inspec 62%, Krapivin 65%, KP20k 61%); stemmed gold only where Porter is not idempotent
-// (Meng-2017 SemEval 3.1%, SemEval-2010's test.combined.stem.final 4.3%). Below 15% the gold looks
-// stemmed, above 35% it looks unstemmed; in between, or with fewer than kMinWords tokens, nothing is
-// said. The first changed token in document order is named as the evidence.
-constexpr std::size_t kMinWords = 50;
-constexpr double kStemmedBelow = 0.15, kUnstemmedAbove = 0.35;
-
-// The references' word tokens of documents [begin, end), and how many of them the stemmer changes, with
-// the first changed one in document order as the example. Counted per range of documents on the
-// threads that finish them, then added (GoldStems::Add).
-struct GoldStems {
-  std::size_t words = 0, changed = 0;
-  std::string example;
-  // Adds the counts of the documents after these (the example stays the earlier one).
-  void Add(const GoldStems& later) {
-    words += later.words;
-    changed += later.changed;
-    if (example.empty()) example = later.example;
-  }
-};
-
-GoldStems CountGoldStems(const Corpus& corpus, std::size_t begin, std::size_t end, bool refs_as_given) {
-  const PorterStemmer stemmer(corpus.profile.stem_mode);
-  // Per token id: -1 not seen, 2 not a word, 1 or 0 whether the stemmer changes it (a function of the
-  // token's string, so ranges with ids of their own count alike).
-  std::vector<std::int8_t> changes(corpus.lex.size(), -1);
-  GoldStems out;
-  std::size_t& words = out.words;
-  std::size_t& changed = out.changed;
-  std::string& example = out.example;
-  auto lower_word = [](std::string_view s) {
-    return s.size() >= 3 && std::all_of(s.begin(), s.end(), [](char ch) { return ch >= 'a' && ch <= 'z'; });
-  };
-  for (std::size_t i = begin; i < end; ++i) {
-    for (const Keyphrase& kp : corpus.docs[i].refs) {
-      const auto tokens = kp.phrase->tokens(), stems = kp.phrase->stems();
-      for (std::size_t k = 0; k < tokens.size(); ++k) {
-        const TokenId t = tokens[k];
-        std::int8_t& c = changes[t];
-        if (c == -1) {
-          // When the references were stemmed, a lower-case word token's stem is in the phrase already
-          // (the builder's stem of the stripped token: the same stemmer on the same bytes), so it is
-          // not stemmed a second time here.
-          const std::string_view token = corpus.lex.Str(t);
-          if (!refs_as_given && lower_word(token)) {
-            c = stems[k] != t ? 1 : 0;
-            if (c == 1 && example.empty()) example = fmt::format("'{}' -> '{}'", token, corpus.lex.Str(stems[k]));
-          } else {
-            const std::string w = AsciiLower(std::string(token));
-            if (!lower_word(w)) {
-              c = 2;
-              continue;
-            }
-            const std::string stem = stemmer.Stem(w);
-            c = stem != w ? 1 : 0;
-            if (c == 1 && example.empty()) example = fmt::format("'{}' -> '{}'", w, stem);
-          }
-        }
-        if (c == 2) continue;
-        ++words;
-        changed += static_cast<std::size_t>(c);
-      }
-    }
-  }
-  return out;
-}
 
 std::optional<std::string> StemmedGoldWarning(const GoldStems& gold, bool refs_as_given) {
   const std::size_t words = gold.words, changed = gold.changed;
@@ -1414,15 +1431,13 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
     corpus.token_probs[t] = std::move(builders[t]->probs);
     corpus.sources[t] = std::move(builders[t]->sources);
   }
-  const bool refs_as_given = !stem_refs || corpus.refs_stemmed;
-  std::vector<GoldStems> gold(n);
   eval_internal::OnThreads(n, [&](std::size_t t) {
     const auto [begin, end] = RangeOf(n_docs, n, t);
     FinishRange(corpus, *builders[t], begin, end, t > 0 ? &range_ids[t] : nullptr, corpus.view_blocks[t]);
-    gold[t] = CountGoldStems(corpus, begin, end, refs_as_given);
   });
-  for (std::size_t t = 1; t < n; ++t) gold[0].Add(gold[t]);
-  if (auto w = StemmedGoldWarning(gold[0], refs_as_given)) corpus.warnings.push_back(*w);
+  GoldStems gold;
+  for (const auto& b : builders) gold.Add(b->gold);
+  if (auto w = StemmedGoldWarning(gold, !stem_refs || corpus.refs_stemmed)) corpus.warnings.push_back(*w);
   return corpus;
 }
 

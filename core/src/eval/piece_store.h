@@ -51,7 +51,7 @@ class PieceStore {
     std::uint32_t dedup = 0;     // the phrase's dedup key (the builder's DedupKey), when it has one
     std::uint8_t flags = 0;      // the builder's filter flags of the phrase
     std::uint8_t external = 0;   // the bytes are elsewhere: their address follows the head
-    std::uint16_t unused = 0;
+    std::uint16_t gold = 0;      // the builder's count of the phrase's word tokens (its GoldStems)
   };
   static_assert(sizeof(Head) == 16);
 
