@@ -273,6 +273,10 @@ class Builder {
     // The raw documents are released as they are built (BuildCorpus of an rvalue import): the piece
     // memo then keeps its own copy of every distinct piece's bytes.
     bool consume;
+    // A later range's: each listed keyphrase holds its phrase's local id in place of the address until
+    // the merge has made the corpus's phrases (Listed), so the merge can free each local phrase as it
+    // goes (they are moved into the corpus or are duplicates). Nothing reads the field in between.
+    bool local_ids;
   };
   explicit Builder(const Options& o) : o_(o), p_(*o.profile), stemmer_(p_.stem_mode), as_written_(p_) {
     as_written_.lowercase = false;
@@ -360,7 +364,7 @@ class Builder {
       if (!kp.phrase) continue;
       if (p_.dedup && !seen_.insert(dedup)) {
         kp.set_present(Present(doc, kp));
-        refs_all_.push_back(kp);
+        refs_all_.push_back(Listed(kp));
         ref_repeat = true;
         continue;
       }
@@ -371,10 +375,10 @@ class Builder {
         kp.extra()->alt_keys = keys;
       }
       kp.set_present(Present(doc, kp));
-      refs_.push_back(kp);
       CountGold(ref_gold, *kp.phrase);
+      refs_.push_back(Listed(kp));
       kp.set_extra(nullptr);  // an extra belongs to one keyphrase (the merge remaps its keys once)
-      refs_all_.push_back(kp);
+      refs_all_.push_back(Listed(kp));
     }
     doc.refs = arena.CopyOf(std::span<const Keyphrase>(refs_));
     doc.n_present_refs = PresentCount(refs_);
@@ -470,7 +474,7 @@ class Builder {
         if (!kp.extra()) kp.set_extra(&extras.emplace_back());
         kp.extra()->probs = &probs.emplace_back(rp->token_probs[j]);
       }
-      preds_.push_back(std::move(kp));
+      preds_.push_back(Listed(kp));
       pred_dedups_.push_back(in_memo.dedup);
     }
     doc.preds = arena.CopyOf(std::span<const Keyphrase>(preds_));
@@ -480,6 +484,14 @@ class Builder {
       dup_indices.insert(dup_indices.end(), dup_index_.begin(), dup_index_.end());
     }
     return sequence_logprobs;
+  }
+
+  // kp as the document's lists keep it: a later range's names its phrase by local id (Options::local_ids;
+  // FinishRange gives it the corpus's address). Set as the keyphrase is listed, when its phrase is at
+  // hand: a pass over the range's lists afterwards read every phrase again.
+  Keyphrase Listed(Keyphrase kp) const {
+    if (o_.local_ids) kp.phrase = reinterpret_cast<const Phrase*>(static_cast<std::uintptr_t>(kp.phrase->id));
+    return kp;
   }
 
   // Is the keyphrase in the document's source? (Asked only of a document with text: most of the
@@ -1093,20 +1105,6 @@ std::pair<std::size_t, std::size_t> RangeOf(std::size_t n_docs, std::size_t n, s
   return {n_docs * t / n, n_docs * (t + 1) / n};
 }
 
-// Each keyphrase of a later range [begin, end) holds its local phrase id in place of the address until
-// the merge has made the corpus's phrases, so the merge can free each local phrase as it goes (they are
-// moved into the corpus or are duplicates). Nothing reads the field in between.
-void LocalPhraseIds(Corpus& corpus, std::size_t begin, std::size_t end) {
-  for (std::size_t i = begin; i < end; ++i) {
-    for (auto kps : {corpus.docs[i].refs, corpus.docs[i].preds, corpus.docs[i].refs_before_dedup()}) {
-      for (const Keyphrase& kc : kps) {
-        Keyphrase& k = const_cast<Keyphrase&>(kc);  // the range's own arena
-        k.phrase = reinterpret_cast<const Phrase*>(static_cast<std::uintptr_t>(k.phrase->id));
-      }
-    }
-  }
-}
-
 // Builds every range's documents on a thread of its own (builders[t] range t).
 template <typename Reader>
 void BuildRanges(const Reader& reader, Corpus& corpus, std::vector<std::unique_ptr<Builder>>& builders) {
@@ -1127,7 +1125,6 @@ void BuildRanges(const Reader& reader, Corpus& corpus, std::vector<std::unique_p
           local.Done(i);
         }
         local.Finish(end);
-        if (t > 0) LocalPhraseIds(corpus, begin, end);
       },
       /*caller_last=*/true);
 }
@@ -1344,7 +1341,7 @@ void FinishRange(Corpus& corpus, const Builder& b, std::size_t begin, std::size_
     const std::vector<const Phrase*>& pmap = *ids->pmap;
     RemapRange(
         corpus, begin, end, [&](TokenId x) { return tmap[x]; },
-        // The local id (BuildRanges) in place of the address.
+        // The local id (Builder::Listed) in place of the address.
         [&](const Keyphrase& k) { return pmap[reinterpret_cast<std::uintptr_t>(k.phrase)]; });
   } else if (ids) {
     const TokenId base = ids->token_base;
@@ -1357,7 +1354,7 @@ void FinishRange(Corpus& corpus, const Builder& b, std::size_t begin, std::size_
     }
     RemapRange(
         corpus, begin, end, [&](TokenId x) { return x + base; },
-        // The local id (BuildRanges) in place of the address.
+        // The local id (Builder::Listed) in place of the address.
         [&](const Keyphrase& k) { return &corpus.phrases[phrase_base + reinterpret_cast<std::uintptr_t>(k.phrase)]; });
   }
   auto dups_of = [&](std::size_t i, std::size_t& d) -> std::span<const std::uint32_t> {
@@ -1391,7 +1388,8 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
   const std::size_t n = eval_internal::RangeThreads(n_docs, threads);
   std::vector<std::unique_ptr<Builder>> builders;
   for (std::size_t t = 0; t < n; ++t) {
-    builders.push_back(std::make_unique<Builder>(Builder::Options{&corpus.profile, raw_text, stem_refs, consume}));
+    builders.push_back(
+        std::make_unique<Builder>(Builder::Options{&corpus.profile, raw_text, stem_refs, consume, t > 0}));
   }
   BuildRanges(reader, corpus, builders);
   const bool merged = n == 1 || choose_ids == nullptr || choose_ids() == PhraseIds::kCorpus;
