@@ -1332,8 +1332,20 @@ void AppendRange(Corpus& corpus, Builder& b, RangeIds& r) {
   corpus.arena.Adopt(std::move(b.arena));
 }
 
-// A range's documents to the corpus's ids (ids: null for the first range), then their views, into the
-// range's own block.
+// An appended range's phrases (kPerRange) to the corpus's ids. Run on another thread than the range's
+// FinishRange, which gives its keyphrases their phrases' addresses and never reads a phrase.
+void ShiftPhraseIds(Corpus& corpus, const RangeIds& ids) {
+  const TokenId base = ids.token_base;
+  for (std::size_t i = ids.phrase_base; i < ids.phrase_base + ids.n_phrases; ++i) {
+    Phrase& ph = corpus.phrases[i];  // the range's own, its ids in its arena (the corpus's now)
+    for (const TokenId& x : ph.ids()) const_cast<TokenId&>(x) += base;
+    ph.key += base;
+    ph.id += ids.phrase_base;
+  }
+}
+
+// A range's documents to the corpus's ids (ids: null for the first range; appended, its phrases are
+// ShiftPhraseIds'), then their views, into the range's own block.
 void FinishRange(Corpus& corpus, const Builder& b, std::size_t begin, std::size_t end, const RangeIds* ids,
                  std::vector<const Keyphrase*>& block) {
   if (ids && ids->tmap) {
@@ -1346,12 +1358,6 @@ void FinishRange(Corpus& corpus, const Builder& b, std::size_t begin, std::size_
   } else if (ids) {
     const TokenId base = ids->token_base;
     const std::uint32_t phrase_base = ids->phrase_base;
-    for (std::size_t i = phrase_base; i < phrase_base + ids->n_phrases; ++i) {
-      Phrase& ph = corpus.phrases[i];  // the range's own, its ids in its arena (the corpus's now)
-      for (const TokenId& x : ph.ids()) const_cast<TokenId&>(x) += base;
-      ph.key += base;
-      ph.id += phrase_base;
-    }
     RemapRange(
         corpus, begin, end, [&](TokenId x) { return x + base; },
         // The local id (Builder::Listed) in place of the address.
@@ -1432,6 +1438,9 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
   eval_internal::OnThreads(n, [&](std::size_t t) {
     const auto [begin, end] = RangeOf(n_docs, n, t);
     FinishRange(corpus, *builders[t], begin, end, t > 0 ? &range_ids[t] : nullptr, corpus.view_blocks[t]);
+    // The next range's phrases, while that range's thread remaps its documents: the first range's
+    // finish is the shortest (nothing to remap).
+    if (!merged && t + 1 < n) ShiftPhraseIds(corpus, range_ids[t + 1]);
   });
   GoldStems gold;
   for (const auto& b : builders) gold.Add(b->gold);
