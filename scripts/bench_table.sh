@@ -43,6 +43,8 @@ trap 'rm -rf "$TMP"' EXIT
 if [ ! -f "$BUILD/CMakeCache.txt" ]; then
   cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null || exit 1
 fi
+# scripts/test.sh's quick tier configures the same build/ without the benchmarks: turned on again here.
+cmake -S . -B "$BUILD" -DKPLAB_BUILD_BENCHMARKS=ON >/dev/null || exit 1
 if ! cmake --build "$BUILD" -j"$(nproc)" --target kplab kplab_least_work >"$TMP/build.log" 2>&1; then
   tail -n 30 "$TMP/build.log" >&2
   echo "bench_table.sh:$LINENO: build of kplab and kplab_least_work in $BUILD failed" >&2
