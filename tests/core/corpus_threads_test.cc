@@ -396,6 +396,46 @@ TEST(CorpusThreads, StemmedGoldCountsLongCapitalisedReferencesMatchedAsGiven) {
   }
 }
 
+// The edge of a piece record's counts (254 words fit, 255 are counted from the tokens), on both paths.
+// Matched as given: "networks" x 254 and x 255 (every word changes), then 58 documents of "data"
+// (unchanged): 567 words, 509 changed, 89.8%. Stemmed while building: "graph" x 254 and x 255
+// (unchanged), then 58 documents of "graph networks": 625 words, 58 changed, 9.3%, under 15%.
+TEST(CorpusThreads, StemmedGoldCountsAtTheEdgeOfAPieceRecord) {
+  auto repeated = [](const char* word, int n) {
+    std::string s = word;
+    for (int k = 1; k < n; ++k) s += std::string(" ") + word;
+    return s;
+  };
+  struct Case {
+    const char* word;
+    const char* rest;
+    bool as_given;
+    std::string expected;
+  };
+  const Case cases[] = {
+      {"networks", "data", true,
+       "warning: the references are matched as given (--refs-stemmed, refs_stemmed, or a *.stem.* answer file) but "
+       "do not look Porter-stemmed: 89.8% of their 567 word tokens change when stemmed (e.g. 'networks' -> "
+       "'network')"},
+      {"graph", "graph networks", false,
+       "warning: the references look Porter-stemmed already: 9.3% of their 625 word tokens change when stemmed "
+       "(e.g. 'networks' -> 'network')"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::vector<std::string>> refs{{repeated(c.word, 254)}, {repeated(c.word, 255)}};
+    for (int i = 0; i < 58; ++i) refs.push_back({c.rest});
+    RawDataset ds = test::RefsOnlyDataset(refs);
+    for (RawDoc& d : ds.docs) d.refs_stemmed = c.as_given;
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(std::string(c.word) + " " + std::to_string(threads));
+      auto corpus = BuildCorpus(ds, nullptr, *FindProfile("kplab"), threads);
+      ASSERT_TRUE(corpus.ok());
+      ASSERT_EQ(corpus->warnings.size(), 1u);
+      EXPECT_EQ(corpus->warnings[0].substr(0, c.expected.size()), c.expected);
+    }
+  }
+}
+
 // The builder's threads (core/src/eval/on_threads.h): every index runs once; the calling thread takes
 // the first, or with caller_last the last (BuildRanges: the last range, whose memory the merge frees);
 // when two indices throw, the lower one's exception comes out, whichever thread ran it and whichever

@@ -563,6 +563,11 @@ class Builder {
     }
     e.flags |= c;
   }
+  // e's flags, with GoldStems' view of its token t in them (asked once per token).
+  std::uint32_t GoldFlags(eval_internal::TokenTable::Entry& e, std::string_view t) {
+    if (!(e.flags & kGoldKnown)) ClassifyGold(e, t);
+    return e.flags;
+  }
   static bool IsLowerWord(std::string_view s) {
     return s.size() >= 3 && std::all_of(s.begin(), s.end(), [](char ch) { return ch >= 'a' && ch <= 'z'; });
   }
@@ -580,10 +585,10 @@ class Builder {
       words = changed = 0;
       for (const TokenId t : ph.tokens()) {
         const std::string_view s = lex.Str(t);
-        auto& e = token_table_.Get(s, eval_internal::HashBytes(s), [&](auto& fresh) { NewToken(fresh, s); });
-        if (!(e.flags & kGoldKnown)) ClassifyGold(e, s);
-        words += (e.flags & kGoldWord) != 0;
-        if (!(e.flags & kGoldChanged)) continue;
+        const std::uint32_t f =
+            GoldFlags(token_table_.Get(s, eval_internal::HashBytes(s), [&](auto& fresh) { NewToken(fresh, s); }), s);
+        words += (f & kGoldWord) != 0;
+        if (!(f & kGoldChanged)) continue;
         ++changed;
         if (gold.example.empty()) {
           const std::string w = AsciiLower(std::string(s));
@@ -809,9 +814,9 @@ class Builder {
     std::size_t gold_words = 0, gold_changed = 0;  // GoldStems' counts, were the phrase a reference
     for (std::size_t k = 0; k < n; ++k) {
       auto& e = Token(tokens_[k], stem);
-      if (!(e.flags & kGoldKnown)) ClassifyGold(e, tokens_[k]);
-      gold_words += (e.flags & kGoldWord) != 0;
-      gold_changed += (e.flags & kGoldChanged) != 0;
+      const std::uint32_t gold_flags = GoldFlags(e, tokens_[k]);
+      gold_words += (gold_flags & kGoldWord) != 0;
+      gold_changed += (gold_flags & kGoldChanged) != 0;
       const TokenId st = stem ? e.stem : e.token;
       const std::string_view sv = stem ? lex.Str(st) : e.view();
       // The filters read the phrase's stems (its tokens when unstemmed).
