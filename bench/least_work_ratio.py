@@ -18,6 +18,9 @@ of the CPU times beside their targets (--metrics exact: wall <= 2x, CPU <= 3x; d
 <= 3x, CPU <= 4x), and the machine's load (bench/benchlib.py: no verdict on a loaded machine). The
 ratios to the --intern run have no target: they are kplab's cost beyond the corpus-wide identity of
 phrases that its design needs and this job does not (the difference of the two least-work runs).
+Under each target's line, the ratios round by round (each kplab run against the least-work run of its
+own round, a few tens of ms before it): their median and quartiles, which say how far the machine's
+drift moves the ratio of the medians, on which the verdict is given.
 
 First, the numbers: the 12 values the least-work program prints, with and without --intern, must be the
 text kplab's CSV gives for the same names, exactly (exit 1 otherwise).
@@ -37,6 +40,15 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
 
 TARGETS = {"exact": (2.0, 3.0), "default": (3.0, 4.0)}  # wall, CPU
+
+
+def round_ratios(num, den):
+    """The ratios num[i] / den[i] of each round: (median, lower quartile, upper quartile)."""
+    r = sorted(n / d for n, d in zip(num, den))
+    if len(r) < 2:
+        return r[0], r[0], r[0]
+    q = statistics.quantiles(r, n=4, method="inclusive")
+    return statistics.median(r), q[0], q[2]
 
 
 def run(cmd, out=None):
@@ -117,6 +129,10 @@ def main():
         tw, tc = TARGETS[k]
         print("  %-40s wall %.2fx (target <= %gx: %s)   CPU %.2fx (target <= %gx: %s)"
               % (labels[k] + ":", rw, tw, machine.verdict(rw <= tw), rc, tc, machine.verdict(rc <= tc)))
+        (w50, w25, w75), (c50, c25, c75) = (round_ratios(wall[k], wall["least work"]),
+                                            round_ratios(cpu[k], cpu["least work"]))
+        print("    round by round: wall %.2fx (quartiles %.2f-%.2fx)   CPU %.2fx (quartiles %.2f-%.2fx)"
+              % (w50, w25, w75, c50, c25, c75))
         rows.append(["%s on %s vs least work" % (labels[k], name), "%.4f" % mw[k], "%.4f" % mc[k],
                      "%.4f" % mw["least work"], "%.4f" % mc["least work"], "%.2fx" % rw, "%.2fx" % rc,
                      "kplab / least work: wall <= %gx, CPU <= %gx" % (tw, tc), machine.verdict(rw <= tw and rc <= tc)])
