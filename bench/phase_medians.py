@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """kplab's own phases (KPLAB_TIMING=1), medians over interleaved runs of several binaries or options.
 
-    phase_medians.py --data DIR [--runs N] VARIANT...
+    phase_medians.py --data DIR [--runs N] [--docs N] VARIANT...
 
 A VARIANT is BINARY::OPTIONS, e.g. `build/host/kplab::--metrics exact --threads 1`: that binary runs
 `eval --dataset KP20k --predictions catSeqTG-2RF1 seed 1234 --no-store --output csv OPTIONS`. The
@@ -12,11 +12,14 @@ each metric; nan where a variant has no such phase: a run whose metrics are reso
 is built has no lua setup of its own), and the load average before and after. For A/B comparisons of a
 change below the benchmarks' whole-process ratios (bench/least_work_ratio.py), e.g. the corpus phase on
 one thread.
+--docs N evaluates N documents of tagged copies of KP20k instead (bench/gen_copies.py, as
+least_work_ratio.py --docs does), e.g. --docs 1 for what a process costs beyond its documents (start-up).
 """
 import argparse
 import os
 import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -26,10 +29,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", required=True, help="the shared data directory")
     ap.add_argument("--runs", type=int, default=21)
+    ap.add_argument("--docs", type=int, default=0, help="N documents of tagged KP20k copies (0: KP20k itself)")
     ap.add_argument("variants", nargs="+", help="BINARY::OPTIONS")
     a = ap.parse_args()
+    if a.runs < 1 or a.docs < 0:
+        sys.exit("phase_medians.py: --runs must be >= 1 and --docs >= 0 (got %d, %d)" % (a.runs, a.docs))
     gold = os.path.join(a.data, "kpg_testsets_meng2017", "kp20k")
     pred = os.path.join(a.data, "predictions", "catSeqTG-2RF1", "kp20k", "seed1234.txt")
+    name = "KP20k"
     variants = []
     for v in a.variants:
         binary, _, opts = v.partition("::")
@@ -41,6 +48,13 @@ def main():
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         err_path = os.path.join(tmp, "stderr")
+        if a.docs:
+            keywords = os.path.join(gold, "word_kp20k_testing_allkeywords.txt")
+            gold, copies = os.path.join(tmp, "data"), os.path.join(tmp, "predictions.txt")
+            subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen_copies.py"),
+                            "--gold", keywords, "--predictions", pred, "--docs", str(a.docs),
+                            "--out-dataset", gold, "--out-predictions", copies], check=True)
+            pred, name = copies, "%s documents (tagged KP20k copies)" % format(a.docs, ",")
         for _ in range(a.runs):
             for i, (_, binary, opts) in enumerate(variants):
                 cmd = [binary, "eval", "--dataset", gold, "--predictions", pred, "--no-store", "--output", "csv"] + opts
@@ -69,7 +83,7 @@ def main():
                     if m:
                         r.setdefault(m.group(1) + " wall", []).append(float(m.group(2)))
                         r.setdefault(m.group(1) + " cpu", []).append(float(m.group(3)))
-    print("KP20k, %d interleaved runs each, medians in ms" % a.runs)
+    print("%s, %d interleaved runs each, medians in ms" % (name, a.runs))
     for i, (name, _, _) in enumerate(variants):
         print("  [%d] %s" % (i, name))
     print("  %-20s" % "" + "".join("%10s" % ("[%d]" % i) for i in range(len(variants))))
