@@ -84,8 +84,8 @@ def main():
                         r.setdefault(m.group(1) + " wall", []).append(float(m.group(2)))
                         r.setdefault(m.group(1) + " cpu", []).append(float(m.group(3)))
     print("%s, %d interleaved runs each, medians in ms" % (name, a.runs))
-    for i, (name, _, _) in enumerate(variants):
-        print("  [%d] %s" % (i, name))
+    for i, (label, _, _) in enumerate(variants):
+        print("  [%d] %s" % (i, label))
     print("  %-20s" % "" + "".join("%10s" % ("[%d]" % i) for i in range(len(variants))))
     keys = []  # every variant's phases, in the order they first appear (a build may have other phases)
     for r in results:
