@@ -3,15 +3,17 @@
 
     phase_medians.py --data DIR [--runs N] [--docs N] VARIANT...
 
-A VARIANT is BINARY::OPTIONS, e.g. `build/host/kplab::--metrics exact --threads 1`: that binary runs
-`eval --dataset KP20k --predictions catSeqTG-2RF1 seed 1234 --no-store --output csv OPTIONS`. The
+A VARIANT is [NAME=VALUE ...] BINARY::OPTIONS, e.g. `build/host/kplab::--metrics exact --threads 1`: that
+binary runs `eval --dataset KP20k --predictions catSeqTG-2RF1 seed 1234 --no-store --output csv OPTIONS`,
+with the NAME=VALUE words in front, if any, added to its environment (an A/B of a setting that only the
+environment reaches, e.g. `MIMALLOC_LARGE_OS_PAGES=0 build/host/kplab::--metrics exact`). The
 variants run in turn, N rounds (interleaving keeps a change of the machine's speed from favouring one),
 each a fresh process. Prints, per variant, the median wall and CPU of the whole process (rusage of the
-process and its threads) and of each phase KPLAB_TIMING reports (dataset, corpus, lua setup, validate,
-each metric; nan where a variant has no such phase: a run whose metrics are resolved while its corpus
-is built has no lua setup of its own), and the load average before and after. For A/B comparisons of a
-change below the benchmarks' whole-process ratios (bench/least_work_ratio.py), e.g. the corpus phase on
-one thread.
+process and its threads; its system time also apart, "process sys") and of each phase KPLAB_TIMING
+reports (dataset, corpus, lua setup, validate, each metric; nan where a variant has no such phase: a
+run whose metrics are resolved while its corpus is built has no lua setup of its own), and the load
+average before and after. For A/B comparisons of a change below the benchmarks' whole-process ratios
+(bench/least_work_ratio.py), e.g. the corpus phase on one thread.
 --docs N evaluates N documents of tagged copies of KP20k instead (bench/gen_copies.py, as
 least_work_ratio.py --docs does), e.g. --docs 1 for what a process costs beyond its documents (start-up).
 """
@@ -39,11 +41,18 @@ def main():
     name = "KP20k"
     variants = []
     for v in a.variants:
-        binary, _, opts = v.partition("::")
+        head, _, opts = v.partition("::")
+        settings = {}
+        m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)=(\S*)\s+", head)
+        while m:
+            settings[m.group(1)] = m.group(2)
+            head = head[m.end():]
+            m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)=(\S*)\s+", head)
+        binary = head
         if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
-            sys.exit("phase_medians.py: %s: not an executable file (a variant is BINARY[::OPTIONS], got %r)"
-                     % (binary, v))
-        variants.append((v, binary, opts.split()))
+            sys.exit("phase_medians.py: %s: not an executable file (a variant is [NAME=VALUE ...] "
+                     "BINARY[::OPTIONS], got %r)" % (binary, v))
+        variants.append((v, binary, opts.split(), settings))
     results = [{} for _ in variants]
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
@@ -56,9 +65,10 @@ def main():
                             "--out-dataset", gold, "--out-predictions", copies], check=True)
             pred, name = copies, "%s documents (tagged KP20k copies)" % format(a.docs, ",")
         for _ in range(a.runs):
-            for i, (_, binary, opts) in enumerate(variants):
+            for i, (_, binary, opts, settings) in enumerate(variants):
                 cmd = [binary, "eval", "--dataset", gold, "--predictions", pred, "--no-store", "--output", "csv"] + opts
-                env = dict(os.environ, KPLAB_TIMING="1")
+                env = dict(os.environ, **settings)
+                env["KPLAB_TIMING"] = "1"  # the phases are what this script reads
                 start = time.perf_counter()
                 pid = os.fork()
                 if pid == 0:
@@ -78,13 +88,14 @@ def main():
                 r = results[i]
                 r.setdefault("process wall", []).append(1000 * wall)
                 r.setdefault("process cpu", []).append(1000 * (ru.ru_utime + ru.ru_stime))
+                r.setdefault("process sys", []).append(1000 * ru.ru_stime)
                 for line in open(err_path):
                     m = re.match(r"\[timing\] (\S.*?)\s+([\d.]+) ms\s+cpu\s+([\d.]+) ms", line)
                     if m:
                         r.setdefault(m.group(1) + " wall", []).append(float(m.group(2)))
                         r.setdefault(m.group(1) + " cpu", []).append(float(m.group(3)))
     print("%s, %d interleaved runs each, medians in ms" % (name, a.runs))
-    for i, (label, _, _) in enumerate(variants):
+    for i, (label, _, _, _) in enumerate(variants):
         print("  [%d] %s" % (i, label))
     print("  %-20s" % "" + "".join("%10s" % ("[%d]" % i) for i in range(len(variants))))
     keys = []  # every variant's phases, in the order they first appear (a build may have other phases)

@@ -4,6 +4,9 @@
 Checks, against expectations written here:
   * the medians of KPLAB_TIMING's phase lines: a stand-in that prints "[timing] corpus" lines whose
     times come from a counter file, 10/30/20 ms wall over three runs, gives a median of 20.0;
+  * NAME=VALUE words in front of a variant's binary reach its environment, and only its own: two
+    variants of one stand-in that prints its phase time from KPLAB_FAKE_MS (7 and 9, unset 5) give
+    7.0, 9.0 and 5.0, and KPLAB_TIMING stays 1 whatever the variant sets;
   * a variant that is not an executable file is refused before any run, naming it;
   * a binary the kernel cannot start (its interpreter does not exist) is reported with the reason,
     not a Python traceback (the forked child used to unwind the script and delete its temporary
@@ -53,10 +56,22 @@ def main():
         line = next((l for l in p.stdout.splitlines() if l.strip().startswith("corpus cpu")), "")
         check("CPU medians", p.returncode == 0 and line.split()[-1] == "2.0", p)
 
+        # The phase's time from the environment: each variant's own settings, the script's KPLAB_TIMING.
+        from_env = executable("env.sh", "#!/bin/sh\n"
+                              "[ \"$KPLAB_TIMING\" = 1 ] || exit 4\n"
+                              "echo \"[timing] corpus       ${KPLAB_FAKE_MS:-5}.0 ms  cpu 1.0 ms  rss 1.0 MB  "
+                              "peak 1.0 MB\" >&2\n")
+        p = run("KPLAB_FAKE_MS=7 " + from_env, "KPLAB_TIMING=0 KPLAB_FAKE_MS=9 " + from_env, from_env, runs=2)
+        line = next((l for l in p.stdout.splitlines() if l.strip().startswith("corpus wall")), "")
+        check("settings", p.returncode == 0 and line.split()[-3:] == ["7.0", "9.0", "5.0"], p)
+        check("system time row", p.returncode == 0 and any(l.strip().startswith("process sys")
+                                                           for l in p.stdout.splitlines()), p)
+
         plain = os.path.join(tmp, "plain.txt")
         with open(plain, "w") as f:
             f.write("not a program\n")
-        for variant in (plain + "::--metrics exact", os.path.join(tmp, "missing"), "env X=1 " + timed):
+        for variant in (plain + "::--metrics exact", os.path.join(tmp, "missing"), "env X=1 " + timed,
+                        "1X=2 " + timed):
             p = run(variant)
             check("refused %r" % variant, p.returncode == 1 and "not an executable file" in p.stderr
                   and repr(variant) in p.stderr and "Traceback" not in p.stderr, p)
@@ -75,7 +90,7 @@ def main():
         print("FAIL", f, file=sys.stderr)
     if failures:
         sys.exit(1)
-    print("phase_medians_check: medians and 5 refusals as expected")
+    print("phase_medians_check: medians, settings and 6 refusals as expected")
 
 
 if __name__ == "__main__":
