@@ -3,12 +3,12 @@
 // against what Unicode defines (not what kplab printed): a compatibility normalization that needs ICU's
 // data (NFKC, in a tokenizer) and a context-dependent lower-casing (the final sigma, as Python's lower()).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "../core/temp_dir.h"
 #include "cli_harness.h"
 
 namespace {
@@ -17,24 +17,15 @@ namespace fs = std::filesystem;
 using kplab::test::Output;
 using kplab::test::RunKplab;
 
-struct StaticIcuDir {
-  fs::path path;
-  StaticIcuDir() {
-    path = fs::temp_directory_path() / ("kplab_static_icu_" + std::to_string(::getpid()));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~StaticIcuDir() { fs::remove_all(path); }
-};
-
 // The tiny MPNet fixture's tokenizer with NFKC put before its BERT normalizer. Fullwidth letters
 // (U+FF2E "Ｎ", U+FF45 "ｅ", ...) have compatibility decompositions to ASCII, so under NFKC the fullwidth
 // "Ｎｅｕｒａｌ ｎｅｔｗｏｒｋｓ" is "Neural networks": the fixture generator's hand-written ids, <s> neural
 // networks </s> = 0 135 137 2. Without NFKC (the fixture as it is) they are two unknown words, 5 5. An
 // executable whose ICU lacked its data could not run NFKC at all.
 TEST(StaticIcu, ExecutableRunsNfkcFromItsOwnIcuData) {
-  StaticIcuDir d;
-  const fs::path snap = d.path / "snap";
+  const kplab::test::TempDir tmp;
+  const fs::path dir = tmp.path();
+  const fs::path snap = dir / "snap";
   fs::copy(std::string(KPLAB_TEST_DATA) + "/transformer/mpnet-tiny", snap, fs::copy_options::recursive);
   std::string tok;
   {
@@ -58,20 +49,20 @@ TEST(StaticIcu, ExecutableRunsNfkcFromItsOwnIcuData) {
         tok.substr(open, close + 1 - open) + "]}" + tok.substr(close + 1);
   std::ofstream(snap / "tokenizer.json", std::ios::trunc) << tok;
 
-  const std::string env = "KPLAB_MODELS=" + (d.path / "models").string();
-  ASSERT_EQ(RunKplab(d.path, env, "model import nfkc " + snap.string() + " --backend transformer").code, 0);
+  const std::string env = "KPLAB_MODELS=" + (dir / "models").string();
+  ASSERT_EQ(RunKplab(dir, env, "model import nfkc " + snap.string() + " --backend transformer").code, 0);
   ASSERT_EQ(
-      RunKplab(d.path, env,
+      RunKplab(dir, env,
                "model import plain " + std::string(KPLAB_TEST_DATA) + "/transformer/mpnet-tiny --backend transformer")
           .code,
       0);
   const std::string fullwidth =
       "\xEF\xBC\xAE\xEF\xBD\x85\xEF\xBD\x95\xEF\xBD\x92\xEF\xBD\x81\xEF\xBD\x8C "  // Ｎｅｕｒａｌ
       "\xEF\xBD\x8E\xEF\xBD\x85\xEF\xBD\x94\xEF\xBD\x97\xEF\xBD\x8F\xEF\xBD\x92\xEF\xBD\x8B\xEF\xBD\x93\n";  // ｎｅｔｗｏｒｋｓ
-  const Output nfkc = RunKplab(d.path, env, "model tokenize nfkc -", "Neural Networks\n" + fullwidth);
+  const Output nfkc = RunKplab(dir, env, "model tokenize nfkc -", "Neural Networks\n" + fullwidth);
   ASSERT_EQ(nfkc.code, 0) << nfkc.err;
   EXPECT_EQ(nfkc.out, "0 135 137 2\n0 135 137 2\n");
-  const Output plain = RunKplab(d.path, env, "model tokenize plain -", "Neural Networks\n" + fullwidth);
+  const Output plain = RunKplab(dir, env, "model tokenize plain -", "Neural Networks\n" + fullwidth);
   ASSERT_EQ(plain.code, 0) << plain.err;
   EXPECT_EQ(plain.out, "0 135 137 2\n0 5 5 2\n");
 }
@@ -81,24 +72,25 @@ TEST(StaticIcu, ExecutableRunsNfkcFromItsOwnIcuData) {
 // capitals and whose predictions are those lower-cased words matches both only when the executable
 // lower-cases as Python does (one plain σ for every Σ would miss 'οδος'): recall 2 / 2 = 1.
 TEST(StaticIcu, ExecutableLowerCasesTheFinalSigmaAsPythonDoes) {
-  StaticIcuDir d;
-  fs::create_directories(d.path / "ds");
-  std::ofstream(d.path / "ds" / "word_greek_testing_allkeywords.txt")
-      << "\xCE\x9F\xCE\x94\xCE\x9F\xCE\xA3;"                                        // ΟΔΟΣ
-         "\xCE\xA3\xCE\x9F\xCE\xA6\xCE\x99\xCE\x91\n";                              // ΣΟΦΙΑ
-  std::ofstream(d.path / "p.txt") << "\xCE\xBF\xCE\xB4\xCE\xBF\xCF\x82;"            // οδος (final ς)
-                                     "\xCF\x83\xCE\xBF\xCF\x86\xCE\xB9\xCE\xB1\n";  // σοφια
-  const Output o = RunKplab(d.path, "",
-                            "eval --dataset " + (d.path / "ds").string() + " --predictions " +
-                                (d.path / "p.txt").string() + " --metrics exact --no-store --output csv");
+  const kplab::test::TempDir tmp;
+  const fs::path dir = tmp.path();
+  fs::create_directories(dir / "ds");
+  std::ofstream(dir / "ds" / "word_greek_testing_allkeywords.txt")
+      << "\xCE\x9F\xCE\x94\xCE\x9F\xCE\xA3;"                                     // ΟΔΟΣ
+         "\xCE\xA3\xCE\x9F\xCE\xA6\xCE\x99\xCE\x91\n";                           // ΣΟΦΙΑ
+  std::ofstream(dir / "p.txt") << "\xCE\xBF\xCE\xB4\xCE\xBF\xCF\x82;"            // οδος (final ς)
+                                  "\xCF\x83\xCE\xBF\xCF\x86\xCE\xB9\xCE\xB1\n";  // σοφια
+  const Output o = RunKplab(dir, "",
+                            "eval --dataset " + (dir / "ds").string() + " --predictions " + (dir / "p.txt").string() +
+                                " --metrics exact --no-store --output csv");
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_NE(o.out.find("\nall.r@M.macro,1\n"), std::string::npos) << o.out;
   // The control: 'οδοσ' with a plain σ is not what 'ΟΔΟΣ' lower-cases to, so one reference of two.
-  std::ofstream(d.path / "p.txt", std::ios::trunc) << "\xCE\xBF\xCE\xB4\xCE\xBF\xCF\x83;"
-                                                      "\xCF\x83\xCE\xBF\xCF\x86\xCE\xB9\xCE\xB1\n";
-  const Output control = RunKplab(d.path, "",
-                                  "eval --dataset " + (d.path / "ds").string() + " --predictions " +
-                                      (d.path / "p.txt").string() + " --metrics exact --no-store --output csv");
+  std::ofstream(dir / "p.txt", std::ios::trunc) << "\xCE\xBF\xCE\xB4\xCE\xBF\xCF\x83;"
+                                                   "\xCF\x83\xCE\xBF\xCF\x86\xCE\xB9\xCE\xB1\n";
+  const Output control = RunKplab(dir, "",
+                                  "eval --dataset " + (dir / "ds").string() + " --predictions " +
+                                      (dir / "p.txt").string() + " --metrics exact --no-store --output csv");
   ASSERT_EQ(control.code, 0) << control.err;
   EXPECT_NE(control.out.find("\nall.r@M.macro,0.5\n"), std::string::npos) << control.out;
 }
