@@ -49,6 +49,9 @@ def main():
             head = head[m.end():]
             m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)=(\S*)\s+", head)
         binary = head
+        if not binary.strip():
+            sys.exit("phase_medians.py: %r: settings but no binary after them (a variant is [NAME=VALUE ...] "
+                     "BINARY[::OPTIONS])" % v)
         if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
             sys.exit("phase_medians.py: %s: not an executable file (a variant is [NAME=VALUE ...] "
                      "BINARY[::OPTIONS], got %r)" % (binary, v))

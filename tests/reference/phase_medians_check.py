@@ -7,7 +7,8 @@ Checks, against expectations written here:
   * NAME=VALUE words in front of a variant's binary reach its environment, and only its own: two
     variants of one stand-in that prints its phase time from KPLAB_FAKE_MS (7 and 9, unset 5) give
     7.0, 9.0 and 5.0, and KPLAB_TIMING stays 1 whatever the variant sets;
-  * a variant that is not an executable file is refused before any run, naming it;
+  * a variant that is not an executable file is refused before any run, naming it, and one that is only
+    settings (no binary after them) is refused as such;
   * a binary the kernel cannot start (its interpreter does not exist) is reported with the reason,
     not a Python traceback (the forked child used to unwind the script and delete its temporary
     directory, and the parent died on a FileNotFoundError);
@@ -76,6 +77,12 @@ def main():
             check("refused %r" % variant, p.returncode == 1 and "not an executable file" in p.stderr
                   and repr(variant) in p.stderr and "Traceback" not in p.stderr, p)
 
+        # Settings with nothing after them (the binary forgotten): named as such, not as an empty path.
+        for variant in ("KPLAB_FAKE_MS=7 ", "KPLAB_FAKE_MS=7  ::--metrics exact"):
+            p = run(variant)
+            check("no binary %r" % variant, p.returncode == 1 and "settings but no binary" in p.stderr
+                  and repr(variant) in p.stderr and "Traceback" not in p.stderr, p)
+
         no_interpreter = executable("nointerp.sh", "#!/no/such/interpreter\n")
         p = run(no_interpreter)
         check("cannot start", p.returncode == 1 and "cannot run %s: No such file or directory" % no_interpreter
@@ -90,7 +97,7 @@ def main():
         print("FAIL", f, file=sys.stderr)
     if failures:
         sys.exit(1)
-    print("phase_medians_check: medians, settings and 6 refusals as expected")
+    print("phase_medians_check: medians, settings and 8 refusals as expected")
 
 
 if __name__ == "__main__":
