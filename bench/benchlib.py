@@ -131,6 +131,18 @@ def yardstick(least_work, data, runs=5):
     return statistics.median(t[0] for t in times), statistics.median(t[1] for t in times)
 
 
+def tagged_copies(keywords, predictions, docs, directory):
+    """N = docs documents of tagged copies of a Meng-2017 keyword file and its predictions (bench/gen_copies.py,
+    the scale benchmark's generator), written into directory: returns (the dataset directory, its keyword
+    file, the predictions file)."""
+    import subprocess
+    dataset, copies = os.path.join(directory, "data"), os.path.join(directory, "predictions.txt")
+    subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen_copies.py"),
+                    "--gold", keywords, "--predictions", predictions, "--docs", str(docs),
+                    "--out-dataset", dataset, "--out-predictions", copies], check=True)
+    return dataset, os.path.join(dataset, os.path.basename(keywords)), copies
+
+
 def append_row(path, cells):
     """One row of scripts/bench_table.sh's table (tab-separated): task, kplab wall, kplab CPU, reference
     wall, reference CPU, wall ratio, CPU ratio, target, verdict, machine (load and yardstick)."""

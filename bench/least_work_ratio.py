@@ -31,7 +31,6 @@ least-work program's own times in the run are the row's yardstick of the machine
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -94,12 +93,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="kplab-lw.") as tmp:
         name = "KP20k, 20,000 documents"
         if a.docs:
-            gold_dir = os.path.join(tmp, "data")
-            pred_copies = os.path.join(tmp, "predictions.txt")
-            subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen_copies.py"),
-                            "--gold", keywords, "--predictions", pred, "--docs", str(a.docs),
-                            "--out-dataset", gold_dir, "--out-predictions", pred_copies], check=True)
-            keywords, pred = os.path.join(gold_dir, os.path.basename(keywords)), pred_copies
+            gold_dir, keywords, pred = benchlib.tagged_copies(keywords, pred, a.docs, tmp)
             name = "%s documents (tagged KP20k copies)" % format(a.docs, ",")
         ev = [a.kplab, "eval", "--dataset", gold_dir, "--predictions", pred, "--no-store", "--output", "csv"]
         cmds = {"least work": [a.least_work, keywords, pred], "interned": [a.least_work, "--intern", keywords, pred],

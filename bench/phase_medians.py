@@ -21,10 +21,12 @@ import argparse
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
 
 
 def main():
@@ -62,11 +64,8 @@ def main():
         err_path = os.path.join(tmp, "stderr")
         if a.docs:
             keywords = os.path.join(gold, "word_kp20k_testing_allkeywords.txt")
-            gold, copies = os.path.join(tmp, "data"), os.path.join(tmp, "predictions.txt")
-            subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen_copies.py"),
-                            "--gold", keywords, "--predictions", pred, "--docs", str(a.docs),
-                            "--out-dataset", gold, "--out-predictions", copies], check=True)
-            pred, name = copies, "%s documents (tagged KP20k copies)" % format(a.docs, ",")
+            gold, _, pred = benchlib.tagged_copies(keywords, pred, a.docs, tmp)
+            name = "%s documents (tagged KP20k copies)" % format(a.docs, ",")
         for _ in range(a.runs):
             for i, (_, binary, opts, settings) in enumerate(variants):
                 cmd = [binary, "eval", "--dataset", gold, "--predictions", pred, "--no-store", "--output", "csv"] + opts
