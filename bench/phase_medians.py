@@ -23,7 +23,6 @@ import re
 import statistics
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
@@ -71,21 +70,12 @@ def main():
                 cmd = [binary, "eval", "--dataset", gold, "--predictions", pred, "--no-store", "--output", "csv"] + opts
                 env = dict(os.environ, **settings)
                 env["KPLAB_TIMING"] = "1"  # the phases are what this script reads
-                start = time.perf_counter()
-                pid = os.fork()
-                if pid == 0:
-                    # The child never returns into this script (its exception would unwind the parent's
-                    # code in the child, temporary directory and all): it runs the binary or exits 127.
+                with open(err_path, "wb") as err:
                     try:
-                        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
-                        os.dup2(os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
-                        os.execve(binary, cmd, env)
+                        code, wall, ru = benchlib.spawn_timed(cmd, env=env, stderr=err)
                     except OSError as e:
-                        os.write(2, ("cannot run %s: %s\n" % (binary, e.strerror)).encode())
-                    os._exit(127)
-                _, status, ru = os.wait4(pid, 0)
-                wall = time.perf_counter() - start
-                if os.waitstatus_to_exitcode(status) != 0:
+                        sys.exit("phase_medians.py: cannot run %s: %s" % (binary, e.strerror))
+                if code != 0:
                     sys.exit("phase_medians.py: %s failed: %s" % (" ".join(cmd), open(err_path).read()[-500:]))
                 r = results[i]
                 r.setdefault("process wall", []).append(1000 * wall)

@@ -15,6 +15,15 @@ Checks, against expectations written here:
   * a binary that exits with an error is reported with its stderr.
 Each refusal exits 1.
 
+And the process start every benchmark measures through (bench/benchlib.py spawn_timed, run_timed):
+  * the measured process's rusage holds none of the harness's work: /bin/true spawned takes no more
+    page faults than /usr/bin/time counts for it (a child forked from the interpreter took 282 on the
+    2-core VM: the Python it ran before its exec);
+  * run_timed reports a program that cannot start, and one that fails with its stderr, without a
+    traceback;
+  * over bench/*.py, every os.wait4 (a measured process's rusage) is spawn_timed's, and every os.fork is
+    listed with why it measures nothing of its child's rusage: a new benchmark cannot fork what it times.
+
 Usage: phase_medians_check.py SOURCE_DIR
 """
 import os
@@ -93,11 +102,85 @@ def main():
         check("fails", p.returncode == 1 and "failed: kplab: something is wrong" in p.stderr
               and "Traceback" not in p.stderr, p)
 
+    failures += spawn_failures(src)
     for f in failures:
         print("FAIL", f, file=sys.stderr)
     if failures:
         sys.exit(1)
-    print("phase_medians_check: medians, settings and 8 refusals as expected")
+    print("phase_medians_check: medians, settings and 8 refusals as expected; the measured processes are "
+          "the programs' own")
+
+
+# Where bench/*.py may call os.wait4 and os.fork (file, function), and why.
+WAIT4_ALLOWED = {
+    ("benchlib.py", "spawn_timed"): "the one start of a measured process",
+    ("test_tier_cpu.py", "run"): "whole ctest commands (seconds each) through Popen, which vforks; needs cwd",
+}
+FORK_ALLOWED = {
+    ("transformer_torch.py", "main"): "the peer's worker pool; each worker times itself (process_time)",
+}
+
+
+def calls_by_function(path, name):
+    """(function, line) of every call of os.NAME in the Python file path."""
+    import ast
+    tree = ast.parse(open(path).read(), path)
+    found = []
+
+    def visit(node, func):
+        for child in ast.iter_child_nodes(node):
+            f = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else func
+            if (isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute) and child.func.attr == name
+                    and isinstance(child.func.value, ast.Name) and child.func.value.id == "os"):
+                found.append((func, child.lineno))
+            visit(child, f)
+    visit(tree, None)
+    return found
+
+
+def spawn_failures(src):
+    import statistics
+    bench = os.path.join(src, "bench")
+    sys.path.insert(0, bench)
+    import benchlib
+    failures = []
+
+    # The harness's own work is not the measured process's: page faults of /bin/true.
+    spawned = statistics.median(benchlib.spawn_timed(["/bin/true"])[2].ru_minflt for _ in range(7))
+    timed = []
+    for _ in range(7):
+        p = subprocess.run(["/usr/bin/time", "-f", "%R", "/bin/true"], capture_output=True, text=True)
+        timed.append(int(p.stderr.strip().splitlines()[-1]))
+    if spawned > statistics.median(timed):
+        failures.append("spawn_timed: /bin/true took %d page faults, /usr/bin/time counts %d"
+                        % (spawned, statistics.median(timed)))
+
+    # run_timed's refusals.
+    with tempfile.TemporaryDirectory() as tmp:
+        failing = os.path.join(tmp, "fails.sh")
+        with open(failing, "w") as f:
+            f.write("#!/bin/sh\necho 'something is wrong' >&2\nexit 3\n")
+        os.chmod(failing, 0o755)
+        for cmd, expected in (([os.path.join(tmp, "missing")], "cannot run: No such file or directory"),
+                              ([failing], "failed (exit 3): something is wrong")):
+            p = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, %r); import benchlib; "
+                                "benchlib.run_timed(%r)" % (bench, cmd)], capture_output=True, text=True)
+            if p.returncode != 1 or expected not in p.stderr or "Traceback" in p.stderr:
+                failures.append("run_timed(%r): exit %d, stderr %r" % (cmd, p.returncode, p.stderr))
+
+    # Over the whole bench/ directory: who waits for a process's rusage, who forks.
+    for name, allowed in (("wait4", WAIT4_ALLOWED), ("fork", FORK_ALLOWED)):
+        seen = set()
+        for file in sorted(os.listdir(bench)):
+            if file.endswith(".py"):
+                for func, line in calls_by_function(os.path.join(bench, file), name):
+                    seen.add((file, func))
+                    if (file, func) not in allowed:
+                        failures.append("bench/%s:%d: os.%s in %s (measured processes start through "
+                                        "benchlib.spawn_timed)" % (file, line, name, func))
+        for gone in sorted(set(allowed) - seen):
+            failures.append("listed os.%s in bench/%s %s is gone: take it off the list" % (name, gone[0], gone[1]))
+    return failures
 
 
 if __name__ == "__main__":
