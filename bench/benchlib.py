@@ -130,6 +130,28 @@ def spawn_timed(cmd, env=None, stdout=None, stderr=None):
     return os.waitstatus_to_exitcode(status), wall, usage
 
 
+def run_pair_timed(cmd):
+    """Runs two copies of cmd at once (one a core on the 2-core machine); returns (wall seconds until both
+    ended, the mean CPU seconds of the two). Beside run_timed's time alone, what a busy second core costs
+    a process (a shared physical core, caches, memory bandwidth): a one-thread program does not pay it,
+    a two-thread one does on every phase it runs on both cores."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        actions = [(os.POSIX_SPAWN_DUP2, devnull, 1), (os.POSIX_SPAWN_DUP2, devnull, 2)]
+        t0 = time.perf_counter()
+        pids = [os.posix_spawn(cmd[0], cmd, os.environ, file_actions=actions) for _ in range(2)]
+        cpu = []
+        for pid in pids:
+            _, status, usage = os.wait4(pid, 0)
+            if os.waitstatus_to_exitcode(status) != 0:
+                sys.exit("%s failed (exit %d), run two at once" % (" ".join(cmd), os.waitstatus_to_exitcode(status)))
+            cpu.append(usage.ru_utime + usage.ru_stime)
+        wall = time.perf_counter() - t0
+    finally:
+        os.close(devnull)
+    return wall, sum(cpu) / 2
+
+
 def run_timed(cmd, stdout=None):
     """Runs cmd (a list); returns (wall seconds, CPU seconds of the process and its threads). The CPU time
     is the process's own rusage (os.wait4): /usr/bin/time and os.times count in 10 ms steps. Exits with

@@ -21,7 +21,10 @@ And the process start every benchmark measures through (bench/benchlib.py spawn_
     2-core VM: the Python it ran before its exec);
   * run_timed reports a program that cannot start, and one that fails with its stderr, without a
     traceback;
-  * over bench/*.py, every os.wait4 (a measured process's rusage) is spawn_timed's, and every os.fork is
+  * run_pair_timed runs its two copies at once (each stand-in writes when it started and ended, then
+    sleeps: the two intervals overlap), returns their mean CPU, and names a copy that fails;
+  * over bench/*.py, every os.wait4 (a measured process's rusage) is spawn_timed's (or run_pair_timed's,
+    which spawns the same way), and every os.fork is
     listed with why it measures nothing of its child's rusage: a new benchmark cannot fork what it times.
 
 Usage: phase_medians_check.py SOURCE_DIR
@@ -114,6 +117,7 @@ def main():
 # Where bench/*.py may call os.wait4 and os.fork (file, function), and why.
 WAIT4_ALLOWED = {
     ("benchlib.py", "spawn_timed"): "the one start of a measured process",
+    ("benchlib.py", "run_pair_timed"): "two measured processes at once, spawned the same way",
     ("test_tier_cpu.py", "run"): "whole ctest commands (seconds each) through Popen, which vforks; needs cwd",
 }
 FORK_ALLOWED = {
@@ -167,6 +171,26 @@ def spawn_failures(src):
                                 "benchlib.run_timed(%r)" % (bench, cmd)], capture_output=True, text=True)
             if p.returncode != 1 or expected not in p.stderr or "Traceback" in p.stderr:
                 failures.append("run_timed(%r): exit %d, stderr %r" % (cmd, p.returncode, p.stderr))
+
+    # run_pair_timed: the two copies overlap in time; the CPU is their mean; a failure is named.
+    with tempfile.TemporaryDirectory() as tmp:
+        log = os.path.join(tmp, "log")
+        stand_in = os.path.join(tmp, "pair.sh")
+        with open(stand_in, "w") as f:
+            f.write("#!/bin/sh\necho start $(date +%%s.%%N) >> %s\nsleep 0.3\necho end $(date +%%s.%%N) >> %s\n"
+                    % (log, log))
+        os.chmod(stand_in, 0o755)
+        wall, cpu = benchlib.run_pair_timed([stand_in])
+        events = [line.split() for line in open(log)]
+        if [e[0] for e in events] != ["start", "start", "end", "end"] or not (0.3 <= wall < 0.6) or cpu > 0.3:
+            failures.append("run_pair_timed: events %r, wall %.3f s, CPU %.3f s (expected both started before "
+                            "either ended)" % (events, wall, cpu))
+        with open(stand_in, "w") as f:
+            f.write("#!/bin/sh\nexit 5\n")
+        p = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, %r); import benchlib; "
+                            "benchlib.run_pair_timed([%r])" % (bench, stand_in)], capture_output=True, text=True)
+        if p.returncode != 1 or "failed (exit 5), run two at once" not in p.stderr or "Traceback" in p.stderr:
+            failures.append("run_pair_timed of a failing program: exit %d, stderr %r" % (p.returncode, p.stderr))
 
     # Over the whole bench/ directory: who waits for a process's rusage, who forks.
     for name, allowed in (("wait4", WAIT4_ALLOWED), ("fork", FORK_ALLOWED)):
