@@ -895,10 +895,11 @@ Result<EvalResult> Evaluate(const EvalRequest& req, const Progress& progress) {
     return Error::Usage("no predictions file to evaluate");
   }
   PhaseTimer timer;
-  // The plugins are resolved while the corpus is built, once its documents are and before its ranges
-  // are merged: a run whose metrics all compare keys within a document skips the merge (KernelsOnly,
-  // design note 61). When they cannot be resolved there, the corpus is merged as before and
-  // EvaluateCorpus reports the same error: a dataset's error still comes before a plugin's.
+  // The plugins are resolved as the corpus is built, before its documents are: a run whose metrics all
+  // compare keys within a document gets ids per range, in ranges of at most DocsPerRange documents,
+  // and skips the merge (KernelsOnly, design notes 61 and 70). When they cannot be resolved there, the
+  // corpus is merged as before and EvaluateCorpus reports the same error: a dataset's error still comes
+  // before a plugin's.
   std::optional<LanePlugins> lanes;
   auto ids = [&] {
     auto profile = RequestProfile(req);

@@ -3,7 +3,9 @@
 // strings as in the corpus built on one thread (by string, since ids differ), so the exact, rank and
 // rprec kernels give the same bits; ids stay unique; the choice is asked once, and only when there is a
 // merge to skip; and what needs one id per string across documents refuses such a corpus instead of
-// answering from it (the lexicon's look-ups, the embedding plan, homogeneity).
+// answering from it (the lexicon's look-ups, the embedding plan, homogeneity). With per-range ids each
+// thread's block is cut into ranges of at most DocsPerRange documents (design note 70): the same
+// promises on many small ranges, one thread's included.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -14,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "../../core/src/eval/on_threads.h"
 #include "corpus_inputs.h"
 #include "kplab/corpus.h"
 #include "kplab/embedding_plan.h"
@@ -176,6 +179,93 @@ TEST(PhraseIds, PerRangeCorpusReadsTheSameStringsAndScoresTheSameBits) {
       EXPECT_EQ(asked, 1);
       ExpectSameDocumentsByStrings(*one, *lines);
       EXPECT_EQ(PerRangeKernelBits(*lines), expected);
+    }
+  }
+}
+
+// Ranges of at most DocsPerRange documents, built one after another on each thread (design note 70),
+// here 37 (3 for KPTimes' 10) and 1 (a range a document), so that every dataset makes many: every document reads
+// the strings of the one-thread corpus and the kernels give its bits, with ids unique, on 1, 2 and 3
+// threads, read as an import and as lines; asked for kCorpus, a build is one range a thread, merged.
+TEST(PhraseIds, SmallRangesReadTheSameStringsAndScoreTheSameBits) {
+  if (!std::filesystem::exists(kPerRangeShared + "kpg_testsets_meng2017/inspec")) GTEST_SKIP() << "no ../shared/data";
+  const std::string meng = kPerRangeShared + "kpg_testsets_meng2017/";
+  const std::string preds = kPerRangeShared + "predictions/catSeqTG-2RF1/";
+  const std::vector<PerRangeCase> cases = {
+      {meng + "inspec", preds + "inspec/seed1234.txt", "kplab"},
+      {meng + "inspec", preds + "inspec/seed1234.txt", "exhird"},     // re-cut pieces
+      {meng + "inspec", preds + "inspec/seed1234.txt", "kpeval"},     // cleanup, dedup_join
+      {meng + "semeval", preds + "semeval/seed1234.txt", "kenchan"},  // gold matched as given
+      {kPerRangeShared + "kptimes_sample", "", "kplab"},              // raw text, alternative forms
+  };
+  for (const PerRangeCase& c : cases) {
+    SCOPED_TRACE(c.dataset + " " + c.profile);
+    auto ds = ImportDataset(c.dataset);
+    ASSERT_TRUE(ds.ok()) << ds.error().message;
+    std::optional<RawPredictions> aligned;
+    if (!c.predictions.empty()) {
+      auto a = test::ImportAligned(*ds, c.predictions);
+      ASSERT_TRUE(a.ok()) << a.error().message;
+      aligned = std::move(*a);
+    }
+    const Profile profile = *FindProfile(c.profile);
+    int asked = 0;
+    auto one = BuildCorpus(*ds, aligned ? &*aligned : nullptr, profile, 1, AlwaysAnswer(PhraseIds::kPerRange, &asked));
+    ASSERT_TRUE(one.ok()) << one.error().message;
+    ASSERT_EQ(asked, 0);  // DocsPerRange is far above these datasets' size: one range, nothing asked
+    const std::vector<std::uint64_t> expected = PerRangeKernelBits(*one);
+    const std::size_t n_docs = one->docs.size();
+    ASSERT_GT(n_docs, 3u);
+    for (std::size_t per : {n_docs > 100 ? std::size_t{37} : std::size_t{3}, std::size_t{1}}) {
+      const eval_internal::ScopedDocsPerRange small(per);
+      for (int threads : {1, 2, 3}) {
+        SCOPED_TRACE("threads " + std::to_string(threads) + ", " + std::to_string(per) + " documents a range");
+        // Each thread's block [n * t / threads, n * (t + 1) / threads) in ceil(size / per) ranges.
+        std::size_t ranges = 0;
+        for (int t = 0; t < threads; ++t) {
+          const std::size_t size = n_docs * (t + 1) / threads - n_docs * t / threads;
+          ranges += (size + per - 1) / per;
+        }
+        asked = 0;
+        auto many = BuildCorpus(*ds, aligned ? &*aligned : nullptr, profile, threads,
+                                AlwaysAnswer(PhraseIds::kPerRange, &asked));
+        ASSERT_TRUE(many.ok()) << many.error().message;
+        EXPECT_EQ(asked, 1);
+        EXPECT_EQ(many->phrase_ids, PhraseIds::kPerRange);
+        EXPECT_EQ(many->view_blocks.size(), ranges);
+        ExpectSameDocumentsByStrings(*one, *many);
+        EXPECT_EQ(PerRangeKernelBits(*many), expected);
+        for (std::size_t i = 0; i < many->phrases.size(); ++i) ASSERT_EQ(many->phrases[i].id, i);
+        for (const Document& d : many->docs) {
+          for (const Keyphrase& k : d.refs) ASSERT_EQ(k.phrase, &many->phrases[k.phrase->id]);
+          for (const Keyphrase& k : d.preds) ASSERT_EQ(k.phrase, &many->phrases[k.phrase->id]);
+          for (const Keyphrase& k : d.refs_before_dedup()) ASSERT_EQ(k.phrase, &many->phrases[k.phrase->id]);
+        }
+        EXPECT_THROW(many->lex.Intern("a string"), std::logic_error);
+        // Asked for kCorpus: one range a thread, merged into the one-thread corpus, ids included.
+        asked = 0;
+        auto merged =
+            BuildCorpus(*ds, aligned ? &*aligned : nullptr, profile, threads, AlwaysAnswer(PhraseIds::kCorpus, &asked));
+        ASSERT_TRUE(merged.ok()) << merged.error().message;
+        EXPECT_EQ(asked, 1);
+        EXPECT_EQ(merged->phrase_ids, PhraseIds::kCorpus);
+        EXPECT_EQ(merged->view_blocks.size(), static_cast<std::size_t>(threads));
+        ASSERT_EQ(merged->lex.size(), one->lex.size());
+        ASSERT_EQ(merged->phrases.size(), one->phrases.size());
+        ExpectSameDocumentsByStrings(*one, *merged);
+        // Read as lines by the building threads, each thread's block through one reader.
+        if (LineDocuments::Handles(c.dataset, {}, c.predictions, "")) {
+          auto docs = LineDocuments::Open(c.dataset, {}, c.predictions, threads);
+          ASSERT_TRUE(docs.ok()) << docs.error().message;
+          asked = 0;
+          auto lines = BuildCorpus(std::move(*docs), profile, threads, AlwaysAnswer(PhraseIds::kPerRange, &asked));
+          ASSERT_TRUE(lines.ok()) << lines.error().message;
+          EXPECT_EQ(asked, 1);
+          EXPECT_EQ(lines->view_blocks.size(), ranges);
+          ExpectSameDocumentsByStrings(*one, *lines);
+          EXPECT_EQ(PerRangeKernelBits(*lines), expected);
+        }
+      }
     }
   }
 }

@@ -291,9 +291,10 @@ static_assert(sizeof(Document) == sizeof(std::string) + 80);
 // document needs (the exact, rank and rprec kernels), without the merge of the ranges' strings and
 // phrases (design note 61). Every number such a run gives is the same either way.
 enum class PhraseIds { kCorpus, kPerRange };
-// BuildCorpus's choice of PhraseIds, asked once its documents are built and before their ranges are
-// merged (only when there are two ranges or more): a caller can learn meanwhile what the corpus will be
-// used for (kplab eval resolves its metrics there). Null: kCorpus.
+// BuildCorpus's choice of PhraseIds, asked once, before its documents are built, when the build could
+// have two ranges or more (two threads, or more documents than a range takes: then kPerRange also cuts
+// each thread's documents into ranges of a bounded size, design note 70): a caller can learn there what
+// the corpus will be used for (kplab eval resolves its metrics there). Null: kCorpus.
 using ChoosePhraseIds = std::function<PhraseIds()>;
 
 class Corpus {

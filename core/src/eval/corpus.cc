@@ -313,6 +313,23 @@ class Builder {
     return std::span<const std::uint32_t>(dup_indices).subspan(dups[k].begin, end - dups[k].begin);
   }
 
+  // Frees what only the build probes (the piece memo and its records, the token table, the lexicon's
+  // index), once the range is built and its ids are per range (nothing looks a string up again): the
+  // next range built on this thread then reuses the memory. What the corpus keeps (strings, phrases,
+  // arena, the range's lists) stays.
+  void ReleaseBuildTables() {
+    memo[0] = eval_internal::SlotTable();
+    memo[1] = eval_internal::SlotTable();
+    pieces = {};
+    piece_store = PieceStore();
+    token_table_ = eval_internal::TokenTable();
+    owned_ = {};
+    piece_bytes_ = PhraseArena();
+    Lexicon unindexed;  // the same strings and ids (base 0), without the index
+    unindexed.AppendUnindexed(std::move(lex));
+    lex = std::move(unindexed);
+  }
+
   void Doc(std::size_t i, const DocIn& in, Document& doc) {
     doc.id = in.id;
     doc.has_text = in.has_text;
@@ -1106,30 +1123,55 @@ bool StemReferences(const Profile& profile, const RawDataset& dataset) {
 }
 
 // Range t of n over n_docs documents: [begin, end).
-std::pair<std::size_t, std::size_t> RangeOf(std::size_t n_docs, std::size_t n, std::size_t t) {
-  return {n_docs * t / n, n_docs * (t + 1) / n};
+// The ranges of a build: range r is documents [start[r], start[r + 1]); thread t builds ranges
+// [first[t], first[t + 1]), one contiguous block of documents (n_docs * t / threads onwards, as one range
+// a thread was). split: each block is cut into ranges of at most DocsPerRange documents (per-range ids).
+struct Ranges {
+  std::vector<std::size_t> start, first;
+  std::size_t size() const { return start.size() - 1; }
+  std::size_t threads() const { return first.size() - 1; }
+  std::pair<std::size_t, std::size_t> Of(std::size_t r) const { return {start[r], start[r + 1]}; }
+};
+
+Ranges PlanRanges(std::size_t n_docs, std::size_t threads, bool split) {
+  Ranges out;
+  const std::size_t per = std::max<std::size_t>(eval_internal::DocsPerRange(), 1);
+  for (std::size_t t = 0; t < threads; ++t) {
+    const std::size_t begin = n_docs * t / threads, end = n_docs * (t + 1) / threads;
+    const std::size_t parts = split ? std::max<std::size_t>((end - begin + per - 1) / per, 1) : 1;
+    out.first.push_back(out.start.size());
+    for (std::size_t k = 0; k < parts; ++k) out.start.push_back(begin + (end - begin) * k / parts);
+  }
+  out.first.push_back(out.start.size());
+  out.start.push_back(n_docs);
+  return out;
 }
 
-// Builds every range's documents on a thread of its own (builders[t] range t).
+// Builds every range's documents, each thread its block's ranges in order (builders[r] range r).
+// per_range: each range's build tables are freed as soon as it is built (Builder::ReleaseBuildTables).
 template <typename Reader>
-void BuildRanges(const Reader& reader, Corpus& corpus, std::vector<std::unique_ptr<Builder>>& builders) {
-  const std::size_t n_docs = corpus.docs.size(), n = builders.size();
-  // The calling thread builds the last range: the merge frees that range's lexicon and tables on the
+void BuildRanges(const Reader& reader, Corpus& corpus, std::vector<std::unique_ptr<Builder>>& builders,
+                 const Ranges& ranges, bool per_range) {
+  // The calling thread builds the last block: the merge frees that range's lexicon and tables on the
   // calling thread, whose allocator then reuses their memory (the metrics' slot columns, allocated
   // next, were fresh pages after a two-thread build: design note 59).
   eval_internal::OnThreads(
-      n,
+      ranges.threads(),
       [&](std::size_t t) {
-        const auto [begin, end] = RangeOf(n_docs, n, t);
-        Builder& b = *builders[t];
-        typename Reader::Local local(reader, begin);
-        for (std::size_t i = begin; i < end; ++i) {
-          const DocIn& in = local.Get(i);
-          if (i + 1 < end) b.Prefetch(i + 1, local.Get(i + 1));  // the next document's memo slots load meanwhile
-          b.Doc(i, in, corpus.docs[i]);
-          local.Done(i);
+        const std::size_t block_end = ranges.start[ranges.first[t + 1]];
+        typename Reader::Local local(reader, ranges.start[ranges.first[t]]);
+        for (std::size_t r = ranges.first[t]; r < ranges.first[t + 1]; ++r) {
+          const auto [begin, end] = ranges.Of(r);
+          Builder& b = *builders[r];
+          for (std::size_t i = begin; i < end; ++i) {
+            const DocIn& in = local.Get(i);
+            if (i + 1 < end) b.Prefetch(i + 1, local.Get(i + 1));  // the next document's memo slots load meanwhile
+            b.Doc(i, in, corpus.docs[i]);
+            local.Done(i);
+          }
+          if (per_range) b.ReleaseBuildTables();
         }
-        local.Finish(end);
+        local.Finish(block_end);
       },
       /*caller_last=*/true);
 }
@@ -1396,15 +1438,20 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
   const std::size_t n_docs = reader.size();
   corpus.docs.resize(n_docs);
 
-  const std::size_t n = eval_internal::RangeThreads(n_docs, threads);
+  // A range a thread; asked for ids per range, ranges of at most DocsPerRange documents (each thread
+  // builds its block's in turn). The choice is asked before the build when it could give two ranges.
+  const std::size_t n_threads = eval_internal::RangeThreads(n_docs, threads);
+  const bool may_split = n_threads > 1 || n_docs > eval_internal::DocsPerRange();
+  const bool merged = !may_split || choose_ids == nullptr || choose_ids() == PhraseIds::kCorpus;
+  corpus.phrase_ids = merged ? PhraseIds::kCorpus : PhraseIds::kPerRange;
+  const Ranges ranges = PlanRanges(n_docs, n_threads, !merged);
+  const std::size_t n = ranges.size();
   std::vector<std::unique_ptr<Builder>> builders;
   for (std::size_t t = 0; t < n; ++t) {
     builders.push_back(
         std::make_unique<Builder>(Builder::Options{&corpus.profile, raw_text, stem_refs, consume, t > 0}));
   }
-  BuildRanges(reader, corpus, builders);
-  const bool merged = n == 1 || choose_ids == nullptr || choose_ids() == PhraseIds::kCorpus;
-  corpus.phrase_ids = merged ? PhraseIds::kCorpus : PhraseIds::kPerRange;
+  BuildRanges(reader, corpus, builders, ranges, !merged);
 
   // The first builder's lexicon and phrases are the corpus's. Merged, in range order: every later one's
   // strings are interned after them in its id order and its phrases not seen before (same raw piece)
@@ -1440,12 +1487,15 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
     corpus.token_probs[t] = std::move(builders[t]->probs);
     corpus.sources[t] = std::move(builders[t]->sources);
   }
-  eval_internal::OnThreads(n, [&](std::size_t t) {
-    const auto [begin, end] = RangeOf(n_docs, n, t);
-    FinishRange(corpus, *builders[t], begin, end, t > 0 ? &range_ids[t] : nullptr, corpus.view_blocks[t]);
-    // The next range's phrases, while that range's thread remaps its documents: the first range's
-    // finish is the shortest (nothing to remap).
-    if (!merged && t + 1 < n) ShiftPhraseIds(corpus, range_ids[t + 1]);
+  eval_internal::OnThreads(ranges.threads(), [&](std::size_t t) {
+    for (std::size_t r = ranges.first[t]; r < ranges.first[t + 1]; ++r) {
+      const auto [begin, end] = ranges.Of(r);
+      FinishRange(corpus, *builders[r], begin, end, r > 0 ? &range_ids[r] : nullptr, corpus.view_blocks[r]);
+      // The next range's phrases, while that range's thread remaps its documents (each range's are
+      // shifted once, by the thread that finished the range before it: the first range's finish is the
+      // shortest, nothing to remap).
+      if (!merged && r + 1 < n) ShiftPhraseIds(corpus, range_ids[r + 1]);
+    }
   });
   GoldStems gold;
   for (const auto& b : builders) gold.Add(b->gold);
