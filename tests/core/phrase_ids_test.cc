@@ -10,6 +10,8 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -24,6 +26,7 @@
 #include "kplab/io.h"
 #include "kplab/kernels.h"
 #include "kplab/lexicon.h"
+#include "temp_dir.h"
 
 namespace kplab {
 namespace {
@@ -267,6 +270,91 @@ TEST(PhraseIds, SmallRangesReadTheSameStringsAndScoreTheSameBits) {
         }
       }
     }
+  }
+}
+
+// Every view of every document (by subset, and the repeats'), by string, and the counts beside them.
+void ExpectSameViews(const Corpus& a, const Corpus& b) {
+  ASSERT_EQ(a.docs.size(), b.docs.size());
+  for (std::size_t i = 0; i < a.docs.size(); ++i) {
+    const Document& d = a.docs[i];
+    const Document& e = b.docs[i];
+    auto same = [&](KeyphraseList x, KeyphraseList y, const char* what) {
+      ASSERT_EQ(x.size(), y.size()) << what << " doc " << i;
+      for (std::size_t j = 0; j < x.size(); ++j) {
+        ASSERT_EQ(x[j]->phrase->surface(), y[j]->phrase->surface()) << what << " doc " << i << " " << j;
+        ASSERT_EQ(a.Str(x[j]->phrase->key), b.Str(y[j]->phrase->key)) << what << " doc " << i << " " << j;
+      }
+    };
+    for (int v = 0; v < 3; ++v) {
+      same(d.pred_view(v), e.pred_view(v), "pred_view");
+      same(d.ref_view(v), e.ref_view(v), "ref_view");
+    }
+    same(d.pred_view_dups(), e.pred_view_dups(), "pred_view_dups");
+    same(d.ref_view_dups(), e.ref_view_dups(), "ref_view_dups");
+    ASSERT_EQ(d.n_pred_dups(), e.n_pred_dups()) << i;
+    ASSERT_EQ(d.n_pred_invalid, e.n_pred_invalid) << i;
+    ASSERT_EQ(d.n_pred_pieces, e.n_pred_pieces) << i;
+  }
+}
+
+// Where several ranges of a block meet what a small dataset never reaches: lines released in whole 2 MiB
+// extents every 4096 documents while later ranges of the same block still read theirs (KP20k twice over,
+// 40,000 documents in files of 3.7 and 6.0 MB, so that whole extents lie inside), mapped and read, and
+// an import given up to the build (its raw documents freed as they are built), in ranges of 5000
+// documents on one and two threads: the one-thread corpus's strings, views and bits.
+TEST(PhraseIds, RangesOfABlockReadTheirLinesAsTheEarlierOnesGoBack) {
+  const std::string shared_kp20k = kPerRangeShared + "kpg_testsets_meng2017/kp20k/word_kp20k_testing_allkeywords.txt";
+  const std::string shared_preds = kPerRangeShared + "predictions/catSeqTG-2RF1/kp20k/seed1234.txt";
+  if (!std::filesystem::exists(shared_kp20k)) GTEST_SKIP() << "no ../shared/data";
+  const test::TempDir dir;
+  const std::string kp20k = dir / "kp20k", preds = dir / "predictions.txt";
+  std::filesystem::create_directory(kp20k);
+  auto twice = [](const std::string& from, const std::string& to) {
+    std::ifstream in(from, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream(to, std::ios::binary) << text << text;
+  };
+  twice(shared_kp20k, kp20k + "/word_kp20k_testing_allkeywords.txt");
+  twice(shared_preds, preds);
+  ASSERT_GT(std::filesystem::file_size(preds), std::uintmax_t{2} << 21);  // a whole 2 MiB extent inside
+  auto ds = ImportDataset(kp20k);
+  ASSERT_TRUE(ds.ok()) << ds.error().message;
+  auto aligned = test::ImportAligned(*ds, preds);
+  ASSERT_TRUE(aligned.ok()) << aligned.error().message;
+  const Profile profile = *FindProfile("kplab");
+  auto one = BuildCorpus(*ds, &*aligned, profile, 1);
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  const std::vector<std::uint64_t> expected = PerRangeKernelBits(*one);
+  const eval_internal::ScopedDocsPerRange ranges_of(5000);
+  struct MappedReads {  // the switch as the test found it, whatever happens
+    ~MappedReads() { SetMappedFileReads(false); }
+  } restore;
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE("threads " + std::to_string(threads));
+    int asked = 0;
+    RawDataset dataset = *ds;
+    std::optional<RawPredictions> predictions = *aligned;
+    auto given_up = BuildCorpus(std::move(dataset), std::move(predictions), profile, threads,
+                                AlwaysAnswer(PhraseIds::kPerRange, &asked));
+    ASSERT_TRUE(given_up.ok()) << given_up.error().message;
+    EXPECT_EQ(given_up->view_blocks.size(), 8u);
+    ExpectSameDocumentsByStrings(*one, *given_up);
+    ExpectSameViews(*one, *given_up);
+    EXPECT_EQ(PerRangeKernelBits(*given_up), expected);
+    for (bool mapped : {false, true}) {
+      SCOPED_TRACE(mapped ? "lines mapped" : "lines read");
+      SetMappedFileReads(mapped);
+      auto docs = LineDocuments::Open(kp20k, {}, preds, threads);
+      ASSERT_TRUE(docs.ok()) << docs.error().message;
+      auto lines = BuildCorpus(std::move(*docs), profile, threads, AlwaysAnswer(PhraseIds::kPerRange, &asked));
+      ASSERT_TRUE(lines.ok()) << lines.error().message;
+      EXPECT_EQ(lines->view_blocks.size(), 8u);
+      ExpectSameDocumentsByStrings(*one, *lines);
+      ExpectSameViews(*one, *lines);
+      EXPECT_EQ(PerRangeKernelBits(*lines), expected);
+    }
+    EXPECT_EQ(asked, 3);
   }
 }
 

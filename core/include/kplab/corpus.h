@@ -358,9 +358,10 @@ KpevalReferences KpevalReferenceLists(const Document& doc);
 
 // Normalizes a dataset and (optionally) aligned predictions under a profile. Predictions must already be
 // aligned (AlignPredictions). Errors: invalid profile options.
-// threads: documents are built in that many contiguous ranges at once (0 = one per core, at most 8, one
-// for a few thousand documents); with PhraseIds::kCorpus the corpus is the same for every count, ids
-// included; with kPerRange its documents and their keyphrases' strings are (choose_ids).
+// threads: documents are built in that many contiguous blocks at once (0 = one per core, at most 8, one
+// for a few thousand documents), a range each, or with PhraseIds::kPerRange ranges of a bounded size
+// built in turn; with kCorpus the corpus is the same for every count, ids included; with kPerRange its
+// documents and their keyphrases' strings are (choose_ids).
 Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* predictions, const Profile& profile,
                            int threads = 0, const ChoosePhraseIds& choose_ids = nullptr);
 // The same corpus from an import the caller gives up: each document's raw text is freed as soon as it

@@ -261,9 +261,10 @@ struct GoldStems {
 };
 
 // Builds the documents of one range with its own lexicon, phrases and memos (interned tokens, stems
-// memoized by token id, normalized phrases by raw piece). One builder per thread; BuildCorpus merges
-// them in range order, which gives every string and phrase the id a single builder would (the first
-// occurrence in document order decides).
+// memoized by token id, normalized phrases by raw piece). One builder per range (a range a thread, or
+// with per-range ids several a thread, built in turn); BuildCorpus merges them in range order, which
+// gives every string and phrase the id a single builder would (the first occurrence in document order
+// decides), or appends them (per-range ids).
 class Builder {
  public:
   struct Options {
@@ -1122,7 +1123,6 @@ bool StemReferences(const Profile& profile, const RawDataset& dataset) {
   return true;
 }
 
-// Range t of n over n_docs documents: [begin, end).
 // The ranges of a build: range r is documents [start[r], start[r + 1]); thread t builds ranges
 // [first[t], first[t + 1]), one contiguous block of documents (n_docs * t / threads onwards, as one range
 // a thread was). split: each block is cut into ranges of at most DocsPerRange documents (per-range ids).
@@ -1133,9 +1133,9 @@ struct Ranges {
   std::pair<std::size_t, std::size_t> Of(std::size_t r) const { return {start[r], start[r + 1]}; }
 };
 
-Ranges PlanRanges(std::size_t n_docs, std::size_t threads, bool split) {
+Ranges PlanRanges(std::size_t n_docs, std::size_t threads, std::size_t per_range, bool split) {
   Ranges out;
-  const std::size_t per = std::max<std::size_t>(eval_internal::DocsPerRange(), 1);
+  const std::size_t per = std::max<std::size_t>(per_range, 1);
   for (std::size_t t = 0; t < threads; ++t) {
     const std::size_t begin = n_docs * t / threads, end = n_docs * (t + 1) / threads;
     const std::size_t parts = split ? std::max<std::size_t>((end - begin + per - 1) / per, 1) : 1;
@@ -1154,7 +1154,8 @@ void BuildRanges(const Reader& reader, Corpus& corpus, std::vector<std::unique_p
                  const Ranges& ranges, bool per_range) {
   // The calling thread builds the last block: the merge frees that range's lexicon and tables on the
   // calling thread, whose allocator then reuses their memory (the metrics' slot columns, allocated
-  // next, were fresh pages after a two-thread build: design note 59).
+  // next, were fresh pages after a two-thread build: design note 59). With per-range ids each range's
+  // build tables go as soon as it is built, on its thread (ReleaseBuildTables).
   eval_internal::OnThreads(
       ranges.threads(),
       [&](std::size_t t) {
@@ -1441,10 +1442,11 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
   // A range a thread; asked for ids per range, ranges of at most DocsPerRange documents (each thread
   // builds its block's in turn). The choice is asked before the build when it could give two ranges.
   const std::size_t n_threads = eval_internal::RangeThreads(n_docs, threads);
-  const bool may_split = n_threads > 1 || n_docs > eval_internal::DocsPerRange();
+  const std::size_t per_range = eval_internal::DocsPerRange();
+  const bool may_split = n_threads > 1 || n_docs > per_range;
   const bool merged = !may_split || choose_ids == nullptr || choose_ids() == PhraseIds::kCorpus;
   corpus.phrase_ids = merged ? PhraseIds::kCorpus : PhraseIds::kPerRange;
-  const Ranges ranges = PlanRanges(n_docs, n_threads, !merged);
+  const Ranges ranges = PlanRanges(n_docs, n_threads, per_range, !merged);
   const std::size_t n = ranges.size();
   std::vector<std::unique_ptr<Builder>> builders;
   for (std::size_t t = 0; t < n; ++t) {
