@@ -315,9 +315,9 @@ class Builder {
   }
 
   // Frees what only the build probes (the piece memo and its records, the token table, the lexicon's
-  // index), once the range is built and its ids are per range (nothing looks a string up again): the
-  // next range built on this thread then reuses the memory. What the corpus keeps (strings, phrases,
-  // arena, the range's lists) stays.
+  // index), once the range is built and its ids are per range (nothing looks a string up again): a
+  // table of 2 MiB or more goes back to the system, the rest to the allocator, for the next range built
+  // on this thread. What the corpus keeps (strings, phrases, arena, the range's lists) stays.
   void ReleaseBuildTables() {
     memo[0] = eval_internal::SlotTable();
     memo[1] = eval_internal::SlotTable();

@@ -28,8 +28,8 @@ inline std::size_t RangeThreads(std::size_t docs, int threads) {
 // With ids per range (PhraseIds::kPerRange, kplab/corpus.h), each thread's block of documents is built
 // as ranges of at most this many documents, one after another, each with tables of its own that are
 // freed once it is built: at a million documents on two threads, four ranges of 250,000 rather than two
-// of 500,000, whose smaller tables miss the cache less and whose memory the next range reuses (design
-// note 70). Changed only by tests (ScopedDocsPerRange).
+// of 500,000, whose smaller tables miss the cache less (design note 70). Changed only by tests
+// (ScopedDocsPerRange).
 inline std::size_t& DocsPerRange() {
   static std::size_t docs = 262144;
   return docs;
