@@ -105,29 +105,33 @@ class Machine:
         return out
 
 
-def spawn_timed(cmd, env=None, stdout=None, stderr=None):
-    """Runs cmd (a list whose first word is the program's path) as a fresh process; returns (exit code,
-    wall seconds, its rusage: the process and its threads). stdout / stderr: an open file to write to,
-    or None for /dev/null. A program that cannot be started raises OSError here, in the caller.
+def _spawn(cmd, env=None, stdout=None, stderr=None):
+    """Starts cmd (a list whose first word is the program's path) with posix_spawn; returns its pid.
+    stdout / stderr: an open file to write to, or None for /dev/null. A program that cannot be started
+    raises OSError here, in the caller.
 
     Every benchmark starts the processes it measures here. posix_spawn (glibc: a vfork-style clone)
     runs none of this interpreter in the child, so the child's rusage is the program's alone, as with
     subprocess.Popen (which also vforks) and unlike os.fork: a forked child runs Python until its exec
-    and copies the pages it touches, all counted as the measured process's. On the 2-core VM that was
-    282 page faults and ~6 ms of CPU added to every process bench/phase_medians.py measured (/bin/true:
-    50 faults and ~2 ms spawned). tests/reference/phase_medians_check.py holds the faults to
-    /usr/bin/time's."""
+    and copies the pages it touches, all counted as the measured process's (bench/phase_medians.py did
+    so until December 2026: a one-document evaluation read 21.2 ms of CPU then, 12.1-12.6 ms spawned).
+    tests/reference/phase_medians_check.py holds the faults to /usr/bin/time's."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     try:
         actions = [(os.POSIX_SPAWN_DUP2, (stdout.fileno() if stdout is not None else devnull), 1),
                    (os.POSIX_SPAWN_DUP2, (stderr.fileno() if stderr is not None else devnull), 2)]
-        t0 = time.perf_counter()
-        pid = os.posix_spawn(cmd[0], cmd, os.environ if env is None else env, file_actions=actions)
-        _, status, usage = os.wait4(pid, 0)
-        wall = time.perf_counter() - t0
+        return os.posix_spawn(cmd[0], cmd, os.environ if env is None else env, file_actions=actions)
     finally:
-        os.close(devnull)
-    return os.waitstatus_to_exitcode(status), wall, usage
+        os.close(devnull)  # the child has its own copy
+
+
+def spawn_timed(cmd, env=None, stdout=None, stderr=None):
+    """Runs cmd as a fresh process (_spawn); returns (exit code, wall seconds, its rusage: the process and
+    its threads)."""
+    t0 = time.perf_counter()
+    pid = _spawn(cmd, env, stdout, stderr)
+    _, status, usage = os.wait4(pid, 0)
+    return os.waitstatus_to_exitcode(status), time.perf_counter() - t0, usage
 
 
 def run_pair_timed(cmd):
@@ -135,21 +139,15 @@ def run_pair_timed(cmd):
     ended, the mean CPU seconds of the two). Beside run_timed's time alone, what a busy second core costs
     a process (a shared physical core, caches, memory bandwidth): a one-thread program does not pay it,
     a two-thread one does on every phase it runs on both cores."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        actions = [(os.POSIX_SPAWN_DUP2, devnull, 1), (os.POSIX_SPAWN_DUP2, devnull, 2)]
-        t0 = time.perf_counter()
-        pids = [os.posix_spawn(cmd[0], cmd, os.environ, file_actions=actions) for _ in range(2)]
-        cpu = []
-        for pid in pids:
-            _, status, usage = os.wait4(pid, 0)
-            if os.waitstatus_to_exitcode(status) != 0:
-                sys.exit("%s failed (exit %d), run two at once" % (" ".join(cmd), os.waitstatus_to_exitcode(status)))
-            cpu.append(usage.ru_utime + usage.ru_stime)
-        wall = time.perf_counter() - t0
-    finally:
-        os.close(devnull)
-    return wall, sum(cpu) / 2
+    t0 = time.perf_counter()
+    pids = [_spawn(cmd) for _ in range(2)]
+    cpu = []
+    for pid in pids:
+        _, status, usage = os.wait4(pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit("%s failed (exit %d), run two at once" % (" ".join(cmd), os.waitstatus_to_exitcode(status)))
+        cpu.append(usage.ru_utime + usage.ru_stime)
+    return time.perf_counter() - t0, sum(cpu) / 2
 
 
 def run_timed(cmd, stdout=None):

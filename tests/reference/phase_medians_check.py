@@ -17,8 +17,8 @@ Each refusal exits 1.
 
 And the process start every benchmark measures through (bench/benchlib.py spawn_timed, run_timed):
   * the measured process's rusage holds none of the harness's work: /bin/true spawned takes no more
-    page faults than /usr/bin/time counts for it (a child forked from the interpreter took 282 on the
-    2-core VM: the Python it ran before its exec);
+    page faults than /usr/bin/time counts for it (both printed; a child forked from the interpreter
+    takes hundreds more: the Python it runs before its exec);
   * run_timed reports a program that cannot start, and one that fails with its stderr, without a
     traceback;
   * run_pair_timed runs its two copies at once (each stand-in writes when it started and ended, then
@@ -158,6 +158,8 @@ def spawn_failures(src):
     if spawned > statistics.median(timed):
         failures.append("spawn_timed: /bin/true took %d page faults, /usr/bin/time counts %d"
                         % (spawned, statistics.median(timed)))
+    print("phase_medians_check: /bin/true spawned takes %d page faults, /usr/bin/time counts %d"
+          % (spawned, statistics.median(timed)))
 
     # run_timed's refusals.
     with tempfile.TemporaryDirectory() as tmp:
