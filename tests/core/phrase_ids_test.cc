@@ -16,6 +16,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "../../core/src/eval/on_threads.h"
@@ -109,27 +110,35 @@ struct PerRangeCase {
   std::string dataset, predictions, profile;
 };
 
-TEST(PhraseIds, PerRangeCorpusReadsTheSameStringsAndScoresTheSameBits) {
-  if (!std::filesystem::exists(kPerRangeShared + "kpg_testsets_meng2017/kp20k")) GTEST_SKIP() << "no ../shared/data";
+// The datasets and profiles the per-range properties are tried on.
+std::vector<PerRangeCase> PerRangeCases() {
   const std::string meng = kPerRangeShared + "kpg_testsets_meng2017/";
   const std::string preds = kPerRangeShared + "predictions/catSeqTG-2RF1/";
-  const std::vector<PerRangeCase> cases = {
+  return {
       {meng + "inspec", preds + "inspec/seed1234.txt", "kplab"},
       {meng + "inspec", preds + "inspec/seed1234.txt", "exhird"},     // re-cut pieces
       {meng + "inspec", preds + "inspec/seed1234.txt", "kpeval"},     // cleanup, dedup_join
       {meng + "semeval", preds + "semeval/seed1234.txt", "kenchan"},  // gold matched as given
       {kPerRangeShared + "kptimes_sample", "", "kplab"},              // raw text, alternative forms
   };
-  for (const PerRangeCase& c : cases) {
+}
+
+// The case's predictions aligned to its dataset, if it has any.
+void AlignPerRangeCase(const PerRangeCase& c, const RawDataset& ds, std::optional<RawPredictions>& aligned) {
+  if (c.predictions.empty()) return;
+  auto a = test::ImportAligned(ds, c.predictions);
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  aligned = std::move(*a);
+}
+
+TEST(PhraseIds, PerRangeCorpusReadsTheSameStringsAndScoresTheSameBits) {
+  if (!std::filesystem::exists(kPerRangeShared + "kpg_testsets_meng2017/kp20k")) GTEST_SKIP() << "no ../shared/data";
+  for (const PerRangeCase& c : PerRangeCases()) {
     SCOPED_TRACE(c.dataset + " " + c.profile);
     auto ds = ImportDataset(c.dataset);
     ASSERT_TRUE(ds.ok()) << ds.error().message;
     std::optional<RawPredictions> aligned;
-    if (!c.predictions.empty()) {
-      auto a = test::ImportAligned(*ds, c.predictions);
-      ASSERT_TRUE(a.ok()) << a.error().message;
-      aligned = std::move(*a);
-    }
+    ASSERT_NO_FATAL_FAILURE(AlignPerRangeCase(c, *ds, aligned));
     const Profile profile = *FindProfile(c.profile);
     int asked = 0;
     // One range: nothing to merge, so nothing is asked and the corpus is kCorpus whatever the answer.
@@ -192,25 +201,12 @@ TEST(PhraseIds, PerRangeCorpusReadsTheSameStringsAndScoresTheSameBits) {
 // threads, read as an import and as lines; asked for kCorpus, a build is one range a thread, merged.
 TEST(PhraseIds, SmallRangesReadTheSameStringsAndScoreTheSameBits) {
   if (!std::filesystem::exists(kPerRangeShared + "kpg_testsets_meng2017/inspec")) GTEST_SKIP() << "no ../shared/data";
-  const std::string meng = kPerRangeShared + "kpg_testsets_meng2017/";
-  const std::string preds = kPerRangeShared + "predictions/catSeqTG-2RF1/";
-  const std::vector<PerRangeCase> cases = {
-      {meng + "inspec", preds + "inspec/seed1234.txt", "kplab"},
-      {meng + "inspec", preds + "inspec/seed1234.txt", "exhird"},     // re-cut pieces
-      {meng + "inspec", preds + "inspec/seed1234.txt", "kpeval"},     // cleanup, dedup_join
-      {meng + "semeval", preds + "semeval/seed1234.txt", "kenchan"},  // gold matched as given
-      {kPerRangeShared + "kptimes_sample", "", "kplab"},              // raw text, alternative forms
-  };
-  for (const PerRangeCase& c : cases) {
+  for (const PerRangeCase& c : PerRangeCases()) {
     SCOPED_TRACE(c.dataset + " " + c.profile);
     auto ds = ImportDataset(c.dataset);
     ASSERT_TRUE(ds.ok()) << ds.error().message;
     std::optional<RawPredictions> aligned;
-    if (!c.predictions.empty()) {
-      auto a = test::ImportAligned(*ds, c.predictions);
-      ASSERT_TRUE(a.ok()) << a.error().message;
-      aligned = std::move(*a);
-    }
+    ASSERT_NO_FATAL_FAILURE(AlignPerRangeCase(c, *ds, aligned));
     const Profile profile = *FindProfile(c.profile);
     int asked = 0;
     auto one = BuildCorpus(*ds, aligned ? &*aligned : nullptr, profile, 1, AlwaysAnswer(PhraseIds::kPerRange, &asked));
@@ -356,6 +352,35 @@ TEST(PhraseIds, RangesOfABlockReadTheirLinesAsTheEarlierOnesGoBack) {
     }
     EXPECT_EQ(asked, 3);
   }
+}
+
+// The edges of the split: more threads than documents and a range a document give a range a document,
+// never an empty one; one thread over more documents than a range takes is asked and split; a dataset
+// of no documents is one range, merged, and nothing is asked.
+TEST(PhraseIds, RangesAreNeverEmptyAndNoDocumentsAsksNothing) {
+  const RawDataset ds = test::RefsOnlyDataset({{"neural networks"}, {"graph data"}, {"neural networks"}});
+  const Profile profile = *FindProfile("kplab");
+  auto one = BuildCorpus(ds, nullptr, profile, 1);
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  for (auto [per, threads, ranges] : {std::tuple{1, 8, 3}, std::tuple{2, 1, 2}, std::tuple{2, 3, 3}}) {
+    SCOPED_TRACE(std::to_string(per) + " a range, " + std::to_string(threads) + " threads");
+    const eval_internal::ScopedDocsPerRange small(per);
+    int asked = 0;
+    auto c = BuildCorpus(ds, nullptr, profile, threads, AlwaysAnswer(PhraseIds::kPerRange, &asked));
+    ASSERT_TRUE(c.ok()) << c.error().message;
+    EXPECT_EQ(asked, 1);
+    EXPECT_EQ(c->phrase_ids, PhraseIds::kPerRange);
+    EXPECT_EQ(c->view_blocks.size(), static_cast<std::size_t>(ranges));
+    ExpectSameDocumentsByStrings(*one, *c);
+    EXPECT_EQ(PerRangeKernelBits(*c), PerRangeKernelBits(*one));
+  }
+  const eval_internal::ScopedDocsPerRange small(1);
+  int asked = 0;
+  auto none = BuildCorpus(test::RefsOnlyDataset({}), nullptr, profile, 4, AlwaysAnswer(PhraseIds::kPerRange, &asked));
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_EQ(asked, 0);
+  EXPECT_EQ(none->phrase_ids, PhraseIds::kCorpus);
+  EXPECT_TRUE(none->docs.empty());
 }
 
 // A string met in two ranges has two ids in a per-range corpus, by design: worked out by hand.
