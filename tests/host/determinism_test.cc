@@ -8,12 +8,16 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "../../core/src/eval/on_threads.h"
 #include "cli_harness.h"
 #include "evaluate.h"
 #include "kplab/corpus.h"
@@ -498,6 +502,60 @@ TEST_F(Determinism, APerRangeCorpusIsRefusedToMetricsThatReadAcrossDocuments) {
   for (std::size_t i = 0; i < expected->aggregates.size(); ++i) {
     EXPECT_EQ(kernels->aggregates[i].metric, expected->aggregates[i].metric);
     EXPECT_EQ(kernels->aggregates[i].value, expected->aggregates[i].value) << expected->aggregates[i].metric;
+  }
+}
+
+// The whole evaluation (the lines read and mapped, the ranges built, the lanes, the aggregates) with
+// many ranges on each thread (design note 70): KP20k's 20,000 documents in ranges of at most 1,499 on 2
+// threads and of at most 997 on 3 (7 ranges a thread either way), against one thread in one range. Every
+// per-document value and every aggregate of the default metrics is the same, bit for bit (NaN where
+// NaN); KPLAB_TIMING says the ids were per range, so the ranges were really cut.
+TEST_F(Determinism, ManyRangesOnEachThreadGiveTheOneRangeRunsBits) {
+  const std::string kp20k = std::string(KPLAB_SHARED_DATA) + "/kpg_testsets_meng2017/kp20k";
+  if (!fs::exists(kp20k)) GTEST_SKIP() << "no ../shared/data";
+  kplab::host::EvalRequest req;
+  req.dataset_path = kp20k;
+  req.predictions_path = std::string(KPLAB_SHARED_DATA) + "/predictions/catSeqTG-2RF1/kp20k/seed1234.txt";
+  req.metrics = {"exact", "rank", "rprec"};
+  auto evaluate = [&](int threads, std::size_t docs_per_range, std::string* timing) {
+    kplab::eval_internal::ScopedDocsPerRange ranges(docs_per_range);
+    req.threads = threads;
+    ::setenv("KPLAB_TIMING", "1", 1);
+    ::testing::internal::CaptureStderr();
+    auto r = kplab::host::Evaluate(req);
+    *timing = ::testing::internal::GetCapturedStderr();
+    ::unsetenv("KPLAB_TIMING");
+    return r;
+  };
+  std::string timing;
+  auto one = evaluate(1, kplab::eval_internal::DocsPerRange(), &timing);
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  EXPECT_NE(timing.find("phrase ids: corpus-wide"), std::string::npos) << timing;
+  ASSERT_FALSE(one->scores.columns.empty());
+  ASSERT_EQ(one->scores.columns[0].size(), 20000u);
+  for (auto [threads, per_range] : {std::pair{2, std::size_t{1499}}, std::pair{3, std::size_t{997}}}) {
+    const std::string what = std::to_string(threads) + " threads, ranges of " + std::to_string(per_range);
+    auto many = evaluate(threads, per_range, &timing);
+    ASSERT_TRUE(many.ok()) << what << ": " << many.error().message;
+    EXPECT_NE(timing.find("phrase ids: per range"), std::string::npos) << what << ": " << timing;
+    ASSERT_EQ(many->scores.metrics, one->scores.metrics) << what;
+    ASSERT_EQ(many->scores.columns.size(), one->scores.columns.size()) << what;
+    for (std::size_t c = 0; c < one->scores.columns.size(); ++c) {
+      const auto& want = one->scores.columns[c];
+      const auto& got = many->scores.columns[c];
+      ASSERT_EQ(got.size(), want.size()) << what << ", " << one->scores.metrics[c];
+      std::size_t differ = 0, first = want.size();
+      for (std::size_t d = 0; d < want.size(); ++d) {
+        if (std::memcmp(&got[d], &want[d], sizeof(double)) != 0 && ++differ == 1) first = d;
+      }
+      EXPECT_EQ(differ, 0u) << what << ", " << one->scores.metrics[c] << ": first at document " << first;
+    }
+    ASSERT_EQ(many->aggregates.size(), one->aggregates.size()) << what;
+    for (std::size_t i = 0; i < one->aggregates.size(); ++i) {
+      EXPECT_EQ(many->aggregates[i].metric, one->aggregates[i].metric) << what;
+      EXPECT_EQ(std::memcmp(&many->aggregates[i].value, &one->aggregates[i].value, sizeof(double)), 0)
+          << what << ", " << one->aggregates[i].metric;
+    }
   }
 }
 
