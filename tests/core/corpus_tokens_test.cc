@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../../core/src/eval/piece_store.h"
+#include "../../core/src/eval/slot_table.h"
 #include "../../core/src/eval/token_table.h"
 #include "../../core/src/io/io_internal.h"
 #include "kplab/corpus.h"
@@ -171,6 +172,86 @@ TEST(PieceStore, RecordsReadBackAcrossTheInlineLimitAndChunks) {
         ASSERT_FALSE(store.Same(index[i], changed)) << k;
       }
     }
+  }
+}
+
+// A cleared store (a thread's next range, design note 71) keeps its chunks and reads as a new one: the
+// same pieces get a fresh store's indices, from the first chunk's memory again, and read back their own
+// bytes and heads, never the records written before the clear, across more chunks than before.
+TEST(PieceStore, ClearedStoreReusesItsChunksAndReadsAsNew) {
+  using eval_internal::PieceStore;
+  auto piece = [](int i, int salt) {
+    std::string p(static_cast<std::size_t>((i * 13 + salt) % 70), 'a');
+    for (std::size_t k = 0; k < p.size(); ++k) p[k] = static_cast<char>('a' + (i + salt + k) % 26);
+    return p;
+  };
+  PieceStore store;
+  for (int i = 0; i < 15000; ++i) store.Add(piece(i, 1), PieceStore::Head{});
+  const std::byte* first_chunk = store.RecordAddress(0);
+  store.Clear();
+  PieceStore fresh;
+  std::vector<std::string> pieces;
+  for (int i = 0; i < 40000; ++i) pieces.push_back(piece(i, 5));  // more chunks than before the clear
+  std::vector<std::uint32_t> index;
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    PieceStore::Head head;
+    head.phrase = static_cast<std::uint32_t>(i);
+    head.flags = static_cast<std::uint8_t>(i % 8);
+    index.push_back(store.Add(pieces[i], head));
+    ASSERT_EQ(index.back(), fresh.Add(pieces[i], head)) << i;
+  }
+  EXPECT_EQ(store.RecordAddress(index[0]), first_chunk) << "the first chunk is reused";
+  EXPECT_GT(index.back(), std::uint32_t{3} << 15) << "four chunks and more";
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    SCOPED_TRACE(i);
+    ASSERT_EQ(store.View(index[i]), pieces[i]);
+    ASSERT_TRUE(store.Same(index[i], pieces[i]));
+    EXPECT_EQ(store.HeadOf(index[i]).phrase, i);
+    EXPECT_EQ(store.HeadOf(index[i]).flags, i % 8);
+  }
+}
+
+// A cleared slot table (design note 71) keeps its size and finds none of the keys it held, at a size
+// that is calloc'ed and at one that is mapped (2 MiB and up); filled again, it finds the new ones.
+TEST(SlotTable, ClearedTableIsEmptyAtItsSize) {
+  using eval_internal::SlotTable;
+  for (std::size_t keys : {std::size_t{500}, std::size_t{400000}}) {
+    SCOPED_TRACE(keys);
+    SlotTable table;
+    auto hash = [](std::size_t k, std::uint64_t salt) {
+      return eval_internal::HashBytes(std::to_string(k * 7919 + salt));
+    };
+    auto fill = [&](std::uint64_t salt) {
+      for (std::size_t k = 0; k < keys; ++k) {
+        bool found = false;
+        const std::size_t pos = table.Probe(
+            hash(k, salt), [&](std::uint32_t i) { return i == k; }, &found);
+        ASSERT_FALSE(found);
+        table.Fill(pos, hash(k, salt), static_cast<std::uint32_t>(k));
+      }
+    };
+    auto finds = [&](std::uint64_t salt) {
+      std::size_t n = 0;
+      for (std::size_t k = 0; k < keys; ++k) {
+        bool found = false;
+        table.Probe(
+            hash(k, salt), [&](std::uint32_t i) { return i == k; }, &found);
+        n += found;
+      }
+      return n;
+    };
+    fill(1);
+    ASSERT_EQ(finds(1), keys);
+    const std::size_t size = table.size();
+    EXPECT_GE(size * sizeof(std::uint64_t), keys > 1000 ? std::size_t{2} << 20 : 0) << "mapped";
+    table.Clear();
+    EXPECT_EQ(table.size(), size);
+    EXPECT_EQ(finds(1), 0u);
+    for (std::size_t pos = 0; pos < size; ++pos) ASSERT_EQ(table.At(pos), 0u) << pos;
+    fill(2);
+    EXPECT_EQ(table.size(), size) << "the same keys' count does not grow it again";
+    EXPECT_EQ(finds(2), keys);
+    EXPECT_EQ(finds(1), 0u);
   }
 }
 

@@ -462,5 +462,33 @@ TEST(PhraseIds, LexiconAppendUnindexedShiftsIdsAndRefusesLookUps) {
   EXPECT_THROW(a.Find("data"), std::logic_error);
 }
 
+// A lexicon given another's index (a thread's next range, design note 71) interns from id 0 into the
+// other's tables at their size, finding none of its strings; the other keeps its strings readable and
+// refuses look-ups. Into a lexicon that holds a string, refused.
+TEST(PhraseIds, LexiconTakeIndexStartsEmptyAndLeavesTheStringsUnindexed) {
+  Lexicon a;
+  for (int i = 0; i < 5000; ++i) a.Intern("word" + std::to_string(i) + (i % 2 ? " key" : ""));
+  Lexicon b;
+  b.TakeIndex(a);
+  EXPECT_TRUE(b.indexed());
+  EXPECT_EQ(b.size(), 0u);
+  EXPECT_FALSE(b.Find("word1 key").has_value());
+  EXPECT_FALSE(b.Find("word2").has_value());
+  EXPECT_EQ(b.Intern("word2"), 0u);
+  EXPECT_EQ(b.Intern("graph key"), 1u);
+  EXPECT_EQ(b.Intern("word2"), 0u);
+  EXPECT_EQ(b.Find("graph key"), std::optional<TokenId>(1));
+  EXPECT_FALSE(a.indexed());
+  ASSERT_EQ(a.size(), 5000u);
+  EXPECT_EQ(a.Str(1), "word1 key");
+  EXPECT_EQ(a.Str(4999), "word4999 key");
+  EXPECT_THROW(a.Find("word2"), std::logic_error);
+  EXPECT_THROW(a.Intern("new"), std::logic_error);
+  Lexicon c;
+  EXPECT_THROW(b.TakeIndex(c), std::logic_error);  // b holds strings
+  EXPECT_TRUE(c.indexed());
+  EXPECT_EQ(c.Intern("x"), 0u);
+}
+
 }  // namespace
 }  // namespace kplab

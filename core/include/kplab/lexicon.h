@@ -54,6 +54,11 @@ class Lexicon {
   // For a corpus whose ids are per range of documents (PhraseIds::kPerRange in kplab/corpus.h), whose
   // lexicon nothing looks strings up in once it is built.
   TokenId AppendUnindexed(Lexicon&& other);
+  // Takes from's index, emptied (its tables' sizes and memory kept), for this lexicon, which must hold
+  // no string yet (else std::logic_error); from keeps its strings, unindexed (as after AppendUnindexed:
+  // Intern, InternStable and Find throw). A corpus builder's next range of documents on one thread
+  // interns into the tables its previous range grew (design note 71).
+  void TakeIndex(Lexicon& from);
   // Whether every string is indexed (no AppendUnindexed), so that Intern and Find may be called.
   bool indexed() const { return indexed_; }
 

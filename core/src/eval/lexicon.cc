@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include "eval/slot_table.h"
 
@@ -118,6 +119,15 @@ TokenId Lexicon::AppendUnindexed(Lexicon&& other) {
   // documents its slots were 32 MB held through the metrics. An empty one stays for Prefetch.
   table_ = std::make_unique<Table>();
   return static_cast<TokenId>(base);
+}
+
+void Lexicon::TakeIndex(Lexicon& from) {
+  if (!strings_.empty() || !indexed_) throw std::logic_error("Lexicon::TakeIndex: into a lexicon that holds strings");
+  if (&from == this) return;
+  from.table_->words.Clear();
+  from.table_->phrases.Clear();
+  table_ = std::exchange(from.table_, std::make_unique<Table>());
+  from.indexed_ = false;
 }
 
 void Lexicon::AdoptBytes(Lexicon& other) {

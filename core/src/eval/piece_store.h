@@ -94,6 +94,14 @@ class PieceStore {
     return {Bytes(rec, h), h.size};
   }
 
+  // Forgets every record and keeps the chunks for the next ones (a thread's next range, design note 71).
+  void Clear() {
+    in_use_ = 0;
+    pos_ = nullptr;
+    left_ = 0;
+    next_ = 0;
+  }
+
   // Where the record is (a prefetch hint's address).
   const std::byte* RecordAddress(std::uint32_t index) const { return Record(index); }
 
@@ -121,16 +129,17 @@ class PieceStore {
 
   void NewChunk() {
     // An index is 32 bits and a memo slot keeps index + 1: 2^17 chunks (32 GiB of records) at most.
-    if (chunks_.size() + 1 >= (std::size_t{1} << (32 - kChunkShift))) {
+    if (in_use_ + 1 >= (std::size_t{1} << (32 - kChunkShift))) {
       throw std::length_error("the corpus builder's piece store is full (32 GiB of distinct keyphrase pieces)");
     }
-    chunks_.push_back(std::make_unique_for_overwrite<std::byte[]>(8 * kChunkUnits));
-    pos_ = chunks_.back().get();
+    if (in_use_ == chunks_.size()) chunks_.push_back(std::make_unique_for_overwrite<std::byte[]>(8 * kChunkUnits));
+    pos_ = chunks_[in_use_++].get();
     left_ = kChunkUnits;
-    next_ = static_cast<std::uint32_t>((chunks_.size() - 1) << kChunkShift);
+    next_ = static_cast<std::uint32_t>((in_use_ - 1) << kChunkShift);
   }
 
   std::vector<std::unique_ptr<std::byte[]>> chunks_;
+  std::size_t in_use_ = 0;  // chunks_[0, in_use_) hold records; the rest were kept by Clear
   std::byte* pos_ = nullptr;
   std::size_t left_ = 0;
   std::uint32_t next_ = 0;

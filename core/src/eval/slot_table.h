@@ -116,6 +116,12 @@ class SlotTable {
     if (++used_ * 10 > size_ * 7) Grow();
   }
   std::size_t size() const { return size_; }
+  // Frees every slot and keeps the table's size and memory (a thread's next range, design note 71):
+  // zeroing memory already faulted in costs less than fresh pages, and the table does not grow again.
+  void Clear() {
+    if (slots_ != nullptr) std::memset(slots_, 0, size_ * sizeof(std::uint64_t));
+    used_ = 0;
+  }
 
  private:
   static constexpr std::size_t kMapBytes = std::size_t{2} << 20;  // from one huge page up: mmap
