@@ -122,7 +122,8 @@ TokenId Lexicon::AppendUnindexed(Lexicon&& other) {
 }
 
 void Lexicon::TakeIndex(Lexicon& from) {
-  if (!strings_.empty() || !indexed_) throw std::logic_error("Lexicon::TakeIndex: into a lexicon that holds strings");
+  if (!strings_.empty()) throw std::logic_error("Lexicon::TakeIndex: into a lexicon that holds strings");
+  if (!indexed_) throw std::logic_error("Lexicon::TakeIndex: into an unindexed lexicon (AppendUnindexed)");
   if (&from == this) return;
   from.table_->words.Clear();
   from.table_->phrases.Clear();

@@ -64,11 +64,12 @@ void OnThreads(std::size_t n, const Fn& fn, bool caller_last = false) {
   threads.reserve(n - 1);
   const std::size_t mine = caller_last ? n - 1 : 0;
   std::vector<std::size_t> here = {mine};  // ranges the calling thread runs (all, if no thread starts)
+  here.reserve(n);
   for (std::size_t t = 0; t < n; ++t) {
     if (t == mine) continue;
     try {
       threads.emplace_back(run, t);
-    } catch (const std::system_error&) {
+    } catch (...) {  // std::system_error, or std::bad_alloc for the thread's state: run it here
       here.push_back(t);
     }
   }

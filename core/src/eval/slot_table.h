@@ -132,8 +132,15 @@ class SlotTable {
     const std::uint64_t* old = slots_;
     const std::size_t old_size = size_, used = used_;
     const bool old_mapped = mapped_;
-    slots_ = nullptr;
-    Allocate(old_size * 2);
+    try {
+      Allocate(old_size * 2);
+    } catch (...) {  // the old table stays, whole (Fill's slot is already written)
+      slots_ = const_cast<std::uint64_t*>(old);
+      size_ = old_size;
+      used_ = used;
+      mapped_ = old_mapped;
+      throw;
+    }
     const std::size_t mask = size_ - 1;
     for (std::size_t k = 0; k < old_size; ++k) {
       if (old[k] == 0) continue;
