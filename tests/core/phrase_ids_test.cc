@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "../../core/src/eval/on_threads.h"
+#include "../../core/src/eval/piece_store.h"
 #include "corpus_inputs.h"
 #include "kplab/corpus.h"
 #include "kplab/embedding_plan.h"
@@ -381,6 +382,67 @@ TEST(PhraseIds, RangesAreNeverEmptyAndNoDocumentsAsksNothing) {
   EXPECT_EQ(asked, 0);
   EXPECT_EQ(none->phrase_ids, PhraseIds::kCorpus);
   EXPECT_TRUE(none->docs.empty());
+}
+
+// What a thread's next range takes over (design note 71) in the worst light: pieces longer than a
+// record holds (kept by address, into bytes the previous range's builder freed or the build released)
+// met again in every document, so every range's memo would hit stale records if a clear missed one;
+// short ones, `<peos>`, a repeat, a document without references. In ranges of one and two documents on
+// 1, 2 and 3 threads, from a kept import, an import given up to the build, and lines, under kplab's and
+// ExHiRD's profiles: the one-thread corpus's strings and the kernels' bits.
+TEST(PhraseIds, LongPiecesMetAgainInEveryRangeReadAsOnOneThread) {
+  const test::TempDir dir;
+  const std::string data = dir / "long", preds = dir / "predictions.txt";
+  std::filesystem::create_directory(data);
+  const std::string common = "a keyphrase far longer than the forty eight bytes a record holds inline";
+  std::ofstream context(data + "/long_context.txt"), keywords(data + "/long_allkeywords.txt"), predicted(preds);
+  for (int i = 0; i < 24; ++i) {
+    const std::string mine = "another long keyphrase, this one only for document number " + std::to_string(i % 5);
+    context << "we study " << common << " and " << mine << " with graphs . <eos> more text\n";
+    keywords << (i % 7 == 3 ? "" : common + ";" + mine + ";graphs") << "\n";
+    predicted << common << ";graphs;" << mine << ";" << common << ";<peos>;" << mine << " again;short\n";
+  }
+  context.close();
+  keywords.close();
+  predicted.close();
+  auto ds = ImportDataset(data);
+  ASSERT_TRUE(ds.ok()) << ds.error().message;
+  auto aligned = test::ImportAligned(*ds, preds);
+  ASSERT_TRUE(aligned.ok()) << aligned.error().message;
+  for (const char* name : {"kplab", "exhird"}) {
+    const Profile profile = *FindProfile(name);
+    auto one = BuildCorpus(*ds, &*aligned, profile, 1);
+    ASSERT_TRUE(one.ok()) << one.error().message;
+    ASSERT_GT(one->docs[0].preds.size(), 2u);
+    ASSERT_GT(one->docs[0].preds[0].phrase->surface().size(), eval_internal::PieceStore::kInline);
+    const std::vector<std::uint64_t> expected = PerRangeKernelBits(*one);
+    for (std::size_t per : {std::size_t{1}, std::size_t{2}}) {
+      const eval_internal::ScopedDocsPerRange small(per);
+      for (int threads : {1, 2, 3}) {
+        SCOPED_TRACE(std::string(name) + ", " + std::to_string(per) + " a range, threads " + std::to_string(threads));
+        int asked = 0;
+        auto kept = BuildCorpus(*ds, &*aligned, profile, threads, AlwaysAnswer(PhraseIds::kPerRange, &asked));
+        ASSERT_TRUE(kept.ok()) << kept.error().message;
+        EXPECT_EQ(kept->view_blocks.size(), 24 / per);
+        ExpectSameDocumentsByStrings(*one, *kept);
+        EXPECT_EQ(PerRangeKernelBits(*kept), expected);
+        RawDataset dataset = *ds;
+        std::optional<RawPredictions> predictions = *aligned;
+        auto given_up = BuildCorpus(std::move(dataset), std::move(predictions), profile, threads,
+                                    AlwaysAnswer(PhraseIds::kPerRange, &asked));
+        ASSERT_TRUE(given_up.ok()) << given_up.error().message;
+        ExpectSameDocumentsByStrings(*one, *given_up);
+        EXPECT_EQ(PerRangeKernelBits(*given_up), expected);
+        auto docs = LineDocuments::Open(data, {}, preds, threads);
+        ASSERT_TRUE(docs.ok()) << docs.error().message;
+        auto lines = BuildCorpus(std::move(*docs), profile, threads, AlwaysAnswer(PhraseIds::kPerRange, &asked));
+        ASSERT_TRUE(lines.ok()) << lines.error().message;
+        ExpectSameDocumentsByStrings(*one, *lines);
+        EXPECT_EQ(PerRangeKernelBits(*lines), expected);
+        EXPECT_EQ(asked, 3);
+      }
+    }
+  }
 }
 
 // A string met in two ranges has two ids in a per-range corpus, by design: worked out by hand.
