@@ -21,7 +21,7 @@ ratios to the --intern run have no target: they are kplab's cost beyond the corp
 phrases that its design needs and this job does not (the difference of the two least-work runs).
 Nor has the one-thread run: a ratio that a busy second core does not move, where the two-thread runs'
 CPU ratios move with what that core costs on the machine at the time ("two at once": on a virtual
-machine whose two cores slow each other by 1.1x in one hour and 1.5x in the next, bench/README.md).
+machine whose two cores slowed each other by 1.1x and by 1.5x within one hour, bench/README.md).
 Under each target's line, the ratios round by round (each kplab run against the least-work run of its
 own round, a few tens of ms before it): their median and quartiles, which say how far the machine's
 drift moves the ratio of the medians, on which the verdict is given.
@@ -126,8 +126,17 @@ def main():
     for k in cmds:
         print("  %-40s wall %.4f s  CPU %.4f s" % (labels[k], mw[k], mc[k]))
     rows = []
+
+    def ratios(k, ref):
+        """k's wall and CPU ratios to ref, and its table row (target text and verdict to be appended)."""
+        rw, rc = mw[k] / mw[ref], mc[k] / mc[ref]
+        ref_label = "least work --intern" if ref == "interned" else "least work"
+        row = ["%s on %s vs %s" % (labels[k], name, ref_label), "%.4f" % mw[k], "%.4f" % mc[k],
+               "%.4f" % mw[ref], "%.4f" % mc[ref], "%.2fx" % rw, "%.2fx" % rc]
+        return rw, rc, row
+
     for k in ("exact", "default"):
-        rw, rc = mw[k] / mw["least work"], mc[k] / mc["least work"]
+        rw, rc, row = ratios(k, "least work")
         tw, tc = TARGETS[k]
         print("  %-40s wall %.2fx (target <= %gx: %s)   CPU %.2fx (target <= %gx: %s)"
               % (labels[k] + ":", rw, tw, machine.verdict(rw <= tw), rc, tc, machine.verdict(rc <= tc)))
@@ -135,26 +144,21 @@ def main():
                                             round_ratios(cpu[k], cpu["least work"]))
         print("    round by round: wall %.2fx (quartiles %.2f-%.2fx)   CPU %.2fx (quartiles %.2f-%.2fx)"
               % (w50, w25, w75, c50, c25, c75))
-        rows.append(["%s on %s vs least work" % (labels[k], name), "%.4f" % mw[k], "%.4f" % mc[k],
-                     "%.4f" % mw["least work"], "%.4f" % mc["least work"], "%.2fx" % rw, "%.2fx" % rc,
-                     "kplab / least work: wall <= %gx, CPU <= %gx" % (tw, tc), machine.verdict(rw <= tw and rc <= tc)])
-    rw, rc = mw["exact1"] / mw["least work"], mc["exact1"] / mc["least work"]
+        rows.append(row + ["kplab / least work: wall <= %gx, CPU <= %gx" % (tw, tc),
+                           machine.verdict(rw <= tw and rc <= tc)])
+    rw, rc, row = ratios("exact1", "least work")
     print("  %-40s wall %.2fx   CPU %.2fx (no target: one core, which a busy second core does not move)"
           % (labels["exact1"] + ":", rw, rc))
-    rows.append(["%s on %s vs least work" % (labels["exact1"], name), "%.4f" % mw["exact1"], "%.4f" % mc["exact1"],
-                 "%.4f" % mw["least work"], "%.4f" % mc["least work"], "%.2fx" % rw, "%.2fx" % rc,
-                 "none: one thread, the second core's cost taken out", "-"])
+    rows.append(row + ["none: one thread, the second core's cost taken out", "-"])
     print("  %-40s CPU %.2fx its CPU alone (each of two at once, one a core: what a busy second core costs"
           % ("least work, two at once:", statistics.median(pair) / mc["least work"]))
     print("  %-40s a process here; kplab's two-thread phases pay it, the one-thread yardstick does not)" % "")
     print("  %-40s wall %.2fx   CPU %.2fx (the cost of corpus-wide keys alone)"
           % ("least work --intern / least work:", mw["interned"] / mw["least work"], mc["interned"] / mc["least work"]))
     for k in ("exact", "default"):
-        rw, rc = mw[k] / mw["interned"], mc[k] / mc["interned"]
+        rw, rc, row = ratios(k, "interned")
         print("  %-40s wall %.2fx   CPU %.2fx (no target: kplab beyond that cost)" % (labels[k] + " / --intern:", rw, rc))
-        rows.append(["%s on %s vs least work --intern" % (labels[k], name), "%.4f" % mw[k], "%.4f" % mc[k],
-                     "%.4f" % mw["interned"], "%.4f" % mc["interned"], "%.2fx" % rw, "%.2fx" % rc,
-                     "none: the keys' corpus-wide ids taken out", "-"])
+        rows.append(row + ["none: the keys' corpus-wide ids taken out", "-"])
     for line in machine.lines():
         print("  " + line)
     machine_cell = "load %.2f -> %.2f, others %.2f cores; yardstick %.4f s wall %.4f s CPU, two at once %.2fx CPU" % (

@@ -505,7 +505,7 @@ TEST_F(Determinism, APerRangeCorpusIsRefusedToMetricsThatReadAcrossDocuments) {
   }
 }
 
-// The whole evaluation (the lines read and mapped, the ranges built, the lanes, the aggregates) with
+// The whole evaluation (the files read as lines, the ranges built, the lanes, the aggregates) with
 // many ranges on each thread (design note 70): KP20k's 20,000 documents in ranges of at most 1,499 on 2
 // threads and of at most 997 on 3 (7 ranges a thread either way), against one thread in one range. Every
 // per-document value and every aggregate of the default metrics is the same, bit for bit (NaN where
