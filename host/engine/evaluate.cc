@@ -3,14 +3,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
-#include <thread>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
-#include <cmath>
 #include <map>
+#include <mutex>
+#include <thread>
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -351,19 +352,14 @@ namespace {
 
 Result<Profile> RequestProfile(const EvalRequest& req) { return ProfileNamed(req.profile); }
 
-// predictions: already imported (LoadCorpusTimed reads them beside the dataset), or null to import them.
-// owned: the same object as dataset when the caller gives it up, so each document's raw text is freed
-// as it is built (null: the import is shared, e.g. by a batch's entries).
-// ids: BuildCorpus's choice (kPerRange only for a run whose plugins all compare keys within a document).
-Result<Corpus> CorpusFor(const RawDataset& dataset, const EvalRequest& req, PhaseTimer& timer,
-                         Result<RawPredictions>* predictions = nullptr, RawDataset* owned = nullptr,
-                         const ChoosePhraseIds& ids = nullptr) {
+// The corpus of a dataset import shared by other evaluations (a batch's entries, the REPL's kp.load):
+// its predictions imported and aligned here, its documents kept.
+Result<Corpus> CorpusFor(const RawDataset& dataset, const EvalRequest& req, PhaseTimer& timer) {
   auto profile = RequestProfile(req);
   if (!profile) return profile.error();
   std::optional<RawPredictions> aligned;
   if (!req.predictions_path.empty()) {
-    Result<RawPredictions> preds =
-        predictions ? std::move(*predictions) : ImportPredictions(req.predictions_path, req.predictions_format);
+    Result<RawPredictions> preds = ImportPredictions(req.predictions_path, req.predictions_format);
     if (!preds) return preds.error();
     auto a = AlignPredictions(dataset, std::move(*preds));
     if (!a) return a.error();
@@ -371,31 +367,28 @@ Result<Corpus> CorpusFor(const RawDataset& dataset, const EvalRequest& req, Phas
     timer.Done("predictions");
   }
   const int threads = std::min(req.threads, kMaxThreads);  // checked by EvaluateCorpus too
-  auto corpus = owned ? BuildCorpus(std::move(*owned), std::move(aligned), *profile, threads, ids)
-                      : BuildCorpus(dataset, aligned ? &*aligned : nullptr, *profile, threads, ids);
+  auto corpus = BuildCorpus(dataset, aligned ? &*aligned : nullptr, *profile, threads);
   if (!corpus) return corpus.error();
   timer.Done("corpus");
   return corpus;
 }
 
-// The dataset and the predictions are two files read and parsed independently: unless the request asks
-// for one thread, the predictions are imported on a second thread meanwhile. A dataset error still comes
+// The request's files read and handed to `build`, which BuildCorpus and StreamCorpus both are: Meng-2017
+// lines and prediction lines as LineDocuments (parsed by the threads that build them, never held as an
+// import; kplab/io.h), anything else as an import given up to it, the dataset and its aligned
+// predictions (each document's raw text freed as it is built). Unless the request asks for one thread,
+// the predictions are imported on a second thread while the dataset is; a dataset error still comes
 // first, as when they were read one after the other.
-Result<Corpus> ReadAndBuildCorpus(const EvalRequest& req, PhaseTimer& timer, const ChoosePhraseIds& ids) {
-  auto profile = RequestProfile(req);
-  if (!profile) return profile.error();
-  // Meng-2017 lines and prediction lines: parsed by the threads that build the corpus, never held as an
-  // import (same errors, same corpus; kplab/io.h LineDocuments).
+template <typename Build>
+auto ReadForBuild(const EvalRequest& req, PhaseTimer& timer, const Build& build)
+    -> decltype(build(std::declval<LineDocuments>())) {
   if (!req.source_path &&
       LineDocuments::Handles(req.dataset_path, req.dataset_options, req.predictions_path, req.predictions_format)) {
     auto docs =
         LineDocuments::Open(req.dataset_path, req.dataset_options, req.predictions_path, req.threads, req.hash_inputs);
     if (!docs) return docs.error();
     timer.Done("dataset");
-    auto corpus = BuildCorpus(std::move(*docs), *profile, std::min(req.threads, kMaxThreads), ids);
-    if (!corpus) return corpus.error();
-    timer.Done("corpus");
-    return corpus;
+    return build(std::move(*docs));
   }
   std::optional<Result<RawPredictions>> predictions;
   std::jthread reader;
@@ -416,18 +409,41 @@ Result<Corpus> ReadAndBuildCorpus(const EvalRequest& req, PhaseTimer& timer, con
   if (reader.joinable()) reader.join();
   timer.Done("dataset");
   if (!dataset) return dataset.error();
-  return CorpusFor(*dataset, req, timer, predictions ? &*predictions : nullptr, &*dataset, ids);
+  std::optional<RawPredictions> aligned;
+  if (!req.predictions_path.empty()) {
+    Result<RawPredictions> preds =
+        predictions ? std::move(*predictions) : ImportPredictions(req.predictions_path, req.predictions_format);
+    if (!preds) return preds.error();
+    auto a = AlignPredictions(*dataset, std::move(*preds));
+    if (!a) return a.error();
+    aligned = std::move(*a);
+    timer.Done("predictions");
+  }
+  return build(std::move(*dataset), std::move(aligned));
 }
 
-// The corpus of the request's files. Running out of memory while reading them or building the corpus (a
-// line of a hundred megabytes, a dataset too big for the machine) is a limit, naming the files, as
-// docs/cli.md says (exit 3 at the command line), not an internal error.
-Result<Corpus> LoadCorpusTimed(const EvalRequest& req, PhaseTimer& timer, const ChoosePhraseIds& ids = nullptr) {
+// Running out of memory while reading the request's files and building from them (a line of a hundred
+// megabytes, a dataset too big for the machine) is a limit, naming the files, as docs/cli.md says (exit
+// 3 at the command line), not an internal error.
+Error OutOfMemoryReading(const EvalRequest& req) {
+  return Error::Limit(req.dataset_path + (req.predictions_path.empty() ? "" : " and " + req.predictions_path) +
+                      ": out of memory while reading the files and building the corpus");
+}
+
+// The corpus of the request's files.
+Result<Corpus> LoadCorpusTimed(const EvalRequest& req, PhaseTimer& timer) {
+  auto profile = RequestProfile(req);
+  if (!profile) return profile.error();
+  const int threads = std::min(req.threads, kMaxThreads);
   try {
-    return ReadAndBuildCorpus(req, timer, ids);
+    auto corpus = ReadForBuild(req, timer, [&](auto&&... documents) {
+      return BuildCorpus(std::forward<decltype(documents)>(documents)..., *profile, threads);
+    });
+    if (!corpus) return corpus.error();
+    timer.Done("corpus");
+    return corpus;
   } catch (const std::bad_alloc&) {
-    return Error::Limit(req.dataset_path + (req.predictions_path.empty() ? "" : " and " + req.predictions_path) +
-                        ": out of memory while reading the files and building the corpus");
+    return OutOfMemoryReading(req);
   }
 }
 
@@ -471,12 +487,12 @@ namespace {
 // `kplab eval --ci`: the CIs of one plugin's aggregates, from the slots the runner kept. The resampled
 // aggregation sees the context `kplab runs merge` gives (profile, n_docs, dataset, system), so a CI is
 // what re-aggregating a stored run's resampled slots gives too.
-Status BootstrapRun(LuaVm& vm, const MetricPlugin& plugin, const Corpus& corpus, const RunRecord& run,
-                    const CiOptions& ci, PluginOutcome& o) {
+Status BootstrapRun(LuaVm& vm, const MetricPlugin& plugin, const Profile& profile, std::size_t n_docs,
+                    const RunRecord& run, const CiOptions& ci, PluginOutcome& o) {
   auto re = Reaggregation::Open(vm, plugin);
   if (!re) return re.error();
   const DeclaredColumns& decl = (*re)->decl();
-  auto ctx = [&](lua_State* L) { PushMergeCtx(L, corpus.profile, corpus.docs.size(), run.dataset_name, run.system); };
+  auto ctx = [&](lua_State* L) { PushMergeCtx(L, profile, n_docs, run.dataset_name, run.system); };
   const stats::BootstrapOptions boot{ci.resamples, ci.confidence, ci.seed};
   if (decl.units.empty()) {
     return BootstrapAggregates(vm, plugin, decl, o.slots, RowCount(o.slots), ctx, boot, o.aggregates);
@@ -572,14 +588,13 @@ bool KernelsOnly(const LanePlugins& lanes) {
 }
 
 // Validate: what the request asks of the plugins, refused before any document is scored or phrase
-// embedded. Returns the shard's documents [begin, end) ({0, 0}: every document).
-Result<std::pair<std::size_t, std::size_t>> ValidateRequest(const Corpus& corpus, const std::vector<MetricPlugin>& plugins,
+// embedded (n: the corpus's documents). Returns the shard's documents [begin, end) ({0, 0}: every document).
+Result<std::pair<std::size_t, std::size_t>> ValidateRequest(std::size_t n, const std::vector<MetricPlugin>& plugins,
                                                             const EvalRequest& req) {
   auto usage = [](std::string message) { return Error::Usage(std::move(message)); };
   std::pair<std::size_t, std::size_t> range{0, 0};
   // A shard is worth running only if `kplab runs merge` can rebuild the run from it.
   if (req.shard) {
-    const std::size_t n = corpus.docs.size();
     const auto count = static_cast<std::size_t>(req.shard->count), index = static_cast<std::size_t>(req.shard->index);
     if (req.shard->index < 0 || index >= count) {
       return usage(fmt::format("shard {}/{}: I must be from 0 to {} (shards are numbered from 0)", req.shard->index,
@@ -727,9 +742,9 @@ Result<std::shared_ptr<const EmbeddingSpace>> PlanRun(const Corpus& corpus, cons
 
 // Aggregate: one plugin's outcome into the run (its aggregates, kept columns and slots, and --ci's
 // intervals), or a ScriptError when it failed or produced a name another plugin produced. `owner` maps
-// each metric name (aggregates prefixed '=') to the plugin that produced it.
-void AddOutcome(std::size_t pi, PluginOutcome& o, LanePlugins& lp, const Corpus& corpus, const EvalRequest& req,
-                std::map<std::string, std::string>& owner, EvalResult& res) {
+// each metric name (aggregates prefixed '=') to the plugin that produced it. profile, n_docs: the corpus's.
+void AddOutcome(std::size_t pi, PluginOutcome& o, LanePlugins& lp, const Profile& profile, std::size_t n_docs,
+                const EvalRequest& req, std::map<std::string, std::string>& owner, EvalResult& res) {
   const MetricPlugin& plugin = lp.first()[pi];
   auto script_error = [&](std::string message) {
     ScriptError e;
@@ -765,7 +780,7 @@ void AddOutcome(std::size_t pi, PluginOutcome& o, LanePlugins& lp, const Corpus&
     res.scores.columns.push_back(std::move(o.columns.columns[c]));
   }
   if (req.ci) {
-    if (Status st = BootstrapRun(*lp.vms[0], plugin, corpus, res.run, *req.ci, o); !st.ok()) {
+    if (Status st = BootstrapRun(*lp.vms[0], plugin, profile, n_docs, res.run, *req.ci, o); !st.ok()) {
       return script_error(fmt::format("{} (while resampling for --ci)", st.error().message));
     }
   }
@@ -785,19 +800,27 @@ void AddOutcome(std::size_t pi, PluginOutcome& o, LanePlugins& lp, const Corpus&
   }
 }
 
-// Score: every plugin over the documents (or the shard's), in the lanes; each outcome aggregated into
-// `res` as it comes.
-void ScoreAll(std::shared_ptr<const Corpus> shared, LanePlugins& lp, std::pair<std::size_t, std::size_t> range,
-              std::shared_ptr<const EmbeddingSpace> space, const EvalRequest& req, const Progress& progress,
-              PhaseTimer& timer, EvalResult& res) {
-  const std::vector<MetricPlugin>& plugins = lp.first();
+// The scoring lanes of the run's plugins: every VM made so far, each with its copy of the plugins.
+std::vector<Lane> LaneList(const LanePlugins& lp) {
   std::vector<Lane> lane_list;
   for (std::size_t l = 0; l < lp.vms.size(); ++l) {
     Lane lane{lp.vms[l].get(), {}};
     for (const auto& p : lp.plugins[l]) lane.plugins.push_back(&p);
     lane_list.push_back(std::move(lane));
   }
-  RunContext rctx{shared->dataset_name, res.run.system, std::move(space)};
+  return lane_list;
+}
+
+// What the runner needs of the run: its names, the documents scored (the shard's, or {0, 0} for all),
+// what it keeps, and the embeddings planned (null without).
+RunContext RunContextFor(const std::string& dataset_name, const EvalResult& res, const LanePlugins& lp,
+                         std::pair<std::size_t, std::size_t> range, std::shared_ptr<const EmbeddingSpace> space,
+                         const EvalRequest& req) {
+  const std::vector<MetricPlugin>& plugins = lp.first();
+  RunContext rctx;
+  rctx.dataset_name = dataset_name;
+  rctx.system = res.run.system;
+  rctx.space = std::move(space);
   rctx.begin = range.first;
   rctx.end = range.second;
   // Every stored run keeps its slots (hidden ones too): `runs compare` and `runs table` re-aggregate
@@ -810,18 +833,70 @@ void ScoreAll(std::shared_ptr<const Corpus> shared, LanePlugins& lp, std::pair<s
   rctx.random_seed = req.random_seed;
   rctx.max_lanes = lp.max_lanes;
   rctx.lanes_by_cost = lp.lanes_by_cost;
-  MetricRunner runner(std::move(lane_list), shared, std::move(rctx), [&lp, &req] { return AddLane(lp, req); });
-  std::map<std::string, std::string> owner;
-  for (std::size_t pi = 0; pi < plugins.size(); ++pi) {
-    PluginOutcome o = runner.Run(pi, progress);
-    timer.Done(plugins[pi].name);
-    timer.Note(fmt::format("{} scored on {} lane{}", plugins[pi].name, o.lanes, o.lanes == 1 ? "" : "s"));
-    if (req.verify_docs > 0) {
-      timer.Note(
-          fmt::format("of which re-scoring {} (--verify-docs): {:.1f} ms", plugins[pi].name, o.verify_seconds * 1e3));
-    }
-    AddOutcome(pi, o, lp, *shared, req, owner, res);
+  return rctx;
+}
+
+// The run record's second half, known before any document is scored: versions, time, plugins, shard.
+void StampRun(EvalResult& res, const std::vector<MetricPlugin>& plugins, const EvalRequest& req,
+              std::pair<std::size_t, std::size_t> range) {
+  res.run.kplab_version = KPLAB_VERSION;
+  res.run.created_at = NowIso();
+  for (const auto& p : plugins) res.run.plugins.push_back({p.name, p.version, p.file.sha256, p.file.path});
+  if (req.shard) {
+    res.run.shard = ShardInfo{req.shard->index, req.shard->count, static_cast<int64_t>(range.first),
+                              static_cast<int64_t>(range.second)};
   }
+}
+
+// A plugin's outcome into the run, with KPLAB_TIMING's lines about it (streamed: its lanes were the
+// ranges of the build).
+void TakeOutcome(std::size_t pi, PluginOutcome& o, LanePlugins& lp, const Profile& profile, std::size_t n_docs,
+                 const EvalRequest& req, bool streamed, PhaseTimer& timer, std::map<std::string, std::string>& owner,
+                 EvalResult& res) {
+  const std::string& name = lp.first()[pi].name;
+  timer.Done(name);
+  timer.Note(streamed
+                 ? fmt::format("{} scored in {} range{} as they were built", name, o.lanes, o.lanes == 1 ? "" : "s")
+                 : fmt::format("{} scored on {} lane{}", name, o.lanes, o.lanes == 1 ? "" : "s"));
+  if (req.verify_docs > 0) {
+    timer.Note(fmt::format("of which re-scoring {} (--verify-docs): {:.1f} ms", name, o.verify_seconds * 1e3));
+  }
+  AddOutcome(pi, o, lp, profile, n_docs, req, owner, res);
+}
+
+// Score: every plugin over the documents (or the shard's), in the lanes; each outcome aggregated into
+// `res` as it comes.
+void ScoreAll(std::shared_ptr<const Corpus> shared, LanePlugins& lp, std::pair<std::size_t, std::size_t> range,
+              std::shared_ptr<const EmbeddingSpace> space, const EvalRequest& req, const Progress& progress,
+              PhaseTimer& timer, EvalResult& res) {
+  MetricRunner runner(LaneList(lp), shared, RunContextFor(shared->dataset_name, res, lp, range, std::move(space), req),
+                      [&lp, &req] { return AddLane(lp, req); });
+  std::map<std::string, std::string> owner;
+  for (std::size_t pi = 0; pi < lp.first().size(); ++pi) {
+    PluginOutcome o = runner.Run(pi, progress);
+    TakeOutcome(pi, o, lp, shared->profile, shared->docs.size(), req, /*streamed=*/false, timer, owner, res);
+  }
+}
+
+// Record: the run's status, and what the result keeps alive (EvalResult::resources): the corpus (null
+// for a streamed run, which keeps none) and the Lua VMs.
+void Conclude(EvalResult& res, LanePlugins& lanes, std::shared_ptr<const Corpus> corpus,
+              std::chrono::steady_clock::time_point start) {
+  struct Resources {
+    std::shared_ptr<const Corpus> corpus;
+    std::vector<std::vector<MetricPlugin>> plugins;
+    std::vector<std::unique_ptr<LuaVm>> vms;
+  };
+  auto resources = std::make_shared<Resources>();
+  resources->corpus = std::move(corpus);
+  resources->vms = std::move(lanes.vms);
+  resources->plugins = std::move(lanes.plugins);
+  res.resources = resources;
+  if (!res.errors.empty()) {
+    res.run.status = "failed";
+    for (const auto& e : res.errors) res.run.error += e.Format() + "\n";
+  }
+  res.run.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 // EvaluateCorpus with the run's plugins resolved (ResolvePlugins).
@@ -834,7 +909,7 @@ Result<EvalResult> EvaluateResolved(std::shared_ptr<const Corpus> shared, const 
   }
   LanePlugins& lanes = lanes_in;
   const std::vector<MetricPlugin>& plugins = lanes.first();
-  auto range = ValidateRequest(corpus, plugins, req);
+  auto range = ValidateRequest(corpus.docs.size(), plugins, req);
   if (!range) return range.error();
   timer.Done("validate");
 
@@ -849,31 +924,78 @@ Result<EvalResult> EvaluateResolved(std::shared_ptr<const Corpus> shared, const 
   auto space = PlanRun(corpus, plugins, req, res);
   if (!space) return space.error();
   if (*space) timer.Done("embed plan");
-  res.run.kplab_version = KPLAB_VERSION;
-  res.run.created_at = NowIso();
-  for (const auto& p : plugins) res.run.plugins.push_back({p.name, p.version, p.file.sha256, p.file.path});
-  if (req.shard) {
-    res.run.shard = ShardInfo{req.shard->index, req.shard->count, static_cast<int64_t>(range->first),
-                              static_cast<int64_t>(range->second)};
-  }
+  StampRun(res, plugins, req, *range);
   ScoreAll(shared, lanes, *range, *space, req, progress, timer, res);
+  Conclude(res, lanes, shared, start);
+  return res;
+}
 
-  // Record: the run's status, and what the result keeps alive (EvalResult::resources).
-  struct Resources {
-    std::shared_ptr<const Corpus> corpus;
-    std::vector<std::vector<MetricPlugin>> plugins;
-    std::vector<std::unique_ptr<LuaVm>> vms;
+// Evaluate for a run whose every plugin compares keys only within a document (KernelsOnly): the corpus
+// is streamed (StreamCorpus), each range of documents scored by the thread that built it as soon as it
+// is built, then freed; no corpus is kept (design note 72). The run is the one EvaluateResolved gives on
+// the built corpus, value for value, and its checks come in the same order (the files', then the
+// request's, then the plugins').
+Result<EvalResult> EvaluateStreamed(const EvalRequest& req, LanePlugins& lanes, const Progress& progress,
+                                    std::chrono::steady_clock::time_point start, PhaseTimer& timer) {
+  auto profile = RequestProfile(req);
+  if (!profile) return profile.error();
+  const std::vector<MetricPlugin>& plugins = lanes.first();
+  EvalResult res;
+  std::optional<MetricRunner> runner;
+  std::size_t n_docs = 0, n_ranges = 0, done = 0;
+  std::pair<std::size_t, std::size_t> to_score{0, 0};  // the documents scored (a shard's, or all)
+  std::mutex progress_mutex;                           // the ranges are scored on the build's threads at once
+  CorpusSinks sinks;
+  sinks.start = [&](std::shared_ptr<const Corpus> header, const StreamPlan& plan) -> Status {
+    n_docs = plan.starts.back();
+    n_ranges = plan.starts.size() - 1;
+    auto range = ValidateRequest(n_docs, plugins, req);
+    if (!range) return range.error();
+    timer.Done("validate");
+    auto run = DescribeRun(*header, plugins, req);
+    if (!run) return run.error();
+    res.run = std::move(*run);
+    StampRun(res, plugins, req, *range);
+    timer.Done("run record");
+    RunContext rctx = RunContextFor(header->dataset_name, res, lanes, *range, nullptr, req);
+    rctx.streamed_docs = n_docs;
+    to_score = req.shard ? *range : std::pair<std::size_t, std::size_t>{0, n_docs};
+    runner.emplace(LaneList(lanes), std::move(header), std::move(rctx), [&lanes, &req] { return AddLane(lanes, req); });
+    runner->BeginStream(plan);
+    timer.Done("plugins set up");
+    return Status::Ok();
   };
-  auto resources = std::make_shared<Resources>();
-  resources->corpus = shared;
-  resources->vms = std::move(lanes.vms);
-  resources->plugins = std::move(lanes.plugins);
-  res.resources = resources;
-  if (!res.errors.empty()) {
-    res.run.status = "failed";
-    for (const auto& e : res.errors) res.run.error += e.Format() + "\n";
+  sinks.range = [&](const Corpus& range, std::size_t begin) {
+    runner->ScoreRange(range, begin);
+    if (!progress) return;
+    const std::size_t lo = std::max(begin, to_score.first), hi = std::min(begin + range.docs.size(), to_score.second);
+    const std::lock_guard<std::mutex> lock(progress_mutex);
+    done += hi > lo ? hi - lo : 0;
+    progress("scoring", done, to_score.second - to_score.first);
+  };
+  const int threads = std::min(req.threads, kMaxThreads);
+  Result<StreamedCorpus> streamed = [&]() -> Result<StreamedCorpus> {
+    try {
+      return ReadForBuild(req, timer, [&](auto&&... documents) {
+        return StreamCorpus(std::forward<decltype(documents)>(documents)..., *profile, threads, sinks);
+      });
+    } catch (const std::bad_alloc&) {
+      return OutOfMemoryReading(req);
+    }
+  }();
+  if (!streamed) return streamed.error();
+  timer.Done("corpus");
+  timer.Note(
+      fmt::format("streamed: each of {} range{} scored as built, no corpus kept", n_ranges, n_ranges == 1 ? "" : "s"));
+  res.run.doc_ids = DocIds(std::move(streamed->doc_ids));
+  res.warnings = std::move(streamed->warnings);
+  std::map<std::string, std::string> owner;
+  for (std::size_t pi = 0; pi < plugins.size(); ++pi) {
+    PluginOutcome o = runner->FinishStream(pi);
+    TakeOutcome(pi, o, lanes, *profile, n_docs, req, /*streamed=*/true, timer, owner, res);
   }
-  res.run.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  runner.reset();  // before the VMs its plugins' declarations are held in move to the result
+  Conclude(res, lanes, nullptr, start);
   return res;
 }
 
@@ -895,27 +1017,25 @@ Result<EvalResult> Evaluate(const EvalRequest& req, const Progress& progress) {
     return Error::Usage("no predictions file to evaluate");
   }
   PhaseTimer timer;
-  // The plugins are resolved as the corpus is built, before its documents are: a run whose metrics all
-  // compare keys within a document gets ids per range, in ranges of at most DocsPerRange documents,
-  // and skips the merge (KernelsOnly, design notes 61 and 70). When they cannot be resolved there, the
-  // corpus is merged as before and EvaluateCorpus reports the same error: a dataset's error still comes
-  // before a plugin's.
+  // The plugins are resolved before the files are read: a run whose metrics all compare keys within a
+  // document is scored as its corpus is built, which is not kept (KernelsOnly, design note 72). When they
+  // cannot be resolved here, the corpus is built and EvaluateCorpus reports the same error: a dataset's
+  // error still comes before a plugin's.
   std::optional<LanePlugins> lanes;
-  auto ids = [&] {
-    auto profile = RequestProfile(req);
-    if (!profile) return PhraseIds::kCorpus;
-    auto resolved = ResolvePlugins(*profile, req);
-    if (!resolved) return PhraseIds::kCorpus;
-    lanes = std::move(*resolved);
-    return KernelsOnly(*lanes) ? PhraseIds::kPerRange : PhraseIds::kCorpus;
-  };
-  auto corpus = LoadCorpusTimed(req, timer, ids);
-  if (!corpus) return corpus.error();
-  timer.Note(corpus->phrase_ids == PhraseIds::kPerRange ? "phrase ids: per range" : "phrase ids: corpus-wide");
-  timer.Done("import freed");  // the raw dataset and predictions are destroyed on the way out
-  auto shared = std::make_shared<const Corpus>(std::move(*corpus));
-  auto res = lanes ? EvaluateResolved(shared, req, std::move(*lanes), progress, start, timer)
-                   : EvaluateCorpus(shared, req, progress);
+  if (auto profile = RequestProfile(req)) {
+    if (auto resolved = ResolvePlugins(*profile, req)) lanes = std::move(*resolved);
+  }
+  timer.Done("lua setup");
+  Result<EvalResult> res = [&]() -> Result<EvalResult> {
+    if (lanes && KernelsOnly(*lanes)) return EvaluateStreamed(req, *lanes, progress, start, timer);
+    auto corpus = LoadCorpusTimed(req, timer);
+    if (!corpus) return corpus.error();
+    timer.Note("phrase ids: corpus-wide");
+    timer.Done("import freed");  // the raw dataset and predictions are destroyed on the way out
+    auto shared = std::make_shared<const Corpus>(std::move(*corpus));
+    return lanes ? EvaluateResolved(shared, req, std::move(*lanes), progress, start, timer)
+                 : EvaluateCorpus(shared, req, progress);
+  }();
   if (res) {
     res->run.dataset_path = AbsolutePath(req.dataset_path);
     res->run.predictions_path = AbsolutePath(req.predictions_path);

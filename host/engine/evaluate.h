@@ -56,7 +56,8 @@ struct EvalRequest {
   bool hash_inputs = true;
   // false: each plugin's per-document columns serve its aggregates and are dropped (EvalResult.scores
   // stays empty; subset_docs is still filled), so a run nobody stores holds one plugin's columns at a
-  // time (kplab eval --no-store).
+  // time after its corpus is built (kplab eval --no-store); a streamed run (design note 72) holds every
+  // plugin's slots while its documents are built and scored, and no corpus.
   bool keep_columns = true;
   std::string model;     // embedding model for plugins that need embeddings; "" = DefaultModelName()
   std::string cache_db;  // phrase-cache database; "" = RunStore::DefaultPath()
@@ -122,6 +123,10 @@ std::map<std::string, std::size_t> SubsetDocCounts(const ScoreColumns& scores);
 // Errors carry their kind: kUsage (unknown profile or metric, bad parameter), kInput (bad files),
 // kScript (a plugin that does not load or check()s its parameters with a Lua error). Script errors while
 // scoring come back inside EvalResult.errors instead (the run is recorded as failed).
+// When every metric compares keys only within a document (the default metrics exact, rank and rprec:
+// native kernels without needs or prepare), the run is streamed: each range of documents is scored as
+// it is built and then freed (StreamCorpus, design note 72), and the result keeps no corpus; its numbers
+// are those of EvaluateCorpus on LoadCorpus, bit for bit. Other runs build the corpus whole first.
 Result<EvalResult> Evaluate(const EvalRequest& request, const Progress& progress = {});
 
 // Imports the request's dataset (and its predictions, when predictions_path is not empty) and

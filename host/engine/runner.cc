@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string_view>
@@ -207,8 +208,9 @@ void DefineRunnerTypes(lua_State* L) {
 MetricRunner::MetricRunner(std::vector<Lane> lanes, std::shared_ptr<const Corpus> corpus, RunContext ctx,
                            LaneFactory more)
     : lanes_(std::move(lanes)), more_lanes_(std::move(more)), corpus_(std::move(corpus)), rc_(std::move(ctx)) {
-  const std::size_t first = std::min(rc_.begin, corpus_->docs.size());
-  const std::size_t last = rc_.end == 0 ? corpus_->docs.size() : std::clamp(rc_.end, first, corpus_->docs.size());
+  n_docs_ = rc_.streamed_docs ? *rc_.streamed_docs : corpus_->docs.size();
+  const std::size_t first = std::min(rc_.begin, n_docs_);
+  const std::size_t last = rc_.end == 0 ? n_docs_ : std::clamp(rc_.end, first, n_docs_);
   offset_ = first;
   n_scored_ = last - first;
   max_lanes_ = std::max<std::size_t>(1, rc_.max_lanes > 0 ? rc_.max_lanes : lanes_.size());
@@ -247,7 +249,7 @@ void MetricRunner::PushCtx(lua_State* L) {
   lua_createtable(L, 0, 4);
   PushProfile(L, corpus_->profile);
   lua_setfield(L, -2, "profile");
-  lua_pushinteger(L, static_cast<lua_Integer>(corpus_->docs.size()));
+  lua_pushinteger(L, static_cast<lua_Integer>(n_docs_));
   lua_setfield(L, -2, "n_docs");
   SetString(L, "dataset", rc_.dataset_name);
   SetString(L, "system", rc_.system);
@@ -753,14 +755,14 @@ std::optional<ScriptError> MetricRunner::Prepare(LuaVm& vm, const MetricPlugin& 
   return std::nullopt;
 }
 
-std::vector<std::size_t> MetricRunner::VerifySample() const {
+std::vector<std::size_t> MetricRunner::VerifySample(const std::vector<std::size_t>& lanes) const {
   std::vector<std::size_t> out;
   if (rc_.verify_docs <= 0 || n_scored_ == 0) return out;
   // The first document of a lane is where state from load (or from the plugins before, in that VM) shows;
   // the others are where state from earlier documents shows.
   std::vector<bool> chosen(n_scored_, false);
-  for (std::size_t l = 0; l < n_lanes_; ++l) {
-    if (bounds_[l] < bounds_[l + 1]) chosen[bounds_[l] - offset_] = true;
+  for (std::size_t l = 0; l + 1 < lanes.size(); ++l) {
+    if (lanes[l] < lanes[l + 1]) chosen[lanes[l] - offset_] = true;
   }
   const auto extra = static_cast<std::size_t>(rc_.verify_docs);
   for (std::size_t k = 0; k < extra; ++k) {
@@ -788,6 +790,42 @@ std::string Shown(double v) { return std::isnan(v) ? "no value" : fmt::format("{
 
 bool SameBits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
+// The verification's failure for document `id` (what: how it showed, after the document's id).
+ScriptError CarriedState(const MetricPlugin& plugin, std::string_view id, const std::string& what) {
+  return PluginError(plugin, fmt::format("{}: plugin '{}' carried state across documents (document '{}'{})",
+                                         plugin.file.display_name, plugin.name, id, what));
+}
+
+// The verification's failure for a slot whose value in the run and alone differ in bits, or nothing when
+// none does: run[s][j][row] against alone[s][j][0] (an empty column in alone: one the run has none of).
+std::optional<ScriptError> CompareSlots(const MetricPlugin& plugin, const DeclaredColumns& decl,
+                                        const std::vector<std::vector<std::vector<double>>>& run, std::size_t row,
+                                        const std::vector<std::vector<std::vector<double>>>& alone,
+                                        std::string_view id) {
+  for (std::size_t s = 0; s < alone.size(); ++s) {
+    for (std::size_t j = 0; j < alone[s].size(); ++j) {
+      if (alone[s][j].empty()) continue;
+      const double in_run = run[s][j][row], by_itself = alone[s][j][0];
+      if (SameBits(in_run, by_itself)) continue;
+      const std::string column =
+          plugin.subsets.empty() ? decl.slots[j].name : plugin.subsets[s] + "." + decl.slots[j].name;
+      return CarriedState(
+          plugin, id, fmt::format(", column '{}': {} in the run, {} alone", column, Shown(in_run), Shown(by_itself)));
+    }
+  }
+  return std::nullopt;
+}
+
+// One document's slots laid out as `run` (an empty column where the run has none), each NaN.
+std::vector<std::vector<std::vector<double>>> OneDocumentSlots(
+    const std::vector<std::vector<std::vector<double>>>& run) {
+  std::vector<std::vector<std::vector<double>>> one(run.size());
+  for (std::size_t s = 0; s < run.size(); ++s) {
+    for (const auto& col : run[s]) one[s].emplace_back(col.empty() ? 0 : 1, kNaN);
+  }
+  return one;
+}
+
 // The plugin loaded again from its file into `vm`, with the run's parameters and needs.
 Result<MetricPlugin> LoadAgain(LuaVm& vm, const MetricPlugin& plugin) {
   Result<MetricPlugin> p = LoadMetricPlugin(vm, plugin.file);
@@ -804,25 +842,16 @@ std::optional<ScriptError> MetricRunner::Verify(
     const MetricPlugin& plugin, const DeclaredColumns* decl, const std::vector<UnitRow>* units,
     const std::vector<std::pair<std::string, const std::vector<double>*>>* cols,
     const std::shared_ptr<RunBudget>& budget) {
-  const std::vector<std::size_t> sample = VerifySample();
+  const std::vector<std::size_t> sample = VerifySample(bounds_);
   if (sample.empty()) return std::nullopt;
   auto carried = [&](std::size_t d, const std::string& what) {
-    return PluginError(plugin, fmt::format("{}: plugin '{}' carried state across documents (document '{}'{})",
-                                           plugin.file.display_name, plugin.name, corpus_->docs[d].id, what));
+    return CarriedState(plugin, corpus_->docs[d].id, what);
   };
   auto differ = [&](std::size_t d, const std::string& column, double in_run, double alone) {
     return carried(d, fmt::format(", column '{}': {} in the run, {} alone", column, Shown(in_run), Shown(alone)));
   };
-  const std::size_t n_sub = plugin.subsets.empty() ? 1 : plugin.subsets.size();
-  auto column_name = [&](std::size_t s, std::size_t j) {
-    return plugin.subsets.empty() ? decl->slots[j].name : plugin.subsets[s] + "." + decl->slots[j].name;
-  };
-  // One document's slots, laid out as v2_ (an empty column where the run has none), compared with v2_;
-  // made once, emptied (NaN) for each document.
-  SlotArrays one(n_sub);
-  for (std::size_t s = 0; s < n_sub && decl != nullptr; ++s) {
-    for (const auto& col : v2_[s]) one[s].emplace_back(col.empty() ? 0 : 1, kNaN);
-  }
+  // One document's slots, laid out as v2_, compared with v2_; made once, emptied (NaN) for each document.
+  SlotArrays one = decl != nullptr ? OneDocumentSlots(v2_) : SlotArrays{};
   auto fresh_slots = [&]() -> SlotArrays& {
     for (auto& sub : one) {
       for (auto& col : sub) std::fill(col.begin(), col.end(), kNaN);
@@ -830,14 +859,7 @@ std::optional<ScriptError> MetricRunner::Verify(
     return one;
   };
   auto compare_slots = [&](std::size_t d, const SlotArrays& one) -> std::optional<ScriptError> {
-    for (std::size_t s = 0; s < n_sub; ++s) {
-      for (std::size_t j = 0; j < one[s].size(); ++j) {
-        if (one[s][j].empty()) continue;
-        const double in_run = v2_[s][j][d - offset_], alone = one[s][j][0];
-        if (!SameBits(in_run, alone)) return differ(d, column_name(s, j), in_run, alone);
-      }
-    }
-    return std::nullopt;
+    return CompareSlots(plugin, *decl, v2_, d - offset_, one, corpus_->docs[d].id);
   };
   if (!plugin.kernel.empty()) {
     // No Lua runs per document: a fresh kernel with the run's parameters scores the sample again.
@@ -1104,18 +1126,17 @@ std::optional<ScriptError> MetricRunner::DeclareLanes(std::size_t index, LaneDec
   return std::nullopt;
 }
 
-void MetricRunner::AllocateSlots(const MetricPlugin& plugin, const DeclaredColumns& decl) {
+void MetricRunner::AllocateSlots(const MetricPlugin& plugin, const DeclaredColumns& decl, SlotArrays& slots,
+                                 bool any_text) const {
   // One array per subset and slot for the whole corpus; each lane writes its own document range, so
   // nothing is merged or copied afterwards.
   // A corpus without source text has no present/absent values: those subsets stay empty (no values,
   // so no aggregates, as when every document's are NaN).
   const std::size_t n_sub = plugin.subsets.empty() ? 1 : plugin.subsets.size();
-  const bool any_text =
-      std::any_of(corpus_->docs.begin(), corpus_->docs.end(), [](const Document& d) { return d.has_text; });
-  v2_.assign(n_sub, std::vector<std::vector<double>>(decl.slots.size()));
+  slots.assign(n_sub, std::vector<std::vector<double>>(decl.slots.size()));
   for (std::size_t s = 0; s < n_sub; ++s) {
     if (plugin.subsets.empty() || any_text || SubsetView(plugin.subsets[s]) == 0) {
-      for (auto& col : v2_[s]) col.assign(n_scored_, kNaN);
+      for (auto& col : slots[s]) col.assign(n_scored_, kNaN);
     }
   }
 }
@@ -1258,7 +1279,9 @@ PluginOutcome MetricRunner::Run(std::size_t index, const Progress& progress) {
   };
   if (plugin.api >= 2) {
     if (auto err = DeclareLanes(index, decls)) return fail(std::move(*err));
-    AllocateSlots(plugin, decls[0]);
+    const bool any_text =
+        std::any_of(corpus_->docs.begin(), corpus_->docs.end(), [](const Document& d) { return d.has_text; });
+    AllocateSlots(plugin, decls[0], v2_, any_text);
   }
   if (auto err = SetUpKernel(plugin, plugin.api >= 2 ? &decls[0] : nullptr)) return fail(std::move(*err));
   std::vector<Partial> parts = ScoreLanes(index, decls, progress);
@@ -1291,6 +1314,145 @@ PluginOutcome MetricRunner::FinishV2(const MetricPlugin& plugin, const DeclaredC
   }
   Status st = FinishSlots(*lanes_[0].vm, plugin, decl, std::move(values), [this](lua_State* L) { PushCtx(L); }, out);
   if (!st.ok()) out.error = PluginError(plugin, st.error().message);
+  return out;
+}
+
+// A streamed run's state for one plugin, from BeginStream to FinishStream.
+struct MetricRunner::StreamState {
+  LaneDecls decls;                    // the first lane's declaration, held until the aggregates are made
+  std::shared_ptr<RunBudget> budget;  // the plugin's run budget: its declaration and aggregation
+  std::unique_ptr<const MetricKernel> kernel, fresh;  // fresh: re-scores the verification sample
+  KernelLayout layout;
+  SlotArrays slots;
+  bool scoring = false;  // set up without error (read by the build's threads, written before they start)
+  // The plugin's failure: BeginStream's, or its verification's (the lowest document's, whichever thread
+  // met it), and the verification's time; both guarded by `mutex` while the build runs.
+  std::optional<ScriptError> error;
+  std::size_t error_doc = SIZE_MAX;
+  double verify_seconds = 0;
+  std::mutex mutex;
+};
+
+MetricRunner::~MetricRunner() = default;
+
+void MetricRunner::BeginStream(const StreamPlan& plan) {
+  // The lanes of a streamed run are the build's ranges, cut to the documents scored: the verification
+  // re-scores the first document of each, as it does a lane's.
+  std::vector<std::size_t> lanes{offset_};
+  for (std::size_t start : plan.starts) {
+    if (start > offset_ && start < offset_ + n_scored_) lanes.push_back(start);
+  }
+  lanes.push_back(offset_ + n_scored_);
+  stream_ranges_ = lanes.size() - 1;
+  stream_sample_ = VerifySample(lanes);
+  n_lanes_ = 1;  // a kernel declares in the first lane only (VmLanes)
+  streams_.clear();
+  for (std::size_t index = 0; index < lanes_[0].plugins.size(); ++index) {
+    const MetricPlugin& plugin = *lanes_[0].plugins[index];
+    auto st = std::make_unique<StreamState>();
+    auto set_up = [&]() -> std::optional<ScriptError> {
+      if (plugin.api < 2 || !ComparesWithinDocuments(plugin)) {
+        return PluginError(plugin, fmt::format("{}: internal error: a streamed run scores native kernels that compare "
+                                               "within a document only",
+                                               plugin.file.display_name));
+      }
+      if (auto err = DeclareLanes(index, st->decls)) return err;
+      const DeclaredColumns& decl = st->decls[0];
+      AllocateSlots(plugin, decl, st->slots, plan.any_text);
+      if (!decl.units.empty()) {
+        return PluginError(plugin, fmt::format("{}: c:units(\"{}\") needs a Lua score function that reports them "
+                                               "with ctx.unit (score = kp.kernel.{} reports none)",
+                                               plugin.file.display_name, decl.units, plugin.kernel));
+      }
+      for (auto* k : {&st->kernel, &st->fresh}) {
+        Result<std::unique_ptr<MetricKernel>> made = MakeKernel(plugin);
+        if (!made) return PluginError(plugin, made.error().message);
+        *k = std::move(*made);
+      }
+      st->layout = LayOutKernel(*st->kernel, plugin, decl);
+      if (!st->layout.error.empty()) return PluginError(plugin, st->layout.error);
+      return std::nullopt;
+    };
+    st->budget = LuaVm::NewRunBudget(lanes_[0].vm->limits());
+    lanes_[0].vm->BeginRun(st->budget);
+    st->error = set_up();
+    lanes_[0].vm->EndRun();
+    st->scoring = !st->error;
+    if (st->error) st->slots.clear();
+    streams_.push_back(std::move(st));
+  }
+}
+
+void MetricRunner::ScoreRange(const Corpus& range, std::size_t begin) {
+  const std::size_t lo = std::max(begin, offset_), hi = std::min(begin + range.docs.size(), offset_ + n_scored_);
+  if (lo >= hi) return;
+  std::vector<StreamState*> live;
+  for (const auto& st : streams_) {
+    if (st->scoring) live.push_back(st.get());
+  }
+  // Each document with every plugin in turn, while it is in the cache; the ones ahead asked for as
+  // ScoreKernel asks for them.
+  std::vector<double> values;
+  constexpr std::size_t kDocAhead = 16, kListsAhead = 8, kPhrasesAhead = 4;
+  const Document* docs = range.docs.data() + (lo - begin);
+  const std::size_t n = hi - lo;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i + kDocAhead < n) {
+      const char* rec = reinterpret_cast<const char*>(&docs[i + kDocAhead]);
+      for (std::size_t off = 0; off < sizeof(Document); off += 64) __builtin_prefetch(rec + off);
+    }
+    if (i + kListsAhead < n) PrefetchDocument(docs[i + kListsAhead], 0);
+    if (i + kPhrasesAhead < n) PrefetchDocument(docs[i + kPhrasesAhead], 1);
+    for (StreamState* st : live)
+      ScoreWithKernel(*st->kernel, st->layout, range, docs[i], values, st->slots, lo + i - offset_);
+  }
+  // The verification sample's documents in this range, scored again by each plugin's fresh kernel.
+  const auto first = std::lower_bound(stream_sample_.begin(), stream_sample_.end(), lo);
+  const auto last = std::lower_bound(stream_sample_.begin(), stream_sample_.end(), hi);
+  if (first == last) return;
+  for (std::size_t index = 0; index < streams_.size(); ++index) {
+    StreamState& st = *streams_[index];
+    if (!st.scoring) continue;
+    const auto t0 = std::chrono::steady_clock::now();
+    const MetricPlugin& plugin = *lanes_[0].plugins[index];
+    SlotArrays one = OneDocumentSlots(st.slots);
+    std::optional<ScriptError> error;
+    std::size_t error_doc = SIZE_MAX;
+    for (auto it = first; it != last && !error; ++it) {
+      const Document& doc = range.docs[*it - begin];
+      ScoreWithKernel(*st.fresh, st.layout, range, doc, values, one, 0);
+      error = CompareSlots(plugin, st.decls[0], st.slots, *it - offset_, one, doc.id);
+      error_doc = *it;
+      for (auto& sub : one) {
+        for (auto& col : sub) std::fill(col.begin(), col.end(), kNaN);
+      }
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const std::lock_guard<std::mutex> lock(st.mutex);
+    st.verify_seconds += seconds;
+    if (error && error_doc < st.error_doc) {
+      st.error = std::move(error);
+      st.error_doc = error_doc;
+    }
+  }
+}
+
+PluginOutcome MetricRunner::FinishStream(std::size_t index) {
+  const MetricPlugin& plugin = *lanes_[0].plugins[index];
+  StreamState& st = *streams_[index];
+  PluginOutcome out;
+  out.plugin = plugin.name;
+  out.lanes = stream_ranges_;
+  out.verify_seconds = st.verify_seconds;
+  if (st.error) {
+    out.error = std::move(st.error);
+  } else {
+    v2_ = std::move(st.slots);
+    lanes_[0].vm->BeginRun(st.budget);
+    out = FinishV2(plugin, st.decls[0], std::move(out));
+    lanes_[0].vm->EndRun();
+  }
+  streams_[index].reset();  // its declaration's references released, its kernels and slots freed
   return out;
 }
 

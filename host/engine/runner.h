@@ -2,7 +2,8 @@
 // reported with their ScriptError; the others still produce results.
 //
 // Threads: a MetricRunner is driven by one thread, which runs each lane on a thread of its own (one LuaVm per
-// lane) and joins them before Run returns; the Corpus is shared read-only.
+// lane) and joins them before Run returns; the Corpus is shared read-only. A streamed run's ScoreRange is
+// called by the corpus build's threads at once, between BeginStream and FinishStream on the driving one.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -81,6 +83,9 @@ struct RunContext {
   // (KPLAB_LANES=max).
   std::size_t max_lanes = 0;
   bool lanes_by_cost = true;
+  // A streamed run's document count (design note 72): the corpus given to the runner is then the
+  // streamed build's header, without documents (MetricRunner::BeginStream).
+  std::optional<std::size_t> streamed_docs;
 };
 
 // Canonical display order of metric names (subset, then segments compared naturally).
@@ -119,11 +124,24 @@ using LaneFactory = std::function<Result<Lane>()>;
 class MetricRunner {
  public:
   MetricRunner(std::vector<Lane> lanes, std::shared_ptr<const Corpus> corpus, RunContext ctx, LaneFactory more = {});
+  ~MetricRunner();
+  MetricRunner(const MetricRunner&) = delete;
+  MetricRunner& operator=(const MetricRunner&) = delete;
   // The lanes the last Run scored on.
   std::size_t lanes_used() const { return n_lanes_; }
   // Scores the corpus with plugin number `index` of every lane; never throws for script errors
   // (they land in outcome.error).
   PluginOutcome Run(std::size_t index, const Progress& progress = {});
+
+  // A streamed run (RunContext::streamed_docs; every plugin a kernel that ComparesWithinDocuments),
+  // scored as StreamCorpus builds its ranges (design note 72). BeginStream declares each plugin's
+  // columns, allocates its slots and makes its kernels, before any document is built (CorpusSinks::start's
+  // plan); ScoreRange is CorpusSinks::range, called by the build's threads at once, each with documents
+  // of its own; FinishStream gives plugin `index`'s outcome as Run would, the lanes being the build's
+  // ranges. Script errors land in the outcome.
+  void BeginStream(const StreamPlan& plan);
+  void ScoreRange(const Corpus& range, std::size_t begin);
+  PluginOutcome FinishStream(std::size_t index);
 
  private:
   struct Partial;
@@ -141,8 +159,9 @@ class MetricRunner {
   bool ScoreDocumentV2(LuaVm& vm, const MetricPlugin& plugin, const DeclaredColumns& decl, const V2Frame& f,
                        UnitSink& sink, std::size_t d, SlotArrays& dest, std::size_t row,
                        std::optional<ScriptError>& error);
-  // The documents re-scored by Verify: the first of every lane and rc_.verify_docs more.
-  std::vector<std::size_t> VerifySample() const;
+  // The documents re-scored by Verify: the first of every lane (lanes[i] its first document, the last
+  // entry the end) and rc_.verify_docs more.
+  std::vector<std::size_t> VerifySample(const std::vector<std::size_t>& lanes) const;
   // Re-scores VerifySample() with the plugin loaded afresh (a fresh kernel for kp.kernel plugins) and
   // compares with what the lanes wrote (API 2: v2_ and `units`; API 1: `cols`, names -> columns over the
   // scored documents). Returns the error that fails the run, or nothing.
@@ -158,7 +177,7 @@ class MetricRunner {
   // make its native kernel, score in the lanes, and (API 1) merge, verify and aggregate the columns.
   class LaneDecls;
   std::optional<ScriptError> DeclareLanes(std::size_t index, LaneDecls& decls);
-  void AllocateSlots(const MetricPlugin& plugin, const DeclaredColumns& decl);
+  void AllocateSlots(const MetricPlugin& plugin, const DeclaredColumns& decl, SlotArrays& slots, bool any_text) const;
   std::optional<ScriptError> SetUpKernel(const MetricPlugin& plugin, const DeclaredColumns* decl);
   std::vector<Partial> ScoreLanes(std::size_t index, LaneDecls& decls, const Progress& progress);
   PluginOutcome FinishV1(const MetricPlugin& plugin, std::vector<Partial>& parts,
@@ -176,6 +195,7 @@ class MetricRunner {
   std::size_t n_lanes_ = 1;          // the lanes of the plugin being run
   std::vector<std::size_t> bounds_;  // lane i scores documents [bounds_[i], bounds_[i + 1])
   std::size_t offset_ = 0, n_scored_ = 0;  // the documents scored: [offset_, offset_ + n_scored_)
+  std::size_t n_docs_ = 0;                 // the corpus's documents (ctx.n_docs)
   std::shared_ptr<const Corpus> corpus_;
   RunContext rc_;
   // Gold-similar document pairs for the plugin being run, when it declares needs = {"pairs"}
@@ -186,6 +206,11 @@ class MetricRunner {
   std::vector<std::vector<std::vector<double>>> v2_;
   // The native kernel of the plugin being run (kp.kernel.NAME), shared by the lanes; null otherwise.
   std::unique_ptr<const MetricKernel> kernel_;
+  // A streamed run's: each plugin's state, and the documents its verification re-scores.
+  struct StreamState;
+  std::vector<std::unique_ptr<StreamState>> streams_;
+  std::vector<std::size_t> stream_sample_;
+  std::size_t stream_ranges_ = 0;
 };
 
 }  // namespace kplab::host

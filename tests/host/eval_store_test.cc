@@ -122,11 +122,19 @@ TEST_F(EvalStore, StoresAGoodRunWithItsSlots) {
   ASSERT_TRUE(run.ok());
   EXPECT_EQ(run->status, "ok");
   EXPECT_EQ(run->dataset_path, fs::weakly_canonical(std::string(KPLAB_SOURCE_DIR) + "/examples/tiny").string());
-  // The evaluated run's ids are a view of its corpus's documents, not a copy (design note 68), and are
-  // stored as the documents' ids: the Meng files' line numbers, 1 to 5.
-  EXPECT_FALSE(stored->result.run.doc_ids.owned());
+  // The run (the default metrics: streamed, design note 72) keeps its documents' ids, not its corpus,
+  // and stores them as the documents' ids: the Meng files' line numbers, 1 to 5.
+  EXPECT_TRUE(stored->result.run.doc_ids.owned());
   EXPECT_EQ(run->doc_ids, (DocIds{"1", "2", "3", "4", "5"}));
   EXPECT_EQ(stored->result.run.doc_ids, run->doc_ids);
+  // A run of a corpus the caller holds (the library front-ends) views that corpus's ids instead of copying
+  // them (design note 68), and stores the same.
+  auto corpus = LoadCorpus(TinyStoreRequest());
+  ASSERT_TRUE(corpus.ok()) << corpus.error().message;
+  auto held = EvaluateAndStore(TinyStoreRequest(), std::make_shared<const Corpus>(std::move(*corpus)), &sink);
+  ASSERT_TRUE(held.ok()) << held.error().message;
+  EXPECT_FALSE(held->result.run.doc_ids.owned());
+  EXPECT_EQ(held->result.run.doc_ids, run->doc_ids);
 }
 
 TEST_F(EvalStore, RecordsAFailedRunAndSaysSo) {

@@ -294,7 +294,8 @@ enum class PhraseIds { kCorpus, kPerRange };
 // BuildCorpus's choice of PhraseIds, asked once, before its documents are built, when the build could
 // have two ranges or more (two threads, or more documents than a range takes: then kPerRange also cuts
 // each thread's documents into ranges of a bounded size, design note 70): a caller can learn there what
-// the corpus will be used for (kplab eval resolves its metrics there). Null: kCorpus.
+// the corpus will be used for. Null: kCorpus. (kplab eval no longer builds a kPerRange corpus: a run whose
+// metrics all compare within a document streams its documents instead, StreamCorpus, design note 72.)
 using ChoosePhraseIds = std::function<PhraseIds()>;
 
 class Corpus {
@@ -375,6 +376,39 @@ Result<Corpus> BuildCorpus(RawDataset&& dataset, std::optional<RawPredictions>&&
 // built (LineDocuments::Release).
 Result<Corpus> BuildCorpus(LineDocuments&& documents, const Profile& profile, int threads = 0,
                            const ChoosePhraseIds& choose_ids = nullptr);
+
+// A streamed build (StreamCorpus, design note 72): for a run whose metrics compare keys only within a
+// document (the exact, rank and rprec kernels), each range of documents is handed to the caller as soon
+// as it is built and freed after: no corpus is kept, and the next range reuses the memory.
+struct StreamPlan {
+  std::span<const std::size_t> starts;  // range r is documents [starts[r], starts[r + 1]); the last: their count
+  bool any_text = false;                // some document has source text (Document::has_text)
+};
+struct CorpusSinks {
+  // Once, before any document is built: the corpus's header (its names, hashes, profile and
+  // refs_stemmed; no documents, strings or phrases) and the plan of the build. An error stops the build
+  // and is its result.
+  std::function<Status(std::shared_ptr<const Corpus> header, const StreamPlan& plan)> start;
+  // Each range once it is built, on the thread that built it (the threads' ranges at once): a corpus of
+  // the range's documents alone, range.docs[i] being document begin + i, valid during the call. Its
+  // documents read as BuildCorpus's (the same keyphrases, strings, flags, presence and views); its ids
+  // are its own (PhraseIds::kPerRange).
+  std::function<void(const Corpus& range, std::size_t begin)> range;
+};
+
+// What a streamed build keeps of its corpus.
+struct StreamedCorpus {
+  std::shared_ptr<const Corpus> header;  // as CorpusSinks::start saw it
+  std::vector<std::string> doc_ids;      // Document::id of every document, in order
+  std::vector<std::string> warnings;     // what BuildCorpus puts in Corpus::warnings
+};
+
+// The documents BuildCorpus with PhraseIds::kPerRange builds, in the same ranges on the same threads,
+// handed to sinks.range one range at a time. Errors: BuildCorpus's, or sinks.start's.
+Result<StreamedCorpus> StreamCorpus(LineDocuments&& documents, const Profile& profile, int threads,
+                                    const CorpusSinks& sinks);
+Result<StreamedCorpus> StreamCorpus(RawDataset&& dataset, std::optional<RawPredictions>&& predictions,
+                                    const Profile& profile, int threads, const CorpusSinks& sinks);
 
 // Attaches source text to a dataset whose release has keyphrases only (KP20k): line i of the file
 // becomes the text of document i ("title <eos> abstract"); later documents stay without text.

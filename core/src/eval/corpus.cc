@@ -988,6 +988,9 @@ struct ImportReader {
     return std::any_of(dataset.docs.begin(), dataset.docs.end(),
                        [](const RawDoc& d) { return d.has_text && !d.pretokenized; });
   }
+  bool any_text() const {
+    return std::any_of(dataset.docs.begin(), dataset.docs.end(), [](const RawDoc& d) { return d.has_text; });
+  }
   struct Local {
     const ImportReader& r;
     // Two documents' views (the one being built and the next), by index parity, and which each holds.
@@ -1047,6 +1050,12 @@ struct LineReader {
   std::size_t size() const { return docs.size(); }
   bool any_refs_stemmed() const { return docs.refs_stemmed(); }
   bool any_raw_text() const { return false; }  // Meng-2017 text is pre-tokenized
+  bool any_text() const {                      // the dataset has a text file or not: every document alike
+    if (docs.size() == 0) return false;
+    LineDocuments::Lines first;
+    docs.View(0, first);
+    return first.has_text;
+  }
   struct Local {
     LineDocuments& docs;
     // The range's first document, and the end of the last release (every 4096 documents). Each release
@@ -1412,9 +1421,10 @@ void ShiftPhraseIds(Corpus& corpus, const RangeIds& ids) {
 }
 
 // A range's documents to the corpus's ids (ids: null for the first range; appended, its phrases are
-// ShiftPhraseIds'), then their views, into the range's own block.
+// ShiftPhraseIds'), then their views, into the range's own block. Document i is corpus.docs[i - base]
+// (base, with ids null: a streamed range's corpus holds its own documents only).
 void FinishRange(Corpus& corpus, const Builder& b, std::size_t begin, std::size_t end, const RangeIds* ids,
-                 std::vector<const Keyphrase*>& block) {
+                 std::vector<const Keyphrase*>& block, std::size_t base = 0) {
   if (ids && ids->tmap) {
     const std::vector<TokenId>& tmap = *ids->tmap;
     const std::vector<const Phrase*>& pmap = *ids->pmap;
@@ -1434,10 +1444,10 @@ void FinishRange(Corpus& corpus, const Builder& b, std::size_t begin, std::size_
     return d < b.dups.size() && b.dups[d].doc == i ? b.DupsOf(d++) : std::span<const std::uint32_t>{};
   };
   std::size_t slots = 0, d = 0;
-  for (std::size_t i = begin; i < end; ++i) slots += ViewSlots(corpus.docs[i], dups_of(i, d));
+  for (std::size_t i = begin; i < end; ++i) slots += ViewSlots(corpus.docs[i - base], dups_of(i, d));
   block.reserve(slots);  // exactly: the views' addresses never move
   d = 0;
-  for (std::size_t i = begin; i < end; ++i) FinishDocument(corpus.docs[i], dups_of(i, d), block);
+  for (std::size_t i = begin; i < end; ++i) FinishDocument(corpus.docs[i - base], dups_of(i, d), block);
 }
 
 // The phases of every BuildCorpus: documents built in contiguous ranges, one builder each; the
@@ -1524,6 +1534,89 @@ Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, 
   return corpus;
 }
 
+// A streamed range's builder's strings, phrases and lists become its own corpus's, and its documents
+// are finished as a one-range build's are (BuildCorpusImpl's first range).
+void TakeRange(Corpus& range, Builder& b, std::size_t begin, std::size_t end) {
+  range.lex = std::move(b.lex);
+  range.arena.Adopt(std::move(b.arena));
+  range.phrases = std::move(b.phrases);  // a deque moves its blocks: phrase addresses stay
+  range.dedup_keys = std::move(b.dedup_keys);
+  range.extras.resize(1);
+  range.token_probs.resize(1);
+  range.sources.resize(1);
+  range.view_blocks.resize(1);
+  range.extras[0] = std::move(b.extras);
+  range.token_probs[0] = std::move(b.probs);
+  range.sources[0] = std::move(b.sources);
+  FinishRange(range, b, begin, end, nullptr, range.view_blocks[0], begin);
+}
+
+// StreamCorpus: BuildCorpusImpl's ranges with per-range ids, each finished as a corpus of its own on
+// its thread, handed to sinks.range and freed; the next range of the thread takes the build tables
+// (Builder::PassBuildTables) and, through the allocator, the memory of the range before.
+template <typename Reader>
+Result<StreamedCorpus> StreamCorpusImpl(const Reader& reader, const RawDataset& dataset,
+                                        const RawPredictions* predictions, const Profile& profile, int threads,
+                                        const CorpusSinks& sinks) {
+  if (predictions && predictions->docs.size() != dataset.docs.size()) {
+    return Error::Input(fmt::format("{}: {} prediction lines for {} documents of {} (expected one per document)",
+                                    predictions->path, predictions->docs.size(), dataset.docs.size(), dataset.path));
+  }
+  auto header = std::make_shared<Corpus>(CorpusHeader(dataset, predictions, profile));
+  header->refs_stemmed = reader.any_refs_stemmed();
+  header->phrase_ids = PhraseIds::kPerRange;
+  const bool stem_refs = StemReferences(profile, dataset);
+  const bool raw_text = reader.any_raw_text();
+  const std::size_t n_docs = reader.size();
+  const Ranges ranges =
+      PlanRanges(n_docs, eval_internal::RangeThreads(n_docs, threads), eval_internal::DocsPerRange(), true);
+  if (sinks.start) {
+    if (Status st = sinks.start(header, StreamPlan{ranges.start, reader.any_text()}); !st.ok()) return st.error();
+  }
+  StreamedCorpus out;
+  out.doc_ids.resize(n_docs);
+  std::vector<GoldStems> gold(ranges.threads());
+  const Builder::Options options{&header->profile, raw_text, stem_refs, /*consume=*/true, /*local_ids=*/false};
+  eval_internal::OnThreads(
+      ranges.threads(),
+      [&](std::size_t t) {
+        typename Reader::Local local(reader, ranges.start[ranges.first[t]]);
+        auto b = std::make_unique<Builder>(options);
+        for (std::size_t r = ranges.first[t]; r < ranges.first[t + 1]; ++r) {
+          const auto [begin, end] = ranges.Of(r);
+          Corpus range = CorpusHeader(dataset, predictions, profile);
+          range.refs_stemmed = header->refs_stemmed;
+          range.phrase_ids = PhraseIds::kPerRange;
+          range.docs.resize(end - begin);
+          for (std::size_t i = begin; i < end; ++i) {
+            const DocIn& in = local.Get(i);
+            if (i + 1 < end) b->Prefetch(i + 1, local.Get(i + 1));
+            b->Doc(i, in, range.docs[i - begin]);
+            local.Done(i);
+          }
+          std::unique_ptr<Builder> next;
+          if (r + 1 < ranges.first[t + 1]) {
+            next = std::make_unique<Builder>(options);
+            b->PassBuildTables(*next);
+          } else {
+            b->ReleaseBuildTables();
+          }
+          TakeRange(range, *b, begin, end);
+          gold[t].Add(b->gold);
+          b = std::move(next);
+          if (sinks.range) sinks.range(range, begin);
+          for (std::size_t i = begin; i < end; ++i) out.doc_ids[i] = std::move(range.docs[i - begin].id);
+        }
+        local.Finish(ranges.start[ranges.first[t + 1]]);
+      },
+      /*caller_last=*/true);
+  GoldStems all;
+  for (const GoldStems& g : gold) all.Add(g);
+  if (auto w = StemmedGoldWarning(all, !stem_refs || header->refs_stemmed)) out.warnings.push_back(*w);
+  out.header = std::move(header);
+  return out;
+}
+
 }  // namespace
 
 Result<Corpus> BuildCorpus(const RawDataset& dataset, const RawPredictions* predictions, const Profile& profile,
@@ -1551,6 +1644,26 @@ Result<Corpus> BuildCorpus(LineDocuments&& documents, const Profile& profile, in
   // A mapped file cut shorter meanwhile read as zeros: that, not the corpus or its error, is the answer.
   if (Status st = docs.CheckUnchanged(); !st.ok()) return st.error();
   return corpus;
+}
+
+Result<StreamedCorpus> StreamCorpus(RawDataset&& dataset, std::optional<RawPredictions>&& predictions,
+                                    const Profile& profile, int threads, const CorpusSinks& sinks) {
+  RawPredictions* preds = predictions ? &*predictions : nullptr;
+  auto streamed =
+      StreamCorpusImpl(ImportReader{dataset, preds, &dataset, preds}, dataset, preds, profile, threads, sinks);
+  dataset.docs = {};
+  if (preds) preds->docs = {};
+  return streamed;
+}
+
+Result<StreamedCorpus> StreamCorpus(LineDocuments&& documents, const Profile& profile, int threads,
+                                    const CorpusSinks& sinks) {
+  LineDocuments docs = std::move(documents);  // freed on return, whatever the caller does
+  Result<StreamedCorpus> streamed =
+      StreamCorpusImpl(LineReader{docs}, docs.dataset(), &docs.predictions(), profile, threads, sinks);
+  // A mapped file cut shorter meanwhile read as zeros: that, not the run or its error, is the answer.
+  if (Status st = docs.CheckUnchanged(); !st.ok()) return st.error();
+  return streamed;
 }
 
 Status AttachSources(RawDataset& dataset, const std::string& path) {

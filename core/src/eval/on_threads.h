@@ -25,13 +25,14 @@ inline std::size_t RangeThreads(std::size_t docs, int threads) {
   return std::clamp<std::size_t>(n, 1, std::max<std::size_t>(docs, 1));
 }
 
-// With ids per range (PhraseIds::kPerRange, kplab/corpus.h), each thread's block of documents is built
-// as ranges of at most this many documents, one after another, each with tables of its own that are
-// freed once it is built: at a million documents on two threads, four ranges of 250,000 rather than two
-// of 500,000, whose smaller tables miss the cache less (design note 70). Changed only by tests
-// (ScopedDocsPerRange).
+// With ids per range (PhraseIds::kPerRange, kplab/corpus.h) and in a streamed build (StreamCorpus),
+// each thread's block of documents is built as ranges of at most this many documents, one after another,
+// each with tables of its own: at a million documents on two threads, sixteen ranges of 62,500 rather
+// than two of 500,000, whose smaller tables miss the cache less (design note 70); a streamed range is
+// scored and freed before the next is built, so its size is also the build's memory (design note 72).
+// Changed only by tests (ScopedDocsPerRange).
 inline std::size_t& DocsPerRange() {
-  static std::size_t docs = 262144;
+  static std::size_t docs = 65536;
   return docs;
 }
 // Sets DocsPerRange for the scope's lifetime (tests: many small ranges from a small dataset).
