@@ -1471,7 +1471,7 @@ const std::map<std::string, std::string>& HelpTexts() {
        "                          per plugin over the whole run (default 2e10, 600 s); 0 = none\n"
        "  --threads N             at most N scoring threads (default: one per core); each metric uses\n"
        "                          as many as its work pays for (docs/cli.md, \"Scoring threads\")\n"
-       "  --verify-docs N         after scoring, re-score the first document of each thread and N more\n"
+       "  --verify-docs N         after scoring, re-score the first document of each lane and N more\n"
        "                          with each plugin loaded afresh; the run fails if a value differs bit\n"
        "                          for bit (state carried across documents; default 16, 0 = off)\n"
        "  --random-seed S         run seed of the plugins' math.random, which is seeded per plugin and\n"

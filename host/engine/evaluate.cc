@@ -580,8 +580,8 @@ Result<LanePlugins> ResolvePlugins(const Profile& profile, const EvalRequest& re
   return out;
 }
 
-// Whether every plugin of the run compares keys only within a document (ComparesWithinDocuments): its
-// corpus can be built with PhraseIds::kPerRange.
+// Whether every plugin of the run compares keys only within a document (ComparesWithinDocuments): the
+// run can be streamed (EvaluateStreamed), and a corpus given to it may have PhraseIds::kPerRange.
 bool KernelsOnly(const LanePlugins& lanes) {
   const auto& plugins = lanes.first();
   return !plugins.empty() && std::all_of(plugins.begin(), plugins.end(), ComparesWithinDocuments);

@@ -110,8 +110,9 @@ void ReleaseMetricPlugin(LuaVm& vm, MetricPlugin& plugin);
 
 // Whether the plugin compares keys only within a document: a native kernel among exact, rank and rprec,
 // with nothing that reads phrases across documents (no needs, no prepare). By what the plugin is, not
-// by its name (a plugin directory may give a shipped name to another plugin). A run whose plugins all
-// are builds its corpus with per-range phrase ids (kplab/corpus.h PhraseIds, design note 61).
+// by its name (a plugin directory may give a shipped name to another plugin). kplab eval streams a run
+// whose plugins all are: each range of documents is scored as it is built, and no corpus is kept
+// (kplab/corpus.h StreamCorpus, design note 72).
 bool ComparesWithinDocuments(const MetricPlugin& plugin);
 
 // Overrides declared defaults with user values ("k=5" strings from the CLI); unknown names and

@@ -1377,6 +1377,7 @@ void MetricRunner::BeginStream(const StreamPlan& plan) {
     lanes_[0].vm->BeginRun(st->budget);
     st->error = set_up();
     lanes_[0].vm->EndRun();
+    LuaVm::RestartRunClock(*st->budget);  // the build to come is not the plugin's time
     st->scoring = !st->error;
     if (st->error) st->slots.clear();
     streams_.push_back(std::move(st));
@@ -1386,9 +1387,23 @@ void MetricRunner::BeginStream(const StreamPlan& plan) {
 void MetricRunner::ScoreRange(const Corpus& range, std::size_t begin) {
   const std::size_t lo = std::max(begin, offset_), hi = std::min(begin + range.docs.size(), offset_ + n_scored_);
   if (lo >= hi) return;
-  std::vector<StreamState*> live;
-  for (const auto& st : streams_) {
-    if (st->scoring) live.push_back(st.get());
+  // A plugin's failure at document d, kept when it is the lowest document's (the threads' ranges come
+  // in any order). An exception while scoring (std::bad_alloc) fails the plugin, as in ScoreLanes.
+  auto fail = [&](std::size_t index, std::size_t d, ScriptError error) {
+    StreamState& st = *streams_[index];
+    const std::lock_guard<std::mutex> lock(st.mutex);
+    if (d < st.error_doc) {
+      st.error = std::move(error);
+      st.error_doc = d;
+    }
+  };
+  auto internal = [&](std::size_t index, const std::exception& e) {
+    const MetricPlugin& plugin = *lanes_[0].plugins[index];
+    return PluginError(plugin, fmt::format("{}: internal error while scoring: {}", plugin.file.display_name, e.what()));
+  };
+  std::vector<std::size_t> live;
+  for (std::size_t index = 0; index < streams_.size(); ++index) {
+    if (streams_[index]->scoring) live.push_back(index);
   }
   // Each document with every plugin in turn, while it is in the cache; the ones ahead asked for as
   // ScoreKernel asks for them.
@@ -1403,37 +1418,43 @@ void MetricRunner::ScoreRange(const Corpus& range, std::size_t begin) {
     }
     if (i + kListsAhead < n) PrefetchDocument(docs[i + kListsAhead], 0);
     if (i + kPhrasesAhead < n) PrefetchDocument(docs[i + kPhrasesAhead], 1);
-    for (StreamState* st : live)
-      ScoreWithKernel(*st->kernel, st->layout, range, docs[i], values, st->slots, lo + i - offset_);
+    for (std::size_t k = 0; k < live.size(); ++k) {
+      StreamState& st = *streams_[live[k]];
+      try {
+        ScoreWithKernel(*st.kernel, st.layout, range, docs[i], values, st.slots, lo + i - offset_);
+      } catch (const std::exception& e) {
+        fail(live[k], lo + i, internal(live[k], e));
+        live.erase(live.begin() + static_cast<std::ptrdiff_t>(k--));
+      }
+    }
   }
   // The verification sample's documents in this range, scored again by each plugin's fresh kernel.
   const auto first = std::lower_bound(stream_sample_.begin(), stream_sample_.end(), lo);
   const auto last = std::lower_bound(stream_sample_.begin(), stream_sample_.end(), hi);
   if (first == last) return;
-  for (std::size_t index = 0; index < streams_.size(); ++index) {
+  for (std::size_t index : live) {
     StreamState& st = *streams_[index];
-    if (!st.scoring) continue;
     const auto t0 = std::chrono::steady_clock::now();
     const MetricPlugin& plugin = *lanes_[0].plugins[index];
-    SlotArrays one = OneDocumentSlots(st.slots);
-    std::optional<ScriptError> error;
-    std::size_t error_doc = SIZE_MAX;
-    for (auto it = first; it != last && !error; ++it) {
-      const Document& doc = range.docs[*it - begin];
-      ScoreWithKernel(*st.fresh, st.layout, range, doc, values, one, 0);
-      error = CompareSlots(plugin, st.decls[0], st.slots, *it - offset_, one, doc.id);
-      error_doc = *it;
-      for (auto& sub : one) {
-        for (auto& col : sub) std::fill(col.begin(), col.end(), kNaN);
+    try {
+      SlotArrays one = OneDocumentSlots(st.slots);
+      for (auto it = first; it != last; ++it) {
+        const Document& doc = range.docs[*it - begin];
+        ScoreWithKernel(*st.fresh, st.layout, range, doc, values, one, 0);
+        if (auto error = CompareSlots(plugin, st.decls[0], st.slots, *it - offset_, one, doc.id)) {
+          fail(index, *it, std::move(*error));
+          break;
+        }
+        for (auto& sub : one) {
+          for (auto& col : sub) std::fill(col.begin(), col.end(), kNaN);
+        }
       }
+    } catch (const std::exception& e) {
+      fail(index, lo, internal(index, e));
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const std::lock_guard<std::mutex> lock(st.mutex);
     st.verify_seconds += seconds;
-    if (error && error_doc < st.error_doc) {
-      st.error = std::move(error);
-      st.error_doc = error_doc;
-    }
   }
 }
 

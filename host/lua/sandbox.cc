@@ -776,6 +776,11 @@ void LuaVm::BeginRun(const std::shared_ptr<RunBudget>& run) {
 
 void LuaVm::EndRun() { alloc_->run.reset(); }
 
+void LuaVm::RestartRunClock(RunBudget& run) {
+  run.deadline.store(Clock::time_point::max().time_since_epoch().count());
+  run.started.store(false);
+}
+
 void RequestInterrupt() { g_interrupt.store(true, std::memory_order_relaxed); }
 void ClearInterrupt() { g_interrupt.store(false, std::memory_order_relaxed); }
 

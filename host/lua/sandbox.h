@@ -166,6 +166,10 @@ class LuaVm {
   void BeginRun(const std::shared_ptr<RunBudget>& run);
   void EndRun();
   static std::shared_ptr<RunBudget> NewRunBudget(const Limits& limits);
+  // The run's clock starts again at the next BeginRun; what it has spent in instructions stays. A
+  // streamed run's plugin is declared before its corpus is built and aggregated after: the build is not
+  // the plugin's time (design note 72).
+  static void RestartRunClock(RunBudget& run);
 
  private:
   struct Alloc;

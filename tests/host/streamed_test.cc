@@ -212,6 +212,30 @@ TEST(Streamed, EveryCaseAndOptionIsTheBuiltCorpusRun) {
   }
 }
 
+// A plugin's run clock (--run-time-limit) does not run while the corpus is built: a limit shorter than
+// the build, which the built path's run keeps to, passes streamed too, with the same numbers (it failed
+// in the aggregation once the build had spent the clock).
+TEST(Streamed, TheBuildIsNotAPluginsRunTime) {
+  const std::string shared = std::string(KPLAB_SHARED_DATA) + "/";
+  if (!fs::exists(shared + "semeval2010/test")) GTEST_SKIP() << "no ../shared/data";
+  EvalRequest req;
+  req.dataset_path = shared + "semeval2010/test";  // raw text: the build takes a while
+  req.predictions_path = shared + "predictions/catSeqTG-2RF1/semeval/seed1234.txt";
+  req.limits.run_seconds = 0.1;
+  std::string timing;
+  auto streamed = StreamEvaluate(req, timing);
+  ASSERT_TRUE(streamed.ok()) << streamed.error().message;
+  EXPECT_NE(timing.find("streamed:"), std::string::npos) << timing;
+  const std::size_t at = timing.find("[timing] corpus ");
+  ASSERT_NE(at, std::string::npos) << timing;
+  EXPECT_GT(std::stod(timing.substr(at + 16)), 100.0) << "the build must outlast the limit to show anything:\n"
+                                                      << timing;
+  auto built = BuiltEvaluate(req);
+  ASSERT_TRUE(built.ok()) << built.error().message;
+  EXPECT_EQ(built->run.status, "ok") << built->run.error;
+  EXPECT_EQ(StreamDifference(*streamed, *built), "") << streamed->run.error;
+}
+
 TEST(Streamed, ARefusedRequestIsRefusedAsForTheBuiltCorpus) {
   EvalRequest base;
   base.dataset_path = std::string(KPLAB_SOURCE_DIR) + "/examples/tiny";
