@@ -935,10 +935,9 @@ Result<EvalResult> EvaluateResolved(std::shared_ptr<const Corpus> shared, const 
 // is built, then freed; no corpus is kept (design note 72). The run is the one EvaluateResolved gives on
 // the built corpus, value for value, and its checks come in the same order (the files', then the
 // request's, then the plugins').
-Result<EvalResult> EvaluateStreamed(const EvalRequest& req, LanePlugins& lanes, const Progress& progress,
-                                    std::chrono::steady_clock::time_point start, PhaseTimer& timer) {
-  auto profile = RequestProfile(req);
-  if (!profile) return profile.error();
+Result<EvalResult> EvaluateStreamed(const EvalRequest& req, const Profile& profile, LanePlugins& lanes,
+                                    const Progress& progress, std::chrono::steady_clock::time_point start,
+                                    PhaseTimer& timer) {
   const std::vector<MetricPlugin>& plugins = lanes.first();
   EvalResult res;
   std::optional<MetricRunner> runner;
@@ -977,7 +976,7 @@ Result<EvalResult> EvaluateStreamed(const EvalRequest& req, LanePlugins& lanes, 
   Result<StreamedCorpus> streamed = [&]() -> Result<StreamedCorpus> {
     try {
       return ReadForBuild(req, timer, [&](auto&&... documents) {
-        return StreamCorpus(std::forward<decltype(documents)>(documents)..., *profile, threads, sinks);
+        return StreamCorpus(std::forward<decltype(documents)>(documents)..., profile, threads, sinks);
       });
     } catch (const std::bad_alloc&) {
       return OutOfMemoryReading(req);
@@ -992,7 +991,7 @@ Result<EvalResult> EvaluateStreamed(const EvalRequest& req, LanePlugins& lanes, 
   std::map<std::string, std::string> owner;
   for (std::size_t pi = 0; pi < plugins.size(); ++pi) {
     PluginOutcome o = runner->FinishStream(pi);
-    TakeOutcome(pi, o, lanes, *profile, n_docs, req, /*streamed=*/true, timer, owner, res);
+    TakeOutcome(pi, o, lanes, profile, n_docs, req, /*streamed=*/true, timer, owner, res);
   }
   runner.reset();  // before the VMs its plugins' declarations are held in move to the result
   Conclude(res, lanes, nullptr, start);
@@ -1022,12 +1021,13 @@ Result<EvalResult> Evaluate(const EvalRequest& req, const Progress& progress) {
   // cannot be resolved here, the corpus is built and EvaluateCorpus reports the same error: a dataset's
   // error still comes before a plugin's.
   std::optional<LanePlugins> lanes;
-  if (auto profile = RequestProfile(req)) {
+  auto profile = RequestProfile(req);
+  if (profile) {
     if (auto resolved = ResolvePlugins(*profile, req)) lanes = std::move(*resolved);
   }
   timer.Done("lua setup");
   Result<EvalResult> res = [&]() -> Result<EvalResult> {
-    if (lanes && KernelsOnly(*lanes)) return EvaluateStreamed(req, *lanes, progress, start, timer);
+    if (lanes && KernelsOnly(*lanes)) return EvaluateStreamed(req, *profile, *lanes, progress, start, timer);
     auto corpus = LoadCorpusTimed(req, timer);
     if (!corpus) return corpus.error();
     timer.Note("phrase ids: corpus-wide");

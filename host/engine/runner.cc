@@ -469,6 +469,18 @@ void PrefetchDocument(const Document& doc, int stage) {
   }
 }
 
+// Asks for what the kernels will read of docs[i + k] (docs[0, n) being scored in order): the records
+// 16 documents ahead, their lists 8 ahead, their phrases 4 ahead.
+void PrefetchAhead(const Document* docs, std::size_t i, std::size_t n) {
+  constexpr std::size_t kDocAhead = 16, kListsAhead = 8, kPhrasesAhead = 4;
+  if (i + kDocAhead < n) {
+    const char* rec = reinterpret_cast<const char*>(&docs[i + kDocAhead]);
+    for (std::size_t off = 0; off < sizeof(Document); off += 64) __builtin_prefetch(rec + off);
+  }
+  if (i + kListsAhead < n) PrefetchDocument(docs[i + kListsAhead], 0);
+  if (i + kPhrasesAhead < n) PrefetchDocument(docs[i + kPhrasesAhead], 1);
+}
+
 }  // namespace
 
 namespace {
@@ -551,15 +563,8 @@ void MetricRunner::ScoreKernel(std::size_t lane, std::size_t index, const Declar
   }
   std::vector<double> values;
   std::size_t next_report = 0;
-  // Documents ahead of the one scored whose record, keyphrase lists and phrases are asked for.
-  constexpr std::size_t kDocAhead = 16, kListsAhead = 8, kPhrasesAhead = 4;
   for (std::size_t i = 0; i < n; ++i) {
-    if (i + kDocAhead < n) {
-      const char* rec = reinterpret_cast<const char*>(&corpus_->docs[begin + i + kDocAhead]);
-      for (std::size_t off = 0; off < sizeof(Document); off += 64) __builtin_prefetch(rec + off);
-    }
-    if (i + kListsAhead < n) PrefetchDocument(corpus_->docs[begin + i + kListsAhead], 0);
-    if (i + kPhrasesAhead < n) PrefetchDocument(corpus_->docs[begin + i + kPhrasesAhead], 1);
+    PrefetchAhead(corpus_->docs.data() + begin, i, n);
     ScoreWithKernel(kernel, layout, *corpus_, corpus_->docs[begin + i], values, v2_, begin + i - offset_);
     if (progress && *progress && i >= next_report) {
       (*progress)(plugin.name, (i + 1) * n_lanes_, n_scored_);
@@ -1405,19 +1410,12 @@ void MetricRunner::ScoreRange(const Corpus& range, std::size_t begin) {
   for (std::size_t index = 0; index < streams_.size(); ++index) {
     if (streams_[index]->scoring) live.push_back(index);
   }
-  // Each document with every plugin in turn, while it is in the cache; the ones ahead asked for as
-  // ScoreKernel asks for them.
+  // Each document with every plugin in turn, while it is in the cache.
   std::vector<double> values;
-  constexpr std::size_t kDocAhead = 16, kListsAhead = 8, kPhrasesAhead = 4;
   const Document* docs = range.docs.data() + (lo - begin);
   const std::size_t n = hi - lo;
   for (std::size_t i = 0; i < n; ++i) {
-    if (i + kDocAhead < n) {
-      const char* rec = reinterpret_cast<const char*>(&docs[i + kDocAhead]);
-      for (std::size_t off = 0; off < sizeof(Document); off += 64) __builtin_prefetch(rec + off);
-    }
-    if (i + kListsAhead < n) PrefetchDocument(docs[i + kListsAhead], 0);
-    if (i + kPhrasesAhead < n) PrefetchDocument(docs[i + kPhrasesAhead], 1);
+    PrefetchAhead(docs, i, n);
     for (std::size_t k = 0; k < live.size(); ++k) {
       StreamState& st = *streams_[live[k]];
       try {

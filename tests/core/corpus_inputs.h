@@ -1,7 +1,11 @@
-// Inputs the corpus tests build corpora from: a dataset of references only, made in memory, and a
-// predictions file imported and aligned to a dataset, as `kplab eval` reads them.
+// Inputs the corpus tests build corpora from: a dataset of references only, made in memory, a
+// predictions file imported and aligned to a dataset, as `kplab eval` reads them, and the shared
+// datasets and profiles the range-built corpora are tried on.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +33,34 @@ inline Result<RawPredictions> ImportAligned(const RawDataset& ds, const std::str
   auto p = ImportPredictions(path);
   if (!p) return p.error();
   return AlignPredictions(ds, std::move(*p));
+}
+
+// The predictions file at path ("": none) aligned to ds into `aligned`; a failure fails the test.
+inline void AlignIfAny(const std::string& path, const RawDataset& ds, std::optional<RawPredictions>& aligned) {
+  if (path.empty()) return;
+  auto a = ImportAligned(ds, path);
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  aligned = std::move(*a);
+}
+
+// A shared dataset, its predictions ("": none) and a profile.
+struct RangeCase {
+  std::string dataset, predictions, profile;
+};
+
+// The datasets and profiles a corpus built in ranges (per-range ids, or streamed) is tried on: every way
+// a document is read, under profiles that cut and clean up pieces differently.
+inline std::vector<RangeCase> RangeCases() {
+  const std::string shared = std::string(KPLAB_SHARED_DATA) + "/";
+  const std::string meng = shared + "kpg_testsets_meng2017/";
+  const std::string preds = shared + "predictions/catSeqTG-2RF1/";
+  return {
+      {meng + "inspec", preds + "inspec/seed1234.txt", "kplab"},
+      {meng + "inspec", preds + "inspec/seed1234.txt", "exhird"},     // re-cut pieces
+      {meng + "inspec", preds + "inspec/seed1234.txt", "kpeval"},     // cleanup, dedup_join
+      {meng + "semeval", preds + "semeval/seed1234.txt", "kenchan"},  // gold matched as given, a warning
+      {shared + "kptimes_sample", "", "kplab"},                       // raw text, alternative forms
+  };
 }
 
 }  // namespace kplab::test

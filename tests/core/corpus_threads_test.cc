@@ -117,11 +117,7 @@ TEST(CorpusThreads, RealDataSameForEveryThreadCount) {
     auto ds = ImportDataset(c.dataset);
     ASSERT_TRUE(ds.ok()) << ds.error().message;
     std::optional<RawPredictions> aligned;
-    if (!c.predictions.empty()) {
-      auto a = test::ImportAligned(*ds, c.predictions);
-      ASSERT_TRUE(a.ok()) << a.error().message;
-      aligned = std::move(*a);
-    }
+    ASSERT_NO_FATAL_FAILURE(test::AlignIfAny(c.predictions, *ds, aligned));
     const Profile profile = *FindProfile(c.profile);
     auto one = BuildCorpus(*ds, aligned ? &*aligned : nullptr, profile, 1);
     ASSERT_TRUE(one.ok()) << one.error().message;

@@ -107,39 +107,14 @@ ChoosePhraseIds AlwaysAnswer(PhraseIds ids, int* asked) {
   };
 }
 
-struct PerRangeCase {
-  std::string dataset, predictions, profile;
-};
-
-// The datasets and profiles the per-range properties are tried on.
-std::vector<PerRangeCase> PerRangeCases() {
-  const std::string meng = kPerRangeShared + "kpg_testsets_meng2017/";
-  const std::string preds = kPerRangeShared + "predictions/catSeqTG-2RF1/";
-  return {
-      {meng + "inspec", preds + "inspec/seed1234.txt", "kplab"},
-      {meng + "inspec", preds + "inspec/seed1234.txt", "exhird"},     // re-cut pieces
-      {meng + "inspec", preds + "inspec/seed1234.txt", "kpeval"},     // cleanup, dedup_join
-      {meng + "semeval", preds + "semeval/seed1234.txt", "kenchan"},  // gold matched as given
-      {kPerRangeShared + "kptimes_sample", "", "kplab"},              // raw text, alternative forms
-  };
-}
-
-// The case's predictions aligned to its dataset, if it has any.
-void AlignPerRangeCase(const PerRangeCase& c, const RawDataset& ds, std::optional<RawPredictions>& aligned) {
-  if (c.predictions.empty()) return;
-  auto a = test::ImportAligned(ds, c.predictions);
-  ASSERT_TRUE(a.ok()) << a.error().message;
-  aligned = std::move(*a);
-}
-
 TEST(PhraseIds, PerRangeCorpusReadsTheSameStringsAndScoresTheSameBits) {
   if (!std::filesystem::exists(kPerRangeShared + "kpg_testsets_meng2017/kp20k")) GTEST_SKIP() << "no ../shared/data";
-  for (const PerRangeCase& c : PerRangeCases()) {
+  for (const test::RangeCase& c : test::RangeCases()) {
     SCOPED_TRACE(c.dataset + " " + c.profile);
     auto ds = ImportDataset(c.dataset);
     ASSERT_TRUE(ds.ok()) << ds.error().message;
     std::optional<RawPredictions> aligned;
-    ASSERT_NO_FATAL_FAILURE(AlignPerRangeCase(c, *ds, aligned));
+    ASSERT_NO_FATAL_FAILURE(test::AlignIfAny(c.predictions, *ds, aligned));
     const Profile profile = *FindProfile(c.profile);
     int asked = 0;
     // One range: nothing to merge, so nothing is asked and the corpus is kCorpus whatever the answer.
@@ -202,12 +177,12 @@ TEST(PhraseIds, PerRangeCorpusReadsTheSameStringsAndScoresTheSameBits) {
 // threads, read as an import and as lines; asked for kCorpus, a build is one range a thread, merged.
 TEST(PhraseIds, SmallRangesReadTheSameStringsAndScoreTheSameBits) {
   if (!std::filesystem::exists(kPerRangeShared + "kpg_testsets_meng2017/inspec")) GTEST_SKIP() << "no ../shared/data";
-  for (const PerRangeCase& c : PerRangeCases()) {
+  for (const test::RangeCase& c : test::RangeCases()) {
     SCOPED_TRACE(c.dataset + " " + c.profile);
     auto ds = ImportDataset(c.dataset);
     ASSERT_TRUE(ds.ok()) << ds.error().message;
     std::optional<RawPredictions> aligned;
-    ASSERT_NO_FATAL_FAILURE(AlignPerRangeCase(c, *ds, aligned));
+    ASSERT_NO_FATAL_FAILURE(test::AlignIfAny(c.predictions, *ds, aligned));
     const Profile profile = *FindProfile(c.profile);
     int asked = 0;
     auto one = BuildCorpus(*ds, aligned ? &*aligned : nullptr, profile, 1, AlwaysAnswer(PhraseIds::kPerRange, &asked));

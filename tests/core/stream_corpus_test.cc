@@ -157,36 +157,16 @@ void ExpectStreamedAsBuilt(const Corpus& built, StreamSeen& seen, const Result<S
   EXPECT_EQ(streamed->warnings, built.warnings) << what;
 }
 
-struct StreamCase {
-  std::string dataset, predictions, profile;
-};
-
-std::vector<StreamCase> StreamCases() {
-  const std::string meng = kStreamShared + "kpg_testsets_meng2017/";
-  const std::string preds = kStreamShared + "predictions/catSeqTG-2RF1/";
-  return {
-      {meng + "inspec", preds + "inspec/seed1234.txt", "kplab"},
-      {meng + "inspec", preds + "inspec/seed1234.txt", "exhird"},     // re-cut pieces
-      {meng + "inspec", preds + "inspec/seed1234.txt", "kpeval"},     // cleanup, dedup_join
-      {meng + "semeval", preds + "semeval/seed1234.txt", "kenchan"},  // gold matched as given, a warning
-      {kStreamShared + "kptimes_sample", "", "kplab"},                // raw text, alternative forms
-  };
-}
-
 // Streams case c in ranges of each size of `per` (0: kplab eval's, 37: 3 for a dataset under 100
 // documents) on each thread count, from an import given up and (Meng-2017 files) from lines, against the
 // corpus BuildCorpus gives on one thread.
-void ExpectStreamedCaseAsBuilt(const StreamCase& c, const std::vector<std::size_t>& per_range,
+void ExpectStreamedCaseAsBuilt(const test::RangeCase& c, const std::vector<std::size_t>& per_range,
                                const std::vector<int>& thread_counts) {
   const Profile profile = *FindProfile(c.profile);
   auto ds = ImportDataset(c.dataset);
   ASSERT_TRUE(ds.ok()) << ds.error().message;
   std::optional<RawPredictions> aligned;
-  if (!c.predictions.empty()) {
-    auto a = test::ImportAligned(*ds, c.predictions);
-    ASSERT_TRUE(a.ok()) << a.error().message;
-    aligned = std::move(*a);
-  }
+  ASSERT_NO_FATAL_FAILURE(test::AlignIfAny(c.predictions, *ds, aligned));
   auto built = BuildCorpus(*ds, aligned ? &*aligned : nullptr, profile, 1);
   ASSERT_TRUE(built.ok()) << built.error().message;
   for (std::size_t per : per_range) {
@@ -220,7 +200,7 @@ void ExpectStreamedCaseAsBuilt(const StreamCase& c, const std::vector<std::size_
 // of one document and of 37 (3).
 TEST(StreamCorpus, EveryDocumentIsHandedOutOnceAndReadsAsTheBuiltCorpus) {
   if (!std::filesystem::exists(kStreamShared + "kpg_testsets_meng2017/inspec")) GTEST_SKIP() << "no ../shared/data";
-  const std::vector<StreamCase> cases = StreamCases();
+  const std::vector<test::RangeCase> cases = test::RangeCases();
   ExpectStreamedCaseAsBuilt(cases[0], {1, 37}, {1, 3});
   ExpectStreamedCaseAsBuilt(cases.back(), {1, 37}, {2});
 }
@@ -228,7 +208,7 @@ TEST(StreamCorpus, EveryDocumentIsHandedOutOnceAndReadsAsTheBuiltCorpus) {
 // Slow: every case, ranges of 1, 37 (3) and kplab eval's, on 1, 2 and 3 threads.
 TEST(StreamCorpus, EveryDocumentOfEveryCaseReadsAsTheBuiltCorpus) {
   if (!std::filesystem::exists(kStreamShared + "kpg_testsets_meng2017/inspec")) GTEST_SKIP() << "no ../shared/data";
-  for (const StreamCase& c : StreamCases()) ExpectStreamedCaseAsBuilt(c, {1, 37, 0}, {1, 2, 3});
+  for (const test::RangeCase& c : test::RangeCases()) ExpectStreamedCaseAsBuilt(c, {1, 37, 0}, {1, 2, 3});
 }
 
 TEST(StreamCorpus, AStartErrorStopsTheBuildBeforeAnyRange) {

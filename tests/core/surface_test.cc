@@ -88,11 +88,7 @@ TEST(DistinctSurfaces, EqualTheCorpusPhrasesOnRealDataUnderEveryProfile) {
     auto ds = ImportDataset(c.dataset);
     ASSERT_TRUE(ds.ok()) << ds.error().message;
     std::optional<RawPredictions> aligned;
-    if (!c.predictions.empty()) {
-      auto a = test::ImportAligned(*ds, c.predictions);
-      ASSERT_TRUE(a.ok()) << a.error().message;
-      aligned = std::move(*a);
-    }
+    ASSERT_NO_FATAL_FAILURE(test::AlignIfAny(c.predictions, *ds, aligned));
     ExpectSameAsCorpus(*ds, aligned ? &*aligned : nullptr, c.min_phrases);
   }
 }

@@ -1450,15 +1450,21 @@ void FinishRange(Corpus& corpus, const Builder& b, std::size_t begin, std::size_
   for (std::size_t i = begin; i < end; ++i) FinishDocument(corpus.docs[i - base], dups_of(i, d), block);
 }
 
+// Predictions (if any) with one line for each document of the dataset, or the input error naming both.
+Status OnePredictionLineADocument(const RawDataset& dataset, const RawPredictions* predictions) {
+  if (predictions && predictions->docs.size() != dataset.docs.size()) {
+    return Error::Input(fmt::format("{}: {} prediction lines for {} documents of {} (expected one per document)",
+                                    predictions->path, predictions->docs.size(), dataset.docs.size(), dataset.path));
+  }
+  return Status::Ok();
+}
+
 // The phases of every BuildCorpus: documents built in contiguous ranges, one builder each; the
 // ranges merged in order; each range's documents remapped and given their views.
 template <typename Reader>
 Result<Corpus> BuildCorpusImpl(const Reader& reader, const RawDataset& dataset, const RawPredictions* predictions,
                                const Profile& profile, int threads, bool consume, const ChoosePhraseIds& choose_ids) {
-  if (predictions && predictions->docs.size() != dataset.docs.size()) {
-    return Error::Input(fmt::format("{}: {} prediction lines for {} documents of {} (expected one per document)",
-                                    predictions->path, predictions->docs.size(), dataset.docs.size(), dataset.path));
-  }
+  if (Status st = OnePredictionLineADocument(dataset, predictions); !st.ok()) return st.error();
   Corpus corpus = CorpusHeader(dataset, predictions, profile);
   const bool stem_refs = StemReferences(profile, dataset);
   // References released stemmed (RawDoc::refs_stemmed: SemEval *.stem.final, --refs-stemmed) are
@@ -1558,10 +1564,7 @@ template <typename Reader>
 Result<StreamedCorpus> StreamCorpusImpl(const Reader& reader, const RawDataset& dataset,
                                         const RawPredictions* predictions, const Profile& profile, int threads,
                                         const CorpusSinks& sinks) {
-  if (predictions && predictions->docs.size() != dataset.docs.size()) {
-    return Error::Input(fmt::format("{}: {} prediction lines for {} documents of {} (expected one per document)",
-                                    predictions->path, predictions->docs.size(), dataset.docs.size(), dataset.path));
-  }
+  if (Status st = OnePredictionLineADocument(dataset, predictions); !st.ok()) return st.error();
   auto header = std::make_shared<Corpus>(CorpusHeader(dataset, predictions, profile));
   header->refs_stemmed = reader.any_refs_stemmed();
   header->phrase_ids = PhraseIds::kPerRange;
