@@ -87,7 +87,7 @@ TEST(TokenTable, EveryTokenWithTheSameHash) {
   for (int i = 0; i < 3000; ++i) tokens.push_back("t" + std::to_string(i));
   tokens.push_back(std::string(100000, 'z'));  // longer than any buffer the builder keeps
   tokens.push_back(std::string(100000, 'z') + "y");
-  TokenTable table;
+  TokenTable table([](std::string_view) -> std::uint64_t { return 0x4242424242424242ull; });
   auto get = [&](const std::string& t, TokenId id_if_new) {
     return table
         .Get(t, 0x4242424242424242ull,
@@ -109,7 +109,7 @@ TEST(TokenTable, EveryTokenWithTheSameHash) {
 
 // The empty token given no address (an empty view's null data) still holds its entry.
 TEST(TokenTable, EmptyTokenWithoutAnAddress) {
-  TokenTable table;
+  TokenTable table([](std::string_view) -> std::uint64_t { return 7; });
   int made = 0;
   for (int k = 0; k < 3; ++k) {
     const auto& e = table.Get(std::string_view(), 7, [&](TokenTable::Entry& fresh) {

@@ -25,6 +25,8 @@ class Lexicon {
   Lexicon& operator=(Lexicon&&) noexcept;
 
   TokenId Intern(std::string_view s);
+  // The same, with s's hash (Hash) given.
+  TokenId Intern(std::string_view s, std::uint64_t hash) { return Add(s, true, hash); }
   // Intern, but a new string is not copied: its bytes must stay where they are, unchanged, as long as
   // the lexicon is used (a phrase's surface in the corpus's arena, whose key is often the same text;
   // the chunks of a lexicon this one adopted).
@@ -36,8 +38,12 @@ class Lexicon {
   void Prefetch(std::string_view s, std::uint64_t hash) const;
   TokenId InternStable(std::string_view s, std::uint64_t hash);
   std::optional<TokenId> Find(std::string_view s) const;
-  std::string_view Str(TokenId id) const {
-    const std::uint64_t v = strings_[id];
+  std::string_view Str(TokenId id) const { return Unpack(strings_[id]); }
+  // String id as eight bytes (its address and length) that Unpack reads back without the lexicon's
+  // table of strings: a caller that keeps a string's id beside it (the corpus builder's token table)
+  // reads the string without another cache miss. Valid while the string's bytes are.
+  std::uint64_t Packed(TokenId id) const { return strings_[id]; }
+  static std::string_view Unpack(std::uint64_t v) {
     const char* p = reinterpret_cast<const char*>(static_cast<std::uintptr_t>(v >> 16));
     std::size_t n = v & kLongString;
     if (n == kLongString) std::memcpy(&n, p - sizeof n, sizeof n);  // a long string: its length is before it
@@ -65,12 +71,14 @@ class Lexicon {
  private:
   static constexpr std::uint64_t kLongString = 0xFFFF;
   TokenId Add(std::string_view s, bool copy, std::uint64_t hash);
-  char* Take(std::size_t bytes);
+  char* Take(std::size_t bytes, bool phrase);
   struct Table;
   std::unique_ptr<Table> table_;
   std::vector<std::unique_ptr<char[]>> chunks_;  // string bytes, stable addresses
-  char* chunk_pos_ = nullptr;
-  std::size_t chunk_left_ = 0;
+  // Where the next string's bytes go: strings with a space (multi-word keys) and the rest (tokens,
+  // stems) in chunks of their own, as in the index (Table), so that the words' bytes stay together.
+  char* chunk_pos_[2] = {nullptr, nullptr};
+  std::size_t chunk_left_[2] = {0, 0};
   // Each string as its address (48 bits: user-space addresses) and length (16 bits; 0xFFFF: stored
   // before the bytes): eight bytes a string rather than a view's sixteen, for millions of keys.
   std::vector<std::uint64_t> strings_;

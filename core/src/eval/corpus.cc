@@ -551,6 +551,7 @@ class Builder {
   static constexpr std::uint32_t kTokenInvalid = 1, kTokenPeos = 2, kStemInvalid = 4, kStemPeos = 8;
   // And what GoldStems counts of it (ClassifyGold): known, a word, a word the stemmer changes.
   static constexpr std::uint32_t kGoldKnown = 16, kGoldWord = 32, kGoldChanged = 64;
+  static_assert(kGoldChanged <= 0xFFFF, "a token's flags are 16 bits (TokenTable::Entry)");
   std::uint32_t FilterFlags(std::string_view s, std::uint32_t invalid, std::uint32_t peos) const {
     std::uint32_t f = s == kPeos ? peos : 0;
     for (const auto& bad : p_.invalid_tokens) {
@@ -577,6 +578,7 @@ class Builder {
     // The peers stem w.strip() (nltk lower-cases inside stem()); a token can only hold other
     // whitespace when it came from split(' ').
     e.stem = lex.Intern(stemmer_.Stem(Strip(t)));
+    e.stem_str = lex.Packed(e.stem);
     e.flags |= FilterFlags(lex.Str(e.stem), kStemInvalid, kStemPeos);
   }
 
@@ -639,7 +641,7 @@ class Builder {
     const auto& e = Token(t, stem);
     id = e.token;
     st = stem ? e.stem : e.token;
-    st_str = stem ? lex.Str(st) : e.view();
+    st_str = stem ? Lexicon::Unpack(e.stem_str) : e.view();
   }
 
   // The document's source into the range's arena (Document::source).
@@ -851,7 +853,7 @@ class Builder {
       gold_words += (gold_flags & kGoldWord) != 0;
       gold_changed += (gold_flags & kGoldChanged) != 0;
       const TokenId st = stem ? e.stem : e.token;
-      const std::string_view sv = stem ? lex.Str(st) : e.view();
+      const std::string_view sv = stem ? Lexicon::Unpack(e.stem_str) : e.view();
       // The filters read the phrase's stems (its tokens when unstemmed).
       const std::uint32_t f = stem ? e.flags >> 2 : e.flags & (kTokenInvalid | kTokenPeos);
       if (k == 0 && (f & kTokenPeos)) first_peos = true;

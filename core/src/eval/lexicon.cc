@@ -67,23 +67,26 @@ TokenId Lexicon::InternStable(std::string_view s, std::uint64_t hash) { return A
 std::uint64_t Lexicon::Hash(std::string_view s) { return eval_internal::HashBytes(s); }
 void Lexicon::Prefetch(std::string_view s, std::uint64_t hash) const { table_->For(s).Prefetch(hash); }
 
-char* Lexicon::Take(std::size_t bytes) {
+char* Lexicon::Take(std::size_t bytes, bool phrase) {
   // Strings live in large chunks (stable addresses, one allocation per 64 KiB).
-  if (chunk_left_ < bytes) {
+  char*& pos = chunk_pos_[phrase];
+  std::size_t& left = chunk_left_[phrase];
+  if (left < bytes) {
     const std::size_t size = std::max<std::size_t>(64 * 1024, bytes);
     chunks_.push_back(std::make_unique_for_overwrite<char[]>(size));  // every byte is written before it is read
-    chunk_pos_ = chunks_.back().get();
-    chunk_left_ = size;
+    pos = chunks_.back().get();
+    left = size;
   }
-  char* out = chunk_pos_;
-  chunk_pos_ += bytes;
-  chunk_left_ -= bytes;
+  char* out = pos;
+  pos += bytes;
+  left -= bytes;
   return out;
 }
 
 TokenId Lexicon::Add(std::string_view s, bool copy, std::uint64_t h) {
   if (!indexed_) RefuseLookup();
-  auto& slots = table_->For(s);
+  const bool phrase = Table::HasSpace(s);
+  auto& slots = phrase ? table_->phrases : table_->words;
   bool found = false;
   const std::size_t pos = slots.Probe(h, [&](std::uint32_t id) { return Str(id) == s; }, &found);
   if (found) return eval_internal::SlotTable::Index(slots.At(pos));
@@ -92,7 +95,7 @@ TokenId Lexicon::Add(std::string_view s, bool copy, std::uint64_t h) {
   const bool long_string = s.size() >= kLongString;
   if (copy) {
     const std::size_t prefix = long_string ? sizeof(std::size_t) : 0;
-    char* dst = Take(prefix + s.size() + 1);
+    char* dst = Take(prefix + s.size() + 1, phrase);
     if (long_string) {
       const std::size_t n = s.size();
       std::memcpy(dst, &n, sizeof n);
@@ -134,8 +137,10 @@ void Lexicon::TakeIndex(Lexicon& from) {
 void Lexicon::AdoptBytes(Lexicon& other) {
   for (auto& c : other.chunks_) chunks_.push_back(std::move(c));
   other.chunks_.clear();
-  other.chunk_pos_ = nullptr;
-  other.chunk_left_ = 0;
+  for (int k = 0; k < 2; ++k) {
+    other.chunk_pos_[k] = nullptr;
+    other.chunk_left_[k] = 0;
+  }
 }
 
 }  // namespace kplab

@@ -1,9 +1,9 @@
 // The corpus builder's table of the distinct tokens it met (eval/corpus.cc), keyed by the token's
-// bytes: open addressing over 32-byte entries, each with the token's hash half, length, a pointer to
-// its bytes (the lexicon's copy, which stays put), its lexicon id and, once asked, its stem's id, so
-// that a token met again is one probe and one compare of its bytes, not a lexicon look-up, a stem
-// memo and a third look-up for the stem's string. It replaced a direct-mapped cache of 16K slots
-// (tokens under 12 bytes) in front of the lexicon, whose conflict misses and long tokens took the
+// bytes: open addressing over 32-byte entries, each with 16 bits of the token's hash, its length, a
+// pointer to its bytes (the lexicon's copy, which stays put), its lexicon id and, once asked, its
+// stem's id and string (Lexicon::Packed), so that a token met again is one probe and one compare of its
+// bytes, not a lexicon look-up, a stem memo and a third look-up for the stem's string. It replaced a direct-mapped
+// cache of 16K slots (tokens under 12 bytes) in front of the lexicon, whose conflict misses and long tokens took the
 // lexicon path again for every tenth token. It remembers only what the caller gave it, so ids come
 // out as without it.
 #pragma once
@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "kplab/lexicon.h"
+#include "slot_table.h"
 
 namespace kplab::eval_internal {
 
@@ -72,24 +73,30 @@ inline void CopyBytes(char* dst, const char* src, std::size_t n) {
 class TokenTable {
  public:
   struct Entry {
-    std::uint32_t hash_hi = 0;    // the upper half of the token's hash (also its home slot)
+    std::uint16_t hash_tag = 0;   // 16 bits of the token's hash (a probe compares bytes only on a match)
+    std::uint16_t flags = 0;      // the caller's, per token
     std::uint32_t size = 0;       // the token's length in bytes
     const char* bytes = nullptr;  // the token's bytes, kept alive by the caller; null: a free slot
     TokenId token = kNoToken;
-    TokenId stem = kNoToken;  // kNoToken until the caller asks for the stem
-    std::uint32_t flags = 0;  // the caller's, per token
-    std::uint32_t unused = 0;
+    TokenId stem = kNoToken;     // kNoToken until the caller asks for the stem
+    std::uint64_t stem_str = 0;  // the caller's, with the stem (the corpus builder: Lexicon::Packed)
     std::string_view view() const { return {bytes, size}; }
   };
   static_assert(sizeof(Entry) == 32);
 
-  // The entry of token t, whose hash is hash (any function of t's bytes alone: equal bytes, equal
-  // hashes). A token met for the first time gets a new entry, which make(entry) must fill: bytes (with
-  // t's bytes, at an address that outlives the table; may be null for the empty token) and token. The reference is
-  // valid until the next call (the table may grow then).
+  // hash: the function of a token's bytes the table's entries are placed by (equal bytes, equal
+  // hashes); the table calls it only to place its entries again when it grows (an entry keeps 16 bits
+  // of the hash, not its home slot). HashBytes unless a test needs another.
+  using HashFn = std::uint64_t (*)(std::string_view);
+  explicit TokenTable(HashFn hash = &HashOf) : hash_(hash) {}
+
+  // The entry of token t, whose hash is hash (the table's HashFn of t). A token met for the first time gets a new
+  // entry, which make(entry) must fill: bytes (with t's bytes, at an address that outlives the table; may be null for
+  // the empty token) and token. The reference is valid until the next call (the table may grow then).
   template <typename Make>
   Entry& Get(std::string_view t, std::uint64_t hash, const Make& make) {
     const auto hi = static_cast<std::uint32_t>(hash >> 32);
+    const auto tag = static_cast<std::uint16_t>(hash);
     std::size_t mask = size_ - 1;
     for (std::size_t i = hi & mask;; i = (i + 1) & mask) {
       Entry& e = slots_[i];
@@ -101,14 +108,14 @@ class TokenTable {
           while (slots_[i].bytes != nullptr) i = (i + 1) & mask;
         }
         Entry& fresh = slots_[i];
-        fresh.hash_hi = hi;
+        fresh.hash_tag = tag;
         fresh.size = static_cast<std::uint32_t>(t.size());
         make(fresh);
         if (fresh.bytes == nullptr) fresh.bytes = "";  // an empty token given no address: still in use
         ++used_;
         return fresh;
       }
-      if (e.hash_hi == hi && e.size == t.size() && SameBytes(e.bytes, t.data(), t.size())) return e;
+      if (e.hash_tag == tag && e.size == t.size() && SameBytes(e.bytes, t.data(), t.size())) return e;
     }
   }
   std::size_t size() const { return used_; }
@@ -122,12 +129,14 @@ class TokenTable {
     const std::size_t mask = size_ - 1;
     for (std::size_t k = 0; k < old_size; ++k) {
       if (old[k].bytes == nullptr) continue;
-      std::size_t i = old[k].hash_hi & mask;
+      std::size_t i = static_cast<std::size_t>(hash_(old[k].view()) >> 32) & mask;
       while (slots_[i].bytes != nullptr) i = (i + 1) & mask;
       slots_[i] = old[k];
     }
   }
 
+  static std::uint64_t HashOf(std::string_view t) { return HashBytes(t); }
+  HashFn hash_;
   std::size_t size_ = 1024, used_ = 0;
   std::unique_ptr<Entry[]> slots_ = std::make_unique<Entry[]>(1024);
 };
