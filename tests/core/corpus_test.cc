@@ -122,6 +122,40 @@ TEST(Corpus, KpevalReferenceListsZipTheLineWithTheUniqueFlags) {
             (std::vector<std::string>{"neural networks", "deep models", "neural network", "graph"}));
 }
 
+// A document's new pieces are looked up first and their phrases' keys interned together afterwards
+// (design-notes.md#73): a new piece met again in its own document (in the references and in the
+// predictions, verbatim or by key, dropped or kept) is the one phrase, and the next document finds it.
+// Stems (nltk): networks -> network, models -> model.
+TEST(Corpus, ANewPieceMetAgainInItsDocumentIsOnePhrase) {
+  auto ds = OneDoc("graph neural networks for text", "we train deep models .",
+                   {"graph neural networks", "deep models", "graph neural networks"});
+  RawDoc second = ds.docs[0];
+  second.id = "d2";
+  second.refs.clear();
+  for (const char* r : {"deep models", "text mining"}) second.refs.push_back({r});
+  ds.docs.push_back(second);
+  auto preds = Preds({"deep models", "graph neural network", "deep models", "<unk> trees", "text"});
+  preds.docs.push_back(Preds({"text mining", "deep models", "<unk> trees"}).docs[0]);
+  auto c = BuildCorpus(ds, &preds, *FindProfile("kplab"));
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  const Document& d = c->docs[0];
+  EXPECT_EQ(SurfaceTexts(d.refs), (std::vector<std::string>{"graph neural networks", "deep models"}));
+  EXPECT_EQ(SurfaceTexts(d.preds), (std::vector<std::string>{"deep models", "graph neural network", "text"}));
+  EXPECT_EQ(c->Str(d.refs[0].key()), "graph neural network");
+  EXPECT_EQ(c->Str(d.refs[1].key()), "deep model");
+  EXPECT_EQ(c->Str(d.preds[2].key()), "text");
+  EXPECT_EQ(d.preds[0].key(), d.refs[1].key());
+  EXPECT_EQ(d.preds[1].key(), d.refs[0].key());
+  for (const auto& k : d.preds) EXPECT_TRUE(k.present()) << k.surface();
+  const Document& e = c->docs[1];
+  EXPECT_EQ(SurfaceTexts(e.refs), (std::vector<std::string>{"deep models", "text mining"}));
+  EXPECT_EQ(SurfaceTexts(e.preds), (std::vector<std::string>{"text mining", "deep models"}));
+  EXPECT_EQ(e.refs[0].key(), d.refs[1].key());
+  EXPECT_EQ(c->Str(e.refs[1].key()), "text mine");  // nltk: mining -> mine
+  EXPECT_EQ(e.preds[0].key(), e.refs[1].key());
+  EXPECT_FALSE(e.refs[1].present());
+}
+
 TEST(Corpus, KplabDoesNotMatchAcrossTitleAndBody) {
   // "models we" spans the boundary only if the title's last token touches the body's first.
   const auto ds = OneDoc("deep models", "we train", {"models we", "deep models"});

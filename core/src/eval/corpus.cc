@@ -373,6 +373,20 @@ class Builder {
       for (std::string_view form : refs_in.forms) Hash(form, stem_refs);
       ref_hashes = hashes_;
     }
+    const bool batched = !p_.exhird_markers;  // ExHiRD's re-cut pieces are interned one by one
+    if (batched) {
+      // Every piece looked up first (the new ones normalized), then the new phrases' keys interned together.
+      ref_records_.clear();
+      pred_records_.clear();
+      for (std::size_t k = 0; k < in.forms.size(); ++k)
+        ref_records_.push_back(Lookup(in.forms[k], stem_refs, ahead.refs[k]));
+      if (in.has_preds) {
+        const std::size_t n =
+            eval_internal::InternedPredictionPieces(p_, in.pieces.size(), in.pieces.empty() ? "" : in.pieces[0]);
+        for (std::size_t j = 0; j < n; ++j) pred_records_.push_back(Lookup(in.pieces[j], true, ahead.preds[j]));
+      }
+      FinishPieces();
+    }
     std::size_t next_hash = 0;
     refs_.clear();
     refs_all_.clear();
@@ -383,7 +397,9 @@ class Builder {
       std::uint16_t ref_gold = 0;  // the first form's gold counts (PackGold)
       alt_.clear();
       for (std::string_view form : refs_in.Ref(r)) {
-        const Interned in_memo = Intern(form, stem_refs, p_.exhird_markers, ref_hashes[next_hash++]);
+        const Interned in_memo =
+            batched ? FromRecord(ref_records_[next_hash]) : Intern(form, stem_refs, true, ref_hashes[next_hash]);
+        ++next_hash;
         const Phrase* ph = in_memo.phrase;
         if (!ph) continue;
         if (!kp.phrase) {
@@ -463,7 +479,8 @@ class Builder {
       pred_hashes = hashes_;
     }
     for (std::size_t j = 0; j < n_pieces; ++j) {
-      const Interned in_memo = Intern(raw_piece(j), true, p_.exhird_markers, pred_hashes[j]);
+      const Interned in_memo =
+          p_.exhird_markers ? Intern(raw_piece(j), true, true, pred_hashes[j]) : FromRecord(pred_records_[j]);
       const Phrase* ph = in_memo.phrase;
       if (!ph) continue;
       const std::uint8_t flags = in_memo.flags;
@@ -777,23 +794,22 @@ class Builder {
   };
 
   // h: eval_internal::HashBytes(piece). Inlined where a document's pieces are read: most pieces were
-  // met before, and their probe is the whole call (a new piece's work is in NewPiece, not inlined).
+  // met before, and their probe is the whole call (a new piece's work is in BeginPiece, not inlined).
   [[gnu::always_inline]] Interned Intern(std::string_view piece, bool stem, bool transient, std::uint64_t h) {
     eval_internal::SlotTable& m = memo[stem ? 1 : 0];
     bool found = false;
     const std::size_t pos = m.Probe(
         h, [&](std::uint32_t r) { return piece_store.Same(r, piece); }, &found);
-    if (found) {
-      const PieceStore::Head head = piece_store.HeadOf(eval_internal::SlotTable::Index(m.At(pos)));
-      if (head.phrase == PieceStore::kDropped) return {nullptr, 0, 0, 0};
-      return {&phrases[head.phrase], head.dedup, head.flags, head.gold};
-    }
-    return NewPiece(piece, stem, transient, h, pos);
+    if (found) return FromRecord(eval_internal::SlotTable::Index(m.At(pos)));
+    const std::uint32_t record = BeginPiece(piece, stem, transient, h, pos);
+    FinishPieces();
+    return FromRecord(record);
   }
 
-  // A piece met for the first time (its memo slot: the free position pos): normalized, remembered.
-  [[gnu::noinline]] Interned NewPiece(std::string_view piece, bool stem, bool transient, std::uint64_t h,
-                                      std::size_t pos) {
+  // A piece met for the first time (its memo slot: the free position pos): normalized, remembered. Its
+  // record is complete once FinishPieces has interned its phrase's key. Returns the record.
+  [[gnu::noinline]] std::uint32_t BeginPiece(std::string_view piece, bool stem, bool transient, std::uint64_t h,
+                                             std::size_t pos) {
     eval_internal::SlotTable& m = memo[stem ? 1 : 0];
     const Phrase* ph = Normalize(piece, stem);  // reads piece during the call only
     if (piece.size() <= PieceStore::kInline) {
@@ -808,15 +824,29 @@ class Builder {
     PieceStore::Head head;
     head.phrase = ph ? ph->id : PieceStore::kDropped;
     head.stem = stem ? 1 : 0;
-    const Interned out{ph, ph ? DedupKey(*ph) : 0, ph ? new_flags_ : std::uint8_t{0},
-                       ph ? new_gold_ : std::uint16_t{0}};
-    head.dedup = out.dedup;
-    head.flags = out.flags;
-    head.gold = out.gold;
     const std::uint32_t record = piece_store.Add(piece, head);
+    if (ph) pending_.back().record = record;
     pieces.push_back(record);
     m.Fill(pos, h, record);
-    return out;
+    return record;
+  }
+
+  // The record of a piece (h: its HashBytes), made when the piece is new (its key pending until
+  // FinishPieces).
+  std::uint32_t Lookup(std::string_view piece, bool stem, std::uint64_t h) {
+    eval_internal::SlotTable& m = memo[stem ? 1 : 0];
+    bool found = false;
+    const std::size_t pos = m.Probe(
+        h, [&](std::uint32_t r) { return piece_store.Same(r, piece); }, &found);
+    if (found) return eval_internal::SlotTable::Index(m.At(pos));
+    return BeginPiece(piece, stem, false, h, pos);
+  }
+
+  // What Doc asks of a piece, from its (complete) record.
+  Interned FromRecord(std::uint32_t record) const {
+    const PieceStore::Head head = piece_store.HeadOf(record);
+    if (head.phrase == PieceStore::kDropped) return {nullptr, 0, 0, 0};
+    return {&phrases[head.phrase], head.dedup, head.flags, head.gold};
   }
 
   const Phrase* Normalize(std::string_view piece, bool stem) {
@@ -871,28 +901,89 @@ class Builder {
       if (!same_join) dedup_.append(sv);
     }
     ph.set_block(ids, s.size());
+    // The key is interned by FinishPieces, with the other new pieces' of the document (PendingKey).
+    PendingKey& pk = pending_.emplace_back();
+    pk.phrase = &ph;
+    pk.stem = stem;
     if (n == 1) {
       // A one-token phrase's key is its one stem's string, interned already: that string's id.
       ph.key = ids[1];
+      pk.kind = PendingKey::kKnown;
     } else if (key_size == s.size() && eval_internal::SameBytes(key_.data(), s.data(), s.size())) {
       // A key that reads as the surface (nothing the stemmer changed) is the surface's bytes, not a copy.
-      ph.key = lex.InternStable(ph.surface());
+      pk.kind = PendingKey::kSurface;
+      pk.hash = Lexicon::Hash(ph.surface());
+      lex.Prefetch(ph.surface(), pk.hash);
     } else {
-      ph.key = lex.Intern(std::string_view(key_.data(), key_size));
+      pk.kind = PendingKey::kBytes;
+      pk.key_at = static_cast<std::uint32_t>(pending_bytes_.size());
+      pk.key_size = static_cast<std::uint32_t>(key_size);
+      pending_bytes_.append(key_.data(), key_size);
+      const std::string_view key(key_.data(), key_size);
+      pk.hash = Lexicon::Hash(key);
+      lex.Prefetch(key, pk.hash);
     }
-    if (!same_join) dedup_keys.push_back(lex.Intern(dedup_));  // index ph.id (local)
+    if (!same_join) {
+      pk.dedup_at = static_cast<std::uint32_t>(pending_bytes_.size());
+      pk.dedup_size = static_cast<std::uint32_t>(dedup_.size());
+      pending_bytes_.append(dedup_);
+    }
     // What Doc asks of every prediction, once per phrase rather than once per occurrence (each a
-    // look-up of strings spread over the whole lexicon).
+    // look-up of strings spread over the whole lexicon); the invalid substring is looked for in the
+    // key once it is interned.
     std::uint8_t flags = 0;
     if (ph.surface() == kPeos) flags |= kPeosSurface;
     if (first_peos) flags |= kPeosStem;
-    if (any_invalid ||
-        (!p_.invalid_substring.empty() && lex.Str(ph.key).find(p_.invalid_substring) != std::string_view::npos)) {
-      flags |= kInvalid;
-    }
-    new_flags_ = flags;  // into the piece's record (NewPiece)
-    new_gold_ = PackGold(gold_words, gold_changed);
+    if (any_invalid) flags |= kInvalid;
+    pk.flags = flags;
+    pk.gold = PackGold(gold_words, gold_changed);
     return &ph;
+  }
+
+  // A new phrase whose key Normalize left to FinishPieces: the key's look-up is in a table of the
+  // range's size, a cache miss nearly every time, and a document's new phrases' misses overlap when
+  // their look-ups come one after another (their slots requested as each key was made) rather than
+  // each between its phrase's normalization and the next's.
+  struct PendingKey {
+    enum Kind : std::uint8_t { kKnown, kSurface, kBytes };
+    Phrase* phrase = nullptr;
+    std::uint32_t record = 0;  // its piece's record, whose head FinishPieces completes
+    std::uint32_t key_at = 0, key_size = 0, dedup_at = 0, dedup_size = 0;  // in pending_bytes_
+    std::uint64_t hash = 0;                                                // the key's (kSurface, kBytes)
+    Kind kind = kKnown;
+    bool stem = false;
+    std::uint8_t flags = 0;  // Normalize's, but for the invalid substring
+    std::uint16_t gold = 0;
+  };
+
+  // Interns the pending phrases' keys in the order their phrases were made (so ids come out as if
+  // each had been interned at once: the phrases' dedup keys are indexed by phrase id) and completes
+  // their pieces' records.
+  void FinishPieces() {
+    const bool same_join = p_.dedup_join == " ";
+    for (const PendingKey& pk : pending_) {
+      Phrase& ph = *pk.phrase;
+      if (pk.kind == PendingKey::kSurface) {
+        ph.key = lex.InternStable(ph.surface(), pk.hash);
+      } else if (pk.kind == PendingKey::kBytes) {
+        ph.key = lex.Intern(std::string_view(pending_bytes_).substr(pk.key_at, pk.key_size), pk.hash);
+      }
+      if (!same_join)
+        dedup_keys.push_back(lex.Intern(std::string_view(pending_bytes_).substr(pk.dedup_at, pk.dedup_size)));
+      std::uint8_t flags = pk.flags;
+      if (!p_.invalid_substring.empty() && lex.Str(ph.key).find(p_.invalid_substring) != std::string_view::npos) {
+        flags |= kInvalid;
+      }
+      PieceStore::Head head;
+      head.phrase = ph.id;
+      head.stem = pk.stem ? 1 : 0;
+      head.dedup = DedupKey(ph);
+      head.flags = flags;
+      head.gold = pk.gold;
+      piece_store.SetHead(pk.record, head);
+    }
+    pending_.clear();
+    pending_bytes_.clear();
   }
 
   Options o_;
@@ -903,11 +994,13 @@ class Builder {
   std::vector<std::string_view> tokens_;     // a new phrase's tokens while Normalize makes it
   std::vector<std::string> words_;           // the word tokenizer's, which tokens_ views (raw text)
   std::vector<TokenId> alt_;                 // a reference's alternative keys while Doc reads them
-  // Of a phrase: its surface is "<peos>", its first stem is, the profile drops it as invalid. The flags
-  // of the phrase Normalize made last (the piece's record keeps them).
+  // Of a phrase: its surface is "<peos>", its first stem is, the profile drops it as invalid (its
+  // piece's record keeps them: PendingKey, FinishPieces).
   static constexpr std::uint8_t kPeosSurface = 1, kPeosStem = 2, kInvalid = 4;
-  std::uint8_t new_flags_ = 0;
-  std::uint16_t new_gold_ = 0;             // the gold counts of the phrase Normalize made last (PackGold)
+  std::vector<PendingKey> pending_;  // the new phrases whose keys FinishPieces interns, in order
+  std::string pending_bytes_;        // their keys' and dedup keys' bytes
+  // A document's pieces' records (Doc, but for ExHiRD's re-cut pieces): references' forms, predictions.
+  std::vector<std::uint32_t> ref_records_, pred_records_;
   eval_internal::TokenTable token_table_;  // every distinct token met (Token)
   std::deque<std::string> owned_;
   PhraseArena piece_bytes_;  // the memo's copies of pieces (o_.consume)

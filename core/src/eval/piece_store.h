@@ -87,6 +87,17 @@ class PieceStore {
     return h;
   }
 
+  // Rewrites the record's head but for its size and where its bytes are (a piece whose phrase's key was
+  // interned after the record was made: the builder's deferred keys).
+  void SetHead(std::uint32_t index, Head head) {
+    std::byte* rec = chunks_[index >> kChunkShift].get() + 8 * (index & (kChunkUnits - 1));
+    Head old;
+    std::memcpy(&old, rec, sizeof old);
+    head.size = old.size;
+    head.external = old.external;
+    std::memcpy(rec, &head, sizeof head);
+  }
+
   std::string_view View(std::uint32_t index) const {
     const std::byte* rec = Record(index);
     Head h;
