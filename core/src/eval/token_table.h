@@ -1,11 +1,11 @@
 // The corpus builder's table of the distinct tokens it met (eval/corpus.cc), keyed by the token's
 // bytes: open addressing over 32-byte entries, each with 16 bits of the token's hash, its length, a
 // pointer to its bytes (the lexicon's copy, which stays put), its lexicon id and, once asked, its
-// stem's id and string (Lexicon::Packed), so that a token met again is one probe and one compare of its
-// bytes, not a lexicon look-up, a stem memo and a third look-up for the stem's string. It replaced a direct-mapped
-// cache of 16K slots (tokens under 12 bytes) in front of the lexicon, whose conflict misses and long tokens took the
-// lexicon path again for every tenth token. It remembers only what the caller gave it, so ids come
-// out as without it.
+// stem's id and string (Lexicon::Packed), so that a token met again is one probe and one compare of
+// its bytes, not a lexicon look-up, a stem memo and a third look-up for the stem's string. It replaced
+// a direct-mapped cache of 16K slots (tokens under 12 bytes) in front of the lexicon, whose conflict
+// misses and long tokens took the lexicon path again for every tenth token. It remembers only what
+// the caller gave it, so ids come out as without it.
 #pragma once
 
 #include <cstddef>
@@ -90,9 +90,10 @@ class TokenTable {
   using HashFn = std::uint64_t (*)(std::string_view);
   explicit TokenTable(HashFn hash = &HashOf) : hash_(hash) {}
 
-  // The entry of token t, whose hash is hash (the table's HashFn of t). A token met for the first time gets a new
-  // entry, which make(entry) must fill: bytes (with t's bytes, at an address that outlives the table; may be null for
-  // the empty token) and token. The reference is valid until the next call (the table may grow then).
+  // The entry of token t, whose hash is hash (the table's HashFn of t). A token met for the first
+  // time gets a new entry, which make(entry) must fill: bytes (with t's bytes, at an address that
+  // outlives the table; may be null for the empty token) and token. The reference is valid until the
+  // next call (the table may grow then).
   template <typename Make>
   Entry& Get(std::string_view t, std::uint64_t hash, const Make& make) {
     const auto hi = static_cast<std::uint32_t>(hash >> 32);
