@@ -378,8 +378,9 @@ class Builder {
       // Every piece looked up first (the new ones normalized), then the new phrases' keys interned together.
       ref_records_.clear();
       pred_records_.clear();
-      for (std::size_t k = 0; k < in.forms.size(); ++k)
+      for (std::size_t k = 0; k < in.forms.size(); ++k) {
         ref_records_.push_back(Lookup(in.forms[k], stem_refs, ahead.refs[k]));
+      }
       if (in.has_preds) {
         const std::size_t n =
             eval_internal::InternedPredictionPieces(p_, in.pieces.size(), in.pieces.empty() ? "" : in.pieces[0]);
@@ -793,15 +794,10 @@ class Builder {
     std::uint16_t gold;  // the phrase's word tokens and changed ones (PackGold)
   };
 
-  // h: eval_internal::HashBytes(piece). Inlined where a document's pieces are read: most pieces were
-  // met before, and their probe is the whole call (a new piece's work is in BeginPiece, not inlined).
-  [[gnu::always_inline]] Interned Intern(std::string_view piece, bool stem, bool transient, std::uint64_t h) {
-    eval_internal::SlotTable& m = memo[stem ? 1 : 0];
-    bool found = false;
-    const std::size_t pos = m.Probe(
-        h, [&](std::uint32_t r) { return piece_store.Same(r, piece); }, &found);
-    if (found) return FromRecord(eval_internal::SlotTable::Index(m.At(pos)));
-    const std::uint32_t record = BeginPiece(piece, stem, transient, h, pos);
+  // A piece looked up and, when new, made with its key at once (ExHiRD's re-cut pieces, one by one).
+  // h: eval_internal::HashBytes(piece).
+  Interned Intern(std::string_view piece, bool stem, bool transient, std::uint64_t h) {
+    const std::uint32_t record = Lookup(piece, stem, h, transient);
     FinishPieces();
     return FromRecord(record);
   }
@@ -832,14 +828,17 @@ class Builder {
   }
 
   // The record of a piece (h: its HashBytes), made when the piece is new (its key pending until
-  // FinishPieces).
-  std::uint32_t Lookup(std::string_view piece, bool stem, std::uint64_t h) {
+  // FinishPieces). Inlined where a document's pieces are read: most pieces were met before, and their
+  // probe is the whole call (a new piece's work is in BeginPiece, not inlined). transient: the piece's
+  // bytes do not outlive the call (BeginPiece keeps a copy).
+  [[gnu::always_inline]] std::uint32_t Lookup(std::string_view piece, bool stem, std::uint64_t h,
+                                              bool transient = false) {
     eval_internal::SlotTable& m = memo[stem ? 1 : 0];
     bool found = false;
     const std::size_t pos = m.Probe(
         h, [&](std::uint32_t r) { return piece_store.Same(r, piece); }, &found);
     if (found) return eval_internal::SlotTable::Index(m.At(pos));
-    return BeginPiece(piece, stem, false, h, pos);
+    return BeginPiece(piece, stem, transient, h, pos);
   }
 
   // What Doc asks of a piece, from its (complete) record.
@@ -904,7 +903,6 @@ class Builder {
     // The key is interned by FinishPieces, with the other new pieces' of the document (PendingKey).
     PendingKey& pk = pending_.emplace_back();
     pk.phrase = &ph;
-    pk.stem = stem;
     if (n == 1) {
       // A one-token phrase's key is its one stem's string, interned already: that string's id.
       ph.key = ids[1];
@@ -951,7 +949,6 @@ class Builder {
     std::uint32_t key_at = 0, key_size = 0, dedup_at = 0, dedup_size = 0;  // in pending_bytes_
     std::uint64_t hash = 0;                                                // the key's (kSurface, kBytes)
     Kind kind = kKnown;
-    bool stem = false;
     std::uint8_t flags = 0;  // Normalize's, but for the invalid substring
     std::uint16_t gold = 0;
   };
@@ -968,19 +965,14 @@ class Builder {
       } else if (pk.kind == PendingKey::kBytes) {
         ph.key = lex.Intern(std::string_view(pending_bytes_).substr(pk.key_at, pk.key_size), pk.hash);
       }
-      if (!same_join)
+      if (!same_join) {
         dedup_keys.push_back(lex.Intern(std::string_view(pending_bytes_).substr(pk.dedup_at, pk.dedup_size)));
+      }
       std::uint8_t flags = pk.flags;
       if (!p_.invalid_substring.empty() && lex.Str(ph.key).find(p_.invalid_substring) != std::string_view::npos) {
         flags |= kInvalid;
       }
-      PieceStore::Head head;
-      head.phrase = ph.id;
-      head.stem = pk.stem ? 1 : 0;
-      head.dedup = DedupKey(ph);
-      head.flags = flags;
-      head.gold = pk.gold;
-      piece_store.SetHead(pk.record, head);
+      piece_store.Complete(pk.record, DedupKey(ph), flags, pk.gold);
     }
     pending_.clear();
     pending_bytes_.clear();

@@ -87,14 +87,15 @@ class PieceStore {
     return h;
   }
 
-  // Rewrites the record's head but for its size and where its bytes are (a piece whose phrase's key was
+  // Sets what the record's head says of its phrase beyond its id (a piece whose phrase's key was
   // interned after the record was made: the builder's deferred keys).
-  void SetHead(std::uint32_t index, Head head) {
+  void Complete(std::uint32_t index, std::uint32_t dedup, std::uint8_t flags, std::uint16_t gold) {
     std::byte* rec = chunks_[index >> kChunkShift].get() + 8 * (index & (kChunkUnits - 1));
-    Head old;
-    std::memcpy(&old, rec, sizeof old);
-    head.size = old.size;
-    head.external = old.external;
+    Head head;
+    std::memcpy(&head, rec, sizeof head);
+    head.dedup = dedup;
+    head.flags = flags;
+    head.gold = gold;
     std::memcpy(rec, &head, sizeof head);
   }
 
