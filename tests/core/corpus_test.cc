@@ -156,6 +156,34 @@ TEST(Corpus, ANewPieceMetAgainInItsDocumentIsOnePhrase) {
   EXPECT_FALSE(e.refs[1].present());
 }
 
+// The same with a token of 70,000 bytes, past what a lexicon string's packed length holds (65,535: its
+// length is stored before its bytes) and past a piece record's inline bytes (48), so that the stem's
+// string the token table keeps, the deferred key and the piece records all take their long paths.
+// By hand: "a...as" -> "a...a" (step 1a drops the s; no later rule ends in a), "models" -> "model";
+// Debian's nltk 3.8 PorterStemmer gives the same.
+TEST(Corpus, ANewPieceWithATokenPastSixtyFourKibIsOnePhrase) {
+  const std::string a(70000, 'a');
+  const std::string as = a + "s";
+  for (const char* profile : {"kplab", "kpeval", "exhird"}) {
+    const auto ds = OneDoc(as + " models", "we train deep models .", {as + " models", as, as + " models"});
+    const auto preds = Preds({a + " model", as, as + " models", "deep models"});
+    auto c = BuildCorpus(ds, &preds, *FindProfile(profile));
+    ASSERT_TRUE(c.ok()) << c.error().message;
+    const Document& d = c->docs[0];
+    ASSERT_GE(d.refs.size(), 2u) << profile;
+    EXPECT_EQ(c->Str(d.refs[0].key()), a + " model") << profile;
+    EXPECT_EQ(c->Str(d.refs[1].key()), a) << profile;
+    EXPECT_EQ(d.refs[0].surface(), as + " models") << profile;
+    ASSERT_GE(d.preds.size(), 2u) << profile;
+    EXPECT_EQ(d.preds[0].surface(), a + " model") << profile;
+    EXPECT_EQ(d.preds[0].key(), d.refs[0].key()) << profile;
+    EXPECT_EQ(d.preds[1].key(), d.refs[1].key()) << profile;
+    EXPECT_TRUE(d.preds[0].present()) << profile;
+    EXPECT_TRUE(d.preds[1].present()) << profile;
+    EXPECT_EQ(c->Str(d.preds.back().key()), "deep model") << profile;
+  }
+}
+
 TEST(Corpus, KplabDoesNotMatchAcrossTitleAndBody) {
   // "models we" spans the boundary only if the title's last token touches the body's first.
   const auto ds = OneDoc("deep models", "we train", {"models we", "deep models"});
