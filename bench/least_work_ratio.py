@@ -22,6 +22,10 @@ phrases that its design needs and this job does not (the difference of the two l
 Nor has the one-thread run: a ratio that a busy second core does not move, where the two-thread runs'
 CPU ratios move with what that core costs on the machine at the time ("two at once": on a virtual
 machine whose two cores slowed each other by 1.1x and by 1.5x within one hour, bench/README.md).
+Each round also runs two copies of the least-work program at once, and two of the one-thread kplab run
+(run_pair_timed: one a core), for what a busy second core costs each: the two-thread run's CPU over the
+one-thread run's is printed as that cost for kplab's own work times what kplab's second thread adds
+beyond it (its ranges' duplicated work, the thread's start and join).
 Under each target's line, the ratios round by round (each kplab run against the least-work run of its
 own round, a few tens of ms before it): their median and quartiles, which say how far the machine's
 drift moves the ratio of the medians, on which the verdict is given.
@@ -108,12 +112,14 @@ def main():
         wall = {k: [] for k in cmds}
         cpu = {k: [] for k in cmds}
         pair = []  # the least-work program's CPU when two run at once, one a core
+        pair_kplab = []  # the same for kplab's one-thread run
         for _ in range(a.runs):
             for k, cmd in cmds.items():
                 w, c = run(cmd)
                 wall[k].append(w)
                 cpu[k].append(c)
             pair.append(benchlib.run_pair_timed(cmds["least work"])[1])
+            pair_kplab.append(benchlib.run_pair_timed(cmds["exact1"])[1])
         machine.stop()
     mw = {k: statistics.median(v) for k, v in wall.items()}
     mc = {k: statistics.median(v) for k, v in cpu.items()}
@@ -153,6 +159,13 @@ def main():
     print("  %-40s CPU %.2fx its CPU alone (each of two at once, one a core: what a busy second core costs"
           % ("least work, two at once:", statistics.median(pair) / mc["least work"]))
     print("  %-40s a process here; kplab's two-thread phases pay it, the one-thread yardstick does not)" % "")
+    kplab_pair = statistics.median(pair_kplab) / mc["exact1"]
+    two_one = mc["exact"] / mc["exact1"]
+    print("  %-40s CPU %.2fx its CPU alone (the same for kplab's own work, which reads more memory)"
+          % ("kplab exact --threads 1, two at once:", kplab_pair))
+    print("  %-40s CPU %.2fx = %.2fx (two at once) x %.2fx (kplab's second thread beyond it: its ranges'"
+          % ("kplab exact, two threads / one:", two_one, kplab_pair, two_one / kplab_pair))
+    print("  %-40s duplicated work, the thread's start and join)" % "")
     print("  %-40s wall %.2fx   CPU %.2fx (the cost of corpus-wide keys alone)"
           % ("least work --intern / least work:", mw["interned"] / mw["least work"], mc["interned"] / mc["least work"]))
     for k in ("exact", "default"):
@@ -161,9 +174,10 @@ def main():
         rows.append(row + ["none: the keys' corpus-wide ids taken out", "-"])
     for line in machine.lines():
         print("  " + line)
-    machine_cell = "load %.2f -> %.2f, others %.2f cores; yardstick %.4f s wall %.4f s CPU, two at once %.2fx CPU" % (
+    machine_cell = ("load %.2f -> %.2f, others %.2f cores; yardstick %.4f s wall %.4f s CPU, two at once %.2fx CPU"
+                    " (kplab --threads 1: %.2fx)") % (
         machine.start["load"][0], machine.end["load"][0], machine.other_cores(), mw["least work"], mc["least work"],
-        statistics.median(pair) / mc["least work"])
+        statistics.median(pair) / mc["least work"], kplab_pair)
     for r in rows:
         benchlib.append_row(a.rows, r + [machine_cell])
 
