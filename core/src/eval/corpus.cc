@@ -376,15 +376,16 @@ class Builder {
     const bool batched = !p_.exhird_markers;  // ExHiRD's re-cut pieces are interned one by one
     if (batched) {
       // Every piece looked up first (the new ones normalized), then the new phrases' keys interned together.
-      ref_records_.clear();
+      // Sized first and written by index: a push_back a piece is a call (the vector's growth path is
+      // not inlined), twice per piece of every document.
+      ref_records_.resize(in.forms.size());
+      for (std::size_t k = 0; k < in.forms.size(); ++k) ref_records_[k] = Lookup(in.forms[k], stem_refs, ahead.refs[k]);
       pred_records_.clear();
-      for (std::size_t k = 0; k < in.forms.size(); ++k) {
-        ref_records_.push_back(Lookup(in.forms[k], stem_refs, ahead.refs[k]));
-      }
       if (in.has_preds) {
         const std::size_t n =
             eval_internal::InternedPredictionPieces(p_, in.pieces.size(), in.pieces.empty() ? "" : in.pieces[0]);
-        for (std::size_t j = 0; j < n; ++j) pred_records_.push_back(Lookup(in.pieces[j], true, ahead.preds[j]));
+        pred_records_.resize(n);
+        for (std::size_t j = 0; j < n; ++j) pred_records_[j] = Lookup(in.pieces[j], true, ahead.preds[j]);
       }
       FinishPieces();
     }
@@ -473,7 +474,7 @@ class Builder {
     bool any_dup = false;
     // Kept in a scratch list first: the document keeps exactly its own (dups and markers drop many).
     preds_.clear();
-    pred_dedups_.clear();
+    pred_dedups_.resize(n_pieces);  // pred_dedups_[f]: preds_[f]'s, written by index as preds_ grows
     if (p_.exhird_markers) {
       hashes_.clear();
       for (std::size_t j = 0; j < n_pieces; ++j) Hash(raw_piece(j), true);
@@ -525,8 +526,8 @@ class Builder {
         if (!kp.extra()) kp.set_extra(&extras.emplace_back());
         kp.extra()->probs = &probs.emplace_back(rp->token_probs[j]);
       }
+      pred_dedups_[preds_.size()] = in_memo.dedup;
       preds_.push_back(Listed(kp));
-      pred_dedups_.push_back(in_memo.dedup);
     }
     doc.preds = arena.CopyOf(std::span<const Keyphrase>(preds_));
     doc.n_present_preds = PresentCount(preds_);
