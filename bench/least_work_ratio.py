@@ -25,7 +25,8 @@ machine whose two cores slowed each other by 1.1x and by 1.5x within one hour, b
 Each round also runs two copies of the least-work program at once, and two of the one-thread kplab run
 (run_pair_timed: one a core), for what a busy second core costs each: the two-thread run's CPU over the
 one-thread run's is printed as that cost for kplab's own work times what kplab's second thread adds
-beyond it (its ranges' duplicated work, the thread's start and join).
+beyond it (its ranges' duplicated work, the fresh memory of a second range in flight, the thread's start
+and join).
 Under each target's line, the ratios round by round (each kplab run against the least-work run of its
 own round, a few tens of ms before it): their median and quartiles, which say how far the machine's
 drift moves the ratio of the medians, on which the verdict is given.
@@ -165,7 +166,7 @@ def main():
           % ("kplab exact --threads 1, two at once:", kplab_pair))
     print("  %-40s CPU %.2fx = %.2fx (two at once) x %.2fx (kplab's second thread beyond it: its ranges'"
           % ("kplab exact, two threads / one:", two_one, kplab_pair, two_one / kplab_pair))
-    print("  %-40s duplicated work, the thread's start and join)" % "")
+    print("  %-40s duplicated work, the fresh memory of a second range in flight, the thread's start and join)" % "")
     print("  %-40s wall %.2fx   CPU %.2fx (the cost of corpus-wide keys alone)"
           % ("least work --intern / least work:", mw["interned"] / mw["least work"], mc["interned"] / mc["least work"]))
     for k in ("exact", "default"):
