@@ -26,6 +26,7 @@ by the least-work program's own time on KP20k (yardstick), measured by the same 
 """
 import json
 import os
+import re
 import sys
 import time
 
@@ -175,6 +176,30 @@ def yardstick(least_work, data, runs=5):
     pred = os.path.join(data, "predictions", "catSeqTG-2RF1", "kp20k", "seed1234.txt")
     times = [run_timed([least_work, gold, pred]) for _ in range(runs)]
     return statistics.median(t[0] for t in times), statistics.median(t[1] for t in times)
+
+
+def parse_variants(specs, prog):
+    """The variants of an A/B script (bench/phase_medians.py, bench/instructions.py): each spec is
+    [NAME=VALUE ...] BINARY[::OPTIONS]. Returns (spec, binary, options as a list, {NAME: VALUE}) each;
+    exits naming prog and the spec when the binary is missing or not executable."""
+    variants = []
+    for v in specs:
+        head, _, opts = v.partition("::")
+        settings = {}
+        m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)=(\S*)\s+", head)
+        while m:
+            settings[m.group(1)] = m.group(2)
+            head = head[m.end():]
+            m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)=(\S*)\s+", head)
+        binary = head
+        if not binary.strip():
+            sys.exit("%s: %r: settings but no binary after them (a variant is [NAME=VALUE ...] "
+                     "BINARY[::OPTIONS])" % (prog, v))
+        if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
+            sys.exit("%s: %s: not an executable file (a variant is [NAME=VALUE ...] "
+                     "BINARY[::OPTIONS], got %r)" % (prog, binary, v))
+        variants.append((v, binary, opts.split(), settings))
+    return variants
 
 
 def tagged_copies(keywords, predictions, docs, directory):

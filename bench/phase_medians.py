@@ -40,23 +40,7 @@ def main():
     gold = os.path.join(a.data, "kpg_testsets_meng2017", "kp20k")
     pred = os.path.join(a.data, "predictions", "catSeqTG-2RF1", "kp20k", "seed1234.txt")
     name = "KP20k"
-    variants = []
-    for v in a.variants:
-        head, _, opts = v.partition("::")
-        settings = {}
-        m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)=(\S*)\s+", head)
-        while m:
-            settings[m.group(1)] = m.group(2)
-            head = head[m.end():]
-            m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)=(\S*)\s+", head)
-        binary = head
-        if not binary.strip():
-            sys.exit("phase_medians.py: %r: settings but no binary after them (a variant is [NAME=VALUE ...] "
-                     "BINARY[::OPTIONS])" % v)
-        if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
-            sys.exit("phase_medians.py: %s: not an executable file (a variant is [NAME=VALUE ...] "
-                     "BINARY[::OPTIONS], got %r)" % (binary, v))
-        variants.append((v, binary, opts.split(), settings))
+    variants = benchlib.parse_variants(a.variants, "phase_medians.py")
     results = [{} for _ in variants]
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:

@@ -29,6 +29,7 @@ TEST_PACKAGES=(
   wordnet-base                              # METEOR's synonym stage (users: scripts/setup.sh --extra wordnet)
   python3-nltk                              # the independent reference (tests/reference, benchmarks, goldens)
   time                                      # /usr/bin/time for whole-process benchmark timings
+  valgrind                                  # bench/instructions.py counts instructions (callgrind)
   texlive-latex-base texlive-latex-recommended poppler-utils  # pdflatex compiles `runs table
                                             # --output latex` (booktabs, graphicx), pdftotext reads the page
   chromium                                  # headless browser: the tests render kp.plot's SVG and the report
