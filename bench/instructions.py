@@ -6,8 +6,9 @@
 A VARIANT is bench/phase_medians.py's, [NAME=VALUE ...] BINARY::OPTIONS: that binary runs `eval --dataset
 KP20k --predictions catSeqTG-2RF1 seed 1234 --no-store --output csv OPTIONS` under `valgrind
 --tool=callgrind`, once (--docs N: N documents of tagged KP20k copies, as phase_medians.py --docs).
-A one-thread run executes the same instructions every time but for a few thousand (Lua's hash seed and
-the addresses the system hands out change from run to run; 353,446,774 to 353,453,412 on KP20k), where
+A one-thread run executes the same instructions every time but for some tens of thousands (Lua's hash
+seed, the addresses the system hands out and the environment change from run to run: 353,444,757 to
+353,458,192 over eight runs of `--metrics exact --threads 1` on KP20k, 0.004%), where
 this machine's wall and CPU times move by 5-8% from one round to the next (bench/README.md), more than
 most single changes to the build save. Give --threads 1: a two-thread run's count also moves with how its
 threads meet. A count is not a time (a cache miss costs no instruction): the benchmarks' ratios remain

@@ -2,9 +2,11 @@
 """bench/instructions.py (instructions counted by callgrind) on a three-document dataset, and its refusals.
 
 Checks, against expectations written here:
-  * the same one-thread run counted twice gives counts within 20,000 instructions of each other
-    (callgrind counts what runs; only Lua's hash seed and the addresses the system hands out move it, by
-    a few thousand), and the printed ratio of the second to the first is the ratio of the printed counts;
+  * the same one-thread run counted twice gives counts within 100,000 instructions of each other
+    (callgrind counts what runs; only Lua's hash seed, the addresses the system hands out and the
+    environment move it, by some tens of thousands: 6,063,005 to 6,080,267 over eight runs of this
+    dataset here, 27,000 apart in a CI run beside other tests), and the printed ratio of the second to
+    the first is the ratio of the printed counts;
   * --least-work counts the least-work program on the same files and prints each variant's ratio to it,
     the ratio of the printed counts;
   * --top 3 prints three functions under each variant, each below 90% of the run and none of them the
@@ -57,7 +59,7 @@ def main():
         check("the least-work program counted", m is not None, out)
         if len(counts) == 2 and m:
             base = int(m.group(1).replace(",", ""))
-            check("the same run counted twice agrees within 20,000", abs(counts[1] - counts[0]) <= 20000, out)
+            check("the same run counted twice agrees within 100,000", abs(counts[1] - counts[0]) <= 100000, out)
             ratio = re.search(r"\[1\].*\s([\d.]+)x \[0\]", p.stdout)
             check("the second's ratio to the first is the counts' ratio",
                   ratio is not None and abs(float(ratio.group(1)) - counts[1] / counts[0]) < 1e-4, out)
