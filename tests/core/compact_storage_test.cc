@@ -145,6 +145,25 @@ TEST(Lexicon, TwoTablesOneIdSpace) {
   EXPECT_EQ(*lex.Find("p 0"), strings.size() + 1);
 }
 
+// InternWords and InternStableWords (a string the caller knows holds a space, the corpus builder's keys
+// of two or more words) choose the table of strings with a space without reading the string: the ids
+// are those Intern gives, whichever call meets a string first, and Find agrees.
+TEST(Lexicon, WordsCallsGiveInternsIds) {
+  Lexicon lex;
+  const std::string stable = "deep neural network";
+  const TokenId a = lex.InternWords("neural network", Lexicon::Hash("neural network"));
+  EXPECT_EQ(lex.Intern("neural network"), a);
+  const TokenId b = lex.Intern("graph network");
+  lex.PrefetchWords(Lexicon::Hash("graph network"));
+  EXPECT_EQ(lex.InternWords("graph network", Lexicon::Hash("graph network")), b);
+  const TokenId c = lex.InternStableWords(stable, Lexicon::Hash(stable));
+  EXPECT_EQ(lex.Str(c).data(), stable.data());  // borrowed, as InternStable
+  EXPECT_EQ(lex.InternStable(stable), c);
+  EXPECT_EQ(lex.Intern("deep neural network"), c);
+  EXPECT_EQ(lex.Intern("neural"), 3u);  // one counter for both tables
+  for (TokenId id = 0; id < lex.size(); ++id) EXPECT_EQ(*lex.Find(lex.Str(id)), id) << lex.Str(id);
+}
+
 // Strings of every length read back whole, including those past the 16-bit length of an entry
 // (65,535 bytes and up keep their length beside their bytes) and ones with NUL bytes inside.
 TEST(Lexicon, LongStringsAndBorrowedBytes) {

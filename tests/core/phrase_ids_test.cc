@@ -171,6 +171,40 @@ TEST(PhraseIds, PerRangeCorpusReadsTheSameStringsAndScoresTheSameBits) {
   }
 }
 
+// Every string of a corpus built with one id per string (kCorpus) has exactly one: the builder interns
+// tokens, stems, keys and dedup keys through different calls (keys of two or more words through
+// Lexicon::InternWords, which trusts the caller that they hold a space), and a string put in the wrong
+// one of the lexicon's two tables would get a second id, which Find (by the string's bytes) would not
+// give back. Tried on every way a document is read and every profile's cut of the pieces, on one thread
+// and merged from two.
+TEST(PhraseIds, EveryStringOfACorpusHasOneId) {
+  if (!std::filesystem::exists(kPerRangeShared + "kpg_testsets_meng2017/inspec")) GTEST_SKIP() << "no ../shared/data";
+  for (const test::RangeCase& c : test::RangeCases()) {
+    SCOPED_TRACE(c.dataset + " " + c.profile);
+    auto ds = ImportDataset(c.dataset);
+    ASSERT_TRUE(ds.ok()) << ds.error().message;
+    std::optional<RawPredictions> aligned;
+    ASSERT_NO_FATAL_FAILURE(test::AlignIfAny(c.predictions, *ds, aligned));
+    const Profile profile = *FindProfile(c.profile);
+    for (int threads : {1, 2}) {
+      int asked = 0;
+      auto corpus =
+          BuildCorpus(*ds, aligned ? &*aligned : nullptr, profile, threads, AlwaysAnswer(PhraseIds::kCorpus, &asked));
+      ASSERT_TRUE(corpus.ok()) << corpus.error().message;
+      ASSERT_GT(corpus->lex.size(), 100u);
+      std::size_t with_space = 0;
+      for (TokenId id = 0; id < corpus->lex.size(); ++id) {
+        const std::string_view s = corpus->lex.Str(id);
+        with_space += s.find(' ') != std::string_view::npos;
+        const std::optional<TokenId> found = corpus->lex.Find(s);
+        ASSERT_TRUE(found.has_value()) << "threads " << threads << ": '" << s << "'";
+        ASSERT_EQ(*found, id) << "threads " << threads << ": '" << s << "'";
+      }
+      EXPECT_GT(with_space, 10u);  // keys of two or more words were interned
+    }
+  }
+}
+
 // Ranges of at most DocsPerRange documents, built one after another on each thread (design note 70),
 // here 37 (3 for KPTimes' 10) and 1 (a range a document), so that every dataset makes many: every document reads
 // the strings of the one-thread corpus and the kernels give its bits, with ids unique, on 1, 2 and 3

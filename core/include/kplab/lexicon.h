@@ -37,6 +37,14 @@ class Lexicon {
   static std::uint64_t Hash(std::string_view s);
   void Prefetch(std::string_view s, std::uint64_t hash) const;
   TokenId InternStable(std::string_view s, std::uint64_t hash);
+  // Intern(s, hash), InternStable(s, hash) and Prefetch(s, hash) of a string the caller knows holds a
+  // space (a key of two or more words, joined by ' '): the string's table (Table) is chosen without
+  // reading s again. A string without a space given here would get a second id: debug builds refuse it.
+  TokenId InternWords(std::string_view s, std::uint64_t hash) { return Add(s, true, hash, kWords); }
+  TokenId InternStableWords(std::string_view s, std::uint64_t hash) {
+    return Add(s, s.size() >= kLongString, hash, kWords);
+  }
+  void PrefetchWords(std::uint64_t hash) const;
   std::optional<TokenId> Find(std::string_view s) const;
   std::string_view Str(TokenId id) const { return Unpack(strings_[id]); }
   // String id as eight bytes (its address and length) that Unpack reads back without the lexicon's
@@ -70,7 +78,9 @@ class Lexicon {
 
  private:
   static constexpr std::uint64_t kLongString = 0xFFFF;
-  TokenId Add(std::string_view s, bool copy, std::uint64_t hash);
+  // Add's table: the one s's bytes choose (Table::For), or the one of strings with a space (kWords).
+  enum Which : std::uint8_t { kBySpace, kWords };
+  TokenId Add(std::string_view s, bool copy, std::uint64_t hash, Which which = kBySpace);
   char* Take(std::size_t bytes, bool phrase);
   struct Table;
   std::unique_ptr<Table> table_;

@@ -873,7 +873,10 @@ class Builder {
     const std::size_t n = tokens_.size();
     const std::span<TokenId> ids = arena.PhraseBlock(2 * n, s);
     const bool same_join = p_.dedup_join == " ";
-    std::size_t key_size = 0;  // the key is written into key_, whose size only grows
+    // The key is written where FinishPieces reads it, after the pending keys' bytes (kept there only
+    // when it is kBytes); pending_bytes_ is a buffer whose size only grows.
+    const std::size_t key_at = pending_size_;
+    std::size_t key_size = 0;
     dedup_.clear();
     bool first_peos = false, any_invalid = false;  // the first stem is "<peos>"; a stem is invalid
     std::size_t gold_words = 0, gold_changed = 0;  // GoldStems' counts, were the phrase a reference
@@ -891,12 +894,15 @@ class Builder {
       ids[k] = e.token;
       ids[n + k] = st;
       if (!sv.empty()) ph.set_blank(false);
-      if (key_.size() < key_size + 1 + sv.size()) key_.resize(2 * (key_size + 1 + sv.size()));
+      if (pending_bytes_.size() < key_at + key_size + 1 + sv.size()) {
+        pending_bytes_.resize(2 * (key_at + key_size + 1 + sv.size()));
+      }
+      char* const key = pending_bytes_.data() + key_at;
       if (k > 0) {
-        key_[key_size++] = ' ';
+        key[key_size++] = ' ';
         if (!same_join) dedup_.append(p_.dedup_join);
       }
-      eval_internal::CopyBytes(key_.data() + key_size, sv.data(), sv.size());
+      eval_internal::CopyBytes(key + key_size, sv.data(), sv.size());
       key_size += sv.size();
       if (!same_join) dedup_.append(sv);
     }
@@ -908,24 +914,33 @@ class Builder {
       // A one-token phrase's key is its one stem's string, interned already: that string's id.
       ph.key = ids[1];
       pk.kind = PendingKey::kKnown;
-    } else if (key_size == s.size() && eval_internal::SameBytes(key_.data(), s.data(), s.size())) {
+    } else if (key_size == s.size() && eval_internal::SameBytes(pending_bytes_.data() + key_at, s.data(), s.size())) {
       // A key that reads as the surface (nothing the stemmer changed) is the surface's bytes, not a copy.
       pk.kind = PendingKey::kSurface;
       pk.hash = Lexicon::Hash(ph.surface());
-      lex.Prefetch(ph.surface(), pk.hash);
     } else {
       pk.kind = PendingKey::kBytes;
-      pk.key_at = static_cast<std::uint32_t>(pending_bytes_.size());
+      pk.key_at = static_cast<std::uint32_t>(key_at);
       pk.key_size = static_cast<std::uint32_t>(key_size);
-      pending_bytes_.append(key_.data(), key_size);
-      const std::string_view key(key_.data(), key_size);
-      pk.hash = Lexicon::Hash(key);
-      lex.Prefetch(key, pk.hash);
+      pending_size_ = key_at + key_size;
+      pk.hash = Lexicon::Hash(std::string_view(pending_bytes_.data() + key_at, key_size));
+    }
+    if (pk.kind != PendingKey::kKnown) {
+      // Two or more tokens: the key holds the ' ' that joins them (Lexicon::InternWords). None: "".
+      pk.words = n >= 2;
+      if (pk.words) {
+        lex.PrefetchWords(pk.hash);
+      } else {
+        lex.Prefetch(std::string_view(pending_bytes_.data() + key_at, key_size), pk.hash);
+      }
     }
     if (!same_join) {
-      pk.dedup_at = static_cast<std::uint32_t>(pending_bytes_.size());
+      pk.dedup_at = static_cast<std::uint32_t>(pending_size_);
       pk.dedup_size = static_cast<std::uint32_t>(dedup_.size());
-      pending_bytes_.append(dedup_);
+      if (pending_bytes_.size() < pending_size_ + dedup_.size())
+        pending_bytes_.resize(2 * (pending_size_ + dedup_.size()));
+      eval_internal::CopyBytes(pending_bytes_.data() + pending_size_, dedup_.data(), dedup_.size());
+      pending_size_ += dedup_.size();
     }
     // What Doc asks of every prediction, once per phrase rather than once per occurrence (each a
     // look-up of strings spread over the whole lexicon); the invalid substring is looked for in the
@@ -950,6 +965,7 @@ class Builder {
     std::uint32_t key_at = 0, key_size = 0, dedup_at = 0, dedup_size = 0;  // in pending_bytes_
     std::uint64_t hash = 0;                                                // the key's (kSurface, kBytes)
     Kind kind = kKnown;
+    bool words = false;      // the key joins two or more tokens (Lexicon::InternWords)
     std::uint8_t flags = 0;  // Normalize's, but for the invalid substring
     std::uint16_t gold = 0;
   };
@@ -962,12 +978,13 @@ class Builder {
     for (const PendingKey& pk : pending_) {
       Phrase& ph = *pk.phrase;
       if (pk.kind == PendingKey::kSurface) {
-        ph.key = lex.InternStable(ph.surface(), pk.hash);
+        ph.key = pk.words ? lex.InternStableWords(ph.surface(), pk.hash) : lex.InternStable(ph.surface(), pk.hash);
       } else if (pk.kind == PendingKey::kBytes) {
-        ph.key = lex.Intern(std::string_view(pending_bytes_).substr(pk.key_at, pk.key_size), pk.hash);
+        const std::string_view key(pending_bytes_.data() + pk.key_at, pk.key_size);
+        ph.key = pk.words ? lex.InternWords(key, pk.hash) : lex.Intern(key, pk.hash);
       }
       if (!same_join) {
-        dedup_keys.push_back(lex.Intern(std::string_view(pending_bytes_).substr(pk.dedup_at, pk.dedup_size)));
+        dedup_keys.push_back(lex.Intern(std::string_view(pending_bytes_.data() + pk.dedup_at, pk.dedup_size)));
       }
       std::uint8_t flags = pk.flags;
       if (!p_.invalid_substring.empty() && lex.Str(ph.key).find(p_.invalid_substring) != std::string_view::npos) {
@@ -976,14 +993,14 @@ class Builder {
       piece_store.Complete(pk.record, DedupKey(ph), flags, pk.gold);
     }
     pending_.clear();
-    pending_bytes_.clear();
+    pending_size_ = 0;
   }
 
   Options o_;
   const Profile& p_;
   PorterStemmer stemmer_;
   Profile as_written_;  // p_ without lower-casing, for references compared as written
-  std::string surface_, key_, dedup_;        // scratch buffers of Normalize (key_: its first bytes)
+  std::string surface_, dedup_;              // scratch buffers of Normalize
   std::vector<std::string_view> tokens_;     // a new phrase's tokens while Normalize makes it
   std::vector<std::string> words_;           // the word tokenizer's, which tokens_ views (raw text)
   std::vector<TokenId> alt_;                 // a reference's alternative keys while Doc reads them
@@ -991,7 +1008,8 @@ class Builder {
   // piece's record keeps them: PendingKey, FinishPieces).
   static constexpr std::uint8_t kPeosSurface = 1, kPeosStem = 2, kInvalid = 4;
   std::vector<PendingKey> pending_;  // the new phrases whose keys FinishPieces interns, in order
-  std::string pending_bytes_;        // their keys' and dedup keys' bytes
+  std::string pending_bytes_;        // their keys' and dedup keys' bytes: the first pending_size_
+  std::size_t pending_size_ = 0;
   // A document's pieces' records (Doc, but for ExHiRD's re-cut pieces): references' forms, predictions.
   std::vector<std::uint32_t> ref_records_, pred_records_;
   eval_internal::TokenTable token_table_;  // every distinct token met (Token)

@@ -1,6 +1,7 @@
 #include "kplab/lexicon.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <stdexcept>
 #include <utility>
@@ -66,6 +67,7 @@ TokenId Lexicon::InternStable(std::string_view s) { return InternStable(s, eval_
 TokenId Lexicon::InternStable(std::string_view s, std::uint64_t hash) { return Add(s, s.size() >= kLongString, hash); }
 std::uint64_t Lexicon::Hash(std::string_view s) { return eval_internal::HashBytes(s); }
 void Lexicon::Prefetch(std::string_view s, std::uint64_t hash) const { table_->For(s).Prefetch(hash); }
+void Lexicon::PrefetchWords(std::uint64_t hash) const { table_->phrases.Prefetch(hash); }
 
 char* Lexicon::Take(std::size_t bytes, bool phrase) {
   // Strings live in large chunks (stable addresses, one allocation per 64 KiB).
@@ -83,9 +85,10 @@ char* Lexicon::Take(std::size_t bytes, bool phrase) {
   return out;
 }
 
-TokenId Lexicon::Add(std::string_view s, bool copy, std::uint64_t h) {
+TokenId Lexicon::Add(std::string_view s, bool copy, std::uint64_t h, Which which) {
   if (!indexed_) RefuseLookup();
-  const bool phrase = Table::HasSpace(s);
+  assert(which == kBySpace || Table::HasSpace(s));  // InternWords: the caller's word
+  const bool phrase = which == kWords || Table::HasSpace(s);
   auto& slots = phrase ? table_->phrases : table_->words;
   bool found = false;
   const std::size_t pos = slots.Probe(h, [&](std::uint32_t id) { return Str(id) == s; }, &found);
