@@ -215,6 +215,18 @@ TEST(TextTest, StripLikePython) {
   EXPECT_EQ(Strip("\xE3\x80\x80\xC2\xA0x\xE2\x80\x89\x1C"), "x");
   // U+200B (zero-width space) is not stripped.
   EXPECT_EQ(Strip("\xE2\x80\x8Bx"), "\xE2\x80\x8Bx");
+  // Either end alone decides: an ASCII control space at one end ('\x1fa', 'a\x1c'), a Unicode one
+  // ('a\xa0'), none at an end that is ASCII but not a letter ('\x7fa\x7f' keeps DEL), none at all.
+  EXPECT_EQ(Strip("\x1F"
+                  "a"),
+            "a");
+  EXPECT_EQ(Strip("a\x1C"), "a");
+  EXPECT_EQ(Strip("a\xC2\xA0"), "a");
+  EXPECT_EQ(Strip("\x7F"
+                  "a\x7F"),
+            "\x7F"
+            "a\x7F");
+  EXPECT_EQ(Strip("a b"), "a b");
   // Interior whitespace stays.
   EXPECT_EQ(Strip("\xC2\xA0"
                   "a\xC2\xA0"

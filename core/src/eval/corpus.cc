@@ -281,6 +281,11 @@ class Builder {
   };
   explicit Builder(const Options& o) : o_(o), p_(*o.profile), stemmer_(p_.stem_mode), as_written_(p_) {
     as_written_.lowercase = false;
+    peos_ = p_.peos == "first_token"      ? Peos::kFirstToken
+            : p_.peos == "piece"          ? Peos::kPiece
+            : p_.peos == "piece_in_lines" ? Peos::kPieceInLines
+                                          : Peos::kKeep;
+    same_join_ = p_.dedup_join == " ";
   }
 
   Lexicon lex;
@@ -489,8 +494,8 @@ class Builder {
       if (flags & (kPeosSurface | kPeosStem)) {
         const bool exact = (flags & kPeosSurface) != 0;
         if (exact) after_peos = true;
-        if (p_.peos == "first_token" || (p_.peos == "piece" && exact) ||
-            (p_.peos == "piece_in_lines" && exact && in.from_line())) {
+        if (peos_ == Peos::kFirstToken || (peos_ == Peos::kPiece && exact) ||
+            (peos_ == Peos::kPieceInLines && exact && in.from_line())) {
           continue;
         }
       }
@@ -872,7 +877,7 @@ class Builder {
     }
     const std::size_t n = tokens_.size();
     const std::span<TokenId> ids = arena.PhraseBlock(2 * n, s);
-    const bool same_join = p_.dedup_join == " ";
+    const bool same_join = same_join_;
     // The key is written where FinishPieces reads it, after the pending keys' bytes (kept there only
     // when it is kBytes); pending_bytes_ is a buffer whose size only grows.
     const std::size_t key_at = pending_size_;
@@ -974,7 +979,7 @@ class Builder {
   // each had been interned at once: the phrases' dedup keys are indexed by phrase id) and completes
   // their pieces' records.
   void FinishPieces() {
-    const bool same_join = p_.dedup_join == " ";
+    const bool same_join = same_join_;
     for (const PendingKey& pk : pending_) {
       Phrase& ph = *pk.phrase;
       if (pk.kind == PendingKey::kSurface) {
@@ -998,6 +1003,10 @@ class Builder {
 
   Options o_;
   const Profile& p_;
+  // Profile::peos, read once rather than compared as strings at every "<peos>" piece.
+  enum class Peos : std::uint8_t { kKeep, kFirstToken, kPiece, kPieceInLines };
+  Peos peos_ = Peos::kKeep;
+  bool same_join_ = true;  // Profile::dedup_join is " ": the dedup key is the match key (DedupKey)
   PorterStemmer stemmer_;
   Profile as_written_;  // p_ without lower-casing, for references compared as written
   std::string surface_, dedup_;              // scratch buffers of Normalize

@@ -106,6 +106,11 @@ bool IsPyDecimal(char32_t cp) {
 }
 
 std::string_view Strip(std::string_view s) {
+  // Nearly every string (a token, a piece) starts and ends with an ASCII byte that is not whitespace:
+  // nothing to strip, and nothing to decode.
+  if (s.empty()) return s;
+  const auto first = static_cast<unsigned char>(s.front()), last = static_cast<unsigned char>(s.back());
+  if (first < 0x80 && last < 0x80 && !IsPySpace(first) && !IsPySpace(last)) return s;
   std::size_t b = 0;
   std::size_t e = s.size();
   while (b < e) {
