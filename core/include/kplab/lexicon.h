@@ -82,6 +82,7 @@ class Lexicon {
   enum Which : std::uint8_t { kBySpace, kWords };
   TokenId Add(std::string_view s, bool copy, std::uint64_t hash, Which which = kBySpace);
   char* Take(std::size_t bytes, bool phrase);
+  [[gnu::noinline]] void NewChunk(std::size_t bytes, bool phrase);
   struct Table;
   std::unique_ptr<Table> table_;
   std::vector<std::unique_ptr<char[]>> chunks_;  // string bytes, stable addresses

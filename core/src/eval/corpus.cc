@@ -260,6 +260,14 @@ struct GoldStems {
   }
 };
 
+// v grown to at least n elements (never shrunk), for a scratch array a document writes by index: a
+// resize to each document's size was a call (value-initializing the new elements) every document.
+template <typename T>
+T* Room(std::vector<T>& v, std::size_t n) {
+  if (v.size() < n) v.resize(n);
+  return v.data();
+}
+
 // Builds the documents of one range with its own lexicon, phrases and memos (interned tokens, stems
 // memoized by token id, normalized phrases by raw piece). One builder per range (a range a thread, or
 // with per-range ids several a thread, built in turn); BuildCorpus merges them in range order, which
@@ -383,14 +391,13 @@ class Builder {
       // Every piece looked up first (the new ones normalized), then the new phrases' keys interned together.
       // Sized first and written by index: a push_back a piece is a call (the vector's growth path is
       // not inlined), twice per piece of every document.
-      ref_records_.resize(in.forms.size());
-      for (std::size_t k = 0; k < in.forms.size(); ++k) ref_records_[k] = Lookup(in.forms[k], stem_refs, ahead.refs[k]);
-      pred_records_.clear();
+      std::uint32_t* const ref_records = Room(ref_records_, in.forms.size());
+      for (std::size_t k = 0; k < in.forms.size(); ++k) ref_records[k] = Lookup(in.forms[k], stem_refs, ahead.refs[k]);
       if (in.has_preds) {
         const std::size_t n =
             eval_internal::InternedPredictionPieces(p_, in.pieces.size(), in.pieces.empty() ? "" : in.pieces[0]);
-        pred_records_.resize(n);
-        for (std::size_t j = 0; j < n; ++j) pred_records_[j] = Lookup(in.pieces[j], true, ahead.preds[j]);
+        std::uint32_t* const pred_records = Room(pred_records_, n);
+        for (std::size_t j = 0; j < n; ++j) pred_records[j] = Lookup(in.pieces[j], true, ahead.preds[j]);
       }
       FinishPieces();
     }
@@ -475,11 +482,13 @@ class Builder {
     bool after_peos = false;
     int one_word = 0;  // one-token pieces met so far (Profile::first_one_word_only)
     seen_.clear();
-    dup_index_.clear();
     bool any_dup = false;
     // Kept in a scratch list first: the document keeps exactly its own (dups and markers drop many).
     preds_.clear();
-    pred_dedups_.resize(n_pieces);  // pred_dedups_[f]: preds_[f]'s, written by index as preds_ grows
+    TokenId* const pred_dedups = Room(pred_dedups_, n_pieces);  // [f]: preds_[f]'s, written as preds_ grows
+    // Per kept or repeated piece from the first repeat on, its index in preds_ (at most one a piece).
+    std::uint32_t* const dup_index = Room(dup_index_, n_pieces);
+    std::size_t n_dup = 0;
     if (p_.exhird_markers) {
       hashes_.clear();
       for (std::size_t j = 0; j < n_pieces; ++j) Hash(raw_piece(j), true);
@@ -507,18 +516,18 @@ class Builder {
       }
       if (p_.dedup && !seen_.insert(in_memo.dedup)) {
         if (!any_dup) {  // the index is kept from the first repeat on: before it, kept piece k is preds k
-          for (std::size_t f = 0; f < preds_.size(); ++f) dup_index_.push_back(static_cast<std::uint32_t>(f));
+          for (std::size_t f = 0; f < preds_.size(); ++f) dup_index[n_dup++] = static_cast<std::uint32_t>(f);
         }
         for (std::size_t f = 0; f < preds_.size(); ++f) {
-          if (pred_dedups_[f] == in_memo.dedup) {
-            dup_index_.push_back(static_cast<std::uint32_t>(f));
+          if (pred_dedups[f] == in_memo.dedup) {
+            dup_index[n_dup++] = static_cast<std::uint32_t>(f);
             break;
           }
         }
         any_dup = true;
         continue;
       }
-      if (any_dup) dup_index_.push_back(static_cast<std::uint32_t>(preds_.size()));
+      if (any_dup) dup_index[n_dup++] = static_cast<std::uint32_t>(preds_.size());
       Keyphrase kp;
       kp.phrase = ph;
       kp.set_after_peos(after_peos);
@@ -531,14 +540,14 @@ class Builder {
         if (!kp.extra()) kp.set_extra(&extras.emplace_back());
         kp.extra()->probs = &probs.emplace_back(rp->token_probs[j]);
       }
-      pred_dedups_[preds_.size()] = in_memo.dedup;
+      pred_dedups[preds_.size()] = in_memo.dedup;
       preds_.push_back(Listed(kp));
     }
     doc.preds = arena.CopyOf(std::span<const Keyphrase>(preds_));
     doc.n_present_preds = PresentCount(preds_);
     if (any_dup) {
       dups.push_back({i, dup_indices.size()});
-      dup_indices.insert(dup_indices.end(), dup_index_.begin(), dup_index_.end());
+      dup_indices.insert(dup_indices.end(), dup_index, dup_index + n_dup);
     }
     return sequence_logprobs;
   }
@@ -637,22 +646,26 @@ class Builder {
     return words > 254 ? kGoldMany : static_cast<std::uint16_t>(words | changed << 8);
   }
   // A kept reference (phrase ph, packed counts g) into gold; the first with a changed word names the
-  // first such word as the example.
-  void CountGold(std::uint16_t g, const Phrase& ph) {
-    std::size_t words = g & 0xFF, changed = g >> 8;
-    if (g == kGoldMany || (changed > 0 && gold.example.empty())) {
-      words = changed = 0;
-      for (const TokenId t : ph.tokens()) {
-        const std::string_view s = lex.Str(t);
-        const std::uint32_t f =
-            GoldFlags(token_table_.Get(s, eval_internal::HashBytes(s), [&](auto& fresh) { NewToken(fresh, s); }), s);
-        words += (f & kGoldWord) != 0;
-        if (!(f & kGoldChanged)) continue;
-        ++changed;
-        if (gold.example.empty()) {
-          const std::string w = AsciiLower(std::string(s));
-          gold.example = fmt::format("'{}' -> '{}'", w, stemmer_.Stem(w));
-        }
+  // first such word as the example. Inlined where Doc keeps a reference: nearly every call adds the
+  // packed counts (CountGoldTokens counts from the tokens).
+  [[gnu::always_inline]] void CountGold(std::uint16_t g, const Phrase& ph) {
+    const std::size_t changed = g >> 8;
+    if (g == kGoldMany || (changed > 0 && gold.example.empty())) return CountGoldTokens(ph);
+    gold.words += g & 0xFF;
+    gold.changed += changed;
+  }
+  [[gnu::noinline]] void CountGoldTokens(const Phrase& ph) {
+    std::size_t words = 0, changed = 0;
+    for (const TokenId t : ph.tokens()) {
+      const std::string_view s = lex.Str(t);
+      const std::uint32_t f =
+          GoldFlags(token_table_.Get(s, eval_internal::HashBytes(s), [&](auto& fresh) { NewToken(fresh, s); }), s);
+      words += (f & kGoldWord) != 0;
+      if (!(f & kGoldChanged)) continue;
+      ++changed;
+      if (gold.example.empty()) {
+        const std::string w = AsciiLower(std::string(s));
+        gold.example = fmt::format("'{}' -> '{}'", w, stemmer_.Stem(w));
       }
     }
     gold.words += words;

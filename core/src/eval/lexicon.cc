@@ -69,20 +69,23 @@ std::uint64_t Lexicon::Hash(std::string_view s) { return eval_internal::HashByte
 void Lexicon::Prefetch(std::string_view s, std::uint64_t hash) const { table_->For(s).Prefetch(hash); }
 void Lexicon::PrefetchWords(std::uint64_t hash) const { table_->phrases.Prefetch(hash); }
 
-char* Lexicon::Take(std::size_t bytes, bool phrase) {
-  // Strings live in large chunks (stable addresses, one allocation per 64 KiB).
+// Strings live in large chunks (stable addresses, one allocation per 64 KiB). Inlined in Add, once per
+// new string; a new chunk is NewChunk's.
+inline char* Lexicon::Take(std::size_t bytes, bool phrase) {
   char*& pos = chunk_pos_[phrase];
   std::size_t& left = chunk_left_[phrase];
-  if (left < bytes) {
-    const std::size_t size = std::max<std::size_t>(64 * 1024, bytes);
-    chunks_.push_back(std::make_unique_for_overwrite<char[]>(size));  // every byte is written before it is read
-    pos = chunks_.back().get();
-    left = size;
-  }
+  if (left < bytes) NewChunk(bytes, phrase);
   char* out = pos;
   pos += bytes;
   left -= bytes;
   return out;
+}
+
+void Lexicon::NewChunk(std::size_t bytes, bool phrase) {
+  const std::size_t size = std::max<std::size_t>(64 * 1024, bytes);
+  chunks_.push_back(std::make_unique_for_overwrite<char[]>(size));  // every byte is written before it is read
+  chunk_pos_[phrase] = chunks_.back().get();
+  chunk_left_[phrase] = size;
 }
 
 TokenId Lexicon::Add(std::string_view s, bool copy, std::uint64_t h, Which which) {

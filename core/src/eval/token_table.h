@@ -22,7 +22,7 @@ namespace kplab::eval_internal {
 // Are the n bytes at a and b the same? Inline for the short strings tokens and pieces are (a library
 // memcmp call costs more than the compare): 8 bytes at a time, the last 8 overlapping, or two
 // overlapping 4-byte halves, or byte by byte below 4.
-inline bool SameBytes(const char* a, const char* b, std::size_t n) {
+[[gnu::always_inline]] inline bool SameBytes(const char* a, const char* b, std::size_t n) {
   if (n >= 8) {
     std::uint64_t x, y;
     for (std::size_t i = 0; i + 8 < n; i += 8) {
