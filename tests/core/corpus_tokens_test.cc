@@ -255,6 +255,80 @@ TEST(SlotTable, ClearedTableIsEmptyAtItsSize) {
   }
 }
 
+// Reserve (the corpus builder sizes its tables for a range before its first document): a reserved
+// slot table, token table or lexicon holds that many entries without growing, calloc'ed and mapped;
+// past them it grows as before and finds every entry; a table that holds entries, or a lexicon that
+// holds strings, is left as it is (the entries stay found, the ids stay); a smaller reservation than
+// the table's size changes nothing.
+TEST(SlotTable, ReservedTablesHoldThatManyWithoutGrowing) {
+  using eval_internal::SlotTable;
+  EXPECT_EQ(SlotTable::SlotsFor(0), 1024u);
+  EXPECT_EQ(SlotTable::SlotsFor(716), 1024u);  // 716 / 1024 < 70%
+  EXPECT_EQ(SlotTable::SlotsFor(717), 2048u);  // 717 / 1024 > 70%
+  EXPECT_EQ(SlotTable::SlotsFor(91750), 131072u);
+  for (std::size_t keys : {std::size_t{5000}, std::size_t{400000}}) {
+    SCOPED_TRACE(keys);
+    SlotTable table;
+    table.Reserve(keys);
+    const std::size_t size = table.size();
+    EXPECT_EQ(size, SlotTable::SlotsFor(keys));
+    auto hash = [](std::size_t k) { return eval_internal::HashBytes("k" + std::to_string(k)); };
+    auto add = [&](std::size_t k) {
+      bool found = false;
+      const std::size_t pos = table.Probe(
+          hash(k), [&](std::uint32_t i) { return i == k; }, &found);
+      ASSERT_FALSE(found);
+      table.Fill(pos, hash(k), static_cast<std::uint32_t>(k));
+    };
+    for (std::size_t k = 0; k < keys; ++k) add(k);
+    EXPECT_EQ(table.size(), size) << "no growth up to the reservation";
+    table.Reserve(keys * 4);  // holds entries: left as it is
+    EXPECT_EQ(table.size(), size);
+    for (std::size_t k = keys; k < 3 * keys; ++k) add(k);
+    EXPECT_GT(table.size(), size) << "past it, it grows as before";
+    for (std::size_t k = 0; k < 3 * keys; ++k) {
+      bool found = false;
+      table.Probe(
+          hash(k), [&](std::uint32_t i) { return i == k; }, &found);
+      ASSERT_TRUE(found) << k;
+    }
+  }
+  SlotTable big(SlotTable::SlotsFor(100000));
+  big.Reserve(10);  // smaller than it is: nothing
+  EXPECT_EQ(big.size(), SlotTable::SlotsFor(100000));
+
+  TokenTable tokens;
+  tokens.Reserve(30000);
+  std::vector<std::string> names;
+  for (int i = 0; i < 30000; ++i) names.push_back("t" + std::to_string(i));
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string& t = names[i];
+    ASSERT_EQ(tokens
+                  .Get(t, eval_internal::HashBytes(t),
+                       [&](TokenTable::Entry& e) {
+                         e.bytes = t.data();
+                         e.token = static_cast<TokenId>(i);
+                       })
+                  .token,
+              i);
+  }
+  tokens.Reserve(100000);  // holds tokens: left as it is, every one still found
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    ASSERT_EQ(tokens.Get(names[i], eval_internal::HashBytes(names[i]), [](TokenTable::Entry&) { FAIL(); }).token, i);
+  }
+
+  Lexicon lex;
+  lex.Reserve(50000, 50000);
+  for (int i = 0; i < 60000; ++i) {
+    ASSERT_EQ(lex.Intern("w" + std::to_string(i)), static_cast<TokenId>(2 * i));
+    ASSERT_EQ(lex.Intern("p " + std::to_string(i)), static_cast<TokenId>(2 * i + 1));
+  }
+  lex.Reserve(1000000, 1000000);  // holds strings: its index stays, ids and look-ups as they were
+  EXPECT_EQ(*lex.Find("w59999"), 2u * 59999);
+  EXPECT_EQ(*lex.Find("p 0"), 1u);
+  EXPECT_EQ(lex.Intern("w0"), 0u);
+}
+
 // nltk 3.8's stems (mode nltk) of the lower-case ASCII words of the dictionary golden file.
 std::vector<std::pair<std::string, std::string>> NltkStems() {
   std::vector<std::pair<std::string, std::string>> out;

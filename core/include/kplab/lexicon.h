@@ -46,6 +46,10 @@ class Lexicon {
   }
   void PrefetchWords(std::uint64_t hash) const;
   std::optional<TokenId> Find(std::string_view s) const;
+  // Sizes the index of a lexicon that holds no string yet for about `words` strings without a space
+  // and `phrases` with one, so that it does not grow on the way there (a hint: it grows past them as
+  // before, and a lexicon that holds strings keeps its index as it is).
+  void Reserve(std::size_t words, std::size_t phrases);
   std::string_view Str(TokenId id) const { return Unpack(strings_[id]); }
   // String id as eight bytes (its address and length) that Unpack reads back without the lexicon's
   // table of strings: a caller that keeps a string's id beside it (the corpus builder's token table)

@@ -327,6 +327,18 @@ class Builder {
     return std::span<const std::uint32_t>(dup_indices).subspan(dups[k].begin, end - dups[k].begin);
   }
 
+  // Sizes the build's tables for a range of `docs` documents, so that they do not grow (each growth is
+  // a fresh zeroed table and every entry placed again) on the way. The rates per document are what
+  // KP20k with a generator's predictions holds in one range of its 20,000 documents (the largest of the
+  // standard test sets): 4.3 distinct pieces, 1.1 tokens, 1.5 strings without a space and 3.4 with one.
+  // A hint only: a range that holds more grows its tables as before, one that holds fewer leaves at
+  // most half of them unused. Called on the range's thread, before its first document.
+  void Reserve(std::size_t docs) {
+    memo[1].Reserve(docs * 4);
+    token_table_.Reserve(docs + docs / 10);
+    lex.Reserve(docs + docs / 2, docs * 3 + docs * 2 / 5);
+  }
+
   // Frees what only the build probes (the piece memo and its records, the token table, the lexicon's
   // index), once the range is built and its ids are per range (nothing looks a string up again): a
   // table of 2 MiB or more goes back to the system, the rest to the allocator, for the next range built
@@ -1316,6 +1328,7 @@ void BuildRanges(const Reader& reader, Corpus& corpus, std::vector<std::unique_p
         for (std::size_t r = ranges.first[t]; r < ranges.first[t + 1]; ++r) {
           const auto [begin, end] = ranges.Of(r);
           Builder& b = *builders[r];
+          if (r == ranges.first[t]) b.Reserve(end - begin);  // a later range takes the tables it grew
           for (std::size_t i = begin; i < end; ++i) {
             const DocIn& in = local.Get(i);
             if (i + 1 < end) b.Prefetch(i + 1, local.Get(i + 1));  // the next document's memo slots load meanwhile
@@ -1713,6 +1726,8 @@ Result<StreamedCorpus> StreamCorpusImpl(const Reader& reader, const RawDataset& 
       [&](std::size_t t) {
         typename Reader::Local local(reader, ranges.start[ranges.first[t]]);
         auto b = std::make_unique<Builder>(options);
+        const auto [first_begin, first_end] = ranges.Of(ranges.first[t]);
+        b->Reserve(first_end - first_begin);  // a later range takes the tables this one grew
         for (std::size_t r = ranges.first[t]; r < ranges.first[t + 1]; ++r) {
           const auto [begin, end] = ranges.Of(r);
           Corpus range = CorpusHeader(dataset, predictions, profile);

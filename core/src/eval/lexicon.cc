@@ -43,6 +43,12 @@ struct Lexicon::Table {
 };
 
 Lexicon::Lexicon() : table_(std::make_unique<Table>()) {}
+
+void Lexicon::Reserve(std::size_t words, std::size_t phrases) {
+  if (!strings_.empty() || !indexed_) return;
+  table_->words.Reserve(words);
+  table_->phrases.Reserve(phrases);
+}
 Lexicon::~Lexicon() = default;
 Lexicon::Lexicon(Lexicon&&) noexcept = default;
 Lexicon& Lexicon::operator=(Lexicon&&) noexcept = default;

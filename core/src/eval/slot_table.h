@@ -116,6 +116,20 @@ class SlotTable {
     if (++used_ * 10 > size_ * 7) Grow();
   }
   std::size_t size() const { return size_; }
+  // The slots for about `entries` entries at most 70% full (a power of two, at least 1024).
+  static std::size_t SlotsFor(std::size_t entries) {
+    std::size_t slots = 1024;
+    while (slots * 7 < entries * 10) slots *= 2;
+    return slots;
+  }
+  // An empty table made ready for about `entries` entries without growing on the way (a hint: it grows
+  // past them as before). A table that holds entries, or is that large already, stays as it is.
+  void Reserve(std::size_t entries) {
+    const std::size_t slots = SlotsFor(entries);
+    if (used_ != 0 || slots <= size_) return;
+    Free();
+    Allocate(slots);
+  }
   // Frees every slot and keeps the table's size and memory (a thread's next range, design note 71):
   // zeroing memory already faulted in costs less than fresh pages, and the table does not grow again.
   void Clear() {

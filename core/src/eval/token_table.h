@@ -120,6 +120,13 @@ class TokenTable {
     }
   }
   std::size_t size() const { return used_; }
+  // SlotTable::Reserve's, for this table: an empty table ready for about `entries` tokens.
+  void Reserve(std::size_t entries) {
+    const std::size_t slots = SlotTable::SlotsFor(entries);
+    if (used_ != 0 || slots <= size_) return;
+    slots_ = std::make_unique<Entry[]>(slots);
+    size_ = slots;
+  }
 
  private:
   void Grow() {
