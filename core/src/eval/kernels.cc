@@ -134,7 +134,7 @@ std::uint64_t Bit(bool b, std::size_t j) { return static_cast<std::uint64_t>(b) 
 // whose set is not within the hay's is none.
 
 // match.cc's KeyMatches(pred, reference j): the key is the reference's or one of its alternative keys.
-std::uint64_t KeyRow(const DocItems& d, const Item& p) {
+[[gnu::always_inline]] inline std::uint64_t KeyRow(const DocItems& d, const Item& p) {
   std::uint64_t bits = 0;
   for (std::size_t j = 0; j < d.n_refs; ++j) bits |= Bit(d.refs[j].key == p.key, j);
   for (std::uint64_t alt = d.alt_refs & ~bits; alt != 0; alt &= alt - 1) {

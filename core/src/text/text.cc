@@ -110,7 +110,7 @@ std::string_view Strip(std::string_view s) {
   // nothing to strip, and nothing to decode.
   if (s.empty()) return s;
   const auto first = static_cast<unsigned char>(s.front()), last = static_cast<unsigned char>(s.back());
-  if (first < 0x80 && last < 0x80 && !IsPySpace(first) && !IsPySpace(last)) return s;
+  if (first < 0x80 && last < 0x80 && !IsAsciiSpace(first) && !IsAsciiSpace(last)) return s;
   std::size_t b = 0;
   std::size_t e = s.size();
   while (b < e) {
