@@ -527,21 +527,39 @@ KernelLayout LayOutKernel(const MetricKernel& kernel, const MetricPlugin& plugin
   return out;
 }
 
-// Scores `doc` with the kernel into dest[s][slot][row]; `values` is scratch space.
-void ScoreWithKernel(const MetricKernel& kernel, const KernelLayout& layout, const Corpus& corpus, const Document& doc,
-                     std::vector<double>& values, std::vector<std::vector<std::vector<double>>>& dest,
-                     std::size_t row) {
-  const std::size_t n_names = kernel.names().size();
-  const auto& subsets = doc.has_text ? layout.with_text : layout.without_text;
-  const auto& index_of = doc.has_text ? layout.with_index : layout.without_index;
-  values.resize(n_names * layout.with_text.size());
-  kernel.Score(corpus, doc, subsets, values);
-  for (std::size_t r = 0; r < subsets.size(); ++r) {
-    auto& cols = dest[index_of[r]];
-    const double* v = &values[r * n_names];
-    for (std::size_t k = 0; k < n_names; ++k) {
-      if (layout.slot_of_value[k] >= 0) cols[static_cast<std::size_t>(layout.slot_of_value[k])][row] = v[k];
+// Where a kernel's values of a document go: per subset of a document with text (layout.with_text),
+// and of one without, then per value, the first element of its slot column in dest (null: a value the
+// plugin does not declare, dropped). Resolved once for a range of documents, not per value: dest's
+// columns are sized before the range is scored and keep their place.
+struct KernelTargets {
+  std::vector<double*> with_text, without_text;
+};
+
+KernelTargets TargetsOf(const KernelLayout& layout, std::size_t n_names,
+                        std::vector<std::vector<std::vector<double>>>& dest) {
+  auto targets = [&](const std::vector<KernelSubset>& subsets, const std::vector<std::size_t>& index_of) {
+    std::vector<double*> out(subsets.size() * n_names, nullptr);
+    for (std::size_t r = 0; r < subsets.size(); ++r) {
+      for (std::size_t k = 0; k < n_names; ++k) {
+        if (const int slot = layout.slot_of_value[k]; slot >= 0) {
+          out[r * n_names + k] = dest[index_of[r]][static_cast<std::size_t>(slot)].data();
+        }
+      }
     }
+    return out;
+  };
+  return {targets(layout.with_text, layout.with_index), targets(layout.without_text, layout.without_index)};
+}
+
+// Scores `doc` with the kernel into its targets' columns at `row`; `values` is scratch space of
+// kernel.names().size() * layout.with_text.size() values.
+void ScoreWithKernel(const MetricKernel& kernel, const KernelLayout& layout, const KernelTargets& targets,
+                     const Corpus& corpus, const Document& doc, std::vector<double>& values, std::size_t row) {
+  const auto& subsets = doc.has_text ? layout.with_text : layout.without_text;
+  const std::vector<double*>& to = doc.has_text ? targets.with_text : targets.without_text;
+  kernel.Score(corpus, doc, subsets, values);
+  for (std::size_t j = 0; j < to.size(); ++j) {
+    if (to[j] != nullptr) to[j][row] = values[j];
   }
 }
 
@@ -561,11 +579,12 @@ void MetricRunner::ScoreKernel(std::size_t lane, std::size_t index, const Declar
     part.error = PluginError(plugin, layout.error);
     return;
   }
-  std::vector<double> values;
+  std::vector<double> values(kernel.names().size() * layout.with_text.size());
+  const KernelTargets targets = TargetsOf(layout, kernel.names().size(), v2_);
   std::size_t next_report = 0;
   for (std::size_t i = 0; i < n; ++i) {
     PrefetchAhead(corpus_->docs.data() + begin, i, n);
-    ScoreWithKernel(kernel, layout, *corpus_, corpus_->docs[begin + i], values, v2_, begin + i - offset_);
+    ScoreWithKernel(kernel, layout, targets, *corpus_, corpus_->docs[begin + i], values, begin + i - offset_);
     if (progress && *progress && i >= next_report) {
       (*progress)(plugin.name, (i + 1) * n_lanes_, n_scored_);
       next_report = i + std::max<std::size_t>(n / 100, 1);
@@ -871,9 +890,11 @@ std::optional<ScriptError> MetricRunner::Verify(
     Result<std::unique_ptr<MetricKernel>> kernel = MakeKernel(plugin);
     if (!kernel) return PluginError(plugin, kernel.error().message);
     const KernelLayout layout = LayOutKernel(**kernel, plugin, *decl);
-    std::vector<double> values;
+    std::vector<double> values((*kernel)->names().size() * layout.with_text.size());
+    const KernelTargets targets = TargetsOf(layout, (*kernel)->names().size(), one);  // fresh_slots() refills one
     for (std::size_t d : sample) {
-      ScoreWithKernel(**kernel, layout, *corpus_, corpus_->docs[d], values, fresh_slots(), 0);
+      fresh_slots();
+      ScoreWithKernel(**kernel, layout, targets, *corpus_, corpus_->docs[d], values, 0);
       if (auto e = compare_slots(d, one)) return e;
     }
     return std::nullopt;
@@ -1412,6 +1433,12 @@ void MetricRunner::ScoreRange(const Corpus& range, std::size_t begin) {
   }
   // Each document with every plugin in turn, while it is in the cache.
   std::vector<double> values;
+  std::vector<KernelTargets> targets;  // per live plugin, in live's order
+  for (std::size_t index : live) {
+    StreamState& st = *streams_[index];
+    values.resize(std::max(values.size(), st.kernel->names().size() * st.layout.with_text.size()));
+    targets.push_back(TargetsOf(st.layout, st.kernel->names().size(), st.slots));
+  }
   const Document* docs = range.docs.data() + (lo - begin);
   const std::size_t n = hi - lo;
   for (std::size_t i = 0; i < n; ++i) {
@@ -1419,10 +1446,11 @@ void MetricRunner::ScoreRange(const Corpus& range, std::size_t begin) {
     for (std::size_t k = 0; k < live.size(); ++k) {
       StreamState& st = *streams_[live[k]];
       try {
-        ScoreWithKernel(*st.kernel, st.layout, range, docs[i], values, st.slots, lo + i - offset_);
+        ScoreWithKernel(*st.kernel, st.layout, targets[k], range, docs[i], values, lo + i - offset_);
       } catch (const std::exception& e) {
         fail(live[k], lo + i, internal(live[k], e));
-        live.erase(live.begin() + static_cast<std::ptrdiff_t>(k--));
+        live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
+        targets.erase(targets.begin() + static_cast<std::ptrdiff_t>(k--));
       }
     }
   }
@@ -1436,9 +1464,11 @@ void MetricRunner::ScoreRange(const Corpus& range, std::size_t begin) {
     const MetricPlugin& plugin = *lanes_[0].plugins[index];
     try {
       SlotArrays one = OneDocumentSlots(st.slots);
+      const KernelTargets to_one = TargetsOf(st.layout, st.fresh->names().size(), one);
+      values.resize(std::max(values.size(), st.fresh->names().size() * st.layout.with_text.size()));
       for (auto it = first; it != last; ++it) {
         const Document& doc = range.docs[*it - begin];
-        ScoreWithKernel(*st.fresh, st.layout, range, doc, values, one, 0);
+        ScoreWithKernel(*st.fresh, st.layout, to_one, range, doc, values, 0);
         if (auto error = CompareSlots(plugin, st.decls[0], st.slots, *it - offset_, one, doc.id)) {
           fail(index, *it, std::move(*error));
           break;
