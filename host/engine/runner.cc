@@ -1443,6 +1443,8 @@ void MetricRunner::ScoreRange(const Corpus& range, std::size_t begin) {
   const std::size_t n = hi - lo;
   for (std::size_t i = 0; i < n; ++i) {
     PrefetchAhead(docs, i, n);
+    std::optional<KernelDocumentScope> shared;  // two kernels or more read the document's items once
+    if (live.size() > 1) shared.emplace(docs[i]);
     for (std::size_t k = 0; k < live.size(); ++k) {
       StreamState& st = *streams_[live[k]];
       try {

@@ -16,6 +16,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -100,6 +101,29 @@ std::vector<std::uint64_t> PerRangeKernelBits(const Corpus& c) {
   return out;
 }
 
+// The values of one document of the kernels in `order` (indices into kernels), scored in that order,
+// as bits, listed in the kernels' order (a kernel not in `order` gives none).
+std::vector<std::uint64_t> DocumentBits(const Corpus& c, const Document& doc,
+                                        const std::vector<std::unique_ptr<MetricKernel>>& kernels,
+                                        const std::vector<std::size_t>& order) {
+  std::vector<KernelSubset> subsets = {{0, "all"}};
+  if (doc.has_text) subsets.insert(subsets.end(), {{1, "present"}, {2, "absent"}});
+  std::vector<std::vector<double>> values(kernels.size());
+  for (std::size_t k : order) {
+    values[k].assign(kernels[k]->names().size() * subsets.size(), -1.0);
+    kernels[k]->Score(c, doc, subsets, values[k]);
+  }
+  std::vector<std::uint64_t> out;
+  for (const auto& row : values) {
+    for (double v : row) {
+      std::uint64_t bits;
+      std::memcpy(&bits, &v, sizeof bits);
+      out.push_back(bits);
+    }
+  }
+  return out;
+}
+
 ChoosePhraseIds AlwaysAnswer(PhraseIds ids, int* asked) {
   return [ids, asked] {
     ++*asked;
@@ -167,6 +191,60 @@ TEST(PhraseIds, PerRangeCorpusReadsTheSameStringsAndScoresTheSameBits) {
       EXPECT_EQ(asked, 1);
       ExpectSameDocumentsByStrings(*one, *lines);
       EXPECT_EQ(PerRangeKernelBits(*lines), expected);
+    }
+  }
+}
+
+// KernelDocumentScope (the runner opens one around each document's kernels): the kernels that score
+// the scope's document share the items the first of them read, and each adds the sets it needs (exact
+// none, rank the stems' or the strings', rprec both). Every order of the three kernels in a scope gives
+// the bits each gives alone without one, on every shared case and profile (KPEval's alpha-NDCG reads
+// strings, not stems). And the hostile interleavings: another document scored inside the scope, then
+// the scope's again; a second scope opened over the first; a kernel after its scope ended.
+TEST(KernelDocumentScope, SharedItemsGiveEachKernelsOwnBits) {
+  if (!std::filesystem::exists(kPerRangeShared + "kpg_testsets_meng2017/inspec")) GTEST_SKIP() << "no ../shared/data";
+  for (const test::RangeCase& c : test::RangeCases()) {
+    SCOPED_TRACE(c.dataset + " " + c.profile);
+    auto ds = ImportDataset(c.dataset);
+    ASSERT_TRUE(ds.ok()) << ds.error().message;
+    std::optional<RawPredictions> aligned;
+    ASSERT_NO_FATAL_FAILURE(test::AlignIfAny(c.predictions, *ds, aligned));
+    const Profile profile = *FindProfile(c.profile);
+    auto corpus = BuildCorpus(*ds, aligned ? &*aligned : nullptr, profile, 1);
+    ASSERT_TRUE(corpus.ok()) << corpus.error().message;
+    KernelParams params;
+    params.ks = *ParseCutoffs("5,10,M,O");
+    std::vector<std::unique_ptr<MetricKernel>> kernels;
+    for (const char* name : {"exact", "rank", "rprec"}) {
+      auto kernel = MakeMetricKernel(name, params, corpus->profile);
+      ASSERT_TRUE(kernel.ok()) << name;
+      kernels.push_back(std::move(*kernel));
+    }
+    const std::vector<std::vector<std::size_t>> orders = {{0, 1, 2}, {2, 1, 0}, {1, 2, 0}, {2, 0, 1}};
+    const std::vector<Document>& docs = corpus->docs;
+    ASSERT_GT(docs.size(), 3u);
+    for (std::size_t d = 0; d < docs.size(); ++d) {
+      // Each kernel alone, without a scope, on a thread of its own (whose items it reads first).
+      std::vector<std::uint64_t> alone;
+      for (std::size_t k = 0; k < kernels.size(); ++k) {
+        std::vector<std::uint64_t> bits;
+        std::thread([&] { bits = DocumentBits(*corpus, docs[d], kernels, {k}); }).join();
+        alone.insert(alone.end(), bits.begin(), bits.end());
+      }
+      for (const auto& order : orders) {
+        const KernelDocumentScope scope(docs[d]);
+        ASSERT_EQ(DocumentBits(*corpus, docs[d], kernels, order), alone) << "document " << d;
+      }
+      {
+        const KernelDocumentScope scope(docs[d]);
+        DocumentBits(*corpus, docs[d], kernels, {0});                      // exact's items, no sets
+        DocumentBits(*corpus, docs[(d + 1) % docs.size()], kernels, {2});  // another document, in the scope
+        ASSERT_EQ(DocumentBits(*corpus, docs[d], kernels, {1, 2, 0}), alone) << "document " << d;
+        const KernelDocumentScope over(docs[(d + 2) % docs.size()]);  // a second scope replaces it
+        DocumentBits(*corpus, docs[(d + 2) % docs.size()], kernels, {2});
+        ASSERT_EQ(DocumentBits(*corpus, docs[d], kernels, {2, 0, 1}), alone) << "document " << d;
+      }
+      ASSERT_EQ(DocumentBits(*corpus, docs[d], kernels, {1, 0, 2}), alone) << "after the scopes, document " << d;
     }
   }
 }

@@ -50,6 +50,18 @@ class MetricKernel {
   std::vector<std::string> names_;
 };
 
+// While a scope lives, the kernels that score `doc` on this thread share what they read of it (its
+// predictions' and references' keys and stems, and the sets the relations filter with) rather than each
+// reading it again: the runner opens one around each document's kernels. Outside a scope, and for any
+// other document, a kernel reads the document afresh. A second scope on the thread replaces the first.
+class KernelDocumentScope {
+ public:
+  explicit KernelDocumentScope(const Document& doc);
+  ~KernelDocumentScope();
+  KernelDocumentScope(const KernelDocumentScope&) = delete;
+  KernelDocumentScope& operator=(const KernelDocumentScope&) = delete;
+};
+
 // The kernel called `name` ("exact", "rank", "rprec") for these parameters and profile; ErrorKind::kUsage
 // for an unknown name.
 Result<std::unique_ptr<MetricKernel>> MakeMetricKernel(std::string_view name, const KernelParams& params,

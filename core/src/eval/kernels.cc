@@ -48,25 +48,39 @@ struct Item {
   std::uint64_t byte_set = 0;         // bit (c & 63) set for each byte c of str
 };
 
+// The document a KernelDocumentScope on this thread is open for (null: none), and the scope's number
+// (each scope a new one), which is what the items a kernel loaded are valid for.
+struct ScopeState {
+  const Document* doc = nullptr;
+  std::uint64_t serial = 0;
+};
+thread_local ScopeState t_scope;
+
 struct DocItems {
   std::size_t n_preds = 0, n_refs = 0;
   std::uint64_t alt_refs = 0;  // references with alternative keys
   Item preds[kMaxItems];
   Item refs[kMaxRefs];
+  // The scope (ScopeState::serial) these items were loaded in, 0 for none; and which sets they hold.
+  std::uint64_t serial = 0;
+  bool have_stems = false, have_strings = false;
 
   // with_stems: the stems' set (for runs of stems); with_strings: the keys' strings and their bytes'
-  // set (for substrings).
-  void Load(const Corpus& corpus, const Document& doc, bool with_stems, bool with_strings) {
-    n_preds = doc.preds.size();
-    n_refs = doc.refs.size();
-    alt_refs = 0;
+  // set (for substrings). Within a scope for doc, what an earlier kernel loaded is kept and only what
+  // it did not is added; otherwise the document is read afresh.
+  [[gnu::always_inline]] void Load(const Corpus& corpus, const Document& doc, bool with_stems, bool with_strings) {
+    const bool scoped = t_scope.doc == &doc;
+    if (!scoped || serial != t_scope.serial) {
+      LoadItems(doc);
+      serial = scoped ? t_scope.serial : 0;
+      have_stems = have_strings = false;
+    }
     // In passes, each of which only starts loads (independent cache misses overlap) that the next one
-    // reads: the phrases, then what they point to (stems, key strings), then the sets.
-    auto phrase = [&](const Keyphrase& kp, Item& it) {
-      it.key = kp.key();
-      it.blank = kp.phrase->blank();
-      it.stems = kp.stems();
-      it.len = static_cast<std::uint32_t>(it.stems.size());
+    // reads: the phrases (LoadItems), then what they point to (stems, key strings), then the sets.
+    with_stems = with_stems && !have_stems;
+    with_strings = with_strings && !have_strings;
+    if (!with_stems && !with_strings) return;
+    auto point = [&](Item& it) {
       if (with_stems && it.len > 0) __builtin_prefetch(it.stems.data());
       if (with_strings) {
         it.str = corpus.lex.Str(it.key);
@@ -85,6 +99,25 @@ struct DocItems {
         it.byte_set = set;
       }
     };
+    for (std::size_t i = 0; i < n_preds; ++i) point(preds[i]);
+    for (std::size_t j = 0; j < n_refs; ++j) point(refs[j]);
+    for (std::size_t i = 0; i < n_preds; ++i) sets(preds[i]);
+    for (std::size_t j = 0; j < n_refs; ++j) sets(refs[j]);
+    have_stems = have_stems || with_stems;
+    have_strings = have_strings || with_strings;
+  }
+
+ private:
+  void LoadItems(const Document& doc) {
+    n_preds = doc.preds.size();
+    n_refs = doc.refs.size();
+    alt_refs = 0;
+    auto phrase = [&](const Keyphrase& kp, Item& it) {
+      it.key = kp.key();
+      it.blank = kp.phrase->blank();
+      it.stems = kp.stems();
+      it.len = static_cast<std::uint32_t>(it.stems.size());
+    };
     for (const Keyphrase& kp : doc.preds) __builtin_prefetch(&kp.phrase->key);
     for (const Keyphrase& kp : doc.refs) __builtin_prefetch(&kp.phrase->key);
     for (std::size_t i = 0; i < n_preds; ++i) phrase(doc.preds[i], preds[i]);
@@ -93,12 +126,14 @@ struct DocItems {
       refs[j].alt_keys = doc.refs[j].alt_keys();
       if (!refs[j].alt_keys.empty()) alt_refs |= std::uint64_t{1} << j;
     }
-    if (with_stems || with_strings) {
-      for (std::size_t i = 0; i < n_preds; ++i) sets(preds[i]);
-      for (std::size_t j = 0; j < n_refs; ++j) sets(refs[j]);
-    }
   }
 };
+
+// This thread's items, shared by its kernels (DocItems::Load says when they are reused).
+DocItems& ThreadItems() {
+  thread_local DocItems items;
+  return items;
+}
 
 std::size_t Row(const Document& doc, const Keyphrase* k) { return static_cast<std::size_t>(k - doc.preds.data()); }
 std::size_t Col(const Document& doc, const Keyphrase* k) { return static_cast<std::size_t>(k - doc.refs.data()); }
@@ -245,7 +280,7 @@ class ExactKernel final : public MetricKernel {
       }
       return;
     }
-    thread_local DocItems d;
+    DocItems& d = ThreadItems();
     d.Load(corpus, doc, false, false);
     std::uint64_t match[kMaxItems];
     for (std::size_t i = 0; i < d.n_preds; ++i) {
@@ -305,7 +340,7 @@ class RankKernel final : public MetricKernel {
       }
       return;
     }
-    thread_local DocItems d;
+    DocItems& d = ThreadItems();
     d.Load(corpus, doc, !substring_, substring_);
     // Per prediction: the references it matches (ExactMatch) and those it covers as alpha-NDCG's
     // subtopics (AlphaNdcgSubstring: its string is in theirs; AlphaNdcgWordPool: its stems are a run of
@@ -402,7 +437,7 @@ class RprecKernel final : public MetricKernel {
       ScoreLists(corpus, doc, subsets, values);
       return;
     }
-    thread_local DocItems d;
+    DocItems& d = ThreadItems();
     d.Load(corpus, doc, true, true);
     std::uint64_t rel[kMaxItems];
     for (std::size_t i = 0; i < d.n_preds; ++i) {
@@ -511,6 +546,12 @@ class RprecKernel final : public MetricKernel {
 };
 
 }  // namespace
+
+KernelDocumentScope::KernelDocumentScope(const Document& doc) {
+  t_scope.doc = &doc;
+  ++t_scope.serial;
+}
+KernelDocumentScope::~KernelDocumentScope() { t_scope.doc = nullptr; }
 
 Result<std::unique_ptr<MetricKernel>> MakeMetricKernel(std::string_view name, const KernelParams& params,
                                                        const Profile& profile) {
