@@ -63,7 +63,8 @@ struct DocItems {
   Item refs[kMaxRefs];
   // The scope (ScopeState::serial) these items were loaded in, 0 for none; and which sets they hold.
   std::uint64_t serial = 0;
-  bool have_stems = false, have_strings = false;
+  bool have_stems = false, have_strings = false, have_key_rows = false;
+  std::uint64_t key_rows[kMaxItems];  // KeyRows'
 
   // with_stems: the stems' set (for runs of stems); with_strings: the keys' strings and their bytes'
   // set (for substrings). Within a scope for doc, what an earlier kernel loaded is kept and only what
@@ -73,7 +74,7 @@ struct DocItems {
     if (!scoped || serial != t_scope.serial) {
       LoadItems(doc);
       serial = scoped ? t_scope.serial : 0;
-      have_stems = have_strings = false;
+      have_stems = have_strings = have_key_rows = false;
     }
     // In passes, each of which only starts loads (independent cache misses overlap) that the next one
     // reads: the phrases (LoadItems), then what they point to (stems, key strings), then the sets.
@@ -180,6 +181,16 @@ std::uint64_t Bit(bool b, std::size_t j) { return static_cast<std::uint64_t>(b) 
   return bits;
 }
 
+// Every prediction's KeyRow, made once for a document's items (the exact and rank kernels both read
+// them; in a KernelDocumentScope the second reads the first's).
+const std::uint64_t* KeyRows(DocItems& d) {
+  if (!d.have_key_rows) {
+    for (std::size_t i = 0; i < d.n_preds; ++i) d.key_rows[i] = KeyRow(d, d.preds[i]);
+    d.have_key_rows = true;
+  }
+  return d.key_rows;
+}
+
 bool StemsSearch(const Item& hay, const Item& needle) {
   return std::search(hay.stems.begin(), hay.stems.end(), needle.stems.begin(), needle.stems.end()) != hay.stems.end();
 }
@@ -282,10 +293,7 @@ class ExactKernel final : public MetricKernel {
     }
     DocItems& d = ThreadItems();
     d.Load(corpus, doc, false, false);
-    std::uint64_t match[kMaxItems];
-    for (std::size_t i = 0; i < d.n_preds; ++i) {
-      match[i] = KeyRow(d, d.preds[i]);
-    }
+    const std::uint64_t* const match = KeyRows(d);
     std::uint8_t flags[kMaxItems];
     for (std::size_t s = 0; s < subsets.size(); ++s) {
       const PhraseRefs preds = doc.pred_view(subsets[s].view), refs = doc.ref_view(subsets[s].view);
@@ -345,10 +353,10 @@ class RankKernel final : public MetricKernel {
     // Per prediction: the references it matches (ExactMatch) and those it covers as alpha-NDCG's
     // subtopics (AlphaNdcgSubstring: its string is in theirs; AlphaNdcgWordPool: its stems are a run of
     // theirs, and each reference's own coverage for the ideal's pool).
-    std::uint64_t match[kMaxItems], cover[kMaxItems], ref_cover[kMaxRefs];
+    const std::uint64_t* const match = KeyRows(d);
+    std::uint64_t cover[kMaxItems], ref_cover[kMaxRefs];
     for (std::size_t i = 0; i < d.n_preds; ++i) {
       const Item& p = d.preds[i];
-      match[i] = KeyRow(d, p);
       if (substring_) {
         cover[i] = InRefsRow(d, p);
       } else {
