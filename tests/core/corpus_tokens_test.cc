@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "../../core/src/eval/byte_set.h"
 #include "../../core/src/eval/piece_store.h"
 #include "../../core/src/eval/slot_table.h"
 #include "../../core/src/eval/token_table.h"
@@ -253,6 +254,37 @@ TEST(SlotTable, ClearedTableIsEmptyAtItsSize) {
     EXPECT_EQ(finds(2), keys);
     EXPECT_EQ(finds(1), 0u);
   }
+}
+
+// The rprec kernel's byte sets (eval/byte_set.h): the AVX2 path, where the processor has it, and the one
+// ByteSet takes give the scalar loop's set for every length from 0 to 40 (the 8-byte steps and every
+// tail), for bytes of all 256 values (high bytes and NUL wrap modulo 64 like the rest), and for a
+// string not aligned to 8 bytes.
+TEST(ByteSet, EveryPathIsTheScalarLoops) {
+  std::uint64_t state = 0x9E3779B97F4A7C15ull;
+  auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<unsigned char>(state >> 56);
+  };
+  std::string buffer(64, '\0');
+  for (int round = 0; round < 200; ++round) {
+    for (char& c : buffer) c = static_cast<char>(next());
+    for (std::size_t len = 0; len <= 40; ++len) {
+      const std::string_view s(buffer.data() + 1 + round % 7, len);
+      const std::uint64_t expected = eval_internal::ByteSetScalar(s);
+      ASSERT_EQ(eval_internal::ByteSet(s), expected) << len;
+#if defined(__x86_64__)
+      if (__builtin_cpu_supports("avx2")) {
+        ASSERT_EQ(eval_internal::ByteSetAvx2(s), expected) << len;
+      }
+#endif
+    }
+  }
+  // By hand: 'a' (0x61) is bit 33, ' ' bit 32, '!' (0x21) bit 33 again, 0xFF bit 63, NUL bit 0.
+  EXPECT_EQ(eval_internal::ByteSet("a a a a a a a a a"), (std::uint64_t{1} << 33) | (std::uint64_t{1} << 32));
+  EXPECT_EQ(eval_internal::ByteSet(std::string_view("!\xFF\0aaaaaaa", 10)),
+            (std::uint64_t{1} << 33) | (std::uint64_t{1} << 63) | 1);
+  EXPECT_EQ(eval_internal::ByteSet(""), 0u);
 }
 
 // Reserve (the corpus builder sizes its tables for a range before its first document): a reserved

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "eval/byte_set.h"
+
 namespace kplab {
 
 namespace {
@@ -94,11 +96,7 @@ struct DocItems {
         for (TokenId id : it.stems) set |= std::uint64_t{1} << (id & 63);
         it.stem_set = set;
       }
-      if (with_strings) {
-        std::uint64_t set = 0;
-        for (unsigned char c : it.str) set |= std::uint64_t{1} << (c & 63);
-        it.byte_set = set;
-      }
+      if (with_strings) it.byte_set = eval_internal::ByteSet(it.str);
     };
     for (std::size_t i = 0; i < n_preds; ++i) point(preds[i]);
     for (std::size_t j = 0; j < n_refs; ++j) point(refs[j]);
