@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <bit>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <fmt/format.h>
 
 #include "eval/byte_set.h"
@@ -63,6 +67,9 @@ struct DocItems {
   std::uint64_t alt_refs = 0;  // references with alternative keys
   Item preds[kMaxItems];
   Item refs[kMaxRefs];
+  // The references' keys side by side (KeyBits compares four at a time), and which references are blank.
+  TokenId ref_keys[kMaxRefs + 3] = {};
+  std::uint64_t blank_refs = 0;
   // The scope (ScopeState::serial) these items were loaded in, 0 for none; and which sets they hold.
   std::uint64_t serial = 0;
   bool have_stems = false, have_strings = false, have_key_rows = false;
@@ -120,8 +127,11 @@ struct DocItems {
     for (const Keyphrase& kp : doc.preds) __builtin_prefetch(&kp.phrase->key);
     for (const Keyphrase& kp : doc.refs) __builtin_prefetch(&kp.phrase->key);
     for (std::size_t i = 0; i < n_preds; ++i) phrase(doc.preds[i], preds[i]);
+    blank_refs = 0;
     for (std::size_t j = 0; j < n_refs; ++j) {
       phrase(doc.refs[j], refs[j]);
+      ref_keys[j] = refs[j].key;
+      blank_refs |= static_cast<std::uint64_t>(refs[j].blank) << j;
       refs[j].alt_keys = doc.refs[j].alt_keys();
       if (!refs[j].alt_keys.empty()) alt_refs |= std::uint64_t{1} << j;
     }
@@ -162,6 +172,27 @@ SubsetIndex IndexSubset(const Document& doc, int view, PhraseRefs preds, PhraseR
 
 std::uint64_t Bit(bool b, std::size_t j) { return static_cast<std::uint64_t>(b) << j; }
 
+// The bits j < n of a row over n references.
+std::uint64_t LowBits(std::size_t n) { return n >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << n) - 1; }
+
+// Bit j for every reference j whose key is `key`: four keys a compare where SSE2 is (every x86-64; the
+// keys read past n_refs, within ref_keys, are masked off).
+std::uint64_t KeyBits(const DocItems& d, TokenId key) {
+#if defined(__SSE2__)
+  const __m128i k = _mm_set1_epi32(static_cast<int>(key));
+  std::uint64_t bits = 0;
+  for (std::size_t j = 0; j < d.n_refs; j += 4) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d.ref_keys + j));
+    bits |= static_cast<std::uint64_t>(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, k)))) << j;
+  }
+  return bits & LowBits(d.n_refs);
+#else
+  std::uint64_t bits = 0;
+  for (std::size_t j = 0; j < d.n_refs; ++j) bits |= Bit(d.ref_keys[j] == key, j);
+  return bits;
+#endif
+}
+
 // Each row below is one item's relation to every reference, as bits. The tests are those of match.cc,
 // the cheap ones first for all references without branching, the search only where they leave a
 // candidate: a run of stems (a substring) holds every stem id (byte) of the needle, so a needle
@@ -169,8 +200,7 @@ std::uint64_t Bit(bool b, std::size_t j) { return static_cast<std::uint64_t>(b) 
 
 // match.cc's KeyMatches(pred, reference j): the key is the reference's or one of its alternative keys.
 [[gnu::always_inline]] inline std::uint64_t KeyRow(const DocItems& d, const Item& p) {
-  std::uint64_t bits = 0;
-  for (std::size_t j = 0; j < d.n_refs; ++j) bits |= Bit(d.refs[j].key == p.key, j);
+  std::uint64_t bits = KeyBits(d, p.key);
   for (std::uint64_t alt = d.alt_refs & ~bits; alt != 0; alt &= alt - 1) {
     const std::size_t j = static_cast<std::size_t>(std::countr_zero(alt));
     const auto keys = d.refs[j].alt_keys;
@@ -197,10 +227,9 @@ bool StemsSearch(const Item& hay, const Item& needle) {
 // (equal keys are equal stems; different keys of as many stems are not a run of each other).
 std::uint64_t RunInRefsRow(const DocItems& d, const Item& x) {
   if (x.len == 0) return 0;
-  std::uint64_t equal = 0, maybe = 0;
+  std::uint64_t equal = KeyBits(d, x.key), maybe = 0;
   for (std::size_t j = 0; j < d.n_refs; ++j) {
     const Item& r = d.refs[j];
-    equal |= Bit(r.key == x.key, j);
     maybe |= Bit((x.len < r.len) & ((x.stem_set & ~r.stem_set) == 0), j);
   }
   for (maybe &= ~equal; maybe != 0; maybe &= maybe - 1) {
@@ -213,11 +242,11 @@ std::uint64_t RunInRefsRow(const DocItems& d, const Item& x) {
 // match.cc's ZeschGurevychMatch relation of a non-blank prediction p to every reference j: j is not
 // blank and StemsRunIn(j, p) || StemsRunIn(p, j).
 std::uint64_t ZeschGurevychRow(const DocItems& d, const Item& p) {
-  std::uint64_t equal = 0, p_in_r = 0, r_in_p = 0;
+  const std::uint64_t live_refs = ~d.blank_refs;
+  std::uint64_t equal = p.len > 0 ? KeyBits(d, p.key) & live_refs : 0, p_in_r = 0, r_in_p = 0;
   for (std::size_t j = 0; j < d.n_refs; ++j) {
     const Item& r = d.refs[j];
     const bool live = !r.blank;
-    equal |= Bit(live & (r.key == p.key) & (p.len > 0), j);
     p_in_r |= Bit(live & (p.len > 0) & (p.len < r.len) & ((p.stem_set & ~r.stem_set) == 0), j);
     r_in_p |= Bit(live & (r.len > 0) & (r.len < p.len) & ((r.stem_set & ~p.stem_set) == 0), j);
   }
@@ -253,10 +282,9 @@ std::uint64_t InRefsRow(const DocItems& d, const Item& p) {
 // match.cc's SubstrEitherKeys (SubstringMatch's relation) of p to every reference j: equal keys, or the
 // shorter string is in the longer (two different strings of one length hold neither the other).
 std::uint64_t SubstrEitherRow(const DocItems& d, const Item& p) {
-  std::uint64_t equal = 0, p_in_r = 0, r_in_p = 0;
+  std::uint64_t equal = KeyBits(d, p.key), p_in_r = 0, r_in_p = 0;
   for (std::size_t j = 0; j < d.n_refs; ++j) {
     const Item& r = d.refs[j];
-    equal |= Bit(r.key == p.key, j);
     p_in_r |= Bit((p.str.size() < r.str.size()) & ((p.byte_set & ~r.byte_set) == 0), j);
     r_in_p |= Bit((r.str.size() < p.str.size()) & ((r.byte_set & ~p.byte_set) == 0), j);
   }
