@@ -475,9 +475,11 @@ std::map<std::string, std::size_t> SubsetDocCounts(const ScoreColumns& scores) {
     if (dot == std::string::npos) continue;
     const std::string subset = scores.metrics[c].substr(0, dot);
     if (subset != "all" && subset != "present" && subset != "absent") continue;
+    std::size_t& most = n[subset];
+    if (most >= scores.columns[c].size()) continue;  // no more defined values than it has rows
     std::size_t defined = 0;
     for (double v : scores.columns[c]) defined += !std::isnan(v);
-    n[subset] = std::max(n[subset], defined);
+    most = std::max(most, defined);
   }
   return n;
 }

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -282,6 +283,33 @@ TEST(Streamed, ARefusedRequestIsRefusedAsForTheBuiltCorpus) {
     EXPECT_EQ(streamed.error().kind, built.error().kind) << c.name;
     EXPECT_EQ(streamed.error().message, built.error().message) << c.name;
   }
+}
+
+}  // namespace
+
+namespace {
+
+// SubsetDocCounts (the documents behind each subset in a report) by hand: the most defined values of
+// any column of the subset, whatever its length; a column after one as long as it is defined is
+// skipped, but not a longer one; names without a subset prefix, or of another, count nowhere.
+TEST(SubsetDocCounts, TheMostDefinedValuesOfAnyColumnOfTheSubset) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  kplab::ScoreColumns scores;
+  auto add = [&](const std::string& name, std::vector<double> column) {
+    scores.metrics.push_back(name);
+    scores.columns.push_back(std::move(column));
+  };
+  add("all.a", {1, 2, 3});
+  add("all.b", {nan, nan, nan});
+  add("present.a", {1, nan, nan});
+  add("present.b", {1, 2, nan});
+  add("absent.a", {nan, nan, nan});
+  add("absent.b", {1});
+  add("absent.c", {1, 2, nan, 4});  // longer than the one before it: counted (3)
+  add("mrr", {1, 2, 3, 4, 5, 6});
+  add("other.x", {1, 2, 3, 4, 5, 6});
+  const std::map<std::string, std::size_t> expected = {{"absent", 3}, {"all", 3}, {"present", 2}};
+  EXPECT_EQ(kplab::host::SubsetDocCounts(scores), expected);
 }
 
 }  // namespace
