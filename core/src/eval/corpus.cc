@@ -332,8 +332,11 @@ class Builder {
   // KP20k with a generator's predictions holds in one range of its 20,000 documents (the largest of the
   // standard test sets): 4.3 distinct pieces, 1.1 tokens, 1.5 strings without a space and 3.4 with one.
   // A hint only: a range that holds more grows its tables as before, one that holds fewer leaves at
-  // most half of them unused. Called on the range's thread, before its first document.
+  // most half of them unused. At most a streamed range's documents (DocsPerRange) are reserved for
+  // (some 14 MB of tables): a larger range, whose vocabulary grows slower than its documents, grows
+  // past that only if it needs to. Called on the range's thread, before its first document.
   void Reserve(std::size_t docs) {
+    docs = std::min(docs, eval_internal::DocsPerRange());
     memo[1].Reserve(docs * 4);
     token_table_.Reserve(docs + docs / 10);
     lex.Reserve(docs + docs / 2, docs * 3 + docs * 2 / 5);
