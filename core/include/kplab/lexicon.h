@@ -39,7 +39,8 @@ class Lexicon {
   TokenId InternStable(std::string_view s, std::uint64_t hash);
   // Intern(s, hash), InternStable(s, hash) and Prefetch(s, hash) of a string the caller knows holds a
   // space (a key of two or more words, joined by ' '): the string's table (Table) is chosen without
-  // reading s again. A string without a space given here would get a second id: debug builds refuse it.
+  // reading s again. The caller must be right: a string without a space given here would get a second
+  // id (debug builds assert; PhraseIds.EveryStringOfACorpusHasOneId checks the corpus builder's calls).
   TokenId InternWords(std::string_view s, std::uint64_t hash) { return Add(s, true, hash, kWords); }
   TokenId InternStableWords(std::string_view s, std::uint64_t hash) {
     return Add(s, s.size() >= kLongString, hash, kWords);

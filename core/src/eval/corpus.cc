@@ -331,8 +331,8 @@ class Builder {
   // a fresh zeroed table and every entry placed again) on the way. The rates per document are what
   // KP20k with a generator's predictions holds in one range of its 20,000 documents (the largest of the
   // standard test sets): 4.3 distinct pieces, 1.1 tokens, 1.5 strings without a space and 3.4 with one.
-  // A hint only: a range that holds more grows its tables as before, one that holds fewer leaves at
-  // most half of them unused. At most a streamed range's documents (DocsPerRange) are reserved for
+  // A hint only: a range that holds more grows its tables as before, one that holds fewer leaves part
+  // of them unused. At most a streamed range's documents (DocsPerRange) are reserved for
   // (some 14 MB of tables): a larger range, whose vocabulary grows slower than its documents, grows
   // past that only if it needs to. Called on the range's thread, before its first document.
   void Reserve(std::size_t docs) {
