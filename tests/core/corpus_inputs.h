@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kplab/io.h"
+#include "kplab/profile.h"
 
 namespace kplab::test {
 
@@ -61,6 +62,26 @@ inline std::vector<RangeCase> RangeCases() {
       {meng + "semeval", preds + "semeval/seed1234.txt", "kenchan"},  // gold matched as given, a warning
       {shared + "kptimes_sample", "", "kplab"},                       // raw text, alternative forms
   };
+}
+
+// A shared case as its tests read it: the dataset imported, its predictions aligned (none when it has
+// none) and its profile.
+struct LoadedCase {
+  RawDataset ds;
+  std::optional<RawPredictions> aligned;
+  Profile profile;
+  const RawPredictions* predictions() const { return aligned ? &*aligned : nullptr; }
+};
+
+// Loads c into out; a failure fails the test (call it inside ASSERT_NO_FATAL_FAILURE).
+inline void LoadCase(const RangeCase& c, LoadedCase& out) {
+  auto ds = ImportDataset(c.dataset);
+  ASSERT_TRUE(ds.ok()) << ds.error().message;
+  out.ds = std::move(*ds);
+  ASSERT_NO_FATAL_FAILURE(AlignIfAny(c.predictions, out.ds, out.aligned));
+  const std::optional<Profile> profile = FindProfile(c.profile);
+  ASSERT_TRUE(profile.has_value()) << c.profile;
+  out.profile = *profile;
 }
 
 }  // namespace kplab::test

@@ -8,6 +8,7 @@
 // promises on many small ranges, one thread's included.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -135,14 +136,12 @@ TEST(PhraseIds, PerRangeCorpusReadsTheSameStringsAndScoresTheSameBits) {
   if (!std::filesystem::exists(kPerRangeShared + "kpg_testsets_meng2017/kp20k")) GTEST_SKIP() << "no ../shared/data";
   for (const test::RangeCase& c : test::RangeCases()) {
     SCOPED_TRACE(c.dataset + " " + c.profile);
-    auto ds = ImportDataset(c.dataset);
-    ASSERT_TRUE(ds.ok()) << ds.error().message;
-    std::optional<RawPredictions> aligned;
-    ASSERT_NO_FATAL_FAILURE(test::AlignIfAny(c.predictions, *ds, aligned));
-    const Profile profile = *FindProfile(c.profile);
+    test::LoadedCase in;
+    ASSERT_NO_FATAL_FAILURE(test::LoadCase(c, in));
+    const Profile& profile = in.profile;
     int asked = 0;
     // One range: nothing to merge, so nothing is asked and the corpus is kCorpus whatever the answer.
-    auto one = BuildCorpus(*ds, aligned ? &*aligned : nullptr, profile, 1, AlwaysAnswer(PhraseIds::kPerRange, &asked));
+    auto one = BuildCorpus(in.ds, in.predictions(), profile, 1, AlwaysAnswer(PhraseIds::kPerRange, &asked));
     ASSERT_TRUE(one.ok()) << one.error().message;
     EXPECT_EQ(asked, 0);
     EXPECT_EQ(one->phrase_ids, PhraseIds::kCorpus);
@@ -151,8 +150,7 @@ TEST(PhraseIds, PerRangeCorpusReadsTheSameStringsAndScoresTheSameBits) {
     for (int threads : {2, 3, 8}) {
       SCOPED_TRACE("threads " + std::to_string(threads));
       asked = 0;
-      auto many =
-          BuildCorpus(*ds, aligned ? &*aligned : nullptr, profile, threads, AlwaysAnswer(PhraseIds::kPerRange, &asked));
+      auto many = BuildCorpus(in.ds, in.predictions(), profile, threads, AlwaysAnswer(PhraseIds::kPerRange, &asked));
       ASSERT_TRUE(many.ok()) << many.error().message;
       EXPECT_EQ(asked, 1);
       EXPECT_EQ(many->phrase_ids, PhraseIds::kPerRange);
@@ -169,8 +167,7 @@ TEST(PhraseIds, PerRangeCorpusReadsTheSameStringsAndScoresTheSameBits) {
       }
       // Asked for kCorpus, the same build merges: the corpus of one thread, ids included.
       asked = 0;
-      auto merged =
-          BuildCorpus(*ds, aligned ? &*aligned : nullptr, profile, threads, AlwaysAnswer(PhraseIds::kCorpus, &asked));
+      auto merged = BuildCorpus(in.ds, in.predictions(), profile, threads, AlwaysAnswer(PhraseIds::kCorpus, &asked));
       ASSERT_TRUE(merged.ok()) << merged.error().message;
       EXPECT_EQ(asked, 1);
       EXPECT_EQ(merged->phrase_ids, PhraseIds::kCorpus);
@@ -200,17 +197,16 @@ TEST(PhraseIds, PerRangeCorpusReadsTheSameStringsAndScoresTheSameBits) {
 // none, rank the stems' or the strings', rprec both). Every order of the three kernels in a scope gives
 // the bits each gives alone without one, on every shared case and profile (KPEval's alpha-NDCG reads
 // strings, not stems). And the hostile interleavings: another document scored inside the scope, then
-// the scope's again; a second scope opened over the first; a kernel after its scope ended.
+// the scope's again; a second scope opened over the first; a kernel after its scope ended; two threads
+// scoring their own documents in scopes at once.
 TEST(KernelDocumentScope, SharedItemsGiveEachKernelsOwnBits) {
   if (!std::filesystem::exists(kPerRangeShared + "kpg_testsets_meng2017/inspec")) GTEST_SKIP() << "no ../shared/data";
   for (const test::RangeCase& c : test::RangeCases()) {
     SCOPED_TRACE(c.dataset + " " + c.profile);
-    auto ds = ImportDataset(c.dataset);
-    ASSERT_TRUE(ds.ok()) << ds.error().message;
-    std::optional<RawPredictions> aligned;
-    ASSERT_NO_FATAL_FAILURE(test::AlignIfAny(c.predictions, *ds, aligned));
-    const Profile profile = *FindProfile(c.profile);
-    auto corpus = BuildCorpus(*ds, aligned ? &*aligned : nullptr, profile, 1);
+    test::LoadedCase in;
+    ASSERT_NO_FATAL_FAILURE(test::LoadCase(c, in));
+    const Profile& profile = in.profile;
+    auto corpus = BuildCorpus(in.ds, in.predictions(), profile, 1);
     ASSERT_TRUE(corpus.ok()) << corpus.error().message;
     KernelParams params;
     params.ks = *ParseCutoffs("5,10,M,O");
@@ -223,9 +219,10 @@ TEST(KernelDocumentScope, SharedItemsGiveEachKernelsOwnBits) {
     const std::vector<std::vector<std::size_t>> orders = {{0, 1, 2}, {2, 1, 0}, {1, 2, 0}, {2, 0, 1}};
     const std::vector<Document>& docs = corpus->docs;
     ASSERT_GT(docs.size(), 3u);
+    std::vector<std::vector<std::uint64_t>> alone_of(docs.size());
     for (std::size_t d = 0; d < docs.size(); ++d) {
       // Each kernel alone, without a scope, on a thread of its own (whose items it reads first).
-      std::vector<std::uint64_t> alone;
+      std::vector<std::uint64_t>& alone = alone_of[d];
       for (std::size_t k = 0; k < kernels.size(); ++k) {
         std::vector<std::uint64_t> bits;
         std::thread([&] { bits = DocumentBits(*corpus, docs[d], kernels, {k}); }).join();
@@ -246,6 +243,18 @@ TEST(KernelDocumentScope, SharedItemsGiveEachKernelsOwnBits) {
       }
       ASSERT_EQ(DocumentBits(*corpus, docs[d], kernels, {1, 0, 2}), alone) << "after the scopes, document " << d;
     }
+    // Two threads at once, each opening scopes for its own documents: a scope is its thread's alone.
+    std::atomic<int> wrong{0};
+    auto half = [&](std::size_t first) {
+      for (std::size_t d = first; d < docs.size(); d += 2) {
+        const KernelDocumentScope scope(docs[d]);
+        if (DocumentBits(*corpus, docs[d], kernels, {2, 0, 1}) != alone_of[d]) ++wrong;
+      }
+    };
+    std::thread other(half, 1);
+    half(0);
+    other.join();
+    EXPECT_EQ(wrong.load(), 0);
   }
 }
 
@@ -259,15 +268,12 @@ TEST(PhraseIds, EveryStringOfACorpusHasOneId) {
   if (!std::filesystem::exists(kPerRangeShared + "kpg_testsets_meng2017/inspec")) GTEST_SKIP() << "no ../shared/data";
   for (const test::RangeCase& c : test::RangeCases()) {
     SCOPED_TRACE(c.dataset + " " + c.profile);
-    auto ds = ImportDataset(c.dataset);
-    ASSERT_TRUE(ds.ok()) << ds.error().message;
-    std::optional<RawPredictions> aligned;
-    ASSERT_NO_FATAL_FAILURE(test::AlignIfAny(c.predictions, *ds, aligned));
-    const Profile profile = *FindProfile(c.profile);
+    test::LoadedCase in;
+    ASSERT_NO_FATAL_FAILURE(test::LoadCase(c, in));
+    const Profile& profile = in.profile;
     for (int threads : {1, 2}) {
       int asked = 0;
-      auto corpus =
-          BuildCorpus(*ds, aligned ? &*aligned : nullptr, profile, threads, AlwaysAnswer(PhraseIds::kCorpus, &asked));
+      auto corpus = BuildCorpus(in.ds, in.predictions(), profile, threads, AlwaysAnswer(PhraseIds::kCorpus, &asked));
       ASSERT_TRUE(corpus.ok()) << corpus.error().message;
       ASSERT_GT(corpus->lex.size(), 100u);
       std::size_t with_space = 0;
@@ -291,13 +297,11 @@ TEST(PhraseIds, SmallRangesReadTheSameStringsAndScoreTheSameBits) {
   if (!std::filesystem::exists(kPerRangeShared + "kpg_testsets_meng2017/inspec")) GTEST_SKIP() << "no ../shared/data";
   for (const test::RangeCase& c : test::RangeCases()) {
     SCOPED_TRACE(c.dataset + " " + c.profile);
-    auto ds = ImportDataset(c.dataset);
-    ASSERT_TRUE(ds.ok()) << ds.error().message;
-    std::optional<RawPredictions> aligned;
-    ASSERT_NO_FATAL_FAILURE(test::AlignIfAny(c.predictions, *ds, aligned));
-    const Profile profile = *FindProfile(c.profile);
+    test::LoadedCase in;
+    ASSERT_NO_FATAL_FAILURE(test::LoadCase(c, in));
+    const Profile& profile = in.profile;
     int asked = 0;
-    auto one = BuildCorpus(*ds, aligned ? &*aligned : nullptr, profile, 1, AlwaysAnswer(PhraseIds::kPerRange, &asked));
+    auto one = BuildCorpus(in.ds, in.predictions(), profile, 1, AlwaysAnswer(PhraseIds::kPerRange, &asked));
     ASSERT_TRUE(one.ok()) << one.error().message;
     ASSERT_EQ(asked, 0);  // DocsPerRange is far above these datasets' size: one range, nothing asked
     const std::vector<std::uint64_t> expected = PerRangeKernelBits(*one);
@@ -314,8 +318,7 @@ TEST(PhraseIds, SmallRangesReadTheSameStringsAndScoreTheSameBits) {
           ranges += (size + per - 1) / per;
         }
         asked = 0;
-        auto many = BuildCorpus(*ds, aligned ? &*aligned : nullptr, profile, threads,
-                                AlwaysAnswer(PhraseIds::kPerRange, &asked));
+        auto many = BuildCorpus(in.ds, in.predictions(), profile, threads, AlwaysAnswer(PhraseIds::kPerRange, &asked));
         ASSERT_TRUE(many.ok()) << many.error().message;
         EXPECT_EQ(asked, 1);
         EXPECT_EQ(many->phrase_ids, PhraseIds::kPerRange);
@@ -331,8 +334,7 @@ TEST(PhraseIds, SmallRangesReadTheSameStringsAndScoreTheSameBits) {
         EXPECT_THROW(many->lex.Intern("a string"), std::logic_error);
         // Asked for kCorpus: one range a thread, merged into the one-thread corpus, ids included.
         asked = 0;
-        auto merged =
-            BuildCorpus(*ds, aligned ? &*aligned : nullptr, profile, threads, AlwaysAnswer(PhraseIds::kCorpus, &asked));
+        auto merged = BuildCorpus(in.ds, in.predictions(), profile, threads, AlwaysAnswer(PhraseIds::kCorpus, &asked));
         ASSERT_TRUE(merged.ok()) << merged.error().message;
         EXPECT_EQ(asked, 1);
         EXPECT_EQ(merged->phrase_ids, PhraseIds::kCorpus);
