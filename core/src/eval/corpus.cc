@@ -328,13 +328,14 @@ class Builder {
   }
 
   // Sizes the build's tables for a range of `docs` documents, so that they do not grow (each growth is
-  // a fresh zeroed table and every entry placed again) on the way. The rates per document are what
-  // KP20k with a generator's predictions holds in one range of its 20,000 documents (the largest of the
-  // standard test sets): 4.3 distinct pieces, 1.1 tokens, 1.5 strings without a space and 3.4 with one.
-  // A hint only: a range that holds more grows its tables as before, one that holds fewer leaves part
-  // of them unused. At most a streamed range's documents (DocsPerRange) are reserved for
-  // (some 14 MB of tables): a larger range, whose vocabulary grows slower than its documents, grows
-  // past that only if it needs to. Called on the range's thread, before its first document.
+  // a fresh zeroed table and every entry placed again) on the way. The rates per document (4 distinct
+  // pieces, 1.1 tokens, 1.5 strings without a space and 3.4 with one) are about what one range of
+  // KP20k's 20,000 documents with a generator's predictions held, the largest of the standard test sets
+  // (read once from a throwaway build that printed its tables' sizes; bench/instructions.py shows the
+  // effect: bench/README.md). A hint only: a range that holds more grows its tables as before, one that holds fewer
+  // leaves part of them unused. At most a streamed range's documents (DocsPerRange) are reserved for (some 14 MB of
+  // tables): a larger range, whose vocabulary grows slower than its documents, grows past that only if it needs to.
+  // Called on the range's thread, before its first document.
   void Reserve(std::size_t docs) {
     docs = std::min(docs, eval_internal::DocsPerRange());
     memo[1].Reserve(docs * 4);
