@@ -19,6 +19,7 @@ least_work_ratio.py --docs does), e.g. --docs 1 for what a process costs beyond 
 """
 import argparse
 import os
+import re
 import statistics
 import sys
 import tempfile
