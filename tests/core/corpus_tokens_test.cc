@@ -14,6 +14,7 @@
 
 #include "../../core/src/eval/byte_set.h"
 #include "../../core/src/eval/piece_store.h"
+#include "../../core/src/eval/ref_lanes.h"
 #include "../../core/src/eval/slot_table.h"
 #include "../../core/src/eval/token_table.h"
 #include "../../core/src/io/io_internal.h"
@@ -285,6 +286,54 @@ TEST(ByteSet, EveryPathIsTheScalarLoops) {
   EXPECT_EQ(eval_internal::ByteSet(std::string_view("!\xFF\0aaaaaaa", 10)),
             (std::uint64_t{1} << 33) | (std::uint64_t{1} << 63) | 1);
   EXPECT_EQ(eval_internal::ByteSet(""), 0u);
+}
+
+// The kernels' reference filters (eval/ref_lanes.h): the SSE2 rows, each kind (both rows, `longer`
+// alone) and the dispatching Within, give the scalar loop's rows for every count of references from 0
+// to 64 (each step of four and every tail), with counts at the signed/unsigned edges (0, 2^31 - 1,
+// 2^31, 2^32 - 1, so that a signed compare left in the lanes fails) and sets drawn from a few bits (so
+// that most pairs hold or are held, both ways); the entries past n hold garbage that must be masked.
+TEST(RefLanes, WithinIsTheScalarLoop) {
+  std::uint64_t state = 0x2545F4914F6CDD1Dull;
+  auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return state >> 11;
+  };
+  const std::uint32_t counts[] = {0, 1, 2, 3, 0x7FFFFFFFu, 0x80000000u, 0x80000001u, 0xFFFFFFFEu, 0xFFFFFFFFu};
+  auto count = [&] { return counts[next() % std::size(counts)]; };
+  auto set = [&] { return (std::uint64_t{1} << (next() % 3)) * (next() % 8) | (next() % 4 == 0 ? 1ull << 63 : 0); };
+  std::int32_t lanes[64 + 4];
+  std::uint64_t sets[64 + 4];
+  for (int round = 0; round < 300; ++round) {
+    for (std::size_t j = 0; j < std::size(lanes); ++j) {
+      lanes[j] = eval_internal::CountLane(count());
+      sets[j] = set();
+    }
+    for (std::size_t n = 0; n <= 64; ++n) {
+      const std::uint32_t c = count();
+      const std::uint64_t x = set();
+      const eval_internal::WithinRows want = eval_internal::WithinRowsScalar(lanes, sets, n, c, x);
+      const eval_internal::WithinRows both = eval_internal::Within(lanes, sets, n, c, x);
+      ASSERT_EQ(both.longer, want.longer) << n;
+      ASSERT_EQ(both.shorter, want.shorter) << n;
+      ASSERT_EQ(eval_internal::Within<false>(lanes, sets, n, c, x).longer, want.longer) << n;
+#if defined(__SSE2__)
+      ASSERT_EQ((eval_internal::WithinRowsSse2<true, true>(lanes, sets, n, c, x).shorter), want.shorter) << n;
+      ASSERT_EQ((eval_internal::WithinRowsSse2<false, true>(lanes, sets, n, c, x).shorter), want.shorter) << n;
+      ASSERT_EQ((eval_internal::WithinRowsSse2<true, false>(lanes, sets, n, c, x).longer), want.longer) << n;
+#endif
+    }
+  }
+  // By hand: counts 1, 2, 3, 0xFFFFFFFF with sets {0}, {0,1}, {0,1,2}, {1}; the item 2 stems {0,1}.
+  // Longer and holding {0,1}: reference 2 (3 > 2, {0,1,2}); reference 3 is longer but lacks bit 0.
+  // Shorter and held by {0,1}: reference 0 (1 < 2, {0}); reference 1 is as long, not shorter.
+  const std::int32_t hand_lanes[8] = {eval_internal::CountLane(1), eval_internal::CountLane(2),
+                                      eval_internal::CountLane(3), eval_internal::CountLane(0xFFFFFFFFu)};
+  const std::uint64_t hand_sets[8] = {0b1, 0b11, 0b111, 0b10};
+  const eval_internal::WithinRows hand = eval_internal::Within(hand_lanes, hand_sets, 4, 2, 0b11);
+  EXPECT_EQ(hand.longer, 0b0100u);
+  EXPECT_EQ(hand.shorter, 0b0001u);
+  EXPECT_EQ(eval_internal::Within(hand_lanes, hand_sets, 0, 2, 0b11).longer, 0u);
 }
 
 // Reserve (the corpus builder sizes its tables for a range before its first document): a reserved

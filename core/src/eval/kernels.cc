@@ -10,10 +10,16 @@
 #include <fmt/format.h>
 
 #include "eval/byte_set.h"
+#include "eval/ref_lanes.h"
 
 namespace kplab {
 
 namespace {
+
+using eval_internal::CountLane;
+using eval_internal::LowBits;
+using eval_internal::Within;
+using eval_internal::WithinRows;
 
 // Each kernel below transcribes its plugin's score function: integers where the Lua has integers (a
 // hit count, a cut-off), one float division where the Lua divides, and the same expression order, so
@@ -43,6 +49,12 @@ bool FitsMasks(const Document& doc) {
   return doc.refs.size() <= kMaxRefs && doc.preds.size() + doc.refs.size() <= kMaxItems;
 }
 
+// A key's size in bytes as the references' lanes hold it (DocItems::ref_size_lanes), sizes of 4 GiB or
+// more all as kSizeClamp: for an item of such a size the size filters keep every reference (LongerKeys,
+// ShorterKeys), so that a clamped size never drops a candidate.
+constexpr std::size_t kSizeClamp = 0xFFFFFFFF;
+std::int32_t SizeLane(std::size_t size) { return CountLane(static_cast<std::uint32_t>(std::min(size, kSizeClamp))); }
+
 struct Item {
   TokenId key = kNoToken;
   bool blank = true;
@@ -69,7 +81,12 @@ struct DocItems {
   Item refs[kMaxRefs];
   // The references' keys side by side (KeyBits compares four at a time), and which references are blank.
   TokenId ref_keys[kMaxRefs + 3] = {};
-  std::uint64_t blank_refs = 0;
+  std::uint64_t blank_refs = 0, stemmed_refs = 0;  // references with stems (with_stems)
+  // The references' counts and sets side by side, for the rows' filters (eval/ref_lanes.h): the number
+  // of stems (CountLane) and their set, with stems; the key's bytes (SizeLane) and their set, with
+  // strings. Read up to n_refs rounded up to four.
+  std::int32_t ref_len_lanes[kMaxRefs + 3] = {}, ref_size_lanes[kMaxRefs + 3] = {};
+  std::uint64_t ref_stem_sets[kMaxRefs + 3] = {}, ref_byte_sets[kMaxRefs + 3] = {};
   // The scope (ScopeState::serial) these items were loaded in, 0 for none; and which sets they hold.
   std::uint64_t serial = 0;
   bool have_stems = false, have_strings = false, have_key_rows = false;
@@ -108,7 +125,18 @@ struct DocItems {
     for (std::size_t i = 0; i < n_preds; ++i) point(preds[i]);
     for (std::size_t j = 0; j < n_refs; ++j) point(refs[j]);
     for (std::size_t i = 0; i < n_preds; ++i) sets(preds[i]);
-    for (std::size_t j = 0; j < n_refs; ++j) sets(refs[j]);
+    for (std::size_t j = 0; j < n_refs; ++j) {
+      sets(refs[j]);
+      if (with_stems) {
+        ref_stem_sets[j] = refs[j].stem_set;
+        ref_len_lanes[j] = CountLane(refs[j].len);
+        stemmed_refs |= static_cast<std::uint64_t>(refs[j].len > 0) << j;
+      }
+      if (with_strings) {
+        ref_byte_sets[j] = refs[j].byte_set;
+        ref_size_lanes[j] = SizeLane(refs[j].str.size());
+      }
+    }
     have_stems = have_stems || with_stems;
     have_strings = have_strings || with_strings;
   }
@@ -127,7 +155,7 @@ struct DocItems {
     for (const Keyphrase& kp : doc.preds) __builtin_prefetch(&kp.phrase->key);
     for (const Keyphrase& kp : doc.refs) __builtin_prefetch(&kp.phrase->key);
     for (std::size_t i = 0; i < n_preds; ++i) phrase(doc.preds[i], preds[i]);
-    blank_refs = 0;
+    blank_refs = stemmed_refs = 0;  // stemmed_refs: made with the stems' sets
     for (std::size_t j = 0; j < n_refs; ++j) {
       phrase(doc.refs[j], refs[j]);
       ref_keys[j] = refs[j].key;
@@ -172,9 +200,6 @@ SubsetIndex IndexSubset(const Document& doc, int view, PhraseRefs preds, PhraseR
 
 std::uint64_t Bit(bool b, std::size_t j) { return static_cast<std::uint64_t>(b) << j; }
 
-// The bits j < n of a row over n references.
-std::uint64_t LowBits(std::size_t n) { return n >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << n) - 1; }
-
 // Bit j for every reference j whose key is `key`: four keys a compare where SSE2 is (every x86-64; the
 // keys read past n_refs, within ref_keys, are masked off).
 std::uint64_t KeyBits(const DocItems& d, TokenId key) {
@@ -194,9 +219,9 @@ std::uint64_t KeyBits(const DocItems& d, TokenId key) {
 }
 
 // Each row below is one item's relation to every reference, as bits. The tests are those of match.cc,
-// the cheap ones first for all references without branching, the search only where they leave a
-// candidate: a run of stems (a substring) holds every stem id (byte) of the needle, so a needle
-// whose set is not within the hay's is none.
+// the cheap ones first, for all references at once (eval/ref_lanes.h: their sizes and sets side by
+// side), the search only where they leave a candidate: a run of stems (a substring) holds every stem id (byte) of the
+// needle, so a needle whose set is not within the hay's is none.
 
 // match.cc's KeyMatches(pred, reference j): the key is the reference's or one of its alternative keys.
 [[gnu::always_inline]] inline std::uint64_t KeyRow(const DocItems& d, const Item& p) {
@@ -227,11 +252,8 @@ bool StemsSearch(const Item& hay, const Item& needle) {
 // (equal keys are equal stems; different keys of as many stems are not a run of each other).
 std::uint64_t RunInRefsRow(const DocItems& d, const Item& x) {
   if (x.len == 0) return 0;
-  std::uint64_t equal = KeyBits(d, x.key), maybe = 0;
-  for (std::size_t j = 0; j < d.n_refs; ++j) {
-    const Item& r = d.refs[j];
-    maybe |= Bit((x.len < r.len) & ((x.stem_set & ~r.stem_set) == 0), j);
-  }
+  std::uint64_t equal = KeyBits(d, x.key);
+  std::uint64_t maybe = Within<false>(d.ref_len_lanes, d.ref_stem_sets, d.n_refs, x.len, x.stem_set).longer;
   for (maybe &= ~equal; maybe != 0; maybe &= maybe - 1) {
     const std::size_t j = static_cast<std::size_t>(std::countr_zero(maybe));
     if (StemsSearch(d.refs[j], x)) equal |= Bit(true, j);
@@ -243,13 +265,10 @@ std::uint64_t RunInRefsRow(const DocItems& d, const Item& x) {
 // blank and StemsRunIn(j, p) || StemsRunIn(p, j).
 std::uint64_t ZeschGurevychRow(const DocItems& d, const Item& p) {
   const std::uint64_t live_refs = ~d.blank_refs;
-  std::uint64_t equal = p.len > 0 ? KeyBits(d, p.key) & live_refs : 0, p_in_r = 0, r_in_p = 0;
-  for (std::size_t j = 0; j < d.n_refs; ++j) {
-    const Item& r = d.refs[j];
-    const bool live = !r.blank;
-    p_in_r |= Bit(live & (p.len > 0) & (p.len < r.len) & ((p.stem_set & ~r.stem_set) == 0), j);
-    r_in_p |= Bit(live & (r.len > 0) & (r.len < p.len) & ((r.stem_set & ~p.stem_set) == 0), j);
-  }
+  const WithinRows within = Within(d.ref_len_lanes, d.ref_stem_sets, d.n_refs, p.len, p.stem_set);
+  std::uint64_t equal = p.len > 0 ? KeyBits(d, p.key) & live_refs : 0;
+  std::uint64_t p_in_r = p.len > 0 ? within.longer & live_refs : 0;
+  std::uint64_t r_in_p = within.shorter & live_refs & d.stemmed_refs;
   for (p_in_r &= ~equal; p_in_r != 0; p_in_r &= p_in_r - 1) {
     const std::size_t j = static_cast<std::size_t>(std::countr_zero(p_in_r));
     if (StemsSearch(d.refs[j], p)) equal |= Bit(true, j);
@@ -261,16 +280,29 @@ std::uint64_t ZeschGurevychRow(const DocItems& d, const Item& p) {
   return equal;
 }
 
+// The references whose keys are longer than `size` bytes and hold every byte of `bytes` (a ByteSet), and
+// those shorter whose bytes it holds. For a size at the clamp (SizeLane) the sizes are not compared
+// (a longer reference's lane would equal the item's): the sets filter alone, and the search decides.
+template <bool kShorter = true>
+WithinRows KeysWithin(const DocItems& d, std::size_t size, std::uint64_t bytes) {
+  if (size < kSizeClamp) {
+    return Within<kShorter>(d.ref_size_lanes, d.ref_byte_sets, d.n_refs, static_cast<std::uint32_t>(size), bytes);
+  }
+  WithinRows rows;
+  for (std::size_t j = 0; j < d.n_refs; ++j) {
+    rows.longer |= Bit((bytes & ~d.ref_byte_sets[j]) == 0, j);
+    rows.shorter |= Bit((d.ref_byte_sets[j] & ~bytes) == 0, j);
+  }
+  return rows;
+}
+
 // Python `b in a` on the keys' strings.
 bool StrIn(const Item& b, const Item& a) { return a.str.find(b.str) != std::string_view::npos; }
 
 // match.cc's SubstringCover row (AlphaNdcgSubstring): p's string is in reference j's.
 std::uint64_t InRefsRow(const DocItems& d, const Item& p) {
-  std::uint64_t maybe = 0;
-  for (std::size_t j = 0; j < d.n_refs; ++j) {
-    const Item& r = d.refs[j];
-    maybe |= Bit((p.str.size() <= r.str.size()) & ((p.byte_set & ~r.byte_set) == 0), j);
-  }
+  // As long or longer: longer than one byte less (the empty string is in every reference).
+  std::uint64_t maybe = p.str.empty() ? LowBits(d.n_refs) : KeysWithin<false>(d, p.str.size() - 1, p.byte_set).longer;
   std::uint64_t bits = 0;
   for (; maybe != 0; maybe &= maybe - 1) {
     const std::size_t j = static_cast<std::size_t>(std::countr_zero(maybe));
@@ -282,12 +314,9 @@ std::uint64_t InRefsRow(const DocItems& d, const Item& p) {
 // match.cc's SubstrEitherKeys (SubstringMatch's relation) of p to every reference j: equal keys, or the
 // shorter string is in the longer (two different strings of one length hold neither the other).
 std::uint64_t SubstrEitherRow(const DocItems& d, const Item& p) {
-  std::uint64_t equal = KeyBits(d, p.key), p_in_r = 0, r_in_p = 0;
-  for (std::size_t j = 0; j < d.n_refs; ++j) {
-    const Item& r = d.refs[j];
-    p_in_r |= Bit((p.str.size() < r.str.size()) & ((p.byte_set & ~r.byte_set) == 0), j);
-    r_in_p |= Bit((r.str.size() < p.str.size()) & ((r.byte_set & ~p.byte_set) == 0), j);
-  }
+  std::uint64_t equal = KeyBits(d, p.key);
+  const WithinRows within = KeysWithin(d, p.str.size(), p.byte_set);
+  std::uint64_t p_in_r = within.longer, r_in_p = within.shorter;
   for (p_in_r &= ~equal; p_in_r != 0; p_in_r &= p_in_r - 1) {
     const std::size_t j = static_cast<std::size_t>(std::countr_zero(p_in_r));
     if (StrIn(p, d.refs[j])) equal |= Bit(true, j);
