@@ -27,6 +27,40 @@ TEST(Match, HitsPrecisionSumDcg) {
   EXPECT_EQ(FirstHit(std::vector<std::uint8_t>{0, 0}), 0);
 }
 
+// RunningRankSums (the rank and exact kernels read their cut-offs from it): by hand on the list above,
+// then at every k of random lists of 0 to 600 flags (past the 512 ranks kept as a table) the very
+// doubles HitsAt, PrecisionSumAt and DcgAt give; with null psum and dcg only the hits are written.
+TEST(Match, RunningRankSumsAreEachSumAtEveryCutoff) {
+  const std::vector<std::uint8_t> f = {1, 0, 1, 1, 0};
+  int hits[6];
+  double psum[6], dcg[6];
+  RunningRankSums(f, hits, psum, dcg);
+  EXPECT_EQ(std::vector<int>(hits, hits + 6), (std::vector<int>{0, 1, 1, 2, 3, 3}));
+  EXPECT_DOUBLE_EQ(psum[3], 1 + 2.0 / 3);
+  EXPECT_DOUBLE_EQ(psum[5], 1 + 2.0 / 3 + 3.0 / 4);
+  EXPECT_DOUBLE_EQ(dcg[2], 1);
+  EXPECT_DOUBLE_EQ(dcg[5], 1 + 0.5 + 1 / std::log2(5.0));
+  std::uint64_t state = 12345;
+  for (std::size_t n : {0, 1, 2, 7, 64, 511, 512, 513, 600}) {
+    std::vector<std::uint8_t> flags(n);
+    for (auto& x : flags) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      x = (state >> 60) < 5;
+    }
+    std::vector<int> h(n + 1);
+    std::vector<double> p(n + 1), d(n + 1);
+    RunningRankSums(flags, h.data(), p.data(), d.data());
+    for (std::size_t k = 0; k <= n; ++k) {
+      ASSERT_EQ(h[k], HitsAt(flags, k)) << n << " " << k;
+      ASSERT_EQ(p[k], PrecisionSumAt(flags, k)) << n << " " << k;  // equal doubles, not near ones
+      ASSERT_EQ(d[k], DcgAt(flags, k)) << n << " " << k;
+    }
+    std::vector<int> only(n + 1, -1);
+    RunningRankSums(flags, only.data(), nullptr, nullptr);
+    EXPECT_EQ(only, h);
+  }
+}
+
 TEST(Match, AlphaNdcgByHand) {
   // Two predictions, two references; prediction 1 covers both, prediction 2 covers reference 1.
   // alpha = 0.5. Ranking (1, 2): gains 2 and 0.5 -> DCG = 2 + 0.5/log2(3). Greedy ideal picks the same.

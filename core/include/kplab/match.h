@@ -67,6 +67,12 @@ double IdealDcgAt(std::size_t n_relevant, std::size_t k);
 // 1-based rank of the first hit, 0 if none.
 int FirstHit(std::span<const std::uint8_t> flags);
 
+// HitsAt, PrecisionSumAt and DcgAt at every k from 0 to flags.size(), for a caller that reads them at
+// several cut-offs: hits[k], psum[k], dcg[k] (each array flags.size() + 1 long; psum and dcg may be null,
+// then only hits are counted). Each is the same additions in the same order as the function's at k, so
+// the same number to the bit.
+void RunningRankSums(std::span<const std::uint8_t> flags, int* hits, double* psum, double* dcg);
+
 // alpha-NDCG@k (Clarke et al. 2008) with references as subtopics: gain of rank i = sum over subtopics j
 // covered by i of (1 - alpha)^(times j was covered before i); discount log2(i + 1). The ideal ordering
 // is built greedily from the same predictions (the usual approximation). Returns 0 when the ideal

@@ -328,6 +328,32 @@ std::uint64_t SubstrEitherRow(const DocItems& d, const Item& p) {
   return equal;
 }
 
+// A subset's running sums (RunningRankSums), read at each cut-off clipped to the list: HitsAt,
+// PrecisionSumAt and DcgAt at k, the same numbers, each made once for all cut-offs. Per thread, grown
+// to the longest list seen.
+class RankSums {
+ public:
+  static RankSums& Of(std::span<const std::uint8_t> flags, bool gains) {
+    thread_local RankSums sums;
+    sums.n_ = flags.size();
+    if (sums.hits_.size() < sums.n_ + 1) {
+      sums.hits_.resize(sums.n_ + 1);
+      sums.psum_.resize(sums.n_ + 1);
+      sums.dcg_.resize(sums.n_ + 1);
+    }
+    RunningRankSums(flags, sums.hits_.data(), gains ? sums.psum_.data() : nullptr, gains ? sums.dcg_.data() : nullptr);
+    return sums;
+  }
+  int HitsAt(std::size_t k) const { return hits_[std::min(k, n_)]; }
+  double PrecisionSumAt(std::size_t k) const { return psum_[std::min(k, n_)]; }
+  double DcgAt(std::size_t k) const { return dcg_[std::min(k, n_)]; }
+
+ private:
+  std::size_t n_ = 0;
+  std::vector<int> hits_;
+  std::vector<double> psum_, dcg_;
+};
+
 // plugins/exact.lua: per cut-off p, r, f1, hits, pden, rden.
 class ExactKernel final : public MetricKernel {
  public:
@@ -361,9 +387,10 @@ class ExactKernel final : public MetricKernel {
  private:
   // One subset's values from its match flags (ExactMatch's).
   void Write(std::span<const std::uint8_t> flags, std::size_t n, std::size_t r, double* out) const {
+    const RankSums& sums = RankSums::Of(flags, false);
     for (std::size_t i = 0; i < ks_.size(); ++i) {
       const std::size_t cut = ks_[i].Resolve(n, r);
-      const int hits = HitsAt(flags, cut);
+      const int hits = sums.HitsAt(cut);
       const std::size_t pden = (n > 0 || always_) ? cut : 0;
       const double p = Ratio(hits, pden), rc = Ratio(hits, r);
       double* o = &out[i * 6];
@@ -466,10 +493,11 @@ class RankKernel final : public MetricKernel {
   // One subset's values from its match flags, cut-offs and alpha-NDCG values.
   void Write(std::span<const std::uint8_t> flags, std::size_t r, std::span<const std::size_t> cut,
              std::span<const double> alpha, double* out) const {
-    const std::size_t own_hits = static_cast<std::size_t>(HitsAt(flags, flags.size()));
+    const RankSums& sums = RankSums::Of(flags, true);
+    const std::size_t own_hits = static_cast<std::size_t>(sums.HitsAt(flags.size()));
     for (std::size_t i = 0; i < ks_.size(); ++i) {
-      const double psum = PrecisionSumAt(flags, cut[i]);
-      const double dcg = DcgAt(flags, cut[i]);
+      const double psum = sums.PrecisionSumAt(cut[i]);
+      const double dcg = sums.DcgAt(cut[i]);
       const double ideal = IdealDcgAt(own_ideal_ ? own_hits : r, cut[i]);
       const std::size_t den = ap_refs_ ? r : std::min(r, cut[i]);
       double* o = &out[1 + i * 3];

@@ -204,6 +204,24 @@ int FirstHit(std::span<const std::uint8_t> flags) {
   return 0;
 }
 
+void RunningRankSums(std::span<const std::uint8_t> flags, int* hits, double* psum, double* dcg) {
+  int h = 0;
+  double p = 0, d = 0;
+  hits[0] = 0;
+  if (psum) psum[0] = 0;
+  if (dcg) dcg[0] = 0;
+  for (std::size_t i = 0; i < flags.size(); ++i) {
+    if (flags[i]) {
+      ++h;
+      if (psum) p += static_cast<double>(h) / static_cast<double>(i + 1);  // PrecisionSumAt's addition
+      if (dcg) d += 1.0 / Log2Rank(i);                                     // DcgAt's
+    }
+    hits[i + 1] = h;
+    if (psum) psum[i + 1] = p;
+    if (dcg) dcg[i + 1] = d;
+  }
+}
+
 namespace {
 
 // Covered references of each item, as a flat list with offsets.
