@@ -288,11 +288,12 @@ TEST(ByteSet, EveryPathIsTheScalarLoops) {
   EXPECT_EQ(eval_internal::ByteSet(""), 0u);
 }
 
-// The kernels' reference filters (eval/ref_lanes.h): the SSE2 rows, each kind (both rows, `longer`
-// alone) and the dispatching Within, give the scalar loop's rows for every count of references from 0
-// to 64 (each step of four and every tail), with counts at the signed/unsigned edges (0, 2^31 - 1,
-// 2^31, 2^32 - 1, so that a signed compare left in the lanes fails) and sets drawn from a few bits (so
-// that most pairs hold or are held, both ways); the entries past n hold garbage that must be masked.
+// The kernels' reference filters (eval/ref_lanes.h): the AVX2 rows (where the processor has them) and
+// the SSE2 rows, each kind (both rows, one alone) and the dispatching Within, give the scalar loop's
+// rows for every count of references from 0 to 64 (each step of eight or four and every tail), with
+// counts at the signed/unsigned edges (0, 2^31 - 1, 2^31, 2^32 - 1, so that a signed compare left in
+// the lanes fails) and sets drawn from a few bits (so that most pairs hold or are held, both ways);
+// EqualBits the scalar loop's keys. The entries past n hold garbage that must be masked.
 TEST(RefLanes, WithinIsTheScalarLoop) {
   std::uint64_t state = 0x2545F4914F6CDD1Dull;
   auto next = [&] {
@@ -302,12 +303,14 @@ TEST(RefLanes, WithinIsTheScalarLoop) {
   const std::uint32_t counts[] = {0, 1, 2, 3, 0x7FFFFFFFu, 0x80000000u, 0x80000001u, 0xFFFFFFFEu, 0xFFFFFFFFu};
   auto count = [&] { return counts[next() % std::size(counts)]; };
   auto set = [&] { return (std::uint64_t{1} << (next() % 3)) * (next() % 8) | (next() % 4 == 0 ? 1ull << 63 : 0); };
-  std::int32_t lanes[64 + 4];
-  std::uint64_t sets[64 + 4];
+  std::int32_t lanes[64 + 8];
+  std::uint64_t sets[64 + 8];
+  std::uint32_t keys[64 + 8];
   for (int round = 0; round < 300; ++round) {
     for (std::size_t j = 0; j < std::size(lanes); ++j) {
       lanes[j] = eval_internal::CountLane(count());
       sets[j] = set();
+      keys[j] = static_cast<std::uint32_t>(next() % 4);
     }
     for (std::size_t n = 0; n <= 64; ++n) {
       const std::uint32_t c = count();
@@ -322,6 +325,17 @@ TEST(RefLanes, WithinIsTheScalarLoop) {
       ASSERT_EQ((eval_internal::WithinRowsSse2<false, true>(lanes, sets, n, c, x).shorter), want.shorter) << n;
       ASSERT_EQ((eval_internal::WithinRowsSse2<true, false>(lanes, sets, n, c, x).longer), want.longer) << n;
 #endif
+#if defined(__x86_64__)
+      if (__builtin_cpu_supports("avx2")) {
+        const eval_internal::WithinRows avx2 = eval_internal::WithinRowsAvx2<true, true>(lanes, sets, n, c, x);
+        ASSERT_EQ(avx2.longer, want.longer) << n;
+        ASSERT_EQ(avx2.shorter, want.shorter) << n;
+        ASSERT_EQ((eval_internal::WithinRowsAvx2<false, true>(lanes, sets, n, c, x).shorter), want.shorter) << n;
+        ASSERT_EQ((eval_internal::WithinRowsAvx2<true, false>(lanes, sets, n, c, x).longer), want.longer) << n;
+      }
+#endif
+      const std::uint32_t key = static_cast<std::uint32_t>(next() % 4);
+      ASSERT_EQ(eval_internal::EqualBits(keys, n, key), eval_internal::EqualBitsScalar(keys, n, key)) << n;
     }
   }
   // By hand: counts 1, 2, 3, 0xFFFFFFFF with sets {0}, {0,1}, {0,1,2}, {1}; the item 2 stems {0,1}.

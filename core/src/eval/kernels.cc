@@ -3,10 +3,6 @@
 #include <algorithm>
 #include <bit>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #include <fmt/format.h>
 
 #include "eval/byte_set.h"
@@ -79,14 +75,15 @@ struct DocItems {
   std::uint64_t alt_refs = 0;  // references with alternative keys
   Item preds[kMaxItems];
   Item refs[kMaxRefs];
-  // The references' keys side by side (KeyBits compares four at a time), and which references are blank.
-  TokenId ref_keys[kMaxRefs + 3] = {};
+  // The references' keys side by side (KeyBits compares eight or four at a time), and which references
+  // are blank.
+  TokenId ref_keys[kMaxRefs + 7] = {};
   std::uint64_t blank_refs = 0, stemmed_refs = 0;  // references with stems (with_stems)
   // The references' counts and sets side by side, for the rows' filters (eval/ref_lanes.h): the number
   // of stems (CountLane) and their set, with stems; the key's bytes (SizeLane) and their set, with
-  // strings. Read up to n_refs rounded up to four.
-  std::int32_t ref_len_lanes[kMaxRefs + 3] = {}, ref_size_lanes[kMaxRefs + 3] = {};
-  std::uint64_t ref_stem_sets[kMaxRefs + 3] = {}, ref_byte_sets[kMaxRefs + 3] = {};
+  // strings. Read up to n_refs rounded up to eight.
+  std::int32_t ref_len_lanes[kMaxRefs + 7] = {}, ref_size_lanes[kMaxRefs + 7] = {};
+  std::uint64_t ref_stem_sets[kMaxRefs + 7] = {}, ref_byte_sets[kMaxRefs + 7] = {};
   // The scope (ScopeState::serial) these items were loaded in, 0 for none; and which sets they hold.
   std::uint64_t serial = 0;
   bool have_stems = false, have_strings = false, have_key_rows = false;
@@ -200,23 +197,8 @@ SubsetIndex IndexSubset(const Document& doc, int view, PhraseRefs preds, PhraseR
 
 std::uint64_t Bit(bool b, std::size_t j) { return static_cast<std::uint64_t>(b) << j; }
 
-// Bit j for every reference j whose key is `key`: four keys a compare where SSE2 is (every x86-64; the
-// keys read past n_refs, within ref_keys, are masked off).
-std::uint64_t KeyBits(const DocItems& d, TokenId key) {
-#if defined(__SSE2__)
-  const __m128i k = _mm_set1_epi32(static_cast<int>(key));
-  std::uint64_t bits = 0;
-  for (std::size_t j = 0; j < d.n_refs; j += 4) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d.ref_keys + j));
-    bits |= static_cast<std::uint64_t>(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, k)))) << j;
-  }
-  return bits & LowBits(d.n_refs);
-#else
-  std::uint64_t bits = 0;
-  for (std::size_t j = 0; j < d.n_refs; ++j) bits |= Bit(d.ref_keys[j] == key, j);
-  return bits;
-#endif
-}
+// Bit j for every reference j whose key is `key` (eval/ref_lanes.h: eight or four keys a compare).
+std::uint64_t KeyBits(const DocItems& d, TokenId key) { return eval_internal::EqualBits(d.ref_keys, d.n_refs, key); }
 
 // Each row below is one item's relation to every reference, as bits. The tests are those of match.cc,
 // the cheap ones first, for all references at once (eval/ref_lanes.h: their sizes and sets side by

@@ -1,14 +1,17 @@
 // The kernels' filters over one document's references (eval/kernels.cc), as bits over the references
 // (bit j: reference j): which are longer than an item (a 32-bit count) and hold its set (64 bits), and
-// which are shorter and held by it, four references a step with SSE2 where it is (every x86-64), the
-// scalar loop elsewhere. The arrays are the references' counts and sets side by side, readable up to n
-// rounded up to four entries (what lies past n is read and masked off); n <= 64.
+// which are shorter and held by it, eight references a step with AVX2 where the processor has it, four
+// with SSE2 where it is (every x86-64), the scalar loop elsewhere; and which have the item's key, four
+// a step with SSE2. The arrays are the references' counts, sets and keys side by side, readable up to n
+// rounded up to eight entries (what lies past n is read and masked off); n <= 64.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-#if defined(__SSE2__)
+#if defined(__x86_64__)
+#include <immintrin.h>
+#elif defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
@@ -76,10 +79,86 @@ WithinRows WithinRowsSse2(const std::int32_t* lanes, const std::uint64_t* sets, 
 }
 #endif
 
-// WithinRowsScalar's rows (only `longer` with kShorter false), four references a step with SSE2.
+#if defined(__x86_64__)
+// Whether the processor has AVX2, asked once at start-up (a local static would be a guarded load and a
+// cold path in every call).
+inline const bool kRefLanesAvx2 = [] {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") != 0;
+}();
+
+// A bit for each of the four 64-bit lanes of v that is zero.
+[[gnu::target("avx2"), gnu::always_inline]] inline unsigned ZeroLanesAvx2(__m256i v) {
+  const __m256i zero = _mm256_cmpeq_epi64(v, _mm256_setzero_si256());
+  return static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(zero)));
+}
+
+// Eight references a step: the counts as eight 32-bit lanes, the sets as two steps of four 64-bit lanes
+// (AVX2 compares 64-bit lanes), each compare's movemask a part of the row's eight bits.
+template <bool kLonger, bool kShorter>
+[[gnu::target("avx2")]] WithinRows WithinRowsAvx2(const std::int32_t* lanes, const std::uint64_t* sets, std::size_t n,
+                                                  std::uint32_t count, std::uint64_t set) {
+  const __m256i c = _mm256_set1_epi32(CountLane(count)), x = _mm256_set1_epi64x(static_cast<long long>(set));
+  WithinRows rows;
+  for (std::size_t j = 0; j < n; j += 8) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lanes + j));
+    const __m256i s0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sets + j));
+    const __m256i s4 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sets + j + 4));
+    if constexpr (kLonger) {  // the item's bits the set lacks: ~set_j & x
+      const unsigned within = ZeroLanesAvx2(_mm256_andnot_si256(s0, x)) | ZeroLanesAvx2(_mm256_andnot_si256(s4, x))
+                                                                              << 4;
+      const unsigned longer = static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(v, c))));
+      rows.longer |= static_cast<std::uint64_t>(within & longer) << j;
+    }
+    if constexpr (kShorter) {  // the set's bits the item lacks: set_j & ~x
+      const unsigned within = ZeroLanesAvx2(_mm256_andnot_si256(x, s0)) | ZeroLanesAvx2(_mm256_andnot_si256(x, s4))
+                                                                              << 4;
+      const unsigned shorter = static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(c, v))));
+      rows.shorter |= static_cast<std::uint64_t>(within & shorter) << j;
+    }
+  }
+  rows.longer &= LowBits(n);
+  rows.shorter &= LowBits(n);
+  return rows;
+}
+#endif
+
+// Bit j for keys[j] == key (keys: the references' key ids side by side, read as the lanes are).
+inline std::uint64_t EqualBitsScalar(const std::uint32_t* keys, std::size_t n, std::uint32_t key) {
+  std::uint64_t bits = 0;
+  for (std::size_t j = 0; j < n; ++j) bits |= static_cast<std::uint64_t>(keys[j] == key) << j;
+  return bits;
+}
+
+#if defined(__SSE2__)
+inline std::uint64_t EqualBitsSse2(const std::uint32_t* keys, std::size_t n, std::uint32_t key) {
+  const __m128i k = _mm_set1_epi32(static_cast<int>(key));
+  std::uint64_t bits = 0;
+  for (std::size_t j = 0; j < n; j += 4) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(keys + j));
+    bits |= static_cast<std::uint64_t>(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, k)))) << j;
+  }
+  return bits & LowBits(n);
+}
+#endif
+
+// EqualBitsScalar's bits, four keys a step with SSE2 (inlined: an AVX2 call costs more than it saves).
+inline std::uint64_t EqualBits(const std::uint32_t* keys, std::size_t n, std::uint32_t key) {
+#if defined(__SSE2__)
+  return EqualBitsSse2(keys, n, key);
+#else
+  return EqualBitsScalar(keys, n, key);
+#endif
+}
+
+// WithinRowsScalar's rows (only `longer` with kShorter false): eight references a step with AVX2, four
+// with SSE2.
 template <bool kShorter = true>
 WithinRows Within(const std::int32_t* lanes, const std::uint64_t* sets, std::size_t n, std::uint32_t count,
                   std::uint64_t set) {
+#if defined(__x86_64__)
+  if (kRefLanesAvx2) return WithinRowsAvx2<true, kShorter>(lanes, sets, n, count, set);
+#endif
 #if defined(__SSE2__)
   return WithinRowsSse2<true, kShorter>(lanes, sets, n, count, set);
 #else
