@@ -154,8 +154,8 @@ inline std::uint64_t EqualBits(const std::uint32_t* keys, std::size_t n, std::ui
 // WithinRowsScalar's rows (only `longer` with kShorter false): eight references a step with AVX2, four
 // with SSE2.
 template <bool kShorter = true>
-WithinRows Within(const std::int32_t* lanes, const std::uint64_t* sets, std::size_t n, std::uint32_t count,
-                  std::uint64_t set) {
+[[gnu::always_inline]] inline WithinRows Within(const std::int32_t* lanes, const std::uint64_t* sets, std::size_t n,
+                                                std::uint32_t count, std::uint64_t set) {
 #if defined(__x86_64__)
   if (kRefLanesAvx2) return WithinRowsAvx2<true, kShorter>(lanes, sets, n, count, set);
 #endif
