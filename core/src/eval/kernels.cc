@@ -46,8 +46,8 @@ bool FitsMasks(const Document& doc) {
 }
 
 // A key's size in bytes as the references' lanes hold it (DocItems::ref_size_lanes), sizes of 4 GiB or
-// more all as kSizeClamp: for an item of such a size the size filters keep every reference (LongerKeys,
-// ShorterKeys), so that a clamped size never drops a candidate.
+// more all as kSizeClamp: for an item of such a size KeysWithin leaves the sizes out (every reference
+// passes them), so that a clamped size never drops a candidate.
 constexpr std::size_t kSizeClamp = 0xFFFFFFFF;
 std::int32_t SizeLane(std::size_t size) { return CountLane(static_cast<std::uint32_t>(std::min(size, kSizeClamp))); }
 
@@ -75,8 +75,8 @@ struct DocItems {
   std::uint64_t alt_refs = 0;  // references with alternative keys
   Item preds[kMaxItems];
   Item refs[kMaxRefs];
-  // The references' keys side by side (KeyBits compares eight or four at a time), and which references
-  // are blank.
+  // The references' keys side by side (KeyBits compares four at a time), and which references are
+  // blank.
   TokenId ref_keys[kMaxRefs + 7] = {};
   std::uint64_t blank_refs = 0, stemmed_refs = 0;  // references with stems (with_stems)
   // The references' counts and sets side by side, for the rows' filters (eval/ref_lanes.h): the number
@@ -197,13 +197,13 @@ SubsetIndex IndexSubset(const Document& doc, int view, PhraseRefs preds, PhraseR
 
 std::uint64_t Bit(bool b, std::size_t j) { return static_cast<std::uint64_t>(b) << j; }
 
-// Bit j for every reference j whose key is `key` (eval/ref_lanes.h: eight or four keys a compare).
+// Bit j for every reference j whose key is `key` (eval/ref_lanes.h: four keys a compare).
 std::uint64_t KeyBits(const DocItems& d, TokenId key) { return eval_internal::EqualBits(d.ref_keys, d.n_refs, key); }
 
 // Each row below is one item's relation to every reference, as bits. The tests are those of match.cc,
 // the cheap ones first, for all references at once (eval/ref_lanes.h: their sizes and sets side by
-// side), the search only where they leave a candidate: a run of stems (a substring) holds every stem id (byte) of the
-// needle, so a needle whose set is not within the hay's is none.
+// side), the search only where they leave a candidate: a run of stems (a substring) holds every stem
+// id (byte) of the needle, so a needle whose set is not within the hay's is none.
 
 // match.cc's KeyMatches(pred, reference j): the key is the reference's or one of its alternative keys.
 [[gnu::always_inline]] inline std::uint64_t KeyRow(const DocItems& d, const Item& p) {

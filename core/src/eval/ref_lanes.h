@@ -105,14 +105,14 @@ template <bool kLonger, bool kShorter>
     const __m256i s0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sets + j));
     const __m256i s4 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sets + j + 4));
     if constexpr (kLonger) {  // the item's bits the set lacks: ~set_j & x
-      const unsigned within = ZeroLanesAvx2(_mm256_andnot_si256(s0, x)) | ZeroLanesAvx2(_mm256_andnot_si256(s4, x))
-                                                                              << 4;
+      const unsigned low = ZeroLanesAvx2(_mm256_andnot_si256(s0, x)), high = ZeroLanesAvx2(_mm256_andnot_si256(s4, x));
+      const unsigned within = low | high << 4;
       const unsigned longer = static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(v, c))));
       rows.longer |= static_cast<std::uint64_t>(within & longer) << j;
     }
     if constexpr (kShorter) {  // the set's bits the item lacks: set_j & ~x
-      const unsigned within = ZeroLanesAvx2(_mm256_andnot_si256(x, s0)) | ZeroLanesAvx2(_mm256_andnot_si256(x, s4))
-                                                                              << 4;
+      const unsigned low = ZeroLanesAvx2(_mm256_andnot_si256(x, s0)), high = ZeroLanesAvx2(_mm256_andnot_si256(x, s4));
+      const unsigned within = low | high << 4;
       const unsigned shorter = static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(c, v))));
       rows.shorter |= static_cast<std::uint64_t>(within & shorter) << j;
     }
@@ -123,7 +123,8 @@ template <bool kLonger, bool kShorter>
 }
 #endif
 
-// Bit j for keys[j] == key (keys: the references' key ids side by side, read as the lanes are).
+// Bit j for keys[j] == key (keys: the references' key ids side by side, readable up to n rounded up to
+// four).
 inline std::uint64_t EqualBitsScalar(const std::uint32_t* keys, std::size_t n, std::uint32_t key) {
   std::uint64_t bits = 0;
   for (std::size_t j = 0; j < n; ++j) bits |= static_cast<std::uint64_t>(keys[j] == key) << j;
