@@ -350,6 +350,56 @@ TEST(RefLanes, WithinIsTheScalarLoop) {
   EXPECT_EQ(eval_internal::Within(hand_lanes, hand_sets, 0, 2, 0b11).longer, 0u);
 }
 
+// The substring rows' size filter (WithinSizes) with keys of 4 GiB or more, whose lanes are clamped to
+// one value: the sizes need no strings behind them, so every reference longer or shorter than the item
+// by its true size, with its set held or holding, must be in the row (a clamped size must never drop a
+// candidate: the search decides), and below the clamp the rows are exactly the true ones.
+TEST(RefLanes, ClampedSizesDropNoCandidate) {
+  constexpr std::size_t kG4 = std::size_t{1} << 32;
+  const std::size_t sizes[] = {0, 1, 7, kG4 - 2, kG4 - 1, kG4, kG4 + 5, kG4 + 6, std::size_t{1} << 40};
+  std::uint64_t state = 99;
+  auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return state >> 11;
+  };
+  std::int32_t lanes[16 + 8];
+  std::uint64_t sets[16 + 8];
+  std::size_t true_sizes[16];
+  for (int round = 0; round < 400; ++round) {
+    const std::size_t n = next() % 17;
+    for (std::size_t j = 0; j < 16; ++j) {
+      true_sizes[j] = sizes[next() % std::size(sizes)];
+      lanes[j] = eval_internal::SizeLane(true_sizes[j]);
+      sets[j] = next() % 4;
+    }
+    const std::size_t size = sizes[next() % std::size(sizes)];
+    const std::uint64_t set = next() % 4;
+    std::uint64_t longer = 0, shorter = 0;  // by the true sizes
+    for (std::size_t j = 0; j < n; ++j) {
+      longer |= static_cast<std::uint64_t>(true_sizes[j] > size && (set & ~sets[j]) == 0) << j;
+      shorter |= static_cast<std::uint64_t>(true_sizes[j] < size && (sets[j] & ~set) == 0) << j;
+    }
+    const eval_internal::WithinRows rows = eval_internal::WithinSizes(lanes, sets, n, size, set);
+    ASSERT_EQ(rows.longer & longer, longer) << round;
+    ASSERT_EQ(rows.shorter & shorter, shorter) << round;
+    ASSERT_EQ(rows.longer & ~eval_internal::LowBits(n), 0u);
+    bool all_below = size < eval_internal::kSizeClamp;
+    for (std::size_t j = 0; j < n; ++j) all_below = all_below && true_sizes[j] < eval_internal::kSizeClamp;
+    if (all_below) {
+      ASSERT_EQ(rows.longer, longer) << round;
+      ASSERT_EQ(rows.shorter, shorter) << round;
+    }
+  }
+  // By hand: an item of 4 GiB + 5 bytes against references of 4 GiB + 6 and 4 GiB (both clamped to
+  // the item's lane) and 7 bytes: the first is longer, the second and third shorter; none is dropped.
+  const std::int32_t hand_lanes[8] = {eval_internal::SizeLane(kG4 + 6), eval_internal::SizeLane(kG4),
+                                      eval_internal::SizeLane(7)};
+  const std::uint64_t hand_sets[8] = {0b1, 0b1, 0b1};
+  const eval_internal::WithinRows hand = eval_internal::WithinSizes(hand_lanes, hand_sets, 3, kG4 + 5, 0b1);
+  EXPECT_EQ(hand.longer & 0b001u, 0b001u);
+  EXPECT_EQ(hand.shorter & 0b110u, 0b110u);
+}
+
 // Reserve (the corpus builder sizes its tables for a range before its first document): a reserved
 // slot table, token table or lexicon holds that many entries without growing, calloc'ed and mapped;
 // past them it grows as before and finds every entry; a table that holds entries, or a lexicon that

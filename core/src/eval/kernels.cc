@@ -14,6 +14,7 @@ namespace {
 
 using eval_internal::CountLane;
 using eval_internal::LowBits;
+using eval_internal::SizeLane;
 using eval_internal::Within;
 using eval_internal::WithinRows;
 
@@ -44,12 +45,6 @@ constexpr std::size_t kMaxRefs = 64, kMaxItems = 256;
 bool FitsMasks(const Document& doc) {
   return doc.refs.size() <= kMaxRefs && doc.preds.size() + doc.refs.size() <= kMaxItems;
 }
-
-// A key's size in bytes as the references' lanes hold it (DocItems::ref_size_lanes), sizes of 4 GiB or
-// more all as kSizeClamp: for an item of such a size KeysWithin leaves the sizes out (every reference
-// passes them), so that a clamped size never drops a candidate.
-constexpr std::size_t kSizeClamp = 0xFFFFFFFF;
-std::int32_t SizeLane(std::size_t size) { return CountLane(static_cast<std::uint32_t>(std::min(size, kSizeClamp))); }
 
 struct Item {
   TokenId key = kNoToken;
@@ -263,19 +258,10 @@ std::uint64_t ZeschGurevychRow(const DocItems& d, const Item& p) {
 }
 
 // The references whose keys are longer than `size` bytes and hold every byte of `bytes` (a ByteSet), and
-// those shorter whose bytes it holds. For a size at the clamp (SizeLane) the sizes are not compared
-// (a longer reference's lane would equal the item's): the sets filter alone, and the search decides.
+// those shorter whose bytes it holds (eval/ref_lanes.h's WithinSizes: a key of 4 GiB or more drops none).
 template <bool kShorter = true>
 WithinRows KeysWithin(const DocItems& d, std::size_t size, std::uint64_t bytes) {
-  if (size < kSizeClamp) {
-    return Within<kShorter>(d.ref_size_lanes, d.ref_byte_sets, d.n_refs, static_cast<std::uint32_t>(size), bytes);
-  }
-  WithinRows rows;
-  for (std::size_t j = 0; j < d.n_refs; ++j) {
-    rows.longer |= Bit((bytes & ~d.ref_byte_sets[j]) == 0, j);
-    rows.shorter |= Bit((d.ref_byte_sets[j] & ~bytes) == 0, j);
-  }
-  return rows;
+  return eval_internal::WithinSizes<kShorter>(d.ref_size_lanes, d.ref_byte_sets, d.n_refs, size, bytes);
 }
 
 // Python `b in a` on the keys' strings.

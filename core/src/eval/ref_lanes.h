@@ -167,4 +167,25 @@ template <bool kShorter = true>
 #endif
 }
 
+// A key's size in bytes as a lane: sizes of 4 GiB or more all as kSizeClamp, the largest count.
+inline constexpr std::size_t kSizeClamp = 0xFFFFFFFF;
+inline std::int32_t SizeLane(std::size_t size) {
+  return CountLane(static_cast<std::uint32_t>(size < kSizeClamp ? size : kSizeClamp));
+}
+
+// Within for sizes in bytes held as SizeLane: for an item of kSizeClamp bytes or more the sizes are left
+// out (a longer reference's lane would equal the item's) and the sets filter alone, so that a clamped
+// size never drops a candidate; the caller's search decides.
+template <bool kShorter = true>
+[[gnu::always_inline]] inline WithinRows WithinSizes(const std::int32_t* lanes, const std::uint64_t* sets,
+                                                     std::size_t n, std::size_t size, std::uint64_t set) {
+  if (size < kSizeClamp) return Within<kShorter>(lanes, sets, n, static_cast<std::uint32_t>(size), set);
+  WithinRows rows;
+  for (std::size_t j = 0; j < n; ++j) {
+    rows.longer |= static_cast<std::uint64_t>((set & ~sets[j]) == 0) << j;
+    rows.shorter |= static_cast<std::uint64_t>((sets[j] & ~set) == 0) << j;
+  }
+  return rows;
+}
+
 }  // namespace kplab::eval_internal
