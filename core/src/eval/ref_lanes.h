@@ -176,16 +176,22 @@ inline std::int32_t SizeLane(std::size_t size) {
 // Within for sizes in bytes held as SizeLane: for an item of kSizeClamp bytes or more the sizes are left
 // out (a longer reference's lane would equal the item's) and the sets filter alone, so that a clamped
 // size never drops a candidate; the caller's search decides.
-template <bool kShorter = true>
-[[gnu::always_inline]] inline WithinRows WithinSizes(const std::int32_t* lanes, const std::uint64_t* sets,
-                                                     std::size_t n, std::size_t size, std::uint64_t set) {
-  if (size < kSizeClamp) return Within<kShorter>(lanes, sets, n, static_cast<std::uint32_t>(size), set);
+[[gnu::cold, gnu::noinline]] inline WithinRows SetsOnlyRows(const std::uint64_t* sets, std::size_t n,
+                                                            std::uint64_t set) {
   WithinRows rows;
   for (std::size_t j = 0; j < n; ++j) {
     rows.longer |= static_cast<std::uint64_t>((set & ~sets[j]) == 0) << j;
     rows.shorter |= static_cast<std::uint64_t>((sets[j] & ~set) == 0) << j;
   }
   return rows;
+}
+template <bool kShorter = true>
+[[gnu::always_inline]] inline WithinRows WithinSizes(const std::int32_t* lanes, const std::uint64_t* sets,
+                                                     std::size_t n, std::size_t size, std::uint64_t set) {
+  if (size < kSizeClamp) [[likely]] {
+    return Within<kShorter>(lanes, sets, n, static_cast<std::uint32_t>(size), set);
+  }
+  return SetsOnlyRows(sets, n, set);
 }
 
 }  // namespace kplab::eval_internal
