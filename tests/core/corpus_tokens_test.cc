@@ -259,8 +259,8 @@ TEST(SlotTable, ClearedTableIsEmptyAtItsSize) {
 
 // The rprec kernel's byte sets (eval/byte_set.h): the AVX2 path, where the processor has it, and the one
 // ByteSet takes give the scalar loop's set for every length from 0 to 40 (under four bytes, four to
-// seven as two overlapping words, the 8-byte steps and the overlapping last one), for bytes of all 256 values (high
-// bytes and NUL wrap modulo 64 like the rest), and for a string not aligned to 8 bytes.
+// seven as two overlapping words, the 8-byte steps and the overlapping last one), for bytes of all 256
+// values (high bytes and NUL wrap modulo 64 like the rest), and for a string not aligned to 8 bytes.
 TEST(ByteSet, EveryPathIsTheScalarLoops) {
   std::uint64_t state = 0x9E3779B97F4A7C15ull;
   auto next = [&] {
