@@ -2,6 +2,10 @@
 
 #include <cstdio>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -1152,6 +1156,31 @@ std::optional<ScriptError> MetricRunner::DeclareLanes(std::size_t index, LaneDec
   return std::nullopt;
 }
 
+std::pair<std::uintptr_t, std::uintptr_t> WholeHugePages(std::uintptr_t at, std::size_t bytes) {
+  constexpr std::uintptr_t kHuge = kHugePageBytes;
+  const std::uintptr_t lo = (at + kHuge - 1) & ~(kHuge - 1), hi = (at + bytes) & ~(kHuge - 1);
+  return hi > lo ? std::pair{lo, hi} : std::pair{at, at};
+}
+
+void AdviseSmallPages(const void* p, std::size_t bytes) {
+#if defined(__linux__)
+  if (bytes < kSmallPagesFrom) return;
+  const auto [lo, hi] = WholeHugePages(reinterpret_cast<std::uintptr_t>(p), bytes);
+  if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_NOHUGEPAGE);  // advice: no error to act on
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
+std::vector<double> NewSlotColumn(std::size_t n) {
+  std::vector<double> column;
+  column.reserve(n);
+  AdviseSmallPages(column.data(), n * sizeof(double));  // before the first touch
+  column.assign(n, std::numeric_limits<double>::quiet_NaN());
+  return column;
+}
+
 void MetricRunner::AllocateSlots(const MetricPlugin& plugin, const DeclaredColumns& decl, SlotArrays& slots,
                                  bool any_text) const {
   // One array per subset and slot for the whole corpus; each lane writes its own document range, so
@@ -1162,7 +1191,7 @@ void MetricRunner::AllocateSlots(const MetricPlugin& plugin, const DeclaredColum
   slots.assign(n_sub, std::vector<std::vector<double>>(decl.slots.size()));
   for (std::size_t s = 0; s < n_sub; ++s) {
     if (plugin.subsets.empty() || any_text || SubsetView(plugin.subsets[s]) == 0) {
-      for (auto& col : slots[s]) col.assign(n_scored_, kNaN);
+      for (auto& col : slots[s]) col = NewSlotColumn(n_scored_);
     }
   }
 }

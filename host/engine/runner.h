@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kplab/corpus.h"
@@ -95,6 +96,16 @@ bool MetricNameLess(std::string_view a, std::string_view b);
 // merge`): profile, n_docs, dataset, system. [-0, +1]
 void PushMergeCtx(lua_State* L, const Profile& profile, std::size_t n_docs, const std::string& dataset,
                   const std::string& system);
+
+// A run's slot columns of 4 MiB and more (half a million documents) are kept off 2 MiB pages (design
+// note 75): AdviseSmallPages(p, bytes) advises the whole 2 MiB pages within [p, p + bytes)
+// (WholeHugePages: [lo, hi), empty as {at, at}) MADV_NOHUGEPAGE on Linux, before their first touch;
+// nothing elsewhere or for a smaller array. Advice only: the memory works the same either way.
+inline constexpr std::size_t kHugePageBytes = std::size_t{2} << 20, kSmallPagesFrom = 2 * kHugePageBytes;
+std::pair<std::uintptr_t, std::uintptr_t> WholeHugePages(std::uintptr_t at, std::size_t bytes);
+void AdviseSmallPages(const void* p, std::size_t bytes);
+// A slot column of n documents, every value NaN (none written yet), advised so when it is that large.
+std::vector<double> NewSlotColumn(std::size_t n);
 
 // The run-level values (sorted by MetricNameLess) and public columns an API 2 plugin's slot values give:
 // what a run does after scoring, and what `kplab runs merge` does with the shards' slots. values[s][j] is
