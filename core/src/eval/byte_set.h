@@ -7,6 +7,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "../util/cpu.h"
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -68,8 +70,7 @@ inline std::uint64_t ByteSetScalar(std::string_view s) {
 // ByteSetScalar's set, eight bytes at a time where the processor has AVX2.
 inline std::uint64_t ByteSet(std::string_view s) {
 #if defined(__x86_64__)
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2) return ByteSetAvx2(s);
+  if (kCpuHasAvx2) return ByteSetAvx2(s);
 #endif
   return ByteSetScalar(s);
 }

@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "../util/cpu.h"
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #elif defined(__SSE2__)
@@ -80,13 +82,6 @@ WithinRows WithinRowsSse2(const std::int32_t* lanes, const std::uint64_t* sets, 
 #endif
 
 #if defined(__x86_64__)
-// Whether the processor has AVX2, asked once at start-up (a local static would be a guarded load and a
-// cold path in every call).
-inline const bool kRefLanesAvx2 = [] {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") != 0;
-}();
-
 // A bit for each of the four 64-bit lanes of v that is zero.
 [[gnu::target("avx2"), gnu::always_inline]] inline unsigned ZeroLanesAvx2(__m256i v) {
   const __m256i zero = _mm256_cmpeq_epi64(v, _mm256_setzero_si256());
@@ -158,7 +153,7 @@ template <bool kShorter = true>
 [[gnu::always_inline]] inline WithinRows Within(const std::int32_t* lanes, const std::uint64_t* sets, std::size_t n,
                                                 std::uint32_t count, std::uint64_t set) {
 #if defined(__x86_64__)
-  if (kRefLanesAvx2) return WithinRowsAvx2<true, kShorter>(lanes, sets, n, count, set);
+  if (kCpuHasAvx2) return WithinRowsAvx2<true, kShorter>(lanes, sets, n, count, set);
 #endif
 #if defined(__SSE2__)
   return WithinRowsSse2<true, kShorter>(lanes, sets, n, count, set);

@@ -1,5 +1,6 @@
 #include "kplab/sim.h"
 #include "sim/dot_internal.h"
+#include "util/cpu.h"
 
 #include <fmt/format.h>
 
@@ -52,13 +53,12 @@ __attribute__((target("avx2"))) double DotAvx2Kernel(const float* x, const float
   for (; k < n; ++k) s[0] += static_cast<double>(x[k]) * y[k];
   return (s[0] + s[1]) + (s[2] + s[3]);
 }
-const bool kHasAvx2 = __builtin_cpu_supports("avx2");
 }  // namespace
 #endif
 
 bool DotAvx2(const float* x, const float* y, int n, double* out) {
 #ifdef KPLAB_DOT_AVX2
-  if (!kHasAvx2) return false;
+  if (!kCpuHasAvx2) return false;
   *out = DotAvx2Kernel(x, y, n);
   return true;
 #else
@@ -72,7 +72,7 @@ bool DotAvx2(const float* x, const float* y, int n, double* out) {
 
 double Dot(const float* x, const float* y, int n) {
 #ifdef KPLAB_DOT_AVX2
-  if (kHasAvx2) return DotAvx2Kernel(x, y, n);
+  if (kCpuHasAvx2) return DotAvx2Kernel(x, y, n);
 #endif
   return DotPortable(x, y, n);
 }
