@@ -34,6 +34,10 @@ TEST(SlotPages, WholeHugePagesInsideTheArrayByHand) {
   EXPECT_EQ(WholeHugePages(0x200010, 2 * kMiB), (std::pair<std::uintptr_t, std::uintptr_t>{0x200010, 0x200010}));
   EXPECT_EQ(WholeHugePages(0x200000, 2 * kMiB - 8), (std::pair<std::uintptr_t, std::uintptr_t>{0x200000, 0x200000}));
   EXPECT_EQ(kSmallPagesFrom, 4 * kMiB);
+  // A run of no documents: an empty column (no address to advise), and no advice asked for null.
+  EXPECT_TRUE(NewSlotColumn(0).empty());
+  AdviseSmallPages(nullptr, 0);
+  AdviseSmallPages(nullptr, 64 * kMiB);  // advice on no mapping: madvise fails, nothing to act on
 }
 
 #if defined(__linux__)
