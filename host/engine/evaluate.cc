@@ -988,7 +988,8 @@ Result<EvalResult> EvaluateStreamed(const EvalRequest& req, const Profile& profi
   timer.Done("corpus");
   timer.Note(
       fmt::format("streamed: each of {} range{} scored as built, no corpus kept", n_ranges, n_ranges == 1 ? "" : "s"));
-  res.run.doc_ids = DocIds(std::move(streamed->doc_ids));
+  res.run.doc_ids =
+      streamed->numbered_ids > 0 ? DocIds::Numbered(streamed->numbered_ids) : DocIds(std::move(streamed->doc_ids));
   res.warnings = std::move(streamed->warnings);
   std::map<std::string, std::string> owner;
   for (std::size_t pi = 0; pi < plugins.size(); ++pi) {

@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace kplab {
@@ -121,6 +122,46 @@ TEST(DocIdsTest, AViewReadsItsRecordsAndKeepsThemAlive) {
   EXPECT_TRUE(DocIds::Of(none, std::span<const IdHolder>(*none), &IdHolder::id).empty());
 }
 
+// A line dataset's ids, the numbers 1 to n, by hand; made only when read, once, whichever thread is first.
+TEST(DocIdsTest, NumberedIdsAreTheNumbersMadeWhenFirstRead) {
+  const DocIds ids = DocIds::Numbered(12);
+  EXPECT_TRUE(ids.owned());  // keeps no corpus alive
+  ASSERT_EQ(ids.size(), 12u);
+  EXPECT_EQ(ids.front(), "1");
+  EXPECT_EQ(ids[8], "9");
+  EXPECT_EQ(ids[9], "10");
+  EXPECT_EQ(ids.back(), "12");
+  EXPECT_EQ(ids, DocIds({"1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12"}));
+  EXPECT_FALSE(ids == DocIds::Numbered(11));
+  EXPECT_TRUE(DocIds::Numbered(0).empty());
+  EXPECT_EQ(DocIds::Numbered(0), DocIds());
+  // A copy reads the same numbers; a change makes a copy of its own and leaves the original as it was.
+  DocIds copy = ids;
+  copy.push_back("d13");
+  EXPECT_EQ(copy.size(), 13u);
+  EXPECT_EQ(copy[11], "12");
+  EXPECT_EQ(copy.back(), "d13");
+  EXPECT_EQ(ids.size(), 12u);
+  // Not one string is made before an id is read: the count of a trillion documents is only a count
+  // (made up front, their strings would not fit in memory).
+  const DocIds huge = DocIds::Numbered(std::size_t{1} << 40);
+  EXPECT_EQ(huge.size(), std::size_t{1} << 40);
+  EXPECT_FALSE(huge.empty());
+  // Many threads reading first at once each read the numbers (the strings are made once).
+  const DocIds shared = DocIds::Numbered(100000);
+  std::vector<std::string> seen(8);
+  {
+    std::vector<std::jthread> readers;
+    for (std::size_t t = 0; t < seen.size(); ++t) {
+      readers.emplace_back([&, t] { seen[t] = shared[t * 12345] + "/" + shared[99999 - t]; });
+    }
+  }
+  for (std::size_t t = 0; t < seen.size(); ++t) {
+    EXPECT_EQ(seen[t], std::to_string(t * 12345 + 1) + "/" + std::to_string(100000 - t));
+  }
+  EXPECT_EQ(&shared[7], &shared[7]);  // one string, not one made per read
+}
+
 // A run made from a view is stored with the same ids as one made from a copy.
 TEST(DocIdsTest, AViewIsStoredAsItsIds) {
   auto records =
@@ -135,6 +176,15 @@ TEST(DocIdsTest, AViewIsStoredAsItsIds) {
   ASSERT_TRUE(out.ok());
   EXPECT_TRUE(out->doc_ids.owned());
   EXPECT_EQ(out->doc_ids, MakeStoreRun().doc_ids);
+  // Numbered ids are stored as their numbers.
+  auto other = RunStore::Open(":memory:");
+  ASSERT_TRUE(other.ok());
+  in.doc_ids = DocIds::Numbered(3);
+  auto numbered = other->SaveRun(in, MakeScores(), MakeAggregates());
+  ASSERT_TRUE(numbered.ok()) << numbered.error().message;
+  auto back = other->GetRun(*numbered);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->doc_ids, (DocIds{"1", "2", "3"}));
 }
 
 TEST(RunStoreTest, OpenMemory) {

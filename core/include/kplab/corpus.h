@@ -399,7 +399,10 @@ struct CorpusSinks {
 // What a streamed build keeps of its corpus.
 struct StreamedCorpus {
   std::shared_ptr<const Corpus> header;  // as CorpusSinks::start saw it
-  std::vector<std::string> doc_ids;      // Document::id of every document, in order
+  // Document::id of every document, in order; left empty when the ids are the documents' numbers 1 to
+  // numbered_ids (a line dataset's: DocIds::Numbered).
+  std::vector<std::string> doc_ids;
+  std::size_t numbered_ids = 0;
   std::vector<std::string> warnings;     // what BuildCorpus puts in Corpus::warnings
 };
 

@@ -50,10 +50,14 @@ struct SlotColumn {
   std::vector<double> values;
 };
 
+struct NumberedDocIds;  // DocIds::Numbered's strings, made when first read (store.cc)
+const std::string& NumberedDocId(const NumberedDocIds& ids, std::size_t i);
+
 // The ids of a run's documents, in dataset order: either strings of its own (a run read back from a
-// store, or made by hand) or a view of the documents of the corpus it was evaluated on, which the view
-// keeps alive (`kplab eval`: a million ids are not copied, design note 68). Read like a vector of
-// strings; the first change to a view (push_back, reserve) makes it a copy of its own.
+// store, or made by hand), a view of the documents of the corpus it was evaluated on, which the view
+// keeps alive (`kplab eval`: a million ids are not copied, design note 68), or the numbers 1 to n
+// (Numbered). Read like a vector of strings; the first change to a view or to numbers (push_back,
+// reserve) makes it a copy of its own.
 class DocIds {
  public:
   using value_type = std::string;
@@ -75,10 +79,16 @@ class DocIds {
     return out;
   }
 
+  // The ids "1", "2", ..., "n" of documents named by their line (the Meng-2017 and other line datasets'
+  // importers, a streamed `kplab eval`: design note 76). No string is made until an id is first read;
+  // then all n are, once, whichever thread reads first. size() reads none.
+  static DocIds Numbered(std::size_t n);
+
   std::size_t size() const { return owner_ ? n_ : own_.size(); }
   bool empty() const { return size() == 0; }
   const std::string& operator[](std::size_t i) const {
-    return owner_ ? *reinterpret_cast<const std::string*>(first_ + i * stride_) : own_[i];
+    if (!owner_) return own_[i];
+    return numbered_ ? NumberedDocId(*numbered_, i) : *reinterpret_cast<const std::string*>(first_ + i * stride_);
   }
   const std::string& front() const { return (*this)[0]; }
   const std::string& back() const { return (*this)[size() - 1]; }
@@ -92,8 +102,8 @@ class DocIds {
     Own();
     own_.reserve(n);
   }
-  // Whether the run has its own copy (false: a view of its corpus's documents).
-  bool owned() const { return owner_ == nullptr; }
+  // Whether the run keeps no corpus alive for its ids (false: a view of its corpus's documents).
+  bool owned() const { return owner_ == nullptr || numbered_ != nullptr; }
   std::vector<std::string> ToVector() const { return std::vector<std::string>(begin(), end()); }
   friend bool operator==(const DocIds& a, const DocIds& b) {
     return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
@@ -104,9 +114,12 @@ class DocIds {
     if (!owner_) return;
     own_ = ToVector();
     owner_.reset();
+    numbered_ = nullptr;
   }
   std::vector<std::string> own_;
-  std::shared_ptr<const void> owner_;  // set: a view of n_ strings, stride_ bytes apart from first_
+  // Set: a view of n_ strings, stride_ bytes apart from first_, or the numbers numbered_ holds.
+  std::shared_ptr<const void> owner_;
+  const NumberedDocIds* numbered_ = nullptr;  // owner_'s object
   const char* first_ = nullptr;
   std::size_t n_ = 0, stride_ = 0;
 };

@@ -1120,6 +1120,7 @@ namespace {
 // An import in memory. When the caller gave it up (an rvalue), each document's raw text is freed
 // once it is built, so the import and the corpus are not both held in full at the end of the build.
 struct ImportReader {
+  static constexpr bool kNumberedIds = false;  // the importers' ids, kept (StreamedCorpus::doc_ids)
   const RawDataset& dataset;
   const RawPredictions* predictions;
   RawDataset* owned_dataset;  // the same objects, or null when the import is not given up
@@ -1190,6 +1191,7 @@ struct ImportReader {
 // files' bytes, no copy); the lines' memory goes back to the system, in whole 2 MiB extents, every few
 // thousand documents.
 struct LineReader {
+  static constexpr bool kNumberedIds = true;  // document i's id is i + 1 (Local::Get)
   LineDocuments& docs;
   std::size_t size() const { return docs.size(); }
   bool any_refs_stemmed() const { return docs.refs_stemmed(); }
@@ -1722,7 +1724,12 @@ Result<StreamedCorpus> StreamCorpusImpl(const Reader& reader, const RawDataset& 
     if (Status st = sinks.start(header, StreamPlan{ranges.start, reader.any_text()}); !st.ok()) return st.error();
   }
   StreamedCorpus out;
-  out.doc_ids.resize(n_docs);
+  // A line dataset's ids are its documents' numbers (LineReader::Local): nothing to keep of them.
+  if constexpr (Reader::kNumberedIds) {
+    out.numbered_ids = n_docs;
+  } else {
+    out.doc_ids.resize(n_docs);
+  }
   std::vector<GoldStems> gold(ranges.threads());
   const Builder::Options options{&header->profile, raw_text, stem_refs, /*consume=*/true, /*local_ids=*/false};
   eval_internal::OnThreads(
@@ -1755,7 +1762,9 @@ Result<StreamedCorpus> StreamCorpusImpl(const Reader& reader, const RawDataset& 
           gold[t].Add(b->gold);
           b = std::move(next);
           if (sinks.range) sinks.range(range, begin);
-          for (std::size_t i = begin; i < end; ++i) out.doc_ids[i] = std::move(range.docs[i - begin].id);
+          if constexpr (!Reader::kNumberedIds) {
+            for (std::size_t i = begin; i < end; ++i) out.doc_ids[i] = std::move(range.docs[i - begin].id);
+          }
         }
         local.Finish(ranges.start[ranges.first[t + 1]]);
       },

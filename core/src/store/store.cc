@@ -28,6 +28,7 @@
 #include <filesystem>
 #include <iterator>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -39,6 +40,36 @@
 #include <vector>
 
 namespace kplab {
+
+// DocIds::Numbered's: n, and the strings "1" to n once an id is read (then only read).
+struct NumberedDocIds {
+  std::size_t n = 0;
+  mutable std::once_flag made;
+  mutable std::vector<std::string> ids;
+};
+
+const std::string& NumberedDocId(const NumberedDocIds& numbers, std::size_t i) {
+  std::call_once(numbers.made, [&] {
+    numbers.ids.reserve(numbers.n);
+    char digits[24];
+    for (std::size_t d = 1; d <= numbers.n; ++d) {
+      const char* end = std::to_chars(digits, digits + sizeof digits, d).ptr;
+      numbers.ids.emplace_back(digits, static_cast<std::size_t>(end - digits));
+    }
+  });
+  return numbers.ids[i];
+}
+
+DocIds DocIds::Numbered(std::size_t n) {
+  DocIds out;
+  auto numbers = std::make_shared<NumberedDocIds>();
+  numbers->n = n;
+  out.numbered_ = numbers.get();
+  out.owner_ = std::move(numbers);
+  out.n_ = n;
+  return out;
+}
+
 namespace {
 
 // Every failure of the run store is a store error (the CLI's exit 4).
